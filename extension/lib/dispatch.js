@@ -1,0 +1,92 @@
+// dispatch.js — validates a host `request` and routes its action to a handler via a Map, turning
+// the outcome into a `reply` message. Pure: no chrome, no I/O beyond the injected logger.
+// It must never look actions up on a plain object (so "constructor"/"__proto__" stay unknown),
+// and must never put a stack trace or an unexpected exception's text into a reply.
+
+import { BridgeError, MAX_ERROR_MESSAGE } from "./bridge-error.js";
+import { errorReply } from "./error-codes.js";
+import { isPlainObject } from "./wire.js";
+
+/**
+ * @typedef {(args: Record<string, unknown>) => unknown | Promise<unknown>} Handler
+ *   returns a plain object result (undefined means {}); throws BridgeError to pick a code
+ */
+/** @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>}} Request */
+/**
+ * @typedef {{type: "reply", id: string, ok: true, result: Record<string, unknown>}
+ *   | import("./error-codes.js").ErrorReply} Reply
+ */
+/** @typedef {{warn: (...a: unknown[]) => void}} Logger */
+
+/** Longest action name echoed back in an unknown_action message. */
+const MAX_ECHO = 64;
+
+/**
+ * Check a message's shape. `id` is the id usable for an error reply (null when none).
+ * @param {unknown} msg
+ * @returns {{ok: true, request: Request} | {ok: false, id: string | null, message: string}}
+ */
+export function validateRequest(msg) {
+  if (!isPlainObject(msg)) return { ok: false, id: null, message: "message is not an object" };
+  const id = typeof msg.id === "string" && msg.id.length > 0 ? msg.id : null;
+  if (id === null) return { ok: false, id: null, message: "id must be a non-empty string" };
+  if (msg.type !== "request") return { ok: false, id, message: 'type must be "request"' };
+  if (typeof msg.action !== "string" || msg.action.length === 0) {
+    return { ok: false, id, message: "action must be a non-empty string" };
+  }
+  if (!isPlainObject(msg.args)) return { ok: false, id, message: "args must be an object" };
+  return { ok: true, request: { type: "request", id, action: msg.action, args: msg.args } };
+}
+
+/**
+ * @typedef {object} Dispatcher
+ * @property {(msg: unknown) => Promise<Reply | null>} dispatch answer one message; null = drop
+ * @property {(action: string) => boolean} has
+ */
+
+/**
+ * @param {Map<string, Handler> | Iterable<[string, Handler]>} handlers copied; later changes
+ *   to the source do not affect the dispatcher
+ * @param {{log?: Logger}} [options] where unexpected handler failures are reported locally
+ * @returns {Dispatcher}
+ */
+export function createDispatcher(handlers, { log = console } = {}) {
+  /** @type {Map<string, Handler>} */
+  const routes = new Map(handlers);
+  for (const [action, handler] of routes) {
+    if (typeof action !== "string" || typeof handler !== "function") {
+      throw new TypeError("dispatch: handlers must map action strings to functions");
+    }
+  }
+
+  return {
+    has: (action) => routes.has(action),
+
+    async dispatch(msg) {
+      const checked = validateRequest(msg);
+      if (!checked.ok) {
+        return checked.id === null ? null : errorReply(checked.id, "bad_request", checked.message);
+      }
+      const { id, action, args } = checked.request;
+      const handler = routes.get(action);
+      if (handler === undefined) {
+        return errorReply(id, "unknown_action", `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
+      }
+      try {
+        const result = await handler(args);
+        if (result === undefined) return { type: "reply", id, ok: true, result: {} };
+        if (!isPlainObject(result)) {
+          log.warn(`tabwarden: handler for ${action} returned a non-object result`);
+          return errorReply(id, "internal_error", `${action} produced an invalid result`);
+        }
+        return { type: "reply", id, ok: true, result };
+      } catch (err) {
+        if (err instanceof BridgeError) {
+          return errorReply(id, err.code, err.message.slice(0, MAX_ERROR_MESSAGE));
+        }
+        log.warn(`tabwarden: handler for ${action} failed`, err);
+        return errorReply(id, "internal_error", `${action} failed inside the extension`);
+      }
+    },
+  };
+}

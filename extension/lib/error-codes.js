@@ -1,0 +1,64 @@
+// error-codes.js — the extension's copy of the shared machine error-code table
+// (protocol/error_codes.json). Pure: no chrome, no I/O. It must never drift from the JSON
+// (tests/test_error_codes.py and tests/extension/error-codes.test.mjs compare them), and rows
+// must never be renumbered, reused or removed: append only, one row per line, hints verbatim.
+
+/**
+ * One row per code: [code, n, hint]. Frozen (the array and every row).
+ * @type {ReadonlyArray<readonly [string, number, string]>}
+ */
+export const ERROR_TABLE = Object.freeze([
+  ["internal_error", 1, "Unexpected failure inside tabwarden; run `tabwarden status` and report the stderr log."],
+  ["bad_request", 2, "The request was malformed; check the tool's input schema."],
+  ["unknown_action", 3, "This extension does not know that action; update the extension and tabwarden together."],
+  ["extension_not_connected", 4, "Open Chrome with the tabwarden extension enabled (`tabwarden install` once), then retry; `tabwarden status` shows what is missing."],
+  ["bridge_refused", 5, "The host refused this connection (wrong UID, secret or version); restart the browser and run `tabwarden status`."],
+  ["protocol_mismatch", 6, "tabwarden and the extension speak different protocol versions; update both."],
+  ["timeout", 7, "The browser did not answer in time; the page may be busy. Safe to retry."],
+  ["message_too_large", 8, "The message exceeds the bridge's size limit; ask for less (a smaller region, fewer tabs)."],
+  ["killed", 9, "The kill switch is engaged; a person must release it (`tabwarden unkill`)."],
+  ["client_not_paired", 10, "This MCP client is not paired; run `tabwarden pair-client` in a terminal."],
+  ["origin_not_approved", 11, "The person has not approved this site; they can approve it in the confirm window."],
+  ["confirm_denied", 12, "The person denied (or did not answer) the confirmation."],
+  ["policy_denied", 13, "The signed policy does not allow this action."],
+  ["tab_not_found", 14, "No such tab; call tab_list for current ids."],
+  ["busy", 15, "Too many browser calls in flight; safe to retry shortly."],
+]);
+for (const row of ERROR_TABLE) Object.freeze(row);
+
+/**
+ * code -> {n, hint}; a frozen null-prototype object, so "constructor" or "__proto__" are not codes.
+ * @type {Readonly<Record<string, Readonly<{n: number, hint: string}>>>}
+ */
+export const ERROR_CODES = Object.freeze(
+  ERROR_TABLE.reduce((acc, [code, n, hint]) => {
+    acc[code] = Object.freeze({ n, hint });
+    return acc;
+  }, /** @type {Record<string, {n: number, hint: string}>} */ (Object.create(null))),
+);
+
+/**
+ * True when `code` is a row of the table.
+ * @param {unknown} code
+ * @returns {code is string}
+ */
+export function isErrorCode(code) {
+  return typeof code === "string" && Object.hasOwn(ERROR_CODES, code);
+}
+
+/**
+ * @typedef {{type: "reply", id: string, ok: false, error: {code: string, message: string}}} ErrorReply
+ */
+
+/**
+ * Build a failed `reply` for the host. A code outside the table becomes "internal_error"
+ * (the host must only ever see table codes).
+ * @param {string} id request id being answered
+ * @param {string} code a table code
+ * @param {string} message short human-readable text (no stack traces)
+ * @returns {ErrorReply}
+ */
+export function errorReply(id, code, message) {
+  const safeCode = isErrorCode(code) ? code : "internal_error";
+  return { type: "reply", id, ok: false, error: { code: safeCode, message: String(message) } };
+}

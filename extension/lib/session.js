@@ -1,0 +1,286 @@
+// session.js — the native-port connection state machine: hello on connect, welcome handling,
+// serving requests through the dispatcher, clearing all state and scheduling a backoff reconnect
+// when the port drops. Pure: the port, timers, clock and logger are injected (background.js
+// wires the real ones). It must never touch the chrome global, never throw out of a port
+// listener, never serve requests before a matching welcome, and never post a reply from one
+// connection onto a later one.
+
+import { errorReply } from "./error-codes.js";
+import { validateRequest } from "./dispatch.js";
+import { MAX_BROWSER_TO_HOST, PROTOCOL_VERSION, isPlainObject, jsonByteLength } from "./wire.js";
+
+/**
+ * A port-like object (lib/chrome-api.js adapts chrome.runtime.Port to this).
+ * onDisconnect listeners receive the reason (chrome.runtime.lastError.message) or null.
+ * @typedef {object} PortLike
+ * @property {(msg: object) => void} postMessage
+ * @property {() => void} disconnect
+ * @property {{addListener: (fn: (msg: unknown) => void) => void}} onMessage
+ * @property {{addListener: (fn: (reason: string | null) => void) => void}} onDisconnect
+ */
+
+/**
+ * @typedef {"idle" | "awaiting_welcome" | "ready" | "mismatch" | "reconnect_wait" | "stopped"} Phase
+ */
+
+/**
+ * @typedef {object} SessionSnapshot
+ * @property {Phase} phase
+ * @property {number | null} hostProtocol protocol from the host's welcome
+ * @property {string | null} hostVersion
+ * @property {string | null} browser host's browser label
+ * @property {number} inFlight requests being handled on the current connection
+ * @property {number | null} reconnectInMs delay of the scheduled reconnect, if any
+ */
+
+/**
+ * @typedef {object} SessionOptions
+ * @property {() => PortLike} connect opens the native port (may throw)
+ * @property {import("./dispatch.js").Dispatcher} dispatcher
+ * @property {import("./backoff.js").Backoff} backoff
+ * @property {import("./pending.js").Timers} timers
+ * @property {() => number} now milliseconds, monotonic enough for uptime
+ * @property {string} extensionVersion sent in hello
+ * @property {{warn: (...a: unknown[]) => void}} [log]
+ * @property {number} [maxInFlight=16] concurrent requests before answering "busy"
+ * @property {number} [maxMessageBytes] reply size limit (default MAX_BROWSER_TO_HOST)
+ */
+
+/**
+ * @typedef {object} Session
+ * @property {() => void} start connect unless connected or a reconnect is already scheduled
+ * @property {() => void} stop disconnect, cancel any reconnect, stay down until start()
+ * @property {() => SessionSnapshot} snapshot
+ */
+
+/**
+ * @param {SessionOptions} options
+ * @returns {Session}
+ */
+export function createSession(options) {
+  const { connect, dispatcher, backoff, timers, now, extensionVersion } = options;
+  const log = options.log ?? console;
+  const maxInFlight = options.maxInFlight ?? 16;
+  const maxMessageBytes = options.maxMessageBytes ?? MAX_BROWSER_TO_HOST;
+
+  /**
+   * Everything about one connection lives here and is dropped with it.
+   * @typedef {{port: PortLike, openedAt: number, phase: Phase, hostProtocol: number | null,
+   *   hostVersion: string | null, browser: string | null, inFlight: number}} Conn
+   */
+  /** @type {Conn | null} */
+  let conn = null;
+  /** @type {unknown} */
+  let reconnectTimer = null;
+  /** @type {number | null} */
+  let reconnectInMs = null;
+  let stopped = false;
+
+  /** @param {unknown} err */
+  const describe = (err) => (err instanceof Error ? err.message : String(err));
+
+  function cancelReconnect() {
+    if (reconnectTimer !== null) timers.clearTimer(reconnectTimer);
+    reconnectTimer = null;
+    reconnectInMs = null;
+  }
+
+  /** @param {number} delay */
+  function scheduleReconnect(delay) {
+    cancelReconnect();
+    if (stopped) return;
+    reconnectInMs = delay;
+    reconnectTimer = timers.setTimer(() => {
+      reconnectTimer = null;
+      reconnectInMs = null;
+      if (!stopped && conn === null) open();
+    }, delay);
+  }
+
+  function open() {
+    /** @type {PortLike} */
+    let port;
+    try {
+      port = connect();
+    } catch (err) {
+      const delay = backoff.next();
+      log.warn(`tabwarden: connecting to the native host failed: ${describe(err)}; retry in ${delay} ms`);
+      scheduleReconnect(delay);
+      return;
+    }
+    /** @type {Conn} */
+    const c = {
+      port, openedAt: now(), phase: "awaiting_welcome",
+      hostProtocol: null, hostVersion: null, browser: null, inFlight: 0,
+    };
+    conn = c;
+    port.onMessage.addListener((msg) => {
+      if (conn !== c) return;
+      try {
+        onMessage(c, msg);
+      } catch (err) {
+        log.warn(`tabwarden: error handling a host message: ${describe(err)}`);
+      }
+    });
+    port.onDisconnect.addListener((reason) => closed(c, reason ?? "native port closed"));
+    send(c, { type: "hello", protocol: PROTOCOL_VERSION, extensionVersion });
+  }
+
+  /**
+   * The connection ended (port dropped or unusable): forget all of it, schedule a reconnect.
+   * @param {Conn} c
+   * @param {string} reason
+   */
+  function closed(c, reason) {
+    if (conn !== c) return;
+    conn = null;
+    try {
+      c.port.disconnect();
+    } catch {
+      // already gone
+    }
+    const delay = backoff.afterConnection(now() - c.openedAt);
+    log.warn(`tabwarden: native host disconnected: ${reason}; reconnecting in ${delay} ms`);
+    scheduleReconnect(delay);
+  }
+
+  /**
+   * @param {Conn} c
+   * @param {object} msg
+   * @returns {boolean} whether it was posted
+   */
+  function send(c, msg) {
+    if (conn !== c) return false;
+    try {
+      c.port.postMessage(msg);
+      return true;
+    } catch (err) {
+      closed(c, `postMessage failed: ${describe(err)}`);
+      return false;
+    }
+  }
+
+  /**
+   * @param {Conn} c
+   * @param {unknown} msg
+   */
+  function onMessage(c, msg) {
+    if (!isPlainObject(msg)) {
+      log.warn("tabwarden: dropping a non-object message from the host");
+      return;
+    }
+    if (msg.type === "welcome") onWelcome(c, msg);
+    else if (msg.type === "request") onRequest(c, msg);
+    else log.warn(`tabwarden: ignoring host message of type ${JSON.stringify(String(msg.type).slice(0, 32))}`);
+  }
+
+  /**
+   * @param {Conn} c
+   * @param {Record<string, unknown>} msg
+   */
+  function onWelcome(c, msg) {
+    if (c.phase !== "awaiting_welcome") {
+      log.warn("tabwarden: ignoring a repeated welcome");
+      return;
+    }
+    c.hostProtocol = typeof msg.protocol === "number" ? msg.protocol : null;
+    c.hostVersion = typeof msg.hostVersion === "string" ? msg.hostVersion : null;
+    c.browser = typeof msg.browser === "string" ? msg.browser : null;
+    if (msg.protocol === PROTOCOL_VERSION) {
+      c.phase = "ready";
+    } else {
+      c.phase = "mismatch";
+      log.warn(`tabwarden: host speaks protocol ${String(msg.protocol)}, extension speaks ${PROTOCOL_VERSION}; not serving requests`);
+    }
+  }
+
+  /**
+   * @param {Conn} c
+   * @param {Record<string, unknown>} msg
+   */
+  function onRequest(c, msg) {
+    const checked = validateRequest(msg);
+    const id = checked.ok ? checked.request.id : checked.id;
+    if (c.phase !== "ready") {
+      if (id === null) return;
+      const why = c.phase === "mismatch"
+        ? `host protocol ${String(c.hostProtocol)} is not ${PROTOCOL_VERSION}`
+        : "request arrived before welcome";
+      send(c, errorReply(id, "protocol_mismatch", why));
+      return;
+    }
+    if (c.inFlight >= maxInFlight) {
+      if (id !== null) send(c, errorReply(id, "busy", `more than ${maxInFlight} requests in flight`));
+      return;
+    }
+    c.inFlight += 1;
+    dispatcher
+      .dispatch(msg)
+      .then((reply) => {
+        if (reply !== null) sendReply(c, reply);
+      })
+      .catch((err) => log.warn(`tabwarden: dispatch failed: ${describe(err)}`))
+      .finally(() => {
+        c.inFlight -= 1;
+      });
+  }
+
+  /**
+   * Post a reply unless its connection is gone; oversize replies become message_too_large.
+   * @param {Conn} c
+   * @param {import("./dispatch.js").Reply} reply
+   */
+  function sendReply(c, reply) {
+    if (conn !== c) return; // the host that asked is gone; its ids mean nothing to the next one
+    let size;
+    try {
+      size = jsonByteLength(reply);
+    } catch {
+      send(c, errorReply(reply.id, "internal_error", "reply could not be serialized"));
+      return;
+    }
+    if (size > maxMessageBytes) {
+      send(c, errorReply(reply.id, "message_too_large", `reply is ${size} bytes; limit is ${maxMessageBytes}`));
+      return;
+    }
+    send(c, reply);
+  }
+
+  return {
+    start() {
+      stopped = false;
+      if (conn !== null || reconnectTimer !== null) return;
+      open();
+    },
+
+    stop() {
+      stopped = true;
+      cancelReconnect();
+      const c = conn;
+      conn = null;
+      if (c !== null) {
+        try {
+          c.port.disconnect();
+        } catch {
+          // already gone
+        }
+      }
+    },
+
+    snapshot() {
+      /** @type {Phase} */
+      let phase;
+      if (stopped) phase = "stopped";
+      else if (conn !== null) phase = conn.phase;
+      else phase = reconnectTimer !== null ? "reconnect_wait" : "idle";
+      return {
+        phase,
+        hostProtocol: conn?.hostProtocol ?? null,
+        hostVersion: conn?.hostVersion ?? null,
+        browser: conn?.browser ?? null,
+        inFlight: conn?.inFlight ?? 0,
+        reconnectInMs,
+      };
+    },
+  };
+}

@@ -1,0 +1,255 @@
+"""Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
+
+Connection order (each step can only refuse): kernel peer UID == ours, checked right after
+``accept`` and before reading a byte → executable attestation (the ``attest`` seam; issue 3 plugs
+the real check in) → mutual HMAC handshake keyed by the run secret → admission. A connection that
+fails any step gets one opaque refusal where possible and is closed; the precise reason goes to
+the host's log. One bad connection never blocks or crashes the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import re
+import secrets
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.protocol.framing import FrameTooLarge, FramingError
+from tabwarden.protocol.handshake import (
+    NONCE_SIZE,
+    PROTOCOL_VERSION,
+    REFUSED,
+    HandshakeFailed,
+    HostHandshake,
+)
+
+log = logging.getLogger("tabwarden.host")
+
+HANDSHAKE_TIMEOUT = 5.0
+ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def error_reply(request_id: Any, code: str, message: str) -> dict[str, Any]:
+    return {"type": "reply", "id": request_id, "ok": False, "error": {"code": code, "message": message}}
+
+
+@dataclass(eq=False)
+class _Client:
+    number: int
+    role: str
+    stream: FrameStream
+    pending: set[str] = field(default_factory=set)
+
+
+class Relay:
+    """Routes admitted clients' requests to the extension and replies back, by rewritten id."""
+
+    def __init__(self, send_native: Any) -> None:
+        self._send_native = send_native
+        self._pending: dict[str, tuple[_Client, Any]] = {}
+        self._clients: set[_Client] = set()
+        self._ids = itertools.count(1)
+        self.extension_connected = False
+        self.extension_version = ""
+
+    # -- browser side -------------------------------------------------------------------------
+
+    async def on_native_message(self, message: dict[str, Any], *, browser: str) -> None:
+        kind = message.get("type")
+        if kind == "hello":
+            protocol = message.get("protocol")
+            await self._send_native(
+                {"type": "welcome", "protocol": PROTOCOL_VERSION, "browser": browser, "hostVersion": _version()}
+            )
+            if type(protocol) is not int or protocol != PROTOCOL_VERSION:
+                log.error("extension speaks protocol %r; this host speaks %d", protocol, PROTOCOL_VERSION)
+                return
+            version = message.get("extensionVersion")
+            self.extension_version = version if isinstance(version, str) else ""
+            await self._set_connected(True)
+        elif kind == "reply":
+            entry = self._pending.pop(str(message.get("id")), None)
+            if entry is None:
+                log.warning("extension replied to an unknown request id; dropped")
+                return
+            client, client_id = entry
+            client.pending.discard(str(message.get("id")))
+            reply = _sanitise_reply(message, client_id)
+            try:
+                await client.stream.send(reply)
+            except FrameTooLarge:
+                await client.stream.send(error_reply(client_id, "message_too_large", "reply exceeds the bridge limit"))
+            except ConnectionClosed:
+                pass
+        else:
+            log.warning("extension sent an unknown message type %r; dropped", kind)
+
+    async def browser_gone(self) -> None:
+        await self._set_connected(False)
+        for native_id, (client, client_id) in list(self._pending.items()):
+            self._pending.pop(native_id, None)
+            try:
+                await client.stream.send(
+                    error_reply(client_id, "extension_not_connected", "the browser disconnected")
+                )
+            except ConnectionClosed:
+                pass
+
+    async def _set_connected(self, connected: bool) -> None:
+        if self.extension_connected == connected:
+            return
+        self.extension_connected = connected
+        event = {"type": "event", "event": "extension", "connected": connected}
+        for client in list(self._clients):
+            try:
+                await client.stream.send(event)
+            except ConnectionClosed:
+                pass
+
+    # -- client side --------------------------------------------------------------------------
+
+    def add(self, client: _Client) -> None:
+        self._clients.add(client)
+
+    def remove(self, client: _Client) -> None:
+        self._clients.discard(client)
+        for native_id in client.pending:
+            self._pending.pop(native_id, None)
+        client.pending.clear()
+
+    async def on_client_request(self, client: _Client, message: dict[str, Any]) -> bool:
+        """Handle one frame from an admitted client; False means: close this connection."""
+        request_id = message.get("id")
+        if message.get("type") != "request" or type(request_id) is not int:
+            log.warning("client #%d sent a malformed frame; closing", client.number)
+            return False
+        action = message.get("action")
+        args = message.get("args", {})
+        if not isinstance(action, str) or not ACTION_RE.match(action) or not isinstance(args, dict):
+            await client.stream.send(error_reply(request_id, "bad_request", "malformed request"))
+            return True
+        if not self.extension_connected:
+            await client.stream.send(
+                error_reply(request_id, "extension_not_connected", "the extension has not connected")
+            )
+            return True
+        native_id = f"r{next(self._ids)}"
+        self._pending[native_id] = (client, request_id)
+        client.pending.add(native_id)
+        try:
+            await self._send_native({"type": "request", "id": native_id, "action": action, "args": args})
+        except FrameTooLarge:
+            self._pending.pop(native_id, None)
+            client.pending.discard(native_id)
+            await client.stream.send(error_reply(request_id, "message_too_large", "request exceeds 1 MiB"))
+        return True
+
+
+def _sanitise_reply(message: dict[str, Any], client_id: Any) -> dict[str, Any]:
+    if message.get("ok") is True and isinstance(message.get("result"), dict):
+        return {"type": "reply", "id": client_id, "ok": True, "result": message["result"]}
+    error = message.get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        return error_reply(client_id, error["code"], str(error.get("message", ""))[:2000])
+    return error_reply(client_id, "internal_error", "the extension sent a malformed reply")
+
+
+def _version() -> str:
+    from tabwarden import __version__
+
+    return __version__
+
+
+class BridgeServer:
+    def __init__(
+        self,
+        listener: socket.socket,
+        secret: bytes,
+        relay: Relay,
+        *,
+        browser: str,
+        attest: PeerAttestor | None = None,
+    ) -> None:
+        self._listener = listener
+        self._secret = secret
+        self._relay = relay
+        self._browser = browser
+        self._attest = attest
+        self._numbers = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            conn, _ = await loop.sock_accept(self._listener)
+            task = asyncio.create_task(self._handle(conn, next(self._numbers)))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _handle(self, conn: socket.socket, number: int) -> None:
+        try:
+            creds = require_same_uid(conn)  # before reading a single byte
+            if self._attest is not None:
+                self._attest(creds)
+        except PeerRefused as exc:
+            log.warning("bridge connection #%d refused: %s", number, exc)
+            conn.close()
+            return
+        try:
+            reader, writer = await asyncio.open_connection(sock=conn)
+        except OSError:
+            conn.close()
+            return
+        stream = FrameStream(reader, writer)
+        try:
+            role = await asyncio.wait_for(self._handshake(stream, number), HANDSHAKE_TIMEOUT)
+        except (HandshakeFailed, FramingError, asyncio.TimeoutError, ConnectionClosed) as exc:
+            reason = exc.reason if isinstance(exc, HandshakeFailed) else type(exc).__name__
+            log.warning("bridge connection #%d failed the handshake: %s", number, reason)
+            if not isinstance(exc, ConnectionClosed):
+                try:
+                    await asyncio.wait_for(stream.send(REFUSED), 1.0)
+                except (ConnectionClosed, asyncio.TimeoutError):
+                    pass
+            stream.close()
+            return
+        client = _Client(number=number, role=role, stream=stream)
+        self._relay.add(client)
+        log.info("bridge connection #%d admitted (role %s)", number, role)
+        try:
+            while True:
+                message = await stream.receive()
+                if not await self._relay.on_client_request(client, message):
+                    break
+        except (ConnectionClosed, FramingError) as exc:
+            if isinstance(exc, FramingError):
+                log.warning("bridge connection #%d sent a bad frame: %s", number, exc)
+        finally:
+            self._relay.remove(client)
+            stream.close()
+
+    async def _handshake(self, stream: FrameStream, number: int) -> str:
+        machine = HostHandshake(
+            self._secret,
+            secrets.token_bytes(NONCE_SIZE),
+            browser=self._browser,
+            extension_connected=self._relay.extension_connected,
+        )
+        await stream.send(machine.start())
+        while True:
+            outgoing, admitted = machine.receive(await stream.receive())
+            for frame in outgoing:
+                await stream.send(frame)
+            if admitted is not None:
+                return admitted.role

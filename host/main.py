@@ -1,0 +1,87 @@
+"""``tabwarden host`` — the native-messaging host Chrome launches through the pinned manifest.
+
+Order at start: refuse a wrong caller origin (before touching anything) → harden the process →
+verify the private runtime directory → take this label's lock, create the run secret and the
+socket → serve the bridge until Chrome closes stdin. At EOF (the port disconnected or the browser
+exited) the host shuts down cleanly and removes its socket and run secret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+from tabwarden.paths import endpoint, ensure_runtime_dir
+
+log = logging.getLogger("tabwarden.host")
+
+
+def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "--browser",
+        default="chromium",
+        metavar="LABEL",
+        help="browser label: names this host's socket so several browsers can coexist",
+    )
+    parser.add_argument(
+        "origin",
+        nargs="*",
+        help="the caller origin Chrome passes (chrome-extension://<id>/); must be the pinned one",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabwarden.host.hardening import harden_process
+    from tabwarden.host.native import check_origin
+
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="tabwarden-host[%(process)d] %(levelname)s: %(message)s"
+    )
+    check_origin(list(args.origin))  # raises OriginRefused: the CLI prints it and exits 4
+    applied = harden_process()
+    log.info("hardening: %s", ", ".join(k for k, v in applied.items() if v) or "none available")
+    ep = endpoint(args.browser, ensure_runtime_dir())
+    return asyncio.run(_serve(ep))
+
+
+async def _serve(ep: object) -> int:
+    from tabwarden.host.bridge import BridgeServer, Relay
+    from tabwarden.host.native import NativePipe
+    from tabwarden.host.runtime import host_files
+    from tabwarden.paths import HostEndpoint
+
+    assert isinstance(ep, HostEndpoint)
+    pipe = NativePipe()
+    with host_files(ep) as files:
+        relay = Relay(pipe.send)
+        server = BridgeServer(files.listener, files.secret, relay, browser=ep.label)
+        serving = asyncio.create_task(server.serve())
+        log.info("serving %s for browser %r", ep.socket, ep.label)
+
+        async def on_message(message: dict[str, object]) -> None:
+            await relay.on_native_message(message, browser=ep.label)
+
+        loop = asyncio.get_running_loop()
+        reading = asyncio.create_task(pipe.read_messages(on_message))
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(signum, reading.cancel)
+        try:
+            reason = await reading
+        except asyncio.CancelledError:
+            reason = "stopped by a signal"
+        finally:
+            await relay.browser_gone()
+            serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+            await server.close()
+    if reason:
+        log.error("%s; shutting down", reason)
+        return 1
+    log.info("browser closed the port; socket and run secret removed")
+    return 0

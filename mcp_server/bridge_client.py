@@ -1,0 +1,271 @@
+"""Hop 2, client side: find the host's socket, prove ourselves, and carry requests.
+
+Before trusting a host we check, in order: the runtime directory is private (ours, 0700, not a
+symlink) → the socket's peer is our UID (kernel credentials) → (attestation seam) → the host
+proves knowledge of the run secret in the mutual handshake. The run secret file must be a regular
+0600 file we own. Every failure becomes a ``BridgeError`` carrying a stable code; nothing
+here blocks a tool call forever: connects, handshakes and calls all have deadlines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import secrets
+import socket
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from tabwarden.errors import TabwardenError
+from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.paths import HostEndpoint, UnsafeRuntimeDir, endpoint, live_endpoints, runtime_dir
+from tabwarden.paths import verify_private_dir
+from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.protocol.framing import FramingError
+from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
+
+log = logging.getLogger("tabwarden.mcp")
+
+CONNECT_TIMEOUT = 5.0
+CALL_TIMEOUT = 30.0
+
+
+class BridgeError(TabwardenError):
+    """The bridge could not carry the call, or the far end answered it with an error.
+
+    ``code`` is the stable machine code from the shared table, set per instance.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code  # type: ignore[misc]
+        super().__init__(message)
+
+
+@dataclass
+class BridgeStatus:
+    host_reachable: bool
+    extension_connected: bool
+    protocol_version: int | None
+    browser: str | None
+    socket: str | None
+    last_handshake_error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "hostReachable": self.host_reachable,
+            "extensionConnected": self.extension_connected,
+            "protocolVersion": self.protocol_version,
+            "browser": self.browser,
+            "socket": self.socket,
+            "lastHandshakeError": self.last_handshake_error,
+        }
+
+
+def _read_secret(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            raise BridgeError("bridge_refused", "the run secret file is not a private regular file")
+        data = os.read(fd, SECRET_SIZE + 1)
+    finally:
+        os.close(fd)
+    if len(data) != SECRET_SIZE:
+        raise BridgeError("bridge_refused", "the run secret file has the wrong size")
+    return data
+
+
+class BridgeClient:
+    """One lazily (re)connected bridge connection, shared by every tool call of this server."""
+
+    def __init__(
+        self,
+        *,
+        label: str | None = None,
+        env: dict[str, str] | None = None,
+        role: str = "mcp",
+        attest: PeerAttestor | None = None,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> None:
+        self._label = label
+        self._env = env
+        self._role = role
+        self._attest = attest
+        self._call_timeout = call_timeout
+        self._stream: FrameStream | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._connect_lock = asyncio.Lock()
+        self._extension_connected = False
+        self._browser: str | None = None
+        self._socket: str | None = None
+        self._protocol: int | None = None
+        self.last_handshake_error: str | None = None
+
+    # -- finding and connecting ---------------------------------------------------------------
+
+    def _endpoint(self) -> HostEndpoint:
+        directory = runtime_dir(self._env)
+        try:
+            verify_private_dir(directory)
+        except UnsafeRuntimeDir as exc:
+            if not directory.exists():
+                raise BridgeError("extension_not_connected", "no tabwarden host is running") from None
+            raise BridgeError("bridge_refused", str(exc)) from None
+        label = self._label or (self._env or os.environ).get("TABWARDEN_BROWSER")
+        if label:
+            return endpoint(label, directory)
+        live = live_endpoints(directory)
+        if not live:
+            raise BridgeError("extension_not_connected", "no tabwarden host is running")
+        if len(live) > 1:
+            names = ", ".join(e.label for e in live)
+            raise BridgeError(
+                "bad_request", f"several browsers are connected ({names}); set TABWARDEN_BROWSER"
+            )
+        return live[0]
+
+    @property
+    def connected(self) -> bool:
+        return self._stream is not None
+
+    async def ensure_connected(self) -> None:
+        async with self._connect_lock:
+            if self._stream is not None:
+                return
+            try:
+                await asyncio.wait_for(self._connect(), CONNECT_TIMEOUT)
+            except asyncio.TimeoutError:
+                self.last_handshake_error = "timed out connecting to the host"
+                raise BridgeError("timeout", self.last_handshake_error) from None
+
+    async def _connect(self) -> None:
+        ep = self._endpoint()
+        self._socket = str(ep.socket)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, str(ep.socket))
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            raise BridgeError("extension_not_connected", "no tabwarden host is listening") from None
+        except OSError as exc:
+            sock.close()
+            raise BridgeError("extension_not_connected", f"cannot reach the host: {exc.strerror}") from None
+        try:
+            creds = require_same_uid(sock)
+            if self._attest is not None:
+                self._attest(creds)
+            secret = _read_secret(str(ep.secret))
+        except (PeerRefused, BridgeError) as exc:
+            sock.close()
+            self.last_handshake_error = str(exc)
+            raise BridgeError("bridge_refused", str(exc)) from None
+        except OSError:
+            sock.close()
+            self.last_handshake_error = "cannot read the run secret"
+            raise BridgeError("bridge_refused", self.last_handshake_error) from None
+        reader, writer = await asyncio.open_connection(sock=sock)
+        stream = FrameStream(reader, writer)
+        machine = ClientHandshake(secret, secrets.token_bytes(NONCE_SIZE), role=self._role)
+        try:
+            while True:
+                outgoing, admitted = machine.receive(await stream.receive())
+                for frame in outgoing:
+                    await stream.send(frame)
+                if admitted is not None:
+                    break
+        except (HandshakeFailed, FramingError, ConnectionClosed) as exc:
+            stream.close()
+            reason = exc.reason if isinstance(exc, HandshakeFailed) else str(exc)
+            self.last_handshake_error = reason
+            log.warning("bridge handshake failed: %s", reason)
+            raise BridgeError("bridge_refused", f"bridge handshake failed: {reason}") from None
+        self.last_handshake_error = None
+        self._stream = stream
+        self._browser = admitted.browser
+        self._protocol = admitted.protocol
+        self._extension_connected = admitted.extension_connected
+        self._reader_task = asyncio.create_task(self._read_loop(stream))
+
+    async def _read_loop(self, stream: FrameStream) -> None:
+        try:
+            while True:
+                message = await stream.receive()
+                kind = message.get("type")
+                if kind == "reply":
+                    future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+                    if future is not None and not future.done():
+                        future.set_result(message)
+                elif kind == "event" and message.get("event") == "extension":
+                    self._extension_connected = message.get("connected") is True
+        except (ConnectionClosed, FramingError) as exc:
+            log.info("bridge connection ended: %s", exc)
+        finally:
+            self._drop(stream)
+
+    def _drop(self, stream: FrameStream) -> None:
+        if self._stream is stream:
+            self._stream = None
+            self._extension_connected = False
+        stream.close()
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    BridgeError("extension_not_connected", "the host went away during the call")
+                )
+
+    # -- calls and status ---------------------------------------------------------------------
+
+    async def call(self, action: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one request; return its result or raise ``BridgeError`` / ``BridgeError``."""
+        await self.ensure_connected()
+        stream = self._stream
+        if stream is None:
+            raise BridgeError("extension_not_connected", "the host went away")
+        if not self._extension_connected:
+            raise BridgeError("extension_not_connected", "the host runs but the extension has not connected")
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await stream.send({"type": "request", "id": request_id, "action": action, "args": args or {}})
+            reply = await asyncio.wait_for(future, self._call_timeout)
+        except asyncio.TimeoutError:
+            raise BridgeError("timeout", f"no answer from the browser within {self._call_timeout:g} s") from None
+        except ConnectionClosed:
+            raise BridgeError("extension_not_connected", "the host went away") from None
+        finally:
+            self._pending.pop(request_id, None)
+        if reply.get("ok") is True and isinstance(reply.get("result"), dict):
+            result: dict[str, Any] = reply["result"]
+            return result
+        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        raise BridgeError(str(error.get("code", "internal_error")), str(error.get("message", "")))
+
+    async def status(self) -> BridgeStatus:
+        """Local status: connects if needed (no browser round trip)."""
+        with contextlib.suppress(BridgeError):
+            await self.ensure_connected()
+        return BridgeStatus(
+            host_reachable=self._stream is not None,
+            extension_connected=self._stream is not None and self._extension_connected,
+            protocol_version=self._protocol if self._stream is not None else None,
+            browser=self._browser if self._stream is not None else None,
+            socket=self._socket,
+            last_handshake_error=self.last_handshake_error,
+        )
+
+    async def close(self) -> None:
+        if self._stream is not None:
+            self._drop(self._stream)
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader_task

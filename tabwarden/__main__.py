@@ -1,0 +1,3 @@
+from tabwarden.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""The ``tabwarden`` command line: one entry point, lazily imported subcommands.
+
+This is the one place where errors become exit codes and hints: every subcommand raises a
+``TabwardenError`` subclass and ``main`` prints ``tabwarden: error[<code>]: <message>`` and the
+hint to stderr, then exits with the class's status. Subcommand modules are imported only when
+that subcommand runs, so ``tabwarden --help`` never pays for importing the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from tabwarden import __version__
+from tabwarden.errors import TabwardenError
+
+DESCRIPTION = """\
+tabwarden — a guarded bridge between MCP clients (Claude Code, Codex, Cursor, ...) and your browser.
+
+  MCP client ─stdio─▶ tabwarden mcp ─Unix socket─▶ tabwarden host ─native messaging─▶ extension
+
+Getting started:
+  tabwarden demo                          see every hop work, in a throwaway headless Chromium
+  tabwarden install --browser chrome      register the host with your own Chrome, then load the
+                                          extension from extension/ (chrome://extensions)
+  tabwarden status                        what is installed and running, and what to do next
+"""
+
+EPILOG = """\
+Environment: TABWARDEN_CONFIG_DIR (config, default $XDG_CONFIG_HOME/tabwarden),
+TABWARDEN_RUNTIME_DIR (sockets, default $XDG_RUNTIME_DIR/tabwarden), TABWARDEN_BROWSER (which
+browser's host the MCP server uses when several run).
+Exit status: 0 ok, 1 failure, 2 usage, 3 unsafe environment, 4 refused caller.
+"""
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    from tabwarden.host.main import run
+
+    return run(args)
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from tabwarden.mcp_server.server import run
+
+    return run()
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from tabwarden.install import install
+
+    report = install(args.browser, args.manifest_dir, force=args.force)
+    for line in report.as_lines():
+        print(line)
+    return 0
+
+
+def _cmd_uninstall(args: argparse.Namespace) -> int:
+    from tabwarden.install import uninstall
+
+    result = uninstall(args.browser, args.manifest_dir)
+    for line in result.as_lines():
+        print(line)
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from tabwarden.status import run
+
+    return run(args)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tabwarden.demo import run
+
+    return run(args)
+
+
+def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from tabwarden.host.main import build_parser  # argparse only; no heavy imports
+
+    parser = sub.add_parser(
+        "host",
+        help="the native-messaging host (Chrome starts this; you do not)",
+        description="Run the native-messaging host. Chrome starts it through the installed manifest "
+        "and passes the caller origin, which must be the pinned tabwarden extension.",
+    )
+    build_parser(parser)
+    parser.set_defaults(func=_cmd_host)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tabwarden.manifests import browser_locations
+
+    BROWSERS = sorted(browser_locations())
+
+    parser = argparse.ArgumentParser(
+        prog="tabwarden",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tabwarden {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "mcp",
+        help="run the MCP server on stdio (what your MCP client spawns)",
+        description="Run the MCP server over stdio. Configure your MCP client to spawn "
+        "`tabwarden mcp`. stdout carries JSON-RPC only; logs go to stderr.",
+    )
+    p.set_defaults(func=_cmd_mcp)
+
+    _add_host(sub)
+
+    p = sub.add_parser(
+        "install",
+        help="register the native-messaging host with a browser",
+        description="Write the host manifest (allowed_origins pinned to the tabwarden extension) "
+        "and its wrapper for one browser, at its per-user location or into --manifest-dir.",
+    )
+    p.add_argument("--browser", required=True, choices=BROWSERS, help="which browser to register with")
+    p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="write here instead (e.g. <profile>/NativeMessagingHosts)")
+    p.add_argument("--force", action="store_true", help="replace a manifest of the same name that is not ours")
+    p.set_defaults(func=_cmd_install)
+
+    p = sub.add_parser(
+        "uninstall",
+        help="remove what install wrote (and nothing it cannot verify as ours)",
+        description="Remove tabwarden's host manifest and wrapper. Files that are not verifiably "
+        "ours are left in place and reported.",
+    )
+    p.add_argument("--browser", choices=BROWSERS, help="only this browser (default: all)")
+    p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="the directory given to install")
+    p.set_defaults(func=_cmd_uninstall)
+
+    p = sub.add_parser("status", help="what is installed and running, and what to do next")
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser(
+        "demo",
+        help="drive a throwaway headless Chromium through every hop and print a transcript",
+        description="Start headless Chromium on a throwaway profile with the extension loaded and "
+        "the host installed into it, serve a local page, then act as an MCP client: spawn "
+        "`tabwarden mcp` over stdio and call bridge_status and tab_list. Cleans up everything, "
+        "also on Ctrl-C.",
+    )
+    p.add_argument("--chrome", metavar="PATH", help="Chromium binary (default $CHROME_BIN or /usr/lib/chromium/chromium)")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir for inspection")
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def _path(value: str) -> object:
+    from pathlib import Path
+
+    return Path(value).expanduser().absolute()
+
+
+def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
+    out(f"tabwarden: error[{exc.code}]: {exc}")
+    if exc.hint:
+        out(f"  hint: {exc.hint}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except TabwardenError as exc:
+        _report(exc, lambda line: print(line, file=sys.stderr))
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("tabwarden: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,45 @@
+"""The error family every tabwarden boundary raises, and the shared machine-code table.
+
+Each error class carries a stable machine ``code`` from ``protocol/error_codes.json`` (or a
+CLI-only code), a one-line ``hint`` a person can act on, and a process ``exit_status``. The CLI
+turns them into exit codes in exactly one place (``tabwarden.cli``). Messages must never carry a
+secret: no run secret, nonce, MAC, key material or page content ends up in ``str(error)``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import ClassVar
+
+
+@lru_cache(maxsize=1)
+def error_table() -> dict[str, tuple[int, str]]:
+    """code -> (number, hint), from the one append-only table."""
+    raw = resources.files("tabwarden.protocol").joinpath("error_codes.json").read_text("utf-8")
+    return {row["code"]: (row["n"], row["hint"]) for row in json.loads(raw)["codes"]}
+
+
+def hint_for(code: str) -> str:
+    entry = error_table().get(code)
+    return entry[1] if entry else ""
+
+
+class TabwardenError(Exception):
+    """Something went wrong inside tabwarden."""
+
+    code: ClassVar[str] = "internal_error"
+    exit_status: ClassVar[int] = 1
+    hint: str = ""
+
+    def __init__(self, message: str | None = None, *, hint: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or self.code).strip())
+        self.hint = hint if hint is not None else (hint_for(self.code) or type(self).hint)
+
+
+class UsageError(TabwardenError):
+    """The command line was not valid."""
+
+    code = "usage"
+    exit_status = 2

@@ -1,0 +1,111 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createDispatcher, validateRequest } from "../../extension/lib/dispatch.js";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { fakeLog } from "./helpers/fakes.mjs";
+
+const req = (action, args = {}, id = "r1") => ({ type: "request", id, action, args });
+
+function make(handlers = [["echo", async (args) => ({ echoed: args })]]) {
+  const log = fakeLog();
+  return { d: createDispatcher(handlers, { log }), log };
+}
+
+test("routes a known action and wraps the result in an ok reply", async () => {
+  const { d } = make();
+  assert.deepEqual(await d.dispatch(req("echo", { a: 1 })), {
+    type: "reply", id: "r1", ok: true, result: { echoed: { a: 1 } },
+  });
+});
+
+test("handler returning undefined yields an empty result object", async () => {
+  const { d } = make([["noop", () => undefined]]);
+  assert.deepEqual(await d.dispatch(req("noop")), { type: "reply", id: "r1", ok: true, result: {} });
+});
+
+test("prototype names and unknown names are unknown_action, never routed", async () => {
+  const { d } = make();
+  for (const action of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "nope"]) {
+    const reply = await d.dispatch(req(action));
+    assert.equal(reply.ok, false, action);
+    assert.equal(reply.error.code, "unknown_action", action);
+    assert.equal(d.has(action), false, action);
+  }
+});
+
+test("unknown_action echo of the action name is bounded", async () => {
+  const { d } = make();
+  const reply = await d.dispatch(req("x".repeat(5000)));
+  assert.ok(reply.error.message.length < 100);
+});
+
+test("malformed messages with a usable id get bad_request", async () => {
+  const { d } = make();
+  const cases = [
+    { type: "request", id: "a", action: "echo" }, // no args
+    { type: "request", id: "a", action: "echo", args: [] },
+    { type: "request", id: "a", action: "echo", args: null },
+    { type: "request", id: "a", action: "echo", args: "x" },
+    { type: "request", id: "a", action: 5, args: {} },
+    { type: "request", id: "a", action: "", args: {} },
+    { type: "reply", id: "a", action: "echo", args: {} },
+    { id: "a", action: "echo", args: {} },
+  ];
+  for (const msg of cases) {
+    const reply = await d.dispatch(msg);
+    assert.equal(reply?.error?.code, "bad_request", JSON.stringify(msg));
+    assert.equal(reply.id, "a");
+  }
+});
+
+test("malformed messages without a usable id are dropped (null)", async () => {
+  const { d } = make();
+  for (const msg of [null, undefined, 42, "str", [], { type: "request", action: "echo", args: {} },
+    { type: "request", id: 7, action: "echo", args: {} }, { type: "request", id: "", action: "echo", args: {} }]) {
+    assert.equal(await d.dispatch(msg), null, JSON.stringify(msg));
+  }
+});
+
+test("a class instance is not a plain-object args", () => {
+  class Args {}
+  const v = validateRequest({ type: "request", id: "a", action: "echo", args: new Args() });
+  assert.equal(v.ok, false);
+  assert.equal(v.id, "a");
+  assert.ok(validateRequest({ type: "request", id: "a", action: "echo", args: Object.create(null) }).ok);
+});
+
+test("handler throwing a plain Error -> internal_error without message or stack leak", async () => {
+  const secret = "SECRET-/home/user/profile at Object.<anonymous> (file.js:1:1)";
+  const { d, log } = make([["boom", () => { throw new Error(secret); }], ["boomAsync", async () => { throw new TypeError(secret); }], ["throwsString", () => { throw secret; }]]);
+  for (const action of ["boom", "boomAsync", "throwsString"]) {
+    const reply = await d.dispatch(req(action));
+    assert.equal(reply.ok, false);
+    assert.equal(reply.error.code, "internal_error");
+    const wire = JSON.stringify(reply);
+    assert.ok(!wire.includes("SECRET"), wire);
+    assert.ok(!/\bat\s.+:\d+:\d+/.test(wire), wire);
+    assert.deepEqual(Object.keys(reply.error).sort(), ["code", "message"]);
+  }
+  assert.equal(log.warnings.length, 3); // logged locally instead
+});
+
+test("typed BridgeError picks its table code and message", async () => {
+  const { d } = make([["tab", () => { throw new BridgeError("tab_not_found", "no tab 9"); }]]);
+  assert.deepEqual(await d.dispatch(req("tab")), {
+    type: "reply", id: "r1", ok: false, error: { code: "tab_not_found", message: "no tab 9" },
+  });
+});
+
+test("non-object handler results are internal_error", async () => {
+  const { d } = make([["arr", () => [1, 2]], ["num", () => 3]]);
+  assert.equal((await d.dispatch(req("arr"))).error.code, "internal_error");
+  assert.equal((await d.dispatch(req("num"))).error.code, "internal_error");
+});
+
+test("dispatcher copies its routes and rejects non-function handlers", async () => {
+  const routes = new Map([["a", () => ({})]]);
+  const d = createDispatcher(routes, { log: fakeLog() });
+  routes.set("b", () => ({}));
+  assert.equal(d.has("b"), false);
+  assert.throws(() => createDispatcher([["x", "notfn"]]), TypeError);
+});

@@ -1,0 +1,82 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const EXT = fileURLToPath(new URL("../../extension/", import.meta.url));
+const manifest = JSON.parse(readFileSync(join(EXT, "manifest.json"), "utf8"));
+
+/** Chrome's extension id: sha256(DER public key), first 32 hex digits mapped 0-f -> a-p. */
+function extensionId(keyBase64) {
+  const hex = createHash("sha256").update(Buffer.from(keyBase64, "base64")).digest("hex").slice(0, 32);
+  return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join("");
+}
+
+/** Every .js file under extension/, as paths relative to it. */
+function jsFiles(dir = EXT) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return jsFiles(p);
+    return e.name.endsWith(".js") ? [relative(EXT, p)] : [];
+  });
+}
+
+/** Source with comments removed (rough, enough for these files: no "//" inside strings). */
+const code = (file) => readFileSync(join(EXT, file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+
+test("manifest basics", () => {
+  assert.equal(manifest.manifest_version, 3);
+  assert.equal(manifest.name, "tabwarden");
+  assert.equal(manifest.version, "0.1.0");
+  assert.equal(manifest.minimum_chrome_version, "120");
+  assert.equal(typeof manifest.description, "string");
+  assert.ok(manifest.description.length > 0 && manifest.description.length <= 132);
+  assert.deepEqual(manifest.background, { service_worker: "background.js", type: "module" });
+  assert.deepEqual(manifest.content_security_policy, { extension_pages: "script-src 'self'; object-src 'none'" });
+});
+
+test("permissions are exactly nativeMessaging and tabs; no host access, no content scripts", () => {
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs"]);
+  for (const key of ["host_permissions", "optional_permissions", "optional_host_permissions", "content_scripts",
+    "web_accessible_resources", "externally_connectable"]) {
+    assert.equal(manifest[key], undefined, key);
+  }
+});
+
+test("the key derives extension id jlmldlloenidkbhnlcdhogbbeefcjhmf", () => {
+  assert.equal(extensionId(manifest.key), "jlmldlloenidkbhnlcdhogbbeefcjhmf");
+  assert.notEqual(extensionId(manifest.key.replace("QIDAQAB", "QIDAQAC")), "jlmldlloenidkbhnlcdhogbbeefcjhmf");
+});
+
+test("only background.js and lib/chrome-api.js touch the chrome global", () => {
+  const allowed = new Set(["background.js", join("lib", "chrome-api.js")]);
+  const files = jsFiles();
+  assert.ok(files.length >= 8, files.join(","));
+  for (const file of files) {
+    const uses = /\bchrome\s*[.[]/.test(code(file)) || /\bglobalThis\s*\.\s*chrome\b/.test(code(file));
+    if (!allowed.has(file)) assert.equal(uses, false, `${file} must not touch chrome`);
+  }
+  assert.ok(/\bchrome\s*\./.test(code("background.js")));
+});
+
+test("every module imports by a relative path with .js that exists (loadable unpacked, no build)", () => {
+  for (const file of jsFiles()) {
+    for (const m of code(file).matchAll(/\b(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/g)) {
+      const spec = m[1];
+      assert.ok(spec.startsWith("./") || spec.startsWith("../"), `${file}: bare import ${spec}`);
+      assert.ok(spec.endsWith(".js"), `${file}: ${spec} needs .js`);
+      const target = resolve(dirname(join(EXT, file)), spec);
+      assert.ok(target.startsWith(EXT), `${file}: ${spec} escapes extension/`);
+      assert.ok(existsSync(target), `${file}: ${spec} missing`);
+    }
+  }
+});
+
+test("every module opens with a purpose comment", () => {
+  for (const file of jsFiles()) {
+    const first = readFileSync(join(EXT, file), "utf8").split("\n", 1)[0];
+    assert.match(first, /^\/\/ \S+/, file);
+  }
+});

@@ -1,0 +1,254 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createSession } from "../../extension/lib/session.js";
+import { createDispatcher } from "../../extension/lib/dispatch.js";
+import { createBackoff } from "../../extension/lib/backoff.js";
+import { deferred, fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
+
+const WELCOME = { type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chromium" };
+const req = (id, action = "tab_list", args = {}) => ({ type: "request", id, action, args });
+
+/** A session over fake ports; `handlers` defaults to a counting tab_list. */
+function harness({ handlers, connect, ...rest } = {}) {
+  const timers = fakeTimers();
+  const log = fakeLog();
+  const ports = [];
+  const calls = { tab_list: 0 };
+  const routes = handlers ?? [["tab_list", async () => { calls.tab_list += 1; return { tabs: [] }; }]];
+  const session = createSession({
+    connect: connect ?? (() => { const p = fakePort(); ports.push(p); return p; }),
+    dispatcher: createDispatcher(routes, { log }),
+    backoff: createBackoff(),
+    timers,
+    now: timers.now,
+    extensionVersion: "0.1.0",
+    log,
+    ...rest,
+  });
+  return { session, timers, log, ports, calls, port: () => ports.at(-1) };
+}
+
+test("hello is the first message, sent as soon as the port opens", () => {
+  const h = harness();
+  h.session.start();
+  assert.equal(h.ports.length, 1);
+  assert.deepEqual(h.port().sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0" }]);
+  assert.equal(h.session.snapshot().phase, "awaiting_welcome");
+});
+
+test("start is idempotent while connected", () => {
+  const h = harness();
+  h.session.start();
+  h.session.start();
+  assert.equal(h.ports.length, 1);
+});
+
+test("welcome with protocol 1 -> ready, and requests are answered", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  assert.deepEqual(h.session.snapshot(), {
+    phase: "ready", hostProtocol: 1, hostVersion: "0.1.0", browser: "chromium", inFlight: 0, reconnectInMs: null,
+  });
+  h.port().deliver(req("7"));
+  await flush();
+  assert.deepEqual(h.port().sent.at(-1), { type: "reply", id: "7", ok: true, result: { tabs: [] } });
+  h.port().deliver(req("8", "constructor"));
+  await flush();
+  assert.equal(h.port().sent.at(-1).error.code, "unknown_action");
+  assert.equal(h.calls.tab_list, 1);
+});
+
+test("protocol mismatch blocks requests (protocol_mismatch reply, handler never runs)", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver({ ...WELCOME, protocol: 2 });
+  assert.equal(h.session.snapshot().phase, "mismatch");
+  assert.equal(h.session.snapshot().hostProtocol, 2);
+  h.port().deliver(req("1"));
+  await flush();
+  assert.equal(h.calls.tab_list, 0);
+  assert.deepEqual(h.port().sent.at(-1).error.code, "protocol_mismatch");
+  assert.equal(h.port().sent.at(-1).id, "1");
+  // a later "correct" welcome does not unlock it
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("2"));
+  await flush();
+  assert.equal(h.calls.tab_list, 0);
+  assert.ok(h.log.warnings.some((w) => w.includes("protocol 2")));
+});
+
+test("a welcome with a non-number or missing protocol is a mismatch", () => {
+  for (const protocol of ["1", undefined, 1.0001, null]) {
+    const h = harness();
+    h.session.start();
+    h.port().deliver({ type: "welcome", protocol });
+    assert.equal(h.session.snapshot().phase, "mismatch", String(protocol));
+  }
+});
+
+test("requests before welcome are refused, not served", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(req("early"));
+  await flush();
+  assert.equal(h.calls.tab_list, 0);
+  assert.equal(h.port().sent.at(-1).error.code, "protocol_mismatch");
+});
+
+test("unknown types and non-objects are ignored, never fatal", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  for (const m of [{ type: "event" }, { type: "reply", id: "x", ok: true }, null, "hi", [1], { noType: 1 }]) h.port().deliver(m);
+  await flush();
+  assert.equal(h.port().sent.length, 1); // just hello
+  assert.equal(h.session.snapshot().phase, "ready");
+  h.port().deliver(req("ok"));
+  await flush();
+  assert.equal(h.port().sent.at(-1).ok, true);
+});
+
+test("malformed request: bad_request if it has an id, else dropped", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver({ type: "request", id: "b", action: "tab_list" });
+  h.port().deliver({ type: "request", action: "tab_list", args: {} });
+  await flush();
+  assert.equal(h.port().sent.length, 2);
+  assert.equal(h.port().sent[1].error.code, "bad_request");
+});
+
+test("disconnect clears every piece of state and schedules a reconnect via backoff", () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const first = h.port();
+  first.drop("Native host has exited.");
+  assert.deepEqual(h.session.snapshot(), {
+    phase: "reconnect_wait", hostProtocol: null, hostVersion: null, browser: null, inFlight: 0, reconnectInMs: 250,
+  });
+  assert.ok(h.log.warnings.some((w) => w.includes("Native host has exited.")));
+  assert.deepEqual(h.timers.delays(), [250]);
+  // messages on the dead port are ignored
+  first.deliver(req("ghost"));
+  h.timers.advance(249);
+  assert.equal(h.ports.length, 1);
+  h.timers.advance(1);
+  assert.equal(h.ports.length, 2);
+  assert.deepEqual(h.port().sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0" }]);
+  assert.equal(h.session.snapshot().phase, "awaiting_welcome");
+  assert.equal(h.session.snapshot().hostProtocol, null);
+  assert.equal(h.calls.tab_list, 0);
+});
+
+test("repeated failures back off exponentially; a healthy connection resets the schedule", () => {
+  const h = harness();
+  h.session.start();
+  const delays = [];
+  for (let i = 0; i < 4; i++) {
+    h.port().drop("Specified native messaging host not found.");
+    delays.push(h.timers.delays()[0]);
+    h.timers.advance(delays.at(-1));
+  }
+  assert.deepEqual(delays, [250, 500, 1000, 2000]);
+  h.timers.advance(10_000); // this connection stays up 10 s
+  h.port().drop("Native host has exited.");
+  assert.deepEqual(h.timers.delays(), [250]);
+});
+
+test("start while a reconnect is pending does not bypass the backoff", () => {
+  const h = harness();
+  h.session.start();
+  h.port().drop("Access to the specified native messaging host is forbidden.");
+  h.session.start();
+  assert.equal(h.ports.length, 1);
+  assert.equal(h.timers.pending(), 1);
+});
+
+test("a reply from the old connection is never posted to the new one", async () => {
+  const gate = deferred();
+  const h = harness({ handlers: [["slow", () => gate.promise]] });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("old", "slow"));
+  await flush();
+  assert.equal(h.session.snapshot().inFlight, 1);
+  h.port().drop(null);
+  h.timers.advance(250);
+  gate.resolve({ late: true });
+  await flush();
+  assert.equal(h.ports[0].sent.length, 1); // hello only
+  assert.deepEqual(h.ports[1].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0" }]);
+});
+
+test("connect throwing is logged and retried, never thrown", () => {
+  let n = 0;
+  const ports = [];
+  const h = harness({ connect: () => { n += 1; if (n < 3) throw new Error("boom"); const p = fakePort(); ports.push(p); return p; } });
+  assert.doesNotThrow(() => h.session.start());
+  assert.equal(h.session.snapshot().phase, "reconnect_wait");
+  h.timers.advance(250);
+  h.timers.advance(500);
+  assert.equal(n, 3);
+  assert.equal(ports.length, 1);
+  assert.equal(h.log.warnings.filter((w) => w.includes("boom")).length, 2);
+});
+
+test("postMessage throwing is treated as a disconnect", () => {
+  const h = harness({ connect: () => fakePort({ throwOnPost: true }) });
+  assert.doesNotThrow(() => h.session.start());
+  assert.equal(h.session.snapshot().phase, "reconnect_wait");
+});
+
+test("too many requests in flight -> busy", async () => {
+  const gate = deferred();
+  const h = harness({ handlers: [["slow", () => gate.promise]], maxInFlight: 1 });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("a", "slow"));
+  h.port().deliver(req("b", "slow"));
+  await flush();
+  assert.equal(h.port().sent.at(-1).id, "b");
+  assert.equal(h.port().sent.at(-1).error.code, "busy");
+  gate.resolve({});
+  await flush();
+  assert.deepEqual(h.port().sent.at(-1), { type: "reply", id: "a", ok: true, result: {} });
+  assert.equal(h.session.snapshot().inFlight, 0);
+});
+
+test("an oversize reply becomes message_too_large", async () => {
+  const h = harness({ handlers: [["big", () => ({ blob: "x".repeat(2000) })]], maxMessageBytes: 1000 });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("z", "big"));
+  await flush();
+  const last = h.port().sent.at(-1);
+  assert.equal(last.id, "z");
+  assert.equal(last.error.code, "message_too_large");
+});
+
+test("an unserializable result becomes internal_error", async () => {
+  const h = harness({ handlers: [["bigint", () => ({ n: 10n })]] });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("q", "bigint"));
+  await flush();
+  assert.equal(h.port().sent.at(-1).error.code, "internal_error");
+});
+
+test("stop disconnects, cancels reconnects, and start reconnects", () => {
+  const h = harness();
+  h.session.start();
+  h.session.stop();
+  assert.equal(h.ports[0].disconnectCalls, 1);
+  assert.equal(h.session.snapshot().phase, "stopped");
+  h.ports[0].drop("late"); // a late disconnect event must not schedule anything
+  assert.equal(h.timers.pending(), 0);
+  h.session.start();
+  assert.equal(h.ports.length, 2);
+  h.port().drop("x");
+  h.session.stop();
+  assert.equal(h.timers.pending(), 0);
+});

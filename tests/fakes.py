@@ -1,0 +1,115 @@
+"""Test doubles for the other end of a real host process driven through its real stdin/stdout pipes.
+
+``FakeBrowser`` plays Chrome's part of hop 3 (it launches ``tabwarden host`` with the origin
+argument and speaks native messaging on the pipes); everything on the host side is the real
+program. Tests that need real Chromium live in tests/browser/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tabwarden.manifests import ALLOWED_ORIGIN
+from tabwarden.protocol import nativemsg
+from tabwarden.protocol.framing import FrameDecoder, dumps_object, encode_body
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def host_env(runtime: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("XDG_RUNTIME_DIR", None)
+    env["TABWARDEN_RUNTIME_DIR"] = str(runtime)
+    env.update(extra)
+    return env
+
+
+class FakeBrowser:
+    """Chrome's side of native messaging, for a real host subprocess."""
+
+    def __init__(self, runtime: Path, *, label: str = "test", origin: str = ALLOWED_ORIGIN) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tabwarden", "host", "--browser", label, origin],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=host_env(runtime),
+        )
+        self.label = label
+        self.runtime = runtime
+        self._decoder: FrameDecoder = FrameDecoder(nativemsg.HEADER, nativemsg.MAX_HOST_TO_BROWSER)
+        self.stderr_lines: list[str] = []
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.decode("utf-8", "replace"))
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(encode_body(dumps_object(message), nativemsg.HEADER, 1 << 30))
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        """The next message from the host (blocking read on its stdout)."""
+        assert self.proc.stdout is not None
+        while True:
+            frame = self._decoder.next_frame()
+            if frame is not None:
+                return frame
+            chunk = self.proc.stdout.read1(65536)
+            self._decoder.receive_data(chunk)
+            if not chunk:
+                raise EOFError("host closed stdout")
+
+    def hello(self) -> dict[str, Any]:
+        self.send({"type": "hello", "protocol": 1, "extensionVersion": "test"})
+        return self.receive()
+
+    def wait_socket(self, timeout: float = 10.0) -> Path:
+        """Block until the host's socket exists (event-driven via the host's log line)."""
+        sock = self.runtime / f"{self.label}.sock"
+        deadline = _deadline(timeout)
+        while not sock.exists():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"host exited early ({self.proc.returncode}): {self.stderr}")
+            _pause_until(deadline)
+        return sock
+
+    def close(self) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=15)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _deadline(timeout: float) -> float:
+    import time
+
+    return time.monotonic() + timeout
+
+
+def _pause_until(deadline: float) -> None:
+    import time
+
+    if time.monotonic() > deadline:
+        raise TimeoutError("condition not met before the deadline")
+    time.sleep(0.02)
+
+

@@ -1,0 +1,295 @@
+"""The real host process: origin check, runtime-dir guard, handshake over a real socket, relay,
+and clean shutdown. Chrome is played by ``FakeBrowser`` (real pipes, real framing)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.protocol import frames
+from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
+
+from tests.fakes import FakeBrowser, host_env
+
+
+def _client(runtime: Path, label: str = "test", **kw: object) -> BridgeClient:
+    return BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)}, **kw)  # type: ignore[arg-type]
+
+
+def _answer_in_background(browser: FakeBrowser, result: dict[str, object], count: int = 1) -> threading.Thread:
+    def run() -> None:
+        for _ in range(count):
+            request = browser.receive()
+            browser.send({"type": "reply", "id": request["id"], "ok": True, "result": result})
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+# -- hop 3: the caller origin ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "origin_args",
+    [
+        [],
+        ["chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"],
+        ["chrome-extension://jlmldlloenidkbhnlcdhogbbeefcjhmf"],  # slash-less
+        ["chrome-extension://jlmldlloenidkbhnlcdhogbbeefcjhmf/x"],
+        ["CHROME-EXTENSION://JLMLDLLOENIDKBHNLCDHOGBBEEFCJHMF/"],
+    ],
+    ids=["missing", "other-extension", "slash-less", "path-suffix", "case-changed"],
+)
+def test_host_refuses_wrong_origin_and_creates_nothing(runtime_dir: Path, origin_args: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tabwarden", "host", "--browser", "test", *origin_args],
+        input=b"",
+        capture_output=True,
+        env=host_env(runtime_dir),
+        timeout=60,
+    )
+    assert proc.returncode == 4
+    assert b"error[origin_refused]" in proc.stderr
+    assert proc.stdout == b""
+    assert list(runtime_dir.iterdir()) == []
+
+
+# -- hop 2: the runtime directory guard ------------------------------------------------------
+
+
+def _run_host(runtime: Path) -> subprocess.CompletedProcess[bytes]:
+    from tabwarden.manifests import ALLOWED_ORIGIN
+
+    return subprocess.run(
+        [sys.executable, "-m", "tabwarden", "host", "--browser", "test", ALLOWED_ORIGIN],
+        input=b"",
+        capture_output=True,
+        env=host_env(runtime),
+        timeout=60,
+    )
+
+
+def test_host_refuses_group_readable_runtime_dir(tmp_path: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    os.chmod(runtime, 0o750)
+    proc = _run_host(runtime)
+    assert proc.returncode == 3
+    assert b"error[unsafe_runtime_dir]" in proc.stderr and b"0750" in proc.stderr
+    assert list(runtime.iterdir()) == []
+
+
+def test_host_refuses_symlinked_runtime_dir(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "run"
+    link.symlink_to(real)
+    proc = _run_host(link)
+    assert proc.returncode == 3
+    assert b"symlink" in proc.stderr
+    assert list(real.iterdir()) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown to another owner needs root")
+def test_host_refuses_runtime_dir_owned_by_someone_else(tmp_path: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    os.chown(runtime, 65534, 65534)
+    proc = _run_host(runtime)
+    assert proc.returncode == 3
+    assert b"owned by uid 65534" in proc.stderr
+    assert list(runtime.iterdir()) == []
+
+
+# -- the working path ------------------------------------------------------------------------
+
+
+def test_host_files_are_private_and_removed_at_eof(fake_browser: FakeBrowser) -> None:
+    sock = fake_browser.wait_socket()
+    secret = fake_browser.runtime / "test.secret"
+    assert stat.S_IMODE(os.lstat(secret).st_mode) == 0o600
+    assert os.lstat(secret).st_size == 32
+    assert stat.S_IMODE(os.lstat(sock).st_mode) & 0o077 == 0
+    assert fake_browser.close() == 0
+    assert not sock.exists() and not secret.exists()
+
+
+def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+
+    async def scenario() -> None:
+        client = _client(fake_browser.runtime)
+        status = await client.status()
+        assert status.host_reachable and not status.extension_connected
+        with pytest.raises(BridgeError) as refused:
+            await client.call("tab_list")
+        assert refused.value.code == "extension_not_connected"
+
+        welcome = await asyncio.to_thread(fake_browser.hello)
+        assert welcome["type"] == "welcome" and welcome["protocol"] == 1
+        for _ in range(200):  # the host pushes an event; wait on it, bounded
+            if (await client.status()).extension_connected:
+                break
+            await asyncio.sleep(0.01)
+        assert (await client.status()).extension_connected
+
+        tabs = {"tabs": [{"id": 1, "url": "http://x/", "title": "X", "active": True, "windowId": 1}]}
+        answerer = _answer_in_background(fake_browser, tabs)
+        assert await client.call("tab_list") == tabs
+        answerer.join(5)
+
+        def answer_error() -> None:
+            request = fake_browser.receive()
+            fake_browser.send(
+                {"type": "reply", "id": request["id"], "ok": False, "error": {"code": "tab_not_found", "message": "gone"}}
+            )
+
+        thread = threading.Thread(target=answer_error, daemon=True)
+        thread.start()
+        with pytest.raises(BridgeError) as failed:
+            await client.call("tab_list")
+        assert failed.value.code == "tab_not_found"
+        await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    fake_browser.hello()
+
+    async def scenario() -> None:
+        client = _client(fake_browser.runtime)
+        await client.ensure_connected()
+        for _ in range(200):
+            if (await client.status()).extension_connected:
+                break
+            await asyncio.sleep(0.01)
+        call = asyncio.create_task(client.call("tab_list"))
+        await asyncio.to_thread(fake_browser.receive)  # the request reached the "browser"
+        await asyncio.to_thread(fake_browser.close)  # the browser goes away mid-call
+        with pytest.raises(BridgeError) as pending:
+            await call
+        assert pending.value.code == "extension_not_connected"
+        with pytest.raises(BridgeError) as after:
+            await client.call("tab_list")
+        assert after.value.code == "extension_not_connected"
+        await client.close()
+
+    asyncio.run(scenario())
+
+
+# -- hop 2: attackers on the socket ----------------------------------------------------------
+
+
+def _raw_connect(sock_path: Path) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(str(sock_path))
+    return s
+
+
+def _recv_frame(s: socket.socket) -> dict[str, object] | None:
+    decoder = frames.decoder()
+    while True:
+        frame = decoder.next_frame()
+        if frame is not None:
+            return frame
+        data = s.recv(65536)
+        decoder.receive_data(data)
+        if not data:
+            return decoder.next_frame()
+
+
+def test_wrong_secret_is_refused_and_learns_nothing(fake_browser: FakeBrowser) -> None:
+    sock_path = fake_browser.wait_socket()
+    fake_browser.hello()
+    s = _raw_connect(sock_path)
+    challenge = _recv_frame(s)
+    assert challenge is not None and challenge["t"] == "challenge"
+    attacker = ClientHandshake(b"\x00" * 32, os.urandom(NONCE_SIZE), role="mcp")
+    outgoing, _ = attacker.receive(challenge)
+    s.sendall(frames.encode_frame(outgoing[0]))
+    assert _recv_frame(s) == {"t": "refused"}
+    assert _recv_frame(s) is None  # then the host closes
+    s.close()
+    real_secret = (fake_browser.runtime / "test.secret").read_bytes().hex()
+    assert real_secret not in fake_browser.stderr
+    assert "client proof does not verify" in fake_browser.stderr
+
+
+def test_replayed_proof_is_refused(fake_browser: FakeBrowser) -> None:
+    sock_path = fake_browser.wait_socket()
+    secret = (fake_browser.runtime / "test.secret").read_bytes()
+    # Session 1: a legitimate client; the attacker records its proof frame.
+    s1 = _raw_connect(sock_path)
+    c1 = _recv_frame(s1)
+    assert c1 is not None
+    honest = ClientHandshake(secret, os.urandom(NONCE_SIZE), role="mcp")
+    recorded, _ = honest.receive(c1)
+    s1.sendall(frames.encode_frame(recorded[0]))
+    assert (_recv_frame(s1) or {}).get("t") == "proof"
+    s1.close()
+    # Session 2: replay the recorded proof against a fresh challenge.
+    s2 = _raw_connect(sock_path)
+    c2 = _recv_frame(s2)
+    assert c2 is not None and c2["nonce"] != c1["nonce"]
+    s2.sendall(frames.encode_frame(recorded[0]))
+    assert _recv_frame(s2) == {"t": "refused"}
+    s2.close()
+
+
+def test_reflected_challenge_is_refused(fake_browser: FakeBrowser) -> None:
+    """An attacker without the secret opens two connections and feeds each the other's data."""
+    sock_path = fake_browser.wait_socket()
+    s = _raw_connect(sock_path)
+    challenge = _recv_frame(s)
+    assert challenge is not None
+    # Reflect the host's own nonce back as the client nonce, with a MAC-shaped value.
+    s.sendall(frames.encode_frame({"t": "proof", "nonce": challenge["nonce"], "mac": challenge["nonce"]}))
+    assert _recv_frame(s) == {"t": "refused"}
+    s.close()
+
+
+def test_garbage_and_oversize_frames_do_not_hurt_other_clients(fake_browser: FakeBrowser) -> None:
+    sock_path = fake_browser.wait_socket()
+    fake_browser.hello()
+    bad = _raw_connect(sock_path)
+    _recv_frame(bad)
+    bad.sendall(b"\xff\xff\xff\xff" + b"x" * 100)  # 4 GiB header: refused before allocation
+    assert _recv_frame(bad) == {"t": "refused"}
+    bad.close()
+    silent = _raw_connect(sock_path)  # a stalled client holds nothing up
+
+    async def scenario() -> None:
+        client = _client(fake_browser.runtime)
+        answerer = _answer_in_background(fake_browser, {"tabs": []})
+        for _ in range(200):
+            if (await client.status()).extension_connected:
+                break
+            await asyncio.sleep(0.01)
+        assert await client.call("tab_list") == {"tabs": []}
+        answerer.join(5)
+        await client.close()
+
+    asyncio.run(scenario())
+    silent.close()
+    assert fake_browser.proc.poll() is None
+
+
+def test_second_host_for_same_label_refuses(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    proc = _run_host(fake_browser.runtime)
+    assert proc.returncode == 3
+    assert b"error[host_already_running]" in proc.stderr
+    assert (fake_browser.runtime / "test.sock").exists()  # the first host's socket is untouched
