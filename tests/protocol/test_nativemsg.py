@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tabwarden.protocol import nativemsg
-from tabwarden.protocol.framing import FrameTooLarge, FramingError, MalformedFrame
+from tabwarden.protocol.framing import FrameTooLarge, FramingError, MalformedFrame, dumps_object
 from tabwarden.protocol.nativemsg import MAX_BROWSER_TO_HOST, MAX_HOST_TO_BROWSER
 
 HELLO = {"type": "hello", "protocol": 1, "extensionVersion": "0.1.0"}
@@ -21,7 +21,7 @@ def raw_frame(body: bytes) -> bytes:
 def message_with_body_size(size: int) -> dict[str, str]:
     overhead = len(b'{"a":""}')
     message = {"a": "x" * (size - overhead)}
-    assert len(nativemsg.dumps_object(message)) == size
+    assert len(dumps_object(message)) == size
     return message
 
 

@@ -1,0 +1,175 @@
+"""A throwaway headless Chromium with the tabwarden extension loaded and our host installed.
+
+Used by ``tabwarden demo`` and by the real-browser tests, so both drive exactly the same setup:
+a temp directory holding the profile (with ``NativeMessagingHosts/`` written by our own
+``install``), a private runtime directory, a config directory and a fake ``HOME`` (Chromium writes
+crash reports and dconf caches under ``HOME`` whatever the profile). Closing it terminates the
+browser (and with it the host Chrome launched) and removes the directory. It must never touch
+the person's real profile, real HOME or real runtime directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tabwarden.errors import TabwardenError
+
+DEFAULT_CHROME = "/usr/lib/chromium/chromium"
+QUIET_FLAGS = (
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--password-store=basic",
+    "--use-mock-keychain",
+)
+
+
+class BrowserNotFound(TabwardenError):
+    """No Chromium binary was found."""
+
+    code = "browser_not_found"
+    hint = "Install Debian's chromium (`apt-get install -y chromium`) or set CHROME_BIN."
+
+
+class ExtensionNotFound(TabwardenError):
+    """The unpacked extension directory was not found."""
+
+    code = "extension_not_found"
+    hint = "Run from a checkout of tabwarden (extension/ beside pyproject.toml) or set TABWARDEN_EXTENSION_DIR."
+
+
+def chrome_binary(explicit: str | None = None) -> str:
+    candidates = [explicit, os.environ.get("CHROME_BIN"), DEFAULT_CHROME]
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise BrowserNotFound(f"no Chromium at {DEFAULT_CHROME} or on PATH")
+
+
+def extension_dir() -> Path:
+    explicit = os.environ.get("TABWARDEN_EXTENSION_DIR")
+    candidates = [Path(explicit)] if explicit else []
+    import tabwarden
+
+    candidates.append(Path(tabwarden.__file__).resolve().parent.parent / "extension")
+    for candidate in candidates:
+        if (candidate / "manifest.json").is_file():
+            return candidate.resolve()
+    raise ExtensionNotFound(f"looked in {', '.join(str(c) for c in candidates)}")
+
+
+@dataclass
+class ThrowawayBrowser:
+    """Call ``start(url)``; use ``env`` for anything that must find this browser's host."""
+
+    chrome: str = field(default_factory=chrome_binary)
+    extension: Path = field(default_factory=extension_dir)
+    keep: bool = False
+    root: Path = field(init=False)
+    process: subprocess.Popen[bytes] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="tabwarden-browser-"))
+        for name in ("profile", "home", "config", "run"):
+            (self.root / name).mkdir(mode=0o700)
+
+    @property
+    def profile(self) -> Path:
+        return self.root / "profile"
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / "chromium.log"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment Chromium runs with; the host inherits it, and so should MCP servers."""
+        env = dict(os.environ)
+        for key in ("XDG_RUNTIME_DIR", "TABWARDEN_BROWSER", "PYTHONPATH", "PYTHONHOME"):
+            env.pop(key, None)
+        home = self.root / "home"
+        env.update(
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_CACHE_HOME=str(home / ".cache"),
+            XDG_DATA_HOME=str(home / ".local/share"),
+            TABWARDEN_RUNTIME_DIR=str(self.root / "run"),
+            TABWARDEN_CONFIG_DIR=str(self.root / "config"),
+        )
+        return env
+
+    def install_host(self) -> Path:
+        from tabwarden.install import install
+
+        report = install("chromium", self.profile / "NativeMessagingHosts")
+        return report.manifest_path
+
+    def argv(self, url: str) -> list[str]:
+        args = [self.chrome, *QUIET_FLAGS, f"--user-data-dir={self.profile}"]
+        if os.getuid() == 0:
+            args.append("--no-sandbox")  # Chromium refuses to run as root otherwise
+        args += [f"--disable-extensions-except={self.extension}", f"--load-extension={self.extension}"]
+        return [*args, url]
+
+    def start(self, url: str) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.argv(url),
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # one process group: closing takes every child with it
+            )
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Terminate Chromium and everything it started (the host included)."""
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def close(self) -> None:
+        self.stop()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)  # stragglers (renderers, the host)
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> ThrowawayBrowser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

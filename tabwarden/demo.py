@@ -1,0 +1,124 @@
+"""``tabwarden demo`` — every hop, for real, in a throwaway headless Chromium.
+
+It serves a small local page, starts Chromium with the extension loaded and our host installed
+into the throwaway profile, then acts as an MCP client would: spawns ``tabwarden mcp`` with the
+SDK's stdio client and calls ``bridge_status`` and ``tab_list``, printing a transcript. Every
+process and temp directory it made is removed on the way out, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import http.server
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from tabwarden.errors import TabwardenError
+
+PAGE_TITLE = "tabwarden demo page"
+PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>{PAGE_TITLE}</title></head>
+<body><h1>Hello from a local page</h1><p>tabwarden sees this tab through every hop.</p></body></html>
+""".encode()
+CONNECT_DEADLINE = 60.0
+
+
+class DemoFailed(TabwardenError):
+    """The demo could not complete a step."""
+
+    code = "demo_failed"
+    hint = "Run with --keep and read chromium.log in the printed directory; `tabwarden status` may help."
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 — http.server's naming
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@contextlib.contextmanager
+def serve_page() -> Iterator[str]:
+    """A one-page HTTP server on 127.0.0.1 with an ephemeral port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _say(step: str, text: str) -> None:
+    print(f"{step:>7}  {text}", flush=True)
+
+
+def _structured(result: Any) -> dict[str, Any]:
+    data = result.structured_content
+    return data if isinstance(data, dict) else {}
+
+
+async def wait_for_extension(client: Any, deadline: float) -> dict[str, Any]:
+    """Poll ``bridge_status`` (a local call) until the extension is connected or the deadline."""
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = _structured(await client.call_tool("bridge_status", {}))
+        if status.get("extensionConnected"):
+            return status
+        await asyncio.sleep(0.25)
+    raise DemoFailed(f"the extension did not connect within {CONNECT_DEADLINE:.0f} s (last status: {status})")
+
+
+async def _drive(env: dict[str, str], url: str) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=env)
+    _say("mcp", f"spawning `{sys.executable} -m tabwarden mcp` over stdio (the SDK's client)")
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        _say("mcp", "tools: " + ", ".join(t.name for t in tools.tools))
+        status = await wait_for_extension(client, time.monotonic() + CONNECT_DEADLINE)
+        _say("status", json.dumps(status))
+        result = await client.call_tool("tab_list", {})
+        if result.is_error:
+            raise DemoFailed(f"tab_list failed: {result.content[0].text if result.content else '?'}")
+        tabs = _structured(result).get("tabs", [])
+        for tab in tabs:
+            _say("tab", f"#{tab['id']}  {tab['title']!r}  {tab['url']}")
+        if not any(tab.get("url") == url and tab.get("title") == PAGE_TITLE for tab in tabs):
+            raise DemoFailed(f"tab_list did not show the demo page {url}")
+        _say("ok", "the agent saw the local page through MCP → socket → host → extension")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabwarden.browser import ThrowawayBrowser, chrome_binary
+
+    browser = ThrowawayBrowser(chrome=chrome_binary(args.chrome), keep=args.keep)
+    try:
+        with serve_page() as url:
+            _say("page", f"serving {url}")
+            manifest = browser.install_host()
+            _say("install", f"host manifest → {manifest}")
+            browser.start(url)
+            _say("chrome", f"started {browser.chrome} (headless, throwaway profile {browser.profile})")
+            try:
+                asyncio.run(_drive(browser.env, url))
+            except DemoFailed:
+                print(browser.log_tail(), file=sys.stderr)
+                raise
+    finally:
+        browser.close()
+        _say("cleanup", "browser stopped" + (f"; kept {browser.root}" if args.keep else "; temp files removed"))
+    return 0
