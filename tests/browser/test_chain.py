@@ -1,0 +1,67 @@
+"""End to end through every hop: a real MCP client (the SDK's stdio client) spawns
+``tabwarden mcp``, which reaches the host Chrome launched through the manifest our own
+``install`` wrote, which reaches the extension loaded unpacked from extension/."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import PAGE_TITLE, wait_for_extension
+from tabwarden.manifests import ALLOWED_ORIGIN
+
+pytestmark = pytest.mark.browser
+
+GUARD = 90.0  # a hang guard, not a timing assertion
+
+
+def _params(env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=env)
+
+
+def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
+    manifest = json.loads((browser.profile / "NativeMessagingHosts" / "dev.tabwarden.host.json").read_text())
+    assert manifest["allowed_origins"] == [ALLOWED_ORIGIN]
+    assert manifest["type"] == "stdio"
+
+
+def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowser, page_url: str) -> None:
+    browser.start(page_url)
+
+    async def scenario() -> None:
+        async with Client(_params(browser.env)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["tab_list"].annotations is not None and tools["tab_list"].annotations.read_only_hint
+            assert tools["tab_list"].output_schema is not None
+            assert "tabs" in tools["tab_list"].output_schema["properties"]
+
+            status = await wait_for_extension(client, time.monotonic() + 60)
+            assert status["hostReachable"] and status["protocolVersion"] == 1
+            assert status["browser"] == "chromium"
+
+            result = await client.call_tool("tab_list", {})
+            assert not result.is_error, result.content
+            tabs: list[dict[str, Any]] = result.structured_content["tabs"]
+            assert any(t["url"] == page_url and t["title"] == PAGE_TITLE for t in tabs), tabs
+
+            # The browser goes away: the next call answers, with the stable code, instead of hanging.
+            await asyncio.to_thread(browser.stop)
+            after = await client.call_tool("tab_list", {})
+            assert after.is_error
+            assert after.structured_content["error"]["code"] == "extension_not_connected"
+            assert after.structured_content["error"]["hint"]
+            status = (await client.call_tool("bridge_status", {})).structured_content
+            assert status["extensionConnected"] is False and status["hostReachable"] is False
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    # Chrome's EOF (or the signal) made the host remove its socket and run secret.
+    assert list((browser.root / "run").glob("*.sock")) == []
+    assert list((browser.root / "run").glob("*.secret")) == []
