@@ -73,7 +73,8 @@ async def _serve(ep: object) -> int:
         try:
             reason = await reading
         except asyncio.CancelledError:
-            reason = "stopped by a signal"
+            log.info("stopped by a signal")
+            reason = None
         finally:
             await relay.browser_gone()
             serving.cancel()
@@ -83,5 +84,5 @@ async def _serve(ep: object) -> int:
     if reason:
         log.error("%s; shutting down", reason)
         return 1
-    log.info("browser closed the port; socket and run secret removed")
+    log.info("shut down; socket and run secret removed")
     return 0

@@ -135,7 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="the directory given to install")
     p.set_defaults(func=_cmd_uninstall)
 
-    p = sub.add_parser("status", help="what is installed and running, and what to do next")
+    p = sub.add_parser(
+        "status",
+        help="what is installed and running, and what to do next",
+        description="Show installed host manifests, the runtime directory, running hosts (checked "
+        "with the real handshake) and the next step. Read-only.",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_status)
 
     p = sub.add_parser(

@@ -1,0 +1,97 @@
+"""``tabwarden status`` — what is installed and running, and what a newcomer must do next.
+
+Read-only: it never writes, never widens anything, and never prints a secret (the run secret is
+used to prove the host, never shown). A running host is checked by doing the real handshake as
+role ``cli``, so "reachable" means exactly what the MCP server would get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from tabwarden import __version__
+from tabwarden.errors import TabwardenError
+from tabwarden.manifests import EXTENSION_ID
+
+
+def collect() -> dict[str, Any]:
+    from tabwarden.install import manifest_status
+    from tabwarden.mcp_server.bridge_client import BridgeClient
+    from tabwarden.paths import config_dir, live_endpoints, runtime_dir, verify_private_dir
+
+    rows = manifest_status()
+    run = runtime_dir()
+    try:
+        verify_private_dir(run)
+        run_state = "ok"
+    except TabwardenError as exc:
+        run_state = "missing" if not run.exists() else f"UNSAFE: {exc}"
+    hosts = []
+    for ep in live_endpoints(run) if run_state == "ok" else []:
+        async def probe(label: str = ep.label) -> dict[str, Any]:
+            client = BridgeClient(label=label, role="cli")
+            try:
+                return (await client.status()).as_dict()
+            finally:
+                await client.close()
+
+        hosts.append({"label": ep.label, **asyncio.run(probe())})
+    return {
+        "version": __version__,
+        "extensionId": EXTENSION_ID,
+        "manifests": [
+            {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)} for r in rows
+        ],
+        "runtimeDir": {"path": str(run), "state": run_state},
+        "configDir": str(config_dir()),
+        "hosts": hosts,
+    }
+
+
+def next_steps(report: dict[str, Any]) -> list[str]:
+    steps = []
+    if not any(m["ok"] for m in report["manifests"]):
+        steps.append("Register the host with your browser: `tabwarden install --browser chrome` (or chromium, brave, edge, vivaldi).")
+    if not report["hosts"]:
+        steps.append(
+            f"Load the extension: chrome://extensions → Developer mode → Load unpacked → extension/ "
+            f"(its ID must be {EXTENSION_ID}); the browser then starts the host."
+        )
+    elif not any(h.get("extensionConnected") for h in report["hosts"]):
+        steps.append("A host runs but no extension is connected: reload the extension in chrome://extensions.")
+    if report["runtimeDir"]["state"].startswith("UNSAFE"):
+        steps.append("Fix the runtime directory (yours, mode 0700, not a symlink) or set TABWARDEN_RUNTIME_DIR.")
+    if not steps:
+        steps.append("Ready: point your MCP client at `tabwarden mcp`.")
+    return steps
+
+
+def run(args: argparse.Namespace) -> int:
+    report = collect()
+    report["next"] = next_steps(report)
+    if getattr(args, "json", False):
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"tabwarden {report['version']}  (extension ID {report['extensionId']})")
+    print("browsers:")
+    for m in report["manifests"]:
+        print(f"  {m['line']}")
+    rd = report["runtimeDir"]
+    print(f"runtime dir: {rd['path']} ({rd['state']})")
+    print(f"config dir:  {report['configDir']}")
+    if report["hosts"]:
+        for h in report["hosts"]:
+            state = "extension connected" if h["extensionConnected"] else (
+                "host reachable, extension NOT connected" if h["hostReachable"] else
+                f"host NOT reachable ({h['lastHandshakeError'] or 'stale socket'})"
+            )
+            print(f"host {h['label']}: {state}")
+    else:
+        print("hosts: none running")
+    print("next:")
+    for step in report["next"]:
+        print(f"  - {step}")
+    return 0

@@ -1,0 +1,111 @@
+"""The MCP server's contract with clients: schemas, annotations, structured results, and error
+results carrying a stable code and hint. In-process (the SDK's Client) against a real host
+process; the real stdio transport is covered in tests/browser and by `tabwarden demo`."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.server import build_server
+from tests.fakes import FakeBrowser
+
+
+def _server(runtime: Path, label: str = "test") -> Any:
+    return build_server(BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)}))
+
+
+def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
+    async def scenario() -> None:
+        async with Client(_server(runtime_dir), raise_exceptions=True) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"tab_list", "bridge_status"}
+            for tool in tools.values():
+                assert tool.annotations is not None
+                assert tool.annotations.read_only_hint is True
+                assert tool.annotations.destructive_hint is False
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+                assert tool.input_schema["type"] == "object"
+            tab_schema = tools["tab_list"].output_schema
+            assert tab_schema is not None and tab_schema["required"] == ["tabs"]
+
+    asyncio.run(scenario())
+
+
+def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
+    async def scenario() -> None:
+        async with Client(_server(runtime_dir), raise_exceptions=True) as client:
+            result = await client.call_tool("tab_list", {})
+            assert result.is_error
+            error = result.structured_content["error"]
+            assert error["code"] == "extension_not_connected"
+            assert "tabwarden install" in error["hint"]
+            assert result.content[0].text.startswith("extension_not_connected: ")
+            status = (await client.call_tool("bridge_status", {})).structured_content
+            assert status == {
+                "hostReachable": False,
+                "extensionConnected": False,
+                "protocolVersion": None,
+                "browser": None,
+                "socket": str(runtime_dir / "test.sock"),
+                "lastHandshakeError": None,
+            }
+
+    asyncio.run(scenario())
+
+
+def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    tabs = [{"id": 7, "url": "http://127.0.0.1:1/", "title": "T", "active": True, "windowId": 3}]
+
+    def answer() -> None:
+        request = fake_browser.receive()
+        assert request["action"] == "tab_list"
+        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": tabs}})
+
+    async def scenario() -> None:
+        async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
+            for _ in range(200):
+                status = (await client.call_tool("bridge_status", {})).structured_content
+                if status["extensionConnected"]:
+                    break
+                await asyncio.sleep(0.01)
+            assert status["browser"] == "test" and status["protocolVersion"] == 1
+            thread = threading.Thread(target=answer, daemon=True)
+            thread.start()
+            result = await client.call_tool("tab_list", {})
+            thread.join(5)
+            assert not result.is_error
+            assert result.structured_content == {"tabs": tabs}
+
+    asyncio.run(scenario())
+
+
+def test_malformed_extension_reply_is_an_internal_error_not_a_crash(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    fake_browser.hello()
+
+    def answer() -> None:
+        request = fake_browser.receive()
+        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": [{"id": "x"}]}})
+
+    async def scenario() -> None:
+        async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
+            for _ in range(200):
+                if (await client.call_tool("bridge_status", {})).structured_content["extensionConnected"]:
+                    break
+                await asyncio.sleep(0.01)
+            thread = threading.Thread(target=answer, daemon=True)
+            thread.start()
+            result = await client.call_tool("tab_list", {})
+            thread.join(5)
+            assert result.is_error
+            assert result.structured_content["error"]["code"] == "internal_error"
+
+    asyncio.run(scenario())
