@@ -57,6 +57,13 @@ class FakeBrowser:
     def stderr(self) -> str:
         return "".join(self.stderr_lines)
 
+    def wait_stderr(self, text: str, timeout: float = 10.0) -> str:
+        """Block until ``text`` appears in the host's stderr (read by a thread), or fail."""
+        deadline = _deadline(timeout)
+        while text not in self.stderr:
+            _pause_until(deadline)
+        return self.stderr
+
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(encode_body(dumps_object(message), nativemsg.HEADER, 1 << 30))

@@ -224,8 +224,8 @@ def test_wrong_secret_is_refused_and_learns_nothing(fake_browser: FakeBrowser) -
     assert _recv_frame(s) is None  # then the host closes
     s.close()
     real_secret = (fake_browser.runtime / "test.secret").read_bytes().hex()
-    assert real_secret not in fake_browser.stderr
-    assert "client proof does not verify" in fake_browser.stderr
+    log = fake_browser.wait_stderr("client proof does not verify")
+    assert real_secret not in log
 
 
 def test_replayed_proof_is_refused(fake_browser: FakeBrowser) -> None:
@@ -293,3 +293,27 @@ def test_second_host_for_same_label_refuses(fake_browser: FakeBrowser) -> None:
     assert proc.returncode == 3
     assert b"error[host_already_running]" in proc.stderr
     assert (fake_browser.runtime / "test.sock").exists()  # the first host's socket is untouched
+
+
+# -- process hardening -----------------------------------------------------------------------
+
+
+def test_host_runs_without_core_dumps_and_non_dumpable(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    limits = Path(f"/proc/{fake_browser.proc.pid}/limits").read_text()
+    core = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+    assert core.split()[4:6] == ["0", "0"]
+    fake_browser.wait_stderr("hardening: no_core_dumps, not_dumpable")
+
+
+def test_harden_process_really_clears_dumpable() -> None:
+    code = (
+        "import ctypes, ctypes.util\n"
+        "from tabwarden.host.hardening import harden_process, PR_GET_DUMPABLE\n"
+        "libc = ctypes.CDLL(ctypes.util.find_library('c'))\n"
+        "before = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)\n"
+        "applied = harden_process()\n"
+        "print(before, libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), applied['not_dumpable'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["1", "0", "True"], out.stderr

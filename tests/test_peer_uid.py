@@ -113,7 +113,7 @@ def _host_refuses_other_uid(fake_browser: FakeBrowser, intruder: pwd.struct_pass
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out.strip() == "0"  # not even the challenge: closed before the host read or wrote
-    assert f"peer uid {intruder.pw_uid} is not ours" in fake_browser.stderr
+    fake_browser.wait_stderr(f"peer uid {intruder.pw_uid} is not ours")
     assert "failed the handshake" not in fake_browser.stderr  # it never got that far
     # The host is unharmed and still serves its own user.
     os.chmod(fake_browser.runtime, 0o700)
