@@ -1,0 +1,198 @@
+"""The append-only audit log: round trip, privacy, concurrency, rotation, damage, redaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tabwarden.trust.audit import REDACTED, AuditLog, UnsafeAuditLog, redact_fields
+
+
+class Clock:
+    def __init__(self, start: float = 1_700_000_000.75) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        self.t += 1
+        return self.t
+
+
+def test_append_read_round_trip(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "cfg" / "audit.jsonl", now=Clock())
+    assert log.read() == []
+    log.append("pair", decision="allow", path="terminal", label="default")
+    log.append("call", decision="deny", tool="tab_eval", origin="https://example.com")
+    records = log.read()
+    assert records == [
+        {"ts": 1_700_000_001, "event": "pair", "decision": "allow", "path": "terminal",
+         "label": "default"},
+        {"ts": 1_700_000_002, "event": "call", "decision": "deny", "path": None,
+         "tool": "tab_eval", "origin": "https://example.com"},
+    ]
+    assert log.read(limit=1) == records[-1:]
+    assert log.corrupt_lines == 0
+    raw = log.path.read_bytes()
+    assert raw.count(b"\n") == 2 and raw.endswith(b"\n")
+
+
+def test_file_is_created_0600(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        log = AuditLog(tmp_path / "audit.jsonl")
+        log.append("x", decision="allow")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(log.path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(log.lock_path).st_mode) == 0o600
+
+
+def test_bad_arguments_are_rejected(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    with pytest.raises(ValueError):
+        log.append("x", decision="allow", path="telepathy")
+    with pytest.raises(ValueError):
+        log.append("x", decision="allow", ts=5)
+    with pytest.raises(ValueError):
+        AuditLog(tmp_path / "a", keep=0)
+
+
+WRITER = r"""
+import sys
+from tabwarden.trust.audit import AuditLog
+path, who, n, max_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+log = AuditLog(path, max_bytes=max_bytes, keep=50)
+for i in range(n):
+    log.append("call", decision="allow", who=who, i=i, pad="x" * 40)
+"""
+
+
+@pytest.mark.parametrize("max_bytes", [5 * 1024 * 1024, 4096], ids=["no-rotation", "rotating"])
+def test_concurrent_appends_from_processes_lose_nothing(tmp_path: Path, max_bytes: int) -> None:
+    path = tmp_path / "audit.jsonl"
+    writers, per_writer = 6, 60
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{k}", str(per_writer),
+                          str(max_bytes)])
+        for k in range(writers)
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0] * writers
+    log = AuditLog(path, max_bytes=max_bytes, keep=50)
+    records = log.read()
+    assert log.corrupt_lines == 0
+    assert len(records) == writers * per_writer
+    for k in range(writers):  # each writer's lines all present, in its own order
+        assert [r["i"] for r in records if r["who"] == f"w{k}"] == list(range(per_writer))
+    if max_bytes == 4096:
+        assert log.rotated(1).exists()
+        assert all(p.stat().st_size <= 4096 for p in log.files() if p.exists())
+
+
+def test_rotation_keeps_keep_files_and_read_spans_them(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=300, keep=3, now=Clock())
+    for i in range(60):
+        log.append("call", decision="allow", i=i)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3",
+                     "audit.jsonl.lock"]
+    for p in log.files():
+        assert p.stat().st_size <= 300
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    numbers = [r["i"] for r in log.read()]
+    # newest last, contiguous, spanning all four files, oldest ones dropped
+    assert numbers == list(range(numbers[0], 60))
+    assert numbers[0] > 0
+    per_file = len(log.path.read_bytes().splitlines())
+    assert len(numbers) > per_file * 3
+    assert [r["i"] for r in log.read(limit=5)] == [55, 56, 57, 58, 59]
+
+
+def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=10_000, keep=2)
+    log.append("a", decision="allow")
+    with open(log.path, "ab") as fh:
+        fh.write(b'{"ts": 1, "event": "broken\n[1, 2]\n\xff\xfe not utf8\n{"torn": ')
+    log.append("b", decision="deny")  # a torn tail must not swallow the next good line
+    assert [r["event"] for r in log.read()] == ["a", "b"]
+    assert log.corrupt_lines == 4
+    scan = log.scan()
+    assert scan.corrupt == 4 and len(scan.records) == 2
+
+
+def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    secret = "s3cr3t-VALUE-7f2a9c"
+    log.append(
+        "pair", decision="allow", path="terminal",
+        run_secret=secret, Token=secret, PASSWORD=secret, pairing_code=secret,
+        cookie=secret, nonce=secret, mac=secret, apiKey=secret,
+        nested={"inner": {"session_token": secret}, "ok": 1},
+        items=[{"cookieJar": secret}], label="default",
+    )
+    data = log.path.read_bytes()
+    assert secret.encode() not in data
+    (record,) = log.read()
+    for key in ("run_secret", "Token", "PASSWORD", "pairing_code", "cookie", "nonce", "mac",
+                "apiKey"):
+        assert record[key] == REDACTED
+    assert record["nested"] == {"inner": {"session_token": REDACTED}, "ok": 1}
+    assert record["items"] == [{"cookieJar": REDACTED}]
+    assert record["label"] == "default"
+    assert redact_fields({"keys": [1]}) == {"keys": REDACTED}
+
+
+def test_symlinked_log_is_refused_and_target_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "victim.txt"
+    target.write_bytes(b"precious\n")
+    os.chmod(target, 0o600)
+    link = tmp_path / "audit.jsonl"
+    link.symlink_to(target)
+    log = AuditLog(link)
+    with pytest.raises(UnsafeAuditLog, match="symlink") as info:
+        log.append("x", decision="allow")
+    assert info.value.code == "unsafe_audit_log" and info.value.hint
+    with pytest.raises(UnsafeAuditLog):
+        log.read()
+    assert target.read_bytes() == b"precious\n"
+    assert link.is_symlink()
+
+
+def test_group_or_world_accessible_log_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(b"")
+    os.chmod(path, 0o640)
+    with pytest.raises(UnsafeAuditLog, match="mode 0640"):
+        AuditLog(path).append("x", decision="allow")
+    assert path.read_bytes() == b""
+
+
+def test_hard_linked_log_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.write_bytes(b"")
+    os.chmod(other, 0o600)
+    os.link(other, tmp_path / "audit.jsonl")
+    with pytest.raises(UnsafeAuditLog, match="hard links"):
+        AuditLog(tmp_path / "audit.jsonl").append("x", decision="allow")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
+def test_log_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(b"")
+    os.chmod(path, 0o600)
+    os.chown(path, 65534, 65534)
+    with pytest.raises(UnsafeAuditLog, match="owned by uid"):
+        AuditLog(path).append("x", decision="allow")
+
+
+def test_lines_are_single_json_objects(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append("x", decision="allow", note="line one\nline two\u2028", where=tmp_path)
+    (line,) = log.path.read_bytes().splitlines()
+    assert json.loads(line)["note"] == "line one\nline two\u2028"
+    assert json.loads(line)["where"] == str(tmp_path)
