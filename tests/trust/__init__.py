@@ -1,0 +1,56 @@
+"""Tests for tabwarden.trust. Small shared helpers for real trust records in ``tmp_path``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.verify import Effective
+
+NOW = 1_760_000_000
+SHA_A = "a" * 64
+SHA_B = "b" * 64
+
+
+def paired(tmp_path: Path, key: HostKey | None = None) -> tuple[Path, HostKey]:
+    """A fresh record (signed default baseline) in a 0700 config dir, plus its host key."""
+    key = key or HostKey.generate()
+    path = tmp_path / "cfg" / "trust.json"
+    store.initialise(path, key, "file", NOW)
+    return path, key
+
+
+def with_client(tmp_path: Path) -> tuple[Path, HostKey]:
+    path, key = paired(tmp_path)
+    store.add_client(path, key, "claude", "/usr/bin/claude", SHA_A, NOW + 1)
+    return path, key
+
+
+def reader(path: Path, key: HostKey) -> store.TrustReader:
+    return store.TrustReader(path, lambda: key.public)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(path.read_bytes())
+    return result
+
+
+def hand_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:
+    """Replace the file the way an editor does (new inode), keeping it ours and 0600."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    temp = path.with_name(path.name + ".edit")
+    temp.write_bytes(raw)
+    os.chmod(temp, mode)
+    os.replace(temp, path)
+
+
+def hand_edit(path: Path, obj: dict[str, Any]) -> None:
+    hand_write(path, json.dumps(obj, indent=2))
+
+
+def denied(eff: Effective) -> bool:
+    return eff.killed and not eff.paired_clients and not eff.browsers

@@ -1,0 +1,69 @@
+"""Concurrent writers lose nothing: 8 real processes x 25 locked updates each."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.record import empty_document, serialise
+
+from tests.trust import reader
+
+WORKERS = 8
+EACH = 25
+
+
+def _worker(path: str, pem: bytes, idx: int, barrier: Any) -> None:
+    key = HostKey.from_pem(pem)
+    barrier.wait(timeout=60)
+    for i in range(EACH):
+        tag = idx * 1000 + i
+        op = (idx + i) % 3
+        if op == 0:
+            store.add_restriction(path, "eval", False, tag)
+        elif op == 1:
+            store.engage_kill(path, f"w{tag}", tag)
+        else:
+            store.add_client(path, key, f"w{tag}", f"/usr/bin/w{tag}", f"{tag:064x}", tag)
+
+
+def test_eight_processes_lose_no_update(tmp_path: Path) -> None:
+    key = HostKey.generate()
+    cfg = tmp_path / "cfg"
+    cfg.mkdir(mode=0o700)
+    path = cfg / "trust.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, serialise(empty_document(key.public, "file")))  # epoch 0
+    os.close(fd)
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(WORKERS)
+    procs = [
+        ctx.Process(target=_worker, args=(str(path), key.to_pem(), idx, barrier))
+        for idx in range(WORKERS)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0] * WORKERS
+
+    doc = store.load(path, expect_paired=True)
+    assert doc is not None
+    expected = {idx * 1000 + i for idx in range(WORKERS) for i in range(EACH)}
+    seen = (
+        [r.at for r in doc.policy.restrictions]
+        + [e.at for e in doc.kill.events]
+        + [c.paired_at for c in doc.clients]
+    )
+    assert len(seen) == WORKERS * EACH == 200
+    assert set(seen) == expected
+    assert doc.epoch == 200
+    assert sorted(e.serial for e in doc.kill.events) == list(range(1, len(doc.kill.events) + 1))
+    eff = reader(path, key).current(0)
+    assert eff.killed and len(eff.paired_clients) == len(doc.clients) and not eff.ignored
+    assert sorted(os.listdir(cfg)) == ["trust.json", "trust.lock"]

@@ -1,0 +1,194 @@
+"""The document parser is strict, round-trips exactly, and only ever raises TrustUnreadable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.record import TrustUnreadable, empty_document, parse, serialise
+
+from tests.trust import SHA_A, paired
+
+KEY = HostKey.generate()
+
+
+def _full_doc(tmp_path: Path) -> bytes:
+    path, key = paired(tmp_path)
+    store.add_client(path, key, "claude", "/usr/bin/claude", SHA_A, 1)
+    store.engage_kill(path, "cli", 2)
+    store.release_kill(path, key, 3)
+    store.add_restriction(path, "origins", [], 4)
+    store.revoke(path, "browser", "chrome", 5)
+    store.set_pairing_code(path, "c" * 64, 10)
+    return path.read_bytes()
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    raw = _full_doc(tmp_path)
+    doc = parse(raw)
+    assert serialise(doc) == raw
+    assert doc.to_json() == json.loads(raw)
+    assert parse(serialise(doc)) == doc
+
+
+def test_empty_document() -> None:
+    doc = empty_document(KEY.public, "keyring")
+    assert doc.epoch == 0 and doc.version == 1
+    assert doc.host_key.public == KEY.public.b64
+    assert doc.host_key.fingerprint == KEY.public.fingerprint
+    assert not doc.clients and doc.policy.baseline is None and doc.pairing_code is None
+    assert parse(serialise(doc)) == doc
+    with pytest.raises(ValueError):
+        empty_document(KEY.public, "cloud")
+
+
+def _edit(raw: bytes, change: Any) -> bytes:
+    obj = json.loads(raw)
+    change(obj)
+    return json.dumps(obj).encode()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda o: o.update(version=2), "unknown version"),
+        (lambda o: o.update(version="1"), "unknown version"),
+        (lambda o: o.update(epoch="3"), "epoch: expected an integer"),
+        (lambda o: o.update(epoch=-1), "epoch: integer out of range"),
+        (lambda o: o.update(epoch=True), "epoch: expected an integer"),
+        (lambda o: o.update(clients={}), "clients: expected a list"),
+        (lambda o: o.pop("kill"), "missing field 'kill'"),
+        (lambda o: o.update(extra=1), "unknown field 'extra'"),
+        (lambda o: o["clients"][0].pop("sig"), "missing field 'sig'"),
+        (lambda o: o["clients"][0].update(kind="baseline"), "kind must be 'client'"),
+        (lambda o: o["clients"][0].update(pairedAt=1.5), None),
+        (lambda o: o["kill"]["events"][0].update(serial=None), "expected an integer"),
+        (lambda o: o["hostKey"].update(store="cloud"), "hostKey.store"),
+        (lambda o: o["policy"].update(baseline=[]), "expected an object"),
+        (lambda o: o["policy"]["restrictions"][0].update(value={"a": 1}), "value"),
+        (lambda o: o["revocations"][0].update(kind="host"), "kind"),
+        (lambda o: o.update(pairingCode={"sha256": "x"}), "missing field"),
+    ],
+)
+def test_wrong_shapes_are_unreadable(tmp_path: Path, change: Any, reason: str | None) -> None:
+    raw = _full_doc(tmp_path)
+    with pytest.raises(TrustUnreadable) as info:
+        parse(_edit(raw, change))
+    if reason:
+        assert reason in info.value.reason
+    assert info.value.code == "trust_unreadable" and info.value.exit_status == 3
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"", "invalid JSON"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b'{"version": 1,', "invalid JSON"),
+        (b'{"version": 1} trailing', "invalid JSON"),
+        (b'{"version": 1, "version": 1}', "duplicate key"),
+        (b'{"version": NaN}', "non-integer"),
+        (b'{"version": 1e0}', "non-integer"),
+        (b"[" * 100_000 + b"]" * 100_000, None),
+        (b'{"version": 1' + b"0" * 5000 + b"}", "integer too long"),
+        (b"[1]", "expected an object"),
+        (b'"\\ud800"', "expected an object"),
+    ],
+)
+def test_bad_bytes_are_unreadable(raw: bytes, reason: str | None) -> None:
+    with pytest.raises(TrustUnreadable) as info:
+        parse(raw)
+    if reason:
+        assert reason in info.value.reason
+
+
+def test_truncation_anywhere_is_unreadable(tmp_path: Path) -> None:
+    raw = _full_doc(tmp_path).rstrip()
+    for cut in range(0, len(raw), max(1, len(raw) // 200)):
+        with pytest.raises(TrustUnreadable):
+            parse(raw[:cut])
+
+
+def test_duplicate_key_inside_a_grant_is_unreadable(tmp_path: Path) -> None:
+    raw = _full_doc(tmp_path)
+    text = raw.decode().replace(
+        '"exe": "/usr/bin/claude",', '"exe": "/usr/bin/claude", "exe": "/tmp/evil",'
+    )
+    assert text.encode() != raw
+    with pytest.raises(TrustUnreadable, match="duplicate key 'exe'"):
+        parse(text.encode())
+
+
+def test_lone_surrogate_string_is_unreadable(tmp_path: Path) -> None:
+    obj = json.loads(_full_doc(tmp_path))
+    obj["kill"]["events"][0]["reason"] = "\ud800"
+    with pytest.raises(TrustUnreadable, match="not valid Unicode"):
+        parse(json.dumps(obj).encode())
+
+
+# --- never anything but TrustUnreadable --------------------------------------------------------
+
+
+def _parse_or_unreadable(raw: bytes) -> None:
+    try:
+        parse(raw)
+    except TrustUnreadable:
+        pass
+
+
+@given(st.binary(max_size=2048))
+def test_arbitrary_bytes_only_ever_raise_unreadable(raw: bytes) -> None:
+    _parse_or_unreadable(raw)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["version", "epoch", "hostKey", "clients", "kill", "policy", "x", "sig"]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=25,
+)
+
+
+@given(_json)
+def test_arbitrary_json_only_ever_raises_unreadable(value: Any) -> None:
+    _parse_or_unreadable(json.dumps(value).encode())
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_mutated_real_documents_only_ever_raise_unreadable(data: st.DataObject) -> None:
+    raw = bytearray(SAMPLE)
+    for _ in range(data.draw(st.integers(1, 4))):
+        pos = data.draw(st.integers(0, len(raw) - 1))
+        op = data.draw(st.sampled_from(["flip", "insert", "delete"]))
+        if op == "flip":
+            raw[pos] = data.draw(st.integers(0, 255))
+        elif op == "insert":
+            raw[pos:pos] = data.draw(st.binary(min_size=1, max_size=8))
+        else:
+            del raw[pos : pos + data.draw(st.integers(1, 16))]
+    _parse_or_unreadable(bytes(raw))
+
+
+def _sample() -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return _full_doc(Path(tmp))
+
+
+SAMPLE = _sample()

@@ -1,0 +1,55 @@
+"""The one question every enforcement point asks: what does the trust record grant right now?
+
+``TrustGate`` wraps a ``TrustReader`` (stat-cached, fail-closed, never raises) with the rule for
+finding the host key's public half, which is the anchor grants are verified against — never the
+copy inside ``trust.json``:
+
+1. ``$TABWARDEN_CONFIG_DIR/host-key.pem`` exists → the file store (``pair --file-store``).
+2. else the OS keyring, when it is usable → its key, or "no key" (unpaired).
+3. else (no usable keyring: headless, no D-Bus) → "no key". If a trust record exists anyway, the
+   reader denies everything ("a trust record exists but no host key is stored"): a locked or
+   missing keyring can only take power away.
+
+The gate must never cache a denial and never turn an error into a grant.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from tabwarden.paths import config_dir
+from tabwarden.trust.keys import HostPublicKey
+from tabwarden.trust.store import TrustReader, trust_path
+from tabwarden.trust.verify import Effective
+
+log = logging.getLogger("tabwarden.trust")
+
+FILE_STORE_NAME = "host-key.pem"
+
+
+def load_host_public(config: Path) -> HostPublicKey | None:
+    """The host key's public half from its store, or None when no key is stored (unpaired)."""
+    from tabwarden.trust.keystore import FileStore, KeyringStore, KeyStoreUnavailable
+
+    key_file = config / FILE_STORE_NAME
+    if key_file.exists() or key_file.is_symlink():
+        key = FileStore(key_file).load()  # unsafe/corrupt file raises: the reader denies
+        return key.public if key is not None else None
+    try:
+        key = KeyringStore().load()
+    except KeyStoreUnavailable as exc:
+        log.debug("keyring not usable (%s); treating as no host key", exc)
+        return None
+    return key.public if key is not None else None
+
+
+class TrustGate:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.config = config_dir(env)
+        self.path = trust_path(env)
+        self._reader = TrustReader(self.path, lambda: load_host_public(self.config))
+
+    def current(self, now: int | None = None) -> Effective:
+        return self._reader.current(int(time.time()) if now is None else now)

@@ -1,0 +1,324 @@
+"""The policy lattice: what each policy key means and which way is "narrower".
+
+| key | type | default | narrower means |
+|---|---|---|---|
+| ``origins`` | list of exact origins | ``[]`` | subset |
+| ``confirm`` | actions to confirm | submit, link_click, press, select, tab_close | superset |
+| ``eval`` / ``upload`` / ``passwordFill`` | bool | ``false`` | ``false`` |
+| ``clickGraceSeconds`` | int 0..600 | ``30`` | smaller |
+| ``confirmTimeoutSeconds`` | int 5..600 | ``60`` | smaller |
+| ``presenceConfirm`` | bool | ``false`` | ``true`` |
+
+A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
+``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
+``apply_set`` may widen and is for the signed ``policy set`` path only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from tabwarden.errors import TabwardenError
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "DENY_POLICY",
+    "POLICY_KEYS",
+    "Policy",
+    "PolicyError",
+    "apply_set",
+    "is_narrowing",
+    "is_wider",
+    "normalise_origin",
+    "restrict",
+    "restrict_explained",
+    "validate_value",
+    "validate_values",
+]
+
+
+class PolicyError(TabwardenError):
+    """The policy value is not valid."""
+
+    code = "policy_invalid"
+    exit_status = 2
+    hint = "Run `tabwarden policy` to see the keys, their types and their ranges."
+
+
+#: Policy keys in the order the record and ``status`` show them.
+POLICY_KEYS: tuple[str, ...] = (
+    "origins",
+    "confirm",
+    "eval",
+    "upload",
+    "passwordFill",
+    "clickGraceSeconds",
+    "confirmTimeoutSeconds",
+    "presenceConfirm",
+)
+_ATTR = {
+    "origins": "origins",
+    "confirm": "confirm",
+    "eval": "eval",
+    "upload": "upload",
+    "passwordFill": "password_fill",
+    "clickGraceSeconds": "click_grace_seconds",
+    "confirmTimeoutSeconds": "confirm_timeout_seconds",
+    "presenceConfirm": "presence_confirm",
+}
+_RANGES = {"clickGraceSeconds": (0, 600), "confirmTimeoutSeconds": (5, 600)}
+_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill"})
+_ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_MAX_LIST = 1000
+_MAX_ORIGIN = 300
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Policy(Mapping[str, Any]):
+    """One complete policy. Lists are sorted, de-duplicated tuples; origins are normalised."""
+
+    origins: tuple[str, ...]
+    confirm: tuple[str, ...]
+    eval: bool
+    upload: bool
+    password_fill: bool
+    click_grace_seconds: int
+    confirm_timeout_seconds: int
+    presence_confirm: bool
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            attr = _ATTR[key]
+        except KeyError:
+            raise KeyError(key) from None
+        return getattr(self, attr)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(POLICY_KEYS)
+
+    def __len__(self) -> int:
+        return len(POLICY_KEYS)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in POLICY_KEYS:
+            value = self[key]
+            out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+# --- origins ---------------------------------------------------------------------------------
+
+_ORIGIN_RE = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
+    r"(?::(?P<port>[0-9]{1,5}))?$"
+)
+_LABEL_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalise_origin(origin: str) -> str:
+    """``scheme://host[:port]`` with lower-case scheme/host and the default port dropped.
+
+    Only http/https; no path (not even ``/``), query, fragment, userinfo or wildcard; host is an
+    ASCII DNS name (punycode for IDN), a full dotted IPv4 address or a bracketed IPv6 address.
+    Origins then compare as exact strings: ``http://127.0.0.1.evil.test`` is not
+    ``http://127.0.0.1``.
+    """
+    if not isinstance(origin, str):
+        raise PolicyError(f"an origin must be a string, not {type(origin).__name__}")
+    if len(origin) > _MAX_ORIGIN:
+        raise PolicyError("origin is too long")
+    m = _ORIGIN_RE.match(origin)
+    if not m:
+        raise PolicyError(
+            f"{origin!r} is not an exact origin (scheme://host[:port], no path, no wildcard)"
+        )
+    scheme = m.group("scheme").lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise PolicyError(f"{origin!r}: only http and https origins can be approved")
+    raw_host = m.group("host").lower()
+    if raw_host.startswith("["):
+        try:
+            host = "[" + ipaddress.IPv6Address(raw_host[1:-1]).compressed + "]"
+        except ValueError:
+            raise PolicyError(f"{origin!r}: not a valid IPv6 address") from None
+    else:
+        labels = raw_host.split(".")
+        if len(raw_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
+            raise PolicyError(f"{origin!r}: not a valid host name")
+        if labels[-1].isdigit() or all(label.isdigit() for label in labels):
+            # A numeric last label means "IPv4" to browsers: require the one dotted-quad form.
+            try:
+                host = str(ipaddress.IPv4Address(raw_host))
+            except ValueError:
+                raise PolicyError(f"{origin!r}: not a valid IPv4 address") from None
+            if host != raw_host:
+                raise PolicyError(f"{origin!r}: write the IPv4 address in dotted-quad form")
+        else:
+            host = raw_host
+    port_text = m.group("port")
+    suffix = ""
+    if port_text is not None:
+        port = int(port_text)
+        if not 1 <= port <= 65535:
+            raise PolicyError(f"{origin!r}: port out of range")
+        if port != _DEFAULT_PORTS[scheme]:
+            suffix = f":{port}"
+    return f"{scheme}://{host}{suffix}"
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def _str_list(key: str, value: object) -> list[str]:
+    if not isinstance(value, (list, tuple)):
+        raise PolicyError(f"{key} must be a list of strings")
+    if len(value) > _MAX_LIST:
+        raise PolicyError(f"{key} has too many entries")
+    for item in value:
+        if not isinstance(item, str):
+            raise PolicyError(f"{key} must be a list of strings")
+    return list(value)
+
+
+def validate_value(key: str, value: object) -> Any:
+    """The normalised value for one key; ``PolicyError`` for an unknown key or a bad value."""
+    if key not in _ATTR:
+        raise PolicyError(f"unknown policy key {key!r}")
+    if key == "origins":
+        return tuple(sorted({normalise_origin(o) for o in _str_list(key, value)}))
+    if key == "confirm":
+        actions = _str_list(key, value)
+        for action in actions:
+            if not _ACTION_RE.match(action):
+                raise PolicyError(f"confirm: {action!r} is not an action name")
+        return tuple(sorted(set(actions)))
+    if key in _RANGES:
+        low, high = _RANGES[key]
+        if type(value) is not int:
+            raise PolicyError(f"{key} must be an integer")
+        if not low <= value <= high:
+            raise PolicyError(f"{key} must be between {low} and {high}")
+        return value
+    if type(value) is not bool:
+        raise PolicyError(f"{key} must be true or false")
+    return value
+
+
+def validate_values(values: Mapping[str, object]) -> Policy:
+    """A ``Policy`` from JSON values. Keys left out take ``DEFAULT_POLICY``'s value."""
+    if not isinstance(values, Mapping):
+        raise PolicyError("policy values must be an object")
+    for key in values:
+        if key not in _ATTR:
+            raise PolicyError(f"unknown policy key {key!r}")
+    kwargs = {
+        _ATTR[key]: validate_value(key, values[key]) if key in values else DEFAULT_POLICY[key]
+        for key in POLICY_KEYS
+    }
+    return Policy(**kwargs)
+
+
+# --- the order -------------------------------------------------------------------------------
+
+
+def _le(key: str, a: Any, b: Any) -> bool:
+    """``a`` grants nothing that ``b`` does not, for one key."""
+    if key == "origins":
+        return set(a) <= set(b)
+    if key == "confirm":
+        return set(a) >= set(b)
+    if key in _RANGES:
+        return bool(a <= b)
+    if key in _BOOLS_FALSE_NARROW:
+        return (not a) or bool(b)
+    # presenceConfirm: true is narrower
+    return bool(a) or not b
+
+
+def is_wider(a: Policy, b: Policy) -> bool:
+    """True when ``a`` grants anything ``b`` does not."""
+    return any(not _le(key, a[key], b[key]) for key in POLICY_KEYS)
+
+
+def is_narrowing(policy: Policy, key: str, value: object) -> bool:
+    """True when ``value`` for ``key`` grants nothing ``policy`` does not (equal counts).
+
+    An unknown key or invalid value is not narrowing (False); this never raises."""
+    try:
+        normalised = validate_value(key, value)
+    except PolicyError:
+        return False
+    return _le(key, normalised, policy[key])
+
+
+def apply_set(policy: Policy, changes: Mapping[str, object]) -> Policy:
+    """``policy`` with ``changes`` applied — may widen (``policy set``, signed, with presence)."""
+    if not isinstance(changes, Mapping):
+        raise PolicyError("policy changes must be an object")
+    updates = {_ATTR.get(k, k): validate_value(k, v) for k, v in changes.items()}
+    return replace(policy, **updates)
+
+
+def _key_value(item: object) -> tuple[object, object]:
+    if isinstance(item, tuple) and len(item) == 2:
+        return item[0], item[1]
+    if isinstance(item, Mapping):
+        return item.get("key"), item.get("value")
+    return getattr(item, "key", None), getattr(item, "value", None)
+
+
+def restrict_explained(
+    policy: Policy, restrictions: Iterable[object]
+) -> tuple[Policy, tuple[str, ...]]:
+    """``restrict`` plus the reason each ignored restriction was ignored (in order)."""
+    current = policy
+    ignored: list[str] = []
+    for index, item in enumerate(restrictions):
+        key, value = _key_value(item)
+        if not isinstance(key, str) or key not in _ATTR:
+            ignored.append(f"restriction {index}: unknown policy key")
+            continue
+        try:
+            normalised = validate_value(key, value)
+        except PolicyError as exc:
+            ignored.append(f"restriction {index} ({key}): invalid value: {exc}")
+            continue
+        if not _le(key, normalised, current[key]):
+            ignored.append(f"restriction {index} ({key}): would widen the policy")
+            continue
+        current = replace(current, **{_ATTR[key]: normalised})
+    return current, tuple(ignored)
+
+
+def restrict(policy: Policy, restrictions: Iterable[object]) -> Policy:
+    """Apply restrictions in order; each may only narrow. Widening or invalid ones are ignored.
+
+    A restriction is a ``(key, value)`` pair, a mapping with ``key``/``value``, or an object with
+    ``.key``/``.value`` (``record.Restriction``).
+    """
+    return restrict_explained(policy, restrictions)[0]
+
+
+DEFAULT_POLICY: Policy = Policy(
+    origins=(),
+    confirm=("link_click", "press", "select", "submit", "tab_close"),
+    eval=False,
+    upload=False,
+    password_fill=False,
+    click_grace_seconds=30,
+    confirm_timeout_seconds=60,
+    presence_confirm=False,
+)
+
+#: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.
+DENY_POLICY: Policy = replace(
+    DEFAULT_POLICY, click_grace_seconds=0, confirm_timeout_seconds=5, presence_confirm=True
+)
+
+assert [f.name for f in fields(Policy)] == [_ATTR[k] for k in POLICY_KEYS]

@@ -1,0 +1,768 @@
+"""The trust record on disk: fail-closed reads, locked atomic writes, and a cached reader.
+
+* ``load`` refuses (``TrustUnreadable``) a record that is missing while a host key exists, is a
+  symlink or not a regular file, is not ours, has any group/other permission bit, lives in a
+  directory that is not ours/0700, or does not parse.
+* ``update`` is the only writer: an exclusive ``flock`` on ``trust.lock`` beside the record,
+  re-read inside the lock, ``mutate``, ``epoch + 1``, write a temp file (``O_EXCL``, 0600), fsync,
+  ``os.replace``, fsync the directory.
+* ``TrustReader.current(now)`` never raises: any failure is ``Effective.deny_all(reason)``.
+
+Narrowing writers (``engage_kill``, ``add_restriction``, ``revoke``, keyless ``rollback``) need no
+key. Grant writers (``add_client``, ``add_browser_credential``, ``set_baseline``, ``release_kill``,
+keyed ``rollback``, ``initialise``) take the ``HostKey``; the caller is responsible for having
+proven a person's presence first.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tabwarden.trust.grants import grant_is_valid, sign_grant
+from tabwarden.trust.keys import HostKey, HostKeyInvalid, HostPublicKey
+from tabwarden.trust.policy import (
+    DEFAULT_POLICY,
+    POLICY_KEYS,
+    Policy,
+    PolicyError,
+    is_narrowing,
+    is_wider,
+    validate_value,
+    validate_values,
+)
+from tabwarden.trust.record import (
+    MAX_DOCUMENT_BYTES,
+    REVOCABLE,
+    SCHEMA_VERSION,
+    BaselineRecord,
+    BrowserRecord,
+    ClientRecord,
+    Credential,
+    KillEvent,
+    KillState,
+    PairingCode,
+    ReleaseRecord,
+    Restriction,
+    Revocation,
+    TrustDocument,
+    TrustUnreadable,
+    empty_document,
+    parse,
+    serialise,
+)
+from tabwarden.trust.verify import Effective, effective, host_key_mismatch
+
+from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.paths import LABEL_RE, BadLabel, config_dir
+
+__all__ = [
+    "AUTH_PATHS",
+    "MAX_HISTORY",
+    "PAIRING_MAX_ATTEMPTS",
+    "PresenceRequired",
+    "PolicyError",
+    "TrustReader",
+    "TrustUnreadable",
+    "add_browser_credential",
+    "add_client",
+    "add_restriction",
+    "clear_pairing_code",
+    "consume_pairing_code",
+    "engage_kill",
+    "initialise",
+    "load",
+    "release_kill",
+    "revoke",
+    "rollback",
+    "set_baseline",
+    "set_pairing_code",
+    "trust_path",
+    "update",
+]
+
+FILE_NAME = "trust.json"
+LOCK_NAME = "trust.lock"
+#: Earlier baselines kept for ``rollback`` (oldest dropped first).
+MAX_HISTORY = 50
+PAIRING_MAX_ATTEMPTS = 5
+#: Which presence path authorised a grant (matches the audit log's ``path``).
+AUTH_PATHS = ("terminal", "webauthn", "window")
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+StatKey = tuple[int, ...]
+
+
+class PresenceRequired(TabwardenError):
+    """This change widens what tabwarden may do, so a person must confirm it."""
+
+    code = "presence_required"
+    exit_status = 1
+    hint = "Run it at a real terminal (or confirm in the browser); removing power never needs this."
+
+
+def trust_path(env: dict[str, str] | None = None) -> Path:
+    return config_dir(env) / FILE_NAME
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _open_dir(directory: Path, *, create: bool) -> int | None:
+    """An fd on ``directory`` after checking it is a real directory, ours, mode 0700."""
+    if create:
+        try:
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise TrustUnreadable(f"cannot create {directory} ({exc.strerror})") from None
+    try:
+        dfd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise TrustUnreadable(f"{directory} is a symlink or not a directory") from None
+        raise TrustUnreadable(f"cannot open {directory} ({exc.strerror})") from None
+    try:
+        st = os.fstat(dfd)
+        if st.st_uid != os.geteuid():
+            raise TrustUnreadable(f"{directory} is owned by uid {st.st_uid}, not {os.geteuid()}")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            raise TrustUnreadable(f"{directory} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700")
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd
+
+
+def _stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_uid)
+
+
+def _read_at(dfd: int, path: Path) -> tuple[TrustDocument, StatKey] | None:
+    """Open, check and parse ``path.name`` inside ``dfd``; None when it does not exist."""
+    try:
+        fd = os.open(path.name, os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TrustUnreadable(f"{path} is a symlink") from None
+        raise TrustUnreadable(f"cannot open {path} ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TrustUnreadable(f"{path} is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise TrustUnreadable(f"{path} is owned by uid {st.st_uid}, not {os.geteuid()}")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise TrustUnreadable(f"{path} has mode {mode:04o}; it must be 0600")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_DOCUMENT_BYTES:
+                raise TrustUnreadable(f"{path} is too large")
+    except OSError as exc:
+        raise TrustUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    return parse(b"".join(chunks)), _stat_key(st)
+
+
+def _missing(path: Path, expect_paired: bool) -> None:
+    if expect_paired:
+        raise TrustUnreadable(f"{path} is missing but a host key exists")
+
+
+def _load(path: Path, expect_paired: bool) -> tuple[TrustDocument, StatKey] | None:
+    dfd = _open_dir(path.parent, create=False)
+    if dfd is None:
+        _missing(path, expect_paired)
+        return None
+    try:
+        found = _read_at(dfd, path)
+    finally:
+        os.close(dfd)
+    if found is None:
+        _missing(path, expect_paired)
+    return found
+
+
+def load(path: Path | str, *, expect_paired: bool) -> TrustDocument | None:
+    """The record at ``path``; None only when it is missing and ``not expect_paired``."""
+    found = _load(Path(path), expect_paired)
+    return None if found is None else found[0]
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_atomic(dfd: int, name: str, data: bytes) -> None:
+    temp = f".{name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(
+        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
+    )
+    try:
+        try:
+            os.fchmod(fd, 0o600)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(temp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
+    os.fsync(dfd)
+
+
+def update(
+    path: Path | str,
+    mutate: Callable[[TrustDocument], TrustDocument],
+    *,
+    initial: TrustDocument | None = None,
+) -> TrustDocument:
+    """Locked read-modify-write. ``mutate`` sees the current record (or ``initial`` when there is
+    none yet; without ``initial`` a missing record is ``TrustUnreadable``). The result is written
+    with ``epoch = current.epoch + 1``. If ``mutate`` raises, or returns the record it was given
+    unchanged, nothing is written."""
+    path = Path(path)
+    dfd = _open_dir(path.parent, create=True)
+    if dfd is None:
+        raise TrustUnreadable(f"{path.parent} disappeared")
+    try:
+        lock_fd = os.open(
+            LOCK_NAME, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
+        )
+        try:
+            st = os.fstat(lock_fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                raise TrustUnreadable(f"{path.parent / LOCK_NAME} is not our regular file")
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            found = _read_at(dfd, path)
+            if found is not None:
+                current = found[0]
+            elif initial is not None:
+                current = initial
+            else:
+                raise TrustUnreadable(f"{path} is missing (not paired yet?)")
+            new = mutate(current)
+            if new is current and found is not None:
+                return current  # nothing changed: no write, no new epoch
+            if not isinstance(new, TrustDocument):
+                raise TypeError("mutate must return a TrustDocument")
+            new = replace(new, version=SCHEMA_VERSION, epoch=current.epoch + 1)
+            data = serialise(new)
+            try:
+                parse(data)
+            except TrustUnreadable as exc:
+                raise ValueError(
+                    f"refusing to write a record that would not read back: {exc.reason}"
+                ) from None
+            _write_atomic(dfd, path.name, data)
+            return new
+        finally:
+            os.close(lock_fd)  # releases the flock
+    except OSError as exc:
+        raise TrustUnreadable(f"cannot write {path} ({exc.strerror})") from None
+    finally:
+        os.close(dfd)
+
+
+# --- helpers shared by the writers -----------------------------------------------------------
+
+
+def _public_in(doc: TrustDocument) -> HostPublicKey:
+    try:
+        return HostPublicKey.from_b64(doc.host_key.public)
+    except HostKeyInvalid:
+        raise TrustUnreadable("hostKey.public in the record is not a valid P-256 key") from None
+
+
+def _require_key(doc: TrustDocument, key: HostKey) -> HostPublicKey:
+    public = key.public
+    mismatch = host_key_mismatch(doc, public)
+    if mismatch is not None:
+        raise TrustUnreadable(mismatch)
+    return public
+
+
+def _next_kill_serial(doc: TrustDocument) -> int:
+    """Above every serial in the file, valid or not — so a new kill always takes."""
+    floors: list[int] = [doc.kill.serial, *(e.serial for e in doc.kill.events)]
+    floors += [c.kill_serial for c in doc.clients] + [b.kill_serial for b in doc.browsers]
+    floors += [r.kill_serial for r in doc.releases] + [h.kill_serial for h in doc.policy.history]
+    floors += [r.serial for r in doc.releases]
+    if doc.policy.baseline is not None:
+        floors.append(doc.policy.baseline.kill_serial)
+    return 1 + max(floors)
+
+
+def _usable_baseline(doc: TrustDocument, public: HostPublicKey) -> Policy:
+    """The signed baseline's policy, or ``DEFAULT_POLICY`` (exactly as ``effective`` decides)."""
+    b = doc.policy.baseline
+    if b is None or b.epoch > doc.epoch or not grant_is_valid(public, b.to_json()):
+        return DEFAULT_POLICY
+    try:
+        return validate_values(b.values_json())
+    except PolicyError:
+        return DEFAULT_POLICY
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def _with_baseline(doc: TrustDocument, key: HostKey, policy: Policy, now: int) -> TrustDocument:
+    public = _require_key(doc, key)
+    eff = effective(doc, public, now)
+    old = _usable_baseline(doc, public)
+    signed = sign_grant(
+        key,
+        {"kind": "baseline", "values": policy.to_json()},
+        epoch=doc.epoch + 1,
+        kill_serial=eff.kill_serial,
+    )
+    record = BaselineRecord(
+        values=tuple(sorted((k, _frozen(v)) for k, v in signed["values"].items())),
+        epoch=signed["epoch"],
+        kill_serial=signed["killSerial"],
+        sig=signed["sig"],
+    )
+    history = doc.policy.history
+    if doc.policy.baseline is not None:
+        history = (*history, doc.policy.baseline)[-MAX_HISTORY:]
+    changed = {k for k in POLICY_KEYS if policy[k] != old[k]}
+    restrictions = tuple(r for r in doc.policy.restrictions if r.key not in changed)
+    return doc.with_(
+        policy=replace(doc.policy, baseline=record, history=history, restrictions=restrictions)
+    )
+
+
+def _check_label(label: str) -> None:
+    if not isinstance(label, str) or not LABEL_RE.match(label):
+        raise BadLabel(f"invalid label {label!r}")
+
+
+def _check_via(via: str) -> None:
+    if via not in AUTH_PATHS:
+        raise UsageError(f"unknown authorisation path {via!r}; expected one of {AUTH_PATHS}")
+
+
+def _check_time(now: int) -> None:
+    if type(now) is not int or now < 0:
+        raise UsageError("timestamps are non-negative integer seconds")
+
+
+# --- narrowing writers (no key) --------------------------------------------------------------
+
+
+def engage_kill(path: Path | str, reason: str, now: int) -> TrustDocument:
+    """Engage the kill switch (a new, higher serial and an event). Needs no key."""
+    _check_time(now)
+    if not isinstance(reason, str) or not reason.isprintable() or not 0 < len(reason) <= 256:
+        raise UsageError("the kill reason must be 1-256 printable characters")
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        serial = _next_kill_serial(doc)
+        event = KillEvent(serial=serial, at=now, reason=reason)
+        return doc.with_(kill=KillState(serial=serial, events=(*doc.kill.events, event)))
+
+    return update(path, mutate)
+
+
+def add_restriction(path: Path | str, key: str, value: object, now: int) -> TrustDocument:
+    """Narrow one policy key (unsigned). A value that would widen is refused (``PolicyError``)."""
+    _check_time(now)
+    normalised = validate_value(key, value)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        current = effective(doc, _public_in(doc), now).policy
+        if not is_narrowing(current, key, normalised):
+            raise PolicyError(
+                f"restricting {key} to that value would widen the policy; widening needs "
+                "`tabwarden policy set`"
+            )
+        restriction = Restriction(key=key, value=normalised, at=now)
+        return doc.with_(
+            policy=replace(doc.policy, restrictions=(*doc.policy.restrictions, restriction))
+        )
+
+    return update(path, mutate)
+
+
+def revoke(path: Path | str, kind: str, label: str, now: int) -> TrustDocument:
+    """Revoke every ``kind`` ("client"|"browser") grant named ``label``: removes the grants and
+    records the revocation so a re-inserted copy stays revoked. Needs no key."""
+    _check_time(now)
+    if kind not in REVOCABLE:
+        raise UsageError(f"can only revoke {' or '.join(REVOCABLE)}, not {kind!r}")
+    if not isinstance(label, str) or not 0 < len(label) <= 64:
+        raise BadLabel(f"invalid label {label!r}")
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        revocation = Revocation(kind=kind, label=label, at=now)
+        changes: dict[str, Any] = {"revocations": (*doc.revocations, revocation)}
+        if kind == "client":
+            changes["clients"] = tuple(c for c in doc.clients if c.label != label)
+        else:
+            changes["browsers"] = tuple(b for b in doc.browsers if b.label != label)
+        return doc.with_(**changes)
+
+    return update(path, mutate)
+
+
+# --- grant writers (the host key; presence proven by the caller) ------------------------------
+
+
+def initialise(
+    path: Path | str, key: HostKey, store: str, now: int, *, replace_existing: bool = False
+) -> TrustDocument:
+    """Write a fresh record for ``key`` with the signed default baseline (``pair``).
+
+    An existing record is refused unless ``replace_existing`` (re-pairing, a presence-proven
+    ceremony): every old grant is dropped (a new key makes them meaningless); the epoch and the
+    kill serial carry on so running readers see no regression, and the kill switch is released
+    at that serial by the new key.
+    """
+    _check_time(now)
+    fresh = empty_document(key.public, store)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        if doc is fresh:
+            return _with_baseline(fresh, key, DEFAULT_POLICY, now)
+        if not replace_existing:
+            raise UsageError(f"{path} already exists; re-pairing must replace it explicitly")
+        level = _next_kill_serial(doc) - 1
+        base = replace(fresh, epoch=doc.epoch, kill=KillState(serial=level))
+        base = _with_baseline(base, key, DEFAULT_POLICY, now)
+        if level == 0:
+            return base
+        signed = sign_grant(
+            key, {"kind": "release", "serial": level}, epoch=doc.epoch + 1, kill_serial=level
+        )
+        release = ReleaseRecord(
+            serial=level, epoch=signed["epoch"], kill_serial=level, sig=signed["sig"]
+        )
+        return base.with_(releases=(release,))
+
+    return update(path, mutate, initial=fresh)
+
+
+def add_client(
+    path: Path | str,
+    key: HostKey,
+    label: str,
+    exe: str,
+    sha256: str,
+    now: int,
+    *,
+    via: str = "terminal",
+) -> TrustDocument:
+    """Pair an MCP client harness (replaces a grant with the same label, lifts its revocation)."""
+    _check_time(now)
+    _check_label(label)
+    _check_via(via)
+    if not isinstance(exe, str) or not exe.startswith("/") or len(exe) > 4096:
+        raise UsageError("exe must be an absolute path")
+    if not isinstance(sha256, str) or not _HEX64.match(sha256):
+        raise UsageError("sha256 must be 64 lower-case hex digits")
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        eff = effective(doc, public, now)
+        grant = {
+            "kind": "client",
+            "label": label,
+            "exe": exe,
+            "sha256": sha256,
+            "pairedAt": now,
+            "path": via,
+        }
+        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=eff.kill_serial)
+        record = ClientRecord(
+            label=label,
+            exe=exe,
+            sha256=sha256,
+            paired_at=now,
+            path=via,
+            epoch=signed["epoch"],
+            kill_serial=signed["killSerial"],
+            sig=signed["sig"],
+        )
+        return doc.with_(
+            clients=(*(c for c in doc.clients if c.label != label), record),
+            revocations=tuple(
+                r for r in doc.revocations if not (r.kind == "client" and r.label == label)
+            ),
+        )
+
+    return update(path, mutate)
+
+
+def add_browser_credential(
+    path: Path | str,
+    key: HostKey,
+    label: str,
+    credential: Credential,
+    now: int,
+) -> TrustDocument:
+    """Pair browser ``label`` or enrol one more credential for it (re-signs its grant).
+
+    A credential with the same id replaces the old one (e.g. a newer sign count)."""
+    _check_time(now)
+    _check_label(label)
+    _check_via(credential.path)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        eff = effective(doc, public, now)
+        previous: tuple[Credential, ...] = ()
+        for b in doc.browsers:
+            if b.label == label and grant_is_valid(public, b.to_json()):
+                previous = b.credentials
+        creds = (*(c for c in previous if c.credential_id != credential.credential_id), credential)
+        grant = {
+            "kind": "browser",
+            "label": label,
+            "credentials": [c.to_json() for c in creds],
+        }
+        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=eff.kill_serial)
+        record = BrowserRecord(
+            label=label,
+            credentials=creds,
+            epoch=signed["epoch"],
+            kill_serial=signed["killSerial"],
+            sig=signed["sig"],
+        )
+        return doc.with_(
+            browsers=(*(b for b in doc.browsers if b.label != label), record),
+            revocations=tuple(
+                r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
+            ),
+        )
+
+    return update(path, mutate)
+
+
+def set_baseline(
+    path: Path | str, key: HostKey, values: dict[str, object], now: int
+) -> TrustDocument:
+    """Sign a new baseline (``policy set``; may widen). The previous baseline goes to history.
+
+    Restrictions on keys whose value the new baseline changes are dropped (the person just set
+    that key); restrictions on other keys keep narrowing. Callers normally pass
+    ``apply_set(effective.policy, {key: value}).to_json()``."""
+    _check_time(now)
+    policy = validate_values(values)
+    return update(path, lambda doc: _with_baseline(doc, key, policy, now))
+
+
+def release_kill(path: Path | str, key: HostKey, now: int) -> TrustDocument:
+    """Release the kill switch up to the current kill serial (``unkill``)."""
+    _check_time(now)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        level = effective(doc, public, now).kill_serial
+        signed = sign_grant(
+            key, {"kind": "release", "serial": level}, epoch=doc.epoch + 1, kill_serial=level
+        )
+        record = ReleaseRecord(
+            serial=level, epoch=signed["epoch"], kill_serial=level, sig=signed["sig"]
+        )
+        return doc.with_(releases=(*doc.releases, record))
+
+    return update(path, mutate)
+
+
+def rollback(path: Path | str, key: HostKey | None, n: int, now: int) -> TrustDocument:
+    """Return the policy to the baseline ``n`` steps back in history (1 = the previous one).
+
+    Re-derived as a fresh write, never by restoring old bytes. Without a key only a narrowing
+    rollback is possible (written as restrictions); a target wider than the current effective
+    policy raises ``PresenceRequired`` and writes nothing. With the key the target is re-signed
+    as a new baseline (the caller proved presence)."""
+    _check_time(now)
+    if type(n) is not int or n < 1:
+        raise UsageError("rollback needs a step count of at least 1")
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key) if key is not None else _public_in(doc)
+        history = doc.policy.history
+        if n > len(history):
+            raise PolicyError(f"there are only {len(history)} earlier baselines to roll back to")
+        entry = history[-n]
+        if not grant_is_valid(public, entry.to_json()):
+            raise PolicyError("that history entry's signature does not verify; refusing it")
+        target = validate_values(entry.values_json())
+        current = effective(doc, public, now).policy
+        if key is None:
+            if is_wider(target, current):
+                raise PresenceRequired(
+                    "rolling back to that baseline would widen the policy; it needs a person "
+                    "present (run `tabwarden policy rollback` at a terminal)"
+                )
+            added = tuple(
+                Restriction(key=k, value=target[k], at=now)
+                for k in POLICY_KEYS
+                if target[k] != current[k]
+            )
+            return doc.with_(
+                policy=replace(doc.policy, restrictions=(*doc.policy.restrictions, *added))
+            )
+        return _with_baseline(doc, key, target, now)
+
+    return update(path, mutate)
+
+
+# --- the pairing code (stored hashed) --------------------------------------------------------
+
+
+def set_pairing_code(path: Path | str, code_sha256_hex: str, expires_at: int) -> TrustDocument:
+    """Store the one-time pairing code as its SHA-256 (never the code itself)."""
+    _check_time(expires_at)
+    if not isinstance(code_sha256_hex, str) or not _HEX64.match(code_sha256_hex):
+        raise UsageError("the pairing code must be given as 64 lower-case hex digits (SHA-256)")
+    code = PairingCode(sha256=code_sha256_hex, expires_at=expires_at, attempts=0)
+    return update(path, lambda doc: doc.with_(pairing_code=code))
+
+
+def clear_pairing_code(path: Path | str) -> TrustDocument:
+    return update(path, lambda doc: doc.with_(pairing_code=None))
+
+
+def consume_pairing_code(path: Path | str, code: str, now: int) -> bool:
+    """True once for the right, unexpired code; every attempt counts, and the code is cleared on
+    success, expiry or after ``PAIRING_MAX_ATTEMPTS`` attempts."""
+    _check_time(now)
+    offered = hashlib.sha256(code.encode("utf-8")).hexdigest() if isinstance(code, str) else ""
+    result = False
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        nonlocal result
+        pc = doc.pairing_code
+        if pc is None:
+            return doc
+        if now >= pc.expires_at:
+            return doc.with_(pairing_code=None)
+        if hmac.compare_digest(offered, pc.sha256):
+            result = True
+            return doc.with_(pairing_code=None)
+        attempts = pc.attempts + 1
+        if attempts >= PAIRING_MAX_ATTEMPTS:
+            return doc.with_(pairing_code=None)
+        return doc.with_(pairing_code=replace(pc, attempts=attempts))
+
+    update(path, mutate)
+    return result
+
+
+# --- the reader every enforcement point uses -------------------------------------------------
+
+
+class TrustReader:
+    """Cached, fail-closed view of the record for one process.
+
+    Re-verifies whenever the file's (dev, inode, size, mtime, ctime, mode, owner) or its directory's
+    (dev, inode, mode, owner) change. Keeps the
+    highest epoch and kill serial it has seen; a lower one later is tampering (deny). Denials are
+    never cached, so fixing the file takes effect on the next call. ``current`` never raises.
+    """
+
+    def __init__(
+        self, path: Path | str, public_key_loader: Callable[[], HostPublicKey | None]
+    ) -> None:
+        self._path = Path(path)
+        self._loader = public_key_loader
+        self._lock = threading.Lock()
+        self._key: StatKey | None = None
+        self._dir_key: StatKey | None = None
+        self._cached: Effective | None = None
+        self._max_epoch = -1
+        self._max_kill = 0
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def current(self, now: int) -> Effective:
+        try:
+            with self._lock:
+                return self._current(now)
+        except TrustUnreadable as exc:
+            return Effective.deny_all(exc.reason)
+        except Exception as exc:  # never raise: any surprise is a denial
+            return Effective.deny_all(f"trust check failed ({type(exc).__name__})")
+
+    def _current(self, now: int) -> Effective:
+        try:
+            st = os.stat(self._path, follow_symlinks=False)
+            probe: StatKey | None = _stat_key(st)
+        except FileNotFoundError:
+            probe = None
+        except OSError:
+            probe = (-1,)
+        try:
+            dst = os.stat(self._path.parent, follow_symlinks=False)
+            dir_probe: StatKey = (dst.st_dev, dst.st_ino, dst.st_mode, dst.st_uid)
+        except OSError:
+            dir_probe = (-1,)
+        if self._cached is not None and probe == self._key and dir_probe == self._dir_key:
+            return self._cached
+        self._cached = None
+        public = self._loader()
+        if public is not None and not isinstance(public, HostPublicKey):
+            raise TypeError("public_key_loader must return a HostPublicKey or None")
+        found = _load(self._path, expect_paired=public is not None)
+        if found is None:
+            eff = Effective.unpaired()
+            file_key: StatKey | None = None
+        elif public is None:
+            return Effective.deny_all("a trust record exists but no host key is stored")
+        else:
+            doc, file_key = found
+            eff = effective(doc, public, now)
+            if doc.epoch < self._max_epoch:
+                return Effective.deny_all(
+                    f"epoch went backwards ({doc.epoch} < {self._max_epoch}): tampering"
+                )
+            if eff.kill_serial < self._max_kill:
+                return Effective.deny_all(
+                    f"kill serial went backwards ({eff.kill_serial} < {self._max_kill}): tampering"
+                )
+            self._max_epoch = doc.epoch
+            self._max_kill = eff.kill_serial
+        if file_key is not None and file_key == probe:  # cache only what that stat describes
+            self._key, self._dir_key, self._cached = file_key, dir_probe, eff
+        return eff
