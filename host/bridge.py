@@ -1,10 +1,15 @@
 """Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
 
 Connection order (each step can only refuse): kernel peer UID == ours, checked right after
-``accept`` and before reading a byte → executable attestation (the ``attest`` seam; issue 3 plugs
-the real check in) → mutual HMAC handshake keyed by the run secret → admission. A connection that
-fails any step gets one opaque refusal where possible and is closed; the precise reason goes to
-the host's log. One bad connection never blocks or crashes the others.
+``accept`` and before reading a byte → executable attestation (``attest``) → mutual HMAC
+handshake keyed by the run secret → admission. A connection that fails any step gets one opaque
+refusal where possible and is closed; the precise reason goes to the host's log. One bad
+connection never blocks or crashes the others.
+
+Every request is then checked against the trust record, re-read (stat-cached) each time: kill
+latch engaged or record unreadable → refused; clients paired and this connection's client not
+among them → refused and the connection closed. ``watch_trust`` cuts a revoked client's live
+connection as soon as the record's epoch moves, without waiting for its next request.
 """
 
 from __future__ import annotations
@@ -15,16 +20,19 @@ import logging
 import re
 import secrets
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tabwarden.framestream import ConnectionClosed, FrameStream
 from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
+from tabwarden.trust.verify import Effective
 from tabwarden.protocol.handshake import (
     NONCE_SIZE,
     PROTOCOL_VERSION,
     REFUSED,
+    Admitted,
     HandshakeFailed,
     HostHandshake,
 )
@@ -39,19 +47,41 @@ def error_reply(request_id: Any, code: str, message: str) -> dict[str, Any]:
     return {"type": "reply", "id": request_id, "ok": False, "error": {"code": code, "message": message}}
 
 
+TRUST_WATCH_INTERVAL = 0.5
+
+
 @dataclass(eq=False)
 class _Client:
     number: int
     role: str
     stream: FrameStream
+    client_sha256: str = ""
     pending: set[str] = field(default_factory=set)
+
+
+def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
+    """(code, message) if the record refuses this client's requests, else None. Pure."""
+    if eff.refused:
+        return "trust_unreadable", "the trust record is refused; see `tabwarden status`"
+    if eff.killed:
+        return "killed", "the kill switch is engaged"
+    if client.role != "mcp":
+        return "client_not_paired", "only an MCP server may drive the browser"
+    if eff.paired_clients and eff.client_matching(client.client_sha256) is None:
+        return "client_not_paired", "this MCP client is not paired"
+    return None
+
+
+def _unrestricted() -> Effective:
+    return Effective.unpaired()
 
 
 class Relay:
     """Routes admitted clients' requests to the extension and replies back, by rewritten id."""
 
-    def __init__(self, send_native: Any) -> None:
+    def __init__(self, send_native: Any, trust: Callable[[], Effective] = _unrestricted) -> None:
         self._send_native = send_native
+        self._trust = trust
         self._pending: dict[str, tuple[_Client, Any]] = {}
         self._clients: set[_Client] = set()
         self._ids = itertools.count(1)
@@ -117,6 +147,20 @@ class Relay:
     def add(self, client: _Client) -> None:
         self._clients.add(client)
 
+    async def watch_trust(self, interval: float = TRUST_WATCH_INTERVAL) -> None:
+        """Cut connections the record no longer pairs as soon as its epoch moves."""
+        last_epoch: int | None = None
+        while True:
+            eff = self._trust()
+            if eff.epoch != last_epoch:
+                last_epoch = eff.epoch
+                for client in list(self._clients):
+                    refusal = trust_refusal(eff, client)
+                    if refusal is not None and refusal[0] == "client_not_paired":
+                        log.warning("connection #%d cut: %s", client.number, refusal[1])
+                        client.stream.close()
+            await asyncio.sleep(interval)
+
     def remove(self, client: _Client) -> None:
         self._clients.discard(client)
         for native_id in client.pending:
@@ -134,6 +178,14 @@ class Relay:
         if not isinstance(action, str) or not ACTION_RE.match(action) or not isinstance(args, dict):
             await client.stream.send(error_reply(request_id, "bad_request", "malformed request"))
             return True
+        eff = self._trust()
+        refusal = trust_refusal(eff, client)
+        if refusal is not None:
+            code, text = refusal
+            log.warning("request from connection #%d refused: %s%s", client.number, text,
+                        f" ({eff.refused})" if eff.refused else "")
+            await client.stream.send(error_reply(request_id, code, text))
+            return code != "client_not_paired"  # an unpaired client is cut off
         if not self.extension_connected:
             await client.stream.send(
                 error_reply(request_id, "extension_not_connected", "the extension has not connected")
@@ -213,7 +265,7 @@ class BridgeServer:
             return
         stream = FrameStream(reader, writer)
         try:
-            role = await asyncio.wait_for(self._handshake(stream, number), HANDSHAKE_TIMEOUT)
+            admitted = await asyncio.wait_for(self._handshake(stream, number), HANDSHAKE_TIMEOUT)
         except (HandshakeFailed, FramingError, asyncio.TimeoutError, ConnectionClosed) as exc:
             reason = exc.reason if isinstance(exc, HandshakeFailed) else type(exc).__name__
             log.warning("bridge connection #%d failed the handshake: %s", number, reason)
@@ -224,9 +276,11 @@ class BridgeServer:
                     pass
             stream.close()
             return
-        client = _Client(number=number, role=role, stream=stream)
+        client = _Client(
+            number=number, role=admitted.role, stream=stream, client_sha256=admitted.client_sha256
+        )
         self._relay.add(client)
-        log.info("bridge connection #%d admitted (role %s)", number, role)
+        log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
         try:
             while True:
                 message = await stream.receive()
@@ -239,7 +293,7 @@ class BridgeServer:
             self._relay.remove(client)
             stream.close()
 
-    async def _handshake(self, stream: FrameStream, number: int) -> str:
+    async def _handshake(self, stream: FrameStream, number: int) -> Admitted:
         machine = HostHandshake(
             self._secret,
             secrets.token_bytes(NONCE_SIZE),
@@ -252,4 +306,4 @@ class BridgeServer:
             for frame in outgoing:
                 await stream.send(frame)
             if admitted is not None:
-                return admitted.role
+                return admitted

@@ -35,7 +35,12 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+_REAL_ATTESTOR: object = object()
+
+
+def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
+    """Run the host. ``attest`` is for in-repo test harnesses only (an object, not a flag or an
+    environment variable: nothing outside this process can turn attestation off)."""
     from tabwarden.host.hardening import harden_process
     from tabwarden.host.native import check_origin
 
@@ -46,10 +51,18 @@ def run(args: argparse.Namespace) -> int:
     applied = harden_process()
     log.info("hardening: %s", ", ".join(k for k, v in applied.items() if v) or "none available")
     ep = endpoint(args.browser, ensure_runtime_dir())
-    return asyncio.run(_serve(ep))
+    attestor = _attestor() if attest is _REAL_ATTESTOR else attest
+    return asyncio.run(_serve(ep, attestor))
 
 
-async def _serve(ep: object) -> int:
+def _attestor() -> object:
+    """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
+    from tabwarden.attest import make_attestor
+
+    return make_attestor({"mcp", "status", "doctor"})
+
+
+async def _serve(ep: object, attestor: object) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
     from tabwarden.host.native import NativePipe
     from tabwarden.host.runtime import host_files
@@ -57,10 +70,14 @@ async def _serve(ep: object) -> int:
 
     assert isinstance(ep, HostEndpoint)
     pipe = NativePipe()
+    from tabwarden.trust.gate import TrustGate
+
+    gate = TrustGate()
     with host_files(ep) as files:
-        relay = Relay(pipe.send)
-        server = BridgeServer(files.listener, files.secret, relay, browser=ep.label)
+        relay = Relay(pipe.send, gate.current)
+        server = BridgeServer(files.listener, files.secret, relay, browser=ep.label, attest=attestor)  # type: ignore[arg-type]
         serving = asyncio.create_task(server.serve())
+        watching = asyncio.create_task(relay.watch_trust())
         log.info("serving %s for browser %r", ep.socket, ep.label)
 
         async def on_message(message: dict[str, object]) -> None:
@@ -77,9 +94,10 @@ async def _serve(ep: object) -> int:
             reason = None
         finally:
             await relay.browser_gone()
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
+            for task in (serving, watching):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await server.close()
     if reason:
         log.error("%s; shutting down", reason)

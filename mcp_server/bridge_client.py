@@ -89,12 +89,14 @@ class BridgeClient:
         env: dict[str, str] | None = None,
         role: str = "mcp",
         attest: PeerAttestor | None = None,
+        client_sha256: str = "",
         call_timeout: float = CALL_TIMEOUT,
     ) -> None:
         self._label = label
         self._env = env
         self._role = role
         self._attest = attest
+        self._client_sha256 = client_sha256
         self._call_timeout = call_timeout
         self._stream: FrameStream | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -172,7 +174,9 @@ class BridgeClient:
             raise BridgeError("bridge_refused", self.last_handshake_error) from None
         reader, writer = await asyncio.open_connection(sock=sock)
         stream = FrameStream(reader, writer)
-        machine = ClientHandshake(secret, secrets.token_bytes(NONCE_SIZE), role=self._role)
+        machine = ClientHandshake(
+            secret, secrets.token_bytes(NONCE_SIZE), role=self._role, client_sha256=self._client_sha256
+        )
         try:
             while True:
                 outgoing, admitted = machine.receive(await stream.receive())

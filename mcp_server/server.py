@@ -1,5 +1,11 @@
 """``tabwarden mcp`` — the MCP server an agent spawns over stdio (hop 1).
 
+Hop 1's guard: at start the server measures the program that spawned it (``spawner.py``). Before
+every tool call ``ToolGuard`` re-reads the trust record: unreadable → ``trust_unreadable``; kill
+latch → ``killed``; clients paired and the spawner not one of them (or unmeasurable) →
+``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
+start that the posture is unpinned, and remembers the spawner for ``tabwarden pair-client``.
+
 stdout carries JSON-RPC only; every log line goes to stderr. Each tool either returns its
 structured result or an error result whose ``structuredContent.error`` carries a stable ``code``
 from the shared table and a one-line ``hint``. A tool never hangs: the bridge client has
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -19,6 +26,8 @@ from pydantic import BaseModel, Field
 from tabwarden import __version__
 from tabwarden.errors import TabwardenError, hint_for
 from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.spawner import Spawner
+from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.mcp")
 
@@ -68,8 +77,32 @@ def ok_result(model: BaseModel) -> CallToolResult:
     )
 
 
-def build_server(bridge: BridgeClient | None = None) -> MCPServer[Any]:
-    bridge = bridge or BridgeClient()
+class ToolGuard:
+    """Decides, before every tool call, whether this server may act at all."""
+
+    def __init__(
+        self, trust: Callable[[], Effective], spawner: Spawner | None, spawner_error: str | None = None
+    ) -> None:
+        self._trust = trust
+        self._spawner = spawner
+        self._spawner_error = spawner_error
+
+    def refusal(self) -> tuple[str, str] | None:
+        eff = self._trust()
+        if eff.refused:
+            log.error("trust record refused: %s", eff.refused)
+            return "trust_unreadable", "the trust record cannot be trusted; everything is refused"
+        if eff.killed:
+            return "killed", "the kill switch is engaged"
+        if eff.paired_clients:
+            if self._spawner is None:
+                return "client_not_paired", f"the program that started tabwarden mcp could not be measured ({self._spawner_error})"
+            if eff.client_matching(self._spawner.sha256) is None:
+                return "client_not_paired", f"{self._spawner.exe} is not a paired MCP client"
+        return None
+
+
+def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         name="tabwarden", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -81,6 +114,8 @@ def build_server(bridge: BridgeClient | None = None) -> MCPServer[Any]:
         annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
     )
     async def tab_list() -> Annotated[CallToolResult, TabList]:
+        if (refused := guard.refusal()) is not None:
+            return error_result(*refused)
         try:
             result = await bridge.call("tab_list")
             return ok_result(TabList.model_validate(result))
@@ -99,6 +134,8 @@ def build_server(bridge: BridgeClient | None = None) -> MCPServer[Any]:
         annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
     )
     async def bridge_status() -> Annotated[CallToolResult, BridgeStatusOut]:
+        if (refused := guard.refusal()) is not None:
+            return error_result(*refused)
         status = await bridge.status()
         return ok_result(BridgeStatusOut.model_validate(status.as_dict()))
 
@@ -109,5 +146,31 @@ def run() -> int:
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="tabwarden-mcp[%(process)d] %(levelname)s: %(message)s"
     )
-    build_server().run("stdio")
+    import time
+
+    from tabwarden.attest import make_attestor
+    from tabwarden.mcp_server.spawner import SpawnerUnmeasurable, measure_parent, remember_spawner
+    from tabwarden.trust.gate import TrustGate
+
+    gate = TrustGate()
+    spawner: Spawner | None = None
+    spawner_error: str | None = None
+    try:
+        spawner = measure_parent()
+    except SpawnerUnmeasurable as exc:
+        spawner_error = str(exc)
+        log.error("cannot measure the program that started tabwarden mcp: %s", exc)
+    eff = gate.current()
+    if spawner is not None and not eff.refused:
+        try:
+            remember_spawner(gate.config, spawner, time.time())
+        except (OSError, TabwardenError) as exc:
+            log.warning("could not remember this spawner for pair-client: %s", exc)
+    if not eff.paired_clients and not eff.killed:
+        log.error(
+            "UNPINNED: no MCP client is paired, so any program that starts `tabwarden mcp` may use "
+            "the browser. Pair this one: run `tabwarden pair` and `tabwarden pair-client` in a terminal."
+        )
+    bridge = BridgeClient(attest=make_attestor({"host"}), client_sha256=spawner.sha256 if spawner else "")
+    build_server(bridge, ToolGuard(gate.current, spawner, spawner_error)).run("stdio")
     return 0

@@ -7,7 +7,7 @@ nonce *passed in by the caller* — this module draws no randomness and reads no
     host   -> client   {"t": "challenge", "v": 1, "nonce": Nh}
     client -> host     {"t": "proof", "nonce": Nc, "mac": MAC("client-to-host", Nh, Nc)}
     host   -> client   {"t": "proof", "mac": MAC("host-to-client", Nc, Nh)}
-    client -> host     {"t": "admit", "role": "mcp" | "cli", "protocol": 1}
+    client -> host     {"t": "admit", "role": "mcp" | "cli", "protocol": 1, "client": SHA256-or-""}
     host   -> client   {"t": "admitted", "protocol": 1, "browser": ..., "extensionConnected": ...}
 
     MAC(label, a, b) = HMAC-SHA256(K, b"tabwarden/bridge/v1/" + label + b"\\x00" + a + b)
@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ REFUSED: Final[dict[str, Any]] = {"t": "refused"}
 
 _KNOWN_TYPES: Final = ("challenge", "proof", "admit", "admitted", "refused")
 _DOMAIN: Final = b"tabwarden/bridge/v1/"
+_SHA256_HEX: Final = re.compile(r"^[0-9a-f]{64}$")
 CLIENT_TO_HOST: Final = b"client-to-host"
 HOST_TO_CLIENT: Final = b"host-to-client"
 
@@ -70,6 +72,9 @@ class Admitted:
     protocol: int
     browser: str = ""
     extension_connected: bool = False
+    #: SHA-256 (hex) of the MCP client program that spawned the connecting MCP server, as that
+    #: (attested) server measured it; "" for the CLI or when unmeasured.
+    client_sha256: str = ""
 
 
 def mac(secret: bytes, label: bytes, first: bytes, second: bytes) -> bytes:
@@ -167,6 +172,9 @@ class HostHandshake(_Machine):
             self._fail("unknown role")
         if type(protocol) is not int or protocol != PROTOCOL_VERSION:
             self._fail("unsupported protocol version")
+        client = message.get("client", "")
+        if not isinstance(client, str) or (client and not _SHA256_HEX.match(client)):
+            self._fail("malformed client identity")
         self.state = State.ADMITTED
         admitted = {
             "t": "admitted",
@@ -179,6 +187,7 @@ class HostHandshake(_Machine):
             protocol=PROTOCOL_VERSION,
             browser=self._browser,
             extension_connected=self._extension_connected,
+            client_sha256=client,
         )
 
 
@@ -191,10 +200,13 @@ class ClientHandshake(_Machine):
         State.AWAIT_ADMITTED: "admitted",
     }
 
-    def __init__(self, secret: bytes, nonce: bytes, *, role: str) -> None:
+    def __init__(self, secret: bytes, nonce: bytes, *, role: str, client_sha256: str = "") -> None:
         _check_inputs(secret, nonce)
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}")
+        if client_sha256 and not _SHA256_HEX.match(client_sha256):
+            raise ValueError("client_sha256 must be 64 lower-case hex digits")
+        self._client_sha256 = client_sha256
         self._secret = secret
         self._nonce = nonce
         self._role = role
@@ -223,7 +235,10 @@ class ClientHandshake(_Machine):
             if not hmac.compare_digest(proof, expected):
                 self._fail("host proof does not verify")
             self.state = State.AWAIT_ADMITTED
-            return [{"t": "admit", "role": self._role, "protocol": PROTOCOL_VERSION}], None
+            admit = {"t": "admit", "role": self._role, "protocol": PROTOCOL_VERSION}
+            if self._client_sha256:
+                admit["client"] = self._client_sha256
+            return [admit], None
         # AWAIT_ADMITTED
         protocol = message.get("protocol")
         browser = message.get("browser")
@@ -238,4 +253,5 @@ class ClientHandshake(_Machine):
             protocol=PROTOCOL_VERSION,
             browser=str(browser),
             extension_connected=bool(connected),
+            client_sha256=self._client_sha256,
         )

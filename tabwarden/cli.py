@@ -135,8 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="the directory given to install")
     p.set_defaults(func=_cmd_uninstall)
 
+    from tabwarden.commands import add_subcommands
+
+    add_subcommands(sub)
+
     p = sub.add_parser(
         "status",
+        aliases=["doctor"],
         help="what is installed and running, and what to do next",
         description="Show installed host manifests, the runtime directory, running hosts (checked "
         "with the real handshake) and the next step. Read-only.",
@@ -170,12 +175,27 @@ def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
         out(f"  hint: {exc.hint}")
 
 
+#: Subcommands that talk to the bridge run as ``python -I -m tabwarden <command>``: that is the
+#: exact shape the other end attests (docs/adr/0001-attestation.md), and -I keeps PYTHON*
+#: variables, the working directory and the user site out of the import path.
+ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor"})
+
+
+def _reexec_isolated(argv: Sequence[str] | None) -> None:
+    import os
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    os.execv(sys.executable, [sys.executable, "-I", "-m", "tabwarden", *args])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.command in ISOLATED_COMMANDS and not sys.flags.isolated:
+        _reexec_isolated(argv)  # same PID, so the MCP client stays our parent
     try:
         return int(args.func(args))
     except TabwardenError as exc:

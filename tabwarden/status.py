@@ -29,10 +29,13 @@ def collect() -> dict[str, Any]:
         run_state = "ok"
     except TabwardenError as exc:
         run_state = "missing" if not run.exists() else f"UNSAFE: {exc}"
+    from tabwarden.attest import make_attestor
+
+    attestor = make_attestor({"host"})
     hosts = []
     for ep in live_endpoints(run) if run_state == "ok" else []:
         async def probe(label: str = ep.label) -> dict[str, Any]:
-            client = BridgeClient(label=label, role="cli")
+            client = BridgeClient(label=label, role="cli", attest=attestor)
             try:
                 return (await client.status()).as_dict()
             finally:

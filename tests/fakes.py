@@ -26,20 +26,41 @@ def host_env(runtime: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("XDG_RUNTIME_DIR", None)
     env["TABWARDEN_RUNTIME_DIR"] = str(runtime)
+    env["TABWARDEN_CONFIG_DIR"] = str(runtime.parent / "config")  # never the person's real record
+    env.pop("TABWARDEN_BROWSER", None)
     env.update(extra)
     return env
+
+
+#: Runs the real host with executable attestation switched off *in-process* (an argument, not a
+#: flag): for tests of the layers behind attestation (handshake, relay, framing) that connect
+#: from the test process itself. Tests of attestation use ``attested=True``: the real command.
+UNATTESTED_HOST = (
+    "import argparse, sys\n"
+    "from tabwarden.host import main as m\n"
+    "sys.exit(m.run(m.build_parser(argparse.ArgumentParser()).parse_args(sys.argv[1:]), attest=None))\n"
+)
 
 
 class FakeBrowser:
     """Chrome's side of native messaging, for a real host subprocess."""
 
-    def __init__(self, runtime: Path, *, label: str = "test", origin: str = ALLOWED_ORIGIN) -> None:
+    def __init__(
+        self,
+        runtime: Path,
+        *,
+        label: str = "test",
+        origin: str = ALLOWED_ORIGIN,
+        attested: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        entry = ["-m", "tabwarden", "host"] if attested else ["-c", UNATTESTED_HOST]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tabwarden", "host", "--browser", label, origin],
+            [sys.executable, "-I", *entry, "--browser", label, origin],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=host_env(runtime),
+            env=host_env(runtime, **(env or {})),
         )
         self.label = label
         self.runtime = runtime

@@ -57,7 +57,15 @@ def test_install_and_uninstall_round_trip(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["other.host.json"]
 
 
-def test_status_reports_a_running_host(tmp_path: Path, fake_browser: FakeBrowser) -> None:
+def test_status_reports_a_running_host(tmp_path: Path, runtime_dir: Path) -> None:
+    fake_browser = FakeBrowser(runtime_dir, attested=True)  # status attests the host: the real one
+    try:
+        _status_reports_a_running_host(tmp_path, fake_browser)
+    finally:
+        fake_browser.close()
+
+
+def _status_reports_a_running_host(tmp_path: Path, fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
     env = host_env(fake_browser.runtime, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))

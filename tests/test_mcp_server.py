@@ -12,12 +12,14 @@ from typing import Any
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
-from tabwarden.mcp_server.server import build_server
+from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser
 
 
 def _server(runtime: Path, label: str = "test") -> Any:
-    return build_server(BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)}))
+    bridge = BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
+    return build_server(bridge, ToolGuard(Effective.unpaired, None))
 
 
 def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:

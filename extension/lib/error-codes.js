@@ -23,6 +23,7 @@ export const ERROR_TABLE = Object.freeze([
   ["policy_denied", 13, "The signed policy does not allow this action."],
   ["tab_not_found", 14, "No such tab; call tab_list for current ids."],
   ["busy", 15, "Too many browser calls in flight; safe to retry shortly."],
+  ["trust_unreadable", 16, "The trust record is missing, corrupt or not private; `tabwarden status` says why. Everything is refused until it is fixed."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

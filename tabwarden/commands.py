@@ -1,0 +1,441 @@
+"""The trust commands: the terminal ceremonies that grant power, and the free ones that remove it.
+
+Granting (``pair``, ``pair-client``, ``unkill``, ``policy set``, a widening ``policy rollback``)
+needs a person at a real terminal typing a phrase — checked *before* any prompt, so a pipe, a
+redirect or a detached process is refused having printed nothing and changed nothing. Removing
+power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof and no key.
+Every decision is appended to the audit log with the path that authorised it; no secret is ever
+printed except the one-time pairing code, which is shown once and stored only as its SHA-256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.paths import config_dir
+
+PAIRING_CODE_TTL = 600
+
+
+class NotPaired(TabwardenError):
+    """tabwarden is not paired yet: there is no host key."""
+
+    code = "not_paired"
+    exit_status = 1
+    hint = "Run `tabwarden pair` in a terminal first (add --file-store on a machine without a keyring)."
+
+
+class AlreadyPaired(TabwardenError):
+    """tabwarden is already paired."""
+
+    code = "already_paired"
+    exit_status = 1
+    hint = "`tabwarden pair --reset` rotates the host key; every client and browser must then pair again."
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _audit() -> Any:
+    from tabwarden.trust.audit import AuditLog
+
+    return AuditLog.default()
+
+
+def _trust_path() -> Path:
+    from tabwarden.trust.store import trust_path
+
+    return trust_path()
+
+
+def _key_store(kind: str | None = None) -> Any:
+    """The store holding the host key: the file store if its file exists (or asked for), else
+    the OS keyring. Never falls back from one to the other silently."""
+    from tabwarden.trust.gate import FILE_STORE_NAME
+    from tabwarden.trust.keystore import store_for
+
+    config = config_dir()
+    if kind is None:
+        kind = "file" if (config / FILE_STORE_NAME).exists() else "keyring"
+    return store_for(kind, config)
+
+
+def _host_key() -> Any:
+    key = _key_store().load()
+    if key is None:
+        raise NotPaired()
+    return key
+
+
+def _ceremony(action: str, explanation: list[str]) -> None:
+    from tabwarden.ceremony import confirm_phrase, require_real_terminal
+
+    require_real_terminal()
+    confirm_phrase(action, explanation)
+
+
+def _effective() -> Any:
+    from tabwarden.trust.gate import TrustGate
+
+    return TrustGate().current()
+
+
+# -- pair ------------------------------------------------------------------------------------
+
+
+def cmd_pair(args: argparse.Namespace) -> int:
+    from tabwarden.ceremony import one_time_code, require_real_terminal
+    from tabwarden.trust import store
+    from tabwarden.trust.keys import HostKey
+
+    require_real_terminal()  # before anything is read, printed or minted
+    kind = "file" if args.file_store else "keyring"
+    key_store = _key_store(kind)
+    path = _trust_path()
+    existing = key_store.load()
+    if (existing is not None or path.exists()) and not args.reset:
+        raise AlreadyPaired()
+    before = _effective() if args.reset else None
+    _ceremony(
+        "pair",
+        [
+            "This makes this computer's tabwarden host key and the default, locked-down policy:",
+            "  no site approved, page eval and upload off, password fill off.",
+            f"The private key goes to {key_store.describe()}; the record to {path}.",
+            *(["--reset: the old key is replaced; every paired client and browser must pair again."]
+              if args.reset else []),
+        ],
+    )
+    key = HostKey.generate()
+    key_store.save(key, replace=args.reset)
+    store.initialise(path, key, kind, _now(), replace_existing=args.reset)
+    if before is not None and before.killed:
+        store.engage_kill(path, "kept across pair --reset", _now())  # a reset never unkills
+    code = one_time_code()
+    store.set_pairing_code(path, hashlib.sha256(code.encode()).hexdigest(), _now() + PAIRING_CODE_TTL)
+    _audit().append("pair", decision="granted", path="terminal", reset=bool(args.reset), store=kind,
+                    fingerprint=key.public.fingerprint)
+    print(f"paired. host key fingerprint: {key.public.fingerprint}")
+    print(f"one-time pairing code for the extension's options page: {code}  (valid {PAIRING_CODE_TTL // 60} minutes)")
+    print("next: `tabwarden pair-client` to pair your MCP client (after it has started `tabwarden mcp` once).")
+    return 0
+
+
+# -- clients ---------------------------------------------------------------------------------
+
+
+def _sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _choose_spawner() -> tuple[str, str]:
+    from tabwarden.mcp_server.spawner import recent_spawners
+
+    seen = [entry.as_dict() for entry in recent_spawners(config_dir())]
+    if not seen:
+        raise UsageError(
+            "no MCP client has started `tabwarden mcp` yet",
+            hint="Start your MCP client with tabwarden configured once, or pass --exe PATH / --pid PID.",
+        )
+    print("recently seen MCP clients (the programs that started `tabwarden mcp`):")
+    for number, entry in enumerate(seen, 1):
+        print(f"  [{number}] {entry['path']}  sha256 {entry['sha256'][:16]}…  "
+              f"first {_when(entry['firstSeen'])}, last {_when(entry['lastSeen'])}")
+    with open("/dev/tty", "r+", encoding="utf-8", errors="replace") as tty:
+        tty.write("pair which one? number: ")
+        tty.flush()
+        answer = tty.readline().strip()
+    if not answer.isdigit() or not 1 <= int(answer) <= len(seen):
+        raise UsageError(f"no entry {answer!r}")
+    entry = seen[int(answer) - 1]
+    return str(entry["path"]), str(entry["sha256"])
+
+
+def _when(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(int(ts))) if isinstance(ts, int) else "?"
+
+
+def cmd_pair_client(args: argparse.Namespace) -> int:
+    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.trust import store
+
+    require_real_terminal()
+    key = _host_key()
+    if args.pid is not None:
+        from tabwarden.mcp_server.spawner import measure_parent
+
+        spawner = measure_parent(args.pid)
+        exe, sha = spawner.exe, spawner.sha256
+    elif args.exe:
+        exe = os.path.realpath(args.exe)
+        sha = args.hash.lower() if args.hash else _sha256_file(exe)
+    elif args.hash:
+        raise UsageError("--hash needs --exe PATH to name the program it belongs to")
+    else:
+        exe, sha = _choose_spawner()
+    label = args.label or Path(exe).name
+    _ceremony("pair-client", [
+        f"This lets the program {exe}",
+        f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, within policy.",
+        "Any other program that starts `tabwarden mcp` will be refused.",
+    ])
+    store.add_client(_trust_path(), key, label, exe, sha, _now())
+    _audit().append("pair_client", decision="granted", path="terminal", label=label, exe=exe, sha256=sha)
+    print(f"paired client {label!r}: {exe}")
+    return 0
+
+
+def cmd_clients(args: argparse.Namespace) -> int:
+    from tabwarden.mcp_server.spawner import recent_spawners
+
+    eff = _effective()
+    if eff.refused:
+        print(f"trust record refused: {eff.refused}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({
+            "paired": [{"label": c.label, "exe": c.exe, "sha256": c.sha256, "pairedAt": c.paired_at}
+                       for c in eff.paired_clients],
+            "recent": [entry.as_dict() for entry in recent_spawners(config_dir())],
+        }, indent=2))
+        return 0 if not eff.refused else 3
+    if not eff.paired_clients:
+        print("no MCP clients paired (unpinned: any program may start `tabwarden mcp`)")
+    for c in eff.paired_clients:
+        print(f"{c.label}: {c.exe}  sha256 {c.sha256[:16]}…  paired {_when(c.paired_at)}")
+    return 0 if not eff.refused else 3
+
+
+def cmd_revoke(args: argparse.Namespace) -> int:
+    from tabwarden.trust import store
+
+    store.revoke(_trust_path(), args.kind, args.label, _now())
+    _audit().append("revoke", decision="narrowed", kind=args.kind, label=args.label)
+    print(f"revoked {args.kind} {args.label!r}; its live connections are cut")
+    return 0
+
+
+# -- kill switch -----------------------------------------------------------------------------
+
+
+def cmd_kill(args: argparse.Namespace) -> int:
+    from tabwarden.trust import store
+
+    store.engage_kill(_trust_path(), args.reason, _now())
+    _audit().append("kill", decision="narrowed", reason=args.reason)
+    print("kill switch engaged: every browser request is refused until a person runs `tabwarden unkill`")
+    return 0
+
+
+def cmd_unkill(args: argparse.Namespace) -> int:
+    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.trust import store
+
+    require_real_terminal()
+    key = _host_key()
+    if not _effective().killed:
+        print("the kill switch is not engaged")
+        return 0
+    _ceremony("unkill", ["This releases the kill switch: tabwarden will serve paired clients again."])
+    store.release_kill(_trust_path(), key, _now())
+    _audit().append("unkill", decision="granted", path="terminal")
+    print("kill switch released")
+    return 0
+
+
+# -- policy ----------------------------------------------------------------------------------
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, Any]:
+    """KEY=VALUE with VALUE as JSON (true, 30, ["https://a.test"]) or, for list keys, a
+    comma-separated list; anything else is a usage error."""
+    from tabwarden.trust.policy import POLICY_KEYS
+
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in POLICY_KEYS:
+            raise UsageError(f"expected KEY=VALUE with KEY one of {', '.join(POLICY_KEYS)}; got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = [item.strip() for item in raw.split(",") if item.strip()] if key in ("origins", "confirm") else raw
+        if key in ("origins", "confirm") and isinstance(value, str):
+            value = [value]
+        changes[key] = value
+    return changes
+
+
+def cmd_policy_show(args: argparse.Namespace) -> int:
+    eff = _effective()
+    data = {"policy": eff.policy.to_json(), "killed": eff.killed, "epoch": eff.epoch,
+            "ignored": list(eff.ignored)}
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for key, value in data["policy"].items():
+            print(f"{key:>22} = {json.dumps(value)}")
+        if eff.ignored:
+            print("ignored:")
+            for reason in eff.ignored:
+                print(f"  - {reason}")
+    return 0 if not eff.refused else 3
+
+
+def cmd_policy_set(args: argparse.Namespace) -> int:
+    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.trust import store
+    from tabwarden.trust.policy import apply_set
+
+    changes = parse_assignments(args.assignments)
+    require_real_terminal()
+    key = _host_key()
+    eff = _effective()
+    if eff.refused:
+        raise TabwardenError(f"the trust record is refused: {eff.refused}")
+    new = apply_set(eff.policy, changes)
+    _ceremony("policy set", ["This signs a new policy baseline:",
+                             *(f"  {k} = {json.dumps(new[k])}" for k in changes)])
+    store.set_baseline(_trust_path(), key, new.to_json(), _now())
+    _audit().append("policy_set", decision="granted", path="terminal", keys=sorted(changes))
+    print("policy updated")
+    return 0
+
+
+def cmd_policy_restrict(args: argparse.Namespace) -> int:
+    from tabwarden.trust import store
+
+    changes = parse_assignments(args.assignments)
+    for key, value in changes.items():
+        store.add_restriction(_trust_path(), key, value, _now())
+    _audit().append("policy_restrict", decision="narrowed", keys=sorted(changes))
+    print("policy restricted")
+    return 0
+
+
+def cmd_policy_history(args: argparse.Namespace) -> int:
+    from tabwarden.trust.store import load
+
+    doc = load(_trust_path(), expect_paired=False)
+    if doc is None:
+        print("no policy history (not paired)")
+        return 0
+    history = doc.policy.history
+    for steps_back, entry in enumerate(reversed(history), 1):
+        print(f"[{steps_back}] epoch {entry.epoch}: {json.dumps(entry.values_json(), sort_keys=True)}")
+    if not history:
+        print("no earlier baselines")
+    return 0
+
+
+def cmd_policy_rollback(args: argparse.Namespace) -> int:
+    from tabwarden.trust import store
+    from tabwarden.trust.store import PresenceRequired
+
+    try:
+        store.rollback(_trust_path(), None, args.steps, _now())
+        _audit().append("policy_rollback", decision="narrowed", steps=args.steps)
+        print("policy rolled back (narrowing: no confirmation needed)")
+        return 0
+    except PresenceRequired:
+        pass
+    from tabwarden.ceremony import require_real_terminal
+
+    require_real_terminal()
+    key = _host_key()
+    _ceremony("policy set", [f"Rolling back {args.steps} step(s) widens the policy."])
+    store.rollback(_trust_path(), key, args.steps, _now())
+    _audit().append("policy_rollback", decision="granted", path="terminal", steps=args.steps)
+    print("policy rolled back")
+    return 0
+
+
+# -- audit -----------------------------------------------------------------------------------
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    log = _audit()
+    records = log.read(limit=args.limit)
+    if args.json:
+        print(json.dumps(records, indent=2))
+        return 0
+    for record in records:
+        ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.get("ts", 0)))
+        rest = {k: v for k, v in record.items() if k not in ("ts", "event", "decision", "path")}
+        via = f" via {record['path']}" if record.get("path") else ""
+        print(f"{ts}  {record.get('event')}: {record.get('decision')}{via}  {json.dumps(rest, sort_keys=True)}")
+    if log.corrupt_lines:
+        print(f"({log.corrupt_lines} unreadable line(s) skipped)", file=sys.stderr)
+    return 0
+
+
+# -- argparse wiring -------------------------------------------------------------------------
+
+
+def add_subcommands(sub: Any) -> None:
+    p = sub.add_parser("pair", help="mint the host key and default policy (typed phrase at a terminal)",
+                       description="Pair this computer: mint the host key (OS keyring, or --file-store), "
+                       "write the signed default policy and print the key fingerprint and a one-time "
+                       "code for the extension's options page. Refused unless run at a real terminal.")
+    p.add_argument("--file-store", action="store_true", help="keep the key in a 0600 file instead of the OS keyring")
+    p.add_argument("--reset", action="store_true", help="rotate the key: every client and browser must pair again")
+    p.set_defaults(func=cmd_pair)
+
+    p = sub.add_parser("pair-client", help="pair an MCP client program (typed phrase at a terminal)",
+                       description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden mcp`. "
+                       "Without options, choose from the recently seen spawners.")
+    p.add_argument("--pid", type=int, help="measure this running process")
+    p.add_argument("--exe", metavar="PATH", help="the client's executable")
+    p.add_argument("--hash", metavar="HEX", help="its expected SHA-256 (with --exe)")
+    p.add_argument("--label", help="a name for it (default: the executable's name)")
+    p.set_defaults(func=cmd_pair_client)
+
+    p = sub.add_parser("clients", help="list paired MCP clients")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_clients)
+
+    p = sub.add_parser("revoke", help="revoke a client or browser (no proof needed)")
+    p.add_argument("kind", choices=("client", "browser"))
+    p.add_argument("label")
+    p.set_defaults(func=cmd_revoke)
+
+    p = sub.add_parser("kill", help="engage the kill switch (no proof needed)")
+    p.add_argument("--reason", default="cli", help="recorded in the audit log")
+    p.set_defaults(func=cmd_kill)
+
+    p = sub.add_parser("unkill", help="release the kill switch (typed phrase at a terminal)")
+    p.set_defaults(func=cmd_unkill)
+
+    p = sub.add_parser("policy", help="show, widen (presence) or narrow (free) the policy")
+    psub = p.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    q = psub.add_parser("show", help="the effective policy")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_policy_show)
+    q = psub.add_parser("set", help="sign a new baseline KEY=VALUE… (typed phrase at a terminal)")
+    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    q.set_defaults(func=cmd_policy_set)
+    q = psub.add_parser("restrict", help="narrow KEY=VALUE… (free; refuses anything that would widen)")
+    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    q.set_defaults(func=cmd_policy_restrict)
+    q = psub.add_parser("history", help="earlier baselines, newest first")
+    q.set_defaults(func=cmd_policy_history)
+    q = psub.add_parser("rollback", help="return to the baseline N steps back (widening needs presence)")
+    q.add_argument("steps", type=int, metavar="N")
+    q.set_defaults(func=cmd_policy_rollback)
+
+    p = sub.add_parser("audit", help="the audit log of decisions and grants")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_audit)
