@@ -67,7 +67,7 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
         return "killed", "the kill switch is engaged"
     if client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
-    if eff.paired_clients and eff.client_matching(client.client_sha256) is None:
+    if (eff.clients_pinned or eff.paired_clients) and eff.client_matching(client.client_sha256) is None:
         return "client_not_paired", "this MCP client is not paired"
     return None
 

@@ -94,7 +94,7 @@ class ToolGuard:
             return "trust_unreadable", "the trust record cannot be trusted; everything is refused"
         if eff.killed:
             return "killed", "the kill switch is engaged"
-        if eff.paired_clients:
+        if eff.clients_pinned or eff.paired_clients:
             if self._spawner is None:
                 return "client_not_paired", f"the program that started tabwarden mcp could not be measured ({self._spawner_error})"
             if eff.client_matching(self._spawner.sha256) is None:
@@ -166,7 +166,7 @@ def run() -> int:
             remember_spawner(gate.config, spawner, time.time())
         except (OSError, TabwardenError) as exc:
             log.warning("could not remember this spawner for pair-client: %s", exc)
-    if not eff.paired_clients and not eff.killed:
+    if not eff.clients_pinned and not eff.killed:
         log.error(
             "UNPINNED: no MCP client is paired, so any program that starts `tabwarden mcp` may use "
             "the browser. Pair this one: run `tabwarden pair` and `tabwarden pair-client` in a terminal."

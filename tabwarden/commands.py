@@ -232,8 +232,17 @@ def cmd_revoke(args: argparse.Namespace) -> int:
 
 def cmd_kill(args: argparse.Namespace) -> int:
     from tabwarden.trust import store
+    from tabwarden.trust.gate import TrustGate
 
-    store.engage_kill(_trust_path(), args.reason, _now())
+    path = _trust_path()
+    if path.exists():
+        store.engage_kill(path, args.reason, _now())
+    else:  # nothing paired yet: the latch file is the record (trust/gate.py)
+        latch = TrustGate().kill_latch
+        latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps({"at": _now(), "reason": args.reason}) + "\n")
     _audit().append("kill", decision="narrowed", reason=args.reason)
     print("kill switch engaged: every browser request is refused until a person runs `tabwarden unkill`")
     return 0
@@ -243,13 +252,21 @@ def cmd_unkill(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
     from tabwarden.trust import store
 
+    from tabwarden.trust.gate import TrustGate
+
     require_real_terminal()
-    key = _host_key()
+    latch = TrustGate().kill_latch
+    key = _key_store().load()
+    if key is None and not os.path.lexists(latch):
+        raise NotPaired()
     if not _effective().killed:
         print("the kill switch is not engaged")
         return 0
     _ceremony("unkill", ["This releases the kill switch: tabwarden will serve paired clients again."])
-    store.release_kill(_trust_path(), key, _now())
+    if key is not None and _trust_path().exists():
+        store.release_kill(_trust_path(), key, _now())
+    if os.path.lexists(latch):
+        os.unlink(latch)
     _audit().append("unkill", decision="granted", path="terminal")
     print("kill switch released")
     return 0

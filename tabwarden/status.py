@@ -42,8 +42,25 @@ def collect() -> dict[str, Any]:
                 await client.close()
 
         hosts.append({"label": ep.label, **asyncio.run(probe())})
+    from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate
+
+    gate = TrustGate()
+    eff = gate.current()
+    trust = {
+        "path": str(gate.path),
+        "keyStore": "file" if (gate.config / FILE_STORE_NAME).exists() else "keyring",
+        "paired": eff.epoch > 0 or bool(eff.refused),
+        "refused": eff.refused,
+        "killed": eff.killed,
+        "epoch": eff.epoch,
+        "clients": [{"label": c.label, "exe": c.exe} for c in eff.paired_clients],
+        "browsers": [b.label for b in eff.browsers],
+        "policy": eff.policy.to_json(),
+        "ignored": list(eff.ignored),
+    }
     return {
         "version": __version__,
+        "trust": trust,
         "extensionId": EXTENSION_ID,
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)} for r in rows
@@ -54,8 +71,32 @@ def collect() -> dict[str, Any]:
     }
 
 
+def mcp_config_lines() -> list[str]:
+    """How to point the common MCP clients at this installation's server."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("tabwarden") or str(Path(sys.executable).with_name("tabwarden"))
+    server = json.dumps({"mcpServers": {"tabwarden": {"command": exe, "args": ["mcp"]}}})
+    return [
+        f"Claude Code: claude mcp add tabwarden -- {exe} mcp",
+        f"Codex (~/.codex/config.toml): [mcp_servers.tabwarden] command = \"{exe}\" args = [\"mcp\"]",
+        f"JSON (Cursor, Claude Desktop, …): {server}",
+    ]
+
+
 def next_steps(report: dict[str, Any]) -> list[str]:
     steps = []
+    trust = report["trust"]
+    if trust["refused"]:
+        steps.append(f"The trust record is refused ({trust['refused']}); everything is denied until it is fixed.")
+    elif trust["killed"]:
+        steps.append("The kill switch is engaged: a person releases it with `tabwarden unkill` at a terminal.")
+    if not trust["paired"]:
+        steps.append("Pair this computer: `tabwarden pair` in a terminal (add --file-store without a keyring).")
+    elif not trust["clients"]:
+        steps.append("Pair your MCP client: start it once with tabwarden configured, then `tabwarden pair-client`.")
     if not any(m["ok"] for m in report["manifests"]):
         steps.append("Register the host with your browser: `tabwarden install --browser chrome` (or chromium, brave, edge, vivaldi).")
     if not report["hosts"]:
@@ -68,16 +109,18 @@ def next_steps(report: dict[str, Any]) -> list[str]:
     if report["runtimeDir"]["state"].startswith("UNSAFE"):
         steps.append("Fix the runtime directory (yours, mode 0700, not a symlink) or set TABWARDEN_RUNTIME_DIR.")
     if not steps:
-        steps.append("Ready: point your MCP client at `tabwarden mcp`.")
+        steps.append("Ready.")
+    steps.extend(mcp_config_lines())
     return steps
 
 
 def run(args: argparse.Namespace) -> int:
     report = collect()
     report["next"] = next_steps(report)
+    status = 3 if report["trust"]["refused"] else (1 if report["trust"]["killed"] else 0)
     if getattr(args, "json", False):
         print(json.dumps(report, indent=2))
-        return 0
+        return status
     print(f"tabwarden {report['version']}  (extension ID {report['extensionId']})")
     print("browsers:")
     for m in report["manifests"]:
@@ -85,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
     rd = report["runtimeDir"]
     print(f"runtime dir: {rd['path']} ({rd['state']})")
     print(f"config dir:  {report['configDir']}")
+    t = report["trust"]
+    state = "REFUSED: " + t["refused"] if t["refused"] else ("KILLED" if t["killed"] else "ok")
+    print(f"trust record: {t['path']} ({state}; epoch {t['epoch']}; key store {t['keyStore']})")
+    print("paired clients: " + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)"))
+    print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:
         for h in report["hosts"]:
             state = "extension connected" if h["extensionConnected"] else (
@@ -97,4 +145,4 @@ def run(args: argparse.Namespace) -> int:
     print("next:")
     for step in report["next"]:
         print(f"  - {step}")
-    return 0
+    return status

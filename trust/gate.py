@@ -10,12 +10,19 @@ copy inside ``trust.json``:
    reader denies everything ("a trust record exists but no host key is stored"): a locked or
    missing keyring can only take power away.
 
+Before anything is paired there is no record to write a kill into, so ``tabwarden kill`` then
+leaves ``kill-latch`` beside where the record would be; its mere presence (any file, even a
+dangling symlink) means killed. It is a narrowing record: honoured unsigned, removed only by
+``unkill``'s terminal ceremony.
+
 The gate must never cache a denial and never turn an error into a grant.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -27,6 +34,7 @@ from tabwarden.trust.verify import Effective
 log = logging.getLogger("tabwarden.trust")
 
 FILE_STORE_NAME = "host-key.pem"
+KILL_LATCH_NAME = "kill-latch"
 
 
 def load_host_public(config: Path) -> HostPublicKey | None:
@@ -51,5 +59,12 @@ class TrustGate:
         self.path = trust_path(env)
         self._reader = TrustReader(self.path, lambda: load_host_public(self.config))
 
+    @property
+    def kill_latch(self) -> Path:
+        return self.config / KILL_LATCH_NAME
+
     def current(self, now: int | None = None) -> Effective:
-        return self._reader.current(int(time.time()) if now is None else now)
+        eff = self._reader.current(int(time.time()) if now is None else now)
+        if not eff.killed and os.path.lexists(self.kill_latch):
+            return dataclasses.replace(eff, killed=True)
+        return eff

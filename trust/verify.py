@@ -79,6 +79,9 @@ class Effective:
     ignored: tuple[str, ...] = ()
     kill_serial: int = 0
     refused: str | None = None
+    #: True once any MCP client was ever paired or revoked: from then on only paired clients are
+    #: served, so revoking the last client never falls back to the unpinned posture.
+    clients_pinned: bool = False
 
     @classmethod
     def deny_all(cls, reason: str) -> Effective:
@@ -91,6 +94,7 @@ class Effective:
             epoch=-1,
             ignored=(reason,),
             refused=reason,
+            clients_pinned=True,
         )
 
     @classmethod
@@ -163,6 +167,7 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
             epoch=doc.epoch,
             ignored=tuple(ignored),
             kill_serial=_raw_kill_level(doc),
+            clients_pinned=True,
         )
 
     signed: set[int] = set()  # id() of grants whose signature verifies
@@ -225,6 +230,7 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
     ignored.extend(dropped)
 
     return Effective(
+        clients_pinned=bool(doc.clients) or any(r.kind == "client" for r in doc.revocations),
         paired_clients=tuple(clients),
         browsers=tuple(browsers),
         killed=killed,

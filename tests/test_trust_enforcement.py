@@ -1,0 +1,228 @@
+"""The trust record enforced at every point, with real processes: the real host (attested, or the
+unattested harness where the test process itself is the client), the real `tabwarden mcp` spawned
+by the SDK's stdio client, and the real CLI writing the record."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.keystore import FileStore
+from tests.fakes import FakeBrowser, host_env
+
+GUARD = 60.0  # hang guard only
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _our_interpreter() -> str:
+    return os.path.realpath(f"/proc/{os.getpid()}/exe")
+
+
+def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
+    """What `pair --file-store` + `pair-client` leave behind, written through the same store API."""
+    config.mkdir(mode=0o700, exist_ok=True)
+    key = HostKey.generate()
+    FileStore(config / "host-key.pem").save(key)
+    now = int(time.time())
+    store.initialise(config / "trust.json", key, "file", now)
+    if client_exe is not None:
+        store.add_client(config / "trust.json", key, label, client_exe, _sha256(client_exe), now)
+    return key
+
+
+def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tabwarden", *args], capture_output=True, text=True,
+                          env=host_env(runtime), timeout=60)
+
+
+def answer_tabs(browser: FakeBrowser, count: int = 1) -> threading.Thread:
+    def run() -> None:
+        for _ in range(count):
+            request = browser.receive()
+            browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.fixture
+def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
+    browser = FakeBrowser(runtime_dir, attested=True)
+    try:
+        browser.wait_socket()
+        browser.hello()
+        yield browser
+    finally:
+        browser.close()
+
+
+async def _until_connected(client: Any) -> None:
+    for _ in range(500):
+        result = await client.call_tool("bridge_status", {})
+        if not result.is_error and result.structured_content["extensionConnected"]:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"extension never connected: {result.structured_content}")
+
+
+def _mcp(runtime: Path, errlog: Any) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=host_env(runtime))
+    return Client(stdio_client(params, errlog=errlog))
+
+
+def _code(result: Any) -> str | None:
+    return result.structured_content["error"]["code"] if result.is_error else None
+
+
+# -- the kill switch -------------------------------------------------------------------------
+
+
+def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> None:
+    fake_browser.wait_socket()
+    fake_browser.hello()
+
+    async def scenario() -> None:
+        client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
+        for _ in range(200):
+            if (await client.status()).extension_connected:
+                break
+            await asyncio.sleep(0.01)
+        answerer = answer_tabs(fake_browser)
+        assert await client.call("tab_list") == {"tabs": []}
+        answerer.join(5)
+        assert cli(fake_browser.runtime, "kill", "--reason", "test").returncode == 0
+        with pytest.raises(BridgeError) as refused:
+            await client.call("tab_list")  # the very next request
+        assert refused.value.code == "killed"
+        await client.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    fake_browser.wait_stderr("the kill switch is engaged")
+
+
+def test_kill_reaches_the_mcp_server_mid_session(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+    runtime = attested_browser.runtime
+
+    async def scenario() -> None:
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with _mcp(runtime, errlog) as client:
+                await _until_connected(client)
+                answerer = answer_tabs(attested_browser)
+                assert _code(await client.call_tool("tab_list", {})) is None
+                answerer.join(5)
+                assert cli(runtime, "kill").returncode == 0
+                assert _code(await client.call_tool("tab_list", {})) == "killed"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+# -- pairing and revocation ------------------------------------------------------------------
+
+
+def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with _mcp(attested_browser.runtime, errlog) as client:
+                await _until_connected(client)
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
+    spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
+    assert _sha256(_our_interpreter()) in spawners
+
+
+def test_unpaired_spawner_is_refused_once_a_client_is_paired(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+    config = attested_browser.runtime.parent / "config"
+    pair_record(config, client_exe="/bin/sh", label="someone-else")
+    before = (config / "trust.json").read_bytes()
+
+    async def scenario() -> None:
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with _mcp(attested_browser.runtime, errlog) as client:
+                for tool in ("tab_list", "bridge_status"):
+                    result = await client.call_tool(tool, {})
+                    assert _code(result) == "client_not_paired", result
+                    assert "not a paired MCP client" in result.structured_content["error"]["message"]
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert (config / "trust.json").read_bytes() == before
+
+
+def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+    runtime = attested_browser.runtime
+    pair_record(runtime.parent / "config", client_exe=_our_interpreter(), label="pytest")
+
+    async def scenario() -> None:
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with _mcp(runtime, errlog) as client:
+                await _until_connected(client)
+                answerer = answer_tabs(attested_browser)
+                assert _code(await client.call_tool("tab_list", {})) is None
+                answerer.join(5)
+                assert cli(runtime, "revoke", "client", "pytest").returncode == 0
+                # The host cuts the live bridge connection on its own, without a request.
+                await asyncio.to_thread(attested_browser.wait_stderr, "cut: this MCP client is not paired")
+                assert _code(await client.call_tool("tab_list", {})) == "client_not_paired"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_paired_client_is_served_and_an_unreadable_record_refuses(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+    runtime = attested_browser.runtime
+    config = runtime.parent / "config"
+    pair_record(config, client_exe=_our_interpreter())
+
+    async def scenario() -> None:
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with _mcp(runtime, errlog) as client:
+                await _until_connected(client)
+                answerer = answer_tabs(attested_browser)
+                assert _code(await client.call_tool("tab_list", {})) is None
+                answerer.join(5)
+                os.chmod(config / "trust.json", 0o644)  # group/other-readable: not trusted
+                assert _code(await client.call_tool("tab_list", {})) == "trust_unreadable"
+                os.chmod(config / "trust.json", 0o600)
+                (config / "trust.json").write_text("{truncated")
+                assert _code(await client.call_tool("tab_list", {})) == "trust_unreadable"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert "UNPINNED" not in (tmp_path / "mcp.err").read_text()
+
+
+# -- attestation on the real socket ----------------------------------------------------------
+
+
+def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(attested_browser: FakeBrowser) -> None:
+    """The test process is a same-UID impostor: same interpreter, but not `-I -m tabwarden`."""
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(str(attested_browser.runtime / "test.sock"))
+    assert s.recv(65536) == b""  # closed without even a challenge
+    s.close()
+    log = attested_browser.wait_stderr("bridge connection #1 refused")
+    assert "pytest" in log or "entry" in log or "script" in log
+
