@@ -81,11 +81,32 @@ class ToolGuard:
     """Decides, before every tool call, whether this server may act at all."""
 
     def __init__(
-        self, trust: Callable[[], Effective], spawner: Spawner | None, spawner_error: str | None = None
+        self,
+        trust: Callable[[], Effective],
+        spawner: Spawner | None,
+        spawner_error: str | None = None,
+        audit: Callable[..., None] | None = None,
     ) -> None:
         self._trust = trust
         self._spawner = spawner
         self._spawner_error = spawner_error
+        self._audit = audit
+
+    def check(self, tool: str) -> tuple[str, str] | None:
+        """``refusal()``, recorded in the audit log (tool name and outcome only, never arguments)."""
+        refused = self.refusal()
+        if self._audit is not None:
+            try:
+                self._audit(
+                    "tool_call",
+                    decision="refused" if refused else "allowed",
+                    tool=tool,
+                    refusal=refused[0] if refused else None,
+                    client=self._spawner.exe if self._spawner else None,
+                )
+            except Exception as exc:  # an audit failure must not open or break the gate
+                log.warning("audit log not written: %s", exc)
+        return refused
 
     def refusal(self) -> tuple[str, str] | None:
         eff = self._trust()
@@ -114,7 +135,7 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
         annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
     )
     async def tab_list() -> Annotated[CallToolResult, TabList]:
-        if (refused := guard.refusal()) is not None:
+        if (refused := guard.check("tab_list")) is not None:
             return error_result(*refused)
         try:
             result = await bridge.call("tab_list")
@@ -134,12 +155,22 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
         annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
     )
     async def bridge_status() -> Annotated[CallToolResult, BridgeStatusOut]:
-        if (refused := guard.refusal()) is not None:
+        if (refused := guard.check("bridge_status")) is not None:
             return error_result(*refused)
         status = await bridge.status()
         return ok_result(BridgeStatusOut.model_validate(status.as_dict()))
 
     return server
+
+
+def _audit_log() -> Any:
+    from tabwarden.trust.audit import AuditLog
+
+    try:
+        return AuditLog.default()
+    except TabwardenError as exc:
+        log.error("audit log unavailable: %s", exc)
+        return None
 
 
 def run() -> int:
@@ -172,5 +203,7 @@ def run() -> int:
             "the browser. Pair this one: run `tabwarden pair` and `tabwarden pair-client` in a terminal."
         )
     bridge = BridgeClient(attest=make_attestor({"host"}), client_sha256=spawner.sha256 if spawner else "")
-    build_server(bridge, ToolGuard(gate.current, spawner, spawner_error)).run("stdio")
+    audit = _audit_log()
+    guard = ToolGuard(gate.current, spawner, spawner_error, audit.append if audit else None)
+    build_server(bridge, guard).run("stdio")
     return 0

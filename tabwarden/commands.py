@@ -334,7 +334,14 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
 def cmd_policy_restrict(args: argparse.Namespace) -> int:
     from tabwarden.trust import store
 
+    from tabwarden.trust.policy import PolicyError, is_narrowing, validate_value
+
     changes = parse_assignments(args.assignments)
+    current = _effective().policy
+    for key, value in changes.items():  # all or nothing: check every key before writing any
+        if not is_narrowing(current, key, validate_value(key, value)):
+            raise PolicyError(f"restricting {key} to {json.dumps(value)} would widen the policy; "
+                              "widening needs `tabwarden policy set`")
     for key, value in changes.items():
         store.add_restriction(_trust_path(), key, value, _now())
     _audit().append("policy_restrict", decision="narrowed", keys=sorted(changes))

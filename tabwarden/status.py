@@ -44,11 +44,19 @@ def collect() -> dict[str, Any]:
         hosts.append({"label": ep.label, **asyncio.run(probe())})
     from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate
 
+    from tabwarden.trust.gate import load_host_public
+
     gate = TrustGate()
     eff = gate.current()
+    try:
+        public = load_host_public(gate.config)
+        fingerprint = public.fingerprint if public is not None else None
+    except TabwardenError as exc:
+        fingerprint = f"unavailable: {exc}"
     trust = {
         "path": str(gate.path),
         "keyStore": "file" if (gate.config / FILE_STORE_NAME).exists() else "keyring",
+        "fingerprint": fingerprint,
         "paired": eff.epoch > 0 or bool(eff.refused),
         "refused": eff.refused,
         "killed": eff.killed,
@@ -131,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     t = report["trust"]
     state = "REFUSED: " + t["refused"] if t["refused"] else ("KILLED" if t["killed"] else "ok")
     print(f"trust record: {t['path']} ({state}; epoch {t['epoch']}; key store {t['keyStore']})")
+    print(f"host key: {t['fingerprint'] or 'none (not paired)'}")
     print("paired clients: " + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)"))
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -134,6 +135,11 @@ def test_kill_reaches_the_mcp_server_mid_session(attested_browser: FakeBrowser, 
                 assert _code(await client.call_tool("tab_list", {})) == "killed"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    audit = cli(runtime, "audit", "--json")
+    events = [(e["event"], e["decision"], e.get("tool"), e.get("refusal")) for e in json.loads(audit.stdout)]
+    assert ("tool_call", "allowed", "tab_list", None) in events
+    assert ("kill", "narrowed", None, None) in events
+    assert events[-1] == ("tool_call", "refused", "tab_list", "killed")
 
 
 # -- pairing and revocation ------------------------------------------------------------------

@@ -65,3 +65,38 @@ def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowse
     # Chrome's EOF (or the signal) made the host remove its socket and run secret.
     assert list((browser.root / "run").glob("*.sock")) == []
     assert list((browser.root / "run").glob("*.secret")) == []
+
+
+def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
+    browser: ThrowawayBrowser, page_url: str
+) -> None:
+    """Issue 3's pinned posture, end to end: the record pairs this test's interpreter (the program
+    that spawns `tabwarden mcp`), the host Chrome launched enforces it too."""
+    from tests.test_trust_enforcement import _our_interpreter, pair_record
+
+    config = browser.root / "config"
+    pair_record(config, client_exe=_our_interpreter(), label="pytest")
+    browser.start(page_url)
+
+    async def paired() -> None:
+        async with Client(_params(browser.env)) as client:
+            await wait_for_extension(client, time.monotonic() + 60)
+            result = await client.call_tool("tab_list", {})
+            assert not result.is_error, result.content
+            assert any(t["url"] == page_url for t in result.structured_content["tabs"])
+
+    asyncio.run(asyncio.wait_for(paired(), GUARD))
+
+    # Another MCP client program: /bin/sh forks `tabwarden mcp` (the trailing `exit` stops it
+    # from exec-ing), so the spawner measured is /bin/sh, which is not paired.
+    sh_params = StdioServerParameters(
+        command="/bin/sh", args=["-c", f"'{sys.executable}' -m tabwarden mcp; exit $?"], env=browser.env
+    )
+
+    async def unpaired() -> None:
+        async with Client(sh_params) as client:
+            result = await client.call_tool("tab_list", {})
+            assert result.is_error
+            assert result.structured_content["error"]["code"] == "client_not_paired"
+
+    asyncio.run(asyncio.wait_for(unpaired(), GUARD))

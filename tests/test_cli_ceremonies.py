@@ -1,0 +1,437 @@
+"""End-to-end: the real `tabwarden` CLI's terminal ceremonies, run as subprocesses.
+
+Every power-widening command (``pair``, ``pair-client``, ``unkill``, ``policy set``) is run twice:
+the way an agent would (pipes, redirects, a session without a controlling terminal) — refused with
+``not_a_terminal``, no prompt shown, nothing written — and the way a person would: in a fresh
+session whose controlling terminal is a pty we hold the master of, typing the phrase only after the
+prompt has appeared. Narrowing commands (``kill``, ``policy restrict``) need no terminal.
+
+Config, runtime dir, HOME and XDG dirs all live under ``tmp_path``; D-Bus and any keyring
+redirection are removed from the environment, so the OS keyring is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import select
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tabwarden import ceremony
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
+
+PROMPT = b"phrase (1/3)> "
+PROMPT_MARKERS = (b"type exactly", b"phrase (")
+CODE_RE = re.compile(rb"\b(\d{4}-\d{4})\b")
+
+# Optionally make fd 0 the controlling terminal (argv[1] == "ctty"), then exec the real CLI.
+_WRAPPER = (
+    "import fcntl, os, sys, termios\n"
+    "if sys.argv[1] == 'ctty':\n"
+    "    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'tabwarden', *sys.argv[2:]])\n"
+)
+
+
+# --------------------------------------------------------------------------- environment
+
+
+class World:
+    """A private tabwarden world under tmp_path."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path
+        self.config = tmp_path / "config"
+        self.runtime = tmp_path / "run"
+        self.home = tmp_path / "home"
+        self.runtime.mkdir(mode=0o700)
+        self.home.mkdir()
+        env = dict(os.environ)
+        for var in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND", "XDG_RUNTIME_DIR"):
+            env.pop(var, None)
+        env.update(
+            TABWARDEN_CONFIG_DIR=str(self.config),
+            TABWARDEN_RUNTIME_DIR=str(self.runtime),
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
+            XDG_DATA_HOME=str(tmp_path / "xdg-data"),
+        )
+        self.env = env
+
+    @property
+    def key_file(self) -> Path:
+        return self.config / "host-key.pem"
+
+    @property
+    def trust_file(self) -> Path:
+        return self.config / "trust.json"
+
+    def run(self, *args: str, stdin: object = subprocess.DEVNULL,
+            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Plain subprocess: stdin/stdout/stderr are not terminals (what an agent does)."""
+        return subprocess.run(
+            [sys.executable, "-m", "tabwarden", *args],
+            env=self.env, stdin=None if input is not None else stdin, input=input,
+            capture_output=True, timeout=60,
+        )
+
+    def json(self, *args: str) -> object:
+        proc = self.run(*args)
+        assert proc.returncode == 0, proc.stderr.decode()
+        return json.loads(proc.stdout)
+
+    def spawn(self, *args: str, ctty: bool = True, stdin: object = "pty",
+              stdout: object = "pty") -> Pty:
+        """The CLI in a new session on a pty; ``ctty`` makes the pty its controlling terminal."""
+        master, slave = os.openpty()
+        pick = lambda spec: slave if spec == "pty" else spec  # noqa: E731
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _WRAPPER, "ctty" if ctty else "none", *args],
+                env=self.env, stdin=pick(stdin), stdout=pick(stdout), stderr=slave,
+                start_new_session=True, close_fds=True,
+            )
+        finally:
+            os.close(slave)
+        return Pty(proc, master)
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file under the config dir with its bytes."""
+        if not self.config.exists():
+            return {}
+        return {str(p.relative_to(self.config)): p.read_bytes()
+                for p in sorted(self.config.rglob("*")) if p.is_file()}
+
+    def pair(self) -> bytes:
+        """Pair with the file store, as a person would; returns the terminal output."""
+        child = self.spawn("pair", "--file-store")
+        child.expect(PROMPT)
+        child.send(ceremony.phrase_for("pair") + "\n")
+        status, out = child.finish()
+        assert status == 0, out
+        return out
+
+
+class Pty:
+    def __init__(self, proc: subprocess.Popen[bytes], master: int) -> None:
+        self.proc = proc
+        self.master: int | None = master
+        self.output = b""
+
+    def _pump(self, timeout: float) -> None:
+        assert self.master is not None
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return
+        try:
+            chunk = os.read(self.master, 4096)
+        except OSError:  # EIO: every slave fd is closed
+            chunk = b""
+        if chunk:
+            self.output += chunk
+        else:
+            os.close(self.master)
+            self.master = None
+
+    def expect(self, text: bytes, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.output:
+            if self.master is None or time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared; got {self.output!r}")
+            self._pump(0.1)
+
+    def send(self, text: str) -> None:
+        assert self.master is not None
+        os.write(self.master, text.encode())
+
+    def finish(self, timeout: float = 60.0) -> tuple[int, bytes]:
+        deadline = time.monotonic() + timeout
+        while self.master is not None and time.monotonic() < deadline:
+            self._pump(0.1)
+            if self.proc.poll() is not None and self.master is not None:
+                self._pump(0.05)  # drain what is left, then EIO closes it
+        status = self.proc.wait(max(1.0, deadline - time.monotonic()))
+        if self.master is not None:
+            os.close(self.master)
+            self.master = None
+        return status, self.output
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return World(tmp_path)
+
+
+@pytest.fixture
+def paired(world: World) -> World:
+    world.pair()
+    return world
+
+
+def _no_prompt(output: bytes) -> None:
+    for marker in PROMPT_MARKERS:
+        assert marker not in output, output
+    for action in ("pair", "pair-client", "unkill", "policy set"):
+        assert ceremony.phrase_for(action).encode() not in output, output
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+# --------------------------------------------------------------------------- 1. refusals of pair
+
+
+def test_pair_refused_with_stdin_a_pipe(world: World) -> None:
+    proc = world.run("pair", "--file-store", input=ceremony.phrase_for("pair").encode() + b"\n")
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    assert world.snapshot() == {}
+    assert not world.config.exists()
+
+
+def test_pair_refused_with_stdin_from_a_file(world: World, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.txt"
+    answers.write_text(ceremony.phrase_for("pair") + "\n")
+    with answers.open("rb") as fh:
+        proc = world.run("pair", "--file-store", stdin=fh)
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    assert not world.config.exists()
+
+
+def test_pair_refused_with_stdout_redirected_to_a_file(world: World, tmp_path: Path) -> None:
+    out_file = tmp_path / "out.txt"
+    with out_file.open("wb") as fh:
+        child = world.spawn("pair", "--file-store", stdout=fh)
+        status, output = child.finish()
+    assert status == 2, output
+    assert b"not_a_terminal" in output  # stderr is still the pty
+    assert b"stdout is not a terminal" in output
+    _no_prompt(output + out_file.read_bytes())
+    assert not world.config.exists()
+
+
+def test_pair_refused_on_a_pty_that_is_not_the_controlling_terminal(world: World) -> None:
+    child = world.spawn("pair", "--file-store", ctty=False)
+    status, output = child.finish()
+    assert status == 2, output
+    assert b"not_a_terminal" in output
+    assert b"no controlling terminal" in output
+    _no_prompt(output)
+    assert not world.config.exists()
+
+
+# --------------------------------------------------------------------------- 2. pair at a terminal
+
+
+def test_pair_at_a_real_terminal(world: World) -> None:
+    output = world.pair()
+    assert b"host key fingerprint: SHA256:" in output
+    codes = CODE_RE.findall(output.split(b"one-time pairing code", 1)[1])
+    assert codes, output
+    code = codes[0].decode()
+
+    assert world.key_file.is_file() and world.trust_file.is_file()
+    assert _mode(world.key_file) == 0o600
+    assert _mode(world.trust_file) == 0o600
+    trust_text = world.trust_file.read_text()
+    assert code not in trust_text and code.replace("-", "") not in trust_text
+    doc = json.loads(trust_text)
+
+    assert doc["pairingCode"]["sha256"] == hashlib.sha256(code.encode()).hexdigest()
+
+    events = world.json("audit", "--json")
+    pairs = [e for e in events if e.get("event") == "pair"]
+    assert len(pairs) == 1
+    assert pairs[0]["path"] == "terminal" and pairs[0]["decision"] == "granted"
+    for name, data in world.snapshot().items():
+        assert code.encode() not in data, name
+
+
+def test_pair_wrong_phrase_three_times_writes_nothing(world: World) -> None:
+    child = world.spawn("pair", "--file-store")
+    for attempt in (1, 2, 3):
+        child.expect(f"phrase ({attempt}/3)> ".encode())
+        child.send("pair this browser please\n")
+    status, output = child.finish()
+    assert status == 1, output
+    assert b"ceremony_declined" in output
+    assert b"fingerprint" not in output
+    assert not world.key_file.exists() and not world.trust_file.exists()
+    assert CODE_RE.search(output) is None
+
+
+# --------------------------------------------------------------------------- 3. no second pair
+
+
+def test_second_pair_is_refused_without_reset(paired: World) -> None:
+    before = paired.snapshot()
+    assert "host-key.pem" in before and "trust.json" in before
+    child = paired.spawn("pair", "--file-store")
+    status, output = child.finish()
+    assert status == 1, output
+    assert b"already_paired" in output
+    _no_prompt(output)
+    after = paired.snapshot()
+    assert after["host-key.pem"] == before["host-key.pem"]
+    assert after["trust.json"] == before["trust.json"]
+
+
+# --------------------------------------------------------------------------- 4. pair-client
+
+
+def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> None:
+
+    exe = os.path.realpath(sys.executable)
+    sha = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
+
+    before = paired.trust_file.read_bytes()
+    proc = paired.run("pair-client", "--exe", exe, "--label", "me",
+                      input=ceremony.phrase_for("pair-client").encode() + b"\n")
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    assert paired.trust_file.read_bytes() == before
+    assert paired.json("clients", "--json")["paired"] == []
+
+    child = paired.spawn("pair-client", "--exe", exe, "--label", "me")
+    child.expect(PROMPT)
+    assert sha.encode() in child.output  # the person sees what they approve
+    child.send(ceremony.phrase_for("pair-client") + "\r")
+    status, output = child.finish()
+    assert status == 0, output
+    listed = paired.json("clients", "--json")["paired"]
+    assert [(c["label"], c["exe"], c["sha256"]) for c in listed] == [("me", exe, sha)]
+
+    after = paired.trust_file.read_bytes()
+    proc = paired.run("pair-client", "--exe", exe, "--label", "me2",
+                      input=ceremony.phrase_for("pair-client").encode() + b"\n")
+    assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
+    assert paired.trust_file.read_bytes() == after
+
+
+# --------------------------------------------------------------------------- 5. kill / unkill
+
+
+def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
+    assert paired.json("policy", "show", "--json")["killed"] is False
+    proc = paired.run("kill", "--reason", "test")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert paired.json("policy", "show", "--json")["killed"] is True
+
+    before = paired.trust_file.read_bytes()
+    proc = paired.run("unkill", input=ceremony.phrase_for("unkill").encode() + b"\n")
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    assert paired.trust_file.read_bytes() == before
+    assert paired.json("policy", "show", "--json")["killed"] is True
+
+    child = paired.spawn("unkill")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("unkill") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    assert b"kill switch released" in output
+    assert paired.json("policy", "show", "--json")["killed"] is False
+
+
+# --------------------------------------------------------------------------- 6. policy
+
+
+def test_policy_restrict_is_free_but_never_widens_and_set_needs_a_person(paired: World) -> None:
+    assert paired.json("policy", "show", "--json")["policy"]["eval"] is False
+    proc = paired.run("policy", "restrict", "eval=false")
+    assert proc.returncode == 0, proc.stderr.decode()
+
+    child = paired.spawn("policy", "set", "clickGraceSeconds=10")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("policy set") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    assert paired.json("policy", "show", "--json")["policy"]["clickGraceSeconds"] == 10
+
+    before = paired.trust_file.read_bytes()
+    proc = paired.run("policy", "restrict", "clickGraceSeconds=20")
+    assert proc.returncode != 0
+    assert b"widen" in proc.stderr
+    assert paired.trust_file.read_bytes() == before
+    assert paired.json("policy", "show", "--json")["policy"]["clickGraceSeconds"] == 10
+
+    proc = paired.run("policy", "set", "eval=true",
+                      input=ceremony.phrase_for("policy set").encode() + b"\n")
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    assert paired.trust_file.read_bytes() == before
+    assert paired.json("policy", "show", "--json")["policy"]["eval"] is False
+
+
+# --------------------------------------------------------------------------- 7. no keyring
+
+
+def test_pair_without_file_store_and_no_keyring_fails_clearly(world: World) -> None:
+    child = world.spawn("pair")
+    deadline = time.monotonic() + 30
+    while child.master is not None and time.monotonic() < deadline:
+        if PROMPT in child.output:  # if it asks first, answer; the code must still be reported
+            child.send(ceremony.phrase_for("pair") + "\n")
+            break
+        child._pump(0.1)
+    status, output = child.finish()
+    assert status != 0, output
+    assert b"keystore_unavailable" in output
+    assert b"--file-store" in output
+    assert b"fingerprint" not in output
+    assert not world.key_file.exists() and not world.trust_file.exists()
+    for path in world.root.rglob("*"):
+        if path.is_file():
+            assert b"BEGIN PRIVATE KEY" not in path.read_bytes(), path
+
+
+# --------------------------------------------------------------------------- 8. the audit trail
+
+
+def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -> None:
+    output = world.pair()
+    code = CODE_RE.findall(output.split(b"one-time pairing code", 1)[1])[0]
+
+    child = world.spawn("pair-client", "--exe", sys.executable, "--label", "me")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair-client") + "\n")
+    assert child.finish()[0] == 0
+    assert world.run("kill").returncode == 0
+    child = world.spawn("unkill")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("unkill") + "\n")
+    assert child.finish()[0] == 0
+    child = world.spawn("policy", "set", "clickGraceSeconds=10")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("policy set") + "\n")
+    assert child.finish()[0] == 0
+    # a refused attempt is not a grant
+    assert world.run("unkill", input=b"release the kill switch\n").returncode == 2
+
+    events = world.json("audit", "--json")
+    granted = [(e["event"], e.get("path")) for e in events if e.get("decision") == "granted"]
+    assert granted == [("pair", "terminal"), ("pair_client", "terminal"),
+                       ("unkill", "terminal"), ("policy_set", "terminal")]
+    assert [e["event"] for e in events if e.get("decision") == "narrowed"] == ["kill"]
+    clients = [e for e in events if e["event"] == "pair_client"]
+    assert clients[0]["label"] == "me"
+
+    digits = code.replace(b"-", b"")
+    for name, data in world.snapshot().items():
+        assert code not in data and digits not in data, name
