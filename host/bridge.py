@@ -20,12 +20,14 @@ import logging
 import re
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
 from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
 from tabwarden.trust.verify import Effective
 from tabwarden.protocol.handshake import (
@@ -57,6 +59,23 @@ class _Client:
     stream: FrameStream
     client_sha256: str = ""
     pending: set[str] = field(default_factory=set)
+    #: Names this connection to the extension; the tabs it opens belong to it.
+    session: str = field(default_factory=lambda: f"s-{secrets.token_hex(8)}")
+
+
+#: Records a person's origin approval (made in the extension's confirm window) as a signed grant;
+#: raises ``TabwardenError`` when it cannot.
+OriginGranter = Callable[[str], Awaitable[None]]
+
+
+class GrantUnavailable(TabwardenError):
+    """The host cannot record that grant (nothing is paired, so there is no key to sign it)."""
+
+    code = "not_paired"
+
+
+async def _no_granter(origin: str) -> None:
+    raise GrantUnavailable()
 
 
 def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
@@ -79,9 +98,16 @@ def _unrestricted() -> Effective:
 class Relay:
     """Routes admitted clients' requests to the extension and replies back, by rewritten id."""
 
-    def __init__(self, send_native: Any, trust: Callable[[], Effective] = _unrestricted) -> None:
+    def __init__(
+        self,
+        send_native: Any,
+        trust: Callable[[], Effective] = _unrestricted,
+        grant_origin: OriginGranter = _no_granter,
+    ) -> None:
         self._send_native = send_native
         self._trust = trust
+        self._grant_origin = grant_origin
+        self._chunks = Reassembler()
         self._pending: dict[str, tuple[_Client, Any]] = {}
         self._clients: set[_Client] = set()
         self._ids = itertools.count(1)
@@ -103,6 +129,17 @@ class Relay:
             version = message.get("extensionVersion")
             self.extension_version = version if isinstance(version, str) else ""
             await self._set_connected(True)
+        elif kind == "chunk":
+            try:
+                whole = self._chunks.add(message)
+            except ChunkError as exc:
+                log.warning("extension sent a malformed chunked reply: %s", exc)
+                await self._fail_pending(exc.reply_id, "the extension sent a malformed chunked reply")
+                return
+            if whole is not None:
+                await self.on_native_message(whole, browser=browser)
+        elif kind == "grant":
+            await self._on_grant(message)
         elif kind == "reply":
             entry = self._pending.pop(str(message.get("id")), None)
             if entry is None:
@@ -119,6 +156,31 @@ class Relay:
                 pass
         else:
             log.warning("extension sent an unknown message type %r; dropped", kind)
+
+    async def _fail_pending(self, native_id: str, text: str) -> None:
+        entry = self._pending.pop(native_id, None)
+        if entry is None:
+            return
+        client, client_id = entry
+        client.pending.discard(native_id)
+        try:
+            await client.stream.send(error_reply(client_id, "internal_error", text))
+        except ConnectionClosed:
+            pass
+
+    async def _on_grant(self, message: dict[str, Any]) -> None:
+        grant_id, origin = message.get("id"), message.get("origin")
+        if not isinstance(grant_id, str) or message.get("kind") != "origin" or not isinstance(origin, str):
+            log.warning("extension sent a malformed grant; dropped")
+            return
+        result: dict[str, Any] = {"type": "grant_result", "id": grant_id, "ok": True}
+        try:
+            await self._grant_origin(origin)
+        except TabwardenError as exc:
+            log.warning("origin grant for %r not recorded: %s", origin, exc)
+            result = {"type": "grant_result", "id": grant_id, "ok": False,
+                      "error": {"code": exc.code, "message": str(exc)[:500]}}
+        await self._send_native(result)
 
     async def browser_gone(self) -> None:
         await self._set_connected(False)
@@ -161,11 +223,16 @@ class Relay:
                         client.stream.close()
             await asyncio.sleep(interval)
 
-    def remove(self, client: _Client) -> None:
+    async def remove(self, client: _Client) -> None:
         self._clients.discard(client)
         for native_id in client.pending:
             self._pending.pop(native_id, None)
         client.pending.clear()
+        if self.extension_connected:
+            try:
+                await self._send_native({"type": "session_end", "session": client.session})
+            except Exception as exc:  # the browser may be gone already
+                log.info("session_end not delivered: %s", exc)
 
     async def on_client_request(self, client: _Client, message: dict[str, Any]) -> bool:
         """Handle one frame from an admitted client; False means: close this connection."""
@@ -195,7 +262,10 @@ class Relay:
         self._pending[native_id] = (client, request_id)
         client.pending.add(native_id)
         try:
-            await self._send_native({"type": "request", "id": native_id, "action": action, "args": args})
+            await self._send_native({
+                "type": "request", "id": native_id, "action": action, "args": args,
+                "session": client.session, "policy": eff.policy.to_json(),
+            })
         except FrameTooLarge:
             self._pending.pop(native_id, None)
             client.pending.discard(native_id)
@@ -290,7 +360,7 @@ class BridgeServer:
             if isinstance(exc, FramingError):
                 log.warning("bridge connection #%d sent a bad frame: %s", number, exc)
         finally:
-            self._relay.remove(client)
+            await self._relay.remove(client)
             stream.close()
 
     async def _handshake(self, stream: FrameStream, number: int) -> Admitted:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 import sys
 
 from tabwarden.paths import endpoint, ensure_runtime_dir
@@ -55,6 +56,38 @@ def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
     return asyncio.run(_serve(ep, attestor))
 
 
+def _origin_granter(gate: object) -> object:
+    """Record an origin the person approved in the extension's confirm window: a new signed
+    baseline with that origin (authorising path ``window``), audited. Needs the host key."""
+    from tabwarden.host.bridge import GrantUnavailable
+    from tabwarden.trust import store
+    from tabwarden.trust.audit import AuditLog
+    from tabwarden.trust.gate import TrustGate, host_key_store
+    from tabwarden.trust.policy import apply_set, normalise_origin
+
+    assert isinstance(gate, TrustGate)
+
+    def record(origin: str) -> None:
+        exact = normalise_origin(origin)  # PolicyError for anything but an exact origin
+        if not gate.path.exists():
+            raise GrantUnavailable("nothing is paired, so an approval cannot be recorded")
+        key = host_key_store(gate.config).load()
+        if key is None:
+            raise GrantUnavailable("nothing is paired, so an approval cannot be recorded")
+        eff = gate.current()
+        if eff.refused or eff.killed:
+            raise GrantUnavailable("the trust record refuses grants right now (killed or unreadable)")
+        if exact not in eff.policy.origins:
+            widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
+            store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+        AuditLog.default().append("origin_grant", decision="granted", path="window", origin=exact)
+
+    async def grant(origin: str) -> None:
+        await asyncio.to_thread(record, origin)
+
+    return grant
+
+
 def _attestor() -> object:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
@@ -74,7 +107,7 @@ async def _serve(ep: object, attestor: object) -> int:
 
     gate = TrustGate()
     with host_files(ep) as files:
-        relay = Relay(pipe.send, gate.current)
+        relay = Relay(pipe.send, gate.current, _origin_granter(gate))
         server = BridgeServer(files.listener, files.secret, relay, browser=ep.label, attest=attestor)  # type: ignore[arg-type]
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())

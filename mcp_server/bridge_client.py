@@ -227,7 +227,9 @@ class BridgeClient:
 
     # -- calls and status ---------------------------------------------------------------------
 
-    async def call(self, action: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def call(
+        self, action: str, args: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Send one request; return its result or raise ``BridgeError`` / ``BridgeError``."""
         await self.ensure_connected()
         stream = self._stream
@@ -240,9 +242,10 @@ class BridgeClient:
         self._pending[request_id] = future
         try:
             await stream.send({"type": "request", "id": request_id, "action": action, "args": args or {}})
-            reply = await asyncio.wait_for(future, self._call_timeout)
+            reply = await asyncio.wait_for(future, timeout or self._call_timeout)
         except asyncio.TimeoutError:
-            raise BridgeError("timeout", f"no answer from the browser within {self._call_timeout:g} s") from None
+            limit = timeout or self._call_timeout
+            raise BridgeError("timeout", f"no answer from the browser within {limit:g} s") from None
         except ConnectionClosed:
             raise BridgeError("extension_not_connected", "the host went away") from None
         finally:

@@ -58,15 +58,9 @@ def _trust_path() -> Path:
 
 
 def _key_store(kind: str | None = None) -> Any:
-    """The store holding the host key: the file store if its file exists (or asked for), else
-    the OS keyring. Never falls back from one to the other silently."""
-    from tabwarden.trust.gate import FILE_STORE_NAME
-    from tabwarden.trust.keystore import store_for
+    from tabwarden.trust.gate import host_key_store
 
-    config = config_dir()
-    if kind is None:
-        kind = "file" if (config / FILE_STORE_NAME).exists() else "keyring"
-    return store_for(kind, config)
+    return host_key_store(config_dir(), kind)
 
 
 def _host_key() -> Any:
@@ -154,14 +148,28 @@ def _choose_spawner() -> tuple[str, str]:
     for number, entry in enumerate(seen, 1):
         print(f"  [{number}] {entry['path']}  sha256 {entry['sha256'][:16]}…  "
               f"first {_when(entry['firstSeen'])}, last {_when(entry['lastSeen'])}")
-    with open("/dev/tty", "r+", encoding="utf-8", errors="replace") as tty:
-        tty.write("pair which one? number: ")
-        tty.flush()
-        answer = tty.readline().strip()
+    from tabwarden.ceremony import _discard_typeahead, _read_line, _write
+
+    # A raw fd: text-mode open("/dev/tty", "r+") needs a seekable file and fails on a terminal.
+    tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        _discard_typeahead(tty)  # only what is typed after the question counts
+        _write(tty, "pair which one? number: ")
+        answer = (_read_line(tty) or "").strip()
+    finally:
+        os.close(tty)
     if not answer.isdigit() or not 1 <= int(answer) <= len(seen):
         raise UsageError(f"no entry {answer!r}")
     entry = seen[int(answer) - 1]
     return str(entry["path"]), str(entry["sha256"])
+
+
+def _default_label(exe: str) -> str:
+    """The executable's name made a valid label ("python3.11" -> "python3-11")."""
+    import re
+
+    label = re.sub(r"[^a-z0-9_-]+", "-", Path(exe).name.lower()).strip("-_")[:32].rstrip("-_")
+    return label or "client"
 
 
 def _when(ts: Any) -> str:
@@ -186,7 +194,11 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
         raise UsageError("--hash needs --exe PATH to name the program it belongs to")
     else:
         exe, sha = _choose_spawner()
-    label = args.label or Path(exe).name
+    label = args.label or _default_label(exe)
+    from tabwarden.paths import LABEL_RE, BadLabel
+
+    if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
+        raise BadLabel(f"invalid label {label!r}; pass --label (1-32 of a-z, 0-9, '-', '_')")
     _ceremony("pair-client", [
         f"This lets the program {exe}",
         f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, within policy.",

@@ -141,3 +141,20 @@ def _pause_until(deadline: float) -> None:
     time.sleep(0.02)
 
 
+
+
+async def wait_until_extension_connected(status: Any, timeout: float = 30.0) -> None:
+    """Poll an async ``status()`` (BridgeClient.status) until the extension is connected.
+
+    Event-free by nature (the host pushes the state; the client reads it locally), so it polls
+    with a generous deadline; a hang guard, not a timing assertion.
+    """
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (await status()).extension_connected:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the extension did not connect within {timeout} s")

@@ -435,3 +435,200 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
     digits = code.replace(b"-", b"")
     for name, data in world.snapshot().items():
         assert code not in data and digits not in data, name
+
+
+# --------------------------------------------------------------------------- 9. pair --reset
+
+
+def _self_exe() -> tuple[str, str]:
+    exe = os.path.realpath(sys.executable)
+    return exe, hashlib.sha256(Path(exe).read_bytes()).hexdigest()
+
+
+def _pair_client(world: World, exe: str, label: str) -> None:
+    child = world.spawn("pair-client", "--exe", exe, "--label", label)
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair-client") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+
+
+def _fingerprint(output: bytes) -> str:
+    found = re.search(rb"host key fingerprint: (SHA256:\S+)", output)
+    assert found, output
+    return found.group(1).decode()
+
+
+def test_pair_reset_rotates_key_drops_grants_and_keeps_the_kill_switch(world: World) -> None:
+    old_fp = _fingerprint(world.pair())
+    exe, _sha = _self_exe()
+    _pair_client(world, exe, "me")
+    assert [c["label"] for c in world.json("clients", "--json")["paired"]] == ["me"]
+    assert world.run("kill", "--reason", "before reset").returncode == 0
+    old_key = world.key_file.read_bytes()
+
+    child = world.spawn("pair", "--file-store", "--reset")
+    child.expect(PROMPT)
+    assert b"--reset" in child.output  # the person is told what a reset costs
+    child.send(ceremony.phrase_for("pair") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    new_fp = _fingerprint(output)
+    assert new_fp != old_fp
+    assert world.key_file.read_bytes() != old_key
+    assert _mode(world.key_file) == 0o600 and _mode(world.trust_file) == 0o600
+
+    assert world.json("clients", "--json")["paired"] == []  # ADR 0002: grants dropped
+    shown = world.json("policy", "show", "--json")
+    assert shown["killed"] is True  # a reset never unkills
+    assert shown["ignored"] == []
+    status_report = json.loads(world.run("status", "--json").stdout)
+    assert status_report["trust"]["fingerprint"] == new_fp
+    assert status_report["trust"]["refused"] is None
+
+    pairs = [e for e in world.json("audit", "--json") if e.get("event") == "pair"]
+    assert [e.get("reset") for e in pairs] == [False, True]
+    assert pairs[1]["decision"] == "granted" and pairs[1]["path"] == "terminal"
+    assert pairs[1]["fingerprint"] == new_fp
+
+
+def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
+    before = paired.snapshot()
+    proc = paired.run("pair", "--file-store", "--reset",
+                      input=ceremony.phrase_for("pair").encode() + b"\n")
+    assert proc.returncode == 2
+    assert b"not_a_terminal" in proc.stderr
+    _no_prompt(proc.stdout + proc.stderr)
+    after = paired.snapshot()
+    assert after["host-key.pem"] == before["host-key.pem"]
+    assert after["trust.json"] == before["trust.json"]
+    assert [e.get("reset") for e in paired.json("audit", "--json")
+            if e.get("event") == "pair"] == [False]
+
+
+# --------------------------------------------------------------------------- 10. the picker
+
+
+def _remember_self(world: World) -> tuple[str, str]:
+    from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+
+    exe, sha = _self_exe()
+    remember_spawner(world.config, Spawner(pid=1, exe=exe, sha256=sha, create_time=0.0), time.time())
+    return exe, sha
+
+
+def test_pair_client_picker_pairs_the_chosen_spawner(paired: World) -> None:
+    exe, sha = _remember_self(paired)
+    child = paired.spawn("pair-client")
+    child.expect(b"number: ")
+    assert f"[1] {exe}".encode() in child.output
+    assert PROMPT not in child.output  # nothing to approve before a choice is made
+    child.send("1\n")
+    child.expect(PROMPT)
+    assert sha.encode() in child.output.split(b"number: ", 1)[1]
+    child.send(ceremony.phrase_for("pair-client") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    listed = paired.json("clients", "--json")["paired"]
+    assert [(c["exe"], c["sha256"]) for c in listed] == [(exe, sha)]
+    assert listed[0]["label"] == re.sub(r"[^a-z0-9_-]+", "-", Path(exe).name.lower()).strip("-_")
+
+
+def test_pair_client_picker_refuses_a_number_not_listed(paired: World) -> None:
+    _remember_self(paired)
+    before = paired.trust_file.read_bytes()
+    child = paired.spawn("pair-client")
+    child.expect(b"number: ")
+    child.send("7\n")
+    status, output = child.finish()
+    assert status == 2, output
+    assert b"usage" in output and b"'7'" in output
+    _no_prompt(output.split(b"number: ", 1)[1])
+    assert paired.trust_file.read_bytes() == before
+    assert paired.json("clients", "--json")["paired"] == []
+
+
+def test_pair_client_picker_with_no_spawners_seen_is_a_usage_error(paired: World) -> None:
+    child = paired.spawn("pair-client")
+    status, output = child.finish()
+    assert status == 2, output
+    assert b"no MCP client has started" in output
+    _no_prompt(output)
+    assert paired.json("clients", "--json")["paired"] == []
+
+
+# --------------------------------------------------------------------------- 11. status
+
+
+def test_status_reports_pairing_kill_and_a_refused_record(world: World) -> None:
+    fp = _fingerprint(world.pair())
+    exe, _sha = _self_exe()
+    _pair_client(world, exe, "me")
+
+    proc = world.run("status", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    trust = json.loads(proc.stdout)["trust"]
+    assert trust["paired"] is True and trust["refused"] is None and trust["killed"] is False
+    assert trust["fingerprint"].startswith("SHA256:") and trust["fingerprint"] == fp
+    assert trust["keyStore"] == "file"
+    assert trust["clients"] == [{"label": "me", "exe": exe}]
+
+    proc = world.run("status")
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = proc.stdout.decode().splitlines()
+    claude = [ln.strip() for ln in lines if ln.strip().startswith("- Claude Code: ")]
+    assert len(claude) == 1, lines
+    found = re.fullmatch(r"- Claude Code: claude mcp add tabwarden -- (\S+) mcp", claude[0])
+    assert found, claude
+    assert os.path.isabs(found.group(1))
+    assert f"host key: {fp}" in lines
+
+    assert world.run("kill").returncode == 0
+    proc = world.run("status", "--json")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["trust"]["killed"] is True
+    assert any("kill switch is engaged" in step for step in report["next"])
+    assert world.run("status").returncode == 1
+
+    world.trust_file.chmod(0o640)
+    proc = world.run("status", "--json")
+    assert proc.returncode == 3
+    report = json.loads(proc.stdout)
+    assert report["trust"]["refused"]
+    assert any("trust record is refused" in step for step in report["next"])
+    proc = world.run("status")
+    assert proc.returncode == 3
+    assert b"REFUSED" in proc.stdout
+
+
+# --------------------------------------------------------------------------- 12. revoke
+
+
+def test_revoke_needs_no_terminal(world: World) -> None:
+    world.pair()
+    exe, _sha = _self_exe()
+    _pair_client(world, exe, "somelabel")
+    for kind in ("browser", "client"):
+        proc = world.run("revoke", kind, "somelabel", input=b"")
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert b"not_a_terminal" not in proc.stderr
+        assert f"revoked {kind} 'somelabel'".encode() in proc.stdout
+    assert world.json("clients", "--json")["paired"] == []
+    proc = world.run("clients")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"no MCP clients paired" in proc.stdout
+    revokes = [e for e in world.json("audit", "--json") if e.get("event") == "revoke"]
+    assert [(e["kind"], e["decision"]) for e in revokes] == [("browser", "narrowed"),
+                                                            ("client", "narrowed")]
+
+
+def test_pair_client_bad_label_refused_before_the_phrase(paired: World) -> None:
+    exe, _sha = _self_exe()
+    before = paired.trust_file.read_bytes()
+    child = paired.spawn("pair-client", "--exe", exe, "--label", "Not A Label")
+    status, output = child.finish()
+    assert status == 2, output
+    assert b"bad_label" in output
+    _no_prompt(output)
+    assert paired.trust_file.read_bytes() == before

@@ -18,7 +18,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.protocol import frames
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
 
-from tests.fakes import FakeBrowser, host_env
+from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
 
 
 def _client(runtime: Path, label: str = "test", **kw: object) -> BridgeClient:
@@ -137,10 +137,7 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
 
         welcome = await asyncio.to_thread(fake_browser.hello)
         assert welcome["type"] == "welcome" and welcome["protocol"] == 1
-        for _ in range(200):  # the host pushes an event; wait on it, bounded
-            if (await client.status()).extension_connected:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_extension_connected(client.status)
         assert (await client.status()).extension_connected
 
         tabs = {"tabs": [{"id": 1, "url": "http://x/", "title": "X", "active": True, "windowId": 1}]}
@@ -171,10 +168,7 @@ def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBr
     async def scenario() -> None:
         client = _client(fake_browser.runtime)
         await client.ensure_connected()
-        for _ in range(200):
-            if (await client.status()).extension_connected:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_extension_connected(client.status)
         call = asyncio.create_task(client.call("tab_list"))
         await asyncio.to_thread(fake_browser.receive)  # the request reached the "browser"
         await asyncio.to_thread(fake_browser.close)  # the browser goes away mid-call
@@ -274,10 +268,7 @@ def test_garbage_and_oversize_frames_do_not_hurt_other_clients(fake_browser: Fak
     async def scenario() -> None:
         client = _client(fake_browser.runtime)
         answerer = _answer_in_background(fake_browser, {"tabs": []})
-        for _ in range(200):
-            if (await client.status()).extension_connected:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_extension_connected(client.status)
         assert await client.call("tab_list") == {"tabs": []}
         answerer.join(5)
         await client.close()

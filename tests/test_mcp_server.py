@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,19 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"tab_list", "bridge_status"}
+            assert set(tools) == {"tab_list", "bridge_status", "tab_open", "tab_close", "tab_close_all",
+                                  "page_navigate", "page_text"}
             for tool in tools.values():
                 assert tool.annotations is not None
-                assert tool.annotations.read_only_hint is True
-                assert tool.annotations.destructive_hint is False
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
                 assert tool.input_schema["type"] == "object"
+            for name in ("tab_list", "bridge_status", "page_text"):
+                assert tools[name].annotations.read_only_hint is True
+            for name in ("tab_close", "tab_close_all"):
+                assert tools[name].annotations.destructive_hint is True
+            assert tools["page_text"].input_schema["required"] == ["tabId"]
+            assert tools["page_navigate"].input_schema["required"] == ["tabId", "url"]
+            assert tools["tab_open"].annotations.open_world_hint is True
             tab_schema = tools["tab_list"].output_schema
             assert tab_schema is not None and tab_schema["required"] == ["tabs"]
 
@@ -73,11 +80,13 @@ def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser)
 
     async def scenario() -> None:
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
-            for _ in range(200):
+            status = {}
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
                 status = (await client.call_tool("bridge_status", {})).structured_content
                 if status["extensionConnected"]:
                     break
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.02)
             assert status["browser"] == "test" and status["protocolVersion"] == 1
             thread = threading.Thread(target=answer, daemon=True)
             thread.start()
@@ -99,10 +108,11 @@ def test_malformed_extension_reply_is_an_internal_error_not_a_crash(fake_browser
 
     async def scenario() -> None:
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
-            for _ in range(200):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
                 if (await client.call_tool("bridge_status", {})).structured_content["extensionConnected"]:
                     break
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.02)
             thread = threading.Thread(target=answer, daemon=True)
             thread.start()
             result = await client.call_tool("tab_list", {})

@@ -24,7 +24,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import FileStore
-from tests.fakes import FakeBrowser, host_env
+from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
 
 GUARD = 60.0  # hang guard only
 
@@ -78,7 +78,8 @@ def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
 
 
 async def _until_connected(client: Any) -> None:
-    for _ in range(500):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         result = await client.call_tool("bridge_status", {})
         if not result.is_error and result.structured_content["extensionConnected"]:
             return
@@ -104,10 +105,7 @@ def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> 
 
     async def scenario() -> None:
         client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
-        for _ in range(200):
-            if (await client.status()).extension_connected:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_extension_connected(client.status)
         answerer = answer_tabs(fake_browser)
         assert await client.call("tab_list") == {"tabs": []}
         answerer.join(5)

@@ -25,6 +25,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from tabwarden.paths import config_dir
 from tabwarden.trust.keys import HostPublicKey
@@ -35,6 +36,16 @@ log = logging.getLogger("tabwarden.trust")
 
 FILE_STORE_NAME = "host-key.pem"
 KILL_LATCH_NAME = "kill-latch"
+
+
+def host_key_store(config: Path, kind: str | None = None) -> Any:
+    """The store holding (or to hold) the host key: the file store when its file exists or is
+    asked for, else the OS keyring. Never falls back from one to the other silently."""
+    from tabwarden.trust.keystore import store_for
+
+    if kind is None:
+        kind = "file" if (config / FILE_STORE_NAME).exists() or (config / FILE_STORE_NAME).is_symlink() else "keyring"
+    return store_for(kind, config)
 
 
 def load_host_public(config: Path) -> HostPublicKey | None:

@@ -24,6 +24,8 @@ export const ERROR_TABLE = Object.freeze([
   ["tab_not_found", 14, "No such tab; call tab_list for current ids."],
   ["busy", 15, "Too many browser calls in flight; safe to retry shortly."],
   ["trust_unreadable", 16, "The trust record is missing, corrupt or not private; `tabwarden status` says why. Everything is refused until it is fixed."],
+  ["tab_not_owned", 17, "That tab was not opened by this MCP session; open your own with tab_open."],
+  ["not_paired", 18, "tabwarden is not paired yet; run `tabwarden pair` in a terminal first."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
