@@ -351,6 +351,15 @@ class BridgeServer:
         )
         self._relay.add(client)
         log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
+        if self._relay.extension_connected != admitted.extension_connected:
+            # The extension's state changed while this client was mid-handshake (it was not yet
+            # on the list that state events go to): say so now, or it would never learn.
+            try:
+                await stream.send(
+                    {"type": "event", "event": "extension", "connected": self._relay.extension_connected}
+                )
+            except ConnectionClosed:
+                pass
         try:
             while True:
                 message = await stream.receive()

@@ -308,3 +308,24 @@ def test_harden_process_really_clears_dumpable() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["1", "0", "True"], out.stderr
+
+
+def test_extension_connecting_mid_handshake_is_still_announced(fake_browser: FakeBrowser) -> None:
+    """Regression: a hello processed while a client was mid-handshake was never announced to it,
+    so its bridge_status said 'extension not connected' forever."""
+    sock_path = fake_browser.wait_socket()
+    secret = (fake_browser.runtime / "test.secret").read_bytes()
+    s = _raw_connect(sock_path)
+    challenge = _recv_frame(s)  # the host captured "extension not connected" for this client
+    assert challenge is not None
+    fake_browser.hello()  # ...and now the extension connects, mid-handshake
+    machine = ClientHandshake(secret, os.urandom(NONCE_SIZE), role="mcp")
+    frames_out, _ = machine.receive(challenge)
+    s.sendall(frames.encode_frame(frames_out[0]))
+    frames_out, _ = machine.receive(_recv_frame(s) or {})
+    s.sendall(frames.encode_frame(frames_out[0]))
+    admitted = _recv_frame(s)
+    assert admitted is not None and admitted["t"] == "admitted"
+    assert admitted["extensionConnected"] is False
+    assert _recv_frame(s) == {"type": "event", "event": "extension", "connected": True}
+    s.close()
