@@ -1,33 +1,75 @@
-// background.js — the MV3 service worker entry. Thin wiring only: builds the dispatcher, backoff
-// and session from the lib/ modules, connects at top level (so every worker start connects) and
-// registers the runtime listeners synchronously. It must never hold protocol logic (that lives in
-// lib/session.js and lib/dispatch.js) and never let an error escape a listener uncaught.
+// background.js — the MV3 service worker entry. Thin wiring only: builds the dispatcher, backoff,
+// session, ownership, confirm broker and origin gate from the lib/ modules, connects at top level
+// (so every worker start connects) and registers the runtime, tab and window listeners
+// synchronously. It must never hold protocol logic (that lives in lib/ and handlers/) and never
+// let an error escape a listener uncaught.
 
 /* global chrome */
 
 import { createBackoff, equalJitter } from "./lib/backoff.js";
-import { connectNative, extensionVersion, queryAllTabs } from "./lib/chrome-api.js";
+import * as api from "./lib/chrome-api.js";
+import { createConfirmBroker } from "./lib/confirm-broker.js";
+import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
+import { createOriginGate } from "./lib/origin-gate.js";
+import { createOwnership } from "./lib/ownership.js";
 import { createSession } from "./lib/session.js";
+import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
+import { pageHandlers } from "./handlers/page.js";
 import { tabHandlers } from "./handlers/tabs.js";
 
 const log = console;
 
-const dispatcher = createDispatcher([...tabHandlers({ queryAllTabs })], { log });
+/** @type {import("./lib/pending.js").Timers} */
+const timers = {
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (handle) => clearTimeout(/** @type {number} */ (handle)),
+};
+
+const ownership = createOwnership();
+const loads = createLoadWatcher(timers);
+const broker = createConfirmBroker({ ...timers, newId: () => crypto.randomUUID() });
+const confirm = createConfirmer({
+  broker,
+  windows: { createWindow: api.createWindow, removeWindow: api.removeWindow },
+  log,
+});
+const ensureOrigin = createOriginGate({
+  confirm,
+  permissionsContains: api.permissionsContains,
+  requestGrant: (origin) => session.requestGrant(origin),
+  log,
+});
+
+const deps = {
+  browser: {
+    queryAllTabs: api.queryAllTabs,
+    getTab: api.getTab,
+    createTab: api.createTab,
+    createWindow: api.createWindow,
+    updateTab: api.updateTab,
+    removeTab: api.removeTab,
+    executeScript: api.executeScript,
+  },
+  ownership,
+  loads,
+  ensureOrigin,
+  confirm,
+};
+
+const dispatcher = createDispatcher([...tabHandlers(deps), ...pageHandlers(deps)], { log });
 
 const session = createSession({
-  connect: () => connectNative(NATIVE_HOST_NAME),
+  connect: () => api.connectNative(NATIVE_HOST_NAME),
   dispatcher,
   // Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker
   // alive, but while waiting to reconnect only this timer does.
   backoff: createBackoff({ initialMs: 250, maxMs: 20_000, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
-  timers: {
-    setTimer: (fn, ms) => setTimeout(fn, ms),
-    clearTimer: (handle) => clearTimeout(/** @type {number} */ (handle)),
-  },
+  timers,
   now: () => performance.now(),
-  extensionVersion: extensionVersion(),
+  extensionVersion: api.extensionVersion(),
+  onSessionEnd: (name) => ownership.endSession(name),
   log,
 });
 
@@ -40,8 +82,46 @@ function ensureConnected() {
   }
 }
 
+/**
+ * Wrap a listener so nothing escapes it.
+ * @template {unknown[]} A
+ * @param {string} what
+ * @param {(...args: A) => void} fn
+ * @returns {(...args: A) => void}
+ */
+const guarded = (what, fn) => (...args) => {
+  try {
+    fn(...args);
+  } catch (err) {
+    log.warn(`tabwarden: ${what} listener failed`, err);
+  }
+};
+
 chrome.runtime.onInstalled.addListener(ensureConnected);
 chrome.runtime.onStartup.addListener(ensureConnected);
+
+// Only this extension's confirm page may ask for details or answer (checked inside).
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  try {
+    const response = handleConfirmMessage(msg, sender, {
+      broker, extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE),
+    });
+    if (response !== undefined) sendResponse(response);
+  } catch (err) {
+    log.warn("tabwarden: runtime message listener failed", err);
+  }
+  return false;
+});
+
+chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo) => loads.updated(tabId, changeInfo)));
+chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
+  ownership.release(tabId); // a reused tab id must never carry ownership over
+  loads.removed(tabId);
+}));
+chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => {
+  broker.closed(windowId); // closing the confirm window denies
+  ownership.forgetWindow(windowId);
+}));
 
 ensureConnected();
 

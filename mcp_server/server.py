@@ -15,6 +15,7 @@ deadlines for connecting, the handshake and every call.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -230,7 +231,7 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
     async def page_text(
         tabId: TabId,  # noqa: N803
         offset: Annotated[int, Field(ge=0, description="character offset to start at")] = 0,
-        maxChars: Annotated[int, Field(ge=1, le=1_000_000, description="at most this many characters")] = 100_000,  # noqa: N803
+        maxChars: Annotated[int, Field(ge=1, le=5_000_000, description="at most this many characters")] = 100_000,  # noqa: N803
     ) -> Annotated[CallToolResult, PageText]:
         return await relay("page_text", PageText, {"tabId": tabId, "offset": offset, "maxChars": maxChars})
 
@@ -263,8 +264,11 @@ def _audit_log() -> Any:
 
 
 def run() -> int:
+    level = os.environ.get("TABWARDEN_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="tabwarden-mcp[%(process)d] %(levelname)s: %(message)s"
+        level=getattr(logging, level, logging.WARNING),
+        stream=sys.stderr,
+        format="tabwarden-mcp[%(process)d] %(levelname)s: %(message)s",
     )
     import time
 

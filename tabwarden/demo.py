@@ -1,9 +1,12 @@
 """``tabwarden demo`` — every hop, for real, in a throwaway headless Chromium.
 
-It serves a small local page, starts Chromium with the extension loaded and our host installed
-into the throwaway profile, then acts as an MCP client would: spawns ``tabwarden mcp`` with the
-SDK's stdio client and calls ``bridge_status`` and ``tab_list``, printing a transcript. Every
-process and temp directory it made is removed on the way out, Ctrl-C included.
+It serves a small local page, provisions a throwaway trust record (host key in a temp file store,
+this interpreter paired as the MCP client, the page's origin approved — standing in for the
+terminal ceremonies a person would perform), starts Chromium with the extension loaded and our
+host installed into the throwaway profile, then acts as an MCP client would: spawns
+``tabwarden mcp`` with the SDK's stdio client and calls ``bridge_status``, ``tab_open``,
+``tab_list`` and ``page_text``, printing a transcript. It never touches the person's own record.
+Every process and temp directory it made is removed on the way out, Ctrl-C included.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import asyncio
 import contextlib
 import http.server
 import json
+import os
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError
@@ -80,6 +85,29 @@ async def wait_for_extension(client: Any, deadline: float) -> dict[str, Any]:
     raise DemoFailed(f"the extension did not connect within {CONNECT_DEADLINE:.0f} s (last status: {status})")
 
 
+def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[str]) -> str:
+    """Write a throwaway trust record in ``config`` (never the person's): a host key in a file
+    store, ``client_exe`` paired, ``origins`` approved. Returns the key's fingerprint."""
+    import hashlib
+    import time
+
+    from tabwarden.trust import store
+    from tabwarden.trust.keys import HostKey
+    from tabwarden.trust.keystore import FileStore
+    from tabwarden.trust.policy import DEFAULT_POLICY, apply_set
+
+    key = HostKey.generate()
+    FileStore(config / "host-key.pem").save(key)
+    record = config / "trust.json"
+    now = int(time.time())
+    store.initialise(record, key, "file", now)
+    with open(client_exe, "rb") as image:
+        digest = hashlib.sha256(image.read()).hexdigest()
+    store.add_client(record, key, "demo", client_exe, digest, now)
+    store.set_baseline(record, key, apply_set(DEFAULT_POLICY, {"origins": origins}).to_json(), now)
+    return str(key.public.fingerprint)
+
+
 async def _drive(env: dict[str, str], url: str) -> None:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -91,15 +119,24 @@ async def _drive(env: dict[str, str], url: str) -> None:
         _say("mcp", "tools: " + ", ".join(t.name for t in tools.tools))
         status = await wait_for_extension(client, time.monotonic() + CONNECT_DEADLINE)
         _say("status", json.dumps(status))
-        result = await client.call_tool("tab_list", {})
-        if result.is_error:
-            raise DemoFailed(f"tab_list failed: {result.content[0].text if result.content else '?'}")
-        tabs = _structured(result).get("tabs", [])
+        opened = await _call(client, "tab_open", {"url": url})
+        tab_id = opened["tab"]["id"]
+        _say("open", f"tab #{tab_id} in the agent's own window: {opened['tab']['url']}")
+        tabs = (await _call(client, "tab_list", {})).get("tabs", [])
         for tab in tabs:
             _say("tab", f"#{tab['id']}  {tab['title']!r}  {tab['url']}")
         if not any(tab.get("url") == url and tab.get("title") == PAGE_TITLE for tab in tabs):
             raise DemoFailed(f"tab_list did not show the demo page {url}")
-        _say("ok", "the agent saw the local page through MCP → socket → host → extension")
+        text = await _call(client, "page_text", {"tabId": tab_id})
+        _say("text", repr(text["text"].splitlines()[0] if text["text"] else ""))
+        _say("ok", "the agent opened and read the local page through MCP → socket → host → extension")
+
+
+async def _call(client: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    if result.is_error:
+        raise DemoFailed(f"{tool} failed: {result.content[0].text if result.content else '?'}")
+    return _structured(result)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +148,12 @@ def run(args: argparse.Namespace) -> int:
             _say("page", f"serving {url}")
             manifest = browser.install_host()
             _say("install", f"host manifest → {manifest}")
-            browser.start(url)
+            origin = url.rstrip("/")
+            fingerprint = provision_throwaway_trust(
+                browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[origin]
+            )
+            _say("trust", f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved")
+            browser.start("about:blank")
             _say("chrome", f"started {browser.chrome} (headless, throwaway profile {browser.profile})")
             try:
                 asyncio.run(_drive(browser.env, url))

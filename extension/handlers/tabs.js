@@ -1,19 +1,119 @@
-// handlers/tabs.js — the tab actions (`tab_list`). Thin glue: the tab query is injected (the real
-// one comes from lib/chrome-api.js), the shaping is lib/tab-mapping.js. It must never touch the
-// chrome global itself, never read page content, and never return more than the mapped fields.
+// handlers/tabs.js — the tab actions: tab_list, tab_open, tab_close, tab_close_all. Thin glue:
+// browser calls are injected (lib/chrome-api.js), ownership, origin gate and confirmations come
+// from lib/. It must never touch the chrome global, never read page content, never list, close
+// or return a tab the calling session did not open, and never return more than the mapped fields.
 
-import { toTabList } from "../lib/tab-mapping.js";
+import { BridgeError } from "../lib/bridge-error.js";
+import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { originOf } from "../lib/origin.js";
+import { toTabList, toTabSummary } from "../lib/tab-mapping.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argTabId, argUrl, ownedTab, settledTab } from "./support.js";
+
+/** Longest text of a tab shown in a confirm window. */
+const MAX_SHOWN = 300;
 
 /**
- * @typedef {object} TabsApi
- * @property {() => Promise<unknown[]>} queryAllTabs every tab in every window (tabs.query({}))
+ * True when the policy asks the person to confirm `action`.
+ * @param {import("./support.js").Ctx} ctx
+ * @param {string} action
  */
+export function needsConfirm(ctx, action) {
+  const list = isPlainObject(ctx.policy) ? ctx.policy.confirm : undefined;
+  // Fail closed: a policy whose confirm list is unreadable confirms everything.
+  return !Array.isArray(list) || list.includes(action);
+}
 
 /**
- * Handler entries for the dispatcher: [["tab_list", handler]].
- * @param {TabsApi} api
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
-export function tabHandlers(api) {
-  return [["tab_list", async () => toTabList(await api.queryAllTabs())]];
+export function tabHandlers(deps) {
+  const { browser, ownership, loads, ensureOrigin, confirm } = deps;
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function tabList(_args, ctx) {
+    const mine = new Set(ownership.tabsOf(ctx.session));
+    const all = await browser.queryAllTabs();
+    return toTabList((Array.isArray(all) ? all : []).filter((t) => isPlainObject(t) && mine.has(/** @type {number} */ (t.id))));
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function tabOpen(args, ctx) {
+    const url = argUrl(args);
+    await ensureOrigin(url, ctx, "tab_open");
+    let tab = null;
+    const windowId = ownership.windowOf(ctx.session);
+    if (windowId !== null) {
+      try {
+        tab = await browser.createTab({ windowId, url, active: true });
+      } catch {
+        ownership.forgetWindow(windowId); // the person closed it
+      }
+    }
+    if (tab === null) {
+      const win = await browser.createWindow({ url, focused: false, type: "normal" });
+      tab = Array.isArray(win?.tabs) ? win.tabs[0] : null;
+      if (!Number.isInteger(win?.id) || !tab) throw new BridgeError("internal_error", "the new window has no tab");
+      ownership.setWindow(ctx.session, win.id);
+    }
+    if (!Number.isInteger(tab?.id) || tab.id < 0) throw new BridgeError("internal_error", "the new tab has no id");
+    const tabId = /** @type {number} */ (tab.id);
+    if (!ownership.claim(ctx.session, tabId)) throw new BridgeError("internal_error", "the new tab is already owned");
+    const watch = loads.watch(tabId);
+    const loaded = await settledTab(deps, tabId, watch, { newTab: true });
+    return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function tabClose(args, ctx) {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    if (needsConfirm(ctx, "tab_close")) {
+      const url = typeof tab?.url === "string" ? tab.url : "";
+      const title = typeof tab?.title === "string" ? tab.title : "";
+      const decision = await confirm({
+        kind: "action", tool: "tab_close", origin: originOf(url) ?? "",
+        detail: `Close the tab "${title.slice(0, MAX_SHOWN)}" (${url.slice(0, MAX_SHOWN)})?`,
+        timeoutMs: confirmTimeoutMs(ctx.policy),
+      });
+      if (decision !== "allow") throw new BridgeError("confirm_denied", "the person did not allow closing the tab");
+      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    }
+    await removeOwned(tabId);
+    return { closed: tabId };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function tabCloseAll(_args, ctx) {
+    let closed = 0;
+    for (const tabId of ownership.tabsOf(ctx.session)) {
+      try {
+        await removeOwned(tabId);
+        closed += 1;
+      } catch {
+        // already gone: removeOwned released it
+      }
+    }
+    return { closed };
+  }
+
+  /** @param {number} tabId */
+  async function removeOwned(tabId) {
+    try {
+      await browser.removeTab(tabId);
+    } catch {
+      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    } finally {
+      ownership.release(tabId);
+    }
+  }
+
+  return [
+    ["tab_list", tabList],
+    ["tab_open", tabOpen],
+    ["tab_close", tabClose],
+    ["tab_close_all", tabCloseAll],
+  ];
 }

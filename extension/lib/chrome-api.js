@@ -1,8 +1,10 @@
 // chrome-api.js — the one thin wrapper around the chrome.* APIs the extension uses (besides the
 // listener registration in background.js). Adapts a native Port to session.js's PortLike and
-// exposes tab queries as plain promises. It must never hold logic or state, never let
-// chrome.runtime.lastError go unread (onDisconnect reads it and hands its message on), and
-// never call APIs beyond the "nativeMessaging" and "tabs" permissions.
+// exposes tabs, windows, permissions, scripting and runtime messaging as plain promises; the
+// confirm page (confirm.js) imports it too. It must never hold logic or state, never let
+// chrome.runtime.lastError go unread (onDisconnect reads it and hands its message on), never
+// touch chrome at import time, and never call APIs beyond the "nativeMessaging", "tabs" and
+// "scripting" permissions and the optional host permissions.
 
 /* global chrome */
 
@@ -44,4 +46,83 @@ export function queryAllTabs() {
  */
 export function extensionVersion() {
   return chrome.runtime.getManifest().version;
+}
+
+/** @param {number} tabId */
+export function getTab(tabId) {
+  return chrome.tabs.get(tabId);
+}
+
+/** @param {{windowId: number, url: string, active: boolean}} props */
+export function createTab(props) {
+  return chrome.tabs.create(props);
+}
+
+/**
+ * @param {number} tabId
+ * @param {{url: string}} props
+ */
+export function updateTab(tabId, props) {
+  return chrome.tabs.update(tabId, props);
+}
+
+/** @param {number} tabId */
+export function removeTab(tabId) {
+  return chrome.tabs.remove(tabId);
+}
+
+/** @param {object} opts chrome.windows.create options */
+export function createWindow(opts) {
+  return chrome.windows.create(opts);
+}
+
+/** @param {number} windowId */
+export function removeWindow(windowId) {
+  return chrome.windows.remove(windowId);
+}
+
+/**
+ * Whether the optional host permission `pattern` is granted.
+ * @param {string} pattern
+ * @returns {Promise<boolean>}
+ */
+export function permissionsContains(pattern) {
+  return chrome.permissions.contains({ origins: [pattern] });
+}
+
+/**
+ * Ask Chrome for the optional host permission `pattern`; must run inside a user gesture.
+ * @param {string} pattern
+ * @returns {Promise<boolean>}
+ */
+export function requestPermission(pattern) {
+  return chrome.permissions.request({ origins: [pattern] });
+}
+
+/**
+ * Run a self-contained `func` in the tab's top frame (isolated world).
+ * @param {number} tabId
+ * @param {() => unknown} func
+ */
+export function executeScript(tabId, func) {
+  return chrome.scripting.executeScript({ target: { tabId }, func });
+}
+
+/**
+ * Send a message to this extension's service worker (from an extension page).
+ * @param {object} msg
+ * @returns {Promise<any>}
+ */
+export function sendRuntimeMessage(msg) {
+  return chrome.runtime.sendMessage(msg);
+}
+
+/** This extension's id. */
+export function extensionId() {
+  return chrome.runtime.id;
+}
+
+/** @param {string} path */
+export function extensionUrl(path) {
+  return chrome.runtime.getURL(path);
 }

@@ -8,10 +8,18 @@ import { errorReply } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /**
- * @typedef {(args: Record<string, unknown>) => unknown | Promise<unknown>} Handler
+ * Who is asking and under which policy (protocol.md "Page tools over hop 3"): set by the host
+ * from the verified trust record on every request.
+ * @typedef {{session: string, policy: Record<string, unknown>}} Context
+ */
+/**
+ * @typedef {(args: Record<string, unknown>, ctx: Context) => unknown | Promise<unknown>} Handler
  *   returns a plain object result (undefined means {}); throws BridgeError to pick a code
  */
-/** @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>}} Request */
+/**
+ * @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>,
+ *   session: string, policy: Record<string, unknown>}} Request
+ */
 /**
  * @typedef {{type: "reply", id: string, ok: true, result: Record<string, unknown>}
  *   | import("./error-codes.js").ErrorReply} Reply
@@ -20,6 +28,9 @@ import { isPlainObject } from "./wire.js";
 
 /** Longest action name echoed back in an unknown_action message. */
 const MAX_ECHO = 64;
+
+/** Longest session name accepted (the host's are short opaque strings). */
+const MAX_SESSION = 200;
 
 /**
  * Check a message's shape. `id` is the id usable for an error reply (null when none).
@@ -35,7 +46,14 @@ export function validateRequest(msg) {
     return { ok: false, id, message: "action must be a non-empty string" };
   }
   if (!isPlainObject(msg.args)) return { ok: false, id, message: "args must be an object" };
-  return { ok: true, request: { type: "request", id, action: msg.action, args: msg.args } };
+  if (typeof msg.session !== "string" || msg.session.length === 0 || msg.session.length > MAX_SESSION) {
+    return { ok: false, id, message: "session must be a non-empty string" };
+  }
+  if (!isPlainObject(msg.policy)) return { ok: false, id, message: "policy must be an object" };
+  return {
+    ok: true,
+    request: { type: "request", id, action: msg.action, args: msg.args, session: msg.session, policy: msg.policy },
+  };
 }
 
 /**
@@ -67,13 +85,13 @@ export function createDispatcher(handlers, { log = console } = {}) {
       if (!checked.ok) {
         return checked.id === null ? null : errorReply(checked.id, "bad_request", checked.message);
       }
-      const { id, action, args } = checked.request;
+      const { id, action, args, session, policy } = checked.request;
       const handler = routes.get(action);
       if (handler === undefined) {
         return errorReply(id, "unknown_action", `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
       }
       try {
-        const result = await handler(args);
+        const result = await handler(args, { session, policy });
         if (result === undefined) return { type: "reply", id, ok: true, result: {} };
         if (!isPlainObject(result)) {
           log.warn(`tabwarden: handler for ${action} returned a non-object result`);

@@ -1,13 +1,20 @@
 // session.js — the native-port connection state machine: hello on connect, welcome handling,
-// serving requests through the dispatcher, clearing all state and scheduling a backoff reconnect
-// when the port drops. Pure: the port, timers, clock and logger are injected (background.js
+// serving requests through the dispatcher (chunking replies over CHUNK_BYTES), origin grants
+// sent to the host and matched with their grant_result, session_end, clearing all state and
+// scheduling a backoff reconnect when the port drops. Pure: the port, timers, clock and logger are injected (background.js
 // wires the real ones). It must never touch the chrome global, never throw out of a port
 // listener, never serve requests before a matching welcome, and never post a reply from one
 // connection onto a later one.
 
+import { BridgeError } from "./bridge-error.js";
+import { CHUNK_BYTES, MAX_REASSEMBLED, chunkReply, utf8Length } from "./chunking.js";
 import { errorReply } from "./error-codes.js";
 import { validateRequest } from "./dispatch.js";
-import { MAX_BROWSER_TO_HOST, PROTOCOL_VERSION, isPlainObject, jsonByteLength } from "./wire.js";
+import { createPendingTable } from "./pending.js";
+import { PROTOCOL_VERSION, isPlainObject } from "./wire.js";
+
+/** How long an origin grant waits for the host's grant_result. */
+export const GRANT_TIMEOUT_MS = 10_000;
 
 /**
  * A port-like object (lib/chrome-api.js adapts chrome.runtime.Port to this).
@@ -43,7 +50,9 @@ import { MAX_BROWSER_TO_HOST, PROTOCOL_VERSION, isPlainObject, jsonByteLength } 
  * @property {string} extensionVersion sent in hello
  * @property {{warn: (...a: unknown[]) => void}} [log]
  * @property {number} [maxInFlight=16] concurrent requests before answering "busy"
- * @property {number} [maxMessageBytes] reply size limit (default MAX_BROWSER_TO_HOST)
+ * @property {number} [maxMessageBytes] largest reply, chunks reassembled (default MAX_REASSEMBLED)
+ * @property {number} [chunkBytes] replies over this many bytes go as chunks (default CHUNK_BYTES)
+ * @property {(session: string) => void} [onSessionEnd] the host's session_end for `session`
  */
 
 /**
@@ -51,6 +60,9 @@ import { MAX_BROWSER_TO_HOST, PROTOCOL_VERSION, isPlainObject, jsonByteLength } 
  * @property {() => void} start connect unless connected or a reconnect is already scheduled
  * @property {() => void} stop disconnect, cancel any reconnect, stay down until start()
  * @property {() => SessionSnapshot} snapshot
+ * @property {(origin: string) => Promise<unknown>} requestGrant ask the host to record an
+ *   approved origin; resolves on grant_result ok, rejects with a BridgeError otherwise
+ *   (the host's code, "timeout" after GRANT_TIMEOUT_MS, "extension_not_connected")
  */
 
 /**
@@ -61,7 +73,11 @@ export function createSession(options) {
   const { connect, dispatcher, backoff, timers, now, extensionVersion } = options;
   const log = options.log ?? console;
   const maxInFlight = options.maxInFlight ?? 16;
-  const maxMessageBytes = options.maxMessageBytes ?? MAX_BROWSER_TO_HOST;
+  const maxMessageBytes = options.maxMessageBytes ?? MAX_REASSEMBLED;
+  const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+  const onSessionEnd = options.onSessionEnd ?? (() => {});
+  const grants = createPendingTable({ ...timers, defaultTimeoutMs: GRANT_TIMEOUT_MS });
+  let grantSeq = 0;
 
   /**
    * Everything about one connection lives here and is dropped with it.
@@ -134,6 +150,7 @@ export function createSession(options) {
   function closed(c, reason) {
     if (conn !== c) return;
     conn = null;
+    grants.rejectAll();
     try {
       c.port.disconnect();
     } catch {
@@ -171,6 +188,11 @@ export function createSession(options) {
     }
     if (msg.type === "welcome") onWelcome(c, msg);
     else if (msg.type === "request") onRequest(c, msg);
+    else if (msg.type === "grant_result") {
+      if (!grants.settle(msg)) log.warn("tabwarden: ignoring a grant_result for no pending grant");
+    } else if (msg.type === "session_end") {
+      if (typeof msg.session === "string" && msg.session !== "") onSessionEnd(msg.session);
+    }
     else log.warn(`tabwarden: ignoring host message of type ${JSON.stringify(String(msg.type).slice(0, 32))}`);
   }
 
@@ -226,24 +248,33 @@ export function createSession(options) {
   }
 
   /**
-   * Post a reply unless its connection is gone; oversize replies become message_too_large.
+   * Post a reply unless its connection is gone. Over chunkBytes it goes as consecutive chunk
+   * messages (posted back to back, so no other message interleaves); over maxMessageBytes it
+   * becomes message_too_large.
    * @param {Conn} c
    * @param {import("./dispatch.js").Reply} reply
    */
   function sendReply(c, reply) {
     if (conn !== c) return; // the host that asked is gone; its ids mean nothing to the next one
-    let size;
+    let text;
     try {
-      size = jsonByteLength(reply);
+      text = JSON.stringify(reply);
     } catch {
       send(c, errorReply(reply.id, "internal_error", "reply could not be serialized"));
       return;
     }
+    const size = utf8Length(text);
     if (size > maxMessageBytes) {
       send(c, errorReply(reply.id, "message_too_large", `reply is ${size} bytes; limit is ${maxMessageBytes}`));
       return;
     }
-    send(c, reply);
+    if (size <= chunkBytes) {
+      send(c, reply);
+      return;
+    }
+    for (const chunk of chunkReply(reply.id, text, chunkBytes)) {
+      if (!send(c, chunk)) return;
+    }
   }
 
   return {
@@ -256,6 +287,7 @@ export function createSession(options) {
     stop() {
       stopped = true;
       cancelReconnect();
+      grants.rejectAll();
       const c = conn;
       conn = null;
       if (c !== null) {
@@ -281,6 +313,18 @@ export function createSession(options) {
         inFlight: conn?.inFlight ?? 0,
         reconnectInMs,
       };
+    },
+
+    requestGrant(origin) {
+      const c = conn;
+      if (c === null || c.phase !== "ready") {
+        return Promise.reject(new BridgeError("extension_not_connected", "the host is not connected"));
+      }
+      grantSeq += 1;
+      const id = `grant-${grantSeq}`;
+      const promise = grants.add(id);
+      send(c, { type: "grant", id, kind: "origin", origin });
+      return promise;
     },
   };
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -15,12 +16,16 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import PAGE_TITLE, wait_for_extension
+from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import ALLOWED_ORIGIN
 
 pytestmark = pytest.mark.browser
 
 GUARD = 90.0  # a hang guard, not a timing assertion
+
+
+def _our_interpreter() -> str:
+    return os.path.realpath("/proc/self/exe")
 
 
 def _params(env: dict[str, str]) -> StdioServerParameters:
@@ -34,7 +39,8 @@ def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
 
 
 def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowser, page_url: str) -> None:
-    browser.start(page_url)
+    provision_throwaway_trust(browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")])
+    browser.start(page_url)  # the person's own tab: the agent must never see it
 
     async def scenario() -> None:
         async with Client(_params(browser.env)) as client:
@@ -49,8 +55,14 @@ def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowse
 
             result = await client.call_tool("tab_list", {})
             assert not result.is_error, result.content
+            assert result.structured_content["tabs"] == []  # the person's tab is invisible
+
+            opened = await client.call_tool("tab_open", {"url": page_url})
+            assert not opened.is_error, opened.content
+            tab = opened.structured_content["tab"]
+            result = await client.call_tool("tab_list", {})
             tabs: list[dict[str, Any]] = result.structured_content["tabs"]
-            assert any(t["url"] == page_url and t["title"] == PAGE_TITLE for t in tabs), tabs
+            assert [(t["id"], t["url"], t["title"]) for t in tabs] == [(tab["id"], page_url, PAGE_TITLE)]
 
             # The browser goes away: the next call answers, with the stable code, instead of hanging.
             await asyncio.to_thread(browser.stop)
@@ -72,18 +84,17 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
 ) -> None:
     """Issue 3's pinned posture, end to end: the record pairs this test's interpreter (the program
     that spawns `tabwarden mcp`), the host Chrome launched enforces it too."""
-    from tests.test_trust_enforcement import _our_interpreter, pair_record
-
-    config = browser.root / "config"
-    pair_record(config, client_exe=_our_interpreter(), label="pytest")
-    browser.start(page_url)
+    provision_throwaway_trust(browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")])
+    browser.start("about:blank")
 
     async def paired() -> None:
         async with Client(_params(browser.env)) as client:
             await wait_for_extension(client, time.monotonic() + 60)
-            result = await client.call_tool("tab_list", {})
+            result = await client.call_tool("tab_open", {"url": page_url})
             assert not result.is_error, result.content
-            assert any(t["url"] == page_url for t in result.structured_content["tabs"])
+            text = await client.call_tool("page_text", {"tabId": result.structured_content["tab"]["id"]})
+            assert not text.is_error, text.content
+            assert "Hello from a local page" in text.structured_content["text"]
 
     asyncio.run(asyncio.wait_for(paired(), GUARD))
 

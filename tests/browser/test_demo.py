@@ -17,9 +17,10 @@ def test_demo_exits_zero_and_leaves_nothing_behind() -> None:
         [sys.executable, "-m", "tabwarden", "demo"], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "tab_list, bridge_status" in proc.stdout
+    assert "tools: tab_list, tab_open" in proc.stdout
     assert "'tabwarden demo page'  http://127.0.0.1:" in proc.stdout
-    assert "ok  the agent saw the local page" in proc.stdout
+    assert "text  'Hello from a local page'" in proc.stdout
+    assert "ok  the agent opened and read the local page" in proc.stdout
     assert set(glob.glob("/tmp/tabwarden-browser-*")) == before
     leftover = subprocess.run(["pgrep", "-f", "tabwarden-browser-"], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""

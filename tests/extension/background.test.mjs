@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [] };
 const queries = [];
 const warnings = [];
 
@@ -34,8 +34,16 @@ globalThis.chrome = {
     getManifest: () => ({ version: "0.1.0" }),
     onInstalled: { addListener: (f) => listeners.installed.push(f) },
     onStartup: { addListener: (f) => listeners.startup.push(f) },
+    onMessage: { addListener: (f) => listeners.message.push(f) },
+    id: "jlmldlloenidkbhnlcdhogbbeefcjhmf",
+    getURL: (p) => `chrome-extension://jlmldlloenidkbhnlcdhogbbeefcjhmf/${p}`,
+  },
+  windows: {
+    onRemoved: { addListener: (f) => listeners.windowRemoved.push(f) },
   },
   tabs: {
+    onUpdated: { addListener: (f) => listeners.tabUpdated.push(f) },
+    onRemoved: { addListener: (f) => listeners.tabRemoved.push(f) },
     query: async (q) => {
       queries.push(q);
       return [
@@ -70,15 +78,40 @@ test("connects to dev.tabwarden.host at top level and says hello", () => {
   assert.equal(ports.length, 1, "runtime listeners only ensure the connection");
 });
 
-test("serves tab_list through chrome.tabs.query({})", async () => {
+test("serves tab_list through chrome.tabs.query({}), showing only the session's own tabs", async () => {
   ports[0].deliver({ type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chrome" });
-  ports[0].deliver({ type: "request", id: "t1", action: "tab_list", args: {} });
+  ports[0].deliver({ type: "request", id: "t1", action: "tab_list", args: {}, session: "s1", policy: {} });
   await flush();
   assert.deepEqual(queries, [{}]);
-  assert.deepEqual(ports[0].sent.at(-1), {
-    type: "reply", id: "t1", ok: true,
-    result: { tabs: [{ id: 3, url: "https://example.com/", title: "Ex", active: true, windowId: 1 }] },
-  });
+  // tab 3 exists but this session never opened it
+  assert.deepEqual(ports[0].sent.at(-1), { type: "reply", id: "t1", ok: true, result: { tabs: [] } });
+  ports[0].deliver({ type: "request", id: "t2", action: "tab_list", args: {} });
+  await flush();
+  assert.equal(ports[0].sent.at(-1).error.code, "bad_request");
+});
+
+test("registers tab, window and message listeners; a web page can never answer a confirmation", () => {
+  for (const k of ["message", "tabUpdated", "tabRemoved", "windowRemoved"]) assert.equal(listeners[k].length, 1, k);
+  const responses = [];
+  const keepOpen = listeners.message[0](
+    { type: "confirm_answer", id: "x", decision: "allow" },
+    { id: undefined, url: "https://evil.test/", tab: { id: 3 } },
+    (r) => responses.push(r),
+  );
+  assert.equal(keepOpen, false);
+  assert.deepEqual(responses, [{ ok: false }]);
+  listeners.message[0]({ type: "other" }, { id: chrome.runtime.id }, (r) => responses.push(r));
+  assert.equal(responses.length, 1, "messages not for the confirm flow get no response");
+  assert.doesNotThrow(() => listeners.tabRemoved[0](3, {}));
+  assert.doesNotThrow(() => listeners.windowRemoved[0](9));
+  assert.doesNotThrow(() => listeners.tabUpdated[0](3, { status: "complete" }, {}));
+});
+
+test("session_end from the host is accepted without a reply", async () => {
+  const before = ports[0].sent.length;
+  ports[0].deliver({ type: "session_end", session: "s1" });
+  await flush();
+  assert.equal(ports[0].sent.length, before);
 });
 
 test("a dropped port logs runtime.lastError via console.warn and reconnects", async () => {

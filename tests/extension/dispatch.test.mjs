@@ -4,7 +4,8 @@ import { createDispatcher, validateRequest } from "../../extension/lib/dispatch.
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { fakeLog } from "./helpers/fakes.mjs";
 
-const req = (action, args = {}, id = "r1") => ({ type: "request", id, action, args });
+const CTX = { session: "s1", policy: { origins: ["http://127.0.0.1:8000"], confirm: ["tab_close"] } };
+const req = (action, args = {}, id = "r1") => ({ type: "request", id, action, args, ...CTX });
 
 function make(handlers = [["echo", async (args) => ({ echoed: args })]]) {
   const log = fakeLog();
@@ -42,14 +43,14 @@ test("unknown_action echo of the action name is bounded", async () => {
 test("malformed messages with a usable id get bad_request", async () => {
   const { d } = make();
   const cases = [
-    { type: "request", id: "a", action: "echo" }, // no args
-    { type: "request", id: "a", action: "echo", args: [] },
-    { type: "request", id: "a", action: "echo", args: null },
-    { type: "request", id: "a", action: "echo", args: "x" },
-    { type: "request", id: "a", action: 5, args: {} },
-    { type: "request", id: "a", action: "", args: {} },
-    { type: "reply", id: "a", action: "echo", args: {} },
-    { id: "a", action: "echo", args: {} },
+    { type: "request", id: "a", action: "echo", ...CTX }, // no args
+    { type: "request", id: "a", action: "echo", args: [], ...CTX },
+    { type: "request", id: "a", action: "echo", args: null, ...CTX },
+    { type: "request", id: "a", action: "echo", args: "x", ...CTX },
+    { type: "request", id: "a", action: 5, args: {}, ...CTX },
+    { type: "request", id: "a", action: "", args: {}, ...CTX },
+    { type: "reply", id: "a", action: "echo", args: {}, ...CTX },
+    { id: "a", action: "echo", args: {}, ...CTX },
   ];
   for (const msg of cases) {
     const reply = await d.dispatch(msg);
@@ -68,10 +69,10 @@ test("malformed messages without a usable id are dropped (null)", async () => {
 
 test("a class instance is not a plain-object args", () => {
   class Args {}
-  const v = validateRequest({ type: "request", id: "a", action: "echo", args: new Args() });
+  const v = validateRequest({ type: "request", id: "a", action: "echo", args: new Args(), ...CTX });
   assert.equal(v.ok, false);
   assert.equal(v.id, "a");
-  assert.ok(validateRequest({ type: "request", id: "a", action: "echo", args: Object.create(null) }).ok);
+  assert.ok(validateRequest({ type: "request", id: "a", action: "echo", args: Object.create(null), ...CTX }).ok);
 });
 
 test("handler throwing a plain Error -> internal_error without message or stack leak", async () => {
@@ -108,4 +109,34 @@ test("dispatcher copies its routes and rejects non-function handlers", async () 
   routes.set("b", () => ({}));
   assert.equal(d.has("b"), false);
   assert.throws(() => createDispatcher([["x", "notfn"]]), TypeError);
+});
+
+test("every request must carry a session string and a policy object (else bad_request)", async () => {
+  let called = 0;
+  const { d } = make([["echo", () => { called += 1; return {}; }]]);
+  const base = { type: "request", id: "a", action: "echo", args: {} };
+  const cases = [
+    base,
+    { ...base, policy: {} },
+    { ...base, session: "s1" },
+    { ...base, session: "", policy: {} },
+    { ...base, session: 7, policy: {} },
+    { ...base, session: "x".repeat(201), policy: {} },
+    { ...base, session: "s1", policy: null },
+    { ...base, session: "s1", policy: [] },
+    { ...base, session: "s1", policy: "all" },
+  ];
+  for (const msg of cases) {
+    const reply = await d.dispatch(msg);
+    assert.equal(reply?.error?.code, "bad_request", JSON.stringify(msg));
+  }
+  assert.equal(called, 0);
+});
+
+test("handlers receive (args, {session, policy}) taken from the request", async () => {
+  const seen = [];
+  const { d } = make([["ctx", (args, ctx) => { seen.push([args, ctx]); return {}; }]]);
+  await d.dispatch(req("ctx", { n: 1 }));
+  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", policy: CTX.policy }]]);
+  assert.deepEqual(Object.keys(seen[0][1]).sort(), ["policy", "session"]);
 });

@@ -37,11 +37,29 @@ test("manifest basics", () => {
   assert.deepEqual(manifest.content_security_policy, { extension_pages: "script-src 'self'; object-src 'none'" });
 });
 
-test("permissions are exactly nativeMessaging and tabs; no host access, no content scripts", () => {
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs"]);
-  for (const key of ["host_permissions", "optional_permissions", "optional_host_permissions", "content_scripts",
+test("permissions: nativeMessaging, tabs, scripting; http(s) host access (docs/adr/0003), nothing else", () => {
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting"]);
+  // Host access is install-time: Chrome's optional-permission dialog cannot be answered headless,
+  // so the origin gate is tabwarden's own (signed policy + confirm window), see ADR 0003.
+  assert.deepEqual(manifest.host_permissions, ["http://*/*", "https://*/*"]);
+  for (const key of ["optional_host_permissions", "optional_permissions", "content_scripts",
     "web_accessible_resources", "externally_connectable"]) {
     assert.equal(manifest[key], undefined, key);
+  }
+});
+
+test("confirm.html is a static page: no inline script or handlers, textContent-only script", () => {
+  const html = readFileSync(join(EXT, "confirm.html"), "utf8");
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
+  assert.equal(scripts.length, 1);
+  assert.match(scripts[0][1], /type="module"/);
+  assert.match(scripts[0][1], /src="confirm\.js"/);
+  assert.equal(scripts[0][2].trim(), "");
+  assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
+  for (const id of ["allow", "deny", "tool", "origin", "detail", "status"]) assert.match(html, new RegExp(`id="${id}"`));
+  assert.ok(existsSync(join(EXT, "confirm.css")));
+  for (const file of ["confirm.js", join("lib", "confirm-page.js")]) {
+    assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });
 

@@ -6,7 +6,8 @@ import { createBackoff } from "../../extension/lib/backoff.js";
 import { deferred, fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const WELCOME = { type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chromium" };
-const req = (id, action = "tab_list", args = {}) => ({ type: "request", id, action, args });
+const CTX = { session: "s1", policy: { origins: [], confirm: [] } };
+const req = (id, action = "tab_list", args = {}) => ({ type: "request", id, action, args, ...CTX });
 
 /** A session over fake ports; `handlers` defaults to a counting tab_list. */
 function harness({ handlers, connect, ...rest } = {}) {
@@ -251,4 +252,83 @@ test("stop disconnects, cancels reconnects, and start reconnects", () => {
   h.port().drop("x");
   h.session.stop();
   assert.equal(h.timers.pending(), 0);
+});
+
+test("a reply over chunkBytes goes as ordered chunks that reassemble to the reply", async () => {
+  const result = { text: "é😀".repeat(400) };
+  const h = harness({ handlers: [["big", () => result]], chunkBytes: 500 });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("c1", "big"));
+  await flush();
+  const chunks = h.port().sent.slice(1);
+  assert.ok(chunks.length >= 2);
+  chunks.forEach((c, i) => {
+    assert.equal(c.type, "chunk");
+    assert.equal(c.id, "c1");
+    assert.equal(c.seq, i);
+    assert.equal(c.total, chunks.length);
+    assert.ok(Buffer.byteLength(c.data, "utf8") <= 500);
+  });
+  assert.deepEqual(JSON.parse(chunks.map((c) => c.data).join("")), { type: "reply", id: "c1", ok: true, result });
+});
+
+test("a reply at exactly chunkBytes is sent whole", async () => {
+  const probe = JSON.stringify({ type: "reply", id: "w", ok: true, result: { s: "" } }).length;
+  const h = harness({ handlers: [["fit", () => ({ s: "x".repeat(600 - probe) })]], chunkBytes: 600 });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("w", "fit"));
+  await flush();
+  assert.equal(h.port().sent.length, 2);
+  assert.equal(h.port().sent[1].type, "reply");
+});
+
+test("requestGrant sends grant and resolves on grant_result ok", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const p = h.session.requestGrant("http://127.0.0.1:8000");
+  const grant = h.port().sent.at(-1);
+  assert.deepEqual(grant, { type: "grant", id: grant.id, kind: "origin", origin: "http://127.0.0.1:8000" });
+  assert.equal(typeof grant.id, "string");
+  h.port().deliver({ type: "grant_result", id: "other", ok: true });
+  h.port().deliver({ type: "grant_result", id: grant.id, ok: true });
+  await p;
+  assert.ok(h.log.warnings.some((w) => w.includes("grant_result")));
+});
+
+test("grant_result not ok rejects with the host's code; no answer times out after 10 s", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const p = h.session.requestGrant("http://a.test");
+  h.port().deliver({ type: "grant_result", id: h.port().sent.at(-1).id, ok: false, error: { code: "not_paired", message: "no key" } });
+  await assert.rejects(p, (e) => e.code === "not_paired");
+  const q = h.session.requestGrant("http://b.test");
+  h.timers.advance(9_999);
+  h.timers.advance(1);
+  await assert.rejects(q, (e) => e.code === "timeout");
+});
+
+test("grants are refused before welcome and rejected on disconnect", async () => {
+  const h = harness();
+  await assert.rejects(h.session.requestGrant("http://a.test"), (e) => e.code === "extension_not_connected");
+  h.session.start();
+  await assert.rejects(h.session.requestGrant("http://a.test"), (e) => e.code === "extension_not_connected");
+  h.port().deliver(WELCOME);
+  const p = h.session.requestGrant("http://a.test");
+  h.port().drop("gone");
+  await assert.rejects(p, (e) => e.code === "extension_not_connected");
+});
+
+test("session_end calls onSessionEnd with the session name; malformed ones are ignored", () => {
+  const ended = [];
+  const h = harness({ onSessionEnd: (s) => ended.push(s) });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver({ type: "session_end", session: "s3-9f2c" });
+  h.port().deliver({ type: "session_end", session: 5 });
+  h.port().deliver({ type: "session_end" });
+  assert.deepEqual(ended, ["s3-9f2c"]);
 });

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { toTabList, toTabSummary } from "../../extension/lib/tab-mapping.js";
-import { tabHandlers } from "../../extension/handlers/tabs.js";
 
 test("maps exactly the five fields and drops everything else", () => {
   const tab = {
@@ -34,10 +33,3 @@ test("a non-array input gives an empty list", () => {
   assert.deepEqual(toTabList({ length: 1, 0: { id: 1 } }), { tabs: [] });
 });
 
-test("tab_list handler queries all tabs and maps them", async () => {
-  let calls = 0;
-  const handlers = new Map(tabHandlers({ queryAllTabs: async () => { calls += 1; return [{ id: 9, title: "T", windowId: 1, active: true }]; } }));
-  assert.deepEqual([...handlers.keys()], ["tab_list"]);
-  assert.deepEqual(await handlers.get("tab_list")({}), { tabs: [{ id: 9, url: "", title: "T", active: true, windowId: 1 }] });
-  assert.equal(calls, 1);
-});

@@ -1,0 +1,117 @@
+// handlers/support.js — what every tab and page handler shares: argument checks, the ownership
+// check, waiting for a load, and the dependency bundle background.js injects. Thin glue over
+// lib/ modules: it must never touch the chrome global, never let a session reach a tab it does
+// not own, and never report a tab's state without re-reading it from the browser.
+
+import { BridgeError } from "../lib/bridge-error.js";
+
+/**
+ * The browser calls handlers use (lib/chrome-api.js provides the real ones).
+ * @typedef {object} BrowserApi
+ * @property {() => Promise<unknown[]>} queryAllTabs
+ * @property {(tabId: number) => Promise<any>} getTab rejects when the tab is gone
+ * @property {(props: {windowId: number, url: string, active: boolean}) => Promise<any>} createTab
+ * @property {(opts: {url: string, focused: boolean, type: "normal"}) => Promise<any>} createWindow
+ * @property {(tabId: number, props: {url: string}) => Promise<any>} updateTab
+ * @property {(tabId: number) => Promise<void>} removeTab
+ * @property {(tabId: number, func: () => unknown) => Promise<Array<{result?: unknown}>>} executeScript
+ */
+
+/**
+ * @typedef {object} HandlerDeps
+ * @property {BrowserApi} browser
+ * @property {import("../lib/ownership.js").Ownership} ownership
+ * @property {import("../lib/tab-load.js").LoadWatcher} loads
+ * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
+ * @property {(req: {kind: "action", tool: string, origin?: string, detail?: string,
+ *   timeoutMs: number}) => Promise<"allow" | "deny">} confirm
+ */
+
+/** @typedef {{session: string, policy: Record<string, unknown>}} Ctx */
+
+/** Longest URL a tool accepts. */
+export const MAX_URL = 8192;
+
+/**
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @returns {number}
+ */
+export function argTabId(args, name = "tabId") {
+  const v = args[name];
+  if (!Number.isInteger(v) || /** @type {number} */ (v) < 0) throw new BridgeError("bad_request", `${name} must be a tab id (integer >= 0)`);
+  return /** @type {number} */ (v);
+}
+
+/**
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @returns {string}
+ */
+export function argUrl(args, name = "url") {
+  const v = args[name];
+  if (typeof v !== "string" || v.length === 0 || v.length > MAX_URL) {
+    throw new BridgeError("bad_request", `${name} must be a URL string of at most ${MAX_URL} characters`);
+  }
+  return v;
+}
+
+/**
+ * An optional integer argument in [min, max].
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} min
+ * @param {number} max
+ */
+export function argInt(args, name, fallback, min, max) {
+  const v = args[name];
+  if (v === undefined || v === null) return fallback;
+  if (!Number.isInteger(v) || /** @type {number} */ (v) < min || /** @type {number} */ (v) > max) {
+    throw new BridgeError("bad_request", `${name} must be an integer in [${min}, ${max}]`);
+  }
+  return /** @type {number} */ (v);
+}
+
+/**
+ * The tab, if `ctx.session` owns it and it still exists.
+ * @param {HandlerDeps} deps
+ * @param {Ctx} ctx
+ * @param {number} tabId
+ */
+export async function ownedTab(deps, ctx, tabId) {
+  if (deps.ownership.owner(tabId) !== ctx.session) {
+    throw new BridgeError("tab_not_owned", `tab ${tabId} was not opened by this session`);
+  }
+  try {
+    return await deps.browser.getTab(tabId);
+  } catch {
+    deps.ownership.release(tabId);
+    throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+  }
+}
+
+/**
+ * Wait until the tab reports status "complete" (or the load timeout), then re-read it.
+ * `watch` must have been armed before the navigation started, or (`newTab`) right after a new
+ * tab was created: a new tab is "loading" until its first load completes, so a "complete"
+ * read now cannot be a previous page's.
+ * @param {HandlerDeps} deps
+ * @param {number} tabId
+ * @param {{promise: Promise<unknown>, cancel: () => void}} watch
+ * @param {{newTab?: boolean}} [options]
+ */
+export async function settledTab(deps, tabId, watch, { newTab = false } = {}) {
+  try {
+    if (newTab) {
+      const now = await deps.browser.getTab(tabId);
+      if (now && now.status === "complete") watch.cancel();
+    }
+    await watch.promise;
+    return await deps.browser.getTab(tabId);
+  } catch (err) {
+    watch.cancel();
+    if (err instanceof BridgeError) throw err;
+    throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+  }
+}

@@ -1,0 +1,110 @@
+// confirm-window.js — asks the person in the extension's own confirm window and answers from
+// the runtime messages that window sends. Pure: the window API is injected (lib/chrome-api.js
+// supplies the real one). It must never accept an answer from anything but this extension's
+// confirm page for that same id, and must treat a window that cannot open, closes, or times
+// out as "deny".
+
+import { isPlainObject } from "./wire.js";
+
+/** Page the confirm window loads; its query carries the confirmation id. */
+export const CONFIRM_PAGE = "confirm.html";
+
+/** Popup geometry (DESIGN.md "Confirmations and defaults"). */
+export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
+
+/** Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 60). */
+const DEFAULT_TIMEOUT_S = 60;
+const MIN_TIMEOUT_S = 5;
+const MAX_TIMEOUT_S = 600;
+
+/**
+ * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 60 s.
+ * @param {unknown} policy
+ * @returns {number}
+ */
+export function confirmTimeoutMs(policy) {
+  const s = isPlainObject(policy) ? policy.confirmTimeoutSeconds : undefined;
+  const n = typeof s === "number" && Number.isFinite(s) ? s : DEFAULT_TIMEOUT_S;
+  return Math.min(MAX_TIMEOUT_S, Math.max(MIN_TIMEOUT_S, n)) * 1000;
+}
+
+/**
+ * @typedef {object} WindowApi
+ * @property {(opts: {url: string, type: string, focused: boolean, width: number, height: number}) =>
+ *   Promise<{id?: number}>} createWindow
+ * @property {(windowId: number) => Promise<void>} removeWindow
+ */
+
+/**
+ * @param {{broker: import("./confirm-broker.js").ConfirmBroker, windows: WindowApi,
+ *   log?: {warn: (...a: unknown[]) => void}}} deps
+ * @returns {(req: {kind: "origin" | "action", tool: string, origin?: string, detail?: string,
+ *   pattern?: string | null, timeoutMs: number}) => Promise<"allow" | "deny">}
+ */
+export function createConfirmer({ broker, windows, log = console }) {
+  return async function confirm(req) {
+    const { id, promise } = broker.open(req);
+    /** @type {number | null} */
+    let windowId = null;
+    try {
+      const win = await windows.createWindow({ url: `${CONFIRM_PAGE}?id=${encodeURIComponent(id)}`, ...CONFIRM_WINDOW });
+      if (win && Number.isInteger(win.id)) {
+        windowId = /** @type {number} */ (win.id);
+        broker.attachWindow(id, windowId);
+      } else {
+        broker.answer(id, "deny");
+      }
+    } catch (err) {
+      log.warn("tabwarden: the confirm window could not open; denying", err);
+      broker.answer(id, "deny");
+    }
+    const decision = await promise;
+    if (windowId !== null) {
+      windows.removeWindow(windowId).catch(() => {}); // already closed by the person
+    }
+    return decision;
+  };
+}
+
+/**
+ * Answer one chrome.runtime.onMessage message. Only this extension's confirm page may ask or
+ * answer, and only about the id in its own URL. Returns the response to send, or undefined when
+ * the message is not for us.
+ * @param {unknown} msg
+ * @param {{id?: string, url?: string}} sender chrome.runtime.MessageSender
+ * @param {{broker: import("./confirm-broker.js").ConfirmBroker, extensionId: string, pageUrl: string}} ctx
+ *   pageUrl is chrome.runtime.getURL(CONFIRM_PAGE)
+ * @returns {object | undefined}
+ */
+export function handleConfirmMessage(msg, sender, { broker, extensionId, pageUrl }) {
+  if (!isPlainObject(msg) || (msg.type !== "confirm_details" && msg.type !== "confirm_answer")) return undefined;
+  if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return { ok: false };
+  const id = /** @type {string} */ (msg.id);
+  if (msg.type === "confirm_details") {
+    const details = broker.details(id);
+    return details === null ? { ok: false } : { ok: true, details };
+  }
+  const decision = msg.decision === "allow" ? "allow" : "deny";
+  return { ok: broker.answer(id, decision) };
+}
+
+/**
+ * @param {{id?: string, url?: string} | undefined} sender
+ * @param {string} extensionId
+ * @param {string} pageUrl
+ * @param {unknown} id
+ */
+function trustedSender(sender, extensionId, pageUrl, id) {
+  if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
+  if (typeof sender.url !== "string" || typeof id !== "string" || id === "") return false;
+  // Compare the text before "?"/"#" (URL.origin is "null" for chrome-extension: in some engines).
+  const [base] = sender.url.split(/[?#]/, 1);
+  if (base !== pageUrl) return false;
+  let url;
+  try {
+    url = new URL(sender.url);
+  } catch {
+    return false;
+  }
+  return url.searchParams.get("id") === id;
+}

@@ -1,0 +1,14 @@
+// page-text.js — the function chrome.scripting.executeScript runs in the page (isolated world)
+// to read its visible text. Pure and self-contained: it is serialised and run in the page, so it
+// must never reference anything outside its own body, never read form field values (innerText
+// never includes <input> values, so password fields stay out), and never change the page.
+
+/**
+ * Runs in the page. Returns the body's rendered text and the document URL it came from, so the
+ * caller can check the page did not navigate to another origin in the meantime.
+ * @returns {{text: string, href: string}}
+ */
+export function readPageText() {
+  const body = document.body;
+  return { text: body ? String(body.innerText) : "", href: String(location.href) };
+}

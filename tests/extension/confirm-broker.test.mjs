@@ -1,0 +1,74 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
+
+function make() {
+  const timers = fakeTimers();
+  let n = 0;
+  return { timers, broker: createConfirmBroker({ ...timers, newId: () => `c${++n}` }) };
+}
+const REQ = { kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", timeoutMs: 60_000 };
+
+test("open gives an id and details; allow resolves allow", async () => {
+  const { broker, timers } = make();
+  const { id, promise } = broker.open(REQ);
+  assert.equal(id, "c1");
+  assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*" });
+  assert.equal(broker.answer(id, "allow"), true);
+  assert.equal(await promise, "allow");
+  assert.equal(timers.pending(), 0);
+  assert.equal(broker.details(id), null);
+});
+
+test("only the first answer counts", async () => {
+  const { broker } = make();
+  const { id, promise } = broker.open(REQ);
+  assert.equal(broker.answer(id, "deny"), true);
+  assert.equal(broker.answer(id, "allow"), false);
+  assert.equal(await promise, "deny");
+});
+
+test("unknown ids are ignored; anything but 'allow' is deny", async () => {
+  const { broker } = make();
+  assert.equal(broker.answer("nope", "allow"), false);
+  const { id, promise } = broker.open(REQ);
+  broker.answer(id, "ALLOW");
+  assert.equal(await promise, "deny");
+  const b = broker.open(REQ);
+  broker.answer(b.id, true);
+  assert.equal(await b.promise, "deny");
+});
+
+test("timeout denies", async () => {
+  const { broker, timers } = make();
+  const { id, promise } = broker.open({ ...REQ, timeoutMs: 5000 });
+  timers.advance(4999);
+  assert.equal(broker.size(), 1);
+  timers.advance(1);
+  assert.equal(await promise, "deny");
+  assert.equal(broker.answer(id, "allow"), false, "a late click changes nothing");
+});
+
+test("closing its window denies; other windows' confirmations stay pending", async () => {
+  const { broker } = make();
+  const a = broker.open(REQ);
+  const b = broker.open(REQ);
+  broker.attachWindow(a.id, 40);
+  broker.attachWindow(b.id, 41);
+  assert.equal(broker.closed(99), 0);
+  assert.equal(broker.closed(40), 1);
+  assert.equal(await a.promise, "deny");
+  assert.equal(broker.size(), 1);
+  broker.answer(b.id, "allow");
+  assert.equal(await b.promise, "allow");
+});
+
+test("bad requests are refused", () => {
+  const { broker } = make();
+  assert.throws(() => broker.open({ ...REQ, kind: "eval" }), TypeError);
+  assert.throws(() => broker.open({ ...REQ, timeoutMs: 0 }), RangeError);
+  const fixed = createConfirmBroker({ ...fakeTimers(), newId: () => "same" });
+  fixed.open(REQ);
+  assert.throws(() => fixed.open(REQ));
+});
