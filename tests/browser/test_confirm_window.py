@@ -1,0 +1,238 @@
+"""Page tools through the real chain in real headless Chromium, with the confirm window clicked by
+the test through CDP (Playwright drives Debian's Chromium; the host is still launched by Chrome
+through the manifest our `install` wrote). Two origins: http://127.0.0.1:P and http://localhost:P.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import json
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.trust.gate import TrustGate
+
+pytestmark = pytest.mark.browser
+
+GUARD = 180.0  # hang guard only
+BIG_CHARS = 3_000_000
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlparse(self.path)
+        if url.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", parse_qs(url.query)["to"][0])
+            self.end_headers()
+            return
+        if url.path == "/big":
+            body = ("<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>").encode()
+        elif url.path == "/secrets":
+            body = (b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
+                    b"<input type=password value=hunter2></body>")
+        else:
+            body = b"<!doctype html><title>fixture</title><body><p>Hello fixture</p></body>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def site_port() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.asynccontextmanager
+async def chromium(browser: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
+    """The throwaway browser, launched by Playwright so the test can click extension windows."""
+    flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
+    if os.getuid() == 0:
+        flags.append("--no-sandbox")
+    flags += [f"--disable-extensions-except={browser.extension}", f"--load-extension={browser.extension}"]
+    async with async_playwright() as pw:
+        context = await pw.chromium.launch_persistent_context(
+            str(browser.profile),
+            executable_path=browser.chrome,
+            headless=True,
+            args=flags,
+            env=browser.env,
+            ignore_default_args=["--disable-extensions"],
+        )
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+def _mcp(browser: ThrowawayBrowser) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env))
+
+
+async def _confirm_page(context: BrowserContext) -> Page:
+    page = await context.wait_for_event("page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000)
+    await page.wait_for_selector("#allow", state="visible")
+    return page
+
+
+async def press(window: Page, button: str) -> None:
+    """Click Allow/Deny. The extension closes the window as soon as it has the answer, which can
+    land inside Playwright's click bookkeeping; the outcome is asserted on the tool result."""
+    try:
+        await window.click(button, no_wait_after=True)
+    except PlaywrightError as exc:
+        if "closed" not in str(exc):
+            raise
+
+
+def _err(result: Any) -> str | None:
+    return result.structured_content["error"]["code"] if result.is_error else None
+
+
+def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
+
+
+def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
+    path = browser.root / "config" / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_origin_approval_tab_ownership_and_confirmed_actions(browser: ThrowawayBrowser, site_port: int) -> None:
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+
+            # 1. A new origin: the person allows it in the confirm window.
+            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
+            window = await _confirm_page(context)
+            assert a in (await window.text_content("body") or "")
+            await press(window, "#allow")
+            opened = await opening
+            assert _err(opened) is None, opened.content
+            tab = opened.structured_content["tab"]["id"]
+            assert _origins(browser) == (a,)
+            grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
+            assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
+            text = await agent.call_tool("page_text", {"tabId": tab})
+            assert "Hello fixture" in text.structured_content["text"]
+
+            # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
+            for how in ("deny", "close"):
+                attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
+                window = await _confirm_page(context)
+                if how == "deny":
+                    await press(window, "#deny")
+                else:
+                    await window.close()
+                assert _err(await attempt) == "origin_not_approved"
+                assert _origins(browser) == (a,)
+
+            # 4. A redirect to an unapproved origin stops the tool.
+            bounce = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"})
+            assert _err(bounce) == "origin_not_approved"
+            back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
+            assert _err(back) is None, back.content
+
+            # 5. Redaction: card-like numbers masked, password values never present.
+            text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
+            assert "4111" not in text and "hunter2" not in text and "card" in text
+
+            # 6. A second MCP session sees none of the first's tabs and cannot touch them.
+            async with _mcp(browser) as other:
+                assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
+                assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
+                assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
+
+            # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
+            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+            await press(await _confirm_page(context), "#deny")
+            assert _err(await closing) == "confirm_denied"
+            assert [t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]] == [tab]
+            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+            await press(await _confirm_page(context), "#allow")
+            assert _err(await closing) is None
+            assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            attacker = await context.new_page()
+            await attacker.goto(f"{a}/")
+            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
+            window = await _confirm_page(context)
+            confirm_url = window.url
+            # The page has no channel to the extension, and cannot load or script its window.
+            probe = await attacker.evaluate(
+                """async (url) => {
+                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && chrome.runtime.sendMessage)};
+                    try { await fetch(url); out.fetch = "loaded"; } catch (e) { out.fetch = "blocked"; }
+                    const w = window.open(url);
+                    out.opened = w === null ? "null" : "window";
+                    return out;
+                }""",
+                confirm_url,
+            )
+            assert probe["runtime"] == "undefined" and probe["fetch"] == "blocked"
+            assert not attempt.done()  # still waiting for the person
+            await press(window, "#deny")
+            assert _err(await attempt) == "origin_not_approved"
+            assert _origins(browser) == (a,)
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_a_multi_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+    a = f"http://127.0.0.1:{site_port}"
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+
+    async def scenario() -> None:
+        async with chromium(browser) as _context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
+            assert _err(opened) is None, opened.content
+            result = await agent.call_tool(
+                "page_text", {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000}
+            )
+            assert _err(result) is None, result.content
+            text = result.structured_content["text"]
+            assert text == "é" * BIG_CHARS  # ~6 MB of UTF-8: chunked on hop 3, reassembled intact
+            assert result.structured_content["nextOffset"] is None
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
