@@ -50,6 +50,10 @@ def error_reply(request_id: Any, code: str, message: str) -> dict[str, Any]:
 
 
 TRUST_WATCH_INTERVAL = 0.5
+#: At most this many browser calls in flight across every session; the rest queue...
+MAX_IN_FLIGHT = 8
+#: ...and fail with ``busy`` (safe to retry) when no slot frees up within this many seconds.
+QUEUE_DEADLINE = 30.0
 
 
 @dataclass(eq=False)
@@ -103,16 +107,44 @@ class Relay:
         send_native: Any,
         trust: Callable[[], Effective] = _unrestricted,
         grant_origin: OriginGranter = _no_granter,
+        *,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        queue_deadline: float = QUEUE_DEADLINE,
     ) -> None:
         self._send_native = send_native
         self._trust = trust
         self._grant_origin = grant_origin
         self._chunks = Reassembler()
+        self._slot_freed = asyncio.Event()
+        self.max_in_flight = max_in_flight
+        self.queue_deadline = queue_deadline
         self._pending: dict[str, tuple[_Client, Any]] = {}
         self._clients: set[_Client] = set()
         self._ids = itertools.count(1)
         self.extension_connected = False
         self.extension_version = ""
+
+    def _take(self, native_id: str) -> tuple[_Client, Any] | None:
+        """Forget one in-flight request (answered, failed or abandoned) and free its slot."""
+        entry = self._pending.pop(native_id, None)
+        if entry is not None:
+            self._slot_freed.set()
+        return entry
+
+    async def _wait_for_slot(self) -> bool:
+        """Queue until fewer than ``max_in_flight`` browser calls are pending, or the deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.queue_deadline
+        while len(self._pending) >= self.max_in_flight:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            self._slot_freed.clear()
+            try:
+                await asyncio.wait_for(self._slot_freed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return False
+        return True
 
     # -- browser side -------------------------------------------------------------------------
 
@@ -141,7 +173,7 @@ class Relay:
         elif kind == "grant":
             await self._on_grant(message)
         elif kind == "reply":
-            entry = self._pending.pop(str(message.get("id")), None)
+            entry = self._take(str(message.get("id")))
             if entry is None:
                 log.warning("extension replied to an unknown request id; dropped")
                 return
@@ -158,7 +190,7 @@ class Relay:
             log.warning("extension sent an unknown message type %r; dropped", kind)
 
     async def _fail_pending(self, native_id: str, text: str) -> None:
-        entry = self._pending.pop(native_id, None)
+        entry = self._take(native_id)
         if entry is None:
             return
         client, client_id = entry
@@ -185,7 +217,7 @@ class Relay:
     async def browser_gone(self) -> None:
         await self._set_connected(False)
         for native_id, (client, client_id) in list(self._pending.items()):
-            self._pending.pop(native_id, None)
+            self._take(native_id)
             try:
                 await client.stream.send(
                     error_reply(client_id, "extension_not_connected", "the browser disconnected")
@@ -226,7 +258,7 @@ class Relay:
     async def remove(self, client: _Client) -> None:
         self._clients.discard(client)
         for native_id in client.pending:
-            self._pending.pop(native_id, None)
+            self._take(native_id)
         client.pending.clear()
         if self.extension_connected:
             try:
@@ -258,6 +290,11 @@ class Relay:
                 error_reply(request_id, "extension_not_connected", "the extension has not connected")
             )
             return True
+        if not await self._wait_for_slot():
+            await client.stream.send(
+                error_reply(request_id, "busy", f"{self.max_in_flight} browser calls are in flight")
+            )
+            return True
         native_id = f"r{next(self._ids)}"
         self._pending[native_id] = (client, request_id)
         client.pending.add(native_id)
@@ -267,7 +304,7 @@ class Relay:
                 "session": client.session, "policy": eff.policy.to_json(),
             })
         except FrameTooLarge:
-            self._pending.pop(native_id, None)
+            self._take(native_id)
             client.pending.discard(native_id)
             await client.stream.send(error_reply(request_id, "message_too_large", "request exceeds 1 MiB"))
         return True

@@ -133,6 +133,10 @@ class BridgeClient:
         return live[0]
 
     @property
+    def env(self) -> dict[str, str] | None:
+        return self._env
+
+    @property
     def connected(self) -> bool:
         return self._stream is not None
 

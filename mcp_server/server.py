@@ -21,12 +21,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from tabwarden import __version__
-from tabwarden.errors import TabwardenError, hint_for
+from tabwarden.mcp_server import page_tools
+from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.trust.verify import Effective
 
@@ -76,6 +78,15 @@ TabId = Annotated[int, Field(ge=0, description="a tab id from tab_open or tab_li
 Url = Annotated[str, Field(min_length=1, max_length=8192, description="an absolute http(s) URL")]
 
 
+class BrowserEntry(BaseModel):
+    label: str
+    current: bool
+
+
+class BrowserList(BaseModel):
+    browsers: list[BrowserEntry]
+
+
 class BridgeStatusOut(BaseModel):
     hostReachable: bool  # noqa: N815
     extensionConnected: bool  # noqa: N815
@@ -83,24 +94,6 @@ class BridgeStatusOut(BaseModel):
     browser: str | None
     socket: str | None
     lastHandshakeError: str | None  # noqa: N815
-
-
-def error_result(code: str, message: str) -> CallToolResult:
-    """A tool error result: stable code, human message and hint, in text and structured form."""
-    hint = hint_for(code)
-    text = f"{code}: {message}" + (f"\nhint: {hint}" if hint else "")
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content={"error": {"code": code, "message": message, "hint": hint}},
-        is_error=True,
-    )
-
-
-def ok_result(model: BaseModel) -> CallToolResult:
-    data = model.model_dump(mode="json")
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())], structured_content=data
-    )
 
 
 class ToolGuard:
@@ -169,6 +162,42 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
             return error_result(exc.code, str(exc))
         except ValueError:
             return error_result("internal_error", f"the extension returned a malformed {tool} result")
+
+    async def guarded_call(tool: str, args: dict[str, Any]) -> dict[str, Any] | CallToolResult:
+        """Gate and call; the raw result, or an error result."""
+        if (refused := guard.check(tool)) is not None:
+            return error_result(*refused)
+        try:
+            return await bridge.call(tool, args, timeout=guard.confirm_timeout() + 30)
+        except TabwardenError as exc:
+            return error_result(exc.code, str(exc))
+
+    def read_upload(path: str) -> tuple[str, bytes]:
+        from tabwarden.mcp_server.uploads import resolve_upload, sandbox_dir
+
+        real = resolve_upload(sandbox_dir(), path)
+        return str(real), real.read_bytes()
+
+    page_tools.register(server, relay, guarded_call, read_upload)
+
+    @server.tool(
+        name="browser_list",
+        title="List connected browsers",
+        description="The browsers with a running tabwarden host (one per browser label), and which one "
+        "this session uses. Answered locally.",
+        annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
+    )
+    async def browser_list() -> Annotated[CallToolResult, BrowserList]:
+        if (refused := guard.check("browser_list")) is not None:
+            return error_result(*refused)
+        from tabwarden.paths import live_endpoints, runtime_dir
+
+        status = await bridge.status()
+        browsers = [
+            {"label": ep.label, "current": status.browser == ep.label and status.host_reachable}
+            for ep in live_endpoints(runtime_dir(bridge.env))
+        ]
+        return ok_result(BrowserList.model_validate({"browsers": browsers}))
 
     @server.tool(
         name="tab_list",

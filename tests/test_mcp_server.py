@@ -10,12 +10,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser
+
+
+#: The issue's catalogue, plus tab_close_all ("close every tab this session opened").
+CATALOGUE = {
+    "tab_list", "tab_open", "tab_focus", "tab_close", "tab_close_all", "page_navigate", "page_back",
+    "page_forward", "page_reload", "page_snapshot", "page_text", "page_markdown", "page_screenshot",
+    "page_click", "page_fill", "page_press", "page_select", "page_check", "page_hover", "page_scroll",
+    "page_wait_for", "page_get_state", "page_scrape", "page_eval", "page_upload", "cookie_get",
+    "storage_get", "browser_list", "bridge_status",
+}
 
 
 def _server(runtime: Path, label: str = "test") -> Any:
@@ -27,16 +38,20 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"tab_list", "bridge_status", "tab_open", "tab_close", "tab_close_all",
-                                  "page_navigate", "page_text"}
+            assert set(tools) == CATALOGUE
             for tool in tools.values():
                 assert tool.annotations is not None
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
                 assert tool.input_schema["type"] == "object"
             for name in ("tab_list", "bridge_status", "page_text"):
                 assert tools[name].annotations.read_only_hint is True
-            for name in ("tab_close", "tab_close_all"):
+            for name in ("tab_close", "tab_close_all", "page_eval", "page_upload"):
                 assert tools[name].annotations.destructive_hint is True
+            for name in ("page_click", "page_fill", "page_get_state"):
+                props = tools[name].input_schema["properties"]
+                assert {"ref", "selector", "text", "xpath", "index"} <= set(props)
+            assert tools["page_fill"].input_schema["required"] == ["tabId", "value"]
+            assert tools["page_eval"].input_schema["required"] == ["tabId", "code"]
             assert tools["page_text"].input_schema["required"] == ["tabId"]
             assert tools["page_navigate"].input_schema["required"] == ["tabId", "url"]
             assert tools["tab_open"].annotations.open_world_hint is True
@@ -119,5 +134,31 @@ def test_malformed_extension_reply_is_an_internal_error_not_a_crash(fake_browser
             thread.join(5)
             assert result.is_error
             assert result.structured_content["error"]["code"] == "internal_error"
+
+    asyncio.run(scenario())
+
+
+def test_element_tools_need_exactly_one_way_to_name_the_element(runtime_dir: Path) -> None:
+    async def scenario() -> None:
+        async with Client(_server(runtime_dir), raise_exceptions=True) as client:
+            for args in ({"tabId": 1}, {"tabId": 1, "ref": "@e1", "selector": "a"}):
+                result = await client.call_tool("page_click", args)
+                assert result.is_error and result.structured_content["error"]["code"] == "bad_request"
+
+    asyncio.run(scenario())
+
+
+def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(runtime_dir: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    (tmp_path / "secret").write_text("nope")
+    monkeypatch.setenv("TABWARDEN_UPLOAD_DIR", str(box))
+
+    async def scenario() -> None:
+        async with Client(_server(runtime_dir), raise_exceptions=True) as client:
+            result = await client.call_tool("page_upload", {"tabId": 1, "path": "../secret", "selector": "input"})
+            assert result.is_error and result.structured_content["error"]["code"] == "policy_denied"
+            assert "nope" not in str(result.content)
 
     asyncio.run(scenario())

@@ -1,0 +1,58 @@
+"""The upload sandbox: ``page_upload`` may only send files from one directory the person chose.
+
+``resolve_upload`` takes a path the agent gave and returns the real file inside the sandbox, or
+raises ``UploadRefused``: absolute paths outside it, any ``..`` component, symlinks leaving it
+(resolved, then checked), non-regular files and files above ``MAX_UPLOAD_BYTES`` are refused. It
+must never read a byte of a file it has not proven to be inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from tabwarden.errors import TabwardenError
+from tabwarden.paths import config_dir
+
+#: The file travels host -> browser in one native message (base64), under Chrome's 1 MiB cap.
+MAX_UPLOAD_BYTES = 700 * 1024
+
+
+class UploadRefused(TabwardenError):
+    """That file cannot be uploaded."""
+
+    code = "policy_denied"
+    hint = "Put the file in the upload sandbox (TABWARDEN_UPLOAD_DIR, default <config>/uploads) and name it relative to it."
+
+
+def sandbox_dir(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    explicit = env.get("TABWARDEN_UPLOAD_DIR")
+    return Path(explicit) if explicit else config_dir(env) / "uploads"
+
+
+def resolve_upload(sandbox: Path, requested: str) -> Path:
+    """The real path of ``requested`` inside ``sandbox``; raises ``UploadRefused`` otherwise."""
+    if not requested or "\x00" in requested:
+        raise UploadRefused("empty or malformed path")
+    parts = PurePosixPath(requested).parts
+    if ".." in parts:
+        raise UploadRefused("a path with '..' is refused")
+    try:
+        root = sandbox.resolve(strict=True)
+    except OSError:
+        raise UploadRefused(f"the upload sandbox {sandbox} does not exist") from None
+    candidate = Path(requested) if os.path.isabs(requested) else root / requested
+    try:
+        real = candidate.resolve(strict=True)
+    except OSError:
+        raise UploadRefused(f"no such file in the sandbox: {requested}") from None
+    if real != root and root not in real.parents:
+        raise UploadRefused(f"{requested} is outside the upload sandbox")
+    st = os.stat(real)
+    if not stat.S_ISREG(st.st_mode):
+        raise UploadRefused(f"{requested} is not a regular file")
+    if st.st_size > MAX_UPLOAD_BYTES:
+        raise UploadRefused(f"{requested} is {st.st_size} bytes; the limit is {MAX_UPLOAD_BYTES}")
+    return real
