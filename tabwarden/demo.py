@@ -116,7 +116,7 @@ async def _drive(env: dict[str, str], url: str) -> None:
     _say("mcp", f"spawning `{sys.executable} -m tabwarden mcp` over stdio (the SDK's client)")
     async with Client(params) as client:
         tools = await client.list_tools()
-        _say("mcp", "tools: " + ", ".join(t.name for t in tools.tools))
+        _say("mcp", f"{len(tools.tools)} tools: " + ", ".join(sorted(t.name for t in tools.tools)))
         status = await wait_for_extension(client, time.monotonic() + CONNECT_DEADLINE)
         _say("status", json.dumps(status))
         opened = await _call(client, "tab_open", {"url": url})

@@ -158,3 +158,15 @@ async def wait_until_extension_connected(status: Any, timeout: float = 30.0) -> 
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"the extension did not connect within {timeout} s")
+
+
+def tool_error(result: Any) -> dict[str, Any] | None:
+    """The machine-readable error of an MCP tool result (``_meta``), or None when it succeeded."""
+    if not result.is_error:
+        return None
+    meta = result.meta or {}
+    error = meta.get("dev.tabwarden/error")
+    assert isinstance(error, dict), f"error result without a coded error: {result}"
+    text = result.content[0].text
+    assert text.startswith(f"{error['code']}: "), text  # the same code, readable by a model
+    return error

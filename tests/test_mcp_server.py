@@ -16,7 +16,7 @@ from mcp import Client
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
-from tests.fakes import FakeBrowser
+from tests.fakes import FakeBrowser, tool_error
 
 
 #: The issue's catalogue, plus tab_close_all ("close every tab this session opened").
@@ -66,7 +66,7 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             result = await client.call_tool("tab_list", {})
             assert result.is_error
-            error = result.structured_content["error"]
+            error = tool_error(result)
             assert error["code"] == "extension_not_connected"
             assert "tabwarden install" in error["hint"]
             assert result.content[0].text.startswith("extension_not_connected: ")
@@ -133,7 +133,7 @@ def test_malformed_extension_reply_is_an_internal_error_not_a_crash(fake_browser
             result = await client.call_tool("tab_list", {})
             thread.join(5)
             assert result.is_error
-            assert result.structured_content["error"]["code"] == "internal_error"
+            assert tool_error(result)["code"] == "internal_error"
 
     asyncio.run(scenario())
 
@@ -143,7 +143,7 @@ def test_element_tools_need_exactly_one_way_to_name_the_element(runtime_dir: Pat
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             for args in ({"tabId": 1}, {"tabId": 1, "ref": "@e1", "selector": "a"}):
                 result = await client.call_tool("page_click", args)
-                assert result.is_error and result.structured_content["error"]["code"] == "bad_request"
+                assert result.is_error and tool_error(result)["code"] == "bad_request"
 
     asyncio.run(scenario())
 
@@ -158,7 +158,7 @@ def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(runtime_d
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             result = await client.call_tool("page_upload", {"tabId": 1, "path": "../secret", "selector": "input"})
-            assert result.is_error and result.structured_content["error"]["code"] == "policy_denied"
+            assert result.is_error and tool_error(result)["code"] == "policy_denied"
             assert "nope" not in str(result.content)
 
     asyncio.run(scenario())

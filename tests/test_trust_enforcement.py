@@ -24,7 +24,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import FileStore
-from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
+from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected, tool_error
 
 GUARD = 60.0  # hang guard only
 
@@ -93,7 +93,7 @@ def _mcp(runtime: Path, errlog: Any) -> Client:
 
 
 def _code(result: Any) -> str | None:
-    return result.structured_content["error"]["code"] if result.is_error else None
+    return (tool_error(result) or {}).get("code")
 
 
 # -- the kill switch -------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def test_unpaired_spawner_is_refused_once_a_client_is_paired(attested_browser: F
                 for tool in ("tab_list", "bridge_status"):
                     result = await client.call_tool(tool, {})
                     assert _code(result) == "client_not_paired", result
-                    assert "not a paired MCP client" in result.structured_content["error"]["message"]
+                    assert "not a paired MCP client" in tool_error(result)["message"]
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert (config / "trust.json").read_bytes() == before

@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import ALLOWED_ORIGIN
+from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
@@ -68,8 +69,8 @@ def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowse
             await asyncio.to_thread(browser.stop)
             after = await client.call_tool("tab_list", {})
             assert after.is_error
-            assert after.structured_content["error"]["code"] == "extension_not_connected"
-            assert after.structured_content["error"]["hint"]
+            assert tool_error(after)["code"] == "extension_not_connected"
+            assert tool_error(after)["hint"]
             status = (await client.call_tool("bridge_status", {})).structured_content
             assert status["extensionConnected"] is False and status["hostReachable"] is False
 
@@ -108,6 +109,6 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
         async with Client(sh_params) as client:
             result = await client.call_tool("tab_list", {})
             assert result.is_error
-            assert result.structured_content["error"]["code"] == "client_not_paired"
+            assert tool_error(result)["code"] == "client_not_paired"
 
     asyncio.run(asyncio.wait_for(unpaired(), GUARD))

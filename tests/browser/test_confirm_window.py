@@ -25,6 +25,7 @@ from playwright.async_api import Error as PlaywrightError
 from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
+from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
@@ -111,7 +112,7 @@ async def press(window: Page, button: str) -> None:
 
 
 def _err(result: Any) -> str | None:
-    return result.structured_content["error"]["code"] if result.is_error else None
+    return (tool_error(result) or {}).get("code")
 
 
 def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
