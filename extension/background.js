@@ -11,6 +11,8 @@ import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
+import { createGrace } from "./lib/grace.js";
+import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
 import { createSession } from "./lib/session.js";
@@ -18,6 +20,9 @@ import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { pageHandlers } from "./handlers/page.js";
 import { tabHandlers } from "./handlers/tabs.js";
+import { interactHandlers } from "./handlers/interact.js";
+import { navHandlers } from "./handlers/nav.js";
+import { readHandlers } from "./handlers/read.js";
 
 const log = console;
 
@@ -28,6 +33,7 @@ const timers = {
 };
 
 const ownership = createOwnership();
+const grace = createGrace(); // confirmed-click grace per tab; forgotten with the tab
 const loads = createLoadWatcher(timers);
 const broker = createConfirmBroker({ ...timers, newId: () => crypto.randomUUID() });
 const confirm = createConfirmer({
@@ -58,7 +64,11 @@ const deps = {
   confirm,
 };
 
-const dispatcher = createDispatcher([...tabHandlers(deps), ...pageHandlers(deps)], { log });
+// nav.js and read.js also use the newer chrome-api.js wrappers (back, capture, cookies, ...).
+const withApi = { ...deps, browser: { ...api, ...deps.browser } };
+// One call at a time per tab (tab-queue.js); different tabs run concurrently.
+const dispatcher = createDispatcher(serialiseByTab([...tabHandlers(deps), ...pageHandlers(deps), ...navHandlers(withApi), ...readHandlers(withApi),
+  ...interactHandlers({ ...withApi, grace })], createTabQueue()), { log });
 
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
@@ -69,7 +79,9 @@ const session = createSession({
   timers,
   now: () => performance.now(),
   extensionVersion: api.extensionVersion(),
-  onSessionEnd: (name) => ownership.endSession(name),
+  onSessionEnd: (name) => {
+    for (const tabId of ownership.endSession(name)) grace.release(tabId);
+  },
   log,
 });
 
@@ -116,6 +128,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo) => loads.updated(tabId, changeInfo)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over
+  grace.release(tabId);
   loads.removed(tabId);
 }));
 chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => {

@@ -126,3 +126,61 @@ export function extensionId() {
 export function extensionUrl(path) {
   return chrome.runtime.getURL(path);
 }
+
+// --- navigation, focus, capture, cookies and scripting with arguments (handlers/nav.js,
+// handlers/read.js). captureVisibleTab needs the "<all_urls>" host permission; cookies.getAll
+// needs "cookies" (tests/extension/manifest.test.mjs says why each permission exists).
+
+/** @param {number} tabId */
+export function tabGoBack(tabId) {
+  return chrome.tabs.goBack(tabId);
+}
+
+/** @param {number} tabId */
+export function tabGoForward(tabId) {
+  return chrome.tabs.goForward(tabId);
+}
+
+/** @param {number} tabId */
+export function tabReload(tabId) {
+  return chrome.tabs.reload(tabId);
+}
+
+/**
+ * @param {number} windowId
+ * @param {{focused?: boolean}} props
+ */
+export function updateWindowProps(windowId, props) {
+  return chrome.windows.update(windowId, props);
+}
+
+/**
+ * A data: URL of the visible area of the window's active tab.
+ * @param {number} windowId
+ * @param {{format: "png"}} opts
+ * @returns {Promise<string>}
+ */
+export function captureWindowTab(windowId, opts) {
+  return chrome.tabs.captureVisibleTab(windowId, opts);
+}
+
+/**
+ * Every cookie Chrome would send to `url`.
+ * @param {string} url
+ * @returns {Promise<any[]>}
+ */
+export function cookiesForUrl(url) {
+  return chrome.cookies.getAll({ url });
+}
+
+/**
+ * Run a self-contained `func(...args)` in the tab's top frame; `world` "ISOLATED" (default) or
+ * "MAIN" (the page's own world: page_eval only).
+ * @param {number} tabId
+ * @param {(...a: any[]) => unknown} func
+ * @param {unknown[]} args JSON-serialisable
+ * @param {"ISOLATED" | "MAIN"} [world]
+ */
+export function executeScriptArgs(tabId, func, args, world = "ISOLATED") {
+  return chrome.scripting.executeScript({ target: { tabId }, func, args, world });
+}

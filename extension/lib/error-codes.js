@@ -26,6 +26,8 @@ export const ERROR_TABLE = Object.freeze([
   ["trust_unreadable", 16, "The trust record is missing, corrupt or not private; `tabwarden status` says why. Everything is refused until it is fixed."],
   ["tab_not_owned", 17, "That tab was not opened by this MCP session; open your own with tab_open."],
   ["not_paired", 18, "tabwarden is not paired yet; run `tabwarden pair` in a terminal first."],
+  ["bad_ref", 19, "That element ref is from an earlier page or snapshot; call page_snapshot again and use its refs."],
+  ["element_not_found", 20, "No element matches; check the selector, text or xpath (and index), or call page_snapshot to see what is on the page."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -1,0 +1,341 @@
+// handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
+// page_select, page_check, page_hover, page_scroll, page_wait_for, page_get_state. Thin glue:
+// every call checks ownership, runs the origin gate on the tab's CURRENT url, then runs
+// lib/elements.js's pageOp in the page (which refuses to act on another origin). It must never
+// touch the chrome global, never act without the person's confirmation where the policy asks
+// for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
+// password field unless policy.passwordFill, and never accept a ref from another document.
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { pageOp } from "../lib/elements.js";
+import { createGrace } from "../lib/grace.js";
+import { isApproved, originOf } from "../lib/origin.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argTabId, ownedTab } from "./support.js";
+import { needsConfirm } from "./tabs.js";
+
+/** Codes a page operation may answer with; anything else becomes internal_error. */
+const PAGE_CODES = new Set(["bad_ref", "element_not_found", "bad_request", "policy_denied", "origin_not_approved"]);
+/** Element addressing fields: exactly one per call. */
+const ADDRESS = ["ref", "selector", "text", "xpath"];
+const MAX_ADDRESS = 2000;
+const MAX_VALUE = 100_000;
+const MAX_KEY = 32;
+const MAX_WAIT_MS = 120_000;
+const DEFAULT_WAIT_MS = 5000;
+/** How long after a click the tab is looked at to tell whether it started navigating. */
+export const NAV_PROBE_MS = 250;
+
+/**
+ * The element a call addresses, or null when none is given and `optional`.
+ * @param {Record<string, unknown>} args
+ * @param {{optional?: boolean}} [opts]
+ * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index: number} | null}
+ */
+export function argTarget(args, { optional = false } = {}) {
+  const given = ADDRESS.filter((k) => args[k] !== undefined && args[k] !== null);
+  if (given.length === 0 && optional) return null;
+  if (given.length !== 1) throw new BridgeError("bad_request", "give exactly one of ref, selector, text, xpath");
+  const key = given[0];
+  const v = args[key];
+  if (typeof v !== "string" || v.length === 0 || v.length > MAX_ADDRESS) {
+    throw new BridgeError("bad_request", `${key} must be a non-empty string of at most ${MAX_ADDRESS} characters`);
+  }
+  if (key === "ref" && !/^@e[1-9][0-9]{0,6}$/.test(v)) throw new BridgeError("bad_request", 'ref must look like "@e12" (from page_snapshot)');
+  const index = args.index ?? 0;
+  if (!Number.isInteger(index) || /** @type {number} */ (index) < 0 || /** @type {number} */ (index) > 100_000) {
+    throw new BridgeError("bad_request", "index must be an integer >= 0");
+  }
+  return { [key]: v, index: /** @type {number} */ (index) };
+}
+
+/**
+ * A wait condition `{selector?|text?, state, timeoutMs}`.
+ * @param {unknown} w
+ * @returns {{selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
+ */
+export function argWait(w) {
+  if (!isPlainObject(w)) throw new BridgeError("bad_request", "waitFor must be an object");
+  const hasSel = typeof w.selector === "string" && w.selector.length > 0 && w.selector.length <= MAX_ADDRESS;
+  const hasText = typeof w.text === "string" && w.text.length > 0 && w.text.length <= MAX_ADDRESS;
+  if (hasSel === hasText) throw new BridgeError("bad_request", "wait for exactly one of selector, text");
+  const state = w.state ?? "visible";
+  if (state !== "visible" && state !== "absent") throw new BridgeError("bad_request", 'state must be "visible" or "absent"');
+  const t = w.timeoutMs ?? DEFAULT_WAIT_MS;
+  if (!Number.isInteger(t) || /** @type {number} */ (t) < 0 || /** @type {number} */ (t) > MAX_WAIT_MS) {
+    throw new BridgeError("bad_request", `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
+  }
+  return { ...(hasSel ? { selector: w.selector } : { text: w.text }), state, timeoutMs: /** @type {number} */ (t) };
+}
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {grace?: import("../lib/grace.js").Grace,
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>}} deps
+ *   browser.executeScriptArgs(tabId, func, args, world) runs `func(...args)` in the tab
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function interactHandlers(deps) {
+  const { browser, ensureOrigin, confirm, loads } = deps;
+  const grace = deps.grace ?? createGrace();
+  const now = deps.now ?? (() => Date.now());
+  const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  /** tabId -> {session, token} of the tab's latest snapshot. */
+  /** @type {Map<number, {session: string, token: string}>} */
+  const docTokens = new Map();
+
+  /**
+   * Ownership, then the origin gate on the tab's current url.
+   * @param {Record<string, unknown>} args
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string} tool
+   */
+  async function open(args, ctx, tool) {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    const origin = await ensureOrigin(tab?.url, ctx, tool);
+    const saved = docTokens.get(tabId);
+    const docToken = saved !== undefined && saved.session === ctx.session ? saved.token : null;
+    return { tabId, tab, origin, docToken };
+  }
+
+  /**
+   * Run pageOp(op, a) in the tab; a page-side error becomes a BridgeError.
+   * @param {number} tabId
+   * @param {string} op
+   * @param {Record<string, unknown>} a
+   * @returns {Promise<Record<string, any>>}
+   */
+  async function page(tabId, op, a) {
+    let out;
+    try {
+      const results = await browser.executeScriptArgs(tabId, pageOp, [op, a], "ISOLATED");
+      out = Array.isArray(results) ? results[0]?.result : undefined;
+    } catch {
+      throw new BridgeError("internal_error", "could not run in this page (it may be navigating); retry");
+    }
+    if (!isPlainObject(out)) throw new BridgeError("internal_error", "could not run in this page (it may be navigating); retry");
+    if (isPlainObject(out.error)) {
+      const code = typeof out.error.code === "string" && PAGE_CODES.has(out.error.code) ? out.error.code : "internal_error";
+      throw new BridgeError(code, typeof out.error.message === "string" ? out.error.message : "the page operation failed");
+    }
+    return out;
+  }
+
+  /**
+   * Ask the person, unless a grace covers it. `graceKind` is recorded after an allow.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {{tabId: number, origin: string, tool: string, detail: string, graceKind?: string}} q
+   */
+  async function ask(ctx, { tabId, origin, tool, detail, graceKind }) {
+    if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
+    const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    if (decision !== "allow") throw new BridgeError("confirm_denied", "the person did not allow this action");
+    if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), isPlainObject(ctx.policy) ? ctx.policy.clickGraceSeconds : 0);
+  }
+
+  /**
+   * The optional waitFor after an action.
+   * @param {Record<string, unknown>} args
+   * @param {number} tabId
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string} tool
+   */
+  async function waitAfter(args, tabId, ctx, tool) {
+    if (args.waitFor === undefined || args.waitFor === null) return;
+    const w = argWait(args.waitFor);
+    const tab = await ownedTab(deps, ctx, tabId);
+    const origin = await ensureOrigin(tab?.url, ctx, tool);
+    const r = await page(tabId, "waitFor", { ...w, origin });
+    if (r.matched !== true) throw new BridgeError("timeout", `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
+  }
+
+  /** The policy's confirm name for a click kind. @param {string} kind */
+  const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function snapshot(args, ctx) {
+    const { tabId, origin } = await open(args, ctx, "page_snapshot");
+    const r = await page(tabId, "snapshot", { origin });
+    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot)) throw new BridgeError("internal_error", "could not read this page");
+    docTokens.set(tabId, { session: ctx.session, token: r.docToken });
+    return { url: String(r.url), title: String(r.title), snapshot: r.snapshot, truncated: r.truncated === true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function click(args, ctx) {
+    const target = argTarget(args);
+    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_click");
+    const base = { origin, target, docToken };
+    const d = await page(tabId, "describe", base);
+    const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
+    if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
+      const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
+      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind) });
+    }
+    const watch = loads.watch(tabId);
+    let r;
+    try {
+      r = await page(tabId, "click", { ...base, expectKind: kind });
+    } catch (err) {
+      watch.cancel();
+      throw err;
+    }
+    await sleep(NAV_PROBE_MS);
+    let after;
+    try {
+      after = await browser.getTab(tabId);
+    } catch {
+      watch.cancel();
+      deps.ownership.release(tabId);
+      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    }
+    // A cross-document navigation shows as status "loading" (wait for it to finish); a
+    // same-document one (pushState, #hash) only as a new url.
+    const loading = after?.status === "loading";
+    if (loading) {
+      try {
+        await watch.promise;
+        after = await browser.getTab(tabId);
+      } catch {
+        deps.ownership.release(tabId);
+        throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      }
+    } else {
+      watch.cancel();
+    }
+    const navigated = loading || (typeof after?.url === "string" && after.url !== String(r.url));
+    if (navigated) {
+      const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+      const o = originOf(after?.url);
+      if (o !== origin && !isApproved(o, approved)) throw new BridgeError("origin_not_approved", "the click led to an unapproved origin");
+    }
+    await waitAfter(args, tabId, ctx, "page_click");
+    const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
+    return { clicked: true, navigated, url };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function fill(args, ctx) {
+    const target = argTarget(args);
+    if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError("bad_request", `value must be a string of at most ${MAX_VALUE} characters`);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
+    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    await page(tabId, "fill", { origin, target, docToken, value: args.value, allowPassword });
+    await waitAfter(args, tabId, ctx, "page_fill");
+    return { filled: true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function press(args, ctx) {
+    if (typeof args.key !== "string" || args.key.length === 0 || args.key.length > MAX_KEY) {
+      throw new BridgeError("bad_request", `key must be a key name such as "Enter" or "a" (at most ${MAX_KEY} characters)`);
+    }
+    const key = args.key;
+    const target = argTarget(args, { optional: true });
+    const { tabId, origin, docToken } = await open(args, ctx, "page_press");
+    const base = { origin, target, docToken, key };
+    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    const d = await page(tabId, "describe", { ...base, forKey: key });
+    const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
+    const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
+    if (needsConfirm(ctx, "press") || clickKindAsks) {
+      const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
+      await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}` });
+    }
+    await page(tabId, "press", { ...base, allowPassword, expectKind: kind });
+    await waitAfter(args, tabId, ctx, "page_press");
+    return { pressed: true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function select(args, ctx) {
+    const target = argTarget(args);
+    const v = args.value;
+    const ok = typeof v === "string" ? v.length <= MAX_VALUE
+      : Array.isArray(v) && v.length > 0 && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= MAX_VALUE);
+    if (!ok) throw new BridgeError("bad_request", "value must be a string or a non-empty array of strings");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_select");
+    const base = { origin, target, docToken };
+    if (needsConfirm(ctx, "select")) {
+      const d = await page(tabId, "describe", base);
+      const shown = (Array.isArray(v) ? v : [v]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
+      await ask(ctx, { tabId, origin, tool: "page_select", detail: `Select ${shown} in ${d.desc} on ${origin}?` });
+    }
+    const r = await page(tabId, "select", { ...base, value: v });
+    await waitAfter(args, tabId, ctx, "page_select");
+    return { selected: Array.isArray(r.selected) ? r.selected.map(String) : [] };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function check(args, ctx) {
+    const target = argTarget(args);
+    if (typeof args.checked !== "boolean") throw new BridgeError("bad_request", "checked must be true or false");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_check");
+    const r = await page(tabId, "check", { origin, target, docToken, checked: args.checked });
+    await waitAfter(args, tabId, ctx, "page_check");
+    return { checked: r.checked === true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function hover(args, ctx) {
+    const target = argTarget(args);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_hover");
+    await page(tabId, "hover", { origin, target, docToken });
+    await waitAfter(args, tabId, ctx, "page_hover");
+    return { hovered: true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function scroll(args, ctx) {
+    const to = args.to;
+    /** @type {Record<string, unknown>} */
+    let a;
+    if (to === "top" || to === "bottom") a = { to };
+    else if (isPlainObject(to) && ADDRESS.some((k) => to[k] !== undefined)) a = { target: argTarget(to) };
+    else if (isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y)) a = { to: { x: to.x, y: to.y } };
+    else if (to === undefined && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
+    else throw new BridgeError("bad_request", 'to must be "top", "bottom", {x, y} or an element');
+    const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
+    const r = await page(tabId, "scroll", { ...a, origin, docToken });
+    return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0 };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function waitFor(args, ctx) {
+    const w = argWait(args);
+    const { tabId, origin } = await open(args, ctx, "page_wait_for");
+    const r = await page(tabId, "waitFor", { ...w, origin });
+    if (r.matched !== true) throw new BridgeError("timeout", `the condition was not met within ${w.timeoutMs} ms`);
+    return { matched: true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function getState(args, ctx) {
+    const target = argTarget(args);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_get_state");
+    const r = await page(tabId, "getState", { origin, target, docToken });
+    /** @type {Record<string, unknown>} */
+    const out = { tag: String(r.tag), type: String(r.type) };
+    if (typeof r.value === "string") out.value = r.value;
+    if (typeof r.checked === "boolean") out.checked = r.checked;
+    Object.assign(out, { disabled: r.disabled === true, visible: r.visible === true, text: String(r.text ?? "") });
+    return out;
+  }
+
+  return [
+    ["page_snapshot", snapshot],
+    ["page_click", click],
+    ["page_fill", fill],
+    ["page_press", press],
+    ["page_select", select],
+    ["page_check", check],
+    ["page_hover", hover],
+    ["page_scroll", scroll],
+    ["page_wait_for", waitFor],
+    ["page_get_state", getState],
+  ];
+}

@@ -1,0 +1,143 @@
+// handlers/nav.js — history and focus actions: page_back, page_forward, page_reload, tab_focus.
+// Thin glue: browser calls are injected (lib/chrome-api.js via background.js), ownership, the
+// origin gate and load waiting come from lib/ and support.js. It must never touch the chrome
+// global, never act on a tab the session does not own, never move a tab whose current origin is
+// not approved, and never report success when the move landed on an unapproved origin.
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { isApproved, originOf } from "../lib/origin.js";
+import { toTabSummary } from "../lib/tab-mapping.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argTabId, ownedTab, settledTab } from "./support.js";
+
+/**
+ * The browser calls these handlers use beyond support.js's BrowserApi.
+ * @typedef {object} NavBrowserApi
+ * @property {(tabId: number) => Promise<void>} tabGoBack
+ * @property {(tabId: number) => Promise<void>} tabGoForward
+ * @property {(tabId: number) => Promise<void>} tabReload
+ * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
+ * @property {(windowId: number, props: {focused: boolean}) => Promise<any>} updateWindowProps
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[]) =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs
+ */
+
+/** How long the in-page history fallback waits for the load (there may be no entry to go to). */
+export const HISTORY_FALLBACK_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs in the page (isolated world; the History object is the page's): step `delta` (-1 or 1)
+ * through the session history when the Navigation API or the history length says there is an
+ * entry that way. Self-contained: serialised into the page.
+ * @param {number} delta
+ * @returns {{moved: boolean}}
+ */
+export function historyStep(delta) {
+  const nav = /** @type {any} */ (globalThis).navigation;
+  const can = nav ? (delta < 0 ? nav.canGoBack : nav.canGoForward) : undefined;
+  if (can === false && history.length <= 1) return { moved: false };
+  if (can === false && delta > 0) return { moved: false };
+  if (delta < 0) history.back();
+  else history.forward();
+  return { moved: true };
+}
+
+/**
+ * Refuse when any URL the tab reports (committed or pending) is neither the gated origin nor
+ * approved by the policy.
+ * @param {any} tab
+ * @param {string} gated the origin the gate approved before the move
+ * @param {import("./support.js").Ctx} ctx
+ */
+export function checkLanded(tab, gated, ctx) {
+  const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+  const urls = [tab?.url, tab?.pendingUrl].filter((u) => typeof u === "string" && u !== "");
+  if (urls.length === 0) throw new BridgeError("origin_not_approved", "the tab has no readable URL after the move");
+  for (const url of urls) {
+    const o = originOf(url);
+    if (o === null || (o !== gated && !isApproved(o, approved))) {
+      throw new BridgeError("origin_not_approved", "the tab moved to an unapproved origin");
+    }
+  }
+}
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {browser: NavBrowserApi}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function navHandlers(deps) {
+  const { browser, loads, ensureOrigin } = deps;
+
+  /**
+   * @param {string} tool
+   * @param {(tabId: number) => Promise<unknown>} move
+   * @param {string} refusal message when Chrome refuses the move (e.g. no history entry)
+   * @returns {import("../lib/dispatch.js").Handler}
+   */
+  const historyMove = (tool, move, refusal, delta = 0) => async (args, ctx) => {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    const gated = await ensureOrigin(tab?.url, ctx, tool);
+    let watch = loads.watch(tabId);
+    let fallback = false;
+    try {
+      await move(tabId);
+    } catch {
+      watch.cancel();
+      await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
+      if (delta === 0) throw new BridgeError("bad_request", refusal);
+      // Chrome's tabs.goBack skips entries the page reached without a user gesture (its
+      // back-button intervention), which is every page an agent reached by clicking or
+      // page_navigate. The page's own history.back() does not skip them.
+      watch = loads.watch(tabId, HISTORY_FALLBACK_TIMEOUT_MS);
+      let stepped;
+      try {
+        const results = await browser.executeScriptArgs(tabId, historyStep, [delta]);
+        stepped = Array.isArray(results) ? results[0]?.result : undefined;
+      } catch {
+        stepped = undefined;
+      }
+      if (!isPlainObject(stepped) || stepped.moved !== true) {
+        watch.cancel();
+        throw new BridgeError("bad_request", refusal);
+      }
+      fallback = true;
+    }
+    let outcome = "complete";
+    if (fallback) {
+      try {
+        outcome = await watch.promise;
+      } catch (err) {
+        throw err instanceof BridgeError ? err : new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      }
+    }
+    const after = fallback ? await ownedTab(deps, ctx, tabId) : await settledTab(deps, tabId, watch);
+    // Nothing loaded and nothing moved: there was no entry that way after all.
+    if (outcome === "timeout" && after?.url === tab?.url) throw new BridgeError("bad_request", refusal);
+    checkLanded(after, gated, ctx);
+    return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
+  };
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function tabFocus(args, ctx) {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    try {
+      await browser.updateTab(tabId, { active: true });
+      if (Number.isInteger(tab?.windowId)) await browser.updateWindowProps(tab.windowId, { focused: true });
+    } catch {
+      await ownedTab(deps, ctx, tabId);
+      throw new BridgeError("internal_error", "could not bring the tab forward");
+    }
+    const now = await ownedTab(deps, ctx, tabId);
+    return { tab: toTabSummary(now) ?? toTabSummary(tab) };
+  }
+
+  return [
+    ["page_back", historyMove("page_back", (id) => browser.tabGoBack(id), "there is no previous page in this tab's history", -1)],
+    ["page_forward", historyMove("page_forward", (id) => browser.tabGoForward(id), "there is no next page in this tab's history", 1)],
+    ["page_reload", historyMove("page_reload", (id) => browser.tabReload(id), "the tab could not be reloaded")],
+    ["tab_focus", tabFocus],
+  ];
+}

@@ -1,0 +1,523 @@
+// handlers/read.js — the reading tools and the two risky ones: page_screenshot, cookie_get,
+// storage_get, page_markdown, page_scrape, page_eval and page_upload. Thin glue: browser calls
+// are injected, the origin gate, masking, redaction and paging come from lib/. It must never
+// touch the chrome global, never act on a tab the session does not own, never return a cookie or
+// storage value unmasked, a card-like number, a password field's value, or content read from
+// another origin than the gated one, and never run page_eval / page_upload unless the signed
+// policy enables them AND the person allowed that very call in the confirm window.
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
+import { maskValue } from "../lib/mask.js";
+import { originOf } from "../lib/origin.js";
+import { maskCards } from "../lib/redact.js";
+import { truncate } from "../lib/text.js";
+import { isPlainObject } from "../lib/wire.js";
+import { MAX_TEXT_CHARS } from "./page.js";
+import { argInt, argTabId, ownedTab } from "./support.js";
+
+/**
+ * The browser calls these handlers use beyond support.js's BrowserApi.
+ * @typedef {object} ReadBrowserApi
+ * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
+ * @property {(windowId: number, opts: {format: "png"}) => Promise<string>} captureWindowTab
+ * @property {(url: string) => Promise<any[]>} cookiesForUrl
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs
+ */
+
+/** Most items page_scrape and storage_get return. */
+export const MAX_ITEMS = 1000;
+/** Longest text of one scraped element. */
+export const MAX_ITEM_TEXT = 10_000;
+/** Longest page_eval code (the MCP tool's own limit). */
+export const MAX_CODE = 100_000;
+/** Largest decoded upload. */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+const ATTR_NAME = /^[A-Za-z_:][-A-Za-z0-9_:.]{0,99}$/;
+const CSP_MESSAGE = "the page's Content-Security-Policy forbids eval";
+
+// ---------------------------------------------------------------- pure helpers
+
+/**
+ * The base64 payload of a data: URL ("data:image/png;base64,AAAA" → "AAAA").
+ * @param {unknown} dataUrl
+ * @returns {string | null}
+ */
+export function dataUrlPayload(dataUrl) {
+  if (typeof dataUrl !== "string") return null;
+  const m = /^data:[^,]*;base64,([A-Za-z0-9+/]*={0,2})$/.exec(dataUrl);
+  return m ? m[1] : null;
+}
+
+/**
+ * Width and height from a PNG's IHDR chunk, or null when `base64` is not a PNG.
+ * @param {string} base64
+ * @returns {{width: number, height: number} | null}
+ */
+export function pngSize(base64) {
+  let bin;
+  try {
+    bin = atob(String(base64).slice(0, 32));
+  } catch {
+    return null;
+  }
+  if (bin.length < 24 || bin.slice(0, 8) !== "\x89PNG\r\n\x1a\n" || bin.slice(12, 16) !== "IHDR") return null;
+  const u32 = (/** @type {number} */ at) =>
+    ((bin.charCodeAt(at) << 24) >>> 0) + (bin.charCodeAt(at + 1) << 16) + (bin.charCodeAt(at + 2) << 8) + bin.charCodeAt(at + 3);
+  return { width: u32(16), height: u32(20) };
+}
+
+/**
+ * The decoded length of a base64 string, or -1 when it is not base64.
+ * @param {unknown} data
+ */
+export function base64Bytes(data) {
+  if (typeof data !== "string" || data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) return -1;
+  const pad = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return (data.length / 4) * 3 - pad;
+}
+
+/**
+ * True when the policy flag is exactly `true` (anything else, or a missing policy, is off).
+ * @param {import("./support.js").Ctx} ctx
+ * @param {string} key
+ */
+const policyOn = (ctx, key) => isPlainObject(ctx.policy) && ctx.policy[key] === true;
+
+/**
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @param {number} max
+ * @param {boolean} [optional]
+ * @returns {string | undefined}
+ */
+function argString(args, name, max, optional = false) {
+  const v = args[name];
+  if (optional && (v === undefined || v === null)) return undefined;
+  if (typeof v !== "string" || v.length === 0 || v.length > max) {
+    throw new BridgeError("bad_request", `${name} must be a non-empty string of at most ${max} characters`);
+  }
+  return v;
+}
+
+/**
+ * The first injection result, or an internal_error naming `what`.
+ * @param {unknown} results
+ * @param {string} what
+ */
+function firstResult(results, what) {
+  const r = Array.isArray(results) ? results[0]?.result : undefined;
+  if (!isPlainObject(r)) throw new BridgeError("internal_error", `could not ${what}`);
+  return r;
+}
+
+// ---------------------------------------------------------------- page-side functions
+// Each is serialised into the page by executeScript: self-contained, nothing from outside.
+
+/**
+ * Runs in the page: web storage entries (raw; masked by the caller before they leave).
+ * @param {"local" | "session"} area
+ * @param {string | null} key
+ * @param {number} max
+ */
+export function readStorage(area, key, max) {
+  const href = String(location.href);
+  try {
+    const store = area === "session" ? sessionStorage : localStorage;
+    const items = [];
+    if (key !== null) {
+      const value = store.getItem(key);
+      if (value !== null) items.push({ key, value });
+    } else {
+      for (let i = 0; i < store.length && items.length < max; i++) {
+        const k = store.key(i);
+        if (k !== null) items.push({ key: k, value: String(store.getItem(k)) });
+      }
+    }
+    return { href, items };
+  } catch {
+    return { href, error: "storage" };
+  }
+}
+
+/**
+ * Runs in the page: text and chosen attributes of the elements matching `selector`. Form field
+ * text is never read; a password input's value attribute never; a hidden input's is masked by
+ * the caller.
+ * @param {string} selector
+ * @param {string[]} attrs
+ * @param {number} max
+ * @param {number} maxText
+ */
+export function scrapePage(selector, attrs, max, maxText) {
+  const href = String(location.href);
+  let nodes;
+  try {
+    nodes = document.querySelectorAll(selector);
+  } catch {
+    return { href, error: "selector" };
+  }
+  const items = [];
+  for (const el of Array.from(nodes).slice(0, max)) {
+    const tag = String(el.tagName).toUpperCase();
+    const type = tag === "INPUT" ? String(el.getAttribute("type") ?? "").toLowerCase() : "";
+    const text = tag === "INPUT" || tag === "TEXTAREA" ? "" : String(/** @type {any} */ (el).innerText ?? el.textContent ?? "");
+    /** @type {Record<string, string>} */
+    const out = {};
+    const hiddenValues = [];
+    for (const name of attrs) {
+      const lower = name.toLowerCase();
+      if (lower === "value" && type === "password") continue;
+      const v = el.getAttribute(name);
+      if (v === null) continue;
+      out[name] = v;
+      if (lower === "value" && type === "hidden") hiddenValues.push(name);
+    }
+    items.push({ text: text.slice(0, maxText), attrs: out, hiddenValues });
+  }
+  return { href, items };
+}
+
+/**
+ * Runs in the page's MAIN world (page_eval): indirect eval of the confirmed code; the result as
+ * JSON text, or String(result) when it is not JSON-serialisable.
+ * @param {string} code
+ */
+export async function evalInPage(code) {
+  const href = String(location.href);
+  let value;
+  try {
+    value = await (0, eval)(code);
+  } catch (err) {
+    const message = String(err && /** @type {any} */ (err).message ? /** @type {any} */ (err).message : err);
+    const csp = err instanceof EvalError || /unsafe-eval|Content Security Policy|TrustedScript/i.test(message);
+    return csp ? { href, csp: true } : { href, threw: message.slice(0, 300) };
+  }
+  const t = typeof value;
+  if (t === "undefined") return { href, json: "null" };
+  if (t === "function" || t === "symbol" || t === "bigint" || (typeof Node === "function" && value instanceof Node)) {
+    return { href, text: String(value) };
+  }
+  try {
+    const json = JSON.stringify(value);
+    return json === undefined ? { href, text: String(value) } : { href, json };
+  } catch {
+    try {
+      return { href, text: String(value) };
+    } catch {
+      return { href, text: Object.prototype.toString.call(value) };
+    }
+  }
+}
+
+/**
+ * Runs in the page: find the upload target (selector or xpath, index-th match) and, when `file`
+ * is given, put that file into it. Only an <input type=file> is accepted.
+ * @param {string | null} selector
+ * @param {string | null} xpath
+ * @param {number} index
+ * @param {{name: string, data: string} | null} file
+ */
+export function fileInput(selector, xpath, index, file) {
+  const href = String(location.href);
+  let el = null;
+  try {
+    if (selector !== null) el = document.querySelectorAll(selector)[index] ?? null;
+    else if (xpath !== null) {
+      const r = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+      el = r.snapshotItem(index);
+    }
+  } catch {
+    return { href, error: "locator" };
+  }
+  if (el === null) return { href, error: "not_found" };
+  if (!(el instanceof HTMLInputElement) || el.type !== "file") return { href, error: "not_file_input" };
+  if (file === null) return { href, ok: true };
+  const bin = atob(file.data);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const dt = new DataTransfer();
+  dt.items.add(new File([bytes], file.name));
+  el.files = dt.files;
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+  return { href, ok: true };
+}
+
+// ---------------------------------------------------------------- handlers
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {browser: ReadBrowserApi}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function readHandlers(deps) {
+  const { browser, ensureOrigin, confirm } = deps;
+
+  /**
+   * Ownership + the origin gate on the tab's current URL.
+   * @param {Record<string, unknown>} args
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string} tool
+   */
+  async function gatedTab(args, ctx, tool) {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    const origin = await ensureOrigin(tab?.url, ctx, tool);
+    return { tabId, tab, origin, url: String(tab?.url ?? "") };
+  }
+
+  /**
+   * Content must come from the gated origin (the page may have navigated meanwhile).
+   * @param {unknown} href
+   * @param {string} origin
+   */
+  function sameOrigin(href, origin) {
+    if (originOf(href) !== origin) throw new BridgeError("origin_not_approved", "the page left the approved origin");
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {(...a: any[]) => unknown} func
+   * @param {unknown[]} args
+   * @param {string} what
+   * @param {"ISOLATED" | "MAIN"} [world]
+   */
+  async function inject(tabId, func, args, what, world) {
+    let results;
+    try {
+      results = await browser.executeScriptArgs(tabId, func, args, world);
+    } catch {
+      await ownedTabQuiet(tabId);
+      throw new BridgeError("internal_error", `could not ${what}`);
+    }
+    return firstResult(results, what);
+  }
+
+  /** tab_not_found (and release) when the tab is gone; otherwise nothing. @param {number} tabId */
+  async function ownedTabQuiet(tabId) {
+    try {
+      await browser.getTab(tabId);
+    } catch {
+      deps.ownership.release(tabId);
+      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    }
+  }
+
+  /**
+   * Ask the person about one risky call; re-check ownership and origin after the wait.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} origin
+   * @param {string} tool
+   * @param {string} detail
+   */
+  async function confirmEveryCall(ctx, tabId, origin, tool, detail) {
+    const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    if (decision !== "allow") throw new BridgeError("confirm_denied", `the person did not allow ${tool}`);
+    const now = await ownedTab(deps, ctx, tabId);
+    sameOrigin(now?.url, origin);
+  }
+
+  /**
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string} key
+   * @param {string} tool
+   */
+  function requirePolicy(ctx, key, tool) {
+    if (!policyOn(ctx, key)) throw new BridgeError("policy_denied", `${tool} is off: the signed policy does not enable "${key}"`);
+    if (policyOn(ctx, "presenceConfirm")) {
+      // Presence-confirm mode needs the browser's WebAuthn credential, which this build cannot ask for.
+      throw new BridgeError("policy_denied", `${tool} needs presence confirmation, which this extension does not offer yet`);
+    }
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageScreenshot(args, ctx) {
+    if (args.fullPage !== undefined && args.fullPage !== false) {
+      throw new BridgeError("bad_request", "fullPage is not supported: page_screenshot captures the visible viewport");
+    }
+    const { tabId, tab, origin } = await gatedTab(args, ctx, "page_screenshot");
+    if (!Number.isInteger(tab?.windowId)) throw new BridgeError("internal_error", "the tab has no window");
+    let dataUrl;
+    try {
+      // captureVisibleTab captures the active tab of a window: make ours the active one first.
+      await browser.updateTab(tabId, { active: true });
+      dataUrl = await browser.captureWindowTab(tab.windowId, { format: "png" });
+    } catch (err) {
+      await ownedTabQuiet(tabId);
+      const message = err instanceof Error ? err.message : String(err);
+      if (/MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(message)) throw new BridgeError("busy", "too many screenshots per second");
+      throw new BridgeError("internal_error", "could not capture the tab");
+    }
+    // The person may have switched tabs or the page navigated meanwhile: then the image is not ours.
+    const after = await ownedTab(deps, ctx, tabId);
+    if (after?.active !== true || after?.windowId !== tab.windowId) throw new BridgeError("internal_error", "another tab became active during the capture");
+    sameOrigin(after?.url, origin);
+    const data = dataUrlPayload(dataUrl);
+    if (data === null || data === "") throw new BridgeError("internal_error", "the capture returned no PNG");
+    const size = pngSize(data);
+    return { mimeType: "image/png", data, ...(size ?? {}) };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function cookieGet(args, ctx) {
+    const name = argString(args, "name", 4096, true);
+    const { url } = await gatedTab(args, ctx, "cookie_get");
+    let all;
+    try {
+      all = await browser.cookiesForUrl(url);
+    } catch {
+      throw new BridgeError("internal_error", "could not read this site's cookies");
+    }
+    const cookies = (Array.isArray(all) ? all : [])
+      .filter((c) => isPlainObject(c) && typeof c.name === "string" && (name === undefined || c.name === name))
+      .slice(0, MAX_ITEMS)
+      .map((c) => ({
+        name: String(c.name),
+        value: maskValue(c.name, c.value),
+        domain: String(c.domain ?? ""),
+        path: String(c.path ?? ""),
+        httpOnly: c.httpOnly === true,
+        secure: c.secure === true,
+      }));
+    return { cookies };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function storageGet(args, ctx) {
+    const area = args.area === undefined ? "local" : args.area;
+    if (area !== "local" && area !== "session") throw new BridgeError("bad_request", 'area must be "local" or "session"');
+    const key = argString(args, "key", 4096, true) ?? null;
+    const { tabId, origin } = await gatedTab(args, ctx, "storage_get");
+    const read = await inject(tabId, readStorage, [area, key, MAX_ITEMS], "read this page's storage");
+    sameOrigin(read.href, origin);
+    if (read.error !== undefined || !Array.isArray(read.items)) throw new BridgeError("internal_error", "this page's storage cannot be read");
+    const items = read.items
+      .filter((i) => isPlainObject(i) && typeof i.key === "string")
+      .slice(0, MAX_ITEMS)
+      .map((i) => ({ key: String(i.key), value: maskValue(i.key, i.value) }));
+    return { items };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageMarkdown(args, ctx) {
+    const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
+    const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
+    const { tabId, tab, origin } = await gatedTab(args, ctx, "page_markdown");
+    let read;
+    try {
+      read = firstResult(await browser.executeScript(tabId, readPageBlocks), "read this page");
+    } catch (err) {
+      if (err instanceof BridgeError) throw err;
+      await ownedTabQuiet(tabId);
+      throw new BridgeError("internal_error", "could not read this page");
+    }
+    sameOrigin(read.href, origin);
+    const slice = truncate(maskCards(renderMarkdown(read.blocks)), offset, maxChars);
+    return { ...slice, url: String(read.href), title: typeof tab?.title === "string" ? tab.title : "" };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageScrape(args, ctx) {
+    const selector = /** @type {string} */ (argString(args, "selector", 4096));
+    const attrs = args.attrs === undefined || args.attrs === null ? [] : args.attrs;
+    if (!Array.isArray(attrs) || attrs.length > 50 || !attrs.every((a) => typeof a === "string" && ATTR_NAME.test(a))) {
+      throw new BridgeError("bad_request", "attrs must be a list of at most 50 attribute names");
+    }
+    const { tabId, origin } = await gatedTab(args, ctx, "page_scrape");
+    const read = await inject(tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
+    sameOrigin(read.href, origin);
+    if (read.error === "selector") throw new BridgeError("bad_request", "selector is not a valid CSS selector");
+    if (!Array.isArray(read.items)) throw new BridgeError("internal_error", "could not read this page");
+    const items = read.items.filter(isPlainObject).slice(0, MAX_ITEMS).map((item) => {
+      const hidden = new Set(Array.isArray(item.hiddenValues) ? item.hiddenValues : []);
+      /** @type {Record<string, string>} */
+      const out = {};
+      for (const [k, v] of Object.entries(isPlainObject(item.attrs) ? item.attrs : {})) {
+        if (typeof v === "string") out[k] = hidden.has(k) ? maskValue(k, v) : maskCards(v);
+      }
+      return { text: maskCards(String(item.text ?? "").slice(0, MAX_ITEM_TEXT)), attrs: out };
+    });
+    return { items };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageEval(args, ctx) {
+    requirePolicy(ctx, "eval", "page_eval");
+    const code = /** @type {string} */ (argString(args, "code", MAX_CODE));
+    const { tabId, origin, url } = await gatedTab(args, ctx, "page_eval");
+    // Every call, no grace period: the person sees the full code each time.
+    await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`);
+    const out = await inject(tabId, evalInPage, [code], "run the code", "MAIN");
+    sameOrigin(out.href, origin);
+    if (out.csp === true) throw new BridgeError("internal_error", CSP_MESSAGE);
+    if (typeof out.threw === "string") throw new BridgeError("internal_error", `the code threw: ${out.threw}`);
+    if (typeof out.text === "string") return { result: out.text };
+    try {
+      return { result: JSON.parse(String(out.json)) };
+    } catch {
+      throw new BridgeError("internal_error", "the code's result could not be read");
+    }
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageUpload(args, ctx) {
+    requirePolicy(ctx, "upload", "page_upload");
+    const path = /** @type {string} */ (argString(args, "path", 4096));
+    const name = /** @type {string} */ (argString(args, "name", 255));
+    if (/[/\\\0]/.test(name)) throw new BridgeError("bad_request", "name must be a file name, not a path");
+    const bytes = base64Bytes(args.data);
+    if (bytes < 0) throw new BridgeError("bad_request", "data must be base64");
+    if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError("bad_request", `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
+    const locator = uploadTarget(args);
+    const { tabId, origin, url } = await gatedTab(args, ctx, "page_upload");
+    const where = [locator.selector, locator.xpath, locator.index];
+    const probe = await inject(tabId, fileInput, [...where, null], "find the file input");
+    sameOrigin(probe.href, origin);
+    targetError(probe.error);
+    await confirmEveryCall(ctx, tabId, origin, "page_upload",
+      `Upload the file ${path} (${bytes} bytes, as "${name}") into a file field of ${url.slice(0, 300)}?`);
+    const done = await inject(tabId, fileInput, [...where, { name, data: args.data }], "set the file");
+    sameOrigin(done.href, origin);
+    targetError(done.error);
+    if (done.ok !== true) throw new BridgeError("internal_error", "could not set the file");
+    return { uploaded: true };
+  }
+
+  return [
+    ["page_screenshot", pageScreenshot],
+    ["cookie_get", cookieGet],
+    ["storage_get", storageGet],
+    ["page_markdown", pageMarkdown],
+    ["page_scrape", pageScrape],
+    ["page_eval", pageEval],
+    ["page_upload", pageUpload],
+  ];
+}
+
+/**
+ * page_upload's element: exactly one of selector / xpath (refs and text are not supported here).
+ * @param {Record<string, unknown>} args
+ */
+function uploadTarget(args) {
+  const given = ["ref", "selector", "text", "xpath"].filter((k) => args[k] !== undefined && args[k] !== null);
+  if (given.length !== 1) throw new BridgeError("bad_request", "give exactly one of selector or xpath");
+  if (given[0] === "ref" || given[0] === "text") {
+    throw new BridgeError("bad_request", "page_upload addresses the file input by selector or xpath");
+  }
+  const value = argString(args, given[0], 4096);
+  const index = argInt(args, "index", 0, 0, 10_000);
+  return given[0] === "selector" ? { selector: value, xpath: null, index } : { selector: null, xpath: value, index };
+}
+
+/** @param {unknown} error */
+function targetError(error) {
+  if (error === undefined) return;
+  if (error === "not_file_input") throw new BridgeError("bad_request", "the target is not an <input type=file>");
+  if (error === "not_found") throw new BridgeError("bad_request", "no element matches");
+  if (error === "locator") throw new BridgeError("bad_request", "the selector or xpath is not valid");
+  throw new BridgeError("internal_error", "could not find the file input");
+}

@@ -1,0 +1,224 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { pageOp } from "../../extension/lib/elements.js";
+import { maskCards } from "../../extension/lib/redact.js";
+import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
+
+const URL_A = "http://127.0.0.1:8000/a";
+const ORIGIN = "http://127.0.0.1:8000";
+
+/** Run one op in `doc` with the gated origin. */
+const op = (doc, name, a = {}) => runIn(doc, pageOp, [name, { origin: ORIGIN, ...a }]);
+
+function loginPage() {
+  const doc = new FakeDocument(URL_A, "Login");
+  const user = doc.h("input", { id: "user", name: "user", value: "4111 1111 1111 1111" });
+  const pw = doc.h("input", { id: "pw", type: "password", value: "hunter2", placeholder: "Password" });
+  const form = doc.h("form", { id: "f" }, user, pw, doc.h("button", { id: "go" }, "Sign in"));
+  doc.body.append(
+    doc.h("h1", {}, "Welcome"),
+    form,
+    doc.h("a", { id: "away", href: "/b" }, doc.h("span", { id: "inner" }, "Elsewhere")),
+    doc.h("a", { id: "hash", href: "#top" }, "Top"),
+    doc.h("a", { id: "js", href: "javascript:void 0" }, "JS"),
+    doc.h("button", { id: "plain", type: "button" }, "Menu"),
+    doc.h("button", { id: "loose" }, "No form"),
+    doc.h("input", { id: "secret", type: "hidden", value: "x" }),
+    doc.h("button", { id: "gone", _hidden: true }, "Hidden"),
+    doc.h("div", { id: "note" }, "Read the  terms carefully"),
+  );
+  return doc;
+}
+
+test("the in-page card masking agrees with lib/redact.js on samples", async () => {
+  const samples = [
+    "4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111", "card 5500 0000 0000 0004 exp",
+    "4111 1111 1111 1111 12", "1234 5678 9012 3456", "2024-01-31", "$1,299.00", "1234567890123456789012345",
+    "378282246310005", "call 555 0100", "0000000000000", "6011\u00a00009\u00a09013\u00a09424", "no digits",
+  ];
+  const doc = new FakeDocument(URL_A);
+  for (const s of samples) doc.body.append(doc.h("button", {}, s));
+  const r = await op(doc, "snapshot");
+  assert.deepEqual(r.snapshot.map((i) => i.name), samples.map(maskCards));
+  assert.ok(r.snapshot.some((i) => i.name.includes("[card]")));
+});
+
+test("snapshot: refs for visible interactive elements, open shadow roots, no password value, masked values", async () => {
+  const doc = loginPage();
+  const host = doc.h("x-widget", { id: "host" });
+  host.attachShadow().append(doc.h("button", { id: "deep" }, "Deep"));
+  doc.body.append(host, doc.h("div", { role: "tab" }, "Tab one"), doc.h("div", { role: "presentation" }, "skip"));
+  const r = await op(doc, "snapshot");
+  assert.equal(r.url, URL_A);
+  assert.equal(r.title, "Login");
+  assert.equal(r.truncated, false);
+  assert.match(r.docToken, /^[0-9a-f]{32}$/);
+  const byName = Object.fromEntries(r.snapshot.map((i) => [i.name, i]));
+  assert.deepEqual(r.snapshot.map((i) => i.ref), r.snapshot.map((_, n) => `@e${n + 1}`));
+  assert.deepEqual(byName.Welcome, { ref: "@e1", role: "heading", name: "Welcome", tag: "h1" });
+  assert.deepEqual(byName.user, { ref: "@e2", role: "textbox", name: "user", tag: "input", value: "[card]" });
+  assert.deepEqual(byName.Password, { ref: "@e3", role: "textbox", name: "Password", tag: "input" });
+  assert.equal(byName["Sign in"].role, "button");
+  assert.equal(byName.Elsewhere.role, "link");
+  assert.equal(byName.Deep.tag, "button");
+  assert.equal(byName["Tab one"].role, "tab");
+  for (const gone of ["Hidden", "skip", "x"]) assert.equal(byName[gone], undefined, gone);
+  assert.ok(!JSON.stringify(r).includes("hunter2"));
+});
+
+test("snapshot: the doc token stays for the document; a new document gets a new one", async () => {
+  const doc = loginPage();
+  const a = await op(doc, "snapshot");
+  const b = await op(doc, "snapshot");
+  assert.equal(a.docToken, b.docToken);
+  const c = await op(loginPage(), "snapshot");
+  assert.notEqual(c.docToken, a.docToken);
+});
+
+test("resolve: refs need the matching token, a live element and the same document", async () => {
+  const doc = loginPage();
+  const { docToken, snapshot } = await op(doc, "snapshot");
+  const signIn = snapshot.find((i) => i.name === "Sign in").ref;
+  assert.deepEqual(await op(doc, "getState", { target: { ref: signIn }, docToken }),
+    { tag: "button", type: "submit", disabled: false, visible: true, text: "Sign in" });
+  const bad = (r) => r.error && r.error.code === "bad_ref";
+  assert.ok(bad(await op(doc, "getState", { target: { ref: signIn }, docToken: "other" })));
+  assert.ok(bad(await op(doc, "getState", { target: { ref: signIn } })));
+  assert.ok(bad(await op(doc, "getState", { target: { ref: "@e999" }, docToken })));
+  // same refs in a fresh document (cross-document navigation): never another element
+  const next = loginPage();
+  assert.ok(bad(await op(next, "getState", { target: { ref: signIn }, docToken })));
+  // an element removed from the page
+  doc.getElementById("go").remove();
+  assert.ok(bad(await op(doc, "getState", { target: { ref: signIn }, docToken })));
+});
+
+test("resolve: selector (+index, shadow roots), text exact before substring, errors", async () => {
+  const doc = loginPage();
+  const host = doc.h("x-widget", {});
+  host.attachShadow().append(doc.h("button", { id: "deep", class: "b" }, "Deep"));
+  doc.body.append(host);
+  const state = (target) => op(doc, "getState", { target });
+  assert.equal((await state({ selector: "button", index: 1 })).text, "Menu");
+  assert.equal((await state({ selector: "#deep" })).text, "Deep");
+  assert.equal((await state({ text: "Sign  in" })).tag, "button");
+  assert.equal((await state({ text: "Elsewhere" })).tag, "span"); // innermost
+  assert.equal((await state({ text: "the terms" })).tag, "div"); // substring
+  assert.equal((await state({ text: "Hidden" })).error.code, "element_not_found"); // invisible
+  assert.match((await state({ selector: "button", index: 50 })).error.message, /at index 50 \(\d+ found\)/);
+  assert.equal((await state({ selector: "a >>> b" })).error.code, "bad_request");
+  assert.equal((await state({ xpath: "//a" })).error.code, "bad_request");
+  assert.equal((await state({})).error.code, "bad_request");
+});
+
+test("describe classifies clicks: submit, link, plain", async () => {
+  const doc = loginPage();
+  const kind = async (id) => (await op(doc, "describe", { target: { selector: `#${id}` } })).kind;
+  assert.equal(await kind("go"), "submit");
+  assert.equal(await kind("away"), "link");
+  assert.equal(await kind("inner"), "link"); // a span inside a link
+  assert.equal(await kind("hash"), "plain");
+  assert.equal(await kind("js"), "plain");
+  assert.equal(await kind("plain"), "plain");
+  assert.equal(await kind("loose"), "plain"); // <button> with no form and no type
+  assert.equal((await op(doc, "describe", { target: { selector: "#go" } })).desc, 'button "Sign in"');
+  assert.equal((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).kind, "submit");
+});
+
+test("click: runs the activation and refuses when the kind changed after confirmation", async () => {
+  const doc = loginPage();
+  assert.deepEqual(await op(doc, "click", { target: { selector: "#go" }, expectKind: "submit" }), { clicked: true, url: URL_A });
+  assert.deepEqual(doc.log.filter((l) => l[0] === "submit"), [["submit", "f"]]);
+  assert.deepEqual(doc.getElementById("go").events.slice(0, 5), ["pointerdown", "mousedown", "pointerup", "mouseup", "click"]);
+  const r = await op(doc, "click", { target: { selector: "#away" }, expectKind: "plain" });
+  assert.equal(r.error.code, "policy_denied");
+  assert.ok(!doc.log.some((l) => l[0] === "navigate"));
+});
+
+test("fill: sets the value with input/change; refuses password (resolved node or focused node)", async () => {
+  const doc = loginPage();
+  doc.body.append(doc.h("textarea", { id: "ta" }));
+  assert.deepEqual(await op(doc, "fill", { target: { selector: "#ta" }, value: "hi" }), { filled: true });
+  assert.equal(doc.getElementById("ta").value, "hi");
+  assert.deepEqual(doc.getElementById("ta").events, ["input", "change"]);
+  const r = await op(doc, "fill", { target: { selector: "#pw" }, value: "x" });
+  assert.equal(r.error.code, "policy_denied");
+  assert.match(r.error.message, /password/);
+  assert.equal(doc.getElementById("pw").value, "hunter2");
+  // a text field whose focus lands on a password input inside a shadow root
+  const host = doc.h("x-login", {});
+  const inner = doc.h("input", { type: "password" });
+  host.attachShadow().append(inner);
+  const decoy = doc.h("input", { id: "decoy" });
+  decoy.focus = () => doc.setFocus(inner);
+  doc.body.append(host, decoy);
+  assert.equal((await op(doc, "fill", { target: { selector: "#decoy" }, value: "x" })).error.code, "policy_denied");
+  assert.equal(decoy.value, "");
+  assert.deepEqual(await op(doc, "fill", { target: { selector: "#pw" }, value: "ok", allowPassword: true }), { filled: true });
+  assert.equal((await op(doc, "fill", { target: { selector: "#go" }, value: "x" })).error.code, "bad_request");
+});
+
+test("press: Enter in a form field submits via its submit button; characters into a password are refused", async () => {
+  const doc = loginPage();
+  assert.deepEqual(await op(doc, "press", { target: { selector: "#user" }, key: "Enter", expectKind: "submit" }), { pressed: true });
+  assert.deepEqual(doc.log.filter((l) => l[0] === "submit"), [["submit", "f"]]);
+  assert.deepEqual(doc.getElementById("user").events.slice(0, 2), ["keydown", "keypress"]);
+  assert.equal((await op(doc, "press", { target: { selector: "#user" }, key: "Enter", expectKind: "plain" })).error.code, "policy_denied");
+  assert.equal((await op(doc, "press", { target: { selector: "#pw" }, key: "a" })).error.code, "policy_denied");
+  doc.getElementById("pw").focus();
+  assert.equal((await op(doc, "press", { key: "b" })).error.code, "policy_denied");
+  assert.equal(doc.getElementById("pw").value, "hunter2");
+  assert.deepEqual(await op(doc, "press", { key: "Escape" }), { pressed: true });
+});
+
+test("select, check, hover, scroll, getState", async () => {
+  const doc = loginPage();
+  const sel = doc.h("select", { id: "s" }, doc.h("option", { value: "a" }, "Apple"), doc.h("option", { value: "b" }, "Banana"));
+  const box = doc.h("input", { id: "c", type: "checkbox" });
+  const radio = doc.h("input", { id: "r", type: "radio", checked: "" });
+  doc.body.append(sel, box, radio);
+  assert.deepEqual(await op(doc, "select", { target: { selector: "#s" }, value: "Banana" }), { selected: ["b"] });
+  assert.equal((await op(doc, "select", { target: { selector: "#s" }, value: "zz" })).error.code, "element_not_found");
+  assert.equal((await op(doc, "select", { target: { selector: "#s" }, value: ["a", "b"] })).error.code, "bad_request");
+  assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
+  assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
+  assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: false }), { checked: false });
+  assert.equal((await op(doc, "check", { target: { selector: "#r" }, checked: false })).error.code, "bad_request");
+  assert.deepEqual(await op(doc, "hover", { target: { selector: "#plain" } }), { hovered: true });
+  assert.deepEqual(doc.getElementById("plain").events, ["pointerover", "pointerenter", "mouseover", "mouseenter", "pointermove", "mousemove"]);
+  assert.deepEqual(await op(doc, "scroll", { to: { x: 0, y: 300 } }), { scrollX: 0, scrollY: 300 });
+  assert.deepEqual(await op(doc, "scroll", { to: "top" }), { scrollX: 0, scrollY: 0 });
+  assert.deepEqual(await op(doc, "getState", { target: { selector: "#pw" } }),
+    { tag: "input", type: "password", disabled: false, visible: true, text: "" });
+  assert.deepEqual(await op(doc, "getState", { target: { selector: "#c" } }),
+    { tag: "input", type: "checkbox", checked: false, disabled: false, visible: true, text: "" });
+  assert.equal((await op(doc, "getState", { target: { selector: "#s" } })).value, "b");
+});
+
+test("waitFor polls until visible / absent or the timeout", async () => {
+  const doc = loginPage();
+  assert.deepEqual(await op(doc, "waitFor", { selector: "#go", state: "visible", timeoutMs: 0 }), { matched: true });
+  assert.deepEqual(await op(doc, "waitFor", { text: "Hidden", state: "absent", timeoutMs: 0 }), { matched: true });
+  const late = doc.h("p", { id: "late" }, "Done");
+  setTimeout(() => doc.body.append(late), 30);
+  assert.deepEqual(await op(doc, "waitFor", { selector: "#late", state: "visible", timeoutMs: 2000 }), { matched: true });
+  assert.deepEqual(await op(doc, "waitFor", { selector: "#nope", state: "visible", timeoutMs: 150 }), { matched: false });
+});
+
+test("every op refuses a document of another origin than the gated one", async () => {
+  const doc = loginPage();
+  for (const name of ["snapshot", "click", "fill", "waitFor"]) {
+    const r = await runIn(doc, pageOp, [name, { origin: "http://evil.test", target: { selector: "#go" }, value: "x" }]);
+    assert.equal(r.error.code, "origin_not_approved", name);
+  }
+  assert.ok(!doc.log.some((l) => l[0] === "submit"));
+});
+
+test("pageOp is self-contained (no free identifiers from the module)", () => {
+  const src = pageOp.toString();
+  // Rebuild it from its source alone, as chrome.scripting does, and run a trivial op.
+  const rebuilt = new Function(`return (${src})`)();
+  return runIn(new FakeDocument(URL_A), rebuilt, ["getState", { origin: "http://elsewhere.test" }]).then((r) => {
+    assert.equal(r.error.code, "origin_not_approved");
+  });
+});

@@ -1,0 +1,227 @@
+// fake-dom.mjs — a tiny DOM, just enough for lib/elements.js's pageOp to run in Node: elements
+// with attributes, text, open shadow roots, focus, events, click activation (links navigate,
+// submit buttons submit their form, checkboxes toggle) and simple CSS selectors. Test-only.
+
+const SIMPLE = /^([a-z][a-z0-9-]*|\*)?(#[\w-]+)?((?:\.[\w-]+)*)((?:\[[\w-]+(?:=(?:"[^"]*"|'[^']*'|[\w-]+))?\])*)$/i;
+
+/** @param {string} sel */
+function compile(sel) {
+  const m = SIMPLE.exec(sel.trim());
+  if (!m || sel.trim() === "") throw new SyntaxError(`unsupported selector ${sel}`);
+  const [, tag, id, classes, attrs] = m;
+  const attrList = [...(attrs || "").matchAll(/\[([\w-]+)(?:=(?:"([^"]*)"|'([^']*)'|([\w-]+)))?\]/g)].map((x) => [x[1], x[2] ?? x[3] ?? x[4]]);
+  return (el) => (!tag || tag === "*" || el.tagName === tag.toUpperCase())
+    && (!id || el.getAttribute("id") === id.slice(1))
+    && (classes || "").split(".").filter(Boolean).every((c) => (el.getAttribute("class") || "").split(/\s+/).includes(c))
+    && attrList.every(([k, v]) => (v === undefined ? el.hasAttribute(k) : el.getAttribute(k) === v));
+}
+
+function* descendants(node) {
+  for (const c of node.children) {
+    yield c;
+    yield* descendants(c);
+  }
+}
+
+export class FakeElement {
+  constructor(doc, tag, attrs = {}) {
+    this.ownerDocument = doc;
+    this.nodeType = 1;
+    this.tagName = tag.toUpperCase();
+    this.attrs = new Map(Object.entries(attrs).filter(([k]) => !k.startsWith("_")));
+    this.childNodes = [];
+    this.parentElement = null;
+    this.parentRoot = null; // the shadow root this element is a direct child of
+    this.shadowRoot = null;
+    this.events = [];
+    this.listeners = new Map();
+    this.hidden = attrs._hidden === true;
+    this._value = attrs.value ?? "";
+    this._checked = "checked" in attrs;
+    this.selected = "selected" in attrs;
+    this.labels = [];
+    this.isContentEditable = attrs.contenteditable === "true";
+  }
+  get children() { return this.childNodes.filter((n) => n.nodeType === 1); }
+  get textContent() { return this.childNodes.map((n) => n.textContent).join(""); }
+  /** Rendered text: hidden subtrees are left out, like a browser's innerText. */
+  get innerText() { return this.hidden ? "" : this.childNodes.map((n) => (n.nodeType === 1 ? n.innerText : n.textContent)).join(""); }
+  remove() {
+    const parent = this.parentElement ?? this.parentRoot;
+    if (parent) parent.childNodes = parent.childNodes.filter((n) => n !== this);
+    this.parentElement = null;
+    this.parentRoot = null;
+  }
+  set textContent(v) { this.childNodes = [{ nodeType: 3, textContent: String(v) }]; }
+  getAttribute(k) { return this.attrs.has(k) ? this.attrs.get(k) : null; }
+  hasAttribute(k) { return this.attrs.has(k); }
+  setAttribute(k, v) { this.attrs.set(k, String(v)); }
+  removeAttribute(k) { this.attrs.delete(k); }
+  get type() {
+    const t = (this.getAttribute("type") || "").toLowerCase();
+    if (this.tagName === "BUTTON") return t || "submit";
+    return t || "text";
+  }
+  get value() {
+    if (this.tagName === "SELECT") return (this.options.find((o) => o.selected) ?? this.options[0])?.value ?? "";
+    if (this.tagName === "OPTION") return this.getAttribute("value") ?? this.textContent;
+    return this._value;
+  }
+  set value(v) { this._value = String(v); this.ownerDocument.log.push(["set", this.getAttribute("id"), String(v)]); }
+  get checked() { return this._checked; }
+  set checked(v) { this._checked = !!v; }
+  get disabled() { return this.hasAttribute("disabled"); }
+  get readOnly() { return this.hasAttribute("readonly"); }
+  get multiple() { return this.hasAttribute("multiple"); }
+  get size() { return Number(this.getAttribute("size") || 0); }
+  get options() { return [...descendants(this)].filter((e) => e.tagName === "OPTION"); }
+  get label() { return this.getAttribute("label") ?? this.textContent; }
+  get form() {
+    for (let n = this.parentElement; n; n = n.parentElement) if (n.tagName === "FORM") return n;
+    return null;
+  }
+  get elements() { return [...descendants(this)].filter((e) => ["INPUT", "BUTTON", "SELECT", "TEXTAREA"].includes(e.tagName)); }
+  get isConnected() {
+    let n = this;
+    for (;;) {
+      if (n === this.ownerDocument.documentElement) return true;
+      if (n.parentElement) n = n.parentElement;
+      else if (n.parentRoot) n = n.parentRoot.host;
+      else return false;
+    }
+  }
+  getRootNode() {
+    let n = this;
+    while (n.parentElement) n = n.parentElement;
+    return n.parentRoot ?? this.ownerDocument;
+  }
+  contains(o) {
+    for (let n = o; n; n = n.parentElement) if (n === this) return true;
+    return false;
+  }
+  checkVisibility() {
+    for (let n = this; n; n = n.parentElement ?? n.parentRoot?.host) if (n.hidden) return false;
+    return this.isConnected;
+  }
+  getBoundingClientRect() { return { left: 10, top: 20, width: 100, height: 20 }; }
+  scrollIntoView() { this.ownerDocument.log.push(["scrollIntoView", this.getAttribute("id")]); }
+  addEventListener(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(fn);
+  }
+  dispatchEvent(e) {
+    this.events.push(e.type);
+    for (const fn of this.listeners.get(e.type) ?? []) fn(e);
+    return !e.defaultPrevented;
+  }
+  focus() { this.ownerDocument.setFocus(this); }
+  attachShadow() {
+    const root = new FakeShadowRoot(this);
+    this.shadowRoot = root;
+    return root;
+  }
+  querySelectorAll(sel) { const f = compile(sel); return [...descendants(this)].filter(f); }
+  /** Activation like a browser's el.click(). */
+  click() {
+    if (this.disabled) return;
+    const ev = new Event("click", { bubbles: true, cancelable: true });
+    if (!this.dispatchEvent(ev)) return;
+    const doc = this.ownerDocument;
+    for (let n = this; n; n = n.parentElement) {
+      if (n.tagName === "A" && n.hasAttribute("href")) return doc.log.push(["navigate", n.getAttribute("href")]);
+      if (n.tagName === "INPUT" && (n.type === "checkbox" || n.type === "radio")) {
+        n._checked = n.type === "radio" ? true : !n._checked;
+        return n.dispatchEvent(new Event("change"));
+      }
+      if ((n.tagName === "BUTTON" || n.tagName === "INPUT") && n.type === "submit") {
+        return n.form ? doc.log.push(["submit", n.form.getAttribute("id")]) : undefined;
+      }
+    }
+  }
+  requestSubmit() { this.ownerDocument.log.push(["submit", this.getAttribute("id")]); }
+  append(...kids) {
+    for (const k of kids) {
+      if (typeof k === "string") this.childNodes.push({ nodeType: 3, textContent: k });
+      else {
+        k.parentElement = this;
+        this.childNodes.push(k);
+      }
+    }
+    return this;
+  }
+}
+
+class FakeShadowRoot {
+  constructor(host) {
+    this.host = host;
+    this.nodeType = 11;
+    this.childNodes = [];
+    this.activeElement = null;
+  }
+  get children() { return this.childNodes; }
+  append(...kids) {
+    for (const k of kids) {
+      k.parentRoot = this;
+      this.childNodes.push(k);
+    }
+    return this;
+  }
+  querySelectorAll(sel) {
+    const f = compile(sel);
+    return this.childNodes.flatMap((c) => [c, ...descendants(c)]).filter(f);
+  }
+  getElementById(id) { return this.querySelectorAll(`#${id}`)[0] ?? null; }
+}
+
+export class FakeDocument {
+  constructor(url, title = "") {
+    this.log = [];
+    this.url = url;
+    this.title = title;
+    this.world = undefined; // the isolated world's __tabwardenRefs for this document
+    this.documentElement = new FakeElement(this, "html");
+    this.body = new FakeElement(this, "body");
+    this.documentElement.append(this.body);
+    this.activeElement = this.body;
+  }
+  get baseURI() { return this.url; }
+  /** h("button", {id: "b"}, "Sign in") */
+  h(tag, attrs = {}, ...kids) { return new FakeElement(this, tag, attrs).append(...kids); }
+  setFocus(el) {
+    // Focus inside a shadow tree: the document sees the host, the root the element.
+    let top = el;
+    while (top.getRootNode() !== this) {
+      const root = top.getRootNode();
+      root.activeElement = top;
+      top = root.host;
+    }
+    this.activeElement = top;
+  }
+  getElementById(id) { return this.querySelectorAll(`#${id}`)[0] ?? null; }
+  querySelectorAll(sel) { return this.documentElement.querySelectorAll(sel); }
+  evaluate() { throw new Error("xpath unsupported in the fake"); }
+}
+
+const STORE = "__tabwardenRefs";
+
+/**
+ * Run `func(...args)` as if in `doc`'s isolated world: document/location/scroll globals point at
+ * the fake, and the world's refs store is swapped in and out.
+ */
+export async function runIn(doc, func, args) {
+  const g = globalThis;
+  const u = new URL(doc.url);
+  g.document = doc;
+  g.location = { href: doc.url, origin: u.origin };
+  g.scrollX = 0;
+  g.scrollY = 0;
+  g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
+  if (doc.world === undefined) delete g[STORE];
+  else Object.defineProperty(g, STORE, { value: doc.world, writable: true, configurable: true });
+  try {
+    return await func(...args);
+  } finally {
+    doc.world = g[STORE];
+    delete g[STORE];
+  }
+}

@@ -1,0 +1,263 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createGrace } from "../../extension/lib/grace.js";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { interactHandlers } from "../../extension/handlers/interact.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
+import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
+
+const ORIGIN = "http://127.0.0.1:8000";
+const POLICY = {
+  origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"],
+  clickGraceSeconds: 30, confirmTimeoutSeconds: 30, passwordFill: false,
+};
+const S1 = { session: "s1", policy: POLICY };
+const S2 = { session: "s2", policy: POLICY };
+const withPolicy = (over) => ({ session: "s1", policy: { ...POLICY, ...over } });
+
+/** The page every url shows: a login form, a link, a plain button. */
+function build(url) {
+  const doc = new FakeDocument(url, `T ${url}`);
+  const form = doc.h("form", { id: "f" },
+    doc.h("input", { id: "user", name: "user" }),
+    doc.h("input", { id: "pw", type: "password", placeholder: "Password" }),
+    doc.h("button", { id: "go" }, "Sign in"));
+  const sel = doc.h("select", { id: "s" }, doc.h("option", { value: "a" }, "Apple"), doc.h("option", { value: "b" }, "Banana"));
+  doc.body.append(form, doc.h("a", { id: "next", href: "/next" }, "Next page"), doc.h("a", { id: "evil", href: "http://evil.test/" }, "Evil"),
+    doc.h("button", { id: "menu", type: "button" }, "Menu"), sel, doc.h("input", { id: "c", type: "checkbox" }));
+  return doc;
+}
+
+function harness({ decision = "allow" } = {}) {
+  const timers = fakeTimers();
+  const ownership = createOwnership();
+  const loads = createLoadWatcher(timers);
+  const grace = createGrace();
+  const clock = { now: 1_000_000 };
+  const tabs = new Map();
+  const calls = { confirm: [], script: [], gate: [] };
+  const addTab = (id, url, session = "s1") => {
+    tabs.set(id, { id, url, title: `T ${url}`, status: "complete", doc: build(url) });
+    if (session) ownership.claim(session, id);
+  };
+  const browser = {
+    getTab: async (id) => {
+      const t = tabs.get(id);
+      if (!t) throw new Error("No tab with id");
+      const { doc, ...rest } = t;
+      return { ...rest };
+    },
+    executeScriptArgs: async (tabId, func, args, world) => {
+      assert.equal(world, "ISOLATED");
+      calls.script.push([tabId, args[0]]);
+      const t = tabs.get(tabId);
+      const before = t.doc.log.length;
+      const result = await runIn(t.doc, func, JSON.parse(JSON.stringify(args)));
+      // A link click or a form submission starts a cross-document navigation.
+      const nav = t.doc.log.slice(before).find((l) => l[0] === "navigate" || l[0] === "submit");
+      if (nav) {
+        const next = nav[0] === "navigate" ? new URL(nav[1], t.url).href : t.url;
+        Object.assign(t, { status: "loading", url: next });
+        setImmediate(() => {
+          Object.assign(t, { status: "complete", title: `T ${next}`, doc: build(next) });
+          loads.updated(tabId, { status: "complete" });
+        });
+      }
+      return [{ result: JSON.parse(JSON.stringify(result)) }];
+    },
+  };
+  const ensureOrigin = async (url, ctx, tool) => {
+    calls.gate.push([url, tool]);
+    const o = url && new URL(url).origin;
+    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    return o;
+  };
+  const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, sleep: async () => {} };
+  const routes = new Map(interactHandlers(deps));
+  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  addTab(1, `${ORIGIN}/a`);
+  return { call, calls, tabs, ownership, grace, clock, routes, addTab, doc: () => tabs.get(1).doc };
+}
+
+const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
+
+test("routes", () => {
+  assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_click", "page_fill", "page_press", "page_select",
+    "page_check", "page_hover", "page_scroll", "page_wait_for", "page_get_state"]);
+});
+
+test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
+  const h = harness();
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.deepEqual(Object.keys(r), ["url", "title", "snapshot", "truncated"]);
+  assert.equal(r.url, `${ORIGIN}/a`);
+  assert.deepEqual(r.snapshot.find((i) => i.name === "Password"), { ref: "@e2", role: "textbox", name: "Password", tag: "input" });
+  assert.deepEqual(h.calls.gate, [[`${ORIGIN}/a`, "page_snapshot"]]);
+});
+
+test("page_click: a plain button by ref clicks without confirming", async () => {
+  const h = harness();
+  const snap = await h.call("page_snapshot", { tabId: 1 });
+  assert.deepEqual(await h.call("page_click", { tabId: 1, ref: refOf(snap, "Menu") }), { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.equal(h.calls.confirm.length, 0);
+  assert.ok(h.doc().getElementById("menu").events.includes("click"));
+});
+
+test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats, then expires", async () => {
+  const h = harness();
+  const r = await h.call("page_click", { tabId: 1, selector: "#go" });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a` });
+  assert.equal(h.calls.confirm.length, 1);
+  const req = h.calls.confirm[0];
+  assert.equal(req.kind, "action");
+  assert.equal(req.tool, "page_click");
+  assert.equal(req.origin, ORIGIN);
+  assert.equal(req.timeoutMs, 30_000);
+  assert.match(req.detail, /^Click button "Sign in" on http:\/\/127\.0\.0\.1:8000\? This submits a form\.$/);
+  h.clock.now += 29_000;
+  await h.call("page_click", { tabId: 1, text: "Sign in" });
+  assert.equal(h.calls.confirm.length, 1); // within the grace
+  // a link is another kind: asked
+  await h.call("page_click", { tabId: 1, selector: "#next" });
+  assert.equal(h.calls.confirm.length, 2);
+  assert.match(h.calls.confirm[1].detail, /link "Next page".*follows a link/);
+  h.clock.now += 2_000; // the submit grace (from the first click) is over
+  await h.call("page_click", { tabId: 1, selector: "#go" });
+  assert.equal(h.calls.confirm.length, 3);
+});
+
+test("page_click: deny -> confirm_denied, nothing clicked, no grace recorded", async () => {
+  const h = harness({ decision: "deny" });
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_denied");
+  assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
+  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+  assert.deepEqual(h.calls.script.map((c) => c[1]), ["describe"]);
+});
+
+test("page_click: no confirm when the policy does not list the kind; grace 0 asks every time", async () => {
+  const h = harness();
+  await h.call("page_click", { tabId: 1, selector: "#go" }, withPolicy({ confirm: [] }));
+  assert.equal(h.calls.confirm.length, 0);
+  await h.call("page_click", { tabId: 1, selector: "#go" }, withPolicy({ clickGraceSeconds: 0 }));
+  await h.call("page_click", { tabId: 1, selector: "#go" }, withPolicy({ clickGraceSeconds: 0 }));
+  assert.equal(h.calls.confirm.length, 2);
+});
+
+test("page_click: a link to an unapproved origin is refused after it navigated", async () => {
+  const h = harness();
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#evil" }), (e) => e.code === "origin_not_approved");
+});
+
+test("bad_ref: refs die with the document; a new snapshot gives fresh ones", async () => {
+  const h = harness();
+  const snap = await h.call("page_snapshot", { tabId: 1 });
+  const next = refOf(snap, "Next page");
+  const r = await h.call("page_click", { tabId: 1, ref: next });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/next` });
+  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }), (e) => e.code === "bad_ref");
+  const again = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal((await h.call("page_get_state", { tabId: 1, ref: refOf(again, "Menu") })).text, "Menu");
+  // a ref without any snapshot of the tab is bad_ref too
+  h.addTab(2, `${ORIGIN}/b`);
+  await assert.rejects(h.call("page_get_state", { tabId: 2, ref: "@e1" }), (e) => e.code === "bad_ref");
+});
+
+test("bad_ref: another session's snapshot token is not used", async () => {
+  const h = harness();
+  const snap = await h.call("page_snapshot", { tabId: 1 });
+  h.ownership.release(1);
+  h.ownership.claim("s2", 1);
+  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }, S2), (e) => e.code === "bad_ref");
+});
+
+test("page_fill: password refused (resolved node, focused node) unless passwordFill", async () => {
+  const h = harness();
+  await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#pw", value: "x" }),
+    (e) => e.code === "policy_denied" && /password/.test(e.message));
+  const doc = h.doc();
+  const user = doc.getElementById("user");
+  user.focus = () => doc.setFocus(doc.getElementById("pw")); // focus lands on the password
+  await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user", value: "x" }), (e) => e.code === "policy_denied");
+  assert.equal(user.value, "");
+  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#pw", value: "s3cret" }, withPolicy({ passwordFill: true })), { filled: true });
+  delete user.focus;
+  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#user", value: "bob" }), { filled: true });
+  assert.equal(user.value, "bob");
+  await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user" }), (e) => e.code === "bad_request");
+});
+
+test("not owned and unapproved origins never reach the page", async () => {
+  const h = harness();
+  h.addTab(7, `${ORIGIN}/x`, null);
+  h.addTab(8, `${ORIGIN}/y`, "s2");
+  h.addTab(9, "http://evil.test/", "s1");
+  for (const [action, args] of [["page_snapshot", {}], ["page_click", { selector: "#go" }], ["page_fill", { selector: "#user", value: "x" }], ["page_get_state", { selector: "#go" }]]) {
+    await assert.rejects(h.call(action, { tabId: 7, ...args }), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { tabId: 8, ...args }), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { tabId: 9, ...args }), (e) => e.code === "origin_not_approved", action);
+  }
+  // the tab itself wandered off to an unapproved origin: the gate reads its current url
+  h.tabs.get(1).url = "http://evil.test/";
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.script.length, 0);
+  h.tabs.delete(1);
+  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu" }), (e) => e.code === "tab_not_found");
+});
+
+test("page_press: confirms (press), Enter in a form field submits; no confirm when not listed", async () => {
+  const h = harness();
+  assert.deepEqual(await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }), { pressed: true });
+  assert.match(h.calls.confirm[0].detail, /^Press "Enter" on textbox "user" on http:\/\/127\.0\.0\.1:8000\? This submits a form\.$/);
+  assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 1);
+  await h.call("page_press", { tabId: 1, key: "Escape" }, withPolicy({ confirm: [] }));
+  assert.equal(h.calls.confirm.length, 1);
+  // "press" not listed but "submit" is: Enter that submits still asks
+  await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }, withPolicy({ confirm: ["submit"] }));
+  assert.equal(h.calls.confirm.length, 2);
+  await assert.rejects(h.call("page_press", { tabId: 1, selector: "#pw", key: "a" }, withPolicy({ confirm: [] })), (e) => e.code === "policy_denied");
+  await assert.rejects(h.call("page_press", { tabId: 1 }), (e) => e.code === "bad_request");
+});
+
+test("page_select: confirms with the values and the element, returns the selection", async () => {
+  const h = harness();
+  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana" }), { selected: ["b"] });
+  assert.match(h.calls.confirm[0].detail, /^Select "Banana" in combobox "Apple ?Banana|Select "Banana" in combobox/);
+  const deny = harness({ decision: "deny" });
+  await assert.rejects(deny.call("page_select", { tabId: 1, selector: "#s", value: "b" }), (e) => e.code === "confirm_denied");
+  assert.equal(deny.doc().getElementById("s").value, "a");
+  await assert.rejects(h.call("page_select", { tabId: 1, selector: "#s", value: 3 }), (e) => e.code === "bad_request");
+});
+
+test("page_check, page_hover, page_scroll, page_get_state shapes", async () => {
+  const h = harness();
+  assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
+  assert.deepEqual(await h.call("page_hover", { tabId: 1, text: "Menu" }), { hovered: true });
+  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } }), { scrollX: 0, scrollY: 500 });
+  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: "top" }), { scrollX: 0, scrollY: 0 });
+  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } }), { scrollX: 0, scrollY: 0 });
+  await assert.rejects(h.call("page_scroll", { tabId: 1, to: "middle" }), (e) => e.code === "bad_request");
+  await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
+  assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
+    { tag: "input", type: "password", disabled: false, visible: true, text: "" });
+  assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#c" }),
+    { tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "" });
+  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#none" }), (e) => e.code === "element_not_found");
+  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#go", ref: "@e1" }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: "e1" }), (e) => e.code === "bad_request");
+});
+
+test("page_wait_for and waitFor after an action: matched, or the timeout error", async () => {
+  const h = harness();
+  assert.deepEqual(await h.call("page_wait_for", { tabId: 1, selector: "#go", state: "visible", timeoutMs: 0 }), { matched: true });
+  await assert.rejects(h.call("page_wait_for", { tabId: 1, text: "Sign in", state: "absent", timeoutMs: 0 }), (e) => e.code === "timeout");
+  await assert.rejects(h.call("page_wait_for", { tabId: 1, state: "visible" }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_wait_for", { tabId: 1, selector: "#go", timeoutMs: 10_000_000 }), (e) => e.code === "bad_request");
+  // after a navigating click, waitFor runs in the new document
+  const r = await h.call("page_click", { tabId: 1, selector: "#next", waitFor: { text: "Next page", state: "visible", timeoutMs: 0 } });
+  assert.equal(r.navigated, true);
+  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu", waitFor: { selector: "#nope", timeoutMs: 0 } }),
+    (e) => e.code === "timeout" && /page_hover was done/.test(e.message));
+});

@@ -1,0 +1,164 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { checkLanded, historyStep, navHandlers } from "../../extension/handlers/nav.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
+
+const OK = "http://127.0.0.1:8000";
+const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
+const S1 = { session: "s1", policy: POLICY };
+
+/** Tabs with a history list; navigations complete on the next microtask. */
+function harness() {
+  const ownership = createOwnership();
+  let loads;
+  const stepAt = (d) => step(d, true);
+  const tabs = new Map();
+  const calls = { gate: [], update: [], focus: [], moves: [], script: [] };
+  const load = (t, url) => {
+    t.url = url; t.status = "loading";
+    queueMicrotask(() => { t.status = "complete"; t.title = `T ${url}`; loads.updated(t.id, { status: "complete" }); });
+  };
+  const timers = fakeTimers();
+  const step = (d, inPage = false) => async (id) => {
+    calls.moves.push([id, d]);
+    const t = tabs.get(id);
+    if (!t) throw new Error("No tab");
+    // Chrome's back-button intervention: tabs.goBack skips entries reached without a gesture
+    if (d < 0 && !inPage && t.noGesture) throw new Error("Cannot find a next page in history.");
+    const next = t.index + d;
+    if (next < 0 || next >= t.history.length) throw new Error("Cannot find a next page in history.");
+    t.index = next;
+    load(t, t.history[next]);
+  };
+  const browser = {
+    getTab: async (id) => { const t = tabs.get(id); if (!t) throw new Error("No tab"); const { history, index, ...rest } = t; return { ...rest }; },
+    tabGoBack: step(-1),
+    tabGoForward: step(1),
+    tabReload: step(0),
+    updateTab: async (id, props) => { calls.update.push([id, props]); for (const t of tabs.values()) if (t.windowId === tabs.get(id).windowId) t.active = t.id === id; },
+    updateWindowProps: async (id, props) => { calls.focus.push([id, props]); },
+    executeScriptArgs: async (id, func, args) => {
+      calls.script.push([id, func.name, args]);
+      const t = tabs.get(id);
+      const next = t.index + args[0];
+      if (next < 0 || next >= t.history.length) return [{ result: { moved: t.pageSaysMoved ?? false } }];
+      await stepAt(args[0])(id);
+      return [{ result: { moved: true } }];
+    },
+  };
+  const ensureOrigin = async (url, ctx, tool) => {
+    calls.gate.push([url, tool]);
+    const o = url && new URL(url).origin;
+    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    return o;
+  };
+  loads = createLoadWatcher(timers);
+  const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny" }));
+  /** A tab owned by s1 whose history is `urls`, currently at `index`. */
+  const open = (id, urls, index = urls.length - 1, session = "s1") => {
+    tabs.set(id, { id, windowId: 7, active: false, status: "complete", history: urls, index, url: urls[index], title: `T ${urls[index]}` });
+    if (session) ownership.claim(session, id);
+  };
+  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  return { call, calls, tabs, open, routes, timers };
+}
+
+test("routes", () => {
+  assert.deepEqual([...harness().routes.keys()], ["page_back", "page_forward", "page_reload", "tab_focus"]);
+});
+
+test("page_back / page_forward / page_reload gate the current URL and return the landed url and title", async () => {
+  const h = harness();
+  h.open(1, [`${OK}/a`, `${OK}/b`]);
+  assert.deepEqual(await h.call("page_back", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a` });
+  assert.deepEqual(await h.call("page_forward", { tabId: 1 }), { url: `${OK}/b`, title: `T ${OK}/b` });
+  assert.deepEqual(await h.call("page_reload", { tabId: 1 }), { url: `${OK}/b`, title: `T ${OK}/b` });
+  assert.deepEqual(h.calls.gate.map((g) => g[1]), ["page_back", "page_forward", "page_reload"]);
+  await assert.rejects(h.call("page_forward", { tabId: 1 }), (e) => e.code === "bad_request" && /no next page/.test(e.message));
+});
+
+test("back/forward re-check the origin they land on", async () => {
+  const h = harness();
+  h.open(1, ["https://evil.test/x", `${OK}/a`, "https://bank.test/"], 1);
+  await assert.rejects(h.call("page_back", { tabId: 1 }), (e) => e.code === "origin_not_approved" && /moved/.test(e.message));
+  h.open(2, ["https://evil.test/x", `${OK}/a`, "https://bank.test/"], 1);
+  await assert.rejects(h.call("page_forward", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  // and nothing moves while the current page itself is unapproved
+  const before = h.calls.moves.length;
+  await assert.rejects(h.call("page_back", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.moves.length, before);
+});
+
+test("checkLanded: a pending URL or a non-http page counts too; the freshly gated origin is accepted", () => {
+  assert.throws(() => checkLanded({ url: `${OK}/a`, pendingUrl: "https://evil.test/" }, OK, S1), (e) => e.code === "origin_not_approved");
+  assert.throws(() => checkLanded({ url: "chrome://newtab/" }, OK, S1), (e) => e.code === "origin_not_approved");
+  assert.throws(() => checkLanded({}, OK, S1), (e) => e.code === "origin_not_approved");
+  assert.doesNotThrow(() => checkLanded({ url: "https://new.test/p" }, "https://new.test", S1));
+});
+
+test("not-owned, other session's and closed tabs are refused", async () => {
+  const h = harness();
+  h.open(1, [`${OK}/a`, `${OK}/b`], 1, null);
+  h.open(2, [`${OK}/a`, `${OK}/b`], 1, "s2");
+  for (const action of ["page_back", "page_forward", "page_reload", "tab_focus"]) {
+    await assert.rejects(h.call(action, { tabId: 1 }), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { tabId: 2 }), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { tabId: "2" }), (e) => e.code === "bad_request", action);
+  }
+  h.open(3, [`${OK}/a`]);
+  h.tabs.delete(3);
+  await assert.rejects(h.call("page_back", { tabId: 3 }), (e) => e.code === "tab_not_found");
+  assert.equal(h.calls.moves.length, 0);
+});
+
+test("tab_focus activates the tab and focuses its window; returns {tab}", async () => {
+  const h = harness();
+  h.open(1, [`${OK}/a`]);
+  assert.deepEqual(await h.call("tab_focus", { tabId: 1 }),
+    { tab: { id: 1, url: `${OK}/a`, title: `T ${OK}/a`, active: true, windowId: 7 } });
+  assert.deepEqual(h.calls.update, [[1, { active: true }]]);
+  assert.deepEqual(h.calls.focus, [[7, { focused: true }]]);
+});
+
+test("page_back falls back to the page's history.back() when Chrome skips gesture-less entries", async () => {
+  const h = harness();
+  h.open(1, [`${OK}/a`, `${OK}/b`]);
+  h.tabs.get(1).noGesture = true;
+  assert.deepEqual(await h.call("page_back", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a` });
+  assert.deepEqual(h.calls.script, [[1, "historyStep", [-1]]]);
+  // the fallback re-checks the landed origin too
+  h.open(2, ["https://evil.test/", `${OK}/a`]);
+  h.tabs.get(2).noGesture = true;
+  await assert.rejects(h.call("page_back", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  // the page says there is nowhere to go: bad_request at once
+  h.open(3, [`${OK}/only`]);
+  h.tabs.get(3).noGesture = true;
+  await assert.rejects(h.call("page_back", { tabId: 3 }), (e) => e.code === "bad_request" && /no previous page/.test(e.message));
+  // the page thought it could move, but nothing loaded before the timeout: bad_request
+  h.tabs.get(3).pageSaysMoved = true;
+  const p = h.call("page_back", { tabId: 3 });
+  await new Promise((r) => setImmediate(r));
+  h.timers.advance(10_000);
+  await assert.rejects(p, (e) => e.code === "bad_request");
+});
+
+test("historyStep (page side): asks the Navigation API, then steps the page's own history", () => {
+  const saved = { history: globalThis.history, navigation: globalThis.navigation };
+  const log = [];
+  try {
+    globalThis.history = { length: 3, back: () => log.push("back"), forward: () => log.push("forward") };
+    globalThis.navigation = { canGoBack: true, canGoForward: false };
+    assert.deepEqual(historyStep(-1), { moved: true });
+    assert.deepEqual(historyStep(1), { moved: false });
+    globalThis.navigation = { canGoBack: false, canGoForward: true };
+    globalThis.history.length = 1;
+    assert.deepEqual(historyStep(-1), { moved: false });
+    assert.deepEqual(historyStep(1), { moved: true });
+    assert.deepEqual(log, ["back", "forward"]);
+  } finally {
+    Object.assign(globalThis, saved);
+  }
+});

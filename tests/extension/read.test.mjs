@@ -1,0 +1,329 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { base64Bytes, dataUrlPayload, pngSize, readHandlers } from "../../extension/handlers/read.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
+
+const OK = "http://127.0.0.1:8000";
+const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
+const S1 = { session: "s1", policy: POLICY };
+const EVAL_ON = { session: "s1", policy: { ...POLICY, eval: true } };
+const UPLOAD_ON = { session: "s1", policy: { ...POLICY, upload: true } };
+
+/** A 3x2 PNG header (enough for pngSize) as base64. */
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), Buffer.from("IHDR"),
+  Buffer.from([0, 0, 0, 3, 0, 0, 0, 2, 8, 6, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef])]).toString("base64");
+
+class FakeInput {
+  constructor(type, attrs = {}) { this.tagName = "INPUT"; this.type = type; this.attrs = { type, ...attrs }; this.files = null; this.events = []; }
+  getAttribute(n) { return this.attrs[n] ?? null; }
+  dispatchEvent(e) { this.events.push(e.type); return true; }
+}
+class FakeDataTransfer {
+  constructor() { const files = []; this.files = files; this.items = { add: (f) => files.push(f) }; }
+}
+const node = (tag, innerText, attrs = {}) => ({ tagName: tag, innerText, getAttribute: (n) => attrs[n] ?? null });
+
+/**
+ * Fake browser: executeScriptArgs really runs the page-side function against fake page globals
+ * (location, storage, document) of the tab, like Chrome would in the page.
+ */
+function harness({ decision = "allow" } = {}) {
+  const ownership = createOwnership();
+  const loads = createLoadWatcher(fakeTimers());
+  const tabs = new Map();
+  const pages = new Map();
+  const calls = { confirm: [], script: [], update: [], capture: [], cookies: [] };
+  let answer = decision;
+  let beforeRun = () => {};
+  let captureError = null;
+  let onCapture = () => {};
+  const browser = {
+    getTab: async (id) => { const t = tabs.get(id); if (!t) throw new Error("No tab"); return { ...t }; },
+    updateTab: async (id, props) => {
+      calls.update.push([id, props]);
+      for (const t of tabs.values()) if (t.windowId === tabs.get(id).windowId) t.active = t.id === id;
+    },
+    captureWindowTab: async (windowId, opts) => {
+      calls.capture.push([windowId, opts, [...tabs.values()].find((t) => t.windowId === windowId && t.active)?.id]);
+      if (captureError) throw captureError;
+      onCapture();
+      return `data:image/png;base64,${PNG}`;
+    },
+    cookiesForUrl: async (url) => {
+      calls.cookies.push(url);
+      return [
+        { name: "sid", value: "9f86d081884c7d659a2feaa0c55ad015", domain: "127.0.0.1", path: "/", httpOnly: true, secure: false },
+        { name: "jwt", value: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ", domain: "127.0.0.1", path: "/app", httpOnly: false, secure: true },
+        { name: "lang", value: "en", domain: "127.0.0.1", path: "/" },
+      ];
+    },
+    executeScript: async (tabId, func) => {
+      calls.script.push([tabId, func.name, "ISOLATED"]);
+      return [{ result: pages.get(tabId).blocks(tabs.get(tabId)) }];
+    },
+    executeScriptArgs: async (tabId, func, args, world = "ISOLATED") => {
+      calls.script.push([tabId, func.name, world, args]);
+      beforeRun(tabId);
+      const page = pages.get(tabId);
+      const saved = {};
+      const globals = {
+        location: { href: tabs.get(tabId).url }, localStorage: page.local, sessionStorage: page.session,
+        document: page.document, HTMLInputElement: FakeInput, DataTransfer: FakeDataTransfer,
+      };
+      for (const k of Object.keys(globals)) saved[k] = Object.getOwnPropertyDescriptor(globalThis, k);
+      for (const [k, v] of Object.entries(globals)) Object.defineProperty(globalThis, k, { value: v, configurable: true, writable: true });
+      try {
+        const result = await func(...structuredClone(args));
+        return [{ result: structuredClone(result) }];
+      } finally {
+        for (const [k, d] of Object.entries(saved)) {
+          if (d) Object.defineProperty(globalThis, k, d);
+          else delete globalThis[k];
+        }
+      }
+    },
+  };
+  const ensureOrigin = async (url, ctx) => {
+    const o = url && new URL(url).origin;
+    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    return o;
+  };
+  const confirm = async (req) => { calls.confirm.push(req); return answer; };
+  const routes = new Map(readHandlers({ browser, ownership, loads, ensureOrigin, confirm }));
+  const storage = (entries) => ({
+    get length() { return Object.keys(entries).length; },
+    key: (i) => Object.keys(entries)[i] ?? null,
+    getItem: (k) => (Object.hasOwn(entries, k) ? entries[k] : null),
+  });
+  const open = (id, url, session = "s1") => {
+    tabs.set(id, { id, windowId: 7, active: false, url, title: `T ${url}`, status: "complete" });
+    const file = new FakeInput("file");
+    const pass = new FakeInput("password", { value: "hunter2", name: "pw" });
+    const hidden = new FakeInput("hidden", { value: "csrf-9f86d081884c7d659a2f", name: "csrf" });
+    const many = Array.from({ length: 1500 }, (_, i) => node("LI", `item ${i}`));
+    const bySelector = {
+      "input[type=file]": [file], "#pw": [pass], "input": [pass, hidden, file], "li": many,
+      ".price": [node("SPAN", "Card 4111 1111 1111 1111 ok", { "data-card": "4111-1111-1111-1111", href: "/x" })],
+    };
+    pages.set(id, {
+      file, pass,
+      local: storage({ token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", theme: "dark" }),
+      session: storage({ cart: "12345678" }),
+      document: {
+        querySelectorAll: (sel) => { if (sel === "[[bad") throw new Error("SyntaxError"); return bySelector[sel] ?? []; },
+      },
+      blocks: (tab) => ({ href: tab.url, truncated: false, blocks: [
+        { type: "h", level: 1, inline: [{ text: "Shop" }] },
+        { type: "p", inline: [{ text: "Pay with 4111 1111 1111 1111 at " }, { text: "checkout", href: `${OK}/pay` }] },
+      ] }),
+    });
+    if (session) ownership.claim(session, id);
+  };
+  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  return {
+    call, calls, tabs, pages, open, routes,
+    set decision(d) { answer = d; },
+    set beforeRun(fn) { beforeRun = fn; },
+    set captureError(e) { captureError = e; },
+    set onCapture(fn) { onCapture = fn; },
+  };
+}
+
+test("routes and pure helpers", () => {
+  assert.deepEqual([...harness().routes.keys()],
+    ["page_screenshot", "cookie_get", "storage_get", "page_markdown", "page_scrape", "page_eval", "page_upload"]);
+  assert.equal(dataUrlPayload("data:image/png;base64,QUJD"), "QUJD");
+  assert.equal(dataUrlPayload("QUJD"), null);
+  assert.deepEqual(pngSize(PNG), { width: 3, height: 2 });
+  assert.equal(pngSize("QUJD"), null);
+  assert.equal(base64Bytes("QUJDRA=="), 4);
+  assert.equal(base64Bytes("not base64!"), -1);
+});
+
+test("not-owned, other session's and gone tabs are refused by every tool", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`, null);
+  h.open(2, `${OK}/a`, "s2");
+  const args = { tabId: 1, area: "local", selector: "li", code: "1", path: "/s/f.txt", name: "f.txt", data: "QUJD" };
+  for (const action of h.routes.keys()) {
+    const ctx = { session: "s1", policy: { ...POLICY, eval: true, upload: true } };
+    await assert.rejects(h.call(action, args, ctx), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { ...args, tabId: 2 }, ctx), (e) => e.code === "tab_not_owned", action);
+  }
+  assert.equal(h.calls.script.length + h.calls.capture.length + h.calls.cookies.length + h.calls.confirm.length, 0);
+});
+
+test("page_screenshot: activates the tab, captures its window, returns base64 without the data: prefix", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  h.open(2, `${OK}/b`);
+  h.tabs.get(2).active = true;
+  const r = await h.call("page_screenshot", { tabId: 1 });
+  assert.deepEqual(r, { mimeType: "image/png", data: PNG, width: 3, height: 2 });
+  assert.ok(!r.data.startsWith("data:"));
+  assert.deepEqual(h.calls.update, [[1, { active: true }]]);
+  assert.deepEqual(h.calls.capture, [[7, { format: "png" }, 1]]);
+  await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: true }), (e) => e.code === "bad_request");
+});
+
+test("page_screenshot: unapproved page, rate limit, a tab switch during capture", async () => {
+  const h = harness();
+  h.open(1, "https://evil.test/");
+  await assert.rejects(h.call("page_screenshot", { tabId: 1 }), (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.capture.length, 0);
+  h.open(2, `${OK}/a`);
+  h.captureError = new Error("This request exceeds the MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND quota.");
+  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "busy");
+  h.captureError = null;
+  h.open(3, `${OK}/c`);
+  h.onCapture = () => { h.tabs.get(3).active = true; h.tabs.get(2).active = false; }; // the person switched tabs
+  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "internal_error" && /another tab/.test(e.message));
+  h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; }; // the page navigated away
+  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+});
+
+test("cookie_get: values are never raw, only shape hints; name filter; url of the gated tab", async () => {
+  const h = harness();
+  h.open(1, `${OK}/app/page`);
+  const r = await h.call("cookie_get", { tabId: 1 });
+  assert.deepEqual(r.cookies, [
+    { name: "sid", value: "[masked: 32 chars, hex]", domain: "127.0.0.1", path: "/", httpOnly: true, secure: false },
+    { name: "jwt", value: "[masked: JWT]", domain: "127.0.0.1", path: "/app", httpOnly: false, secure: true },
+    { name: "lang", value: "[masked: 2 chars, letters]", domain: "127.0.0.1", path: "/", httpOnly: false, secure: false },
+  ]);
+  const json = JSON.stringify(r);
+  for (const raw of ["9f86d081884c7d659a2feaa0c55ad015", "eyJhbGciOiJIUzI1NiJ9", "\"en\""]) assert.ok(!json.includes(raw), raw);
+  assert.deepEqual(h.calls.cookies, [`${OK}/app/page`]);
+  assert.deepEqual((await h.call("cookie_get", { tabId: 1, name: "jwt" })).cookies.map((c) => c.name), ["jwt"]);
+  await assert.rejects(h.call("cookie_get", { tabId: 1, name: 5 }), (e) => e.code === "bad_request");
+  h.open(2, "https://bank.test/");
+  await assert.rejects(h.call("cookie_get", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.cookies.length, 2);
+});
+
+test("storage_get: local/session, one key or all, values masked", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  assert.deepEqual(await h.call("storage_get", { tabId: 1, area: "local" }),
+    { items: [{ key: "token", value: "[masked: JWT]" }, { key: "theme", value: "[masked: 4 chars, letters]" }] });
+  assert.deepEqual(await h.call("storage_get", { tabId: 1, area: "session", key: "cart" }),
+    { items: [{ key: "cart", value: "[masked: 8 digits]" }] });
+  assert.deepEqual(await h.call("storage_get", { tabId: 1, area: "local", key: "nope" }), { items: [] });
+  await assert.rejects(h.call("storage_get", { tabId: 1, area: "cookies" }), (e) => e.code === "bad_request");
+});
+
+test("page_markdown: Markdown, cards masked, paged like page_text, other-origin reads refused", async () => {
+  const h = harness();
+  h.open(1, `${OK}/shop`);
+  const r = await h.call("page_markdown", { tabId: 1 });
+  assert.deepEqual(r, { text: `# Shop\n\nPay with [card] at [checkout](${OK}/pay)`, nextOffset: null, totalChars: 64,
+    url: `${OK}/shop`, title: `T ${OK}/shop` });
+  assert.deepEqual((await h.call("page_markdown", { tabId: 1, offset: 8, maxChars: 3 })).text, "Pay");
+  await assert.rejects(h.call("page_markdown", { tabId: 1, maxChars: 0 }), (e) => e.code === "bad_request");
+  h.pages.get(1).blocks = () => ({ href: "https://evil.test/", blocks: [] });
+  await assert.rejects(h.call("page_markdown", { tabId: 1 }), (e) => e.code === "origin_not_approved");
+});
+
+test("page_scrape: text and attrs, cards masked, password values never, hidden values masked, capped", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  assert.deepEqual(await h.call("page_scrape", { tabId: 1, selector: ".price", attrs: ["data-card", "href", "missing"] }),
+    { items: [{ text: "Card [card] ok", attrs: { "data-card": "[card]", href: "/x" } }] });
+  const inputs = await h.call("page_scrape", { tabId: 1, selector: "input", attrs: ["value", "name", "type"] });
+  assert.deepEqual(inputs.items, [
+    { text: "", attrs: { name: "pw", type: "password" } },
+    { text: "", attrs: { value: "[masked: 25 chars, base64url]", name: "csrf", type: "hidden" } },
+    { text: "", attrs: { type: "file" } },
+  ]);
+  assert.ok(!JSON.stringify(inputs).includes("hunter2"));
+  assert.equal((await h.call("page_scrape", { tabId: 1, selector: "li" })).items.length, 1000);
+  await assert.rejects(h.call("page_scrape", { tabId: 1, selector: "[[bad" }), (e) => e.code === "bad_request" && /selector/.test(e.message));
+  await assert.rejects(h.call("page_scrape", { tabId: 1, selector: "li", attrs: ["on click"] }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_scrape", { tabId: 1 }), (e) => e.code === "bad_request");
+});
+
+test("page_eval is refused unless the policy says eval: true (and never under presenceConfirm)", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  for (const policy of [POLICY, { ...POLICY, eval: false }, { ...POLICY, eval: "true" }, { ...POLICY, eval: 1 },
+    { ...POLICY, eval: true, presenceConfirm: true }]) {
+    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy }), (e) => e.code === "policy_denied");
+  }
+  assert.equal(h.calls.confirm.length, 0);
+  assert.equal(h.calls.script.length, 0);
+});
+
+test("page_eval enabled: every call confirms, showing the FULL code; runs in the MAIN world", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  const code = `/* ${"x".repeat(5000)} */ ({answer: 6 * 7, list: [1, "two"]})`;
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code }, EVAL_ON), { result: { answer: 42, list: [1, "two"] } });
+  const req = h.calls.confirm[0];
+  assert.equal(req.kind, "action");
+  assert.equal(req.tool, "page_eval");
+  assert.equal(req.origin, OK);
+  assert.equal(req.timeoutMs, 30_000);
+  assert.ok(req.detail.endsWith(`\n\n${code}`), "the detail carries the whole code");
+  assert.deepEqual(h.calls.script[0].slice(1, 4), ["evalInPage", "MAIN", [code]]);
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "undefined" }, EVAL_ON), { result: null });
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "(function f() {})" }, EVAL_ON), { result: "function f() {}" });
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "Promise.resolve(3)" }, EVAL_ON), { result: 3 });
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "10n" }, EVAL_ON), { result: "10" });
+  assert.equal(h.calls.confirm.length, 5, "no grace: one confirmation per call");
+});
+
+test("page_eval: deny -> confirm_denied and nothing runs; navigation during the prompt is refused", async () => {
+  const h = harness({ decision: "deny" });
+  h.open(1, `${OK}/a`);
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON), (e) => e.code === "confirm_denied");
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON), (e) => e.code === "confirm_denied");
+  assert.equal(h.calls.confirm.length, 2);
+  assert.equal(h.calls.script.length, 0);
+  h.decision = "allow";
+  const p = h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON);
+  h.tabs.get(1).url = "https://evil.test/"; // while the person looks at the prompt
+  await assert.rejects(p, (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.script.length, 0);
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "" }, EVAL_ON), (e) => e.code === "bad_request");
+});
+
+test("page_eval: the page's CSP forbidding eval and code that throws are clear errors", async () => {
+  const h = harness();
+  h.open(1, `${OK}/a`);
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "throw new EvalError('Refused to evaluate a string')" }, EVAL_ON),
+    (e) => e.code === "internal_error" && e.message === "the page's Content-Security-Policy forbids eval");
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "null.x" }, EVAL_ON),
+    (e) => e.code === "internal_error" && /^the code threw: /.test(e.message));
+});
+
+test("page_upload: refused unless policy.upload; enabled: file inputs only, confirm shows the path, every call", async () => {
+  const h = harness();
+  h.open(1, `${OK}/form`);
+  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
+  await assert.rejects(h.call("page_upload", args), (e) => e.code === "policy_denied");
+  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: { ...POLICY, upload: true, presenceConfirm: true } }),
+    (e) => e.code === "policy_denied");
+  assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
+  await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
+  await assert.rejects(h.call("page_upload", { ...args, selector: ".none" }, UPLOAD_ON), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_upload", { ...args, selector: undefined, ref: "@e3" }, UPLOAD_ON), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_upload", { ...args, data: "%%%" }, UPLOAD_ON), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_upload", { ...args, name: "../x" }, UPLOAD_ON), (e) => e.code === "bad_request");
+  assert.equal(h.calls.confirm.length, 0, "no prompt for a request that cannot work");
+  assert.deepEqual(await h.call("page_upload", args, UPLOAD_ON), { uploaded: true });
+  assert.equal(h.calls.confirm[0].tool, "page_upload");
+  assert.match(h.calls.confirm[0].detail, /\/home\/p\/uploads\/cv\.pdf/);
+  const input = h.pages.get(1).file;
+  assert.equal(input.files.length, 1);
+  assert.equal(input.files[0].name, "cv.pdf");
+  assert.equal(Buffer.from(await input.files[0].arrayBuffer()).toString(), "%PDF-");
+  assert.deepEqual(input.events, ["input", "change"]);
+  h.decision = "deny";
+  input.files = null;
+  await assert.rejects(h.call("page_upload", args, UPLOAD_ON), (e) => e.code === "confirm_denied");
+  assert.equal(input.files, null);
+  assert.equal(h.calls.confirm.length, 2);
+});
