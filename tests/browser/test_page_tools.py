@@ -1,0 +1,223 @@
+"""Every page tool at least once, through the real chain in real headless Chromium: a real MCP
+client, `tabwarden mcp`, the host Chrome launched, the extension, a local fixture site. The
+confirm window is clicked through CDP (Playwright) where a tool needs the person."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.policy import apply_set
+from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 240.0
+
+FORM = b"""<!doctype html><html><head><title>form</title></head><body>
+<h1>Sign in</h1>
+<form id="f" action="/done" method="get">
+  <label>User <input id="user" name="user"></label>
+  <label>Password <input id="pw" name="pw" type="password" value="hunter2"></label>
+  <label><input id="keep" type="checkbox"> keep me</label>
+  <select id="color"><option value="r">red</option><option value="g">green</option></select>
+  <button id="go" type="submit">Sign in</button>
+</form>
+<button id="plain" onclick="document.getElementById('out').textContent='clicked:'+(++window.n||(window.n=1))">Plain</button>
+<div id="hov" onmouseover="this.textContent='hovered'">hover me</div>
+<p id="out">idle</p>
+<a id="next" href="/page2">next page</a>
+<script>
+  document.cookie = "session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl; path=/";
+  localStorage.setItem("token", "0123456789abcdef0123456789abcdef");
+  setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.textContent = 'late'; document.body.append(d); }, 300);
+</script>
+<div style="height:3000px"></div>
+</body></html>"""
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        path = urlparse(self.path).path
+        if path == "/":
+            body = FORM
+        elif path == "/done":
+            body = b"<!doctype html><title>done</title><p>submitted</p>"
+        elif path == "/page2":
+            body = b"<!doctype html><title>page2</title><p>second page</p><ul><li>one</li><li>two</li></ul>"
+        else:
+            body = b"<!doctype html><title>other</title><p>other</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    return result.structured_content
+
+
+async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
+    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
+
+
+def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
+    """What `tabwarden policy set` does after the person typed the phrase."""
+    config = browser.root / "config"
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    key = host_key_store(config, "file").load()
+    store.set_baseline(gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000)
+
+
+def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str) -> None:
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            assert (await ok(agent, "browser_list", {}))["browsers"] == [{"label": "chromium", "current": True}]
+
+            snap = await ok(agent, "page_snapshot", {"tabId": tab})
+            by_name = {item["name"]: item for item in snap["snapshot"]}
+            assert "hunter2" not in str(snap)  # password values never appear
+            plain_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Plain")
+            assert plain_ref.startswith("@e") and "Sign in" in by_name
+
+            # Plain click: no confirmation. By ref, then by text.
+            await ok(agent, "page_click", {"tabId": tab, "ref": plain_ref})
+            await ok(agent, "page_click", {"tabId": tab, "text": "Plain"})
+            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+            assert state["text"] == "clicked:2"
+
+            await ok(agent, "page_fill", {"tabId": tab, "selector": "#user", "value": "alice"})
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#user"}))["value"] == "alice"
+            assert await code(agent, "page_fill", {"tabId": tab, "selector": "#pw", "value": "x"}) == "policy_denied"
+            pw_state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#pw"})
+            assert "hunter2" not in str(pw_state)
+
+            await ok(agent, "page_check", {"tabId": tab, "selector": "#keep", "checked": True})
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#keep"}))["checked"] is True
+            await ok(agent, "page_hover", {"tabId": tab, "selector": "#hov"})
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#hov"}))["text"] == "hovered"
+            scrolled = await ok(agent, "page_scroll", {"tabId": tab, "to": "bottom"})
+            assert scrolled["scrollY"] > 0
+            assert (await ok(agent, "page_wait_for", {"tabId": tab, "selector": "#late", "timeoutMs": 5000}))["matched"]
+            assert await code(agent, "page_wait_for", {"tabId": tab, "selector": "#never", "timeoutMs": 300}) == "timeout"
+
+            # select and press need the person; select is denied, then allowed.
+            selecting = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"}))
+            await press(await _confirm_page(context), "#deny")
+            assert (tool_error(await selecting) or {}).get("code") == "confirm_denied"
+            selecting = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"}))
+            await press(await _confirm_page(context), "#allow")
+            assert not (await selecting).is_error
+            pressing = asyncio.create_task(agent.call_tool("page_press", {"tabId": tab, "selector": "#user", "key": "a"}))
+            await press(await _confirm_page(context), "#allow")
+            assert not (await pressing).is_error
+
+            # Reads: masked cookies and storage, markdown, scrape, screenshot.
+            cookies = (await ok(agent, "cookie_get", {"tabId": tab}))["cookies"]
+            session = next(c for c in cookies if c["name"] == "session")
+            assert "eyJ" not in session["value"] and "masked" in session["value"]
+            items = (await ok(agent, "storage_get", {"tabId": tab, "area": "local"}))["items"]
+            token = next(i for i in items if i["key"] == "token")
+            assert "0123456789abcdef" not in token["value"] and "masked" in token["value"]
+            markdown = (await ok(agent, "page_markdown", {"tabId": tab}))["text"]
+            assert "# Sign in" in markdown and "hunter2" not in markdown
+            scraped = (await ok(agent, "page_scrape", {"tabId": tab, "selector": "a", "attrs": ["href"]}))["items"]
+            assert scraped[0]["text"] == "next page" and scraped[0]["attrs"]["href"].endswith("/page2")
+            shot = await agent.call_tool("page_screenshot", {"tabId": tab})
+            assert not shot.is_error, shot.content
+            image = shot.content[0]
+            assert image.type == "image" and image.mime_type == "image/png"
+            assert base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
+            assert shot.structured_content["bytes"] > 1000
+
+            # A submit click needs the person; one approval covers a repeat within the grace.
+            stale_ref = by_name["Sign in"]["ref"]
+            clicking = asyncio.create_task(agent.call_tool("page_click", {"tabId": tab, "selector": "#go"}))
+            window = await _confirm_page(context)
+            assert "Sign in" in (await window.text_content("body") or "")
+            await press(window, "#allow")
+            clicked = await clicking
+            assert not clicked.is_error, clicked.content
+            assert "/done" in clicked.structured_content["url"]
+            # After a cross-document navigation an old ref is bad_ref, never another element.
+            assert await code(agent, "page_click", {"tabId": tab, "ref": stale_ref}) == "bad_ref"
+            back = await ok(agent, "page_back", {"tabId": tab})
+            assert urlparse(back["url"]).path == "/"
+            again = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})  # grace: no window
+            assert not again.is_error, again.content
+            await ok(agent, "page_back", {"tabId": tab})
+            forward = await ok(agent, "page_forward", {"tabId": tab})
+            assert "/done" in forward["url"]
+            await ok(agent, "page_reload", {"tabId": tab})
+            assert (await ok(agent, "tab_focus", {"tabId": tab}))["tab"]["id"] == tab
+
+            # eval: off by default; enabled by signed policy, then confirmed showing the code.
+            assert await code(agent, "page_eval", {"tabId": tab, "code": "1+1"}) == "policy_denied"
+            widen(browser, eval=True)
+            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"}))
+            window = await _confirm_page(context)
+            assert "6*7" in (await window.text_content("body") or "")
+            await press(window, "#allow")
+            result = await evaluating
+            assert not result.is_error, result.content
+            assert result.structured_content["result"] == 42
+
+            closed = await ok(agent, "tab_close_all", {})
+            assert closed["closed"] == 1
+            assert (await ok(agent, "tab_list", {}))["tabs"] == []
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(browser: ThrowawayBrowser, site: str) -> None:
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+
+    async def session(n: int) -> None:
+        async with _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 90)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/page2?s={n}"}))["tab"]["id"]
+            for _ in range(3):
+                tabs = (await ok(agent, "tab_list", {}))["tabs"]
+                assert [(t["id"], t["url"]) for t in tabs] == [(tab, f"{site}/page2?s={n}")]
+                text = await ok(agent, "page_text", {"tabId": tab})
+                assert "second page" in text["text"] and text["url"].endswith(f"s={n}")
+
+    async def scenario() -> None:
+        async with chromium(browser):
+            await asyncio.gather(*(session(n) for n in range(8)))
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
