@@ -30,7 +30,7 @@ from tests.fakes import tool_error
 pytestmark = pytest.mark.browser
 
 GUARD = 180.0  # hang guard only
-BIG_CHARS = 3_000_000
+BIG_CHARS = 5_000_000  # 10 MB of UTF-8 in one page_text reply
 
 
 class _Site(http.server.BaseHTTPRequestHandler):
@@ -218,7 +218,7 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_a_multi_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
     provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
 
@@ -232,7 +232,7 @@ def test_a_multi_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, si
             )
             assert _err(result) is None, result.content
             text = result.structured_content["text"]
-            assert text == "é" * BIG_CHARS  # ~6 MB of UTF-8: chunked on hop 3, reassembled intact
+            assert text == "é" * BIG_CHARS  # 10 MB of UTF-8: chunked on hop 3, reassembled intact
             assert result.structured_content["nextOffset"] is None
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

@@ -54,6 +54,10 @@ class _Site(http.server.BaseHTTPRequestHandler):
         path = urlparse(self.path).path
         if path == "/":
             body = FORM
+        elif path == "/upload":
+            body = (b"<!doctype html><title>upload</title><input id=file type=file "
+                    b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
+                    b"f.name+':'+f.size\"><p id=got>none</p><input id=text>")
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
         elif path == "/page2":
@@ -219,5 +223,35 @@ def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(browser: Throw
     async def scenario() -> None:
         async with chromium(browser):
             await asyncio.gather(*(session(n) for n in range(8)))
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(browser: ThrowawayBrowser, site: str) -> None:
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    sandbox = config / "uploads"
+    sandbox.mkdir(mode=0o700)
+    (sandbox / "report.txt").write_bytes(b"quarterly numbers\n")
+    (browser.root / "secret.txt").write_text("not for the agent")
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/upload"}))["tab"]["id"]
+            args = {"tabId": tab, "selector": "#file", "path": "report.txt"}
+            assert await code(agent, "page_upload", args) == "policy_denied"  # off by default
+            widen(browser, upload=True)
+            for escape in ("../secret.txt", str(browser.root / "secret.txt")):
+                assert await code(agent, "page_upload", {**args, "path": escape}) == "policy_denied"
+            assert await code(agent, "page_upload", {**args, "selector": "#text"}) == "bad_request"  # not a file input
+            uploading = asyncio.create_task(agent.call_tool("page_upload", args))
+            window = await _confirm_page(context)
+            assert "report.txt" in (await window.text_content("body") or "")
+            await press(window, "#allow")
+            result = await uploading
+            assert not result.is_error, result.content
+            got = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#got"})
+            assert got["text"] == "report.txt:18"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
