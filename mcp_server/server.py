@@ -151,27 +151,25 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
         name="tabwarden", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
-    async def relay(tool: str, model: type[BaseModel], args: dict[str, Any] | None = None) -> CallToolResult:
-        """Gate, call the browser, validate the answer against the declared output schema."""
+    async def guarded_call(tool: str, args: dict[str, Any]) -> dict[str, Any] | CallToolResult:
+        """Gate and call the browser: the raw result, or an error result."""
         if (refused := guard.check(tool)) is not None:
             return error_result(*refused)
         try:
             # A confirm window may be waiting for the person: allow its timeout, plus slack.
-            result = await bridge.call(tool, args or {}, timeout=guard.confirm_timeout() + 30)
-            return ok_result(model.model_validate(result))
-        except TabwardenError as exc:
-            return error_result(exc.code, str(exc))
-        except ValueError:
-            return error_result("internal_error", f"the extension returned a malformed {tool} result")
-
-    async def guarded_call(tool: str, args: dict[str, Any]) -> dict[str, Any] | CallToolResult:
-        """Gate and call; the raw result, or an error result."""
-        if (refused := guard.check(tool)) is not None:
-            return error_result(*refused)
-        try:
             return await bridge.call(tool, args, timeout=guard.confirm_timeout() + 30)
         except TabwardenError as exc:
             return error_result(exc.code, str(exc))
+
+    async def relay(tool: str, model: type[BaseModel], args: dict[str, Any] | None = None) -> CallToolResult:
+        """``guarded_call``, then validate the answer against the declared output schema."""
+        answer = await guarded_call(tool, args or {})
+        if isinstance(answer, CallToolResult):
+            return answer
+        try:
+            return ok_result(model.model_validate(answer))
+        except ValueError:
+            return error_result("internal_error", f"the extension returned a malformed {tool} result")
 
     def read_upload(path: str) -> tuple[str, bytes]:
         from tabwarden.mcp_server.uploads import resolve_upload, sandbox_dir
