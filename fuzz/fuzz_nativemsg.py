@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct
 import sys
-from typing import Any
 
 try:
     import atheris
@@ -19,14 +18,22 @@ except ImportError:  # the harness logic still runs under fuzz.run's fallback an
 if atheris is not None and __name__ == "__main__":
     with atheris.instrument_imports():
         from tabwarden.protocol import nativemsg
-        from tabwarden.protocol.framing import FrameTooLarge, FramingError, loads_object
 else:
     from tabwarden.protocol import nativemsg
-    from tabwarden.protocol.framing import FrameTooLarge, FramingError, loads_object
+
+try:  # `python -m fuzz.run`, pytest
+    from fuzz import codec_oracle
+except ImportError:  # `python fuzz/fuzz_nativemsg.py`: this directory is sys.path[0]
+    import codec_oracle
 
 HEADER: struct.Struct = nativemsg.HEADER
 #: Small, so that fuzzer-sized inputs land on both sides of it.
 LIMIT = 1024
+
+
+def make_decoder(limit: int) -> codec_oracle.FrameDecoder:
+    return nativemsg.decoder(limit=limit)  # looked up per call, so tests can swap it
+
 
 SEEDS: list[bytes] = [
     nativemsg.encode({"type": "hello", "protocol": 1, "extensionVersion": "0.1.0"}),
@@ -43,76 +50,9 @@ SEEDS: list[bytes] = [
     b"",
 ]
 
-Outcome = tuple[list[dict[str, Any]], str | None]
-
-
-def reference(data: bytes, limit: int = LIMIT) -> Outcome:
-    """Walk the stream independently of FrameDecoder: frames, then how it ends."""
-    frames: list[dict[str, Any]] = []
-    pos = 0
-    while pos < len(data):
-        if len(data) - pos < HEADER.size:
-            return frames, "MalformedFrame"
-        (length,) = HEADER.unpack_from(data, pos)
-        if length > limit:
-            return frames, "FrameTooLarge"
-        pos += HEADER.size
-        if len(data) - pos < length:
-            return frames, "MalformedFrame"
-        try:
-            frames.append(loads_object(data[pos : pos + length]))
-        except FramingError as exc:
-            return frames, type(exc).__name__
-        pos += length
-    return frames, None
-
-
-def decode(data: bytes, chunk: int) -> Outcome:
-    """Feed ``data`` in ``chunk``-sized pieces, draining after each, then EOF."""
-    decoder = nativemsg.decoder(limit=LIMIT)
-    frames: list[dict[str, Any]] = []
-    error: FramingError | None = None
-    try:
-        for start in range(0, len(data), chunk):
-            decoder.receive_data(data[start : start + chunk])
-            while (message := decoder.next_frame()) is not None:
-                frames.append(message)
-        decoder.receive_data(b"")
-        while (message := decoder.next_frame()) is not None:
-            frames.append(message)
-    except FramingError as exc:  # any other exception escapes: that is a finding
-        error = exc
-    for message in frames:
-        assert type(message) is dict, type(message)
-    if error is None:
-        assert decoder.eof and decoder.buffered == 0
-        assert decoder.next_frame() is None
-        return frames, None
-    # Sticky, and nothing kept: in particular no body buffered behind an oversize header.
-    assert decoder.buffered == 0, decoder.buffered
-    if isinstance(error, FrameTooLarge):
-        assert error.size > LIMIT
-    for poke in (decoder.next_frame, lambda: decoder.receive_data(b"x")):
-        try:
-            poke()
-        except FramingError:
-            pass
-        else:
-            raise AssertionError("decoder error is not sticky")
-    return frames, type(error).__name__
-
 
 def test_one_input(data: bytes) -> None:
-    expected = reference(data)
-    chunk = (data[0] % 7 + 2) if data else 1
-    for size in (max(len(data), 1), 1, chunk):
-        got = decode(data, size)
-        assert got == expected, (size, got, expected)
-    for message in expected[0]:
-        # Whatever the browser may send, the host can send back (1e400 and lone surrogates
-        # once broke this).
-        wire = nativemsg.encode(message, limit=2**32 - 1)
-        assert reference(wire, limit=2**32 - 1) == ([message], None)
+    codec_oracle.check(data, HEADER, make_decoder, nativemsg.encode, LIMIT)
 
 
 def main() -> None:

@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from fuzz import codec_oracle
+
 REPO = Path(__file__).resolve().parent.parent
 HARNESSES = ("fuzz_nativemsg", "fuzz_frames", "fuzz_handshake")
 
@@ -73,11 +75,14 @@ def test_codec_harnesses_check_a_known_good_stream() -> None:
     for name in ("fuzz_nativemsg", "fuzz_frames"):
         module = load(name)
         good = module.SEEDS[0] + module.SEEDS[1]
-        frames, ending = module.reference(good)
+        frames, ending = codec_oracle.reference(good, module.HEADER, module.LIMIT)
         assert ending is None and len(frames) == 3
-        assert module.decode(good, 1) == (frames, None)
+        assert codec_oracle.decode(good, 1, module.make_decoder, module.LIMIT) == (frames, None)
         bad = module.HEADER.pack(0xFFFFFFFF) + b"{}"
-        assert module.decode(bad, 1) == ([], "FrameTooLarge")
+        assert codec_oracle.decode(bad, 1, module.make_decoder, module.LIMIT) == (
+            [],
+            "FrameTooLarge",
+        )
 
 
 def test_handshake_harness_reaches_admission() -> None:

@@ -26,7 +26,7 @@ export function pageHandlers(deps) {
   async function pageNavigate(args, ctx) {
     const tabId = argTabId(args);
     const url = argUrl(args);
-    await ownedTab(deps, ctx, tabId);
+    const before = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(url, ctx, "page_navigate");
     const watch = loads.watch(tabId);
     try {
@@ -43,6 +43,12 @@ export function pageHandlers(deps) {
       if (o !== origin && !isApproved(o, approved)) {
         throw new BridgeError("origin_not_approved", "redirected to an unapproved origin");
       }
+    }
+    // The tab stayed where it was (e.g. a 204 answer, a download, or another navigation won):
+    // say so rather than report the old page as the new one.
+    if (typeof before?.url === "string" && before.url !== "" && tab?.url === before.url
+        && new URL(url).href !== before.url && !tab?.pendingUrl) {
+      throw new BridgeError("navigation_cancelled", `the tab stayed on ${before.url}`);
     }
     return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
   }

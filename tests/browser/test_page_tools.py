@@ -52,6 +52,10 @@ FORM = b"""<!doctype html><html><head><title>form</title></head><body>
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
+        if path == "/nocontent":
+            self.send_response(204)
+            self.end_headers()
+            return
         if path == "/":
             body = FORM
         elif path == "/upload":
@@ -187,6 +191,8 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             forward = await ok(agent, "page_forward", {"tabId": tab})
             assert "/done" in forward["url"]
             await ok(agent, "page_reload", {"tabId": tab})
+            # A navigation that never happens (204) is reported honestly, not as success.
+            assert await code(agent, "page_navigate", {"tabId": tab, "url": f"{site}/nocontent"}) == "navigation_cancelled"
             assert (await ok(agent, "tab_focus", {"tabId": tab}))["tab"]["id"] == tab
 
             # eval: off by default; enabled by signed policy, then confirmed showing the code.

@@ -173,6 +173,16 @@ test("page_navigate: owned + gated, returns final url and title; redirect to an 
   await assert.rejects(h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/" }, S2), (e) => e.code === "tab_not_owned");
 });
 
+test("page_navigate: a navigation that never happened is navigation_cancelled, not success", async () => {
+  const h = harness();
+  await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
+  h.redirects.set("http://127.0.0.1:8000/nocontent", "http://127.0.0.1:8000/a"); // a 204: the tab stays
+  await assert.rejects(h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/nocontent" }),
+    (e) => e.code === "navigation_cancelled" && /stayed on http:\/\/127\.0\.0\.1:8000\/a/.test(e.message));
+  // Navigating to the page it is already on is not a cancellation.
+  assert.equal((await h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/a" })).url, "http://127.0.0.1:8000/a");
+});
+
 test("page_text: gates the CURRENT url, masks cards, pages with offset/maxChars", async () => {
   const h = harness();
   await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });

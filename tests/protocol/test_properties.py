@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from fuzz.codec_oracle import reference  # the same independent stream model the fuzzers use
 from tabwarden.protocol import frames, nativemsg
 from tabwarden.protocol import handshake as hs
-from tabwarden.protocol.framing import FrameDecoder, FramingError, dumps_object, loads_object
+from tabwarden.protocol.framing import FrameDecoder, FramingError, dumps_object
 from tabwarden.protocol.handshake import ClientHandshake, HandshakeFailed, HostHandshake, State
 
 from .test_handshake import ConnectionPair
@@ -136,27 +137,6 @@ def test_roundtrip_lone_surrogates(
 
 
 # --- arbitrary bytes into the decoders ----------------------------------------------------------
-
-
-def reference(data: bytes, header: struct.Struct, limit: int) -> tuple[list[Any], str | None]:
-    """An independent model of the stream: complete frames, and how the stream ends."""
-    out: list[Any] = []
-    pos = 0
-    while pos < len(data):
-        if len(data) - pos < header.size:
-            return out, "MalformedFrame"
-        (length,) = header.unpack_from(data, pos)
-        if length > limit:
-            return out, "FrameTooLarge"
-        pos += header.size
-        if len(data) - pos < length:
-            return out, "MalformedFrame"
-        try:
-            out.append(loads_object(data[pos : pos + length]))
-        except FramingError as exc:
-            return out, type(exc).__name__
-        pos += length
-    return out, None
 
 
 def framed(header: struct.Struct, message: dict[str, Any]) -> bytes:
