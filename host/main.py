@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import logging
 import signal
-import time
 import sys
+import time
 
 from tabwarden.paths import endpoint, ensure_runtime_dir
 
@@ -99,6 +99,7 @@ async def _serve(ep: object, attestor: object) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
     from tabwarden.host.native import NativePipe
     from tabwarden.host.runtime import host_files
+
     from tabwarden.paths import HostEndpoint
 
     assert isinstance(ep, HostEndpoint)

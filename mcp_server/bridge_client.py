@@ -20,13 +20,20 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream
-from tabwarden.paths import HostEndpoint, UnsafeRuntimeDir, endpoint, live_endpoints, runtime_dir
-from tabwarden.paths import verify_private_dir
-from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 from tabwarden.protocol.framing import FramingError
 from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
+
+from tabwarden.errors import TabwardenError
+from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.paths import (
+    HostEndpoint,
+    UnsafeRuntimeDir,
+    endpoint,
+    live_endpoints,
+    runtime_dir,
+    verify_private_dir,
+)
+from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 
 log = logging.getLogger("tabwarden.mcp")
 

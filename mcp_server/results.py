@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from tabwarden.errors import hint_for
 
-
 #: Where a tool error's machine-readable form lives in the result's ``_meta``.
 ERROR_META_KEY = "dev.tabwarden/error"
 

@@ -263,7 +263,6 @@ def cmd_kill(args: argparse.Namespace) -> int:
 def cmd_unkill(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
     from tabwarden.trust import store
-
     from tabwarden.trust.gate import TrustGate
 
     require_real_terminal()
@@ -345,7 +344,6 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
 
 def cmd_policy_restrict(args: argparse.Namespace) -> int:
     from tabwarden.trust import store
-
     from tabwarden.trust.policy import PolicyError, is_narrowing, validate_value
 
     changes = parse_assignments(args.assignments)

@@ -42,9 +42,7 @@ def collect() -> dict[str, Any]:
                 await client.close()
 
         hosts.append({"label": ep.label, **asyncio.run(probe())})
-    from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate
-
-    from tabwarden.trust.gate import load_host_public
+    from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate, load_host_public
 
     gate = TrustGate()
     eff = gate.current()

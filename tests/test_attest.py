@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tabwarden.manifests import ALLOWED_ORIGIN
 
 from tabwarden import attest as attest_mod
 from tabwarden.attest import (
@@ -34,7 +35,6 @@ from tabwarden.attest import (
     package_roots,
     socket_pidfd,
 )
-from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.peer import PeerCredentials, PeerRefused, peer_credentials
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux attestation")

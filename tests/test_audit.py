@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tabwarden.trust.audit import REDACTED, AuditLog, UnsafeAuditLog, redact_fields
 
 

@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.protocol import frames
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from tabwarden.mcp_server.spawner import (
     SPAWNERS_MAX,
     Spawner,

@@ -28,9 +28,9 @@ import keyring.backends.fail
 import keyring.backends.null
 import keyring.errors
 import keyring.util.platform_
+from tabwarden.trust.keys import HostKey
 
 from tabwarden.errors import TabwardenError, UsageError
-from tabwarden.trust.keys import HostKey
 
 __all__ = [
     "FileStore",

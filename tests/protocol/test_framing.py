@@ -6,7 +6,6 @@ import struct
 from pathlib import Path
 
 import pytest
-
 from tabwarden.protocol import framing
 from tabwarden.protocol.framing import (
     FrameDecoder,

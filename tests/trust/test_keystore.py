@@ -18,8 +18,6 @@ import keyring.errors
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.compat import properties
-
-from tabwarden.errors import UsageError
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import (
     FileStore,
@@ -30,6 +28,8 @@ from tabwarden.trust.keystore import (
     KeyStoreUnavailable,
     store_for,
 )
+
+from tabwarden.errors import UsageError
 
 PEM_MARKER = b"PRIVATE KEY"
 
