@@ -237,3 +237,25 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
+
+
+def test_an_unanswered_confirm_window_times_out_as_a_denial(browser: ThrowawayBrowser, site_port: int) -> None:
+    from tabwarden.trust import store
+
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+    store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000)  # narrowing: free
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
+            window = await _confirm_page(context)
+            closed = asyncio.get_running_loop().create_future()
+            window.on("close", lambda _page: closed.done() or closed.set_result(True))
+            assert _err(await attempt) == "origin_not_approved"  # nobody answered
+            await asyncio.wait_for(closed, 30)  # and the window went away with the request
+            assert _origins(browser) == (a,)
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
