@@ -24,6 +24,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabwarden.errors import TabwardenError
+from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
 from tabwarden.protocol.handshake import (
@@ -35,10 +38,6 @@ from tabwarden.protocol.handshake import (
     HostHandshake,
 )
 from tabwarden.trust.verify import Effective
-
-from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream
-from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 
 log = logging.getLogger("tabwarden.host")
 

@@ -99,7 +99,6 @@ async def _serve(ep: object, attestor: object) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
     from tabwarden.host.native import NativePipe
     from tabwarden.host.runtime import host_files
-
     from tabwarden.paths import HostEndpoint
 
     assert isinstance(ep, HostEndpoint)

@@ -14,11 +14,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tabwarden.errors import TabwardenError
 from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.protocol import nativemsg
 from tabwarden.protocol.framing import FramingError
-
-from tabwarden.errors import TabwardenError
 
 
 class OriginRefused(TabwardenError):

@@ -19,10 +19,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tabwarden.protocol.handshake import SECRET_SIZE
-
 from tabwarden.errors import TabwardenError
 from tabwarden.paths import HostEndpoint
+from tabwarden.protocol.handshake import SECRET_SIZE
 
 LOCK_WAIT_SECONDS = 5.0
 

@@ -16,12 +16,8 @@ import logging
 import os
 import secrets
 import socket
-import stat
 from dataclasses import dataclass
 from typing import Any
-
-from tabwarden.protocol.framing import FramingError
-from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
 
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
@@ -30,10 +26,13 @@ from tabwarden.paths import (
     UnsafeRuntimeDir,
     endpoint,
     live_endpoints,
+    private_file_problem,
     runtime_dir,
     verify_private_dir,
 )
 from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.protocol.framing import FramingError
+from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
 
 log = logging.getLogger("tabwarden.mcp")
 
@@ -75,8 +74,7 @@ class BridgeStatus:
 def _read_secret(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        if private_file_problem(os.fstat(fd), path) is not None:
             raise BridgeError("bridge_refused", "the run secret file is not a private regular file")
         data = os.read(fd, SECRET_SIZE + 1)
     finally:

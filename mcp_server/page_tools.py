@@ -15,9 +15,9 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ImageContent, ToolAnnotations
 from pydantic import BaseModel, Field
-from tabwarden.mcp_server.results import error_result
 
 from tabwarden.errors import TabwardenError
+from tabwarden.mcp_server.results import error_result
 
 Relay = Callable[[str, type[BaseModel], dict[str, Any]], Awaitable[CallToolResult]]
 

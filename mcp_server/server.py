@@ -23,14 +23,14 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
+
+from tabwarden import __version__
+from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import page_tools
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.trust.verify import Effective
-
-from tabwarden import __version__
-from tabwarden.errors import TabwardenError
 
 log = logging.getLogger("tabwarden.mcp")
 
@@ -300,10 +300,9 @@ def run() -> int:
     )
     import time
 
+    from tabwarden.attest import make_attestor
     from tabwarden.mcp_server.spawner import SpawnerUnmeasurable, measure_parent, remember_spawner
     from tabwarden.trust.gate import TrustGate
-
-    from tabwarden.attest import make_attestor
 
     gate = TrustGate()
     spawner: Spawner | None = None

@@ -71,6 +71,34 @@ def verify_private_dir(path: Path) -> None:
         raise UnsafeRuntimeDir(f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700")
 
 
+def private_file_problem(st: os.stat_result, path: object) -> str | None:
+    """Why the file ``st`` describes is not a private regular file of ours, or None if it is.
+
+    The one check behind every secret-bearing file we read: run secret, trust record, host key,
+    audit log. Callers raise their own error class with the returned text.
+    """
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"{path} is owned by uid {st.st_uid}, not {os.geteuid()}"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        return f"{path} has mode {mode:04o}; it must be 0600"
+    return None
+
+
+def read_capped(fd: int, limit: int, chunk: int = 65536) -> bytes | None:
+    """Everything readable from ``fd``, or None as soon as it exceeds ``limit`` bytes."""
+    parts: list[bytes] = []
+    total = 0
+    while data := os.read(fd, chunk):
+        parts.append(data)
+        total += len(data)
+        if total > limit:
+            return None
+    return b"".join(parts)
+
+
 def ensure_runtime_dir(env: dict[str, str] | None = None) -> Path:
     """Create the runtime directory if missing (0700), then verify it; refuse if unsafe."""
     path = runtime_dir(env)

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tabwarden.manifests import ALLOWED_ORIGIN
 
 from tabwarden import attest as attest_mod
 from tabwarden.attest import (
@@ -35,6 +34,7 @@ from tabwarden.attest import (
     package_roots,
     socket_pidfd,
 )
+from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.peer import PeerCredentials, PeerRefused, peer_credentials
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux attestation")

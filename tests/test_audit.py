@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tabwarden.trust.audit import REDACTED, AuditLog, UnsafeAuditLog, redact_fields
 
 

@@ -13,10 +13,10 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.protocol import frames
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
-
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
 
 

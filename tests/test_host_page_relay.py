@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust.gate import TrustGate
-
 from tests.fakes import FakeBrowser, wait_until_extension_connected
 from tests.test_trust_enforcement import pair_record
 

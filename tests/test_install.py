@@ -13,15 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tabwarden.manifests import (
-    ALLOWED_ORIGIN,
-    EXTENSION_ID,
-    HOST_NAME,
-    extension_id_from_key,
-    load_locations,
-    load_template,
-    render_manifest,
-)
 
 from tabwarden.errors import TabwardenError
 from tabwarden.install import (
@@ -41,6 +32,15 @@ from tabwarden.install import (
     render_wrapper,
     supported_browsers,
     uninstall,
+)
+from tabwarden.manifests import (
+    ALLOWED_ORIGIN,
+    EXTENSION_ID,
+    HOST_NAME,
+    extension_id_from_key,
+    load_locations,
+    load_template,
+    render_manifest,
 )
 
 REPO = Path(__file__).resolve().parents[1]

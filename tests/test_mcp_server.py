@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from mcp import Client
+
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
-
 from tests.fakes import FakeBrowser, tool_error
 
 #: The issue's catalogue, plus tab_close_all ("close every tab this session opened").

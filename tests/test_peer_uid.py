@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 
+from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser
 
 pytestmark = [

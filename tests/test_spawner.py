@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from tabwarden.mcp_server.spawner import (
     SPAWNERS_MAX,
     Spawner,

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import FileStore
-
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
 
 GUARD = 60.0  # hang guard only

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tabwarden.mcp_server.uploads import MAX_UPLOAD_BYTES, UploadRefused, resolve_upload
 
 

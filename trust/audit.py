@@ -30,7 +30,6 @@ import fcntl
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError
-from tabwarden.paths import config_dir
+from tabwarden.paths import config_dir, private_file_problem
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_KEEP = 5
@@ -139,14 +138,8 @@ class AuditLog:
 
     @staticmethod
     def _verify(path: Path, st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeAuditLog(f"{path} is not a regular file")
-        if st.st_uid != os.getuid():
-            raise UnsafeAuditLog(f"{path} is owned by uid {st.st_uid}, not {os.getuid()}")
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            raise UnsafeAuditLog(
-                f"{path} has mode {stat.S_IMODE(st.st_mode):04o}; group/other must have no access"
-            )
+        if (problem := private_file_problem(st, path)) is not None:
+            raise UnsafeAuditLog(problem)
         if st.st_nlink != 1:
             raise UnsafeAuditLog(f"{path} has {st.st_nlink} hard links, expected 1")
 

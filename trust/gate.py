@@ -27,11 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tabwarden.paths import config_dir
 from tabwarden.trust.keys import HostPublicKey
 from tabwarden.trust.store import TrustReader, trust_path
 from tabwarden.trust.verify import Effective
-
-from tabwarden.paths import config_dir
 
 log = logging.getLogger("tabwarden.trust")
 

@@ -28,9 +28,10 @@ import keyring.backends.fail
 import keyring.backends.null
 import keyring.errors
 import keyring.util.platform_
-from tabwarden.trust.keys import HostKey
 
 from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.paths import private_file_problem, read_capped
+from tabwarden.trust.keys import HostKey
 
 __all__ = [
     "FileStore",
@@ -374,29 +375,16 @@ class FileStore:
                 ) from None
             try:
                 st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise KeyFileUnsafe(f"{self.path} is not a regular file")
-                if st.st_uid != os.geteuid():
-                    raise KeyFileUnsafe(
-                        f"{self.path} is owned by uid {st.st_uid}, not {os.geteuid()}"
-                    )
-                mode = stat.S_IMODE(st.st_mode)
-                if mode & 0o077:
-                    raise KeyFileUnsafe(f"{self.path} has mode {mode:04o}; it must be 0600")
-                if st.st_size > _MAX_KEY_FILE:
+                if (problem := private_file_problem(st, self.path)) is not None:
+                    raise KeyFileUnsafe(problem)
+                raw = read_capped(fd, _MAX_KEY_FILE, 8192) if st.st_size <= _MAX_KEY_FILE else None
+                if raw is None:
                     raise KeyFileCorrupt(f"{self.path} is too large to be a host key")
-                chunks: list[bytes] = []
-                total = 0
-                while chunk := os.read(fd, 8192):
-                    chunks.append(chunk)
-                    total += len(chunk)
-                    if total > _MAX_KEY_FILE:
-                        raise KeyFileCorrupt(f"{self.path} is too large to be a host key")
             finally:
                 os.close(fd)
         finally:
             os.close(dfd)
-        return _parse(b"".join(chunks), str(self.path))
+        return _parse(raw, str(self.path))
 
     def save(self, key: HostKey, *, replace: bool = False) -> None:
         pem = key.to_pem()

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, TypeVar
 
+from tabwarden.errors import TabwardenError
 from tabwarden.trust.canonical import NotCanonical, canonical
 from tabwarden.trust.keys import HostPublicKey
-
-from tabwarden.errors import TabwardenError
 
 __all__ = [
     "SCHEMA_VERSION",

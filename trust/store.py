@@ -30,6 +30,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.paths import LABEL_RE, BadLabel, config_dir, private_file_problem, read_capped
 from tabwarden.trust.grants import grant_is_valid, sign_grant
 from tabwarden.trust.keys import HostKey, HostKeyInvalid, HostPublicKey
 from tabwarden.trust.policy import (
@@ -63,9 +65,6 @@ from tabwarden.trust.record import (
     serialise,
 )
 from tabwarden.trust.verify import Effective, effective, host_key_mismatch
-
-from tabwarden.errors import TabwardenError, UsageError
-from tabwarden.paths import LABEL_RE, BadLabel, config_dir
 
 __all__ = [
     "AUTH_PATHS",
@@ -169,25 +168,16 @@ def _read_at(dfd: int, path: Path) -> tuple[TrustDocument, StatKey] | None:
         raise TrustUnreadable(f"cannot open {path} ({exc.strerror})") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TrustUnreadable(f"{path} is not a regular file")
-        if st.st_uid != os.geteuid():
-            raise TrustUnreadable(f"{path} is owned by uid {st.st_uid}, not {os.geteuid()}")
-        mode = stat.S_IMODE(st.st_mode)
-        if mode & 0o077:
-            raise TrustUnreadable(f"{path} has mode {mode:04o}; it must be 0600")
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > MAX_DOCUMENT_BYTES:
-                raise TrustUnreadable(f"{path} is too large")
+        if (problem := private_file_problem(st, path)) is not None:
+            raise TrustUnreadable(problem)
+        raw = read_capped(fd, MAX_DOCUMENT_BYTES)
+        if raw is None:
+            raise TrustUnreadable(f"{path} is too large")
     except OSError as exc:
         raise TrustUnreadable(f"cannot read {path} ({exc.strerror})") from None
     finally:
         os.close(fd)
-    return parse(b"".join(chunks)), _stat_key(st)
+    return parse(raw), _stat_key(st)
 
 
 def _missing(path: Path, expect_paired: bool) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from tabwarden.manifests import ALLOWED_ORIGIN
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import ALLOWED_ORIGIN
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser

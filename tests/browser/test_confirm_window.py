@@ -21,10 +21,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from playwright.async_api import BrowserContext, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
-from tabwarden.trust.gate import TrustGate
 
 from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.trust.gate import TrustGate
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser

@@ -14,12 +14,12 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate, host_key_store
-from tabwarden.trust.policy import apply_set
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.policy import apply_set
 from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
 from tests.fakes import tool_error
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tabwarden.protocol.chunking import MAX_CHUNKS, ChunkError, Reassembler
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from tabwarden.protocol import frames
 from tabwarden.protocol.frames import MAX_BRIDGE_FRAME
 from tabwarden.protocol.framing import FrameTooLarge, FramingError, MalformedFrame, dumps_object

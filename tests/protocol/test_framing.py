@@ -6,6 +6,7 @@ import struct
 from pathlib import Path
 
 import pytest
+
 from tabwarden.protocol import framing
 from tabwarden.protocol.framing import (
     FrameDecoder,

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from tabwarden.protocol import frames
 from tabwarden.protocol import handshake as hs
 from tabwarden.protocol.handshake import (

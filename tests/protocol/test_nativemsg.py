@@ -6,6 +6,7 @@ import struct
 import sys
 
 import pytest
+
 from tabwarden.protocol import nativemsg
 from tabwarden.protocol.framing import FrameTooLarge, FramingError, MalformedFrame, dumps_object
 from tabwarden.protocol.nativemsg import MAX_BROWSER_TO_HOST, MAX_HOST_TO_BROWSER

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
+from fuzz.codec_oracle import reference  # the same independent stream model the fuzzers use
 from tabwarden.protocol import frames, nativemsg
 from tabwarden.protocol import handshake as hs
 from tabwarden.protocol.framing import FrameDecoder, FramingError, dumps_object
 from tabwarden.protocol.handshake import ClientHandshake, HandshakeFailed, HostHandshake, State
-
-from fuzz.codec_oracle import reference  # the same independent stream model the fuzzers use
 
 from .test_handshake import ConnectionPair
 

@@ -10,7 +10,6 @@ from typing import Any
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.record import empty_document, serialise
-
 from tests.trust import reader
 
 WORKERS = 8

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tabwarden.trust.canonical import NotCanonical, canonical
 from tabwarden.trust.keys import HostKey, HostKeyInvalid, HostPublicKey
 

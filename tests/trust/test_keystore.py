@@ -18,6 +18,8 @@ import keyring.errors
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.compat import properties
+
+from tabwarden.errors import UsageError
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import (
     FileStore,
@@ -28,8 +30,6 @@ from tabwarden.trust.keystore import (
     KeyStoreUnavailable,
     store_for,
 )
-
-from tabwarden.errors import UsageError
 
 PEM_MARKER = b"PRIVATE KEY"
 

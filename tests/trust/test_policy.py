@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tabwarden.trust.policy import (
     DEFAULT_POLICY,
     DENY_POLICY,

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.record import TrustUnreadable, empty_document, parse, serialise
-
 from tests.trust import SHA_A, paired
 
 KEY = HostKey.generate()

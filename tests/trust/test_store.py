@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tabwarden.paths import BadLabel
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import DEFAULT_POLICY, PolicyError, apply_set
 from tabwarden.trust.record import TrustDocument, TrustUnreadable
 from tabwarden.trust.store import PresenceRequired, TrustReader
 from tabwarden.trust.verify import Effective
-
-from tabwarden.paths import BadLabel
 from tests.trust import (
     NOW,
     SHA_A,

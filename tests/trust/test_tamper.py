@@ -13,12 +13,12 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tabwarden.trust import store
 from tabwarden.trust.grants import GRANT_DOMAIN, grant_is_valid, sign_grant
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.record import parse
 from tabwarden.trust.verify import Effective, effective
-
 from tests.trust import NOW, SHA_A, SHA_B, denied, hand_edit, paired, read_json, reader, with_client
 
 
