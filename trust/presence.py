@@ -1,0 +1,514 @@
+"""WebAuthn presence, host side: mint challenges, verify what the options page sends back.
+
+Shape copied from python-fido2: ``begin_*`` returns ``(options_json, Challenge)`` and
+``complete_*(challenge, response_json, ...)`` verifies; the caller owns persistence (the
+``ChallengeBook`` here is a small in-memory helper for it). Pure: no file or network I/O, no
+clock (``now`` is an argument, seconds), randomness only through ``rng`` (default
+``secrets.token_bytes``).
+
+Facts this module encodes (``../shared/PLATFORM-FACTS.md``, "WebAuthn from the extension's
+options page"):
+
+* The page's origin is ``chrome-extension://<id>`` (no trailing slash) and the authenticator's
+  ``rpIdHash`` is SHA-256 of that whole string, **not** of the bare ID. So ``Fido2Server`` is
+  built with ``rp.id = RP_ORIGIN`` and an exact-match origin check, and the options handed to the
+  page carry the bare extension ID as ``rp.id`` / ``rpId`` (anything else is a SecurityError in
+  Chrome).
+* python-fido2 checks neither the sign counter, nor single use of a challenge, nor its expiry.
+  This module does all three (single use via ``Challenge.used`` / ``ChallengeBook.take``).
+
+Every check has its own precise reason; outward there is one opaque ``PresenceRefused``
+(``code = "presence_refused"``) whose ``str()`` never says which check failed. Log ``.reason``
+locally only.
+
+Sign counter rule: authenticators that do not implement a counter always send 0 (passkeys synced
+across devices do this), so ``stored == 0 and new == 0`` is accepted; otherwise the new counter
+must be strictly greater than the stored one. A decrease, or an equal non-zero value, is refused
+(a cloned authenticator or a replayed assertion).
+
+Registration accepts attestation format ``"none"`` only (we ask for ``attestation: "none"`` and
+Chrome then anonymises whatever the authenticator produced): which authenticator the person uses
+is their business; what a tap proves is that *this* enrolled key signed *this* challenge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, NoReturn
+
+from fido2 import cbor
+from fido2.cose import CoseKey
+from fido2.server import Fido2Server
+from fido2.utils import websafe_decode, websafe_encode
+from fido2.webauthn import (
+    AttestedCredentialData,
+    AuthenticationResponse,
+    AuthenticatorData,
+    CollectedClientData,
+    PublicKeyCredentialDescriptor,
+    PublicKeyCredentialParameters,
+    PublicKeyCredentialRpEntity,
+    PublicKeyCredentialType,
+    PublicKeyCredentialUserEntity,
+    RegistrationResponse,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from tabwarden.errors import TabwardenError
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust.record import Credential
+
+__all__ = [
+    "ACTIONS",
+    "CHALLENGE_TTL",
+    "MAX_OUTSTANDING",
+    "RP_ID",
+    "RP_ORIGIN",
+    "AssertionOutcome",
+    "Challenge",
+    "ChallengeBook",
+    "PresenceRefused",
+    "begin_assertion",
+    "begin_registration",
+    "complete_assertion",
+    "complete_registration",
+]
+
+RP_ID = EXTENSION_ID
+"""What the page sees as ``rp.id`` / ``rpId`` (the bare extension ID)."""
+RP_ORIGIN = "chrome-extension://" + EXTENSION_ID
+"""``clientDataJSON.origin`` exactly, and what ``rpIdHash`` is the SHA-256 of."""
+RP_NAME = "tabwarden"
+CHALLENGE_TTL = 120
+"""Seconds a challenge stays answerable."""
+MAX_OUTSTANDING = 64
+"""How many unanswered challenges a ``ChallengeBook`` holds; the oldest is dropped first."""
+ACTIONS = ("enrol", "policy.widen", "unkill", "pair_client", "confirm.eval", "confirm.upload")
+_CHALLENGE_BYTES = 32
+_ID_BYTES = 16
+#: COSE algorithms offered at enrolment: ES256, EdDSA, RS256 (what Chrome's authenticators make).
+_ALGORITHMS = (-7, -8, -257)
+#: trust.record limits: credentialId <= 1024 chars, publicKey <= 4096 chars.
+_MAX_CRED_ID_B64 = 1024
+_MAX_PUBLIC_KEY_B64 = 4096
+_RP_ID_HASH = hashlib.sha256(RP_ORIGIN.encode("ascii")).digest()
+
+Kind = Literal["register", "assert"]
+Rng = Callable[[int], bytes]
+
+
+class PresenceRefused(TabwardenError):
+    """The browser confirmation was not accepted."""
+
+    code = "presence_refused"
+    exit_status = 1
+    hint = "Confirm again from the tabwarden options page in the browser you paired."
+
+    def __init__(self, reason: str) -> None:
+        #: The precise failed check — for the local log only, never sent to a peer.
+        self.reason = reason
+        super().__init__("presence refused")
+
+
+def _refuse(reason: str) -> NoReturn:
+    raise PresenceRefused(reason)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Challenge:
+    """One outstanding ceremony. ``state`` is JSON-serialisable (fido2's state plus our own)."""
+
+    id: str
+    kind: Kind
+    action: str
+    detail: str
+    browser_label: str
+    expires_at: float
+    state: Mapping[str, Any]
+    used: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "action": self.action,
+            "detail": self.detail,
+            "browserLabel": self.browser_label,
+            "expiresAt": self.expires_at,
+            "state": dict(self.state),
+            "used": self.used,
+        }
+
+    def mark_used(self) -> Challenge:
+        return replace(self, used=True)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssertionOutcome:
+    """A verified tap: store ``new_sign_count`` for ``credential_id`` before acting on it."""
+
+    credential_id: str
+    new_sign_count: int
+    user_verified: bool
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _server() -> Fido2Server:
+    server = Fido2Server(
+        PublicKeyCredentialRpEntity(id=RP_ORIGIN, name=RP_NAME),
+        verify_origin=lambda origin: hmac.compare_digest(
+            origin.encode("utf-8", "surrogatepass"), RP_ORIGIN.encode("ascii")
+        ),
+    )
+    server.allowed_algorithms = [
+        PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=alg)
+        for alg in _ALGORITHMS
+    ]
+    return server
+
+
+def _decode_id(text: str) -> bytes:
+    return websafe_decode(text)
+
+
+def _descriptors(credentials: Iterable[Credential]) -> list[PublicKeyCredentialDescriptor]:
+    return [
+        PublicKeyCredentialDescriptor(
+            type=PublicKeyCredentialType.PUBLIC_KEY, id=_decode_id(c.credential_id)
+        )
+        for c in credentials
+    ]
+
+
+def _canonical_id(text: str) -> str:
+    """Credential ids compare by their bytes, whatever padding the string carried."""
+    return websafe_encode(_decode_id(text))
+
+
+def _check_now(now: float) -> None:
+    if isinstance(now, bool) or not isinstance(now, (int, float)) or now != now or now < 0:
+        raise ValueError("now must be a non-negative number of seconds")
+
+
+def _check_challenge(challenge: Challenge, kind: Kind, now: float) -> None:
+    if not isinstance(challenge, Challenge):
+        _refuse("not a challenge")
+    if challenge.kind != kind:
+        _refuse(f"wrong kind: challenge is for {challenge.kind!r}, not {kind!r}")
+    if challenge.used:
+        _refuse("challenge already used")
+    if now >= challenge.expires_at:
+        _refuse("challenge expired")
+
+
+def _check_client_data(
+    client_data: CollectedClientData, expected_type: str, state: Mapping[str, Any]
+) -> None:
+    try:
+        body = json.loads(bytes(client_data).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        _refuse("clientDataJSON is not JSON")
+    if not isinstance(body, dict):
+        _refuse("clientDataJSON is not an object")
+    kind, origin, chal = body.get("type"), body.get("origin"), body.get("challenge")
+    if not (isinstance(kind, str) and isinstance(origin, str) and isinstance(chal, str)):
+        _refuse("clientDataJSON lacks type, origin or challenge")
+    if kind != expected_type:
+        _refuse(f"clientData type mismatch ({kind[:40]!r}, wanted {expected_type!r})")
+    if not hmac.compare_digest(origin.encode("utf-8", "surrogatepass"), RP_ORIGIN.encode("ascii")):
+        _refuse(f"clientData origin mismatch ({origin[:100]!r})")
+    if body.get("crossOrigin", False) is not False:
+        _refuse("clientData crossOrigin is not false")
+    if body.get("topOrigin") is not None:
+        _refuse("clientData has a topOrigin (embedded)")
+    if not hmac.compare_digest(websafe_decode(state["challenge"]), client_data.challenge):
+        _refuse("challenge mismatch")
+
+
+def _check_auth_data(auth_data: AuthenticatorData, uv_required: bool) -> None:
+    if not hmac.compare_digest(auth_data.rp_id_hash, _RP_ID_HASH):
+        _refuse("rpIdHash mismatch (not SHA-256 of the extension origin)")
+    if not auth_data.is_user_present():
+        _refuse("user presence (UP) flag missing")
+    if uv_required and not auth_data.is_user_verified():
+        _refuse("user verification (UV) required but flag missing")
+
+
+def _check_ids(raw: Any) -> None:
+    """Before fido2 parses: an object whose ``id`` and ``rawId`` name the same bytes."""
+    if not isinstance(raw, Mapping):
+        _refuse("response is not an object")
+    ident, raw_id = raw.get("id"), raw.get("rawId")
+    if not (isinstance(ident, str) and isinstance(raw_id, str)):
+        _refuse("id or rawId missing")
+    try:
+        same = _decode_id(ident) == _decode_id(raw_id)
+    except ValueError:
+        same = False
+    if not same:
+        _refuse("id and rawId differ")
+
+
+def _check_type(response: RegistrationResponse | AuthenticationResponse) -> None:
+    if response.type != PublicKeyCredentialType.PUBLIC_KEY:
+        _refuse(f"credential type mismatch ({response.type!r})")
+
+
+def _new_challenge(
+    kind: Kind,
+    action: str,
+    detail: str,
+    browser_label: str,
+    state: dict[str, Any],
+    now: float,
+    rng: Rng,
+) -> Challenge:
+    json.dumps(state)  # the state must survive a round trip through JSON
+    return Challenge(
+        id=websafe_encode(rng(_ID_BYTES)),
+        kind=kind,
+        action=action,
+        detail=detail,
+        browser_label=browser_label,
+        expires_at=now + CHALLENGE_TTL,
+        state=state,
+    )
+
+
+def _fido2_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    uv = state.get("user_verification")
+    return {
+        "challenge": state["challenge"],
+        "user_verification": None if uv is None else UserVerificationRequirement(uv),
+    }
+
+
+# --- registration -----------------------------------------------------------------------------
+
+
+def begin_registration(
+    browser_label: str,
+    *,
+    user_name: str,
+    exclude: Sequence[Credential] = (),
+    now: float,
+    rng: Rng = secrets.token_bytes,
+) -> tuple[dict[str, Any], Challenge]:
+    """Options for ``PublicKeyCredential.parseCreationOptionsFromJSON`` and the challenge to keep.
+
+    ``exclude``: credentials already enrolled for this browser (the authenticator will not
+    enrol the same one twice; ``complete_registration`` refuses it too)."""
+    _check_now(now)
+    challenge_bytes = rng(_CHALLENGE_BYTES)
+    options, fido_state = _server().register_begin(
+        PublicKeyCredentialUserEntity(id=rng(_ID_BYTES), name=user_name, display_name=user_name),
+        _descriptors(exclude),
+        resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
+        user_verification=UserVerificationRequirement.PREFERRED,
+        challenge=challenge_bytes,
+    )
+    public = json.loads(json.dumps(dict(options.public_key)))
+    public["rp"]["id"] = RP_ID  # the page may only name the bare ID (see module docstring)
+    public["attestation"] = "none"
+    state = {
+        "challenge": fido_state["challenge"],
+        "user_verification": str(fido_state["user_verification"].value),
+        "exclude": [_canonical_id(c.credential_id) for c in exclude],
+    }
+    return public, _new_challenge("register", "enrol", "", browser_label, state, now, rng)
+
+
+def complete_registration(
+    challenge: Challenge, response_json: Mapping[str, Any], *, now: float
+) -> Credential:
+    """The verified credential (path ``webauthn``, sign count from authData), else refused.
+
+    The caller marks ``challenge`` used (or took it from a ``ChallengeBook``) and stores the
+    credential under ``challenge.browser_label``."""
+    _check_now(now)
+    _check_challenge(challenge, "register", now)
+    state = challenge.state
+    _check_ids(response_json)
+    try:
+        registration = RegistrationResponse.from_dict(response_json)
+        client_data = registration.response.client_data
+        attestation = registration.response.attestation_object
+        auth_data = attestation.auth_data
+    except Exception as exc:  # fido2 raises many kinds on bad input; all mean "malformed"
+        _refuse(f"malformed registration response ({type(exc).__name__})")
+    _check_type(registration)
+    _check_client_data(client_data, CollectedClientData.TYPE.CREATE, state)
+    if attestation.fmt != "none" or dict(attestation.att_stmt) != {}:
+        _refuse(f"bad attestation (format {attestation.fmt!r}, only an empty 'none' accepted)")
+    _check_auth_data(auth_data, state.get("user_verification") == "required")
+    cred = auth_data.credential_data
+    if not auth_data.is_attested() or cred is None:
+        _refuse("no attested credential data")
+    if cred.credential_id != registration.raw_id:
+        _refuse("credential id differs from rawId")
+    alg = cred.public_key.get(3)
+    if alg not in _ALGORITHMS:
+        _refuse(f"unsupported public key algorithm {alg!r}")
+    credential_id = websafe_encode(cred.credential_id)
+    if credential_id in state.get("exclude", ()):
+        _refuse("credential already enrolled")
+    public_key = websafe_encode(cbor.encode(dict(cred.public_key)))
+    if len(credential_id) > _MAX_CRED_ID_B64 or len(public_key) > _MAX_PUBLIC_KEY_B64:
+        _refuse("credential id or public key too long")
+    try:  # fido2 re-runs the ceremony checks: defence in depth, never the only check
+        _server().register_complete(_fido2_state(state), response_json)
+    except Exception as exc:
+        _refuse(f"fido2 refused the registration ({exc})")
+    return Credential(
+        credential_id=credential_id,
+        public_key=public_key,
+        sign_count=auth_data.counter,
+        enrolled_at=int(now),
+        path="webauthn",
+    )
+
+
+# --- assertion --------------------------------------------------------------------------------
+
+
+def begin_assertion(
+    action: str,
+    detail: str,
+    browser_label: str,
+    credentials: Sequence[Credential],
+    *,
+    now: float,
+    uv_required: bool = False,
+    rng: Rng = secrets.token_bytes,
+) -> tuple[dict[str, Any], Challenge]:
+    """Options for ``PublicKeyCredential.parseRequestOptionsFromJSON`` naming exactly this
+    browser's credentials, and the challenge bound to ``action`` / ``detail`` / browser."""
+    _check_now(now)
+    if action not in ACTIONS:
+        raise ValueError(f"unknown presence action {action!r}")
+    if not credentials:
+        raise ValueError("this browser has no enrolled credential")
+    uv = (
+        UserVerificationRequirement.REQUIRED
+        if uv_required
+        else UserVerificationRequirement.PREFERRED
+    )
+    options, fido_state = _server().authenticate_begin(
+        _descriptors(credentials), user_verification=uv, challenge=rng(_CHALLENGE_BYTES)
+    )
+    public = json.loads(json.dumps(dict(options.public_key)))
+    public["rpId"] = RP_ID
+    state = {
+        "challenge": fido_state["challenge"],
+        "user_verification": uv.value,
+        "allow": [_canonical_id(c.credential_id) for c in credentials],
+    }
+    return public, _new_challenge("assert", action, detail, browser_label, state, now, rng)
+
+
+def complete_assertion(
+    challenge: Challenge,
+    response_json: Mapping[str, Any],
+    *,
+    action: str,
+    detail: str,
+    browser_label: str,
+    credentials: Sequence[Credential],
+    now: float,
+    uv_required: bool = False,
+) -> AssertionOutcome:
+    """Verify a tap for exactly (``action``, ``detail``, ``browser_label``).
+
+    ``credentials`` are the ones enrolled for ``browser_label`` (from the trust record). The
+    caller must mark the challenge used whatever the outcome, and store ``new_sign_count``."""
+    _check_now(now)
+    _check_challenge(challenge, "assert", now)
+    if challenge.action != action:
+        _refuse(f"action mismatch (challenge for {challenge.action!r}, presented for {action!r})")
+    if challenge.detail != detail:
+        _refuse("detail mismatch (the challenge names a different change)")
+    if challenge.browser_label != browser_label:
+        _refuse(
+            f"browser mismatch (challenge for {challenge.browser_label!r}, "
+            f"presented for {browser_label!r})"
+        )
+    state = challenge.state
+    _check_ids(response_json)
+    try:
+        authentication = AuthenticationResponse.from_dict(response_json)
+        client_data = authentication.response.client_data
+        auth_data = authentication.response.authenticator_data
+    except Exception as exc:
+        _refuse(f"malformed assertion response ({type(exc).__name__})")
+    _check_type(authentication)
+    presented = websafe_encode(authentication.raw_id)
+    stored = None
+    for cred in credentials:
+        if _canonical_id(cred.credential_id) == presented:
+            stored = cred
+    if stored is None or presented not in state.get("allow", ()):
+        _refuse("credential not enrolled for this browser")
+    _check_client_data(client_data, CollectedClientData.TYPE.GET, state)
+    required = uv_required or state.get("user_verification") == "required"
+    _check_auth_data(auth_data, required)
+    try:
+        cose = CoseKey.parse(cbor.decode(websafe_decode(stored.public_key)))
+        attested = AttestedCredentialData.create(b"\0" * 16, authentication.raw_id, cose)
+    except Exception as exc:
+        _refuse(f"stored public key unusable ({type(exc).__name__})")
+    try:  # fido2 verifies the signature (and re-runs the ceremony checks)
+        _server().authenticate_complete(_fido2_state(state), [attested], response_json)
+    except Exception:
+        _refuse("signature invalid")
+    new = auth_data.counter
+    old = stored.sign_count
+    if not (new > old or (new == 0 and old == 0)):
+        _refuse(f"sign counter did not increase (stored {old}, presented {new})")
+    return AssertionOutcome(
+        credential_id=stored.credential_id,
+        new_sign_count=new,
+        user_verified=auth_data.is_user_verified(),
+    )
+
+
+# --- the single-use book ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ChallengeBook:
+    """Outstanding challenges by id, in memory: each can be taken once, until it expires.
+
+    At most ``cap`` are held; adding one more drops the one closest to expiry. Not thread-safe:
+    the host's single event loop owns it."""
+
+    cap: int = MAX_OUTSTANDING
+    _items: dict[str, Challenge] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def purge(self, now: float) -> None:
+        for key in [k for k, c in self._items.items() if now >= c.expires_at]:
+            del self._items[key]
+
+    def add(self, challenge: Challenge, now: float) -> None:
+        self.purge(now)
+        if challenge.used or challenge.id in self._items:
+            raise ValueError("challenge already used or already in the book")
+        while len(self._items) >= self.cap:
+            oldest = min(self._items.values(), key=lambda c: c.expires_at)
+            del self._items[oldest.id]
+        self._items[challenge.id] = challenge
+
+    def take(self, challenge_id: str, now: float) -> Challenge | None:
+        """The challenge, once; ``None`` if unknown, already taken, expired or dropped."""
+        self.purge(now)
+        return self._items.pop(challenge_id, None)
