@@ -230,9 +230,11 @@ def register(
         return await relay("page_scrape", Scrape, {"tabId": tabId, "selector": selector, "attrs": attrs or []})
 
     @server.tool(name="page_screenshot", title="Screenshot a tab", annotations=READ,
-                 description="A PNG of one of your tabs, returned as image content.")
-    async def page_screenshot(tabId: TabId) -> Annotated[CallToolResult, Shot]:  # noqa: N803
-        answer = await guarded_call("page_screenshot", {"tabId": tabId})
+                 description="A PNG of one of your tabs (the viewport, or the whole page with fullPage; "
+                 "a full-page capture briefly attaches Chrome's debugger, which shows its banner), "
+                 "returned as image content.")
+    async def page_screenshot(tabId: TabId, fullPage: bool = False) -> Annotated[CallToolResult, Shot]:  # noqa: N803
+        answer = await guarded_call("page_screenshot", {"tabId": tabId, "fullPage": fullPage})
         if isinstance(answer, CallToolResult):
             return answer
         data = answer.get("data")

@@ -22,6 +22,7 @@ import { argInt, argTabId, ownedTab } from "./support.js";
  * @typedef {object} ReadBrowserApi
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
  * @property {(windowId: number, opts: {format: "png"}) => Promise<string>} captureWindowTab
+ * @property {(tabId: number) => Promise<{data: string, width: number, height: number}>} [captureFullPage]
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
  *   Promise<Array<{result?: unknown}>>} executeScriptArgs
@@ -336,10 +337,11 @@ export function readHandlers(deps) {
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageScreenshot(args, ctx) {
-    if (args.fullPage !== undefined && args.fullPage !== false) {
-      throw new BridgeError("bad_request", "fullPage is not supported: page_screenshot captures the visible viewport");
+    if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
+      throw new BridgeError("bad_request", "fullPage must be true or false");
     }
     const { tabId, tab, origin } = await gatedTab(args, ctx, "page_screenshot");
+    if (args.fullPage === true) return fullPageShot(tabId, ctx, origin);
     if (!Number.isInteger(tab?.windowId)) throw new BridgeError("internal_error", "the tab has no window");
     let dataUrl;
     try {
@@ -360,6 +362,25 @@ export function readHandlers(deps) {
     if (data === null || data === "") throw new BridgeError("internal_error", "the capture returned no PNG");
     const size = pngSize(data);
     return { mimeType: "image/png", data, ...(size ?? {}) };
+  }
+
+  /**
+   * The whole page through the debugger (attached for this capture only).
+   * @param {number} tabId
+   * @param {{session: string, policy: Record<string, unknown>}} ctx
+   * @param {string} origin
+   */
+  async function fullPageShot(tabId, ctx, origin) {
+    let shot;
+    try {
+      shot = await browser.captureFullPage(tabId);
+    } catch {
+      throw new BridgeError("internal_error", "could not capture the full page");
+    }
+    const after = await ownedTab(deps, ctx, tabId);
+    sameOrigin(after?.url, origin); // the page must not have left the approved origin meanwhile
+    if (typeof shot?.data !== "string" || shot.data === "") throw new BridgeError("internal_error", "the capture returned no PNG");
+    return { mimeType: "image/png", data: shot.data, width: shot.width, height: shot.height };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */

@@ -164,6 +164,32 @@ export function captureWindowTab(windowId, opts) {
   return chrome.tabs.captureVisibleTab(windowId, opts);
 }
 
+/** Tallest full-page capture, in CSS pixels (Chrome's own texture limits sit near 16k). */
+const FULL_PAGE_MAX = 16384;
+
+/**
+ * A PNG of the whole page (beyond the viewport), base64 without a data: prefix. Attaches the
+ * debugger (Chrome shows its banner) only for this one capture and always detaches.
+ * @param {number} tabId
+ * @returns {Promise<{data: string, width: number, height: number}>}
+ */
+export async function captureFullPage(tabId) {
+  const target = { tabId };
+  await chrome.debugger.attach(target, "1.3");
+  try {
+    const metrics = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.getLayoutMetrics"));
+    const size = metrics.cssContentSize ?? metrics.contentSize;
+    const width = Math.min(FULL_PAGE_MAX, Math.ceil(size.width));
+    const height = Math.min(FULL_PAGE_MAX, Math.ceil(size.height));
+    const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", {
+      format: "png", captureBeyondViewport: true, clip: { x: 0, y: 0, width, height, scale: 1 },
+    }));
+    return { data: shot.data, width, height };
+  } finally {
+    await chrome.debugger.detach(target).catch(() => {});
+  }
+}
+
 /**
  * Every cookie Chrome would send to `url`.
  * @param {string} url

@@ -43,6 +43,15 @@ class _Site(http.server.BaseHTTPRequestHandler):
             return
         if url.path == "/big":
             body = ("<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>").encode()
+        elif url.path == "/noise":
+            # Random pixels compress to nothing: a full-page PNG of this is well over 10 MB.
+            body = (b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
+                    b"<canvas id=c width=1200 height=3200></canvas><script>"
+                    b"const c=document.getElementById('c'),x=c.getContext('2d'),d=x.createImageData(1200,3200);"
+                    b"crypto.getRandomValues(new Uint8Array(65536));"
+                    b"for(let i=0;i<d.data.length;i+=65536){crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
+                    b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);document.title='noise ready'"
+                    b"</script>")
         elif url.path == "/secrets":
             body = (b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
                     b"<input type=password value=hunter2></body>")
@@ -257,5 +266,32 @@ def test_an_unanswered_confirm_window_times_out_as_a_denial(browser: ThrowawayBr
             assert _err(await attempt) == "origin_not_approved"  # nobody answered
             await asyncio.wait_for(closed, 30)  # and the window went away with the request
             assert _origins(browser) == (a,)
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_a_ten_megabyte_full_page_screenshot_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+    import base64
+    import struct
+
+    a = f"http://127.0.0.1:{site_port}"
+    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+
+    async def scenario() -> None:
+        async with chromium(browser) as _context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
+            assert _err(opened) is None, opened.content
+            tab = opened.structured_content["tab"]["id"]
+            ready = await agent.call_tool("page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000})
+            assert _err(ready) is None, ready.content
+            shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
+            assert _err(shot) is None, shot.content
+            png = base64.b64decode(shot.content[0].data, validate=True)
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"  # complete
+            width, height = struct.unpack(">II", png[16:24])
+            assert width >= 1200 and height >= 3200  # the whole page, not the viewport
+            assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte
+            assert shot.structured_content["bytes"] == len(png)
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

@@ -45,8 +45,10 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //  scripting       — executeScript: page_text, page_markdown, page_scrape, storage_get,
   //                    page_eval (MAIN world, policy-gated), page_upload (policy-gated).
   //  cookies         — cookie_get: chrome.cookies.getAll for the tab's URL; values leave masked.
-  // No "debugger": screenshots use tabs.captureVisibleTab (no banner, no CDP).
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies"]);
+  //  debugger        — page_screenshot {fullPage: true} only: attached for that one capture
+  //                     (Chrome shows its banner) and detached at once; viewport shots use
+  //                     tabs.captureVisibleTab and never touch it.
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger"]);
   // Host access is install-time: Chrome's optional-permission dialog cannot be answered headless,
   // so the origin gate is tabwarden's own (signed policy + confirm window), see ADR 0003.
   // "<all_urls>" is there only because Chrome's captureVisibleTab demands exactly that pattern

@@ -52,6 +52,11 @@ function harness({ decision = "allow" } = {}) {
       onCapture();
       return `data:image/png;base64,${PNG}`;
     },
+    captureFullPage: async (tabId) => {
+      calls.capture.push(["full", tabId]);
+      onCapture();
+      return { data: PNG, width: 800, height: 9000 };
+    },
     cookiesForUrl: async (url) => {
       calls.cookies.push(url);
       return [
@@ -166,7 +171,7 @@ test("page_screenshot: activates the tab, captures its window, returns base64 wi
   assert.ok(!r.data.startsWith("data:"));
   assert.deepEqual(h.calls.update, [[1, { active: true }]]);
   assert.deepEqual(h.calls.capture, [[7, { format: "png" }, 1]]);
-  await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: true }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: "yes" }), (e) => e.code === "bad_request");
 });
 
 test("page_screenshot: unapproved page, rate limit, a tab switch during capture", async () => {
@@ -183,6 +188,19 @@ test("page_screenshot: unapproved page, rate limit, a tab switch during capture"
   await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "internal_error" && /another tab/.test(e.message));
   h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; }; // the page navigated away
   await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+});
+
+test("page_screenshot fullPage: through the debugger capture, gated before and re-checked after", async () => {
+  const h = harness();
+  h.open(1, "https://evil.test/");
+  await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: true }), (e) => e.code === "origin_not_approved");
+  assert.equal(h.calls.capture.length, 0); // never attached to an unapproved page
+  h.open(2, `${OK}/long`);
+  assert.deepEqual(await h.call("page_screenshot", { tabId: 2, fullPage: true }),
+    { mimeType: "image/png", data: PNG, width: 800, height: 9000 });
+  assert.deepEqual(h.calls.capture, [["full", 2]]);
+  h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; };
+  await assert.rejects(h.call("page_screenshot", { tabId: 2, fullPage: true }), (e) => e.code === "origin_not_approved");
 });
 
 test("cookie_get: values are never raw, only shape hints; name filter; url of the gated tab", async () => {
