@@ -1,5 +1,6 @@
 // background.js — the MV3 service worker entry. Thin wiring only: builds the dispatcher, backoff,
-// session, ownership, confirm broker and origin gate from the lib/ modules, connects at top level
+// session, ownership, confirm broker, origin gate and host-key pin gate from the lib/ modules,
+// reads the pinned host record (and follows its changes), connects at top level
 // (so every worker start connects) and registers the runtime, tab and window listeners
 // synchronously. It must never hold protocol logic (that lives in lib/ and handlers/) and never
 // let an error escape a listener uncaught.
@@ -15,6 +16,8 @@ import { createGrace } from "./lib/grace.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
+import { OPTIONS_PAGE, createPairing } from "./lib/pairing.js";
+import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
@@ -70,6 +73,30 @@ const withApi = { ...deps, browser: { ...api, ...deps.browser } };
 const dispatcher = createDispatcher(serialiseByTab([...tabHandlers(deps), ...pageHandlers(deps), ...navHandlers(withApi), ...readHandlers(withApi),
   ...interactHandlers({ ...withApi, grace })], createTabQueue()), { log });
 
+// Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
+// and requests are served only once the host proved it holds the key.
+const randomBytes = (n) => crypto.getRandomValues(new Uint8Array(n));
+const pinGate = createPinGate({
+  hostCall: (action, args) => session.hostCall(action, args),
+  subtle: crypto.subtle,
+  randomBytes,
+  timers,
+  // Remember the failure across worker restarts until the person pairs again.
+  onCompromised: (record) => {
+    api.storageSet(PIN_STORAGE_KEY, { ...record, compromisedAt: new Date().toISOString() })
+      .catch((err) => log.warn("tabwarden: could not record the compromised host", err));
+  },
+  log,
+});
+const pairing = createPairing({
+  hostCall: (action, args) => session.hostCall(action, args),
+  gate: pinGate,
+  storageSet: api.storageSet,
+  subtle: crypto.subtle,
+  randomBytes,
+  nowMs: () => Date.now(),
+});
+
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
   dispatcher,
@@ -82,8 +109,17 @@ const session = createSession({
   onSessionEnd: (name) => {
     for (const tabId of ownership.endSession(name)) grace.release(tabId);
   },
+  gate: pinGate,
+  onWelcome: () => pinGate.onWelcome(),
+  onClosed: () => pinGate.onClosed(),
   log,
 });
+
+// The pinned record, read at every worker start; a failed read leaves the gate closed.
+api.storageGet(PIN_STORAGE_KEY).then(
+  (value) => pinGate.setPinned(value),
+  (err) => log.warn("tabwarden: could not read the pinned host record; refusing requests", err),
+);
 
 /** Connect unless already connected or a reconnect is pending; never throws. */
 function ensureConnected() {
@@ -112,9 +148,17 @@ const guarded = (what, fn) => (...args) => {
 chrome.runtime.onInstalled.addListener(ensureConnected);
 chrome.runtime.onStartup.addListener(ensureConnected);
 
-// Only this extension's confirm page may ask for details or answer (checked inside).
+// Only this extension's confirm page may ask for details or answer, and only its options page
+// may pair (both checked inside).
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   try {
+    const pairingAnswer = pairing.handleMessage(msg, sender, {
+      extensionId: api.extensionId(), pageUrl: api.extensionUrl(OPTIONS_PAGE),
+    });
+    if (pairingAnswer !== undefined) {
+      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: "internal_error" }));
+      return true; // answered asynchronously
+    }
     const response = handleConfirmMessage(msg, sender, {
       broker, extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE),
     });
@@ -125,6 +169,9 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   return false;
 });
 
+chrome.storage.onChanged.addListener(guarded("storage.onChanged", (changes, area) => {
+  if (area === "local" && changes && Object.hasOwn(changes, PIN_STORAGE_KEY)) pinGate.setPinned(changes[PIN_STORAGE_KEY].newValue);
+}));
 chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo) => loads.updated(tabId, changeInfo)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over
@@ -138,5 +185,5 @@ chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => 
 
 ensureConnected();
 
-/** For inspection from the service worker console: `session.snapshot()`. */
-export { session };
+/** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`. */
+export { session, pinGate };

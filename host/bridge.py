@@ -82,6 +82,18 @@ async def _no_granter(origin: str) -> None:
     raise GrantUnavailable()
 
 
+#: Answers one ``host_call`` from the extension (docs/protocol.md, "Browser pairing and host-key
+#: pinning over hop 3"): ``(action, args) -> result``; raises ``TabwardenError`` to refuse.
+HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+#: The actions a ``host_call`` may name; anything else is ``unknown_action`` before any handler.
+HOST_ACTIONS = frozenset({"pair_begin", "pair_complete", "host_proof"})
+_HOST_CALL_ID_MAX = 128
+
+
+async def _no_host_calls(action: str, args: dict[str, Any]) -> dict[str, Any]:
+    raise GrantUnavailable("this host cannot answer host calls")
+
+
 def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     """(code, message) if the record refuses this client's requests, else None. Pure."""
     if eff.refused:
@@ -108,12 +120,14 @@ class Relay:
         trust: Callable[[], Effective] = _unrestricted,
         grant_origin: OriginGranter = _no_granter,
         *,
+        host_calls: HostCalls = _no_host_calls,
         max_in_flight: int = MAX_IN_FLIGHT,
         queue_deadline: float = QUEUE_DEADLINE,
     ) -> None:
         self._send_native = send_native
         self._trust = trust
         self._grant_origin = grant_origin
+        self._host_calls = host_calls
         self._chunks = Reassembler()
         self._slot_freed = asyncio.Event()
         self.max_in_flight = max_in_flight
@@ -172,6 +186,8 @@ class Relay:
                 await self.on_native_message(whole, browser=browser)
         elif kind == "grant":
             await self._on_grant(message)
+        elif kind == "host_call":
+            await self._on_host_call(message)
         elif kind == "reply":
             entry = self._take(str(message.get("id")))
             if entry is None:
@@ -213,6 +229,43 @@ class Relay:
             result = {"type": "grant_result", "id": grant_id, "ok": False,
                       "error": {"code": exc.code, "message": str(exc)[:500]}}
         await self._send_native(result)
+
+    async def _on_host_call(self, message: dict[str, Any]) -> None:
+        call_id, action, args = message.get("id"), message.get("action"), message.get("args", {})
+        if (
+            not isinstance(call_id, str)
+            or not call_id
+            or len(call_id) > _HOST_CALL_ID_MAX
+            or not isinstance(action, str)
+            or not ACTION_RE.match(action)
+            or not isinstance(args, dict)
+        ):
+            log.warning("extension sent a malformed host_call; dropped")
+            return
+
+        def refused(code: str, text: str) -> dict[str, Any]:
+            return {"type": "host_reply", "id": call_id, "ok": False,
+                    "error": {"code": code, "message": text[:500]}}
+
+        if action not in HOST_ACTIONS:
+            log.warning("extension asked for unknown host action %r", action)
+            await self._send_native(refused("unknown_action", f"unknown host action {action!r}"))
+            return
+        try:
+            result = await self._host_calls(action, args)
+        except TabwardenError as exc:
+            log.warning("host_call %s refused (%s)", action, exc.code)
+            reply = refused(exc.code, str(exc))
+        except Exception as exc:  # never let one call kill the host; never echo internals
+            log.error("host_call %s failed: %s", action, type(exc).__name__)
+            reply = refused("internal_error", "the host could not answer that call")
+        else:
+            if not isinstance(result, dict):
+                log.error("host_call %s produced a non-object result", action)
+                reply = refused("internal_error", "the host could not answer that call")
+            else:
+                reply = {"type": "host_reply", "id": call_id, "ok": True, "result": result}
+        await self._send_native(reply)
 
     async def browser_gone(self) -> None:
         await self._set_connected(False)

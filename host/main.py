@@ -88,6 +88,45 @@ def _origin_granter(gate: object) -> object:
     return grant
 
 
+def _host_calls(gate: object, browser_label: str) -> object:
+    """Answer the extension's ``host_call`` actions (browser pairing and host-key proof; see
+    ``tabwarden.host.pairing``). Registration challenges live in memory for the host's life and
+    are taken once; blocking I/O (key store, trust record, audit) runs in a worker thread."""
+    from tabwarden.host import pairing
+    from tabwarden.trust.audit import AuditLog
+    from tabwarden.trust.gate import TrustGate, host_key_store
+    from tabwarden.trust.presence import ChallengeBook
+
+    assert isinstance(gate, TrustGate)
+    ctx = pairing.PairingContext(
+        trust_path=gate.path,
+        browser_label=browser_label,
+        load_key=lambda: host_key_store(gate.config).load(),
+        effective=gate.current,
+        audit=AuditLog.default,
+    )
+    book = ChallengeBook()
+
+    async def call(action: str, args: dict[str, object]) -> dict[str, object]:
+        now = int(time.time())
+        if action == "pair_begin":
+            result, challenge = await asyncio.to_thread(pairing.pair_begin, ctx, args, now)
+            book.add(challenge, now)
+            return result
+        if action == "pair_complete":
+            challenge_id = args.get("challengeId")
+            if not isinstance(challenge_id, str) or len(challenge_id) > pairing.MAX_ID_CHARS:
+                raise pairing.BadHostCall("challengeId must be a string")
+            challenge = book.take(challenge_id, now)  # single use, whatever happens next
+            response = args.get("response")
+            return await asyncio.to_thread(pairing.pair_complete, ctx, challenge, response, now)
+        if action == "host_proof":
+            return await asyncio.to_thread(pairing.host_proof, ctx, args)
+        raise pairing.UnknownHostAction(f"unknown host action {action!r}")
+
+    return call
+
+
 def _attestor() -> object:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
@@ -107,7 +146,9 @@ async def _serve(ep: object, attestor: object) -> int:
 
     gate = TrustGate()
     with host_files(ep) as files:
-        relay = Relay(pipe.send, gate.current, _origin_granter(gate))
+        host_calls = _host_calls(gate, ep.label)
+        granter = _origin_granter(gate)
+        relay = Relay(pipe.send, gate.current, granter, host_calls=host_calls)  # type: ignore[arg-type]
         server = BridgeServer(files.listener, files.secret, relay, browser=ep.label, attest=attestor)  # type: ignore[arg-type]
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())

@@ -3,8 +3,8 @@
 // exposes tabs, windows, permissions, scripting and runtime messaging as plain promises; the
 // confirm page (confirm.js) imports it too. It must never hold logic or state, never let
 // chrome.runtime.lastError go unread (onDisconnect reads it and hands its message on), never
-// touch chrome at import time, and never call APIs beyond the "nativeMessaging", "tabs" and
-// "scripting" permissions and the optional host permissions.
+// touch chrome at import time, and never call APIs beyond the permissions manifest.test.mjs
+// justifies ("storage": the pinned host record in chrome.storage.local only).
 
 /* global chrome */
 
@@ -209,4 +209,25 @@ export function cookiesForUrl(url) {
  */
 export function executeScriptArgs(tabId, func, args, world = "ISOLATED") {
   return chrome.scripting.executeScript({ target: { tabId }, func, args, world });
+}
+
+// --- the pinned host record (lib/pinning.js), in chrome.storage.local: extension-only, pages
+// cannot read it. background.js registers chrome.storage.onChanged itself.
+
+/**
+ * @param {string} key
+ * @returns {Promise<unknown>} the stored value, or undefined
+ */
+export async function storageGet(key) {
+  const items = await chrome.storage.local.get(key);
+  return items ? items[key] : undefined;
+}
+
+/**
+ * @param {string} key
+ * @param {unknown} value
+ * @returns {Promise<void>}
+ */
+export function storageSet(key, value) {
+  return chrome.storage.local.set({ [key]: value });
 }

@@ -1,6 +1,7 @@
 // session.js — the native-port connection state machine: hello on connect, welcome handling,
 // serving requests through the dispatcher (chunking replies over CHUNK_BYTES), origin grants
-// sent to the host and matched with their grant_result, session_end, clearing all state and
+// sent to the host and matched with their grant_result, host_call/host_reply (pairing, host
+// proof) matched the same way, an optional request gate (lib/pinning.js), session_end, clearing all state and
 // scheduling a backoff reconnect when the port drops. Pure: the port, timers, clock and logger are injected (background.js
 // wires the real ones). It must never touch the chrome global, never throw out of a port
 // listener, never serve requests before a matching welcome, and never post a reply from one
@@ -15,6 +16,9 @@ import { PROTOCOL_VERSION, isPlainObject } from "./wire.js";
 
 /** How long an origin grant waits for the host's grant_result. */
 export const GRANT_TIMEOUT_MS = 10_000;
+
+/** How long a host_call waits for the host's host_reply. */
+export const HOST_CALL_TIMEOUT_MS = 15_000;
 
 /**
  * A port-like object (lib/chrome-api.js adapts chrome.runtime.Port to this).
@@ -53,6 +57,10 @@ export const GRANT_TIMEOUT_MS = 10_000;
  * @property {number} [maxMessageBytes] largest reply, chunks reassembled (default MAX_REASSEMBLED)
  * @property {number} [chunkBytes] replies over this many bytes go as chunks (default CHUNK_BYTES)
  * @property {(session: string) => void} [onSessionEnd] the host's session_end for `session`
+ * @property {{admit: () => Promise<string | null>}} [gate] asked before serving each request:
+ *   null serves it, a table code answers it with that error (lib/pinning.js: host_compromised)
+ * @property {() => void} [onWelcome] a connection became ready (welcome with our protocol)
+ * @property {() => void} [onClosed] the current connection ended (dropped or stopped)
  */
 
 /**
@@ -63,6 +71,9 @@ export const GRANT_TIMEOUT_MS = 10_000;
  * @property {(origin: string) => Promise<unknown>} requestGrant ask the host to record an
  *   approved origin; resolves on grant_result ok, rejects with a BridgeError otherwise
  *   (the host's code, "timeout" after GRANT_TIMEOUT_MS, "extension_not_connected")
+ * @property {(action: string, args?: object) => Promise<any>} hostCall call the host
+ *   (host_call); resolves with host_reply's result, rejects with a BridgeError (the host's code,
+ *   "timeout" after HOST_CALL_TIMEOUT_MS, "extension_not_connected")
  */
 
 /**
@@ -78,6 +89,11 @@ export function createSession(options) {
   const onSessionEnd = options.onSessionEnd ?? (() => {});
   const grants = createPendingTable({ ...timers, defaultTimeoutMs: GRANT_TIMEOUT_MS });
   let grantSeq = 0;
+  const calls = createPendingTable({ ...timers, defaultTimeoutMs: HOST_CALL_TIMEOUT_MS });
+  let callSeq = 0;
+  const gate = options.gate ?? null;
+  const onWelcomeHook = options.onWelcome ?? (() => {});
+  const onClosedHook = options.onClosed ?? (() => {});
 
   /**
    * Everything about one connection lives here and is dropped with it.
@@ -151,14 +167,25 @@ export function createSession(options) {
     if (conn !== c) return;
     conn = null;
     grants.rejectAll();
+    calls.rejectAll();
     try {
       c.port.disconnect();
     } catch {
       // already gone
     }
+    hook(onClosedHook);
     const delay = backoff.afterConnection(now() - c.openedAt);
     log.warn(`tabwarden: native host disconnected: ${reason}; reconnecting in ${delay} ms`);
     scheduleReconnect(delay);
+  }
+
+  /** @param {() => void} fn */
+  function hook(fn) {
+    try {
+      fn();
+    } catch (err) {
+      log.warn(`tabwarden: session hook failed: ${describe(err)}`);
+    }
   }
 
   /**
@@ -190,6 +217,8 @@ export function createSession(options) {
     else if (msg.type === "request") onRequest(c, msg);
     else if (msg.type === "grant_result") {
       if (!grants.settle(msg)) log.warn("tabwarden: ignoring a grant_result for no pending grant");
+    } else if (msg.type === "host_reply") {
+      if (!calls.settle(msg)) log.warn("tabwarden: ignoring a host_reply for no pending host_call");
     } else if (msg.type === "session_end") {
       if (typeof msg.session === "string" && msg.session !== "") onSessionEnd(msg.session);
     }
@@ -210,6 +239,7 @@ export function createSession(options) {
     c.browser = typeof msg.browser === "string" ? msg.browser : null;
     if (msg.protocol === PROTOCOL_VERSION) {
       c.phase = "ready";
+      hook(onWelcomeHook);
     } else {
       c.phase = "mismatch";
       log.warn(`tabwarden: host speaks protocol ${String(msg.protocol)}, extension speaks ${PROTOCOL_VERSION}; not serving requests`);
@@ -236,8 +266,9 @@ export function createSession(options) {
       return;
     }
     c.inFlight += 1;
-    dispatcher
-      .dispatch(msg)
+    admit()
+      .then((code) => (code === null ? dispatcher.dispatch(msg)
+        : id === null ? null : errorReply(id, code, "the host did not prove it holds the key this browser pinned")))
       .then((reply) => {
         if (reply !== null) sendReply(c, reply);
       })
@@ -245,6 +276,22 @@ export function createSession(options) {
       .finally(() => {
         c.inFlight -= 1;
       });
+  }
+
+  /**
+   * Ask the gate (if any) whether requests may be served now: null serves, a table code refuses
+   * (a gate that throws refuses with host_compromised).
+   * @returns {Promise<string | null>}
+   */
+  async function admit() {
+    if (gate === null) return null;
+    try {
+      const code = await gate.admit();
+      return typeof code === "string" ? code : null;
+    } catch (err) {
+      log.warn(`tabwarden: request gate failed: ${describe(err)}`);
+      return "host_compromised";
+    }
   }
 
   /**
@@ -288,6 +335,7 @@ export function createSession(options) {
       stopped = true;
       cancelReconnect();
       grants.rejectAll();
+      calls.rejectAll();
       const c = conn;
       conn = null;
       if (c !== null) {
@@ -296,6 +344,7 @@ export function createSession(options) {
         } catch {
           // already gone
         }
+        hook(onClosedHook);
       }
     },
 
@@ -324,6 +373,18 @@ export function createSession(options) {
       const id = `grant-${grantSeq}`;
       const promise = grants.add(id);
       send(c, { type: "grant", id, kind: "origin", origin });
+      return promise;
+    },
+
+    hostCall(action, args = {}) {
+      const c = conn;
+      if (c === null || c.phase !== "ready") {
+        return Promise.reject(new BridgeError("extension_not_connected", "the host is not connected"));
+      }
+      callSeq += 1;
+      const id = `call-${callSeq}`;
+      const promise = calls.add(id);
+      send(c, { type: "host_call", id, action, args });
       return promise;
     },
   };

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [], storageChanged: [] };
 const queries = [];
 const warnings = [];
 
@@ -37,6 +37,14 @@ globalThis.chrome = {
     onMessage: { addListener: (f) => listeners.message.push(f) },
     id: "jlmldlloenidkbhnlcdhogbbeefcjhmf",
     getURL: (p) => `chrome-extension://jlmldlloenidkbhnlcdhogbbeefcjhmf/${p}`,
+  },
+  storage: {
+    local: {
+      items: {},
+      get: async (key) => (key in globalThis.chrome.storage.local.items ? { [key]: globalThis.chrome.storage.local.items[key] } : {}),
+      set: async (obj) => { Object.assign(globalThis.chrome.storage.local.items, obj); },
+    },
+    onChanged: { addListener: (f) => listeners.storageChanged.push(f) },
   },
   windows: {
     onRemoved: { addListener: (f) => listeners.windowRemoved.push(f) },
@@ -105,6 +113,23 @@ test("registers tab, window and message listeners; a web page can never answer a
   assert.doesNotThrow(() => listeners.tabRemoved[0](3, {}));
   assert.doesNotThrow(() => listeners.windowRemoved[0](9));
   assert.doesNotThrow(() => listeners.tabUpdated[0](3, { status: "complete" }, {}));
+});
+
+test("nothing pinned: the pin gate is unpinned; a web page cannot pair (async refusal)", async () => {
+  const { pinGate } = await import("../../extension/background.js");
+  await waitFor(() => pinGate.snapshot().loaded);
+  assert.equal(pinGate.snapshot().state, "unpinned");
+  assert.equal(listeners.storageChanged.length, 1);
+  const responses = [];
+  const keepOpen = listeners.message[0]({ type: "pair_begin", code: "x" }, { id: undefined, url: "https://evil.test/" }, (r) => responses.push(r));
+  assert.equal(keepOpen, true);
+  await flush();
+  assert.deepEqual(responses, [{ ok: false, code: "bad_request" }]);
+  const status = [];
+  listeners.message[0]({ type: "options_status" }, { id: chrome.runtime.id, url: chrome.runtime.getURL("options.html") }, (r) => status.push(r));
+  await flush();
+  assert.equal(status[0].gate, "unpinned");
+  assert.equal(status[0].paired, false);
 });
 
 test("session_end from the host is accepted without a reply", async () => {

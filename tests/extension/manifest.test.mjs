@@ -48,7 +48,10 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //  debugger        — page_screenshot {fullPage: true} only: attached for that one capture
   //                     (Chrome shows its banner) and detached at once; viewport shots use
   //                     tabs.captureVisibleTab and never touch it.
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger"]);
+  //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
+  //                    browser label, credential id) from pairing on the options page; pages
+  //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5).
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage"]);
   // Host access is install-time: Chrome's optional-permission dialog cannot be answered headless,
   // so the origin gate is tabwarden's own (signed policy + confirm window), see ADR 0003.
   // "<all_urls>" is there only because Chrome's captureVisibleTab demands exactly that pattern
@@ -72,6 +75,25 @@ test("confirm.html is a static page: no inline script or handlers, textContent-o
   for (const id of ["allow", "deny", "tool", "origin", "detail", "status"]) assert.match(html, new RegExp(`id="${id}"`));
   assert.ok(existsSync(join(EXT, "confirm.css")));
   for (const file of ["confirm.js", join("lib", "confirm-page.js")]) {
+    assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
+  }
+});
+
+test("options.html is the options page: static, no inline script, textContent-only scripts", () => {
+  assert.equal(manifest.options_page, "options.html");
+  assert.equal(manifest.options_ui, undefined);
+  const html = readFileSync(join(EXT, "options.html"), "utf8");
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
+  assert.equal(scripts.length, 1);
+  assert.match(scripts[0][1], /type="module"/);
+  assert.match(scripts[0][1], /src="options\.js"/);
+  assert.equal(scripts[0][2].trim(), "");
+  assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
+  assert.doesNotMatch(html, /<form\b/i, "a form would submit (navigate) on Enter");
+  for (const id of ["code", "pair", "status", "fingerprint", "pairing", "gate"]) assert.match(html, new RegExp(`id="${id}"`));
+  assert.match(html, /<label for="code">One-time code from `tabwarden pair`<\/label>/);
+  assert.ok(existsSync(join(EXT, "options.css")));
+  for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js")]) {
     assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });

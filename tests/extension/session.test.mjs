@@ -332,3 +332,63 @@ test("session_end calls onSessionEnd with the session name; malformed ones are i
   h.port().deliver({ type: "session_end" });
   assert.deepEqual(ended, ["s3-9f2c"]);
 });
+
+test("hostCall sends host_call and resolves with host_reply's result; errors carry the host's code", async () => {
+  const h = harness();
+  await assert.rejects(h.session.hostCall("pair_begin", {}), (e) => e.code === "extension_not_connected");
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const p = h.session.hostCall("pair_begin", { code: "abc" });
+  const call = h.port().sent.at(-1);
+  assert.deepEqual(call, { type: "host_call", id: call.id, action: "pair_begin", args: { code: "abc" } });
+  h.port().deliver({ type: "host_reply", id: "nope", ok: true, result: {} });
+  assert.ok(h.log.warnings.some((w) => w.includes("host_reply")));
+  h.port().deliver({ type: "host_reply", id: call.id, ok: true, result: { challengeId: "c1" } });
+  assert.deepEqual(await p, { challengeId: "c1" });
+  const q = h.session.hostCall("pair_complete", {});
+  h.port().deliver({ type: "host_reply", id: h.port().sent.at(-1).id, ok: false, error: { code: "presence_refused", message: "no" } });
+  await assert.rejects(q, (e) => e.code === "presence_refused");
+});
+
+test("hostCall times out after 15 s and is rejected on disconnect", async () => {
+  const h = harness();
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const p = h.session.hostCall("host_proof", { nonce: "x" });
+  h.timers.advance(14_999);
+  h.timers.advance(1);
+  await assert.rejects(p, (e) => e.code === "timeout");
+  const q = h.session.hostCall("host_proof", { nonce: "y" });
+  h.port().drop("gone");
+  await assert.rejects(q, (e) => e.code === "extension_not_connected");
+});
+
+test("the gate is asked before each request: a refusal answers with its code, the handler never runs", async () => {
+  let verdict = "host_compromised";
+  const hooks = [];
+  const h = harness({ gate: { admit: async () => verdict }, onWelcome: () => hooks.push("welcome"), onClosed: () => hooks.push("closed") });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("g1"));
+  await flush();
+  assert.equal(h.calls.tab_list, 0);
+  assert.equal(h.port().sent.at(-1).id, "g1");
+  assert.equal(h.port().sent.at(-1).error.code, "host_compromised");
+  verdict = null;
+  h.port().deliver(req("g2"));
+  await flush();
+  assert.equal(h.calls.tab_list, 1);
+  assert.equal(h.port().sent.at(-1).ok, true);
+  h.port().drop("x");
+  assert.deepEqual(hooks, ["welcome", "closed"]);
+});
+
+test("a gate that throws refuses", async () => {
+  const h = harness({ gate: { admit: async () => { throw new Error("boom"); } } });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  h.port().deliver(req("t"));
+  await flush();
+  assert.equal(h.calls.tab_list, 0);
+  assert.equal(h.port().sent.at(-1).error.code, "host_compromised");
+});

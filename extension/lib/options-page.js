@@ -1,0 +1,108 @@
+// options-page.js — the logic of options.html: show whether this browser is paired (and whether
+// the host proved its pinned key), and pair it: pair_begin through the service worker, the
+// WebAuthn create() here in the page (it cannot run in the worker), pair_complete back through the
+// worker. Pure: the document, runtime messaging and credential creation are injected (options.js
+// wires the real ones). It must never put host- or page-supplied text into the DOM as HTML
+// (textContent only) and never pin anything itself (the worker stores the record).
+
+/**
+ * @typedef {object} OptionsPageApi
+ * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
+ * @property {(optionsJSON: object) => Promise<object>} createCredential parse the creation
+ *   options, navigator.credentials.create({publicKey}), and return the credential's toJSON()
+ */
+
+const GATE_TEXT = Object.freeze({
+  unpinned: "no host key pinned: requests are served as before pairing",
+  verifying: "checking that the host holds the pinned key",
+  trusted: "the host proved it holds the pinned key",
+  compromised: "the host could NOT prove it holds the pinned key: every request is refused",
+});
+
+/**
+ * @param {{doc: Document, api: OptionsPageApi}} deps
+ * @returns {Promise<{pair: () => Promise<string>}>}
+ */
+export async function runOptionsPage({ doc, api }) {
+  /** @param {string} id @param {string} text */
+  const show = (id, text) => {
+    const el = doc.getElementById(id);
+    if (el) el.textContent = text;
+  };
+  const pairing = doc.getElementById("pairing");
+  const button = /** @type {HTMLButtonElement} */ (doc.getElementById("pair"));
+  const input = /** @type {HTMLInputElement} */ (doc.getElementById("code"));
+
+  /** @param {any} s an options_status answer */
+  function render(s) {
+    if (!s || s.ok !== true) {
+      show("pairing", "Status unavailable (is the service worker running?)");
+      return;
+    }
+    const compromised = s.gate === "compromised";
+    pairing?.classList?.toggle("compromised", compromised);
+    if (compromised) {
+      show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
+        + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");
+    } else if (s.paired) {
+      show("pairing", `Paired with ${String(s.browser ?? "")} (host key ${String(s.fingerprint ?? "")})`);
+    } else {
+      show("pairing", "Not paired. Run `tabwarden pair` in a terminal and enter its code below.");
+    }
+    show("fingerprint", s.paired ? String(s.fingerprint ?? "") : "");
+    show("gate", GATE_TEXT[/** @type {keyof typeof GATE_TEXT} */ (s.gate)] ?? String(s.gate ?? ""));
+  }
+
+  async function refresh() {
+    let s = null;
+    try {
+      s = await api.sendMessage({ type: "options_status" });
+    } catch {
+      s = null;
+    }
+    render(s);
+  }
+
+  let busy = false;
+  /** @returns {Promise<string>} the final status text */
+  async function pair() {
+    if (busy) return "busy";
+    busy = true;
+    button.disabled = true;
+    /** @param {string} text */
+    const done = (text) => {
+      show("status", text);
+      busy = false;
+      button.disabled = false;
+      return text;
+    };
+    try {
+      show("status", "pairing: asking the host");
+      const begun = await api.sendMessage({ type: "pair_begin", code: String(input?.value ?? "") });
+      if (!begun || begun.ok !== true) return done(`refused: ${String(begun?.code ?? "internal_error")}`);
+      show("fingerprint", String(begun.fingerprint ?? ""));
+      show("status", "pairing: touch your authenticator");
+      let response;
+      try {
+        const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
+        response = await api.createCredential(opts.publicKey ?? opts);
+      } catch {
+        return done("refused: presence_refused");
+      }
+      const finished = await api.sendMessage({ type: "pair_complete", challengeId: begun.challengeId, response });
+      if (!finished || finished.ok !== true) return done(`refused: ${String(finished?.code ?? "internal_error")}`);
+      if (input) input.value = "";
+      await refresh();
+      show("fingerprint", String(finished.fingerprint ?? ""));
+      return done(`paired with ${String(finished.browser ?? "")}`);
+    } catch {
+      return done("refused: internal_error");
+    }
+  }
+
+  button.addEventListener("click", () => {
+    pair().catch(() => {});
+  });
+  await refresh();
+  return { pair };
+}

@@ -1,0 +1,124 @@
+// pairing.js — the service worker's side of pairing this browser from the options page: answers
+// options_status, pair_begin and pair_complete runtime messages by calling the host (host_call),
+// proves the new host key before pinning it, and stores the pinned record. Pure: the host call,
+// storage, WebCrypto, randomness, clock and gate are injected. It must never answer anything but
+// this extension's own options page, never pin a key the host has not just proven it holds, and
+// never take the host key from the page (only from the host's own pair_begin answer).
+
+import { BridgeError } from "./bridge-error.js";
+import { PIN_STORAGE_KEY, proveHost } from "./pinning.js";
+import { isPlainObject } from "./wire.js";
+
+/** Page that runs pairing (manifest "options_page"). */
+export const OPTIONS_PAGE = "options.html";
+
+const TYPES = new Set(["options_status", "pair_begin", "pair_complete"]);
+
+/**
+ * @typedef {object} PairingDeps
+ * @property {(action: string, args: object) => Promise<any>} hostCall session.hostCall
+ * @property {import("./pinning.js").PinGate} gate
+ * @property {(key: string, value: unknown) => Promise<void>} storageSet chrome.storage.local
+ * @property {SubtleCrypto} subtle
+ * @property {(n: number) => Uint8Array} randomBytes
+ * @property {() => number} nowMs wall clock, for pairedAt
+ */
+
+/**
+ * @param {PairingDeps} deps
+ */
+export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs }) {
+  /** The latest pair_begin's host answer; one pairing at a time. */
+  /** @type {{challengeId: string, hostKey: string, fingerprint: string, browser: string} | null} */
+  let begun = null;
+
+  /** @param {unknown} err */
+  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : "internal_error" });
+
+  function status() {
+    const { state, pinned } = gate.snapshot();
+    return {
+      ok: true,
+      gate: state,
+      paired: pinned !== null,
+      fingerprint: pinned?.fingerprint ?? null,
+      browser: pinned?.browser ?? null,
+      pairedAt: pinned?.pairedAt ?? null,
+    };
+  }
+
+  /** @param {unknown} code */
+  async function begin(code) {
+    if (typeof code !== "string" || code.trim() === "" || code.length > 200) return { ok: false, code: "bad_request" };
+    begun = null;
+    try {
+      const r = await hostCall("pair_begin", { code: code.trim() });
+      if (!isPlainObject(r) || !isPlainObject(r.options)) return { ok: false, code: "internal_error" };
+      for (const k of ["hostKey", "fingerprint", "browser", "challengeId"]) {
+        if (typeof r[k] !== "string" || r[k] === "") return { ok: false, code: "internal_error" };
+      }
+      begun = { challengeId: r.challengeId, hostKey: r.hostKey, fingerprint: r.fingerprint, browser: r.browser };
+      return { ok: true, options: r.options, fingerprint: r.fingerprint, hostKey: r.hostKey, browser: r.browser, challengeId: r.challengeId };
+    } catch (err) {
+      return refusal(err);
+    }
+  }
+
+  /**
+   * @param {unknown} challengeId
+   * @param {unknown} response
+   */
+  async function complete(challengeId, response) {
+    const b = begun;
+    if (b === null || typeof challengeId !== "string" || challengeId !== b.challengeId || !isPlainObject(response)) {
+      return { ok: false, code: "bad_request" };
+    }
+    begun = null;
+    try {
+      const r = await hostCall("pair_complete", { challengeId, response });
+      const credentialId = isPlainObject(r) && typeof r.credentialId === "string" && r.credentialId !== "" ? r.credentialId : null;
+      if (credentialId === null) return { ok: false, code: "internal_error" };
+      // Pin only a key the host proves it holds right now.
+      if (!(await proveHost({ spkiB64: b.hostKey, hostCall, subtle, randomBytes }))) return { ok: false, code: "host_compromised" };
+      const record = {
+        hostKey: b.hostKey, fingerprint: b.fingerprint, browser: b.browser, credentialId,
+        pairedAt: new Date(nowMs()).toISOString(),
+      };
+      gate.markPaired(record);
+      await storageSet(PIN_STORAGE_KEY, record);
+      return { ok: true, fingerprint: record.fingerprint, browser: record.browser, credentialId };
+    } catch (err) {
+      return refusal(err);
+    }
+  }
+
+  return {
+    /**
+     * Answer one runtime message, or undefined when it is not a pairing message.
+     * @param {unknown} msg
+     * @param {{id?: string, url?: string} | undefined} sender
+     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(OPTIONS_PAGE)
+     * @returns {Promise<object> | undefined}
+     */
+    handleMessage(msg, sender, { extensionId, pageUrl }) {
+      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
+      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: "bad_request" });
+      if (msg.type === "options_status") return Promise.resolve(status());
+      if (msg.type === "pair_begin") return begin(msg.code);
+      return complete(msg.challengeId, msg.response);
+    },
+  };
+}
+
+/**
+ * Whether the sender is this extension's options page (any query or fragment).
+ * @param {{id?: string, url?: string} | undefined} sender
+ * @param {string} extensionId
+ * @param {string} pageUrl
+ */
+export function fromOptionsPage(sender, extensionId, pageUrl) {
+  if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
+  if (typeof sender.url !== "string" || typeof pageUrl !== "string" || pageUrl === "") return false;
+  const [base] = sender.url.split(/[?#]/, 1);
+  return base === pageUrl;
+}

@@ -1,0 +1,133 @@
+"""Pairing a browser from the extension's options page, for real: the one-time code from
+`tabwarden pair` (written here through the same store API), Chrome's CDP virtual authenticator on
+the options page, the host verifying the registration with fido2 and signing the credential into
+the trust record; then a host whose key is not the pinned one closes the extension's gate."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import time
+from typing import Any
+
+import psutil
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.keys import HostKey
+from tests.browser.test_confirm_window import _mcp, chromium
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 180.0
+CODE = "4821-9037"
+
+
+def _trust_bytes(browser: ThrowawayBrowser) -> bytes:
+    return (browser.root / "config" / "trust.json").read_bytes()
+
+
+async def _status(page: Any, prefix: str) -> str:
+    await page.wait_for_function(
+        "(p) => (document.getElementById('status')?.textContent || '').startsWith(p)", arg=prefix, timeout=30_000
+    )
+    return str(await page.text_content("#status"))
+
+
+async def _pair(page: Any, code: str) -> None:
+    await page.fill("#code", code)
+    await page.click("#pair")
+
+
+def _kill_hosts(browser: ThrowawayBrowser) -> int:
+    killed = 0
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        cmd = proc.info.get("cmdline") or []
+        if "tabwarden" in cmd and "host" in cmd:
+            env = proc.info.get("environ") or {}
+            if env.get("TABWARDEN_RUNTIME_DIR") == str(browser.root / "run"):
+                os.kill(proc.pid, signal.SIGTERM)
+                killed += 1
+    return killed
+
+
+def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(browser: ThrowawayBrowser) -> None:
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    pinned_fingerprint = host_key_store(config, "file").load().public.fingerprint
+
+    async def scenario() -> None:
+        async with chromium(browser) as context:
+            await pair_then_swap(context)
+            await expect_gate_closed()
+
+    async def pair_then_swap(context: Any) -> None:
+        async with _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            page = await context.new_page()
+            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("WebAuthn.enable")
+            await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+
+            # A wrong code is refused and nothing changes.
+            before = _trust_bytes(browser)
+            await _pair(page, "0000-0000")
+            assert (await _status(page, "refused")).startswith("refused: presence_refused")
+            gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+            assert gate.current().browsers == ()
+            assert json.loads(_trust_bytes(browser))["browsers"] == json.loads(before)["browsers"] == []
+
+            # The right code and a tap: the credential is verified and signed into the record.
+            await _pair(page, CODE)
+            assert (await _status(page, "paired")).startswith("paired")
+            assert (await page.text_content("#fingerprint") or "").strip() == pinned_fingerprint
+            [paired] = gate.current().browsers
+            assert paired.label == "chromium" and len(paired.credentials) == 1
+            assert paired.credentials[0].path == "webauthn"
+            audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
+            assert any(e["event"] == "browser_pair" and e["path"] == "webauthn" for e in audit)
+
+            # The code was single use.
+            await page.reload()
+            await _pair(page, CODE)
+            assert (await _status(page, "refused")).startswith("refused: presence_refused")
+
+            # Tools still work through the trusted host.
+            result = await agent.call_tool("tab_list", {})
+            assert not result.is_error, result.content
+
+            # Someone swaps the host key (and re-signs a record to match) under the running browser.
+            impostor = HostKey.generate()
+            host_key_store(config, "file").save(impostor, replace=True)
+            store.initialise(config / "trust.json", impostor, "file", int(time.time()), replace_existing=True)
+            store.add_client(config / "trust.json", impostor, "pytest", os.path.realpath("/proc/self/exe"),
+                             hashlib.sha256(open(os.path.realpath("/proc/self/exe"), "rb").read()).hexdigest(),
+                             int(time.time()))
+            assert _kill_hosts(browser) == 1  # the extension reconnects and a new host starts
+
+    async def expect_gate_closed() -> None:
+        # A fresh MCP session reaches the new host; the extension's gate stays closed.
+        async with _mcp(browser) as agent2:
+            deadline = asyncio.get_running_loop().time() + 60
+            code = None
+            while asyncio.get_running_loop().time() < deadline:
+                code = (tool_error(await agent2.call_tool("tab_list", {})) or {}).get("code")
+                if code == "host_compromised":
+                    break
+                await asyncio.sleep(0.5)
+            assert code == "host_compromised"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

@@ -1,0 +1,81 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { runOptionsPage } from "../../extension/lib/options-page.js";
+
+function fakeDoc() {
+  const els = new Map();
+  for (const id of ["pairing", "fingerprint", "gate", "status", "code", "pair"]) {
+    const listeners = [];
+    const classes = new Set();
+    els.set(id, {
+      id, textContent: "", value: "", disabled: false, classes,
+      classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)) },
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { for (const fn of listeners) fn(); },
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+    });
+  }
+  return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
+}
+
+function make({ status = { ok: true, gate: "unpinned", paired: false }, begin, complete, create } = {}) {
+  const doc = fakeDoc();
+  const sent = [];
+  const created = [];
+  const api = {
+    sendMessage: async (m) => {
+      sent.push(m);
+      if (m.type === "options_status") return status;
+      if (m.type === "pair_begin") return begin ?? { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", hostKey: "K", browser: "chromium", challengeId: "ch1" };
+      if (m.type === "pair_complete") {
+        status = { ok: true, gate: "trusted", paired: true, fingerprint: "SHA256:xy", browser: "chromium" };
+        return complete ?? { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "c" };
+      }
+      return undefined;
+    },
+    createCredential: create ?? (async (o) => { created.push(o); return { id: "c", type: "public-key", response: {} }; }),
+  };
+  return { doc, sent, created, run: () => runOptionsPage({ doc, api }) };
+}
+
+test("not paired: says so, with the gate state", async () => {
+  const h = make();
+  await h.run();
+  assert.match(h.doc.el("pairing").textContent, /^Not paired/);
+  assert.match(h.doc.el("gate").textContent, /no host key pinned/);
+});
+
+test("compromised: red COMPROMISED with pair-again text", async () => {
+  const h = make({ status: { ok: true, gate: "compromised", paired: true, fingerprint: "SHA256:xy", browser: "chromium" } });
+  await h.run();
+  assert.match(h.doc.el("pairing").textContent, /^COMPROMISED.*[Pp]air again/);
+  assert.ok(h.doc.el("pairing").classes.has("compromised"));
+});
+
+test("pairing: pair_begin with the code, create() with options.publicKey, pair_complete with toJSON", async () => {
+  const h = make();
+  const page = await h.run();
+  h.doc.el("code").value = "123-456";
+  assert.match(await page.pair(), /^paired/);
+  assert.deepEqual(h.sent[1], { type: "pair_begin", code: "123-456" });
+  assert.deepEqual(h.created, [{ challenge: "AA" }]);
+  assert.deepEqual(h.sent[2], { type: "pair_complete", challengeId: "ch1", response: { id: "c", type: "public-key", response: {} } });
+  assert.match(h.doc.el("status").textContent, /^paired/);
+  assert.equal(h.doc.el("fingerprint").textContent, "SHA256:xy");
+  assert.match(h.doc.el("pairing").textContent, /^Paired with chromium/);
+  assert.equal(h.doc.el("pair").disabled, false);
+});
+
+test("refusals: host code, authenticator failure, completion refusal", async () => {
+  const a = make({ begin: { ok: false, code: "presence_refused" } });
+  assert.equal(await (await a.run()).pair(), "refused: presence_refused");
+  assert.equal(a.doc.el("status").textContent, "refused: presence_refused");
+  const b = make({ create: async () => { throw new DOMException("no", "NotAllowedError"); } });
+  assert.equal(await (await b.run()).pair(), "refused: presence_refused");
+  assert.equal(b.sent.some((m) => m.type === "pair_complete"), false);
+  const c = make({ complete: { ok: false, code: "host_compromised" } });
+  assert.equal(await (await c.run()).pair(), "refused: host_compromised");
+  const d = make({ begin: { ok: true, options: { challenge: "BB" }, challengeId: "x" } });
+  await (await d.run()).pair();
+  assert.deepEqual(d.created, [{ challenge: "BB" }], "options without a publicKey wrapper are used as is");
+});

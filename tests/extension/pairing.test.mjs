@@ -1,0 +1,103 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { generateKeyPairSync, sign } from "node:crypto";
+import { createPairing, fromOptionsPage } from "../../extension/lib/pairing.js";
+import { PROOF_LABEL, PIN_STORAGE_KEY, createPinGate, fromBase64 } from "../../extension/lib/pinning.js";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+
+const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+const PAGE = `chrome-extension://${EXT_ID}/options.html`;
+const CTX = { extensionId: EXT_ID, pageUrl: PAGE };
+const OK_SENDER = { id: EXT_ID, url: PAGE };
+
+function key() {
+  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return {
+    spkiB64: publicKey.export({ type: "spki", format: "der" }).toString("base64"),
+    sign: (nonce) => sign("sha256", Buffer.concat([Buffer.from(PROOF_LABEL), Buffer.from(nonce)]), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64"),
+  };
+}
+const HOST = key();
+
+function make({ prover = HOST, completeError = null } = {}) {
+  const calls = [];
+  const stored = [];
+  const hostCall = async (action, args) => {
+    calls.push([action, args]);
+    if (action === "pair_begin") {
+      if (args.code !== "123-456") throw new BridgeError("presence_refused", "bad code");
+      return { hostKey: HOST.spkiB64, fingerprint: "SHA256:xy", browser: "chromium", challengeId: "ch1", options: { publicKey: { challenge: "AA" } } };
+    }
+    if (action === "pair_complete") {
+      if (completeError) throw new BridgeError(completeError, "no");
+      return { credentialId: "cred-1" };
+    }
+    if (action === "host_proof") return { signature: prover.sign(fromBase64(args.nonce)) };
+    throw new Error(action);
+  };
+  const randomBytes = (n) => globalThis.crypto.getRandomValues(new Uint8Array(n));
+  const gate = createPinGate({ hostCall, subtle: globalThis.crypto.subtle, randomBytes, timers: fakeTimers(), log: fakeLog() });
+  gate.setPinned(undefined);
+  const pairing = createPairing({
+    hostCall, gate, subtle: globalThis.crypto.subtle, randomBytes, nowMs: () => 0,
+    storageSet: async (k, v) => { stored.push([k, v]); },
+  });
+  const send = (msg, sender = OK_SENDER) => pairing.handleMessage(msg, sender, CTX);
+  return { calls, stored, gate, send };
+}
+
+test("only this extension's options page is answered", async () => {
+  assert.equal(fromOptionsPage(OK_SENDER, EXT_ID, PAGE), true);
+  assert.equal(fromOptionsPage({ ...OK_SENDER, url: `${PAGE}?x=1#y` }, EXT_ID, PAGE), true);
+  for (const s of [undefined, {}, { id: "other", url: PAGE }, { id: EXT_ID, url: "https://evil.test/options.html" },
+    { id: EXT_ID, url: `chrome-extension://${EXT_ID}/confirm.html` }, { id: EXT_ID, url: `${PAGE}.evil` }, { id: EXT_ID }]) {
+    assert.equal(fromOptionsPage(s, EXT_ID, PAGE), false, JSON.stringify(s));
+  }
+  assert.equal(fromOptionsPage(OK_SENDER, "", PAGE), false);
+  const h = make();
+  assert.equal(h.send({ type: "confirm_answer" }), undefined, "not ours");
+  assert.deepEqual(await h.send({ type: "pair_begin", code: "123-456" }, { id: EXT_ID, url: "https://evil.test/" }), { ok: false, code: "bad_request" });
+  assert.deepEqual(await h.send({ type: "options_status" }, { id: "x", url: PAGE }), { ok: false, code: "bad_request" });
+  assert.equal(h.calls.length, 0);
+});
+
+test("pair_begin -> pair_complete proves the key, pins the record, marks the gate trusted", async () => {
+  const h = make();
+  assert.deepEqual(await h.send({ type: "options_status" }), { ok: true, gate: "unpinned", paired: false, fingerprint: null, browser: null, pairedAt: null });
+  const begun = await h.send({ type: "pair_begin", code: " 123-456 " });
+  assert.deepEqual(begun, { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", hostKey: HOST.spkiB64, browser: "chromium", challengeId: "ch1" });
+  assert.deepEqual(h.calls[0], ["pair_begin", { code: "123-456" }]);
+  const done = await h.send({ type: "pair_complete", challengeId: "ch1", response: { id: "cred-1", type: "public-key" }, hostKey: "ATTACKER" });
+  assert.deepEqual(done, { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "cred-1" });
+  assert.deepEqual(h.calls[1], ["pair_complete", { challengeId: "ch1", response: { id: "cred-1", type: "public-key" } }]);
+  assert.equal(h.calls[2][0], "host_proof");
+  const record = { hostKey: HOST.spkiB64, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "cred-1", pairedAt: "1970-01-01T00:00:00.000Z" };
+  assert.deepEqual(h.stored, [[PIN_STORAGE_KEY, record]]);
+  assert.equal(h.gate.snapshot().state, "trusted");
+  const status = await h.send({ type: "options_status" });
+  assert.equal(status.paired, true);
+  assert.equal(status.fingerprint, "SHA256:xy");
+  // the challenge is single use
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "bad_request" });
+});
+
+test("refusals carry the host's code; nothing is pinned", async () => {
+  const h = make();
+  assert.deepEqual(await h.send({ type: "pair_begin", code: "wrong" }), { ok: false, code: "presence_refused" });
+  assert.deepEqual(await h.send({ type: "pair_begin", code: "" }), { ok: false, code: "bad_request" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "bad_request" }, "no pair_begin");
+  const r = make({ completeError: "presence_refused" });
+  await r.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(await r.send({ type: "pair_complete", challengeId: "other", response: {} }), { ok: false, code: "bad_request" });
+  assert.deepEqual(await r.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "presence_refused" });
+  assert.deepEqual([...h.stored, ...r.stored], []);
+});
+
+test("a host that cannot prove the key it offered is not pinned", async () => {
+  const h = make({ prover: key() });
+  await h.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "host_compromised" });
+  assert.deepEqual(h.stored, []);
+  assert.equal(h.gate.snapshot().state, "unpinned");
+});
