@@ -7,7 +7,11 @@ having driven a real browser.
 
 from __future__ import annotations
 
+import http.server
+import threading
 from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -29,3 +33,67 @@ def browser() -> Iterator[ThrowawayBrowser]:
         yield b
     finally:
         b.close()
+
+
+# -- the fixture site the page-tool tests drive (one origin: http://127.0.0.1:<port>) --
+
+FORM = b"""<!doctype html><html><head><title>form</title></head><body>
+<h1>Sign in</h1>
+<form id="f" action="/done" method="get">
+  <label>User <input id="user" name="user"></label>
+  <label>Password <input id="pw" name="pw" type="password" value="hunter2"></label>
+  <label><input id="keep" type="checkbox"> keep me</label>
+  <select id="color"><option value="r">red</option><option value="g">green</option></select>
+  <button id="go" type="submit">Sign in</button>
+</form>
+<button id="plain" onclick="document.getElementById('out').textContent='clicked:'+(++window.n||(window.n=1))">Plain</button>
+<div id="hov" onmouseover="this.textContent='hovered'">hover me</div>
+<p id="out">idle</p>
+<a id="next" href="/page2">next page</a>
+<script>
+  document.cookie = "session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl; path=/";
+  localStorage.setItem("token", "0123456789abcdef0123456789abcdef");
+  setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.textContent = 'late'; document.body.append(d); }, 300);
+</script>
+<div style="height:3000px"></div>
+</body></html>"""
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        path = urlparse(self.path).path
+        if path == "/nocontent":
+            self.send_response(204)
+            self.end_headers()
+            return
+        if path == "/":
+            body = FORM
+        elif path == "/upload":
+            body = (b"<!doctype html><title>upload</title><input id=file type=file "
+                    b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
+                    b"f.name+':'+f.size\"><p id=got>none</p><input id=text>")
+        elif path == "/done":
+            body = b"<!doctype html><title>done</title><p>submitted</p>"
+        elif path == "/page2":
+            body = b"<!doctype html><title>page2</title><p>second page</p><ul><li>one</li><li>two</li></ul>"
+        else:
+            body = b"<!doctype html><title>other</title><p>other</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
