@@ -17,6 +17,7 @@ import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
 import { OPTIONS_PAGE, createPairing } from "./lib/pairing.js";
+import { createPolicyRelay } from "./lib/policy-relay.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
@@ -96,6 +97,8 @@ const pairing = createPairing({
   randomBytes,
   nowMs: () => Date.now(),
 });
+// The options page's Policy section (lib/policy-relay.js): the host verifies taps and signs changes.
+const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
 
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
@@ -149,12 +152,11 @@ chrome.runtime.onInstalled.addListener(ensureConnected);
 chrome.runtime.onStartup.addListener(ensureConnected);
 
 // Only this extension's confirm page may ask for details or answer, and only its options page
-// may pair (both checked inside).
+// may pair or reach the host's policy actions (all checked inside).
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   try {
-    const pairingAnswer = pairing.handleMessage(msg, sender, {
-      extensionId: api.extensionId(), pageUrl: api.extensionUrl(OPTIONS_PAGE),
-    });
+    const optionsCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(OPTIONS_PAGE) };
+    const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx);
     if (pairingAnswer !== undefined) {
       pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: "internal_error" }));
       return true; // answered asynchronously

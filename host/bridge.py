@@ -86,7 +86,10 @@ async def _no_granter(origin: str) -> None:
 #: pinning over hop 3"): ``(action, args) -> result``; raises ``TabwardenError`` to refuse.
 HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 #: The actions a ``host_call`` may name; anything else is ``unknown_action`` before any handler.
-HOST_ACTIONS = frozenset({"pair_begin", "pair_complete", "host_proof"})
+HOST_ACTIONS = frozenset({
+    "pair_begin", "pair_complete", "host_proof",
+    "policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill",
+})
 _HOST_CALL_ID_MAX = 128
 
 

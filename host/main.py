@@ -89,13 +89,14 @@ def _origin_granter(gate: object) -> object:
 
 
 def _host_calls(gate: object, browser_label: str) -> object:
-    """Answer the extension's ``host_call`` actions (browser pairing and host-key proof; see
-    ``tabwarden.host.pairing``). Registration challenges live in memory for the host's life and
-    are taken once; blocking I/O (key store, trust record, audit) runs in a worker thread."""
+    """Answer the extension's ``host_call`` actions (browser pairing, host-key proof, and what a
+    tap authorises; see ``tabwarden.host.pairing``). Registration and assertion challenges live
+    in memory for the host's life and are taken once; blocking I/O (key store, trust record,
+    audit) runs in a worker thread."""
     from tabwarden.host import pairing
     from tabwarden.trust.audit import AuditLog
     from tabwarden.trust.gate import TrustGate, host_key_store
-    from tabwarden.trust.presence import ChallengeBook
+    from tabwarden.trust.presence import Challenge, ChallengeBook
 
     assert isinstance(gate, TrustGate)
     ctx = pairing.PairingContext(
@@ -104,8 +105,17 @@ def _host_calls(gate: object, browser_label: str) -> object:
         load_key=lambda: host_key_store(gate.config).load(),
         effective=gate.current,
         audit=AuditLog.default,
+        kill_latch=gate.kill_latch,
     )
     book = ChallengeBook()
+    # One tap at a time: the sign counter is checked and stored without interleaving.
+    taps = asyncio.Lock()
+
+    def challenge_from(args: dict[str, object], now: int) -> Challenge | None:
+        challenge_id = args.get("challengeId")
+        if not isinstance(challenge_id, str) or len(challenge_id) > pairing.MAX_ID_CHARS:
+            raise pairing.BadHostCall("challengeId must be a string")
+        return book.take(challenge_id, now)  # single use, whatever happens next
 
     async def call(action: str, args: dict[str, object]) -> dict[str, object]:
         now = int(time.time())
@@ -114,14 +124,25 @@ def _host_calls(gate: object, browser_label: str) -> object:
             book.add(challenge, now)
             return result
         if action == "pair_complete":
-            challenge_id = args.get("challengeId")
-            if not isinstance(challenge_id, str) or len(challenge_id) > pairing.MAX_ID_CHARS:
-                raise pairing.BadHostCall("challengeId must be a string")
-            challenge = book.take(challenge_id, now)  # single use, whatever happens next
+            challenge = challenge_from(args, now)
             response = args.get("response")
             return await asyncio.to_thread(pairing.pair_complete, ctx, challenge, response, now)
         if action == "host_proof":
             return await asyncio.to_thread(pairing.host_proof, ctx, args)
+        if action == "policy_get":
+            return await asyncio.to_thread(pairing.policy_get, ctx, args)
+        if action == "presence_begin":
+            result, challenge = await asyncio.to_thread(pairing.presence_begin, ctx, args, now)
+            book.add(challenge, now)
+            return result
+        if action == "presence_complete":
+            challenge = challenge_from(args, now)
+            async with taps:
+                return await asyncio.to_thread(pairing.presence_complete, ctx, challenge, args, now)
+        if action == "policy_restrict":
+            return await asyncio.to_thread(pairing.policy_restrict, ctx, args, now)
+        if action == "kill":
+            return await asyncio.to_thread(pairing.kill, ctx, args, now)
         raise pairing.UnknownHostAction(f"unknown host action {action!r}")
 
     return call

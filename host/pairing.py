@@ -8,6 +8,17 @@ pairing and host-key pinning over hop 3").
 * ``host_proof {nonce}`` — prove possession of the pinned key: raw ``r‖s`` ECDSA P-256 over
   ``"tabwarden/host-proof/v1\\n" + nonce``.
 
+And what a tap authorises (docs/protocol.md, "What a tap authorises"):
+
+* ``policy_get {}`` — read-only view of the effective policy for the options page.
+* ``presence_begin {action, detail}`` / ``presence_complete {challengeId, action, detail,
+  response}`` — a WebAuthn assertion from this host's own browser credential, bound to exactly
+  one ``policy.widen`` (detail = canonical JSON of the changes) or ``unkill`` (detail ``""``).
+  The new sign count is stored (re-signed grant) before the action runs. User presence is
+  required; user verification is preferred, not required, and reported in the audit entry
+  (``user_verified``).
+* ``policy_restrict {key, value}`` and ``kill {}`` — narrowing: free, no tap and no key.
+
 The functions here are synchronous and do blocking I/O (key store, trust record, audit log): the
 caller runs them in a worker thread. The ``ChallengeBook`` stays with the caller, on the event
 loop. Nothing here puts key material, the code or a nonce into a log line or an error message;
@@ -18,8 +29,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +40,37 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from tabwarden.errors import TabwardenError
 from tabwarden.trust import store
+from tabwarden.trust.canonical import canonical
 from tabwarden.trust.keys import HostKey
+from tabwarden.trust.policy import PolicyError, apply_set, is_narrowing, validate_value
 from tabwarden.trust.presence import (
     Challenge,
     PresenceRefused,
+    begin_assertion,
     begin_registration,
+    complete_assertion,
     complete_registration,
 )
-from tabwarden.trust.record import TrustUnreadable
+from tabwarden.trust.record import Credential, TrustUnreadable
 from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.host")
 
-ACTIONS = ("pair_begin", "pair_complete", "host_proof")
+ACTIONS = (
+    "pair_begin",
+    "pair_complete",
+    "host_proof",
+    "policy_get",
+    "presence_begin",
+    "presence_complete",
+    "policy_restrict",
+    "kill",
+)
+#: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
+PRESENCE_ACTIONS = ("policy.widen", "unkill")
+#: The canonical JSON of a whole policy change (1000 origins of 300 chars fit comfortably).
+MAX_DETAIL_CHARS = 512 * 1024
+KILL_REASON = "engaged from the browser"
 PROOF_DOMAIN = b"tabwarden/host-proof/v1\n"
 NONCE_BYTES = 32
 USER_NAME = "tabwarden"
@@ -75,6 +106,7 @@ class PairingContext:
     load_key: Any  # () -> HostKey | None; may raise (keyring unusable, unsafe key file)
     effective: Any  # () -> Effective
     audit: Any  # () -> tabwarden.trust.audit.AuditLog
+    kill_latch: Path | None = None  # the pre-pairing kill latch (trust/gate.py), if any
 
 
 def _key(ctx: PairingContext) -> HostKey:
@@ -193,3 +225,178 @@ def host_proof(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
     nonce = _decode_nonce(args.get("nonce"))
     key = _key(ctx)
     return {"signature": base64.b64encode(proof_signature(key, nonce)).decode("ascii")}
+
+
+# --- what a tap authorises ------------------------------------------------------------------
+
+
+def _own_credentials(ctx: PairingContext, eff: Effective) -> tuple[Credential, ...]:
+    return tuple(c for b in eff.browsers if b.label == ctx.browser_label for c in b.credentials)
+
+
+def policy_get(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Read-only: the effective policy, the kill state and which browsers are paired."""
+    eff = ctx.effective()
+    if eff.refused:
+        log.warning("policy_get: the trust record is refused (%s)", eff.refused)
+        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    return {
+        "policy": eff.policy.to_json(),
+        "killed": eff.killed,
+        "epoch": eff.epoch,
+        "browsers": [b.label for b in eff.browsers],
+        "enrolled": bool(_own_credentials(ctx, eff)),
+    }
+
+
+def _presence_action(args: dict[str, Any]) -> str:
+    action = args.get("action")
+    if action not in PRESENCE_ACTIONS:
+        raise BadHostCall(f"action must be one of {', '.join(PRESENCE_ACTIONS)}")
+    return str(action)
+
+
+def _changes(action: str, detail: Any) -> dict[str, Any]:
+    """The policy changes ``detail`` names (``{}`` for ``unkill``); refuses any detail that is
+    not exactly the canonical JSON of a valid, non-empty change set."""
+    if not isinstance(detail, str) or len(detail) > MAX_DETAIL_CHARS:
+        raise BadHostCall("detail must be a string")
+    if action == "unkill":
+        if detail != "":
+            raise BadHostCall('detail must be "" for unkill')
+        return {}
+    try:
+        changes = json.loads(detail)
+    except ValueError:
+        raise PolicyError("detail must be the canonical JSON of the policy changes") from None
+    if not isinstance(changes, dict) or not changes:
+        raise PolicyError("detail must name at least one policy change")
+    try:
+        recomputed = canonical(changes).decode("utf-8")
+    except ValueError:
+        raise PolicyError("detail must be the canonical JSON of the policy changes") from None
+    if recomputed != detail:
+        raise PolicyError("detail must be the canonical JSON (sorted keys, compact) of the changes")
+    for key, value in changes.items():
+        validate_value(key, value)  # PolicyError (policy_invalid) before any ceremony
+    return changes
+
+
+def presence_begin(
+    ctx: PairingContext, args: dict[str, Any], now: int
+) -> tuple[dict[str, Any], Challenge]:
+    """Mint an assertion challenge for exactly (action, detail, this browser)."""
+    action = _presence_action(args)
+    detail = args.get("detail")
+    _changes(action, detail)
+    _, eff = _paired_key(ctx)
+    credentials = _own_credentials(ctx, eff)
+    if not credentials:
+        log.warning("presence_begin refused: browser %r has no credential", ctx.browser_label)
+        raise PresenceRefused("no enrolled credential for this browser")
+    options, challenge = begin_assertion(
+        action, str(detail), ctx.browser_label, credentials, now=now
+    )
+    log.info("presence_begin: %s challenge issued for browser %r", action, ctx.browser_label)
+    return {"challengeId": challenge.id, "options": options}, challenge
+
+
+_AUDIT_EVENT = {"policy.widen": "policy_set", "unkill": "unkill"}
+
+
+def presence_complete(
+    ctx: PairingContext, challenge: Challenge | None, args: dict[str, Any], now: int
+) -> dict[str, Any]:
+    """Verify the tap against ``challenge`` (already taken from the book, single use), store the
+    new sign count, then perform the action. Nothing is written when the tap is refused."""
+    action = _presence_action(args)
+    detail = args.get("detail")
+    changes = _changes(action, detail)
+    event = _AUDIT_EVENT[action]
+    key, eff = _paired_key(ctx)
+    new_policy = apply_set(eff.policy, changes) if changes else None  # policy_invalid first
+    credentials = _own_credentials(ctx, eff)
+    try:
+        if challenge is None:
+            raise PresenceRefused("unknown, used or expired challenge id")
+        response = args.get("response")
+        if not isinstance(response, dict):
+            raise PresenceRefused("response is not an object")
+        outcome = complete_assertion(
+            challenge, response, action=action, detail=str(detail),
+            browser_label=ctx.browser_label, credentials=credentials, now=now,
+        )
+    except PresenceRefused as exc:
+        log.warning("presence_complete (%s) refused: %s", action, exc.reason)
+        try:
+            ctx.audit().append(
+                event, decision="refused", path="webauthn", browser=ctx.browser_label
+            )
+        except Exception as audit_exc:
+            log.error("could not audit a refused tap: %s", type(audit_exc).__name__)
+        raise
+    [stored] = [c for c in credentials if c.credential_id == outcome.credential_id]
+    store.add_browser_credential(
+        ctx.trust_path, key, ctx.browser_label,
+        replace(stored, sign_count=outcome.new_sign_count), now,
+    )
+    if new_policy is not None:
+        doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now)
+        ctx.audit().append(
+            event, decision="granted", path="webauthn", browser=ctx.browser_label,
+            changed=sorted(changes), credential=outcome.credential_id,
+            user_verified=outcome.user_verified,
+        )
+    else:
+        doc = store.release_kill(ctx.trust_path, key, now)
+        if ctx.kill_latch is not None and os.path.lexists(ctx.kill_latch):
+            os.unlink(ctx.kill_latch)
+        ctx.audit().append(
+            event, decision="granted", path="webauthn", browser=ctx.browser_label,
+            credential=outcome.credential_id, user_verified=outcome.user_verified,
+        )
+    log.info("presence_complete: %s done for browser %r", action, ctx.browser_label)
+    return {"done": True, "epoch": doc.epoch}
+
+
+def policy_restrict(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
+    """Narrow one key (free). A value that would widen is refused ``policy_invalid``."""
+    key_name = args.get("key")
+    if not isinstance(key_name, str) or not key_name or len(key_name) > 64:
+        raise BadHostCall("key must be a policy key")
+    if "value" not in args:
+        raise BadHostCall("value is required")
+    value = validate_value(key_name, args["value"])
+    if not ctx.trust_path.exists():
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    eff = ctx.effective()
+    if eff.refused:
+        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    if not is_narrowing(eff.policy, key_name, value):
+        raise PolicyError(
+            f"restricting {key_name} to that value would widen the policy; widening needs a tap"
+        )
+    doc = store.add_restriction(ctx.trust_path, key_name, value, now)
+    ctx.audit().append(
+        "policy_restrict", decision="narrowed", changed=[key_name], browser=ctx.browser_label
+    )
+    return {"done": True, "epoch": doc.epoch}
+
+
+def kill(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
+    """Engage the kill switch (free). Before pairing, the latch file is the record."""
+    if ctx.trust_path.exists():
+        doc = store.engage_kill(ctx.trust_path, KILL_REASON, now)
+        epoch = doc.epoch
+    elif ctx.kill_latch is not None:
+        latch = ctx.kill_latch
+        latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps({"at": now, "reason": KILL_REASON}) + "\n")
+        epoch = 0
+    else:
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    ctx.audit().append("kill", decision="narrowed", reason=KILL_REASON, browser=ctx.browser_label)
+    log.warning("kill switch engaged from browser %r", ctx.browser_label)
+    return {"done": True, "epoch": epoch}

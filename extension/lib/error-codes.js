@@ -31,6 +31,7 @@ export const ERROR_TABLE = Object.freeze([
   ["navigation_cancelled", 21, "The page did not change (the server sent no page, a download started, or another navigation won); check the URL and retry."],
   ["presence_refused", 22, "The authenticator's answer did not prove presence for this action; try the tap again, or pair this browser again if its credential is gone."],
   ["host_compromised", 23, "The host could not prove it holds the key this browser pinned; open tabwarden's options page and pair again (run `tabwarden pair` first)."],
+  ["policy_invalid", 24, "That policy value is not valid, or a restriction would widen; `tabwarden policy show` lists the keys, types and ranges."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

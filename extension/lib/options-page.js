@@ -20,10 +20,11 @@ const GATE_TEXT = Object.freeze({
 });
 
 /**
- * @param {{doc: Document, api: OptionsPageApi}} deps
+ * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void}} deps onPaired: called
+ *   after a successful pairing (options.js re-renders the Policy section)
  * @returns {Promise<{pair: () => Promise<string>}>}
  */
-export async function runOptionsPage({ doc, api }) {
+export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   /** @param {string} id @param {string} text */
   const show = (id, text) => {
     const el = doc.getElementById(id);
@@ -94,6 +95,11 @@ export async function runOptionsPage({ doc, api }) {
       if (input) input.value = "";
       await refresh();
       show("fingerprint", String(finished.fingerprint ?? ""));
+      try {
+        onPaired();
+      } catch {
+        // the Policy section is not pairing's concern
+      }
       return done(`paired with ${String(finished.browser ?? "")}`);
     } catch {
       return done("refused: internal_error");

@@ -1,8 +1,14 @@
-"""`tabwarden demo` — the README's main job — runs to completion and cleans up after itself."""
+"""`tabwarden demo` — the README's main job — runs to completion and cleans up after itself.
+
+Cleanup is checked for *this* demo's temp directory (read from its transcript) and processes
+whose command line names it, so other browsers on the machine do not confuse the test.
+"""
 
 from __future__ import annotations
 
-import glob
+import os
+import re
+import signal
 import subprocess
 import sys
 
@@ -10,9 +16,19 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
+ROOT = re.compile(r"throwaway profile (/\S+)/profile\)")
+
+
+def _assert_cleaned_up(transcript: str) -> None:
+    match = ROOT.search(transcript)
+    assert match, transcript
+    root = match.group(1)
+    assert not os.path.exists(root), f"{root} was left behind"
+    leftover = subprocess.run(["pgrep", "-f", root], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", f"processes left running: {leftover.stdout}"
+
 
 def test_demo_exits_zero_and_leaves_nothing_behind() -> None:
-    before = set(glob.glob("/tmp/tabwarden-browser-*"))
     proc = subprocess.run(
         [sys.executable, "-m", "tabwarden", "demo"], capture_output=True, text=True, timeout=300
     )
@@ -22,20 +38,17 @@ def test_demo_exits_zero_and_leaves_nothing_behind() -> None:
     assert "'tabwarden demo page'  http://127.0.0.1:" in proc.stdout
     assert "text  'Hello from a local page'" in proc.stdout
     assert "ok  the agent opened and read the local page" in proc.stdout
-    assert set(glob.glob("/tmp/tabwarden-browser-*")) == before
-    leftover = subprocess.run(["pgrep", "-f", "tabwarden-browser-"], capture_output=True, text=True)
-    assert leftover.stdout.strip() == ""
+    _assert_cleaned_up(proc.stdout)
 
 
 def test_demo_cleans_up_on_ctrl_c() -> None:
-    import signal
-
-    before = set(glob.glob("/tmp/tabwarden-browser-*"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "tabwarden", "demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
+    seen = []
     for line in proc.stdout:
+        seen.append(line)
         if line.strip().startswith("chrome"):
             break
     proc.send_signal(signal.SIGINT)
@@ -43,6 +56,4 @@ def test_demo_cleans_up_on_ctrl_c() -> None:
     assert proc.returncode == 130, out + err
     assert "interrupted" in err
     assert "cleanup  browser stopped; temp files removed" in out
-    assert set(glob.glob("/tmp/tabwarden-browser-*")) == before
-    leftover = subprocess.run(["pgrep", "-f", "tabwarden-browser-"], capture_output=True, text=True)
-    assert leftover.stdout.strip() == ""
+    _assert_cleaned_up("".join(seen) + out)

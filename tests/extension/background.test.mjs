@@ -132,6 +132,25 @@ test("nothing pinned: the pin gate is unpinned; a web page cannot pair (async re
   assert.equal(status[0].paired, false);
 });
 
+test("policy messages: a web page is refused; the options page reaches the host via host_call", async () => {
+  const responses = [];
+  for (const type of ["policy_get", "kill", "policy_restrict", "presence_begin", "presence_complete"]) {
+    assert.equal(listeners.message[0]({ type }, { id: chrome.runtime.id, url: "https://evil.test/" }, (r) => responses.push(r)), true);
+  }
+  await flush();
+  assert.deepEqual(responses, Array(5).fill({ ok: false, code: "bad_request" }));
+  const got = [];
+  const before = ports[0].sent.length;
+  listeners.message[0]({ type: "policy_get" }, { id: chrome.runtime.id, url: chrome.runtime.getURL("options.html") }, (r) => got.push(r));
+  await flush();
+  const call = ports[0].sent[before];
+  assert.equal(call.type, "host_call");
+  assert.equal(call.action, "policy_get");
+  ports[0].deliver({ type: "host_reply", id: call.id, ok: true, result: { policy: { eval: false }, killed: true, epoch: 1, browsers: [], enrolled: false } });
+  await flush();
+  assert.deepEqual(got, [{ ok: true, policy: { eval: false }, killed: true, epoch: 1, browsers: [], enrolled: false }]);
+});
+
 test("session_end from the host is accepted without a reply", async () => {
   const before = ports[0].sent.length;
   ports[0].deliver({ type: "session_end", session: "s1" });

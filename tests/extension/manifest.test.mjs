@@ -90,10 +90,18 @@ test("options.html is the options page: static, no inline script, textContent-on
   assert.equal(scripts[0][2].trim(), "");
   assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
   assert.doesNotMatch(html, /<form\b/i, "a form would submit (navigate) on Enter");
-  for (const id of ["code", "pair", "status", "fingerprint", "pairing", "gate"]) assert.match(html, new RegExp(`id="${id}"`));
+  for (const id of ["code", "pair", "status", "fingerprint", "pairing", "gate", "policy", "killed", "enrolled", "policy-status",
+    "origin", "approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"]) {
+    assert.match(html, new RegExp(`id="${id}"`));
+  }
+  assert.match(html, /<label for="origin">/);
+  for (const id of ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"]) {
+    assert.match(html, new RegExp(`<button id="${id}" type="button"`), `${id} is a real, keyboard-usable button`);
+  }
   assert.match(html, /<label for="code">One-time code from `tabwarden pair`<\/label>/);
   assert.ok(existsSync(join(EXT, "options.css")));
-  for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js")]) {
+  for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js"),
+    join("lib", "policy-page.js"), join("lib", "policy-relay.js"), join("lib", "canonical-json.js")]) {
     assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });

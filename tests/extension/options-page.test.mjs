@@ -35,7 +35,8 @@ function make({ status = { ok: true, gate: "unpinned", paired: false }, begin, c
     },
     createCredential: create ?? (async (o) => { created.push(o); return { id: "c", type: "public-key", response: {} }; }),
   };
-  return { doc, sent, created, run: () => runOptionsPage({ doc, api }) };
+  const paired = [];
+  return { doc, sent, created, paired, run: () => runOptionsPage({ doc, api, onPaired: () => paired.push(true) }) };
 }
 
 test("not paired: says so, with the gate state", async () => {
@@ -64,12 +65,14 @@ test("pairing: pair_begin with the code, create() with options.publicKey, pair_c
   assert.equal(h.doc.el("fingerprint").textContent, "SHA256:xy");
   assert.match(h.doc.el("pairing").textContent, /^Paired with chromium/);
   assert.equal(h.doc.el("pair").disabled, false);
+  assert.deepEqual(h.paired, [true], "the Policy section is told to re-render");
 });
 
 test("refusals: host code, authenticator failure, completion refusal", async () => {
   const a = make({ begin: { ok: false, code: "presence_refused" } });
   assert.equal(await (await a.run()).pair(), "refused: presence_refused");
   assert.equal(a.doc.el("status").textContent, "refused: presence_refused");
+  assert.deepEqual(a.paired, []);
   const b = make({ create: async () => { throw new DOMException("no", "NotAllowedError"); } });
   assert.equal(await (await b.run()).pair(), "refused: presence_refused");
   assert.equal(b.sent.some((m) => m.type === "pair_complete"), false);

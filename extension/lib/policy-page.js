@@ -1,0 +1,233 @@
+// policy-page.js — the logic of options.html's Policy section: shows the host's policy, the kill
+// state and whether this browser is enrolled (policy_get through the service worker); widens
+// (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
+// worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
+// free (policy_restrict, kill). Pure: the document, runtime messaging and the assertion are
+// injected (options.js wires the real ones). It must never put host- or page-supplied text into
+// the DOM as HTML (textContent only), never talk to the host except through the worker, and never
+// decide policy itself (the host verifies the tap and signs every change).
+
+import { canonicalJson } from "./canonical-json.js";
+import { normaliseOrigin } from "./origin.js";
+
+/**
+ * @typedef {object} PolicyPageApi
+ * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
+ * @property {(optionsJSON: object) => Promise<object>} getAssertion parse the request options,
+ *   navigator.credentials.get({publicKey}), and return the credential's toJSON()
+ */
+
+const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"];
+
+/**
+ * @param {{doc: Document, api: PolicyPageApi}} deps
+ */
+export async function runPolicyPage({ doc, api }) {
+  const el = (/** @type {string} */ id) => /** @type {any} */ (doc.getElementById(id));
+  /** @param {string} id @param {string} text */
+  const show = (id, text) => {
+    const e = el(id);
+    if (e) e.textContent = text;
+  };
+  /** @type {any} the latest policy_get answer's policy */
+  let policy = null;
+  let killed = null;
+  let busy = false;
+
+  function setDisabled() {
+    const has = policy !== null;
+    const state = {
+      "approve-origin": !has,
+      "enable-eval": !has || policy.eval === true,
+      "enable-upload": !has || policy.upload === true,
+      "restrict-eval": !has || policy.eval !== true,
+      "restrict-upload": !has || policy.upload !== true,
+      kill: killed === true,
+      unkill: killed !== true,
+    };
+    for (const id of CONTROLS) {
+      const e = el(id);
+      if (e) e.disabled = busy || state[/** @type {keyof typeof state} */ (id)] === true;
+    }
+    const list = el("policy");
+    if (list?.querySelectorAll) for (const b of list.querySelectorAll("button")) b.disabled = busy;
+  }
+
+  /** @param {unknown} v */
+  const text = (v) => (typeof v === "string" ? v : JSON.stringify(v) ?? String(v));
+
+  /** @param {string[]} origins */
+  function originsValue(origins) {
+    const dd = doc.createElement("dd");
+    if (origins.length === 0) {
+      dd.textContent = "(none)";
+      return dd;
+    }
+    const ul = doc.createElement("ul");
+    ul.className = "origins";
+    for (const origin of origins) {
+      const li = doc.createElement("li");
+      const span = doc.createElement("span");
+      span.textContent = origin;
+      const remove = doc.createElement("button");
+      remove.type = "button";
+      remove.textContent = "remove";
+      remove.setAttribute("aria-label", `Remove ${origin}`);
+      remove.setAttribute("data-origin", origin);
+      remove.addEventListener("click", () => {
+        restrict("origins", origins.filter((o) => o !== origin)).catch(() => {});
+      });
+      li.append(span, " ", remove);
+      ul.append(li);
+    }
+    dd.append(ul);
+    return dd;
+  }
+
+  /** @param {any} s a policy_get answer */
+  function render(s) {
+    const list = el("policy");
+    if (!s || s.ok !== true) {
+      policy = null;
+      killed = null;
+      list?.replaceChildren();
+      show("killed", "unknown");
+      show("enrolled", "unknown");
+      show("policy-summary", `Policy unavailable: ${String(s?.code ?? "internal_error")}`);
+      setDisabled();
+      return;
+    }
+    policy = s.policy;
+    killed = s.killed === true;
+    show("killed", killed ? "engaged" : "released");
+    show("enrolled", s.enrolled === true
+      ? "yes: a tap on this browser's authenticator can widen the policy"
+      : "no: pair this browser first to widen the policy");
+    const browsers = Array.isArray(s.browsers) ? s.browsers.map(String).join(", ") : "";
+    show("policy-summary", `Policy epoch ${String(s.epoch ?? "?")}; enrolled browsers: ${browsers || "none"}`);
+    if (list) {
+      const rows = [];
+      for (const key of Object.keys(policy).sort()) {
+        const dt = doc.createElement("dt");
+        dt.textContent = key;
+        const value = policy[key];
+        let dd;
+        if (key === "origins" && Array.isArray(value)) {
+          dd = originsValue(value.map(String));
+        } else {
+          dd = doc.createElement("dd");
+          dd.textContent = text(value);
+        }
+        rows.push(dt, dd);
+      }
+      list.replaceChildren(...rows);
+    }
+    setDisabled();
+  }
+
+  async function refresh() {
+    let s = null;
+    try {
+      s = await api.sendMessage({ type: "policy_get" });
+    } catch {
+      s = null;
+    }
+    render(s);
+  }
+
+  /**
+   * Run one operation at a time; show its outcome in #policy-status and re-render.
+   * @param {() => Promise<string>} op resolves to the status text
+   * @returns {Promise<string>}
+   */
+  async function run(op) {
+    if (busy) return "busy";
+    busy = true;
+    setDisabled();
+    let result;
+    try {
+      result = await op();
+    } catch {
+      result = "refused: internal_error";
+    }
+    show("policy-status", result);
+    busy = false;
+    await refresh();
+    show("policy-status", result);
+    return result;
+  }
+
+  /** @param {any} answer @param {string} action */
+  const outcome = (answer, action) => (answer && answer.ok === true ? `done: ${action}` : `refused: ${String(answer?.code ?? "internal_error")}`);
+
+  /**
+   * A tap-gated action: presence_begin, WebAuthn get() here, presence_complete.
+   * @param {string} action "policy.widen" or "unkill"
+   * @param {string} detail
+   */
+  function tap(action, detail) {
+    return run(async () => {
+      show("policy-status", `${action}: asking the host`);
+      const begun = await api.sendMessage({ type: "presence_begin", action, detail });
+      if (!begun || begun.ok !== true) return outcome(begun, action);
+      show("policy-status", `${action}: touch your authenticator`);
+      let response;
+      try {
+        const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
+        response = await api.getAssertion(opts.publicKey ?? opts);
+      } catch {
+        return "refused: presence_refused";
+      }
+      const done = await api.sendMessage({ type: "presence_complete", challengeId: begun.challengeId, action, detail, response });
+      return outcome(done, action);
+    });
+  }
+
+  /** @param {Record<string, unknown>} changes */
+  const widen = (changes) => tap("policy.widen", canonicalJson(changes));
+
+  /** @param {string} key @param {unknown} value */
+  function restrict(key, value) {
+    return run(async () => outcome(await api.sendMessage({ type: "policy_restrict", key, value }), "policy_restrict"));
+  }
+
+  const kill = () => run(async () => outcome(await api.sendMessage({ type: "kill" }), "kill"));
+  const unkill = () => tap("unkill", "");
+
+  async function approveOrigin() {
+    const input = el("origin");
+    const raw = String(input?.value ?? "").trim().replace(/\/$/, "");
+    const origin = normaliseOrigin(raw);
+    if (origin === null) {
+      show("policy-status", "refused: bad_request (enter an exact origin such as https://example.com)");
+      return "refused: bad_request";
+    }
+    const existing = Array.isArray(policy?.origins) ? policy.origins.map(String) : [];
+    if (existing.includes(origin)) {
+      show("policy-status", `already approved: ${origin}`);
+      return "already approved";
+    }
+    const result = await widen({ origins: [...existing, origin] });
+    if (result.startsWith("done") && input) input.value = "";
+    return result;
+  }
+
+  /** @param {string} id @param {() => Promise<unknown>} fn */
+  const on = (id, fn) => el(id)?.addEventListener("click", () => {
+    fn().catch(() => {});
+  });
+  on("approve-origin", approveOrigin);
+  on("enable-eval", () => widen({ eval: true }));
+  on("enable-upload", () => widen({ upload: true }));
+  on("restrict-eval", () => restrict("eval", false));
+  on("restrict-upload", () => restrict("upload", false));
+  on("kill", kill);
+  on("unkill", unkill);
+  // Enter in the origin field approves it (there is no <form> to submit).
+  el("origin")?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+    if (e.key === "Enter") approveOrigin().catch(() => {});
+  });
+
+  await refresh();
+  return { refresh, widen, restrict, kill, unkill, approveOrigin };
+}

@@ -1,0 +1,133 @@
+// policy-relay.js — the service worker's side of the options page's Policy section: relays
+// policy_get, presence_begin, presence_complete, policy_restrict and kill runtime messages to the
+// host (host_call) and hands back its answer. Pure: the host call is injected. It must never
+// answer anything but this extension's own options page, never decide policy itself (the host
+// verifies every tap and signs every change), and never complete a tap for a different action or
+// detail than the one its challenge was begun for.
+
+import { BridgeError } from "./bridge-error.js";
+import { canonicalJson } from "./canonical-json.js";
+import { fromOptionsPage } from "./pairing.js";
+import { isPlainObject } from "./wire.js";
+
+const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill"]);
+/** Actions a tap can authorise (docs/protocol.md "What a tap authorises"). */
+export const TAP_ACTIONS = Object.freeze(["policy.widen", "unkill"]);
+const MAX_DETAIL = 64 * 1024;
+const MAX_KEY = 64;
+
+/**
+ * Whether `detail` is a valid detail for `action`: "" for unkill; for policy.widen, the canonical
+ * JSON of a non-empty object of changes.
+ * @param {unknown} action
+ * @param {unknown} detail
+ */
+export function validDetail(action, detail) {
+  if (typeof detail !== "string") return false;
+  if (action === "unkill") return detail === "";
+  if (action !== "policy.widen" || detail === "" || detail.length > MAX_DETAIL) return false;
+  try {
+    const changes = JSON.parse(detail);
+    return isPlainObject(changes) && Object.keys(changes).length > 0 && canonicalJson(changes) === detail;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @param {{hostCall: (action: string, args: object) => Promise<any>}} deps session.hostCall
+ */
+export function createPolicyRelay({ hostCall }) {
+  /** The latest presence_begin; one tap at a time. */
+  /** @type {{challengeId: string, action: string, detail: string} | null} */
+  let begun = null;
+
+  const bad = () => ({ ok: false, code: "bad_request" });
+  /** @param {unknown} err */
+  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : "internal_error" });
+
+  /**
+   * @param {string} action
+   * @param {object} args
+   * @param {(r: Record<string, unknown>) => object | null} shape the reply, or null when malformed
+   */
+  async function call(action, args, shape) {
+    try {
+      const r = await hostCall(action, args);
+      const out = isPlainObject(r) ? shape(r) : null;
+      return out === null ? { ok: false, code: "internal_error" } : { ...out, ok: true };
+    } catch (err) {
+      return refusal(err);
+    }
+  }
+
+  /** @param {Record<string, unknown>} msg */
+  function policyGet(msg) {
+    void msg;
+    return call("policy_get", {}, (r) => (isPlainObject(r.policy) && typeof r.killed === "boolean"
+      ? {
+        policy: r.policy, killed: r.killed, epoch: r.epoch ?? null, enrolled: r.enrolled === true,
+        browsers: Array.isArray(r.browsers) ? r.browsers.filter((b) => typeof b === "string") : [],
+      }
+      : null));
+  }
+
+  /** @param {Record<string, unknown>} msg */
+  async function begin(msg) {
+    const { action, detail } = msg;
+    if (typeof action !== "string" || !TAP_ACTIONS.includes(action) || !validDetail(action, detail)) return bad();
+    begun = null;
+    const answer = await call("presence_begin", { action, detail }, (r) => (typeof r.challengeId === "string" && r.challengeId !== "" && isPlainObject(r.options)
+      ? { challengeId: r.challengeId, options: r.options }
+      : null));
+    if (answer.ok) begun = { challengeId: /** @type {any} */ (answer).challengeId, action, detail: /** @type {string} */ (detail) };
+    return answer;
+  }
+
+  /** @param {Record<string, unknown>} msg */
+  function complete(msg) {
+    const { challengeId, action, detail, response } = msg;
+    const b = begun;
+    if (b === null || challengeId !== b.challengeId || action !== b.action || detail !== b.detail || !isPlainObject(response)) {
+      return Promise.resolve(bad());
+    }
+    begun = null; // single use, whatever the host says
+    return call("presence_complete", { challengeId: b.challengeId, action: b.action, detail: b.detail, response },
+      (r) => (r.done === true ? { done: true, epoch: r.epoch ?? null } : null));
+  }
+
+  /** @param {Record<string, unknown>} msg */
+  function restrict(msg) {
+    const { key, value } = msg;
+    if (typeof key !== "string" || key === "" || key.length > MAX_KEY || value === undefined) return Promise.resolve(bad());
+    try {
+      canonicalJson(value); // plain JSON only
+    } catch {
+      return Promise.resolve(bad());
+    }
+    return call("policy_restrict", { key, value }, (r) => ({ ...r }));
+  }
+
+  /** @param {Record<string, unknown>} msg */
+  function kill(msg) {
+    void msg;
+    return call("kill", {}, (r) => ({ ...r }));
+  }
+
+  const HANDLERS = { policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
+
+  return {
+    /**
+     * Answer one runtime message, or undefined when it is not a policy message.
+     * @param {unknown} msg
+     * @param {{id?: string, url?: string} | undefined} sender
+     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(OPTIONS_PAGE)
+     * @returns {Promise<object> | undefined}
+     */
+    handleMessage(msg, sender, { extensionId, pageUrl }) {
+      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
+      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve(bad());
+      return HANDLERS[/** @type {keyof typeof HANDLERS} */ (msg.type)](msg);
+    },
+  };
+}

@@ -1,0 +1,89 @@
+"""What a tap authorises, for real: after pairing the browser (code + credential), the options
+page widens policy with a WebAuthn assertion from Chrome's virtual authenticator — eval then works
+where it was refused — narrows for free, and releases the kill switch with a tap."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate
+from tests.browser.test_browser_pairing import CODE, _pair, _status
+from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 180.0
+
+
+async def _policy_status(page: Any, prefix: str) -> str:
+    await page.wait_for_function(
+        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)", arg=prefix,
+        timeout=30_000,
+    )
+    return str(await page.text_content("#policy-status"))
+
+
+def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: ThrowawayBrowser, site: str) -> None:
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            page = await context.new_page()
+            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("WebAuthn.enable")
+            await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+            await _pair(page, CODE)
+            assert (await _status(page, "paired")).startswith("paired")
+
+            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
+            refused = await agent.call_tool("page_eval", {"tabId": tab, "code": "1+1"})
+            assert (tool_error(refused) or {}).get("code") == "policy_denied"
+
+            # Widen with a tap: eval now works (and is still confirmed in the window).
+            await page.reload()
+            await page.click("#enable-eval")
+            assert (await _policy_status(page, "done")).startswith("done")
+            assert gate.current().policy.eval is True
+            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "20+22"}))
+            await press(await _confirm_page(context), "#allow")
+            result = await evaluating
+            assert not result.is_error, result.content
+            assert result.structured_content["result"] == 42
+
+            # Narrow for free: no tap, and eval is refused again.
+            await page.click("#restrict-eval")
+            assert (await _policy_status(page, "done")).startswith("done")
+            assert gate.current().policy.eval is False
+            again = await agent.call_tool("page_eval", {"tabId": tab, "code": "1"})
+            assert (tool_error(again) or {}).get("code") == "policy_denied"
+
+            # Kill for free; unkill only with a tap.
+            await page.click("#kill")
+            await page.wait_for_function("() => (document.getElementById('killed')?.textContent || '').includes('engaged')")
+            assert gate.current().killed
+            assert (tool_error(await agent.call_tool("tab_list", {})) or {}).get("code") == "killed"
+            await page.click("#unkill")
+            assert (await _policy_status(page, "done")).startswith("done")
+            assert not gate.current().killed
+            assert not (await agent.call_tool("tab_list", {})).is_error
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

@@ -1,0 +1,216 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { runPolicyPage } from "../../extension/lib/policy-page.js";
+
+/** A tiny document: elements with children, text, attributes, click and keydown listeners. */
+function fakeDoc(ids) {
+  const make = (tag, id) => {
+    const listeners = { click: [], keydown: [] };
+    const el = {
+      tagName: tag.toUpperCase(), id, children: [], attrs: {}, value: "", disabled: false, type: "", className: "", _text: "",
+      get textContent() { return this.children.length ? this.children.map((c) => (typeof c === "string" ? c : c.textContent)).join("") : this._text; },
+      set textContent(v) { this.children = []; this._text = String(v); },
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+      append(...nodes) { this.children.push(...nodes); },
+      replaceChildren(...nodes) { this.children = [...nodes]; this._text = ""; },
+      setAttribute(k, v) { this.attrs[k] = String(v); },
+      getAttribute(k) { return this.attrs[k] ?? null; },
+      addEventListener(type, fn) { listeners[type]?.push(fn); },
+      click() { if (!this.disabled) for (const fn of listeners.click) fn(); },
+      key(k) { for (const fn of listeners.keydown) fn({ key: k }); },
+      querySelectorAll(sel) {
+        const out = [];
+        const walk = (n) => { for (const c of n.children) if (typeof c !== "string") { if (c.tagName === sel.toUpperCase()) out.push(c); walk(c); } };
+        walk(this);
+        return out;
+      },
+    };
+    return el;
+  };
+  const els = new Map(ids.map((id) => [id, make(id === "policy" ? "dl" : "div", id)]));
+  return { getElementById: (id) => els.get(id) ?? null, createElement: (tag) => make(tag, null), el: (id) => els.get(id) };
+}
+
+const IDS = ["policy", "killed", "enrolled", "policy-summary", "policy-status", "origin", "approve-origin",
+  "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"];
+
+function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
+  begin, complete, assertion, restrict, kill } = {}) {
+  const doc = fakeDoc(IDS);
+  const sent = [];
+  const assertions = [];
+  let state = { policy, killed };
+  const api = {
+    sendMessage: async (m) => {
+      sent.push(m);
+      if (m.type === "policy_get") return { ok: true, policy: state.policy, killed: state.killed, epoch: 3, browsers: ["chromium"], enrolled };
+      if (m.type === "presence_begin") return begin ?? { ok: true, challengeId: "ch1", options: { publicKey: { challenge: "AA" } } };
+      if (m.type === "presence_complete") {
+        if (complete) return complete;
+        if (m.action === "unkill") state = { ...state, killed: false };
+        else state = { ...state, policy: { ...state.policy, ...JSON.parse(m.detail) } };
+        return { ok: true, done: true, epoch: 4 };
+      }
+      if (m.type === "policy_restrict") {
+        if (restrict) return restrict;
+        state = { ...state, policy: { ...state.policy, [m.key]: m.value } };
+        return { ok: true };
+      }
+      if (m.type === "kill") {
+        if (kill) return kill;
+        state = { ...state, killed: true };
+        return { ok: true };
+      }
+      return undefined;
+    },
+    getAssertion: assertion ?? (async (o) => { assertions.push(o); return { id: "c", type: "public-key", response: { signature: "s" } }; }),
+  };
+  return { doc, sent, assertions, run: () => runPolicyPage({ doc, api }) };
+}
+const flush = () => new Promise((r) => setImmediate(r));
+const types = (sent) => sent.map((m) => m.type);
+
+test("renders every policy key, the kill state and enrolment; origins get remove buttons", async () => {
+  const h = harness();
+  await h.run();
+  assert.deepEqual(h.sent, [{ type: "policy_get" }]);
+  const dl = h.doc.el("policy");
+  const dts = dl.children.filter((c) => c.tagName === "DT").map((c) => c.textContent);
+  assert.deepEqual(dts, ["confirm", "eval", "origins", "upload"]);
+  assert.equal(dl.children[3].textContent, "false", "eval's value");
+  const remove = dl.querySelectorAll("button");
+  assert.equal(remove.length, 1);
+  assert.equal(remove[0].getAttribute("aria-label"), "Remove https://a.test");
+  assert.equal(h.doc.el("killed").textContent, "released");
+  assert.match(h.doc.el("enrolled").textContent, /^yes/);
+  assert.equal(h.doc.el("enable-eval").disabled, false);
+  assert.equal(h.doc.el("restrict-eval").disabled, true, "eval is already off");
+  assert.equal(h.doc.el("kill").disabled, false);
+  assert.equal(h.doc.el("unkill").disabled, true);
+  const h2 = harness({ killed: true, enrolled: false });
+  await h2.run();
+  assert.equal(h2.doc.el("killed").textContent, "engaged");
+  assert.match(h2.doc.el("enrolled").textContent, /^no/);
+});
+
+test("host text goes in as text, never as HTML", async () => {
+  const h = harness({ policy: { origins: ["https://<b>x</b>.test"], note: "<img src=x onerror=alert(1)>" } });
+  await h.run();
+  assert.match(h.doc.el("policy").textContent, /<img src=x onerror=alert\(1\)>/);
+});
+
+test("policy_get failure is shown and disables the controls", async () => {
+  const h = harness();
+  const doc = h.doc;
+  await runPolicyPage({ doc, api: { sendMessage: async () => ({ ok: false, code: "extension_not_connected" }), getAssertion: async () => ({}) } });
+  assert.equal(doc.el("policy-summary").textContent, "Policy unavailable: extension_not_connected");
+  assert.equal(doc.el("enable-eval").disabled, true);
+  assert.equal(doc.el("killed").textContent, "unknown");
+});
+
+test("widen eval: presence_begin with canonical detail -> get() -> presence_complete, then re-render", async () => {
+  const h = harness();
+  const page = await h.run();
+  h.doc.el("enable-eval").click();
+  await flush(); await flush(); await flush();
+  assert.deepEqual(types(h.sent), ["policy_get", "presence_begin", "presence_complete", "policy_get"]);
+  assert.deepEqual(h.sent[1], { type: "presence_begin", action: "policy.widen", detail: "{\"eval\":true}" });
+  assert.deepEqual(h.assertions, [{ challenge: "AA" }], "options.publicKey is what get() parses");
+  assert.deepEqual(h.sent[2], { type: "presence_complete", challengeId: "ch1", action: "policy.widen", detail: "{\"eval\":true}",
+    response: { id: "c", type: "public-key", response: { signature: "s" } } });
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy.widen");
+  assert.equal(h.doc.el("enable-eval").disabled, true, "eval is on now");
+  assert.equal(h.doc.el("restrict-eval").disabled, false);
+  assert.equal(await page.widen({ upload: true }), "done: policy.widen");
+  assert.equal(h.sent.at(-3).detail, "{\"upload\":true}");
+});
+
+test("widen refusals: the host's code, or presence_refused when the authenticator fails", async () => {
+  const a = harness({ begin: { ok: false, code: "presence_refused" } });
+  assert.equal(await (await a.run()).widen({ eval: true }), "refused: presence_refused");
+  assert.equal(a.doc.el("policy-status").textContent, "refused: presence_refused");
+  assert.equal(a.assertions.length, 0);
+  const b = harness({ assertion: async () => { throw new DOMException("no", "NotAllowedError"); } });
+  assert.equal(await (await b.run()).widen({ eval: true }), "refused: presence_refused");
+  assert.equal(b.sent.some((m) => m.type === "presence_complete"), false);
+  const c = harness({ complete: { ok: false, code: "host_compromised" } });
+  assert.equal(await (await c.run()).widen({ eval: true }), "refused: host_compromised");
+  assert.equal(c.doc.el("policy-status").textContent, "refused: host_compromised");
+  const d = harness({ begin: { ok: true, challengeId: "x", options: { challenge: "BB" } } });
+  await (await d.run()).widen({ eval: true });
+  assert.deepEqual(d.assertions, [{ challenge: "BB" }], "options without a publicKey wrapper are used as is");
+});
+
+test("approve an origin: normalised, appended to the existing list, widened with a tap", async () => {
+  const h = harness();
+  const page = await h.run();
+  h.doc.el("origin").value = "  https://B.test/ ";
+  assert.equal(await page.approveOrigin(), "done: policy.widen");
+  const begin = h.sent.find((m) => m.type === "presence_begin");
+  assert.equal(begin.detail, "{\"origins\":[\"https://a.test\",\"https://b.test\"]}");
+  assert.equal(h.doc.el("origin").value, "");
+  assert.equal(h.doc.el("policy").querySelectorAll("button").length, 2);
+  const before = h.sent.length;
+  h.doc.el("origin").value = "https://a.test";
+  assert.equal(await page.approveOrigin(), "already approved");
+  h.doc.el("origin").value = "https://c.test/path";
+  assert.equal(await page.approveOrigin(), "refused: bad_request");
+  assert.equal(h.sent.length, before, "nothing sent for a bad or known origin");
+  h.doc.el("origin").value = "https://d.test";
+  h.doc.el("origin").key("Enter");
+  await flush(); await flush(); await flush();
+  assert.equal(h.sent.filter((m) => m.type === "presence_begin").at(-1).detail, "{\"origins\":[\"https://a.test\",\"https://b.test\",\"https://d.test\"]}");
+});
+
+test("narrowing is free: restrict eval and remove an origin send policy_restrict, no tap", async () => {
+  const h = harness({ policy: { origins: ["https://a.test", "https://b.test"], eval: true, upload: false } });
+  await h.run();
+  h.doc.el("restrict-eval").click();
+  await flush(); await flush();
+  assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "eval", value: false });
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
+  const [removeA] = h.doc.el("policy").querySelectorAll("button");
+  removeA.click();
+  await flush(); await flush();
+  assert.deepEqual(h.sent.filter((m) => m.type === "policy_restrict")[1], { type: "policy_restrict", key: "origins", value: ["https://b.test"] });
+  assert.equal(h.sent.some((m) => m.type === "presence_begin"), false);
+  assert.equal(h.assertions.length, 0);
+  const r = harness({ policy: { eval: true }, restrict: { ok: false, code: "internal_error" } });
+  assert.equal(await (await r.run()).restrict("eval", false), "refused: internal_error");
+});
+
+test("kill is free; unkill needs a tap with action unkill and empty detail", async () => {
+  const h = harness();
+  const page = await h.run();
+  h.doc.el("kill").click();
+  await flush(); await flush();
+  assert.deepEqual(types(h.sent), ["policy_get", "kill", "policy_get"]);
+  assert.equal(h.doc.el("policy-status").textContent, "done: kill");
+  assert.equal(h.doc.el("killed").textContent, "engaged");
+  assert.equal(h.assertions.length, 0);
+  assert.equal(h.doc.el("unkill").disabled, false);
+  h.doc.el("unkill").click();
+  await flush(); await flush(); await flush();
+  assert.deepEqual(h.sent.find((m) => m.type === "presence_begin"), { type: "presence_begin", action: "unkill", detail: "" });
+  assert.equal(h.sent.find((m) => m.type === "presence_complete").action, "unkill");
+  assert.equal(h.assertions.length, 1);
+  assert.equal(h.doc.el("policy-status").textContent, "done: unkill");
+  assert.equal(h.doc.el("killed").textContent, "released");
+  const refused = harness({ killed: true, begin: { ok: false, code: "presence_refused" } });
+  assert.equal(await (await refused.run()).unkill(), "refused: presence_refused");
+  assert.equal(refused.doc.el("killed").textContent, "engaged");
+  void page;
+});
+
+test("one operation at a time", async () => {
+  let release;
+  const h = harness({ assertion: () => new Promise((r) => { release = r; }) });
+  const page = await h.run();
+  const first = page.widen({ eval: true });
+  await flush();
+  assert.equal(h.doc.el("kill").disabled, true, "controls are disabled while a tap is pending");
+  assert.equal(await page.kill(), "busy");
+  release({ id: "c" });
+  assert.equal(await first, "done: policy.widen");
+  assert.equal(h.doc.el("kill").disabled, false);
+});
