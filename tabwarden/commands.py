@@ -337,7 +337,7 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
     _ceremony("policy set", ["This signs a new policy baseline:",
                              *(f"  {k} = {json.dumps(new[k])}" for k in changes)])
     store.set_baseline(_trust_path(), key, new.to_json(), _now())
-    _audit().append("policy_set", decision="granted", path="terminal", keys=sorted(changes))
+    _audit().append("policy_set", decision="granted", path="terminal", changed=sorted(changes))
     print("policy updated")
     return 0
 
@@ -354,7 +354,7 @@ def cmd_policy_restrict(args: argparse.Namespace) -> int:
                               "widening needs `tabwarden policy set`")
     for key, value in changes.items():
         store.add_restriction(_trust_path(), key, value, _now())
-    _audit().append("policy_restrict", decision="narrowed", keys=sorted(changes))
+    _audit().append("policy_restrict", decision="narrowed", changed=sorted(changes))
     print("policy restricted")
     return 0
 
