@@ -10,7 +10,9 @@ import stat
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,8 +194,12 @@ def _raw_connect(sock_path: Path) -> socket.socket:
     return s
 
 
+_DECODERS: weakref.WeakKeyDictionary[socket.socket, Any] = weakref.WeakKeyDictionary()
+
+
 def _recv_frame(s: socket.socket) -> dict[str, object] | None:
-    decoder = frames.decoder()
+    """The next frame on ``s``; one decoder per socket, so two frames in one read are both kept."""
+    decoder = _DECODERS.setdefault(s, frames.decoder())
     while True:
         frame = decoder.next_frame()
         if frame is not None:
