@@ -18,6 +18,9 @@ import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
 import { OPTIONS_PAGE, createPairing } from "./lib/pairing.js";
 import { createPolicyRelay } from "./lib/policy-relay.js";
+import { POPUP_PAGE, createPopupRelay } from "./lib/popup-relay.js";
+import { createPresenceConfirm } from "./lib/presence-confirm.js";
+import { createRecentCalls } from "./lib/recent-calls.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
@@ -99,6 +102,18 @@ const pairing = createPairing({
 });
 // The options page's Policy section (lib/policy-relay.js): the host verifies taps and signs changes.
 const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
+// Presence-confirm mode (policy presenceConfirm): the confirm window's tap for page_eval/page_upload.
+const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args) => session.hostCall(action, args) });
+// The popup's last calls (action and outcome only), in chrome.storage.session.
+const recentCalls = createRecentCalls({
+  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
+});
+const popupRelay = createPopupRelay({
+  hostCall: (action, args) => session.hostCall(action, args),
+  sessionSnapshot: () => session.snapshot(),
+  gateSnapshot: () => pinGate.snapshot(),
+  recent: () => recentCalls.list(),
+});
 
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
@@ -115,6 +130,9 @@ const session = createSession({
   gate: pinGate,
   onWelcome: () => pinGate.onWelcome(),
   onClosed: () => pinGate.onClosed(),
+  onAnswered: (action, reply) => {
+    recentCalls.record(action, reply);
+  },
   log,
 });
 
@@ -151,19 +169,21 @@ const guarded = (what, fn) => (...args) => {
 chrome.runtime.onInstalled.addListener(ensureConnected);
 chrome.runtime.onStartup.addListener(ensureConnected);
 
-// Only this extension's confirm page may ask for details or answer, and only its options page
-// may pair or reach the host's policy actions (all checked inside).
+// Only this extension's confirm page may ask for details, answer or tap, only its options page
+// may pair or reach the host's policy actions, and only its popup may read status or kill (all
+// checked inside).
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   try {
     const optionsCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(OPTIONS_PAGE) };
-    const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx);
+    const confirmCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE) };
+    const popupCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(POPUP_PAGE) };
+    const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx)
+      ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx);
     if (pairingAnswer !== undefined) {
       pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: "internal_error" }));
       return true; // answered asynchronously
     }
-    const response = handleConfirmMessage(msg, sender, {
-      broker, extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE),
-    });
+    const response = handleConfirmMessage(msg, sender, { broker, ...confirmCtx });
     if (response !== undefined) sendResponse(response);
   } catch (err) {
     log.warn("tabwarden: runtime message listener failed", err);

@@ -1,12 +1,14 @@
 // confirm.js — entry script of confirm.html, the extension-owned confirm window. Thin wiring
-// only: hands the real document and chrome calls (via lib/chrome-api.js) to lib/confirm-page.js.
-// It must never hold confirmation logic itself.
+// only: hands the real document, chrome calls (via lib/chrome-api.js) and WebAuthn get() (via
+// lib/webauthn.js, presence mode) to lib/confirm-page.js. It must never hold confirmation logic
+// itself.
 
 import { requestPermission, sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runConfirmPage } from "./lib/confirm-page.js";
+import { getAssertion } from "./lib/webauthn.js";
 
 runConfirmPage({
   doc: document,
   search: location.search,
-  api: { sendMessage: sendRuntimeMessage, requestPermission },
+  api: { sendMessage: sendRuntimeMessage, requestPermission, getAssertion },
 }).catch((err) => console.warn("tabwarden: confirm page failed", err));

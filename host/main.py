@@ -106,6 +106,7 @@ def _host_calls(gate: object, browser_label: str) -> object:
         effective=gate.current,
         audit=AuditLog.default,
         kill_latch=gate.kill_latch,
+        config_dir=gate.config,
     )
     book = ChallengeBook()
     # One tap at a time: the sign counter is checked and stored without interleaving.
@@ -143,6 +144,8 @@ def _host_calls(gate: object, browser_label: str) -> object:
             return await asyncio.to_thread(pairing.policy_restrict, ctx, args, now)
         if action == "kill":
             return await asyncio.to_thread(pairing.kill, ctx, args, now)
+        if action == "clients_recent":
+            return await asyncio.to_thread(pairing.clients_recent, ctx, args)
         raise pairing.UnknownHostAction(f"unknown host action {action!r}")
 
     return call

@@ -13,11 +13,16 @@ And what a tap authorises (docs/protocol.md, "What a tap authorises"):
 * ``policy_get {}`` — read-only view of the effective policy for the options page.
 * ``presence_begin {action, detail}`` / ``presence_complete {challengeId, action, detail,
   response}`` — a WebAuthn assertion from this host's own browser credential, bound to exactly
-  one ``policy.widen`` (detail = canonical JSON of the changes) or ``unkill`` (detail ``""``).
+  one ``policy.widen`` (detail = canonical JSON of the changes) or ``unkill`` (detail ``""``);
+  also ``confirm.eval`` / ``confirm.upload`` (canonical ``{code, origin}`` / ``{origin, path}``;
+  only when the signed policy already enables eval / upload with ``presenceConfirm``, else
+  ``policy_denied``: the host verifies, stores the counter and answers ``{done}``, nothing more)
+  and ``pair_client`` (canonical ``{exe, label, sha256}``; a client grant, path ``webauthn``).
   The new sign count is stored (re-signed grant) before the action runs. User presence is
   required; user verification is preferred, not required, and reported in the audit entry
   (``user_verified``).
 * ``policy_restrict {key, value}`` and ``kill {}`` — narrowing: free, no tap and no key.
+* ``clients_recent {}`` — read-only: paired MCP clients and recently seen spawners.
 
 The functions here are synchronous and do blocking I/O (key store, trust record, audit log): the
 caller runs them in a worker thread. The ``ChallengeBook`` stays with the caller, on the event
@@ -29,9 +34,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,10 +46,17 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from tabwarden.errors import TabwardenError
+from tabwarden.paths import LABEL_RE
 from tabwarden.trust import store
 from tabwarden.trust.canonical import canonical
 from tabwarden.trust.keys import HostKey
-from tabwarden.trust.policy import PolicyError, apply_set, is_narrowing, validate_value
+from tabwarden.trust.policy import (
+    PolicyError,
+    apply_set,
+    is_narrowing,
+    normalise_origin,
+    validate_value,
+)
 from tabwarden.trust.presence import (
     Challenge,
     PresenceRefused,
@@ -65,11 +79,20 @@ ACTIONS = (
     "presence_complete",
     "policy_restrict",
     "kill",
+    "clients_recent",
 )
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
-PRESENCE_ACTIONS = ("policy.widen", "unkill")
+PRESENCE_ACTIONS = ("policy.widen", "unkill", "confirm.eval", "confirm.upload", "pair_client")
 #: The canonical JSON of a whole policy change (1000 origins of 300 chars fit comfortably).
 MAX_DETAIL_CHARS = 512 * 1024
+#: ``confirm.eval`` names the full code: at most 100000 characters, each at most a 6-char escape.
+MAX_EVAL_CODE_CHARS = 100_000
+MAX_EVAL_DETAIL_CHARS = 6 * MAX_EVAL_CODE_CHARS + 4096
+MAX_UPLOAD_PATH_CHARS = 4096
+MAX_EXE_CHARS = 4096
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+#: The policy key each confirm action needs enabled (with ``presenceConfirm: true``).
+_CONFIRM_KEYS = {"confirm.eval": "eval", "confirm.upload": "upload"}
 KILL_REASON = "engaged from the browser"
 PROOF_DOMAIN = b"tabwarden/host-proof/v1\n"
 NONCE_BYTES = 32
@@ -91,6 +114,12 @@ class BadHostCall(TabwardenError):
     code = "bad_request"
 
 
+class PolicyDenied(TabwardenError):
+    """The signed policy keeps that off; a tap cannot turn it on."""
+
+    code = "policy_denied"
+
+
 class UnknownHostAction(TabwardenError):
     """The host does not know that action."""
 
@@ -107,6 +136,7 @@ class PairingContext:
     effective: Any  # () -> Effective
     audit: Any  # () -> tabwarden.trust.audit.AuditLog
     kill_latch: Path | None = None  # the pre-pairing kill latch (trust/gate.py), if any
+    config_dir: Path | None = None  # where spawners.json lives (clients_recent), if any
 
 
 def _key(ctx: PairingContext) -> HostKey:
@@ -282,14 +312,95 @@ def _changes(action: str, detail: Any) -> dict[str, Any]:
     return changes
 
 
+def _canonical_object(detail: Any, keys: frozenset[str], limit: int) -> dict[str, Any]:
+    """``detail`` parsed, if it is exactly the canonical JSON of an object with ``keys``."""
+    if not isinstance(detail, str) or not detail or len(detail) > limit:
+        raise BadHostCall("detail must be a string")
+    try:
+        value = json.loads(detail)
+    except ValueError:
+        raise BadHostCall("detail must be canonical JSON") from None
+    if not isinstance(value, dict) or set(value) != keys:
+        raise BadHostCall(f"detail must name exactly {', '.join(sorted(keys))}")
+    try:
+        recomputed = canonical(value).decode("utf-8")
+    except ValueError:
+        raise BadHostCall("detail must be canonical JSON") from None
+    if recomputed != detail:
+        raise BadHostCall("detail must be the canonical JSON (sorted keys, compact)")
+    return value
+
+
+def _exact_origin(value: Any) -> str:
+    try:
+        exact = normalise_origin(value)
+    except PolicyError:
+        raise BadHostCall("origin must be an exact origin") from None
+    if exact != value:
+        raise BadHostCall("origin must be an exact origin (normalised)")
+    return exact
+
+
+def _confirm_detail(action: str, detail: Any) -> dict[str, Any]:
+    """``confirm.eval`` → ``{code, origin}``; ``confirm.upload`` → ``{origin, path}``."""
+    if action == "confirm.eval":
+        value = _canonical_object(detail, frozenset({"code", "origin"}), MAX_EVAL_DETAIL_CHARS)
+        code = value["code"]
+        if not isinstance(code, str) or not code or len(code) > MAX_EVAL_CODE_CHARS:
+            raise BadHostCall(
+                f"code must be a non-empty string of at most {MAX_EVAL_CODE_CHARS} chars"
+            )
+    else:
+        value = _canonical_object(detail, frozenset({"origin", "path"}), MAX_DETAIL_CHARS)
+        path = value["path"]
+        if (not isinstance(path, str) or not path or len(path) > MAX_UPLOAD_PATH_CHARS
+                or "\x00" in path):
+            raise BadHostCall("path must be a non-empty file path")
+    _exact_origin(value["origin"])
+    return value
+
+
+def _client_detail(detail: Any) -> dict[str, Any]:
+    """``pair_client`` → ``{exe, label, sha256}``, checked by the trust store's rules."""
+    value = _canonical_object(detail, frozenset({"exe", "label", "sha256"}), MAX_DETAIL_CHARS)
+    label, exe, sha256 = value["label"], value["exe"], value["sha256"]
+    if not isinstance(label, str) or not LABEL_RE.match(label):
+        raise BadHostCall("label must be a client label (a-z, 0-9, _ and -; at most 32)")
+    if (not isinstance(exe, str) or not exe.startswith("/") or len(exe) > MAX_EXE_CHARS
+            or "\x00" in exe):
+        raise BadHostCall("exe must be an absolute path")
+    if not isinstance(sha256, str) or not _HEX64.match(sha256):
+        raise BadHostCall("sha256 must be 64 lower-case hex digits")
+    return value
+
+
+def _parsed_detail(action: str, detail: Any) -> dict[str, Any]:
+    """What ``detail`` names for ``action``; refuses anything but its exact canonical form."""
+    if action in _CONFIRM_KEYS:
+        return _confirm_detail(action, detail)
+    if action == "pair_client":
+        return _client_detail(detail)
+    return _changes(action, detail)
+
+
+def _require_confirm_policy(eff: Effective, action: str) -> None:
+    """A tap replaces the confirm window's click; it never turns on what the policy keeps off."""
+    key = _CONFIRM_KEYS[action]
+    if eff.killed or not getattr(eff.policy, key) or not eff.policy.presence_confirm:
+        log.warning("%s refused: the policy does not allow %s with presenceConfirm", action, key)
+        raise PolicyDenied(f"the policy does not allow {key} confirmed by a tap")
+
+
 def presence_begin(
     ctx: PairingContext, args: dict[str, Any], now: int
 ) -> tuple[dict[str, Any], Challenge]:
     """Mint an assertion challenge for exactly (action, detail, this browser)."""
     action = _presence_action(args)
     detail = args.get("detail")
-    _changes(action, detail)
+    _parsed_detail(action, detail)
     _, eff = _paired_key(ctx)
+    if action in _CONFIRM_KEYS:
+        _require_confirm_policy(eff, action)
     credentials = _own_credentials(ctx, eff)
     if not credentials:
         log.warning("presence_begin refused: browser %r has no credential", ctx.browser_label)
@@ -301,7 +412,13 @@ def presence_begin(
     return {"challengeId": challenge.id, "options": options}, challenge
 
 
-_AUDIT_EVENT = {"policy.widen": "policy_set", "unkill": "unkill"}
+_AUDIT_EVENT = {
+    "policy.widen": "policy_set",
+    "unkill": "unkill",
+    "confirm.eval": "confirm_eval",
+    "confirm.upload": "confirm_upload",
+    "pair_client": "pair_client",
+}
 
 
 def presence_complete(
@@ -311,10 +428,14 @@ def presence_complete(
     new sign count, then perform the action. Nothing is written when the tap is refused."""
     action = _presence_action(args)
     detail = args.get("detail")
-    changes = _changes(action, detail)
+    parsed = _parsed_detail(action, detail)
     event = _AUDIT_EVENT[action]
     key, eff = _paired_key(ctx)
-    new_policy = apply_set(eff.policy, changes) if changes else None  # policy_invalid first
+    new_policy = None
+    if action == "policy.widen":
+        new_policy = apply_set(eff.policy, parsed)  # policy_invalid first
+    elif action in _CONFIRM_KEYS:
+        _require_confirm_policy(eff, action)  # policy_denied before any ceremony
     credentials = _own_credentials(ctx, eff)
     try:
         if challenge is None:
@@ -340,11 +461,35 @@ def presence_complete(
         ctx.trust_path, key, ctx.browser_label,
         replace(stored, sign_count=outcome.new_sign_count), now,
     )
-    if new_policy is not None:
+    if action in _CONFIRM_KEYS:
+        # The record may have changed while the person tapped: check the policy once more.
+        _require_confirm_policy(ctx.effective(), action)
+        fields: dict[str, Any] = {"origin": parsed["origin"]}
+        if action == "confirm.eval":
+            fields["evalSha256"] = hashlib.sha256(parsed["code"].encode("utf-8")).hexdigest()
+        else:
+            fields["file"] = parsed["path"]
+        ctx.audit().append(
+            event, decision="granted", path="webauthn", browser=ctx.browser_label,
+            credential=outcome.credential_id, user_verified=outcome.user_verified, **fields,
+        )
+        log.info("presence_complete: %s confirmed for browser %r", action, ctx.browser_label)
+        return {"done": True}
+    if action == "pair_client":
+        doc = store.add_client(
+            ctx.trust_path, key, parsed["label"], parsed["exe"], parsed["sha256"], now,
+            via="webauthn",
+        )
+        ctx.audit().append(
+            event, decision="granted", path="webauthn", browser=ctx.browser_label,
+            label=parsed["label"], exe=parsed["exe"], sha256=parsed["sha256"],
+            credential=outcome.credential_id, user_verified=outcome.user_verified,
+        )
+    elif new_policy is not None:
         doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now)
         ctx.audit().append(
             event, decision="granted", path="webauthn", browser=ctx.browser_label,
-            changed=sorted(changes), credential=outcome.credential_id,
+            changed=sorted(parsed), credential=outcome.credential_id,
             user_verified=outcome.user_verified,
         )
     else:
@@ -357,6 +502,24 @@ def presence_complete(
         )
     log.info("presence_complete: %s done for browser %r", action, ctx.browser_label)
     return {"done": True, "epoch": doc.epoch}
+
+
+def clients_recent(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Read-only: the paired MCP clients and the recently seen spawners (for pairing by tap)."""
+    from tabwarden.mcp_server.spawner import recent_spawners
+
+    eff = ctx.effective()
+    if eff.refused:
+        log.warning("clients_recent: the trust record is refused (%s)", eff.refused)
+        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    recent = recent_spawners(ctx.config_dir) if ctx.config_dir is not None else []
+    return {
+        "clients": [
+            {"label": c.label, "exe": c.exe, "sha256": c.sha256, "pairedAt": c.paired_at}
+            for c in eff.paired_clients
+        ],
+        "recent": [s.as_dict() for s in recent],
+    }
 
 
 def policy_restrict(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:

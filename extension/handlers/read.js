@@ -4,9 +4,11 @@
 // touch the chrome global, never act on a tab the session does not own, never return a cookie or
 // storage value unmasked, a card-like number, a password field's value, or content read from
 // another origin than the gated one, and never run page_eval / page_upload unless the signed
-// policy enables them AND the person allowed that very call in the confirm window.
+// policy enables them AND the person allowed that very call in the confirm window (with policy
+// presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { canonicalJson } from "../lib/canonical-json.js";
 import { confirmTimeoutMs } from "../lib/confirm-window.js";
 import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
 import { maskValue } from "../lib/mask.js";
@@ -314,9 +316,20 @@ export function readHandlers(deps) {
    * @param {string} origin
    * @param {string} tool
    * @param {string} detail
+   * @param {Record<string, string>} tapped what a presence-confirm tap signs for, with the origin
    */
-  async function confirmEveryCall(ctx, tabId, origin, tool, detail) {
-    const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
+  async function confirmEveryCall(ctx, tabId, origin, tool, detail, tapped) {
+    /** @type {{action: string, detail: string} | null} */
+    let presence = null;
+    if (policyOn(ctx, "presenceConfirm")) {
+      // docs/protocol.md "More tap-authorised actions": confirm.eval / confirm.upload.
+      try {
+        presence = { action: tool === "page_eval" ? "confirm.eval" : "confirm.upload", detail: canonicalJson({ ...tapped, origin }) };
+      } catch {
+        throw new BridgeError("bad_request", "the request cannot be shown for a tap (invalid text)");
+      }
+    }
+    const decision = await confirm({ kind: "action", tool, origin, detail, presence, timeoutMs: confirmTimeoutMs(ctx.policy) });
     if (decision !== "allow") throw new BridgeError("confirm_denied", `the person did not allow ${tool}`);
     const now = await ownedTab(deps, ctx, tabId);
     sameOrigin(now?.url, origin);
@@ -329,10 +342,6 @@ export function readHandlers(deps) {
    */
   function requirePolicy(ctx, key, tool) {
     if (!policyOn(ctx, key)) throw new BridgeError("policy_denied", `${tool} is off: the signed policy does not enable "${key}"`);
-    if (policyOn(ctx, "presenceConfirm")) {
-      // Presence-confirm mode needs the browser's WebAuthn credential, which this build cannot ask for.
-      throw new BridgeError("policy_denied", `${tool} needs presence confirmation, which this extension does not offer yet`);
-    }
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
@@ -471,7 +480,7 @@ export function readHandlers(deps) {
     const code = /** @type {string} */ (argString(args, "code", MAX_CODE));
     const { tabId, origin, url } = await gatedTab(args, ctx, "page_eval");
     // Every call, no grace period: the person sees the full code each time.
-    await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`);
+    await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`, { code });
     const out = await inject(tabId, evalInPage, [code], "run the code", "MAIN");
     sameOrigin(out.href, origin);
     if (out.csp === true) throw new BridgeError("internal_error", CSP_MESSAGE);
@@ -500,7 +509,7 @@ export function readHandlers(deps) {
     sameOrigin(probe.href, origin);
     targetError(probe.error);
     await confirmEveryCall(ctx, tabId, origin, "page_upload",
-      `Upload the file ${path} (${bytes} bytes, as "${name}") into a file field of ${url.slice(0, 300)}?`);
+      `Upload the file ${path} (${bytes} bytes, as "${name}") into a file field of ${url.slice(0, 300)}?`, { path });
     const done = await inject(tabId, fileInput, [...where, { name, data: args.data }], "set the file");
     sameOrigin(done.href, origin);
     targetError(done.error);

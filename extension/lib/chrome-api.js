@@ -231,3 +231,24 @@ export async function storageGet(key) {
 export function storageSet(key, value) {
   return chrome.storage.local.set({ [key]: value });
 }
+
+// --- the popup's recent calls (lib/recent-calls.js), in chrome.storage.session: in memory,
+// extension contexts only, gone when the browser closes.
+
+/**
+ * @param {string} key
+ * @returns {Promise<unknown>} the stored value, or undefined
+ */
+export async function sessionStorageGet(key) {
+  const items = await chrome.storage.session.get(key);
+  return items ? items[key] : undefined;
+}
+
+/**
+ * @param {string} key
+ * @param {unknown} value
+ * @returns {Promise<void>}
+ */
+export function sessionStorageSet(key, value) {
+  return chrome.storage.session.set({ [key]: value });
+}

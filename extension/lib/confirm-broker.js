@@ -6,15 +6,23 @@
 /** @typedef {"allow" | "deny"} Decision */
 /** @typedef {"origin" | "action"} ConfirmKind */
 /**
- * What the confirm page shows (and, for kind "origin", the permission pattern it requests).
+ * A presence-confirm request (docs/protocol.md "More tap-authorised actions"): the tap the host
+ * must verify instead of the Allow click — `action` "confirm.eval" / "confirm.upload", `detail`
+ * the canonical JSON the host signs the challenge for.
+ * @typedef {{action: string, detail: string}} Presence
+ */
+/**
+ * What the confirm page shows (and, for kind "origin", the permission pattern it requests; with
+ * `presence`, the page asks for a tap instead of a click).
  * @typedef {{id: string, kind: ConfirmKind, tool: string, origin: string, detail: string,
- *   pattern: string | null}} ConfirmDetails
+ *   pattern: string | null, presence: Presence | null}} ConfirmDetails
  */
 
 /**
  * @typedef {object} ConfirmBroker
  * @property {(req: {kind: ConfirmKind, tool: string, origin?: string, detail?: string,
- *   pattern?: string | null, timeoutMs: number}) => {id: string, promise: Promise<Decision>}} open
+ *   pattern?: string | null, presence?: Presence | null, timeoutMs: number}) =>
+ *   {id: string, promise: Promise<Decision>}} open
  * @property {(id: string, decision: unknown) => boolean} answer first answer wins; unknown id,
  *   a settled id, or anything but "allow" for a pending id → false / "deny"
  * @property {(id: string, windowId: number) => void} attachWindow the window showing `id`
@@ -45,8 +53,12 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   }
 
   return {
-    open({ kind, tool, origin = "", detail = "", pattern = null, timeoutMs }) {
+    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs }) {
       if (kind !== "origin" && kind !== "action") throw new TypeError("confirm: kind must be origin or action");
+      if (presence !== null && (kind !== "action" || typeof presence?.action !== "string" || typeof presence?.detail !== "string")) {
+        throw new TypeError("confirm: presence needs kind action and a string action and detail");
+      }
+      const tap = presence === null ? null : Object.freeze({ action: presence.action, detail: presence.detail });
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError("confirm: timeoutMs must be > 0");
       const id = String(newId());
       if (id === "" || entries.has(id)) throw new Error("confirm: id generator repeated itself");
@@ -54,7 +66,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
       const promise = new Promise((resolve) => {
         const timer = setTimer(() => settle(id, "deny"), timeoutMs);
         entries.set(id, {
-          details: { id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern },
+          details: { id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern, presence: tap },
           resolve,
           timer,
           windowId: null,

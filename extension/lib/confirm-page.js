@@ -3,12 +3,17 @@
 // runtime/permission calls are injected (confirm.js wires the real ones). It must never put
 // page-controlled text into the DOM as HTML (textContent only), never answer "allow" for an
 // origin unless Chrome granted its host permission, and must call permissions.request first
-// thing in the click handler (the click is the user gesture Chrome requires).
+// thing in the click handler (the click is the user gesture Chrome requires). In presence mode
+// (details.presence set by the worker, never by the URL) the Allow button stays hidden: #tap asks
+// the worker for assertion options, runs WebAuthn get() here, and hands the response back; only
+// the host's verdict on that tap allows.
 
 /**
  * @typedef {object} ConfirmPageApi
  * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
  * @property {(pattern: string) => Promise<boolean>} requestPermission chrome.permissions.request
+ * @property {(optionsJSON: object) => Promise<object>} [getAssertion] parse the request options,
+ *   navigator.credentials.get({publicKey}), and return the assertion's toJSON() (presence mode)
  */
 
 /**
@@ -19,6 +24,7 @@ export async function runConfirmPage({ doc, search, api }) {
   const id = new URLSearchParams(search).get("id") ?? "";
   const allow = /** @type {HTMLButtonElement} */ (doc.getElementById("allow"));
   const deny = /** @type {HTMLButtonElement} */ (doc.getElementById("deny"));
+  const tap = /** @type {HTMLButtonElement | null} */ (doc.getElementById("tap"));
   /** @param {string} elementId @param {string} text */
   const show = (elementId, text) => {
     const el = doc.getElementById(elementId);
@@ -27,6 +33,7 @@ export async function runConfirmPage({ doc, search, api }) {
   const setEnabled = (on) => {
     allow.disabled = !on;
     deny.disabled = !on;
+    if (tap) tap.disabled = !on;
   };
   setEnabled(false);
 
@@ -42,7 +49,8 @@ export async function runConfirmPage({ doc, search, api }) {
     return "expired";
   }
   const isOrigin = d.kind === "origin";
-  show("heading", isOrigin ? "Allow a new site?" : "Confirm an action");
+  const presence = !isOrigin && d.presence && typeof d.presence === "object";
+  show("heading", isOrigin ? "Allow a new site?" : presence ? "Confirm with your security key" : "Confirm an action");
   show("tool", String(d.tool ?? ""));
   show("origin", String(d.origin ?? ""));
   show("detail", String(d.detail ?? ""));
@@ -77,6 +85,51 @@ export async function runConfirmPage({ doc, search, api }) {
     );
   });
   deny.addEventListener("click", () => answer("deny"));
+
+  if (presence) {
+    allow.hidden = true; // a click never allows here: only a tap the host verified
+    if (tap) tap.hidden = false;
+    tap?.addEventListener("click", () => {
+      if (answered || tap.disabled) return;
+      answered = true;
+      setEnabled(false);
+      runTap().then((text) => show("status", text), () => show("status", "Denied."));
+    });
+  }
+
+  /** presence_begin (via the worker), WebAuthn get() here, presence_complete (via the worker). */
+  async function runTap() {
+    /** @param {string} text */
+    const refuse = (text) => {
+      api.sendMessage({ type: "confirm_answer", id, decision: "deny" }).catch(() => {});
+      return text;
+    };
+    show("status", "Asking the host…");
+    let begun;
+    try {
+      begun = await api.sendMessage({ type: "confirm_presence_begin", id });
+    } catch {
+      begun = null;
+    }
+    if (!begun || begun.ok !== true) return refuse(`Denied (${String(begun?.code ?? "internal_error")}).`);
+    show("status", "Touch your security key…");
+    let response;
+    try {
+      if (typeof api.getAssertion !== "function") throw new Error("no WebAuthn");
+      const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
+      response = await api.getAssertion(opts.publicKey ?? opts);
+    } catch {
+      return refuse("Denied (no tap).");
+    }
+    let done;
+    try {
+      done = await api.sendMessage({ type: "confirm_presence_complete", id, response });
+    } catch {
+      done = null;
+    }
+    return done && done.ok === true ? "Allowed (tap verified by the host)." : `Denied (${String(done?.code ?? "internal_error")}).`;
+  }
+
   setEnabled(true);
   deny.focus(); // Enter on an unread window denies
   return "shown";

@@ -39,7 +39,8 @@ export function confirmTimeoutMs(policy) {
  * @param {{broker: import("./confirm-broker.js").ConfirmBroker, windows: WindowApi,
  *   log?: {warn: (...a: unknown[]) => void}}} deps
  * @returns {(req: {kind: "origin" | "action", tool: string, origin?: string, detail?: string,
- *   pattern?: string | null, timeoutMs: number}) => Promise<"allow" | "deny">}
+ *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number})
+ *   => Promise<"allow" | "deny">}
  */
 export function createConfirmer({ broker, windows, log = console }) {
   return async function confirm(req) {
@@ -47,7 +48,8 @@ export function createConfirmer({ broker, windows, log = console }) {
     /** @type {number | null} */
     let windowId = null;
     try {
-      const win = await windows.createWindow({ url: `${CONFIRM_PAGE}?id=${encodeURIComponent(id)}`, ...CONFIRM_WINDOW });
+      const mode = req.presence ? "&mode=presence" : "";
+      const win = await windows.createWindow({ url: `${CONFIRM_PAGE}?id=${encodeURIComponent(id)}${mode}`, ...CONFIRM_WINDOW });
       if (win && Number.isInteger(win.id)) {
         windowId = /** @type {number} */ (win.id);
         broker.attachWindow(id, windowId);
@@ -84,17 +86,25 @@ export function handleConfirmMessage(msg, sender, { broker, extensionId, pageUrl
     const details = broker.details(id);
     return details === null ? { ok: false } : { ok: true, details };
   }
+  // A presence-confirm request is allowed only by the host's verdict on a tap
+  // (lib/presence-confirm.js), never by a click: from the page it can only be denied.
+  const pending = broker.details(id);
+  if (msg.decision === "allow" && pending !== null && pending.presence !== null) {
+    broker.answer(id, "deny");
+    return { ok: false };
+  }
   const decision = msg.decision === "allow" ? "allow" : "deny";
   return { ok: broker.answer(id, decision) };
 }
 
 /**
+ * Whether `sender` is this extension's confirm page showing confirmation `id`.
  * @param {{id?: string, url?: string} | undefined} sender
  * @param {string} extensionId
  * @param {string} pageUrl
  * @param {unknown} id
  */
-function trustedSender(sender, extensionId, pageUrl, id) {
+export function trustedSender(sender, extensionId, pageUrl, id) {
   if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
   if (typeof sender.url !== "string" || typeof id !== "string" || id === "") return false;
   // Compare the text before "?"/"#" (URL.origin is "null" for chrome-extension: in some engines).

@@ -1,5 +1,6 @@
 // policy-relay.js — the service worker's side of the options page's Policy section: relays
-// policy_get, presence_begin, presence_complete, policy_restrict and kill runtime messages to the
+// policy_get, presence_begin, presence_complete, policy_restrict, kill and (MCP clients section)
+// clients_recent runtime messages to the
 // host (host_call) and hands back its answer. Pure: the host call is injected. It must never
 // answer anything but this extension's own options page, never decide policy itself (the host
 // verifies every tap and signs every change), and never complete a tap for a different action or
@@ -10,9 +11,14 @@ import { canonicalJson } from "./canonical-json.js";
 import { fromOptionsPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
-const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill"]);
-/** Actions a tap can authorise (docs/protocol.md "What a tap authorises"). */
-export const TAP_ACTIONS = Object.freeze(["policy.widen", "unkill"]);
+const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent"]);
+/**
+ * Actions the options page may have tapped (docs/protocol.md "What a tap authorises" and "More
+ * tap-authorised actions"). confirm.eval / confirm.upload are not here: only the confirm window
+ * taps for those (lib/presence-confirm.js), for a call the worker itself is holding.
+ */
+export const TAP_ACTIONS = Object.freeze(["policy.widen", "unkill", "pair_client"]);
+const MAX_CLIENTS = 200;
 const MAX_DETAIL = 64 * 1024;
 const MAX_KEY = 64;
 
@@ -25,9 +31,13 @@ const MAX_KEY = 64;
 export function validDetail(action, detail) {
   if (typeof detail !== "string") return false;
   if (action === "unkill") return detail === "";
-  if (action !== "policy.widen" || detail === "" || detail.length > MAX_DETAIL) return false;
+  if ((action !== "policy.widen" && action !== "pair_client") || detail === "" || detail.length > MAX_DETAIL) return false;
   try {
     const changes = JSON.parse(detail);
+    if (action === "pair_client") {
+      return isPlainObject(changes) && Object.keys(changes).sort().join(",") === "exe,label,sha256"
+        && Object.values(changes).every((v) => typeof v === "string" && v !== "") && canonicalJson(changes) === detail;
+    }
     return isPlainObject(changes) && Object.keys(changes).length > 0 && canonicalJson(changes) === detail;
   } catch {
     return false;
@@ -114,7 +124,19 @@ export function createPolicyRelay({ hostCall }) {
     return call("kill", {}, (r) => ({ ...r }));
   }
 
-  const HANDLERS = { policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
+  /** @param {Record<string, unknown>} msg */
+  function clientsRecent(msg) {
+    void msg;
+    /** @param {unknown} list @param {string[]} keys */
+    const rows = (list, keys) => (Array.isArray(list) ? list : []).filter(isPlainObject).slice(0, MAX_CLIENTS)
+      .map((row) => Object.fromEntries(keys.map((k) => [k, typeof row[k] === "string" || typeof row[k] === "number" ? row[k] : null])));
+    return call("clients_recent", {}, (r) => ({
+      clients: rows(r.clients, ["label", "exe", "sha256", "pairedAt"]),
+      recent: rows(r.recent, ["path", "sha256", "firstSeen", "lastSeen"]),
+    }));
+  }
+
+  const HANDLERS = { clients_recent: clientsRecent, policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
 
   return {
     /**

@@ -61,6 +61,8 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  *   null serves it, a table code answers it with that error (lib/pinning.js: host_compromised)
  * @property {() => void} [onWelcome] a connection became ready (welcome with our protocol)
  * @property {() => void} [onClosed] the current connection ended (dropped or stopped)
+ * @property {(action: string, reply: import("./dispatch.js").Reply) => void} [onAnswered] a
+ *   request with a valid action was answered with `reply` (lib/recent-calls.js; never args)
  */
 
 /**
@@ -94,6 +96,7 @@ export function createSession(options) {
   const gate = options.gate ?? null;
   const onWelcomeHook = options.onWelcome ?? (() => {});
   const onClosedHook = options.onClosed ?? (() => {});
+  const onAnsweredHook = options.onAnswered ?? (() => {});
 
   /**
    * Everything about one connection lives here and is dropped with it.
@@ -253,16 +256,27 @@ export function createSession(options) {
   function onRequest(c, msg) {
     const checked = validateRequest(msg);
     const id = checked.ok ? checked.request.id : checked.id;
+    const action = checked.ok ? checked.request.action : null;
+    /** @param {import("./dispatch.js").Reply} reply */
+    const answered = (reply) => {
+      if (action !== null) hook(() => onAnsweredHook(action, reply));
+    };
     if (c.phase !== "ready") {
       if (id === null) return;
       const why = c.phase === "mismatch"
         ? `host protocol ${String(c.hostProtocol)} is not ${PROTOCOL_VERSION}`
         : "request arrived before welcome";
-      send(c, errorReply(id, "protocol_mismatch", why));
+      const reply = errorReply(id, "protocol_mismatch", why);
+      send(c, reply);
+      answered(reply);
       return;
     }
     if (c.inFlight >= maxInFlight) {
-      if (id !== null) send(c, errorReply(id, "busy", `more than ${maxInFlight} requests in flight`));
+      if (id !== null) {
+        const reply = errorReply(id, "busy", `more than ${maxInFlight} requests in flight`);
+        send(c, reply);
+        answered(reply);
+      }
       return;
     }
     c.inFlight += 1;
@@ -270,7 +284,10 @@ export function createSession(options) {
       .then((code) => (code === null ? dispatcher.dispatch(msg)
         : id === null ? null : errorReply(id, code, "the host did not prove it holds the key this browser pinned")))
       .then((reply) => {
-        if (reply !== null) sendReply(c, reply);
+        if (reply !== null) {
+          sendReply(c, reply);
+          answered(reply);
+        }
       })
       .catch((err) => log.warn(`tabwarden: dispatch failed: ${describe(err)}`))
       .finally(() => {

@@ -87,3 +87,75 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             assert not (await agent.call_tool("tab_list", {})).is_error
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: ThrowawayBrowser, site: str) -> None:
+    from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+    from tabwarden.trust.gate import host_key_store
+    from tabwarden.trust.policy import apply_set
+
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    key = host_key_store(config, "file").load()
+    # The person enabled eval in presence-confirm mode (as `tabwarden policy set` would).
+    store.set_baseline(config / "trust.json", key,
+                       apply_set(gate.current().policy, {"eval": True, "presenceConfirm": True}).to_json(),
+                       int(time.time()))
+    other = "/bin/sh"
+    with open(other, "rb") as image:
+        other_sha = hashlib.sha256(image.read()).hexdigest()
+    remember_spawner(config, Spawner(pid=1, exe=other, sha256=other_sha, create_time=0.0), time.time())
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            options = await context.new_page()
+            await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp = await context.new_cdp_session(options)
+            await cdp.send("WebAuthn.enable")
+            authenticator = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+            await _pair(options, CODE)
+            assert (await _status(options, "paired")).startswith("paired")
+
+            # A client paired from the options page with a tap (a grant the record signs).
+            await options.wait_for_selector("#pair-client-0")
+            await options.click("#pair-client-0")
+            await options.wait_for_function(
+                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done')", timeout=30_000)
+            assert any(c.sha256 == other_sha and c.path == "webauthn" for c in gate.current().paired_clients)
+
+            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
+            # eval in presence-confirm mode: the window asks for a tap, not a click.
+            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"}))
+            window = await _confirm_page_presence(context)
+            assert "6*7" in (await window.text_content("body") or "")
+            assert not await window.is_visible("#allow")
+            wcdp = await context.new_cdp_session(window)
+            await wcdp.send("WebAuthn.enable")
+            # The credential lives on the options page's authenticator: copy it (with its current
+            # counter) to this window's, since virtual authenticators are per page.
+            creds = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator["authenticatorId"]})
+            added = await wcdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+            for cred in creds["credentials"]:
+                await wcdp.send("WebAuthn.addCredential", {"authenticatorId": added["authenticatorId"], "credential": cred})
+            await press(window, "#tap")
+            result = await evaluating
+            assert not result.is_error, result.content
+            assert result.structured_content["result"] == 42
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+async def _confirm_page_presence(context: Any) -> Any:
+    page = await context.wait_for_event("page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000)
+    await page.wait_for_selector("#tap", state="visible")
+    return page
+

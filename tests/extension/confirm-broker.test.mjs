@@ -14,7 +14,7 @@ test("open gives an id and details; allow resolves allow", async () => {
   const { broker, timers } = make();
   const { id, promise } = broker.open(REQ);
   assert.equal(id, "c1");
-  assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*" });
+  assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", presence: null });
   assert.equal(broker.answer(id, "allow"), true);
   assert.equal(await promise, "allow");
   assert.equal(timers.pending(), 0);
@@ -71,4 +71,13 @@ test("bad requests are refused", () => {
   const fixed = createConfirmBroker({ ...fakeTimers(), newId: () => "same" });
   fixed.open(REQ);
   assert.throws(() => fixed.open(REQ));
+});
+
+test("presence: carried in the details; only for kind action with string action and detail", () => {
+  const { broker } = make();
+  const presence = { action: "confirm.eval", detail: '{"code":"1","origin":"https://a.test"}' };
+  const { id } = broker.open({ kind: "action", tool: "page_eval", origin: "https://a.test", detail: "Run?", presence, timeoutMs: 1000 });
+  assert.deepEqual(broker.details(id).presence, presence);
+  assert.throws(() => broker.open({ ...REQ, presence }), TypeError);
+  assert.throws(() => broker.open({ kind: "action", tool: "x", presence: { action: "confirm.eval" }, timeoutMs: 1000 }), TypeError);
 });

@@ -141,3 +141,27 @@ test("every module opens with a purpose comment", () => {
     assert.match(first, /^\/\/ \S+/, file);
   }
 });
+
+test("action: the toolbar popup is popup.html, a static page; still no web_accessible_resources", () => {
+  assert.deepEqual(manifest.action, { default_title: "tabwarden", default_popup: "popup.html" });
+  assert.equal(manifest.web_accessible_resources, undefined);
+  const html = readFileSync(join(EXT, "popup.html"), "utf8");
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
+  assert.equal(scripts.length, 1);
+  assert.match(scripts[0][1], /type="module"/);
+  assert.match(scripts[0][1], /src="popup\.js"/);
+  assert.equal(scripts[0][2].trim(), "");
+  assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
+  for (const id of ["state", "kill", "recent"]) assert.match(html, new RegExp(`id="${id}"`));
+  assert.ok(existsSync(join(EXT, "popup.css")));
+  for (const file of ["popup.js", join("lib", "popup-page.js"), join("lib", "clients-page.js")]) {
+    assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
+  }
+});
+
+test("confirm.html has the presence-mode #tap button; options.html the MCP clients section", () => {
+  const confirmHtml = readFileSync(join(EXT, "confirm.html"), "utf8");
+  assert.match(confirmHtml, /<button id="tap" type="button"[^>]*hidden[^>]*>Confirm with your security key<\/button>/);
+  const options = readFileSync(join(EXT, "options.html"), "utf8");
+  for (const id of ["clients-paired", "clients-recent", "clients-status"]) assert.match(options, new RegExp(`id="${id}"`));
+});

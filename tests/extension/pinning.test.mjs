@@ -75,7 +75,13 @@ function gate({ signer = A, mode = "sign" } = {}) {
   });
   return h;
 }
-const settle = async () => { for (let i = 0; i < 5; i++) await flush(); };
+// WebCrypto verify() finishes on libuv's thread pool: under a loaded parallel test run a few
+// setImmediate turns are not always enough, so also give it a few real milliseconds.
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await flush();
+  for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve, 3));
+  for (let i = 0; i < 5; i++) await flush();
+};
 
 test("unpinned passes requests; nothing is asked of the host", async () => {
   const h = gate();

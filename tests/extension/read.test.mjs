@@ -263,11 +263,11 @@ test("page_scrape: text and attrs, cards masked, password values never, hidden v
   await assert.rejects(h.call("page_scrape", { tabId: 1 }), (e) => e.code === "bad_request");
 });
 
-test("page_eval is refused unless the policy says eval: true (and never under presenceConfirm)", async () => {
+test("page_eval is refused unless the policy says eval: true (presenceConfirm alone does not enable it)", async () => {
   const h = harness();
   h.open(1, `${OK}/a`);
   for (const policy of [POLICY, { ...POLICY, eval: false }, { ...POLICY, eval: "true" }, { ...POLICY, eval: 1 },
-    { ...POLICY, eval: true, presenceConfirm: true }]) {
+    { ...POLICY, eval: false, presenceConfirm: true }]) {
     await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy }), (e) => e.code === "policy_denied");
   }
   assert.equal(h.calls.confirm.length, 0);
@@ -285,6 +285,7 @@ test("page_eval enabled: every call confirms, showing the FULL code; runs in the
   assert.equal(req.origin, OK);
   assert.equal(req.timeoutMs, 30_000);
   assert.ok(req.detail.endsWith(`\n\n${code}`), "the detail carries the whole code");
+  assert.equal(req.presence, null, "without presenceConfirm the click decides");
   assert.deepEqual(h.calls.script[0].slice(1, 4), ["evalInPage", "MAIN", [code]]);
   assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "undefined" }, EVAL_ON), { result: null });
   assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "(function f() {})" }, EVAL_ON), { result: "function f() {}" });
@@ -322,7 +323,7 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
   h.open(1, `${OK}/form`);
   const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
   await assert.rejects(h.call("page_upload", args), (e) => e.code === "policy_denied");
-  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: { ...POLICY, upload: true, presenceConfirm: true } }),
+  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: { ...POLICY, presenceConfirm: true } }),
     (e) => e.code === "policy_denied");
   assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
   await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
@@ -334,6 +335,7 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
   assert.deepEqual(await h.call("page_upload", args, UPLOAD_ON), { uploaded: true });
   assert.equal(h.calls.confirm[0].tool, "page_upload");
   assert.match(h.calls.confirm[0].detail, /\/home\/p\/uploads\/cv\.pdf/);
+  assert.equal(h.calls.confirm[0].presence, null);
   const input = h.pages.get(1).file;
   assert.equal(input.files.length, 1);
   assert.equal(input.files[0].name, "cv.pdf");
@@ -344,4 +346,25 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
   await assert.rejects(h.call("page_upload", args, UPLOAD_ON), (e) => e.code === "confirm_denied");
   assert.equal(input.files, null);
   assert.equal(h.calls.confirm.length, 2);
+});
+
+test("presenceConfirm: page_eval / page_upload ask for a tap on exactly {code, origin} / {origin, path}", async () => {
+  const h = harness();
+  h.open(1, `${OK}/form`);
+  const policy = { ...POLICY, eval: true, upload: true, presenceConfirm: true };
+  const ctx = { session: "s1", policy };
+  const code = 'document.title + "é\\n"';
+  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "6 * 7" }, ctx), { result: 42 });
+  assert.deepEqual(h.calls.confirm[0].presence, { action: "confirm.eval", detail: `{"code":"6 * 7","origin":"${OK}"}` });
+  assert.ok(h.calls.confirm[0].detail.endsWith("6 * 7"), "the window still shows the full code");
+  await h.call("page_eval", { tabId: 1, code }, ctx);
+  assert.equal(h.calls.confirm[1].presence.detail, JSON.stringify({ code, origin: OK }));
+  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
+  assert.deepEqual(await h.call("page_upload", args, ctx), { uploaded: true });
+  assert.deepEqual(h.calls.confirm[2].presence, { action: "confirm.upload", detail: `{"origin":"${OK}","path":"/home/p/cv.pdf"}` });
+  h.decision = "deny";
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, ctx), (e) => e.code === "confirm_denied");
+  const before = h.calls.confirm.length;
+  await assert.rejects(h.call("page_eval", { tabId: 1, code: "'\ud800'" }, ctx), (e) => e.code === "bad_request");
+  assert.equal(h.calls.confirm.length, before, "a lone surrogate cannot be tapped for: refused before asking");
 });

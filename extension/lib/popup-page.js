@@ -1,0 +1,93 @@
+// popup-page.js — the logic of popup.html (the toolbar popup): connection and host-key gate state
+// at a glance (#state), a one-click kill switch (#kill, free) and the last calls with their
+// outcome (#recent). Pure: the document and runtime messaging are injected (popup.js wires the
+// real ones). It must never put worker- or host-supplied text into the DOM as HTML (textContent
+// only) and never offer to release the kill switch (that needs a tap on the options page).
+
+const PHASE_TEXT = Object.freeze({
+  ready: "connected",
+  awaiting_welcome: "connecting",
+  mismatch: "host protocol mismatch",
+  reconnect_wait: "disconnected (reconnecting)",
+  idle: "disconnected",
+  stopped: "stopped",
+});
+
+/**
+ * One line of #state.
+ * @param {any} s a popup_status answer
+ */
+export function stateText(s) {
+  if (!s || s.ok !== true) return "Status unavailable (is the service worker running?)";
+  const phase = PHASE_TEXT[/** @type {keyof typeof PHASE_TEXT} */ (s.phase)] ?? String(s.phase ?? "unknown");
+  const gate = s.gate === "compromised" ? "host key NOT proven: every request refused"
+    : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
+  const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
+  return `${phase} · ${gate} · ${kill}`;
+}
+
+/**
+ * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>}, now?: () => number}} deps
+ * @returns {Promise<{refresh: () => Promise<void>, kill: () => Promise<string>}>}
+ */
+export async function runPopupPage({ doc, api }) {
+  /** @param {string} id @param {string} text */
+  const show = (id, text) => {
+    const el = doc.getElementById(id);
+    if (el) el.textContent = text;
+  };
+  const killButton = /** @type {HTMLButtonElement} */ (doc.getElementById("kill"));
+
+  /** @param {any} s */
+  function render(s) {
+    show("state", stateText(s));
+    doc.getElementById("state")?.classList?.toggle("alarm", s?.killed === true || s?.gate === "compromised");
+    const list = doc.getElementById("recent");
+    const calls = s && s.ok === true && Array.isArray(s.recent) ? s.recent.slice(-20).reverse() : [];
+    const items = calls.map((c) => {
+      const li = doc.createElement("li");
+      const at = typeof c?.at === "number" ? new Date(c.at).toLocaleTimeString() : "";
+      const outcome = c?.ok === true ? "ok" : `error: ${String(c?.code ?? "internal_error")}`;
+      li.textContent = `${at} ${String(c?.action ?? "?")} — ${outcome}`.trim();
+      li.className = c?.ok === true ? "ok" : "error";
+      return li;
+    });
+    if (items.length === 0) {
+      const li = doc.createElement("li");
+      li.textContent = "no calls yet";
+      items.push(li);
+    }
+    list?.replaceChildren(...items);
+  }
+
+  async function refresh() {
+    let s = null;
+    try {
+      s = await api.sendMessage({ type: "popup_status" });
+    } catch {
+      s = null;
+    }
+    render(s);
+  }
+
+  async function kill() {
+    killButton.disabled = true;
+    let r = null;
+    try {
+      r = await api.sendMessage({ type: "popup_kill" });
+    } catch {
+      r = null;
+    }
+    const text = r && r.ok === true ? "done: kill" : `refused: ${String(r?.code ?? "internal_error")}`;
+    await refresh();
+    show("popup-status", text);
+    killButton.disabled = false;
+    return text;
+  }
+
+  killButton.addEventListener("click", () => {
+    kill().catch(() => {});
+  });
+  await refresh();
+  return { refresh, kill };
+}

@@ -1,0 +1,71 @@
+// popup-relay.js — the service worker's side of the toolbar popup: popup_status (connection phase,
+// host-key gate, kill switch from the host's policy_get, and the recent calls) and popup_kill
+// (host_call kill: narrowing, free, no tap). Pure: the host call, snapshots and recent-call list
+// are injected. It must never answer anything but this extension's own popup page, and never offer
+// anything that widens (unkill and every widening need a tap on the options page).
+
+import { BridgeError } from "./bridge-error.js";
+import { fromOptionsPage as fromPage } from "./pairing.js";
+import { isPlainObject } from "./wire.js";
+
+/** The popup page (manifest action.default_popup). */
+export const POPUP_PAGE = "popup.html";
+
+const TYPES = new Set(["popup_status", "popup_kill"]);
+
+/**
+ * @param {{hostCall: (action: string, args: object) => Promise<any>,
+ *   sessionSnapshot: () => {phase: string, browser?: string | null},
+ *   gateSnapshot: () => {state: string},
+ *   recent: () => Promise<unknown[]>}} deps
+ */
+export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, recent }) {
+  /** @param {unknown} err */
+  const code = (err) => (err instanceof BridgeError ? err.code : "internal_error");
+
+  async function status() {
+    const { phase, browser = null } = sessionSnapshot();
+    const { state: gate } = gateSnapshot();
+    /** @type {boolean | null} */
+    let killed = null;
+    if (phase === "ready") {
+      try {
+        const r = await hostCall("policy_get", {});
+        if (isPlainObject(r) && typeof r.killed === "boolean") killed = r.killed;
+      } catch {
+        killed = null; // unknown
+      }
+    }
+    let calls = [];
+    try {
+      calls = await recent();
+    } catch {
+      calls = [];
+    }
+    return { ok: true, phase, browser, gate, killed, recent: Array.isArray(calls) ? calls : [] };
+  }
+
+  async function kill() {
+    try {
+      await hostCall("kill", {});
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, code: code(err) };
+    }
+  }
+
+  return {
+    /**
+     * Answer one runtime message, or undefined when it is not a popup message.
+     * @param {unknown} msg
+     * @param {{id?: string, url?: string} | undefined} sender
+     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(POPUP_PAGE)
+     * @returns {Promise<object> | undefined}
+     */
+    handleMessage(msg, sender, { extensionId, pageUrl }) {
+      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
+      if (!fromPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: "bad_request" });
+      return msg.type === "popup_status" ? status() : kill();
+    },
+  };
+}

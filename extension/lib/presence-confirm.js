@@ -1,0 +1,104 @@
+// presence-confirm.js — the service worker's side of presence-confirm mode (policy
+// presenceConfirm: true, docs/protocol.md "More tap-authorised actions"): the confirm window, in
+// "presence" mode, asks for a tap instead of the Allow click. It answers the page's
+// confirm_presence_begin (→ host presence_begin for the confirmation's own action and detail) and
+// confirm_presence_complete (→ host presence_complete; the broker resolves "allow" only when the
+// host answers {done: true}, anything else denies). Pure: the broker and host call are injected.
+// It must never take the action or detail from the page (only from the pending confirmation),
+// never answer anything but this extension's confirm page for that very id, and never allow a
+// confirmation without the host's verdict on a fresh tap (every call taps; no grace).
+
+import { BridgeError } from "./bridge-error.js";
+import { trustedSender } from "./confirm-window.js";
+import { isPlainObject } from "./wire.js";
+
+const TYPES = new Set(["confirm_presence_begin", "confirm_presence_complete"]);
+
+/**
+ * @param {{broker: import("./confirm-broker.js").ConfirmBroker,
+ *   hostCall: (action: string, args: object) => Promise<any>}} deps
+ */
+export function createPresenceConfirm({ broker, hostCall }) {
+  /** Challenge begun per confirmation id (single use). @type {Map<string, string>} */
+  const begun = new Map();
+
+  /** @param {unknown} err */
+  const code = (err) => (err instanceof BridgeError ? err.code : "internal_error");
+
+  /** Forget challenges of confirmations that are settled (timed out, closed, denied). */
+  function prune() {
+    for (const id of [...begun.keys()]) if (broker.details(id) === null) begun.delete(id);
+  }
+
+  /**
+   * @param {string} id
+   * @param {string} why
+   */
+  function deny(id, why) {
+    begun.delete(id);
+    broker.answer(id, "deny");
+    return { ok: false, code: why };
+  }
+
+  /** @param {string} id */
+  async function begin(id) {
+    prune();
+    const d = broker.details(id);
+    if (d === null || d.presence === null) return { ok: false, code: "bad_request" };
+    if (begun.has(id)) return deny(id, "bad_request"); // one tap per confirmation
+    begun.set(id, ""); // reserved while the host answers
+    let r;
+    try {
+      r = await hostCall("presence_begin", { action: d.presence.action, detail: d.presence.detail });
+    } catch (err) {
+      return deny(id, code(err)); // e.g. presence_refused: no enrolled credential
+    }
+    if (!isPlainObject(r) || typeof r.challengeId !== "string" || r.challengeId === "" || !isPlainObject(r.options)) {
+      return deny(id, "internal_error");
+    }
+    if (broker.details(id) === null) return deny(id, "confirm_denied"); // settled meanwhile
+    begun.set(id, r.challengeId);
+    return { ok: true, options: r.options };
+  }
+
+  /**
+   * @param {string} id
+   * @param {unknown} response
+   */
+  async function complete(id, response) {
+    const d = broker.details(id);
+    const challengeId = begun.get(id);
+    if (d === null || d.presence === null) {
+      begun.delete(id);
+      return { ok: false, code: "bad_request" };
+    }
+    if (typeof challengeId !== "string" || challengeId === "" || !isPlainObject(response)) return deny(id, "bad_request");
+    begun.delete(id); // single use, whatever the host says
+    let r;
+    try {
+      r = await hostCall("presence_complete", { challengeId, action: d.presence.action, detail: d.presence.detail, response });
+    } catch (err) {
+      return deny(id, code(err));
+    }
+    if (!isPlainObject(r) || r.done !== true) return deny(id, "internal_error");
+    return broker.answer(id, "allow") ? { ok: true } : { ok: false, code: "confirm_denied" };
+  }
+
+  return {
+    /**
+     * Answer one runtime message, or undefined when it is not a presence-confirm message.
+     * @param {unknown} msg
+     * @param {{id?: string, url?: string} | undefined} sender
+     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(CONFIRM_PAGE)
+     * @returns {Promise<object> | undefined}
+     */
+    handleMessage(msg, sender, { extensionId, pageUrl }) {
+      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
+      if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return Promise.resolve({ ok: false, code: "bad_request" });
+      const id = /** @type {string} */ (msg.id);
+      return msg.type === "confirm_presence_begin" ? begin(id) : complete(id, msg.response);
+    },
+    /** Challenges held (for tests and inspection). */
+    size: () => begun.size,
+  };
+}

@@ -1,0 +1,69 @@
+// recent-calls.js — a small ring buffer of the host requests the worker answered, for the popup:
+// {action, ok, code?, at} per request, newest last, at most RECENT_MAX, kept in
+// chrome.storage.session (survives worker restarts, not browser restarts). Pure: storage and the
+// clock are injected. It must never store a request's args or a reply's result or message — only
+// the action name, the outcome and the error code.
+
+import { isPlainObject } from "./wire.js";
+
+export const RECENT_MAX = 20;
+export const RECENT_STORAGE_KEY = "recentCalls";
+const MAX_NAME = 64;
+
+/** @typedef {{action: string, ok: boolean, code?: string, at: number}} RecentCall */
+
+/**
+ * The entry for one answered request (reply: a dispatch.js Reply).
+ * @param {unknown} action
+ * @param {unknown} reply
+ * @param {number} at
+ * @returns {RecentCall}
+ */
+export function recentEntry(action, reply, at) {
+  const ok = isPlainObject(reply) && reply.ok === true;
+  /** @type {RecentCall} */
+  const entry = { action: typeof action === "string" ? action.slice(0, MAX_NAME) : "?", ok, at };
+  if (!ok) {
+    const error = isPlainObject(reply) && isPlainObject(reply.error) ? reply.error : null;
+    entry.code = error !== null && typeof error.code === "string" ? error.code.slice(0, MAX_NAME) : "internal_error";
+  }
+  return entry;
+}
+
+/**
+ * @param {{storageGet: (key: string) => Promise<unknown>, storageSet: (key: string, value: unknown) => Promise<void>,
+ *   now: () => number, max?: number, log?: {warn: (...a: unknown[]) => void}}} deps
+ */
+export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MAX, log = console }) {
+  /** Writes one after another, each reading the stored list first (the worker may have restarted). */
+  let chain = Promise.resolve();
+
+  /** @returns {Promise<RecentCall[]>} */
+  async function load() {
+    try {
+      const stored = await storageGet(RECENT_STORAGE_KEY);
+      return Array.isArray(stored) ? stored.filter(isPlainObject).slice(-max) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  return {
+    /**
+     * Record one answered request.
+     * @param {unknown} action
+     * @param {unknown} reply
+     * @returns {Promise<void>} settles once stored (never rejects)
+     */
+    record(action, reply) {
+      const entry = recentEntry(action, reply, now());
+      chain = chain.then(async () => {
+        const list = [...(await load()), entry].slice(-max);
+        await storageSet(RECENT_STORAGE_KEY, list);
+      }).catch((err) => log.warn("tabwarden: could not record a recent call", err));
+      return chain;
+    },
+    /** @returns {Promise<RecentCall[]>} oldest first */
+    list: () => chain.then(load),
+  };
+}

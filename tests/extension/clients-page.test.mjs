@@ -1,0 +1,119 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { defaultLabel, runClientsPage } from "../../extension/lib/clients-page.js";
+import { createPolicyRelay, validDetail } from "../../extension/lib/policy-relay.js";
+
+/** Elements with text/children, buttons with click listeners; created buttons are findable by id. */
+function fakeDoc(ids) {
+  const all = new Map();
+  const make = (tag, id = null) => {
+    const listeners = [];
+    const el = {
+      tagName: tag.toUpperCase(), _id: id, children: [], _text: "", type: "", disabled: false,
+      get id() { return this._id; },
+      set id(v) { this._id = v; all.set(v, this); },
+      get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); },
+      set textContent(v) { this.children = []; this._text = String(v); },
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+      append(...nodes) { this.children.push(...nodes); },
+      replaceChildren(...nodes) { this.children = [...nodes]; this._text = ""; },
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { if (!el.disabled) for (const fn of listeners) fn(); },
+    };
+    if (id) all.set(id, el);
+    return el;
+  };
+  for (const id of ids) make("div", id);
+  return { getElementById: (id) => all.get(id) ?? null, createElement: (tag) => make(tag) };
+}
+
+const SHA = "ab".repeat(32);
+const tick = () => new Promise((r) => setImmediate(r));
+
+function harness({ begin, complete } = {}) {
+  const doc = fakeDoc(["clients-paired", "clients-recent", "clients-status"]);
+  const sent = [];
+  let clients = [{ label: "claude", exe: "/usr/bin/claude", sha256: "cd".repeat(32), pairedAt: 1 }];
+  const recent = [{ path: "/opt/My Agent/Cursor.AppImage", sha256: SHA, firstSeen: 1, lastSeen: 2 },
+    { path: "/usr/bin/claude", sha256: "cd".repeat(32), firstSeen: 1, lastSeen: 2 }];
+  const api = {
+    sendMessage: async (m) => {
+      sent.push(m);
+      if (m.type === "clients_recent") return { ok: true, clients, recent };
+      if (m.type === "presence_begin") return begin ?? { ok: true, challengeId: "ch1", options: { publicKey: { challenge: "AA" } } };
+      if (m.type === "presence_complete") {
+        if (complete) return complete;
+        const d = JSON.parse(m.detail);
+        clients = [...clients, { label: d.label, exe: d.exe, sha256: d.sha256, pairedAt: 3 }];
+        return { ok: true, done: true, epoch: 5 };
+      }
+      return { ok: false, code: "bad_request" };
+    },
+    getAssertion: async (opts) => ({ assertionFor: opts }),
+  };
+  return { doc, sent, run: () => runClientsPage({ doc, api }) };
+}
+
+test("defaultLabel: basename, lower-cased, invalid characters -> '-'", () => {
+  assert.equal(defaultLabel("/opt/My Agent/Cursor.AppImage"), "cursor-appimage");
+  assert.equal(defaultLabel("/usr/bin/claude"), "claude");
+  assert.equal(defaultLabel("C:\\Tools\\Agent_X.exe"), "agent-x-exe");
+  assert.equal(defaultLabel("/x/__"), "client");
+  assert.match(defaultLabel(`/x/${"a".repeat(80)}`), /^[a-z0-9][a-z0-9-]{0,31}$/);
+});
+
+test("lists paired clients (label + exe) and unpaired recent spawners with Pair buttons", async () => {
+  const h = harness();
+  await h.run();
+  assert.equal(h.doc.getElementById("clients-paired").textContent, "claude — /usr/bin/claude");
+  const seen = h.doc.getElementById("clients-recent");
+  assert.equal(seen.children.length, 1, "already-paired spawners get no Pair button");
+  assert.match(seen.textContent, /\/opt\/My Agent\/Cursor\.AppImage/);
+  assert.ok(h.doc.getElementById("pair-client-0"));
+  assert.equal(h.doc.getElementById("pair-client-1"), null);
+});
+
+test("Pair: presence_begin pair_client with canonical {exe, label, sha256} -> get() -> presence_complete", async () => {
+  const h = harness();
+  await h.run();
+  h.doc.getElementById("pair-client-0").click();
+  for (let i = 0; i < 10; i += 1) await tick();
+  const detail = `{"exe":"/opt/My Agent/Cursor.AppImage","label":"cursor-appimage","sha256":"${SHA}"}`;
+  assert.deepEqual(h.sent[1], { type: "presence_begin", action: "pair_client", detail });
+  assert.deepEqual(h.sent[2], { type: "presence_complete", challengeId: "ch1", action: "pair_client", detail, response: { assertionFor: { challenge: "AA" } } });
+  assert.equal(h.doc.getElementById("clients-status").textContent, "done: pair_client");
+  assert.match(h.doc.getElementById("clients-paired").textContent, /cursor-appimage — \/opt\/My Agent/);
+});
+
+test("Pair refused by the host -> 'refused: <code>'", async () => {
+  const h = harness({ complete: { ok: false, code: "presence_refused" } });
+  const page = await h.run();
+  assert.equal(await page.pair(0), "refused: presence_refused");
+  assert.equal(h.doc.getElementById("clients-status").textContent, "refused: presence_refused");
+  const h2 = harness({ begin: { ok: false, code: "extension_not_connected" } });
+  const page2 = await h2.run();
+  assert.equal(await page2.pair(0), "refused: extension_not_connected");
+  assert.equal(h2.sent.filter((m) => m.type === "presence_complete").length, 0);
+});
+
+test("relay: pair_client is a tap action with an exact {exe, label, sha256} detail; clients_recent relayed", async () => {
+  const good = `{"exe":"/a","label":"a","sha256":"${SHA}"}`;
+  assert.equal(validDetail("pair_client", good), true);
+  for (const d of ["", "{}", `{"exe":"/a","label":"a"}`, `{"label":"a","exe":"/a","sha256":"${SHA}"}`,
+    `{"exe":"/a","extra":"x","label":"a","sha256":"${SHA}"}`, `{"exe":"","label":"a","sha256":"${SHA}"}`]) {
+    assert.equal(validDetail("pair_client", d), false, d);
+  }
+  assert.equal(validDetail("confirm.eval", '{"code":"1","origin":"https://a.test"}'), false, "only the confirm window taps for eval");
+  const calls = [];
+  const relay = createPolicyRelay({ hostCall: async (a, args) => {
+    calls.push([a, args]);
+    return a === "clients_recent" ? { clients: [{ label: "x", exe: "/x", sha256: SHA, pairedAt: 1, secret: "no" }], recent: "bad" } : {};
+  } });
+  const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+  const ctx = { extensionId: EXT, pageUrl: `chrome-extension://${EXT}/options.html` };
+  const r = await relay.handleMessage({ type: "clients_recent" }, { id: EXT, url: ctx.pageUrl }, ctx);
+  assert.deepEqual(r, { ok: true, clients: [{ label: "x", exe: "/x", sha256: SHA, pairedAt: 1 }], recent: [] });
+  assert.deepEqual(await relay.handleMessage({ type: "clients_recent" }, { id: EXT, url: `chrome-extension://${EXT}/popup.html` }, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await relay.handleMessage({ type: "presence_begin", action: "confirm.eval", detail: "{}" }, { id: EXT, url: ctx.pageUrl }, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(calls.map((c) => c[0]), ["clients_recent"]);
+});

@@ -1,0 +1,142 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { runPopupPage, stateText } from "../../extension/lib/popup-page.js";
+import { createPopupRelay } from "../../extension/lib/popup-relay.js";
+import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "../../extension/lib/recent-calls.js";
+import { createSession } from "../../extension/lib/session.js";
+import { createDispatcher } from "../../extension/lib/dispatch.js";
+import { fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
+
+const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+const POPUP = `chrome-extension://${EXT}/popup.html`;
+const CTX = { extensionId: EXT, pageUrl: POPUP };
+
+function fakeDoc(ids) {
+  const make = (tag, id = null) => {
+    const listeners = [];
+    const classes = new Set();
+    const el = {
+      tagName: tag.toUpperCase(), id, children: [], _text: "", className: "", disabled: false,
+      classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)), contains: (c) => classes.has(c) },
+      get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); },
+      set textContent(v) { this.children = []; this._text = String(v); },
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+      replaceChildren(...nodes) { this.children = [...nodes]; this._text = ""; },
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { if (!el.disabled) for (const fn of listeners) fn(); },
+    };
+    return el;
+  };
+  const els = new Map(ids.map((id) => [id, make("div", id)]));
+  return { getElementById: (id) => els.get(id) ?? null, createElement: (tag) => make(tag), el: (id) => els.get(id) };
+}
+
+function memoryStorage() {
+  const items = {};
+  return { items, get: async (k) => structuredClone(items[k]), set: async (k, v) => { items[k] = structuredClone(v); } };
+}
+
+test("recent calls: {action, ok, code?, at} only — never args, results or messages; a ring of 20", async () => {
+  const store = memoryStorage();
+  let t = 1000;
+  const recent = createRecentCalls({ storageGet: store.get, storageSet: store.set, now: () => t++ });
+  await recent.record("page_eval", { type: "reply", id: "r1", ok: true, result: { result: "s3cret-result" } });
+  await recent.record("cookie_get", { type: "reply", id: "r2", ok: false, error: { code: "origin_not_approved", message: "s3cret-message" } });
+  assert.deepEqual(await recent.list(), [
+    { action: "page_eval", ok: true, at: 1000 },
+    { action: "cookie_get", ok: false, code: "origin_not_approved", at: 1001 },
+  ]);
+  assert.ok(!JSON.stringify(store.items).includes("s3cret"));
+  for (let i = 0; i < 30; i += 1) recent.record(`a${i}`, { ok: true });
+  const list = await recent.list();
+  assert.equal(list.length, RECENT_MAX);
+  assert.equal(list[0].action, "a10");
+  assert.equal(list[19].action, "a29");
+  assert.equal(store.items[RECENT_STORAGE_KEY].length, 20);
+  // A restarted worker appends to what chrome.storage.session kept.
+  const again = createRecentCalls({ storageGet: store.get, storageSet: store.set, now: () => 5 });
+  await again.record("tab_list", null);
+  assert.deepEqual((await again.list()).at(-1), { action: "tab_list", ok: false, code: "internal_error", at: 5 });
+  assert.deepEqual(recentEntry("x".repeat(500), { ok: true }, 1).action.length, 64);
+  // storage failing never throws out of record()
+  const broken = createRecentCalls({ storageGet: async () => { throw new Error("no"); }, storageSet: async () => { throw new Error("no"); }, now: () => 1, log: fakeLog() });
+  await broken.record("x", { ok: true });
+});
+
+test("the session reports every answered request (action + reply) to onAnswered, args never", async () => {
+  const timers = fakeTimers();
+  const port = fakePort();
+  const answered = [];
+  const dispatcher = createDispatcher([["tab_list", async () => ({ tabs: [] })]]);
+  const session = createSession({
+    connect: () => port, dispatcher, backoff: { next: () => 1, afterConnection: () => 1 }, timers, now: () => 0,
+    extensionVersion: "0.1.0", log: fakeLog(), onAnswered: (action, reply) => answered.push([action, reply.ok, reply.error?.code]),
+  });
+  session.start();
+  port.deliver({ type: "request", id: "r0", action: "tab_list", args: { secret: 1 }, session: "s", policy: {} });
+  await flush();
+  port.deliver({ type: "welcome", protocol: 1, hostVersion: "x", browser: "chromium" });
+  port.deliver({ type: "request", id: "r1", action: "tab_list", args: { secret: 1 }, session: "s", policy: {} });
+  port.deliver({ type: "request", id: "r2", action: "nope", args: {}, session: "s", policy: {} });
+  await flush();
+  await flush();
+  assert.deepEqual(answered, [["tab_list", false, "protocol_mismatch"], ["tab_list", true, undefined], ["nope", false, "unknown_action"]]);
+});
+
+test("popup relay: status (phase, gate, killed, recent) and kill, only for the popup page", async () => {
+  const calls = [];
+  let killed = false;
+  const relay = createPopupRelay({
+    hostCall: async (a) => { calls.push(a); if (a === "kill") { killed = true; return { killed: true }; } return { killed, policy: {} }; },
+    sessionSnapshot: () => ({ phase: "ready", browser: "chromium" }),
+    gateSnapshot: () => ({ state: "trusted" }),
+    recent: async () => [{ action: "tab_list", ok: true, at: 1 }],
+  });
+  const from = { id: EXT, url: POPUP };
+  assert.equal(relay.handleMessage({ type: "policy_get" }, from, CTX), undefined);
+  assert.deepEqual(await relay.handleMessage({ type: "popup_status" }, from, CTX),
+    { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, recent: [{ action: "tab_list", ok: true, at: 1 }] });
+  for (const sender of [{ id: "evil", url: POPUP }, { id: EXT, url: `chrome-extension://${EXT}/confirm.html` }, undefined]) {
+    assert.deepEqual(await relay.handleMessage({ type: "popup_kill" }, sender, CTX), { ok: false, code: "bad_request" });
+  }
+  assert.deepEqual(await relay.handleMessage({ type: "popup_kill" }, from, CTX), { ok: true });
+  assert.deepEqual(calls, ["policy_get", "kill"]);
+  const down = createPopupRelay({
+    hostCall: async () => { throw new BridgeError("extension_not_connected", "down"); },
+    sessionSnapshot: () => ({ phase: "reconnect_wait" }), gateSnapshot: () => ({ state: "unpinned" }), recent: async () => [],
+  });
+  assert.equal((await down.handleMessage({ type: "popup_status" }, from, CTX)).killed, null);
+  assert.deepEqual(await down.handleMessage({ type: "popup_kill" }, from, CTX), { ok: false, code: "extension_not_connected" });
+});
+
+test("popup page: #state at a glance, #recent newest first with ok/error, #kill engages the kill switch", async () => {
+  const doc = fakeDoc(["state", "kill", "recent", "popup-status"]);
+  const sent = [];
+  let killed = false;
+  const recent = Array.from({ length: 25 }, (_, i) => ({ action: `a${i}`, ok: i % 2 === 0, ...(i % 2 ? { code: "confirm_denied" } : {}), at: i }));
+  recent.push({ action: "<b>x</b>", ok: false, code: "policy_denied", at: 99 });
+  const api = {
+    sendMessage: async (m) => {
+      sent.push(m.type);
+      if (m.type === "popup_kill") { killed = true; return { ok: true }; }
+      return { ok: true, phase: "ready", gate: "trusted", killed, recent };
+    },
+  };
+  const page = await runPopupPage({ doc, api });
+  assert.equal(doc.el("state").textContent, "connected · host key proven · kill switch off");
+  const items = doc.el("recent").children;
+  assert.equal(items.length, 20);
+  assert.match(items[0].textContent, /<b>x<\/b> — error: policy_denied$/);
+  assert.match(items[1].textContent, /a24 — ok$/);
+  assert.match(items[2].textContent, /a23 — error: confirm_denied$/);
+  doc.el("kill").click();
+  for (let i = 0; i < 5; i += 1) await flush();
+  assert.deepEqual(sent, ["popup_status", "popup_kill", "popup_status"]);
+  assert.match(doc.el("state").textContent, /KILL SWITCH ENGAGED/);
+  assert.equal(doc.el("state").classList.contains("alarm"), true);
+  assert.equal(doc.el("popup-status").textContent, "done: kill");
+  assert.equal(typeof page.refresh, "function");
+  assert.match(stateText({ ok: true, phase: "reconnect_wait", gate: "compromised", killed: null }), /disconnected.*NOT proven.*unknown/);
+  assert.match(stateText(null), /unavailable/);
+});

@@ -1,0 +1,205 @@
+"""More tap-authorised actions, against the real host process (docs/protocol.md, "More
+tap-authorised actions"): ``confirm.eval`` / ``confirm.upload`` need the signed policy to enable
+the feature with ``presenceConfirm`` and only store the sign count; ``pair_client`` adds a client
+grant by tap (path ``webauthn``); ``clients_recent`` is read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.policy import apply_set
+from tests.fakes import FakeBrowser
+from tests.test_host_pairing import _audit, _config, call, refused
+from tests.test_host_presence_actions import (
+    _begin,
+    _complete,
+    _detail,
+    _enrol_via_pairing,
+    _gate,
+    _sign_count,
+)
+
+ORIGIN = "https://app.example.test"
+SHA_A = "a" * 64
+SHA_B = "b" * 64
+
+
+def _set_policy(config: Path, key: HostKey, changes: dict[str, Any]) -> None:
+    policy = apply_set(_gate(config).current().policy, changes)
+    store.set_baseline(config / "trust.json", key, policy.to_json(), int(time.time()))
+
+
+def _eval_detail(code: str, origin: str = ORIGIN) -> str:
+    return _detail({"code": code, "origin": origin})
+
+
+def _record_without_browsers(config: Path) -> dict[str, Any]:
+    doc = json.loads((config / "trust.json").read_text())
+    doc.pop("browsers", None)
+    doc.pop("epoch", None)
+    return doc
+
+
+def test_confirm_eval_with_a_tap_stores_only_the_counter(fake_browser: FakeBrowser) -> None:
+    key, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    _set_policy(config, key, {"eval": True, "presenceConfirm": True})
+    before = _record_without_browsers(config)
+    policy_before = _gate(config).current().policy.to_json()
+    code = "document.title = 'secret-marker-42'"
+    detail = _eval_detail(code)
+    begun = _begin(fake_browser, "confirm.eval", detail)
+    response = authenticator.get(begun["options"])
+    done = _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response)
+    assert done["ok"] is True and done["result"] == {"done": True}, done
+    assert _sign_count(config) == authenticator.counter == 1
+    assert _record_without_browsers(config) == before
+    assert _gate(config).current().policy.to_json() == policy_before
+
+    [entry] = [e for e in _audit(config) if e["event"] == "confirm_eval"]
+    assert entry["decision"] == "granted" and entry["path"] == "webauthn"
+    assert entry["origin"] == ORIGIN
+    assert entry["evalSha256"] == hashlib.sha256(code.encode()).hexdigest()
+    assert "secret-marker-42" not in (config / "audit.jsonl").read_text()
+
+    # Replay: same challenge id or a fresh one; nothing written.
+    raw = (config / "trust.json").read_bytes()
+    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response), "presence_refused")
+    fresh = _begin(fake_browser, "confirm.eval", detail)
+    refused(_complete(fake_browser, fresh["challengeId"], "confirm.eval", detail, response), "presence_refused")
+    assert (config / "trust.json").read_bytes() == raw
+
+
+def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser) -> None:
+    key, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    detail = _eval_detail("1 + 1")
+    for changes in ({"eval": True, "presenceConfirm": False}, {"eval": False, "presenceConfirm": True}):
+        _set_policy(config, key, changes)
+        raw = (config / "trust.json").read_bytes()
+        refused(call(fake_browser, "presence_begin", {"action": "confirm.eval", "detail": detail}),
+                "policy_denied")
+        refused(call(fake_browser, "presence_begin",
+                     {"action": "confirm.upload", "detail": _detail({"origin": ORIGIN, "path": "a.txt"})}),
+                "policy_denied")
+        assert (config / "trust.json").read_bytes() == raw
+
+    # A challenge minted while allowed cannot be spent once the policy turned it off.
+    _set_policy(config, key, {"eval": True, "presenceConfirm": True})
+    begun = _begin(fake_browser, "confirm.eval", detail)
+    response = authenticator.get(begun["options"])
+    _set_policy(config, key, {"presenceConfirm": False})
+    raw = (config / "trust.json").read_bytes()
+    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response), "policy_denied")
+    assert (config / "trust.json").read_bytes() == raw
+    assert not [e for e in _audit(config) if e["event"] == "confirm_eval"]
+
+
+def test_assertion_for_one_code_cannot_confirm_another(fake_browser: FakeBrowser) -> None:
+    key, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    _set_policy(config, key, {"eval": True, "presenceConfirm": True})
+    begun = _begin(fake_browser, "confirm.eval", _eval_detail("code_a()"))
+    response = authenticator.get(begun["options"])
+    raw = (config / "trust.json").read_bytes()
+    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", _eval_detail("code_b()"), response),
+            "presence_refused")
+    assert (config / "trust.json").read_bytes() == raw
+    assert [e["decision"] for e in _audit(config) if e["event"] == "confirm_eval"] == ["refused"]
+
+
+def test_confirm_details_must_be_canonical_and_exact(fake_browser: FakeBrowser) -> None:
+    key, _ = _enrol_via_pairing(fake_browser)
+    _set_policy(_config(fake_browser), key, {"eval": True, "upload": True, "presenceConfirm": True})
+    bad = [
+        ("confirm.eval", '{"code": "1", "origin": "https://a.test"}'),  # not compact
+        ("confirm.eval", _detail({"code": "", "origin": ORIGIN})),
+        ("confirm.eval", _detail({"code": "x" * 100_001, "origin": ORIGIN})),
+        ("confirm.eval", _detail({"code": "1", "origin": "https://a.test/"})),
+        ("confirm.eval", _detail({"code": "1", "origin": "HTTPS://A.test"})),
+        ("confirm.eval", _detail({"code": "1", "origin": ORIGIN, "extra": 1})),
+        ("confirm.upload", _detail({"origin": ORIGIN, "path": ""})),
+        ("confirm.upload", _detail({"origin": "*", "path": "a.txt"})),
+        ("pair_client", _detail({"exe": "relative/bin", "label": "cli", "sha256": SHA_A})),
+        ("pair_client", _detail({"exe": "/usr/bin/x", "label": "Bad Label", "sha256": SHA_A})),
+        ("pair_client", _detail({"exe": "/usr/bin/x", "label": "cli", "sha256": SHA_A.upper()})),
+    ]
+    for action, detail in bad:
+        refused(call(fake_browser, "presence_begin", {"action": action, "detail": detail}), "bad_request")
+    ok = _begin(fake_browser, "confirm.upload", _detail({"origin": ORIGIN, "path": "report.pdf"}))
+    assert ok["challengeId"]
+    assert _begin(fake_browser, "confirm.eval", _detail({"code": "x" * 100_000, "origin": ORIGIN}))
+
+
+def test_confirm_upload_with_a_tap(fake_browser: FakeBrowser) -> None:
+    key, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    _set_policy(config, key, {"upload": True, "presenceConfirm": True})
+    detail = _detail({"origin": ORIGIN, "path": "report.pdf"})
+    begun = _begin(fake_browser, "confirm.upload", detail)
+    done = _complete(fake_browser, begun["challengeId"], "confirm.upload", detail,
+                     authenticator.get(begun["options"]))
+    assert done["ok"] is True and done["result"] == {"done": True}, done
+    [entry] = [e for e in _audit(config) if e["event"] == "confirm_upload"]
+    assert entry["decision"] == "granted" and entry["path"] == "webauthn" and entry["origin"] == ORIGIN
+
+
+def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
+    _, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    client = {"exe": "/usr/bin/claude", "label": "claude", "sha256": SHA_A}
+    detail = _detail(client)
+    begun = _begin(fake_browser, "pair_client", detail)
+    done = _complete(fake_browser, begun["challengeId"], "pair_client", detail,
+                     authenticator.get(begun["options"]))
+    assert done["ok"] is True and done["result"]["done"] is True, done
+    eff = _gate(config).current()
+    assert done["result"]["epoch"] == eff.epoch
+    [grant] = [c for c in eff.paired_clients if c.label == "claude"]
+    assert (grant.exe, grant.sha256, grant.path) == ("/usr/bin/claude", SHA_A, "webauthn")
+    assert _sign_count(config) == 1
+    [entry] = [e for e in _audit(config) if e["event"] == "pair_client"]
+    assert entry["decision"] == "granted" and entry["path"] == "webauthn"
+
+    reply = call(fake_browser, "clients_recent", {})
+    assert reply["ok"] is True, reply
+    assert reply["result"]["clients"] == [
+        {"label": "claude", "exe": "/usr/bin/claude", "sha256": SHA_A, "pairedAt": grant.paired_at}
+    ]
+
+
+def test_pair_client_detail_mismatch_is_refused(fake_browser: FakeBrowser) -> None:
+    _, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    client = {"exe": "/usr/bin/claude", "label": "claude", "sha256": SHA_A}
+    begun = _begin(fake_browser, "pair_client", _detail(client))
+    response = authenticator.get(begun["options"])
+    raw = (config / "trust.json").read_bytes()
+    refused(_complete(fake_browser, begun["challengeId"], "pair_client", _detail({**client, "sha256": SHA_B}),
+                      response), "presence_refused")
+    assert (config / "trust.json").read_bytes() == raw
+    assert not _gate(config).current().paired_clients
+    assert [e["decision"] for e in _audit(config) if e["event"] == "pair_client"] == ["refused"]
+
+
+def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
+    _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    now = time.time()
+    remember_spawner(config, Spawner(pid=4242, exe="/usr/bin/agent", sha256=SHA_B, create_time=now), now)
+    reply = call(fake_browser, "clients_recent", {})
+    assert reply["ok"] is True, reply
+    result = reply["result"]
+    assert set(result) == {"clients", "recent"}
+    assert result["clients"] == []
+    [seen] = result["recent"]
+    assert seen["path"] == "/usr/bin/agent" and seen["sha256"] == SHA_B
+    assert {"path", "sha256", "firstSeen", "lastSeen"} <= set(seen)
+    assert isinstance(seen["firstSeen"], int) and isinstance(seen["lastSeen"], int)
