@@ -52,6 +52,11 @@ const ensureOrigin = createOriginGate({
   confirm,
   permissionsContains: api.permissionsContains,
   requestGrant: (origin) => session.requestGrant(origin),
+  // Asked at every prompt (fresh after pairing): an enrolled browser approves origins by a tap.
+  enrolment: async () => {
+    const r = await session.hostCall("policy_get", {});
+    return { enrolled: r?.enrolled === true, origins: r?.policy?.origins };
+  },
   log,
 });
 

@@ -56,10 +56,13 @@ def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
     return asyncio.run(_serve(ep, attestor))
 
 
-def _origin_granter(gate: object) -> object:
+def _origin_granter(gate: object, browser_label: str) -> object:
     """Record an origin the person approved in the extension's confirm window: a new signed
-    baseline with that origin (authorising path ``window``), audited. Needs the host key."""
+    baseline with that origin (authorising path ``window``), audited. Needs the host key.
+    Refused (``presence_refused``) when this host's browser is enrolled with a credential: an
+    enrolled browser approves new origins with a tap (``policy.widen``), never a click."""
     from tabwarden.host.bridge import GrantUnavailable
+    from tabwarden.host.pairing import TapRequired, enrolled
     from tabwarden.trust import store
     from tabwarden.trust.audit import AuditLog
     from tabwarden.trust.gate import TrustGate, host_key_store
@@ -77,6 +80,9 @@ def _origin_granter(gate: object) -> object:
         eff = gate.current()
         if eff.refused or eff.killed:
             raise GrantUnavailable("the trust record refuses grants right now (killed or unreadable)")
+        if enrolled(eff, browser_label):
+            log.warning("window grant refused: browser %r is enrolled", browser_label)
+            raise TapRequired("this browser is enrolled: approve with a tap")
         if exact not in eff.policy.origins:
             widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
             store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
@@ -171,7 +177,7 @@ async def _serve(ep: object, attestor: object) -> int:
     gate = TrustGate()
     with host_files(ep) as files:
         host_calls = _host_calls(gate, ep.label)
-        granter = _origin_granter(gate)
+        granter = _origin_granter(gate, ep.label)
         relay = Relay(pipe.send, gate.current, granter, host_calls=host_calls)  # type: ignore[arg-type]
         server = BridgeServer(files.listener, files.secret, relay, browser=ep.label, attest=attestor)  # type: ignore[arg-type]
         serving = asyncio.create_task(server.serve())

@@ -120,6 +120,12 @@ class PolicyDenied(TabwardenError):
     code = "policy_denied"
 
 
+class TapRequired(TabwardenError):
+    """This browser is enrolled: a new origin needs a tap (``policy.widen``), not a click."""
+
+    code = "presence_refused"
+
+
 class UnknownHostAction(TabwardenError):
     """The host does not know that action."""
 
@@ -264,6 +270,11 @@ def _own_credentials(ctx: PairingContext, eff: Effective) -> tuple[Credential, .
     return tuple(c for b in eff.browsers if b.label == ctx.browser_label for c in b.credentials)
 
 
+def enrolled(effective: Effective, browser_label: str) -> bool:
+    """Whether ``browser_label`` holds at least one enrolled credential in ``effective``."""
+    return any(b.label == browser_label and b.credentials for b in effective.browsers)
+
+
 def policy_get(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
     """Read-only: the effective policy, the kill state and which browsers are paired."""
     eff = ctx.effective()
@@ -275,7 +286,7 @@ def policy_get(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
         "killed": eff.killed,
         "epoch": eff.epoch,
         "browsers": [b.label for b in eff.browsers],
-        "enrolled": bool(_own_credentials(ctx, eff)),
+        "enrolled": enrolled(eff, ctx.browser_label),
     }
 
 

@@ -7,8 +7,9 @@
 /** @typedef {"origin" | "action"} ConfirmKind */
 /**
  * A presence-confirm request (docs/protocol.md "More tap-authorised actions"): the tap the host
- * must verify instead of the Allow click — `action` "confirm.eval" / "confirm.upload", `detail`
- * the canonical JSON the host signs the challenge for.
+ * must verify instead of the Allow click — `action` "confirm.eval" / "confirm.upload" (kind
+ * action) or "policy.widen" (kind origin, an enrolled browser's new origin), `detail` the
+ * canonical JSON the host signs the challenge for.
  * @typedef {{action: string, detail: string}} Presence
  */
 /**
@@ -55,8 +56,9 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   return {
     open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs }) {
       if (kind !== "origin" && kind !== "action") throw new TypeError("confirm: kind must be origin or action");
-      if (presence !== null && (kind !== "action" || typeof presence?.action !== "string" || typeof presence?.detail !== "string")) {
-        throw new TypeError("confirm: presence needs kind action and a string action and detail");
+      if (presence !== null && (typeof presence?.action !== "string" || typeof presence?.detail !== "string"
+        || (kind === "origin" && presence.action !== "policy.widen"))) {
+        throw new TypeError("confirm: presence needs a string action and detail (policy.widen for an origin)");
       }
       const tap = presence === null ? null : Object.freeze({ action: presence.action, detail: presence.detail });
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new RangeError("confirm: timeoutMs must be > 0");

@@ -6,7 +6,8 @@
 // thing in the click handler (the click is the user gesture Chrome requires). In presence mode
 // (details.presence set by the worker, never by the URL) the Allow button stays hidden: #tap asks
 // the worker for assertion options, runs WebAuthn get() here, and hands the response back; only
-// the host's verdict on that tap allows.
+// the host's verdict on that tap allows. For a new origin in presence mode (an enrolled browser),
+// #tap's click requests the host permission first (the gesture), then runs the tap.
 
 /**
  * @typedef {object} ConfirmPageApi
@@ -49,8 +50,9 @@ export async function runConfirmPage({ doc, search, api }) {
     return "expired";
   }
   const isOrigin = d.kind === "origin";
-  const presence = !isOrigin && d.presence && typeof d.presence === "object";
-  show("heading", isOrigin ? "Allow a new site?" : presence ? "Confirm with your security key" : "Confirm an action");
+  const presence = Boolean(d.presence && typeof d.presence === "object");
+  show("heading", isOrigin ? (presence ? "Allow a new site? Confirm with your security key" : "Allow a new site?")
+    : presence ? "Confirm with your security key" : "Confirm an action");
   show("tool", String(d.tool ?? ""));
   show("origin", String(d.origin ?? ""));
   show("detail", String(d.detail ?? ""));
@@ -92,18 +94,30 @@ export async function runConfirmPage({ doc, search, api }) {
     tap?.addEventListener("click", () => {
       if (answered || tap.disabled) return;
       answered = true;
+      /** @type {Promise<unknown>} */
+      let permission = Promise.resolve(true);
+      if (isOrigin) {
+        try {
+          permission = Promise.resolve(api.requestPermission(String(d.pattern ?? ""))); // first: inside the gesture
+        } catch {
+          permission = Promise.resolve(false);
+        }
+      }
       setEnabled(false);
-      runTap().then((text) => show("status", text), () => show("status", "Denied."));
+      permission.then((granted) => (granted === true ? runTap() : refuseTap("Denied (no site permission).")), () => refuseTap("Denied (no site permission)."))
+        .then((text) => show("status", text), () => show("status", "Denied."));
     });
+  }
+
+  /** @param {string} text */
+  function refuseTap(text) {
+    api.sendMessage({ type: "confirm_answer", id, decision: "deny" }).catch(() => {});
+    return text;
   }
 
   /** presence_begin (via the worker), WebAuthn get() here, presence_complete (via the worker). */
   async function runTap() {
-    /** @param {string} text */
-    const refuse = (text) => {
-      api.sendMessage({ type: "confirm_answer", id, decision: "deny" }).catch(() => {});
-      return text;
-    };
+    const refuse = refuseTap;
     show("status", "Asking the host…");
     let begun;
     try {

@@ -1,10 +1,15 @@
 // origin-gate.js — the check every page tool passes before it touches a page: the target's
 // exact origin must be in the signed policy AND hold Chrome's host permission; otherwise the
 // person is asked in the confirm window and the host records the grant. Pure: confirm,
-// permission lookup and grant request are injected. It must never proceed on a non-http(s)
-// origin, on a denied/timed-out/closed confirmation, or when the host did not record the grant.
+// permission lookup, grant request and enrolment lookup are injected. It must never proceed on
+// a non-http(s) origin, on a denied/timed-out/closed confirmation, or when the host did not
+// record the grant. An enrolled browser (a WebAuthn credential for this host's label) is never
+// downgraded to the click: its confirm window runs in presence mode for "policy.widen" with
+// detail = canonical JSON of {origins: [...approved, origin]}, the host signs the widened policy
+// on the verified tap (lib/presence-confirm.js), and no `grant` message is sent.
 
 import { BridgeError } from "./bridge-error.js";
+import { canonicalJson } from "./canonical-json.js";
 import { confirmTimeoutMs } from "./confirm-window.js";
 import { isApproved, originOf, permissionPattern } from "./origin.js";
 import { isPlainObject } from "./wire.js";
@@ -16,6 +21,10 @@ import { isPlainObject } from "./wire.js";
  * @property {(pattern: string) => Promise<boolean>} permissionsContains
  * @property {(origin: string) => Promise<unknown>} requestGrant resolves when the host
  *   recorded the grant (grant_result ok), rejects otherwise (error, not_paired, timeout)
+ * @property {() => Promise<{enrolled: boolean, origins?: unknown}>} [enrolment] whether this
+ *   browser is enrolled, and the host's approved origins (host_call policy_get), asked at every
+ *   prompt; when it fails the click flow runs and the host (which refuses window grants for an
+ *   enrolled browser) stays the judge
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
@@ -26,7 +35,7 @@ import { isPlainObject } from "./wire.js";
  * @returns {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} resolves with the
  *   approved origin; rejects with BridgeError("origin_not_approved")
  */
-export function createOriginGate({ confirm, permissionsContains, requestGrant, log = console }) {
+export function createOriginGate({ confirm, permissionsContains, requestGrant, enrolment, log = console }) {
   /** Prompts in progress, by origin: concurrent calls for one origin share one window. */
   /** @type {Map<string, Promise<boolean>>} */
   const prompting = new Map();
@@ -38,6 +47,18 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, l
    * @param {string} tool
    */
   async function ask(origin, pattern, ctx, tool) {
+    const tap = await presenceFor(origin, ctx);
+    if (tap !== null) {
+      const decision = await confirm({
+        kind: "origin", tool, origin, pattern,
+        detail: `Allow tabwarden's agent on ${origin}? Confirm with your security key.`,
+        presence: tap,
+        timeoutMs: confirmTimeoutMs(ctx.policy),
+      });
+      // "allow" only on the host's {done: true} for a verified tap: the policy is already signed.
+      if (decision !== "allow") return false;
+      return permissionsContains(pattern).catch(() => false);
+    }
     const decision = await confirm({
       kind: "origin", tool, origin, pattern,
       detail: `Allow tabwarden's agent on ${origin}?`,
@@ -51,6 +72,29 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, l
       return false;
     }
     return permissionsContains(pattern).catch(() => false);
+  }
+
+  /**
+   * The policy.widen tap for `origin` when this browser is enrolled, else null (click flow).
+   * @param {string} origin
+   * @param {Ctx} ctx
+   * @returns {Promise<{action: string, detail: string} | null>}
+   */
+  async function presenceFor(origin, ctx) {
+    if (typeof enrolment !== "function") return null;
+    let info;
+    try {
+      info = await enrolment();
+    } catch (err) {
+      log.warn("tabwarden: could not learn whether this browser is enrolled; the host decides", err);
+      return null;
+    }
+    if (!isPlainObject(info) || info.enrolled !== true) return null;
+    const fromHost = Array.isArray(info.origins) ? info.origins : undefined;
+    const fromCtx = isPlainObject(ctx.policy) && Array.isArray(ctx.policy.origins) ? ctx.policy.origins : [];
+    const approved = (fromHost ?? fromCtx).filter((o) => typeof o === "string");
+    const origins = approved.includes(origin) ? approved : [...approved, origin];
+    return { action: "policy.widen", detail: canonicalJson({ origins }) };
   }
 
   return async function ensureOrigin(url, ctx, tool) {

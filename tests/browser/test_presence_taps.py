@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import time
 from typing import Any
@@ -159,3 +160,47 @@ async def _confirm_page_presence(context: Any) -> Any:
     await page.wait_for_selector("#tap", state="visible")
     return page
 
+
+
+def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browser: ThrowawayBrowser, site: str) -> None:
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    other = site.replace("127.0.0.1", "localhost")
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            options = await context.new_page()
+            await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp = await context.new_cdp_session(options)
+            await cdp.send("WebAuthn.enable")
+            authenticator = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+            await _pair(options, CODE)
+            assert (await _status(options, "paired")).startswith("paired")
+
+            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{other}/"}))
+            window = await _confirm_page_presence(context)
+            assert other in (await window.text_content("body") or "")
+            assert not await window.is_visible("#allow")  # never downgraded to a click
+            wcdp = await context.new_cdp_session(window)
+            await wcdp.send("WebAuthn.enable")
+            creds = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator["authenticatorId"]})
+            added = await wcdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+            }})
+            for cred in creds["credentials"]:
+                await wcdp.send("WebAuthn.addCredential", {"authenticatorId": added["authenticatorId"], "credential": cred})
+            await press(window, "#tap")
+            opened = await opening
+            assert not opened.is_error, opened.content
+            assert other in gate.current().policy.origins
+            audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
+            assert any(e.get("event") == "policy_set" and e.get("path") == "webauthn" for e in audit)
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

@@ -81,3 +81,11 @@ test("presence: carried in the details; only for kind action with string action 
   assert.throws(() => broker.open({ ...REQ, presence }), TypeError);
   assert.throws(() => broker.open({ kind: "action", tool: "x", presence: { action: "confirm.eval" }, timeoutMs: 1000 }), TypeError);
 });
+
+test("presence for kind origin: only policy.widen (an enrolled browser's new origin)", () => {
+  const broker = createConfirmBroker({ ...fakeTimers(), newId: () => "c9" });
+  const presence = { action: "policy.widen", detail: '{"origins":["https://a.test"]}' };
+  const { id } = broker.open({ kind: "origin", tool: "tab_open", origin: "https://a.test", pattern: "https://a.test/*", presence, timeoutMs: 1000 });
+  assert.deepEqual(broker.details(id).presence, presence);
+  assert.throws(() => broker.open({ kind: "origin", tool: "tab_open", presence: { action: "unkill", detail: "" }, timeoutMs: 1000 }), TypeError);
+});

@@ -1,0 +1,163 @@
+// An enrolled browser is never downgraded to the window: the real origin gate → confirm broker
+// and window (presence mode) → the real confirm page tapping through the worker's presence relay
+// → a fake host (policy_get / presence_begin / presence_complete). Not enrolled: today's click and
+// `grant` flow, unchanged.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
+import { runConfirmPage } from "../../extension/lib/confirm-page.js";
+import { createOriginGate } from "../../extension/lib/origin-gate.js";
+import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
+import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+
+const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
+const OLD = "https://old.test";
+const NEW = "http://127.0.0.1:8000";
+const CTX = { session: "s1", policy: { origins: [OLD], confirmTimeoutSeconds: 30 } };
+
+function fakeDoc() {
+  const els = new Map();
+  for (const id of ["heading", "tool", "origin", "detail", "status", "allow", "deny", "tap"]) {
+    const listeners = [];
+    els.set(id, {
+      id, textContent: "", disabled: false, hidden: id === "tap",
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { if (!this.disabled) for (const fn of listeners) fn(); },
+      focus() {},
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+    });
+  }
+  return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
+}
+
+/**
+ * @param {{enrolled?: boolean | (() => never), hostOrigins?: string[], permission?: boolean,
+ *   press?: "tap" | "allow", host?: (action: string, args: object) => any}} opts
+ */
+function harness({ enrolled = true, hostOrigins = [OLD], permission = true, press = "tap", host } = {}) {
+  const timers = fakeTimers();
+  let n = 0;
+  const broker = createConfirmBroker({ ...timers, newId: () => `c${++n}` });
+  const hostCalls = [];
+  const grants = [];
+  const requested = [];
+  const granted = new Set();
+  const hostCall = async (action, args) => {
+    hostCalls.push([action, structuredClone(args)]);
+    if (host) {
+      const r = host(action, args);
+      if (r !== undefined) return r;
+    }
+    if (action === "policy_get") {
+      if (typeof enrolled === "function") return enrolled();
+      return { enrolled, policy: { origins: hostOrigins }, killed: false, browsers: ["test"] };
+    }
+    if (action === "presence_begin") return { challengeId: `ch${hostCalls.length}`, options: { publicKey: { challenge: "AAAA" } } };
+    if (action === "presence_complete") return { done: true, epoch: 3 };
+    throw new BridgeError("bad_request", "unexpected");
+  };
+  const relay = createPresenceConfirm({ broker, hostCall });
+  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
+  const windows = [];
+  const pages = [];
+  const route = async (msg, url) => {
+    const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
+    const viaRelay = relay.handleMessage(msg, sender, ctx);
+    if (viaRelay !== undefined) return viaRelay;
+    return handleConfirmMessage(msg, sender, { broker, ...ctx });
+  };
+  const openPage = async (url) => {
+    const doc = fakeDoc();
+    const api = {
+      sendMessage: (m) => route(structuredClone(m), url),
+      requestPermission: async (p) => { requested.push(p); if (permission) granted.add(p); return permission; },
+      getAssertion: async () => ({ id: "cred", response: { signature: "sig" } }),
+    };
+    await runConfirmPage({ doc, search: url.slice(url.indexOf("?")), api });
+    pages.push(doc);
+    doc.el(press).click();
+  };
+  const confirm = createConfirmer({
+    broker,
+    windows: {
+      createWindow: async (opts) => {
+        windows.push(opts.url);
+        setImmediate(() => openPage(opts.url));
+        return { id: 100 + windows.length };
+      },
+      removeWindow: async () => {},
+    },
+    log: fakeLog(),
+  });
+  const gate = createOriginGate({
+    confirm,
+    permissionsContains: async (p) => granted.has(p),
+    requestGrant: async (origin) => { grants.push(origin); },
+    enrolment: async () => {
+      const r = await hostCall("policy_get", {});
+      return { enrolled: r?.enrolled === true, origins: r?.policy?.origins };
+    },
+    log: fakeLog(),
+  });
+  return { gate, hostCalls, grants, requested, windows, pages, broker };
+}
+
+test("enrolled: a new origin is approved by a tap for policy.widen; no grant message", async () => {
+  const h = harness();
+  assert.equal(await h.gate(`${NEW}/x`, CTX, "tab_open"), NEW);
+  assert.deepEqual(h.windows, ["confirm.html?id=c1&mode=presence"]);
+  assert.equal(h.pages[0].el("allow").hidden, true, "no Allow click for an enrolled browser");
+  assert.equal(h.pages[0].el("tap").hidden, false);
+  assert.deepEqual(h.requested, [`${NEW}/*`], "the host permission is requested in the tap's gesture");
+  const detail = `{"origins":["${OLD}","${NEW}"]}`;
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get", "presence_begin", "presence_complete"]);
+  assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail });
+  assert.equal(h.hostCalls[2][1].action, "policy.widen");
+  assert.equal(h.hostCalls[2][1].detail, detail);
+  assert.equal(h.grants.length, 0, "no separate grant message");
+  assert.equal(h.broker.size(), 0);
+});
+
+test("enrolled: the detail names the host's approved origins (fresh), not a stale ctx", async () => {
+  const h = harness({ hostOrigins: [OLD, "https://added.test"] });
+  await h.gate(`${NEW}/`, { session: "s1", policy: { origins: [], confirmTimeoutSeconds: 30 } }, "tab_open");
+  assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail: `{"origins":["${OLD}","https://added.test","${NEW}"]}` });
+});
+
+test("enrolled: host refusing the tap, permission refused, or an Allow click -> origin_not_approved, no grant", async () => {
+  for (const [name, opts] of [
+    ["refused", { host: (action) => (action === "presence_complete" ? (() => { throw new BridgeError("presence_refused", "x"); })() : undefined) }],
+    ["not done", { host: (action) => (action === "presence_complete" ? { done: false } : undefined) }],
+    ["no permission", { permission: false }],
+  ]) {
+    const h = harness(opts);
+    await assert.rejects(h.gate(`${NEW}/`, CTX, "tab_open"), (e) => e.code === "origin_not_approved", name);
+    assert.equal(h.grants.length, 0, name);
+    if (name === "no permission") assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"], "no tap without the permission");
+  }
+  // An Allow click cannot stand in for the tap (the button is hidden; a forged click denies).
+  const h = harness({ press: "allow" });
+  const pending = h.gate(`${NEW}/`, CTX, "tab_open");
+  await assert.rejects(pending, (e) => e.code === "origin_not_approved");
+  assert.equal(h.grants.length, 0);
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"]);
+});
+
+test("not enrolled: today's click + grant flow, unchanged", async () => {
+  const h = harness({ enrolled: false, press: "allow" });
+  assert.equal(await h.gate(`${NEW}/x`, CTX, "tab_open"), NEW);
+  assert.deepEqual(h.windows, ["confirm.html?id=c1"]);
+  assert.deepEqual(h.grants, [NEW]);
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"]);
+});
+
+test("policy_get failing -> the click flow; the host stays the judge of the grant", async () => {
+  const h = harness({ enrolled: () => { throw new BridgeError("not_paired", "x"); }, press: "allow" });
+  assert.equal(await h.gate(`${NEW}/`, CTX, "tab_open"), NEW);
+  assert.deepEqual(h.windows, ["confirm.html?id=c1"]);
+  assert.deepEqual(h.grants, [NEW]);
+});

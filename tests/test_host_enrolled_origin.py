@@ -1,0 +1,85 @@
+"""An enrolled browser is never downgraded to the window (docs/protocol.md, "What a tap
+authorises"): once this host's browser label holds a credential, a confirm-window ``grant`` is
+refused (``presence_refused``) and a new origin is approved only by a tap (``policy.widen``).
+Against the real host process."""
+
+from __future__ import annotations
+
+from tests.fakes import FakeBrowser
+from tests.test_host_pairing import _audit, _config, _paired, call
+from tests.test_host_presence_actions import (
+    _begin,
+    _complete,
+    _detail,
+    _enrol_direct,
+    _enrol_via_pairing,
+    _gate,
+    _sign_count,
+)
+from tests.trust.softauthn import SoftAuthenticator
+
+OLD = "https://old.example.test"
+NEW = "http://127.0.0.1:8000"
+
+
+def _grant(browser: FakeBrowser, grant_id: str, origin: str) -> dict[str, object]:
+    browser.send({"type": "grant", "id": grant_id, "kind": "origin", "origin": origin})
+    answer = browser.receive()
+    assert answer["type"] == "grant_result" and answer["id"] == grant_id, answer
+    return answer
+
+
+def test_enrolled_browser_window_grant_is_refused_and_writes_nothing(
+    fake_browser: FakeBrowser,
+) -> None:
+    _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    assert call(fake_browser, "policy_get", {})["result"]["enrolled"] is True
+    raw = (config / "trust.json").read_bytes()
+    answer = _grant(fake_browser, "g1", NEW)
+    assert answer["ok"] is False
+    assert answer["error"] == {
+        "code": "presence_refused",
+        "message": "this browser is enrolled: approve with a tap",
+    }
+    assert (config / "trust.json").read_bytes() == raw
+    assert NEW not in _gate(config).current().policy.origins
+    assert not [e for e in _audit(config) if e["event"] == "origin_grant"]
+
+
+def test_enrolled_browser_approves_an_origin_with_a_tap(fake_browser: FakeBrowser) -> None:
+    _, authenticator = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    # First origin, then a second one: the detail names every approved origin plus the new one.
+    for origins in ([OLD], [OLD, NEW]):
+        detail = _detail({"origins": origins})
+        begun = _begin(fake_browser, "policy.widen", detail)
+        done = _complete(
+            fake_browser,
+            begun["challengeId"],
+            "policy.widen",
+            detail,
+            authenticator.get(begun["options"]),
+        )
+        assert done["ok"] is True and done["result"]["done"] is True, done
+    assert set(_gate(config).current().policy.origins) == {OLD, NEW}
+    assert _sign_count(config) == authenticator.counter == 2
+    widen = [e for e in _audit(config) if e["event"] == "policy_set" and e["decision"] == "granted"]
+    assert len(widen) == 2 and all(e["path"] == "webauthn" for e in widen)
+    # Still no window path afterwards.
+    assert (
+        _grant(fake_browser, "g2", "https://third.example.test")["error"]["code"]
+        == "presence_refused"
+    )
+
+
+def test_another_browser_enrolled_leaves_this_one_on_the_window(fake_browser: FakeBrowser) -> None:
+    key = _paired(fake_browser)
+    config = _config(fake_browser)
+    _enrol_direct(config, key, "other", SoftAuthenticator())
+    reply = call(fake_browser, "policy_get", {})["result"]
+    assert reply["enrolled"] is False and "other" in reply["browsers"]
+    assert _grant(fake_browser, "g3", NEW) == {"type": "grant_result", "id": "g3", "ok": True}
+    assert _gate(config).current().policy.origins == (NEW,)
+    audit = [e for e in _audit(config) if e["event"] == "origin_grant"]
+    assert audit[-1]["path"] == "window"
