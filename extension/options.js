@@ -1,9 +1,10 @@
-// options.js — entry script of options.html (pairing this browser, its Policy section and the MCP
-// clients section). Thin wiring only: hands the real document, runtime messaging (via
-// lib/chrome-api.js) and WebAuthn create()/get() (via lib/webauthn.js) to lib/options-page.js,
-// lib/policy-page.js and lib/clients-page.js. It must never hold pairing or policy logic itself,
-// and never talk to the host except through the service worker.
+// options.js — entry script of options.html (pairing this browser, its Policy section, the MCP
+// clients section and the Audit log section). Thin wiring only: hands the real document, runtime
+// messaging (via lib/chrome-api.js) and WebAuthn create()/get() (via lib/webauthn.js) to
+// lib/options-page.js, lib/policy-page.js, lib/clients-page.js and lib/audit-view.js. It must never
+// hold pairing or policy logic itself, and never talk to the host except through the service worker.
 
+import { runAuditView } from "./lib/audit-view.js";
 import { sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runClientsPage } from "./lib/clients-page.js";
 import { runOptionsPage } from "./lib/options-page.js";
@@ -15,6 +16,9 @@ policyPage.catch((err) => console.warn("tabwarden: policy section failed", err))
 
 const clientsPage = runClientsPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
 clientsPage.catch((err) => console.warn("tabwarden: clients section failed", err));
+
+runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
+  .catch((err) => console.warn("tabwarden: audit log section failed", err));
 
 runOptionsPage({
   doc: document,

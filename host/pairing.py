@@ -23,6 +23,7 @@ And what a tap authorises (docs/protocol.md, "What a tap authorises"):
   (``user_verified``).
 * ``policy_restrict {key, value}`` and ``kill {}`` — narrowing: free, no tap and no key.
 * ``clients_recent {}`` — read-only: paired MCP clients and recently seen spawners.
+* ``audit_tail {limit?}`` — read-only: the newest audit entries (newest last) for the options page.
 
 The functions here are synchronous and do blocking I/O (key store, trust record, audit log): the
 caller runs them in a worker thread. The ``ChallengeBook`` stays with the caller, on the event
@@ -80,6 +81,7 @@ ACTIONS = (
     "policy_restrict",
     "kill",
     "clients_recent",
+    "audit_tail",
 )
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
 PRESENCE_ACTIONS = ("policy.widen", "unkill", "confirm.eval", "confirm.upload", "pair_client")
@@ -100,6 +102,11 @@ USER_NAME = "tabwarden"
 #: Generous bounds on what the extension may send (a code is short; an id is 22 chars).
 MAX_CODE_CHARS = 256
 MAX_ID_CHARS = 256
+#: ``audit_tail``: how many entries by default, at most, and a bound on the reply's JSON size (a
+#: native message to the browser must stay under 1 MiB; the oldest entries are dropped first).
+AUDIT_TAIL_DEFAULT = 200
+AUDIT_TAIL_MAX = 1000
+AUDIT_TAIL_MAX_BYTES = 512 * 1024
 
 
 class NotPaired(TabwardenError):
@@ -574,3 +581,32 @@ def kill(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
     ctx.audit().append("kill", decision="narrowed", reason=KILL_REASON, browser=ctx.browser_label)
     log.warning("kill switch engaged from browser %r", ctx.browser_label)
     return {"done": True, "epoch": epoch}
+
+
+def audit_tail(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Read-only: the last ``limit`` audit entries, newest last (``truncated`` when the size bound
+    dropped older ones). Entries were redacted when written; they are redacted again here."""
+    from tabwarden.trust.audit import UnsafeAuditLog, redact_fields
+
+    limit = args.get("limit")
+    if limit is None:
+        limit = AUDIT_TAIL_DEFAULT
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= AUDIT_TAIL_MAX:
+        raise BadHostCall(f"limit must be an integer from 1 to {AUDIT_TAIL_MAX}")
+    try:
+        records = ctx.audit().read(limit)
+    except (UnsafeAuditLog, OSError) as exc:
+        log.warning("audit_tail: the audit log is unreadable (%s)", type(exc).__name__)
+        raise TrustUnreadable("the audit log is unreadable; see `tabwarden status`") from None
+    entries: list[dict[str, Any]] = []
+    size = 0
+    truncated = False
+    for record in reversed(records):
+        entry = redact_fields(record)
+        size += len(json.dumps(entry, ensure_ascii=True, default=str)) + 1
+        if size > AUDIT_TAIL_MAX_BYTES:
+            truncated = True
+            break
+        entries.append(entry)
+    entries.reverse()
+    return {"entries": entries, "truncated": truncated}

@@ -1,6 +1,6 @@
 // policy-relay.js — the service worker's side of the options page's Policy section: relays
-// policy_get, presence_begin, presence_complete, policy_restrict, kill and (MCP clients section)
-// clients_recent runtime messages to the
+// policy_get, presence_begin, presence_complete, policy_restrict, kill, (MCP clients section)
+// clients_recent and (Audit log section) audit_tail runtime messages to the
 // host (host_call) and hands back its answer. Pure: the host call is injected. It must never
 // answer anything but this extension's own options page, never decide policy itself (the host
 // verifies every tap and signs every change), and never complete a tap for a different action or
@@ -11,7 +11,7 @@ import { canonicalJson } from "./canonical-json.js";
 import { fromOptionsPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
-const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent"]);
+const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent", "audit_tail"]);
 /**
  * Actions the options page may have tapped (docs/protocol.md "What a tap authorises" and "More
  * tap-authorised actions"). confirm.eval / confirm.upload are not here: only the confirm window
@@ -21,6 +21,8 @@ export const TAP_ACTIONS = Object.freeze(["policy.widen", "unkill", "pair_client
 const MAX_CLIENTS = 200;
 const MAX_DETAIL = 64 * 1024;
 const MAX_KEY = 64;
+/** audit_tail: the host's bound on `limit` (host/pairing.py AUDIT_TAIL_MAX). */
+export const MAX_AUDIT_LIMIT = 1000;
 
 /**
  * Whether `detail` is a valid detail for `action`: "" for unkill; for policy.widen, the canonical
@@ -136,7 +138,18 @@ export function createPolicyRelay({ hostCall }) {
     }));
   }
 
-  const HANDLERS = { clients_recent: clientsRecent, policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
+  /** @param {Record<string, unknown>} msg */
+  function auditTail(msg) {
+    const { limit } = msg;
+    if (limit !== undefined && (!Number.isInteger(limit) || /** @type {number} */ (limit) < 1 || /** @type {number} */ (limit) > MAX_AUDIT_LIMIT)) {
+      return Promise.resolve(bad());
+    }
+    return call("audit_tail", limit === undefined ? {} : { limit }, (r) => (Array.isArray(r.entries)
+      ? { entries: r.entries.filter(isPlainObject).slice(-MAX_AUDIT_LIMIT), truncated: r.truncated === true }
+      : null));
+  }
+
+  const HANDLERS = { audit_tail: auditTail, clients_recent: clientsRecent, policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
 
   return {
     /**

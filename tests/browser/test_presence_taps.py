@@ -87,6 +87,13 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             assert not gate.current().killed
             assert not (await agent.call_tool("tab_list", {})).is_error
 
+            # The options page shows the audit log: the tap-authorised grants, with their path.
+            await page.click("#audit-refresh")
+            await page.wait_for_function(
+                "() => (document.getElementById('audit')?.textContent || '').includes('unkill')", timeout=30_000)
+            audit_text = await page.text_content("#audit") or ""
+            assert "webauthn" in audit_text and "policy_set" in audit_text
+
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
