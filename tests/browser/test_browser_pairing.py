@@ -23,6 +23,7 @@ from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.keys import HostKey
 from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.webauthn import add_authenticator
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -75,12 +76,7 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(br
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("WebAuthn.enable")
-            await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
+            cdp, _ = await add_authenticator(context, page)
 
             # A wrong code is refused and nothing changes.
             before = _trust_bytes(browser)

@@ -20,6 +20,7 @@ from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
 from tests.browser.test_browser_pairing import CODE, _pair, _status
 from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
+from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -46,12 +47,7 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("WebAuthn.enable")
-            await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
+            cdp, _ = await add_authenticator(context, page)
             await _pair(page, CODE)
             assert (await _status(page, "paired")).startswith("paired")
 
@@ -121,12 +117,7 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             options = await context.new_page()
             await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp = await context.new_cdp_session(options)
-            await cdp.send("WebAuthn.enable")
-            authenticator = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
+            cdp, authenticator_id = await add_authenticator(context, options)
             await _pair(options, CODE)
             assert (await _status(options, "paired")).startswith("paired")
 
@@ -143,17 +134,9 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
             window = await _confirm_page_presence(context)
             assert "6*7" in (await window.text_content("body") or "")
             assert not await window.is_visible("#allow")
-            wcdp = await context.new_cdp_session(window)
-            await wcdp.send("WebAuthn.enable")
             # The credential lives on the options page's authenticator: copy it (with its current
             # counter) to this window's, since virtual authenticators are per page.
-            creds = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator["authenticatorId"]})
-            added = await wcdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
-            for cred in creds["credentials"]:
-                await wcdp.send("WebAuthn.addCredential", {"authenticatorId": added["authenticatorId"], "credential": cred})
+            await copy_credentials(cdp, authenticator_id, context, window)
             await press(window, "#tap")
             result = await evaluating
             assert not result.is_error, result.content
@@ -181,12 +164,7 @@ def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browse
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             options = await context.new_page()
             await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp = await context.new_cdp_session(options)
-            await cdp.send("WebAuthn.enable")
-            authenticator = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
+            cdp, authenticator_id = await add_authenticator(context, options)
             await _pair(options, CODE)
             assert (await _status(options, "paired")).startswith("paired")
 
@@ -196,13 +174,7 @@ def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browse
             assert not await window.is_visible("#allow")  # never downgraded to a click
             wcdp = await context.new_cdp_session(window)
             await wcdp.send("WebAuthn.enable")
-            creds = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator["authenticatorId"]})
-            added = await wcdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
-            for cred in creds["credentials"]:
-                await wcdp.send("WebAuthn.addCredential", {"authenticatorId": added["authenticatorId"], "credential": cred})
+            await copy_credentials(cdp, authenticator_id, context, window)
             await press(window, "#tap")
             opened = await opening
             assert not opened.is_error, opened.content

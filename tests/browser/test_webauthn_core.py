@@ -24,6 +24,7 @@ from tabwarden.trust.presence import (
     complete_registration,
 )
 from tests.browser.test_confirm_window import chromium
+from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
 
@@ -46,12 +47,7 @@ def test_registration_and_assertions_from_a_real_virtual_authenticator(browser: 
         async with chromium(browser) as context:
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/confirm.html?id=webauthn-test")
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("WebAuthn.enable")
-            added = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
-                "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
-            }})
+            cdp, added_id = await add_authenticator(context, page)
 
             now = int(time.time())
             options, challenge = begin_registration("chromium", user_name="tabwarden", now=now)
@@ -80,7 +76,7 @@ def test_registration_and_assertions_from_a_real_virtual_authenticator(browser: 
                                    credentials=[credential], now=now + 3600)
 
             # A user-verification-less authenticator cannot satisfy a UV-required tap.
-            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": added["authenticatorId"], "isUserVerified": False})
+            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": added_id, "isUserVerified": False})
             options, challenge = begin_assertion("unkill", "", "chromium", [credential], now=now, uv_required=True)
             with pytest.raises(PlaywrightError, match="NotAllowedError"):  # Chrome itself refuses
                 await page.evaluate(GET, json.loads(json.dumps(_public(options))))
