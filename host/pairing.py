@@ -19,8 +19,8 @@ And what a tap authorises (docs/protocol.md, "What a tap authorises"):
   ``policy_denied``: the host verifies, stores the counter and answers ``{done}``, nothing more)
   and ``pair_client`` (canonical ``{exe, label, sha256}``; a client grant, path ``webauthn``).
   The new sign count is stored (re-signed grant) before the action runs. User presence is
-  required; user verification is preferred, not required, and reported in the audit entry
-  (``user_verified``).
+  required; user verification is required when the credential verified the user at enrolment
+  (``Credential.uv``), else preferred; it is reported in the audit entry (``user_verified``).
 * ``policy_restrict {key, value}`` and ``kill {}`` — narrowing: free, no tap and no key.
 * ``clients_recent {}`` — read-only: paired MCP clients and recently seen spawners.
 * ``audit_tail {limit?}`` — read-only: the newest audit entries (newest last) for the options page.

@@ -28,11 +28,12 @@ def _gate(config: Path) -> TrustGate:
     return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
 
-def _enrol_via_pairing(browser: FakeBrowser) -> tuple[HostKey, SoftAuthenticator]:
-    """Pair the record, then enrol a credential through the real pair_begin / pair_complete."""
+def _enrol_via_pairing(browser: FakeBrowser, *, uv: bool = True) -> tuple[HostKey, SoftAuthenticator]:
+    """Pair the record, then enrol a credential through the real pair_begin / pair_complete
+    (``uv``: whether the authenticator verifies the user)."""
     key = _paired(browser)
     begun = call(browser, "pair_begin", {"code": CODE})["result"]
-    authenticator = SoftAuthenticator()
+    authenticator = SoftAuthenticator(uv=uv)
     done = call(browser, "pair_complete",
                 {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])})
     assert done["ok"] is True, done
@@ -182,12 +183,29 @@ def test_user_presence_is_required(fake_browser: FakeBrowser) -> None:
     assert (config / "trust.json").read_bytes() == before
 
 
+def test_a_tap_without_uv_is_refused_when_the_credential_verified_at_enrolment(fake_browser: FakeBrowser) -> None:
+    _, authenticator = _enrol_via_pairing(fake_browser, uv=True)
+    config = _config(fake_browser)
+    store.engage_kill(config / "trust.json", "test", int(time.time()))
+    before = (config / "trust.json").read_bytes()
+    begun = _begin(fake_browser, "unkill", "")
+    assert begun["options"]["userVerification"] == "required"
+    refused(_complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"], uv=False)),
+            "presence_refused")
+    assert (config / "trust.json").read_bytes() == before  # still killed, counter not bumped
+    assert _gate(config).current().killed is True
+    [entry] = [e for e in _audit(config) if e["event"] == "unkill"]
+    assert entry["decision"] == "refused"
+
+
 def test_unkill_with_a_tap_releases_the_kill(fake_browser: FakeBrowser) -> None:
-    _, authenticator = _enrol_via_pairing(fake_browser)
+    # An authenticator without user verification: presence is all it can give, and enough.
+    _, authenticator = _enrol_via_pairing(fake_browser, uv=False)
     config = _config(fake_browser)
     store.engage_kill(config / "trust.json", "test", int(time.time()))
     assert _gate(config).current().killed is True
     begun = _begin(fake_browser, "unkill", "")
+    assert begun["options"]["userVerification"] == "preferred"
     done = _complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"], uv=False))
     assert done["ok"] is True, done
     assert _gate(config).current().killed is False

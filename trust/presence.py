@@ -26,6 +26,11 @@ across devices do this), so ``stored == 0 and new == 0`` is accepted; otherwise 
 must be strictly greater than the stored one. A decrease, or an equal non-zero value, is refused
 (a cloned authenticator or a replayed assertion).
 
+User verification: enrolment asks for it (``preferred``) and records on the credential whether
+the authenticator did it (``Credential.uv``). From then on every assertion with that credential
+must carry the UV flag: an authenticator that can verify the person (PIN, fingerprint) is never
+let off with presence alone. A credential enrolled without UV needs presence (UP) only.
+
 Registration accepts attestation format ``"none"`` only (we ask for ``attestation: "none"`` and
 Chrome then anonymises whatever the authenticator produced): which authenticator the person uses
 is their business; what a tap proves is that *this* enrolled key signed *this* challenge.
@@ -373,6 +378,7 @@ def complete_registration(
         sign_count=auth_data.counter,
         enrolled_at=int(now),
         path="webauthn",
+        uv=auth_data.is_user_verified(),
     )
 
 
@@ -390,7 +396,11 @@ def begin_assertion(
     rng: Rng = secrets.token_bytes,
 ) -> tuple[dict[str, Any], Challenge]:
     """Options for ``PublicKeyCredential.parseRequestOptionsFromJSON`` naming exactly this
-    browser's credentials, and the challenge bound to ``action`` / ``detail`` / browser."""
+    browser's credentials, and the challenge bound to ``action`` / ``detail`` / browser.
+
+    User verification is asked as ``required`` when ``uv_required`` or when every allowed
+    credential verified the user at enrolment (so the browser itself insists too); otherwise
+    ``preferred``. ``complete_assertion`` enforces it per credential either way."""
     _check_now(now)
     if action not in ACTIONS:
         raise ValueError(f"unknown presence action {action!r}")
@@ -398,7 +408,7 @@ def begin_assertion(
         raise ValueError("this browser has no enrolled credential")
     uv = (
         UserVerificationRequirement.REQUIRED
-        if uv_required
+        if uv_required or all(c.uv for c in credentials)
         else UserVerificationRequirement.PREFERRED
     )
     options, fido_state = _server().authenticate_begin(
@@ -457,7 +467,9 @@ def complete_assertion(
     if stored is None or presented not in state.get("allow", ()):
         _refuse("credential not enrolled for this browser")
     _check_client_data(client_data, CollectedClientData.TYPE.GET, state)
-    required = uv_required or state.get("user_verification") == "required"
+    # UV is required when the caller or the challenge says so, and always for a credential that
+    # verified the user at enrolment: an authenticator that can verify must not be let off.
+    required = uv_required or stored.uv or state.get("user_verification") == "required"
     _check_auth_data(auth_data, required)
     try:
         cose = CoseKey.parse(cbor.decode(websafe_decode(stored.public_key)))

@@ -119,15 +119,22 @@ class Credential:
     sign_count: int
     enrolled_at: int
     path: str
+    uv: bool = False
+    """The authenticator verified the user (PIN, biometric) at enrolment: every tap with this
+    credential must then carry the UV flag too. Written only when true, so grants signed before
+    the field existed keep verifying."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "credentialId": self.credential_id,
             "publicKey": self.public_key,
             "signCount": self.sign_count,
             "enrolledAt": self.enrolled_at,
             "path": self.path,
         }
+        if self.uv:
+            out["uv"] = True
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -358,13 +365,15 @@ def _depth_ok(value: Any, depth: int = 0) -> None:
             _depth_ok(item, depth + 1)
 
 
-def _obj(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
+def _obj(
+    value: Any, where: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
     if not isinstance(value, dict):
         _fail(f"{where}: expected an object")
     missing = [k for k in keys if k not in value]
     if missing:
         _fail(f"{where}: missing field {missing[0]!r}")
-    unknown = sorted(k for k in value if k not in keys)
+    unknown = sorted(k for k in value if k not in keys and k not in optional)
     if unknown:
         _fail(f"{where}: unknown field {unknown[0]!r}")
     return value
@@ -440,13 +449,18 @@ def _client(value: Any, where: str) -> ClientRecord:
 
 
 def _credential(value: Any, where: str) -> Credential:
-    o = _obj(value, where, ("credentialId", "publicKey", "signCount", "enrolledAt", "path"))
+    o = _obj(
+        value, where, ("credentialId", "publicKey", "signCount", "enrolledAt", "path"), ("uv",)
+    )
+    if "uv" in o and o["uv"] is not True:
+        _fail(f"{where}.uv: expected true (omit the field otherwise)")
     return Credential(
         credential_id=_str(o["credentialId"], f"{where}.credentialId", 1024),
         public_key=_str(o["publicKey"], f"{where}.publicKey"),
         sign_count=_int(o["signCount"], f"{where}.signCount"),
         enrolled_at=_int(o["enrolledAt"], f"{where}.enrolledAt"),
         path=_str(o["path"], f"{where}.path", 32),
+        uv="uv" in o,
     )
 
 

@@ -28,6 +28,10 @@ pytestmark = pytest.mark.browser
 GUARD = 180.0
 
 
+def _trust(config: Any) -> bytes:
+    return (config / "trust.json").read_bytes()
+
+
 async def _policy_status(page: Any, prefix: str) -> str:
     await page.wait_for_function(
         "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)", arg=prefix,
@@ -47,9 +51,10 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, _ = await add_authenticator(context, page)
+            cdp, authenticator = await add_authenticator(context, page)
             await _pair(page, CODE)
             assert (await _status(page, "paired")).startswith("paired")
+            assert gate.current().browsers[0].credentials[0].uv is True  # verified at enrolment
 
             tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
             refused = await agent.call_tool("page_eval", {"tabId": tab, "code": "1+1"})
@@ -78,6 +83,14 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             await page.wait_for_function("() => (document.getElementById('killed')?.textContent || '').includes('engaged')")
             assert gate.current().killed
             assert (tool_error(await agent.call_tool("tab_list", {})) or {}).get("code") == "killed"
+            # The authenticator stops verifying the person (isUserVerified: false): a tap with
+            # presence only is refused for a credential that verified at enrolment.
+            killed_record = _trust(config)
+            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": False})
+            await page.click("#unkill")
+            assert (await _policy_status(page, "refused")).startswith("refused")
+            assert _trust(config) == killed_record and gate.current().killed
+            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": True})
             await page.click("#unkill")
             assert (await _policy_status(page, "done")).startswith("done")
             assert not gate.current().killed

@@ -117,9 +117,17 @@ def test_registration_options_are_ready_for_the_page() -> None:
 def test_assertion_options_name_exactly_that_browsers_credentials(s: Setup) -> None:
     assert s.options["rpId"] == EXTENSION_ID
     assert [c["id"] for c in s.options["allowCredentials"]] == [s.cred_a.credential_id]
-    assert s.options["userVerification"] == "preferred"
-    opts, _ = p.begin_assertion("unkill", "", "chrome", [s.cred_a], now=NOW, uv_required=True)
+    # cred_a verified the user at enrolment, so the browser is told to insist on UV too.
+    assert s.cred_a.uv is True
+    assert s.options["userVerification"] == "required"
+    no_uv = enrol(SoftAuthenticator(uv=False))
+    assert no_uv.uv is False
+    opts, _ = p.begin_assertion("unkill", "", "chrome", [no_uv], now=NOW)
+    assert opts["userVerification"] == "preferred"
+    opts, _ = p.begin_assertion("unkill", "", "chrome", [no_uv], now=NOW, uv_required=True)
     assert opts["userVerification"] == "required"
+    opts, _ = p.begin_assertion("unkill", "", "chrome", [no_uv, s.cred_a], now=NOW)
+    assert opts["userVerification"] == "preferred"  # mixed: enforced per credential on return
 
 
 def test_injected_rng_makes_challenges_deterministic() -> None:
@@ -220,6 +228,7 @@ def _fields(c: Credential) -> dict[str, Any]:
         "sign_count": c.sign_count,
         "enrolled_at": c.enrolled_at,
         "path": c.path,
+        "uv": c.uv,
     }
 
 
@@ -229,8 +238,25 @@ def test_counter_zero_stays_zero_is_accepted(s: Setup) -> None:
     assert out.new_sign_count == 0
 
 
-def test_uv_absent_is_fine_when_not_required(s: Setup) -> None:
-    assert s.complete(s.a.get(s.options, uv=False)).user_verified is False
+def test_uv_absent_is_fine_for_a_credential_enrolled_without_uv() -> None:
+    auth = SoftAuthenticator(uv=False)
+    cred = enrol(auth)
+    opts, ch = p.begin_assertion("unkill", "", "chrome", [cred], now=NOW + 10)
+    out = p.complete_assertion(ch, auth.get(opts), action="unkill", detail="",
+                               browser_label="chrome", credentials=[cred], now=NOW + 11)
+    assert out.user_verified is False
+
+
+def test_uv_absent_is_refused_for_a_credential_enrolled_with_uv(s: Setup) -> None:
+    """The authenticator verified the person at enrolment: presence alone no longer suffices,
+    even when the challenge itself only said "preferred" (minted for a stale copy)."""
+    stale = Credential(**{**_fields(s.cred_a), "uv": False})
+    opts, ch = p.begin_assertion(s.action, s.detail, "chrome", [stale], now=NOW + 10)
+    assert opts["userVerification"] == "preferred"
+    with refused("user verification"):
+        s.complete(s.a.get(opts, uv=False), challenge=ch, credentials=[s.cred_a])
+    # the same tap with UV verifies
+    assert s.complete(s.a.get(opts), challenge=ch, credentials=[s.cred_a]).user_verified
 
 
 @pytest.mark.parametrize(("stored", "new"), [(5, 5), (5, 4), (5, 0), (1, 0)])

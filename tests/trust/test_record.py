@@ -192,3 +192,49 @@ def _sample() -> bytes:
 
 
 SAMPLE = _sample()
+
+
+def _credential(uv: bool) -> Any:
+    from tabwarden.trust.record import Credential
+
+    return Credential(credential_id="Y3JlZA", public_key="cGs", sign_count=3, enrolled_at=1,
+                      path="webauthn", uv=uv)
+
+
+def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> None:
+    path, key = paired(tmp_path)
+    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
+    store.add_browser_credential(path, key, "chromium", _credential(False), 3)
+    raw = path.read_bytes()
+    doc = parse(raw)
+    assert serialise(doc) == raw
+    [chrome] = [b for b in doc.browsers if b.label == "chrome"]
+    [chromium] = [b for b in doc.browsers if b.label == "chromium"]
+    assert chrome.credentials[0].uv is True
+    assert json.loads(raw)["browsers"][0]["credentials"][0]["uv"] is True
+    # A credential without UV carries no field at all: grants signed before the field existed
+    # serialise exactly as they were signed and keep verifying.
+    assert chromium.credentials[0].uv is False
+    assert "uv" not in json.loads(raw)["browsers"][1]["credentials"][0]
+    eff = store.TrustReader(path, lambda: key.public).current(4)
+    assert {b.label: b.credentials[0].uv for b in eff.browsers} == {"chrome": True, "chromium": False}
+
+
+@pytest.mark.parametrize("value", [False, 1, "true", None])
+def test_credential_uv_other_than_true_is_unreadable(tmp_path: Path, value: Any) -> None:
+    path, key = paired(tmp_path)
+    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
+    raw = _edit(path.read_bytes(), lambda o: o["browsers"][0]["credentials"][0].update(uv=value))
+    with pytest.raises(TrustUnreadable) as info:
+        parse(raw)
+    assert "uv" in info.value.reason
+
+
+def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) -> None:
+    """An attacker with write access cannot quietly relax UV: the grant no longer verifies."""
+    path, key = paired(tmp_path)
+    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
+    raw = _edit(path.read_bytes(), lambda o: o["browsers"][0]["credentials"][0].pop("uv"))
+    path.write_bytes(raw)
+    eff = store.TrustReader(path, lambda: key.public).current(4)
+    assert eff.browsers == () or all(not b.credentials for b in eff.browsers)
