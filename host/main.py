@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import sys
@@ -127,13 +128,30 @@ def _host_calls(gate: object, browser_label: str) -> object:
     async def call(action: str, args: dict[str, object]) -> dict[str, object]:
         now = int(time.time())
         if action == "pair_begin":
-            result, challenge = await asyncio.to_thread(pairing.pair_begin, ctx, args, now)
-            book.add(challenge, now)
+            result, challenges = await asyncio.to_thread(pairing.pair_begin, ctx, args, now)
+            for challenge in challenges:
+                book.add(challenge, now)
             return result
         if action == "pair_complete":
             challenge = challenge_from(args, now)
-            response = args.get("response")
-            return await asyncio.to_thread(pairing.pair_complete, ctx, challenge, response, now)
+            window_only = args.get("windowOnly", False)
+            if not isinstance(window_only, bool):
+                raise pairing.BadHostCall("windowOnly must be true or false")
+            approval = args.get("approval")
+            approval_challenge = approval_response = None
+            if approval is not None:
+                if not isinstance(approval, dict):
+                    raise pairing.BadHostCall("approval must be an object")
+                approval_challenge = challenge_from(approval, now)
+                approval_response = approval.get("response")
+            async with taps:  # the approving credential's counter, like any tap
+                return await asyncio.to_thread(
+                    functools.partial(
+                        pairing.pair_complete, ctx, challenge, args.get("response"), now,
+                        window_only=window_only, approval=approval_challenge,
+                        approval_response=approval_response,
+                    )
+                )
         if action == "host_proof":
             return await asyncio.to_thread(pairing.host_proof, ctx, args)
         if action == "policy_get":

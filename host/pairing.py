@@ -2,9 +2,13 @@
 pairing and host-key pinning over hop 3").
 
 * ``pair_begin {code}`` — consume the one-time code ``tabwarden pair`` printed, answer the host's
-  public key (for the extension to pin) and WebAuthn creation options.
-* ``pair_complete {challengeId, response}`` — verify the created credential and store it for this
-  host's browser label as a host-signed grant (path ``webauthn``), audited.
+  public key (for the extension to pin), WebAuthn creation options and, when any browser is
+  already enrolled, ``approval``: assertion options for an existing credential.
+* ``pair_complete {challengeId, response | windowOnly: true, approval?: {challengeId,
+  response}}`` — verify the created credential and store it for this host's browser label as a
+  host-signed grant (path ``webauthn``), or record the browser window-only (path ``window``; a
+  browser with no authenticator, never one already enrolled); audited. The approval assertion
+  is required whenever any browser holds a credential.
 * ``host_proof {nonce}`` — prove possession of the pinned key: raw ``r‖s`` ECDSA P-256 over
   ``"tabwarden/host-proof/v1\\n" + nonce``.
 
@@ -191,22 +195,49 @@ def _audit_refusal(ctx: PairingContext, step: str) -> None:
         log.error("could not audit a refused pairing: %s", type(exc).__name__)
 
 
+def _all_credentials(eff: Effective) -> list[tuple[str, Credential]]:
+    """Every enrolled credential in the record, with the label of the browser holding it."""
+    return [(b.label, c) for b in eff.browsers for c in b.credentials]
+
+
+def enrol_detail(browser_label: str, registration_id: str) -> str:
+    """What an enrolment approval names: this browser and this very registration ceremony."""
+    return canonical({"browser": browser_label, "registration": registration_id}).decode("utf-8")
+
+
 def pair_begin(
     ctx: PairingContext, args: dict[str, Any], now: int
-) -> tuple[dict[str, Any], Challenge]:
-    """Consume the one-time code; the answer for the extension and the challenge to keep."""
+) -> tuple[dict[str, Any], list[Challenge]]:
+    """Consume the one-time code; the answer for the extension and the challenges to keep.
+
+    When any browser already holds an enrolled credential, enrolling this one also needs an
+    assertion from one of those credentials (``approval``: action ``enrol``, bound to this
+    browser and this registration challenge) — the code alone cannot add a browser then."""
     code = _string_arg(args, "code", MAX_CODE_CHARS)
     key, eff = _paired_key(ctx)
     if not store.consume_pairing_code(ctx.trust_path, code, now):
         log.warning("pair_begin refused: wrong, reused or expired pairing code")
         _audit_refusal(ctx, "code")
         raise PresenceRefused("wrong, reused or expired pairing code")
-    existing = [c for b in eff.browsers if b.label == ctx.browser_label for c in b.credentials]
+    existing = list(_own_credentials(ctx, eff))
     options, challenge = begin_registration(
         ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now
     )
+    challenges = [challenge]
+    approval = None
+    enrolled_anywhere = [c for _, c in _all_credentials(eff)]
+    if enrolled_anywhere:
+        approval_options, approval_challenge = begin_assertion(
+            "enrol", enrol_detail(ctx.browser_label, challenge.id), ctx.browser_label,
+            enrolled_anywhere, now=now,
+        )
+        challenges.append(approval_challenge)
+        approval = {"challengeId": approval_challenge.id, "options": approval_options}
     public = key.public
-    log.info("pair_begin: code accepted; challenge issued for browser %r", ctx.browser_label)
+    log.info(
+        "pair_begin: code accepted; challenge issued for browser %r%s", ctx.browser_label,
+        " (an enrolled credential must approve)" if approval else "",
+    )
     return (
         {
             "hostKey": public.b64,
@@ -214,36 +245,103 @@ def pair_begin(
             "browser": ctx.browser_label,
             "challengeId": challenge.id,
             "options": options,
+            "approval": approval,
         },
-        challenge,
+        challenges,
     )
 
 
 def pair_complete(
-    ctx: PairingContext, challenge: Challenge | None, response: Any, now: int
+    ctx: PairingContext,
+    challenge: Challenge | None,
+    response: Any,
+    now: int,
+    *,
+    window_only: bool = False,
+    approval: Challenge | None = None,
+    approval_response: Any = None,
 ) -> dict[str, Any]:
     """Verify the registration against ``challenge`` (already taken from the book, single use) and
-    store the credential as this browser's signed grant."""
+    store the credential as this browser's signed grant — or, with ``window_only``, record this
+    browser as paired without an authenticator (never for a browser already enrolled).
+
+    When any browser holds an enrolled credential, ``approval`` / ``approval_response`` must be a
+    verified ``enrol`` assertion from one of them naming this browser and this registration; its
+    new sign count is stored before the new browser is written. Nothing is written on refusal."""
     try:
         if challenge is None:
             raise PresenceRefused("unknown, used or expired challenge id")
-        if challenge.browser_label != ctx.browser_label:
-            raise PresenceRefused("challenge was issued for another browser")
-        key, _ = _paired_key(ctx)
-        if not isinstance(response, dict):
-            raise PresenceRefused("response is not an object")
-        credential = complete_registration(challenge, response, now=now)
+        if challenge.browser_label != ctx.browser_label or challenge.kind != "register":
+            raise PresenceRefused("challenge was issued for another browser or ceremony")
+        key, eff = _paired_key(ctx)
+        credential = None
+        if window_only:
+            if _own_credentials(ctx, eff):
+                raise PresenceRefused("an enrolled browser is never downgraded to window-only")
+            if now >= challenge.expires_at:
+                raise PresenceRefused("challenge expired")
+        else:
+            if not isinstance(response, dict):
+                raise PresenceRefused("response is not an object")
+            credential = complete_registration(challenge, response, now=now)
+        approver = _check_approval(ctx, eff, challenge, approval, approval_response, now)
     except PresenceRefused as exc:
         log.warning("pair_complete refused: %s", exc.reason)
         _audit_refusal(ctx, "registration")
         raise
+    approved_by = None
+    if approver is not None:
+        owner, stored, new_count = approver
+        store.add_browser_credential(
+            ctx.trust_path, key, owner, replace(stored, sign_count=new_count), now
+        )
+        approved_by = stored.credential_id
+    if credential is None:
+        try:
+            store.add_window_only_browser(ctx.trust_path, key, ctx.browser_label, now)
+        except store.AlreadyEnrolled:  # enrolled by a concurrent pairing since we checked
+            _audit_refusal(ctx, "registration")
+            raise PresenceRefused("an enrolled browser is never downgraded to window-only")
+        ctx.audit().append(
+            "browser_pair", decision="granted", path="window", browser=ctx.browser_label,
+            approved_by=approved_by,
+        )
+        log.info("browser %r paired window-only (software confirmation)", ctx.browser_label)
+        return {"windowOnly": True}
     store.add_browser_credential(ctx.trust_path, key, ctx.browser_label, credential, now)
     ctx.audit().append(
         "browser_pair", decision="granted", path="webauthn",
-        browser=ctx.browser_label, credential=credential.credential_id,
+        browser=ctx.browser_label, credential=credential.credential_id, approved_by=approved_by,
+        user_verified=credential.uv,
     )
     log.info("browser %r paired (credential enrolled)", ctx.browser_label)
     return {"credentialId": credential.credential_id}
+
+
+def _check_approval(
+    ctx: PairingContext,
+    eff: Effective,
+    registration: Challenge,
+    approval: Challenge | None,
+    response: Any,
+    now: int,
+) -> tuple[str, Credential, int] | None:
+    """``None`` when no browser is enrolled yet (the code suffices); else the approving
+    credential's owner, stored credential and new sign count, or ``PresenceRefused``."""
+    enrolled_anywhere = _all_credentials(eff)
+    if not enrolled_anywhere:
+        return None
+    if approval is None or not isinstance(response, dict):
+        raise PresenceRefused("another browser is enrolled: an assertion from it is required")
+    outcome = complete_assertion(
+        approval, response, action="enrol",
+        detail=enrol_detail(ctx.browser_label, registration.id),
+        browser_label=ctx.browser_label, credentials=[c for _, c in enrolled_anywhere], now=now,
+    )
+    for owner, stored in enrolled_anywhere:
+        if stored.credential_id == outcome.credential_id:
+            return owner, stored, outcome.new_sign_count
+    raise PresenceRefused("approving credential vanished")  # pragma: no cover - defensive
 
 
 def _decode_nonce(value: Any) -> bytes:
@@ -294,6 +392,11 @@ def policy_get(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
         "epoch": eff.epoch,
         "browsers": [b.label for b in eff.browsers],
         "enrolled": enrolled(eff, ctx.browser_label),
+        "windowOnly": any(b.label == ctx.browser_label and b.window_only for b in eff.browsers),
+        "credentials": [
+            {"credentialId": c.credential_id, "enrolledAt": c.enrolled_at, "uv": c.uv}
+            for c in _own_credentials(ctx, eff)
+        ],
     }
 
 

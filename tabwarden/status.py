@@ -17,6 +17,14 @@ from tabwarden.errors import TabwardenError
 from tabwarden.manifests import EXTENSION_ID
 
 
+def _browser_mode(browser: Any) -> str:
+    """How a paired browser confirms: its authenticator, or the window (software confirmation)."""
+    if browser.window_only:
+        return "window-only"
+    count = len(browser.credentials)
+    return f"webauthn, {count} credential{'' if count == 1 else 's'}"
+
+
 def collect() -> dict[str, Any]:
     from tabwarden.install import manifest_status
     from tabwarden.mcp_server.bridge_client import BridgeClient
@@ -61,6 +69,7 @@ def collect() -> dict[str, Any]:
         "epoch": eff.epoch,
         "clients": [{"label": c.label, "exe": c.exe} for c in eff.paired_clients],
         "browsers": [b.label for b in eff.browsers],
+        "browserModes": {b.label: _browser_mode(b) for b in eff.browsers},
         "policy": eff.policy.to_json(),
         "ignored": list(eff.ignored),
     }
@@ -138,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
     state = "REFUSED: " + t["refused"] if t["refused"] else ("KILLED" if t["killed"] else "ok")
     print(f"trust record: {t['path']} ({state}; epoch {t['epoch']}; key store {t['keyStore']})")
     print(f"host key: {t['fingerprint'] or 'none (not paired)'}")
+    print("paired browsers: " + (", ".join(
+        f"{label} ({'window-only: software confirmation' if mode == 'window-only' else mode})"
+        for label, mode in t["browserModes"].items()) or "none"))
     print("paired clients: " + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)"))
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:

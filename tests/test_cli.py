@@ -79,3 +79,22 @@ def _status_reports_a_running_host(tmp_path: Path, fake_browser: FakeBrowser) ->
     assert secret not in proc.stdout and secret not in proc.stderr
     human = _tabwarden("status", env=env)
     assert "host test: extension connected" in human.stdout
+
+
+def test_status_shows_how_each_paired_browser_confirms(tmp_path: Path, runtime_dir: Path) -> None:
+    import time
+
+    from tabwarden.trust import store
+    from tests.test_trust_enforcement import pair_record
+    from tests.trust.test_record import _credential
+
+    config = runtime_dir.parent / "config"
+    key = pair_record(config)
+    store.add_window_only_browser(config / "trust.json", key, "edge", int(time.time()))
+    store.add_browser_credential(config / "trust.json", key, "chromium", _credential(True), int(time.time()))
+    env = host_env(runtime_dir, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    report = json.loads(_tabwarden("status", "--json", env=env).stdout)
+    assert report["trust"]["browserModes"] == {"edge": "window-only", "chromium": "webauthn, 1 credential"}
+    human = _tabwarden("status", env=env).stdout
+    assert "edge (window-only: software confirmation)" in human
+    assert "chromium (webauthn, 1 credential)" in human

@@ -251,9 +251,10 @@ def test_policy_get_shape(fake_browser: FakeBrowser) -> None:
     reply = call(fake_browser, "policy_get", {})
     assert reply["ok"] is True, reply
     result = reply["result"]
-    assert set(result) == {"policy", "killed", "epoch", "browsers", "enrolled"}
+    assert set(result) == {"policy", "killed", "epoch", "browsers", "enrolled", "windowOnly", "credentials"}
     assert result["policy"]["eval"] is False and result["killed"] is False
     assert result["browsers"] == [] and result["enrolled"] is False
+    assert result["windowOnly"] is False and result["credentials"] == []
     assert isinstance(result["epoch"], int)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
     authenticator = SoftAuthenticator()
@@ -261,6 +262,8 @@ def test_policy_get_shape(fake_browser: FakeBrowser) -> None:
          {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])})
     result = call(fake_browser, "policy_get", {})["result"]
     assert result["browsers"] == ["test"] and result["enrolled"] is True
+    [cred] = result["credentials"]
+    assert cred["uv"] is True and set(cred) == {"credentialId", "enrolledAt", "uv"}  # no key material
 
 
 def test_not_paired(fake_browser: FakeBrowser) -> None:

@@ -146,17 +146,21 @@ class BrowserRecord:
     epoch: int
     kill_serial: int
     sig: str
+    window_only: bool = False
+    """Paired without an authenticator: confirmations happen in the extension's window (software
+    confirmation) and it holds no credential. Written only when true."""
     kind: str = field(default="browser", init=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "label": self.label,
             "credentials": [c.to_json() for c in self.credentials],
-            "epoch": self.epoch,
-            "killSerial": self.kill_serial,
-            "sig": self.sig,
         }
+        if self.window_only:
+            out["windowOnly"] = True
+        out.update(epoch=self.epoch, killSerial=self.kill_serial, sig=self.sig)
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -465,11 +469,17 @@ def _credential(value: Any, where: str) -> Credential:
 
 
 def _browser(value: Any, where: str) -> BrowserRecord:
-    o = _obj(value, where, (*_GRANT, "label", "credentials"))
+    o = _obj(value, where, (*_GRANT, "label", "credentials"), ("windowOnly",))
     _kind(o, where, "browser")
+    if "windowOnly" in o and o["windowOnly"] is not True:
+        _fail(f"{where}.windowOnly: expected true (omit the field otherwise)")
+    credentials = _list(o["credentials"], f"{where}.credentials", _credential)
+    if "windowOnly" in o and credentials:
+        _fail(f"{where}: a window-only browser holds no credential")
     return BrowserRecord(
         label=_str(o["label"], f"{where}.label", 64),
-        credentials=_list(o["credentials"], f"{where}.credentials", _credential),
+        credentials=credentials,
+        window_only="windowOnly" in o,
         epoch=_int(o["epoch"], f"{where}.epoch"),
         kill_serial=_int(o["killSerial"], f"{where}.killSerial"),
         sig=_str(o["sig"], f"{where}.sig", 256),

@@ -541,6 +541,7 @@ def add_browser_credential(
         for b in doc.browsers:
             if b.label == label and grant_is_valid(public, b.to_json()):
                 previous = b.credentials
+        # Enrolling a credential ends window-only mode for good (never the other way round).
         creds = (*(c for c in previous if c.credential_id != credential.credential_id), credential)
         grant = {
             "kind": "browser",
@@ -551,6 +552,47 @@ def add_browser_credential(
         record = BrowserRecord(
             label=label,
             credentials=creds,
+            epoch=signed["epoch"],
+            kill_serial=signed["killSerial"],
+            sig=signed["sig"],
+        )
+        return doc.with_(
+            browsers=(*(b for b in doc.browsers if b.label != label), record),
+            revocations=tuple(
+                r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
+            ),
+        )
+
+    return update(path, mutate)
+
+
+class AlreadyEnrolled(TabwardenError):
+    """The browser holds an enrolled credential: it is never downgraded to window-only."""
+
+    code = "presence_refused"
+    exit_status = 1
+    hint = "An enrolled browser confirms with its authenticator; `revoke browser LABEL` first."
+
+
+def add_window_only_browser(path: Path | str, key: HostKey, label: str, now: int) -> TrustDocument:
+    """Pair browser ``label`` without an authenticator ("window-only": its confirmations are the
+    extension's window, a software confirmation). Refused with ``AlreadyEnrolled`` when the label
+    already holds a credential in a valid grant: an enrolled browser is never downgraded."""
+    _check_time(now)
+    _check_label(label)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        eff = effective(doc, public, now)
+        for b in doc.browsers:
+            if b.label == label and b.credentials and grant_is_valid(public, b.to_json()):
+                raise AlreadyEnrolled(f"browser {label!r} is enrolled with a credential")
+        grant = {"kind": "browser", "label": label, "credentials": [], "windowOnly": True}
+        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=eff.kill_serial)
+        record = BrowserRecord(
+            label=label,
+            credentials=(),
+            window_only=True,
             epoch=signed["epoch"],
             kill_serial=signed["killSerial"],
             sig=signed["sig"],

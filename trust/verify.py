@@ -61,6 +61,7 @@ class BrowserGrant:
 
     label: str
     credentials: tuple[Credential, ...]
+    window_only: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -207,7 +208,9 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
         if ("browser", b.label) in revoked:
             ignored.append(f"browsers[{i}] ({b.label!r}): revoked")
             continue
-        browsers.append(BrowserGrant(label=b.label, credentials=b.credentials))
+        browsers.append(
+            BrowserGrant(label=b.label, credentials=b.credentials, window_only=b.window_only)
+        )
 
     # A valid signature is a genuine statement of the kill serial at signing time: every signed
     # grant raises the floor, even one that is revoked, historic or otherwise unusable.

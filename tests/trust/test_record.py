@@ -238,3 +238,37 @@ def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) ->
     path.write_bytes(raw)
     eff = store.TrustReader(path, lambda: key.public).current(4)
     assert eff.browsers == () or all(not b.credentials for b in eff.browsers)
+
+
+def test_window_only_browser_round_trips_and_is_never_a_downgrade(tmp_path: Path) -> None:
+    path, key = paired(tmp_path)
+    store.add_window_only_browser(path, key, "edge", 2)
+    raw = path.read_bytes()
+    assert serialise(parse(raw)) == raw
+    [edge] = store.TrustReader(path, lambda: key.public).current(3).browsers
+    assert edge.window_only and edge.credentials == ()
+    # Enrolling a credential ends window-only mode; going back is refused and writes nothing.
+    store.add_browser_credential(path, key, "edge", _credential(True), 4)
+    [edge] = store.TrustReader(path, lambda: key.public).current(5).browsers
+    assert not edge.window_only and len(edge.credentials) == 1
+    before = path.read_bytes()
+    with pytest.raises(store.AlreadyEnrolled):
+        store.add_window_only_browser(path, key, "edge", 6)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda b: b.update(windowOnly=False), "windowOnly"),
+        (lambda b: b.update(windowOnly=1), "windowOnly"),
+        (lambda b: b["credentials"].append({"credentialId": "x", "publicKey": "y", "signCount": 0,
+                                            "enrolledAt": 1, "path": "webauthn"}), "holds no credential"),
+    ],
+)
+def test_window_only_shapes_are_strict(tmp_path: Path, change: Any, reason: str) -> None:
+    path, key = paired(tmp_path)
+    store.add_window_only_browser(path, key, "edge", 2)
+    with pytest.raises(TrustUnreadable) as info:
+        parse(_edit(path.read_bytes(), lambda o: change(o["browsers"][0])))
+    assert reason in info.value.reason
