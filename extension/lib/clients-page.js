@@ -65,6 +65,7 @@ export async function runClientsPage({ doc, api }) {
       const button = node("button", "Pair");
       button.id = `pair-client-${n}`;
       button.type = "button";
+      button.ariaLabel = `Pair ${s.path}`; // several "Pair" buttons: say which client each pairs
       button.addEventListener("click", () => {
         pair(n).catch(() => {});
       });
