@@ -22,7 +22,7 @@ runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
 
 runOptionsPage({
   doc: document,
-  api: { sendMessage: sendRuntimeMessage, createCredential },
+  api: { sendMessage: sendRuntimeMessage, createCredential, getAssertion },
   onPaired: () => {
     policyPage.then((p) => p.refresh()).catch(() => {});
     clientsPage.then((c) => c.refresh()).catch(() => {});

@@ -82,6 +82,12 @@ class ThrowawayBrowser:
     chrome: str = field(default_factory=chrome_binary)
     extension: Path = field(default_factory=extension_dir)
     keep: bool = False
+    label: str = "chromium"
+    """The browser label the host is installed under (a second browser of the same person
+    uses another one, e.g. ``chrome``)."""
+    shared_config: Path | None = None
+    """Use this config dir (trust record, host key) instead of a private one: two browsers of
+    one person share a trust record."""
     root: Path = field(init=False)
     process: subprocess.Popen[bytes] | None = field(init=False, default=None)
 
@@ -93,6 +99,11 @@ class ThrowawayBrowser:
     @property
     def profile(self) -> Path:
         return self.root / "profile"
+
+    @property
+    def config(self) -> Path:
+        """The config dir this browser's host and MCP servers use."""
+        return self.shared_config if self.shared_config is not None else self.root / "config"
 
     @property
     def log_path(self) -> Path:
@@ -111,14 +122,14 @@ class ThrowawayBrowser:
             XDG_CACHE_HOME=str(home / ".cache"),
             XDG_DATA_HOME=str(home / ".local/share"),
             TABWARDEN_RUNTIME_DIR=str(self.root / "run"),
-            TABWARDEN_CONFIG_DIR=str(self.root / "config"),
+            TABWARDEN_CONFIG_DIR=str(self.config),
         )
         return env
 
     def install_host(self) -> Path:
         from tabwarden.install import install
 
-        report = install("chromium", self.profile / "NativeMessagingHosts")
+        report = install(self.label, self.profile / "NativeMessagingHosts")
         return report.manifest_path
 
     def argv(self, url: str) -> list[str]:

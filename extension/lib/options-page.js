@@ -10,6 +10,8 @@
  * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
  * @property {(optionsJSON: object) => Promise<object>} createCredential parse the creation
  *   options, navigator.credentials.create({publicKey}), and return the credential's toJSON()
+ * @property {(optionsJSON: object) => Promise<object>} [getAssertion] navigator.credentials.get()
+ *   for the approval an already enrolled browser's credential gives (a second browser)
  */
 
 const GATE_TEXT = Object.freeze({
@@ -33,6 +35,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   const pairing = doc.getElementById("pairing");
   const button = /** @type {HTMLButtonElement} */ (doc.getElementById("pair"));
   const input = /** @type {HTMLInputElement} */ (doc.getElementById("code"));
+  const windowOnlyBox = /** @type {HTMLInputElement | null} */ (doc.getElementById("window-only"));
 
   /** @param {any} s an options_status answer */
   function render(s) {
@@ -46,7 +49,8 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
         + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");
     } else if (s.paired) {
-      show("pairing", `Paired with ${String(s.browser ?? "")} (host key ${String(s.fingerprint ?? "")})`);
+      const how = s.windowOnly === true ? "; window-only: software confirmation, no authenticator" : "";
+      show("pairing", `Paired with ${String(s.browser ?? "")} (host key ${String(s.fingerprint ?? "")})${how}`);
     } else {
       show("pairing", "Not paired. Run `tabwarden pair` in a terminal and enter its code below.");
     }
@@ -82,15 +86,37 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
       const begun = await api.sendMessage({ type: "pair_begin", code: String(input?.value ?? "") });
       if (!begun || begun.ok !== true) return done(`refused: ${String(begun?.code ?? "internal_error")}`);
       show("fingerprint", String(begun.fingerprint ?? ""));
-      show("status", "pairing: touch your authenticator");
-      let response;
-      try {
-        const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
-        response = await api.createCredential(opts.publicKey ?? opts);
-      } catch {
-        return done("refused: presence_refused");
+      /** @param {unknown} o */
+      const publicKey = (o) => {
+        const opts = o && typeof o === "object" ? /** @type {any} */ (o) : {};
+        return opts.publicKey ?? opts;
+      };
+      /** @type {Record<string, unknown>} */
+      const message = { type: "pair_complete", challengeId: begun.challengeId };
+      if (begun.approval) {
+        // Another browser is enrolled: one of its credentials (e.g. the same security key) must
+        // approve adding this one; the code alone is not enough.
+        show("status", "pairing: another browser is enrolled — approve with its authenticator (e.g. your security key)");
+        if (typeof api.getAssertion !== "function") return done("refused: presence_refused");
+        try {
+          const answer = await api.getAssertion(publicKey(begun.approval.options));
+          message.approval = { challengeId: begun.approval.challengeId, response: answer };
+        } catch {
+          return done("refused: presence_refused (no enrolled credential approved; run `tabwarden pair` again)");
+        }
       }
-      const finished = await api.sendMessage({ type: "pair_complete", challengeId: begun.challengeId, response });
+      if (windowOnlyBox?.checked === true) {
+        message.windowOnly = true;
+      } else {
+        show("status", "pairing: touch your authenticator");
+        try {
+          message.response = await api.createCredential(publicKey(begun.options));
+        } catch {
+          return done("refused: presence_refused (no authenticator answered; to pair without one, tick "
+            + "\"no authenticator\" and run `tabwarden pair` again)");
+        }
+      }
+      const finished = await api.sendMessage(message);
       if (!finished || finished.ok !== true) return done(`refused: ${String(finished?.code ?? "internal_error")}`);
       if (input) input.value = "";
       await refresh();
@@ -100,7 +126,9 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
       } catch {
         // the Policy section is not pairing's concern
       }
-      return done(`paired with ${String(finished.browser ?? "")}`);
+      return done(finished.windowOnly === true
+        ? `paired with ${String(finished.browser ?? "")}, window-only (software confirmation)`
+        : `paired with ${String(finished.browser ?? "")}`);
     } catch {
       return done("refused: internal_error");
     }

@@ -29,7 +29,7 @@ const TYPES = new Set(["options_status", "pair_begin", "pair_complete"]);
  */
 export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs }) {
   /** The latest pair_begin's host answer; one pairing at a time. */
-  /** @type {{challengeId: string, hostKey: string, fingerprint: string, browser: string} | null} */
+  /** @type {{challengeId: string, hostKey: string, fingerprint: string, browser: string, approvalId: string | null} | null} */
   let begun = null;
 
   /** @param {unknown} err */
@@ -44,6 +44,7 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
       fingerprint: pinned?.fingerprint ?? null,
       browser: pinned?.browser ?? null,
       pairedAt: pinned?.pairedAt ?? null,
+      windowOnly: pinned?.windowOnly === true,
     };
   }
 
@@ -57,36 +58,59 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
       for (const k of ["hostKey", "fingerprint", "browser", "challengeId"]) {
         if (typeof r[k] !== "string" || r[k] === "") return { ok: false, code: "internal_error" };
       }
-      begun = { challengeId: r.challengeId, hostKey: r.hostKey, fingerprint: r.fingerprint, browser: r.browser };
-      return { ok: true, options: r.options, fingerprint: r.fingerprint, hostKey: r.hostKey, browser: r.browser, challengeId: r.challengeId };
+      // Another browser is enrolled: the host wants an assertion from one of its credentials.
+      let approval = null;
+      if (r.approval !== null && r.approval !== undefined) {
+        const a = r.approval;
+        if (!isPlainObject(a) || typeof a.challengeId !== "string" || a.challengeId === "" || !isPlainObject(a.options)) {
+          return { ok: false, code: "internal_error" };
+        }
+        approval = { challengeId: a.challengeId, options: a.options };
+      }
+      begun = {
+        challengeId: r.challengeId, hostKey: r.hostKey, fingerprint: r.fingerprint, browser: r.browser,
+        approvalId: approval ? approval.challengeId : null,
+      };
+      return { ok: true, options: r.options, fingerprint: r.fingerprint, hostKey: r.hostKey, browser: r.browser, challengeId: r.challengeId, approval };
     } catch (err) {
       return refusal(err);
     }
   }
 
   /**
-   * @param {unknown} challengeId
-   * @param {unknown} response
+   * @param {Record<string, unknown>} msg {challengeId, response | windowOnly: true, approval?}
    */
-  async function complete(challengeId, response) {
+  async function complete(msg) {
+    const { challengeId, response, approval } = msg;
+    const windowOnly = msg.windowOnly === true;
     const b = begun;
-    if (b === null || typeof challengeId !== "string" || challengeId !== b.challengeId || !isPlainObject(response)) {
+    if (b === null || typeof challengeId !== "string" || challengeId !== b.challengeId) return { ok: false, code: "bad_request" };
+    if (windowOnly ? response !== undefined : !isPlainObject(response)) return { ok: false, code: "bad_request" };
+    // The approval must answer the approval this very pair_begin asked for (or be absent when none was).
+    if (b.approvalId === null ? approval !== undefined && approval !== null
+      : !isPlainObject(approval) || approval.challengeId !== b.approvalId || !isPlainObject(approval.response)) {
       return { ok: false, code: "bad_request" };
     }
     begun = null;
     try {
-      const r = await hostCall("pair_complete", { challengeId, response });
+      /** @type {Record<string, unknown>} */
+      const args = windowOnly ? { challengeId, windowOnly: true } : { challengeId, response };
+      if (b.approvalId !== null && isPlainObject(approval)) args.approval = { challengeId: b.approvalId, response: approval.response };
+      const r = await hostCall("pair_complete", args);
       const credentialId = isPlainObject(r) && typeof r.credentialId === "string" && r.credentialId !== "" ? r.credentialId : null;
-      if (credentialId === null) return { ok: false, code: "internal_error" };
+      const pairedWindowOnly = windowOnly && isPlainObject(r) && r.windowOnly === true;
+      if (credentialId === null && !pairedWindowOnly) return { ok: false, code: "internal_error" };
       // Pin only a key the host proves it holds right now.
       if (!(await proveHost({ spkiB64: b.hostKey, hostCall, subtle, randomBytes }))) return { ok: false, code: "host_compromised" };
+      /** @type {import("./pinning.js").PinnedRecord} */
       const record = {
         hostKey: b.hostKey, fingerprint: b.fingerprint, browser: b.browser, credentialId,
         pairedAt: new Date(nowMs()).toISOString(),
       };
+      if (pairedWindowOnly) record.windowOnly = true;
       gate.markPaired(record);
       await storageSet(PIN_STORAGE_KEY, record);
-      return { ok: true, fingerprint: record.fingerprint, browser: record.browser, credentialId };
+      return { ok: true, fingerprint: record.fingerprint, browser: record.browser, credentialId, windowOnly: pairedWindowOnly };
     } catch (err) {
       return refusal(err);
     }
@@ -105,7 +129,7 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
       if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: "bad_request" });
       if (msg.type === "options_status") return Promise.resolve(status());
       if (msg.type === "pair_begin") return begin(msg.code);
-      return complete(msg.challengeId, msg.response);
+      return complete(msg);
     },
   };
 }

@@ -57,8 +57,9 @@ export async function verifyHostProof({ spkiB64, nonce, signatureB64, subtle }) 
 }
 
 /**
- * @typedef {{hostKey: string, fingerprint: string, browser: string, credentialId: string,
- *   pairedAt: string, compromisedAt?: string}} PinnedRecord
+ * @typedef {{hostKey: string, fingerprint: string, browser: string, credentialId: string | null,
+ *   pairedAt: string, windowOnly?: true, compromisedAt?: string}} PinnedRecord credentialId is
+ *   null exactly when the browser paired window-only (no authenticator)
  */
 
 /**
@@ -68,13 +69,16 @@ export async function verifyHostProof({ spkiB64, nonce, signatureB64, subtle }) 
  */
 export function parsePinnedRecord(value) {
   if (!isPlainObject(value)) return null;
-  for (const k of ["hostKey", "fingerprint", "browser", "credentialId", "pairedAt"]) {
+  for (const k of ["hostKey", "fingerprint", "browser", "pairedAt"]) {
     if (typeof value[k] !== "string" || value[k] === "") return null;
   }
+  const windowOnly = value.windowOnly === true;
+  if (windowOnly ? value.credentialId !== null : typeof value.credentialId !== "string" || value.credentialId === "") return null;
   const rec = /** @type {PinnedRecord} */ ({
     hostKey: value.hostKey, fingerprint: value.fingerprint, browser: value.browser,
-    credentialId: value.credentialId, pairedAt: value.pairedAt,
+    credentialId: windowOnly ? null : value.credentialId, pairedAt: value.pairedAt,
   });
+  if (windowOnly) rec.windowOnly = true;
   if (typeof value.compromisedAt === "string") rec.compromisedAt = value.compromisedAt;
   return rec;
 }

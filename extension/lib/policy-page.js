@@ -100,9 +100,22 @@ export async function runPolicyPage({ doc, api }) {
     policy = s.policy;
     killed = s.killed === true;
     show("killed", killed ? "engaged" : "released");
+    const creds = Array.isArray(s.credentials) ? s.credentials : [];
     show("enrolled", s.enrolled === true
-      ? "yes: a tap on this browser's authenticator can widen the policy"
-      : "no: pair this browser first to widen the policy");
+      ? `yes (${creds.length} credential${creds.length === 1 ? "" : "s"}): a tap on this browser's authenticator can widen the policy`
+      : s.windowOnly === true
+        ? "window-only (software confirmation): no authenticator, so widening needs `tabwarden policy set` in a terminal"
+        : "no: pair this browser first to widen the policy");
+    const credList = el("credentials");
+    if (credList) {
+      credList.replaceChildren(...creds.map((/** @type {any} */ c) => {
+        const li = doc.createElement("li");
+        const when = typeof c.enrolledAt === "number" ? new Date(c.enrolledAt * 1000).toISOString() : "?";
+        li.textContent = `${String(c.credentialId).slice(0, 16)}… enrolled ${when}; `
+          + (c.uv === true ? "verifies the user (PIN or biometric) on every tap" : "presence only (no user verification)");
+        return li;
+      }));
+    }
     const browsers = Array.isArray(s.browsers) ? s.browsers.map(String).join(", ") : "";
     show("policy-summary", `Policy epoch ${String(s.epoch ?? "?")}; enrolled browsers: ${browsers || "none"}`);
     if (list) {

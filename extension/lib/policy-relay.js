@@ -79,7 +79,13 @@ export function createPolicyRelay({ hostCall }) {
     return call("policy_get", {}, (r) => (isPlainObject(r.policy) && typeof r.killed === "boolean"
       ? {
         policy: r.policy, killed: r.killed, epoch: r.epoch ?? null, enrolled: r.enrolled === true,
+        windowOnly: r.windowOnly === true,
         browsers: Array.isArray(r.browsers) ? r.browsers.filter((b) => typeof b === "string") : [],
+        credentials: Array.isArray(r.credentials)
+          ? r.credentials.filter((c) => isPlainObject(c) && typeof c.credentialId === "string").map((c) => ({
+            credentialId: c.credentialId, enrolledAt: typeof c.enrolledAt === "number" ? c.enrolledAt : null, uv: c.uv === true,
+          }))
+          : [],
       }
       : null));
   }

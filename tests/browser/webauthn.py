@@ -19,10 +19,11 @@ async def add_authenticator(context: Any, page: Any) -> tuple[Any, str]:
     return cdp, str(added["authenticatorId"])
 
 
-async def copy_credentials(source: Any, source_id: str, context: Any, page: Any) -> None:
+async def copy_credentials(source: Any, source_id: str, context: Any, page: Any) -> tuple[Any, str]:
     """Give ``page`` an authenticator holding the source's credentials (with their current
-    counters): virtual authenticators are per page."""
+    counters): virtual authenticators are per page. Returns the new (session, authenticatorId)."""
     creds = await source.send("WebAuthn.getCredentials", {"authenticatorId": source_id})
     target, target_id = await add_authenticator(context, page)
     for cred in creds["credentials"]:
         await target.send("WebAuthn.addCredential", {"authenticatorId": target_id, "credential": cred})
+    return target, target_id

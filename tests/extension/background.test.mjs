@@ -148,7 +148,7 @@ test("policy messages: a web page is refused; the options page reaches the host 
   assert.equal(call.action, "policy_get");
   ports[0].deliver({ type: "host_reply", id: call.id, ok: true, result: { policy: { eval: false }, killed: true, epoch: 1, browsers: [], enrolled: false } });
   await flush();
-  assert.deepEqual(got, [{ ok: true, policy: { eval: false }, killed: true, epoch: 1, browsers: [], enrolled: false }]);
+  assert.deepEqual(got, [{ ok: true, policy: { eval: false }, killed: true, epoch: 1, browsers: [], enrolled: false, windowOnly: false, credentials: [] }]);
 });
 
 test("session_end from the host is accepted without a reply", async () => {

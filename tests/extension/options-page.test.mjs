@@ -4,11 +4,11 @@ import { runOptionsPage } from "../../extension/lib/options-page.js";
 
 function fakeDoc() {
   const els = new Map();
-  for (const id of ["pairing", "fingerprint", "gate", "status", "code", "pair"]) {
+  for (const id of ["pairing", "fingerprint", "gate", "status", "code", "pair", "window-only"]) {
     const listeners = [];
     const classes = new Set();
     els.set(id, {
-      id, textContent: "", value: "", disabled: false, classes,
+      id, textContent: "", value: "", disabled: false, checked: false, classes,
       classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)) },
       addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
       click() { for (const fn of listeners) fn(); },
@@ -18,7 +18,7 @@ function fakeDoc() {
   return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
 }
 
-function make({ status = { ok: true, gate: "unpinned", paired: false }, begin, complete, create } = {}) {
+function make({ status = { ok: true, gate: "unpinned", paired: false }, begin, complete, create, get } = {}) {
   const doc = fakeDoc();
   const sent = [];
   const created = [];
@@ -34,6 +34,7 @@ function make({ status = { ok: true, gate: "unpinned", paired: false }, begin, c
       return undefined;
     },
     createCredential: create ?? (async (o) => { created.push(o); return { id: "c", type: "public-key", response: {} }; }),
+    getAssertion: get ?? (async (o) => { created.push({ get: o }); return { id: "a", type: "public-key", response: {} }; }),
   };
   const paired = [];
   return { doc, sent, created, paired, run: () => runOptionsPage({ doc, api, onPaired: () => paired.push(true) }) };
@@ -74,11 +75,48 @@ test("refusals: host code, authenticator failure, completion refusal", async () 
   assert.equal(a.doc.el("status").textContent, "refused: presence_refused");
   assert.deepEqual(a.paired, []);
   const b = make({ create: async () => { throw new DOMException("no", "NotAllowedError"); } });
-  assert.equal(await (await b.run()).pair(), "refused: presence_refused");
+  assert.match(await (await b.run()).pair(), /^refused: presence_refused \(no authenticator answered; to pair without one/);
   assert.equal(b.sent.some((m) => m.type === "pair_complete"), false);
   const c = make({ complete: { ok: false, code: "host_compromised" } });
   assert.equal(await (await c.run()).pair(), "refused: host_compromised");
   const d = make({ begin: { ok: true, options: { challenge: "BB" }, challengeId: "x" } });
   await (await d.run()).pair();
   assert.deepEqual(d.created, [{ challenge: "BB" }], "options without a publicKey wrapper are used as is");
+});
+
+test("a second browser: an enrolled credential approves first, then create(); both go to pair_complete", async () => {
+  const approval = { challengeId: "ap1", options: { publicKey: { challenge: "CC", allowCredentials: [{ id: "old", type: "public-key" }] } } };
+  const h = make({ begin: { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", browser: "chrome", challengeId: "ch1", approval } });
+  const page = await h.run();
+  h.doc.el("code").value = "123-456";
+  assert.match(await page.pair(), /^paired/);
+  assert.deepEqual(h.created, [{ get: approval.options.publicKey }, { challenge: "AA" }], "approval get() before create()");
+  const complete = h.sent.find((m) => m.type === "pair_complete");
+  assert.deepEqual(complete, { type: "pair_complete", challengeId: "ch1", approval: { challengeId: "ap1", response: { id: "a", type: "public-key", response: {} } },
+    response: { id: "c", type: "public-key", response: {} } });
+});
+
+test("a second browser whose approval fails sends nothing and says why", async () => {
+  const approval = { challengeId: "ap1", options: { challenge: "CC" } };
+  const h = make({ begin: { ok: true, options: { challenge: "AA" }, challengeId: "ch1", approval },
+    get: async () => { throw new DOMException("no", "NotAllowedError"); } });
+  assert.match(await (await h.run()).pair(), /^refused: presence_refused \(no enrolled credential approved/);
+  assert.equal(h.sent.some((m) => m.type === "pair_complete"), false);
+  assert.deepEqual(h.created, [], "no credential is created without the approval");
+});
+
+test("window-only: no create(), pair_complete says windowOnly, the status says software confirmation", async () => {
+  const h = make({ complete: { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: null, windowOnly: true } });
+  const page = await h.run();
+  h.doc.el("code").value = "123-456";
+  h.doc.el("window-only").checked = true;
+  assert.equal(await page.pair(), "paired with chromium, window-only (software confirmation)");
+  assert.deepEqual(h.created, []);
+  assert.deepEqual(h.sent.find((m) => m.type === "pair_complete"), { type: "pair_complete", challengeId: "ch1", windowOnly: true });
+});
+
+test("paired window-only is shown as software confirmation", async () => {
+  const h = make({ status: { ok: true, gate: "trusted", paired: true, fingerprint: "SHA256:xy", browser: "edge", windowOnly: true } });
+  await h.run();
+  assert.match(h.doc.el("pairing").textContent, /^Paired with edge .*window-only: software confirmation/);
 });

@@ -20,18 +20,18 @@ function key() {
 }
 const HOST = key();
 
-function make({ prover = HOST, completeError = null } = {}) {
+function make({ prover = HOST, completeError = null, approval = undefined, completeResult = { credentialId: "cred-1" } } = {}) {
   const calls = [];
   const stored = [];
   const hostCall = async (action, args) => {
     calls.push([action, args]);
     if (action === "pair_begin") {
       if (args.code !== "123-456") throw new BridgeError("presence_refused", "bad code");
-      return { hostKey: HOST.spkiB64, fingerprint: "SHA256:xy", browser: "chromium", challengeId: "ch1", options: { publicKey: { challenge: "AA" } } };
+      return { hostKey: HOST.spkiB64, fingerprint: "SHA256:xy", browser: "chromium", challengeId: "ch1", options: { publicKey: { challenge: "AA" } }, approval };
     }
     if (action === "pair_complete") {
       if (completeError) throw new BridgeError(completeError, "no");
-      return { credentialId: "cred-1" };
+      return completeResult;
     }
     if (action === "host_proof") return { signature: prover.sign(fromBase64(args.nonce)) };
     throw new Error(action);
@@ -64,12 +64,12 @@ test("only this extension's options page is answered", async () => {
 
 test("pair_begin -> pair_complete proves the key, pins the record, marks the gate trusted", async () => {
   const h = make();
-  assert.deepEqual(await h.send({ type: "options_status" }), { ok: true, gate: "unpinned", paired: false, fingerprint: null, browser: null, pairedAt: null });
+  assert.deepEqual(await h.send({ type: "options_status" }), { ok: true, gate: "unpinned", paired: false, fingerprint: null, browser: null, pairedAt: null, windowOnly: false });
   const begun = await h.send({ type: "pair_begin", code: " 123-456 " });
-  assert.deepEqual(begun, { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", hostKey: HOST.spkiB64, browser: "chromium", challengeId: "ch1" });
+  assert.deepEqual(begun, { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", hostKey: HOST.spkiB64, browser: "chromium", challengeId: "ch1", approval: null });
   assert.deepEqual(h.calls[0], ["pair_begin", { code: "123-456" }]);
   const done = await h.send({ type: "pair_complete", challengeId: "ch1", response: { id: "cred-1", type: "public-key" }, hostKey: "ATTACKER" });
-  assert.deepEqual(done, { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "cred-1" });
+  assert.deepEqual(done, { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "cred-1", windowOnly: false });
   assert.deepEqual(h.calls[1], ["pair_complete", { challengeId: "ch1", response: { id: "cred-1", type: "public-key" } }]);
   assert.equal(h.calls[2][0], "host_proof");
   const record = { hostKey: HOST.spkiB64, fingerprint: "SHA256:xy", browser: "chromium", credentialId: "cred-1", pairedAt: "1970-01-01T00:00:00.000Z" };
@@ -100,4 +100,53 @@ test("a host that cannot prove the key it offered is not pinned", async () => {
   assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "host_compromised" });
   assert.deepEqual(h.stored, []);
   assert.equal(h.gate.snapshot().state, "unpinned");
+});
+
+test("a second browser: the approval is relayed only for the approval pair_begin asked for", async () => {
+  const approval = { challengeId: "ap1", options: { publicKey: { challenge: "CC" } } };
+  const h = make({ approval });
+  const begun = await h.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(begun.approval, approval);
+  const answer = { id: "old", type: "public-key" };
+  // Without the approval, or for another challenge, nothing reaches the host.
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {} }), { ok: false, code: "bad_request" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {}, approval: { challengeId: "other", response: answer } }),
+    { ok: false, code: "bad_request" });
+  assert.equal(h.calls.filter(([a]) => a === "pair_complete").length, 0);
+  const done = await h.send({ type: "pair_complete", challengeId: "ch1", response: { id: "new" }, approval: { challengeId: "ap1", response: answer, extra: "dropped" } });
+  assert.equal(done.ok, true);
+  assert.deepEqual(h.calls.find(([a]) => a === "pair_complete")[1],
+    { challengeId: "ch1", response: { id: "new" }, approval: { challengeId: "ap1", response: answer } });
+});
+
+test("an approval the host never asked for is refused, and a malformed one from the host is an error", async () => {
+  const h = make();
+  await h.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", response: {}, approval: { challengeId: "x", response: {} } }),
+    { ok: false, code: "bad_request" });
+  const bad = make({ approval: { challengeId: 5, options: {} } });
+  assert.deepEqual(await bad.send({ type: "pair_begin", code: "123-456" }), { ok: false, code: "internal_error" });
+});
+
+test("window-only: pinned with no credential after the host proves its key", async () => {
+  const h = make({ completeResult: { windowOnly: true } });
+  await h.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", windowOnly: true, response: {} }), { ok: false, code: "bad_request" },
+    "windowOnly carries no credential");
+  await h.send({ type: "pair_begin", code: "123-456" });
+  const done = await h.send({ type: "pair_complete", challengeId: "ch1", windowOnly: true });
+  assert.deepEqual(done, { ok: true, fingerprint: "SHA256:xy", browser: "chromium", credentialId: null, windowOnly: true });
+  assert.deepEqual(h.calls.filter(([a]) => a === "pair_complete").map(([, args]) => args), [{ challengeId: "ch1", windowOnly: true }]);
+  assert.equal(h.stored.length, 1);
+  assert.equal(h.stored[0][1].windowOnly, true);
+  assert.equal(h.stored[0][1].credentialId, null);
+  assert.equal(h.gate.snapshot().state, "trusted");
+  assert.equal((await h.send({ type: "options_status" })).windowOnly, true);
+});
+
+test("window-only asked but the host paired nothing window-only: nothing is pinned", async () => {
+  const h = make({ completeResult: { credentialId: "" } });
+  await h.send({ type: "pair_begin", code: "123-456" });
+  assert.deepEqual(await h.send({ type: "pair_complete", challengeId: "ch1", windowOnly: true }), { ok: false, code: "internal_error" });
+  assert.deepEqual(h.stored, []);
 });

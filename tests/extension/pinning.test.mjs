@@ -203,3 +203,11 @@ test("parsePinnedRecord keeps only well-formed records", () => {
   assert.equal(parsePinnedRecord({ ...record(), credentialId: 5 }), null);
   assert.deepEqual(parsePinnedRecord({ ...record(), extra: 1 }), record());
 });
+
+test("parsePinnedRecord: window-only records carry no credential, others must", () => {
+  const base = { hostKey: "K", fingerprint: "F", browser: "edge", pairedAt: "T" };
+  assert.deepEqual(parsePinnedRecord({ ...base, credentialId: null, windowOnly: true }), { ...base, credentialId: null, windowOnly: true });
+  assert.equal(parsePinnedRecord({ ...base, credentialId: "c", windowOnly: true }), null);
+  assert.equal(parsePinnedRecord({ ...base, credentialId: null }), null);
+  assert.deepEqual(parsePinnedRecord({ ...base, credentialId: "c", windowOnly: "yes" }), { ...base, credentialId: "c" });
+});

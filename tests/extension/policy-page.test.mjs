@@ -31,11 +31,11 @@ function fakeDoc(ids) {
   return { getElementById: (id) => els.get(id) ?? null, createElement: (tag) => make(tag, null), el: (id) => els.get(id) };
 }
 
-const IDS = ["policy", "killed", "enrolled", "policy-summary", "policy-status", "origin", "approve-origin",
+const IDS = ["policy", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
-  begin, complete, assertion, restrict, kill } = {}) {
+  windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
   const doc = fakeDoc(IDS);
   const sent = [];
   const assertions = [];
@@ -43,7 +43,7 @@ function harness({ policy = { origins: ["https://a.test"], eval: false, upload: 
   const api = {
     sendMessage: async (m) => {
       sent.push(m);
-      if (m.type === "policy_get") return { ok: true, policy: state.policy, killed: state.killed, epoch: 3, browsers: ["chromium"], enrolled };
+      if (m.type === "policy_get") return { ok: true, policy: state.policy, killed: state.killed, epoch: 3, browsers: ["chromium"], enrolled, windowOnly, credentials };
       if (m.type === "presence_begin") return begin ?? { ok: true, challengeId: "ch1", options: { publicKey: { challenge: "AA" } } };
       if (m.type === "presence_complete") {
         if (complete) return complete;
@@ -213,4 +213,18 @@ test("one operation at a time", async () => {
   release({ id: "c" });
   assert.equal(await first, "done: policy.widen");
   assert.equal(h.doc.el("kill").disabled, false);
+});
+
+test("enrolled credentials are listed with their user-verification mode; window-only says software confirmation", async () => {
+  const h = harness({ credentials: [{ credentialId: "abcdefghijklmnopqrstuvwxyz", enrolledAt: 0, uv: true }, { credentialId: "<b>x</b>", enrolledAt: 60, uv: false }] });
+  await h.run();
+  assert.match(h.doc.el("enrolled").textContent, /^yes \(2 credentials\)/);
+  const items = h.doc.el("credentials").children.map((li) => li.textContent);
+  assert.equal(items.length, 2);
+  assert.match(items[0], /^abcdefghijklmnop… enrolled 1970-01-01T00:00:00.000Z; verifies the user/);
+  assert.match(items[1], /^<b>x<\/b>… enrolled 1970-01-01T00:01:00.000Z; presence only/, "host text stays text");
+  const w = harness({ enrolled: false, windowOnly: true });
+  await w.run();
+  assert.match(w.doc.el("enrolled").textContent, /^window-only \(software confirmation\)/);
+  assert.deepEqual(w.doc.el("credentials").children, []);
 });

@@ -42,9 +42,20 @@ test("only this extension's options page reaches the host's policy actions", asy
   assert.equal((await h.send({ type: "policy_get" }, { ...OK_SENDER, url: `${PAGE}#x` })).ok, true);
 });
 
+test("policy_get relays window-only and the credentials, never more than id, date and uv", async () => {
+  const h = make({ replies: { policy_get: { policy: POLICY, killed: false, epoch: 3, browsers: ["chromium"], enrolled: true, windowOnly: false,
+    credentials: [{ credentialId: "abc", enrolledAt: 5, uv: true, publicKey: "SHOULD-NOT-PASS" }, { nope: 1 }, "x"] } } });
+  const got = await h.send({ type: "policy_get" });
+  assert.deepEqual(got.credentials, [{ credentialId: "abc", enrolledAt: 5, uv: true }]);
+  const w = make({ replies: { policy_get: { policy: POLICY, killed: false, epoch: 3, browsers: ["edge"], enrolled: false, windowOnly: true } } });
+  const got2 = await w.send({ type: "policy_get" });
+  assert.equal(got2.windowOnly, true);
+  assert.deepEqual(got2.credentials, []);
+});
+
 test("policy_get relays the host's answer", async () => {
   const h = make();
-  assert.deepEqual(await h.send({ type: "policy_get", extra: 1 }), { ok: true, policy: POLICY, killed: false, epoch: 3, browsers: ["chromium"], enrolled: true });
+  assert.deepEqual(await h.send({ type: "policy_get", extra: 1 }), { ok: true, policy: POLICY, killed: false, epoch: 3, browsers: ["chromium"], enrolled: true, windowOnly: false, credentials: [] });
   assert.deepEqual(h.calls, [["policy_get", {}]]);
   const bad = make({ replies: { policy_get: { policy: "x" } } });
   assert.deepEqual(await bad.send({ type: "policy_get" }), { ok: false, code: "internal_error" });
