@@ -89,7 +89,7 @@ HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 HOST_ACTIONS = frozenset({
     "pair_begin", "pair_complete", "host_proof",
     "policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill",
-    "clients_recent", "audit_tail",
+    "clients_recent", "client_revoke", "audit_tail",
 })
 _HOST_CALL_ID_MAX = 128
 

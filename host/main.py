@@ -170,6 +170,8 @@ def _host_calls(gate: object, browser_label: str) -> object:
             return await asyncio.to_thread(pairing.kill, ctx, args, now)
         if action == "clients_recent":
             return await asyncio.to_thread(pairing.clients_recent, ctx, args)
+        if action == "client_revoke":
+            return await asyncio.to_thread(pairing.client_revoke, ctx, args, now)
         if action == "audit_tail":
             return await asyncio.to_thread(pairing.audit_tail, ctx, args)
         raise pairing.UnknownHostAction(f"unknown host action {action!r}")

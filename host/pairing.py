@@ -27,6 +27,7 @@ And what a tap authorises (docs/protocol.md, "What a tap authorises"):
   (``Credential.uv``), else preferred; it is reported in the audit entry (``user_verified``).
 * ``policy_restrict {key, value}`` and ``kill {}`` — narrowing: free, no tap and no key.
 * ``clients_recent {}`` — read-only: paired MCP clients and recently seen spawners.
+* ``client_revoke {label}`` — narrowing: forget a paired MCP client (free, no tap, no key).
 * ``audit_tail {limit?}`` — read-only: the newest audit entries (newest last) for the options page.
 
 The functions here are synchronous and do blocking I/O (key store, trust record, audit log): the
@@ -85,6 +86,7 @@ ACTIONS = (
     "policy_restrict",
     "kill",
     "clients_recent",
+    "client_revoke",
     "audit_tail",
 )
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
@@ -641,6 +643,27 @@ def clients_recent(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
         ],
         "recent": [s.as_dict() for s in recent],
     }
+
+
+def client_revoke(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
+    """Forget a paired MCP client (free: removing power needs no tap). Its live connection is cut
+    by the host's trust watch as the epoch moves; a label nobody holds is ``bad_request``."""
+    label = args.get("label")
+    if not isinstance(label, str) or not LABEL_RE.match(label):
+        raise BadHostCall("label must be a client label (a-z, 0-9, _ and -; at most 32)")
+    if not ctx.trust_path.exists():
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    eff = ctx.effective()
+    if eff.refused:
+        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    if not any(c.label == label for c in eff.paired_clients):
+        raise BadHostCall(f"no paired client is labelled {label!r}")
+    doc = store.revoke(ctx.trust_path, "client", label, now)
+    ctx.audit().append(
+        "revoke", decision="narrowed", kind="client", label=label, browser=ctx.browser_label
+    )
+    log.warning("client %r revoked from browser %r", label, ctx.browser_label)
+    return {"done": True, "epoch": doc.epoch}
 
 
 def policy_restrict(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:

@@ -203,3 +203,21 @@ def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
     assert seen["path"] == "/usr/bin/agent" and seen["sha256"] == SHA_B
     assert {"path", "sha256", "firstSeen", "lastSeen"} <= set(seen)
     assert isinstance(seen["firstSeen"], int) and isinstance(seen["lastSeen"], int)
+
+
+def test_client_revoke_is_free_and_only_for_a_paired_label(fake_browser: FakeBrowser) -> None:
+    key, _ = _enrol_via_pairing(fake_browser)
+    config = _config(fake_browser)
+    store.add_client(config / "trust.json", key, "claude", "/usr/bin/claude", SHA_A, int(time.time()))
+    before = (config / "trust.json").read_bytes()
+    # Malformed or unknown labels: refused, nothing written.
+    for bad in ({}, {"label": ""}, {"label": "UPPER"}, {"label": 7}, {"label": "nobody"}):
+        refused(call(fake_browser, "client_revoke", bad), "bad_request")
+    assert (config / "trust.json").read_bytes() == before
+    # No tap needed: removing power is free.
+    done = call(fake_browser, "client_revoke", {"label": "claude"})
+    assert done["ok"] is True and done["result"]["done"] is True, done
+    eff = _gate(config).current()
+    assert [c.label for c in eff.paired_clients] == []
+    [entry] = [e for e in _audit(config) if e["event"] == "revoke"]
+    assert entry["decision"] == "narrowed" and entry["kind"] == "client" and entry["label"] == "claude"

@@ -1,6 +1,6 @@
 // clients-page.js — the options page's "MCP clients" section: lists the host's paired clients
-// (label + exe) and recently seen spawners (each with a "Pair" button, ids pair-client-<n>), and
-// pairs one with a tap: presence_begin {action: "pair_client", detail: canonical JSON {exe, label,
+// (label + exe, each with a free "Revoke" button, ids revoke-client-<n>: client_revoke) and recently
+// seen spawners (each with a "Pair" button, ids pair-client-<n>), and pairs one with a tap: presence_begin {action: "pair_client", detail: canonical JSON {exe, label,
 // sha256}} through the worker, WebAuthn get() here, presence_complete back (docs/protocol.md "More
 // tap-authorised actions"). Pure: the document, runtime messaging and get() are injected
 // (options.js wires the real ones). It must never put host-supplied text into the DOM as HTML
@@ -22,7 +22,8 @@ export function defaultLabel(exe) {
 /**
  * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>,
  *   getAssertion: (optionsJSON: object) => Promise<object>}}} deps
- * @returns {Promise<{refresh: () => Promise<void>, pair: (n: number) => Promise<string>}>}
+ * @returns {Promise<{refresh: () => Promise<void>, pair: (n: number) => Promise<string>,
+ *   revoke: (label: string) => Promise<string>}>}
  */
 export async function runClientsPage({ doc, api }) {
   /** @param {string} id @param {string} text */
@@ -54,7 +55,19 @@ export async function runClientsPage({ doc, api }) {
     }
     const clients = Array.isArray(r.clients) ? r.clients : [];
     paired?.replaceChildren(...(clients.length === 0 ? [node("li", "none")]
-      : clients.map((c) => node("li", `${String(c?.label ?? "")} — ${String(c?.exe ?? "")}`))));
+      : clients.map((c, n) => {
+        const label = String(c?.label ?? "");
+        const li = node("li", `${label} — ${String(c?.exe ?? "")} `);
+        const button = node("button", "Revoke");
+        button.id = `revoke-client-${n}`;
+        button.type = "button";
+        button.ariaLabel = `Revoke ${label}`; // several "Revoke" buttons: say which client
+        button.addEventListener("click", () => {
+          revoke(label).catch(() => {});
+        });
+        li.append(button);
+        return li;
+      })));
     const pairedKeys = new Set(clients.map((c) => `${String(c?.exe)}\n${String(c?.sha256)}`));
     recent = (Array.isArray(r.recent) ? r.recent : [])
       .filter((s) => s && typeof s.path === "string" && s.path !== "" && typeof s.sha256 === "string" && s.sha256 !== "")
@@ -125,6 +138,27 @@ export async function runClientsPage({ doc, api }) {
     }
   }
 
+  /**
+   * Forget paired client `label` (free: narrowing needs no tap).
+   * @param {string} label
+   * @returns {Promise<string>} the final status text
+   */
+  async function revoke(label) {
+    if (busy) return "busy";
+    busy = true;
+    let text;
+    try {
+      const answer = await api.sendMessage({ type: "client_revoke", label });
+      text = answer && answer.ok === true ? `done: revoked ${label}` : `refused: ${String(answer?.code ?? "internal_error")}`;
+    } catch {
+      text = "refused: internal_error";
+    }
+    busy = false;
+    await refresh();
+    show("clients-status", text);
+    return text;
+  }
+
   await refresh();
-  return { refresh, pair };
+  return { refresh, pair, revoke };
 }

@@ -11,7 +11,9 @@ import { canonicalJson } from "./canonical-json.js";
 import { fromOptionsPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
-const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent", "audit_tail"]);
+const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent", "client_revoke", "audit_tail"]);
+/** A client label, as the host writes them (trust record rules). */
+const CLIENT_LABEL = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 /**
  * Actions the options page may have tapped (docs/protocol.md "What a tap authorises" and "More
  * tap-authorised actions"). confirm.eval / confirm.upload are not here: only the confirm window
@@ -144,6 +146,13 @@ export function createPolicyRelay({ hostCall }) {
     }));
   }
 
+  /** @param {Record<string, unknown>} msg narrowing, free: forget one paired MCP client */
+  function clientRevoke(msg) {
+    const { label } = msg;
+    if (typeof label !== "string" || !CLIENT_LABEL.test(label)) return Promise.resolve(bad());
+    return call("client_revoke", { label }, (r) => (r.done === true ? { done: true, epoch: r.epoch ?? null } : null));
+  }
+
   /** @param {Record<string, unknown>} msg */
   function auditTail(msg) {
     const { limit } = msg;
@@ -155,7 +164,7 @@ export function createPolicyRelay({ hostCall }) {
       : null));
   }
 
-  const HANDLERS = { audit_tail: auditTail, clients_recent: clientsRecent, policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
+  const HANDLERS = { audit_tail: auditTail, clients_recent: clientsRecent, client_revoke: clientRevoke, policy_get: policyGet, presence_begin: begin, presence_complete: complete, policy_restrict: restrict, kill };
 
   return {
     /**

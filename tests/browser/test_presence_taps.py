@@ -155,6 +155,15 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
             assert not result.is_error, result.content
             assert result.structured_content["result"] == 42
 
+            # Revoking a paired client from the options page is free: no tap, and it is gone.
+            await cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator_id})
+            await options.click("button[aria-label='Revoke sh']")
+            await options.wait_for_function(
+                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done: revoked sh')",
+                timeout=30_000)
+            assert not any(c.sha256 == other_sha for c in gate.current().paired_clients)
+            assert not (await agent.call_tool("tab_list", {})).is_error  # the other client is untouched
+
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 

@@ -30,9 +30,10 @@ function fakeDoc(ids) {
 const SHA = "ab".repeat(32);
 const tick = () => new Promise((r) => setImmediate(r));
 
-function harness({ begin, complete } = {}) {
+function harness({ begin, complete, revokeAnswer } = {}) {
   const doc = fakeDoc(["clients-paired", "clients-recent", "clients-status"]);
   const sent = [];
+  const assertions = [];
   let clients = [{ label: "claude", exe: "/usr/bin/claude", sha256: "cd".repeat(32), pairedAt: 1 }];
   const recent = [{ path: "/opt/My Agent/Cursor.AppImage", sha256: SHA, firstSeen: 1, lastSeen: 2 },
     { path: "/usr/bin/claude", sha256: "cd".repeat(32), firstSeen: 1, lastSeen: 2 }];
@@ -47,11 +48,16 @@ function harness({ begin, complete } = {}) {
         clients = [...clients, { label: d.label, exe: d.exe, sha256: d.sha256, pairedAt: 3 }];
         return { ok: true, done: true, epoch: 5 };
       }
+      if (m.type === "client_revoke") {
+        if (revokeAnswer) return revokeAnswer;
+        clients = clients.filter((c) => c.label !== m.label);
+        return { ok: true, done: true, epoch: 6 };
+      }
       return { ok: false, code: "bad_request" };
     },
-    getAssertion: async (opts) => ({ assertionFor: opts }),
+    getAssertion: async (opts) => { assertions.push(opts); return { assertionFor: opts }; },
   };
-  return { doc, sent, run: () => runClientsPage({ doc, api }) };
+  return { doc, sent, assertions, run: () => runClientsPage({ doc, api }) };
 }
 
 test("defaultLabel: basename, lower-cased, invalid characters -> '-'", () => {
@@ -65,7 +71,7 @@ test("defaultLabel: basename, lower-cased, invalid characters -> '-'", () => {
 test("lists paired clients (label + exe) and unpaired recent spawners with Pair buttons", async () => {
   const h = harness();
   await h.run();
-  assert.equal(h.doc.getElementById("clients-paired").textContent, "claude — /usr/bin/claude");
+  assert.equal(h.doc.getElementById("clients-paired").textContent, "claude — /usr/bin/claude Revoke");
   const seen = h.doc.getElementById("clients-recent");
   assert.equal(seen.children.length, 1, "already-paired spawners get no Pair button");
   assert.match(seen.textContent, /\/opt\/My Agent\/Cursor\.AppImage/);
@@ -116,4 +122,40 @@ test("relay: pair_client is a tap action with an exact {exe, label, sha256} deta
   assert.deepEqual(await relay.handleMessage({ type: "clients_recent" }, { id: EXT, url: `chrome-extension://${EXT}/popup.html` }, ctx), { ok: false, code: "bad_request" });
   assert.deepEqual(await relay.handleMessage({ type: "presence_begin", action: "confirm.eval", detail: "{}" }, { id: EXT, url: ctx.pageUrl }, ctx), { ok: false, code: "bad_request" });
   assert.deepEqual(calls.map((c) => c[0]), ["clients_recent"]);
+});
+
+test("Revoke is free: client_revoke with the label, no tap, then the list re-renders", async () => {
+  const h = harness();
+  await h.run();
+  const button = h.doc.getElementById("revoke-client-0");
+  assert.equal(button.textContent, "Revoke");
+  assert.equal(button.ariaLabel, "Revoke claude");
+  button.click();
+  await tick(); await tick(); await tick();
+  assert.deepEqual(h.sent.filter((m) => m.type === "client_revoke"), [{ type: "client_revoke", label: "claude" }]);
+  assert.equal(h.sent.some((m) => m.type === "presence_begin"), false);
+  assert.deepEqual(h.assertions, [], "no tap for narrowing");
+  assert.equal(h.doc.getElementById("clients-status").textContent, "done: revoked claude");
+  assert.equal(h.doc.getElementById("clients-paired").textContent, "none");
+});
+
+test("Revoke refused by the host -> 'refused: <code>'", async () => {
+  const h = harness({ revokeAnswer: { ok: false, code: "bad_request" } });
+  const page = await h.run();
+  assert.equal(await page.revoke("claude"), "refused: bad_request");
+});
+
+test("relay: client_revoke needs a well-formed label and only the options page", async () => {
+  const calls = [];
+  const relay = createPolicyRelay({ hostCall: async (a, args) => { calls.push([a, args]); return { done: true, epoch: 9 }; } });
+  const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+  const ctx = { extensionId: EXT, pageUrl: `chrome-extension://${EXT}/options.html` };
+  const from = { id: EXT, url: ctx.pageUrl };
+  for (const label of ["", "UPPER", "a/b", 5, "x".repeat(33), undefined]) {
+    assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label }, from, ctx), { ok: false, code: "bad_request" }, String(label));
+  }
+  assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label: "claude" }, { id: EXT, url: "https://evil.test/" }, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(calls, []);
+  assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label: "claude", extra: 1 }, from, ctx), { ok: true, done: true, epoch: 9 });
+  assert.deepEqual(calls, [["client_revoke", { label: "claude" }]]);
 });
