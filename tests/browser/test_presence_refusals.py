@@ -1,0 +1,109 @@
+"""Refused taps in real Chromium, answered by Chrome's virtual authenticator: a replayed
+assertion, an assertion made for another action, and a cloned authenticator whose sign counter
+went back. A script on the options page plays the attacker (it can send anything the page can);
+each attempt is refused and trust.json stays byte-identical. (Wrong and reused codes:
+test_browser_pairing.py; another profile's credential: test_second_browser.py; UV absent:
+test_presence_taps.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate
+from tests.browser.test_browser_pairing import CODE, _pair, _status
+from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.test_presence_taps import _policy_status
+from tests.browser.webauthn import add_authenticator
+
+pytestmark = pytest.mark.browser
+
+GUARD = 180.0
+
+# Helpers the attacker script uses: begin a tap, answer a challenge, complete with anything.
+HELPERS = """
+  const send = (m) => chrome.runtime.sendMessage(m);
+  const begin = (action, detail) => send({type: "presence_begin", action, detail});
+  const answer = async (begun) => (await navigator.credentials.get(
+    {publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(begun.options)})).toJSON();
+  const complete = (challengeId, action, detail, response) =>
+    send({type: "presence_complete", challengeId, action, detail, response});
+"""
+
+TAP_THEN_REPLAY = "async () => {" + HELPERS + """
+  const detail = '{"upload":true}';
+  const first = await begin("policy.widen", detail);
+  const response = await answer(first);
+  const ok = await complete(first.challengeId, "policy.widen", detail, response);
+  const again = await complete(first.challengeId, "policy.widen", detail, response);
+  const fresh = await begin("policy.widen", detail);
+  const replayed = await complete(fresh.challengeId, "policy.widen", detail, response);
+  return {ok, again, replayed};
+}"""
+
+ANSWER_FOR_ANOTHER_ACTION = "async () => {" + HELPERS + """
+  const unkill = await begin("unkill", "");
+  const forUnkill = await answer(unkill);
+  const detail = '{"eval":true}';
+  const widen = await begin("policy.widen", detail);
+  return await complete(widen.challengeId, "policy.widen", detail, forUnkill);
+}"""
+
+
+def _trust(config: Any) -> bytes:
+    return (config / "trust.json").read_bytes()
+
+
+def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: ThrowawayBrowser) -> None:
+    config = browser.config
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            page = await context.new_page()
+            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp, authenticator = await add_authenticator(context, page)
+            await _pair(page, CODE)
+            assert (await _status(page, "paired")).startswith("paired")
+
+            # One real tap works; replaying its assertion (same or a fresh challenge) does not.
+            outcome = await page.evaluate(TAP_THEN_REPLAY)
+            assert outcome["ok"]["ok"] is True, outcome
+            assert outcome["again"] == {"ok": False, "code": "bad_request"}, outcome  # the worker's single use
+            assert outcome["replayed"] == {"ok": False, "code": "presence_refused"}, outcome  # the host's
+            assert gate.current().policy.upload is True
+            after_upload = _trust(config)
+
+            # An assertion made for "unkill" presented for a policy widening: refused by the host.
+            assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {"ok": False, "code": "presence_refused"}
+            assert _trust(config) == after_upload and gate.current().policy.eval is False
+
+            # A cloned authenticator: the credential comes back with the counter it had before the
+            # last tap. The host sees the counter not rising and refuses; nothing changes.
+            [cred] = (await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator}))["credentials"]
+            await page.click("#enable-eval")
+            assert (await _policy_status(page, "done")).startswith("done")
+            assert gate.current().policy.eval is True
+            await cdp.send("WebAuthn.removeCredential",
+                           {"authenticatorId": authenticator, "credentialId": cred["credentialId"]})
+            await cdp.send("WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred})
+            await page.click("#restrict-eval")  # narrowing: free, so the counter plays no part
+            assert (await _policy_status(page, "done")).startswith("done")
+            before = _trust(config)
+            await page.click("#enable-eval")
+            assert (await _policy_status(page, "refused")).startswith("refused: presence_refused")
+            assert _trust(config) == before and gate.current().policy.eval is False
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
