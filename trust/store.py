@@ -520,6 +520,47 @@ def add_client(
     return update(path, mutate)
 
 
+def _with_browser(
+    doc: TrustDocument,
+    key: HostKey,
+    kill_serial: int,
+    label: str,
+    credentials: tuple[Credential, ...],
+    window_only: bool,
+) -> TrustDocument:
+    """``doc`` with browser ``label``'s grant replaced by a freshly signed one (lifting any
+    revocation of that label: pairing it again is the point)."""
+    grant: dict[str, Any] = {
+        "kind": "browser",
+        "label": label,
+        "credentials": [c.to_json() for c in credentials],
+    }
+    if window_only:
+        grant["windowOnly"] = True
+    signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=kill_serial)
+    record = BrowserRecord(
+        label=label,
+        credentials=credentials,
+        window_only=window_only,
+        epoch=signed["epoch"],
+        kill_serial=signed["killSerial"],
+        sig=signed["sig"],
+    )
+    return doc.with_(
+        browsers=(*(b for b in doc.browsers if b.label != label), record),
+        revocations=tuple(
+            r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
+        ),
+    )
+
+
+def _valid_browser(doc: TrustDocument, public: HostPublicKey, label: str) -> BrowserRecord | None:
+    for b in doc.browsers:
+        if b.label == label and grant_is_valid(public, b.to_json()):
+            return b
+    return None
+
+
 def add_browser_credential(
     path: Path | str,
     key: HostKey,
@@ -529,7 +570,8 @@ def add_browser_credential(
 ) -> TrustDocument:
     """Pair browser ``label`` or enrol one more credential for it (re-signs its grant).
 
-    A credential with the same id replaces the old one (e.g. a newer sign count)."""
+    A credential with the same id replaces the old one (e.g. a newer sign count). Enrolling a
+    credential ends window-only mode for good (never the other way round)."""
     _check_time(now)
     _check_label(label)
     _check_via(credential.path)
@@ -537,31 +579,10 @@ def add_browser_credential(
     def mutate(doc: TrustDocument) -> TrustDocument:
         public = _require_key(doc, key)
         eff = effective(doc, public, now)
-        previous: tuple[Credential, ...] = ()
-        for b in doc.browsers:
-            if b.label == label and grant_is_valid(public, b.to_json()):
-                previous = b.credentials
-        # Enrolling a credential ends window-only mode for good (never the other way round).
+        current = _valid_browser(doc, public, label)
+        previous = current.credentials if current is not None else ()
         creds = (*(c for c in previous if c.credential_id != credential.credential_id), credential)
-        grant = {
-            "kind": "browser",
-            "label": label,
-            "credentials": [c.to_json() for c in creds],
-        }
-        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=eff.kill_serial)
-        record = BrowserRecord(
-            label=label,
-            credentials=creds,
-            epoch=signed["epoch"],
-            kill_serial=signed["killSerial"],
-            sig=signed["sig"],
-        )
-        return doc.with_(
-            browsers=(*(b for b in doc.browsers if b.label != label), record),
-            revocations=tuple(
-                r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
-            ),
-        )
+        return _with_browser(doc, key, eff.kill_serial, label, creds, window_only=False)
 
     return update(path, mutate)
 
@@ -584,25 +605,10 @@ def add_window_only_browser(path: Path | str, key: HostKey, label: str, now: int
     def mutate(doc: TrustDocument) -> TrustDocument:
         public = _require_key(doc, key)
         eff = effective(doc, public, now)
-        for b in doc.browsers:
-            if b.label == label and b.credentials and grant_is_valid(public, b.to_json()):
-                raise AlreadyEnrolled(f"browser {label!r} is enrolled with a credential")
-        grant = {"kind": "browser", "label": label, "credentials": [], "windowOnly": True}
-        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=eff.kill_serial)
-        record = BrowserRecord(
-            label=label,
-            credentials=(),
-            window_only=True,
-            epoch=signed["epoch"],
-            kill_serial=signed["killSerial"],
-            sig=signed["sig"],
-        )
-        return doc.with_(
-            browsers=(*(b for b in doc.browsers if b.label != label), record),
-            revocations=tuple(
-                r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
-            ),
-        )
+        current = _valid_browser(doc, public, label)
+        if current is not None and current.credentials:
+            raise AlreadyEnrolled(f"browser {label!r} is enrolled with a credential")
+        return _with_browser(doc, key, eff.kill_serial, label, (), window_only=True)
 
     return update(path, mutate)
 
