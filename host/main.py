@@ -86,7 +86,9 @@ def _origin_granter(gate: object, browser_label: str) -> object:
             raise TapRequired("this browser is enrolled: approve with a tap")
         if exact not in eff.policy.origins:
             widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
-            store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+            store.set_baseline(
+                gate.path, key, widened.to_json(), int(time.time()), set_keys=("origins",)
+            )
         AuditLog.default().append("origin_grant", decision="granted", path="window", origin=exact)
 
     async def grant(origin: str) -> None:

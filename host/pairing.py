@@ -609,7 +609,7 @@ def presence_complete(
             credential=outcome.credential_id, user_verified=outcome.user_verified,
         )
     elif new_policy is not None:
-        doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now)
+        doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now, set_keys=parsed)
         ctx.audit().append(
             event, decision="granted", path="webauthn", browser=ctx.browser_label,
             changed=sorted(parsed), credential=outcome.credential_id,

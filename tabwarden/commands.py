@@ -336,7 +336,7 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
     new = apply_set(eff.policy, changes)
     _ceremony("policy set", ["This signs a new policy baseline:",
                              *(f"  {k} = {json.dumps(new[k])}" for k in changes)])
-    store.set_baseline(_trust_path(), key, new.to_json(), _now())
+    store.set_baseline(_trust_path(), key, new.to_json(), _now(), set_keys=changes)
     _audit().append("policy_set", decision="granted", path="terminal", changed=sorted(changes))
     print("policy updated")
     return 0

@@ -25,7 +25,7 @@ import re
 import secrets
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -333,7 +333,9 @@ def _frozen(value: Any) -> Any:
     return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
-def _with_baseline(doc: TrustDocument, key: HostKey, policy: Policy, now: int) -> TrustDocument:
+def _with_baseline(
+    doc: TrustDocument, key: HostKey, policy: Policy, now: int, set_keys: frozenset[str] = frozenset()
+) -> TrustDocument:
     public = _require_key(doc, key)
     eff = effective(doc, public, now)
     old = _usable_baseline(doc, public)
@@ -352,7 +354,7 @@ def _with_baseline(doc: TrustDocument, key: HostKey, policy: Policy, now: int) -
     history = doc.policy.history
     if doc.policy.baseline is not None:
         history = (*history, doc.policy.baseline)[-MAX_HISTORY:]
-    changed = {k for k in POLICY_KEYS if policy[k] != old[k]}
+    changed = {k for k in POLICY_KEYS if policy[k] != old[k]} | set_keys
     restrictions = tuple(r for r in doc.policy.restrictions if r.key not in changed)
     return doc.with_(
         policy=replace(doc.policy, baseline=record, history=history, restrictions=restrictions)
@@ -614,16 +616,26 @@ def add_window_only_browser(path: Path | str, key: HostKey, label: str, now: int
 
 
 def set_baseline(
-    path: Path | str, key: HostKey, values: dict[str, object], now: int
+    path: Path | str,
+    key: HostKey,
+    values: dict[str, object],
+    now: int,
+    *,
+    set_keys: Iterable[str] = (),
 ) -> TrustDocument:
     """Sign a new baseline (``policy set``; may widen). The previous baseline goes to history.
 
-    Restrictions on keys whose value the new baseline changes are dropped (the person just set
-    that key); restrictions on other keys keep narrowing. Callers normally pass
-    ``apply_set(effective.policy, {key: value}).to_json()``."""
+    Restrictions on keys whose value the new baseline changes, and on ``set_keys`` (the keys the
+    person just set, even back to the old signed value), are dropped; restrictions on other keys
+    keep narrowing. Callers normally pass ``apply_set(effective.policy, changes).to_json()`` and
+    ``set_keys=changes``."""
     _check_time(now)
     policy = validate_values(values)
-    return update(path, lambda doc: _with_baseline(doc, key, policy, now))
+    keys = frozenset(set_keys)
+    unknown = sorted(keys - set(POLICY_KEYS))
+    if unknown:
+        raise UsageError(f"unknown policy key {unknown[0]!r}")
+    return update(path, lambda doc: _with_baseline(doc, key, policy, now, keys))
 
 
 def release_kill(path: Path | str, key: HostKey, now: int) -> TrustDocument:

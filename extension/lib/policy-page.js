@@ -2,7 +2,10 @@
 // state and whether this browser is enrolled (policy_get through the service worker); widens
 // (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
 // worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
-// free (policy_restrict, kill). Pure: the document, runtime messaging and the assertion are
+// free (policy_restrict, kill). The click grace period, the confirmation timeout and
+// presenceConfirm go either way: a change that narrows (fewer seconds, presenceConfirm on) is a
+// free policy_restrict, one that widens (more seconds, presenceConfirm off) needs the tap; bad input
+// is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
 // the DOM as HTML (textContent only), never talk to the host except through the worker, and never
 // decide policy itself (the host verifies the tap and signs every change).
@@ -17,7 +20,18 @@ import { normaliseOrigin } from "./origin.js";
  *   navigator.credentials.get({publicKey}), and return the credential's toJSON()
  */
 
-const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"];
+const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
+  "set-grace", "set-timeout", "presence-on", "presence-off"];
+
+/**
+ * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
+ * _RANGES; a larger value is wider) and the words a refusal uses.
+ * @type {Record<string, {input: string, low: number, high: number, name: string}>}
+ */
+const SECONDS = {
+  clickGraceSeconds: { input: "grace", low: 0, high: 600, name: "click grace period" },
+  confirmTimeoutSeconds: { input: "confirm-timeout", low: 5, high: 600, name: "confirmation timeout" },
+};
 
 /**
  * @param {{doc: Document, api: PolicyPageApi}} deps
@@ -44,6 +58,10 @@ export async function runPolicyPage({ doc, api }) {
       "restrict-upload": !has || policy.upload !== true,
       kill: killed === true,
       unkill: killed !== true,
+      "set-grace": !has,
+      "set-timeout": !has,
+      "presence-on": !has || policy.presenceConfirm === true,
+      "presence-off": !has || policy.presenceConfirm !== true,
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -135,6 +153,11 @@ export async function runPolicyPage({ doc, api }) {
       }
       list.replaceChildren(...rows);
     }
+    // The number fields show the policy in force (after every change, done or refused).
+    for (const [key, { input }] of Object.entries(SECONDS)) {
+      const e = el(input);
+      if (e) e.value = Number.isSafeInteger(policy[key]) ? String(policy[key]) : "";
+    }
     setDisabled();
   }
 
@@ -204,6 +227,56 @@ export async function runPolicyPage({ doc, api }) {
     return run(async () => outcome(await api.sendMessage({ type: "policy_restrict", key, value }), "policy_restrict"));
   }
 
+  /**
+   * Whether `value` for `key` grants nothing the current policy does not (equal counts): a
+   * smaller or equal number of seconds; presenceConfirm on. Anything the page cannot tell (no
+   * policy, a key it does not know, a current value of the wrong type) is not narrowing, so it
+   * goes the tap way and the host decides.
+   * @param {string} key @param {unknown} value
+   */
+  function narrows(key, value) {
+    const current = policy?.[key];
+    if (key in SECONDS) return typeof value === "number" && typeof current === "number" && value <= current;
+    if (key === "presenceConfirm") return value === true;
+    return false;
+  }
+
+  /**
+   * Set one of the keys that go either way: nothing for an equal value, a free policy_restrict
+   * for a narrowing, the tap for a widening.
+   * @param {string} key @param {number | boolean} value
+   */
+  async function change(key, value) {
+    if (busy) return "busy";
+    if (policy !== null && policy[key] === value) {
+      show("policy-status", `unchanged: ${key} is already ${String(value)}`);
+      return "unchanged";
+    }
+    return narrows(key, value) ? restrict(key, value) : widen({ [key]: value });
+  }
+
+  /**
+   * Read a whole number of seconds from the key's field and set it; anything else (empty, a
+   * fraction, an exponent, a sign, out of range) is refused here and nothing is sent.
+   * @param {string} key "clickGraceSeconds" or "confirmTimeoutSeconds"
+   */
+  function setSeconds(key) {
+    if (busy) return Promise.resolve("busy");
+    const { input, low, high, name } = SECONDS[key];
+    const raw = String(el(input)?.value ?? "").trim();
+    const value = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value) || value < low || value > high) {
+      show("policy-status", `refused: bad_request (enter the ${name} as a whole number of seconds from ${low} to ${high})`);
+      return Promise.resolve("refused: bad_request");
+    }
+    return change(key, value);
+  }
+
+  const setGrace = () => setSeconds("clickGraceSeconds");
+  const setConfirmTimeout = () => setSeconds("confirmTimeoutSeconds");
+  /** @param {boolean} on */
+  const setPresenceConfirm = (on) => change("presenceConfirm", on === true);
+
   const kill = () => run(async () => outcome(await api.sendMessage({ type: "kill" }), "kill"));
   const unkill = () => tap("unkill", "");
 
@@ -236,11 +309,19 @@ export async function runPolicyPage({ doc, api }) {
   on("restrict-upload", () => restrict("upload", false));
   on("kill", kill);
   on("unkill", unkill);
-  // Enter in the origin field approves it (there is no <form> to submit).
-  el("origin")?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
-    if (e.key === "Enter") approveOrigin().catch(() => {});
+  on("set-grace", setGrace);
+  on("set-timeout", setConfirmTimeout);
+  on("presence-on", () => setPresenceConfirm(true));
+  on("presence-off", () => setPresenceConfirm(false));
+  // Enter in a field does what its button does (there is no <form> to submit).
+  /** @param {string} id @param {() => Promise<unknown>} fn */
+  const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+    if (e.key === "Enter") fn().catch(() => {});
   });
+  onEnter("origin", approveOrigin);
+  onEnter("grace", setGrace);
+  onEnter("confirm-timeout", setConfirmTimeout);
 
   await refresh();
-  return { refresh, widen, restrict, kill, unkill, approveOrigin };
+  return { refresh, widen, restrict, kill, unkill, approveOrigin, setGrace, setConfirmTimeout, setPresenceConfirm };
 }

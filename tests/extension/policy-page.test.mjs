@@ -32,7 +32,8 @@ function fakeDoc(ids) {
 }
 
 const IDS = ["policy", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
-  "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"];
+  "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
+  "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
   windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
@@ -227,4 +228,169 @@ test("enrolled credentials are listed with their user-verification mode; window-
   await w.run();
   assert.match(w.doc.el("enrolled").textContent, /^window-only \(software confirmation\)/);
   assert.deepEqual(w.doc.el("credentials").children, []);
+});
+
+
+/** A policy with the keys that go either way (trust/policy.py DEFAULT_POLICY's values). */
+const FULL = { origins: [], eval: true, upload: false, clickGraceSeconds: 30, confirmTimeoutSeconds: 60, presenceConfirm: false };
+const settle = async () => { for (let i = 0; i < 4; i += 1) await flush(); };
+
+test("the grace and timeout fields are pre-filled from the policy; no policy disables the new buttons", async () => {
+  const h = harness({ policy: FULL });
+  await h.run();
+  assert.equal(h.doc.el("grace").value, "30");
+  assert.equal(h.doc.el("confirm-timeout").value, "60");
+  assert.equal(h.doc.el("set-grace").disabled, false);
+  assert.equal(h.doc.el("set-timeout").disabled, false);
+  assert.equal(h.doc.el("presence-on").disabled, false, "presenceConfirm is off: turning it on is offered");
+  assert.equal(h.doc.el("presence-off").disabled, true, "presenceConfirm is already off");
+  const doc = fakeDoc(IDS);
+  await runPolicyPage({ doc, api: { sendMessage: async () => ({ ok: false, code: "not_paired" }), getAssertion: async () => ({}) } });
+  for (const id of ["set-grace", "set-timeout", "presence-on", "presence-off"]) assert.equal(doc.el(id).disabled, true, id);
+});
+
+test("lowering the click grace period is free: policy_restrict, no tap", async () => {
+  const h = harness({ policy: FULL });
+  await h.run();
+  h.doc.el("grace").value = "10";
+  h.doc.el("set-grace").click();
+  await settle();
+  assert.deepEqual(types(h.sent), ["policy_get", "policy_restrict", "policy_get"]);
+  assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "clickGraceSeconds", value: 10 });
+  assert.equal(h.assertions.length, 0);
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
+  assert.equal(h.doc.el("grace").value, "10", "re-rendered from the host's answer");
+  // 0 is the floor and still a narrowing.
+  h.doc.el("grace").value = "0";
+  h.doc.el("grace").key("Enter");
+  await settle();
+  assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key: "clickGraceSeconds", value: 0 });
+  assert.equal(h.sent.some((m) => m.type === "presence_begin"), false);
+});
+
+test("raising the click grace period needs a tap with the canonical detail", async () => {
+  const h = harness({ policy: FULL });
+  const page = await h.run();
+  h.doc.el("grace").value = "45";
+  h.doc.el("set-grace").click();
+  await settle();
+  assert.deepEqual(types(h.sent), ["policy_get", "presence_begin", "presence_complete", "policy_get"]);
+  assert.deepEqual(h.sent[1], { type: "presence_begin", action: "policy.widen", detail: "{\"clickGraceSeconds\":45}" });
+  assert.equal(h.sent[2].detail, "{\"clickGraceSeconds\":45}");
+  assert.equal(h.assertions.length, 1);
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy.widen");
+  assert.equal(h.doc.el("grace").value, "45");
+  h.doc.el("grace").value = "600";
+  assert.equal(await page.setGrace(), "done: policy.widen");
+  assert.equal(h.sent.at(-3).detail, "{\"clickGraceSeconds\":600}");
+  assert.equal(h.sent.some((m) => m.type === "policy_restrict"), false);
+});
+
+test("the confirmation timeout: shorter is a free restrict, longer is a tap", async () => {
+  const h = harness({ policy: FULL });
+  const page = await h.run();
+  h.doc.el("confirm-timeout").value = "5";
+  h.doc.el("set-timeout").click();
+  await settle();
+  assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "confirmTimeoutSeconds", value: 5 });
+  assert.equal(h.assertions.length, 0);
+  assert.equal(h.doc.el("confirm-timeout").value, "5");
+  h.doc.el("confirm-timeout").value = "120";
+  h.doc.el("confirm-timeout").key("Enter");
+  await settle();
+  const begin = h.sent.filter((m) => m.type === "presence_begin");
+  assert.deepEqual(begin, [{ type: "presence_begin", action: "policy.widen", detail: "{\"confirmTimeoutSeconds\":120}" }]);
+  assert.equal(h.assertions.length, 1);
+  assert.equal(h.doc.el("confirm-timeout").value, "120");
+  assert.equal(h.sent.filter((m) => m.type === "policy_restrict").length, 1);
+  void page;
+});
+
+test("presenceConfirm: on is a free restrict, off is a tap with {\"presenceConfirm\":false}", async () => {
+  const h = harness({ policy: FULL });
+  const page = await h.run();
+  h.doc.el("presence-on").click();
+  await settle();
+  assert.deepEqual(types(h.sent), ["policy_get", "policy_restrict", "policy_get"]);
+  assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "presenceConfirm", value: true });
+  assert.equal(h.assertions.length, 0);
+  assert.equal(h.doc.el("presence-on").disabled, true, "already on");
+  assert.equal(h.doc.el("presence-off").disabled, false);
+  h.doc.el("presence-off").click();
+  await settle();
+  assert.deepEqual(h.sent.slice(3).map((m) => m.type), ["presence_begin", "presence_complete", "policy_get"]);
+  assert.deepEqual(h.sent[3], { type: "presence_begin", action: "policy.widen", detail: "{\"presenceConfirm\":false}" });
+  assert.equal(h.assertions.length, 1);
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy.widen");
+  assert.equal(h.doc.el("presence-off").disabled, true);
+  assert.equal(await page.setPresenceConfirm(false), "unchanged");
+});
+
+test("bad input is refused in the page and nothing is sent", async () => {
+  const h = harness({ policy: FULL });
+  const page = await h.run();
+  const before = h.sent.length;
+  for (const raw of ["", "  ", "abc", "-1", "-0", "+5", "1.5", "30.0", "1e2", "0x10", "601", "99999", "Infinity", "NaN"]) {
+    h.doc.el("grace").value = raw;
+    assert.equal(await page.setGrace(), "refused: bad_request", JSON.stringify(raw));
+    assert.equal(h.doc.el("policy-status").textContent,
+      "refused: bad_request (enter the click grace period as a whole number of seconds from 0 to 600)", JSON.stringify(raw));
+  }
+  for (const raw of ["4", "0", "601", "1.5", ""]) {
+    h.doc.el("confirm-timeout").value = raw;
+    assert.equal(await page.setConfirmTimeout(), "refused: bad_request", JSON.stringify(raw));
+    assert.match(h.doc.el("policy-status").textContent, /^refused: bad_request \(enter the confirmation timeout as a whole number of seconds from 5 to 600\)$/);
+  }
+  h.doc.el("grace").value = "700";
+  h.doc.el("set-grace").click();
+  h.doc.el("grace").key("Enter");
+  await settle();
+  assert.equal(h.sent.length, before, "nothing went to the worker");
+  assert.equal(h.assertions.length, 0);
+});
+
+test("an equal value does nothing and says so", async () => {
+  const h = harness({ policy: { ...FULL, presenceConfirm: true } });
+  const page = await h.run();
+  h.doc.el("grace").value = "30";
+  assert.equal(await page.setGrace(), "unchanged");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: clickGraceSeconds is already 30");
+  h.doc.el("confirm-timeout").value = "060";
+  assert.equal(await page.setConfirmTimeout(), "unchanged");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: confirmTimeoutSeconds is already 60");
+  assert.equal(await page.setPresenceConfirm(true), "unchanged");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: presenceConfirm is already true");
+  assert.deepEqual(h.sent, [{ type: "policy_get" }]);
+});
+
+test("refusals: the host's restrict refusal and a failed tap are shown; the field shows the policy in force", async () => {
+  const r = harness({ policy: FULL, restrict: { ok: false, code: "policy_invalid" } });
+  const page = await r.run();
+  r.doc.el("grace").value = "5";
+  assert.equal(await page.setGrace(), "refused: policy_invalid");
+  assert.equal(r.doc.el("policy-status").textContent, "refused: policy_invalid");
+  assert.equal(r.doc.el("grace").value, "30");
+  const t = harness({ policy: FULL, assertion: async () => { throw new DOMException("no", "NotAllowedError"); } });
+  const tapPage = await t.run();
+  t.doc.el("grace").value = "90";
+  assert.equal(await tapPage.setGrace(), "refused: presence_refused");
+  assert.equal(t.sent.some((m) => m.type === "presence_complete" || m.type === "policy_restrict"), false);
+  assert.equal(t.doc.el("grace").value, "30");
+  assert.equal(await tapPage.setPresenceConfirm(true), "done: policy_restrict", "a narrowing needs no authenticator");
+});
+
+test("one operation at a time: a pending tap blocks the new controls too", async () => {
+  let release;
+  const h = harness({ policy: FULL, assertion: () => new Promise((r) => { release = r; }) });
+  const page = await h.run();
+  h.doc.el("grace").value = "45";
+  const first = page.setGrace();
+  await flush();
+  for (const id of ["set-grace", "set-timeout", "presence-on"]) assert.equal(h.doc.el(id).disabled, true, id);
+  h.doc.el("confirm-timeout").value = "10";
+  assert.equal(await page.setConfirmTimeout(), "busy");
+  assert.equal(await page.setPresenceConfirm(true), "busy");
+  release({ id: "c" });
+  assert.equal(await first, "done: policy.widen");
+  assert.equal(h.sent.some((m) => m.type === "policy_restrict"), false);
 });

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tabwarden.errors import UsageError
 from tabwarden.paths import BadLabel
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
@@ -439,3 +440,24 @@ def test_pairing_code_expires_and_burns_after_too_many_attempts(tmp_path: Path) 
     for _ in range(store.PAIRING_MAX_ATTEMPTS):
         assert not store.consume_pairing_code(path, "wrong", NOW)
     assert not store.consume_pairing_code(path, "right", NOW)
+
+
+def test_setting_a_key_back_to_its_signed_value_lifts_its_restriction(tmp_path: Path) -> None:
+    """Lower grace 30 -> 10 for free, then set it back to exactly 30 with presence: the person
+    just set that key, so the restriction must go, not silently keep 10."""
+    path, key = paired(tmp_path)
+    r = reader(path, key)
+    signed = r.current(NOW + 1).policy.click_grace_seconds
+    store.add_restriction(path, "clickGraceSeconds", 10, NOW + 2)
+    assert r.current(NOW + 3).policy.click_grace_seconds == 10
+    eff = r.current(NOW + 4)
+    store.set_baseline(path, key, apply_set(eff.policy, {"clickGraceSeconds": signed}).to_json(), NOW + 5,
+                       set_keys={"clickGraceSeconds": signed})
+    assert r.current(NOW + 6).policy.click_grace_seconds == signed
+    # Without naming the key, an unchanged value keeps the narrowing (the old behaviour).
+    store.add_restriction(path, "clickGraceSeconds", 10, NOW + 7)
+    eff = r.current(NOW + 8)
+    store.set_baseline(path, key, apply_set(eff.policy, {"eval": False}).to_json(), NOW + 9)
+    assert r.current(NOW + 10).policy.click_grace_seconds == 10
+    with pytest.raises(UsageError):
+        store.set_baseline(path, key, eff.policy.to_json(), NOW + 11, set_keys=["nope"])

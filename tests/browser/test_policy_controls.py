@@ -1,0 +1,177 @@
+"""The options page's grace period, confirmation timeout and presenceConfirm controls, for real:
+after pairing the browser (code + credential on Chrome's virtual authenticator), a change that
+narrows (fewer seconds, presenceConfirm on) is a free policy_restrict — it works with no
+authenticator at all — and a change that widens (more seconds, presenceConfirm off) lands in the
+signed policy only with a tap; a tap the authenticator fails, bad input and an equal value leave
+trust.json byte-identical."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate
+from tests.browser.test_browser_pairing import CODE, _pair, _status
+from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.test_presence_taps import _policy_status
+from tests.browser.webauthn import add_authenticator
+
+pytestmark = pytest.mark.browser
+
+GUARD = 240.0  # hang guard only
+
+
+def _audit(config: Path) -> list[dict[str, Any]]:
+    lines = (config / "audit.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+async def _act(page: Any, selector: str, prefix: str) -> str:
+    """Clear #policy-status, click ``selector`` and wait for a status starting with ``prefix``
+    (cleared first so an earlier operation's text can never pass for this one's)."""
+    await page.evaluate("() => { document.getElementById('policy-status').textContent = ''; }")
+    await page.click(selector)
+    return await _policy_status(page, prefix)
+
+
+async def _field_shows(page: Any, selector: str, value: int) -> None:
+    await page.wait_for_function(
+        "([s, v]) => document.querySelector(s)?.value === v", arg=[selector, str(value)],
+        timeout=30_000,
+    )
+
+
+def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    config = browser.root / "config"
+    trust = config / "trust.json"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    store.set_pairing_code(trust, hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    start = gate.current().policy
+    timing = ("click_grace_seconds", "confirm_timeout_seconds", "presence_confirm")
+    assert tuple(getattr(start, k) for k in timing) == (30, 60, False)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, _mcp(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            page = await context.new_page()
+            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            cdp, authenticator = await add_authenticator(context, page)
+            await _pair(page, CODE)
+            assert (await _status(page, "paired")).startswith("paired")
+            assert gate.current().browsers[0].credentials[0].uv is True
+            await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
+            await _field_shows(page, "#confirm-timeout", 60)
+            assert await page.is_disabled("#presence-off")  # presenceConfirm is already off
+
+            # Narrowing is free: with the authenticator gone, no tap could happen at all.
+            held = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+            credentials = held["credentials"]
+            assert len(credentials) == 1
+            await cdp.send("WebAuthn.removeVirtualAuthenticator",
+                           {"authenticatorId": authenticator})
+            audited = len(_audit(config))
+            await page.fill("#grace", "10")
+            assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
+            assert gate.current().policy.click_grace_seconds == 10
+            await page.fill("#confirm-timeout", "20")
+            assert await _act(page, "#set-timeout", "done") == "done: policy_restrict"
+            assert gate.current().policy.confirm_timeout_seconds == 20
+            assert await _act(page, "#presence-on", "done") == "done: policy_restrict"
+            assert gate.current().policy.presence_confirm is True
+            narrowed = _audit(config)[audited:]
+            assert [(e["event"], e["decision"], e["changed"]) for e in narrowed] == [
+                ("policy_restrict", "narrowed", ["clickGraceSeconds"]),
+                ("policy_restrict", "narrowed", ["confirmTimeoutSeconds"]),
+                ("policy_restrict", "narrowed", ["presenceConfirm"]),
+            ]
+            await _field_shows(page, "#grace", 10)
+            assert await page.is_disabled("#presence-on")
+            assert not await page.is_disabled("#presence-off")
+
+            # Bad input and an equal value are answered by the page; nothing reaches the record.
+            before = trust.read_bytes()
+            for bad in ("700", "2.5", "-1"):
+                await page.fill("#grace", bad)
+                refused = await _act(page, "#set-grace", "refused")
+                assert refused.startswith("refused: bad_request ("), refused
+                assert "from 0 to 600" in refused, refused
+            await page.fill("#confirm-timeout", "4")
+            refused = await _act(page, "#set-timeout", "refused")
+            assert refused.startswith("refused: bad_request (") and "5 to 600" in refused, refused
+            await page.fill("#grace", "10")
+            unchanged = await _act(page, "#set-grace", "unchanged")
+            assert unchanged == "unchanged: clickGraceSeconds is already 10"
+            assert trust.read_bytes() == before
+
+            # The authenticator is back (same credential and counter), but stops verifying the
+            # person: a widening tap is refused and trust.json is byte-identical.
+            cdp, authenticator = await add_authenticator(context, page)
+            for cred in credentials:
+                await cdp.send("WebAuthn.addCredential",
+                               {"authenticatorId": authenticator, "credential": cred})
+            await cdp.send("WebAuthn.setUserVerified",
+                           {"authenticatorId": authenticator, "isUserVerified": False})
+            before = trust.read_bytes()
+            audited = len(_audit(config))
+            await page.fill("#grace", "90")
+            # Chrome itself refuses the assertion (the host asks for user verification).
+            assert await _act(page, "#set-grace", "refused") == "refused: presence_refused"
+            assert await _act(page, "#presence-off", "refused") == "refused: presence_refused"
+            assert trust.read_bytes() == before
+            assert [e for e in _audit(config)[audited:] if e["decision"] != "refused"] == []
+            now = gate.current().policy
+            assert (now.click_grace_seconds, now.presence_confirm) == (10, True)
+            await _field_shows(page, "#grace", 10)  # the field shows the policy in force again
+
+            # With a verified tap each widening lands in the signed policy.
+            await cdp.send("WebAuthn.setUserVerified",
+                           {"authenticatorId": authenticator, "isUserVerified": True})
+            audited = len(_audit(config))
+            await page.fill("#grace", "45")
+            assert await _act(page, "#set-grace", "done") == "done: policy.widen"
+            assert gate.current().policy.click_grace_seconds == 45
+            await page.fill("#confirm-timeout", "120")
+            assert await _act(page, "#set-timeout", "done") == "done: policy.widen"
+            assert gate.current().policy.confirm_timeout_seconds == 120
+            assert await _act(page, "#presence-off", "done") == "done: policy.widen"
+            widened = _audit(config)[audited:]
+            assert [(e["event"], e["decision"], e["path"], e["changed"]) for e in widened] == [
+                ("policy_set", "granted", "webauthn", ["clickGraceSeconds"]),
+                ("policy_set", "granted", "webauthn", ["confirmTimeoutSeconds"]),
+                ("policy_set", "granted", "webauthn", ["presenceConfirm"]),
+            ]
+            await _field_shows(page, "#confirm-timeout", 120)
+
+            # Lower it for free, then tap it back to exactly the signed value: the person set
+            # that key, so the narrowing goes (it must not stay at 20 behind a "done").
+            await page.fill("#grace", "20")
+            assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
+            await page.fill("#grace", "45")
+            assert await _act(page, "#set-grace", "done") == "done: policy.widen"
+            assert gate.current().policy.click_grace_seconds == 45
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+    # A fresh gate reads the record from disk and verifies its signatures: the signed baseline
+    # holds the widened values, and no restriction is left narrowing them.
+    signed = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().policy
+    assert tuple(getattr(signed, k) for k in timing) == (45, 120, False)
+    record = json.loads(trust.read_text())["policy"]
+    baseline = record["baseline"]["values"]
+    keys = ("clickGraceSeconds", "confirmTimeoutSeconds", "presenceConfirm")
+    assert tuple(baseline[k] for k in keys) == (45, 120, False)
+    assert [r for r in record["restrictions"] if r["key"] in keys] == []
