@@ -8,22 +8,15 @@ trust.json byte-identical."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tabwarden.manifests import EXTENSION_ID
-from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
-from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.test_presence_taps import _policy_status
 from tests.browser.webauthn import add_authenticator
 
@@ -55,23 +48,16 @@ async def _field_shows(page: Any, selector: str, value: int) -> None:
 def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    config = browser.root / "config"
+    config = browser.config
     trust = config / "trust.json"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
-    store.set_pairing_code(trust, hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    gate = provision_for_pairing(browser, [site])
     start = gate.current().policy
     timing = ("click_grace_seconds", "confirm_timeout_seconds", "presence_confirm")
     assert tuple(getattr(start, k) for k in timing) == (30, 60, False)
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            page = await context.new_page()
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, authenticator = await add_authenticator(context, page)
-            await _pair(page, CODE)
-            assert (await _status(page, "paired")).startswith("paired")
+        async with paired_options_page(browser) as paired:
+            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
             assert gate.current().browsers[0].credentials[0].uv is True
             await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
             await _field_shows(page, "#confirm-timeout", 60)
@@ -119,7 +105,7 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
 
             # The authenticator is back (same credential and counter), but stops verifying the
             # person: a widening tap is refused and trust.json is byte-identical.
-            cdp, authenticator = await add_authenticator(context, page)
+            cdp, authenticator = await add_authenticator(paired.context, page)
             for cred in credentials:
                 await cdp.send("WebAuthn.addCredential",
                                {"authenticatorId": authenticator, "credential": cred})

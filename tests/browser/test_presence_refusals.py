@@ -8,22 +8,13 @@ test_presence_taps.py.)"""
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
-import time
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tabwarden.manifests import EXTENSION_ID
-from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate
-from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.test_presence_taps import _policy_status
-from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
 
@@ -65,19 +56,11 @@ def _trust(config: Any) -> bytes:
 
 def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: ThrowawayBrowser) -> None:
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    gate = provision_for_pairing(browser)
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            page = await context.new_page()
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, authenticator = await add_authenticator(context, page)
-            await _pair(page, CODE)
-            assert (await _status(page, "paired")).startswith("paired")
-
+        async with paired_options_page(browser) as paired:
+            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
             # One real tap works; replaying its assertion (same or a fresh challenge) does not.
             outcome = await page.evaluate(TAP_THEN_REPLAY)
             assert outcome["ok"]["ok"] is True, outcome

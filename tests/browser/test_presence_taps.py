@@ -7,20 +7,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import time
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate
-from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
-from tests.browser.webauthn import add_authenticator, copy_credentials
+from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.browser.test_confirm_window import _confirm_page, press
+from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -41,19 +37,13 @@ async def _policy_status(page: Any, prefix: str) -> str:
 
 
 def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: ThrowawayBrowser, site: str) -> None:
-    config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    config = browser.config
+    gate = provision_for_pairing(browser, [site])
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            page = await context.new_page()
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, authenticator = await add_authenticator(context, page)
-            await _pair(page, CODE)
-            assert (await _status(page, "paired")).startswith("paired")
+        async with paired_options_page(browser) as paired:
+            context, agent, page = paired.context, paired.agent, paired.page
+            cdp, authenticator = paired.cdp, paired.authenticator
             assert gate.current().browsers[0].credentials[0].uv is True  # verified at enrolment
 
             tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
@@ -111,10 +101,8 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
     from tabwarden.trust.gate import host_key_store
     from tabwarden.trust.policy import apply_set
 
-    config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    config = browser.config
+    gate = provision_for_pairing(browser, [site])
     key = host_key_store(config, "file").load()
     # The person enabled eval in presence-confirm mode (as `tabwarden policy set` would).
     store.set_baseline(config / "trust.json", key,
@@ -126,13 +114,9 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
     remember_spawner(config, Spawner(pid=1, exe=other, sha256=other_sha, create_time=0.0), time.time())
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            options = await context.new_page()
-            await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, authenticator_id = await add_authenticator(context, options)
-            await _pair(options, CODE)
-            assert (await _status(options, "paired")).startswith("paired")
+        async with paired_options_page(browser) as paired:
+            context, agent, options = paired.context, paired.agent, paired.page
+            cdp, authenticator_id = paired.cdp, paired.authenticator
 
             # A client paired from the options page with a tap (a grant the record signs).
             await options.wait_for_selector("#pair-client-0")
@@ -175,20 +159,14 @@ async def _confirm_page_presence(context: Any) -> Any:
 
 
 def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browser: ThrowawayBrowser, site: str) -> None:
-    config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    config = browser.config
+    gate = provision_for_pairing(browser, [site])
     other = site.replace("127.0.0.1", "localhost")
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            options = await context.new_page()
-            await options.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, authenticator_id = await add_authenticator(context, options)
-            await _pair(options, CODE)
-            assert (await _status(options, "paired")).startswith("paired")
+        async with paired_options_page(browser) as paired:
+            context, agent = paired.context, paired.agent
+            cdp, authenticator_id = paired.cdp, paired.authenticator
 
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{other}/"}))
             window = await _confirm_page_presence(context)

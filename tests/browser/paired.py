@@ -1,0 +1,56 @@
+"""The setup most presence tests share: a throwaway trust record with a pairing code, the real
+browser and an MCP client connected, and the options page paired with the code and a tap of
+Chrome's virtual authenticator."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate
+from tests.browser.test_browser_pairing import CODE, _pair, _status
+from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.webauthn import add_authenticator
+
+OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
+
+
+def provision_for_pairing(browser: ThrowawayBrowser, origins: Sequence[str] = ()) -> TrustGate:
+    """A record with this process's interpreter paired as the MCP client, ``origins`` approved
+    and the pairing code ``CODE`` set; the gate that reads it."""
+    config = browser.config
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins))
+    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+
+
+@dataclass
+class Paired:
+    context: Any  # the Playwright BrowserContext
+    agent: Any  # a connected MCP client
+    page: Any  # the options page, paired
+    cdp: Any  # the CDP session holding the page's virtual authenticator
+    authenticator: str  # its id
+
+
+@contextlib.asynccontextmanager
+async def paired_options_page(browser: ThrowawayBrowser) -> AsyncIterator[Paired]:
+    """Launch the browser and an MCP client, pair the options page with ``CODE`` and a tap."""
+    async with chromium(browser) as context, _mcp(browser) as agent:
+        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        page = await context.new_page()
+        await page.goto(OPTIONS)
+        cdp, authenticator = await add_authenticator(context, page)
+        await _pair(page, CODE)
+        assert (await _status(page, "paired")).startswith("paired")
+        yield Paired(context, agent, page, cdp, authenticator)
