@@ -210,3 +210,22 @@ def test_malformed_pair_complete_is_a_bad_request(fake_browser: FakeBrowser, bad
     before = (config / "trust.json").read_bytes()
     refused(call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], **bad}), "bad_request")
     assert (config / "trust.json").read_bytes() == before
+
+
+def test_revoke_browser_is_the_escape_when_the_authenticator_is_lost(fake_browser: FakeBrowser) -> None:
+    """The enrolled credential is gone (a lost key): the code alone cannot re-enrol while the
+    record still holds it; `revoke browser LABEL` (free, at a terminal) forgets it, and then the
+    code and a new authenticator pair again."""
+    _enrol_first(fake_browser)
+    config = _config(fake_browser)
+    _new_code(config, "lost")
+    begun = call(fake_browser, "pair_begin", {"code": "lost"})["result"]
+    assert begun["approval"] is not None  # the lost credential would have to approve
+    store.revoke(config / "trust.json", "browser", "test", int(time.time()))
+    _new_code(config, "fresh")
+    begun = call(fake_browser, "pair_begin", {"code": "fresh"})["result"]
+    assert begun["approval"] is None
+    done = call(fake_browser, "pair_complete",
+                {"challengeId": begun["challengeId"], "response": SoftAuthenticator().create(begun["options"])})
+    assert done["ok"] is True, done
+    assert _labels(config) == {"test": 1}
