@@ -146,6 +146,7 @@ export async function runClientsPage({ doc, api }) {
   async function revoke(label) {
     if (busy) return "busy";
     busy = true;
+    show("clients-status", `revoking ${label}…`);
     let text;
     try {
       const answer = await api.sendMessage({ type: "client_revoke", label });

@@ -180,6 +180,8 @@ export async function runPolicyPage({ doc, api }) {
     if (busy) return "busy";
     busy = true;
     setDisabled();
+    // Replace the last outcome at once: a stale "done" must never stand for this operation.
+    show("policy-status", "working…");
     let result;
     try {
       result = await op();

@@ -53,7 +53,7 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             # Widen with a tap: eval now works (and is still confirmed in the window).
             await page.reload()
             await page.click("#enable-eval")
-            assert (await _policy_status(page, "done")).startswith("done")
+            assert await _policy_status(page, "done") == "done: policy.widen"
             assert gate.current().policy.eval is True
             evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "20+22"}))
             await press(await _confirm_page(context), "#allow")
@@ -63,7 +63,7 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
 
             # Narrow for free: no tap, and eval is refused again.
             await page.click("#restrict-eval")
-            assert (await _policy_status(page, "done")).startswith("done")
+            assert await _policy_status(page, "done") == "done: policy_restrict"
             assert gate.current().policy.eval is False
             again = await agent.call_tool("page_eval", {"tabId": tab, "code": "1"})
             assert (tool_error(again) or {}).get("code") == "policy_denied"
@@ -82,7 +82,7 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             assert _trust(config) == killed_record and gate.current().killed
             await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": True})
             await page.click("#unkill")
-            assert (await _policy_status(page, "done")).startswith("done")
+            assert await _policy_status(page, "done") == "done: unkill"
             assert not gate.current().killed
             assert not (await agent.call_tool("tab_list", {})).is_error
 

@@ -394,3 +394,16 @@ test("one operation at a time: a pending tap blocks the new controls too", async
   assert.equal(await first, "done: policy.widen");
   assert.equal(h.sent.some((m) => m.type === "policy_restrict"), false);
 });
+
+test("a new operation replaces the last outcome at once (a stale 'done' never stands for it)", async () => {
+  let release;
+  const h = harness({ restrict: new Promise((r) => { release = r; }) });
+  await h.run();
+  h.doc.el("policy-status").textContent = "done: policy.widen";
+  h.doc.el("restrict-eval").disabled = false;
+  h.doc.el("restrict-eval").click();
+  assert.equal(h.doc.el("policy-status").textContent, "working…", "set synchronously by the click");
+  release({ ok: true });
+  await flush(); await flush(); await flush();
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
+});
