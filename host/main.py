@@ -13,9 +13,11 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import signal
 import sys
 import time
+from collections.abc import Mapping
 
 from tabwarden.paths import endpoint, ensure_runtime_dir
 
@@ -97,6 +99,26 @@ def _origin_granter(gate: object, browser_label: str) -> object:
     return grant
 
 
+def challenge_ttl(env: Mapping[str, str]) -> int:
+    """Seconds a WebAuthn ceremony stays answerable: ``TABWARDEN_CHALLENGE_TTL`` may shorten the
+    default (``trust.presence.CHALLENGE_TTL``), never lengthen it; anything else is ignored."""
+    from tabwarden.trust.presence import CHALLENGE_TTL
+
+    raw = env.get("TABWARDEN_CHALLENGE_TTL")
+    if raw is None:
+        return CHALLENGE_TTL
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 0 < value <= CHALLENGE_TTL:
+        log.warning(
+            "TABWARDEN_CHALLENGE_TTL must be 1..%d seconds; using %d", CHALLENGE_TTL, CHALLENGE_TTL
+        )
+        return CHALLENGE_TTL
+    return value
+
+
 def _host_calls(gate: object, browser_label: str) -> object:
     """Answer the extension's ``host_call`` actions (browser pairing, host-key proof, and what a
     tap authorises; see ``tabwarden.host.pairing``). Registration and assertion challenges live
@@ -108,6 +130,7 @@ def _host_calls(gate: object, browser_label: str) -> object:
     from tabwarden.trust.presence import Challenge, ChallengeBook
 
     assert isinstance(gate, TrustGate)
+    ttl = challenge_ttl(os.environ)
     ctx = pairing.PairingContext(
         trust_path=gate.path,
         browser_label=browser_label,
@@ -116,6 +139,7 @@ def _host_calls(gate: object, browser_label: str) -> object:
         audit=AuditLog.default,
         kill_latch=gate.kill_latch,
         config_dir=gate.config,
+        challenge_ttl=ttl,
     )
     book = ChallengeBook()
     # One tap at a time: the sign counter is checked and stored without interleaving.

@@ -64,6 +64,7 @@ from tabwarden.trust.policy import (
     validate_value,
 )
 from tabwarden.trust.presence import (
+    CHALLENGE_TTL,
     Challenge,
     PresenceRefused,
     begin_assertion,
@@ -156,6 +157,7 @@ class PairingContext:
     audit: Any  # () -> tabwarden.trust.audit.AuditLog
     kill_latch: Path | None = None  # the pre-pairing kill latch (trust/gate.py), if any
     config_dir: Path | None = None  # where spawners.json lives (clients_recent), if any
+    challenge_ttl: float = CHALLENGE_TTL  # seconds a ceremony stays answerable (never longer)
 
 
 def _key(ctx: PairingContext) -> HostKey:
@@ -223,7 +225,7 @@ def pair_begin(
         raise PresenceRefused("wrong, reused or expired pairing code")
     existing = list(_own_credentials(ctx, eff))
     options, challenge = begin_registration(
-        ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now
+        ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now, ttl=ctx.challenge_ttl
     )
     challenges = [challenge]
     approval = None
@@ -231,7 +233,7 @@ def pair_begin(
     if enrolled_anywhere:
         approval_options, approval_challenge = begin_assertion(
             "enrol", enrol_detail(ctx.browser_label, challenge.id), ctx.browser_label,
-            enrolled_anywhere, now=now,
+            enrolled_anywhere, now=now, ttl=ctx.challenge_ttl,
         )
         challenges.append(approval_challenge)
         approval = {"challengeId": approval_challenge.id, "options": approval_options}
@@ -529,7 +531,7 @@ def presence_begin(
         log.warning("presence_begin refused: browser %r has no credential", ctx.browser_label)
         raise PresenceRefused("no enrolled credential for this browser")
     options, challenge = begin_assertion(
-        action, str(detail), ctx.browser_label, credentials, now=now
+        action, str(detail), ctx.browser_label, credentials, now=now, ttl=ctx.challenge_ttl
     )
     log.info("presence_begin: %s challenge issued for browser %r", action, ctx.browser_label)
     return {"challengeId": challenge.id, "options": options}, challenge

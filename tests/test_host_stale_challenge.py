@@ -98,3 +98,20 @@ def test_a_stale_enrolment_approval_is_refused(host: Any) -> None:
         "approval": {"challengeId": begun["approval"]["challengeId"], "response": approval},
     }) == "presence_refused"
     assert (config / "trust.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(("raw", "ttl"), [(None, CHALLENGE_TTL), ("30", 30), ("1", 1), (str(CHALLENGE_TTL), CHALLENGE_TTL),
+                                          ("121", CHALLENGE_TTL), ("0", CHALLENGE_TTL), ("-5", CHALLENGE_TTL),
+                                          ("9" * 30, CHALLENGE_TTL), ("ten", CHALLENGE_TTL), ("", CHALLENGE_TTL)])
+def test_the_environment_may_shorten_the_challenge_ttl_never_lengthen_it(raw: str | None, ttl: int) -> None:
+    env = {} if raw is None else {"TABWARDEN_CHALLENGE_TTL": raw}
+    assert host_main.challenge_ttl(env) == ttl
+
+
+def test_presence_refuses_a_ttl_longer_than_the_maximum() -> None:
+    from tabwarden.trust.presence import begin_registration
+
+    with pytest.raises(ValueError):
+        begin_registration("chromium", user_name="me", now=0, ttl=CHALLENGE_TTL + 1)
+    _, challenge = begin_registration("chromium", user_name="me", now=0, ttl=5)
+    assert challenge.expires_at == 5

@@ -91,7 +91,7 @@ RP_ORIGIN = "chrome-extension://" + EXTENSION_ID
 """``clientDataJSON.origin`` exactly, and what ``rpIdHash`` is the SHA-256 of."""
 RP_NAME = "tabwarden"
 CHALLENGE_TTL = 120
-"""Seconds a challenge stays answerable."""
+"""Seconds a challenge stays answerable (at most; ``ttl=`` may only shorten it)."""
 MAX_OUTSTANDING = 64
 """How many unanswered challenges a ``ChallengeBook`` holds; the oldest is dropped first."""
 ACTIONS = ("enrol", "policy.widen", "unkill", "pair_client", "confirm.eval", "confirm.upload")
@@ -275,7 +275,10 @@ def _new_challenge(
     state: dict[str, Any],
     now: float,
     rng: Rng,
+    ttl: float,
 ) -> Challenge:
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl <= CHALLENGE_TTL:
+        raise ValueError(f"ttl must be more than 0 and at most {CHALLENGE_TTL} seconds")
     json.dumps(state)  # the state must survive a round trip through JSON
     return Challenge(
         id=websafe_encode(rng(_ID_BYTES)),
@@ -283,7 +286,7 @@ def _new_challenge(
         action=action,
         detail=detail,
         browser_label=browser_label,
-        expires_at=now + CHALLENGE_TTL,
+        expires_at=now + ttl,
         state=state,
     )
 
@@ -306,6 +309,7 @@ def begin_registration(
     exclude: Sequence[Credential] = (),
     now: float,
     rng: Rng = secrets.token_bytes,
+    ttl: float = CHALLENGE_TTL,
 ) -> tuple[dict[str, Any], Challenge]:
     """Options for ``PublicKeyCredential.parseCreationOptionsFromJSON`` and the challenge to keep.
 
@@ -328,7 +332,7 @@ def begin_registration(
         "user_verification": str(fido_state["user_verification"].value),
         "exclude": [_canonical_id(c.credential_id) for c in exclude],
     }
-    return public, _new_challenge("register", "enrol", "", browser_label, state, now, rng)
+    return public, _new_challenge("register", "enrol", "", browser_label, state, now, rng, ttl)
 
 
 def complete_registration(
@@ -394,6 +398,7 @@ def begin_assertion(
     now: float,
     uv_required: bool = False,
     rng: Rng = secrets.token_bytes,
+    ttl: float = CHALLENGE_TTL,
 ) -> tuple[dict[str, Any], Challenge]:
     """Options for ``PublicKeyCredential.parseRequestOptionsFromJSON`` naming exactly this
     browser's credentials, and the challenge bound to ``action`` / ``detail`` / browser.
@@ -421,7 +426,7 @@ def begin_assertion(
         "user_verification": uv.value,
         "allow": [_canonical_id(c.credential_id) for c in credentials],
     }
-    return public, _new_challenge("assert", action, detail, browser_label, state, now, rng)
+    return public, _new_challenge("assert", action, detail, browser_label, state, now, rng, ttl)
 
 
 def complete_assertion(

@@ -1,6 +1,6 @@
 """Refused taps in real Chromium, answered by Chrome's virtual authenticator: a replayed
-assertion, an assertion made for another action, and a cloned authenticator whose sign counter
-went back. A script on the options page plays the attacker (it can send anything the page can);
+assertion, an assertion made for another action, a cloned authenticator whose sign counter
+went back, and a stale challenge. A script on the options page plays the attacker (it can send anything the page can);
 each attempt is refused and trust.json stays byte-identical. (Wrong and reused codes:
 test_browser_pairing.py; another profile's credential: test_second_browser.py; UV absent:
 test_presence_taps.py.)"""
@@ -88,5 +88,34 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: Thro
             await page.click("#enable-eval")
             assert (await _policy_status(page, "refused")).startswith("refused: presence_refused")
             assert _trust(config) == before and gate.current().policy.eval is False
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+STALE_TAP = "async (waitMs) => {" + HELPERS + """
+  const detail = '{"eval":true}';
+  const begun = await begin("policy.widen", detail);
+  await new Promise((r) => setTimeout(r, waitMs));
+  return await complete(begun.challengeId, "policy.widen", detail, await answer(begun));
+}"""
+
+
+def test_a_stale_challenge_is_refused_in_real_chromium(browser: ThrowawayBrowser,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host started by Chrome runs with a ceremony TTL shortened to 10 s (the environment may
+    only shorten it); a tap answered after 11 s is refused and nothing changes."""
+    monkeypatch.setenv("TABWARDEN_CHALLENGE_TTL", "10")
+    config = browser.config
+    gate = provision_for_pairing(browser)
+
+    async def scenario() -> None:
+        async with paired_options_page(browser) as paired:
+            before = _trust(config)
+            outcome = await paired.page.evaluate(STALE_TAP, 11_000)
+            assert outcome == {"ok": False, "code": "presence_refused"}, outcome
+            assert _trust(config) == before and gate.current().policy.eval is False
+            # The same tap, answered at once, works: it was the wait that was refused.
+            assert (await paired.page.evaluate(STALE_TAP, 0))["ok"] is True
+            assert gate.current().policy.eval is True
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
