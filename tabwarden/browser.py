@@ -1,5 +1,12 @@
 """A throwaway headless Chromium with the tabwarden extension loaded and our host installed.
 
+Headless Chrome cannot show its permission dialog, and the shipped extension asks for every
+site's host access at run time (``optional_host_permissions``: approving an origin in the confirm
+window requests it). So by default the throwaway profile loads a copy of the extension whose
+manifest also grants the loopback hosts (``http://127.0.0.1/*``, ``http://localhost/*``) at
+install — the only difference, and only for these local fixture sites; ``grant_loopback=False``
+loads the shipped extension untouched (the tests that answer Chrome's dialog do that).
+
 Used by ``tabwarden demo`` and by the real-browser tests, so both drive exactly the same setup:
 a temp directory holding the profile (with ``NativeMessagingHosts/`` written by our own
 ``install``), a private runtime directory, a config directory and a fake ``HOME`` (Chromium writes
@@ -75,6 +82,22 @@ def extension_dir() -> Path:
     raise ExtensionNotFound(f"looked in {', '.join(str(c) for c in candidates)}")
 
 
+LOOPBACK_HOSTS = ("http://127.0.0.1/*", "http://localhost/*")
+
+
+def loopback_copy(extension: Path, target: Path) -> Path:
+    """Copy ``extension`` to ``target`` with ``LOOPBACK_HOSTS`` granted at install; the manifest's
+    ``key`` (so the extension ID) and every other file stay as they are."""
+    import json
+
+    shutil.copytree(extension, target, ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+    manifest_path = target / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["host_permissions"] = list(LOOPBACK_HOSTS)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
 @dataclass
 class ThrowawayBrowser:
     """Call ``start(url)``; use ``env`` for anything that must find this browser's host."""
@@ -88,6 +111,9 @@ class ThrowawayBrowser:
     shared_config: Path | None = None
     """Use this config dir (trust record, host key) instead of a private one: two browsers of
     one person share a trust record."""
+    grant_loopback: bool = True
+    """Load a copy of the extension that also holds loopback host access at install (see the
+    module docstring); ``False`` loads the shipped extension as it is."""
     root: Path = field(init=False)
     process: subprocess.Popen[bytes] | None = field(init=False, default=None)
 
@@ -95,6 +121,8 @@ class ThrowawayBrowser:
         self.root = Path(tempfile.mkdtemp(prefix="tabwarden-browser-"))
         for name in ("profile", "home", "config", "run"):
             (self.root / name).mkdir(mode=0o700)
+        if self.grant_loopback:
+            self.extension = loopback_copy(self.extension, self.root / "extension")
 
     @property
     def profile(self) -> Path:

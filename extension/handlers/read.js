@@ -23,8 +23,8 @@ import { argInt, argTabId, ownedTab } from "./support.js";
  * The browser calls these handlers use beyond support.js's BrowserApi.
  * @typedef {object} ReadBrowserApi
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
- * @property {(windowId: number, opts: {format: "png"}) => Promise<string>} captureWindowTab
- * @property {(tabId: number) => Promise<{data: string, width: number, height: number}>} [captureFullPage]
+ * @property {(tabId: number, opts: {fullPage: boolean}) =>
+ *   Promise<{data: string, width?: number, height?: number}>} capturePage through the debugger
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
  *   Promise<Array<{result?: unknown}>>} executeScriptArgs
@@ -42,17 +42,6 @@ const ATTR_NAME = /^[A-Za-z_:][-A-Za-z0-9_:.]{0,99}$/;
 const CSP_MESSAGE = "the page's Content-Security-Policy forbids eval";
 
 // ---------------------------------------------------------------- pure helpers
-
-/**
- * The base64 payload of a data: URL ("data:image/png;base64,AAAA" → "AAAA").
- * @param {unknown} dataUrl
- * @returns {string | null}
- */
-export function dataUrlPayload(dataUrl) {
-  if (typeof dataUrl !== "string") return null;
-  const m = /^data:[^,]*;base64,([A-Za-z0-9+/]*={0,2})$/.exec(dataUrl);
-  return m ? m[1] : null;
-}
 
 /**
  * Width and height from a PNG's IHDR chunk, or null when `base64` is not a PNG.
@@ -349,47 +338,26 @@ export function readHandlers(deps) {
     if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
       throw new BridgeError("bad_request", "fullPage must be true or false");
     }
-    const { tabId, tab, origin } = await gatedTab(args, ctx, "page_screenshot");
-    if (args.fullPage === true) return fullPageShot(tabId, ctx, origin);
-    if (!Number.isInteger(tab?.windowId)) throw new BridgeError("internal_error", "the tab has no window");
-    let dataUrl;
-    try {
-      // captureVisibleTab captures the active tab of a window: make ours the active one first.
-      await browser.updateTab(tabId, { active: true });
-      dataUrl = await browser.captureWindowTab(tab.windowId, { format: "png" });
-    } catch (err) {
-      await ownedTabQuiet(tabId);
-      const message = err instanceof Error ? err.message : String(err);
-      if (/MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(message)) throw new BridgeError("busy", "too many screenshots per second");
-      throw new BridgeError("internal_error", "could not capture the tab");
-    }
-    // The person may have switched tabs or the page navigated meanwhile: then the image is not ours.
-    const after = await ownedTab(deps, ctx, tabId);
-    if (after?.active !== true || after?.windowId !== tab.windowId) throw new BridgeError("internal_error", "another tab became active during the capture");
-    sameOrigin(after?.url, origin);
-    const data = dataUrlPayload(dataUrl);
-    if (data === null || data === "") throw new BridgeError("internal_error", "the capture returned no PNG");
-    const size = pngSize(data);
-    return { mimeType: "image/png", data, ...(size ?? {}) };
-  }
-
-  /**
-   * The whole page through the debugger (attached for this capture only).
-   * @param {number} tabId
-   * @param {{session: string, policy: Record<string, unknown>}} ctx
-   * @param {string} origin
-   */
-  async function fullPageShot(tabId, ctx, origin) {
+    const { tabId, origin } = await gatedTab(args, ctx, "page_screenshot");
+    const fullPage = args.fullPage === true;
     let shot;
     try {
-      shot = await browser.captureFullPage(tabId);
+      // A background tab does not paint: make ours the active one of its window first.
+      if (!fullPage) await browser.updateTab(tabId, { active: true });
+      shot = await browser.capturePage(tabId, { fullPage });
     } catch {
-      throw new BridgeError("internal_error", "could not capture the full page");
+      await ownedTabQuiet(tabId);
+      throw new BridgeError("internal_error", fullPage ? "could not capture the full page" : "could not capture the tab");
     }
+    // The page must not have left the approved origin meanwhile: then the image is not ours.
     const after = await ownedTab(deps, ctx, tabId);
-    sameOrigin(after?.url, origin); // the page must not have left the approved origin meanwhile
-    if (typeof shot?.data !== "string" || shot.data === "") throw new BridgeError("internal_error", "the capture returned no PNG");
-    return { mimeType: "image/png", data: shot.data, width: shot.width, height: shot.height };
+    sameOrigin(after?.url, origin);
+    const data = typeof shot?.data === "string" ? shot.data : "";
+    const size = pngSize(data);
+    if (data === "" || size === null) throw new BridgeError("internal_error", "the capture returned no PNG");
+    return fullPage && Number.isInteger(shot.width) && Number.isInteger(shot.height)
+      ? { mimeType: "image/png", data, width: shot.width, height: shot.height }
+      : { mimeType: "image/png", data, ...size };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */

@@ -128,8 +128,9 @@ export function extensionUrl(path) {
 }
 
 // --- navigation, focus, capture, cookies and scripting with arguments (handlers/nav.js,
-// handlers/read.js). captureVisibleTab needs the "<all_urls>" host permission; cookies.getAll
-// needs "cookies" (tests/extension/manifest.test.mjs says why each permission exists).
+// handlers/read.js). Screenshots go through the debugger (captureVisibleTab would need
+// "<all_urls>", which grants every site at install); cookies.getAll needs "cookies" and the
+// origin's host permission (tests/extension/manifest.test.mjs says why each permission exists).
 
 /** @param {number} tabId */
 export function tabGoBack(tabId) {
@@ -154,29 +155,25 @@ export function updateWindowProps(windowId, props) {
   return chrome.windows.update(windowId, props);
 }
 
-/**
- * A data: URL of the visible area of the window's active tab.
- * @param {number} windowId
- * @param {{format: "png"}} opts
- * @returns {Promise<string>}
- */
-export function captureWindowTab(windowId, opts) {
-  return chrome.tabs.captureVisibleTab(windowId, opts);
-}
-
 /** Tallest full-page capture, in CSS pixels (Chrome's own texture limits sit near 16k). */
 const FULL_PAGE_MAX = 16384;
 
 /**
- * A PNG of the whole page (beyond the viewport), base64 without a data: prefix. Attaches the
- * debugger (Chrome shows its banner) only for this one capture and always detaches.
+ * A PNG of the tab's page, base64 without a data: prefix: the viewport, or with `fullPage` the
+ * whole page beyond it (then with its CSS size). Attaches the debugger (Chrome shows its banner)
+ * only for this one capture and always detaches.
  * @param {number} tabId
- * @returns {Promise<{data: string, width: number, height: number}>}
+ * @param {{fullPage: boolean}} opts
+ * @returns {Promise<{data: string, width?: number, height?: number}>}
  */
-export async function captureFullPage(tabId) {
+export async function capturePage(tabId, { fullPage }) {
   const target = { tabId };
   await chrome.debugger.attach(target, "1.3");
   try {
+    if (!fullPage) {
+      const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", { format: "png" }));
+      return { data: shot.data };
+    }
     const metrics = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.getLayoutMetrics"));
     const size = metrics.cssContentSize ?? metrics.contentSize;
     const width = Math.min(FULL_PAGE_MAX, Math.ceil(size.width));

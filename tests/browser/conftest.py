@@ -17,6 +17,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import serve_page
+from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
 
 
 @pytest.fixture

@@ -41,27 +41,28 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   // Why each permission exists:
   //  nativeMessaging — the only channel to `tabwarden host` (hop 3).
   //  tabs            — read tab URLs/titles for the origin gate and tab_list; back/forward/reload,
-  //                    activate (tab_focus, page_screenshot) and captureVisibleTab.
+  //                    activate (tab_focus, page_screenshot).
   //  scripting       — executeScript: page_text, page_markdown, page_scrape, storage_get,
   //                    page_eval (MAIN world, policy-gated), page_upload (policy-gated).
   //  cookies         — cookie_get: chrome.cookies.getAll for the tab's URL; values leave masked.
-  //  debugger        — page_screenshot {fullPage: true} only: attached for that one capture
-  //                     (Chrome shows its banner) and detached at once; viewport shots use
-  //                     tabs.captureVisibleTab and never touch it.
+  //  debugger        — page_screenshot only: attached for that one capture (Chrome shows its
+  //                    banner) and detached at once. (tabs.captureVisibleTab would need
+  //                    "<all_urls>", i.e. every site granted at install.)
   //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
   //                    browser label, credential id) from pairing on the options page; pages
   //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5).
   assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage"]);
-  // Host access is install-time: Chrome's optional-permission dialog cannot be answered headless,
-  // so the origin gate is tabwarden's own (signed policy + confirm window), see ADR 0003.
-  // "<all_urls>" is there only because Chrome's captureVisibleTab demands exactly that pattern
-  // (or activeTab, which needs a user gesture); http://*/* + https://*/* do not satisfy it. Page
-  // tools still act only on http(s) origins the gate approved (lib/origin.js).
-  assert.deepEqual(manifest.host_permissions, ["http://*/*", "https://*/*", "<all_urls>"]);
-  for (const key of ["optional_host_permissions", "optional_permissions", "content_scripts",
+  // No site is granted at install: approving an origin in the confirm window requests its host
+  // permission there (the click is the gesture Chrome needs), ADR 0003.
+  assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);
+  for (const key of ["host_permissions", "optional_permissions", "content_scripts",
     "web_accessible_resources", "externally_connectable"]) {
     assert.equal(manifest[key], undefined, key);
   }
+});
+
+test("screenshots never use captureVisibleTab (it needs <all_urls>)", () => {
+  for (const file of jsFiles()) assert.doesNotMatch(code(file), /captureVisibleTab/, file);
 });
 
 test("confirm.html is a static page: no inline script or handlers, textContent-only script", () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
-import { base64Bytes, dataUrlPayload, pngSize, readHandlers } from "../../extension/handlers/read.js";
+import { base64Bytes, pngSize, readHandlers } from "../../extension/handlers/read.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";
@@ -46,16 +46,11 @@ function harness({ decision = "allow" } = {}) {
       calls.update.push([id, props]);
       for (const t of tabs.values()) if (t.windowId === tabs.get(id).windowId) t.active = t.id === id;
     },
-    captureWindowTab: async (windowId, opts) => {
-      calls.capture.push([windowId, opts, [...tabs.values()].find((t) => t.windowId === windowId && t.active)?.id]);
+    capturePage: async (tabId, opts) => {
+      calls.capture.push([tabId, opts]);
       if (captureError) throw captureError;
       onCapture();
-      return `data:image/png;base64,${PNG}`;
-    },
-    captureFullPage: async (tabId) => {
-      calls.capture.push(["full", tabId]);
-      onCapture();
-      return { data: PNG, width: 800, height: 9000 };
+      return opts.fullPage ? { data: PNG, width: 800, height: 9000 } : { data: PNG };
     },
     cookiesForUrl: async (url) => {
       calls.cookies.push(url);
@@ -140,8 +135,6 @@ function harness({ decision = "allow" } = {}) {
 test("routes and pure helpers", () => {
   assert.deepEqual([...harness().routes.keys()],
     ["page_screenshot", "cookie_get", "storage_get", "page_markdown", "page_scrape", "page_eval", "page_upload"]);
-  assert.equal(dataUrlPayload("data:image/png;base64,QUJD"), "QUJD");
-  assert.equal(dataUrlPayload("QUJD"), null);
   assert.deepEqual(pngSize(PNG), { width: 3, height: 2 });
   assert.equal(pngSize("QUJD"), null);
   assert.equal(base64Bytes("QUJDRA=="), 4);
@@ -161,7 +154,7 @@ test("not-owned, other session's and gone tabs are refused by every tool", async
   assert.equal(h.calls.script.length + h.calls.capture.length + h.calls.cookies.length + h.calls.confirm.length, 0);
 });
 
-test("page_screenshot: activates the tab, captures its window, returns base64 without the data: prefix", async () => {
+test("page_screenshot: activates the tab, captures it through the debugger, returns base64 and its size", async () => {
   const h = harness();
   h.open(1, `${OK}/a`);
   h.open(2, `${OK}/b`);
@@ -170,35 +163,33 @@ test("page_screenshot: activates the tab, captures its window, returns base64 wi
   assert.deepEqual(r, { mimeType: "image/png", data: PNG, width: 3, height: 2 });
   assert.ok(!r.data.startsWith("data:"));
   assert.deepEqual(h.calls.update, [[1, { active: true }]]);
-  assert.deepEqual(h.calls.capture, [[7, { format: "png" }, 1]]);
+  assert.deepEqual(h.calls.capture, [[1, { fullPage: false }]]);
   await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: "yes" }), (e) => e.code === "bad_request");
 });
 
-test("page_screenshot: unapproved page, rate limit, a tab switch during capture", async () => {
+test("page_screenshot: unapproved page, a failed capture, a page that navigates away meanwhile", async () => {
   const h = harness();
   h.open(1, "https://evil.test/");
   await assert.rejects(h.call("page_screenshot", { tabId: 1 }), (e) => e.code === "origin_not_approved");
-  assert.equal(h.calls.capture.length, 0);
+  assert.equal(h.calls.capture.length, 0); // never attached to an unapproved page
   h.open(2, `${OK}/a`);
-  h.captureError = new Error("This request exceeds the MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND quota.");
-  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "busy");
+  h.captureError = new Error("Another debugger is already attached to the tab");
+  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "internal_error" && /could not capture/.test(e.message));
   h.captureError = null;
-  h.open(3, `${OK}/c`);
-  h.onCapture = () => { h.tabs.get(3).active = true; h.tabs.get(2).active = false; }; // the person switched tabs
-  await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "internal_error" && /another tab/.test(e.message));
   h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; }; // the page navigated away
   await assert.rejects(h.call("page_screenshot", { tabId: 2 }), (e) => e.code === "origin_not_approved");
 });
 
-test("page_screenshot fullPage: through the debugger capture, gated before and re-checked after", async () => {
+test("page_screenshot fullPage: the whole page, gated before and re-checked after", async () => {
   const h = harness();
   h.open(1, "https://evil.test/");
   await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: true }), (e) => e.code === "origin_not_approved");
-  assert.equal(h.calls.capture.length, 0); // never attached to an unapproved page
+  assert.equal(h.calls.capture.length, 0);
   h.open(2, `${OK}/long`);
   assert.deepEqual(await h.call("page_screenshot", { tabId: 2, fullPage: true }),
     { mimeType: "image/png", data: PNG, width: 800, height: 9000 });
-  assert.deepEqual(h.calls.capture, [["full", 2]]);
+  assert.deepEqual(h.calls.capture, [[2, { fullPage: true }]]);
+  assert.deepEqual(h.calls.update, [], "a full-page capture needs no activation");
   h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; };
   await assert.rejects(h.call("page_screenshot", { tabId: 2, fullPage: true }), (e) => e.code === "origin_not_approved");
 });

@@ -1,0 +1,116 @@
+"""Chrome's own site permission, for real: the shipped extension (no site granted at install),
+headful Chromium on a private Xvfb display, Chrome's permission dialog answered at the X11 level
+(tests/browser/chrome_dialog.py). Allowing a new origin in tabwarden's confirm window requests
+Chrome's host permission in that click; the tool runs only when both tabwarden and Chrome said
+yes. Chrome's Deny is a denial: nothing is recorded. And an origin the signed policy already
+approves (at the terminal) still needs Chrome's grant before any page tool touches it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.trust.gate import TrustGate
+from tests.browser.chrome_dialog import answer_permission_dialog, headful_chromium, when_done
+from tests.browser.test_confirm_window import _confirm_page, _mcp, press
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 180.0
+
+
+@pytest.fixture
+def shipped() -> Iterator[ThrowawayBrowser]:
+    """A throwaway browser loading the extension exactly as shipped (no loopback pre-grant)."""
+    b = ThrowawayBrowser(grant_loopback=False)
+    b.install_host()
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.config)}).current().policy.origins
+
+
+def _grants(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
+    path = browser.config / "audit.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [e for e in map(json.loads, lines) if e.get("event") == "origin_grant"]
+
+
+async def _chrome_grants(context: Any, origin: str) -> bool:
+    """Ask the extension's own service worker whether Chrome holds the host permission."""
+    [worker] = context.service_workers or [await context.wait_for_event("serviceworker")]
+    return bool(await worker.evaluate("(p) => chrome.permissions.contains({origins: [p]})", f"{origin}/*"))
+
+
+async def _open_answering(context: Any, agent: Any, display: str, url: str, *, allow: bool) -> Any:
+    """tab_open ``url``: allow in tabwarden's window, then answer Chrome's dialog."""
+    opening = asyncio.create_task(agent.call_tool("tab_open", {"url": url}))
+    await press(await _confirm_page(context), "#allow")  # the click is Chrome's user gesture
+    answer = await answer_permission_dialog(display, allow, when_done(opening), 60)
+    assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
+    return await opening
+
+
+def test_a_new_origin_needs_tabwarden_and_chrome(shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
+    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    other = site.replace("127.0.0.1", "localhost")
+
+    async def scenario() -> None:
+        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            assert not await _chrome_grants(context, site)  # nothing granted at install
+
+            # Chrome's Deny: the tool is refused and nothing is recorded anywhere.
+            denied = await _open_answering(context, agent, x_display, f"{other}/", allow=False)
+            assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
+            assert _origins(shipped) == () and _grants(shipped) == []
+            assert not await _chrome_grants(context, other)
+
+            # Allow in both: Chrome holds the permission, the grant is signed, tools work.
+            opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
+            assert not opened.is_error, opened.content
+            assert await _chrome_grants(context, site)
+            assert _origins(shipped) == (site,)
+            assert [g["path"] for g in _grants(shipped)] == ["window"]
+            tab = opened.structured_content["tab"]["id"]
+            text = await agent.call_tool("page_text", {"tabId": tab})
+            assert not text.is_error and "Sign in" in text.structured_content["text"]
+            shot = await agent.call_tool("page_screenshot", {"tabId": tab})
+            assert not shot.is_error and shot.content[0].type == "image"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
+        shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
+    # The person approved the site at the terminal (signed policy); Chrome has granted nothing.
+    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+
+    async def scenario() -> None:
+        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
+            assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
+            assert not await _chrome_grants(context, site)
+            assert _origins(shipped) == (site,)  # the signed approval itself is untouched
+
+            opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
+            assert not opened.is_error, opened.content
+            assert await _chrome_grants(context, site)
+            # Granted once, it is remembered by Chrome: the next call asks nobody.
+            again = await agent.call_tool("tab_open", {"url": f"{site}/page2"})
+            assert not again.is_error, again.content
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
