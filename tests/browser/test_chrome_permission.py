@@ -19,7 +19,11 @@ from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, headful_chromium, when_done
+from tests.browser.paired import OPTIONS
+from tests.browser.test_browser_pairing import CODE, _pair, _status
 from tests.browser.test_confirm_window import _confirm_page, _mcp, press
+from tests.browser.test_presence_taps import _confirm_page_presence
+from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -112,5 +116,42 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
             # Granted once, it is remembered by Chrome: the next call asks nobody.
             again = await agent.call_tool("tab_open", {"url": f"{site}/page2"})
             assert not again.is_error, again.content
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
+        shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
+    """For an enrolled browser the window shows only Tap: that click requests Chrome's permission
+    first (the gesture), then runs the WebAuthn tap that signs the origin into the policy."""
+    import hashlib
+    import time
+
+    from tabwarden.trust import store
+
+    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    store.set_pairing_code(shipped.config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(),
+                           int(time.time()) + 600)
+
+    async def scenario() -> None:
+        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            options = await context.new_page()
+            await options.goto(OPTIONS)
+            cdp, authenticator = await add_authenticator(context, options)
+            await _pair(options, CODE)
+            assert (await _status(options, "paired")).startswith("paired")
+
+            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
+            window = await _confirm_page_presence(context)
+            assert not await window.is_visible("#allow")  # an enrolled browser never clicks
+            await copy_credentials(cdp, authenticator, context, window)
+            await press(window, "#tap")
+            answer = await answer_permission_dialog(x_display, True, when_done(opening), 60)
+            assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
+            opened = await opening
+            assert not opened.is_error, opened.content
+            assert await _chrome_grants(context, site)
+            assert _origins(shipped) == (site,)
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
