@@ -137,33 +137,12 @@ def x_display() -> Iterator[str]:
 async def headful_chromium(
     browser: ThrowawayBrowser, display: str
 ) -> AsyncIterator[BrowserContext]:
-    """Like ``chromium()`` in test_confirm_window.py, but headful on ``display`` with real window
-    sizes (``no_viewport``), so Chrome's permission dialog is shown and can be clicked."""
-    from playwright.async_api import async_playwright
+    """``chromium()`` of test_confirm_window.py, headful on ``display`` with real window sizes
+    (``no_viewport``), so Chrome's permission dialog is shown and can be clicked."""
+    from tests.browser.test_confirm_window import chromium
 
-    from tabwarden.browser import QUIET_FLAGS
-
-    flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
-    if os.getuid() == 0:
-        flags.append("--no-sandbox")
-    flags += [
-        f"--disable-extensions-except={browser.extension}",
-        f"--load-extension={browser.extension}",
-    ]
-    async with async_playwright() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(browser.profile),
-            executable_path=browser.chrome,
-            headless=False,
-            no_viewport=True,
-            args=flags,
-            env=dict(browser.env, DISPLAY=display),
-            ignore_default_args=["--disable-extensions"],
-        )
-        try:
-            yield context
-        finally:
-            await context.close()
+    async with chromium(browser, display) as context:
+        yield context
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -79,8 +79,9 @@ def site_port() -> Iterator[int]:
 
 
 @contextlib.asynccontextmanager
-async def chromium(browser: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
-    """The throwaway browser, launched by Playwright so the test can click extension windows."""
+async def chromium(browser: ThrowawayBrowser, display: str | None = None) -> AsyncIterator[BrowserContext]:
+    """The throwaway browser, launched by Playwright so the test can click extension windows;
+    headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show)."""
     flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
     if os.getuid() == 0:
         flags.append("--no-sandbox")
@@ -89,9 +90,10 @@ async def chromium(browser: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
         context = await pw.chromium.launch_persistent_context(
             str(browser.profile),
             executable_path=browser.chrome,
-            headless=True,
+            headless=display is None,
+            no_viewport=display is not None,
             args=flags,
-            env=browser.env,
+            env=browser.env if display is None else dict(browser.env, DISPLAY=display),
             ignore_default_args=["--disable-extensions"],
         )
         try:
