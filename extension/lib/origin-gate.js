@@ -47,6 +47,18 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, e
    * @param {string} tool
    */
   async function ask(origin, pattern, ctx, tool) {
+    const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+    if (isApproved(origin, origins)) {
+      // The signed policy already approves it (a tap or the terminal did): only Chrome's own grant
+      // is missing. A click that requests it widens nothing of tabwarden's, so no tap and no grant.
+      const decision = await confirm({
+        kind: "origin", tool, origin, pattern,
+        detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
+        timeoutMs: confirmTimeoutMs(ctx.policy),
+      });
+      if (decision !== "allow") return false;
+      return permissionsContains(pattern).catch(() => false);
+    }
     const tap = await presenceFor(origin, ctx);
     if (tap !== null) {
       const decision = await confirm({

@@ -122,8 +122,9 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
 
 def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
         shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
-    """For an enrolled browser the window shows only Tap: that click requests Chrome's permission
-    first (the gesture), then runs the WebAuthn tap that signs the origin into the policy."""
+    """For an enrolled browser a new site's window shows only Tap: that click requests Chrome's
+    permission first (the gesture), then runs the WebAuthn tap that signs the origin into the
+    policy. A site already approved by a tap only lacks Chrome's grant: a click asks for it."""
     import hashlib
     import time
 
@@ -142,6 +143,19 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
             await _pair(options, CODE)
             assert (await _status(options, "paired")).startswith("paired")
 
+            # A site approved on the options page with a tap: only Chrome's grant is missing, so
+            # the window asks for a click (no second tap), and that click requests the grant.
+            other = site.replace("127.0.0.1", "localhost")
+            await options.fill("#origin", other)
+            await options.click("#approve-origin")
+            await options.wait_for_function(
+                "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')")
+            assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
+            opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
+            assert not opened.is_error, opened.content
+            assert await _chrome_grants(context, other)
+
+            # A new site: the window shows only Tap; its click requests Chrome's grant, then taps.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
             window = await _confirm_page_presence(context)
             assert not await window.is_visible("#allow")  # an enrolled browser never clicks
@@ -152,6 +166,6 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
             opened = await opening
             assert not opened.is_error, opened.content
             assert await _chrome_grants(context, site)
-            assert _origins(shipped) == (site,)
+            assert set(_origins(shipped)) == {other, site}
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

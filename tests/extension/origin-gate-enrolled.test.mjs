@@ -161,3 +161,16 @@ test("policy_get failing -> the click flow; the host stays the judge of the gran
   assert.deepEqual(h.windows, ["confirm.html?id=c1"]);
   assert.deepEqual(h.grants, [NEW]);
 });
+
+test("enrolled, origin already approved in the policy, only Chrome's grant missing: a click, no tap, no grant", async () => {
+  const h = harness({ press: "allow" });
+  assert.equal(await h.gate(`${OLD}/x`, CTX, "tab_open"), OLD);
+  assert.deepEqual(h.windows, ["confirm.html?id=c1"], "a plain confirm window, not presence mode");
+  assert.deepEqual(h.requested, [`${OLD}/*`], "Chrome's permission is requested in the click");
+  assert.deepEqual(h.hostCalls, [], "nothing of tabwarden's policy changes");
+  assert.deepEqual(h.grants, []);
+  // Chrome refusing it is a denial.
+  const d = harness({ press: "allow", permission: false });
+  await assert.rejects(d.gate(`${OLD}/x`, CTX, "tab_open"), (e) => e.code === "origin_not_approved");
+  assert.deepEqual(d.grants, []);
+});
