@@ -157,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
             _say("trust", f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved")
             browser.start("about:blank")
             _say("chrome", f"started {browser.chrome} (headless, throwaway profile {browser.profile})")
+            _say("chrome", "loopback site access granted at install in this throwaway profile only "
+                           "(headless Chrome cannot show its permission dialog)")
             try:
                 asyncio.run(_drive(browser.env, url))
             except DemoFailed:
