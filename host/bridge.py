@@ -85,7 +85,8 @@ async def _no_granter(origin: str) -> None:
 #: Answers one ``host_call`` from the extension (docs/protocol.md, "Browser pairing and host-key
 #: pinning over hop 3"): ``(action, args) -> result``; raises ``TabwardenError`` to refuse.
 HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-#: The actions a ``host_call`` may name; anything else is ``unknown_action`` before any handler.
+#: The actions a ``host_call`` may name (the one list; ``host/pairing.py`` implements them and
+#: ``host/main.py`` dispatches them); anything else is ``unknown_action`` before any handler.
 HOST_ACTIONS = frozenset({
     "pair_begin", "pair_complete", "host_proof",
     "policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill",

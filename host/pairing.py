@@ -77,19 +77,6 @@ from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.host")
 
-ACTIONS = (
-    "pair_begin",
-    "pair_complete",
-    "host_proof",
-    "policy_get",
-    "presence_begin",
-    "presence_complete",
-    "policy_restrict",
-    "kill",
-    "clients_recent",
-    "client_revoke",
-    "audit_tail",
-)
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
 PRESENCE_ACTIONS = ("policy.widen", "unkill", "confirm.eval", "confirm.upload", "pair_client")
 #: The canonical JSON of a whole policy change (1000 origins of 300 chars fit comfortably).

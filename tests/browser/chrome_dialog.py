@@ -11,7 +11,7 @@ Chromium headful under Xvfb and clicks the dialog with ``xdotool`` (XTEST input)
 Usage (the extension must NOT already hold the origin at install, e.g. ``ThrowawayBrowser(
 grant_loopback=False)``, or no dialog appears and the helper returns with no clicks)::
 
-    async with headful_chromium(browser, x_display) as context, _mcp(browser) as agent:
+    async with chromium(browser, x_display) as context, _mcp(browser) as agent:
         ...
         opening = asyncio.create_task(agent.call_tool("tab_open", {"url": url}))
         window = await _confirm_page(context)
@@ -61,17 +61,12 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
-
-if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext
-
-    from tabwarden.browser import ThrowawayBrowser
 
 TOOLS = ("Xvfb", "xdotool", "import")
 # xdotool regex for the confirm popup's title, "tabwarden — confirm" (the dash is not ASCII).
@@ -131,18 +126,6 @@ def x_display() -> Iterator[str]:
         pytest.fail(f"missing {', '.join(missing)}: apt-get install -y xvfb xdotool imagemagick")
     with xvfb() as display:
         yield display
-
-
-@contextlib.asynccontextmanager
-async def headful_chromium(
-    browser: ThrowawayBrowser, display: str
-) -> AsyncIterator[BrowserContext]:
-    """``chromium()`` of test_confirm_window.py, headful on ``display`` with real window sizes
-    (``no_viewport``), so Chrome's permission dialog is shown and can be clicked."""
-    from tests.browser.test_confirm_window import chromium
-
-    async with chromium(browser, display) as context:
-        yield context
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -18,10 +18,10 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
-from tests.browser.chrome_dialog import answer_permission_dialog, headful_chromium, when_done
+from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.paired import OPTIONS
 from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _confirm_page, _mcp, press
+from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
 from tests.browser.test_presence_taps import _confirm_page_presence
 from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
@@ -72,7 +72,7 @@ def test_a_new_origin_needs_tabwarden_and_chrome(shipped: ThrowawayBrowser, site
     other = site.replace("127.0.0.1", "localhost")
 
     async def scenario() -> None:
-        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             assert not await _chrome_grants(context, site)  # nothing granted at install
 
@@ -103,7 +103,7 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
 
     async def scenario() -> None:
-        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
             assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
@@ -135,7 +135,7 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
                            int(time.time()) + 600)
 
     async def scenario() -> None:
-        async with headful_chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             options = await context.new_page()
             await options.goto(OPTIONS)

@@ -11,28 +11,13 @@ import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confi
 import { runConfirmPage } from "../../extension/lib/confirm-page.js";
 import { createOriginGate } from "../../extension/lib/origin-gate.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
-import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OLD = "https://old.test";
 const NEW = "http://127.0.0.1:8000";
 const CTX = { session: "s1", policy: { origins: [OLD], confirmTimeoutSeconds: 30 } };
-
-function fakeDoc() {
-  const els = new Map();
-  for (const id of ["heading", "tool", "origin", "detail", "status", "allow", "deny", "tap"]) {
-    const listeners = [];
-    els.set(id, {
-      id, textContent: "", disabled: false, hidden: id === "tap",
-      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
-      click() { if (!this.disabled) for (const fn of listeners) fn(); },
-      focus() {},
-      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
-    });
-  }
-  return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
-}
 
 /**
  * @param {{enrolled?: boolean | (() => never), hostOrigins?: string[], permission?: boolean,
@@ -71,7 +56,7 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
     return handleConfirmMessage(msg, sender, { broker, ...ctx });
   };
   const openPage = async (url) => {
-    const doc = fakeDoc();
+    const doc = fakeConfirmDoc();
     const api = {
       sendMessage: (m) => route(structuredClone(m), url),
       requestPermission: async (p) => { requested.push(p); if (permission) granted.add(p); return permission; },

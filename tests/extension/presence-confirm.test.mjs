@@ -12,28 +12,13 @@ import { createOwnership } from "../../extension/lib/ownership.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { readHandlers } from "../../extension/handlers/read.js";
-import { fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OK = "https://a.test";
 const POLICY = { origins: [OK], eval: true, upload: true, presenceConfirm: true, confirmTimeoutSeconds: 30 };
 const CTX = { session: "s1", policy: POLICY };
-
-function fakeDoc() {
-  const els = new Map();
-  for (const id of ["heading", "tool", "origin", "detail", "status", "allow", "deny", "tap"]) {
-    const listeners = [];
-    els.set(id, {
-      id, textContent: "", disabled: false, hidden: id === "tap",
-      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
-      click() { if (!this.disabled) for (const fn of listeners) fn(); },
-      focus() {},
-      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
-    });
-  }
-  return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
-}
 
 /**
  * @param {{host?: (action: string, args: object) => any, onWindow?: (h: any, url: string, windowId: number) => void}} opts
@@ -65,7 +50,7 @@ function harness({ host, onWindow } = {}) {
     },
     /** Open the confirm page for a window and run its logic. */
     async openPage(url, { getAssertion } = {}) {
-      const doc = fakeDoc();
+      const doc = fakeConfirmDoc();
       const search = url.slice(url.indexOf("?"));
       const api = {
         sendMessage: (m) => h.route(structuredClone(m), url),

@@ -1,5 +1,6 @@
 // fakes.mjs — deterministic test doubles for the extension's injected seams: a fake clock with
-// timers, a fake port (session.js's PortLike) and a recording logger. Test-only.
+// timers, a fake port (session.js's PortLike), a recording logger and the confirm window's
+// document. Test-only.
 
 /** A manual clock: timers fire only inside advance(). */
 export function fakeTimers() {
@@ -81,4 +82,21 @@ export function deferred() {
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/** The confirm window's document (confirm.html's ids, #tap hidden as shipped): elements with
+ *  textContent, disabled, hidden and click listeners that ignore a disabled button. */
+export function fakeConfirmDoc() {
+  const els = new Map();
+  for (const id of ["heading", "tool", "origin", "detail", "status", "allow", "deny", "tap"]) {
+    const listeners = [];
+    els.set(id, {
+      id, textContent: "", disabled: false, hidden: id === "tap",
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { if (!this.disabled) for (const fn of listeners) fn(); },
+      focus() {},
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+    });
+  }
+  return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
 }
