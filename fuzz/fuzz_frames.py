@@ -39,8 +39,9 @@ SEEDS: list[bytes] = [
     codec.encode_frame({"type": "request", "id": 1, "action": "tab_list", "args": {}}),
     codec.encode_frame({"type": "reply", "id": 1, "ok": True, "result": {"tabs": []}})
     + codec.encode_frame({"type": "event", "event": "extension", "connected": False}),
-    codec.encode_frame({"type": "reply", "id": 2, "ok": False,
-                        "error": {"code": "E_DENIED", "message": "no"}}),
+    codec.encode_frame(
+        {"type": "reply", "id": 2, "ok": False, "error": {"code": "E_DENIED", "message": "no"}}
+    ),
     codec.encode_frame({"t": "challenge", "v": 1, "nonce": "11" * 32}),
     codec.encode_frame({"s": "\u00e9\u2603", "n": [1.5, -0.0, 10**30, None, True]}),
     # Near misses a byte flip away from 1e400 (overflow to inf) or a lone surrogate.

@@ -249,7 +249,7 @@ SEEDS: list[bytes] = [
     b"!\x11\n!\n",
     b"\x01\x0f" + bytes(range(64)) + b"\n!\n",
     # Regressions: an unhashable role, whitespace "hex", the peer's own nonce as a type name.
-    b"!\n{\"t\":\"admit\",\"role\":[\"mcp\"],\"protocol\":1}\n",
+    b'!\n{"t":"admit","role":["mcp"],"protocol":1}\n',
     b'{"t":"challenge","v":1,"nonce":"' + b" " * 64 + b'"}\n',
     b'{"t":"' + NH.hex().encode() + b'"}\n{"t":"' + NC.hex().encode() + b'"}\n',
 ]

@@ -38,8 +38,14 @@ def make_decoder(limit: int) -> codec_oracle.FrameDecoder:
 SEEDS: list[bytes] = [
     nativemsg.encode({"type": "hello", "protocol": 1, "extensionVersion": "0.1.0"}),
     nativemsg.encode({"type": "reply", "id": "1", "ok": True, "result": {"tabs": [{"id": 3}]}})
-    + nativemsg.encode({"type": "reply", "id": "2", "ok": False,
-                        "error": {"code": "E_TAB", "message": "no such tab"}}),
+    + nativemsg.encode(
+        {
+            "type": "reply",
+            "id": "2",
+            "ok": False,
+            "error": {"code": "E_TAB", "message": "no such tab"},
+        }
+    ),
     nativemsg.encode({"type": "request", "id": "9", "action": "tab_list", "args": {}}),
     nativemsg.encode({"s": "\u00e9\u2603", "n": [1.5, -0.0, 10**30, None, True]}),
     # Near misses a byte flip away from 1e400 (overflow to inf) or a lone surrogate.

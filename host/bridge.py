@@ -46,7 +46,12 @@ ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
 def error_reply(request_id: Any, code: str, message: str) -> dict[str, Any]:
-    return {"type": "reply", "id": request_id, "ok": False, "error": {"code": code, "message": message}}
+    return {
+        "type": "reply",
+        "id": request_id,
+        "ok": False,
+        "error": {"code": code, "message": message},
+    }
 
 
 TRUST_WATCH_INTERVAL = 0.5
@@ -87,11 +92,21 @@ async def _no_granter(origin: str) -> None:
 HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 #: The actions a ``host_call`` may name (the one list; ``host/pairing.py`` implements them and
 #: ``host/main.py`` dispatches them); anything else is ``unknown_action`` before any handler.
-HOST_ACTIONS = frozenset({
-    "pair_begin", "pair_complete", "host_proof",
-    "policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill",
-    "clients_recent", "client_revoke", "audit_tail",
-})
+HOST_ACTIONS = frozenset(
+    {
+        "pair_begin",
+        "pair_complete",
+        "host_proof",
+        "policy_get",
+        "presence_begin",
+        "presence_complete",
+        "policy_restrict",
+        "kill",
+        "clients_recent",
+        "client_revoke",
+        "audit_tail",
+    }
+)
 _HOST_CALL_ID_MAX = 128
 
 
@@ -107,7 +122,9 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
         return "killed", "the kill switch is engaged"
     if client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
-    if (eff.clients_pinned or eff.paired_clients) and eff.client_matching(client.client_sha256) is None:
+    if (eff.clients_pinned or eff.paired_clients) and eff.client_matching(
+        client.client_sha256
+    ) is None:
         return "client_not_paired", "this MCP client is not paired"
     return None
 
@@ -172,10 +189,17 @@ class Relay:
         if kind == "hello":
             protocol = message.get("protocol")
             await self._send_native(
-                {"type": "welcome", "protocol": PROTOCOL_VERSION, "browser": browser, "hostVersion": _version()}
+                {
+                    "type": "welcome",
+                    "protocol": PROTOCOL_VERSION,
+                    "browser": browser,
+                    "hostVersion": _version(),
+                }
             )
             if type(protocol) is not int or protocol != PROTOCOL_VERSION:
-                log.error("extension speaks protocol %r; this host speaks %d", protocol, PROTOCOL_VERSION)
+                log.error(
+                    "extension speaks protocol %r; this host speaks %d", protocol, PROTOCOL_VERSION
+                )
                 return
             version = message.get("extensionVersion")
             self.extension_version = version if isinstance(version, str) else ""
@@ -185,7 +209,9 @@ class Relay:
                 whole = self._chunks.add(message)
             except ChunkError as exc:
                 log.warning("extension sent a malformed chunked reply: %s", exc)
-                await self._fail_pending(exc.reply_id, "the extension sent a malformed chunked reply")
+                await self._fail_pending(
+                    exc.reply_id, "the extension sent a malformed chunked reply"
+                )
                 return
             if whole is not None:
                 await self.on_native_message(whole, browser=browser)
@@ -204,7 +230,9 @@ class Relay:
             try:
                 await client.stream.send(reply)
             except FrameTooLarge:
-                await client.stream.send(error_reply(client_id, "message_too_large", "reply exceeds the bridge limit"))
+                await client.stream.send(
+                    error_reply(client_id, "message_too_large", "reply exceeds the bridge limit")
+                )
             except ConnectionClosed:
                 pass
         else:
@@ -223,7 +251,11 @@ class Relay:
 
     async def _on_grant(self, message: dict[str, Any]) -> None:
         grant_id, origin = message.get("id"), message.get("origin")
-        if not isinstance(grant_id, str) or message.get("kind") != "origin" or not isinstance(origin, str):
+        if (
+            not isinstance(grant_id, str)
+            or message.get("kind") != "origin"
+            or not isinstance(origin, str)
+        ):
             log.warning("extension sent a malformed grant; dropped")
             return
         result: dict[str, Any] = {"type": "grant_result", "id": grant_id, "ok": True}
@@ -231,8 +263,12 @@ class Relay:
             await self._grant_origin(origin)
         except TabwardenError as exc:
             log.warning("origin grant for %r not recorded: %s", origin, exc)
-            result = {"type": "grant_result", "id": grant_id, "ok": False,
-                      "error": {"code": exc.code, "message": str(exc)[:500]}}
+            result = {
+                "type": "grant_result",
+                "id": grant_id,
+                "ok": False,
+                "error": {"code": exc.code, "message": str(exc)[:500]},
+            }
         await self._send_native(result)
 
     async def _on_host_call(self, message: dict[str, Any]) -> None:
@@ -249,8 +285,12 @@ class Relay:
             return
 
         def refused(code: str, text: str) -> dict[str, Any]:
-            return {"type": "host_reply", "id": call_id, "ok": False,
-                    "error": {"code": code, "message": text[:500]}}
+            return {
+                "type": "host_reply",
+                "id": call_id,
+                "ok": False,
+                "error": {"code": code, "message": text[:500]},
+            }
 
         if action not in HOST_ACTIONS:
             log.warning("extension asked for unknown host action %r", action)
@@ -339,13 +379,19 @@ class Relay:
         refusal = trust_refusal(eff, client)
         if refusal is not None:
             code, text = refusal
-            log.warning("request from connection #%d refused: %s%s", client.number, text,
-                        f" ({eff.refused})" if eff.refused else "")
+            log.warning(
+                "request from connection #%d refused: %s%s",
+                client.number,
+                text,
+                f" ({eff.refused})" if eff.refused else "",
+            )
             await client.stream.send(error_reply(request_id, code, text))
             return code != "client_not_paired"  # an unpaired client is cut off
         if not self.extension_connected:
             await client.stream.send(
-                error_reply(request_id, "extension_not_connected", "the extension has not connected")
+                error_reply(
+                    request_id, "extension_not_connected", "the extension has not connected"
+                )
             )
             return True
         if not await self._wait_for_slot():
@@ -357,14 +403,22 @@ class Relay:
         self._pending[native_id] = (client, request_id)
         client.pending.add(native_id)
         try:
-            await self._send_native({
-                "type": "request", "id": native_id, "action": action, "args": args,
-                "session": client.session, "policy": eff.policy.to_json(),
-            })
+            await self._send_native(
+                {
+                    "type": "request",
+                    "id": native_id,
+                    "action": action,
+                    "args": args,
+                    "session": client.session,
+                    "policy": eff.policy.to_json(),
+                }
+            )
         except FrameTooLarge:
             self._take(native_id)
             client.pending.discard(native_id)
-            await client.stream.send(error_reply(request_id, "message_too_large", "request exceeds 1 MiB"))
+            await client.stream.send(
+                error_reply(request_id, "message_too_large", "request exceeds 1 MiB")
+            )
         return True
 
 
@@ -451,7 +505,11 @@ class BridgeServer:
             # on the list that state events go to): say so now, or it would never learn.
             try:
                 await stream.send(
-                    {"type": "event", "event": "extension", "connected": self._relay.extension_connected}
+                    {
+                        "type": "event",
+                        "event": "extension",
+                        "connected": self._relay.extension_connected,
+                    }
                 )
             except ConnectionClosed:
                 pass

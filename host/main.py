@@ -49,7 +49,9 @@ def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
     from tabwarden.host.native import check_origin
 
     logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="tabwarden-host[%(process)d] %(levelname)s: %(message)s"
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="tabwarden-host[%(process)d] %(levelname)s: %(message)s",
     )
     check_origin(list(args.origin))  # raises OriginRefused: the CLI prints it and exits 4
     applied = harden_process()
@@ -82,7 +84,9 @@ def _origin_granter(gate: object, browser_label: str) -> object:
             raise GrantUnavailable("nothing is paired, so an approval cannot be recorded")
         eff = gate.current()
         if eff.refused or eff.killed:
-            raise GrantUnavailable("the trust record refuses grants right now (killed or unreadable)")
+            raise GrantUnavailable(
+                "the trust record refuses grants right now (killed or unreadable)"
+            )
         if enrolled(eff, browser_label):
             log.warning("window grant refused: browser %r is enrolled", browser_label)
             raise TapRequired("this browser is enrolled: approve with a tap")
@@ -173,8 +177,13 @@ def _host_calls(gate: object, browser_label: str) -> object:
             async with taps:  # the approving credential's counter, like any tap
                 return await asyncio.to_thread(
                     functools.partial(
-                        pairing.pair_complete, ctx, challenge, args.get("response"), now,
-                        window_only=window_only, approval=approval_challenge,
+                        pairing.pair_complete,
+                        ctx,
+                        challenge,
+                        args.get("response"),
+                        now,
+                        window_only=window_only,
+                        approval=approval_challenge,
                         approval_response=approval_response,
                     )
                 )
@@ -227,7 +236,9 @@ async def _serve(ep: object, attestor: object) -> int:
         host_calls = _host_calls(gate, ep.label)
         granter = _origin_granter(gate, ep.label)
         relay = Relay(pipe.send, gate.current, granter, host_calls=host_calls)  # type: ignore[arg-type]
-        server = BridgeServer(files.listener, files.secret, relay, browser=ep.label, attest=attestor)  # type: ignore[arg-type]
+        server = BridgeServer(
+            files.listener, files.secret, relay, browser=ep.label, attest=attestor
+        )  # type: ignore[arg-type]
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())
         log.info("serving %s for browser %r", ep.socket, ep.label)

@@ -219,14 +219,19 @@ def pair_begin(
     enrolled_anywhere = [c for _, c in _all_credentials(eff)]
     if enrolled_anywhere:
         approval_options, approval_challenge = begin_assertion(
-            "enrol", enrol_detail(ctx.browser_label, challenge.id), ctx.browser_label,
-            enrolled_anywhere, now=now, ttl=ctx.challenge_ttl,
+            "enrol",
+            enrol_detail(ctx.browser_label, challenge.id),
+            ctx.browser_label,
+            enrolled_anywhere,
+            now=now,
+            ttl=ctx.challenge_ttl,
         )
         challenges.append(approval_challenge)
         approval = {"challengeId": approval_challenge.id, "options": approval_options}
     public = key.public
     log.info(
-        "pair_begin: code accepted; challenge issued for browser %r%s", ctx.browser_label,
+        "pair_begin: code accepted; challenge issued for browser %r%s",
+        ctx.browser_label,
         " (an enrolled credential must approve)" if approval else "",
     )
     return (
@@ -294,15 +299,22 @@ def pair_complete(
             _audit_refusal(ctx, "registration")
             raise PresenceRefused("an enrolled browser is never downgraded to window-only")
         ctx.audit().append(
-            "browser_pair", decision="granted", path="window", browser=ctx.browser_label,
+            "browser_pair",
+            decision="granted",
+            path="window",
+            browser=ctx.browser_label,
             approved_by=approved_by,
         )
         log.info("browser %r paired window-only (software confirmation)", ctx.browser_label)
         return {"windowOnly": True}
     store.add_browser_credential(ctx.trust_path, key, ctx.browser_label, credential, now)
     ctx.audit().append(
-        "browser_pair", decision="granted", path="webauthn",
-        browser=ctx.browser_label, credential=credential.credential_id, approved_by=approved_by,
+        "browser_pair",
+        decision="granted",
+        path="webauthn",
+        browser=ctx.browser_label,
+        credential=credential.credential_id,
+        approved_by=approved_by,
         user_verified=credential.uv,
     )
     log.info("browser %r paired (credential enrolled)", ctx.browser_label)
@@ -325,9 +337,13 @@ def _check_approval(
     if approval is None or not isinstance(response, dict):
         raise PresenceRefused("another browser is enrolled: an assertion from it is required")
     outcome = complete_assertion(
-        approval, response, action="enrol",
+        approval,
+        response,
+        action="enrol",
         detail=enrol_detail(ctx.browser_label, registration.id),
-        browser_label=ctx.browser_label, credentials=[c for _, c in enrolled_anywhere], now=now,
+        browser_label=ctx.browser_label,
+        credentials=[c for _, c in enrolled_anywhere],
+        now=now,
     )
     for owner, stored in enrolled_anywhere:
         if stored.credential_id == outcome.credential_id:
@@ -465,8 +481,12 @@ def _confirm_detail(action: str, detail: Any) -> dict[str, Any]:
     else:
         value = _canonical_object(detail, frozenset({"origin", "path"}), MAX_DETAIL_CHARS)
         path = value["path"]
-        if (not isinstance(path, str) or not path or len(path) > MAX_UPLOAD_PATH_CHARS
-                or "\x00" in path):
+        if (
+            not isinstance(path, str)
+            or not path
+            or len(path) > MAX_UPLOAD_PATH_CHARS
+            or "\x00" in path
+        ):
             raise BadHostCall("path must be a non-empty file path")
     _exact_origin(value["origin"])
     return value
@@ -478,8 +498,12 @@ def _client_detail(detail: Any) -> dict[str, Any]:
     label, exe, sha256 = value["label"], value["exe"], value["sha256"]
     if not isinstance(label, str) or not LABEL_RE.match(label):
         raise BadHostCall("label must be a client label (a-z, 0-9, _ and -; at most 32)")
-    if (not isinstance(exe, str) or not exe.startswith("/") or len(exe) > MAX_EXE_CHARS
-            or "\x00" in exe):
+    if (
+        not isinstance(exe, str)
+        or not exe.startswith("/")
+        or len(exe) > MAX_EXE_CHARS
+        or "\x00" in exe
+    ):
         raise BadHostCall("exe must be an absolute path")
     if not isinstance(sha256, str) or not _HEX64.match(sha256):
         raise BadHostCall("sha256 must be 64 lower-case hex digits")
@@ -556,8 +580,13 @@ def presence_complete(
         if not isinstance(response, dict):
             raise PresenceRefused("response is not an object")
         outcome = complete_assertion(
-            challenge, response, action=action, detail=str(detail),
-            browser_label=ctx.browser_label, credentials=credentials, now=now,
+            challenge,
+            response,
+            action=action,
+            detail=str(detail),
+            browser_label=ctx.browser_label,
+            credentials=credentials,
+            now=now,
         )
     except PresenceRefused as exc:
         log.warning("presence_complete (%s) refused: %s", action, exc.reason)
@@ -570,8 +599,11 @@ def presence_complete(
         raise
     [stored] = [c for c in credentials if c.credential_id == outcome.credential_id]
     store.add_browser_credential(
-        ctx.trust_path, key, ctx.browser_label,
-        replace(stored, sign_count=outcome.new_sign_count), now,
+        ctx.trust_path,
+        key,
+        ctx.browser_label,
+        replace(stored, sign_count=outcome.new_sign_count),
+        now,
     )
     if action in _CONFIRM_KEYS:
         # The record may have changed while the person tapped: check the policy once more.
@@ -582,26 +614,46 @@ def presence_complete(
         else:
             fields["file"] = parsed["path"]
         ctx.audit().append(
-            event, decision="granted", path="webauthn", browser=ctx.browser_label,
-            credential=outcome.credential_id, user_verified=outcome.user_verified, **fields,
+            event,
+            decision="granted",
+            path="webauthn",
+            browser=ctx.browser_label,
+            credential=outcome.credential_id,
+            user_verified=outcome.user_verified,
+            **fields,
         )
         log.info("presence_complete: %s confirmed for browser %r", action, ctx.browser_label)
         return {"done": True}
     if action == "pair_client":
         doc = store.add_client(
-            ctx.trust_path, key, parsed["label"], parsed["exe"], parsed["sha256"], now,
+            ctx.trust_path,
+            key,
+            parsed["label"],
+            parsed["exe"],
+            parsed["sha256"],
+            now,
             via="webauthn",
         )
         ctx.audit().append(
-            event, decision="granted", path="webauthn", browser=ctx.browser_label,
-            label=parsed["label"], exe=parsed["exe"], sha256=parsed["sha256"],
-            credential=outcome.credential_id, user_verified=outcome.user_verified,
+            event,
+            decision="granted",
+            path="webauthn",
+            browser=ctx.browser_label,
+            label=parsed["label"],
+            exe=parsed["exe"],
+            sha256=parsed["sha256"],
+            credential=outcome.credential_id,
+            user_verified=outcome.user_verified,
         )
     elif new_policy is not None:
         doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now, set_keys=parsed)
         ctx.audit().append(
-            event, decision="granted", path="webauthn", browser=ctx.browser_label,
-            changed=sorted(parsed), credential=outcome.credential_id,
+            event,
+            decision="granted",
+            path="webauthn",
+            browser=ctx.browser_label,
+            changed=sorted(parsed),
+            credential=outcome.credential_id,
             user_verified=outcome.user_verified,
         )
     else:
@@ -609,8 +661,12 @@ def presence_complete(
         if ctx.kill_latch is not None and os.path.lexists(ctx.kill_latch):
             os.unlink(ctx.kill_latch)
         ctx.audit().append(
-            event, decision="granted", path="webauthn", browser=ctx.browser_label,
-            credential=outcome.credential_id, user_verified=outcome.user_verified,
+            event,
+            decision="granted",
+            path="webauthn",
+            browser=ctx.browser_label,
+            credential=outcome.credential_id,
+            user_verified=outcome.user_verified,
         )
     log.info("presence_complete: %s done for browser %r", action, ctx.browser_label)
     return {"done": True, "epoch": doc.epoch}

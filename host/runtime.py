@@ -109,7 +109,9 @@ class HostFiles:
 
 
 @contextlib.contextmanager
-def host_files(endpoint: HostEndpoint, *, lock_wait: float = LOCK_WAIT_SECONDS) -> Iterator[HostFiles]:
+def host_files(
+    endpoint: HostEndpoint, *, lock_wait: float = LOCK_WAIT_SECONDS
+) -> Iterator[HostFiles]:
     """Hold the label's lock, create secret and socket; remove both on exit."""
     lock_fd = _acquire_lock(str(endpoint.lock), lock_wait)
     secret_id: _FileId | None = None

@@ -122,7 +122,9 @@ class BridgeClient:
             verify_private_dir(directory)
         except UnsafeRuntimeDir as exc:
             if not directory.exists():
-                raise BridgeError("extension_not_connected", "no tabwarden host is running") from None
+                raise BridgeError(
+                    "extension_not_connected", "no tabwarden host is running"
+                ) from None
             raise BridgeError("bridge_refused", str(exc)) from None
         label = self._label or (self._env or os.environ).get("TABWARDEN_BROWSER")
         if label:
@@ -167,7 +169,9 @@ class BridgeClient:
             raise BridgeError("extension_not_connected", "no tabwarden host is listening") from None
         except OSError as exc:
             sock.close()
-            raise BridgeError("extension_not_connected", f"cannot reach the host: {exc.strerror}") from None
+            raise BridgeError(
+                "extension_not_connected", f"cannot reach the host: {exc.strerror}"
+            ) from None
         try:
             creds = require_same_uid(sock)
             if self._attest is not None:
@@ -184,7 +188,10 @@ class BridgeClient:
         reader, writer = await asyncio.open_connection(sock=sock)
         stream = FrameStream(reader, writer)
         machine = ClientHandshake(
-            secret, secrets.token_bytes(NONCE_SIZE), role=self._role, client_sha256=self._client_sha256
+            secret,
+            secrets.token_bytes(NONCE_SIZE),
+            role=self._role,
+            client_sha256=self._client_sha256,
         )
         try:
             while True:
@@ -245,12 +252,16 @@ class BridgeClient:
         if stream is None:
             raise BridgeError("extension_not_connected", "the host went away")
         if not self._extension_connected:
-            raise BridgeError("extension_not_connected", "the host runs but the extension has not connected")
+            raise BridgeError(
+                "extension_not_connected", "the host runs but the extension has not connected"
+            )
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            await stream.send({"type": "request", "id": request_id, "action": action, "args": args or {}})
+            await stream.send(
+                {"type": "request", "id": request_id, "action": action, "args": args or {}}
+            )
             reply = await asyncio.wait_for(future, timeout or self._call_timeout)
         except asyncio.TimeoutError:
             limit = timeout or self._call_timeout

@@ -75,7 +75,9 @@ class PageText(BaseModel):
     title: str
 
 
-TabId = Annotated[int, Field(ge=0, description="a tab id from tab_open or tab_list (your own tabs only)")]
+TabId = Annotated[
+    int, Field(ge=0, description="a tab id from tab_open or tab_list (your own tabs only)")
+]
 Url = Annotated[str, Field(min_length=1, max_length=8192, description="an absolute http(s) URL")]
 
 
@@ -140,7 +142,10 @@ class ToolGuard:
             return "killed", "the kill switch is engaged"
         if eff.clients_pinned or eff.paired_clients:
             if self._spawner is None:
-                return "client_not_paired", f"the program that started tabwarden mcp could not be measured ({self._spawner_error})"
+                return (
+                    "client_not_paired",
+                    f"the program that started tabwarden mcp could not be measured ({self._spawner_error})",
+                )
             if eff.client_matching(self._spawner.sha256) is None:
                 return "client_not_paired", f"{self._spawner.exe} is not a paired MCP client"
         return None
@@ -161,7 +166,9 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
         except TabwardenError as exc:
             return error_result(exc.code, str(exc))
 
-    async def relay(tool: str, model: type[BaseModel], args: dict[str, Any] | None = None) -> CallToolResult:
+    async def relay(
+        tool: str, model: type[BaseModel], args: dict[str, Any] | None = None
+    ) -> CallToolResult:
         """``guarded_call``, then validate the answer against the declared output schema."""
         answer = await guarded_call(tool, args or {})
         if isinstance(answer, CallToolResult):
@@ -169,7 +176,9 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
         try:
             return ok_result(model.model_validate(answer))
         except ValueError:
-            return error_result("internal_error", f"the extension returned a malformed {tool} result")
+            return error_result(
+                "internal_error", f"the extension returned a malformed {tool} result"
+            )
 
     def read_upload(path: str) -> tuple[str, bytes]:
         from tabwarden.mcp_server.uploads import resolve_upload, sandbox_dir
@@ -259,9 +268,13 @@ def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:
     async def page_text(
         tabId: TabId,  # noqa: N803
         offset: Annotated[int, Field(ge=0, description="character offset to start at")] = 0,
-        maxChars: Annotated[int, Field(ge=1, le=5_000_000, description="at most this many characters")] = 100_000,  # noqa: N803
+        maxChars: Annotated[
+            int, Field(ge=1, le=5_000_000, description="at most this many characters")
+        ] = 100_000,  # noqa: N803
     ) -> Annotated[CallToolResult, PageText]:
-        return await relay("page_text", PageText, {"tabId": tabId, "offset": offset, "maxChars": maxChars})
+        return await relay(
+            "page_text", PageText, {"tabId": tabId, "offset": offset, "maxChars": maxChars}
+        )
 
     @server.tool(
         name="bridge_status",
@@ -323,7 +336,9 @@ def run() -> int:
             "UNPINNED: no MCP client is paired, so any program that starts `tabwarden mcp` may use "
             "the browser. Pair this one: run `tabwarden pair` and `tabwarden pair-client` in a terminal."
         )
-    bridge = BridgeClient(attest=make_attestor({"host"}), client_sha256=spawner.sha256 if spawner else "")
+    bridge = BridgeClient(
+        attest=make_attestor({"host"}), client_sha256=spawner.sha256 if spawner else ""
+    )
     audit = _audit_log()
     guard = ToolGuard(gate.current, spawner, spawner_error, audit.append if audit else None)
     build_server(bridge, guard).run("stdio")

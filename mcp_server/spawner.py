@@ -89,7 +89,9 @@ def measure_parent(pid: int | None = None) -> Spawner:
     except ProcessLookupError:
         raise SpawnerUnmeasurable(f"the spawning process {target} is gone") from None
     except OSError as exc:
-        raise SpawnerUnmeasurable(f"cannot pin the spawning process {target}: {exc.strerror}") from None
+        raise SpawnerUnmeasurable(
+            f"cannot pin the spawning process {target}: {exc.strerror}"
+        ) from None
     try:
         _still_ours(pidfd, target, own_parent)
         created = _create_time(target)
@@ -104,11 +106,15 @@ def measure_parent(pid: int | None = None) -> Spawner:
                 "(another user, or a non-dumpable process)"
             ) from None
         except OSError as exc:
-            raise SpawnerUnmeasurable(f"cannot read the spawning process {target}: {exc.strerror}") from None
+            raise SpawnerUnmeasurable(
+                f"cannot read the spawning process {target}: {exc.strerror}"
+            ) from None
         try:
             sha, _ = image_sha256(fd)
         except OSError as exc:
-            raise SpawnerUnmeasurable(f"cannot hash the spawning process {target}: {exc.strerror}") from None
+            raise SpawnerUnmeasurable(
+                f"cannot hash the spawning process {target}: {exc.strerror}"
+            ) from None
         finally:
             os.close(fd)
         _still_ours(pidfd, target, own_parent)
@@ -140,7 +146,9 @@ def matches(spawner: Spawner, paired: Iterable[tuple[str, str]]) -> bool:
     mine = spawner.sha256.lower().encode("ascii")
     found = False
     for _exe, sha in paired:
-        if isinstance(sha, str) and hmac.compare_digest(mine, sha.lower().encode("ascii", "replace")):
+        if isinstance(sha, str) and hmac.compare_digest(
+            mine, sha.lower().encode("ascii", "replace")
+        ):
             found = True  # keep going: constant work regardless of position
     return found
 
@@ -151,7 +159,9 @@ def matches(spawner: Spawner, paired: Iterable[tuple[str, str]]) -> bool:
 @contextlib.contextmanager
 def _locked(config_dir: Path) -> Iterator[None]:
     config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(config_dir / SPAWNERS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(
+        config_dir / SPAWNERS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+    )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -231,7 +241,11 @@ def remember_spawner(config_dir: Path | str, spawner: Spawner, now: float) -> No
         if previous is not None:
             entries.remove(previous)
             seen = SeenSpawner(
-                spawner.exe, spawner.sha256, previous.first_seen, max(stamp, previous.last_seen), previous.count + 1
+                spawner.exe,
+                spawner.sha256,
+                previous.first_seen,
+                max(stamp, previous.last_seen),
+                previous.count + 1,
             )
         else:
             seen = SeenSpawner(spawner.exe, spawner.sha256, stamp, stamp, 1)

@@ -68,7 +68,18 @@ NON_DUMPABLE_ROLES = frozenset({"host"})
 
 SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux >= 6.5; asm-generic value
 _ASM_GENERIC_SOCKOPTS = frozenset(
-    {"x86_64", "i386", "i686", "aarch64", "armv7l", "armv8l", "riscv64", "s390x", "ppc64le", "loongarch64"}
+    {
+        "x86_64",
+        "i386",
+        "i686",
+        "aarch64",
+        "armv7l",
+        "armv8l",
+        "riscv64",
+        "s390x",
+        "ppc64le",
+        "loongarch64",
+    }
 )
 _CHUNK = 1 << 20
 _SHA_CACHE_MAX = 64
@@ -183,7 +194,9 @@ _self_lock = threading.Lock()
 _self: Measurement | None = None
 
 
-def measure_self(*, roots: tuple[tuple[str, str], ...] | None = None, refresh: bool = False) -> Measurement:
+def measure_self(
+    *, roots: tuple[tuple[str, str], ...] | None = None, refresh: bool = False
+) -> Measurement:
     """Our own measurement; computed once (at first call — call it at start) and then cached.
 
     ``roots`` overrides where the package digest is taken (tests); such a measurement is returned
@@ -201,7 +214,9 @@ def measure_self(*, roots: tuple[tuple[str, str], ...] | None = None, refresh: b
 
 def _measure_self(roots: tuple[tuple[str, str], ...] | None) -> Measurement:
     if not sys.platform.startswith("linux"):
-        raise SelfMeasurementFailed(f"executable attestation is implemented for Linux only, not {sys.platform}")
+        raise SelfMeasurementFailed(
+            f"executable attestation is implemented for Linux only, not {sys.platform}"
+        )
     if not sys.executable or not os.path.isabs(sys.executable):
         raise SelfMeasurementFailed(f"sys.executable {sys.executable!r} is not an absolute path")
     try:
@@ -216,7 +231,9 @@ def _measure_self(roots: tuple[tuple[str, str], ...] | None) -> Measurement:
     except (OSError, ValueError) as exc:
         raise SelfMeasurementFailed(f"cannot measure ourselves: {exc}") from None
     if len(libpython) > 1:
-        raise SelfMeasurementFailed(f"several libpython images are mapped in this process: {libpython}")
+        raise SelfMeasurementFailed(
+            f"several libpython images are mapped in this process: {libpython}"
+        )
     interpreter = os.path.normpath(sys.executable)
     return Measurement(
         exe_sha256=sha,
@@ -263,7 +280,9 @@ def attest_peer(
     if not expected_roles:
         raise ValueError("expected_roles must not be empty")
     if not sys.platform.startswith("linux"):
-        raise PeerRefused(f"executable attestation is implemented for Linux only, not {sys.platform}")
+        raise PeerRefused(
+            f"executable attestation is implemented for Linux only, not {sys.platform}"
+        )
     try:
         me = measurement if measurement is not None else measure_self()
     except SelfMeasurementFailed as exc:
@@ -359,7 +378,9 @@ def _create_time(pid: int) -> float:
         raise PeerRefused(f"cannot read the create time of peer pid {pid}: {exc}") from None
 
 
-def _check_image(pid: int, uid: int, me: Measurement, expected_roles: frozenset[str] | set[str]) -> str:
+def _check_image(
+    pid: int, uid: int, me: Measurement, expected_roles: frozenset[str] | set[str]
+) -> str:
     try:
         fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -369,18 +390,24 @@ def _check_image(pid: int, uid: int, me: Measurement, expected_roles: frozenset[
             why = _non_dumpable_signature(pid, uid)
             if why is None:
                 return "non-dumpable fallback: image unreadable; entry, interpreter path, package, pidfd checked"
-            raise PeerRefused(f"cannot read the interpreter image of peer pid {pid}: {why}") from None
+            raise PeerRefused(
+                f"cannot read the interpreter image of peer pid {pid}: {why}"
+            ) from None
         raise PeerRefused(
             f"cannot read the interpreter image of peer pid {pid} (permission denied)"
         ) from None
     except OSError as exc:
-        raise PeerRefused(f"cannot read the interpreter image of peer pid {pid}: {exc.strerror}") from None
+        raise PeerRefused(
+            f"cannot read the interpreter image of peer pid {pid}: {exc.strerror}"
+        ) from None
     try:
         st = os.fstat(fd)
         same_inode = (st.st_dev, st.st_ino) == (me.exe_dev, me.exe_ino)
         sha = me.exe_sha256 if same_inode else image_sha256(fd)[0]
     except OSError as exc:
-        raise PeerRefused(f"cannot hash the interpreter image of peer pid {pid}: {exc.strerror}") from None
+        raise PeerRefused(
+            f"cannot hash the interpreter image of peer pid {pid}: {exc.strerror}"
+        ) from None
     finally:
         os.close(fd)
     if not hmac.compare_digest(sha, me.exe_sha256):
@@ -440,7 +467,9 @@ def _read_cmdline(pid: int) -> list[str]:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             raw = fh.read(1 << 16)
     except OSError as exc:
-        raise PeerRefused(f"cannot read the command line of peer pid {pid}: {exc.strerror}") from None
+        raise PeerRefused(
+            f"cannot read the command line of peer pid {pid}: {exc.strerror}"
+        ) from None
     if not raw:
         raise PeerRefused(f"peer pid {pid} has an empty command line (exited?)")
     if not raw.endswith(b"\0"):
@@ -455,7 +484,9 @@ def _check_entry(pid: int, argv: list[str], expected_roles: frozenset[str] | set
         role = args[3] if len(args) > 3 else "(none)"
         if role in expected_roles:
             return role
-        raise PeerRefused(f"peer pid {pid} entry is `-m {ENTRY_MODULE} {role}`: role not one of {sorted(expected_roles)}")
+        raise PeerRefused(
+            f"peer pid {pid} entry is `-m {ENTRY_MODULE} {role}`: role not one of {sorted(expected_roles)}"
+        )
     raise PeerRefused(f"peer pid {pid} entry is {_describe_entry(args)}, not `{want}`")
 
 
@@ -507,7 +538,9 @@ def _check_interpreter_path(pid: int, argv0: str, me: Measurement) -> None:
             f"peer pid {pid} interpreter {path} is not in our environment ({os.path.dirname(me.interpreter)})"
         )
     if os.path.realpath(path) != me.interpreter_real:
-        raise PeerRefused(f"peer pid {pid} interpreter {path} does not resolve to ours ({me.interpreter_real})")
+        raise PeerRefused(
+            f"peer pid {pid} interpreter {path} does not resolve to ours ({me.interpreter_real})"
+        )
 
 
 def _check_package(me: Measurement) -> None:

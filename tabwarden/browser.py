@@ -164,7 +164,10 @@ class ThrowawayBrowser:
         args = [self.chrome, *QUIET_FLAGS, f"--user-data-dir={self.profile}"]
         if os.getuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses to run as root otherwise
-        args += [f"--disable-extensions-except={self.extension}", f"--load-extension={self.extension}"]
+        args += [
+            f"--disable-extensions-except={self.extension}",
+            f"--load-extension={self.extension}",
+        ]
         return [*args, url]
 
     def start(self, url: str) -> None:

@@ -234,8 +234,12 @@ def confirm_phrase(
 
     lines = [f"tabwarden: {_visible(action)}", ""]
     lines += [f"  - {_visible(line)}" for line in explanation]
-    lines += ["", f"To go ahead, type exactly:  {expected}",
-              "(anything else, Ctrl-D or Ctrl-C cancels)", ""]
+    lines += [
+        "",
+        f"To go ahead, type exactly:  {expected}",
+        "(anything else, Ctrl-D or Ctrl-C cancels)",
+        "",
+    ]
     try:
         _write(tty_out, "\n".join(lines) + "\n")
         for attempt in range(1, attempts + 1):

@@ -120,9 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write the host manifest (allowed_origins pinned to the tabwarden extension) "
         "and its wrapper for one browser, at its per-user location or into --manifest-dir.",
     )
-    p.add_argument("--browser", required=True, choices=BROWSERS, help="which browser to register with")
-    p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="write here instead (e.g. <profile>/NativeMessagingHosts)")
-    p.add_argument("--force", action="store_true", help="replace a manifest of the same name that is not ours")
+    p.add_argument(
+        "--browser", required=True, choices=BROWSERS, help="which browser to register with"
+    )
+    p.add_argument(
+        "--manifest-dir",
+        type=_path,
+        metavar="DIR",
+        help="write here instead (e.g. <profile>/NativeMessagingHosts)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace a manifest of the same name that is not ours"
+    )
     p.set_defaults(func=_cmd_install)
 
     p = sub.add_parser(
@@ -132,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         "ours are left in place and reported.",
     )
     p.add_argument("--browser", choices=BROWSERS, help="only this browser (default: all)")
-    p.add_argument("--manifest-dir", type=_path, metavar="DIR", help="the directory given to install")
+    p.add_argument(
+        "--manifest-dir", type=_path, metavar="DIR", help="the directory given to install"
+    )
     p.set_defaults(func=_cmd_uninstall)
 
     from tabwarden.commands import add_subcommands
@@ -157,7 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         "`tabwarden mcp` over stdio and call bridge_status and tab_list. Cleans up everything, "
         "also on Ctrl-C.",
     )
-    p.add_argument("--chrome", metavar="PATH", help="Chromium binary (default $CHROME_BIN or /usr/lib/chromium/chromium)")
+    p.add_argument(
+        "--chrome",
+        metavar="PATH",
+        help="Chromium binary (default $CHROME_BIN or /usr/lib/chromium/chromium)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the temp dir for inspection")
     p.set_defaults(func=_cmd_demo)
     return parser

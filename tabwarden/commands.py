@@ -105,8 +105,13 @@ def cmd_pair(args: argparse.Namespace) -> int:
             "This makes this computer's tabwarden host key and the default, locked-down policy:",
             "  no site approved, page eval and upload off, password fill off.",
             f"The private key goes to {key_store.describe()}; the record to {path}.",
-            *(["--reset: the old key is replaced; every paired client and browser must pair again."]
-              if args.reset else []),
+            *(
+                [
+                    "--reset: the old key is replaced; every paired client and browser must pair again."
+                ]
+                if args.reset
+                else []
+            ),
         ],
     )
     key = HostKey.generate()
@@ -115,12 +120,24 @@ def cmd_pair(args: argparse.Namespace) -> int:
     if before is not None and before.killed:
         store.engage_kill(path, "kept across pair --reset", _now())  # a reset never unkills
     code = one_time_code()
-    store.set_pairing_code(path, hashlib.sha256(code.encode()).hexdigest(), _now() + PAIRING_CODE_TTL)
-    _audit().append("pair", decision="granted", path="terminal", reset=bool(args.reset), store=kind,
-                    fingerprint=key.public.fingerprint)
+    store.set_pairing_code(
+        path, hashlib.sha256(code.encode()).hexdigest(), _now() + PAIRING_CODE_TTL
+    )
+    _audit().append(
+        "pair",
+        decision="granted",
+        path="terminal",
+        reset=bool(args.reset),
+        store=kind,
+        fingerprint=key.public.fingerprint,
+    )
     print(f"paired. host key fingerprint: {key.public.fingerprint}")
-    print(f"one-time pairing code for the extension's options page: {code}  (valid {PAIRING_CODE_TTL // 60} minutes)")
-    print("next: `tabwarden pair-client` to pair your MCP client (after it has started `tabwarden mcp` once).")
+    print(
+        f"one-time pairing code for the extension's options page: {code}  (valid {PAIRING_CODE_TTL // 60} minutes)"
+    )
+    print(
+        "next: `tabwarden pair-client` to pair your MCP client (after it has started `tabwarden mcp` once)."
+    )
     return 0
 
 
@@ -146,8 +163,10 @@ def _choose_spawner() -> tuple[str, str]:
         )
     print("recently seen MCP clients (the programs that started `tabwarden mcp`):")
     for number, entry in enumerate(seen, 1):
-        print(f"  [{number}] {entry['path']}  sha256 {entry['sha256'][:16]}…  "
-              f"first {_when(entry['firstSeen'])}, last {_when(entry['lastSeen'])}")
+        print(
+            f"  [{number}] {entry['path']}  sha256 {entry['sha256'][:16]}…  "
+            f"first {_when(entry['firstSeen'])}, last {_when(entry['lastSeen'])}"
+        )
     from tabwarden.ceremony import _discard_typeahead, _read_line, _write
 
     # A raw fd: text-mode open("/dev/tty", "r+") needs a seekable file and fails on a terminal.
@@ -199,13 +218,18 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
 
     if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
         raise BadLabel(f"invalid label {label!r}; pass --label (1-32 of a-z, 0-9, '-', '_')")
-    _ceremony("pair-client", [
-        f"This lets the program {exe}",
-        f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, within policy.",
-        "Any other program that starts `tabwarden mcp` will be refused.",
-    ])
+    _ceremony(
+        "pair-client",
+        [
+            f"This lets the program {exe}",
+            f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, within policy.",
+            "Any other program that starts `tabwarden mcp` will be refused.",
+        ],
+    )
     store.add_client(_trust_path(), key, label, exe, sha, _now())
-    _audit().append("pair_client", decision="granted", path="terminal", label=label, exe=exe, sha256=sha)
+    _audit().append(
+        "pair_client", decision="granted", path="terminal", label=label, exe=exe, sha256=sha
+    )
     print(f"paired client {label!r}: {exe}")
     return 0
 
@@ -217,11 +241,23 @@ def cmd_clients(args: argparse.Namespace) -> int:
     if eff.refused:
         print(f"trust record refused: {eff.refused}", file=sys.stderr)
     if args.json:
-        print(json.dumps({
-            "paired": [{"label": c.label, "exe": c.exe, "sha256": c.sha256, "pairedAt": c.paired_at}
-                       for c in eff.paired_clients],
-            "recent": [entry.as_dict() for entry in recent_spawners(config_dir())],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "paired": [
+                        {
+                            "label": c.label,
+                            "exe": c.exe,
+                            "sha256": c.sha256,
+                            "pairedAt": c.paired_at,
+                        }
+                        for c in eff.paired_clients
+                    ],
+                    "recent": [entry.as_dict() for entry in recent_spawners(config_dir())],
+                },
+                indent=2,
+            )
+        )
         return 0 if not eff.refused else 3
     if not eff.paired_clients:
         print("no MCP clients paired (unpinned: any program may start `tabwarden mcp`)")
@@ -256,7 +292,9 @@ def cmd_kill(args: argparse.Namespace) -> int:
         with os.fdopen(fd, "w") as fh:
             fh.write(json.dumps({"at": _now(), "reason": args.reason}) + "\n")
     _audit().append("kill", decision="narrowed", reason=args.reason)
-    print("kill switch engaged: every browser request is refused until a person runs `tabwarden unkill`")
+    print(
+        "kill switch engaged: every browser request is refused until a person runs `tabwarden unkill`"
+    )
     return 0
 
 
@@ -273,7 +311,9 @@ def cmd_unkill(args: argparse.Namespace) -> int:
     if not _effective().killed:
         print("the kill switch is not engaged")
         return 0
-    _ceremony("unkill", ["This releases the kill switch: tabwarden will serve paired clients again."])
+    _ceremony(
+        "unkill", ["This releases the kill switch: tabwarden will serve paired clients again."]
+    )
     if key is not None and _trust_path().exists():
         store.release_kill(_trust_path(), key, _now())
     if os.path.lexists(latch):
@@ -295,11 +335,17 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or key not in POLICY_KEYS:
-            raise UsageError(f"expected KEY=VALUE with KEY one of {', '.join(POLICY_KEYS)}; got {pair!r}")
+            raise UsageError(
+                f"expected KEY=VALUE with KEY one of {', '.join(POLICY_KEYS)}; got {pair!r}"
+            )
         try:
             value: Any = json.loads(raw)
         except ValueError:
-            value = [item.strip() for item in raw.split(",") if item.strip()] if key in ("origins", "confirm") else raw
+            value = (
+                [item.strip() for item in raw.split(",") if item.strip()]
+                if key in ("origins", "confirm")
+                else raw
+            )
         if key in ("origins", "confirm") and isinstance(value, str):
             value = [value]
         changes[key] = value
@@ -308,8 +354,12 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 
 def cmd_policy_show(args: argparse.Namespace) -> int:
     eff = _effective()
-    data = {"policy": eff.policy.to_json(), "killed": eff.killed, "epoch": eff.epoch,
-            "ignored": list(eff.ignored)}
+    data = {
+        "policy": eff.policy.to_json(),
+        "killed": eff.killed,
+        "epoch": eff.epoch,
+        "ignored": list(eff.ignored),
+    }
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -334,8 +384,10 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
     if eff.refused:
         raise TabwardenError(f"the trust record is refused: {eff.refused}")
     new = apply_set(eff.policy, changes)
-    _ceremony("policy set", ["This signs a new policy baseline:",
-                             *(f"  {k} = {json.dumps(new[k])}" for k in changes)])
+    _ceremony(
+        "policy set",
+        ["This signs a new policy baseline:", *(f"  {k} = {json.dumps(new[k])}" for k in changes)],
+    )
     store.set_baseline(_trust_path(), key, new.to_json(), _now(), set_keys=changes)
     _audit().append("policy_set", decision="granted", path="terminal", changed=sorted(changes))
     print("policy updated")
@@ -350,8 +402,10 @@ def cmd_policy_restrict(args: argparse.Namespace) -> int:
     current = _effective().policy
     for key, value in changes.items():  # all or nothing: check every key before writing any
         if not is_narrowing(current, key, validate_value(key, value)):
-            raise PolicyError(f"restricting {key} to {json.dumps(value)} would widen the policy; "
-                              "widening needs `tabwarden policy set`")
+            raise PolicyError(
+                f"restricting {key} to {json.dumps(value)} would widen the policy; "
+                "widening needs `tabwarden policy set`"
+            )
     for key, value in changes.items():
         store.add_restriction(_trust_path(), key, value, _now())
     _audit().append("policy_restrict", decision="narrowed", changed=sorted(changes))
@@ -368,7 +422,9 @@ def cmd_policy_history(args: argparse.Namespace) -> int:
         return 0
     history = doc.policy.history
     for steps_back, entry in enumerate(reversed(history), 1):
-        print(f"[{steps_back}] epoch {entry.epoch}: {json.dumps(entry.values_json(), sort_keys=True)}")
+        print(
+            f"[{steps_back}] epoch {entry.epoch}: {json.dumps(entry.values_json(), sort_keys=True)}"
+        )
     if not history:
         print("no earlier baselines")
     return 0
@@ -409,7 +465,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.get("ts", 0)))
         rest = {k: v for k, v in record.items() if k not in ("ts", "event", "decision", "path")}
         via = f" via {record['path']}" if record.get("path") else ""
-        print(f"{ts}  {record.get('event')}: {record.get('decision')}{via}  {json.dumps(rest, sort_keys=True)}")
+        print(
+            f"{ts}  {record.get('event')}: {record.get('decision')}{via}  {json.dumps(rest, sort_keys=True)}"
+        )
     if log.corrupt_lines:
         print(f"({log.corrupt_lines} unreadable line(s) skipped)", file=sys.stderr)
     return 0
@@ -419,17 +477,31 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(sub: Any) -> None:
-    p = sub.add_parser("pair", help="mint the host key and default policy (typed phrase at a terminal)",
-                       description="Pair this computer: mint the host key (OS keyring, or --file-store), "
-                       "write the signed default policy and print the key fingerprint and a one-time "
-                       "code for the extension's options page. Refused unless run at a real terminal.")
-    p.add_argument("--file-store", action="store_true", help="keep the key in a 0600 file instead of the OS keyring")
-    p.add_argument("--reset", action="store_true", help="rotate the key: every client and browser must pair again")
+    p = sub.add_parser(
+        "pair",
+        help="mint the host key and default policy (typed phrase at a terminal)",
+        description="Pair this computer: mint the host key (OS keyring, or --file-store), "
+        "write the signed default policy and print the key fingerprint and a one-time "
+        "code for the extension's options page. Refused unless run at a real terminal.",
+    )
+    p.add_argument(
+        "--file-store",
+        action="store_true",
+        help="keep the key in a 0600 file instead of the OS keyring",
+    )
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="rotate the key: every client and browser must pair again",
+    )
     p.set_defaults(func=cmd_pair)
 
-    p = sub.add_parser("pair-client", help="pair an MCP client program (typed phrase at a terminal)",
-                       description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden mcp`. "
-                       "Without options, choose from the recently seen spawners.")
+    p = sub.add_parser(
+        "pair-client",
+        help="pair an MCP client program (typed phrase at a terminal)",
+        description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden mcp`. "
+        "Without options, choose from the recently seen spawners.",
+    )
     p.add_argument("--pid", type=int, help="measure this running process")
     p.add_argument("--exe", metavar="PATH", help="the client's executable")
     p.add_argument("--hash", metavar="HEX", help="its expected SHA-256 (with --exe)")
@@ -460,12 +532,16 @@ def add_subcommands(sub: Any) -> None:
     q = psub.add_parser("set", help="sign a new baseline KEY=VALUE… (typed phrase at a terminal)")
     q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
     q.set_defaults(func=cmd_policy_set)
-    q = psub.add_parser("restrict", help="narrow KEY=VALUE… (free; refuses anything that would widen)")
+    q = psub.add_parser(
+        "restrict", help="narrow KEY=VALUE… (free; refuses anything that would widen)"
+    )
     q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
     q.set_defaults(func=cmd_policy_restrict)
     q = psub.add_parser("history", help="earlier baselines, newest first")
     q.set_defaults(func=cmd_policy_history)
-    q = psub.add_parser("rollback", help="return to the baseline N steps back (widening needs presence)")
+    q = psub.add_parser(
+        "rollback", help="return to the baseline N steps back (widening needs presence)"
+    )
     q.add_argument("steps", type=int, metavar="N")
     q.set_defaults(func=cmd_policy_rollback)
 

@@ -84,7 +84,9 @@ async def wait_for_extension(client: Any, deadline: float) -> dict[str, Any]:
         if status.get("extensionConnected"):
             return status
         await asyncio.sleep(0.25)
-    raise DemoFailed(f"the extension did not connect within {CONNECT_DEADLINE:.0f} s (last status: {status})")
+    raise DemoFailed(
+        f"the extension did not connect within {CONNECT_DEADLINE:.0f} s (last status: {status})"
+    )
 
 
 def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[str]) -> str:
@@ -131,7 +133,9 @@ async def _drive(env: dict[str, str], url: str) -> None:
             raise DemoFailed(f"tab_list did not show the demo page {url}")
         text = await _call(client, "page_text", {"tabId": tab_id})
         _say("text", repr(text["text"].splitlines()[0] if text["text"] else ""))
-        _say("ok", "the agent opened and read the local page through MCP → socket → host → extension")
+        _say(
+            "ok", "the agent opened and read the local page through MCP → socket → host → extension"
+        )
 
 
 async def _call(client: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -152,13 +156,24 @@ def run(args: argparse.Namespace) -> int:
             _say("install", f"host manifest → {manifest}")
             origin = url.rstrip("/")
             fingerprint = provision_throwaway_trust(
-                browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[origin]
+                browser.root / "config",
+                client_exe=os.path.realpath("/proc/self/exe"),
+                origins=[origin],
             )
-            _say("trust", f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved")
+            _say(
+                "trust",
+                f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved",
+            )
             browser.start("about:blank")
-            _say("chrome", f"started {browser.chrome} (headless, throwaway profile {browser.profile})")
-            _say("chrome", "loopback site access granted at install in this throwaway profile only "
-                           "(headless Chrome cannot show its permission dialog)")
+            _say(
+                "chrome",
+                f"started {browser.chrome} (headless, throwaway profile {browser.profile})",
+            )
+            _say(
+                "chrome",
+                "loopback site access granted at install in this throwaway profile only "
+                "(headless Chrome cannot show its permission dialog)",
+            )
             try:
                 asyncio.run(_drive(browser.env, url))
             except DemoFailed:
@@ -166,5 +181,8 @@ def run(args: argparse.Namespace) -> int:
                 raise
     finally:
         browser.close()
-        _say("cleanup", "browser stopped" + (f"; kept {browser.root}" if args.keep else "; temp files removed"))
+        _say(
+            "cleanup",
+            "browser stopped" + (f"; kept {browser.root}" if args.keep else "; temp files removed"),
+        )
     return 0

@@ -42,6 +42,7 @@ def collect() -> dict[str, Any]:
     attestor = make_attestor({"host"})
     hosts = []
     for ep in live_endpoints(run) if run_state == "ok" else []:
+
         async def probe(label: str = ep.label) -> dict[str, Any]:
             client = BridgeClient(label=label, role="cli", attest=attestor)
             try:
@@ -78,7 +79,8 @@ def collect() -> dict[str, Any]:
         "trust": trust,
         "extensionId": EXTENSION_ID,
         "manifests": [
-            {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)} for r in rows
+            {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
+            for r in rows
         ],
         "runtimeDir": {"path": str(run), "state": run_state},
         "configDir": str(config_dir()),
@@ -96,7 +98,7 @@ def mcp_config_lines() -> list[str]:
     server = json.dumps({"mcpServers": {"tabwarden": {"command": exe, "args": ["mcp"]}}})
     return [
         f"Claude Code: claude mcp add tabwarden -- {exe} mcp",
-        f"Codex (~/.codex/config.toml): [mcp_servers.tabwarden] command = \"{exe}\" args = [\"mcp\"]",
+        f'Codex (~/.codex/config.toml): [mcp_servers.tabwarden] command = "{exe}" args = ["mcp"]',
         f"JSON (Cursor, Claude Desktop, …): {server}",
     ]
 
@@ -105,24 +107,38 @@ def next_steps(report: dict[str, Any]) -> list[str]:
     steps = []
     trust = report["trust"]
     if trust["refused"]:
-        steps.append(f"The trust record is refused ({trust['refused']}); everything is denied until it is fixed.")
+        steps.append(
+            f"The trust record is refused ({trust['refused']}); everything is denied until it is fixed."
+        )
     elif trust["killed"]:
-        steps.append("The kill switch is engaged: a person releases it with `tabwarden unkill` at a terminal.")
+        steps.append(
+            "The kill switch is engaged: a person releases it with `tabwarden unkill` at a terminal."
+        )
     if not trust["paired"]:
-        steps.append("Pair this computer: `tabwarden pair` in a terminal (add --file-store without a keyring).")
+        steps.append(
+            "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a keyring)."
+        )
     elif not trust["clients"]:
-        steps.append("Pair your MCP client: start it once with tabwarden configured, then `tabwarden pair-client`.")
+        steps.append(
+            "Pair your MCP client: start it once with tabwarden configured, then `tabwarden pair-client`."
+        )
     if not any(m["ok"] for m in report["manifests"]):
-        steps.append("Register the host with your browser: `tabwarden install --browser chrome` (or chromium, brave, edge, vivaldi).")
+        steps.append(
+            "Register the host with your browser: `tabwarden install --browser chrome` (or chromium, brave, edge, vivaldi)."
+        )
     if not report["hosts"]:
         steps.append(
             f"Load the extension: chrome://extensions → Developer mode → Load unpacked → extension/ "
             f"(its ID must be {EXTENSION_ID}); the browser then starts the host."
         )
     elif not any(h.get("extensionConnected") for h in report["hosts"]):
-        steps.append("A host runs but no extension is connected: reload the extension in chrome://extensions.")
+        steps.append(
+            "A host runs but no extension is connected: reload the extension in chrome://extensions."
+        )
     if report["runtimeDir"]["state"].startswith("UNSAFE"):
-        steps.append("Fix the runtime directory (yours, mode 0700, not a symlink) or set TABWARDEN_RUNTIME_DIR.")
+        steps.append(
+            "Fix the runtime directory (yours, mode 0700, not a symlink) or set TABWARDEN_RUNTIME_DIR."
+        )
     if not steps:
         steps.append("Ready.")
     steps.extend(mcp_config_lines())
@@ -147,16 +163,31 @@ def run(args: argparse.Namespace) -> int:
     state = "REFUSED: " + t["refused"] if t["refused"] else ("KILLED" if t["killed"] else "ok")
     print(f"trust record: {t['path']} ({state}; epoch {t['epoch']}; key store {t['keyStore']})")
     print(f"host key: {t['fingerprint'] or 'none (not paired)'}")
-    print("paired browsers: " + (", ".join(
-        f"{label} ({'window-only: software confirmation' if mode == 'window-only' else mode})"
-        for label, mode in t["browserModes"].items()) or "none"))
-    print("paired clients: " + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)"))
+    print(
+        "paired browsers: "
+        + (
+            ", ".join(
+                f"{label} ({'window-only: software confirmation' if mode == 'window-only' else mode})"
+                for label, mode in t["browserModes"].items()
+            )
+            or "none"
+        )
+    )
+    print(
+        "paired clients: "
+        + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)")
+    )
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:
         for h in report["hosts"]:
-            state = "extension connected" if h["extensionConnected"] else (
-                "host reachable, extension NOT connected" if h["hostReachable"] else
-                f"host NOT reachable ({h['lastHandshakeError'] or 'stale socket'})"
+            state = (
+                "extension connected"
+                if h["extensionConnected"]
+                else (
+                    "host reachable, extension NOT connected"
+                    if h["hostReachable"]
+                    else f"host NOT reachable ({h['lastHandshakeError'] or 'stale socket'})"
+                )
             )
             print(f"host {h['label']}: {state}")
     else:

@@ -140,8 +140,6 @@ def _pause_until(deadline: float) -> None:
     time.sleep(0.02)
 
 
-
-
 async def wait_until_extension_connected(status: Any, timeout: float = 30.0) -> None:
     """Poll an async ``status()`` (BridgeClient.status) until the extension is connected.
 

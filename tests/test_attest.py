@@ -55,10 +55,19 @@ MCP_MESSAGES = [
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
     },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bridge_status", "arguments": {}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "bridge_status", "arguments": {}},
+    },
 ]
 
 
@@ -73,7 +82,11 @@ class Listener:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TABWARDEN_"))}
-        env.update(TW_SOCK=str(self.path), TABWARDEN_RUNTIME_DIR=str(self.directory), TABWARDEN_BROWSER=LABEL)
+        env.update(
+            TW_SOCK=str(self.path),
+            TABWARDEN_RUNTIME_DIR=str(self.directory),
+            TABWARDEN_BROWSER=LABEL,
+        )
         env.update(extra)
         return env
 
@@ -108,7 +121,9 @@ def installed_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def measured_at_start(installed_snapshot: Path, monkeypatch: pytest.MonkeyPatch) -> attest_mod.Measurement:
+def measured_at_start(
+    installed_snapshot: Path, monkeypatch: pytest.MonkeyPatch
+) -> attest_mod.Measurement:
     me = measure_self(roots=roots_under(installed_snapshot))
     monkeypatch.setattr(attest_mod, "_self", me)  # what measure_self() returns from now on
     return me
@@ -129,15 +144,24 @@ def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
                     stream.close()
 
 
-def spawn(procs: list[subprocess.Popen[bytes]], argv: list[str], env: dict[str, str], **kw: object) -> subprocess.Popen[bytes]:
+def spawn(
+    procs: list[subprocess.Popen[bytes]], argv: list[str], env: dict[str, str], **kw: object
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(  # noqa: S603
-        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw  # type: ignore[arg-type]
+        argv,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        **kw,  # type: ignore[arg-type]
     )
     procs.append(proc)
     return proc
 
 
-def accept(listener: Listener, proc: subprocess.Popen[bytes]) -> tuple[socket.socket, PeerCredentials]:
+def accept(
+    listener: Listener, proc: subprocess.Popen[bytes]
+) -> tuple[socket.socket, PeerCredentials]:
     try:
         conn, _ = listener.sock.accept()
     except socket.timeout:
@@ -168,7 +192,9 @@ def copy_package_tree(dest: Path) -> Path:
     """Lay our installed packages out as a regular install would: dest/tabwarden/{host,...}."""
     for name, root in package_roots():
         target = dest.joinpath(*name.split("."))
-        shutil.copytree(root, target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+        shutil.copytree(
+            root, target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True
+        )
     return dest / "tabwarden"
 
 
@@ -190,7 +216,9 @@ def other_interpreter(tmp_path: Path) -> str:
 # ------------------------------------------------------------------------------------ (i)
 
 
-def test_our_real_mcp_server_is_attested(listener: Listener, procs: list[subprocess.Popen[bytes]], caplog: pytest.LogCaptureFixture) -> None:
+def test_our_real_mcp_server_is_attested(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], caplog: pytest.LogCaptureFixture
+) -> None:
     proc = spawn_mcp(procs, listener)
     conn, creds = accept(listener, proc)
     with conn, caplog.at_level(logging.INFO, logger="tabwarden.attest"):
@@ -204,7 +232,9 @@ def test_our_real_mcp_server_is_attested(listener: Listener, procs: list[subproc
 # ----------------------------------------------------------------------------------- (ii)
 
 
-def test_same_interpreter_other_script_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_same_interpreter_other_script_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     script = tmp_path / "x.py"
     script.write_text(CONNECT)
     proc = spawn(procs, [sys.executable, "-I", str(script)], listener.env())
@@ -218,7 +248,9 @@ def test_same_interpreter_other_script_is_refused(listener: Listener, procs: lis
 
 
 @pytest.mark.parametrize("flags", [["-c"], ["-I", "-c"]])
-def test_dash_c_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], flags: list[str]) -> None:
+def test_dash_c_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], flags: list[str]
+) -> None:
     proc = spawn(procs, [sys.executable, *flags, CONNECT], listener.env())
     conn, creds = accept(listener, proc)
     with conn:
@@ -238,10 +270,15 @@ def _modified_copy(dest: Path) -> Path:
     return marker
 
 
-def test_modified_copy_first_on_pythonpath_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_modified_copy_first_on_pythonpath_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     marker = _modified_copy(tmp_path / "evil")
     proc = spawn(
-        procs, [sys.executable, "-m", "tabwarden", "mcp"], listener.env(PYTHONPATH=str(tmp_path / "evil")), cwd="/"
+        procs,
+        [sys.executable, "-m", "tabwarden", "mcp"],
+        listener.env(PYTHONPATH=str(tmp_path / "evil")),
+        cwd="/",
     )
     conn, creds = accept(listener, proc)
     with conn:
@@ -250,9 +287,16 @@ def test_modified_copy_first_on_pythonpath_is_refused(listener: Listener, procs:
     assert "without `-I`" in reason
 
 
-def test_modified_copy_shadowing_from_cwd_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_modified_copy_shadowing_from_cwd_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     marker = _modified_copy(tmp_path / "evil")
-    proc = spawn(procs, [sys.executable, "-m", "tabwarden", "mcp"], listener.env(), cwd=str(tmp_path / "evil"))
+    proc = spawn(
+        procs,
+        [sys.executable, "-m", "tabwarden", "mcp"],
+        listener.env(),
+        cwd=str(tmp_path / "evil"),
+    )
     conn, creds = accept(listener, proc)
     with conn:
         reason = refusal(creds, {"mcp"})
@@ -260,14 +304,23 @@ def test_modified_copy_shadowing_from_cwd_is_refused(listener: Listener, procs: 
     assert "without `-I`" in reason
 
 
-def test_modified_copy_in_another_venv_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_modified_copy_in_another_venv_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     # Same interpreter image, the exact `-I -m tabwarden mcp` entry, but a venv elsewhere whose
     # site-packages holds a modified copy of our code.
     venv = tmp_path / "venv2"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True
+    )
     site = next((venv / "lib").glob("python3*/site-packages"))
     marker = _modified_copy(site)
-    proc = spawn(procs, [str(venv / "bin" / "python"), "-I", "-m", "tabwarden", "mcp"], listener.env(), cwd="/")
+    proc = spawn(
+        procs,
+        [str(venv / "bin" / "python"), "-I", "-m", "tabwarden", "mcp"],
+        listener.env(),
+        cwd="/",
+    )
     conn, creds = accept(listener, proc)
     with conn:
         reason = refusal(creds, {"mcp"})
@@ -278,7 +331,9 @@ def test_modified_copy_in_another_venv_is_refused(listener: Listener, procs: lis
 # ------------------------------------------------------------------------------------ (v)
 
 
-def test_different_interpreter_image_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_different_interpreter_image_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     script = tmp_path / "x.py"
     script.write_text(CONNECT)
     proc = spawn(procs, [other_interpreter(tmp_path), "-I", str(script)], listener.env())
@@ -291,7 +346,9 @@ def test_different_interpreter_image_is_refused(listener: Listener, procs: list[
 # ----------------------------------------------------------------------------------- (vi)
 
 
-def test_package_modified_in_place_after_start_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_package_modified_in_place_after_start_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     # Our measurement's package roots point at a private copy, so that modifying "our installed
     # code" does not touch the checkout other tests run from.
     copy_package_tree(tmp_path / "installed")
@@ -309,7 +366,9 @@ def test_package_modified_in_place_after_start_is_refused(listener: Listener, pr
 # ---------------------------------------------------------------------------------- (vii)
 
 
-def test_peer_that_exits_after_connecting_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]]) -> None:
+def test_peer_that_exits_after_connecting_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]]
+) -> None:
     proc = spawn_mcp(procs, listener)  # the real program, so only its death can refuse it
     conn, creds = accept(listener, proc)
     with conn:
@@ -320,7 +379,9 @@ def test_peer_that_exits_after_connecting_is_refused(listener: Listener, procs: 
         assert "is gone" in refusal(creds, {"mcp"})  # reaped: the PID is free for reuse
 
 
-def test_peer_dying_during_attestation_is_refused(listener: Listener, procs: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_peer_dying_during_attestation_is_refused(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # PID reuse simulation: the process pinned at the start is not the one that answers at the
     # end. Kill and reap the peer between measuring and the final pidfd/create-time check.
     proc = spawn_mcp(procs, listener)
@@ -337,7 +398,9 @@ def test_peer_dying_during_attestation_is_refused(listener: Listener, procs: lis
         assert "exited during attestation" in refusal(creds, {"mcp"})
 
 
-def test_kernel_pidfd_pins_the_connecting_process(listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+def test_kernel_pidfd_pins_the_connecting_process(
+    listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
     # SO_PEERPIDFD names the process that connected, so even a recycled PID cannot stand in.
     proc = spawn_mcp(procs, listener)
     conn, creds = accept(listener, proc)
@@ -409,7 +472,9 @@ def test_measure_self_covers_the_installed_packages(
 
 def test_unknown_or_foreign_peers_are_refused_without_measuring() -> None:
     assert "pid unknown" in refusal(PeerCredentials(pid=None, uid=os.getuid(), gid=None), {"mcp"})
-    assert "not ours" in refusal(PeerCredentials(pid=os.getpid(), uid=os.getuid() + 1, gid=0), {"mcp"})
+    assert "not ours" in refusal(
+        PeerCredentials(pid=os.getpid(), uid=os.getuid() + 1, gid=0), {"mcp"}
+    )
     with pytest.raises(ValueError):
         make_attestor(set())
 
@@ -468,13 +533,20 @@ def real_host(runtime_dir: Path, procs: list[subprocess.Popen[bytes]]) -> subpro
     deadline = time.monotonic() + 15
     while not (runtime_dir / f"{LABEL}.sock").exists():
         if host.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"host did not start: {host.communicate(timeout=5)[1].decode(errors='replace')}")
+            pytest.fail(
+                f"host did not start: {host.communicate(timeout=5)[1].decode(errors='replace')}"
+            )
         time.sleep(0.02)
     return host
 
 
-def test_real_host_is_attested_in_full_when_privileged(real_host: subprocess.Popen[bytes], runtime_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with socket.socket(socket.AF_UNIX) as s, caplog.at_level(logging.INFO, logger="tabwarden.attest"):
+def test_real_host_is_attested_in_full_when_privileged(
+    real_host: subprocess.Popen[bytes], runtime_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        socket.socket(socket.AF_UNIX) as s,
+        caplog.at_level(logging.INFO, logger="tabwarden.attest"),
+    ):
         s.connect(str(runtime_dir / f"{LABEL}.sock"))
         creds = peer_credentials(s)
         assert creds.pid == real_host.pid
@@ -484,7 +556,9 @@ def test_real_host_is_attested_in_full_when_privileged(real_host: subprocess.Pop
     assert "full" in caplog.text
 
 
-@pytest.mark.skipif(os.getuid() != 0 or NO_PTRACE is None, reason="needs root and setpriv to drop CAP_SYS_PTRACE")
+@pytest.mark.skipif(
+    os.getuid() != 0 or NO_PTRACE is None, reason="needs root and setpriv to drop CAP_SYS_PTRACE"
+)
 def test_non_dumpable_host_falls_back_only_for_the_host_role(
     real_host: subprocess.Popen[bytes], runtime_dir: Path, installed_snapshot: Path
 ) -> None:
@@ -492,11 +566,22 @@ def test_non_dumpable_host_falls_back_only_for_the_host_role(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TABWARDEN_"))}
     result = subprocess.run(  # noqa: S603
         [
-            str(NO_PTRACE), "--bounding-set", "-sys_ptrace", "--inh-caps", "-sys_ptrace",
-            sys.executable, "-I", "-c", ATTEST_FROM_UNPRIVILEGED, str(runtime_dir / f"{LABEL}.sock"),
+            str(NO_PTRACE),
+            "--bounding-set",
+            "-sys_ptrace",
+            "--inh-caps",
+            "-sys_ptrace",
+            sys.executable,
+            "-I",
+            "-c",
+            ATTEST_FROM_UNPRIVILEGED,
+            str(runtime_dir / f"{LABEL}.sock"),
             str(installed_snapshot),
         ],
-        env=env, capture_output=True, timeout=60, check=False,
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     out = json.loads(result.stdout)
@@ -506,9 +591,14 @@ def test_non_dumpable_host_falls_back_only_for_the_host_role(
     assert "non-dumpable" in result.stderr.decode()
 
 
-@pytest.mark.skipif(os.getuid() != 0 or NO_PTRACE is None, reason="needs root and setpriv to drop CAP_SYS_PTRACE")
+@pytest.mark.skipif(
+    os.getuid() != 0 or NO_PTRACE is None, reason="needs root and setpriv to drop CAP_SYS_PTRACE"
+)
 def test_non_dumpable_impostor_still_needs_our_entry(
-    runtime_dir: Path, procs: list[subprocess.Popen[bytes]], tmp_path: Path, installed_snapshot: Path
+    runtime_dir: Path,
+    procs: list[subprocess.Popen[bytes]],
+    tmp_path: Path,
+    installed_snapshot: Path,
 ) -> None:
     # An impostor that makes itself non-dumpable to dodge the image check still fails the entry.
     script = tmp_path / "impostor.py"
@@ -526,10 +616,22 @@ def test_non_dumpable_impostor_still_needs_our_entry(
         time.sleep(0.02)
     result = subprocess.run(  # noqa: S603
         [
-            str(NO_PTRACE), "--bounding-set", "-sys_ptrace", "--inh-caps", "-sys_ptrace",
-            sys.executable, "-I", "-c", ATTEST_FROM_UNPRIVILEGED, str(sock_path), str(installed_snapshot),
+            str(NO_PTRACE),
+            "--bounding-set",
+            "-sys_ptrace",
+            "--inh-caps",
+            "-sys_ptrace",
+            sys.executable,
+            "-I",
+            "-c",
+            ATTEST_FROM_UNPRIVILEGED,
+            str(sock_path),
+            str(installed_snapshot),
         ],
-        env=env, capture_output=True, timeout=60, check=False,
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     out = json.loads(result.stdout)

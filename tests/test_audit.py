@@ -30,10 +30,21 @@ def test_append_read_round_trip(tmp_path: Path) -> None:
     log.append("call", decision="deny", tool="tab_eval", origin="https://example.com")
     records = log.read()
     assert records == [
-        {"ts": 1_700_000_001, "event": "pair", "decision": "allow", "path": "terminal",
-         "label": "default"},
-        {"ts": 1_700_000_002, "event": "call", "decision": "deny", "path": None,
-         "tool": "tab_eval", "origin": "https://example.com"},
+        {
+            "ts": 1_700_000_001,
+            "event": "pair",
+            "decision": "allow",
+            "path": "terminal",
+            "label": "default",
+        },
+        {
+            "ts": 1_700_000_002,
+            "event": "call",
+            "decision": "deny",
+            "path": None,
+            "tool": "tab_eval",
+            "origin": "https://example.com",
+        },
     ]
     assert log.read(limit=1) == records[-1:]
     assert log.corrupt_lines == 0
@@ -77,8 +88,9 @@ def test_concurrent_appends_from_processes_lose_nothing(tmp_path: Path, max_byte
     path = tmp_path / "audit.jsonl"
     writers, per_writer = 6, 60
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{k}", str(per_writer),
-                          str(max_bytes)])
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"w{k}", str(per_writer), str(max_bytes)]
+        )
         for k in range(writers)
     ]
     assert [p.wait(timeout=60) for p in procs] == [0] * writers
@@ -98,8 +110,13 @@ def test_rotation_keeps_keep_files_and_read_spans_them(tmp_path: Path) -> None:
     for i in range(60):
         log.append("call", decision="allow", i=i)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3",
-                     "audit.jsonl.lock"]
+    assert names == [
+        "audit.jsonl",
+        "audit.jsonl.1",
+        "audit.jsonl.2",
+        "audit.jsonl.3",
+        "audit.jsonl.lock",
+    ]
     for p in log.files():
         assert p.stat().st_size <= 300
         assert stat.S_IMODE(p.stat().st_mode) == 0o600
@@ -128,17 +145,34 @@ def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.jsonl")
     secret = "s3cr3t-VALUE-7f2a9c"
     log.append(
-        "pair", decision="allow", path="terminal",
-        run_secret=secret, Token=secret, PASSWORD=secret, pairing_code=secret,
-        cookie=secret, nonce=secret, mac=secret, apiKey=secret,
+        "pair",
+        decision="allow",
+        path="terminal",
+        run_secret=secret,
+        Token=secret,
+        PASSWORD=secret,
+        pairing_code=secret,
+        cookie=secret,
+        nonce=secret,
+        mac=secret,
+        apiKey=secret,
         nested={"inner": {"session_token": secret}, "ok": 1},
-        items=[{"cookieJar": secret}], label="default",
+        items=[{"cookieJar": secret}],
+        label="default",
     )
     data = log.path.read_bytes()
     assert secret.encode() not in data
     (record,) = log.read()
-    for key in ("run_secret", "Token", "PASSWORD", "pairing_code", "cookie", "nonce", "mac",
-                "apiKey"):
+    for key in (
+        "run_secret",
+        "Token",
+        "PASSWORD",
+        "pairing_code",
+        "cookie",
+        "nonce",
+        "mac",
+        "apiKey",
+    ):
         assert record[key] == REDACTED
     assert record["nested"] == {"inner": {"session_token": REDACTED}, "ok": 1}
     assert record["items"] == [{"cookieJar": REDACTED}]

@@ -107,8 +107,15 @@ _WRAPPER = (  # moves the report pipe to fd 3, then runs the driver as __main__
 )
 
 
-def spawn(driver: Path, *, stdin: object = "pty", stdout: object = "pty", stderr: object = None,
-          ctty: int = -1, background: bool = False) -> Child:
+def spawn(
+    driver: Path,
+    *,
+    stdin: object = "pty",
+    stdout: object = "pty",
+    stderr: object = None,
+    ctty: int = -1,
+    background: bool = False,
+) -> Child:
     """stdin/stdout/stderr: "pty" (the slave), a raw fd, or a file object; a fresh session."""
     master, slave = os.openpty()
     rd, wr = os.pipe()
@@ -117,11 +124,20 @@ def spawn(driver: Path, *, stdin: object = "pty", stdout: object = "pty", stderr
         return slave if spec == "pty" else spec
 
     proc = subprocess.Popen(
-        [sys.executable, "-c", _WRAPPER, str(wr), str(driver), str(ctty),
-         "bg" if background else "fg"],
-        stdin=pick(stdin), stdout=pick(stdout),  # type: ignore[arg-type]
+        [
+            sys.executable,
+            "-c",
+            _WRAPPER,
+            str(wr),
+            str(driver),
+            str(ctty),
+            "bg" if background else "fg",
+        ],
+        stdin=pick(stdin),
+        stdout=pick(stdout),  # type: ignore[arg-type]
         stderr=subprocess.DEVNULL if stderr is None else stderr,  # type: ignore[arg-type]
-        pass_fds=(wr,), start_new_session=True,
+        pass_fds=(wr,),
+        start_new_session=True,
     )
     os.close(slave)
     os.close(wr)

@@ -12,7 +12,11 @@ from tests.fakes import FakeBrowser, host_env
 
 def _tabwarden(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tabwarden", *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "tabwarden", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -33,7 +37,9 @@ def test_help_lists_every_subcommand_and_does_not_import_mcp() -> None:
 
 def test_console_script_and_module_agree() -> None:
     script = Path(sys.executable).with_name("tabwarden")
-    by_script = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    by_script = subprocess.run(
+        [str(script), "--version"], capture_output=True, text=True, timeout=60
+    )
     assert by_script.returncode == 0
     assert by_script.stdout == _tabwarden("--version").stdout
     assert by_script.stdout.startswith("tabwarden ")
@@ -91,10 +97,15 @@ def test_status_shows_how_each_paired_browser_confirms(tmp_path: Path, runtime_d
     config = runtime_dir.parent / "config"
     key = pair_record(config)
     store.add_window_only_browser(config / "trust.json", key, "edge", int(time.time()))
-    store.add_browser_credential(config / "trust.json", key, "chromium", _credential(True), int(time.time()))
+    store.add_browser_credential(
+        config / "trust.json", key, "chromium", _credential(True), int(time.time())
+    )
     env = host_env(runtime_dir, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     report = json.loads(_tabwarden("status", "--json", env=env).stdout)
-    assert report["trust"]["browserModes"] == {"edge": "window-only", "chromium": "webauthn, 1 credential"}
+    assert report["trust"]["browserModes"] == {
+        "edge": "window-only",
+        "chromium": "webauthn, 1 credential",
+    }
     human = _tabwarden("status", env=env).stdout
     assert "edge (window-only: software confirmation)" in human
     assert "chromium (webauthn, 1 credential)" in human

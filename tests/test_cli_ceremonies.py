@@ -75,13 +75,17 @@ class World:
     def trust_file(self) -> Path:
         return self.config / "trust.json"
 
-    def run(self, *args: str, stdin: object = subprocess.DEVNULL,
-            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, stdin: object = subprocess.DEVNULL, input: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         """Plain subprocess: stdin/stdout/stderr are not terminals (what an agent does)."""
         return subprocess.run(
             [sys.executable, "-m", "tabwarden", *args],
-            env=self.env, stdin=None if input is not None else stdin, input=input,
-            capture_output=True, timeout=60,
+            env=self.env,
+            stdin=None if input is not None else stdin,
+            input=input,
+            capture_output=True,
+            timeout=60,
         )
 
     def json(self, *args: str) -> object:
@@ -89,16 +93,21 @@ class World:
         assert proc.returncode == 0, proc.stderr.decode()
         return json.loads(proc.stdout)
 
-    def spawn(self, *args: str, ctty: bool = True, stdin: object = "pty",
-              stdout: object = "pty") -> Pty:
+    def spawn(
+        self, *args: str, ctty: bool = True, stdin: object = "pty", stdout: object = "pty"
+    ) -> Pty:
         """The CLI in a new session on a pty; ``ctty`` makes the pty its controlling terminal."""
         master, slave = os.openpty()
         pick = lambda spec: slave if spec == "pty" else spec  # noqa: E731
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WRAPPER, "ctty" if ctty else "none", *args],
-                env=self.env, stdin=pick(stdin), stdout=pick(stdout), stderr=slave,
-                start_new_session=True, close_fds=True,
+                env=self.env,
+                stdin=pick(stdin),
+                stdout=pick(stdout),
+                stderr=slave,
+                start_new_session=True,
+                close_fds=True,
             )
         finally:
             os.close(slave)
@@ -108,8 +117,11 @@ class World:
         """Every file under the config dir with its bytes."""
         if not self.config.exists():
             return {}
-        return {str(p.relative_to(self.config)): p.read_bytes()
-                for p in sorted(self.config.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(self.config)): p.read_bytes()
+            for p in sorted(self.config.rglob("*"))
+            if p.is_file()
+        }
 
     def pair(self) -> bytes:
         """Pair with the file store, as a person would; returns the terminal output."""
@@ -298,8 +310,14 @@ def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> 
     sha = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
 
     before = paired.trust_file.read_bytes()
-    proc = paired.run("pair-client", "--exe", exe, "--label", "me",
-                      input=ceremony.phrase_for("pair-client").encode() + b"\n")
+    proc = paired.run(
+        "pair-client",
+        "--exe",
+        exe,
+        "--label",
+        "me",
+        input=ceremony.phrase_for("pair-client").encode() + b"\n",
+    )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
     _no_prompt(proc.stdout + proc.stderr)
@@ -316,8 +334,14 @@ def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> 
     assert [(c["label"], c["exe"], c["sha256"]) for c in listed] == [("me", exe, sha)]
 
     after = paired.trust_file.read_bytes()
-    proc = paired.run("pair-client", "--exe", exe, "--label", "me2",
-                      input=ceremony.phrase_for("pair-client").encode() + b"\n")
+    proc = paired.run(
+        "pair-client",
+        "--exe",
+        exe,
+        "--label",
+        "me2",
+        input=ceremony.phrase_for("pair-client").encode() + b"\n",
+    )
     assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
     assert paired.trust_file.read_bytes() == after
 
@@ -370,8 +394,9 @@ def test_policy_restrict_is_free_but_never_widens_and_set_needs_a_person(paired:
     assert paired.trust_file.read_bytes() == before
     assert paired.json("policy", "show", "--json")["policy"]["clickGraceSeconds"] == 10
 
-    proc = paired.run("policy", "set", "eval=true",
-                      input=ceremony.phrase_for("policy set").encode() + b"\n")
+    proc = paired.run(
+        "policy", "set", "eval=true", input=ceremony.phrase_for("policy set").encode() + b"\n"
+    )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
     _no_prompt(proc.stdout + proc.stderr)
@@ -426,8 +451,12 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
 
     events = world.json("audit", "--json")
     granted = [(e["event"], e.get("path")) for e in events if e.get("decision") == "granted"]
-    assert granted == [("pair", "terminal"), ("pair_client", "terminal"),
-                       ("unkill", "terminal"), ("policy_set", "terminal")]
+    assert granted == [
+        ("pair", "terminal"),
+        ("pair_client", "terminal"),
+        ("unkill", "terminal"),
+        ("policy_set", "terminal"),
+    ]
     assert [e["event"] for e in events if e.get("decision") == "narrowed"] == ["kill"]
     clients = [e for e in events if e["event"] == "pair_client"]
     assert clients[0]["label"] == "me"
@@ -494,16 +523,18 @@ def test_pair_reset_rotates_key_drops_grants_and_keeps_the_kill_switch(world: Wo
 
 def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
     before = paired.snapshot()
-    proc = paired.run("pair", "--file-store", "--reset",
-                      input=ceremony.phrase_for("pair").encode() + b"\n")
+    proc = paired.run(
+        "pair", "--file-store", "--reset", input=ceremony.phrase_for("pair").encode() + b"\n"
+    )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
     _no_prompt(proc.stdout + proc.stderr)
     after = paired.snapshot()
     assert after["host-key.pem"] == before["host-key.pem"]
     assert after["trust.json"] == before["trust.json"]
-    assert [e.get("reset") for e in paired.json("audit", "--json")
-            if e.get("event") == "pair"] == [False]
+    assert [e.get("reset") for e in paired.json("audit", "--json") if e.get("event") == "pair"] == [
+        False
+    ]
 
 
 # --------------------------------------------------------------------------- 10. the picker
@@ -513,7 +544,9 @@ def _remember_self(world: World) -> tuple[str, str]:
     from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 
     exe, sha = _self_exe()
-    remember_spawner(world.config, Spawner(pid=1, exe=exe, sha256=sha, create_time=0.0), time.time())
+    remember_spawner(
+        world.config, Spawner(pid=1, exe=exe, sha256=sha, create_time=0.0), time.time()
+    )
     return exe, sha
 
 
@@ -619,8 +652,10 @@ def test_revoke_needs_no_terminal(world: World) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"no MCP clients paired" in proc.stdout
     revokes = [e for e in world.json("audit", "--json") if e.get("event") == "revoke"]
-    assert [(e["kind"], e["decision"]) for e in revokes] == [("browser", "narrowed"),
-                                                            ("client", "narrowed")]
+    assert [(e["kind"], e["decision"]) for e in revokes] == [
+        ("browser", "narrowed"),
+        ("client", "narrowed"),
+    ]
 
 
 def test_pair_client_bad_label_refused_before_the_phrase(paired: World) -> None:

@@ -32,7 +32,15 @@ def test_numbers_are_unique_and_dense_from_one() -> None:
 
 
 def test_codes_the_design_names_exist() -> None:
-    for code in ("extension_not_connected", "client_not_paired", "origin_not_approved",
-                 "confirm_denied", "killed", "policy_denied", "timeout", "busy"):
+    for code in (
+        "extension_not_connected",
+        "client_not_paired",
+        "origin_not_approved",
+        "confirm_denied",
+        "killed",
+        "policy_denied",
+        "timeout",
+        "busy",
+    ):
         assert code in error_table()
         assert error_table()[code][1]  # every code has a hint

@@ -26,7 +26,9 @@ def _client(runtime: Path, label: str = "test", **kw: object) -> BridgeClient:
     return BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)}, **kw)  # type: ignore[arg-type]
 
 
-def _answer_in_background(browser: FakeBrowser, result: dict[str, object], count: int = 1) -> threading.Thread:
+def _answer_in_background(
+    browser: FakeBrowser, result: dict[str, object], count: int = 1
+) -> threading.Thread:
     def run() -> None:
         for _ in range(count):
             request = browser.receive()
@@ -51,7 +53,9 @@ def _answer_in_background(browser: FakeBrowser, result: dict[str, object], count
     ],
     ids=["missing", "other-extension", "slash-less", "path-suffix", "case-changed"],
 )
-def test_host_refuses_wrong_origin_and_creates_nothing(runtime_dir: Path, origin_args: list[str]) -> None:
+def test_host_refuses_wrong_origin_and_creates_nothing(
+    runtime_dir: Path, origin_args: list[str]
+) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "tabwarden", "host", "--browser", "test", *origin_args],
         input=b"",
@@ -141,7 +145,9 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
         await wait_until_extension_connected(client.status)
         assert (await client.status()).extension_connected
 
-        tabs = {"tabs": [{"id": 1, "url": "http://x/", "title": "X", "active": True, "windowId": 1}]}
+        tabs = {
+            "tabs": [{"id": 1, "url": "http://x/", "title": "X", "active": True, "windowId": 1}]
+        }
         answerer = _answer_in_background(fake_browser, tabs)
         assert await client.call("tab_list") == tabs
         answerer.join(5)
@@ -149,7 +155,12 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
         def answer_error() -> None:
             request = fake_browser.receive()
             fake_browser.send(
-                {"type": "reply", "id": request["id"], "ok": False, "error": {"code": "tab_not_found", "message": "gone"}}
+                {
+                    "type": "reply",
+                    "id": request["id"],
+                    "ok": False,
+                    "error": {"code": "tab_not_found", "message": "gone"},
+                }
             )
 
         thread = threading.Thread(target=answer_error, daemon=True)
@@ -255,7 +266,9 @@ def test_reflected_challenge_is_refused(fake_browser: FakeBrowser) -> None:
     challenge = _recv_frame(s)
     assert challenge is not None
     # Reflect the host's own nonce back as the client nonce, with a MAC-shaped value.
-    s.sendall(frames.encode_frame({"t": "proof", "nonce": challenge["nonce"], "mac": challenge["nonce"]}))
+    s.sendall(
+        frames.encode_frame({"t": "proof", "nonce": challenge["nonce"], "mac": challenge["nonce"]})
+    )
     assert _recv_frame(s) == {"t": "refused"}
     s.close()
 

@@ -26,7 +26,9 @@ async def _connected(client: BridgeClient) -> None:
     await wait_until_extension_connected(client.status)
 
 
-def _serve_once(browser: FakeBrowser, respond: Any) -> tuple[threading.Thread, list[dict[str, Any]]]:
+def _serve_once(
+    browser: FakeBrowser, respond: Any
+) -> tuple[threading.Thread, list[dict[str, Any]]]:
     seen: list[dict[str, Any]] = []
 
     def run() -> None:
@@ -44,7 +46,9 @@ def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -
     fake_browser.hello()
 
     def respond(request: dict[str, Any]) -> None:
-        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+        fake_browser.send(
+            {"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}}
+        )
 
     async def scenario() -> None:
         client = _client(fake_browser.runtime)
@@ -63,10 +67,14 @@ def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
-def test_origin_grant_without_pairing_is_refused_and_writes_nothing(fake_browser: FakeBrowser) -> None:
+def test_origin_grant_without_pairing_is_refused_and_writes_nothing(
+    fake_browser: FakeBrowser,
+) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
-    fake_browser.send({"type": "grant", "id": "g1", "kind": "origin", "origin": "http://127.0.0.1:8000"})
+    fake_browser.send(
+        {"type": "grant", "id": "g1", "kind": "origin", "origin": "http://127.0.0.1:8000"}
+    )
     result = fake_browser.receive()
     assert result["type"] == "grant_result" and result["id"] == "g1" and result["ok"] is False
     assert result["error"]["code"] == "not_paired"
@@ -78,7 +86,9 @@ def test_origin_grant_is_signed_into_the_policy_and_audited(fake_browser: FakeBr
     pair_record(config)
     fake_browser.wait_socket()
     fake_browser.hello()
-    fake_browser.send({"type": "grant", "id": "g2", "kind": "origin", "origin": "http://127.0.0.1:8000"})
+    fake_browser.send(
+        {"type": "grant", "id": "g2", "kind": "origin", "origin": "http://127.0.0.1:8000"}
+    )
     assert fake_browser.receive() == {"type": "grant_result", "id": "g2", "ok": True}
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
     assert gate.current().policy.origins == ("http://127.0.0.1:8000",)
@@ -100,7 +110,9 @@ def test_killed_record_refuses_grants(fake_browser: FakeBrowser) -> None:
     store.engage_kill(config / "trust.json", "test", 1_700_000_000)
     fake_browser.wait_socket()
     fake_browser.hello()
-    fake_browser.send({"type": "grant", "id": "g4", "kind": "origin", "origin": "http://127.0.0.1:8000"})
+    fake_browser.send(
+        {"type": "grant", "id": "g4", "kind": "origin", "origin": "http://127.0.0.1:8000"}
+    )
     answer = fake_browser.receive()
     assert answer["ok"] is False and answer["error"]["code"] == "not_paired"
     assert TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().policy.origins == ()
@@ -109,8 +121,10 @@ def test_killed_record_refuses_grants(fake_browser: FakeBrowser) -> None:
 def _chunked(reply: dict[str, Any], size: int) -> list[dict[str, Any]]:
     text = json.dumps(reply, ensure_ascii=False)
     parts = [text[i : i + size] for i in range(0, len(text), size)]
-    return [{"type": "chunk", "id": reply["id"], "seq": i, "total": len(parts), "data": p}
-            for i, p in enumerate(parts)]
+    return [
+        {"type": "chunk", "id": reply["id"], "seq": i, "total": len(parts), "data": p}
+        for i, p in enumerate(parts)
+    ]
 
 
 def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) -> None:
@@ -140,7 +154,9 @@ def test_malformed_chunks_fail_that_call_only(fake_browser: FakeBrowser) -> None
     fake_browser.hello()
 
     def respond(request: dict[str, Any]) -> None:
-        messages = _chunked({"type": "reply", "id": request["id"], "ok": True, "result": {"t": "x" * 5000}}, 1000)
+        messages = _chunked(
+            {"type": "reply", "id": request["id"], "ok": True, "result": {"t": "x" * 5000}}, 1000
+        )
         del messages[2]  # a gap
         for message in messages:
             fake_browser.send(message)
@@ -153,8 +169,12 @@ def test_malformed_chunks_fail_that_call_only(fake_browser: FakeBrowser) -> None
             await client.call("page_text", {"tabId": 1})
         thread.join(5)
         assert failed.value.code == "internal_error"
-        ok_thread, _ = _serve_once(fake_browser, lambda r: fake_browser.send(
-            {"type": "reply", "id": r["id"], "ok": True, "result": {"tabs": []}}))
+        ok_thread, _ = _serve_once(
+            fake_browser,
+            lambda r: fake_browser.send(
+                {"type": "reply", "id": r["id"], "ok": True, "result": {"tabs": []}}
+            ),
+        )
         assert await client.call("tab_list") == {"tabs": []}
         ok_thread.join(5)
         await client.close()

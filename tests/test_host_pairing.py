@@ -37,7 +37,9 @@ def _config(browser: FakeBrowser) -> Path:
 def _paired(browser: FakeBrowser, code: str = CODE) -> HostKey:
     config = _config(browser)
     key = pair_record(config)
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600
+    )
     browser.wait_socket()
     browser.hello()
     return key
@@ -77,7 +79,9 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
 
     authenticator = SoftAuthenticator()
     response = authenticator.create(result["options"])
-    done = call(fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response})
+    done = call(
+        fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response}
+    )
     assert done["ok"] is True, done
     credential_id = done["result"]["credentialId"]
     assert credential_id == response["id"]
@@ -91,8 +95,13 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
     now = time.time()
     options, challenge = begin_assertion("unkill", "", "test", grant.credentials, now=now)
     outcome = complete_assertion(
-        challenge, authenticator.get(options), action="unkill", detail="", browser_label="test",
-        credentials=grant.credentials, now=now,
+        challenge,
+        authenticator.get(options),
+        action="unkill",
+        detail="",
+        browser_label="test",
+        credentials=grant.credentials,
+        now=now,
     )
     assert outcome.credential_id == credential_id
 
@@ -102,7 +111,9 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
 
     # The challenge was single use: completing it again is refused, and nothing changes.
     before = (config / "trust.json").read_bytes()
-    again = call(fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response})
+    again = call(
+        fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response}
+    )
     refused(again, "presence_refused")
     assert (config / "trust.json").read_bytes() == before
     # Neither the code nor the key material ever reaches the host's log.
@@ -127,8 +138,11 @@ def test_the_right_code_works_once(fake_browser: FakeBrowser) -> None:
 
 def test_expired_code_is_refused(fake_browser: FakeBrowser) -> None:
     _paired(fake_browser)
-    store.set_pairing_code(_config(fake_browser) / "trust.json",
-                           hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) - 1)
+    store.set_pairing_code(
+        _config(fake_browser) / "trust.json",
+        hashlib.sha256(CODE.encode()).hexdigest(),
+        int(time.time()) - 1,
+    )
     refused(call(fake_browser, "pair_begin", {"code": CODE}), "presence_refused")
 
 
@@ -138,13 +152,21 @@ def test_unknown_challenge_id_is_refused(fake_browser: FakeBrowser) -> None:
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
     response = SoftAuthenticator().create(begun["options"])
     before = (config / "trust.json").read_bytes()
-    refused(call(fake_browser, "pair_complete", {"challengeId": "bm90LWEtY2hhbGxlbmdl", "response": response}),
-            "presence_refused")
+    refused(
+        call(
+            fake_browser,
+            "pair_complete",
+            {"challengeId": "bm90LWEtY2hhbGxlbmdl", "response": response},
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before and _browsers(config) == ()
 
 
 @pytest.mark.parametrize("tamper", ["challenge", "origin", "attestation", "ids", "not_an_object"])
-def test_tampered_registration_is_refused_and_changes_nothing(fake_browser: FakeBrowser, tamper: str) -> None:
+def test_tampered_registration_is_refused_and_changes_nothing(
+    fake_browser: FakeBrowser, tamper: str
+) -> None:
     _paired(fake_browser)
     config = _config(fake_browser)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
@@ -155,23 +177,35 @@ def test_tampered_registration_is_refused_and_changes_nothing(fake_browser: Fake
     elif tamper == "origin":
         response = authenticator.create(begun["options"], origin="https://evil.example")
     elif tamper == "attestation":
-        response = authenticator.create(begun["options"], fmt="packed", att_stmt={"alg": -7, "sig": b"x"})
+        response = authenticator.create(
+            begun["options"], fmt="packed", att_stmt={"alg": -7, "sig": b"x"}
+        )
     elif tamper == "ids":
         response = authenticator.create(begun["options"])
         response["id"] = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
     else:
         response = "not an object"
     before = (config / "trust.json").read_bytes()
-    reply = call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "response": response})
+    reply = call(
+        fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "response": response}
+    )
     refused(reply, "presence_refused")
     assert reply["error"]["message"] == "presence refused"
     assert (config / "trust.json").read_bytes() == before
     assert _browsers(config) == ()
-    assert not [e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"]
+    assert not [
+        e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"
+    ]
     # The refused challenge is gone: the genuine response cannot be replayed against it.
     genuine = authenticator.create(begun["options"])
-    refused(call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "response": genuine}),
-            "presence_refused")
+    refused(
+        call(
+            fake_browser,
+            "pair_complete",
+            {"challengeId": begun["challengeId"], "response": genuine},
+        ),
+        "presence_refused",
+    )
 
 
 def test_host_proof_signs_the_domain_separated_nonce(fake_browser: FakeBrowser) -> None:
@@ -189,8 +223,17 @@ def test_host_proof_signs_the_domain_separated_nonce(fake_browser: FakeBrowser) 
     assert not key.public.verify(der, nonce)  # bound to the domain prefix, not the bare nonce
 
 
-@pytest.mark.parametrize("nonce", [base64.b64encode(b"\0" * 31).decode(), base64.b64encode(b"\0" * 33).decode(),
-                                   "", "not base64!", 32, None])
+@pytest.mark.parametrize(
+    "nonce",
+    [
+        base64.b64encode(b"\0" * 31).decode(),
+        base64.b64encode(b"\0" * 33).decode(),
+        "",
+        "not base64!",
+        32,
+        None,
+    ],
+)
 def test_host_proof_refuses_a_bad_nonce(fake_browser: FakeBrowser, nonce: Any) -> None:
     _paired(fake_browser)
     refused(call(fake_browser, "host_proof", {"nonce": nonce}), "bad_request")
@@ -199,7 +242,10 @@ def test_host_proof_refuses_a_bad_nonce(fake_browser: FakeBrowser, nonce: Any) -
 def test_without_pairing_every_action_is_not_paired(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
-    refused(call(fake_browser, "host_proof", {"nonce": base64.b64encode(os.urandom(32)).decode()}), "not_paired")
+    refused(
+        call(fake_browser, "host_proof", {"nonce": base64.b64encode(os.urandom(32)).decode()}),
+        "not_paired",
+    )
     refused(call(fake_browser, "pair_begin", {"code": CODE}), "not_paired")
     assert not (_config(fake_browser) / "trust.json").exists()
 
@@ -208,9 +254,11 @@ def test_unknown_and_malformed_host_calls(fake_browser: FakeBrowser) -> None:
     _paired(fake_browser)
     refused(call(fake_browser, "unpair_everything", {}), "unknown_action")
     refused(call(fake_browser, "pair_begin", {}), "bad_request")  # no code: nothing consumed
-    for bad in ({"type": "host_call", "id": 7, "action": "host_proof", "args": {}},
-                {"type": "host_call", "id": "x", "action": "Host Proof", "args": {}},
-                {"type": "host_call", "id": "y", "action": "host_proof", "args": []}):
+    for bad in (
+        {"type": "host_call", "id": 7, "action": "host_proof", "args": {}},
+        {"type": "host_call", "id": "x", "action": "Host Proof", "args": {}},
+        {"type": "host_call", "id": "y", "action": "host_proof", "args": []},
+    ):
         fake_browser.send(bad)
     fake_browser.wait_stderr("malformed host_call")
     # Dropped, not answered: the next reply is for the next well-formed call, and the code still works.

@@ -28,14 +28,19 @@ def _gate(config: Path) -> TrustGate:
     return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
 
-def _enrol_via_pairing(browser: FakeBrowser, *, uv: bool = True) -> tuple[HostKey, SoftAuthenticator]:
+def _enrol_via_pairing(
+    browser: FakeBrowser, *, uv: bool = True
+) -> tuple[HostKey, SoftAuthenticator]:
     """Pair the record, then enrol a credential through the real pair_begin / pair_complete
     (``uv``: whether the authenticator verifies the user)."""
     key = _paired(browser)
     begun = call(browser, "pair_begin", {"code": CODE})["result"]
     authenticator = SoftAuthenticator(uv=uv)
-    done = call(browser, "pair_complete",
-                {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])})
+    done = call(
+        browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
+    )
     assert done["ok"] is True, done
     return key, authenticator
 
@@ -62,10 +67,14 @@ def _begin(browser: FakeBrowser, action: str, detail: str) -> dict[str, Any]:
     return reply["result"]
 
 
-def _complete(browser: FakeBrowser, challenge_id: str, action: str, detail: str,
-              response: Any) -> dict[str, Any]:
-    return call(browser, "presence_complete",
-                {"challengeId": challenge_id, "action": action, "detail": detail, "response": response})
+def _complete(
+    browser: FakeBrowser, challenge_id: str, action: str, detail: str, response: Any
+) -> dict[str, Any]:
+    return call(
+        browser,
+        "presence_complete",
+        {"challengeId": challenge_id, "action": action, "detail": detail, "response": response},
+    )
 
 
 def _sign_count(config: Path) -> int:
@@ -94,9 +103,15 @@ def test_widen_with_a_tap_then_replay_is_refused(fake_browser: FakeBrowser) -> N
 
     # Replaying the same assertion (same challenge id, or a fresh one) changes nothing.
     before = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "policy.widen", detail, response), "presence_refused")
+    refused(
+        _complete(fake_browser, begun["challengeId"], "policy.widen", detail, response),
+        "presence_refused",
+    )
     fresh = _begin(fake_browser, "policy.widen", detail)
-    refused(_complete(fake_browser, fresh["challengeId"], "policy.widen", detail, response), "presence_refused")
+    refused(
+        _complete(fake_browser, fresh["challengeId"], "policy.widen", detail, response),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
@@ -106,7 +121,9 @@ def test_assertion_for_unkill_cannot_widen(fake_browser: FakeBrowser) -> None:
     begun = _begin(fake_browser, "unkill", "")
     response = authenticator.get(begun["options"])
     before = (config / "trust.json").read_bytes()
-    reply = _complete(fake_browser, begun["challengeId"], "policy.widen", _detail({"eval": True}), response)
+    reply = _complete(
+        fake_browser, begun["challengeId"], "policy.widen", _detail({"eval": True}), response
+    )
     refused(reply, "presence_refused")
     assert reply["error"]["message"] == "presence refused"
     assert (config / "trust.json").read_bytes() == before
@@ -120,8 +137,12 @@ def test_assertion_for_other_changes_is_refused(fake_browser: FakeBrowser) -> No
     begun = _begin(fake_browser, "policy.widen", _detail({"eval": True}))
     response = authenticator.get(begun["options"])
     before = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "policy.widen", _detail({"upload": True}), response),
-            "presence_refused")
+    refused(
+        _complete(
+            fake_browser, begun["challengeId"], "policy.widen", _detail({"upload": True}), response
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
     policy = _gate(config).current().policy
     assert policy["upload"] is False and policy["eval"] is False
@@ -129,10 +150,20 @@ def test_assertion_for_other_changes_is_refused(fake_browser: FakeBrowser) -> No
 
 def test_non_canonical_detail_is_refused_before_any_ceremony(fake_browser: FakeBrowser) -> None:
     _enrol_via_pairing(fake_browser)
-    refused(call(fake_browser, "presence_begin", {"action": "policy.widen", "detail": '{"eval": true}'}),
-            "policy_invalid")
-    refused(call(fake_browser, "presence_begin", {"action": "policy.widen", "detail": _detail({"nope": 1})}),
-            "policy_invalid")
+    refused(
+        call(
+            fake_browser, "presence_begin", {"action": "policy.widen", "detail": '{"eval": true}'}
+        ),
+        "policy_invalid",
+    )
+    refused(
+        call(
+            fake_browser,
+            "presence_begin",
+            {"action": "policy.widen", "detail": _detail({"nope": 1})},
+        ),
+        "policy_invalid",
+    )
     refused(call(fake_browser, "presence_begin", {"action": "enrol", "detail": ""}), "bad_request")
 
 
@@ -144,15 +175,21 @@ def test_credential_of_another_browser_is_refused(fake_browser: FakeBrowser) -> 
     detail = _detail({"eval": True})
     begun = _begin(fake_browser, "policy.widen", detail)
     before = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "policy.widen", detail, other.get(begun["options"])),
-            "presence_refused")
+    refused(
+        _complete(
+            fake_browser, begun["challengeId"], "policy.widen", detail, other.get(begun["options"])
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
 def test_only_another_browser_enrolled_means_no_challenge(fake_browser: FakeBrowser) -> None:
     key = _paired(fake_browser)
     _enrol_direct(_config(fake_browser), key, "other", SoftAuthenticator())
-    refused(call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "presence_refused")
+    refused(
+        call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "presence_refused"
+    )
 
 
 def test_non_increasing_sign_counter_is_refused(fake_browser: FakeBrowser) -> None:
@@ -160,15 +197,31 @@ def test_non_increasing_sign_counter_is_refused(fake_browser: FakeBrowser) -> No
     config = _config(fake_browser)
     detail = _detail({"eval": True})
     begun = _begin(fake_browser, "policy.widen", detail)
-    assert _complete(fake_browser, begun["challengeId"], "policy.widen", detail,
-                     authenticator.get(begun["options"], counter=5))["ok"] is True
+    assert (
+        _complete(
+            fake_browser,
+            begun["challengeId"],
+            "policy.widen",
+            detail,
+            authenticator.get(begun["options"], counter=5),
+        )["ok"]
+        is True
+    )
     assert _sign_count(config) == 5
     for counter in (5, 4):  # a cloned authenticator, or a replay with a fresh signature
         detail = _detail({"upload": True})
         begun = _begin(fake_browser, "policy.widen", detail)
         before = (config / "trust.json").read_bytes()
-        refused(_complete(fake_browser, begun["challengeId"], "policy.widen", detail,
-                          authenticator.get(begun["options"], counter=counter)), "presence_refused")
+        refused(
+            _complete(
+                fake_browser,
+                begun["challengeId"],
+                "policy.widen",
+                detail,
+                authenticator.get(begun["options"], counter=counter),
+            ),
+            "presence_refused",
+        )
         assert (config / "trust.json").read_bytes() == before
     assert _gate(config).current().policy["upload"] is False
 
@@ -178,20 +231,38 @@ def test_user_presence_is_required(fake_browser: FakeBrowser) -> None:
     config = _config(fake_browser)
     begun = _begin(fake_browser, "unkill", "")
     before = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"], up=False)),
-            "presence_refused")
+    refused(
+        _complete(
+            fake_browser,
+            begun["challengeId"],
+            "unkill",
+            "",
+            authenticator.get(begun["options"], up=False),
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
-def test_a_tap_without_uv_is_refused_when_the_credential_verified_at_enrolment(fake_browser: FakeBrowser) -> None:
+def test_a_tap_without_uv_is_refused_when_the_credential_verified_at_enrolment(
+    fake_browser: FakeBrowser,
+) -> None:
     _, authenticator = _enrol_via_pairing(fake_browser, uv=True)
     config = _config(fake_browser)
     store.engage_kill(config / "trust.json", "test", int(time.time()))
     before = (config / "trust.json").read_bytes()
     begun = _begin(fake_browser, "unkill", "")
     assert begun["options"]["userVerification"] == "required"
-    refused(_complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"], uv=False)),
-            "presence_refused")
+    refused(
+        _complete(
+            fake_browser,
+            begun["challengeId"],
+            "unkill",
+            "",
+            authenticator.get(begun["options"], uv=False),
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before  # still killed, counter not bumped
     assert _gate(config).current().killed is True
     [entry] = [e for e in _audit(config) if e["event"] == "unkill"]
@@ -206,11 +277,21 @@ def test_unkill_with_a_tap_releases_the_kill(fake_browser: FakeBrowser) -> None:
     assert _gate(config).current().killed is True
     begun = _begin(fake_browser, "unkill", "")
     assert begun["options"]["userVerification"] == "preferred"
-    done = _complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"], uv=False))
+    done = _complete(
+        fake_browser,
+        begun["challengeId"],
+        "unkill",
+        "",
+        authenticator.get(begun["options"], uv=False),
+    )
     assert done["ok"] is True, done
     assert _gate(config).current().killed is False
     [entry] = [e for e in _audit(config) if e["event"] == "unkill"]
-    assert entry["decision"] == "granted" and entry["path"] == "webauthn" and entry["user_verified"] is False
+    assert (
+        entry["decision"] == "granted"
+        and entry["path"] == "webauthn"
+        and entry["user_verified"] is False
+    )
 
 
 def test_kill_is_free_and_unkill_removes_the_latch(fake_browser: FakeBrowser) -> None:
@@ -224,7 +305,9 @@ def test_kill_is_free_and_unkill_removes_the_latch(fake_browser: FakeBrowser) ->
     latch = _gate(config).kill_latch
     latch.write_text("{}\n")
     begun = _begin(fake_browser, "unkill", "")
-    assert _complete(fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"]))["ok"]
+    assert _complete(
+        fake_browser, begun["challengeId"], "unkill", "", authenticator.get(begun["options"])
+    )["ok"]
     assert not latch.exists() and _gate(config).current().killed is False
 
 
@@ -239,7 +322,9 @@ def test_policy_restrict_is_free_and_refuses_widening(fake_browser: FakeBrowser)
 
     before = (config / "trust.json").read_bytes()
     refused(call(fake_browser, "policy_restrict", {"key": "eval", "value": True}), "policy_invalid")
-    refused(call(fake_browser, "policy_restrict", {"key": "eval", "value": "yes"}), "policy_invalid")
+    refused(
+        call(fake_browser, "policy_restrict", {"key": "eval", "value": "yes"}), "policy_invalid"
+    )
     refused(call(fake_browser, "policy_restrict", {"key": "nope", "value": 1}), "policy_invalid")
     refused(call(fake_browser, "policy_restrict", {"key": "eval"}), "bad_request")
     assert (config / "trust.json").read_bytes() == before
@@ -251,27 +336,52 @@ def test_policy_get_shape(fake_browser: FakeBrowser) -> None:
     reply = call(fake_browser, "policy_get", {})
     assert reply["ok"] is True, reply
     result = reply["result"]
-    assert set(result) == {"policy", "killed", "epoch", "browsers", "enrolled", "windowOnly", "credentials"}
+    assert set(result) == {
+        "policy",
+        "killed",
+        "epoch",
+        "browsers",
+        "enrolled",
+        "windowOnly",
+        "credentials",
+    }
     assert result["policy"]["eval"] is False and result["killed"] is False
     assert result["browsers"] == [] and result["enrolled"] is False
     assert result["windowOnly"] is False and result["credentials"] == []
     assert isinstance(result["epoch"], int)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
     authenticator = SoftAuthenticator()
-    call(fake_browser, "pair_complete",
-         {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])})
+    call(
+        fake_browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
+    )
     result = call(fake_browser, "policy_get", {})["result"]
     assert result["browsers"] == ["test"] and result["enrolled"] is True
     [cred] = result["credentials"]
-    assert cred["uv"] is True and set(cred) == {"credentialId", "enrolledAt", "uv"}  # no key material
+    assert cred["uv"] is True and set(cred) == {
+        "credentialId",
+        "enrolledAt",
+        "uv",
+    }  # no key material
 
 
 def test_not_paired(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
     refused(call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "not_paired")
-    refused(call(fake_browser, "presence_complete",
-                 {"challengeId": "bm90LWEtY2hhbGxlbmdl", "action": "unkill", "detail": "", "response": {}}),
-            "not_paired")
+    refused(
+        call(
+            fake_browser,
+            "presence_complete",
+            {
+                "challengeId": "bm90LWEtY2hhbGxlbmdl",
+                "action": "unkill",
+                "detail": "",
+                "response": {},
+            },
+        ),
+        "not_paired",
+    )
     refused(call(fake_browser, "policy_restrict", {"key": "eval", "value": False}), "not_paired")
     assert not (_config(fake_browser) / "trust.json").exists()

@@ -71,9 +71,15 @@ def test_confirm_eval_with_a_tap_stores_only_the_counter(fake_browser: FakeBrows
 
     # Replay: same challenge id or a fresh one; nothing written.
     raw = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response), "presence_refused")
+    refused(
+        _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
+        "presence_refused",
+    )
     fresh = _begin(fake_browser, "confirm.eval", detail)
-    refused(_complete(fake_browser, fresh["challengeId"], "confirm.eval", detail, response), "presence_refused")
+    refused(
+        _complete(fake_browser, fresh["challengeId"], "confirm.eval", detail, response),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == raw
 
 
@@ -81,14 +87,27 @@ def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser)
     key, authenticator = _enrol_via_pairing(fake_browser)
     config = _config(fake_browser)
     detail = _eval_detail("1 + 1")
-    for changes in ({"eval": True, "presenceConfirm": False}, {"eval": False, "presenceConfirm": True}):
+    for changes in (
+        {"eval": True, "presenceConfirm": False},
+        {"eval": False, "presenceConfirm": True},
+    ):
         _set_policy(config, key, changes)
         raw = (config / "trust.json").read_bytes()
-        refused(call(fake_browser, "presence_begin", {"action": "confirm.eval", "detail": detail}),
-                "policy_denied")
-        refused(call(fake_browser, "presence_begin",
-                     {"action": "confirm.upload", "detail": _detail({"origin": ORIGIN, "path": "a.txt"})}),
-                "policy_denied")
+        refused(
+            call(fake_browser, "presence_begin", {"action": "confirm.eval", "detail": detail}),
+            "policy_denied",
+        )
+        refused(
+            call(
+                fake_browser,
+                "presence_begin",
+                {
+                    "action": "confirm.upload",
+                    "detail": _detail({"origin": ORIGIN, "path": "a.txt"}),
+                },
+            ),
+            "policy_denied",
+        )
         assert (config / "trust.json").read_bytes() == raw
 
     # A challenge minted while allowed cannot be spent once the policy turned it off.
@@ -97,7 +116,10 @@ def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser)
     response = authenticator.get(begun["options"])
     _set_policy(config, key, {"presenceConfirm": False})
     raw = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response), "policy_denied")
+    refused(
+        _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
+        "policy_denied",
+    )
     assert (config / "trust.json").read_bytes() == raw
     assert not [e for e in _audit(config) if e["event"] == "confirm_eval"]
 
@@ -109,8 +131,12 @@ def test_assertion_for_one_code_cannot_confirm_another(fake_browser: FakeBrowser
     begun = _begin(fake_browser, "confirm.eval", _eval_detail("code_a()"))
     response = authenticator.get(begun["options"])
     raw = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "confirm.eval", _eval_detail("code_b()"), response),
-            "presence_refused")
+    refused(
+        _complete(
+            fake_browser, begun["challengeId"], "confirm.eval", _eval_detail("code_b()"), response
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == raw
     assert [e["decision"] for e in _audit(config) if e["event"] == "confirm_eval"] == ["refused"]
 
@@ -132,7 +158,10 @@ def test_confirm_details_must_be_canonical_and_exact(fake_browser: FakeBrowser) 
         ("pair_client", _detail({"exe": "/usr/bin/x", "label": "cli", "sha256": SHA_A.upper()})),
     ]
     for action, detail in bad:
-        refused(call(fake_browser, "presence_begin", {"action": action, "detail": detail}), "bad_request")
+        refused(
+            call(fake_browser, "presence_begin", {"action": action, "detail": detail}),
+            "bad_request",
+        )
     ok = _begin(fake_browser, "confirm.upload", _detail({"origin": ORIGIN, "path": "report.pdf"}))
     assert ok["challengeId"]
     assert _begin(fake_browser, "confirm.eval", _detail({"code": "x" * 100_000, "origin": ORIGIN}))
@@ -144,11 +173,18 @@ def test_confirm_upload_with_a_tap(fake_browser: FakeBrowser) -> None:
     _set_policy(config, key, {"upload": True, "presenceConfirm": True})
     detail = _detail({"origin": ORIGIN, "path": "report.pdf"})
     begun = _begin(fake_browser, "confirm.upload", detail)
-    done = _complete(fake_browser, begun["challengeId"], "confirm.upload", detail,
-                     authenticator.get(begun["options"]))
+    done = _complete(
+        fake_browser,
+        begun["challengeId"],
+        "confirm.upload",
+        detail,
+        authenticator.get(begun["options"]),
+    )
     assert done["ok"] is True and done["result"] == {"done": True}, done
     [entry] = [e for e in _audit(config) if e["event"] == "confirm_upload"]
-    assert entry["decision"] == "granted" and entry["path"] == "webauthn" and entry["origin"] == ORIGIN
+    assert (
+        entry["decision"] == "granted" and entry["path"] == "webauthn" and entry["origin"] == ORIGIN
+    )
 
 
 def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
@@ -157,8 +193,13 @@ def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
     client = {"exe": "/usr/bin/claude", "label": "claude", "sha256": SHA_A}
     detail = _detail(client)
     begun = _begin(fake_browser, "pair_client", detail)
-    done = _complete(fake_browser, begun["challengeId"], "pair_client", detail,
-                     authenticator.get(begun["options"]))
+    done = _complete(
+        fake_browser,
+        begun["challengeId"],
+        "pair_client",
+        detail,
+        authenticator.get(begun["options"]),
+    )
     assert done["ok"] is True and done["result"]["done"] is True, done
     eff = _gate(config).current()
     assert done["result"]["epoch"] == eff.epoch
@@ -182,8 +223,16 @@ def test_pair_client_detail_mismatch_is_refused(fake_browser: FakeBrowser) -> No
     begun = _begin(fake_browser, "pair_client", _detail(client))
     response = authenticator.get(begun["options"])
     raw = (config / "trust.json").read_bytes()
-    refused(_complete(fake_browser, begun["challengeId"], "pair_client", _detail({**client, "sha256": SHA_B}),
-                      response), "presence_refused")
+    refused(
+        _complete(
+            fake_browser,
+            begun["challengeId"],
+            "pair_client",
+            _detail({**client, "sha256": SHA_B}),
+            response,
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == raw
     assert not _gate(config).current().paired_clients
     assert [e["decision"] for e in _audit(config) if e["event"] == "pair_client"] == ["refused"]
@@ -193,7 +242,9 @@ def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
     _enrol_via_pairing(fake_browser)
     config = _config(fake_browser)
     now = time.time()
-    remember_spawner(config, Spawner(pid=4242, exe="/usr/bin/agent", sha256=SHA_B, create_time=now), now)
+    remember_spawner(
+        config, Spawner(pid=4242, exe="/usr/bin/agent", sha256=SHA_B, create_time=now), now
+    )
     reply = call(fake_browser, "clients_recent", {})
     assert reply["ok"] is True, reply
     result = reply["result"]
@@ -208,7 +259,9 @@ def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
 def test_client_revoke_is_free_and_only_for_a_paired_label(fake_browser: FakeBrowser) -> None:
     key, _ = _enrol_via_pairing(fake_browser)
     config = _config(fake_browser)
-    store.add_client(config / "trust.json", key, "claude", "/usr/bin/claude", SHA_A, int(time.time()))
+    store.add_client(
+        config / "trust.json", key, "claude", "/usr/bin/claude", SHA_A, int(time.time())
+    )
     before = (config / "trust.json").read_bytes()
     # Malformed or unknown labels: refused, nothing written.
     for bad in ({}, {"label": ""}, {"label": "UPPER"}, {"label": 7}, {"label": "nobody"}):
@@ -220,4 +273,6 @@ def test_client_revoke_is_free_and_only_for_a_paired_label(fake_browser: FakeBro
     eff = _gate(config).current()
     assert [c.label for c in eff.paired_clients] == []
     [entry] = [e for e in _audit(config) if e["event"] == "revoke"]
-    assert entry["decision"] == "narrowed" and entry["kind"] == "client" and entry["label"] == "claude"
+    assert (
+        entry["decision"] == "narrowed" and entry["kind"] == "client" and entry["label"] == "claude"
+    )

@@ -31,7 +31,9 @@ def second(runtime_dir: Path) -> Iterator[FakeBrowser]:
 
 
 def _new_code(config: Path, code: str) -> None:
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600
+    )
 
 
 def _connect(browser: FakeBrowser) -> None:
@@ -44,7 +46,11 @@ def _enrol_first(browser: FakeBrowser) -> SoftAuthenticator:
     begun = call(browser, "pair_begin", {"code": CODE})["result"]
     assert begun["approval"] is None  # nobody is enrolled yet: the code suffices
     a = SoftAuthenticator()
-    done = call(browser, "pair_complete", {"challengeId": begun["challengeId"], "response": a.create(begun["options"])})
+    done = call(
+        browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": a.create(begun["options"])},
+    )
     assert done["ok"] is True, done
     return a
 
@@ -61,7 +67,8 @@ def _labels(config: Path) -> dict[str, int]:
 
 
 def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
-        fake_browser: FakeBrowser, second: FakeBrowser) -> None:
+    fake_browser: FakeBrowser, second: FakeBrowser
+) -> None:
     a = _enrol_first(fake_browser)
     config = _config(fake_browser)
     _connect(second)
@@ -77,8 +84,12 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     before = (config / "trust.json").read_bytes()
 
     # The attacker holds only the code: a registration without the approval is refused.
-    refused(call(second, "pair_complete", {"challengeId": begun["challengeId"], "response": registration}),
-            "presence_refused")
+    refused(
+        call(
+            second, "pair_complete", {"challengeId": begun["challengeId"], "response": registration}
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
     assert _labels(config) == {"test": 1}
 
@@ -88,11 +99,21 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     before = (config / "trust.json").read_bytes()
     # An "approval" from an authenticator nobody enrolled is refused.
     stranger = SoftAuthenticator()
-    refused(call(second, "pair_complete", {
-        "challengeId": begun["challengeId"], "response": registration,
-        "approval": {"challengeId": begun["approval"]["challengeId"],
-                     "response": stranger.get(begun["approval"]["options"])},
-    }), "presence_refused")
+    refused(
+        call(
+            second,
+            "pair_complete",
+            {
+                "challengeId": begun["challengeId"],
+                "response": registration,
+                "approval": {
+                    "challengeId": begun["approval"]["challengeId"],
+                    "response": stranger.get(begun["approval"]["options"]),
+                },
+            },
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
     # A real approval made for one registration cannot approve another one.
@@ -100,25 +121,49 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     approval_1 = a.get(begun_1["approval"]["options"])
     begun_2 = _begin_second(second, config, "second-code-4")  # a fresh ceremony, its own challenges
     before = (config / "trust.json").read_bytes()
-    refused(call(second, "pair_complete", {
-        "challengeId": begun_2["challengeId"], "response": b.create(begun_2["options"]),
-        "approval": {"challengeId": begun_1["approval"]["challengeId"], "response": approval_1},
-    }), "presence_refused")
+    refused(
+        call(
+            second,
+            "pair_complete",
+            {
+                "challengeId": begun_2["challengeId"],
+                "response": b.create(begun_2["options"]),
+                "approval": {
+                    "challengeId": begun_1["approval"]["challengeId"],
+                    "response": approval_1,
+                },
+            },
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
     # The enrolled credential approves this very registration: the second browser is enrolled,
     # and the approving credential's counter is stored.
     begun = _begin_second(second, config, "second-code-5")
-    done = call(second, "pair_complete", {
-        "challengeId": begun["challengeId"], "response": b.create(begun["options"]),
-        "approval": {"challengeId": begun["approval"]["challengeId"], "response": a.get(begun["approval"]["options"])},
-    })
+    done = call(
+        second,
+        "pair_complete",
+        {
+            "challengeId": begun["challengeId"],
+            "response": b.create(begun["options"]),
+            "approval": {
+                "challengeId": begun["approval"]["challengeId"],
+                "response": a.get(begun["approval"]["options"]),
+            },
+        },
+    )
     assert done["ok"] is True, done
     assert _labels(config) == {"test": 1, "other": 1}
     [first] = [br for br in _browsers(config) if br.label == "test"]
     assert first.credentials[0].sign_count == a.counter > first_cred.sign_count
-    [entry] = [e for e in _audit(config) if e["event"] == "browser_pair" and e.get("browser") == "other"
-               and e["decision"] == "granted"]
+    [entry] = [
+        e
+        for e in _audit(config)
+        if e["event"] == "browser_pair"
+        and e.get("browser") == "other"
+        and e["decision"] == "granted"
+    ]
     assert entry["path"] == "webauthn" and entry["approved_by"] == first_cred.credential_id
 
 
@@ -128,31 +173,58 @@ def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: Fak
     _connect(second)
     begun = _begin_second(second, config)
     b = SoftAuthenticator()
-    approval = {"challengeId": begun["approval"]["challengeId"], "response": a.get(begun["approval"]["options"])}
+    approval = {
+        "challengeId": begun["approval"]["challengeId"],
+        "response": a.get(begun["approval"]["options"]),
+    }
     registration = b.create(begun["options"])
-    assert call(second, "pair_complete", {"challengeId": begun["challengeId"], "response": registration,
-                                          "approval": approval})["ok"] is True
+    assert (
+        call(
+            second,
+            "pair_complete",
+            {"challengeId": begun["challengeId"], "response": registration, "approval": approval},
+        )["ok"]
+        is True
+    )
     again = _begin_second(second, config, "again")
     before = (config / "trust.json").read_bytes()
-    refused(call(second, "pair_complete", {"challengeId": again["challengeId"], "response": b.create(again["options"]),
-                                           "approval": approval}), "presence_refused")
+    refused(
+        call(
+            second,
+            "pair_complete",
+            {
+                "challengeId": again["challengeId"],
+                "response": b.create(again["options"]),
+                "approval": approval,
+            },
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
-def test_window_only_pairing_is_recorded_as_software_confirmation(fake_browser: FakeBrowser) -> None:
+def test_window_only_pairing_is_recorded_as_software_confirmation(
+    fake_browser: FakeBrowser,
+) -> None:
     _paired(fake_browser)
     config = _config(fake_browser)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
-    done = call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True})
+    done = call(
+        fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
+    )
     assert done["ok"] is True and done["result"] == {"windowOnly": True}, done
     [browser] = _browsers(config)
     assert browser.label == "test" and browser.window_only and browser.credentials == ()
     info = call(fake_browser, "policy_get", {})["result"]
     assert info["windowOnly"] is True and info["enrolled"] is False
-    [entry] = [e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"]
+    [entry] = [
+        e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"
+    ]
     assert entry["path"] == "window"
     # A window-only browser has nothing to tap with: widening stays out of reach.
-    refused(call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "presence_refused")
+    refused(
+        call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "presence_refused"
+    )
 
 
 def test_an_enrolled_browser_is_never_downgraded_to_window_only(fake_browser: FakeBrowser) -> None:
@@ -161,8 +233,12 @@ def test_an_enrolled_browser_is_never_downgraded_to_window_only(fake_browser: Fa
     _new_code(config, "downgrade")
     begun = call(fake_browser, "pair_begin", {"code": "downgrade"})["result"]
     before = (config / "trust.json").read_bytes()
-    refused(call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}),
-            "presence_refused")
+    refused(
+        call(
+            fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
+        ),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
     [browser] = _browsers(config)
     assert not browser.window_only and len(browser.credentials) == 1
@@ -172,47 +248,75 @@ def test_a_window_only_browser_can_later_enrol_a_credential(fake_browser: FakeBr
     _paired(fake_browser)
     config = _config(fake_browser)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
-    assert call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True})["ok"]
+    assert call(
+        fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
+    )["ok"]
     _new_code(config, "upgrade")
     begun = call(fake_browser, "pair_begin", {"code": "upgrade"})["result"]
     assert begun["approval"] is None  # a window-only browser holds no credential to approve with
-    done = call(fake_browser, "pair_complete",
-                {"challengeId": begun["challengeId"], "response": SoftAuthenticator().create(begun["options"])})
+    done = call(
+        fake_browser,
+        "pair_complete",
+        {
+            "challengeId": begun["challengeId"],
+            "response": SoftAuthenticator().create(begun["options"]),
+        },
+    )
     assert done["ok"] is True, done
     [browser] = _browsers(config)
     assert not browser.window_only and len(browser.credentials) == 1
 
 
 def test_a_second_browser_going_window_only_still_needs_the_approval(
-        fake_browser: FakeBrowser, second: FakeBrowser) -> None:
+    fake_browser: FakeBrowser, second: FakeBrowser
+) -> None:
     a = _enrol_first(fake_browser)
     config = _config(fake_browser)
     _connect(second)
     begun = _begin_second(second, config)
     before = (config / "trust.json").read_bytes()
-    refused(call(second, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}),
-            "presence_refused")
+    refused(
+        call(second, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}),
+        "presence_refused",
+    )
     assert (config / "trust.json").read_bytes() == before
     begun = _begin_second(second, config, "second-window")
-    done = call(second, "pair_complete", {
-        "challengeId": begun["challengeId"], "windowOnly": True,
-        "approval": {"challengeId": begun["approval"]["challengeId"], "response": a.get(begun["approval"]["options"])},
-    })
+    done = call(
+        second,
+        "pair_complete",
+        {
+            "challengeId": begun["challengeId"],
+            "windowOnly": True,
+            "approval": {
+                "challengeId": begun["approval"]["challengeId"],
+                "response": a.get(begun["approval"]["options"]),
+            },
+        },
+    )
     assert done["ok"] is True, done
     assert {b.label: b.window_only for b in _browsers(config)} == {"test": False, "other": True}
 
 
-@pytest.mark.parametrize("bad", [{"windowOnly": "yes"}, {"approval": "nope"}, {"approval": {"challengeId": 7}}])
-def test_malformed_pair_complete_is_a_bad_request(fake_browser: FakeBrowser, bad: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "bad", [{"windowOnly": "yes"}, {"approval": "nope"}, {"approval": {"challengeId": 7}}]
+)
+def test_malformed_pair_complete_is_a_bad_request(
+    fake_browser: FakeBrowser, bad: dict[str, Any]
+) -> None:
     _paired(fake_browser)
     config = _config(fake_browser)
     begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
     before = (config / "trust.json").read_bytes()
-    refused(call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], **bad}), "bad_request")
+    refused(
+        call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], **bad}),
+        "bad_request",
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
-def test_revoke_browser_is_the_escape_when_the_authenticator_is_lost(fake_browser: FakeBrowser) -> None:
+def test_revoke_browser_is_the_escape_when_the_authenticator_is_lost(
+    fake_browser: FakeBrowser,
+) -> None:
     """The enrolled credential is gone (a lost key): the code alone cannot re-enrol while the
     record still holds it; `revoke browser LABEL` (free, at a terminal) forgets it, and then the
     code and a new authenticator pair again."""
@@ -225,7 +329,13 @@ def test_revoke_browser_is_the_escape_when_the_authenticator_is_lost(fake_browse
     _new_code(config, "fresh")
     begun = call(fake_browser, "pair_begin", {"code": "fresh"})["result"]
     assert begun["approval"] is None
-    done = call(fake_browser, "pair_complete",
-                {"challengeId": begun["challengeId"], "response": SoftAuthenticator().create(begun["options"])})
+    done = call(
+        fake_browser,
+        "pair_complete",
+        {
+            "challengeId": begun["challengeId"],
+            "response": SoftAuthenticator().create(begun["options"]),
+        },
+    )
     assert done["ok"] is True, done
     assert _labels(config) == {"test": 1}

@@ -43,7 +43,9 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _code(config: Path, code: str) -> None:
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 3600)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 3600
+    )
 
 
 def _refused(calls: Any, action: str, args: dict[str, Any]) -> str:
@@ -60,21 +62,42 @@ def test_stale_registration_and_stale_tap_are_refused_with_nothing_written(host:
     registration = a.create(begun["options"])
     before = (config / "trust.json").read_bytes()
     clock.now += CHALLENGE_TTL + 1
-    assert _refused(calls, "pair_complete", {"challengeId": begun["challengeId"], "response": registration}) \
+    assert (
+        _refused(
+            calls, "pair_complete", {"challengeId": begun["challengeId"], "response": registration}
+        )
         == "presence_refused"
+    )
     assert (config / "trust.json").read_bytes() == before
 
     # Pair for real, then let a tap's challenge go stale.
     _code(config, "c2")
     begun = asyncio.run(calls("pair_begin", {"code": "c2"}))
-    assert asyncio.run(calls("pair_complete", {"challengeId": begun["challengeId"],
-                                               "response": a.create(begun["options"])}))["credentialId"]
-    tap = asyncio.run(calls("presence_begin", {"action": "policy.widen", "detail": '{"eval":true}'}))
+    assert asyncio.run(
+        calls(
+            "pair_complete",
+            {"challengeId": begun["challengeId"], "response": a.create(begun["options"])},
+        )
+    )["credentialId"]
+    tap = asyncio.run(
+        calls("presence_begin", {"action": "policy.widen", "detail": '{"eval":true}'})
+    )
     response = a.get(tap["options"])
     before = (config / "trust.json").read_bytes()
     clock.now += CHALLENGE_TTL + 1
-    assert _refused(calls, "presence_complete", {"challengeId": tap["challengeId"], "action": "policy.widen",
-                                                 "detail": '{"eval":true}', "response": response}) == "presence_refused"
+    assert (
+        _refused(
+            calls,
+            "presence_complete",
+            {
+                "challengeId": tap["challengeId"],
+                "action": "policy.widen",
+                "detail": '{"eval":true}',
+                "response": response,
+            },
+        )
+        == "presence_refused"
+    )
     assert (config / "trust.json").read_bytes() == before
     assert TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().policy.eval is False
 
@@ -84,7 +107,12 @@ def test_a_stale_enrolment_approval_is_refused(host: Any) -> None:
     _code(config, "c1")
     begun = asyncio.run(calls("pair_begin", {"code": "c1"}))
     a = SoftAuthenticator()
-    asyncio.run(calls("pair_complete", {"challengeId": begun["challengeId"], "response": a.create(begun["options"])}))
+    asyncio.run(
+        calls(
+            "pair_complete",
+            {"challengeId": begun["challengeId"], "response": a.create(begun["options"])},
+        )
+    )
     # A second enrolment for this label (a new authenticator) needs the first one's approval.
     _code(config, "c2")
     begun = asyncio.run(calls("pair_begin", {"code": "c2"}))
@@ -93,17 +121,39 @@ def test_a_stale_enrolment_approval_is_refused(host: Any) -> None:
     registration, approval = b.create(begun["options"]), a.get(begun["approval"]["options"])
     before = (config / "trust.json").read_bytes()
     clock.now += CHALLENGE_TTL + 1
-    assert _refused(calls, "pair_complete", {
-        "challengeId": begun["challengeId"], "response": registration,
-        "approval": {"challengeId": begun["approval"]["challengeId"], "response": approval},
-    }) == "presence_refused"
+    assert (
+        _refused(
+            calls,
+            "pair_complete",
+            {
+                "challengeId": begun["challengeId"],
+                "response": registration,
+                "approval": {"challengeId": begun["approval"]["challengeId"], "response": approval},
+            },
+        )
+        == "presence_refused"
+    )
     assert (config / "trust.json").read_bytes() == before
 
 
-@pytest.mark.parametrize(("raw", "ttl"), [(None, CHALLENGE_TTL), ("30", 30), ("1", 1), (str(CHALLENGE_TTL), CHALLENGE_TTL),
-                                          ("121", CHALLENGE_TTL), ("0", CHALLENGE_TTL), ("-5", CHALLENGE_TTL),
-                                          ("9" * 30, CHALLENGE_TTL), ("ten", CHALLENGE_TTL), ("", CHALLENGE_TTL)])
-def test_the_environment_may_shorten_the_challenge_ttl_never_lengthen_it(raw: str | None, ttl: int) -> None:
+@pytest.mark.parametrize(
+    ("raw", "ttl"),
+    [
+        (None, CHALLENGE_TTL),
+        ("30", 30),
+        ("1", 1),
+        (str(CHALLENGE_TTL), CHALLENGE_TTL),
+        ("121", CHALLENGE_TTL),
+        ("0", CHALLENGE_TTL),
+        ("-5", CHALLENGE_TTL),
+        ("9" * 30, CHALLENGE_TTL),
+        ("ten", CHALLENGE_TTL),
+        ("", CHALLENGE_TTL),
+    ],
+)
+def test_the_environment_may_shorten_the_challenge_ttl_never_lengthen_it(
+    raw: str | None, ttl: int
+) -> None:
     env = {} if raw is None else {"TABWARDEN_CHALLENGE_TTL": raw}
     assert host_main.challenge_ttl(env) == ttl
 

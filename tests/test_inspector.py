@@ -15,22 +15,35 @@ INSPECTOR = REPO / "tests/inspector/node_modules/.bin/mcp-inspector"
 
 
 def _inspector(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert INSPECTOR.exists(), "scripts/setup installs the MCP Inspector (npm ci in tests/inspector)"
+    assert INSPECTOR.exists(), (
+        "scripts/setup installs the MCP Inspector (npm ci in tests/inspector)"
+    )
     assert shutil.which("node"), "Node.js is required"
     config, runtime = tmp_path / "config", tmp_path / "run"
     config.mkdir(mode=0o700, exist_ok=True)
     runtime.mkdir(mode=0o700, exist_ok=True)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "TABWARDEN_CONFIG_DIR": str(config), "TABWARDEN_RUNTIME_DIR": str(runtime)}
-    return subprocess.run([str(INSPECTOR), "--cli", sys.executable, "-m", "tabwarden", "mcp", *args],
-                          capture_output=True, text=True, timeout=120, env=env)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TABWARDEN_CONFIG_DIR": str(config),
+        "TABWARDEN_RUNTIME_DIR": str(runtime),
+    }
+    return subprocess.run(
+        [str(INSPECTOR), "--cli", sys.executable, "-m", "tabwarden", "mcp", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_inspector_lists_every_tool_with_schemas(tmp_path: Path) -> None:
     proc = _inspector(tmp_path, "--method", "tools/list")
     assert proc.returncode == 0, proc.stderr
     tools = {t["name"]: t for t in json.loads(proc.stdout)["tools"]}
-    assert {"tab_list", "tab_open", "page_text", "page_click", "page_eval", "bridge_status"} <= set(tools)
+    assert {"tab_list", "tab_open", "page_text", "page_click", "page_eval", "bridge_status"} <= set(
+        tools
+    )
     for tool in tools.values():
         assert tool["inputSchema"]["type"] == "object"
         assert tool["outputSchema"]["type"] == "object"

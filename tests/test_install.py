@@ -209,7 +209,14 @@ def test_wrapper_execs_interpreter_isolated_with_args(tmp_path: Path, mdir: Path
     origin = ALLOWED_ORIGIN
     subprocess.run([str(mdir / WRAPPER_FILENAME), origin, "--parent-window=0"], check=True)
     assert log.read_text().splitlines() == [
-        "-I", "-m", "tabwarden", "host", "--browser", "edge", origin, "--parent-window=0",
+        "-I",
+        "-m",
+        "tabwarden",
+        "host",
+        "--browser",
+        "edge",
+        origin,
+        "--parent-window=0",
     ]
 
 

@@ -20,11 +20,35 @@ from tests.fakes import FakeBrowser, tool_error
 
 #: The issue's catalogue, plus tab_close_all ("close every tab this session opened").
 CATALOGUE = {
-    "tab_list", "tab_open", "tab_focus", "tab_close", "tab_close_all", "page_navigate", "page_back",
-    "page_forward", "page_reload", "page_snapshot", "page_text", "page_markdown", "page_screenshot",
-    "page_click", "page_fill", "page_press", "page_select", "page_check", "page_hover", "page_scroll",
-    "page_wait_for", "page_get_state", "page_scrape", "page_eval", "page_upload", "cookie_get",
-    "storage_get", "browser_list", "bridge_status",
+    "tab_list",
+    "tab_open",
+    "tab_focus",
+    "tab_close",
+    "tab_close_all",
+    "page_navigate",
+    "page_back",
+    "page_forward",
+    "page_reload",
+    "page_snapshot",
+    "page_text",
+    "page_markdown",
+    "page_screenshot",
+    "page_click",
+    "page_fill",
+    "page_press",
+    "page_select",
+    "page_check",
+    "page_hover",
+    "page_scroll",
+    "page_wait_for",
+    "page_get_state",
+    "page_scrape",
+    "page_eval",
+    "page_upload",
+    "cookie_get",
+    "storage_get",
+    "browser_list",
+    "bridge_status",
 }
 
 
@@ -90,7 +114,9 @@ def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser)
     def answer() -> None:
         request = fake_browser.receive()
         assert request["action"] == "tab_list"
-        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": tabs}})
+        fake_browser.send(
+            {"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": tabs}}
+        )
 
     async def scenario() -> None:
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
@@ -112,19 +138,25 @@ def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser)
     asyncio.run(scenario())
 
 
-def test_malformed_extension_reply_is_an_internal_error_not_a_crash(fake_browser: FakeBrowser) -> None:
+def test_malformed_extension_reply_is_an_internal_error_not_a_crash(
+    fake_browser: FakeBrowser,
+) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
 
     def answer() -> None:
         request = fake_browser.receive()
-        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": [{"id": "x"}]}})
+        fake_browser.send(
+            {"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": [{"id": "x"}]}}
+        )
 
     async def scenario() -> None:
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                if (await client.call_tool("bridge_status", {})).structured_content["extensionConnected"]:
+                if (await client.call_tool("bridge_status", {})).structured_content[
+                    "extensionConnected"
+                ]:
                     break
                 await asyncio.sleep(0.02)
             thread = threading.Thread(target=answer, daemon=True)
@@ -147,8 +179,9 @@ def test_element_tools_need_exactly_one_way_to_name_the_element(runtime_dir: Pat
     asyncio.run(scenario())
 
 
-def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(runtime_dir: Path, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     box = tmp_path / "box"
     box.mkdir()
     (tmp_path / "secret").write_text("nope")
@@ -156,7 +189,9 @@ def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(runtime_d
 
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
-            result = await client.call_tool("page_upload", {"tabId": 1, "path": "../secret", "selector": "input"})
+            result = await client.call_tool(
+                "page_upload", {"tabId": 1, "path": "../secret", "selector": "input"}
+            )
             assert result.is_error and tool_error(result)["code"] == "policy_denied"
             assert "nope" not in str(result.content)
 

@@ -27,7 +27,9 @@ from tests.fakes import FakeBrowser
 
 pytestmark = [
     pytest.mark.root,
-    pytest.mark.skipif(os.getuid() != 0, reason="creating a throwaway user needs root (CI runs as root)"),
+    pytest.mark.skipif(
+        os.getuid() != 0, reason="creating a throwaway user needs root (CI runs as root)"
+    ),
 ]
 
 SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
@@ -93,7 +95,9 @@ print(len(received))
 """
 
 
-def test_host_refuses_other_uid_before_reading(shared_tmp: Path, intruder: pwd.struct_passwd) -> None:
+def test_host_refuses_other_uid_before_reading(
+    shared_tmp: Path, intruder: pwd.struct_passwd
+) -> None:
     runtime = shared_tmp / "run"
     runtime.mkdir(mode=0o700)
     fake_browser = FakeBrowser(runtime)
@@ -119,7 +123,9 @@ def _host_refuses_other_uid(fake_browser: FakeBrowser, intruder: pwd.struct_pass
     os.chmod(fake_browser.runtime, 0o700)
 
     async def own_user() -> None:
-        client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
+        )
         status = await client.status()
         assert status.host_reachable and status.extension_connected
         await client.close()
@@ -150,7 +156,9 @@ print(len(received), flush=True)
 """
 
 
-def test_client_refuses_host_of_other_uid(shared_tmp: Path, runtime_dir: Path, intruder: pwd.struct_passwd) -> None:
+def test_client_refuses_host_of_other_uid(
+    shared_tmp: Path, runtime_dir: Path, intruder: pwd.struct_passwd
+) -> None:
     lair = shared_tmp / "lair"
     lair.mkdir()
     os.chmod(lair, 0o777)
@@ -175,7 +183,9 @@ def test_client_refuses_host_of_other_uid(shared_tmp: Path, runtime_dir: Path, i
     assert out.strip() == "0"  # we sent the impostor nothing, not even a frame header
 
 
-def test_unix_socket_peer_credentials_report_real_uid(intruder: pwd.struct_passwd, shared_tmp: Path) -> None:
+def test_unix_socket_peer_credentials_report_real_uid(
+    intruder: pwd.struct_passwd, shared_tmp: Path
+) -> None:
     """The kernel answer the guard relies on, checked directly."""
     from tabwarden.peer import peer_credentials
 

@@ -25,7 +25,9 @@ from tabwarden.mcp_server.spawner import (
     remember_spawner,
 )
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc and pidfd")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="Linux /proc and pidfd"
+)
 
 MEASURE_MY_PARENT = textwrap.dedent(
     """
@@ -55,7 +57,9 @@ def test_child_measures_its_real_parent() -> None:
     assert seen["sha256"] == _our_image_sha256()
     assert seen["create_time"] == psutil.Process().create_time()
     spawner = Spawner(seen["pid"], seen["exe"], seen["sha256"], seen["create_time"])
-    assert matches(spawner, [("/some/other/label", _our_image_sha256().upper())])  # the hash decides
+    assert matches(
+        spawner, [("/some/other/label", _our_image_sha256().upper())]
+    )  # the hash decides
     assert not matches(spawner, [(seen["exe"], "0" * 64), ("x", "not hex")])
     assert not matches(spawner, [])
 
@@ -84,11 +88,18 @@ def test_zombie_parent_is_unmeasurable() -> None:
         proc.wait(timeout=30)
 
 
-@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root + setpriv")
+@pytest.mark.skipif(
+    os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root + setpriv"
+)
 def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
     # A same-UID reader without CAP_SYS_PTRACE cannot read a non-dumpable process's image.
     target = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-I", "-c", "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); sys.stdin.read()"],
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); sys.stdin.read()",
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -101,7 +112,17 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
             "except SpawnerUnmeasurable as e: print(e)\n"
         )
         out = subprocess.run(  # noqa: S603
-            ["setpriv", "--bounding-set", "-sys_ptrace", "--inh-caps", "-sys_ptrace", sys.executable, "-I", "-c", code],
+            [
+                "setpriv",
+                "--bounding-set",
+                "-sys_ptrace",
+                "--inh-caps",
+                "-sys_ptrace",
+                sys.executable,
+                "-I",
+                "-c",
+                code,
+            ],
             capture_output=True,
             timeout=60,
             check=True,
@@ -116,7 +137,9 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
 
 
 def _spawner(n: int) -> Spawner:
-    return Spawner(pid=1000 + n, exe=f"/opt/client{n}/bin/client", sha256=f"{n:064x}", create_time=1.0)
+    return Spawner(
+        pid=1000 + n, exe=f"/opt/client{n}/bin/client", sha256=f"{n:064x}", create_time=1.0
+    )
 
 
 def test_remember_and_recent_round_trip(tmp_path: Path) -> None:
@@ -125,7 +148,10 @@ def test_remember_and_recent_round_trip(tmp_path: Path) -> None:
     remember_spawner(config, _spawner(2), now=200.0)
     remember_spawner(config, _spawner(1), now=300.0)  # seen again: updated, not duplicated
     seen = recent_spawners(config)
-    assert [(s.path, s.count) for s in seen] == [("/opt/client1/bin/client", 2), ("/opt/client2/bin/client", 1)]
+    assert [(s.path, s.count) for s in seen] == [
+        ("/opt/client1/bin/client", 2),
+        ("/opt/client2/bin/client", 1),
+    ]
     assert (seen[0].first_seen, seen[0].last_seen) == (100, 300)
     path = config / "spawners.json"
     assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600

@@ -51,8 +51,13 @@ def pair_record(config: Path, *, client_exe: str | None = None, label: str = "py
 
 
 def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tabwarden", *args], capture_output=True, text=True,
-                          env=host_env(runtime), timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "tabwarden", *args],
+        capture_output=True,
+        text=True,
+        env=host_env(runtime),
+        timeout=60,
+    )
 
 
 def answer_tabs(browser: FakeBrowser, count: int = 1) -> threading.Thread:
@@ -88,7 +93,9 @@ async def _until_connected(client: Any) -> None:
 
 
 def _mcp(runtime: Path, errlog: Any) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=host_env(runtime))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tabwarden", "mcp"], env=host_env(runtime)
+    )
     return Client(stdio_client(params, errlog=errlog))
 
 
@@ -104,7 +111,9 @@ def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> 
     fake_browser.hello()
 
     async def scenario() -> None:
-        client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
+        )
         await wait_until_extension_connected(client.status)
         answerer = answer_tabs(fake_browser)
         assert await client.call("tab_list") == {"tabs": []}
@@ -119,7 +128,9 @@ def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> 
     fake_browser.wait_stderr("the kill switch is engaged")
 
 
-def test_kill_reaches_the_mcp_server_mid_session(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+def test_kill_reaches_the_mcp_server_mid_session(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
     runtime = attested_browser.runtime
 
     async def scenario() -> None:
@@ -134,7 +145,10 @@ def test_kill_reaches_the_mcp_server_mid_session(attested_browser: FakeBrowser, 
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     audit = cli(runtime, "audit", "--json")
-    events = [(e["event"], e["decision"], e.get("tool"), e.get("refusal")) for e in json.loads(audit.stdout)]
+    events = [
+        (e["event"], e["decision"], e.get("tool"), e.get("refusal"))
+        for e in json.loads(audit.stdout)
+    ]
     assert ("tool_call", "allowed", "tab_list", None) in events
     assert ("kill", "narrowed", None, None) in events
     assert events[-1] == ("tool_call", "refused", "tab_list", "killed")
@@ -157,7 +171,9 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     assert _sha256(_our_interpreter()) in spawners
 
 
-def test_unpaired_spawner_is_refused_once_a_client_is_paired(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+def test_unpaired_spawner_is_refused_once_a_client_is_paired(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
     config = attested_browser.runtime.parent / "config"
     pair_record(config, client_exe="/bin/sh", label="someone-else")
     before = (config / "trust.json").read_bytes()
@@ -187,13 +203,17 @@ def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_
                 answerer.join(5)
                 assert cli(runtime, "revoke", "client", "pytest").returncode == 0
                 # The host cuts the live bridge connection on its own, without a request.
-                await asyncio.to_thread(attested_browser.wait_stderr, "cut: this MCP client is not paired")
+                await asyncio.to_thread(
+                    attested_browser.wait_stderr, "cut: this MCP client is not paired"
+                )
                 assert _code(await client.call_tool("tab_list", {})) == "client_not_paired"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_paired_client_is_served_and_an_unreadable_record_refuses(attested_browser: FakeBrowser, tmp_path: Path) -> None:
+def test_paired_client_is_served_and_an_unreadable_record_refuses(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
     runtime = attested_browser.runtime
     config = runtime.parent / "config"
     pair_record(config, client_exe=_our_interpreter())
@@ -218,7 +238,9 @@ def test_paired_client_is_served_and_an_unreadable_record_refuses(attested_brows
 # -- attestation on the real socket ----------------------------------------------------------
 
 
-def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(attested_browser: FakeBrowser) -> None:
+def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(
+    attested_browser: FakeBrowser,
+) -> None:
     """The test process is a same-UID impostor: same interpreter, but not `-I -m tabwarden`."""
     import socket
 
@@ -229,4 +251,3 @@ def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(attes
     s.close()
     log = attested_browser.wait_stderr("bridge connection #1 refused")
     assert "pytest" in log or "entry" in log or "script" in log
-

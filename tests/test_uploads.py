@@ -26,7 +26,9 @@ def test_files_inside_are_resolved(sandbox: Path) -> None:
     assert resolve_upload(sandbox, str(sandbox / "ok.txt")) == (sandbox / "ok.txt").resolve()
 
 
-@pytest.mark.parametrize("path", ["../secret.txt", "sub/../../secret.txt", "sub/../ok.txt", "", "a\x00b"])
+@pytest.mark.parametrize(
+    "path", ["../secret.txt", "sub/../../secret.txt", "sub/../ok.txt", "", "a\x00b"]
+)
 def test_dotdot_and_malformed_are_refused(sandbox: Path, path: str) -> None:
     with pytest.raises(UploadRefused):
         resolve_upload(sandbox, path)

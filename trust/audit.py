@@ -173,11 +173,23 @@ class AuditLog:
         clash = _RESERVED & fields.keys()
         if clash:
             raise ValueError(f"reserved audit field(s): {sorted(clash)}")
-        record: dict[str, Any] = {"ts": int(self.now()), "event": event,
-                                  "decision": decision, "path": path}
+        record: dict[str, Any] = {
+            "ts": int(self.now()),
+            "event": event,
+            "decision": decision,
+            "path": path,
+        }
         record.update(redact_fields(fields))
-        line = json.dumps(record, ensure_ascii=True, allow_nan=False, separators=(",", ":"),
-                          default=_json_default).encode("ascii") + b"\n"
+        line = (
+            json.dumps(
+                record,
+                ensure_ascii=True,
+                allow_nan=False,
+                separators=(",", ":"),
+                default=_json_default,
+            ).encode("ascii")
+            + b"\n"
+        )
 
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with self._locked(fcntl.LOCK_EX):

@@ -44,7 +44,11 @@ def host_key_store(config: Path, kind: str | None = None) -> Any:
     from tabwarden.trust.keystore import store_for
 
     if kind is None:
-        kind = "file" if (config / FILE_STORE_NAME).exists() or (config / FILE_STORE_NAME).is_symlink() else "keyring"
+        kind = (
+            "file"
+            if (config / FILE_STORE_NAME).exists() or (config / FILE_STORE_NAME).is_symlink()
+            else "keyring"
+        )
     return store_for(kind, config)
 
 

@@ -334,7 +334,11 @@ def _frozen(value: Any) -> Any:
 
 
 def _with_baseline(
-    doc: TrustDocument, key: HostKey, policy: Policy, now: int, set_keys: frozenset[str] = frozenset()
+    doc: TrustDocument,
+    key: HostKey,
+    policy: Policy,
+    now: int,
+    set_keys: frozenset[str] = frozenset(),
 ) -> TrustDocument:
     public = _require_key(doc, key)
     eff = effective(doc, public, now)

@@ -100,7 +100,9 @@ def xvfb(
             continue
         proc = subprocess.Popen(  # noqa: S603 - Xvfb from PATH, our own arguments
             [xvfb_bin, f":{n}", "-nolisten", "tcp", "-screen", "0", screen],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         end = time.monotonic() + ready_s
@@ -140,6 +142,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 # -- finding the dialog ---------------------------------------------------------------------------
 
+
 def _bluish(r: int, g: int, b: int) -> bool:
     """Material blue buttons: the filled #0b57d0 (also hovered/pressed shades) and the tonal
     #d3e3fd. Greys (our page, the scrim) and white are not."""
@@ -151,20 +154,20 @@ def parse_ppm(data: bytes) -> tuple[int, int, bytes]:
     fields: list[bytes] = []
     i = 0
     while len(fields) < 4:
-        while data[i:i + 1].isspace():
+        while data[i : i + 1].isspace():
             i += 1
-        if data[i:i + 1] == b"#":
+        if data[i : i + 1] == b"#":
             i = data.index(b"\n", i) + 1
             continue
         j = i
-        while not data[j:j + 1].isspace():
+        while not data[j : j + 1].isspace():
             j += 1
         fields.append(data[i:j])
         i = j
     if fields[0] != b"P6" or fields[3] != b"255":
         raise ValueError("expected an 8-bit P6 PPM")
     w, h = int(fields[1]), int(fields[2])
-    return w, h, data[i + 1:i + 1 + w * h * 3]
+    return w, h, data[i + 1 : i + 1 + w * h * 3]
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,7 @@ def _blobs(w: int, h: int, rgb: bytes) -> list[Blob]:
 
     prev: list[tuple[int, int, int]] = []
     for y in range(h):
-        row = rgb[y * w * 3:(y + 1) * w * 3]
+        row = rgb[y * w * 3 : (y + 1) * w * 3]
         runs: list[tuple[int, int, int]] = []
         x = 0
         while x < w:
@@ -232,11 +235,12 @@ def find_dialog_buttons(w: int, h: int, rgb: bytes) -> tuple[Point, Point] | Non
     or None when the dialog is not showing. Buttons: solidly filled bluish blobs 40..220 x 20..60
     px; the dialog shows exactly two side by side on one row (Deny leading, Allow trailing)."""
     buttons = [
-        b for b in _blobs(w, h, rgb)
+        b
+        for b in _blobs(w, h, rgb)
         if 40 <= b.x1 - b.x0 + 1 <= 220 and 20 <= b.y1 - b.y0 + 1 <= 60 and b.fill >= 0.6
     ]
     for i, a in enumerate(buttons):
-        for b in buttons[i + 1:]:
+        for b in buttons[i + 1 :]:
             if abs(a.centre[1] - b.centre[1]) <= 4 and (a.x1 < b.x0 or b.x1 < a.x0):
                 left, right = (a, b) if a.x0 < b.x0 else (b, a)
                 if 0 < right.x0 - left.x1 <= 40:  # buttons of one dialog row sit close together
@@ -245,6 +249,7 @@ def find_dialog_buttons(w: int, h: int, rgb: bytes) -> tuple[Point, Point] | Non
 
 
 # -- talking to the X server ----------------------------------------------------------------------
+
 
 async def _run(display: str, *argv: str, timeout: float = 10.0) -> tuple[int, bytes]:
     proc = await asyncio.create_subprocess_exec(
@@ -300,6 +305,7 @@ def when_done(task: asyncio.Future[Any]) -> Callable[[], Awaitable[bool]]:
 
 
 # -- the helper tests call ------------------------------------------------------------------------
+
 
 @dataclass
 class DialogAnswer:

@@ -70,9 +70,11 @@ class _Site(http.server.BaseHTTPRequestHandler):
         if path == "/":
             body = FORM
         elif path == "/upload":
-            body = (b"<!doctype html><title>upload</title><input id=file type=file "
-                    b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
-                    b"f.name+':'+f.size\"><p id=got>none</p><input id=text>")
+            body = (
+                b"<!doctype html><title>upload</title><input id=file type=file "
+                b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
+                b"f.name+':'+f.size\"><p id=got>none</p><input id=text>"
+            )
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
         elif path == "/page2":

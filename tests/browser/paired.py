@@ -29,8 +29,12 @@ def provision_for_pairing(browser: ThrowawayBrowser, origins: Sequence[str] = ()
     """A record with this process's interpreter paired as the MCP client, ``origins`` approved
     and the pairing code ``CODE`` set; the gate that reads it."""
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins))
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    provision_throwaway_trust(
+        config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins)
+    )
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
+    )
     return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
 

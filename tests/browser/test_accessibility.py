@@ -51,14 +51,29 @@ STATUS_IDS = {
 
 # Roles Chromium gives interactive controls; any such node needs a name.
 INTERACTIVE_ROLES = {
-    "button", "link", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio",
-    "switch", "slider", "spinbutton", "menuitem", "tab", "ComboBoxSelect", "ComboBoxMenuButton",
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "checkbox",
+    "radio",
+    "switch",
+    "slider",
+    "spinbutton",
+    "menuitem",
+    "tab",
+    "ComboBoxSelect",
+    "ComboBoxMenuButton",
 }
 
 # Everything a person could operate, rendered or not (the page filters out the unrendered).
-CONTROLS = ('a[href], button, input:not([type="hidden"]), select, textarea, summary, '
-            '[contenteditable]:not([contenteditable="false"]), [tabindex], [role="button"], '
-            '[role="link"], [role="checkbox"], [role="textbox"]')
+CONTROLS = (
+    'a[href], button, input:not([type="hidden"]), select, textarea, summary, '
+    '[contenteditable]:not([contenteditable="false"]), [tabindex], [role="button"], '
+    '[role="link"], [role="checkbox"], [role="textbox"]'
+)
 
 # Facts about the page that need no CDP: landmarks of structure, live regions, tables, tabindex,
 # and every URL the document or its stylesheets point at.
@@ -199,8 +214,10 @@ async def check_names(context: Any, page: Any) -> list[str]:
             attrs = dict(zip(flat[::2], flat[1::2], strict=True))
             what = f"<{described['localName']} id={attrs.get('id', '')!r}>"
             backend = described["backendNodeId"]
-            tree = await cdp.send("Accessibility.getPartialAXTree",
-                                  {"backendNodeId": backend, "fetchRelatives": False})
+            tree = await cdp.send(
+                "Accessibility.getPartialAXTree",
+                {"backendNodeId": backend, "fetchRelatives": False},
+            )
             [ax] = [n for n in tree["nodes"] if n.get("backendDOMNodeId") == backend]
             if ax.get("ignored"):
                 continue  # not rendered (e.g. the confirm page's hidden #tap): nobody can reach it
@@ -223,8 +240,10 @@ async def check_names(context: Any, page: Any) -> list[str]:
             role = (n.get("role") or {}).get("value")
             named = str((n.get("name") or {}).get("value", "")).strip()
             if not n.get("ignored") and role in INTERACTIVE_ROLES and not named:
-                problems.append(f"AX node role={role} (DOM node {n.get('backendDOMNodeId')}): "
-                                "no accessible name")
+                problems.append(
+                    f"AX node role={role} (DOM node {n.get('backendDOMNodeId')}): "
+                    "no accessible name"
+                )
     finally:
         await cdp.detach()
     # Label in name: a button's or link's visible text must be part of its accessible name.
@@ -251,8 +270,9 @@ async def check_keyboard(page: Any) -> tuple[list[str], list[str]]:
     want = [e["seq"] for e in expected]
     if order != want:
         names = {e["seq"]: e["what"] for e in expected}
-        problems.append(f"Tab order {[v['what'] for v in visited]} "
-                        f"is not DOM order {[names[s] for s in want]}")
+        problems.append(
+            f"Tab order {[v['what'] for v in visited]} is not DOM order {[names[s] for s in want]}"
+        )
     # One more Tab leaves the page or wraps to the first control: nothing was left unvisited.
     await page.keyboard.press("Tab")
     after = await page.evaluate(FOCUS_JS)
@@ -266,8 +286,10 @@ async def check_keyboard(page: Any) -> tuple[list[str], list[str]]:
         if not v["focusVisible"]:
             problems.append(f"{v['what']}: keyboard focus does not match :focus-visible")
         if not _indicator(v):
-            problems.append(f"{v['what']}: no visible focus indicator "
-                            f"(outline {v['outline']} {v['width']}, box-shadow {v['shadow']})")
+            problems.append(
+                f"{v['what']}: no visible focus indicator "
+                f"(outline {v['outline']} {v['width']}, box-shadow {v['shadow']})"
+            )
         elif _indicator(unfocused) and _look(unfocused) == _look(v):
             problems.append(f"{v['what']}: looks the same focused and unfocused")
     return problems, [v["what"] for v in visited]
@@ -302,8 +324,9 @@ def check_facts(page_name: str, facts: dict[str, Any]) -> list[str]:
                 problems.append(f"table#{t['id']} header {th['text']!r} has no scope")
         for cells in t["bodyCells"]:
             if cells != len(t["headers"]):
-                problems.append(f"table#{t['id']} has a row of {cells} cells "
-                                f"under {len(t['headers'])} headers")
+                problems.append(
+                    f"table#{t['id']} has a row of {cells} cells under {len(t['headers'])} headers"
+                )
     problems += [f"positive tabindex: {p}" for p in facts["positive"]]
     for ref in facts["refs"]:
         if not ref["url"].startswith(BASE):
@@ -355,21 +378,30 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
         async with chromium(browser) as context, _mcp(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             # Options: wait until every section has rendered from the host's answers.
-            await visit(context, "options.html", """() => {
+            await visit(
+                context,
+                "options.html",
+                """() => {
                 const t = (id) => document.getElementById(id)?.textContent || '';
                 const n = (sel) => document.querySelectorAll(sel).length;
                 return t('policy-summary').startsWith('Policy epoch')
                   && t('audit-status').endsWith('entries') && n('#audit tbody tr') > 0
                   && n('#clients-recent button') === 2
-                  && n('#policy button[data-origin]') === 1; }""")
-            await visit(context, "popup.html", """() => {
+                  && n('#policy button[data-origin]') === 1; }""",
+            )
+            await visit(
+                context,
+                "popup.html",
+                """() => {
                 const s = document.getElementById('state')?.textContent || '';
                 return s !== '' && !s.startsWith('Loading')
-                  && document.querySelectorAll('#recent li').length > 0; }""")
+                  && document.querySelectorAll('#recent li').length > 0; }""",
+            )
             # Confirm: an unknown id shows "expired" with Deny/Allow disabled; enable them as a real
             # request would, so their focus order and indicator are checked too.
             await visit(
-                context, "confirm.html?id=x",
+                context,
+                "confirm.html?id=x",
                 "() => (document.getElementById('status')?.textContent || '').includes('expired')",
                 "() => { for (const b of document.querySelectorAll('#deny, #allow')) "
                 "b.disabled = false; }",
@@ -378,8 +410,16 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert problems == [], "\n".join(problems)
     # The walk covered the dynamic controls and the ones that matter most.
-    must = {"input#code", "button#pair", f'button "Remove {ORIGIN}"', "button#pair-client-0",
-            "button#pair-client-1", "button#kill", "input#audit-filter", "button#audit-export"}
+    must = {
+        "input#code",
+        "button#pair",
+        f'button "Remove {ORIGIN}"',
+        "button#pair-client-0",
+        "button#pair-client-1",
+        "button#kill",
+        "input#audit-filter",
+        "button#audit-export",
+    }
     assert must <= set(tabbed["options.html"]), tabbed
     assert tabbed["popup.html"] == ["button#kill"], tabbed
     assert tabbed["confirm.html"] == ["button#deny", "button#allow"], tabbed

@@ -38,7 +38,9 @@ def _trust_bytes(browser: ThrowawayBrowser) -> bytes:
 
 async def _status(page: Any, prefix: str) -> str:
     await page.wait_for_function(
-        "(p) => (document.getElementById('status')?.textContent || '').startsWith(p)", arg=prefix, timeout=30_000
+        "(p) => (document.getElementById('status')?.textContent || '').startsWith(p)",
+        arg=prefix,
+        timeout=30_000,
     )
     return str(await page.text_content("#status"))
 
@@ -60,10 +62,14 @@ def _kill_hosts(browser: ThrowawayBrowser) -> int:
     return killed
 
 
-def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(browser: ThrowawayBrowser) -> None:
+def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
+    browser: ThrowawayBrowser,
+) -> None:
     config = browser.root / "config"
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
+    )
     pinned_fingerprint = host_key_store(config, "file").load().public.fingerprint
 
     async def scenario() -> None:
@@ -84,7 +90,11 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(br
             assert (await _status(page, "refused")).startswith("refused: presence_refused")
             gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
             assert gate.current().browsers == ()
-            assert json.loads(_trust_bytes(browser))["browsers"] == json.loads(before)["browsers"] == []
+            assert (
+                json.loads(_trust_bytes(browser))["browsers"]
+                == json.loads(before)["browsers"]
+                == []
+            )
 
             # The right code and a tap: the credential is verified and signed into the record.
             await _pair(page, CODE)
@@ -108,10 +118,17 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(br
             # Someone swaps the host key (and re-signs a record to match) under the running browser.
             impostor = HostKey.generate()
             host_key_store(config, "file").save(impostor, replace=True)
-            store.initialise(config / "trust.json", impostor, "file", int(time.time()), replace_existing=True)
-            store.add_client(config / "trust.json", impostor, "pytest", os.path.realpath("/proc/self/exe"),
-                             hashlib.sha256(open(os.path.realpath("/proc/self/exe"), "rb").read()).hexdigest(),
-                             int(time.time()))
+            store.initialise(
+                config / "trust.json", impostor, "file", int(time.time()), replace_existing=True
+            )
+            store.add_client(
+                config / "trust.json",
+                impostor,
+                "pytest",
+                os.path.realpath("/proc/self/exe"),
+                hashlib.sha256(open(os.path.realpath("/proc/self/exe"), "rb").read()).hexdigest(),
+                int(time.time()),
+            )
             assert _kill_hosts(browser) == 1  # the extension reconnects and a new host starts
 
     async def expect_gate_closed() -> None:

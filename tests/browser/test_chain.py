@@ -34,19 +34,28 @@ def _params(env: dict[str, str]) -> StdioServerParameters:
 
 
 def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
-    manifest = json.loads((browser.profile / "NativeMessagingHosts" / "dev.tabwarden.host.json").read_text())
+    manifest = json.loads(
+        (browser.profile / "NativeMessagingHosts" / "dev.tabwarden.host.json").read_text()
+    )
     assert manifest["allowed_origins"] == [ALLOWED_ORIGIN]
     assert manifest["type"] == "stdio"
 
 
-def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowser, page_url: str) -> None:
-    provision_throwaway_trust(browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")])
+def test_tab_list_through_every_hop_then_browser_closed(
+    browser: ThrowawayBrowser, page_url: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")]
+    )
     browser.start(page_url)  # the person's own tab: the agent must never see it
 
     async def scenario() -> None:
         async with Client(_params(browser.env)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert tools["tab_list"].annotations is not None and tools["tab_list"].annotations.read_only_hint
+            assert (
+                tools["tab_list"].annotations is not None
+                and tools["tab_list"].annotations.read_only_hint
+            )
             assert tools["tab_list"].output_schema is not None
             assert "tabs" in tools["tab_list"].output_schema["properties"]
 
@@ -63,7 +72,9 @@ def test_tab_list_through_every_hop_then_browser_closed(browser: ThrowawayBrowse
             tab = opened.structured_content["tab"]
             result = await client.call_tool("tab_list", {})
             tabs: list[dict[str, Any]] = result.structured_content["tabs"]
-            assert [(t["id"], t["url"], t["title"]) for t in tabs] == [(tab["id"], page_url, PAGE_TITLE)]
+            assert [(t["id"], t["url"], t["title"]) for t in tabs] == [
+                (tab["id"], page_url, PAGE_TITLE)
+            ]
 
             # The browser goes away: the next call answers, with the stable code, instead of hanging.
             await asyncio.to_thread(browser.stop)
@@ -85,7 +96,9 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
 ) -> None:
     """Issue 3's pinned posture, end to end: the record pairs this test's interpreter (the program
     that spawns `tabwarden mcp`), the host Chrome launched enforces it too."""
-    provision_throwaway_trust(browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")]
+    )
     browser.start("about:blank")
 
     async def paired() -> None:
@@ -93,7 +106,9 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
             await wait_for_extension(client, time.monotonic() + 60)
             result = await client.call_tool("tab_open", {"url": page_url})
             assert not result.is_error, result.content
-            text = await client.call_tool("page_text", {"tabId": result.structured_content["tab"]["id"]})
+            text = await client.call_tool(
+                "page_text", {"tabId": result.structured_content["tab"]["id"]}
+            )
             assert not text.is_error, text.content
             assert "Hello from a local page" in text.structured_content["text"]
 
@@ -102,7 +117,9 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
     # Another MCP client program: /bin/sh forks `tabwarden mcp` (the trailing `exit` stops it
     # from exec-ing), so the spawner measured is /bin/sh, which is not paired.
     sh_params = StdioServerParameters(
-        command="/bin/sh", args=["-c", f"'{sys.executable}' -m tabwarden mcp; exit $?"], env=browser.env
+        command="/bin/sh",
+        args=["-c", f"'{sys.executable}' -m tabwarden mcp; exit $?"],
+        env=browser.env,
     )
 
     async def unpaired() -> None:

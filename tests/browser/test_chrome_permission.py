@@ -55,7 +55,9 @@ def _grants(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
 async def _chrome_grants(context: Any, origin: str) -> bool:
     """Ask the extension's own service worker whether Chrome holds the host permission."""
     [worker] = context.service_workers or [await context.wait_for_event("serviceworker")]
-    return bool(await worker.evaluate("(p) => chrome.permissions.contains({origins: [p]})", f"{origin}/*"))
+    return bool(
+        await worker.evaluate("(p) => chrome.permissions.contains({origins: [p]})", f"{origin}/*")
+    )
 
 
 async def _open_answering(context: Any, agent: Any, display: str, url: str, *, allow: bool) -> Any:
@@ -67,8 +69,12 @@ async def _open_answering(context: Any, agent: Any, display: str, url: str, *, a
     return await opening
 
 
-def test_a_new_origin_needs_tabwarden_and_chrome(shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
-    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+def test_a_new_origin_needs_tabwarden_and_chrome(
+    shipped: ThrowawayBrowser, site: str, x_display: str
+) -> None:
+    provision_throwaway_trust(
+        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[]
+    )
     other = site.replace("127.0.0.1", "localhost")
 
     async def scenario() -> None:
@@ -98,9 +104,12 @@ def test_a_new_origin_needs_tabwarden_and_chrome(shipped: ThrowawayBrowser, site
 
 
 def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
-        shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
+    shipped: ThrowawayBrowser, site: str, x_display: str
+) -> None:
     # The person approved the site at the terminal (signed policy); Chrome has granted nothing.
-    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    provision_throwaway_trust(
+        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
 
     async def scenario() -> None:
         async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
@@ -121,7 +130,8 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
 
 
 def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
-        shipped: ThrowawayBrowser, site: str, x_display: str) -> None:
+    shipped: ThrowawayBrowser, site: str, x_display: str
+) -> None:
     """For an enrolled browser a new site's window shows only Tap: that click requests Chrome's
     permission first (the gesture), then runs the WebAuthn tap that signs the origin into the
     policy. A site already approved by a tap only lacks Chrome's grant: a click asks for it."""
@@ -130,9 +140,14 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
 
     from tabwarden.trust import store
 
-    provision_throwaway_trust(shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
-    store.set_pairing_code(shipped.config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(),
-                           int(time.time()) + 600)
+    provision_throwaway_trust(
+        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[]
+    )
+    store.set_pairing_code(
+        shipped.config / "trust.json",
+        hashlib.sha256(CODE.encode()).hexdigest(),
+        int(time.time()) + 600,
+    )
 
     async def scenario() -> None:
         async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
@@ -149,7 +164,8 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
             await options.fill("#origin", other)
             await options.click("#approve-origin")
             await options.wait_for_function(
-                "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')")
+                "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')"
+            )
             assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
             opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
             assert not opened.is_error, opened.content

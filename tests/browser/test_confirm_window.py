@@ -42,19 +42,25 @@ class _Site(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return
         if url.path == "/big":
-            body = ("<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>").encode()
+            body = (
+                "<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>"
+            ).encode()
         elif url.path == "/noise":
             # Random pixels compress to nothing: a full-page PNG of this is well over 10 MB.
-            body = (b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
-                    b"<canvas id=c width=1200 height=3200></canvas><script>"
-                    b"const c=document.getElementById('c'),x=c.getContext('2d'),d=x.createImageData(1200,3200);"
-                    b"crypto.getRandomValues(new Uint8Array(65536));"
-                    b"for(let i=0;i<d.data.length;i+=65536){crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
-                    b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);document.title='noise ready'"
-                    b"</script>")
+            body = (
+                b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
+                b"<canvas id=c width=1200 height=3200></canvas><script>"
+                b"const c=document.getElementById('c'),x=c.getContext('2d'),d=x.createImageData(1200,3200);"
+                b"crypto.getRandomValues(new Uint8Array(65536));"
+                b"for(let i=0;i<d.data.length;i+=65536){crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
+                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);document.title='noise ready'"
+                b"</script>"
+            )
         elif url.path == "/secrets":
-            body = (b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
-                    b"<input type=password value=hunter2></body>")
+            body = (
+                b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
+                b"<input type=password value=hunter2></body>"
+            )
         else:
             body = b"<!doctype html><title>fixture</title><body><p>Hello fixture</p></body>"
         self.send_response(200)
@@ -79,13 +85,18 @@ def site_port() -> Iterator[int]:
 
 
 @contextlib.asynccontextmanager
-async def chromium(browser: ThrowawayBrowser, display: str | None = None) -> AsyncIterator[BrowserContext]:
+async def chromium(
+    browser: ThrowawayBrowser, display: str | None = None
+) -> AsyncIterator[BrowserContext]:
     """The throwaway browser, launched by Playwright so the test can click extension windows;
     headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show)."""
     flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
     if os.getuid() == 0:
         flags.append("--no-sandbox")
-    flags += [f"--disable-extensions-except={browser.extension}", f"--load-extension={browser.extension}"]
+    flags += [
+        f"--disable-extensions-except={browser.extension}",
+        f"--load-extension={browser.extension}",
+    ]
     async with async_playwright() as pw:
         context = await pw.chromium.launch_persistent_context(
             str(browser.profile),
@@ -103,11 +114,17 @@ async def chromium(browser: ThrowawayBrowser, display: str | None = None) -> Asy
 
 
 def _mcp(browser: ThrowawayBrowser) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env))
+    return Client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env
+        )
+    )
 
 
 async def _confirm_page(context: BrowserContext) -> Page:
-    page = await context.wait_for_event("page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000)
+    page = await context.wait_for_event(
+        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
+    )
     await page.wait_for_selector("#allow", state="visible")
     return page
 
@@ -127,7 +144,9 @@ def _err(result: Any) -> str | None:
 
 
 def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
-    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
+    return (
+        TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
+    )
 
 
 def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
@@ -135,9 +154,13 @@ def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_origin_approval_tab_ownership_and_confirmed_actions(browser: ThrowawayBrowser, site_port: int) -> None:
+def test_origin_approval_tab_ownership_and_confirmed_actions(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[]
+    )
 
     async def scenario() -> None:
         async with chromium(browser) as context, _mcp(browser) as agent:
@@ -169,7 +192,9 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(browser: ThrowawayB
                 assert _origins(browser) == (a,)
 
             # 4. A redirect to an unapproved origin stops the tool.
-            bounce = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"})
+            bounce = await agent.call_tool(
+                "page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"}
+            )
             assert _err(bounce) == "origin_not_approved"
             back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
             assert _err(back) is None, back.content
@@ -188,7 +213,9 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(browser: ThrowawayB
             closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
             await press(await _confirm_page(context), "#deny")
             assert _err(await closing) == "confirm_denied"
-            assert [t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]] == [tab]
+            assert [
+                t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
+            ] == [tab]
             closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
             await press(await _confirm_page(context), "#allow")
             assert _err(await closing) is None
@@ -199,7 +226,9 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(browser: ThrowawayB
 
 def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
 
     async def scenario() -> None:
         async with chromium(browser) as context, _mcp(browser) as agent:
@@ -231,7 +260,9 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
 
 def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
 
     async def scenario() -> None:
         async with chromium(browser) as _context, _mcp(browser) as agent:
@@ -239,7 +270,8 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
             opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
             assert _err(opened) is None, opened.content
             result = await agent.call_tool(
-                "page_text", {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000}
+                "page_text",
+                {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000},
             )
             assert _err(result) is None, result.content
             text = result.structured_content["text"]
@@ -249,14 +281,17 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-
-def test_an_unanswered_confirm_window_times_out_as_a_denial(browser: ThrowawayBrowser, site_port: int) -> None:
+def test_an_unanswered_confirm_window_times_out_as_a_denial(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     from tabwarden.trust import store
 
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     config = browser.root / "config"
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
-    store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000)  # narrowing: free
+    store.add_restriction(
+        config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000
+    )  # narrowing: free
 
     async def scenario() -> None:
         async with chromium(browser) as context, _mcp(browser) as agent:
@@ -272,12 +307,16 @@ def test_an_unanswered_confirm_window_times_out_as_a_denial(browser: ThrowawayBr
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_a_ten_megabyte_full_page_screenshot_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     import base64
     import struct
 
     a = f"http://127.0.0.1:{site_port}"
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
 
     async def scenario() -> None:
         async with chromium(browser) as _context, _mcp(browser) as agent:
@@ -285,12 +324,16 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(browser: ThrowawayBr
             opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
             assert _err(opened) is None, opened.content
             tab = opened.structured_content["tab"]["id"]
-            ready = await agent.call_tool("page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000})
+            ready = await agent.call_tool(
+                "page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000}
+            )
             assert _err(ready) is None, ready.content
             shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
             assert _err(shot) is None, shot.content
             png = base64.b64decode(shot.content[0].data, validate=True)
-            assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"  # complete
+            assert (
+                png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
+            )  # complete
             width, height = struct.unpack(">II", png[16:24])
             assert width >= 1200 and height >= 3200  # the whole page, not the viewport
             assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte

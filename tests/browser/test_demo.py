@@ -43,7 +43,10 @@ def test_demo_exits_zero_and_leaves_nothing_behind() -> None:
 
 def test_demo_cleans_up_on_ctrl_c() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tabwarden", "demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "tabwarden", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     seen = []

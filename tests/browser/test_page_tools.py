@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 
 GUARD = 240.0
 
+
 async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await agent.call_tool(tool, args)
     assert not result.is_error, (tool, result.content)
@@ -39,17 +40,23 @@ def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
     config = browser.root / "config"
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
     key = host_key_store(config, "file").load()
-    store.set_baseline(gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000)
+    store.set_baseline(
+        gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000
+    )
 
 
 def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
 
     async def scenario() -> None:
         async with chromium(browser) as context, _mcp(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            assert (await ok(agent, "browser_list", {}))["browsers"] == [{"label": "chromium", "current": True}]
+            assert (await ok(agent, "browser_list", {}))["browsers"] == [
+                {"label": "chromium", "current": True}
+            ]
 
             snap = await ok(agent, "page_snapshot", {"tabId": tab})
             by_name = {item["name"]: item for item in snap["snapshot"]}
@@ -64,28 +71,52 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             assert state["text"] == "clicked:2"
 
             await ok(agent, "page_fill", {"tabId": tab, "selector": "#user", "value": "alice"})
-            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#user"}))["value"] == "alice"
-            assert await code(agent, "page_fill", {"tabId": tab, "selector": "#pw", "value": "x"}) == "policy_denied"
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#user"}))[
+                "value"
+            ] == "alice"
+            assert (
+                await code(agent, "page_fill", {"tabId": tab, "selector": "#pw", "value": "x"})
+                == "policy_denied"
+            )
             pw_state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#pw"})
             assert "hunter2" not in str(pw_state)
 
             await ok(agent, "page_check", {"tabId": tab, "selector": "#keep", "checked": True})
-            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#keep"}))["checked"] is True
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#keep"}))[
+                "checked"
+            ] is True
             await ok(agent, "page_hover", {"tabId": tab, "selector": "#hov"})
-            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#hov"}))["text"] == "hovered"
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#hov"}))[
+                "text"
+            ] == "hovered"
             scrolled = await ok(agent, "page_scroll", {"tabId": tab, "to": "bottom"})
             assert scrolled["scrollY"] > 0
-            assert (await ok(agent, "page_wait_for", {"tabId": tab, "selector": "#late", "timeoutMs": 5000}))["matched"]
-            assert await code(agent, "page_wait_for", {"tabId": tab, "selector": "#never", "timeoutMs": 300}) == "timeout"
+            assert (
+                await ok(
+                    agent, "page_wait_for", {"tabId": tab, "selector": "#late", "timeoutMs": 5000}
+                )
+            )["matched"]
+            assert (
+                await code(
+                    agent, "page_wait_for", {"tabId": tab, "selector": "#never", "timeoutMs": 300}
+                )
+                == "timeout"
+            )
 
             # select and press need the person; select is denied, then allowed.
-            selecting = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"}))
+            selecting = asyncio.create_task(
+                agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"})
+            )
             await press(await _confirm_page(context), "#deny")
             assert (tool_error(await selecting) or {}).get("code") == "confirm_denied"
-            selecting = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"}))
+            selecting = asyncio.create_task(
+                agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"})
+            )
             await press(await _confirm_page(context), "#allow")
             assert not (await selecting).is_error
-            pressing = asyncio.create_task(agent.call_tool("page_press", {"tabId": tab, "selector": "#user", "key": "a"}))
+            pressing = asyncio.create_task(
+                agent.call_tool("page_press", {"tabId": tab, "selector": "#user", "key": "a"})
+            )
             await press(await _confirm_page(context), "#allow")
             assert not (await pressing).is_error
 
@@ -98,8 +129,12 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             assert "0123456789abcdef" not in token["value"] and "masked" in token["value"]
             markdown = (await ok(agent, "page_markdown", {"tabId": tab}))["text"]
             assert "# Sign in" in markdown and "hunter2" not in markdown
-            scraped = (await ok(agent, "page_scrape", {"tabId": tab, "selector": "a", "attrs": ["href"]}))["items"]
-            assert scraped[0]["text"] == "next page" and scraped[0]["attrs"]["href"].endswith("/page2")
+            scraped = (
+                await ok(agent, "page_scrape", {"tabId": tab, "selector": "a", "attrs": ["href"]})
+            )["items"]
+            assert scraped[0]["text"] == "next page" and scraped[0]["attrs"]["href"].endswith(
+                "/page2"
+            )
             shot = await agent.call_tool("page_screenshot", {"tabId": tab})
             assert not shot.is_error, shot.content
             image = shot.content[0]
@@ -109,7 +144,9 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
 
             # A submit click needs the person; one approval covers a repeat within the grace.
             stale_ref = by_name["Sign in"]["ref"]
-            clicking = asyncio.create_task(agent.call_tool("page_click", {"tabId": tab, "selector": "#go"}))
+            clicking = asyncio.create_task(
+                agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+            )
             window = await _confirm_page(context)
             assert "Sign in" in (await window.text_content("body") or "")
             await press(window, "#allow")
@@ -120,20 +157,27 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             assert await code(agent, "page_click", {"tabId": tab, "ref": stale_ref}) == "bad_ref"
             back = await ok(agent, "page_back", {"tabId": tab})
             assert urlparse(back["url"]).path == "/"
-            again = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})  # grace: no window
+            again = await agent.call_tool(
+                "page_click", {"tabId": tab, "selector": "#go"}
+            )  # grace: no window
             assert not again.is_error, again.content
             await ok(agent, "page_back", {"tabId": tab})
             forward = await ok(agent, "page_forward", {"tabId": tab})
             assert "/done" in forward["url"]
             await ok(agent, "page_reload", {"tabId": tab})
             # A navigation that never happens (204) is reported honestly, not as success.
-            assert await code(agent, "page_navigate", {"tabId": tab, "url": f"{site}/nocontent"}) == "navigation_cancelled"
+            assert (
+                await code(agent, "page_navigate", {"tabId": tab, "url": f"{site}/nocontent"})
+                == "navigation_cancelled"
+            )
             assert (await ok(agent, "tab_focus", {"tabId": tab}))["tab"]["id"] == tab
 
             # eval: off by default; enabled by signed policy, then confirmed showing the code.
             assert await code(agent, "page_eval", {"tabId": tab, "code": "1+1"}) == "policy_denied"
             widen(browser, eval=True)
-            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"}))
+            evaluating = asyncio.create_task(
+                agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
+            )
             window = await _confirm_page(context)
             assert "6*7" in (await window.text_content("body") or "")
             await press(window, "#allow")
@@ -148,8 +192,12 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
 
     async def session(n: int) -> None:
         async with _mcp(browser) as agent:
@@ -168,7 +216,9 @@ def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(browser: Throw
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(browser: ThrowawayBrowser, site: str) -> None:
+def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
+    browser: ThrowawayBrowser, site: str
+) -> None:
     config = browser.root / "config"
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
     sandbox = config / "uploads"
@@ -185,7 +235,9 @@ def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(browser: Th
             widen(browser, upload=True)
             for escape in ("../secret.txt", str(browser.root / "secret.txt")):
                 assert await code(agent, "page_upload", {**args, "path": escape}) == "policy_denied"
-            assert await code(agent, "page_upload", {**args, "selector": "#text"}) == "bad_request"  # not a file input
+            assert (
+                await code(agent, "page_upload", {**args, "selector": "#text"}) == "bad_request"
+            )  # not a file input
             uploading = asyncio.create_task(agent.call_tool("page_upload", args))
             window = await _confirm_page(context)
             assert "report.txt" in (await window.text_content("body") or "")

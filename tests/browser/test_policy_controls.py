@@ -40,7 +40,8 @@ async def _act(page: Any, selector: str, prefix: str) -> str:
 
 async def _field_shows(page: Any, selector: str, value: int) -> None:
     await page.wait_for_function(
-        "([s, v]) => document.querySelector(s)?.value === v", arg=[selector, str(value)],
+        "([s, v]) => document.querySelector(s)?.value === v",
+        arg=[selector, str(value)],
         timeout=30_000,
     )
 
@@ -67,8 +68,9 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
             held = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
             credentials = held["credentials"]
             assert len(credentials) == 1
-            await cdp.send("WebAuthn.removeVirtualAuthenticator",
-                           {"authenticatorId": authenticator})
+            await cdp.send(
+                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator}
+            )
             audited = len(_audit(config))
             await page.fill("#grace", "10")
             assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
@@ -107,10 +109,13 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
             # person: a widening tap is refused and trust.json is byte-identical.
             cdp, authenticator = await add_authenticator(paired.context, page)
             for cred in credentials:
-                await cdp.send("WebAuthn.addCredential",
-                               {"authenticatorId": authenticator, "credential": cred})
-            await cdp.send("WebAuthn.setUserVerified",
-                           {"authenticatorId": authenticator, "isUserVerified": False})
+                await cdp.send(
+                    "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
+                )
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": False},
+            )
             before = trust.read_bytes()
             audited = len(_audit(config))
             await page.fill("#grace", "90")
@@ -124,8 +129,10 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
             await _field_shows(page, "#grace", 10)  # the field shows the policy in force again
 
             # With a verified tap each widening lands in the signed policy.
-            await cdp.send("WebAuthn.setUserVerified",
-                           {"authenticatorId": authenticator, "isUserVerified": True})
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": True},
+            )
             audited = len(_audit(config))
             await page.fill("#grace", "45")
             assert await _act(page, "#set-grace", "done") == "done: policy.widen"

@@ -30,7 +30,10 @@ HELPERS = """
     send({type: "presence_complete", challengeId, action, detail, response});
 """
 
-TAP_THEN_REPLAY = "async () => {" + HELPERS + """
+TAP_THEN_REPLAY = (
+    "async () => {"
+    + HELPERS
+    + """
   const detail = '{"upload":true}';
   const first = await begin("policy.widen", detail);
   const response = await answer(first);
@@ -40,21 +43,28 @@ TAP_THEN_REPLAY = "async () => {" + HELPERS + """
   const replayed = await complete(fresh.challengeId, "policy.widen", detail, response);
   return {ok, again, replayed};
 }"""
+)
 
-ANSWER_FOR_ANOTHER_ACTION = "async () => {" + HELPERS + """
+ANSWER_FOR_ANOTHER_ACTION = (
+    "async () => {"
+    + HELPERS
+    + """
   const unkill = await begin("unkill", "");
   const forUnkill = await answer(unkill);
   const detail = '{"eval":true}';
   const widen = await begin("policy.widen", detail);
   return await complete(widen.challengeId, "policy.widen", detail, forUnkill);
 }"""
+)
 
 
 def _trust(config: Any) -> bytes:
     return (config / "trust.json").read_bytes()
 
 
-def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: ThrowawayBrowser) -> None:
+def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
+    browser: ThrowawayBrowser,
+) -> None:
     config = browser.config
     gate = provision_for_pairing(browser)
 
@@ -64,24 +74,37 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: Thro
             # One real tap works; replaying its assertion (same or a fresh challenge) does not.
             outcome = await page.evaluate(TAP_THEN_REPLAY)
             assert outcome["ok"]["ok"] is True, outcome
-            assert outcome["again"] == {"ok": False, "code": "bad_request"}, outcome  # the worker's single use
-            assert outcome["replayed"] == {"ok": False, "code": "presence_refused"}, outcome  # the host's
+            assert outcome["again"] == {"ok": False, "code": "bad_request"}, (
+                outcome
+            )  # the worker's single use
+            assert outcome["replayed"] == {"ok": False, "code": "presence_refused"}, (
+                outcome
+            )  # the host's
             assert gate.current().policy.upload is True
             after_upload = _trust(config)
 
             # An assertion made for "unkill" presented for a policy widening: refused by the host.
-            assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {"ok": False, "code": "presence_refused"}
+            assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {
+                "ok": False,
+                "code": "presence_refused",
+            }
             assert _trust(config) == after_upload and gate.current().policy.eval is False
 
             # A cloned authenticator: the credential comes back with the counter it had before the
             # last tap. The host sees the counter not rising and refuses; nothing changes.
-            [cred] = (await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator}))["credentials"]
+            [cred] = (
+                await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+            )["credentials"]
             await page.click("#enable-eval")
             assert await _policy_status(page, "done") == "done: policy.widen"
             assert gate.current().policy.eval is True
-            await cdp.send("WebAuthn.removeCredential",
-                           {"authenticatorId": authenticator, "credentialId": cred["credentialId"]})
-            await cdp.send("WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred})
+            await cdp.send(
+                "WebAuthn.removeCredential",
+                {"authenticatorId": authenticator, "credentialId": cred["credentialId"]},
+            )
+            await cdp.send(
+                "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
+            )
             await page.click("#restrict-eval")  # narrowing: free, so the counter plays no part
             assert await _policy_status(page, "done") == "done: policy_restrict"
             before = _trust(config)
@@ -92,16 +115,21 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(browser: Thro
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-STALE_TAP = "async (waitMs) => {" + HELPERS + """
+STALE_TAP = (
+    "async (waitMs) => {"
+    + HELPERS
+    + """
   const detail = '{"eval":true}';
   const begun = await begin("policy.widen", detail);
   await new Promise((r) => setTimeout(r, waitMs));
   return await complete(begun.challengeId, "policy.widen", detail, await answer(begun));
 }"""
+)
 
 
-def test_a_stale_challenge_is_refused_in_real_chromium(browser: ThrowawayBrowser,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stale_challenge_is_refused_in_real_chromium(
+    browser: ThrowawayBrowser, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The host started by Chrome runs with a ceremony TTL shortened to 10 s (the environment may
     only shorten it); a tap answered after 11 s is refused and nothing changes."""
     monkeypatch.setenv("TABWARDEN_CHALLENGE_TTL", "10")

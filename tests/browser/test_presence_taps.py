@@ -30,13 +30,16 @@ def _trust(config: Any) -> bytes:
 
 async def _policy_status(page: Any, prefix: str) -> str:
     await page.wait_for_function(
-        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)", arg=prefix,
+        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)",
+        arg=prefix,
         timeout=30_000,
     )
     return str(await page.text_content("#policy-status"))
 
 
-def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: ThrowawayBrowser, site: str) -> None:
+def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
+    browser: ThrowawayBrowser, site: str
+) -> None:
     config = browser.config
     gate = provision_for_pairing(browser, [site])
 
@@ -46,7 +49,9 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             cdp, authenticator = paired.cdp, paired.authenticator
             assert gate.current().browsers[0].credentials[0].uv is True  # verified at enrolment
 
-            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
+            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content[
+                "tab"
+            ]["id"]
             refused = await agent.call_tool("page_eval", {"tabId": tab, "code": "1+1"})
             assert (tool_error(refused) or {}).get("code") == "policy_denied"
 
@@ -55,7 +60,9 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             await page.click("#enable-eval")
             assert await _policy_status(page, "done") == "done: policy.widen"
             assert gate.current().policy.eval is True
-            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "20+22"}))
+            evaluating = asyncio.create_task(
+                agent.call_tool("page_eval", {"tabId": tab, "code": "20+22"})
+            )
             await press(await _confirm_page(context), "#allow")
             result = await evaluating
             assert not result.is_error, result.content
@@ -70,17 +77,25 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
 
             # Kill for free; unkill only with a tap.
             await page.click("#kill")
-            await page.wait_for_function("() => (document.getElementById('killed')?.textContent || '').includes('engaged')")
+            await page.wait_for_function(
+                "() => (document.getElementById('killed')?.textContent || '').includes('engaged')"
+            )
             assert gate.current().killed
             assert (tool_error(await agent.call_tool("tab_list", {})) or {}).get("code") == "killed"
             # The authenticator stops verifying the person (isUserVerified: false): a tap with
             # presence only is refused for a credential that verified at enrolment.
             killed_record = _trust(config)
-            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": False})
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": False},
+            )
             await page.click("#unkill")
             assert (await _policy_status(page, "refused")).startswith("refused")
             assert _trust(config) == killed_record and gate.current().killed
-            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": True})
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": True},
+            )
             await page.click("#unkill")
             assert await _policy_status(page, "done") == "done: unkill"
             assert not gate.current().killed
@@ -89,14 +104,18 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(browser: Throwaw
             # The options page shows the audit log: the tap-authorised grants, with their path.
             await page.click("#audit-refresh")
             await page.wait_for_function(
-                "() => (document.getElementById('audit')?.textContent || '').includes('unkill')", timeout=30_000)
+                "() => (document.getElementById('audit')?.textContent || '').includes('unkill')",
+                timeout=30_000,
+            )
             audit_text = await page.text_content("#audit") or ""
             assert "webauthn" in audit_text and "policy_set" in audit_text
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: ThrowawayBrowser, site: str) -> None:
+def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
+    browser: ThrowawayBrowser, site: str
+) -> None:
     from tabwarden.mcp_server.spawner import Spawner, remember_spawner
     from tabwarden.trust.gate import host_key_store
     from tabwarden.trust.policy import apply_set
@@ -105,13 +124,18 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
     gate = provision_for_pairing(browser, [site])
     key = host_key_store(config, "file").load()
     # The person enabled eval in presence-confirm mode (as `tabwarden policy set` would).
-    store.set_baseline(config / "trust.json", key,
-                       apply_set(gate.current().policy, {"eval": True, "presenceConfirm": True}).to_json(),
-                       int(time.time()))
+    store.set_baseline(
+        config / "trust.json",
+        key,
+        apply_set(gate.current().policy, {"eval": True, "presenceConfirm": True}).to_json(),
+        int(time.time()),
+    )
     other = "/bin/sh"
     with open(other, "rb") as image:
         other_sha = hashlib.sha256(image.read()).hexdigest()
-    remember_spawner(config, Spawner(pid=1, exe=other, sha256=other_sha, create_time=0.0), time.time())
+    remember_spawner(
+        config, Spawner(pid=1, exe=other, sha256=other_sha, create_time=0.0), time.time()
+    )
 
     async def scenario() -> None:
         async with paired_options_page(browser) as paired:
@@ -122,12 +146,21 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
             await options.wait_for_selector("#pair-client-0")
             await options.click("#pair-client-0")
             await options.wait_for_function(
-                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done')", timeout=30_000)
-            assert any(c.sha256 == other_sha and c.path == "webauthn" for c in gate.current().paired_clients)
+                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done')",
+                timeout=30_000,
+            )
+            assert any(
+                c.sha256 == other_sha and c.path == "webauthn"
+                for c in gate.current().paired_clients
+            )
 
-            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content["tab"]["id"]
+            tab = (await agent.call_tool("tab_open", {"url": f"{site}/"})).structured_content[
+                "tab"
+            ]["id"]
             # eval in presence-confirm mode: the window asks for a tap, not a click.
-            evaluating = asyncio.create_task(agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"}))
+            evaluating = asyncio.create_task(
+                agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
+            )
             window = await _confirm_page_presence(context)
             assert "6*7" in (await window.text_content("body") or "")
             assert not await window.is_visible("#allow")
@@ -140,25 +173,33 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(browser: Th
             assert result.structured_content["result"] == 42
 
             # Revoking a paired client from the options page is free: no tap, and it is gone.
-            await cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator_id})
+            await cdp.send(
+                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator_id}
+            )
             await options.click("button[aria-label='Revoke sh']")
             await options.wait_for_function(
                 "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done: revoked sh')",
-                timeout=30_000)
+                timeout=30_000,
+            )
             assert not any(c.sha256 == other_sha for c in gate.current().paired_clients)
-            assert not (await agent.call_tool("tab_list", {})).is_error  # the other client is untouched
+            assert not (
+                await agent.call_tool("tab_list", {})
+            ).is_error  # the other client is untouched
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
 async def _confirm_page_presence(context: Any) -> Any:
-    page = await context.wait_for_event("page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000)
+    page = await context.wait_for_event(
+        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
+    )
     await page.wait_for_selector("#tap", state="visible")
     return page
 
 
-
-def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browser: ThrowawayBrowser, site: str) -> None:
+def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(
+    browser: ThrowawayBrowser, site: str
+) -> None:
     config = browser.config
     gate = provision_for_pairing(browser, [site])
     other = site.replace("127.0.0.1", "localhost")
@@ -180,6 +221,8 @@ def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(browse
             assert not opened.is_error, opened.content
             assert other in gate.current().policy.origins
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
-            assert any(e.get("event") == "policy_set" and e.get("path") == "webauthn" for e in audit)
+            assert any(
+                e.get("event") == "policy_set" and e.get("path") == "webauthn" for e in audit
+            )
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

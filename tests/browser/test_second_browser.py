@@ -60,7 +60,9 @@ TAP_WITH_FOREIGN_CREDENTIAL = """async (credentialId) => {
 
 
 def _set_code(config: Any, code: str) -> None:
-    store.set_pairing_code(config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600
+    )
 
 
 def _browsers(gate: TrustGate) -> dict[str, int]:
@@ -84,14 +86,19 @@ def second(browser: ThrowawayBrowser) -> Iterator[ThrowawayBrowser]:
 
 
 def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refused(
-        browser: ThrowawayBrowser, second: ThrowawayBrowser) -> None:
+    browser: ThrowawayBrowser, second: ThrowawayBrowser
+) -> None:
     config = browser.config
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
     async def scenario() -> None:
-        async with chromium(browser) as ctx_a, _mcp(browser) as agent_a, \
-                chromium(second) as ctx_b, _mcp(second) as agent_b:
+        async with (
+            chromium(browser) as ctx_a,
+            _mcp(browser) as agent_a,
+            chromium(second) as ctx_b,
+            _mcp(second) as agent_b,
+        ):
             loop = asyncio.get_running_loop()
             await wait_for_extension(agent_a, loop.time() + 60)
             await wait_for_extension(agent_b, loop.time() + 60)
@@ -136,15 +143,24 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             assert a_now.sign_count > cred_a.sign_count  # the approval's counter was stored
             [cred_b] = [b for b in gate.current().browsers if b.label == "chrome"][0].credentials
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
-            assert any(e["event"] == "browser_pair" and e.get("browser") == "chrome" and e["decision"] == "granted"
-                       and e.get("approved_by") == cred_a.credential_id for e in audit)
+            assert any(
+                e["event"] == "browser_pair"
+                and e.get("browser") == "chrome"
+                and e["decision"] == "granted"
+                and e.get("approved_by") == cred_a.credential_id
+                for e in audit
+            )
 
             # A tap for browser A answered by browser B's credential (copied into A's page, as if
             # the attacker had it there): the host refuses it, nothing changes.
-            held = (await key_b.send("WebAuthn.getCredentials", {"authenticatorId": key_b_id}))["credentials"]
+            held = (await key_b.send("WebAuthn.getCredentials", {"authenticatorId": key_b_id}))[
+                "credentials"
+            ]
             foreign = [c for c in held if _b64url(c["credentialId"]) == cred_b.credential_id]
             assert foreign, "B's enrolled credential is on the key B used"
-            await cdp_a.send("WebAuthn.addCredential", {"authenticatorId": auth_a, "credential": foreign[0]})
+            await cdp_a.send(
+                "WebAuthn.addCredential", {"authenticatorId": auth_a, "credential": foreign[0]}
+            )
             before = _grants(config)
             answer = await page_a.evaluate(TAP_WITH_FOREIGN_CREDENTIAL, cred_b.credential_id)
             assert answer == {"ok": False, "code": "presence_refused"}, answer
@@ -159,9 +175,9 @@ def _b64url(standard_b64: str) -> str:
     return standard_b64.replace("+", "-").replace("/", "_").rstrip("=")
 
 
-
 def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_the_window(
-        browser: ThrowawayBrowser, site: str) -> None:
+    browser: ThrowawayBrowser, site: str
+) -> None:
     config = browser.config
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
@@ -174,16 +190,26 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
             _set_code(config, "window-code")
             await page.check("#window-only")
             await _pair(page, "window-code")
-            assert await _status(page, "paired") == "paired with chromium, window-only (software confirmation)"
+            assert (
+                await _status(page, "paired")
+                == "paired with chromium, window-only (software confirmation)"
+            )
             [paired] = gate.current().browsers
             assert paired.label == "chromium" and paired.window_only and paired.credentials == ()
-            assert "window-only: software confirmation" in (await page.text_content("#pairing") or "")
+            assert "window-only: software confirmation" in (
+                await page.text_content("#pairing") or ""
+            )
             await page.reload()
             await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('window-only')")
+                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('window-only')"
+            )
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
-            assert any(e["event"] == "browser_pair" and e["path"] == "window" and e["decision"] == "granted"
-                       for e in audit)
+            assert any(
+                e["event"] == "browser_pair"
+                and e["path"] == "window"
+                and e["decision"] == "granted"
+                for e in audit
+            )
 
             # Its confirmations are the window: a new origin is approved by a click there.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))

@@ -42,7 +42,9 @@ def _public(options: dict[str, Any]) -> dict[str, Any]:
     return options.get("publicKey", options)
 
 
-def test_registration_and_assertions_from_a_real_virtual_authenticator(browser: ThrowawayBrowser) -> None:
+def test_registration_and_assertions_from_a_real_virtual_authenticator(
+    browser: ThrowawayBrowser,
+) -> None:
     async def scenario() -> None:
         async with chromium(browser) as context:
             page = await context.new_page()
@@ -58,26 +60,61 @@ def test_registration_and_assertions_from_a_real_virtual_authenticator(browser: 
             # A tap for one action verifies once, with a rising counter.
             options, challenge = begin_assertion("unkill", "", "chromium", [credential], now=now)
             answer = await page.evaluate(GET, json.loads(json.dumps(_public(options))))
-            outcome = complete_assertion(challenge, answer, action="unkill", detail="", browser_label="chromium",
-                                         credentials=[credential], now=now)
+            outcome = complete_assertion(
+                challenge,
+                answer,
+                action="unkill",
+                detail="",
+                browser_label="chromium",
+                credentials=[credential],
+                now=now,
+            )
             assert outcome.user_verified
-            assert outcome.new_sign_count > credential.sign_count or outcome.new_sign_count == credential.sign_count == 0
+            assert (
+                outcome.new_sign_count > credential.sign_count
+                or outcome.new_sign_count == credential.sign_count == 0
+            )
 
             # The same real answer, replayed for another action, or late, is refused.
             with pytest.raises(PresenceRefused) as other_action:
-                complete_assertion(challenge, answer, action="policy.widen", detail="", browser_label="chromium",
-                                   credentials=[credential], now=now)
+                complete_assertion(
+                    challenge,
+                    answer,
+                    action="policy.widen",
+                    detail="",
+                    browser_label="chromium",
+                    credentials=[credential],
+                    now=now,
+                )
             assert "action" in other_action.value.reason
             with pytest.raises(PresenceRefused):
-                complete_assertion(challenge.mark_used(), answer, action="unkill", detail="",
-                                   browser_label="chromium", credentials=[credential], now=now)
+                complete_assertion(
+                    challenge.mark_used(),
+                    answer,
+                    action="unkill",
+                    detail="",
+                    browser_label="chromium",
+                    credentials=[credential],
+                    now=now,
+                )
             with pytest.raises(PresenceRefused):
-                complete_assertion(challenge, answer, action="unkill", detail="", browser_label="chromium",
-                                   credentials=[credential], now=now + 3600)
+                complete_assertion(
+                    challenge,
+                    answer,
+                    action="unkill",
+                    detail="",
+                    browser_label="chromium",
+                    credentials=[credential],
+                    now=now + 3600,
+                )
 
             # A user-verification-less authenticator cannot satisfy a UV-required tap.
-            await cdp.send("WebAuthn.setUserVerified", {"authenticatorId": added_id, "isUserVerified": False})
-            options, challenge = begin_assertion("unkill", "", "chromium", [credential], now=now, uv_required=True)
+            await cdp.send(
+                "WebAuthn.setUserVerified", {"authenticatorId": added_id, "isUserVerified": False}
+            )
+            options, challenge = begin_assertion(
+                "unkill", "", "chromium", [credential], now=now, uv_required=True
+            )
             with pytest.raises(PlaywrightError, match="NotAllowedError"):  # Chrome itself refuses
                 await page.evaluate(GET, json.loads(json.dumps(_public(options))))
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 AUTHENTICATOR = {
-    "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-    "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True,
+    "protocol": "ctap2",
+    "transport": "internal",
+    "hasResidentKey": True,
+    "hasUserVerification": True,
+    "isUserVerified": True,
+    "automaticPresenceSimulation": True,
 }
 
 
@@ -25,5 +29,7 @@ async def copy_credentials(source: Any, source_id: str, context: Any, page: Any)
     creds = await source.send("WebAuthn.getCredentials", {"authenticatorId": source_id})
     target, target_id = await add_authenticator(context, page)
     for cred in creds["credentials"]:
-        await target.send("WebAuthn.addCredential", {"authenticatorId": target_id, "credential": cred})
+        await target.send(
+            "WebAuthn.addCredential", {"authenticatorId": target_id, "credential": cred}
+        )
     return target, target_id

@@ -15,8 +15,10 @@ def chunks(reply: dict[str, object], parts: int) -> list[dict[str, object]]:
     text = json.dumps(reply, ensure_ascii=False)
     size = -(-len(text) // parts)
     slices = [text[i : i + size] for i in range(0, len(text), size)]
-    return [{"type": "chunk", "id": reply["id"], "seq": i, "total": len(slices), "data": d}
-            for i, d in enumerate(slices)]
+    return [
+        {"type": "chunk", "id": reply["id"], "seq": i, "total": len(slices), "data": d}
+        for i, d in enumerate(slices)
+    ]
 
 
 REPLY = {"type": "reply", "id": "r1", "ok": True, "result": {"text": "é" * 5000 + "x" * 5000}}
@@ -89,8 +91,15 @@ def test_reassembled_reply_must_name_its_own_id() -> None:
             r.add(m)
 
 
-@pytest.mark.parametrize("bad", [{}, {"id": "r1"}, {"id": "r1", "seq": "0", "total": 2, "data": ""},
-                                 {"id": 5, "seq": 0, "total": 2, "data": ""}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {},
+        {"id": "r1"},
+        {"id": "r1", "seq": "0", "total": 2, "data": ""},
+        {"id": 5, "seq": 0, "total": 2, "data": ""},
+    ],
+)
 def test_malformed_fields(bad: dict[str, object]) -> None:
     with pytest.raises(ChunkError):
         Reassembler().add(bad)

@@ -119,8 +119,10 @@ def test_pair_admits_both_sides(role: str, connected: bool) -> None:
     pair = ConnectionPair(host(connected=connected), client(role=role))
     pair.run()
     host_view, client_view = pair.admitted["host"], pair.admitted["client"]
-    assert host_view == client_view == Admitted(
-        role=role, protocol=1, browser="chromium", extension_connected=connected
+    assert (
+        host_view
+        == client_view
+        == Admitted(role=role, protocol=1, browser="chromium", extension_connected=connected)
     )
     assert pair.host.state is State.ADMITTED
     assert pair.client.state is State.ADMITTED
@@ -300,11 +302,15 @@ def test_host_refuses_anything_after_admission() -> None:
     ("state", "message"),
     [
         (State.AWAIT_CHALLENGE, {"t": "proof", "mac": spec_mac(K, "host-to-client", NC, NH)}),
-        (State.AWAIT_CHALLENGE, {"t": "admitted", "protocol": 1, "browser": "b",
-                                 "extensionConnected": True}),
+        (
+            State.AWAIT_CHALLENGE,
+            {"t": "admitted", "protocol": 1, "browser": "b", "extensionConnected": True},
+        ),
         (State.AWAIT_HOST_PROOF, {"t": "challenge", "v": 1, "nonce": NH.hex()}),  # double
-        (State.AWAIT_HOST_PROOF, {"t": "admitted", "protocol": 1, "browser": "b",
-                                  "extensionConnected": True}),
+        (
+            State.AWAIT_HOST_PROOF,
+            {"t": "admitted", "protocol": 1, "browser": "b", "extensionConnected": True},
+        ),
         (State.AWAIT_ADMITTED, {"t": "proof", "mac": spec_mac(K, "host-to-client", NC, NH)}),
         (State.AWAIT_ADMITTED, {"t": "challenge", "v": 1, "nonce": NH.hex()}),
     ],
@@ -320,8 +326,9 @@ def test_client_refuses_anything_after_admission() -> None:
     assert_refused(c, {"t": "admitted", "protocol": 1, "browser": "b", "extensionConnected": True})
 
 
-@pytest.mark.parametrize("state", [State.AWAIT_CHALLENGE, State.AWAIT_HOST_PROOF,
-                                   State.AWAIT_ADMITTED])
+@pytest.mark.parametrize(
+    "state", [State.AWAIT_CHALLENGE, State.AWAIT_HOST_PROOF, State.AWAIT_ADMITTED]
+)
 def test_client_receiving_refused_fails(state: State) -> None:
     c = client_awaiting(state)
     exc = assert_refused(c, {"t": "refused"})
@@ -491,8 +498,14 @@ def _failures() -> list[HandshakeFailed]:
 
 
 def test_failure_messages_never_contain_secret_nonces_or_macs() -> None:
-    needles = [K.hex(), NH.hex(), NC.hex(), OTHER_K.hex(),
-               spec_mac(K, "client-to-host", NH, NC), spec_mac(K, "host-to-client", NC, NH)]
+    needles = [
+        K.hex(),
+        NH.hex(),
+        NC.hex(),
+        OTHER_K.hex(),
+        spec_mac(K, "client-to-host", NH, NC),
+        spec_mac(K, "host-to-client", NC, NH),
+    ]
     failures = _failures()
     assert len(failures) > 20
     for exc in failures:

@@ -95,8 +95,15 @@ class LeakySetKeyring(MemoryKeyring):
 
 # Defining a KeyringBackend subclass registers it for keyring's auto-detection; keep the doubles
 # out of that registry so no other test (or keyring.get_keyring()) can ever pick one up.
-for _double in (MemoryKeyring, SecretService, LowPriorityKeyring, RaisingPriorityKeyring,
-                EmptyChain, LockedKeyring, LeakySetKeyring):
+for _double in (
+    MemoryKeyring,
+    SecretService,
+    LowPriorityKeyring,
+    RaisingPriorityKeyring,
+    EmptyChain,
+    LockedKeyring,
+    LeakySetKeyring,
+):
     KeyringBackend._classes.discard(_double)  # type: ignore[attr-defined]
 
 
@@ -109,9 +116,13 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     monkeypatch.setenv("HOME", str(home))
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
-                     ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state"),
-                     ("XDG_RUNTIME_DIR", "run")):
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_RUNTIME_DIR", "run"),
+    ):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND", raising=False)
     monkeypatch.delenv("TABWARDEN_CONFIG_DIR", raising=False)
@@ -142,8 +153,14 @@ def _pem_files_under(root: Path) -> list[Path]:
 
 def _full_text(err: BaseException) -> str:
     """Everything a person or a log could see: message, hint, repr, and the whole chain."""
-    return "\n".join([str(err), getattr(err, "hint", ""), repr(err),
-                      *traceback.format_exception(type(err), err, err.__traceback__)])
+    return "\n".join(
+        [
+            str(err),
+            getattr(err, "hint", ""),
+            repr(err),
+            *traceback.format_exception(type(err), err, err.__traceback__),
+        ]
+    )
 
 
 # --- FileStore ------------------------------------------------------------------------------
@@ -272,8 +289,10 @@ def test_corrupt_file_is_keyfile_corrupt_and_never_echoed(
 ) -> None:
     config_dir.mkdir(mode=0o700)
     if kind == "garbage":
-        body = (b"-----BEGIN PRIVATE KEY-----\nSECRETMARKERqwertyuiop0123456789\n"
-                b"-----END PRIVATE KEY-----\n")
+        body = (
+            b"-----BEGIN PRIVATE KEY-----\nSECRETMARKERqwertyuiop0123456789\n"
+            b"-----END PRIVATE KEY-----\n"
+        )
         needles = [b"SECRETMARKERqwertyuiop0123456789"]
     else:
         pem = key.to_pem()

@@ -242,8 +242,15 @@ def test_uv_absent_is_fine_for_a_credential_enrolled_without_uv() -> None:
     auth = SoftAuthenticator(uv=False)
     cred = enrol(auth)
     opts, ch = p.begin_assertion("unkill", "", "chrome", [cred], now=NOW + 10)
-    out = p.complete_assertion(ch, auth.get(opts), action="unkill", detail="",
-                               browser_label="chrome", credentials=[cred], now=NOW + 11)
+    out = p.complete_assertion(
+        ch,
+        auth.get(opts),
+        action="unkill",
+        detail="",
+        browser_label="chrome",
+        credentials=[cred],
+        now=NOW + 11,
+    )
     assert out.user_verified is False
 
 

@@ -197,8 +197,14 @@ SAMPLE = _sample()
 def _credential(uv: bool) -> Any:
     from tabwarden.trust.record import Credential
 
-    return Credential(credential_id="Y3JlZA", public_key="cGs", sign_count=3, enrolled_at=1,
-                      path="webauthn", uv=uv)
+    return Credential(
+        credential_id="Y3JlZA",
+        public_key="cGs",
+        sign_count=3,
+        enrolled_at=1,
+        path="webauthn",
+        uv=uv,
+    )
 
 
 def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> None:
@@ -217,7 +223,10 @@ def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> N
     assert chromium.credentials[0].uv is False
     assert "uv" not in json.loads(raw)["browsers"][1]["credentials"][0]
     eff = store.TrustReader(path, lambda: key.public).current(4)
-    assert {b.label: b.credentials[0].uv for b in eff.browsers} == {"chrome": True, "chromium": False}
+    assert {b.label: b.credentials[0].uv for b in eff.browsers} == {
+        "chrome": True,
+        "chromium": False,
+    }
 
 
 @pytest.mark.parametrize("value", [False, 1, "true", None])
@@ -262,8 +271,18 @@ def test_window_only_browser_round_trips_and_is_never_a_downgrade(tmp_path: Path
     [
         (lambda b: b.update(windowOnly=False), "windowOnly"),
         (lambda b: b.update(windowOnly=1), "windowOnly"),
-        (lambda b: b["credentials"].append({"credentialId": "x", "publicKey": "y", "signCount": 0,
-                                            "enrolledAt": 1, "path": "webauthn"}), "holds no credential"),
+        (
+            lambda b: b["credentials"].append(
+                {
+                    "credentialId": "x",
+                    "publicKey": "y",
+                    "signCount": 0,
+                    "enrolledAt": 1,
+                    "path": "webauthn",
+                }
+            ),
+            "holds no credential",
+        ),
     ],
 )
 def test_window_only_shapes_are_strict(tmp_path: Path, change: Any, reason: str) -> None:

@@ -233,20 +233,36 @@ def test_the_two_authenticators_made_different_credentials() -> None:
 
 def test_recorded_registration_refused_when_used_expired_or_already_enrolled() -> None:
     e = entry("uv", "registration")
-    refused("already used", complete_registration, challenge("uv", "registration", used=True),
-            e["response"], now=e["now"])
+    refused(
+        "already used",
+        complete_registration,
+        challenge("uv", "registration", used=True),
+        e["response"],
+        now=e["now"],
+    )
     expires = e["challenge"]["expiresAt"]
-    refused("expired", complete_registration, challenge("uv", "registration"), e["response"],
-            now=expires)
+    refused(
+        "expired",
+        complete_registration,
+        challenge("uv", "registration"),
+        e["response"],
+        now=expires,
+    )
     state = {**e["challenge"]["state"], "exclude": [e["response"]["rawId"]]}
-    refused("already enrolled", complete_registration,
-            challenge("uv", "registration", state=state), e["response"], now=e["now"])
+    refused(
+        "already enrolled",
+        complete_registration,
+        challenge("uv", "registration", state=state),
+        e["response"],
+        now=e["now"],
+    )
 
 
 def test_recorded_registration_is_not_an_assertion() -> None:
     e = entry("uv", "registration")
-    refused("wrong kind", complete_registration, challenge("uv", "unkill"), e["response"],
-            now=e["now"])
+    refused(
+        "wrong kind", complete_registration, challenge("uv", "unkill"), e["response"], now=e["now"]
+    )
 
 
 # --- assertions: each recorded tap verifies once, for exactly what it was made for ------------
@@ -283,8 +299,13 @@ def test_presented_for_another_action(group: str, name: str) -> None:
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
 def test_presented_for_another_detail(group: str, name: str) -> None:
     other = {"": '{"eval":true}', '{"eval":true}': '{"eval":false}'}
-    refused("detail mismatch", present, group, name,
-            detail=other[entry(group, name)["challenge"]["detail"]])
+    refused(
+        "detail mismatch",
+        present,
+        group,
+        name,
+        detail=other[entry(group, name)["challenge"]["detail"]],
+    )
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
@@ -337,8 +358,13 @@ def test_signature_bit_flipped(group: str, name: str) -> None:
 
 def test_one_recorded_tap_does_not_answer_another_challenge() -> None:
     # The unkill answer against the policy.widen challenge (same credential, same browser).
-    refused("challenge mismatch", present, "uv", "policyWiden",
-            response=entry("uv", "unkill")["response"])
+    refused(
+        "challenge mismatch",
+        present,
+        "uv",
+        "policyWiden",
+        response=entry("uv", "unkill")["response"],
+    )
 
 
 # --- user verification ------------------------------------------------------------------------

@@ -451,8 +451,13 @@ def test_setting_a_key_back_to_its_signed_value_lifts_its_restriction(tmp_path: 
     store.add_restriction(path, "clickGraceSeconds", 10, NOW + 2)
     assert r.current(NOW + 3).policy.click_grace_seconds == 10
     eff = r.current(NOW + 4)
-    store.set_baseline(path, key, apply_set(eff.policy, {"clickGraceSeconds": signed}).to_json(), NOW + 5,
-                       set_keys={"clickGraceSeconds": signed})
+    store.set_baseline(
+        path,
+        key,
+        apply_set(eff.policy, {"clickGraceSeconds": signed}).to_json(),
+        NOW + 5,
+        set_keys={"clickGraceSeconds": signed},
+    )
     assert r.current(NOW + 6).policy.click_grace_seconds == signed
     # Without naming the key, an unchanged value keeps the narrowing (the old behaviour).
     store.add_restriction(path, "clickGraceSeconds", 10, NOW + 7)
