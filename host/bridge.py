@@ -37,6 +37,7 @@ from tabwarden.protocol.handshake import (
     HandshakeFailed,
     HostHandshake,
 )
+from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.host")
@@ -115,18 +116,13 @@ async def _no_host_calls(action: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
-    """(code, message) if the record refuses this client's requests, else None. Pure."""
-    if eff.refused:
-        return "trust_unreadable", "the trust record is refused; see `tabwarden status`"
-    if eff.killed:
-        return "killed", "the kill switch is engaged"
-    if client.role != "mcp":
+    """(code, message) if the record refuses this connection's requests, else None. Pure: the
+    one rule (``tabwarden.trust.refusal``), after hop 2's own rule that only an MCP server may
+    drive the browser."""
+    found = refusal(eff, client.client_sha256 or None)
+    if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
-    if (eff.clients_pinned or eff.paired_clients) and eff.client_matching(
-        client.client_sha256
-    ) is None:
-        return "client_not_paired", "this MCP client is not paired"
-    return None
+    return None if found is None else (found.code, found.message)
 
 
 def _unrestricted() -> Effective:

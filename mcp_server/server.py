@@ -30,6 +30,7 @@ from tabwarden.mcp_server import page_tools
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.mcp_server.spawner import Spawner
+from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.mcp")
@@ -134,21 +135,16 @@ class ToolGuard:
         return int(self._trust().policy.confirm_timeout_seconds)
 
     def refusal(self) -> tuple[str, str] | None:
+        """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us."""
         eff = self._trust()
         if eff.refused:
             log.error("trust record refused: %s", eff.refused)
-            return "trust_unreadable", "the trust record cannot be trusted; everything is refused"
-        if eff.killed:
-            return "killed", "the kill switch is engaged"
-        if eff.clients_pinned or eff.paired_clients:
-            if self._spawner is None:
-                return (
-                    "client_not_paired",
-                    f"the program that started tabwarden mcp could not be measured ({self._spawner_error})",
-                )
-            if eff.client_matching(self._spawner.sha256) is None:
-                return "client_not_paired", f"{self._spawner.exe} is not a paired MCP client"
-        return None
+        if self._spawner is None:
+            who = f"the program that started tabwarden mcp (not measurable: {self._spawner_error})"
+            found = refusal(eff, None, who=who)
+        else:
+            found = refusal(eff, self._spawner.sha256, who=self._spawner.exe)
+        return None if found is None else (found.code, found.message)
 
 
 def build_server(bridge: BridgeClient, guard: ToolGuard) -> MCPServer[Any]:

@@ -204,7 +204,7 @@ def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_
                 assert cli(runtime, "revoke", "client", "pytest").returncode == 0
                 # The host cuts the live bridge connection on its own, without a request.
                 await asyncio.to_thread(
-                    attested_browser.wait_stderr, "cut: this MCP client is not paired"
+                    attested_browser.wait_stderr, "cut: this client is not a paired MCP client"
                 )
                 assert _code(await client.call_tool("tab_list", {})) == "client_not_paired"
 
