@@ -1,14 +1,15 @@
 // handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
 // page_select, page_check, page_hover, page_scroll, page_wait_for, page_get_state. Thin glue:
-// every call checks ownership, runs the origin gate on the tab's CURRENT url, then runs
-// lib/elements.js's pageOp in the page (which refuses to act on another origin). It must never
+// every call checks ownership, runs the origin gate on the tab's CURRENT url, then injects the
+// page code (lib/elements.js PAGE_FILES, extension/page/) and runs its pageOp through
+// callPageOp (the page side refuses to act on another origin). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
 // password field unless policy.passwordFill, and never accept a ref from another document.
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs } from "../lib/confirm-window.js";
-import { pageOp } from "../lib/elements.js";
+import { PAGE_FILES, callPageOp } from "../lib/elements.js";
 import { createGrace } from "../lib/grace.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -70,10 +71,18 @@ export function argWait(w) {
 }
 
 /**
+ * The browser calls these handlers use beyond support.js's BrowserApi.
+ * @typedef {object} InteractBrowserApi
+ * @property {(tabId: number, files: readonly string[]) => Promise<unknown>} executeFiles
+ *   runs extension files in the tab's isolated world, in order
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs runs `func(...args)` in the tab
+ */
+
+/**
  * Handler entries for the dispatcher.
- * @param {import("./support.js").HandlerDeps & {grace?: import("../lib/grace.js").Grace,
+ * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>}} deps
- *   browser.executeScriptArgs(tabId, func, args, world) runs `func(...args)` in the tab
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function interactHandlers(deps) {
@@ -101,7 +110,8 @@ export function interactHandlers(deps) {
   }
 
   /**
-   * Run pageOp(op, a) in the tab; a page-side error becomes a BridgeError.
+   * Run the page code's pageOp(op, a) in the tab (files first, then the call); a page-side
+   * error becomes a BridgeError.
    * @param {number} tabId
    * @param {string} op
    * @param {Record<string, unknown>} a
@@ -110,7 +120,8 @@ export function interactHandlers(deps) {
   async function page(tabId, op, a) {
     let out;
     try {
-      const results = await browser.executeScriptArgs(tabId, pageOp, [op, a], "ISOLATED");
+      await browser.executeFiles(tabId, PAGE_FILES);
+      const results = await browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED");
       out = Array.isArray(results) ? results[0]?.result : undefined;
     } catch {
       throw new BridgeError("internal_error", "could not run in this page (it may be navigating); retry");

@@ -208,6 +208,16 @@ export function executeScriptArgs(tabId, func, args, world = "ISOLATED") {
   return chrome.scripting.executeScript({ target: { tabId }, func, args, world });
 }
 
+/**
+ * Run extension files (classic scripts, paths from the extension root, in order) in the tab's
+ * top frame, isolated world: the element tools' page code (lib/elements.js PAGE_FILES).
+ * @param {number} tabId
+ * @param {readonly string[]} files
+ */
+export function executeFiles(tabId, files) {
+  return chrome.scripting.executeScript({ target: { tabId }, files: [...files], world: "ISOLATED" });
+}
+
 // --- the pinned host record (lib/pinning.js), in chrome.storage.local: extension-only, pages
 // cannot read it. background.js registers chrome.storage.onChanged itself.
 

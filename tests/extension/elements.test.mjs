@@ -1,14 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { pageOp } from "../../extension/lib/elements.js";
+import { readFileSync, readdirSync } from "node:fs";
+import vm from "node:vm";
+import { PAGE_OPS } from "../../extension/lib/elements.js";
 import { maskCards } from "../../extension/lib/redact.js";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
+import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
 
 const URL_A = "http://127.0.0.1:8000/a";
 const ORIGIN = "http://127.0.0.1:8000";
 
 /** Run one op in `doc` with the gated origin. */
-const op = (doc, name, a = {}) => runIn(doc, pageOp, [name, { origin: ORIGIN, ...a }]);
+const op = (doc, name, a = {}) => runIn(doc, callPageOp, [name, { origin: ORIGIN, ...a }]);
 
 function loginPage() {
   const doc = new FakeDocument(URL_A, "Login");
@@ -208,17 +211,55 @@ test("waitFor polls until visible / absent or the timeout", async () => {
 test("every op refuses a document of another origin than the gated one", async () => {
   const doc = loginPage();
   for (const name of ["snapshot", "click", "fill", "waitFor"]) {
-    const r = await runIn(doc, pageOp, [name, { origin: "http://evil.test", target: { selector: "#go" }, value: "x" }]);
+    const r = await runIn(doc, callPageOp, [name, { origin: "http://evil.test", target: { selector: "#go" }, value: "x" }]);
     assert.equal(r.error.code, "origin_not_approved", name);
   }
   assert.ok(!doc.log.some((l) => l[0] === "submit"));
 });
 
-test("pageOp is self-contained (no free identifiers from the module)", () => {
-  const src = pageOp.toString();
+test("callPageOp is self-contained (no free identifiers from the module) and fails closed without the page code", async () => {
   // Rebuild it from its source alone, as chrome.scripting does, and run a trivial op.
-  const rebuilt = new Function(`return (${src})`)();
-  return runIn(new FakeDocument(URL_A), rebuilt, ["getState", { origin: "http://elsewhere.test" }]).then((r) => {
-    assert.equal(r.error.code, "origin_not_approved");
-  });
+  const rebuilt = new Function(`return (${callPageOp.toString()})`)();
+  const r = await runIn(new FakeDocument(URL_A), rebuilt, ["getState", { origin: "http://elsewhere.test" }]);
+  assert.equal(r.error.code, "origin_not_approved");
+  // A navigation between the two injections: the new document's world has no page code.
+  const installed = globalThis.tabwardenElements;
+  delete globalThis.tabwardenElements;
+  try {
+    const bare = await runIn(new FakeDocument(URL_A), rebuilt, ["snapshot", { origin: ORIGIN }]);
+    assert.equal(bare.error.code, "internal_error");
+  } finally {
+    globalThis.tabwardenElements = installed;
+  }
+});
+
+test("the page files run as classic scripts, twice in one world, define only their globals and return nothing", () => {
+  const world = vm.createContext({ crypto, Map, WeakRef, Set, Object, String, Number, Math, JSON, Promise, Error, URL });
+  const before = new Set(Object.getOwnPropertyNames(world));
+  for (const round of [1, 2]) {
+    for (const file of PAGE_FILES) {
+      const source = readFileSync(new URL(`../../extension/${file}`, import.meta.url), "utf8");
+      assert.doesNotMatch(source, /^\s*(import|export)\b/m, `${file} must stay a classic script`);
+      // executeScript({files}) hands the script's completion value back: it must be nothing.
+      assert.equal(new vm.Script(source, { filename: file }).runInContext(world), undefined, `${file} round ${round}`);
+    }
+  }
+  const added = Object.getOwnPropertyNames(world).filter((n) => !before.has(n)).sort();
+  assert.deepEqual(added, ["tabwardenActions", "tabwardenDom", "tabwardenElements", "tabwardenLocate", "tabwardenRedact", "tabwardenSnapshot"]);
+  assert.deepEqual([...world.tabwardenElements.PAGE_OPS].sort(), [...PAGE_OPS].sort());
+});
+
+test("the worker and the page share one masking rule: page/redact.js", () => {
+  assert.equal(maskCards, globalThis.tabwardenRedact.maskCards);
+  assert.deepEqual([...globalThis.tabwardenElements.PAGE_OPS].sort(), [...PAGE_OPS].sort());
+  // No other file in extension/ carries a Luhn check of its own.
+  const root = new URL("../../extension/", import.meta.url);
+  const holders = [];
+  for (const dir of ["", "lib/", "handlers/", "page/"]) {
+    for (const name of readdirSync(new URL(dir, root))) {
+      if (!name.endsWith(".js")) continue;
+      if (/luhn|charCodeAt\(i\) - 48/i.test(readFileSync(new URL(dir + name, root), "utf8"))) holders.push(dir + name);
+    }
+  }
+  assert.deepEqual(holders.sort(), ["lib/redact.js", "page/redact.js"]);
 });

@@ -7,6 +7,7 @@ import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
+import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
 
 const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = {
@@ -30,14 +31,14 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow" } = {}) {
+function harness({ decision = "allow", filesFail = false } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
   const grace = createGrace();
   const clock = { now: 1_000_000 };
   const tabs = new Map();
-  const calls = { confirm: [], script: [], gate: [] };
+  const calls = { confirm: [], script: [], gate: [], files: [] };
   const addTab = (id, url, session = "s1") => {
     tabs.set(id, { id, url, title: `T ${url}`, status: "complete", doc: build(url) });
     if (session) ownership.claim(session, id);
@@ -49,8 +50,17 @@ function harness({ decision = "allow" } = {}) {
       const { doc, ...rest } = t;
       return { ...rest };
     },
+    // The page code is loaded into Node's global scope once (helpers/page-code.mjs); this only
+    // records that each call injected it first, as Chrome needs.
+    executeFiles: async (tabId, files) => {
+      calls.files.push([tabId, [...files]]);
+      if (filesFail) throw new Error("Cannot access contents of the page");
+    },
     executeScriptArgs: async (tabId, func, args, world) => {
       assert.equal(world, "ISOLATED");
+      assert.equal(func, callPageOp);
+      assert.deepEqual(calls.files.at(-1), [tabId, [...PAGE_FILES]], "the page files are injected before every call");
+      calls.files.push("used");
       calls.script.push([tabId, args[0]]);
       const t = tabs.get(tabId);
       const before = t.doc.log.length;
@@ -81,6 +91,16 @@ function harness({ decision = "allow" } = {}) {
   addTab(1, `${ORIGIN}/a`);
   return { call, calls, tabs, ownership, grace, clock, routes, addTab, doc: () => tabs.get(1).doc };
 }
+
+test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
+  const h = harness();
+  await h.call("page_snapshot", { tabId: 1 });
+  await h.call("page_click", { tabId: 1, selector: "#menu" });
+  assert.deepEqual(h.calls.files.filter((f) => f !== "used").length, 3); // snapshot, describe, click
+  const broken = harness({ filesFail: true });
+  await assert.rejects(broken.call("page_snapshot", { tabId: 1 }), (e) => e.code === "internal_error");
+  assert.deepEqual(broken.calls.script, []);
+});
 
 const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
 

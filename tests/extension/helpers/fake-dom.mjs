@@ -1,4 +1,4 @@
-// fake-dom.mjs — a tiny DOM, just enough for lib/elements.js's pageOp to run in Node: elements
+// fake-dom.mjs — a tiny DOM, just enough for extension/page/'s element code (pageOp) to run in Node: elements
 // with attributes, text, open shadow roots, focus, events, click activation (links navigate,
 // submit buttons submit their form, checkboxes toggle) and simple CSS selectors. Test-only.
 

@@ -1,0 +1,240 @@
+// page/actions.js — the element operations in the page: describe, click, fill, press, select,
+// check, hover, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
+// the page-wide waitFor and scroll. Runs in the page's isolated world after page/redact.js,
+// page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
+// password field (the resolved element or the one that has focus) unless `a.allowPassword` is
+// true, never return a password's value or text, never pass a card-like number through a value
+// or text, and never click a submit button or link whose kind differs from the one the person
+// confirmed (`a.expectKind`).
+//
+// Loading: a classic script that is also an ES module, defining only `tabwardenActions` on
+// globalThis (page/redact.js's header says why and how).
+
+var tabwardenActions = (() => {
+  const { TEXTLIKE, BUTTONLIKE, PageError, collapse, cap, tagOf, typeOf, isPassword, deepActive, visible, textOf, roleOf,
+    shownValue, describe, classify, editable, enterKind, maskCards } = globalThis.tabwardenDom;
+  const { bySelector, byText } = globalThis.tabwardenLocate;
+  /** Longest value or text getState returns. */
+  const MAX_TEXT = 1000;
+  /** Longest waitFor, and how often it looks. */
+  const MAX_WAIT_MS = 120_000;
+  const POLL_MS = 100;
+
+  /** @param {string} type @param {any} init */
+  function event(type, init) {
+    const C = /^key/.test(type) ? globalThis.KeyboardEvent
+      : /^(pointer)/.test(type) ? globalThis.PointerEvent || globalThis.MouseEvent
+        : /^(mouse|click)/.test(type) ? globalThis.MouseEvent
+          : type === "input" ? globalThis.InputEvent : undefined;
+    return typeof C === "function" ? new C(type, init) : new Event(type, init);
+  }
+  /** @param {any} el */
+  function center(el) {
+    const r = typeof el.getBoundingClientRect === "function" ? el.getBoundingClientRect() : { left: 0, top: 0, width: 0, height: 0 };
+    return { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+  }
+  /** @param {any} el */
+  function usable(el) {
+    if (el.disabled || (el.getAttribute && el.getAttribute("aria-disabled") === "true")) {
+      throw new PageError("bad_request", `${describe(el)} is disabled`);
+    }
+  }
+  /** @param {any} el @param {string} what @param {Record<string, any>} a */
+  function refusePassword(el, what, a) {
+    if (isPassword(el) && a.allowPassword !== true) {
+      throw new PageError("policy_denied", `refused to ${what} a password field (the policy's passwordFill is off)`);
+    }
+  }
+  /** @param {any} el @param {string} value */
+  function setValue(el, value) {
+    if (el.isContentEditable && tagOf(el) !== "INPUT" && tagOf(el) !== "TEXTAREA") el.textContent = value;
+    else el.value = value;
+    el.dispatchEvent(event("input", { bubbles: true, composed: true, inputType: "insertText", data: value }));
+    el.dispatchEvent(event("change", { bubbles: true }));
+  }
+  /** @param {any} form */
+  function implicitSubmit(form) {
+    const buttons = [...form.elements].filter((b) => (tagOf(b) === "BUTTON" || tagOf(b) === "INPUT") && (typeOf(b) === "submit" || typeOf(b) === "image"));
+    const first = buttons[0];
+    if (first) {
+      if (!first.disabled) first.click();
+      return;
+    }
+    if (typeof form.requestSubmit === "function") form.requestSubmit();
+  }
+  /** @param {any} w waitFor spec */
+  function condition(w) {
+    const list = typeof w.selector === "string" ? bySelector(w.selector) : byText(String(w.text));
+    const any = list.some(visible);
+    return w.state === "absent" ? !any : any;
+  }
+  /** @param {any} el */
+  function scrollIn(el) {
+    if (typeof el.scrollIntoView === "function") el.scrollIntoView({ block: "center", inline: "center" });
+  }
+  const scrolled = () => ({ scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) });
+
+  /**
+   * An element operation: `el` is the resolved element (or, for describe/press without a target,
+   * the focused one), `a` the call's arguments.
+   * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown>} ElementOp
+   */
+
+  /** @type {ElementOp} */
+  const describeOp = (el, a) => ({
+    kind: a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain", desc: describe(el), password: isPassword(el),
+  });
+
+  /** @type {ElementOp} */
+  function click(el, a) {
+    usable(el);
+    const kind = classify(el);
+    if (kind !== "plain" && kind !== a.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
+    scrollIn(el);
+    const at = center(el);
+    for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup"]) {
+      el.dispatchEvent(event(type, { bubbles: true, cancelable: true, composed: true, button: 0, ...at }));
+    }
+    if (typeof el.focus === "function") el.focus();
+    el.click();
+    return { clicked: true, url: String(location.href) };
+  }
+
+  /** @type {ElementOp} */
+  function fill(el, a) {
+    if (!editable(el)) throw new PageError("bad_request", `${describe(el)} is not a text field`);
+    usable(el);
+    if (el.readOnly) throw new PageError("bad_request", `${describe(el)} is read-only`);
+    refusePassword(el, "fill", a);
+    if (typeof el.focus === "function") el.focus();
+    refusePassword(deepActive(), "fill", a);
+    setValue(el, String(a.value));
+    return { filled: true };
+  }
+
+  /** @type {ElementOp} */
+  function press(el, a) {
+    if (a.target && typeof el.focus === "function") el.focus();
+    const key = String(a.key);
+    const printable = [...key].length === 1;
+    if (printable) {
+      refusePassword(el, "type into", a);
+      refusePassword(deepActive(), "type into", a);
+    }
+    const init = { key, code: printable ? "" : key, bubbles: true, cancelable: true, composed: true };
+    const go = el.dispatchEvent(event("keydown", init));
+    if (go && (printable || key === "Enter")) el.dispatchEvent(event("keypress", { ...init, charCode: printable ? key.charCodeAt(0) : 13 }));
+    if (go && printable && editable(el) && !el.readOnly && !el.disabled && !el.isContentEditable) setValue(el, `${el.value ?? ""}${key}`);
+    if (go && key === "Enter") {
+      const kind = enterKind(el);
+      if (kind !== "plain" && kind !== a.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
+      const tag = tagOf(el);
+      if (tag === "INPUT" && TEXTLIKE.has(typeOf(el)) && el.form) implicitSubmit(el.form);
+      else if (tag === "BUTTON" || tag === "A" || tag === "AREA" || (tag === "INPUT" && BUTTONLIKE.has(typeOf(el)))) el.click();
+    }
+    el.dispatchEvent(event("keyup", init));
+    return { pressed: true };
+  }
+
+  /** @type {ElementOp} */
+  function select(el, a) {
+    if (tagOf(el) !== "SELECT") throw new PageError("bad_request", `${describe(el)} is not a select`);
+    usable(el);
+    const wanted = Array.isArray(a.value) ? a.value.map(String) : [String(a.value)];
+    if (!el.multiple && wanted.length !== 1) throw new PageError("bad_request", "this select takes one value");
+    /** @type {any[]} */
+    const options = [...el.options];
+    const picked = wanted.map((w) => options.find((o) => o.value === w) || options.find((o) => collapse(o.label || o.textContent) === collapse(w)));
+    const missing = wanted.filter((_, i) => !picked[i]);
+    if (missing.length > 0) throw new PageError("element_not_found", `no option with value or label ${JSON.stringify(cap(missing[0], 100))}`);
+    for (const o of options) o.selected = picked.includes(o);
+    el.dispatchEvent(event("input", { bubbles: true, composed: true }));
+    el.dispatchEvent(event("change", { bubbles: true }));
+    return { selected: options.filter((o) => o.selected).map((o) => maskCards(String(o.value))) };
+  }
+
+  /** @type {ElementOp} */
+  function check(el, a) {
+    usable(el);
+    const want = a.checked === true;
+    const native = tagOf(el) === "INPUT" && (typeOf(el) === "checkbox" || typeOf(el) === "radio");
+    const state = () => (native ? !!el.checked : el.getAttribute("aria-checked") === "true");
+    if (!native && !["checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"].includes(roleOf(el))) {
+      throw new PageError("bad_request", `${describe(el)} is not a checkbox, radio or switch`);
+    }
+    if (!want && (native ? typeOf(el) === "radio" : roleOf(el) === "radio") && state()) {
+      throw new PageError("bad_request", "a radio button cannot be unchecked; check another one");
+    }
+    if (state() !== want) el.click();
+    return { checked: state() };
+  }
+
+  /** @type {ElementOp} */
+  function hover(el) {
+    scrollIn(el);
+    const at = center(el);
+    /** @type {Array<[string, boolean]>} */
+    const sequence = [["pointerover", true], ["pointerenter", false], ["mouseover", true], ["mouseenter", false], ["pointermove", true], ["mousemove", true]];
+    for (const [type, bubbles] of sequence) el.dispatchEvent(event(type, { bubbles, composed: true, ...at }));
+    return { hovered: true };
+  }
+
+  /** @type {ElementOp} */
+  function scrollTo(el) {
+    scrollIn(el);
+    return scrolled();
+  }
+
+  /** @type {ElementOp} */
+  function getState(el) {
+    const tag = tagOf(el);
+    /** @type {Record<string, unknown>} */
+    const out = { tag: tag.toLowerCase(), type: typeOf(el) };
+    const v = shownValue(el);
+    if (v !== undefined) out.value = cap(v, MAX_TEXT);
+    if (tag === "INPUT" && (typeOf(el) === "checkbox" || typeOf(el) === "radio")) out.checked = !!el.checked;
+    else if (el.hasAttribute("aria-checked")) out.checked = el.getAttribute("aria-checked") === "true";
+    out.disabled = !!el.disabled || el.getAttribute("aria-disabled") === "true";
+    out.visible = visible(el);
+    out.text = isPassword(el) ? "" : cap(maskCards(textOf(el)), MAX_TEXT);
+    return out;
+  }
+
+  /** The operations on one element, by op name (a Map: "constructor" is not an op). */
+  /** @type {ReadonlyMap<string, ElementOp>} */
+  const ELEMENT_OPS = new Map([
+    ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
+    ["check", check], ["hover", hover], ["scroll", scrollTo], ["getState", getState],
+  ]);
+
+  /**
+   * Poll the waitFor condition `a` until it holds or `a.timeoutMs` (capped) passes.
+   * @param {Record<string, any>} a
+   * @returns {Promise<{matched: boolean}>}
+   */
+  async function waitFor(a) {
+    const timeout = Math.min(MAX_WAIT_MS, Math.max(0, Number(a.timeoutMs) || 0));
+    const start = Date.now();
+    for (;;) {
+      if (condition(a)) return { matched: true };
+      if (Date.now() - start >= timeout) return { matched: false };
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  /**
+   * Scroll the page: "top", "bottom" or {x, y}.
+   * @param {any} to
+   */
+  function scrollPage(to) {
+    const se = document.scrollingElement || document.documentElement;
+    if (to === "top") globalThis.scrollTo(0, 0);
+    else if (to === "bottom") globalThis.scrollTo(scrollX, se.scrollHeight);
+    else globalThis.scrollTo(Number(to.x) || 0, Number(to.y) || 0);
+    return scrolled();
+  }
+
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage });
+})();
+globalThis.tabwardenActions = tabwardenActions;
+void 0; // the script's completion value, which executeScript returns: nothing to serialise

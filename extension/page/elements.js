@@ -1,0 +1,61 @@
+// page/elements.js — the page-side entry point of the element tools: `pageOp(op, a)` checks that
+// the document is still on the origin the handler gated, runs one operation (page_snapshot,
+// waitFor, page scroll, or an element operation of page/actions.js on the element page/locate.js
+// resolves) and answers a plain object: the result, or {error: {code, message}} with a table
+// code. Runs in the page's isolated world, injected last (lib/elements.js's PAGE_FILES lists the
+// order) and called by lib/elements.js's callPageOp; under Node's tests too. It must never act
+// when the document's origin is not `a.origin`, and never let an unexpected exception's text out
+// (it becomes internal_error with a fixed message).
+//
+// Loading: a classic script that is also an ES module, defining only `tabwardenElements` on
+// globalThis (page/redact.js's header says why and how).
+
+var tabwardenElements = (() => {
+  const { PageError, deepActive } = globalThis.tabwardenDom;
+  const { resolve } = globalThis.tabwardenLocate;
+  const { snapshot } = globalThis.tabwardenSnapshot;
+  const { ELEMENT_OPS, waitFor, scrollPage } = globalThis.tabwardenActions;
+
+  /** Every op pageOp understands: the page-wide ones and the element operations. */
+  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", ...ELEMENT_OPS.keys()]);
+
+  /**
+   * @param {string} op
+   * @param {Record<string, any>} a
+   * @returns {Promise<unknown>}
+   */
+  async function run(op, a) {
+    if (typeof a.origin !== "string" || location.origin !== a.origin) {
+      throw new PageError("origin_not_approved", "the page left the approved origin");
+    }
+    if (op === "snapshot") return snapshot();
+    if (op === "waitFor") return waitFor(a);
+    if (op === "scroll" && !a.target) return scrollPage(a.to);
+    const el = !a.target && (op === "press" || op === "describe") ? deepActive() || document.body : resolve(a.target, a.docToken);
+    const act = ELEMENT_OPS.get(op);
+    if (act === undefined) throw new PageError("bad_request", `unknown page operation ${String(op).slice(0, 40)}`);
+    return act(el, a);
+  }
+
+  /**
+   * Run one op. `a` is a plain JSON object:
+   *   origin      the origin the handler gated; the op refuses to act anywhere else
+   *   target      {ref|selector|text|xpath, index?} (element ops)
+   *   docToken    the token of the tab's latest snapshot (ref addressing)
+   *   ...         op-specific fields (value, key, checked, to, allowPassword, expectKind, waitFor fields)
+   * @param {string} op one of PAGE_OPS
+   * @param {Record<string, any>} a
+   * @returns {Promise<unknown>} the op's result, or {error: {code, message}}
+   */
+  function pageOp(op, a) {
+    return run(op, a).catch((err) => ({
+      error: err instanceof PageError
+        ? { code: err.code, message: err.message }
+        : { code: "internal_error", message: "the page operation failed" },
+    }));
+  }
+
+  return Object.freeze({ PAGE_OPS, pageOp });
+})();
+globalThis.tabwardenElements = tabwardenElements;
+void 0; // the script's completion value, which executeScript returns: nothing to serialise
