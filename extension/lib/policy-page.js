@@ -172,7 +172,10 @@ export async function runPolicyPage({ doc, api }) {
   }
 
   /**
-   * Run one operation at a time; show its outcome in #policy-status and re-render.
+   * Run one operation at a time; re-render, then show its outcome in #policy-status. The page
+   * stays busy until the re-render is done, so the outcome appears only once the fields and
+   * buttons show the policy now in force: a value typed after "done" is never overwritten by
+   * this operation's late re-render, and no second operation starts in between.
    * @param {() => Promise<string>} op resolves to the status text
    * @returns {Promise<string>}
    */
@@ -188,10 +191,13 @@ export async function runPolicyPage({ doc, api }) {
     } catch {
       result = "refused: internal_error";
     }
-    show("policy-status", result);
-    busy = false;
-    await refresh();
-    show("policy-status", result);
+    try {
+      await refresh();
+    } finally {
+      busy = false;
+      setDisabled();
+      show("policy-status", result);
+    }
     return result;
   }
 

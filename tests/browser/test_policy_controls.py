@@ -17,17 +17,37 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
 from tests.browser.paired import paired_options_page, provision_for_pairing
-from tests.browser.test_presence_taps import _policy_status
 from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
+GUARD = 600.0  # hang guard only
+#: Deadline of each wait on the page; generous, because a tap under CPU load can take seconds.
+WAIT_MS = 90_000
 
 
 def _audit(config: Path) -> list[dict[str, Any]]:
     lines = (config / "audit.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+async def _policy_status(page: Any, prefix: str) -> str:
+    await page.wait_for_function(
+        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)",
+        arg=prefix,
+        timeout=WAIT_MS,
+    )
+    return str(await page.text_content("#policy-status"))
+
+
+async def _policy_section_shows_enrolled(page: Any) -> None:
+    """Wait for the Policy section's re-render after pairing (options.js refreshes it without
+    waiting once pairing is done). Until then, a value typed into a number field can be
+    overwritten by that late render, and the set then finds the old value: "unchanged"."""
+    await page.wait_for_function(
+        "() => (document.getElementById('enrolled')?.textContent || '').startsWith('yes')",
+        timeout=WAIT_MS,
+    )
 
 
 async def _act(page: Any, selector: str, prefix: str) -> str:
@@ -42,7 +62,7 @@ async def _field_shows(page: Any, selector: str, value: int) -> None:
     await page.wait_for_function(
         "([s, v]) => document.querySelector(s)?.value === v",
         arg=[selector, str(value)],
-        timeout=30_000,
+        timeout=WAIT_MS,
     )
 
 
@@ -60,6 +80,7 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
         async with paired_options_page(browser) as paired:
             page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
             assert gate.current().browsers[0].credentials[0].uv is True
+            await _policy_section_shows_enrolled(page)
             await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
             await _field_shows(page, "#confirm-timeout", 60)
             assert await page.is_disabled("#presence-off")  # presenceConfirm is already off

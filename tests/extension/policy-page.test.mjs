@@ -66,7 +66,7 @@ function harness({ policy = { origins: ["https://a.test"], eval: false, upload: 
     },
     getAssertion: assertion ?? (async (o) => { assertions.push(o); return { id: "c", type: "public-key", response: { signature: "s" } }; }),
   };
-  return { doc, sent, assertions, run: () => runPolicyPage({ doc, api }) };
+  return { doc, sent, assertions, api, run: () => runPolicyPage({ doc, api }) };
 }
 const flush = () => new Promise((r) => setImmediate(r));
 const types = (sent) => sent.map((m) => m.type);
@@ -406,4 +406,36 @@ test("a new operation replaces the last outcome at once (a stale 'done' never st
   release({ ok: true });
   await flush(); await flush(); await flush();
   assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
+});
+
+test("the outcome shows only after the re-render: a value typed after 'done' stays, and the page is busy until then", async () => {
+  // The options page once said "done" and then re-rendered: the late policy_get answer
+  // overwrote a number typed in between, so the next set read the old value back.
+  let answerGet = null;
+  const h = harness({ policy: FULL });
+  const api = {
+    sendMessage: (m) => (m.type === "policy_get" && answerGet !== null ? new Promise((r) => { answerGet.push(r); }) : h.api.sendMessage(m)),
+    getAssertion: h.api.getAssertion,
+  };
+  const page = await runPolicyPage({ doc: h.doc, api });
+  answerGet = [];
+  h.doc.el("grace").value = "10";
+  const narrowing = page.setGrace();
+  for (let i = 0; i < 5 && answerGet.length === 0; i++) await flush();
+  assert.equal(answerGet.length, 1, "the re-render's policy_get is in flight");
+  assert.equal(h.doc.el("policy-status").textContent, "working…", "no outcome before the re-render");
+  assert.equal(h.doc.el("set-timeout").disabled, true, "still busy");
+  assert.equal(await page.setConfirmTimeout(), "busy");
+  const pending = answerGet;
+  answerGet = null;
+  pending[0](await h.api.sendMessage({ type: "policy_get" }));
+  assert.equal(await narrowing, "done: policy_restrict");
+  assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
+  assert.equal(h.doc.el("grace").value, "10");
+  assert.equal(h.doc.el("set-timeout").disabled, false);
+  // Typed after "done": nothing re-renders over it any more.
+  h.doc.el("confirm-timeout").value = "20";
+  await flush(); await flush();
+  assert.equal(h.doc.el("confirm-timeout").value, "20");
+  assert.equal(await page.setConfirmTimeout(), "done: policy_restrict");
 });
