@@ -84,7 +84,7 @@ const dispatcher = createDispatcher(serialiseByTab([...tabHandlers(deps), ...pag
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.
-const randomBytes = (n) => crypto.getRandomValues(new Uint8Array(n));
+const randomBytes = (/** @type {number} */ n) => crypto.getRandomValues(new Uint8Array(n));
 const pinGate = createPinGate({
   hostCall: (action, args) => session.hostCall(action, args),
   subtle: crypto.subtle,

@@ -12,10 +12,32 @@ REPO = Path(__file__).resolve().parent.parent
 def test_extension_unit_tests_pass_under_node() -> None:
     node = shutil.which("node")
     assert node, "Node.js is required for the extension's unit tests (scripts/setup installs it)"
-    proc = subprocess.run(
+    proc = subprocess.run(  # noqa: S603 (a fixed argv: Node and a file in this checkout)
         [node, "--test", "tests/extension/"], cwd=REPO, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout
     passed = next(line for line in proc.stdout.splitlines() if line.startswith("# pass "))
     assert int(passed.split()[-1]) > 0
+
+
+def test_extension_typechecks() -> None:
+    """``tsc --noEmit`` with checkJs and strict over extension/ (tests/typecheck/tsconfig.json):
+    every JSDoc type in the extension is checked. A missing compiler is a failure, not a skip:
+    scripts/setup installs it with ``npm ci --prefix tests/typecheck``."""
+    node = shutil.which("node")
+    assert node, "Node.js is required to type-check the extension (scripts/setup installs it)"
+    tsc = REPO / "tests" / "typecheck" / "node_modules" / "typescript" / "bin" / "tsc"
+    assert tsc.is_file(), f"{tsc} is missing: run scripts/setup (npm ci --prefix tests/typecheck)"
+    config = REPO / "tests" / "typecheck" / "tsconfig.json"
+    proc = subprocess.run(  # noqa: S603 (a fixed argv: Node and a file in this checkout)
+        [node, str(tsc), "--project", str(config), "--pretty", "false"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    errors = [line for line in proc.stdout.splitlines() if "error TS" in line]
+    assert proc.returncode == 0 and not errors, f"tsc reported {len(errors)} error(s):\n" + (
+        proc.stdout[-6000:] + proc.stderr[-2000:]
+    )

@@ -58,16 +58,16 @@ export function argTarget(args, { optional = false } = {}) {
  */
 export function argWait(w) {
   if (!isPlainObject(w)) throw new BridgeError("bad_request", "waitFor must be an object");
-  const hasSel = typeof w.selector === "string" && w.selector.length > 0 && w.selector.length <= MAX_ADDRESS;
-  const hasText = typeof w.text === "string" && w.text.length > 0 && w.text.length <= MAX_ADDRESS;
-  if (hasSel === hasText) throw new BridgeError("bad_request", "wait for exactly one of selector, text");
+  const selector = typeof w.selector === "string" && w.selector.length > 0 && w.selector.length <= MAX_ADDRESS ? w.selector : null;
+  const text = typeof w.text === "string" && w.text.length > 0 && w.text.length <= MAX_ADDRESS ? w.text : null;
+  if ((selector === null) === (text === null)) throw new BridgeError("bad_request", "wait for exactly one of selector, text");
   const state = w.state ?? "visible";
   if (state !== "visible" && state !== "absent") throw new BridgeError("bad_request", 'state must be "visible" or "absent"');
   const t = w.timeoutMs ?? DEFAULT_WAIT_MS;
   if (!Number.isInteger(t) || /** @type {number} */ (t) < 0 || /** @type {number} */ (t) > MAX_WAIT_MS) {
     throw new BridgeError("bad_request", `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
   }
-  return { ...(hasSel ? { selector: w.selector } : { text: w.text }), state, timeoutMs: /** @type {number} */ (t) };
+  return { ...(selector !== null ? { selector } : text !== null ? { text } : {}), state, timeoutMs: /** @type {number} */ (t) };
 }
 
 /**

@@ -23,8 +23,7 @@ import { BridgeError } from "../lib/bridge-error.js";
  * @property {import("../lib/ownership.js").Ownership} ownership
  * @property {import("../lib/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
- * @property {(req: {kind: "action", tool: string, origin?: string, detail?: string,
- *   timeoutMs: number}) => Promise<"allow" | "deny">} confirm
+ * @property {import("../lib/confirm-window.js").Confirm} confirm
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>}} Ctx */

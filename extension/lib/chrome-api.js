@@ -60,7 +60,7 @@ export function createTab(props) {
 
 /**
  * @param {number} tabId
- * @param {{url: string}} props
+ * @param {{url?: string, active?: boolean}} props
  */
 export function updateTab(tabId, props) {
   return chrome.tabs.update(tabId, props);
@@ -71,7 +71,7 @@ export function removeTab(tabId) {
   return chrome.tabs.remove(tabId);
 }
 
-/** @param {object} opts chrome.windows.create options */
+/** @param {chrome.windows.CreateData} opts */
 export function createWindow(opts) {
   return chrome.windows.create(opts);
 }

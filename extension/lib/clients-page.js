@@ -53,12 +53,13 @@ export async function runClientsPage({ doc, api }) {
       show("clients-status", `unavailable: ${String(r?.code ?? "internal_error")}`);
       return;
     }
+    /** @type {Array<{label?: unknown, exe?: unknown, sha256?: unknown} | null>} */
     const clients = Array.isArray(r.clients) ? r.clients : [];
     paired?.replaceChildren(...(clients.length === 0 ? [node("li", "none")]
       : clients.map((c, n) => {
         const label = String(c?.label ?? "");
         const li = node("li", `${label} — ${String(c?.exe ?? "")} `);
-        const button = node("button", "Revoke");
+        const button = /** @type {HTMLButtonElement} */ (node("button", "Revoke"));
         button.id = `revoke-client-${n}`;
         button.type = "button";
         button.ariaLabel = `Revoke ${label}`; // several "Revoke" buttons: say which client
@@ -69,13 +70,16 @@ export async function runClientsPage({ doc, api }) {
         return li;
       })));
     const pairedKeys = new Set(clients.map((c) => `${String(c?.exe)}\n${String(c?.sha256)}`));
-    recent = (Array.isArray(r.recent) ? r.recent : [])
-      .filter((s) => s && typeof s.path === "string" && s.path !== "" && typeof s.sha256 === "string" && s.sha256 !== "")
-      .filter((s) => !pairedKeys.has(`${s.path}\n${s.sha256}`))
-      .map((s) => ({ path: s.path, sha256: s.sha256 }));
+    /** @type {Array<{path?: unknown, sha256?: unknown} | null>} */
+    const offered = Array.isArray(r.recent) ? r.recent : [];
+    recent = offered
+      .map((s) => ({ path: s?.path, sha256: s?.sha256 }))
+      .filter(/** @returns {s is {path: string, sha256: string}} */ (s) =>
+        typeof s.path === "string" && s.path !== "" && typeof s.sha256 === "string" && s.sha256 !== "")
+      .filter((s) => !pairedKeys.has(`${s.path}\n${s.sha256}`));
     seen?.replaceChildren(...(recent.length === 0 ? [node("li", "none")] : recent.map((s, n) => {
       const li = node("li", `${s.path} (${s.sha256.slice(0, 12)}…) `);
-      const button = node("button", "Pair");
+      const button = /** @type {HTMLButtonElement} */ (node("button", "Pair"));
       button.id = `pair-client-${n}`;
       button.type = "button";
       button.ariaLabel = `Pair ${s.path}`; // several "Pair" buttons: say which client each pairs

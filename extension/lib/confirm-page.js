@@ -31,7 +31,7 @@ export async function runConfirmPage({ doc, search, api }) {
     const el = doc.getElementById(elementId);
     if (el) el.textContent = text;
   };
-  const setEnabled = (on) => {
+  const setEnabled = (/** @type {boolean} */ on) => {
     allow.disabled = !on;
     deny.disabled = !on;
     if (tap) tap.disabled = !on;

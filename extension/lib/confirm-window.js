@@ -29,18 +29,24 @@ export function confirmTimeoutMs(policy) {
 }
 
 /**
+ * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
+ * window asks for a tap on the security key for that action and detail instead of a click.
+ * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
+ *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number}} ConfirmRequest
+ */
+/** @typedef {(req: ConfirmRequest) => Promise<"allow" | "deny">} Confirm */
+
+/**
  * @typedef {object} WindowApi
- * @property {(opts: {url: string, type: string, focused: boolean, width: number, height: number}) =>
- *   Promise<{id?: number}>} createWindow
+ * @property {(opts: {url: string, type: "popup", focused: boolean, width: number, height: number}) =>
+ *   Promise<{id?: number} | undefined>} createWindow
  * @property {(windowId: number) => Promise<void>} removeWindow
  */
 
 /**
  * @param {{broker: import("./confirm-broker.js").ConfirmBroker, windows: WindowApi,
  *   log?: {warn: (...a: unknown[]) => void}}} deps
- * @returns {(req: {kind: "origin" | "action", tool: string, origin?: string, detail?: string,
- *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number})
- *   => Promise<"allow" | "deny">}
+ * @returns {Confirm}
  */
 export function createConfirmer({ broker, windows, log = console }) {
   return async function confirm(req) {

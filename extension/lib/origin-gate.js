@@ -16,8 +16,7 @@ import { isPlainObject } from "./wire.js";
 
 /**
  * @typedef {object} GateDeps
- * @property {(req: {kind: "origin", tool: string, origin: string, detail: string,
- *   pattern: string, timeoutMs: number}) => Promise<"allow" | "deny">} confirm
+ * @property {import("./confirm-window.js").Confirm} confirm
  * @property {(pattern: string) => Promise<boolean>} permissionsContains
  * @property {(origin: string) => Promise<unknown>} requestGrant resolves when the host
  *   recorded the grant (grant_result ok), rejects otherwise (error, not_paired, timeout)

@@ -27,7 +27,7 @@ export function originOf(url) {
   if (u.username !== "" || u.password !== "") return null;
   const host = u.hostname.toLowerCase();
   if (host === "") return null;
-  const port = u.port === "" || u.port === DEFAULT_PORTS[u.protocol] ? "" : `:${u.port}`;
+  const port = u.port === "" || u.port === DEFAULT_PORTS[/** @type {keyof typeof DEFAULT_PORTS} */ (u.protocol)] ? "" : `:${u.port}`;
   return `${u.protocol}//${host}${port}`;
 }
 

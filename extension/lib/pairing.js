@@ -55,8 +55,12 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
     try {
       const r = await hostCall("pair_begin", { code: code.trim() });
       if (!isPlainObject(r) || !isPlainObject(r.options)) return { ok: false, code: "internal_error" };
-      for (const k of ["hostKey", "fingerprint", "browser", "challengeId"]) {
-        if (typeof r[k] !== "string" || r[k] === "") return { ok: false, code: "internal_error" };
+      const [hostKey, fingerprint, browser, challengeId] = ["hostKey", "fingerprint", "browser", "challengeId"].map((k) => {
+        const v = r[k];
+        return typeof v === "string" && v !== "" ? v : null;
+      });
+      if (hostKey === null || fingerprint === null || browser === null || challengeId === null) {
+        return { ok: false, code: "internal_error" };
       }
       // Another browser is enrolled: the host wants an assertion from one of its credentials.
       let approval = null;
@@ -67,11 +71,8 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
         }
         approval = { challengeId: a.challengeId, options: a.options };
       }
-      begun = {
-        challengeId: r.challengeId, hostKey: r.hostKey, fingerprint: r.fingerprint, browser: r.browser,
-        approvalId: approval ? approval.challengeId : null,
-      };
-      return { ok: true, options: r.options, fingerprint: r.fingerprint, hostKey: r.hostKey, browser: r.browser, challengeId: r.challengeId, approval };
+      begun = { challengeId, hostKey, fingerprint, browser, approvalId: approval ? approval.challengeId : null };
+      return { ok: true, options: r.options, fingerprint, hostKey, browser, challengeId, approval };
     } catch (err) {
       return refusal(err);
     }

@@ -45,6 +45,7 @@ export async function runPolicyPage({ doc, api }) {
   };
   /** @type {any} the latest policy_get answer's policy */
   let policy = null;
+  /** @type {boolean | null} the latest policy_get answer's kill state (null: unknown) */
   let killed = null;
   let busy = false;
 

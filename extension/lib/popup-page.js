@@ -43,6 +43,7 @@ export async function runPopupPage({ doc, api }) {
     show("state", stateText(s));
     doc.getElementById("state")?.classList?.toggle("alarm", s?.killed === true || s?.gate === "compromised");
     const list = doc.getElementById("recent");
+    /** @type {Array<{at?: unknown, ok?: unknown, code?: unknown, action?: unknown} | null>} */
     const calls = s && s.ok === true && Array.isArray(s.recent) ? s.recent.slice(-20).reverse() : [];
     const items = calls.map((c) => {
       const li = doc.createElement("li");

@@ -36,6 +36,7 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rece
         killed = null; // unknown
       }
     }
+    /** @type {unknown} */
     let calls = [];
     try {
       calls = await recent();

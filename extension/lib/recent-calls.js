@@ -31,6 +31,16 @@ export function recentEntry(action, reply, at) {
 }
 
 /**
+ * True for an entry of the shape recentEntry writes (anything else in storage is dropped).
+ * @param {unknown} e
+ * @returns {e is RecentCall}
+ */
+function isRecentCall(e) {
+  return isPlainObject(e) && typeof e.action === "string" && typeof e.ok === "boolean" && typeof e.at === "number"
+    && (e.code === undefined || typeof e.code === "string");
+}
+
+/**
  * @param {{storageGet: (key: string) => Promise<unknown>, storageSet: (key: string, value: unknown) => Promise<void>,
  *   now: () => number, max?: number, log?: {warn: (...a: unknown[]) => void}}} deps
  */
@@ -42,7 +52,7 @@ export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MA
   async function load() {
     try {
       const stored = await storageGet(RECENT_STORAGE_KEY);
-      return Array.isArray(stored) ? stored.filter(isPlainObject).slice(-max) : [];
+      return Array.isArray(stored) ? stored.filter(isRecentCall).slice(-max) : [];
     } catch {
       return [];
     }

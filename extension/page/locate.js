@@ -49,6 +49,7 @@ var tabwardenLocate = (() => {
 
   /** Every element matching a CSS selector, in the document and open shadow roots. @param {string} sel */
   function bySelector(sel) {
+    /** @type {Element[]} */
     const out = [];
     /** @param {any} root */
     const scan = (root) => {
