@@ -12,6 +12,7 @@ import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
+import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
@@ -185,7 +186,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
     const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx)
       ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx);
     if (pairingAnswer !== undefined) {
-      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: "internal_error" }));
+      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }));
       return true; // answered asynchronously
     }
     const response = handleConfirmMessage(msg, sender, { broker, ...confirmCtx });

@@ -10,6 +10,7 @@
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs } from "../lib/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../lib/elements.js";
+import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -17,7 +18,8 @@ import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
-const PAGE_CODES = new Set(["bad_ref", "element_not_found", "bad_request", "policy_denied", "origin_not_approved"]);
+/** @type {ReadonlySet<string>} */
+const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 const MAX_ADDRESS = 2000;
@@ -37,16 +39,16 @@ export const NAV_PROBE_MS = 250;
 export function argTarget(args, { optional = false } = {}) {
   const given = ADDRESS.filter((k) => args[k] !== undefined && args[k] !== null);
   if (given.length === 0 && optional) return null;
-  if (given.length !== 1) throw new BridgeError("bad_request", "give exactly one of ref, selector, text, xpath");
+  if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of ref, selector, text, xpath");
   const key = given[0];
   const v = args[key];
   if (typeof v !== "string" || v.length === 0 || v.length > MAX_ADDRESS) {
-    throw new BridgeError("bad_request", `${key} must be a non-empty string of at most ${MAX_ADDRESS} characters`);
+    throw new BridgeError(CODE.BAD_REQUEST, `${key} must be a non-empty string of at most ${MAX_ADDRESS} characters`);
   }
-  if (key === "ref" && !/^@e[1-9][0-9]{0,6}$/.test(v)) throw new BridgeError("bad_request", 'ref must look like "@e12" (from page_snapshot)');
+  if (key === "ref" && !/^@e[1-9][0-9]{0,6}$/.test(v)) throw new BridgeError(CODE.BAD_REQUEST, 'ref must look like "@e12" (from page_snapshot)');
   const index = args.index ?? 0;
   if (!Number.isInteger(index) || /** @type {number} */ (index) < 0 || /** @type {number} */ (index) > 100_000) {
-    throw new BridgeError("bad_request", "index must be an integer >= 0");
+    throw new BridgeError(CODE.BAD_REQUEST, "index must be an integer >= 0");
   }
   return { [key]: v, index: /** @type {number} */ (index) };
 }
@@ -57,15 +59,15 @@ export function argTarget(args, { optional = false } = {}) {
  * @returns {{selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
  */
 export function argWait(w) {
-  if (!isPlainObject(w)) throw new BridgeError("bad_request", "waitFor must be an object");
+  if (!isPlainObject(w)) throw new BridgeError(CODE.BAD_REQUEST, "waitFor must be an object");
   const selector = typeof w.selector === "string" && w.selector.length > 0 && w.selector.length <= MAX_ADDRESS ? w.selector : null;
   const text = typeof w.text === "string" && w.text.length > 0 && w.text.length <= MAX_ADDRESS ? w.text : null;
-  if ((selector === null) === (text === null)) throw new BridgeError("bad_request", "wait for exactly one of selector, text");
+  if ((selector === null) === (text === null)) throw new BridgeError(CODE.BAD_REQUEST, "wait for exactly one of selector, text");
   const state = w.state ?? "visible";
-  if (state !== "visible" && state !== "absent") throw new BridgeError("bad_request", 'state must be "visible" or "absent"');
+  if (state !== "visible" && state !== "absent") throw new BridgeError(CODE.BAD_REQUEST, 'state must be "visible" or "absent"');
   const t = w.timeoutMs ?? DEFAULT_WAIT_MS;
   if (!Number.isInteger(t) || /** @type {number} */ (t) < 0 || /** @type {number} */ (t) > MAX_WAIT_MS) {
-    throw new BridgeError("bad_request", `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
+    throw new BridgeError(CODE.BAD_REQUEST, `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
   }
   return { ...(selector !== null ? { selector } : text !== null ? { text } : {}), state, timeoutMs: /** @type {number} */ (t) };
 }
@@ -124,11 +126,11 @@ export function interactHandlers(deps) {
       const results = await browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED");
       out = Array.isArray(results) ? results[0]?.result : undefined;
     } catch {
-      throw new BridgeError("internal_error", "could not run in this page (it may be navigating); retry");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     }
-    if (!isPlainObject(out)) throw new BridgeError("internal_error", "could not run in this page (it may be navigating); retry");
+    if (!isPlainObject(out)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     if (isPlainObject(out.error)) {
-      const code = typeof out.error.code === "string" && PAGE_CODES.has(out.error.code) ? out.error.code : "internal_error";
+      const code = typeof out.error.code === "string" && PAGE_CODES.has(out.error.code) ? out.error.code : CODE.INTERNAL_ERROR;
       throw new BridgeError(code, typeof out.error.message === "string" ? out.error.message : "the page operation failed");
     }
     return out;
@@ -142,8 +144,8 @@ export function interactHandlers(deps) {
   async function ask(ctx, { tabId, origin, tool, detail, graceKind }) {
     if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
     const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
-    if (decision !== "allow") throw new BridgeError("confirm_denied", "the person did not allow this action");
-    if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, "the person did not allow this action");
+    if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), isPlainObject(ctx.policy) ? ctx.policy.clickGraceSeconds : 0);
   }
 
@@ -160,7 +162,7 @@ export function interactHandlers(deps) {
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, tool);
     const r = await page(tabId, "waitFor", { ...w, origin });
-    if (r.matched !== true) throw new BridgeError("timeout", `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
   /** The policy's confirm name for a click kind. @param {string} kind */
@@ -170,7 +172,7 @@ export function interactHandlers(deps) {
   async function snapshot(args, ctx) {
     const { tabId, origin } = await open(args, ctx, "page_snapshot");
     const r = await page(tabId, "snapshot", { origin });
-    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot)) throw new BridgeError("internal_error", "could not read this page");
+    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     docTokens.set(tabId, { session: ctx.session, token: r.docToken });
     return { url: String(r.url), title: String(r.title), snapshot: r.snapshot, truncated: r.truncated === true };
   }
@@ -202,7 +204,7 @@ export function interactHandlers(deps) {
     } catch {
       watch.cancel();
       deps.ownership.release(tabId);
-      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
     // A cross-document navigation shows as status "loading" (wait for it to finish); a
     // same-document one (pushState, #hash) only as a new url.
@@ -213,7 +215,7 @@ export function interactHandlers(deps) {
         after = await browser.getTab(tabId);
       } catch {
         deps.ownership.release(tabId);
-        throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
       }
     } else {
       watch.cancel();
@@ -222,7 +224,7 @@ export function interactHandlers(deps) {
     if (navigated) {
       const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
-      if (o !== origin && !isApproved(o, approved)) throw new BridgeError("origin_not_approved", "the click led to an unapproved origin");
+      if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
     }
     await waitAfter(args, tabId, ctx, "page_click");
     const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
@@ -232,7 +234,7 @@ export function interactHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function fill(args, ctx) {
     const target = argTarget(args);
-    if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError("bad_request", `value must be a string of at most ${MAX_VALUE} characters`);
+    if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `value must be a string of at most ${MAX_VALUE} characters`);
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
     const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
     await page(tabId, "fill", { origin, target, docToken, value: args.value, allowPassword });
@@ -243,7 +245,7 @@ export function interactHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function press(args, ctx) {
     if (typeof args.key !== "string" || args.key.length === 0 || args.key.length > MAX_KEY) {
-      throw new BridgeError("bad_request", `key must be a key name such as "Enter" or "a" (at most ${MAX_KEY} characters)`);
+      throw new BridgeError(CODE.BAD_REQUEST, `key must be a key name such as "Enter" or "a" (at most ${MAX_KEY} characters)`);
     }
     const key = args.key;
     const target = argTarget(args, { optional: true });
@@ -268,7 +270,7 @@ export function interactHandlers(deps) {
     const v = args.value;
     const ok = typeof v === "string" ? v.length <= MAX_VALUE
       : Array.isArray(v) && v.length > 0 && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= MAX_VALUE);
-    if (!ok) throw new BridgeError("bad_request", "value must be a string or a non-empty array of strings");
+    if (!ok) throw new BridgeError(CODE.BAD_REQUEST, "value must be a string or a non-empty array of strings");
     const { tabId, origin, docToken } = await open(args, ctx, "page_select");
     const base = { origin, target, docToken };
     if (needsConfirm(ctx, "select")) {
@@ -284,7 +286,7 @@ export function interactHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function check(args, ctx) {
     const target = argTarget(args);
-    if (typeof args.checked !== "boolean") throw new BridgeError("bad_request", "checked must be true or false");
+    if (typeof args.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "checked must be true or false");
     const { tabId, origin, docToken } = await open(args, ctx, "page_check");
     const r = await page(tabId, "check", { origin, target, docToken, checked: args.checked });
     await waitAfter(args, tabId, ctx, "page_check");
@@ -309,7 +311,7 @@ export function interactHandlers(deps) {
     else if (isPlainObject(to) && ADDRESS.some((k) => to[k] !== undefined)) a = { target: argTarget(to) };
     else if (isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y)) a = { to: { x: to.x, y: to.y } };
     else if (to === undefined && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
-    else throw new BridgeError("bad_request", 'to must be "top", "bottom", {x, y} or an element');
+    else throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');
     const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
     const r = await page(tabId, "scroll", { ...a, origin, docToken });
     return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0 };
@@ -320,7 +322,7 @@ export function interactHandlers(deps) {
     const w = argWait(args);
     const { tabId, origin } = await open(args, ctx, "page_wait_for");
     const r = await page(tabId, "waitFor", { ...w, origin });
-    if (r.matched !== true) throw new BridgeError("timeout", `the condition was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `the condition was not met within ${w.timeoutMs} ms`);
     return { matched: true };
   }
 

@@ -5,6 +5,7 @@
 // not approved, and never report success when the move landed on an unapproved origin.
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { toTabSummary } from "../lib/tab-mapping.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -52,11 +53,11 @@ export function historyStep(delta) {
 export function checkLanded(tab, gated, ctx) {
   const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
   const urls = [tab?.url, tab?.pendingUrl].filter((u) => typeof u === "string" && u !== "");
-  if (urls.length === 0) throw new BridgeError("origin_not_approved", "the tab has no readable URL after the move");
+  if (urls.length === 0) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the tab has no readable URL after the move");
   for (const url of urls) {
     const o = originOf(url);
     if (o === null || (o !== gated && !isApproved(o, approved))) {
-      throw new BridgeError("origin_not_approved", "the tab moved to an unapproved origin");
+      throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the tab moved to an unapproved origin");
     }
   }
 }
@@ -86,7 +87,7 @@ export function navHandlers(deps) {
     } catch {
       watch.cancel();
       await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
-      if (delta === 0) throw new BridgeError("bad_request", refusal);
+      if (delta === 0) throw new BridgeError(CODE.BAD_REQUEST, refusal);
       // Chrome's tabs.goBack skips entries the page reached without a user gesture (its
       // back-button intervention), which is every page an agent reached by clicking or
       // page_navigate. The page's own history.back() does not skip them.
@@ -100,7 +101,7 @@ export function navHandlers(deps) {
       }
       if (!isPlainObject(stepped) || stepped.moved !== true) {
         watch.cancel();
-        throw new BridgeError("bad_request", refusal);
+        throw new BridgeError(CODE.BAD_REQUEST, refusal);
       }
       fallback = true;
     }
@@ -109,12 +110,12 @@ export function navHandlers(deps) {
       try {
         outcome = await watch.promise;
       } catch (err) {
-        throw err instanceof BridgeError ? err : new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+        throw err instanceof BridgeError ? err : new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
       }
     }
     const after = fallback ? await ownedTab(deps, ctx, tabId) : await settledTab(deps, tabId, watch);
     // Nothing loaded and nothing moved: there was no entry that way after all.
-    if (outcome === "timeout" && after?.url === tab?.url) throw new BridgeError("bad_request", refusal);
+    if (outcome === "timeout" && after?.url === tab?.url) throw new BridgeError(CODE.BAD_REQUEST, refusal);
     checkLanded(after, gated, ctx);
     return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
   };
@@ -128,7 +129,7 @@ export function navHandlers(deps) {
       if (Number.isInteger(tab?.windowId)) await browser.updateWindowProps(tab.windowId, { focused: true });
     } catch {
       await ownedTab(deps, ctx, tabId);
-      throw new BridgeError("internal_error", "could not bring the tab forward");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not bring the tab forward");
     }
     const now = await ownedTab(deps, ctx, tabId);
     return { tab: toTabSummary(now) ?? toTabSummary(tab) };

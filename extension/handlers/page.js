@@ -4,6 +4,7 @@
 // is not approved, and never return card-like numbers or form field values.
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { readPageText } from "../lib/page-text.js";
 import { maskCards } from "../lib/redact.js";
@@ -33,7 +34,7 @@ export function pageHandlers(deps) {
       await browser.updateTab(tabId, { url });
     } catch {
       watch.cancel();
-      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
     const tab = await settledTab(deps, tabId, watch);
     const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
@@ -41,14 +42,14 @@ export function pageHandlers(deps) {
       if (typeof where !== "string" || where === "") continue;
       const o = originOf(where);
       if (o !== origin && !isApproved(o, approved)) {
-        throw new BridgeError("origin_not_approved", "redirected to an unapproved origin");
+        throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "redirected to an unapproved origin");
       }
     }
     // The tab stayed where it was (e.g. a 204 answer, a download, or another navigation won):
     // say so rather than report the old page as the new one.
     if (typeof before?.url === "string" && before.url !== "" && tab?.url === before.url
         && new URL(url).href !== before.url && !tab?.pendingUrl) {
-      throw new BridgeError("navigation_cancelled", `the tab stayed on ${before.url}`);
+      throw new BridgeError(CODE.NAVIGATION_CANCELLED, `the tab stayed on ${before.url}`);
     }
     return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
   }
@@ -65,13 +66,13 @@ export function pageHandlers(deps) {
       const results = await browser.executeScript(tabId, readPageText);
       read = Array.isArray(results) ? results[0]?.result : undefined;
     } catch {
-      throw new BridgeError("internal_error", "could not read this page's text");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
     }
     if (!isPlainObject(read) || typeof read.text !== "string") {
-      throw new BridgeError("internal_error", "could not read this page's text");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
     }
     // The page may have navigated between the gate and the read: refuse text from elsewhere.
-    if (originOf(read.href) !== origin) throw new BridgeError("origin_not_approved", "the page left the approved origin");
+    if (originOf(read.href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
     const slice = truncate(maskCards(read.text), offset, maxChars);
     return {
       ...slice,

@@ -10,6 +10,7 @@
 import { BridgeError } from "../lib/bridge-error.js";
 import { canonicalJson } from "../lib/canonical-json.js";
 import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { CODE } from "../lib/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
 import { maskValue } from "../lib/mask.js";
 import { originOf } from "../lib/origin.js";
@@ -89,7 +90,7 @@ function argString(args, name, max, optional = false) {
   const v = args[name];
   if (optional && (v === undefined || v === null)) return undefined;
   if (typeof v !== "string" || v.length === 0 || v.length > max) {
-    throw new BridgeError("bad_request", `${name} must be a non-empty string of at most ${max} characters`);
+    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a non-empty string of at most ${max} characters`);
   }
   return v;
 }
@@ -101,7 +102,7 @@ function argString(args, name, max, optional = false) {
  */
 function firstResult(results, what) {
   const r = Array.isArray(results) ? results[0]?.result : undefined;
-  if (!isPlainObject(r)) throw new BridgeError("internal_error", `could not ${what}`);
+  if (!isPlainObject(r)) throw new BridgeError(CODE.INTERNAL_ERROR, `could not ${what}`);
   return r;
 }
 
@@ -267,7 +268,7 @@ export function readHandlers(deps) {
    * @param {string} origin
    */
   function sameOrigin(href, origin) {
-    if (originOf(href) !== origin) throw new BridgeError("origin_not_approved", "the page left the approved origin");
+    if (originOf(href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
   }
 
   /**
@@ -283,7 +284,7 @@ export function readHandlers(deps) {
       results = await browser.executeScriptArgs(tabId, func, args, world);
     } catch {
       await ownedTabQuiet(tabId);
-      throw new BridgeError("internal_error", `could not ${what}`);
+      throw new BridgeError(CODE.INTERNAL_ERROR, `could not ${what}`);
     }
     return firstResult(results, what);
   }
@@ -294,7 +295,7 @@ export function readHandlers(deps) {
       await browser.getTab(tabId);
     } catch {
       deps.ownership.release(tabId);
-      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
   }
 
@@ -315,11 +316,11 @@ export function readHandlers(deps) {
       try {
         presence = { action: tool === "page_eval" ? "confirm.eval" : "confirm.upload", detail: canonicalJson({ ...tapped, origin }) };
       } catch {
-        throw new BridgeError("bad_request", "the request cannot be shown for a tap (invalid text)");
+        throw new BridgeError(CODE.BAD_REQUEST, "the request cannot be shown for a tap (invalid text)");
       }
     }
     const decision = await confirm({ kind: "action", tool, origin, detail, presence, timeoutMs: confirmTimeoutMs(ctx.policy) });
-    if (decision !== "allow") throw new BridgeError("confirm_denied", `the person did not allow ${tool}`);
+    if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, `the person did not allow ${tool}`);
     const now = await ownedTab(deps, ctx, tabId);
     sameOrigin(now?.url, origin);
   }
@@ -330,13 +331,13 @@ export function readHandlers(deps) {
    * @param {string} tool
    */
   function requirePolicy(ctx, key, tool) {
-    if (!policyOn(ctx, key)) throw new BridgeError("policy_denied", `${tool} is off: the signed policy does not enable "${key}"`);
+    if (!policyOn(ctx, key)) throw new BridgeError(CODE.POLICY_DENIED, `${tool} is off: the signed policy does not enable "${key}"`);
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageScreenshot(args, ctx) {
     if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
-      throw new BridgeError("bad_request", "fullPage must be true or false");
+      throw new BridgeError(CODE.BAD_REQUEST, "fullPage must be true or false");
     }
     const { tabId, origin } = await gatedTab(args, ctx, "page_screenshot");
     const fullPage = args.fullPage === true;
@@ -347,14 +348,14 @@ export function readHandlers(deps) {
       shot = await browser.capturePage(tabId, { fullPage });
     } catch {
       await ownedTabQuiet(tabId);
-      throw new BridgeError("internal_error", fullPage ? "could not capture the full page" : "could not capture the tab");
+      throw new BridgeError(CODE.INTERNAL_ERROR, fullPage ? "could not capture the full page" : "could not capture the tab");
     }
     // The page must not have left the approved origin meanwhile: then the image is not ours.
     const after = await ownedTab(deps, ctx, tabId);
     sameOrigin(after?.url, origin);
     const data = typeof shot?.data === "string" ? shot.data : "";
     const size = pngSize(data);
-    if (data === "" || size === null) throw new BridgeError("internal_error", "the capture returned no PNG");
+    if (data === "" || size === null) throw new BridgeError(CODE.INTERNAL_ERROR, "the capture returned no PNG");
     return fullPage && Number.isInteger(shot.width) && Number.isInteger(shot.height)
       ? { mimeType: "image/png", data, width: shot.width, height: shot.height }
       : { mimeType: "image/png", data, ...size };
@@ -368,7 +369,7 @@ export function readHandlers(deps) {
     try {
       all = await browser.cookiesForUrl(url);
     } catch {
-      throw new BridgeError("internal_error", "could not read this site's cookies");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this site's cookies");
     }
     const cookies = (Array.isArray(all) ? all : [])
       .filter((c) => isPlainObject(c) && typeof c.name === "string" && (name === undefined || c.name === name))
@@ -387,12 +388,12 @@ export function readHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function storageGet(args, ctx) {
     const area = args.area === undefined ? "local" : args.area;
-    if (area !== "local" && area !== "session") throw new BridgeError("bad_request", 'area must be "local" or "session"');
+    if (area !== "local" && area !== "session") throw new BridgeError(CODE.BAD_REQUEST, 'area must be "local" or "session"');
     const key = argString(args, "key", 4096, true) ?? null;
     const { tabId, origin } = await gatedTab(args, ctx, "storage_get");
     const read = await inject(tabId, readStorage, [area, key, MAX_ITEMS], "read this page's storage");
     sameOrigin(read.href, origin);
-    if (read.error !== undefined || !Array.isArray(read.items)) throw new BridgeError("internal_error", "this page's storage cannot be read");
+    if (read.error !== undefined || !Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "this page's storage cannot be read");
     const items = read.items
       .filter((i) => isPlainObject(i) && typeof i.key === "string")
       .slice(0, MAX_ITEMS)
@@ -411,7 +412,7 @@ export function readHandlers(deps) {
     } catch (err) {
       if (err instanceof BridgeError) throw err;
       await ownedTabQuiet(tabId);
-      throw new BridgeError("internal_error", "could not read this page");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
     sameOrigin(read.href, origin);
     const slice = truncate(maskCards(renderMarkdown(read.blocks)), offset, maxChars);
@@ -423,13 +424,13 @@ export function readHandlers(deps) {
     const selector = /** @type {string} */ (argString(args, "selector", 4096));
     const attrs = args.attrs === undefined || args.attrs === null ? [] : args.attrs;
     if (!Array.isArray(attrs) || attrs.length > 50 || !attrs.every((a) => typeof a === "string" && ATTR_NAME.test(a))) {
-      throw new BridgeError("bad_request", "attrs must be a list of at most 50 attribute names");
+      throw new BridgeError(CODE.BAD_REQUEST, "attrs must be a list of at most 50 attribute names");
     }
     const { tabId, origin } = await gatedTab(args, ctx, "page_scrape");
     const read = await inject(tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
     sameOrigin(read.href, origin);
-    if (read.error === "selector") throw new BridgeError("bad_request", "selector is not a valid CSS selector");
-    if (!Array.isArray(read.items)) throw new BridgeError("internal_error", "could not read this page");
+    if (read.error === "selector") throw new BridgeError(CODE.BAD_REQUEST, "selector is not a valid CSS selector");
+    if (!Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     const items = read.items.filter(isPlainObject).slice(0, MAX_ITEMS).map((item) => {
       const hidden = new Set(Array.isArray(item.hiddenValues) ? item.hiddenValues : []);
       /** @type {Record<string, string>} */
@@ -451,13 +452,13 @@ export function readHandlers(deps) {
     await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`, { code });
     const out = await inject(tabId, evalInPage, [code], "run the code", "MAIN");
     sameOrigin(out.href, origin);
-    if (out.csp === true) throw new BridgeError("internal_error", CSP_MESSAGE);
-    if (typeof out.threw === "string") throw new BridgeError("internal_error", `the code threw: ${out.threw}`);
+    if (out.csp === true) throw new BridgeError(CODE.INTERNAL_ERROR, CSP_MESSAGE);
+    if (typeof out.threw === "string") throw new BridgeError(CODE.INTERNAL_ERROR, `the code threw: ${out.threw}`);
     if (typeof out.text === "string") return { result: out.text };
     try {
       return { result: JSON.parse(String(out.json)) };
     } catch {
-      throw new BridgeError("internal_error", "the code's result could not be read");
+      throw new BridgeError(CODE.INTERNAL_ERROR, "the code's result could not be read");
     }
   }
 
@@ -466,10 +467,10 @@ export function readHandlers(deps) {
     requirePolicy(ctx, "upload", "page_upload");
     const path = /** @type {string} */ (argString(args, "path", 4096));
     const name = /** @type {string} */ (argString(args, "name", 255));
-    if (/[/\\\0]/.test(name)) throw new BridgeError("bad_request", "name must be a file name, not a path");
+    if (/[/\\\0]/.test(name)) throw new BridgeError(CODE.BAD_REQUEST, "name must be a file name, not a path");
     const bytes = base64Bytes(args.data);
-    if (bytes < 0) throw new BridgeError("bad_request", "data must be base64");
-    if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError("bad_request", `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
+    if (bytes < 0) throw new BridgeError(CODE.BAD_REQUEST, "data must be base64");
+    if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError(CODE.BAD_REQUEST, `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
     const locator = uploadTarget(args);
     const { tabId, origin, url } = await gatedTab(args, ctx, "page_upload");
     const where = [locator.selector, locator.xpath, locator.index];
@@ -481,7 +482,7 @@ export function readHandlers(deps) {
     const done = await inject(tabId, fileInput, [...where, { name, data: args.data }], "set the file");
     sameOrigin(done.href, origin);
     targetError(done.error);
-    if (done.ok !== true) throw new BridgeError("internal_error", "could not set the file");
+    if (done.ok !== true) throw new BridgeError(CODE.INTERNAL_ERROR, "could not set the file");
     return { uploaded: true };
   }
 
@@ -502,9 +503,9 @@ export function readHandlers(deps) {
  */
 function uploadTarget(args) {
   const given = ["ref", "selector", "text", "xpath"].filter((k) => args[k] !== undefined && args[k] !== null);
-  if (given.length !== 1) throw new BridgeError("bad_request", "give exactly one of selector or xpath");
+  if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of selector or xpath");
   if (given[0] === "ref" || given[0] === "text") {
-    throw new BridgeError("bad_request", "page_upload addresses the file input by selector or xpath");
+    throw new BridgeError(CODE.BAD_REQUEST, "page_upload addresses the file input by selector or xpath");
   }
   const value = argString(args, given[0], 4096);
   const index = argInt(args, "index", 0, 0, 10_000);
@@ -514,8 +515,8 @@ function uploadTarget(args) {
 /** @param {unknown} error */
 function targetError(error) {
   if (error === undefined) return;
-  if (error === "not_file_input") throw new BridgeError("bad_request", "the target is not an <input type=file>");
-  if (error === "not_found") throw new BridgeError("bad_request", "no element matches");
-  if (error === "locator") throw new BridgeError("bad_request", "the selector or xpath is not valid");
-  throw new BridgeError("internal_error", "could not find the file input");
+  if (error === "not_file_input") throw new BridgeError(CODE.BAD_REQUEST, "the target is not an <input type=file>");
+  if (error === "not_found") throw new BridgeError(CODE.BAD_REQUEST, "no element matches");
+  if (error === "locator") throw new BridgeError(CODE.BAD_REQUEST, "the selector or xpath is not valid");
+  throw new BridgeError(CODE.INTERNAL_ERROR, "could not find the file input");
 }

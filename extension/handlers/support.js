@@ -4,6 +4,7 @@
 // not own, and never report a tab's state without re-reading it from the browser.
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { CODE } from "../lib/error-codes.js";
 
 /**
  * The browser calls handlers use (lib/chrome-api.js provides the real ones).
@@ -38,7 +39,7 @@ export const MAX_URL = 8192;
  */
 export function argTabId(args, name = "tabId") {
   const v = args[name];
-  if (!Number.isInteger(v) || /** @type {number} */ (v) < 0) throw new BridgeError("bad_request", `${name} must be a tab id (integer >= 0)`);
+  if (!Number.isInteger(v) || /** @type {number} */ (v) < 0) throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a tab id (integer >= 0)`);
   return /** @type {number} */ (v);
 }
 
@@ -50,7 +51,7 @@ export function argTabId(args, name = "tabId") {
 export function argUrl(args, name = "url") {
   const v = args[name];
   if (typeof v !== "string" || v.length === 0 || v.length > MAX_URL) {
-    throw new BridgeError("bad_request", `${name} must be a URL string of at most ${MAX_URL} characters`);
+    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a URL string of at most ${MAX_URL} characters`);
   }
   return v;
 }
@@ -67,7 +68,7 @@ export function argInt(args, name, fallback, min, max) {
   const v = args[name];
   if (v === undefined || v === null) return fallback;
   if (!Number.isInteger(v) || /** @type {number} */ (v) < min || /** @type {number} */ (v) > max) {
-    throw new BridgeError("bad_request", `${name} must be an integer in [${min}, ${max}]`);
+    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be an integer in [${min}, ${max}]`);
   }
   return /** @type {number} */ (v);
 }
@@ -80,13 +81,13 @@ export function argInt(args, name, fallback, min, max) {
  */
 export async function ownedTab(deps, ctx, tabId) {
   if (deps.ownership.owner(tabId) !== ctx.session) {
-    throw new BridgeError("tab_not_owned", `tab ${tabId} was not opened by this session`);
+    throw new BridgeError(CODE.TAB_NOT_OWNED, `tab ${tabId} was not opened by this session`);
   }
   try {
     return await deps.browser.getTab(tabId);
   } catch {
     deps.ownership.release(tabId);
-    throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
   }
 }
 
@@ -111,6 +112,6 @@ export async function settledTab(deps, tabId, watch, { newTab = false } = {}) {
   } catch (err) {
     watch.cancel();
     if (err instanceof BridgeError) throw err;
-    throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+    throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
   }
 }

@@ -5,6 +5,7 @@
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { CODE } from "../lib/error-codes.js";
 import { originOf } from "../lib/origin.js";
 import { toTabList, toTabSummary } from "../lib/tab-mapping.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -55,12 +56,12 @@ export function tabHandlers(deps) {
     if (tab === null) {
       const win = await browser.createWindow({ url, focused: false, type: "normal" });
       tab = Array.isArray(win?.tabs) ? win.tabs[0] : null;
-      if (!Number.isInteger(win?.id) || !tab) throw new BridgeError("internal_error", "the new window has no tab");
+      if (!Number.isInteger(win?.id) || !tab) throw new BridgeError(CODE.INTERNAL_ERROR, "the new window has no tab");
       ownership.setWindow(ctx.session, win.id);
     }
-    if (!Number.isInteger(tab?.id) || tab.id < 0) throw new BridgeError("internal_error", "the new tab has no id");
+    if (!Number.isInteger(tab?.id) || tab.id < 0) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab has no id");
     const tabId = /** @type {number} */ (tab.id);
-    if (!ownership.claim(ctx.session, tabId)) throw new BridgeError("internal_error", "the new tab is already owned");
+    if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
     const watch = loads.watch(tabId);
     const loaded = await settledTab(deps, tabId, watch, { newTab: true });
     return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
@@ -78,8 +79,8 @@ export function tabHandlers(deps) {
         detail: `Close the tab "${title.slice(0, MAX_SHOWN)}" (${url.slice(0, MAX_SHOWN)})?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
-      if (decision !== "allow") throw new BridgeError("confirm_denied", "the person did not allow closing the tab");
-      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, "the person did not allow closing the tab");
+      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
     await removeOwned(tabId);
     return { closed: tabId };
@@ -104,7 +105,7 @@ export function tabHandlers(deps) {
     try {
       await browser.removeTab(tabId);
     } catch {
-      throw new BridgeError("tab_not_found", `tab ${tabId} is gone`);
+      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     } finally {
       ownership.release(tabId);
     }

@@ -5,6 +5,8 @@
 // and the URL API injected (options.js wires the real ones). Host-supplied text only ever goes in
 // as textContent, never as HTML. Entries were redacted by the host when written.
 
+import { CODE } from "./error-codes.js";
+
 export const AUDIT_LIMIT = 200;
 export const EXPORT_NAME = "tabwarden-audit.json";
 const RESERVED = new Set(["ts", "event", "decision", "path"]);
@@ -140,7 +142,7 @@ export async function runAuditView({ doc, api, urlApi = URL, BlobCtor = globalTh
       r = null;
     }
     if (!r || r.ok !== true || !Array.isArray(r.entries)) {
-      status(`Audit log unavailable: ${text(r?.code ?? "internal_error")}`);
+      status(`Audit log unavailable: ${text(r?.code ?? CODE.INTERNAL_ERROR)}`);
       return false;
     }
     entries = filterEntries(r.entries, "");

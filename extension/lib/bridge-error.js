@@ -2,14 +2,14 @@
 // Pure: no chrome, no I/O. It must never carry a code outside the shared table (unknown codes
 // are coerced to "internal_error") and must never be used to ship stack traces to the host.
 
-import { isErrorCode } from "./error-codes.js";
+import { CODE, isErrorCode } from "./error-codes.js";
 
 /** Longest message text a BridgeError keeps (host-facing; keep replies small). */
 export const MAX_ERROR_MESSAGE = 500;
 
 /**
  * An error whose `code` is a row of the shared error table.
- * `new BridgeError("tab_not_found", "no tab 42")`.
+ * `new BridgeError(CODE.TAB_NOT_FOUND, "no tab 42")`.
  */
 export class BridgeError extends Error {
   /**
@@ -21,6 +21,6 @@ export class BridgeError extends Error {
     super(text);
     this.name = "BridgeError";
     /** @type {string} */
-    this.code = isErrorCode(code) ? code : "internal_error";
+    this.code = isErrorCode(code) ? code : CODE.INTERNAL_ERROR;
   }
 }

@@ -7,6 +7,7 @@
 // (textContent only) and never pair anything without the host verifying the tap.
 
 import { canonicalJson } from "./canonical-json.js";
+import { CODE } from "./error-codes.js";
 
 /**
  * A client label from an executable path: its basename, lower-cased, every character outside
@@ -50,7 +51,7 @@ export async function runClientsPage({ doc, api }) {
       paired?.replaceChildren();
       seen?.replaceChildren();
       recent = [];
-      show("clients-status", `unavailable: ${String(r?.code ?? "internal_error")}`);
+      show("clients-status", `unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
       return;
     }
     /** @type {Array<{label?: unknown, exe?: unknown, sha256?: unknown} | null>} */
@@ -108,7 +109,7 @@ export async function runClientsPage({ doc, api }) {
    */
   async function pair(n) {
     const s = recent[n];
-    if (s === undefined) return "refused: bad_request";
+    if (s === undefined) return `refused: ${CODE.BAD_REQUEST}`;
     if (busy) return "busy";
     busy = true;
     const action = "pair_client";
@@ -119,7 +120,7 @@ export async function runClientsPage({ doc, api }) {
       return text;
     };
     /** @param {any} answer */
-    const refused = (answer) => done(`refused: ${String(answer?.code ?? "internal_error")}`);
+    const refused = (answer) => done(`refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`);
     try {
       const detail = canonicalJson({ exe: s.path, label: defaultLabel(s.path), sha256: s.sha256 });
       show("clients-status", `${action}: asking the host`);
@@ -131,14 +132,14 @@ export async function runClientsPage({ doc, api }) {
         const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
         response = await api.getAssertion(opts.publicKey ?? opts);
       } catch {
-        return done("refused: presence_refused");
+        return done(`refused: ${CODE.PRESENCE_REFUSED}`);
       }
       const finished = await api.sendMessage({ type: "presence_complete", challengeId: begun.challengeId, action, detail, response });
       if (!finished || finished.ok !== true) return refused(finished);
       await refresh();
       return done(`done: ${action}`);
     } catch {
-      return done("refused: internal_error");
+      return done(`refused: ${CODE.INTERNAL_ERROR}`);
     }
   }
 
@@ -154,9 +155,9 @@ export async function runClientsPage({ doc, api }) {
     let text;
     try {
       const answer = await api.sendMessage({ type: "client_revoke", label });
-      text = answer && answer.ok === true ? `done: revoked ${label}` : `refused: ${String(answer?.code ?? "internal_error")}`;
+      text = answer && answer.ok === true ? `done: revoked ${label}` : `refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`;
     } catch {
-      text = "refused: internal_error";
+      text = `refused: ${CODE.INTERNAL_ERROR}`;
     }
     busy = false;
     await refresh();

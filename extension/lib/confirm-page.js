@@ -9,6 +9,8 @@
 // the host's verdict on that tap allows. For a new origin in presence mode (an enrolled browser),
 // #tap's click requests the host permission first (the gesture), then runs the tap.
 
+import { CODE } from "./error-codes.js";
+
 /**
  * @typedef {object} ConfirmPageApi
  * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
@@ -125,7 +127,7 @@ export async function runConfirmPage({ doc, search, api }) {
     } catch {
       begun = null;
     }
-    if (!begun || begun.ok !== true) return refuse(`Denied (${String(begun?.code ?? "internal_error")}).`);
+    if (!begun || begun.ok !== true) return refuse(`Denied (${String(begun?.code ?? CODE.INTERNAL_ERROR)}).`);
     show("status", "Touch your security key…");
     let response;
     try {
@@ -141,7 +143,7 @@ export async function runConfirmPage({ doc, search, api }) {
     } catch {
       done = null;
     }
-    return done && done.ok === true ? "Allowed (tap verified by the host)." : `Denied (${String(done?.code ?? "internal_error")}).`;
+    return done && done.ok === true ? "Allowed (tap verified by the host)." : `Denied (${String(done?.code ?? CODE.INTERNAL_ERROR)}).`;
   }
 
   setEnabled(true);

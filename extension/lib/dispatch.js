@@ -4,7 +4,7 @@
 // and must never put a stack trace or an unexpected exception's text into a reply.
 
 import { BridgeError, MAX_ERROR_MESSAGE } from "./bridge-error.js";
-import { errorReply } from "./error-codes.js";
+import { CODE, errorReply } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /**
@@ -83,19 +83,19 @@ export function createDispatcher(handlers, { log = console } = {}) {
     async dispatch(msg) {
       const checked = validateRequest(msg);
       if (!checked.ok) {
-        return checked.id === null ? null : errorReply(checked.id, "bad_request", checked.message);
+        return checked.id === null ? null : errorReply(checked.id, CODE.BAD_REQUEST, checked.message);
       }
       const { id, action, args, session, policy } = checked.request;
       const handler = routes.get(action);
       if (handler === undefined) {
-        return errorReply(id, "unknown_action", `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
+        return errorReply(id, CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
       }
       try {
         const result = await handler(args, { session, policy });
         if (result === undefined) return { type: "reply", id, ok: true, result: {} };
         if (!isPlainObject(result)) {
           log.warn(`tabwarden: handler for ${action} returned a non-object result`);
-          return errorReply(id, "internal_error", `${action} produced an invalid result`);
+          return errorReply(id, CODE.INTERNAL_ERROR, `${action} produced an invalid result`);
         }
         return { type: "reply", id, ok: true, result };
       } catch (err) {
@@ -103,7 +103,7 @@ export function createDispatcher(handlers, { log = console } = {}) {
           return errorReply(id, err.code, err.message.slice(0, MAX_ERROR_MESSAGE));
         }
         log.warn(`tabwarden: handler for ${action} failed`, err);
-        return errorReply(id, "internal_error", `${action} failed inside the extension`);
+        return errorReply(id, CODE.INTERNAL_ERROR, `${action} failed inside the extension`);
       }
     },
   };

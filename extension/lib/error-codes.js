@@ -4,10 +4,10 @@
 // must never be renumbered, reused or removed: append only, one row per line, hints verbatim.
 
 /**
- * One row per code: [code, n, hint]. Frozen (the array and every row).
- * @type {ReadonlyArray<readonly [string, number, string]>}
+ * One row per code: [code, n, hint]. Frozen (the array and every row); frozenTable keeps each
+ * code's literal type, so ErrorCode and CODE below list exactly these rows.
  */
-export const ERROR_TABLE = Object.freeze([
+export const ERROR_TABLE = frozenTable([
   ["internal_error", 1, "Unexpected failure inside tabwarden; run `tabwarden status` and report the stderr log."],
   ["bad_request", 2, "The request was malformed; check the tool's input schema."],
   ["unknown_action", 3, "This extension does not know that action; update the extension and tabwarden together."],
@@ -33,7 +33,32 @@ export const ERROR_TABLE = Object.freeze([
   ["host_compromised", 23, "The host could not prove it holds the key this browser pinned; open tabwarden's options page and pair again (run `tabwarden pair` first)."],
   ["policy_invalid", 24, "That policy value is not valid, or a restriction would widen; `tabwarden policy show` lists the keys, types and ranges."],
 ]);
-for (const row of ERROR_TABLE) Object.freeze(row);
+
+/**
+ * Freeze the table and every row, keeping the codes' literal types.
+ * @template {string} const C
+ * @param {Array<[C, number, string]>} rows
+ * @returns {ReadonlyArray<readonly [C, number, string]>}
+ */
+function frozenTable(rows) {
+  for (const row of rows) Object.freeze(row);
+  return Object.freeze(rows);
+}
+
+/** A code of the table: "internal_error" | "bad_request" | … */
+/** @typedef {(typeof ERROR_TABLE)[number][0]} ErrorCode */
+
+/**
+ * Every code of the table by its upper-case name: `CODE.NOT_PAIRED === "not_paired"`. Derived
+ * from ERROR_TABLE, so a new row has its constant at once. Use it instead of writing a code as a
+ * string: a misspelt name is a type error (tests/test_extension_unit.py runs tsc) and undefined
+ * at run time, never a code that quietly turns into internal_error;
+ * tests/extension/error-codes.test.mjs fails on any code literal left in extension/ that is not
+ * a row of the table.
+ */
+export const CODE = /** @type {Readonly<{[K in ErrorCode as Uppercase<K>]: K}>} */ (/** @type {unknown} */ (Object.freeze(
+  Object.assign(Object.create(null), Object.fromEntries(ERROR_TABLE.map(([code]) => [code.toUpperCase(), code]))),
+)));
 
 /**
  * code -> {n, hint}; a frozen null-prototype object, so "constructor" or "__proto__" are not codes.
@@ -49,7 +74,7 @@ export const ERROR_CODES = Object.freeze(
 /**
  * True when `code` is a row of the table.
  * @param {unknown} code
- * @returns {code is string}
+ * @returns {code is ErrorCode}
  */
 export function isErrorCode(code) {
   return typeof code === "string" && Object.hasOwn(ERROR_CODES, code);
@@ -68,6 +93,6 @@ export function isErrorCode(code) {
  * @returns {ErrorReply}
  */
 export function errorReply(id, code, message) {
-  const safeCode = isErrorCode(code) ? code : "internal_error";
+  const safeCode = isErrorCode(code) ? code : CODE.INTERNAL_ERROR;
   return { type: "reply", id, ok: false, error: { code: safeCode, message: String(message) } };
 }

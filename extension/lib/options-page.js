@@ -5,6 +5,8 @@
 // wires the real ones). It must never put host- or page-supplied text into the DOM as HTML
 // (textContent only) and never pin anything itself (the worker stores the record).
 
+import { CODE } from "./error-codes.js";
+
 /**
  * @typedef {object} OptionsPageApi
  * @property {(msg: object) => Promise<any>} sendMessage chrome.runtime.sendMessage
@@ -84,7 +86,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     try {
       show("status", "pairing: asking the host");
       const begun = await api.sendMessage({ type: "pair_begin", code: String(input?.value ?? "") });
-      if (!begun || begun.ok !== true) return done(`refused: ${String(begun?.code ?? "internal_error")}`);
+      if (!begun || begun.ok !== true) return done(`refused: ${String(begun?.code ?? CODE.INTERNAL_ERROR)}`);
       show("fingerprint", String(begun.fingerprint ?? ""));
       /** @param {unknown} o */
       const publicKey = (o) => {
@@ -97,12 +99,12 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
         // Another browser is enrolled: one of its credentials (e.g. the same security key) must
         // approve adding this one; the code alone is not enough.
         show("status", "pairing: another browser is enrolled — approve with its authenticator (e.g. your security key)");
-        if (typeof api.getAssertion !== "function") return done("refused: presence_refused");
+        if (typeof api.getAssertion !== "function") return done(`refused: ${CODE.PRESENCE_REFUSED}`);
         try {
           const answer = await api.getAssertion(publicKey(begun.approval.options));
           message.approval = { challengeId: begun.approval.challengeId, response: answer };
         } catch {
-          return done("refused: presence_refused (no enrolled credential approved; run `tabwarden pair` again)");
+          return done(`refused: ${CODE.PRESENCE_REFUSED} (no enrolled credential approved; run \`tabwarden pair\` again)`);
         }
       }
       if (windowOnlyBox?.checked === true) {
@@ -112,12 +114,12 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
         try {
           message.response = await api.createCredential(publicKey(begun.options));
         } catch {
-          return done("refused: presence_refused (no authenticator answered; to pair without one, tick "
+          return done(`refused: ${CODE.PRESENCE_REFUSED} (no authenticator answered; to pair without one, tick `
             + "\"no authenticator\" and run `tabwarden pair` again)");
         }
       }
       const finished = await api.sendMessage(message);
-      if (!finished || finished.ok !== true) return done(`refused: ${String(finished?.code ?? "internal_error")}`);
+      if (!finished || finished.ok !== true) return done(`refused: ${String(finished?.code ?? CODE.INTERNAL_ERROR)}`);
       if (input) input.value = "";
       await refresh();
       show("fingerprint", String(finished.fingerprint ?? ""));
@@ -130,7 +132,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
         ? `paired with ${String(finished.browser ?? "")}, window-only (software confirmation)`
         : `paired with ${String(finished.browser ?? "")}`);
     } catch {
-      return done("refused: internal_error");
+      return done(`refused: ${CODE.INTERNAL_ERROR}`);
     }
   }
 

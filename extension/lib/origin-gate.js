@@ -11,6 +11,7 @@
 import { BridgeError } from "./bridge-error.js";
 import { canonicalJson } from "./canonical-json.js";
 import { confirmTimeoutMs } from "./confirm-window.js";
+import { CODE } from "./error-codes.js";
 import { isApproved, originOf, permissionPattern } from "./origin.js";
 import { isPlainObject } from "./wire.js";
 
@@ -112,7 +113,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, e
     const origin = originOf(url);
     const pattern = permissionPattern(origin);
     if (origin === null || pattern === null) {
-      throw new BridgeError("origin_not_approved", "page tools work only on http and https pages");
+      throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "page tools work only on http and https pages");
     }
     const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
     if (isApproved(origin, origins) && (await permissionsContains(pattern).catch(() => false))) return origin;
@@ -121,7 +122,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, e
       pending = ask(origin, pattern, ctx, tool).finally(() => prompting.delete(origin));
       prompting.set(origin, pending);
     }
-    if (!(await pending)) throw new BridgeError("origin_not_approved", `${origin} is not approved`);
+    if (!(await pending)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `${origin} is not approved`);
     return origin;
   };
 }

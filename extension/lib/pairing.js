@@ -6,6 +6,7 @@
 // never take the host key from the page (only from the host's own pair_begin answer).
 
 import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
 import { PIN_STORAGE_KEY, proveHost } from "./pinning.js";
 import { isPlainObject } from "./wire.js";
 
@@ -33,7 +34,7 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
   let begun = null;
 
   /** @param {unknown} err */
-  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : "internal_error" });
+  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR });
 
   function status() {
     const { state, pinned } = gate.snapshot();
@@ -50,24 +51,24 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
 
   /** @param {unknown} code */
   async function begin(code) {
-    if (typeof code !== "string" || code.trim() === "" || code.length > 200) return { ok: false, code: "bad_request" };
+    if (typeof code !== "string" || code.trim() === "" || code.length > 200) return { ok: false, code: CODE.BAD_REQUEST };
     begun = null;
     try {
       const r = await hostCall("pair_begin", { code: code.trim() });
-      if (!isPlainObject(r) || !isPlainObject(r.options)) return { ok: false, code: "internal_error" };
+      if (!isPlainObject(r) || !isPlainObject(r.options)) return { ok: false, code: CODE.INTERNAL_ERROR };
       const [hostKey, fingerprint, browser, challengeId] = ["hostKey", "fingerprint", "browser", "challengeId"].map((k) => {
         const v = r[k];
         return typeof v === "string" && v !== "" ? v : null;
       });
       if (hostKey === null || fingerprint === null || browser === null || challengeId === null) {
-        return { ok: false, code: "internal_error" };
+        return { ok: false, code: CODE.INTERNAL_ERROR };
       }
       // Another browser is enrolled: the host wants an assertion from one of its credentials.
       let approval = null;
       if (r.approval !== null && r.approval !== undefined) {
         const a = r.approval;
         if (!isPlainObject(a) || typeof a.challengeId !== "string" || a.challengeId === "" || !isPlainObject(a.options)) {
-          return { ok: false, code: "internal_error" };
+          return { ok: false, code: CODE.INTERNAL_ERROR };
         }
         approval = { challengeId: a.challengeId, options: a.options };
       }
@@ -85,12 +86,12 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
     const { challengeId, response, approval } = msg;
     const windowOnly = msg.windowOnly === true;
     const b = begun;
-    if (b === null || typeof challengeId !== "string" || challengeId !== b.challengeId) return { ok: false, code: "bad_request" };
-    if (windowOnly ? response !== undefined : !isPlainObject(response)) return { ok: false, code: "bad_request" };
+    if (b === null || typeof challengeId !== "string" || challengeId !== b.challengeId) return { ok: false, code: CODE.BAD_REQUEST };
+    if (windowOnly ? response !== undefined : !isPlainObject(response)) return { ok: false, code: CODE.BAD_REQUEST };
     // The approval must answer the approval this very pair_begin asked for (or be absent when none was).
     if (b.approvalId === null ? approval !== undefined && approval !== null
       : !isPlainObject(approval) || approval.challengeId !== b.approvalId || !isPlainObject(approval.response)) {
-      return { ok: false, code: "bad_request" };
+      return { ok: false, code: CODE.BAD_REQUEST };
     }
     begun = null;
     try {
@@ -100,9 +101,9 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
       const r = await hostCall("pair_complete", args);
       const credentialId = isPlainObject(r) && typeof r.credentialId === "string" && r.credentialId !== "" ? r.credentialId : null;
       const pairedWindowOnly = windowOnly && isPlainObject(r) && r.windowOnly === true;
-      if (credentialId === null && !pairedWindowOnly) return { ok: false, code: "internal_error" };
+      if (credentialId === null && !pairedWindowOnly) return { ok: false, code: CODE.INTERNAL_ERROR };
       // Pin only a key the host proves it holds right now.
-      if (!(await proveHost({ spkiB64: b.hostKey, hostCall, subtle, randomBytes }))) return { ok: false, code: "host_compromised" };
+      if (!(await proveHost({ spkiB64: b.hostKey, hostCall, subtle, randomBytes }))) return { ok: false, code: CODE.HOST_COMPROMISED };
       /** @type {import("./pinning.js").PinnedRecord} */
       const record = {
         hostKey: b.hostKey, fingerprint: b.fingerprint, browser: b.browser, credentialId,
@@ -127,7 +128,7 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
      */
     handleMessage(msg, sender, { extensionId, pageUrl }) {
       if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: "bad_request" });
+      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
       if (msg.type === "options_status") return Promise.resolve(status());
       if (msg.type === "pair_begin") return begin(msg.code);
       return complete(msg);

@@ -4,6 +4,7 @@
 // alive for a settled request.
 
 import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /**
@@ -46,7 +47,7 @@ export function createPendingTable({ setTimer, clearTimer, defaultTimeoutMs = 30
       if (entries.has(id)) throw new Error(`pending: duplicate id ${JSON.stringify(id)}`);
       return new Promise((resolve, reject) => {
         const timer = setTimer(() => {
-          if (take(id)) reject(new BridgeError("timeout", `no reply within ${timeoutMs} ms`));
+          if (take(id)) reject(new BridgeError(CODE.TIMEOUT, `no reply within ${timeoutMs} ms`));
         }, timeoutMs);
         entries.set(id, { resolve, reject, timer });
       });
@@ -65,7 +66,7 @@ export function createPendingTable({ setTimer, clearTimer, defaultTimeoutMs = 30
       return true;
     },
 
-    rejectAll(code = "extension_not_connected", message = "native port disconnected") {
+    rejectAll(code = CODE.EXTENSION_NOT_CONNECTED, message = "native port disconnected") {
       const ids = [...entries.keys()];
       for (const id of ids) take(id)?.reject(new BridgeError(code, message));
       return ids.length;

@@ -5,6 +5,7 @@
 // signature over a fresh nonce as proof, and never leave "compromised" except by pairing again
 // (or the pinned record being removed).
 
+import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /** Domain-separation prefix the host signs before the nonce. */
@@ -210,7 +211,7 @@ export function createPinGate({ hostCall, subtle, randomBytes, timers, onComprom
     },
 
     admit() {
-      const verdict = () => (state === "unpinned" || state === "trusted" ? null : "host_compromised");
+      const verdict = () => (state === "unpinned" || state === "trusted" ? null : CODE.HOST_COMPROMISED);
       if (decided()) return Promise.resolve(verdict());
       return new Promise((resolve) => {
         const wake = () => {

@@ -11,6 +11,7 @@
 // decide policy itself (the host verifies the tap and signs every change).
 
 import { canonicalJson } from "./canonical-json.js";
+import { CODE } from "./error-codes.js";
 import { normaliseOrigin } from "./origin.js";
 
 /**
@@ -112,7 +113,7 @@ export async function runPolicyPage({ doc, api }) {
       list?.replaceChildren();
       show("killed", "unknown");
       show("enrolled", "unknown");
-      show("policy-summary", `Policy unavailable: ${String(s?.code ?? "internal_error")}`);
+      show("policy-summary", `Policy unavailable: ${String(s?.code ?? CODE.INTERNAL_ERROR)}`);
       setDisabled();
       return;
     }
@@ -190,7 +191,7 @@ export async function runPolicyPage({ doc, api }) {
     try {
       result = await op();
     } catch {
-      result = "refused: internal_error";
+      result = `refused: ${CODE.INTERNAL_ERROR}`;
     }
     try {
       await refresh();
@@ -203,7 +204,7 @@ export async function runPolicyPage({ doc, api }) {
   }
 
   /** @param {any} answer @param {string} action */
-  const outcome = (answer, action) => (answer && answer.ok === true ? `done: ${action}` : `refused: ${String(answer?.code ?? "internal_error")}`);
+  const outcome = (answer, action) => (answer && answer.ok === true ? `done: ${action}` : `refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`);
 
   /**
    * A tap-gated action: presence_begin, WebAuthn get() here, presence_complete.
@@ -221,7 +222,7 @@ export async function runPolicyPage({ doc, api }) {
         const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
         response = await api.getAssertion(opts.publicKey ?? opts);
       } catch {
-        return "refused: presence_refused";
+        return `refused: ${CODE.PRESENCE_REFUSED}`;
       }
       const done = await api.sendMessage({ type: "presence_complete", challengeId: begun.challengeId, action, detail, response });
       return outcome(done, action);
@@ -275,8 +276,8 @@ export async function runPolicyPage({ doc, api }) {
     const raw = String(el(input)?.value ?? "").trim();
     const value = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isSafeInteger(value) || value < low || value > high) {
-      show("policy-status", `refused: bad_request (enter the ${name} as a whole number of seconds from ${low} to ${high})`);
-      return Promise.resolve("refused: bad_request");
+      show("policy-status", `refused: ${CODE.BAD_REQUEST} (enter the ${name} as a whole number of seconds from ${low} to ${high})`);
+      return Promise.resolve(`refused: ${CODE.BAD_REQUEST}`);
     }
     return change(key, value);
   }
@@ -294,8 +295,8 @@ export async function runPolicyPage({ doc, api }) {
     const raw = String(input?.value ?? "").trim().replace(/\/$/, "");
     const origin = normaliseOrigin(raw);
     if (origin === null) {
-      show("policy-status", "refused: bad_request (enter an exact origin such as https://example.com)");
-      return "refused: bad_request";
+      show("policy-status", `refused: ${CODE.BAD_REQUEST} (enter an exact origin such as https://example.com)`);
+      return `refused: ${CODE.BAD_REQUEST}`;
     }
     const existing = Array.isArray(policy?.origins) ? policy.origins.map(String) : [];
     if (existing.includes(origin)) {

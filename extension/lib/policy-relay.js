@@ -8,6 +8,7 @@
 
 import { BridgeError } from "./bridge-error.js";
 import { canonicalJson } from "./canonical-json.js";
+import { CODE } from "./error-codes.js";
 import { fromOptionsPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
@@ -56,9 +57,9 @@ export function createPolicyRelay({ hostCall }) {
   /** @type {{challengeId: string, action: string, detail: string} | null} */
   let begun = null;
 
-  const bad = () => ({ ok: false, code: "bad_request" });
+  const bad = () => ({ ok: false, code: CODE.BAD_REQUEST });
   /** @param {unknown} err */
-  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : "internal_error" });
+  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR });
 
   /**
    * @param {string} action
@@ -69,7 +70,7 @@ export function createPolicyRelay({ hostCall }) {
     try {
       const r = await hostCall(action, args);
       const out = isPlainObject(r) ? shape(r) : null;
-      return out === null ? { ok: false, code: "internal_error" } : { ...out, ok: true };
+      return out === null ? { ok: false, code: CODE.INTERNAL_ERROR } : { ...out, ok: true };
     } catch (err) {
       return refusal(err);
     }

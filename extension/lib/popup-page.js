@@ -4,6 +4,8 @@
 // real ones). It must never put worker- or host-supplied text into the DOM as HTML (textContent
 // only) and never offer to release the kill switch (that needs a tap on the options page).
 
+import { CODE } from "./error-codes.js";
+
 const PHASE_TEXT = Object.freeze({
   ready: "connected",
   awaiting_welcome: "connecting",
@@ -48,7 +50,7 @@ export async function runPopupPage({ doc, api }) {
     const items = calls.map((c) => {
       const li = doc.createElement("li");
       const at = typeof c?.at === "number" ? new Date(c.at).toLocaleTimeString() : "";
-      const outcome = c?.ok === true ? "ok" : `error: ${String(c?.code ?? "internal_error")}`;
+      const outcome = c?.ok === true ? "ok" : `error: ${String(c?.code ?? CODE.INTERNAL_ERROR)}`;
       li.textContent = `${at} ${String(c?.action ?? "?")} — ${outcome}`.trim();
       li.className = c?.ok === true ? "ok" : "error";
       return li;
@@ -79,7 +81,7 @@ export async function runPopupPage({ doc, api }) {
     } catch {
       r = null;
     }
-    const text = r && r.ok === true ? "done: kill" : `refused: ${String(r?.code ?? "internal_error")}`;
+    const text = r && r.ok === true ? "done: kill" : `refused: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`;
     await refresh();
     show("popup-status", text);
     killButton.disabled = false;

@@ -5,6 +5,7 @@
 // anything that widens (unkill and every widening need a tap on the options page).
 
 import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
 import { fromOptionsPage as fromPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
@@ -21,7 +22,7 @@ const TYPES = new Set(["popup_status", "popup_kill"]);
  */
 export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, recent }) {
   /** @param {unknown} err */
-  const code = (err) => (err instanceof BridgeError ? err.code : "internal_error");
+  const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
   async function status() {
     const { phase, browser = null } = sessionSnapshot();
@@ -65,7 +66,7 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rece
      */
     handleMessage(msg, sender, { extensionId, pageUrl }) {
       if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!fromPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: "bad_request" });
+      if (!fromPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
       return msg.type === "popup_status" ? status() : kill();
     },
   };

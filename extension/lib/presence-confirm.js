@@ -10,6 +10,7 @@
 
 import { BridgeError } from "./bridge-error.js";
 import { trustedSender } from "./confirm-window.js";
+import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 const TYPES = new Set(["confirm_presence_begin", "confirm_presence_complete"]);
@@ -23,7 +24,7 @@ export function createPresenceConfirm({ broker, hostCall }) {
   const begun = new Map();
 
   /** @param {unknown} err */
-  const code = (err) => (err instanceof BridgeError ? err.code : "internal_error");
+  const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
   /** Forget challenges of confirmations that are settled (timed out, closed, denied). */
   function prune() {
@@ -44,8 +45,8 @@ export function createPresenceConfirm({ broker, hostCall }) {
   async function begin(id) {
     prune();
     const d = broker.details(id);
-    if (d === null || d.presence === null) return { ok: false, code: "bad_request" };
-    if (begun.has(id)) return deny(id, "bad_request"); // one tap per confirmation
+    if (d === null || d.presence === null) return { ok: false, code: CODE.BAD_REQUEST };
+    if (begun.has(id)) return deny(id, CODE.BAD_REQUEST); // one tap per confirmation
     begun.set(id, ""); // reserved while the host answers
     let r;
     try {
@@ -54,9 +55,9 @@ export function createPresenceConfirm({ broker, hostCall }) {
       return deny(id, code(err)); // e.g. presence_refused: no enrolled credential
     }
     if (!isPlainObject(r) || typeof r.challengeId !== "string" || r.challengeId === "" || !isPlainObject(r.options)) {
-      return deny(id, "internal_error");
+      return deny(id, CODE.INTERNAL_ERROR);
     }
-    if (broker.details(id) === null) return deny(id, "confirm_denied"); // settled meanwhile
+    if (broker.details(id) === null) return deny(id, CODE.CONFIRM_DENIED); // settled meanwhile
     begun.set(id, r.challengeId);
     return { ok: true, options: r.options };
   }
@@ -70,9 +71,9 @@ export function createPresenceConfirm({ broker, hostCall }) {
     const challengeId = begun.get(id);
     if (d === null || d.presence === null) {
       begun.delete(id);
-      return { ok: false, code: "bad_request" };
+      return { ok: false, code: CODE.BAD_REQUEST };
     }
-    if (typeof challengeId !== "string" || challengeId === "" || !isPlainObject(response)) return deny(id, "bad_request");
+    if (typeof challengeId !== "string" || challengeId === "" || !isPlainObject(response)) return deny(id, CODE.BAD_REQUEST);
     begun.delete(id); // single use, whatever the host says
     let r;
     try {
@@ -80,8 +81,8 @@ export function createPresenceConfirm({ broker, hostCall }) {
     } catch (err) {
       return deny(id, code(err));
     }
-    if (!isPlainObject(r) || r.done !== true) return deny(id, "internal_error");
-    return broker.answer(id, "allow") ? { ok: true } : { ok: false, code: "confirm_denied" };
+    if (!isPlainObject(r) || r.done !== true) return deny(id, CODE.INTERNAL_ERROR);
+    return broker.answer(id, "allow") ? { ok: true } : { ok: false, code: CODE.CONFIRM_DENIED };
   }
 
   return {
@@ -94,7 +95,7 @@ export function createPresenceConfirm({ broker, hostCall }) {
      */
     handleMessage(msg, sender, { extensionId, pageUrl }) {
       if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return Promise.resolve({ ok: false, code: "bad_request" });
+      if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
       const id = /** @type {string} */ (msg.id);
       return msg.type === "confirm_presence_begin" ? begin(id) : complete(id, msg.response);
     },

@@ -4,6 +4,7 @@
 // clock are injected. It must never store a request's args or a reply's result or message — only
 // the action name, the outcome and the error code.
 
+import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 export const RECENT_MAX = 20;
@@ -25,7 +26,7 @@ export function recentEntry(action, reply, at) {
   const entry = { action: typeof action === "string" ? action.slice(0, MAX_NAME) : "?", ok, at };
   if (!ok) {
     const error = isPlainObject(reply) && isPlainObject(reply.error) ? reply.error : null;
-    entry.code = error !== null && typeof error.code === "string" ? error.code.slice(0, MAX_NAME) : "internal_error";
+    entry.code = error !== null && typeof error.code === "string" ? error.code.slice(0, MAX_NAME) : CODE.INTERNAL_ERROR;
   }
   return entry;
 }

@@ -9,7 +9,7 @@
 
 import { BridgeError } from "./bridge-error.js";
 import { CHUNK_BYTES, MAX_REASSEMBLED, chunkReply, utf8Length } from "./chunking.js";
-import { errorReply } from "./error-codes.js";
+import { CODE, errorReply } from "./error-codes.js";
 import { validateRequest } from "./dispatch.js";
 import { createPendingTable } from "./pending.js";
 import { PROTOCOL_VERSION, isPlainObject } from "./wire.js";
@@ -266,14 +266,14 @@ export function createSession(options) {
       const why = c.phase === "mismatch"
         ? `host protocol ${String(c.hostProtocol)} is not ${PROTOCOL_VERSION}`
         : "request arrived before welcome";
-      const reply = errorReply(id, "protocol_mismatch", why);
+      const reply = errorReply(id, CODE.PROTOCOL_MISMATCH, why);
       send(c, reply);
       answered(reply);
       return;
     }
     if (c.inFlight >= maxInFlight) {
       if (id !== null) {
-        const reply = errorReply(id, "busy", `more than ${maxInFlight} requests in flight`);
+        const reply = errorReply(id, CODE.BUSY, `more than ${maxInFlight} requests in flight`);
         send(c, reply);
         answered(reply);
       }
@@ -307,7 +307,7 @@ export function createSession(options) {
       return typeof code === "string" ? code : null;
     } catch (err) {
       log.warn(`tabwarden: request gate failed: ${describe(err)}`);
-      return "host_compromised";
+      return CODE.HOST_COMPROMISED;
     }
   }
 
@@ -324,12 +324,12 @@ export function createSession(options) {
     try {
       text = JSON.stringify(reply);
     } catch {
-      send(c, errorReply(reply.id, "internal_error", "reply could not be serialized"));
+      send(c, errorReply(reply.id, CODE.INTERNAL_ERROR, "reply could not be serialized"));
       return;
     }
     const size = utf8Length(text);
     if (size > maxMessageBytes) {
-      send(c, errorReply(reply.id, "message_too_large", `reply is ${size} bytes; limit is ${maxMessageBytes}`));
+      send(c, errorReply(reply.id, CODE.MESSAGE_TOO_LARGE, `reply is ${size} bytes; limit is ${maxMessageBytes}`));
       return;
     }
     if (size <= chunkBytes) {
@@ -384,7 +384,7 @@ export function createSession(options) {
     requestGrant(origin) {
       const c = conn;
       if (c === null || c.phase !== "ready") {
-        return Promise.reject(new BridgeError("extension_not_connected", "the host is not connected"));
+        return Promise.reject(new BridgeError(CODE.EXTENSION_NOT_CONNECTED, "the host is not connected"));
       }
       grantSeq += 1;
       const id = `grant-${grantSeq}`;
@@ -396,7 +396,7 @@ export function createSession(options) {
     hostCall(action, args = {}) {
       const c = conn;
       if (c === null || c.phase !== "ready") {
-        return Promise.reject(new BridgeError("extension_not_connected", "the host is not connected"));
+        return Promise.reject(new BridgeError(CODE.EXTENSION_NOT_CONNECTED, "the host is not connected"));
       }
       callSeq += 1;
       const id = `call-${callSeq}`;

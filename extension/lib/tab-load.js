@@ -4,6 +4,7 @@
 // on removal of the tab (tab_not_found) or at its timeout.
 
 import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
 
 /** How long tab_open / page_navigate wait for status "complete". */
 export const LOAD_TIMEOUT_MS = 30_000;
@@ -65,7 +66,7 @@ export function createLoadWatcher({ setTimer, clearTimer }) {
       }
     },
     removed(tabId) {
-      finishAll(tabId, new BridgeError("tab_not_found", `tab ${tabId} was closed`));
+      finishAll(tabId, new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} was closed`));
     },
     size: () => [...waiters.values()].reduce((n, s) => n + s.size, 0),
   };

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { ERROR_CODES, ERROR_TABLE, errorReply, isErrorCode } from "../../extension/lib/error-codes.js";
+import { readFileSync, readdirSync } from "node:fs";
+import { CODE, ERROR_CODES, ERROR_TABLE, errorReply, isErrorCode } from "../../extension/lib/error-codes.js";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 
 const json = JSON.parse(readFileSync(new URL("../../protocol/error_codes.json", import.meta.url), "utf8"));
@@ -60,4 +60,75 @@ test("BridgeError keeps table codes, coerces others, truncates long messages", (
   assert.equal(e.message, "gone");
   assert.equal(new BridgeError("constructor", "x").code, "internal_error");
   assert.equal(new BridgeError("busy", "x".repeat(10_000)).message.length, 500);
+});
+
+test("CODE names every row of the table and nothing else, frozen, with no prototype", () => {
+  assert.deepEqual(Object.entries(CODE), ERROR_TABLE.map(([code]) => [code.toUpperCase(), code]));
+  assert.ok(Object.isFrozen(CODE));
+  assert.equal(Object.getPrototypeOf(CODE), null);
+  assert.equal(CODE.constructor, undefined);
+  assert.equal(CODE.NOT_PAIRED, "not_paired");
+});
+
+// ---- no code as a bare string in extension/: a misspelt one would quietly become internal_error
+
+const EXTENSION = new URL("../../extension/", import.meta.url);
+/** Every .js file under extension/, as [path from extension/, source]. */
+function sources(dir = "") {
+  const out = [];
+  for (const entry of readdirSync(new URL(dir, EXTENSION), { withFileTypes: true })) {
+    if (entry.isDirectory()) out.push(...sources(`${dir}${entry.name}/`));
+    else if (entry.name.endsWith(".js")) out.push([`${dir}${entry.name}`, readFileSync(new URL(`${dir}${entry.name}`, EXTENSION), "utf8")]);
+  }
+  return out;
+}
+/**
+ * Page-side code cannot import CODE: the page/ files are classic scripts, and callPageOp is
+ * serialised into the page. There a code is written as a string, and must be a table row.
+ */
+const PAGE_SIDE = (path) => path.startsWith("page/") || path === "lib/elements.js";
+/** The shapes a code is written in (group 1 is the code). */
+const CODE_LITERALS = [
+  /new (?:BridgeError|PageError)\(\s*["'`]([^"'`]*)["'`]/g, // the typed errors
+  /errorReply\([^,()]+,\s*["'`]([^"'`]*)["'`]/g, // a failed reply
+  /\bcode\s*[:=]\s*["'`]([^"'`]*)["'`]/g, // {code: "…"}, code = "…" defaults, err.code : "…" fallbacks
+  /\?\.code\s*\?\?\s*["'`]([^"'`]*)["'`]/g, // answer?.code ?? "…" fallbacks
+  /\bdeny\(\s*[a-z]+,\s*["'`]([^"'`]*)["'`]/g, // presence-confirm's deny(id, "…")
+  /["'`]refused: ([a-z_]+)/g, // status texts that name a code
+];
+/** Strip comments, so prose that quotes a code is not a use of it. */
+const code = (src) => src.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+
+test("extension/ writes error codes only through CODE (page-side code: only table codes)", () => {
+  const files = sources();
+  assert.ok(files.some(([p]) => p === "background.js") && files.some(([p]) => p === "page/elements.js"), "scanned the tree");
+  const literal = [];
+  const unknown = [];
+  for (const [path, src] of files) {
+    if (path === "lib/error-codes.js") continue; // the table itself
+    const body = code(src);
+    for (const pattern of CODE_LITERALS) {
+      for (const m of body.matchAll(pattern)) {
+        if (!isErrorCode(m[1])) unknown.push(`${path}: ${m[0]}`);
+        else if (!PAGE_SIDE(path)) literal.push(`${path}: ${m[0]}`);
+      }
+    }
+    for (const m of body.matchAll(/\bCODE\.([A-Za-z_]+)/g)) {
+      if (!Object.hasOwn(CODE, m[1])) unknown.push(`${path}: ${m[0]}`);
+    }
+  }
+  assert.deepEqual(unknown, [], "codes that are not rows of ERROR_TABLE");
+  assert.deepEqual(literal, [], "write these as CODE.NAME (import { CODE } from lib/error-codes.js)");
+});
+
+test("the scan sees each shape it looks for (a scan that finds nothing proves nothing)", () => {
+  const samples = [
+    'throw new BridgeError("tab_not_foud", "x")', 'new PageError("bad_ref", m)', 'errorReply(id, "busy", "m")',
+    '({ ok: false, code: "nope" })', 'rejectAll(code = "extension_not_connected")', 'err.code : "internal_error"',
+    'String(r?.code ?? "internal_error")', 'deny(id, "bad_request")', 'return "refused: presence_refused";',
+  ];
+  for (const sample of samples) {
+    assert.equal(CODE_LITERALS.filter((p) => [...code(sample).matchAll(p)].length > 0).length, 1, sample);
+  }
+  assert.equal([...code("// new BridgeError(\"tab_not_foud\")").matchAll(CODE_LITERALS[0])].length, 0, "comments are prose");
 });
