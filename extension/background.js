@@ -26,11 +26,7 @@ import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
-import { pageHandlers } from "./handlers/page.js";
-import { tabHandlers } from "./handlers/tabs.js";
-import { interactHandlers } from "./handlers/interact.js";
-import { navHandlers } from "./handlers/nav.js";
-import { readHandlers } from "./handlers/read.js";
+import { createRoutes } from "./handlers/actions.js";
 
 const log = console;
 
@@ -77,11 +73,10 @@ const deps = {
   confirm,
 };
 
-// nav.js and read.js also use the newer chrome-api.js wrappers (back, capture, cookies, ...).
-const withApi = { ...deps, browser: { ...api, ...deps.browser } };
+// Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
+const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace });
 // One call at a time per tab (tab-queue.js); different tabs run concurrently.
-const dispatcher = createDispatcher(serialiseByTab([...tabHandlers(deps), ...pageHandlers(deps), ...navHandlers(withApi), ...readHandlers(withApi),
-  ...interactHandlers({ ...withApi, grace })], createTabQueue()), { log });
+const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue()), { log });
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.

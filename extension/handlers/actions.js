@@ -1,0 +1,82 @@
+// handlers/actions.js — the catalogue of page actions the extension serves: one Map from each
+// action name to the handler family (handlers/*.js) that answers it, and the dispatch routes
+// built from it for background.js. Pure: imports no chrome, so Node (and a Python test comparing
+// it with the MCP tool catalogue) can import it. It must never route an action that is not a
+// key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
+
+import { interactHandlers } from "./interact.js";
+import { navHandlers } from "./nav.js";
+import { pageHandlers } from "./page.js";
+import { readHandlers } from "./read.js";
+import { tabHandlers } from "./tabs.js";
+
+/**
+ * What every family gets: support.js's deps with every browser call the families use, and the
+ * click grace.
+ * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
+ *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi,
+ *   grace?: import("../lib/grace.js").Grace}} ActionDeps
+ */
+/** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
+
+/**
+ * Every page action, in catalogue order, with the family that serves it. The keys are the
+ * action names the host may send (docs/protocol.md "The page-tool catalogue").
+ * @type {ReadonlyMap<string, HandlerFamily>}
+ */
+export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
+  ["tab_list", tabHandlers],
+  ["tab_open", tabHandlers],
+  ["tab_close", tabHandlers],
+  ["tab_close_all", tabHandlers],
+  ["page_navigate", pageHandlers],
+  ["page_text", pageHandlers],
+  ["page_back", navHandlers],
+  ["page_forward", navHandlers],
+  ["page_reload", navHandlers],
+  ["tab_focus", navHandlers],
+  ["page_screenshot", readHandlers],
+  ["cookie_get", readHandlers],
+  ["storage_get", readHandlers],
+  ["page_markdown", readHandlers],
+  ["page_scrape", readHandlers],
+  ["page_eval", readHandlers],
+  ["page_upload", readHandlers],
+  ["page_snapshot", interactHandlers],
+  ["page_click", interactHandlers],
+  ["page_fill", interactHandlers],
+  ["page_press", interactHandlers],
+  ["page_select", interactHandlers],
+  ["page_check", interactHandlers],
+  ["page_hover", interactHandlers],
+  ["page_scroll", interactHandlers],
+  ["page_wait_for", interactHandlers],
+  ["page_get_state", interactHandlers],
+]));
+
+/**
+ * The handler of every action in PAGE_ACTIONS, in its order. Throws when a family serves an
+ * action the catalogue does not list for it, or leaves one of its listed actions unserved.
+ * @param {ActionDeps} deps
+ * @returns {Map<string, import("../lib/dispatch.js").Handler>}
+ */
+export function createRoutes(deps) {
+  /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
+  const served = new Map();
+  for (const family of new Set(PAGE_ACTIONS.values())) {
+    for (const [action, handler] of family(deps)) {
+      if (PAGE_ACTIONS.get(action) !== family || served.has(action)) {
+        throw new Error(`actions: ${family.name} serves ${JSON.stringify(action)}, which PAGE_ACTIONS does not give it`);
+      }
+      served.set(action, handler);
+    }
+  }
+  /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
+  const routes = new Map();
+  for (const action of PAGE_ACTIONS.keys()) {
+    const handler = served.get(action);
+    if (handler === undefined) throw new Error(`actions: nothing serves ${JSON.stringify(action)}`);
+    routes.set(action, handler);
+  }
+  return routes;
+}
