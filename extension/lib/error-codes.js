@@ -33,6 +33,7 @@ export const ERROR_TABLE = frozenTable([
   ["host_compromised", 23, "The host could not prove it holds the key this browser pinned; open tabwarden's options page and pair again (run `tabwarden pair` first)."],
   ["policy_invalid", 24, "That policy value is not valid, or a restriction would widen; `tabwarden policy show` lists the keys, types and ranges."],
 ]);
+for (const row of ERROR_TABLE) Object.freeze(row);
 
 /**
  * Freeze the table and every row, keeping the codes' literal types.
