@@ -26,6 +26,7 @@ from typing import Any
 
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
@@ -88,26 +89,6 @@ async def _no_granter(origin: str) -> None:
     raise GrantUnavailable()
 
 
-#: Answers one ``host_call`` from the extension (docs/protocol.md, "Browser pairing and host-key
-#: pinning over hop 3"): ``(action, args) -> result``; raises ``TabwardenError`` to refuse.
-HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-#: The actions a ``host_call`` may name (the one list; ``host/pairing.py`` implements them and
-#: ``host/main.py`` dispatches them); anything else is ``unknown_action`` before any handler.
-HOST_ACTIONS = frozenset(
-    {
-        "pair_begin",
-        "pair_complete",
-        "host_proof",
-        "policy_get",
-        "presence_begin",
-        "presence_complete",
-        "policy_restrict",
-        "kill",
-        "clients_recent",
-        "client_revoke",
-        "audit_tail",
-    }
-)
 _HOST_CALL_ID_MAX = 128
 
 
@@ -288,7 +269,7 @@ class Relay:
                 "error": {"code": code, "message": text[:500]},
             }
 
-        if action not in HOST_ACTIONS:
+        if action not in HOST_CALLS:
             log.warning("extension asked for unknown host action %r", action)
             await self._send_native(refused("unknown_action", f"unknown host action {action!r}"))
             return

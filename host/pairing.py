@@ -43,9 +43,8 @@ import binascii
 import hashlib
 import json
 import logging
-import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +52,11 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from tabwarden.errors import TabwardenError
 from tabwarden.paths import LABEL_RE
-from tabwarden.trust import store
+from tabwarden.trust import operations, store
 from tabwarden.trust.canonical import canonical
 from tabwarden.trust.keys import HostKey
-from tabwarden.trust.policy import (
-    PolicyError,
-    apply_set,
-    is_narrowing,
-    normalise_origin,
-    validate_value,
-)
+from tabwarden.trust.operations import NotPaired, TrustContext, VerifiedTap
+from tabwarden.trust.policy import PolicyError, apply_set, normalise_origin, validate_value
 from tabwarden.trust.presence import (
     CHALLENGE_TTL,
     Challenge,
@@ -103,12 +97,6 @@ AUDIT_TAIL_MAX = 1000
 AUDIT_TAIL_MAX_BYTES = 512 * 1024
 
 
-class NotPaired(TabwardenError):
-    """Nothing is paired on this computer (no trust record or no host key)."""
-
-    code = "not_paired"
-
-
 class BadHostCall(TabwardenError):
     """The host call's arguments are malformed."""
 
@@ -121,55 +109,46 @@ class PolicyDenied(TabwardenError):
     code = "policy_denied"
 
 
-class TapRequired(TabwardenError):
-    """This browser is enrolled: a new origin needs a tap (``policy.widen``), not a click."""
-
-    code = "presence_refused"
-
-
 class UnknownHostAction(TabwardenError):
     """The host does not know that action."""
 
     code = "unknown_action"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PairingContext:
-    """Where this host's record and key live, and the browser label it serves."""
+    """The trust record this host serves, and the browser label it serves it for."""
 
-    trust_path: Path
+    trust: TrustContext
     browser_label: str
-    load_key: Any  # () -> HostKey | None; may raise (keyring unusable, unsafe key file)
-    effective: Any  # () -> Effective
-    audit: Any  # () -> tabwarden.trust.audit.AuditLog
-    kill_latch: Path | None = None  # the pre-pairing kill latch (trust/gate.py), if any
     config_dir: Path | None = None  # where spawners.json lives (clients_recent), if any
     challenge_ttl: float = CHALLENGE_TTL  # seconds a ceremony stays answerable (never longer)
 
 
 def _key(ctx: PairingContext) -> HostKey:
-    from tabwarden.trust.keystore import KeyStoreUnavailable
-
     try:
-        key = ctx.load_key()
-    except KeyStoreUnavailable:
-        log.warning("host call: the OS keyring is not usable, so no host key")
-        raise NotPaired("the host key is not available") from None
-    if key is None:
-        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
-    return key
+        return operations.require_key(ctx.trust)
+    except NotPaired:
+        log.warning("host call: no host key is available")
+        raise
 
 
 def _paired_key(ctx: PairingContext) -> tuple[HostKey, Effective]:
     """The host key, with a record that verifies against it (else not_paired / trust_unreadable)."""
-    if not ctx.trust_path.exists():
-        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
-    key = _key(ctx)
-    eff = ctx.effective()
+    try:
+        return operations.require_paired(ctx.trust)
+    except TrustUnreadable:
+        log.warning("host call: the trust record is refused (%s)", ctx.trust.effective().refused)
+        raise
+
+
+def _view(ctx: PairingContext, what: str) -> Effective:
+    """The effective record for a read-only view (``trust_unreadable`` when it is refused)."""
+    eff = ctx.trust.effective()
     if eff.refused:
-        log.warning("host call: the trust record is refused (%s)", eff.refused)
+        log.warning("%s: the trust record is refused (%s)", what, eff.refused)
         raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
-    return key, eff
+    return eff
 
 
 def _string_arg(args: dict[str, Any], name: str, limit: int) -> str:
@@ -181,7 +160,9 @@ def _string_arg(args: dict[str, Any], name: str, limit: int) -> str:
 
 def _audit_refusal(ctx: PairingContext, step: str) -> None:
     try:
-        ctx.audit().append("browser_pair", decision="refused", browser=ctx.browser_label, step=step)
+        ctx.trust.audit().append(
+            "browser_pair", decision="refused", browser=ctx.browser_label, step=step
+        )
     except Exception as exc:  # a refusal stays a refusal even if the audit log is unwritable
         log.error("could not audit a refused pairing: %s", type(exc).__name__)
 
@@ -206,7 +187,7 @@ def pair_begin(
     browser and this registration challenge) — the code alone cannot add a browser then."""
     code = _string_arg(args, "code", MAX_CODE_CHARS)
     key, eff = _paired_key(ctx)
-    if not store.consume_pairing_code(ctx.trust_path, code, now):
+    if not store.consume_pairing_code(ctx.trust.trust_path, code, now):
         log.warning("pair_begin refused: wrong, reused or expired pairing code")
         _audit_refusal(ctx, "code")
         raise PresenceRefused("wrong, reused or expired pairing code")
@@ -269,7 +250,7 @@ def pair_complete(
             raise PresenceRefused("unknown, used or expired challenge id")
         if challenge.browser_label != ctx.browser_label or challenge.kind != "register":
             raise PresenceRefused("challenge was issued for another browser or ceremony")
-        key, eff = _paired_key(ctx)
+        _, eff = _paired_key(ctx)
         credential = None
         if window_only:
             if _own_credentials(ctx, eff):
@@ -285,38 +266,14 @@ def pair_complete(
         log.warning("pair_complete refused: %s", exc.reason)
         _audit_refusal(ctx, "registration")
         raise
-    approved_by = None
-    if approver is not None:
-        owner, stored, new_count = approver
-        store.add_browser_credential(
-            ctx.trust_path, key, owner, replace(stored, sign_count=new_count), now
-        )
-        approved_by = stored.credential_id
+    try:
+        operations.enrol_browser(ctx.trust, ctx.browser_label, credential, now, approval=approver)
+    except store.AlreadyEnrolled:  # enrolled by a concurrent pairing since we checked
+        _audit_refusal(ctx, "registration")
+        raise PresenceRefused("an enrolled browser is never downgraded to window-only") from None
     if credential is None:
-        try:
-            store.add_window_only_browser(ctx.trust_path, key, ctx.browser_label, now)
-        except store.AlreadyEnrolled:  # enrolled by a concurrent pairing since we checked
-            _audit_refusal(ctx, "registration")
-            raise PresenceRefused("an enrolled browser is never downgraded to window-only")
-        ctx.audit().append(
-            "browser_pair",
-            decision="granted",
-            path="window",
-            browser=ctx.browser_label,
-            approved_by=approved_by,
-        )
         log.info("browser %r paired window-only (software confirmation)", ctx.browser_label)
         return {"windowOnly": True}
-    store.add_browser_credential(ctx.trust_path, key, ctx.browser_label, credential, now)
-    ctx.audit().append(
-        "browser_pair",
-        decision="granted",
-        path="webauthn",
-        browser=ctx.browser_label,
-        credential=credential.credential_id,
-        approved_by=approved_by,
-        user_verified=credential.uv,
-    )
     log.info("browser %r paired (credential enrolled)", ctx.browser_label)
     return {"credentialId": credential.credential_id}
 
@@ -328,9 +285,9 @@ def _check_approval(
     approval: Challenge | None,
     response: Any,
     now: int,
-) -> tuple[str, Credential, int] | None:
+) -> VerifiedTap | None:
     """``None`` when no browser is enrolled yet (the code suffices); else the approving
-    credential's owner, stored credential and new sign count, or ``PresenceRefused``."""
+    credential's verified tap, or ``PresenceRefused``."""
     enrolled_anywhere = _all_credentials(eff)
     if not enrolled_anywhere:
         return None
@@ -347,7 +304,10 @@ def _check_approval(
     )
     for owner, stored in enrolled_anywhere:
         if stored.credential_id == outcome.credential_id:
-            return owner, stored, outcome.new_sign_count
+            return VerifiedTap(
+                browser=ctx.browser_label, owner=owner, credential=stored,
+                new_sign_count=outcome.new_sign_count, user_verified=outcome.user_verified,
+            )  # fmt: skip
     raise PresenceRefused("approving credential vanished")  # pragma: no cover - defensive
 
 
@@ -382,23 +342,15 @@ def _own_credentials(ctx: PairingContext, eff: Effective) -> tuple[Credential, .
     return tuple(c for b in eff.browsers if b.label == ctx.browser_label for c in b.credentials)
 
 
-def enrolled(effective: Effective, browser_label: str) -> bool:
-    """Whether ``browser_label`` holds at least one enrolled credential in ``effective``."""
-    return any(b.label == browser_label and b.credentials for b in effective.browsers)
-
-
 def policy_get(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
     """Read-only: the effective policy, the kill state and which browsers are paired."""
-    eff = ctx.effective()
-    if eff.refused:
-        log.warning("policy_get: the trust record is refused (%s)", eff.refused)
-        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    eff = _view(ctx, "policy_get")
     return {
         "policy": eff.policy.to_json(),
         "killed": eff.killed,
         "epoch": eff.epoch,
         "browsers": [b.label for b in eff.browsers],
-        "enrolled": enrolled(eff, ctx.browser_label),
+        "enrolled": operations.enrolled(eff, ctx.browser_label),
         "windowOnly": any(b.label == ctx.browser_label and b.window_only for b in eff.browsers),
         "credentials": [
             {"credentialId": c.credential_id, "enrolledAt": c.enrolled_at, "uv": c.uv}
@@ -567,9 +519,8 @@ def presence_complete(
     parsed = _parsed_detail(action, detail)
     event = _AUDIT_EVENT[action]
     key, eff = _paired_key(ctx)
-    new_policy = None
     if action == "policy.widen":
-        new_policy = apply_set(eff.policy, parsed)  # policy_invalid first
+        apply_set(eff.policy, parsed)  # policy_invalid before any ceremony
     elif action in _CONFIRM_KEYS:
         _require_confirm_policy(eff, action)  # policy_denied before any ceremony
     credentials = _own_credentials(ctx, eff)
@@ -591,95 +542,49 @@ def presence_complete(
     except PresenceRefused as exc:
         log.warning("presence_complete (%s) refused: %s", action, exc.reason)
         try:
-            ctx.audit().append(
+            ctx.trust.audit().append(
                 event, decision="refused", path="webauthn", browser=ctx.browser_label
             )
         except Exception as audit_exc:
             log.error("could not audit a refused tap: %s", type(audit_exc).__name__)
         raise
     [stored] = [c for c in credentials if c.credential_id == outcome.credential_id]
-    store.add_browser_credential(
-        ctx.trust_path,
-        key,
-        ctx.browser_label,
-        replace(stored, sign_count=outcome.new_sign_count),
-        now,
-    )
+    tap = VerifiedTap(
+        browser=ctx.browser_label, owner=ctx.browser_label, credential=stored,
+        new_sign_count=outcome.new_sign_count, user_verified=outcome.user_verified,
+    )  # fmt: skip
     if action in _CONFIRM_KEYS:
+        operations.record_tap(ctx.trust, key, tap, now)
         # The record may have changed while the person tapped: check the policy once more.
-        _require_confirm_policy(ctx.effective(), action)
+        _require_confirm_policy(ctx.trust.effective(), action)
         fields: dict[str, Any] = {"origin": parsed["origin"]}
         if action == "confirm.eval":
             fields["evalSha256"] = hashlib.sha256(parsed["code"].encode("utf-8")).hexdigest()
         else:
             fields["file"] = parsed["path"]
-        ctx.audit().append(
-            event,
-            decision="granted",
-            path="webauthn",
-            browser=ctx.browser_label,
-            credential=outcome.credential_id,
-            user_verified=outcome.user_verified,
-            **fields,
+        ctx.trust.audit().append(
+            event, decision="granted", path=tap.path, **tap.audit_fields(), **fields
         )
         log.info("presence_complete: %s confirmed for browser %r", action, ctx.browser_label)
         return {"done": True}
     if action == "pair_client":
-        doc = store.add_client(
-            ctx.trust_path,
-            key,
-            parsed["label"],
-            parsed["exe"],
-            parsed["sha256"],
-            now,
-            via="webauthn",
-        )
-        ctx.audit().append(
-            event,
-            decision="granted",
-            path="webauthn",
-            browser=ctx.browser_label,
-            label=parsed["label"],
-            exe=parsed["exe"],
-            sha256=parsed["sha256"],
-            credential=outcome.credential_id,
-            user_verified=outcome.user_verified,
-        )
-    elif new_policy is not None:
-        doc = store.set_baseline(ctx.trust_path, key, new_policy.to_json(), now, set_keys=parsed)
-        ctx.audit().append(
-            event,
-            decision="granted",
-            path="webauthn",
-            browser=ctx.browser_label,
-            changed=sorted(parsed),
-            credential=outcome.credential_id,
-            user_verified=outcome.user_verified,
-        )
+        epoch = operations.pair_client(
+            ctx.trust, tap, label=parsed["label"], exe=parsed["exe"], sha256=parsed["sha256"],
+            now=now,
+        )  # fmt: skip
+    elif action == "policy.widen":
+        epoch = operations.widen(ctx.trust, tap, parsed, now)
     else:
-        doc = store.release_kill(ctx.trust_path, key, now)
-        if ctx.kill_latch is not None and os.path.lexists(ctx.kill_latch):
-            os.unlink(ctx.kill_latch)
-        ctx.audit().append(
-            event,
-            decision="granted",
-            path="webauthn",
-            browser=ctx.browser_label,
-            credential=outcome.credential_id,
-            user_verified=outcome.user_verified,
-        )
+        epoch = operations.release_kill(ctx.trust, tap, now)
     log.info("presence_complete: %s done for browser %r", action, ctx.browser_label)
-    return {"done": True, "epoch": doc.epoch}
+    return {"done": True, "epoch": epoch}
 
 
 def clients_recent(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
     """Read-only: the paired MCP clients and the recently seen spawners (for pairing by tap)."""
     from tabwarden.mcp_server.spawner import recent_spawners
 
-    eff = ctx.effective()
-    if eff.refused:
-        log.warning("clients_recent: the trust record is refused (%s)", eff.refused)
-        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    eff = _view(ctx, "clients_recent")
     recent = recent_spawners(ctx.config_dir) if ctx.config_dir is not None else []
     return {
         "clients": [
@@ -696,19 +601,12 @@ def client_revoke(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[s
     label = args.get("label")
     if not isinstance(label, str) or not LABEL_RE.match(label):
         raise BadHostCall("label must be a client label (a-z, 0-9, _ and -; at most 32)")
-    if not ctx.trust_path.exists():
-        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
-    eff = ctx.effective()
-    if eff.refused:
-        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    eff = operations.require_readable(ctx.trust)
     if not any(c.label == label for c in eff.paired_clients):
         raise BadHostCall(f"no paired client is labelled {label!r}")
-    doc = store.revoke(ctx.trust_path, "client", label, now)
-    ctx.audit().append(
-        "revoke", decision="narrowed", kind="client", label=label, browser=ctx.browser_label
-    )
+    epoch = operations.revoke(ctx.trust, "client", label, now, browser=ctx.browser_label)
     log.warning("client %r revoked from browser %r", label, ctx.browser_label)
-    return {"done": True, "epoch": doc.epoch}
+    return {"done": True, "epoch": epoch}
 
 
 def policy_restrict(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
@@ -718,38 +616,15 @@ def policy_restrict(ctx: PairingContext, args: dict[str, Any], now: int) -> dict
         raise BadHostCall("key must be a policy key")
     if "value" not in args:
         raise BadHostCall("value is required")
-    value = validate_value(key_name, args["value"])
-    if not ctx.trust_path.exists():
-        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
-    eff = ctx.effective()
-    if eff.refused:
-        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
-    if not is_narrowing(eff.policy, key_name, value):
-        raise PolicyError(
-            f"restricting {key_name} to that value would widen the policy; widening needs a tap"
-        )
-    doc = store.add_restriction(ctx.trust_path, key_name, value, now)
-    ctx.audit().append(
-        "policy_restrict", decision="narrowed", changed=[key_name], browser=ctx.browser_label
+    epoch = operations.restrict(
+        ctx.trust, {key_name: args["value"]}, now, browser=ctx.browser_label
     )
-    return {"done": True, "epoch": doc.epoch}
+    return {"done": True, "epoch": epoch}
 
 
 def kill(ctx: PairingContext, args: dict[str, Any], now: int) -> dict[str, Any]:
     """Engage the kill switch (free). Before pairing, the latch file is the record."""
-    if ctx.trust_path.exists():
-        doc = store.engage_kill(ctx.trust_path, KILL_REASON, now)
-        epoch = doc.epoch
-    elif ctx.kill_latch is not None:
-        latch = ctx.kill_latch
-        latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps({"at": now, "reason": KILL_REASON}) + "\n")
-        epoch = 0
-    else:
-        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
-    ctx.audit().append("kill", decision="narrowed", reason=KILL_REASON, browser=ctx.browser_label)
+    epoch = operations.kill(ctx.trust, KILL_REASON, now, browser=ctx.browser_label)
     log.warning("kill switch engaged from browser %r", ctx.browser_label)
     return {"done": True, "epoch": epoch}
 
@@ -765,7 +640,7 @@ def audit_tail(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= AUDIT_TAIL_MAX:
         raise BadHostCall(f"limit must be an integer from 1 to {AUDIT_TAIL_MAX}")
     try:
-        records = ctx.audit().read(limit)
+        records = ctx.trust.audit().read(limit)
     except (UnsafeAuditLog, OSError) as exc:
         log.warning("audit_tail: the audit log is unreadable (%s)", type(exc).__name__)
         raise TrustUnreadable("the audit log is unreadable; see `tabwarden status`") from None

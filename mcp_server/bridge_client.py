@@ -273,7 +273,8 @@ class BridgeClient:
         if reply.get("ok") is True and isinstance(reply.get("result"), dict):
             result: dict[str, Any] = reply["result"]
             return result
-        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        raw_error = reply.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
         raise BridgeError(str(error.get("code", "internal_error")), str(error.get("message", "")))
 
     async def status(self) -> BridgeStatus:

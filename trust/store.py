@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ __all__ = [
     "add_browser_credential",
     "add_client",
     "add_restriction",
+    "add_restrictions",
     "clear_pairing_code",
     "consume_pairing_code",
     "engage_kill",
@@ -197,24 +198,34 @@ def engage_kill(path: Path | str, reason: str, now: int) -> TrustDocument:
     return update(path, mutate)
 
 
-def add_restriction(path: Path | str, key: str, value: object, now: int) -> TrustDocument:
-    """Narrow one policy key (unsigned). A value that would widen is refused (``PolicyError``)."""
+def add_restrictions(path: Path | str, changes: Mapping[str, object], now: int) -> TrustDocument:
+    """Narrow every key of ``changes`` (unsigned), all or nothing, in one write. The one check
+    that a restriction narrows: against the record as it is inside the lock; a value that would
+    widen is refused (``PolicyError``) and nothing is written."""
     _check_time(now)
-    normalised = validate_value(key, value)
+    if not changes:
+        raise UsageError("name at least one policy key to restrict")
+    normalised = {key: validate_value(key, value) for key, value in changes.items()}
 
     def mutate(doc: TrustDocument) -> TrustDocument:
         current = effective(doc, _public_in(doc), now).policy
-        if not is_narrowing(current, key, normalised):
-            raise PolicyError(
-                f"restricting {key} to that value would widen the policy; widening needs "
-                "`tabwarden policy set`"
-            )
-        restriction = Restriction(key=key, value=normalised, at=now)
+        for key, value in normalised.items():
+            if not is_narrowing(current, key, value):
+                raise PolicyError(
+                    f"restricting {key} to that value would widen the policy; widening needs a "
+                    "person (`tabwarden policy set`, or a tap on the options page)"
+                )
+        added = tuple(Restriction(key=k, value=v, at=now) for k, v in normalised.items())
         return doc.with_(
-            policy=replace(doc.policy, restrictions=(*doc.policy.restrictions, restriction))
+            policy=replace(doc.policy, restrictions=(*doc.policy.restrictions, *added))
         )
 
     return update(path, mutate)
+
+
+def add_restriction(path: Path | str, key: str, value: object, now: int) -> TrustDocument:
+    """``add_restrictions`` for one key."""
+    return add_restrictions(path, {key: value}, now)
 
 
 def revoke(path: Path | str, kind: str, label: str, now: int) -> TrustDocument:
