@@ -118,6 +118,7 @@ HOST_CALLS: Mapping[str, HostCall] = MappingProxyType(
             HostCall(name="pair_complete", handler=_pair_complete, tap=True),
             HostCall(name="host_proof", handler=_reader(pairing.host_proof)),
             HostCall(name="policy_get", handler=_reader(pairing.policy_get)),
+            HostCall(name="origin_decide", handler=_reader(pairing.origin_decide)),
             HostCall(name="presence_begin", handler=_presence_begin),
             HostCall(name="presence_complete", handler=_presence_complete, tap=True),
             HostCall(name="policy_restrict", handler=_writer(pairing.policy_restrict)),

@@ -80,6 +80,7 @@ MAX_EVAL_CODE_CHARS = 100_000
 MAX_EVAL_DETAIL_CHARS = 6 * MAX_EVAL_CODE_CHARS + 4096
 MAX_UPLOAD_PATH_CHARS = 4096
 MAX_EXE_CHARS = 4096
+MAX_ORIGIN_CHARS = 2048
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 #: The policy key each confirm action needs enabled (with ``presenceConfirm: true``).
 _CONFIRM_KEYS = {"confirm.eval": "eval", "confirm.upload": "upload"}
@@ -578,6 +579,17 @@ def presence_complete(
         epoch = operations.release_kill(ctx.trust, tap, now)
     log.info("presence_complete: %s done for browser %r", action, ctx.browser_label)
     return {"done": True, "epoch": epoch}
+
+
+def origin_decide(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Read-only: what approving ``origin`` takes for this browser (``trust.operations
+    .decide_origin``): ``none``, a ``tap`` over the returned ``policy.widen`` detail, or a
+    ``click``. Refused while killed, unpaired or unreadable."""
+    origin = _string_arg(args, "origin", MAX_ORIGIN_CHARS)
+    try:
+        return operations.decide_origin(ctx.trust, ctx.browser_label, origin).to_json()
+    except PolicyError:
+        raise BadHostCall("origin must be an http(s) origin") from None
 
 
 def clients_recent(ctx: PairingContext, args: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ Against the real host process."""
 from __future__ import annotations
 
 from tests.fakes import FakeBrowser
-from tests.test_host_pairing import _audit, _config, _paired, call
+from tests.test_host_pairing import _audit, _config, _paired, call, refused
 from tests.test_host_presence_actions import (
     _begin,
     _complete,
@@ -83,3 +83,41 @@ def test_another_browser_enrolled_leaves_this_one_on_the_window(fake_browser: Fa
     assert _gate(config).current().policy.origins == (NEW,)
     audit = [e for e in _audit(config) if e["event"] == "origin_grant"]
     assert audit[-1]["path"] == "window"
+
+
+def test_the_host_decides_what_an_origin_needs_in_one_call(fake_browser: FakeBrowser) -> None:
+    """``origin_decide``: the click for a window browser, the exact tap detail once enrolled,
+    nothing once approved; refused while killed; an origin with a path is a bad request."""
+    _, authenticator = _enrol_via_pairing(fake_browser)  # pairs, then enrols a credential
+    config = _config(fake_browser)
+    raw = (config / "trust.json").read_bytes()
+    decided = call(fake_browser, "origin_decide", {"origin": NEW})["result"]
+    assert decided == {
+        "origin": NEW,
+        "ask": "tap",
+        "action": "policy.widen",
+        "detail": _detail({"origins": [NEW]}),
+    }
+    begun = _begin(fake_browser, "policy.widen", decided["detail"])
+    done = _complete(
+        fake_browser,
+        begun["challengeId"],
+        "policy.widen",
+        decided["detail"],
+        authenticator.get(begun["options"]),
+    )
+    assert done["ok"] is True, done
+    assert call(fake_browser, "origin_decide", {"origin": NEW})["result"]["ask"] == "none"
+    refused(call(fake_browser, "origin_decide", {"origin": NEW + "/admin"}), "bad_request")
+    call(fake_browser, "kill", {})
+    refused(call(fake_browser, "origin_decide", {"origin": OLD}), "killed")
+    assert (config / "trust.json").read_bytes() != raw  # only the tap and the kill wrote
+
+
+def test_a_window_browser_is_told_to_click(fake_browser: FakeBrowser) -> None:
+    _paired(fake_browser)
+    config = _config(fake_browser)
+    raw = (config / "trust.json").read_bytes()
+    decided = call(fake_browser, "origin_decide", {"origin": NEW})["result"]
+    assert decided == {"origin": NEW, "ask": "click"}
+    assert (config / "trust.json").read_bytes() == raw

@@ -114,7 +114,7 @@ def test_killed_record_refuses_grants(fake_browser: FakeBrowser) -> None:
         {"type": "grant", "id": "g4", "kind": "origin", "origin": "http://127.0.0.1:8000"}
     )
     answer = fake_browser.receive()
-    assert answer["ok"] is False and answer["error"]["code"] == "not_paired"
+    assert answer["ok"] is False and answer["error"]["code"] == "killed"
     assert TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().policy.origins == ()
 
 

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tabwarden.errors import TabwardenError
 from tabwarden.trust import store
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = [
     "PAIRING_CODE_TTL",
     "AlreadyPaired",
+    "GrantRefused",
+    "Killed",
     "NotPaired",
     "Proof",
     "TapRequired",
@@ -52,7 +54,9 @@ __all__ = [
     "TrustContext",
     "VerifiedTap",
     "WindowClick",
+    "OriginDecision",
     "approve_origin",
+    "decide_origin",
     "enrol_browser",
     "enrolled",
     "kill",
@@ -97,9 +101,15 @@ class TapRequired(TabwardenError):
 
 
 class GrantRefused(TabwardenError):
-    """The trust record refuses grants now (the kill switch is engaged, or it is unreadable)."""
+    """Nothing is paired, so there is no key to sign that grant with."""
 
     code = "not_paired"
+
+
+class Killed(TabwardenError):
+    """The kill switch is engaged: nothing is granted until a person releases it."""
+
+    code = "killed"
 
 
 # --- proofs --------------------------------------------------------------------------------
@@ -367,6 +377,44 @@ def rollback(ctx: TrustContext, steps: int, now: int, proof: Proof | None = None
     return doc.epoch
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OriginDecision:
+    """What it takes to approve ``origin`` for browser ``browser`` right now.
+
+    ``ask`` is ``"none"`` (the signed policy approves it already), ``"tap"`` (an enrolled
+    browser: a ``policy.widen`` tap over exactly ``detail``) or ``"click"`` (the confirm window,
+    then ``approve_origin`` with a ``WindowClick``)."""
+
+    origin: str
+    ask: Literal["none", "tap", "click"]
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"origin": self.origin, "ask": self.ask}
+        if self.detail is not None:
+            out["action"] = "policy.widen"
+            out["detail"] = self.detail
+        return out
+
+
+def decide_origin(ctx: TrustContext, browser: str, origin: str) -> OriginDecision:
+    """The one origin decision: refuse when nothing may be approved (unpaired, unreadable,
+    killed), else say whether it is approved already, needs a tap or a click. Writes nothing."""
+    from tabwarden.trust.canonical import canonical
+
+    exact = normalise_origin(origin)
+    eff = require_readable(ctx)
+    if eff.killed:
+        raise Killed("the kill switch is engaged: no site can be approved")
+    approved = list(eff.policy.origins)
+    if exact in approved:
+        return OriginDecision(origin=exact, ask="none")
+    if enrolled(eff, browser):
+        detail = canonical({"origins": [*approved, exact]}).decode("utf-8")
+        return OriginDecision(origin=exact, ask="tap", detail=detail)
+    return OriginDecision(origin=exact, ask="click")
+
+
 def approve_origin(ctx: TrustContext, proof: Proof, origin: str, now: int) -> int:
     """Add exact ``origin`` to the signed policy. A window click is refused (``TapRequired``)
     for a browser enrolled with a credential: it approves with a tap. Returns the epoch."""
@@ -374,9 +422,9 @@ def approve_origin(ctx: TrustContext, proof: Proof, origin: str, now: int) -> in
     if not ctx.trust_path.exists() or ctx.load_key() is None:
         raise GrantRefused("nothing is paired, so an approval cannot be recorded")
     key = require_key(ctx)
-    eff = ctx.effective()
-    if eff.refused or eff.killed:
-        raise GrantRefused("the trust record refuses grants right now (killed or unreadable)")
+    eff = require_readable(ctx)
+    if eff.killed:
+        raise Killed("the kill switch is engaged: no site can be approved")
     if isinstance(proof, WindowClick) and enrolled(eff, proof.browser):
         raise TapRequired("this browser is enrolled: approve with a tap")
     _take_proof(ctx, key, proof, now)

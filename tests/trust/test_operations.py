@@ -175,7 +175,7 @@ def test_no_origin_is_approved_while_killed_or_unpaired(tmp_path: Path) -> None:
     world = _world(tmp_path)
     operations.kill(world.ctx, "test", NOW)
     before = world.record_bytes()
-    with pytest.raises(GrantRefused):
+    with pytest.raises(operations.Killed):
         operations.approve_origin(world.ctx, WindowClick(browser="b"), ORIGIN, NOW)
     assert world.record_bytes() == before
     unpaired = _world(tmp_path / "u", paired=False)
@@ -247,3 +247,25 @@ def test_pair_host_keeps_the_code_out_of_the_record_and_the_log(tmp_path: Path) 
     assert entry["fingerprint"] == key.public.fingerprint and entry["path"] == "terminal"
     with pytest.raises(operations.AlreadyPaired):
         operations.pair_host(world.ctx, PHRASE, key_store, reset=False, code="X", now=NOW)
+
+
+def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    before = world.record_bytes()
+    assert operations.decide_origin(world.ctx, "chromium", ORIGIN).ask == "click"
+    _enrol(world)
+    operations.widen(world.ctx, PHRASE, {"origins": ["https://a.example"]}, NOW)
+    enrolled_record = world.record_bytes()
+    decision = operations.decide_origin(world.ctx, "chromium", ORIGIN)
+    assert decision.ask == "tap"
+    assert decision.detail == '{"origins":["https://a.example","https://mail.example"]}'
+    assert operations.decide_origin(world.ctx, "chromium", "https://a.example").ask == "none"
+    assert operations.decide_origin(world.ctx, "brave", ORIGIN).ask == "click"
+    assert world.record_bytes() == enrolled_record != before
+    with pytest.raises(PolicyError):
+        operations.decide_origin(world.ctx, "chromium", "https://a.example/path")
+    operations.kill(world.ctx, "test", NOW)
+    with pytest.raises(operations.Killed):
+        operations.decide_origin(world.ctx, "chromium", ORIGIN)
+    with pytest.raises(NotPaired):
+        operations.decide_origin(_world(tmp_path / "u", paired=False).ctx, "chromium", ORIGIN)
