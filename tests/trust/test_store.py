@@ -36,8 +36,6 @@ from tests.trust import (
     with_client,
 )
 
-IS_ROOT = os.geteuid() == 0
-
 
 def test_trust_path_follows_the_config_dir(tmp_path: Path) -> None:
     assert trust_path({"TABWARDEN_CONFIG_DIR": str(tmp_path)}) == tmp_path / "trust.json"
@@ -144,14 +142,14 @@ def test_symlinked_config_dir_is_refused(tmp_path: Path) -> None:
     _assert_refused(reader(path, key), "symlink")
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="chown to another user needs root")
+@pytest.mark.root  # chown to another user
 def test_record_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
     path, _key, watcher = _sound(tmp_path)
     os.chown(path, 65534, 65534)
     _assert_refused(watcher, "owned by uid 65534")
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="chown to another user needs root")
+@pytest.mark.root  # chown to another user
 def test_config_dir_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
     path, key, _ = _sound(tmp_path)
     os.chown(path.parent, 65534, 65534)
