@@ -261,6 +261,7 @@ def test_unknown_and_malformed_host_calls(fake_browser: FakeBrowser) -> None:
     ):
         fake_browser.send(bad)
     fake_browser.wait_stderr("malformed host_call")
-    # Dropped, not answered: the next reply is for the next well-formed call, and the code still works.
+    # Dropped, not answered: the next reply is for the next well-formed call, and the code still
+    # works.
     assert call(fake_browser, "pair_begin", {"code": CODE})["ok"] is True
     assert fake_browser.proc.poll() is None

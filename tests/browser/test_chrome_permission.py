@@ -164,7 +164,8 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
             await options.fill("#origin", other)
             await options.click("#approve-origin")
             await options.wait_for_function(
-                "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')"
+                "() => (document.getElementById('policy-status')?.textContent || '')"
+                ".startsWith('done')"
             )
             assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
             opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)

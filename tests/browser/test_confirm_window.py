@@ -50,10 +50,13 @@ class _Site(http.server.BaseHTTPRequestHandler):
             body = (
                 b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
                 b"<canvas id=c width=1200 height=3200></canvas><script>"
-                b"const c=document.getElementById('c'),x=c.getContext('2d'),d=x.createImageData(1200,3200);"
+                b"const c=document.getElementById('c'),x=c.getContext('2d'),"
+                b"d=x.createImageData(1200,3200);"
                 b"crypto.getRandomValues(new Uint8Array(65536));"
-                b"for(let i=0;i<d.data.length;i+=65536){crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
-                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);document.title='noise ready'"
+                b"for(let i=0;i<d.data.length;i+=65536)"
+                b"{crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
+                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);"
+                b"document.title='noise ready'"
                 b"</script>"
             )
         elif url.path == "/secrets":
@@ -241,8 +244,10 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
             # The page has no channel to the extension, and cannot load or script its window.
             probe = await attacker.evaluate(
                 """async (url) => {
-                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && chrome.runtime.sendMessage)};
-                    try { await fetch(url); out.fetch = "loaded"; } catch (e) { out.fetch = "blocked"; }
+                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && \
+chrome.runtime.sendMessage)};
+                    try { await fetch(url); out.fetch = "loaded"; } \
+catch (e) { out.fetch = "blocked"; }
                     const w = window.open(url);
                     out.opened = w === null ? "null" : "window";
                     return out;

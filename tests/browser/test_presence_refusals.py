@@ -1,9 +1,9 @@
 """Refused taps in real Chromium, answered by Chrome's virtual authenticator: a replayed
 assertion, an assertion made for another action, a cloned authenticator whose sign counter
-went back, and a stale challenge. A script on the options page plays the attacker (it can send anything the page can);
-each attempt is refused and trust.json stays byte-identical. (Wrong and reused codes:
-test_browser_pairing.py; another profile's credential: test_second_browser.py; UV absent:
-test_presence_taps.py.)"""
+went back, and a stale challenge. A script on the options page plays the attacker (it can send
+anything the page can); each attempt is refused and trust.json stays byte-identical. (Wrong and
+reused codes: test_browser_pairing.py; another profile's credential: test_second_browser.py; UV
+absent: test_presence_taps.py.)"""
 
 from __future__ import annotations
 

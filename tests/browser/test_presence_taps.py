@@ -146,7 +146,8 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             await options.wait_for_selector("#pair-client-0")
             await options.click("#pair-client-0")
             await options.wait_for_function(
-                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done')",
+                "() => (document.getElementById('clients-status')?.textContent || '')"
+                ".startsWith('done')",
                 timeout=30_000,
             )
             assert any(
@@ -178,7 +179,8 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             )
             await options.click("button[aria-label='Revoke sh']")
             await options.wait_for_function(
-                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done: revoked sh')",
+                "() => (document.getElementById('clients-status')?.textContent || '')"
+                ".startsWith('done: revoked sh')",
                 timeout=30_000,
             )
             assert not any(c.sha256 == other_sha for c in gate.current().paired_clients)

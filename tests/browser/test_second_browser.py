@@ -39,22 +39,30 @@ OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
 PAIR_WITH_OWN_APPROVAL = """async (code) => {
   const begun = await chrome.runtime.sendMessage({type: "pair_begin", code});
   if (!begun.ok || !begun.approval) return {stage: "begin", begun};
-  const created = await navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begun.options)});
+  const created = await navigator.credentials.create({publicKey: \
+PublicKeyCredential.parseCreationOptionsFromJSON(begun.options)});
   const mine = created.toJSON();
-  const opts = {...begun.approval.options, allowCredentials: [{type: "public-key", id: mine.id}]};
-  const got = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
-  return await chrome.runtime.sendMessage({type: "pair_complete", challengeId: begun.challengeId, response: mine,
+  const opts = {...begun.approval.options, allowCredentials: \
+[{type: "public-key", id: mine.id}]};
+  const got = await navigator.credentials.get({publicKey: \
+PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
+  return await chrome.runtime.sendMessage({type: "pair_complete", challengeId: \
+begun.challengeId, response: mine,
     approval: {challengeId: begun.approval.challengeId, response: got.toJSON()}});
 }"""
 
 # The attacker's page script: a tap for this browser, answered by another profile's credential.
 TAP_WITH_FOREIGN_CREDENTIAL = """async (credentialId) => {
   const detail = '{"eval":true}';
-  const begun = await chrome.runtime.sendMessage({type: "presence_begin", action: "policy.widen", detail});
+  const begun = await chrome.runtime.sendMessage({type: "presence_begin", action: \
+"policy.widen", detail});
   if (!begun.ok) return {stage: "begin", begun};
-  const opts = {...begun.options, allowCredentials: [{type: "public-key", id: credentialId}]};
-  const got = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
-  return await chrome.runtime.sendMessage({type: "presence_complete", challengeId: begun.challengeId,
+  const opts = {...begun.options, allowCredentials: \
+[{type: "public-key", id: credentialId}]};
+  const got = await navigator.credentials.get({publicKey: \
+PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
+  return await chrome.runtime.sendMessage({type: "presence_complete", challengeId: \
+begun.challengeId,
     action: "policy.widen", detail, response: got.toJSON()});
 }"""
 
@@ -201,7 +209,8 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
             )
             await page.reload()
             await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('window-only')"
+                "() => (document.getElementById('enrolled')?.textContent || '')"
+                ".startsWith('window-only')"
             )
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
             assert any(
