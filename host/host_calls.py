@@ -1,7 +1,8 @@
 """The host-call catalogue: every ``host_call`` action the extension may name, as data.
 
-Each entry names its handler (``tabwarden.host.pairing``) and whether it spends a WebAuthn tap
-(those run one at a time, so a sign counter is checked and stored without interleaving). The
+Each entry names its handler (in ``pairing``, ``taps`` or ``free_calls``) and whether it spends
+a WebAuthn tap (those run one at a time, so a sign counter is checked and stored without
+interleaving). The
 bridge refuses any other action (``unknown_action``) before a handler runs; the dispatcher is
 this mapping, never an if-chain. Registration and assertion challenges live in memory for the
 host's life and are taken once; blocking I/O (key store, trust record, audit) runs in a worker
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from tabwarden.host import pairing
+from tabwarden.host import calls, free_calls, pairing, taps
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.operations import TrustContext
 from tabwarden.trust.presence import CHALLENGE_TTL, Challenge, ChallengeBook
@@ -33,15 +34,15 @@ HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 class _Session:
     """What the handlers share for one host: the context, the challenge book, the tap lock."""
 
-    def __init__(self, ctx: pairing.PairingContext) -> None:
+    def __init__(self, ctx: calls.HostCallContext) -> None:
         self.ctx = ctx
         self.book = ChallengeBook()
         self.taps = asyncio.Lock()
 
     def challenge_from(self, args: Mapping[str, Any], now: int) -> Challenge | None:
         challenge_id = args.get("challengeId")
-        if not isinstance(challenge_id, str) or len(challenge_id) > pairing.MAX_ID_CHARS:
-            raise pairing.BadHostCall("challengeId must be a string")
+        if not isinstance(challenge_id, str) or len(challenge_id) > calls.MAX_ID_CHARS:
+            raise calls.BadHostCall("challengeId must be a string")
         return self.book.take(challenge_id, now)  # single use, whatever happens next
 
 
@@ -67,12 +68,12 @@ async def _pair_complete(s: _Session, args: dict[str, Any], now: int) -> dict[st
     challenge = s.challenge_from(args, now)
     window_only = args.get("windowOnly", False)
     if not isinstance(window_only, bool):
-        raise pairing.BadHostCall("windowOnly must be true or false")
+        raise calls.BadHostCall("windowOnly must be true or false")
     approval = args.get("approval")
     approval_challenge = approval_response = None
     if approval is not None:
         if not isinstance(approval, dict):
-            raise pairing.BadHostCall("approval must be an object")
+            raise calls.BadHostCall("approval must be an object")
         approval_challenge = s.challenge_from(approval, now)
         approval_response = approval.get("response")
     call = functools.partial(
@@ -83,17 +84,17 @@ async def _pair_complete(s: _Session, args: dict[str, Any], now: int) -> dict[st
 
 
 async def _presence_begin(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
-    result, challenge = await asyncio.to_thread(pairing.presence_begin, s.ctx, args, now)
+    result, challenge = await asyncio.to_thread(taps.presence_begin, s.ctx, args, now)
     s.book.add(challenge, now)
     return result
 
 
 async def _presence_complete(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
     challenge = s.challenge_from(args, now)
-    return await asyncio.to_thread(pairing.presence_complete, s.ctx, challenge, args, now)
+    return await asyncio.to_thread(taps.presence_complete, s.ctx, challenge, args, now)
 
 
-def _reader(fn: Callable[[pairing.PairingContext, dict[str, Any]], dict[str, Any]]) -> Handler:
+def _reader(fn: Callable[[calls.HostCallContext, dict[str, Any]], dict[str, Any]]) -> Handler:
     async def handler(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
         return await asyncio.to_thread(fn, s.ctx, args)
 
@@ -101,7 +102,7 @@ def _reader(fn: Callable[[pairing.PairingContext, dict[str, Any]], dict[str, Any
 
 
 def _writer(
-    fn: Callable[[pairing.PairingContext, dict[str, Any], int], dict[str, Any]],
+    fn: Callable[[calls.HostCallContext, dict[str, Any], int], dict[str, Any]],
 ) -> Handler:
     async def handler(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
         return await asyncio.to_thread(fn, s.ctx, args, now)
@@ -117,15 +118,15 @@ HOST_CALLS: Mapping[str, HostCall] = MappingProxyType(
             # The approving credential's counter is spent like any tap.
             HostCall(name="pair_complete", handler=_pair_complete, tap=True),
             HostCall(name="host_proof", handler=_reader(pairing.host_proof)),
-            HostCall(name="policy_get", handler=_reader(pairing.policy_get)),
-            HostCall(name="origin_decide", handler=_reader(pairing.origin_decide)),
+            HostCall(name="policy_get", handler=_reader(free_calls.policy_get)),
+            HostCall(name="origin_decide", handler=_reader(free_calls.origin_decide)),
             HostCall(name="presence_begin", handler=_presence_begin),
             HostCall(name="presence_complete", handler=_presence_complete, tap=True),
-            HostCall(name="policy_restrict", handler=_writer(pairing.policy_restrict)),
-            HostCall(name="kill", handler=_writer(pairing.kill)),
-            HostCall(name="clients_recent", handler=_reader(pairing.clients_recent)),
-            HostCall(name="client_revoke", handler=_writer(pairing.client_revoke)),
-            HostCall(name="audit_tail", handler=_reader(pairing.audit_tail)),
+            HostCall(name="policy_restrict", handler=_writer(free_calls.policy_restrict)),
+            HostCall(name="kill", handler=_writer(free_calls.kill)),
+            HostCall(name="clients_recent", handler=_reader(free_calls.clients_recent)),
+            HostCall(name="client_revoke", handler=_writer(free_calls.client_revoke)),
+            HostCall(name="audit_tail", handler=_reader(free_calls.audit_tail)),
         )
     }
 )
@@ -142,7 +143,7 @@ def challenge_ttl(env: Mapping[str, str]) -> int:
     except ValueError:
         value = 0
     if not 0 < value <= CHALLENGE_TTL:
-        pairing.log.warning(
+        calls.log.warning(
             "TABWARDEN_CHALLENGE_TTL must be 1..%d seconds; using %d", CHALLENGE_TTL, CHALLENGE_TTL
         )
         return CHALLENGE_TTL
@@ -151,7 +152,7 @@ def challenge_ttl(env: Mapping[str, str]) -> int:
 
 def host_calls(gate: TrustGate, browser_label: str) -> HostCalls:
     """The dispatcher for this host's browser: ``HOST_CALLS`` bound to one challenge book."""
-    ctx = pairing.PairingContext(
+    ctx = calls.HostCallContext(
         trust=TrustContext.for_gate(gate),
         browser_label=browser_label,
         config_dir=gate.config,
@@ -162,7 +163,7 @@ def host_calls(gate: TrustGate, browser_label: str) -> HostCalls:
     async def call(action: str, args: dict[str, Any]) -> dict[str, Any]:
         entry = HOST_CALLS.get(action)
         if entry is None:
-            raise pairing.UnknownHostAction(f"unknown host action {action!r}")
+            raise calls.UnknownHostAction(f"unknown host action {action!r}")
         now = int(time.time())
         if entry.tap:
             async with session.taps:
