@@ -2,9 +2,9 @@
 
 Each operation is the whole recipe — refusal check → validation → the write (signed with the host
 key for a grant, unsigned for a narrowing) → an audit entry naming the proof's path. The callers
-keep only their ceremony: the CLI (``tabwarden.commands``) asks for a phrase at a real terminal and
-prints; the host (``tabwarden.host``: ``pairing``, ``taps``, ``free_calls``) parses the extension's arguments and verifies
-WebAuthn; the extension asks and shows.
+keep only their ceremony: the CLI (``tabwarden.commands``) asks for a phrase at a real terminal
+and prints; the host (``tabwarden.host``: ``pairing``, ``taps``, ``free_calls``) parses the
+extension's arguments and verifies WebAuthn; the extension asks and shows.
 
 A grant takes a *proof*: a frozen value saying how a person was present —
 
