@@ -16,8 +16,8 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
+from tests.browser.harness import policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing
-from tests.browser.test_presence_taps import _policy_status
 from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
@@ -35,7 +35,7 @@ async def _act(page: Any, selector: str, prefix: str) -> str:
     (cleared first so an earlier operation's text can never pass for this one's)."""
     await page.evaluate("() => { document.getElementById('policy-status').textContent = ''; }")
     await page.click(selector)
-    return await _policy_status(page, prefix)
+    return await policy_status(page, prefix)
 
 
 async def _field_shows(page: Any, selector: str, value: int) -> None:

@@ -23,7 +23,7 @@ from tabwarden.trust.presence import (
     complete_assertion,
     complete_registration,
 )
-from tests.browser.test_confirm_window import chromium
+from tests.browser.harness import chromium
 from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
