@@ -6,15 +6,19 @@ Against the real host process."""
 from __future__ import annotations
 
 from tests.fakes import FakeBrowser
-from tests.test_host_pairing import _audit, _config, _paired, call, refused
-from tests.test_host_presence_actions import (
-    _begin,
-    _complete,
-    _detail,
-    _enrol_direct,
-    _enrol_via_pairing,
-    _gate,
-    _sign_count,
+from tests.fixtures import (
+    audit_entries,
+    begin_tap,
+    change_detail,
+    complete_tap,
+    config_of,
+    enrol_direct,
+    enrol_via_pairing,
+    gate_of,
+    host_call,
+    paired_host,
+    refused,
+    sign_count,
 )
 from tests.trust.softauthn import SoftAuthenticator
 
@@ -32,9 +36,9 @@ def _grant(browser: FakeBrowser, grant_id: str, origin: str) -> dict[str, object
 def test_enrolled_browser_window_grant_is_refused_and_writes_nothing(
     fake_browser: FakeBrowser,
 ) -> None:
-    _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
-    assert call(fake_browser, "policy_get", {})["result"]["enrolled"] is True
+    enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
+    assert host_call(fake_browser, "policy_get", {})["result"]["enrolled"] is True
     raw = (config / "trust.json").read_bytes()
     answer = _grant(fake_browser, "g1", NEW)
     assert answer["ok"] is False
@@ -43,18 +47,18 @@ def test_enrolled_browser_window_grant_is_refused_and_writes_nothing(
         "message": "this browser is enrolled: approve with a tap",
     }
     assert (config / "trust.json").read_bytes() == raw
-    assert NEW not in _gate(config).current().policy.origins
-    assert not [e for e in _audit(config) if e["event"] == "origin_grant"]
+    assert NEW not in gate_of(config).current().policy.origins
+    assert not [e for e in audit_entries(config) if e["event"] == "origin_grant"]
 
 
 def test_enrolled_browser_approves_an_origin_with_a_tap(fake_browser: FakeBrowser) -> None:
-    _, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    _, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     # First origin, then a second one: the detail names every approved origin plus the new one.
     for origins in ([OLD], [OLD, NEW]):
-        detail = _detail({"origins": origins})
-        begun = _begin(fake_browser, "policy.widen", detail)
-        done = _complete(
+        detail = change_detail({"origins": origins})
+        begun = begin_tap(fake_browser, "policy.widen", detail)
+        done = complete_tap(
             fake_browser,
             begun["challengeId"],
             "policy.widen",
@@ -62,9 +66,13 @@ def test_enrolled_browser_approves_an_origin_with_a_tap(fake_browser: FakeBrowse
             authenticator.get(begun["options"]),
         )
         assert done["ok"] is True and done["result"]["done"] is True, done
-    assert set(_gate(config).current().policy.origins) == {OLD, NEW}
-    assert _sign_count(config) == authenticator.counter == 2
-    widen = [e for e in _audit(config) if e["event"] == "policy_set" and e["decision"] == "granted"]
+    assert set(gate_of(config).current().policy.origins) == {OLD, NEW}
+    assert sign_count(config) == authenticator.counter == 2
+    widen = [
+        e
+        for e in audit_entries(config)
+        if e["event"] == "policy_set" and e["decision"] == "granted"
+    ]
     assert len(widen) == 2 and all(e["path"] == "webauthn" for e in widen)
     # Still no window path afterwards.
     assert (
@@ -74,32 +82,32 @@ def test_enrolled_browser_approves_an_origin_with_a_tap(fake_browser: FakeBrowse
 
 
 def test_another_browser_enrolled_leaves_this_one_on_the_window(fake_browser: FakeBrowser) -> None:
-    key = _paired(fake_browser)
-    config = _config(fake_browser)
-    _enrol_direct(config, key, "other", SoftAuthenticator())
-    reply = call(fake_browser, "policy_get", {})["result"]
+    key = paired_host(fake_browser)
+    config = config_of(fake_browser)
+    enrol_direct(config, key, "other", SoftAuthenticator())
+    reply = host_call(fake_browser, "policy_get", {})["result"]
     assert reply["enrolled"] is False and "other" in reply["browsers"]
     assert _grant(fake_browser, "g3", NEW) == {"type": "grant_result", "id": "g3", "ok": True}
-    assert _gate(config).current().policy.origins == (NEW,)
-    audit = [e for e in _audit(config) if e["event"] == "origin_grant"]
+    assert gate_of(config).current().policy.origins == (NEW,)
+    audit = [e for e in audit_entries(config) if e["event"] == "origin_grant"]
     assert audit[-1]["path"] == "window"
 
 
 def test_the_host_decides_what_an_origin_needs_in_one_call(fake_browser: FakeBrowser) -> None:
     """``origin_decide``: the click for a window browser, the exact tap detail once enrolled,
     nothing once approved; refused while killed; an origin with a path is a bad request."""
-    _, authenticator = _enrol_via_pairing(fake_browser)  # pairs, then enrols a credential
-    config = _config(fake_browser)
+    _, authenticator = enrol_via_pairing(fake_browser)  # pairs, then enrols a credential
+    config = config_of(fake_browser)
     raw = (config / "trust.json").read_bytes()
-    decided = call(fake_browser, "origin_decide", {"origin": NEW})["result"]
+    decided = host_call(fake_browser, "origin_decide", {"origin": NEW})["result"]
     assert decided == {
         "origin": NEW,
         "ask": "tap",
         "action": "policy.widen",
-        "detail": _detail({"origins": [NEW]}),
+        "detail": change_detail({"origins": [NEW]}),
     }
-    begun = _begin(fake_browser, "policy.widen", decided["detail"])
-    done = _complete(
+    begun = begin_tap(fake_browser, "policy.widen", decided["detail"])
+    done = complete_tap(
         fake_browser,
         begun["challengeId"],
         "policy.widen",
@@ -107,17 +115,17 @@ def test_the_host_decides_what_an_origin_needs_in_one_call(fake_browser: FakeBro
         authenticator.get(begun["options"]),
     )
     assert done["ok"] is True, done
-    assert call(fake_browser, "origin_decide", {"origin": NEW})["result"]["ask"] == "none"
-    refused(call(fake_browser, "origin_decide", {"origin": NEW + "/admin"}), "bad_request")
-    call(fake_browser, "kill", {})
-    refused(call(fake_browser, "origin_decide", {"origin": OLD}), "killed")
+    assert host_call(fake_browser, "origin_decide", {"origin": NEW})["result"]["ask"] == "none"
+    refused(host_call(fake_browser, "origin_decide", {"origin": NEW + "/admin"}), "bad_request")
+    host_call(fake_browser, "kill", {})
+    refused(host_call(fake_browser, "origin_decide", {"origin": OLD}), "killed")
     assert (config / "trust.json").read_bytes() != raw  # only the tap and the kill wrote
 
 
 def test_a_window_browser_is_told_to_click(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
     raw = (config / "trust.json").read_bytes()
-    decided = call(fake_browser, "origin_decide", {"origin": NEW})["result"]
+    decided = host_call(fake_browser, "origin_decide", {"origin": NEW})["result"]
     assert decided == {"origin": NEW, "ask": "click"}
     assert (config / "trust.json").read_bytes() == raw

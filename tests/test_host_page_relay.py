@@ -15,7 +15,7 @@ import pytest
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust.gate import TrustGate
 from tests.fakes import FakeBrowser, wait_until_extension_connected
-from tests.test_trust_enforcement import pair_record
+from tests.fixtures import pair_record
 
 
 def _client(runtime: Path) -> BridgeClient:

@@ -18,7 +18,7 @@ from tabwarden.host import host_calls as host_calls_mod
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.presence import CHALLENGE_TTL
-from tests.test_trust_enforcement import pair_record
+from tests.fixtures import pair_record
 from tests.trust.softauthn import SoftAuthenticator
 
 

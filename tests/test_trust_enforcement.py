@@ -5,7 +5,6 @@ by the SDK's stdio client, and the real CLI writing the record."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import subprocess
@@ -21,33 +20,14 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-from tabwarden.trust import store
-from tabwarden.trust.keys import HostKey
-from tabwarden.trust.keystore import FileStore
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
+from tests.fixtures import pair_record, sha256_file
 
 GUARD = 60.0  # hang guard only
 
 
-def _sha256(path: str) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
 def _our_interpreter() -> str:
     return os.path.realpath(f"/proc/{os.getpid()}/exe")
-
-
-def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
-    """What `pair --file-store` + `pair-client` leave behind, written through the same store API."""
-    config.mkdir(mode=0o700, exist_ok=True)
-    key = HostKey.generate()
-    FileStore(config / "host-key.pem").save(key)
-    now = int(time.time())
-    store.initialise(config / "trust.json", key, "file", now)
-    if client_exe is not None:
-        store.add_client(config / "trust.json", key, label, client_exe, _sha256(client_exe), now)
-    return key
 
 
 def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -168,7 +148,7 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
     spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
-    assert _sha256(_our_interpreter()) in spawners
+    assert sha256_file(_our_interpreter()) in spawners
 
 
 def test_unpaired_spawner_is_refused_once_a_client_is_paired(
