@@ -5,8 +5,10 @@ Helpers only (no tests): test modules import from here, never from each other.""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,15 @@ from fido2.cose import ES256
 from fido2.utils import websafe_encode
 
 from tabwarden.trust import store
+from tabwarden.trust.audit import AuditLog
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import FileStore
+from tabwarden.trust.operations import TrustContext
+from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import Credential
 from tests.fakes import FakeBrowser
+from tests.trust import NOW
 from tests.trust.softauthn import SoftAuthenticator
 
 
@@ -143,3 +149,44 @@ def sign_count(config: Path) -> int:
     [grant] = [b for b in gate_of(config).current().browsers if b.label == "test"]
     [credential] = grant.credentials
     return credential.sign_count
+
+
+@dataclasses.dataclass
+class TrustWorld:
+    """A trust record in a private config dir, with the context the trust operations run in
+    (its own reader, latch and audit log; the key held in memory)."""
+
+    ctx: TrustContext
+    key: HostKey | None
+    config: Path
+
+    def audit(self) -> list[dict[str, Any]]:
+        return self.ctx.audit().read()
+
+    def record_bytes(self) -> bytes | None:
+        path = self.ctx.trust_path
+        return path.read_bytes() if path.exists() else None
+
+
+def trust_world(tmp_path: Path, *, paired: bool = True) -> TrustWorld:
+    config = tmp_path / "cfg"
+    config.mkdir(mode=0o700, parents=True)
+    key = HostKey.generate() if paired else None
+    path = config / "trust.json"
+    if key is not None:
+        store.initialise(path, key, "file", NOW)
+    reader = TrustReader(path, lambda: key.public if key else None)
+    latch = config / "kill-latch"
+
+    def effective() -> Any:
+        eff = reader.current(NOW)
+        return dataclasses.replace(eff, killed=True) if os.path.lexists(latch) else eff
+
+    ctx = TrustContext(
+        trust_path=path,
+        kill_latch=latch,
+        load_key=lambda: key,
+        effective=effective,
+        audit=lambda: AuditLog(tmp_path / "audit.jsonl"),
+    )
+    return TrustWorld(ctx=ctx, key=key, config=config)

@@ -4,76 +4,32 @@ that must fail with nothing written and nothing audited as granted."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tabwarden.trust import operations, store
-from tabwarden.trust.audit import AuditLog
-from tabwarden.trust.keys import HostKey
 from tabwarden.trust.keystore import FileStore
 from tabwarden.trust.operations import (
     GrantRefused,
     NotPaired,
     TapRequired,
     TerminalPhrase,
-    TrustContext,
     VerifiedTap,
     WindowClick,
 )
 from tabwarden.trust.policy import PolicyError
-from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import Credential
 from tabwarden.trust.store import PresenceRequired
+from tests.fixtures import TrustWorld, trust_world
 from tests.trust import NOW, SHA_A
 
 ORIGIN = "https://mail.example"
 PHRASE = TerminalPhrase(action="test")
 
 
-@dataclasses.dataclass
-class World:
-    ctx: TrustContext
-    key: HostKey | None
-    config: Path
-
-    def audit(self) -> list[dict[str, Any]]:
-        return self.ctx.audit().read()
-
-    def record_bytes(self) -> bytes | None:
-        path = self.ctx.trust_path
-        return path.read_bytes() if path.exists() else None
-
-
-def _world(tmp_path: Path, *, paired: bool = True) -> World:
-    config = tmp_path / "cfg"
-    config.mkdir(mode=0o700, parents=True)
-    key = HostKey.generate() if paired else None
-    path = config / "trust.json"
-    if key is not None:
-        store.initialise(path, key, "file", NOW)
-    reader = TrustReader(path, lambda: key.public if key else None)
-    latch = config / "kill-latch"
-
-    def effective() -> Any:
-        eff = reader.current(NOW)
-        return dataclasses.replace(eff, killed=True) if os.path.lexists(latch) else eff
-
-    ctx = TrustContext(
-        trust_path=path,
-        kill_latch=latch,
-        load_key=lambda: key,
-        effective=effective,
-        audit=lambda: AuditLog(tmp_path / "audit.jsonl"),
-    )
-    return World(ctx=ctx, key=key, config=config)
-
-
-def _enrol(world: World, label: str = "chromium", count: int = 5) -> Credential:
+def _enrol(world: TrustWorld, label: str = "chromium", count: int = 5) -> Credential:
     assert world.key is not None
     cred = Credential(
         credential_id="cred-1", public_key="pk", sign_count=count, enrolled_at=NOW, path="webauthn"
@@ -90,7 +46,7 @@ def _tap(cred: Credential, new: int) -> VerifiedTap:
 
 
 def test_restrict_narrows_and_audits(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.restrict(world.ctx, {"confirmTimeoutSeconds": 30}, NOW)
     assert world.ctx.effective().policy.confirm_timeout_seconds == 30
     [entry] = world.audit()
@@ -101,7 +57,7 @@ def test_restrict_narrows_and_audits(tmp_path: Path) -> None:
 def test_a_restriction_that_would_widen_writes_nothing_even_beside_a_narrowing_one(
     tmp_path: Path,
 ) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     before = world.record_bytes()
     with pytest.raises(PolicyError, match="would widen"):
         operations.restrict(world.ctx, {"confirmTimeoutSeconds": 30, "eval": True}, NOW)
@@ -110,7 +66,7 @@ def test_a_restriction_that_would_widen_writes_nothing_even_beside_a_narrowing_o
 
 
 def test_widen_needs_the_key_and_records_the_proofs_path(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
     assert world.ctx.effective().policy.origins == (ORIGIN,)
     [entry] = world.audit()
@@ -120,14 +76,14 @@ def test_widen_needs_the_key_and_records_the_proofs_path(tmp_path: Path) -> None
         "terminal",
     )
 
-    unpaired = _world(tmp_path / "other", paired=False)
+    unpaired = trust_world(tmp_path / "other", paired=False)
     with pytest.raises(NotPaired):
         operations.widen(unpaired.ctx, PHRASE, {"eval": True}, NOW)
     assert unpaired.record_bytes() is None and unpaired.audit() == []
 
 
 def test_a_tap_stores_its_counter_before_the_action(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     cred = _enrol(world, count=5)
     operations.widen(world.ctx, _tap(cred, 9), {"eval": True}, NOW)
     [browser] = world.ctx.effective().browsers
@@ -138,7 +94,7 @@ def test_a_tap_stores_its_counter_before_the_action(tmp_path: Path) -> None:
 
 
 def test_a_narrowing_rollback_needs_no_proof(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.widen(world.ctx, PHRASE, {"eval": True}, NOW)
     operations.rollback(world.ctx, 1, NOW)  # back to eval off: narrowing, written unsigned
     assert world.ctx.effective().policy.eval is False
@@ -146,7 +102,7 @@ def test_a_narrowing_rollback_needs_no_proof(tmp_path: Path) -> None:
 
 
 def test_a_widening_rollback_needs_a_proof(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.widen(world.ctx, PHRASE, {"eval": True}, NOW)
     operations.widen(world.ctx, PHRASE, {"eval": False}, NOW)
     before, entries = world.record_bytes(), len(world.audit())
@@ -159,7 +115,7 @@ def test_a_widening_rollback_needs_a_proof(tmp_path: Path) -> None:
 
 
 def test_a_window_click_cannot_approve_an_origin_for_an_enrolled_browser(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     _enrol(world)
     before, entries = world.record_bytes(), len(world.audit())
     with pytest.raises(TapRequired):
@@ -172,20 +128,20 @@ def test_a_window_click_cannot_approve_an_origin_for_an_enrolled_browser(tmp_pat
 
 
 def test_no_origin_is_approved_while_killed_or_unpaired(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.kill(world.ctx, "test", NOW)
     before = world.record_bytes()
     with pytest.raises(operations.Killed):
         operations.approve_origin(world.ctx, WindowClick(browser="b"), ORIGIN, NOW)
     assert world.record_bytes() == before
-    unpaired = _world(tmp_path / "u", paired=False)
+    unpaired = trust_world(tmp_path / "u", paired=False)
     with pytest.raises(GrantRefused):
         operations.approve_origin(unpaired.ctx, WindowClick(browser="b"), ORIGIN, NOW)
     assert unpaired.record_bytes() is None
 
 
 def test_an_origin_must_be_exact(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     before = world.record_bytes()
     with pytest.raises(PolicyError):
         operations.approve_origin(world.ctx, PHRASE, "https://mail.example/inbox", NOW)
@@ -193,7 +149,7 @@ def test_an_origin_must_be_exact(tmp_path: Path) -> None:
 
 
 def test_kill_before_pairing_is_the_latch_and_unkill_removes_it(tmp_path: Path) -> None:
-    world = _world(tmp_path, paired=False)
+    world = trust_world(tmp_path, paired=False)
     with pytest.raises(NotPaired):
         operations.killed(world.ctx)
     assert operations.kill(world.ctx, "test", NOW) == 0
@@ -204,7 +160,7 @@ def test_kill_before_pairing_is_the_latch_and_unkill_removes_it(tmp_path: Path) 
 
 
 def test_kill_and_release_on_a_paired_record(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     operations.kill(world.ctx, "test", NOW, browser="chromium")
     assert world.ctx.effective().killed
     assert world.audit()[-1]["browser"] == "chromium"
@@ -213,7 +169,7 @@ def test_kill_and_release_on_a_paired_record(tmp_path: Path) -> None:
 
 
 def test_pair_client_with_a_tap_and_revoke_it(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     cred = _enrol(world)
     operations.pair_client(
         world.ctx, _tap(cred, 6), label="claude", exe="/usr/bin/claude", sha256=SHA_A, now=NOW
@@ -226,7 +182,7 @@ def test_pair_client_with_a_tap_and_revoke_it(tmp_path: Path) -> None:
 
 
 def test_an_enrolled_browser_is_never_downgraded_to_window_only(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     _enrol(world)
     before, entries = world.record_bytes(), len(world.audit())
     with pytest.raises(store.AlreadyEnrolled):
@@ -235,7 +191,7 @@ def test_an_enrolled_browser_is_never_downgraded_to_window_only(tmp_path: Path) 
 
 
 def test_pair_host_keeps_the_code_out_of_the_record_and_the_log(tmp_path: Path) -> None:
-    world = _world(tmp_path, paired=False)
+    world = trust_world(tmp_path, paired=False)
     key_store = FileStore(world.config / "host-key.pem")
     key = operations.pair_host(world.ctx, PHRASE, key_store, reset=False, code="ABCD-1234", now=NOW)
     assert key_store.load() is not None
@@ -250,7 +206,7 @@ def test_pair_host_keeps_the_code_out_of_the_record_and_the_log(tmp_path: Path) 
 
 
 def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> None:
-    world = _world(tmp_path)
+    world = trust_world(tmp_path)
     before = world.record_bytes()
     assert operations.decide_origin(world.ctx, "chromium", ORIGIN).ask == "click"
     _enrol(world)
@@ -268,4 +224,4 @@ def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> 
     with pytest.raises(operations.Killed):
         operations.decide_origin(world.ctx, "chromium", ORIGIN)
     with pytest.raises(NotPaired):
-        operations.decide_origin(_world(tmp_path / "u", paired=False).ctx, "chromium", ORIGIN)
+        operations.decide_origin(trust_world(tmp_path / "u", paired=False).ctx, "chromium", ORIGIN)
