@@ -231,3 +231,75 @@ def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(
     s.close()
     log = attested_browser.wait_stderr("bridge connection #1 refused")
     assert "pytest" in log or "entry" in log or "script" in log
+
+
+# -- a vanished record ------------------------------------------------------------------------
+
+
+def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    """Hop 1: a same-user process deletes trust.json and the file-store key while the kill
+    switch is on; the running MCP server keeps refusing, says why in its log, and relays
+    nothing to the extension."""
+    runtime = attested_browser.runtime
+    config = runtime.parent / "config"
+    pair_record(config, client_exe=_our_interpreter())
+    mcp_err = tmp_path / "mcp.err"
+
+    async def scenario() -> None:
+        with open(mcp_err, "w") as errlog:
+            async with _mcp(runtime, errlog) as client:
+                await _until_connected(client)
+                answerer = answer_tabs(attested_browser)
+                assert _code(await client.call_tool("tab_list", {})) is None
+                answerer.join(5)
+                assert cli(runtime, "kill").returncode == 0
+                assert _code(await client.call_tool("tab_list", {})) == "killed"
+                (config / "trust.json").unlink()
+                (config / "host-key.pem").unlink()
+                for _ in range(3):
+                    assert _code(await client.call_tool("tab_list", {})) == "trust_unreadable"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert "vanished" in mcp_err.read_text()
+    _nothing_relayed(attested_browser)
+
+
+def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
+    """Hop 2: the same deletion under a running host; its next request is refused with the
+    reason in its log and nothing reaches the extension."""
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config)
+    fake_browser.wait_socket()
+    fake_browser.hello()
+
+    async def scenario() -> None:
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
+        )
+        await wait_until_extension_connected(client.status)
+        answerer = answer_tabs(fake_browser)
+        assert await client.call("tab_list") == {"tabs": []}
+        answerer.join(5)
+        assert cli(fake_browser.runtime, "kill").returncode == 0
+        (config / "trust.json").unlink()
+        (config / "host-key.pem").unlink()
+        for _ in range(3):
+            with pytest.raises(BridgeError) as refused:
+                await client.call("tab_list")
+            assert refused.value.code == "trust_unreadable"
+        await client.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    fake_browser.wait_stderr("vanished")
+    _nothing_relayed(fake_browser)
+
+
+def _nothing_relayed(browser: FakeBrowser) -> None:
+    """Everything the host sent the extension since, up to the answer to a fresh host call, is
+    a session ending: no request was relayed."""
+    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
+    while (message := browser.receive())["type"] != "host_reply":
+        assert message["type"] == "session_end", message
+    assert message["id"] == "probe"

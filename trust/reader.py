@@ -22,10 +22,11 @@ __all__ = ["TrustReader"]
 class TrustReader:
     """Cached, fail-closed view of the record for one process.
 
-    Re-verifies whenever the file's (dev, inode, size, mtime, ctime, mode, owner) or its directory's
-    (dev, inode, mode, owner) change. Keeps the
-    highest epoch and kill serial it has seen; a lower one later is tampering (deny). Denials are
-    never cached, so fixing the file takes effect on the next call. ``current`` never raises.
+    Re-verifies whenever the file's (dev, inode, size, mtime, ctime, mode, owner) or its
+    directory's (dev, inode, mode, owner) change. Keeps the highest epoch and kill serial it has
+    seen; a lower one later is tampering (deny). Once it has seen a paired record, a record or
+    host key that vanishes is tampering too (deny), never the unpaired posture. Denials are never
+    cached, so fixing the file takes effect on the next call. ``current`` never raises.
     """
 
     def __init__(
@@ -39,6 +40,9 @@ class TrustReader:
         self._cached: Effective | None = None
         self._max_epoch = -1
         self._max_kill = 0
+        #: Set once this process has seen a paired record: from then on, a record (or key) that
+        #: disappears is tampering, never "nothing paired yet".
+        self._seen_paired = False
 
     @property
     def path(self) -> Path:
@@ -74,6 +78,11 @@ class TrustReader:
             raise TypeError("public_key_loader must return a HostPublicKey or None")
         found = load_with_stat(self._path, expect_paired=public is not None)
         if found is None:
+            if self._seen_paired:
+                return Effective.deny_all(
+                    "the trust record or the host key vanished after this process saw them: "
+                    "tampering"
+                )
             eff = Effective.unpaired()
             file_key: StatKey | None = None
         elif public is None:
@@ -91,6 +100,7 @@ class TrustReader:
                 )
             self._max_epoch = doc.epoch
             self._max_kill = eff.kill_serial
+            self._seen_paired = True
         if file_key is not None and file_key == probe:  # cache only what that stat describes
             self._key, self._dir_key, self._cached = file_key, dir_probe, eff
         return eff

@@ -166,6 +166,24 @@ def test_missing_record_without_a_host_key_is_unpaired(tmp_path: Path) -> None:
     assert not eff.killed and eff.policy == DEFAULT_POLICY
 
 
+def test_a_record_that_vanishes_after_being_seen_paired_is_tampering(tmp_path: Path) -> None:
+    """Deleting trust.json and the host key under a running reader never turns it back into
+    the unpaired posture (which would serve anyone): it denies, and keeps denying."""
+    path, key = paired(tmp_path)
+    held: list[HostKey] = [key]
+    watcher = TrustReader(path, lambda: held[0].public if held else None)
+    store.engage_kill(path, "cli", NOW)
+    assert watcher.current(NOW).killed
+    path.unlink()
+    held.clear()
+    for _ in range(2):
+        eff = watcher.current(NOW)
+        assert eff.refused is not None and "vanished" in eff.refused
+        assert eff.killed and eff.clients_pinned
+    # A fresh process (a new reader) that never saw the record starts unpaired, as before.
+    assert TrustReader(path, lambda: None).current(NOW) == Effective.unpaired()
+
+
 def test_record_without_a_host_key_in_the_store_is_refused(tmp_path: Path) -> None:
     path, _ = paired(tmp_path)
     _assert_refused(TrustReader(path, lambda: None), "no host key is stored")
