@@ -210,7 +210,9 @@ def run_client(data: bytes) -> None:
     client = ClientHandshake(K, NC, role="cli")
     host_nonce = NH
     proven = False
-    for message in messages(data, lambda: client_oracle(client.state, host_nonce)):
+    # Late binding on purpose: the oracle must see the nonce of the challenge accepted so far
+    # (host_nonce is rebound in the loop), so a default argument would freeze it at NH.
+    for message in messages(data, lambda: client_oracle(client.state, host_nonce)):  # noqa: B023
         before = client.state
         accept = client_accepts(before, message, host_nonce)
         try:

@@ -1,10 +1,10 @@
 """Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
 
-Connection order (each step can only refuse): kernel peer UID == ours, checked right after
-``accept`` and before reading a byte → executable attestation (``attest``) → mutual HMAC
-handshake keyed by the run secret → admission. A connection that fails any step gets one opaque
-refusal where possible and is closed; the precise reason goes to the host's log. One bad
-connection never blocks or crashes the others.
+Connection order (``tabwarden.admission``; each step can only refuse): kernel peer UID == ours,
+checked right after ``accept`` and before reading a byte → executable attestation
+(``attest``) → mutual HMAC handshake keyed by the run secret → admission. A connection that
+fails any step gets one opaque refusal where possible and is closed; the precise reason goes to
+the host's log. One bad connection never blocks or crashes the others.
 
 Every request is then checked against the trust record, re-read (stat-cached) each time: kill
 latch engaged or record unreadable → refused; clients paired and this connection's client not
@@ -24,9 +24,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabwarden.admission import check_peer, handshake
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
-from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.host.host_calls import HOST_CALLS, HostCalls
+from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
 from tabwarden.protocol.handshake import (
@@ -88,26 +90,6 @@ async def _no_granter(origin: str) -> None:
     raise GrantUnavailable()
 
 
-#: Answers one ``host_call`` from the extension (docs/protocol.md, "Browser pairing and host-key
-#: pinning over hop 3"): ``(action, args) -> result``; raises ``TabwardenError`` to refuse.
-HostCalls = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-#: The actions a ``host_call`` may name (the one list; ``host/pairing.py`` implements them and
-#: ``host/main.py`` dispatches them); anything else is ``unknown_action`` before any handler.
-HOST_ACTIONS = frozenset(
-    {
-        "pair_begin",
-        "pair_complete",
-        "host_proof",
-        "policy_get",
-        "presence_begin",
-        "presence_complete",
-        "policy_restrict",
-        "kill",
-        "clients_recent",
-        "client_revoke",
-        "audit_tail",
-    }
-)
 _HOST_CALL_ID_MAX = 128
 
 
@@ -288,7 +270,7 @@ class Relay:
                 "error": {"code": code, "message": text[:500]},
             }
 
-        if action not in HOST_ACTIONS:
+        if action not in HOST_CALLS:
             log.warning("extension asked for unknown host action %r", action)
             await self._send_native(refused("unknown_action", f"unknown host action {action!r}"))
             return
@@ -466,9 +448,7 @@ class BridgeServer:
 
     async def _handle(self, conn: socket.socket, number: int) -> None:
         try:
-            creds = require_same_uid(conn)  # before reading a single byte
-            if self._attest is not None:
-                self._attest(creds)
+            check_peer(conn, self._attest)  # before reading a single byte
         except PeerRefused as exc:
             log.warning("bridge connection #%d refused: %s", number, exc)
             conn.close()
@@ -528,10 +508,4 @@ class BridgeServer:
             browser=self._browser,
             extension_connected=self._relay.extension_connected,
         )
-        await stream.send(machine.start())
-        while True:
-            outgoing, admitted = machine.receive(await stream.receive())
-            for frame in outgoing:
-                await stream.send(frame)
-            if admitted is not None:
-                return admitted
+        return await handshake(stream, machine, machine.start())

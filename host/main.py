@@ -11,15 +11,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import logging
-import os
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from tabwarden.paths import endpoint, ensure_runtime_dir
+from tabwarden.paths import HostEndpoint, endpoint, ensure_runtime_dir
+
+if TYPE_CHECKING:
+    from tabwarden.host.bridge import OriginGranter
+    from tabwarden.peer import PeerAttestor
+    from tabwarden.trust.gate import TrustGate
 
 log = logging.getLogger("tabwarden.host")
 
@@ -39,10 +42,16 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-_REAL_ATTESTOR: object = object()
+class _RealAttestor:
+    """The default of ``run(attest=...)``: measure peers for real."""
 
 
-def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
+_REAL_ATTESTOR = _RealAttestor()
+
+
+def run(
+    args: argparse.Namespace, *, attest: PeerAttestor | None | _RealAttestor = _REAL_ATTESTOR
+) -> int:
     """Run the host. ``attest`` is for in-repo test harnesses only (an object, not a flag or an
     environment variable: nothing outside this process can turn attestation off)."""
     from tabwarden.host.hardening import harden_process
@@ -57,188 +66,48 @@ def run(args: argparse.Namespace, *, attest: object = _REAL_ATTESTOR) -> int:
     applied = harden_process()
     log.info("hardening: %s", ", ".join(k for k, v in applied.items() if v) or "none available")
     ep = endpoint(args.browser, ensure_runtime_dir())
-    attestor = _attestor() if attest is _REAL_ATTESTOR else attest
+    attestor = _attestor() if isinstance(attest, _RealAttestor) else attest
     return asyncio.run(_serve(ep, attestor))
 
 
-def _origin_granter(gate: object, browser_label: str) -> object:
-    """Record an origin the person approved in the extension's confirm window: a new signed
-    baseline with that origin (authorising path ``window``), audited. Needs the host key.
-    Refused (``presence_refused``) when this host's browser is enrolled with a credential: an
-    enrolled browser approves new origins with a tap (``policy.widen``), never a click."""
-    from tabwarden.host.bridge import GrantUnavailable
-    from tabwarden.host.pairing import TapRequired, enrolled
-    from tabwarden.trust import store
-    from tabwarden.trust.audit import AuditLog
-    from tabwarden.trust.gate import TrustGate, host_key_store
-    from tabwarden.trust.policy import apply_set, normalise_origin
+def _origin_granter(gate: TrustGate, browser_label: str) -> OriginGranter:
+    """Record an origin the person approved in the extension's confirm window: the trust
+    operation ``approve_origin`` with a ``WindowClick`` proof (refused for an enrolled browser,
+    which approves with a tap)."""
+    from tabwarden.trust import operations
 
-    assert isinstance(gate, TrustGate)
-
-    def record(origin: str) -> None:
-        exact = normalise_origin(origin)  # PolicyError for anything but an exact origin
-        if not gate.path.exists():
-            raise GrantUnavailable("nothing is paired, so an approval cannot be recorded")
-        key = host_key_store(gate.config).load()
-        if key is None:
-            raise GrantUnavailable("nothing is paired, so an approval cannot be recorded")
-        eff = gate.current()
-        if eff.refused or eff.killed:
-            raise GrantUnavailable(
-                "the trust record refuses grants right now (killed or unreadable)"
-            )
-        if enrolled(eff, browser_label):
-            log.warning("window grant refused: browser %r is enrolled", browser_label)
-            raise TapRequired("this browser is enrolled: approve with a tap")
-        if exact not in eff.policy.origins:
-            widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
-            store.set_baseline(
-                gate.path, key, widened.to_json(), int(time.time()), set_keys=("origins",)
-            )
-        AuditLog.default().append("origin_grant", decision="granted", path="window", origin=exact)
+    ctx = operations.TrustContext.for_gate(gate)
+    click = operations.WindowClick(browser=browser_label)
 
     async def grant(origin: str) -> None:
-        await asyncio.to_thread(record, origin)
+        await asyncio.to_thread(operations.approve_origin, ctx, click, origin, int(time.time()))
 
     return grant
 
 
-def challenge_ttl(env: Mapping[str, str]) -> int:
-    """Seconds a WebAuthn ceremony stays answerable: ``TABWARDEN_CHALLENGE_TTL`` may shorten the
-    default (``trust.presence.CHALLENGE_TTL``), never lengthen it; anything else is ignored."""
-    from tabwarden.trust.presence import CHALLENGE_TTL
-
-    raw = env.get("TABWARDEN_CHALLENGE_TTL")
-    if raw is None:
-        return CHALLENGE_TTL
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if not 0 < value <= CHALLENGE_TTL:
-        log.warning(
-            "TABWARDEN_CHALLENGE_TTL must be 1..%d seconds; using %d", CHALLENGE_TTL, CHALLENGE_TTL
-        )
-        return CHALLENGE_TTL
-    return value
-
-
-def _host_calls(gate: object, browser_label: str) -> object:
-    """Answer the extension's ``host_call`` actions (browser pairing, host-key proof, and what a
-    tap authorises; see ``tabwarden.host.pairing``). Registration and assertion challenges live
-    in memory for the host's life and are taken once; blocking I/O (key store, trust record,
-    audit) runs in a worker thread."""
-    from tabwarden.host import pairing
-    from tabwarden.trust.audit import AuditLog
-    from tabwarden.trust.gate import TrustGate, host_key_store
-    from tabwarden.trust.presence import Challenge, ChallengeBook
-
-    assert isinstance(gate, TrustGate)
-    ttl = challenge_ttl(os.environ)
-    ctx = pairing.PairingContext(
-        trust_path=gate.path,
-        browser_label=browser_label,
-        load_key=lambda: host_key_store(gate.config).load(),
-        effective=gate.current,
-        audit=AuditLog.default,
-        kill_latch=gate.kill_latch,
-        config_dir=gate.config,
-        challenge_ttl=ttl,
-    )
-    book = ChallengeBook()
-    # One tap at a time: the sign counter is checked and stored without interleaving.
-    taps = asyncio.Lock()
-
-    def challenge_from(args: dict[str, object], now: int) -> Challenge | None:
-        challenge_id = args.get("challengeId")
-        if not isinstance(challenge_id, str) or len(challenge_id) > pairing.MAX_ID_CHARS:
-            raise pairing.BadHostCall("challengeId must be a string")
-        return book.take(challenge_id, now)  # single use, whatever happens next
-
-    async def call(action: str, args: dict[str, object]) -> dict[str, object]:
-        now = int(time.time())
-        if action == "pair_begin":
-            result, challenges = await asyncio.to_thread(pairing.pair_begin, ctx, args, now)
-            for challenge in challenges:
-                book.add(challenge, now)
-            return result
-        if action == "pair_complete":
-            challenge = challenge_from(args, now)
-            window_only = args.get("windowOnly", False)
-            if not isinstance(window_only, bool):
-                raise pairing.BadHostCall("windowOnly must be true or false")
-            approval = args.get("approval")
-            approval_challenge = approval_response = None
-            if approval is not None:
-                if not isinstance(approval, dict):
-                    raise pairing.BadHostCall("approval must be an object")
-                approval_challenge = challenge_from(approval, now)
-                approval_response = approval.get("response")
-            async with taps:  # the approving credential's counter, like any tap
-                return await asyncio.to_thread(
-                    functools.partial(
-                        pairing.pair_complete,
-                        ctx,
-                        challenge,
-                        args.get("response"),
-                        now,
-                        window_only=window_only,
-                        approval=approval_challenge,
-                        approval_response=approval_response,
-                    )
-                )
-        if action == "host_proof":
-            return await asyncio.to_thread(pairing.host_proof, ctx, args)
-        if action == "policy_get":
-            return await asyncio.to_thread(pairing.policy_get, ctx, args)
-        if action == "presence_begin":
-            result, challenge = await asyncio.to_thread(pairing.presence_begin, ctx, args, now)
-            book.add(challenge, now)
-            return result
-        if action == "presence_complete":
-            challenge = challenge_from(args, now)
-            async with taps:
-                return await asyncio.to_thread(pairing.presence_complete, ctx, challenge, args, now)
-        if action == "policy_restrict":
-            return await asyncio.to_thread(pairing.policy_restrict, ctx, args, now)
-        if action == "kill":
-            return await asyncio.to_thread(pairing.kill, ctx, args, now)
-        if action == "clients_recent":
-            return await asyncio.to_thread(pairing.clients_recent, ctx, args)
-        if action == "client_revoke":
-            return await asyncio.to_thread(pairing.client_revoke, ctx, args, now)
-        if action == "audit_tail":
-            return await asyncio.to_thread(pairing.audit_tail, ctx, args)
-        raise pairing.UnknownHostAction(f"unknown host action {action!r}")
-
-    return call
-
-
-def _attestor() -> object:
+def _attestor() -> PeerAttestor:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
 
     return make_attestor({"mcp", "status", "doctor"})
 
 
-async def _serve(ep: object, attestor: object) -> int:
+async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
+    from tabwarden.host.host_calls import host_calls
     from tabwarden.host.native import NativePipe
     from tabwarden.host.runtime import host_files
-    from tabwarden.paths import HostEndpoint
-
-    assert isinstance(ep, HostEndpoint)
-    pipe = NativePipe()
     from tabwarden.trust.gate import TrustGate
 
+    pipe = NativePipe()
     gate = TrustGate()
     with host_files(ep) as files:
-        host_calls = _host_calls(gate, ep.label)
+        calls = host_calls(gate, ep.label)
         granter = _origin_granter(gate, ep.label)
-        relay = Relay(pipe.send, gate.current, granter, host_calls=host_calls)  # type: ignore[arg-type]
+        relay = Relay(pipe.send, gate.current, granter, host_calls=calls)
         server = BridgeServer(
             files.listener, files.secret, relay, browser=ep.label, attest=attestor
-        )  # type: ignore[arg-type]
+        )
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())
         log.info("serving %s for browser %r", ep.socket, ep.label)

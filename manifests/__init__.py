@@ -22,7 +22,7 @@ HOST_NAME = "dev.tabwarden.host"
 """Chrome's name for the host; also the manifest's file stem."""
 
 EXTENSION_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf"
-"""Derived from the public ``key`` in ``extension/manifest.json`` (see ``extension_id_from_key``)."""
+"""Derived from the public ``key`` in ``extension/manifest.json`` (``extension_id_from_key``)."""
 
 ALLOWED_ORIGIN = f"chrome-extension://{EXTENSION_ID}/"
 """The only origin the host manifest lists in ``allowed_origins``."""
@@ -97,7 +97,8 @@ def _locations() -> dict[str, Any]:
                 raise PackagedDataError(f"{LOCATIONS_RESOURCE}: bad path for {browser}/{os_name}")
             if ".." in where.split("/"):
                 raise PackagedDataError(f"{LOCATIONS_RESOURCE}: '..' in {browser}/{os_name}")
-    return table
+    checked: dict[str, Any] = table
+    return checked
 
 
 def load_locations() -> dict[str, Any]:

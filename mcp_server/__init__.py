@@ -1,1 +1,8 @@
-"""placeholder"""
+"""tabwarden.mcp_server — hop 1: the MCP server an agent spawns over stdio (``tabwarden mcp``).
+
+It owns the MCP tool catalogue and its registration (``server``, ``page_tools``), the hop-1 gate
+(``ToolGuard``, applying ``tabwarden.trust.refusal``), the measurement of the program that
+spawned it (``spawner``), the bridge socket's client with deadlines (``bridge_client``), coded
+error results (``results``) and the upload sandbox (``uploads``). It never talks to Chrome
+directly and never decides a grant.
+"""

@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from tabwarden.admission import check_peer, handshake
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
 from tabwarden.paths import (
@@ -30,7 +31,7 @@ from tabwarden.paths import (
     runtime_dir,
     verify_private_dir,
 )
-from tabwarden.peer import PeerAttestor, PeerRefused, require_same_uid
+from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.framing import FramingError
 from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
 
@@ -173,9 +174,7 @@ class BridgeClient:
                 "extension_not_connected", f"cannot reach the host: {exc.strerror}"
             ) from None
         try:
-            creds = require_same_uid(sock)
-            if self._attest is not None:
-                self._attest(creds)
+            check_peer(sock, self._attest)
             secret = _read_secret(str(ep.secret))
         except (PeerRefused, BridgeError) as exc:
             sock.close()
@@ -194,12 +193,7 @@ class BridgeClient:
             client_sha256=self._client_sha256,
         )
         try:
-            while True:
-                outgoing, admitted = machine.receive(await stream.receive())
-                for frame in outgoing:
-                    await stream.send(frame)
-                if admitted is not None:
-                    break
+            admitted = await handshake(stream, machine)
         except (HandshakeFailed, FramingError, ConnectionClosed) as exc:
             stream.close()
             reason = exc.reason if isinstance(exc, HandshakeFailed) else str(exc)
@@ -273,7 +267,8 @@ class BridgeClient:
         if reply.get("ok") is True and isinstance(reply.get("result"), dict):
             result: dict[str, Any] = reply["result"]
             return result
-        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+        raw_error = reply.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
         raise BridgeError(str(error.get("code", "internal_error")), str(error.get("message", "")))
 
     async def status(self) -> BridgeStatus:

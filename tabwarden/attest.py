@@ -389,7 +389,10 @@ def _check_image(
         if exc.errno in (errno.EACCES, errno.EPERM) and set(expected_roles) <= NON_DUMPABLE_ROLES:
             why = _non_dumpable_signature(pid, uid)
             if why is None:
-                return "non-dumpable fallback: image unreadable; entry, interpreter path, package, pidfd checked"
+                return (
+                    "non-dumpable fallback: image unreadable; "
+                    "entry, interpreter path, package, pidfd checked"
+                )
             raise PeerRefused(
                 f"cannot read the interpreter image of peer pid {pid}: {why}"
             ) from None
@@ -458,7 +461,10 @@ def _non_dumpable_signature(pid: int, uid: int) -> str | None:
     if not uids or any(u != uid for u in uids):
         return f"image unreadable and its uids {uids} are not all {uid}"
     if owner != 0:
-        return "image unreadable although the process is dumpable (its /proc entries are not root-owned)"
+        return (
+            "image unreadable although the process is dumpable "
+            "(its /proc entries are not root-owned)"
+        )
     return None
 
 
@@ -485,7 +491,8 @@ def _check_entry(pid: int, argv: list[str], expected_roles: frozenset[str] | set
         if role in expected_roles:
             return role
         raise PeerRefused(
-            f"peer pid {pid} entry is `-m {ENTRY_MODULE} {role}`: role not one of {sorted(expected_roles)}"
+            f"peer pid {pid} entry is `-m {ENTRY_MODULE} {role}`: "
+            f"role not one of {sorted(expected_roles)}"
         )
     raise PeerRefused(f"peer pid {pid} entry is {_describe_entry(args)}, not `{want}`")
 
@@ -522,8 +529,14 @@ def _describe_entry(args: list[str]) -> str:
                 if value != ENTRY_MODULE:
                     return f"the module `{value}`"
                 if ISOLATED_FLAG not in options:
-                    return f"`-m {ENTRY_MODULE}` without `-I` (PYTHONPATH/cwd could shadow our package)"
-                return f"`-m {ENTRY_MODULE}` with extra interpreter options {options} (only a lone `-I`)"
+                    return (
+                        f"`-m {ENTRY_MODULE}` without `-I` "
+                        "(PYTHONPATH/cwd could shadow our package)"
+                    )
+                return (
+                    f"`-m {ENTRY_MODULE}` with extra interpreter options {options} "
+                    "(only a lone `-I`)"
+                )
             options.append(f"-{ch} {value}")
             break
     return f"the interactive interpreter (options {options})"
@@ -535,7 +548,8 @@ def _check_interpreter_path(pid: int, argv0: str, me: Measurement) -> None:
     path = os.path.normpath(argv0)
     if os.path.dirname(path) != os.path.dirname(me.interpreter):
         raise PeerRefused(
-            f"peer pid {pid} interpreter {path} is not in our environment ({os.path.dirname(me.interpreter)})"
+            f"peer pid {pid} interpreter {path} is not in our environment "
+            f"({os.path.dirname(me.interpreter)})"
         )
     if os.path.realpath(path) != me.interpreter_real:
         raise PeerRefused(

@@ -55,7 +55,10 @@ class ExtensionNotFound(TabwardenError):
     """The unpacked extension directory was not found."""
 
     code = "extension_not_found"
-    hint = "Run from a checkout of tabwarden (extension/ beside pyproject.toml) or set TABWARDEN_EXTENSION_DIR."
+    hint = (
+        "Run from a checkout of tabwarden (extension/ beside pyproject.toml) "
+        "or set TABWARDEN_EXTENSION_DIR."
+    )
 
 
 def chrome_binary(explicit: str | None = None) -> str:
@@ -172,7 +175,9 @@ class ThrowawayBrowser:
 
     def start(self, url: str) -> None:
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
+            # argv() is a list we build (no shell): the Chromium binary the invoking user chose
+            # (--chrome, CHROME_BIN, Debian's default or PATH), our flags and paths, and the URL.
+            self.process = subprocess.Popen(  # noqa: S603
                 self.argv(url),
                 env=self.env,
                 stdin=subprocess.DEVNULL,

@@ -37,6 +37,7 @@ import unicodedata
 from typing import IO, Any, Protocol
 
 from tabwarden.errors import TabwardenError
+from tabwarden.trust.operations import TerminalPhrase
 
 #: The fixed phrase for each power-widening action (anything else: derived from the action name).
 PHRASES: dict[str, str] = {
@@ -216,8 +217,9 @@ def confirm_phrase(
     tty_in: IO[str] | int | None = None,
     tty_out: IO[str] | int | None = None,
     attempts: int = ATTEMPTS,
-) -> None:
-    """Show what ``action`` will do and return only once a person has typed the exact phrase.
+) -> TerminalPhrase:
+    """Show what ``action`` will do and return the proof only once a person has typed the exact
+    phrase (the one place a ``TerminalPhrase`` is minted).
 
     Checks ``require_real_terminal(tty_in, tty_out)`` first, so nothing is printed unless both are
     the controlling terminal in the foreground. Raises ``CeremonyDeclined`` after ``attempts``
@@ -251,7 +253,7 @@ def confirm_phrase(
                 raise CeremonyDeclined("cancelled (end of input); nothing was changed")
             if " ".join(answer.split()) == expected:
                 _write(tty_out, "confirmed.\n")
-                return
+                return TerminalPhrase(action=action)
             _write(tty_out, "that does not match.\n")
     except KeyboardInterrupt:  # Ctrl-C at any point of the ceremony
         try:

@@ -1,11 +1,13 @@
-"""The trust commands: the terminal ceremonies that grant power, and the free ones that remove it.
+"""The trust commands: the terminal ceremonies around the trust operations, and their output.
 
 Granting (``pair``, ``pair-client``, ``unkill``, ``policy set``, a widening ``policy rollback``)
 needs a person at a real terminal typing a phrase — checked *before* any prompt, so a pipe, a
 redirect or a detached process is refused having printed nothing and changed nothing. Removing
 power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof and no key.
-Every decision is appended to the audit log with the path that authorised it; no secret is ever
-printed except the one-time pairing code, which is shown once and stored only as its SHA-256.
+What each change does — refusal checks, validation, the write and its audit entry — is the trust
+operation's (``tabwarden.trust.operations``); this module only asks, proves and prints. No
+secret is ever printed except the one-time pairing code, which is shown once and stored only as
+its SHA-256.
 """
 
 from __future__ import annotations
@@ -17,70 +19,51 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.errors import UsageError
 from tabwarden.paths import config_dir
+from tabwarden.trust import operations
+from tabwarden.trust.operations import NotPaired, TerminalPhrase, TrustContext
 
-PAIRING_CODE_TTL = 600
-
-
-class NotPaired(TabwardenError):
-    """tabwarden is not paired yet: there is no host key."""
-
-    code = "not_paired"
-    exit_status = 1
-    hint = "Run `tabwarden pair` in a terminal first (add --file-store on a machine without a keyring)."
-
-
-class AlreadyPaired(TabwardenError):
-    """tabwarden is already paired."""
-
-    code = "already_paired"
-    exit_status = 1
-    hint = "`tabwarden pair --reset` rotates the host key; every client and browser must then pair again."
+if TYPE_CHECKING:
+    from tabwarden.trust.keystore import KeyStore
+    from tabwarden.trust.verify import Effective
 
 
 def _now() -> int:
     return int(time.time())
 
 
-def _audit() -> Any:
-    from tabwarden.trust.audit import AuditLog
+def _ctx(key_store: KeyStore | None = None) -> TrustContext:
+    from tabwarden.trust.gate import TrustGate
 
-    return AuditLog.default()
-
-
-def _trust_path() -> Path:
-    from tabwarden.trust.store import trust_path
-
-    return trust_path()
+    return TrustContext.for_gate(TrustGate(), key_store)
 
 
-def _key_store(kind: str | None = None) -> Any:
+def _key_store(kind: str | None = None) -> KeyStore:
     from tabwarden.trust.gate import host_key_store
 
     return host_key_store(config_dir(), kind)
 
 
-def _host_key() -> Any:
-    key = _key_store().load()
-    if key is None:
-        raise NotPaired()
-    return key
-
-
-def _ceremony(action: str, explanation: list[str]) -> None:
+def _ceremony(action: str, explanation: list[str]) -> TerminalPhrase:
     from tabwarden.ceremony import confirm_phrase, require_real_terminal
 
     require_real_terminal()
-    confirm_phrase(action, explanation)
+    return confirm_phrase(action, explanation)
 
 
-def _effective() -> Any:
+def _effective() -> Effective:
     from tabwarden.trust.gate import TrustGate
 
     return TrustGate().current()
+
+
+def _require_key() -> None:
+    """``NotPaired`` before any ceremony when there is no host key to sign with."""
+    if _key_store().load() is None:
+        raise NotPaired()
 
 
 # -- pair ------------------------------------------------------------------------------------
@@ -88,55 +71,36 @@ def _effective() -> Any:
 
 def cmd_pair(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import one_time_code, require_real_terminal
-    from tabwarden.trust import store
-    from tabwarden.trust.keys import HostKey
 
     require_real_terminal()  # before anything is read, printed or minted
     kind = "file" if args.file_store else "keyring"
     key_store = _key_store(kind)
-    path = _trust_path()
-    existing = key_store.load()
-    if (existing is not None or path.exists()) and not args.reset:
-        raise AlreadyPaired()
-    before = _effective() if args.reset else None
-    _ceremony(
+    ctx = _ctx(key_store)
+    operations.require_unpaired(ctx, key_store, reset=args.reset)
+    reset_note = (
+        ["--reset: the old key is replaced; every paired client and browser must pair again."]
+        if args.reset
+        else []
+    )
+    proof = _ceremony(
         "pair",
         [
             "This makes this computer's tabwarden host key and the default, locked-down policy:",
             "  no site approved, page eval and upload off, password fill off.",
-            f"The private key goes to {key_store.describe()}; the record to {path}.",
-            *(
-                [
-                    "--reset: the old key is replaced; every paired client and browser must pair again."
-                ]
-                if args.reset
-                else []
-            ),
+            f"The private key goes to {key_store.describe()}; the record to {ctx.trust_path}.",
+            *reset_note,
         ],
     )
-    key = HostKey.generate()
-    key_store.save(key, replace=args.reset)
-    store.initialise(path, key, kind, _now(), replace_existing=args.reset)
-    if before is not None and before.killed:
-        store.engage_kill(path, "kept across pair --reset", _now())  # a reset never unkills
     code = one_time_code()
-    store.set_pairing_code(
-        path, hashlib.sha256(code.encode()).hexdigest(), _now() + PAIRING_CODE_TTL
-    )
-    _audit().append(
-        "pair",
-        decision="granted",
-        path="terminal",
-        reset=bool(args.reset),
-        store=kind,
-        fingerprint=key.public.fingerprint,
-    )
+    key = operations.pair_host(ctx, proof, key_store, reset=args.reset, code=code, now=_now())
+    minutes = operations.PAIRING_CODE_TTL // 60
     print(f"paired. host key fingerprint: {key.public.fingerprint}")
     print(
-        f"one-time pairing code for the extension's options page: {code}  (valid {PAIRING_CODE_TTL // 60} minutes)"
+        f"one-time pairing code for the extension's options page: {code}  (valid {minutes} minutes)"
     )
     print(
-        "next: `tabwarden pair-client` to pair your MCP client (after it has started `tabwarden mcp` once)."
+        "next: `tabwarden pair-client` to pair your MCP client "
+        "(after it has started `tabwarden mcp` once)."
     )
     return 0
 
@@ -159,7 +123,8 @@ def _choose_spawner() -> tuple[str, str]:
     if not seen:
         raise UsageError(
             "no MCP client has started `tabwarden mcp` yet",
-            hint="Start your MCP client with tabwarden configured once, or pass --exe PATH / --pid PID.",
+            hint="Start your MCP client with tabwarden configured once, "
+            "or pass --exe PATH / --pid PID.",
         )
     print("recently seen MCP clients (the programs that started `tabwarden mcp`):")
     for number, entry in enumerate(seen, 1):
@@ -197,10 +162,9 @@ def _when(ts: Any) -> str:
 
 def cmd_pair_client(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
-    from tabwarden.trust import store
 
     require_real_terminal()
-    key = _host_key()
+    _require_key()
     if args.pid is not None:
         from tabwarden.mcp_server.spawner import measure_parent
 
@@ -218,18 +182,16 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
 
     if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
         raise BadLabel(f"invalid label {label!r}; pass --label (1-32 of a-z, 0-9, '-', '_')")
-    _ceremony(
+    proof = _ceremony(
         "pair-client",
         [
             f"This lets the program {exe}",
-            f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, within policy.",
+            f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, "
+            "within policy.",
             "Any other program that starts `tabwarden mcp` will be refused.",
         ],
     )
-    store.add_client(_trust_path(), key, label, exe, sha, _now())
-    _audit().append(
-        "pair_client", decision="granted", path="terminal", label=label, exe=exe, sha256=sha
-    )
+    operations.pair_client(_ctx(), proof, label=label, exe=exe, sha256=sha, now=_now())
     print(f"paired client {label!r}: {exe}")
     return 0
 
@@ -267,10 +229,7 @@ def cmd_clients(args: argparse.Namespace) -> int:
 
 
 def cmd_revoke(args: argparse.Namespace) -> int:
-    from tabwarden.trust import store
-
-    store.revoke(_trust_path(), args.kind, args.label, _now())
-    _audit().append("revoke", decision="narrowed", kind=args.kind, label=args.label)
+    operations.revoke(_ctx(), args.kind, args.label, _now())
     print(f"revoked {args.kind} {args.label!r}; its live connections are cut")
     return 0
 
@@ -279,46 +238,26 @@ def cmd_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    from tabwarden.trust import store
-    from tabwarden.trust.gate import TrustGate
-
-    path = _trust_path()
-    if path.exists():
-        store.engage_kill(path, args.reason, _now())
-    else:  # nothing paired yet: the latch file is the record (trust/gate.py)
-        latch = TrustGate().kill_latch
-        latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps({"at": _now(), "reason": args.reason}) + "\n")
-    _audit().append("kill", decision="narrowed", reason=args.reason)
+    operations.kill(_ctx(), args.reason, _now())
     print(
-        "kill switch engaged: every browser request is refused until a person runs `tabwarden unkill`"
+        "kill switch engaged: every browser request is refused until a person runs "
+        "`tabwarden unkill`"
     )
     return 0
 
 
 def cmd_unkill(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
-    from tabwarden.trust import store
-    from tabwarden.trust.gate import TrustGate
 
     require_real_terminal()
-    latch = TrustGate().kill_latch
-    key = _key_store().load()
-    if key is None and not os.path.lexists(latch):
-        raise NotPaired()
-    if not _effective().killed:
+    ctx = _ctx()
+    if not operations.killed(ctx):
         print("the kill switch is not engaged")
         return 0
-    _ceremony(
+    proof = _ceremony(
         "unkill", ["This releases the kill switch: tabwarden will serve paired clients again."]
     )
-    if key is not None and _trust_path().exists():
-        store.release_kill(_trust_path(), key, _now())
-    if os.path.lexists(latch):
-        os.unlink(latch)
-    _audit().append("unkill", decision="granted", path="terminal")
+    operations.release_kill(ctx, proof, _now())
     print("kill switch released")
     return 0
 
@@ -354,7 +293,7 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 
 def cmd_policy_show(args: argparse.Namespace) -> int:
     eff = _effective()
-    data = {
+    data: dict[str, Any] = {
         "policy": eff.policy.to_json(),
         "killed": eff.killed,
         "epoch": eff.epoch,
@@ -374,49 +313,32 @@ def cmd_policy_show(args: argparse.Namespace) -> int:
 
 def cmd_policy_set(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
-    from tabwarden.trust import store
-    from tabwarden.trust.policy import apply_set
 
     changes = parse_assignments(args.assignments)
     require_real_terminal()
-    key = _host_key()
-    eff = _effective()
-    if eff.refused:
-        raise TabwardenError(f"the trust record is refused: {eff.refused}")
-    new = apply_set(eff.policy, changes)
-    _ceremony(
+    _require_key()
+    ctx = _ctx()
+    new = operations.preview_widen(ctx, changes)
+    proof = _ceremony(
         "policy set",
         ["This signs a new policy baseline:", *(f"  {k} = {json.dumps(new[k])}" for k in changes)],
     )
-    store.set_baseline(_trust_path(), key, new.to_json(), _now(), set_keys=changes)
-    _audit().append("policy_set", decision="granted", path="terminal", changed=sorted(changes))
+    operations.widen(ctx, proof, changes, _now())
     print("policy updated")
     return 0
 
 
 def cmd_policy_restrict(args: argparse.Namespace) -> int:
-    from tabwarden.trust import store
-    from tabwarden.trust.policy import PolicyError, is_narrowing, validate_value
-
     changes = parse_assignments(args.assignments)
-    current = _effective().policy
-    for key, value in changes.items():  # all or nothing: check every key before writing any
-        if not is_narrowing(current, key, validate_value(key, value)):
-            raise PolicyError(
-                f"restricting {key} to {json.dumps(value)} would widen the policy; "
-                "widening needs `tabwarden policy set`"
-            )
-    for key, value in changes.items():
-        store.add_restriction(_trust_path(), key, value, _now())
-    _audit().append("policy_restrict", decision="narrowed", changed=sorted(changes))
+    operations.restrict(_ctx(), changes, _now())
     print("policy restricted")
     return 0
 
 
 def cmd_policy_history(args: argparse.Namespace) -> int:
-    from tabwarden.trust.store import load
+    from tabwarden.trust.record_file import load
 
-    doc = load(_trust_path(), expect_paired=False)
+    doc = load(_ctx().trust_path, expect_paired=False)
     if doc is None:
         print("no policy history (not paired)")
         return 0
@@ -431,23 +353,20 @@ def cmd_policy_history(args: argparse.Namespace) -> int:
 
 
 def cmd_policy_rollback(args: argparse.Namespace) -> int:
-    from tabwarden.trust import store
+    from tabwarden.ceremony import require_real_terminal
     from tabwarden.trust.store import PresenceRequired
 
+    ctx = _ctx()
     try:
-        store.rollback(_trust_path(), None, args.steps, _now())
-        _audit().append("policy_rollback", decision="narrowed", steps=args.steps)
+        operations.rollback(ctx, args.steps, _now())
         print("policy rolled back (narrowing: no confirmation needed)")
         return 0
     except PresenceRequired:
         pass
-    from tabwarden.ceremony import require_real_terminal
-
     require_real_terminal()
-    key = _host_key()
-    _ceremony("policy set", [f"Rolling back {args.steps} step(s) widens the policy."])
-    store.rollback(_trust_path(), key, args.steps, _now())
-    _audit().append("policy_rollback", decision="granted", path="terminal", steps=args.steps)
+    _require_key()
+    proof = _ceremony("policy set", [f"Rolling back {args.steps} step(s) widens the policy."])
+    operations.rollback(ctx, args.steps, _now(), proof)
     print("policy rolled back")
     return 0
 
@@ -456,7 +375,9 @@ def cmd_policy_rollback(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    log = _audit()
+    from tabwarden.trust.audit import AuditLog
+
+    log = AuditLog.default()
     records = log.read(limit=args.limit)
     if args.json:
         print(json.dumps(records, indent=2))
@@ -465,9 +386,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.get("ts", 0)))
         rest = {k: v for k, v in record.items() if k not in ("ts", "event", "decision", "path")}
         via = f" via {record['path']}" if record.get("path") else ""
-        print(
-            f"{ts}  {record.get('event')}: {record.get('decision')}{via}  {json.dumps(rest, sort_keys=True)}"
-        )
+        what = f"{record.get('event')}: {record.get('decision')}{via}"
+        print(f"{ts}  {what}  {json.dumps(rest, sort_keys=True)}")
     if log.corrupt_lines:
         print(f"({log.corrupt_lines} unreadable line(s) skipped)", file=sys.stderr)
     return 0
@@ -499,8 +419,8 @@ def add_subcommands(sub: Any) -> None:
     p = sub.add_parser(
         "pair-client",
         help="pair an MCP client program (typed phrase at a terminal)",
-        description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden mcp`. "
-        "Without options, choose from the recently seen spawners.",
+        description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts "
+        "`tabwarden mcp`. Without options, choose from the recently seen spawners.",
     )
     p.add_argument("--pid", type=int, help="measure this running process")
     p.add_argument("--exe", metavar="PATH", help="the client's executable")

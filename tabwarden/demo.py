@@ -30,7 +30,8 @@ from tabwarden.errors import TabwardenError
 
 PAGE_TITLE = "tabwarden demo page"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>{PAGE_TITLE}</title></head>
-<body><h1>Hello from a local page</h1><p>tabwarden sees this tab through every hop.</p></body></html>
+<body><h1>Hello from a local page</h1>\
+<p>tabwarden sees this tab through every hop.</p></body></html>
 """.encode()
 CONNECT_DEADLINE = 60.0
 
@@ -39,7 +40,10 @@ class DemoFailed(TabwardenError):
     """The demo could not complete a step."""
 
     code = "demo_failed"
-    hint = "Run with --keep and read chromium.log in the printed directory; `tabwarden status` may help."
+    hint = (
+        "Run with --keep and read chromium.log in the printed directory; "
+        "`tabwarden status` may help."
+    )
 
 
 class _PageHandler(http.server.BaseHTTPRequestHandler):

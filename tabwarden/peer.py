@@ -46,7 +46,8 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials:
             pid, uid, gid = struct.unpack("3i", raw)
             return PeerCredentials(pid=pid, uid=uid, gid=gid)
         if sys.platform == "darwin":
-            # struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]; }
+            # struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
+            #                 gid_t cr_groups[16]; }
             local_peercred = getattr(socket, "LOCAL_PEERCRED", 0x001)
             raw = sock.getsockopt(0, local_peercred, struct.calcsize("IIh16I"))
             _version, uid = struct.unpack_from("II", raw)

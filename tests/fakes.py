@@ -37,7 +37,8 @@ def host_env(runtime: Path, **extra: str) -> dict[str, str]:
 UNATTESTED_HOST = (
     "import argparse, sys\n"
     "from tabwarden.host import main as m\n"
-    "sys.exit(m.run(m.build_parser(argparse.ArgumentParser()).parse_args(sys.argv[1:]), attest=None))\n"
+    "sys.exit(m.run(m.build_parser(argparse.ArgumentParser()).parse_args(sys.argv[1:]), "
+    "attest=None))\n"
 )
 
 

@@ -5,7 +5,6 @@ by the SDK's stdio client, and the real CLI writing the record."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import subprocess
@@ -21,33 +20,14 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-from tabwarden.trust import store
-from tabwarden.trust.keys import HostKey
-from tabwarden.trust.keystore import FileStore
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
+from tests.fixtures import pair_record, sha256_file
 
 GUARD = 60.0  # hang guard only
 
 
-def _sha256(path: str) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
-
 def _our_interpreter() -> str:
     return os.path.realpath(f"/proc/{os.getpid()}/exe")
-
-
-def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
-    """What `pair --file-store` + `pair-client` leave behind, written through the same store API."""
-    config.mkdir(mode=0o700, exist_ok=True)
-    key = HostKey.generate()
-    FileStore(config / "host-key.pem").save(key)
-    now = int(time.time())
-    store.initialise(config / "trust.json", key, "file", now)
-    if client_exe is not None:
-        store.add_client(config / "trust.json", key, label, client_exe, _sha256(client_exe), now)
-    return key
 
 
 def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -168,7 +148,7 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
     spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
-    assert _sha256(_our_interpreter()) in spawners
+    assert sha256_file(_our_interpreter()) in spawners
 
 
 def test_unpaired_spawner_is_refused_once_a_client_is_paired(
@@ -251,3 +231,75 @@ def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(
     s.close()
     log = attested_browser.wait_stderr("bridge connection #1 refused")
     assert "pytest" in log or "entry" in log or "script" in log
+
+
+# -- a vanished record ------------------------------------------------------------------------
+
+
+def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    """Hop 1: a same-user process deletes trust.json and the file-store key while the kill
+    switch is on; the running MCP server keeps refusing, says why in its log, and relays
+    nothing to the extension."""
+    runtime = attested_browser.runtime
+    config = runtime.parent / "config"
+    pair_record(config, client_exe=_our_interpreter())
+    mcp_err = tmp_path / "mcp.err"
+
+    async def scenario() -> None:
+        with open(mcp_err, "w") as errlog:
+            async with _mcp(runtime, errlog) as client:
+                await _until_connected(client)
+                answerer = answer_tabs(attested_browser)
+                assert _code(await client.call_tool("tab_list", {})) is None
+                answerer.join(5)
+                assert cli(runtime, "kill").returncode == 0
+                assert _code(await client.call_tool("tab_list", {})) == "killed"
+                (config / "trust.json").unlink()
+                (config / "host-key.pem").unlink()
+                for _ in range(3):
+                    assert _code(await client.call_tool("tab_list", {})) == "trust_unreadable"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert "vanished" in mcp_err.read_text()
+    _nothing_relayed(attested_browser)
+
+
+def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
+    """Hop 2: the same deletion under a running host; its next request is refused with the
+    reason in its log and nothing reaches the extension."""
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config)
+    fake_browser.wait_socket()
+    fake_browser.hello()
+
+    async def scenario() -> None:
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
+        )
+        await wait_until_extension_connected(client.status)
+        answerer = answer_tabs(fake_browser)
+        assert await client.call("tab_list") == {"tabs": []}
+        answerer.join(5)
+        assert cli(fake_browser.runtime, "kill").returncode == 0
+        (config / "trust.json").unlink()
+        (config / "host-key.pem").unlink()
+        for _ in range(3):
+            with pytest.raises(BridgeError) as refused:
+                await client.call("tab_list")
+            assert refused.value.code == "trust_unreadable"
+        await client.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    fake_browser.wait_stderr("vanished")
+    _nothing_relayed(fake_browser)
+
+
+def _nothing_relayed(browser: FakeBrowser) -> None:
+    """Everything the host sent the extension since, up to the answer to a fresh host call, is
+    a session ending: no request was relayed."""
+    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
+    while (message := browser.receive())["type"] != "host_reply":
+        assert message["type"] == "session_end", message
+    assert message["id"] == "probe"

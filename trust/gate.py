@@ -25,12 +25,16 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tabwarden.paths import config_dir
 from tabwarden.trust.keys import HostPublicKey
-from tabwarden.trust.store import TrustReader, trust_path
+from tabwarden.trust.reader import TrustReader
+from tabwarden.trust.record_file import trust_path
 from tabwarden.trust.verify import Effective
+
+if TYPE_CHECKING:
+    from tabwarden.trust.keystore import KeyStore
 
 log = logging.getLogger("tabwarden.trust")
 
@@ -38,7 +42,7 @@ FILE_STORE_NAME = "host-key.pem"
 KILL_LATCH_NAME = "kill-latch"
 
 
-def host_key_store(config: Path, kind: str | None = None) -> Any:
+def host_key_store(config: Path, kind: str | None = None) -> KeyStore:
     """The store holding (or to hold) the host key: the file store when its file exists or is
     asked for, else the OS keyring. Never falls back from one to the other silently."""
     from tabwarden.trust.keystore import store_for

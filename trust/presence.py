@@ -477,7 +477,10 @@ def complete_assertion(
     required = uv_required or stored.uv or state.get("user_verification") == "required"
     _check_auth_data(auth_data, required)
     try:
-        cose = CoseKey.parse(cbor.decode(websafe_decode(stored.public_key)))
+        decoded = cbor.decode(websafe_decode(stored.public_key))
+        if not isinstance(decoded, Mapping):
+            raise PresenceRefused("stored credential key is not a COSE map")
+        cose = CoseKey.parse(decoded)
         attested = AttestedCredentialData.create(b"\0" * 16, authentication.raw_id, cose)
     except Exception as exc:
         _refuse(f"stored public key unusable ({type(exc).__name__})")

@@ -11,10 +11,10 @@ Chromium headful under Xvfb and clicks the dialog with ``xdotool`` (XTEST input)
 Usage (the extension must NOT already hold the origin at install, e.g. ``ThrowawayBrowser(
 grant_loopback=False)``, or no dialog appears and the helper returns with no clicks)::
 
-    async with chromium(browser, x_display) as context, _mcp(browser) as agent:
+    async with chromium(browser, x_display) as context, mcp(browser) as agent:
         ...
         opening = asyncio.create_task(agent.call_tool("tab_open", {"url": url}))
-        window = await _confirm_page(context)
+        window = await confirm_page(context)
         await press(window, "#allow")            # raises Chrome's dialog (the click is the gesture)
         answer = await answer_permission_dialog(x_display, True, when_done(opening), 30)
         assert answer.clicks                     # the dialog was really shown and answered

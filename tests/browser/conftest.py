@@ -47,14 +47,17 @@ FORM = b"""<!doctype html><html><head><title>form</title></head><body>
   <select id="color"><option value="r">red</option><option value="g">green</option></select>
   <button id="go" type="submit">Sign in</button>
 </form>
-<button id="plain" onclick="document.getElementById('out').textContent='clicked:'+(++window.n||(window.n=1))">Plain</button>
+<button id="plain" \
+onclick="document.getElementById('out').textContent='clicked:'+(++window.n||(window.n=1))">\
+Plain</button>
 <div id="hov" onmouseover="this.textContent='hovered'">hover me</div>
 <p id="out">idle</p>
 <a id="next" href="/page2">next page</a>
 <script>
   document.cookie = "session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl; path=/";
   localStorage.setItem("token", "0123456789abcdef0123456789abcdef");
-  setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.textContent = 'late'; document.body.append(d); }, 300);
+  setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; \
+d.textContent = 'late'; document.body.append(d); }, 300);
 </script>
 <div style="height:3000px"></div>
 </body></html>"""
@@ -78,7 +81,10 @@ class _Site(http.server.BaseHTTPRequestHandler):
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
         elif path == "/page2":
-            body = b"<!doctype html><title>page2</title><p>second page</p><ul><li>one</li><li>two</li></ul>"
+            body = (
+                b"<!doctype html><title>page2</title><p>second page</p>"
+                b"<ul><li>one</li><li>two</li></ul>"
+            )
         else:
             body = b"<!doctype html><title>other</title><p>other</p>"
         self.send_response(200)

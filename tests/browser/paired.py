@@ -18,8 +18,7 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
-from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
 from tests.browser.webauthn import add_authenticator
 
 OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
@@ -50,11 +49,11 @@ class Paired:
 @contextlib.asynccontextmanager
 async def paired_options_page(browser: ThrowawayBrowser) -> AsyncIterator[Paired]:
     """Launch the browser and an MCP client, pair the options page with ``CODE`` and a tap."""
-    async with chromium(browser) as context, _mcp(browser) as agent:
+    async with chromium(browser) as context, mcp_client(browser) as agent:
         await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
         page = await context.new_page()
         await page.goto(OPTIONS)
         cdp, authenticator = await add_authenticator(context, page)
-        await _pair(page, CODE)
-        assert (await _status(page, "paired")).startswith("paired")
+        await pair_options_page(page, CODE)
+        assert (await options_status(page, "paired")).startswith("paired")
         yield Paired(context, agent, page, cdp, authenticator)

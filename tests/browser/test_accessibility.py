@@ -32,7 +32,7 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 from tabwarden.trust.audit import AuditLog
-from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.harness import chromium, mcp_client
 
 pytestmark = pytest.mark.browser
 
@@ -375,7 +375,7 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
         await page.close()
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             # Options: wait until every section has rendered from the host's answers.
             await visit(

@@ -22,32 +22,17 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.keys import HostKey
-from tests.browser.test_confirm_window import _mcp, chromium
+from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
 from tests.browser.webauthn import add_authenticator
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 GUARD = 180.0
-CODE = "4821-9037"
 
 
 def _trust_bytes(browser: ThrowawayBrowser) -> bytes:
     return (browser.root / "config" / "trust.json").read_bytes()
-
-
-async def _status(page: Any, prefix: str) -> str:
-    await page.wait_for_function(
-        "(p) => (document.getElementById('status')?.textContent || '').startsWith(p)",
-        arg=prefix,
-        timeout=30_000,
-    )
-    return str(await page.text_content("#status"))
-
-
-async def _pair(page: Any, code: str) -> None:
-    await page.fill("#code", code)
-    await page.click("#pair")
 
 
 def _kill_hosts(browser: ThrowawayBrowser) -> int:
@@ -78,7 +63,7 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
             await expect_gate_closed()
 
     async def pair_then_swap(context: Any) -> None:
-        async with _mcp(browser) as agent:
+        async with mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
@@ -86,8 +71,8 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
 
             # A wrong code is refused and nothing changes.
             before = _trust_bytes(browser)
-            await _pair(page, "0000-0000")
-            assert (await _status(page, "refused")).startswith("refused: presence_refused")
+            await pair_options_page(page, "0000-0000")
+            assert (await options_status(page, "refused")).startswith("refused: presence_refused")
             gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
             assert gate.current().browsers == ()
             assert (
@@ -97,8 +82,8 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
             )
 
             # The right code and a tap: the credential is verified and signed into the record.
-            await _pair(page, CODE)
-            assert (await _status(page, "paired")).startswith("paired")
+            await pair_options_page(page, CODE)
+            assert (await options_status(page, "paired")).startswith("paired")
             assert (await page.text_content("#fingerprint") or "").strip() == pinned_fingerprint
             [paired] = gate.current().browsers
             assert paired.label == "chromium" and len(paired.credentials) == 1
@@ -108,8 +93,8 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
 
             # The code was single use.
             await page.reload()
-            await _pair(page, CODE)
-            assert (await _status(page, "refused")).startswith("refused: presence_refused")
+            await pair_options_page(page, CODE)
+            assert (await options_status(page, "refused")).startswith("refused: presence_refused")
 
             # Tools still work through the trusted host.
             result = await agent.call_tool("tab_list", {})
@@ -133,7 +118,7 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
 
     async def expect_gate_closed() -> None:
         # A fresh MCP session reaches the new host; the extension's gate stays closed.
-        async with _mcp(browser) as agent2:
+        async with mcp_client(browser) as agent2:
             deadline = asyncio.get_running_loop().time() + 60
             code = None
             while asyncio.get_running_loop().time() < deadline:

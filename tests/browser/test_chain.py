@@ -76,7 +76,8 @@ def test_tab_list_through_every_hop_then_browser_closed(
                 (tab["id"], page_url, PAGE_TITLE)
             ]
 
-            # The browser goes away: the next call answers, with the stable code, instead of hanging.
+            # The browser goes away: the next call answers, with the stable code, instead of
+            # hanging.
             await asyncio.to_thread(browser.stop)
             after = await client.call_tool("tab_list", {})
             assert after.is_error

@@ -19,10 +19,17 @@ from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
+from tests.browser.harness import (
+    CODE,
+    chromium,
+    confirm_page,
+    confirm_page_presence,
+    mcp_client,
+    options_status,
+    pair_options_page,
+    press,
+)
 from tests.browser.paired import OPTIONS
-from tests.browser.test_browser_pairing import CODE, _pair, _status
-from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
-from tests.browser.test_presence_taps import _confirm_page_presence
 from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
 
@@ -63,7 +70,7 @@ async def _chrome_grants(context: Any, origin: str) -> bool:
 async def _open_answering(context: Any, agent: Any, display: str, url: str, *, allow: bool) -> Any:
     """tab_open ``url``: allow in tabwarden's window, then answer Chrome's dialog."""
     opening = asyncio.create_task(agent.call_tool("tab_open", {"url": url}))
-    await press(await _confirm_page(context), "#allow")  # the click is Chrome's user gesture
+    await press(await confirm_page(context), "#allow")  # the click is Chrome's user gesture
     answer = await answer_permission_dialog(display, allow, when_done(opening), 60)
     assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
     return await opening
@@ -78,7 +85,7 @@ def test_a_new_origin_needs_tabwarden_and_chrome(
     other = site.replace("127.0.0.1", "localhost")
 
     async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             assert not await _chrome_grants(context, site)  # nothing granted at install
 
@@ -112,7 +119,7 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     )
 
     async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
             assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
@@ -150,13 +157,13 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
     )
 
     async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, _mcp(shipped) as agent:
+        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             options = await context.new_page()
             await options.goto(OPTIONS)
             cdp, authenticator = await add_authenticator(context, options)
-            await _pair(options, CODE)
-            assert (await _status(options, "paired")).startswith("paired")
+            await pair_options_page(options, CODE)
+            assert (await options_status(options, "paired")).startswith("paired")
 
             # A site approved on the options page with a tap: only Chrome's grant is missing, so
             # the window asks for a click (no second tap), and that click requests the grant.
@@ -164,7 +171,8 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
             await options.fill("#origin", other)
             await options.click("#approve-origin")
             await options.wait_for_function(
-                "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')"
+                "() => (document.getElementById('policy-status')?.textContent || '')"
+                ".startsWith('done')"
             )
             assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
             opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
@@ -173,7 +181,7 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
 
             # A new site: the window shows only Tap; its click requests Chrome's grant, then taps.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
-            window = await _confirm_page_presence(context)
+            window = await confirm_page_presence(context)
             assert not await window.is_visible("#allow")  # an enrolled browser never clicks
             await copy_credentials(cdp, authenticator, context, window)
             await press(window, "#tap")

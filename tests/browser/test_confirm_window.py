@@ -6,25 +6,20 @@ through the manifest our `install` wrote). Two origins: http://127.0.0.1:P and h
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.server
 import json
 import os
-import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from playwright.async_api import BrowserContext, Page, async_playwright
-from playwright.async_api import Error as PlaywrightError
 
-from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
+from tests.browser.harness import chromium, confirm_page, mcp_client, press
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -50,10 +45,13 @@ class _Site(http.server.BaseHTTPRequestHandler):
             body = (
                 b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
                 b"<canvas id=c width=1200 height=3200></canvas><script>"
-                b"const c=document.getElementById('c'),x=c.getContext('2d'),d=x.createImageData(1200,3200);"
+                b"const c=document.getElementById('c'),x=c.getContext('2d'),"
+                b"d=x.createImageData(1200,3200);"
                 b"crypto.getRandomValues(new Uint8Array(65536));"
-                b"for(let i=0;i<d.data.length;i+=65536){crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
-                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);document.title='noise ready'"
+                b"for(let i=0;i<d.data.length;i+=65536)"
+                b"{crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
+                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);"
+                b"document.title='noise ready'"
                 b"</script>"
             )
         elif url.path == "/secrets":
@@ -84,61 +82,6 @@ def site_port() -> Iterator[int]:
         server.server_close()
 
 
-@contextlib.asynccontextmanager
-async def chromium(
-    browser: ThrowawayBrowser, display: str | None = None
-) -> AsyncIterator[BrowserContext]:
-    """The throwaway browser, launched by Playwright so the test can click extension windows;
-    headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show)."""
-    flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
-    if os.getuid() == 0:
-        flags.append("--no-sandbox")
-    flags += [
-        f"--disable-extensions-except={browser.extension}",
-        f"--load-extension={browser.extension}",
-    ]
-    async with async_playwright() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(browser.profile),
-            executable_path=browser.chrome,
-            headless=display is None,
-            no_viewport=display is not None,
-            args=flags,
-            env=browser.env if display is None else dict(browser.env, DISPLAY=display),
-            ignore_default_args=["--disable-extensions"],
-        )
-        try:
-            yield context
-        finally:
-            await context.close()
-
-
-def _mcp(browser: ThrowawayBrowser) -> Client:
-    return Client(
-        StdioServerParameters(
-            command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env
-        )
-    )
-
-
-async def _confirm_page(context: BrowserContext) -> Page:
-    page = await context.wait_for_event(
-        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
-    )
-    await page.wait_for_selector("#allow", state="visible")
-    return page
-
-
-async def press(window: Page, button: str) -> None:
-    """Click Allow/Deny. The extension closes the window as soon as it has the answer, which can
-    land inside Playwright's click bookkeeping; the outcome is asserted on the tool result."""
-    try:
-        await window.click(button, no_wait_after=True)
-    except PlaywrightError as exc:
-        if "closed" not in str(exc):
-            raise
-
-
 def _err(result: Any) -> str | None:
     return (tool_error(result) or {}).get("code")
 
@@ -163,12 +106,12 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
     )
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
 
             # 1. A new origin: the person allows it in the confirm window.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             assert a in (await window.text_content("body") or "")
             await press(window, "#allow")
             opened = await opening
@@ -183,7 +126,7 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
             # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
             for how in ("deny", "close"):
                 attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-                window = await _confirm_page(context)
+                window = await confirm_page(context)
                 if how == "deny":
                     await press(window, "#deny")
                 else:
@@ -204,20 +147,20 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
             assert "4111" not in text and "hunter2" not in text and "card" in text
 
             # 6. A second MCP session sees none of the first's tabs and cannot touch them.
-            async with _mcp(browser) as other:
+            async with mcp_client(browser) as other:
                 assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
                 assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
                 assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
 
             # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
             closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await _confirm_page(context), "#deny")
+            await press(await confirm_page(context), "#deny")
             assert _err(await closing) == "confirm_denied"
             assert [
                 t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
             ] == [tab]
             closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await _confirm_page(context), "#allow")
+            await press(await confirm_page(context), "#allow")
             assert _err(await closing) is None
             assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
 
@@ -231,18 +174,20 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
     )
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             attacker = await context.new_page()
             await attacker.goto(f"{a}/")
             attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             confirm_url = window.url
             # The page has no channel to the extension, and cannot load or script its window.
             probe = await attacker.evaluate(
                 """async (url) => {
-                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && chrome.runtime.sendMessage)};
-                    try { await fetch(url); out.fetch = "loaded"; } catch (e) { out.fetch = "blocked"; }
+                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && \
+chrome.runtime.sendMessage)};
+                    try { await fetch(url); out.fetch = "loaded"; } \
+catch (e) { out.fetch = "blocked"; }
                     const w = window.open(url);
                     out.opened = w === null ? "null" : "window";
                     return out;
@@ -265,7 +210,7 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
     )
 
     async def scenario() -> None:
-        async with chromium(browser) as _context, _mcp(browser) as agent:
+        async with chromium(browser) as _context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
             assert _err(opened) is None, opened.content
@@ -294,10 +239,10 @@ def test_an_unanswered_confirm_window_times_out_as_a_denial(
     )  # narrowing: free
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             closed = asyncio.get_running_loop().create_future()
             window.on("close", lambda _page: closed.done() or closed.set_result(True))
             assert _err(await attempt) == "origin_not_approved"  # nobody answered
@@ -319,7 +264,7 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     )
 
     async def scenario() -> None:
-        async with chromium(browser) as _context, _mcp(browser) as agent:
+        async with chromium(browser) as _context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
             assert _err(opened) is None, opened.content

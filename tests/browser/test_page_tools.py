@@ -17,7 +17,7 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
-from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
+from tests.browser.harness import chromium, confirm_page, mcp_client, press
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -51,7 +51,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
     )
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
             assert (await ok(agent, "browser_list", {}))["browsers"] == [
@@ -107,17 +107,17 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             selecting = asyncio.create_task(
                 agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"})
             )
-            await press(await _confirm_page(context), "#deny")
+            await press(await confirm_page(context), "#deny")
             assert (tool_error(await selecting) or {}).get("code") == "confirm_denied"
             selecting = asyncio.create_task(
                 agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"})
             )
-            await press(await _confirm_page(context), "#allow")
+            await press(await confirm_page(context), "#allow")
             assert not (await selecting).is_error
             pressing = asyncio.create_task(
                 agent.call_tool("page_press", {"tabId": tab, "selector": "#user", "key": "a"})
             )
-            await press(await _confirm_page(context), "#allow")
+            await press(await confirm_page(context), "#allow")
             assert not (await pressing).is_error
 
             # Reads: masked cookies and storage, markdown, scrape, screenshot.
@@ -147,7 +147,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             clicking = asyncio.create_task(
                 agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
             )
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             assert "Sign in" in (await window.text_content("body") or "")
             await press(window, "#allow")
             clicked = await clicking
@@ -178,7 +178,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             evaluating = asyncio.create_task(
                 agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
             )
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             assert "6*7" in (await window.text_content("body") or "")
             await press(window, "#allow")
             result = await evaluating
@@ -200,7 +200,7 @@ def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
     )
 
     async def session(n: int) -> None:
-        async with _mcp(browser) as agent:
+        async with mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 90)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/page2?s={n}"}))["tab"]["id"]
             for _ in range(3):
@@ -227,7 +227,7 @@ def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
     (browser.root / "secret.txt").write_text("not for the agent")
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/upload"}))["tab"]["id"]
             args = {"tabId": tab, "selector": "#file", "path": "report.txt"}
@@ -239,7 +239,7 @@ def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
                 await code(agent, "page_upload", {**args, "selector": "#text"}) == "bad_request"
             )  # not a file input
             uploading = asyncio.create_task(agent.call_tool("page_upload", args))
-            window = await _confirm_page(context)
+            window = await confirm_page(context)
             assert "report.txt" in (await window.text_content("body") or "")
             await press(window, "#allow")
             result = await uploading

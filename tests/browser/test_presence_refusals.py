@@ -1,9 +1,9 @@
 """Refused taps in real Chromium, answered by Chrome's virtual authenticator: a replayed
 assertion, an assertion made for another action, a cloned authenticator whose sign counter
-went back, and a stale challenge. A script on the options page plays the attacker (it can send anything the page can);
-each attempt is refused and trust.json stays byte-identical. (Wrong and reused codes:
-test_browser_pairing.py; another profile's credential: test_second_browser.py; UV absent:
-test_presence_taps.py.)"""
+went back, and a stale challenge. A script on the options page plays the attacker (it can send
+anything the page can); each attempt is refused and trust.json stays byte-identical. (Wrong and
+reused codes: test_browser_pairing.py; another profile's credential: test_second_browser.py; UV
+absent: test_presence_taps.py.)"""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
+from tests.browser.harness import policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing
-from tests.browser.test_presence_taps import _policy_status
 
 pytestmark = pytest.mark.browser
 
@@ -96,7 +96,7 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
                 await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
             )["credentials"]
             await page.click("#enable-eval")
-            assert await _policy_status(page, "done") == "done: policy.widen"
+            assert await policy_status(page, "done") == "done: policy.widen"
             assert gate.current().policy.eval is True
             await cdp.send(
                 "WebAuthn.removeCredential",
@@ -106,10 +106,10 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
                 "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
             )
             await page.click("#restrict-eval")  # narrowing: free, so the counter plays no part
-            assert await _policy_status(page, "done") == "done: policy_restrict"
+            assert await policy_status(page, "done") == "done: policy_restrict"
             before = _trust(config)
             await page.click("#enable-eval")
-            assert (await _policy_status(page, "refused")).startswith("refused: presence_refused")
+            assert (await policy_status(page, "refused")).startswith("refused: presence_refused")
             assert _trust(config) == before and gate.current().policy.eval is False
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

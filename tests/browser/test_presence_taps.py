@@ -14,8 +14,8 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.trust import store
+from tests.browser.harness import confirm_page, confirm_page_presence, policy_status, press
 from tests.browser.paired import paired_options_page, provision_for_pairing
-from tests.browser.test_confirm_window import _confirm_page, press
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 
@@ -26,15 +26,6 @@ GUARD = 180.0
 
 def _trust(config: Any) -> bytes:
     return (config / "trust.json").read_bytes()
-
-
-async def _policy_status(page: Any, prefix: str) -> str:
-    await page.wait_for_function(
-        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)",
-        arg=prefix,
-        timeout=30_000,
-    )
-    return str(await page.text_content("#policy-status"))
 
 
 def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
@@ -58,19 +49,19 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
             # Widen with a tap: eval now works (and is still confirmed in the window).
             await page.reload()
             await page.click("#enable-eval")
-            assert await _policy_status(page, "done") == "done: policy.widen"
+            assert await policy_status(page, "done") == "done: policy.widen"
             assert gate.current().policy.eval is True
             evaluating = asyncio.create_task(
                 agent.call_tool("page_eval", {"tabId": tab, "code": "20+22"})
             )
-            await press(await _confirm_page(context), "#allow")
+            await press(await confirm_page(context), "#allow")
             result = await evaluating
             assert not result.is_error, result.content
             assert result.structured_content["result"] == 42
 
             # Narrow for free: no tap, and eval is refused again.
             await page.click("#restrict-eval")
-            assert await _policy_status(page, "done") == "done: policy_restrict"
+            assert await policy_status(page, "done") == "done: policy_restrict"
             assert gate.current().policy.eval is False
             again = await agent.call_tool("page_eval", {"tabId": tab, "code": "1"})
             assert (tool_error(again) or {}).get("code") == "policy_denied"
@@ -90,14 +81,14 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
                 {"authenticatorId": authenticator, "isUserVerified": False},
             )
             await page.click("#unkill")
-            assert (await _policy_status(page, "refused")).startswith("refused")
+            assert (await policy_status(page, "refused")).startswith("refused")
             assert _trust(config) == killed_record and gate.current().killed
             await cdp.send(
                 "WebAuthn.setUserVerified",
                 {"authenticatorId": authenticator, "isUserVerified": True},
             )
             await page.click("#unkill")
-            assert await _policy_status(page, "done") == "done: unkill"
+            assert await policy_status(page, "done") == "done: unkill"
             assert not gate.current().killed
             assert not (await agent.call_tool("tab_list", {})).is_error
 
@@ -146,7 +137,8 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             await options.wait_for_selector("#pair-client-0")
             await options.click("#pair-client-0")
             await options.wait_for_function(
-                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done')",
+                "() => (document.getElementById('clients-status')?.textContent || '')"
+                ".startsWith('done')",
                 timeout=30_000,
             )
             assert any(
@@ -161,7 +153,7 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             evaluating = asyncio.create_task(
                 agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
             )
-            window = await _confirm_page_presence(context)
+            window = await confirm_page_presence(context)
             assert "6*7" in (await window.text_content("body") or "")
             assert not await window.is_visible("#allow")
             # The credential lives on the options page's authenticator: copy it (with its current
@@ -178,7 +170,8 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             )
             await options.click("button[aria-label='Revoke sh']")
             await options.wait_for_function(
-                "() => (document.getElementById('clients-status')?.textContent || '').startsWith('done: revoked sh')",
+                "() => (document.getElementById('clients-status')?.textContent || '')"
+                ".startsWith('done: revoked sh')",
                 timeout=30_000,
             )
             assert not any(c.sha256 == other_sha for c in gate.current().paired_clients)
@@ -187,14 +180,6 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
             ).is_error  # the other client is untouched
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
-
-
-async def _confirm_page_presence(context: Any) -> Any:
-    page = await context.wait_for_event(
-        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
-    )
-    await page.wait_for_selector("#tap", state="visible")
-    return page
 
 
 def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(
@@ -210,7 +195,7 @@ def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(
             cdp, authenticator_id = paired.cdp, paired.authenticator
 
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{other}/"}))
-            window = await _confirm_page_presence(context)
+            window = await confirm_page_presence(context)
             assert other in (await window.text_content("body") or "")
             assert not await window.is_visible("#allow")  # never downgraded to a click
             wcdp = await context.new_cdp_session(window)

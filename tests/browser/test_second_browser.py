@@ -25,8 +25,14 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
-from tests.browser.test_browser_pairing import _pair, _status
-from tests.browser.test_confirm_window import _confirm_page, _mcp, chromium, press
+from tests.browser.harness import (
+    chromium,
+    confirm_page,
+    mcp_client,
+    options_status,
+    pair_options_page,
+    press,
+)
 from tests.browser.webauthn import add_authenticator, copy_credentials
 
 pytestmark = pytest.mark.browser
@@ -39,22 +45,30 @@ OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
 PAIR_WITH_OWN_APPROVAL = """async (code) => {
   const begun = await chrome.runtime.sendMessage({type: "pair_begin", code});
   if (!begun.ok || !begun.approval) return {stage: "begin", begun};
-  const created = await navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begun.options)});
+  const created = await navigator.credentials.create({publicKey: \
+PublicKeyCredential.parseCreationOptionsFromJSON(begun.options)});
   const mine = created.toJSON();
-  const opts = {...begun.approval.options, allowCredentials: [{type: "public-key", id: mine.id}]};
-  const got = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
-  return await chrome.runtime.sendMessage({type: "pair_complete", challengeId: begun.challengeId, response: mine,
+  const opts = {...begun.approval.options, allowCredentials: \
+[{type: "public-key", id: mine.id}]};
+  const got = await navigator.credentials.get({publicKey: \
+PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
+  return await chrome.runtime.sendMessage({type: "pair_complete", challengeId: \
+begun.challengeId, response: mine,
     approval: {challengeId: begun.approval.challengeId, response: got.toJSON()}});
 }"""
 
 # The attacker's page script: a tap for this browser, answered by another profile's credential.
 TAP_WITH_FOREIGN_CREDENTIAL = """async (credentialId) => {
   const detail = '{"eval":true}';
-  const begun = await chrome.runtime.sendMessage({type: "presence_begin", action: "policy.widen", detail});
+  const begun = await chrome.runtime.sendMessage({type: "presence_begin", action: \
+"policy.widen", detail});
   if (!begun.ok) return {stage: "begin", begun};
-  const opts = {...begun.options, allowCredentials: [{type: "public-key", id: credentialId}]};
-  const got = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
-  return await chrome.runtime.sendMessage({type: "presence_complete", challengeId: begun.challengeId,
+  const opts = {...begun.options, allowCredentials: \
+[{type: "public-key", id: credentialId}]};
+  const got = await navigator.credentials.get({publicKey: \
+PublicKeyCredential.parseRequestOptionsFromJSON(opts)});
+  return await chrome.runtime.sendMessage({type: "presence_complete", challengeId: \
+begun.challengeId,
     action: "policy.widen", detail, response: got.toJSON()});
 }"""
 
@@ -95,9 +109,9 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
     async def scenario() -> None:
         async with (
             chromium(browser) as ctx_a,
-            _mcp(browser) as agent_a,
+            mcp_client(browser) as agent_a,
             chromium(second) as ctx_b,
-            _mcp(second) as agent_b,
+            mcp_client(second) as agent_b,
         ):
             loop = asyncio.get_running_loop()
             await wait_for_extension(agent_a, loop.time() + 60)
@@ -108,8 +122,8 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             await page_a.goto(OPTIONS)
             cdp_a, auth_a = await add_authenticator(ctx_a, page_a)
             _set_code(config, "first-code")
-            await _pair(page_a, "first-code")
-            assert (await _status(page_a, "paired")).startswith("paired")
+            await pair_options_page(page_a, "first-code")
+            assert (await options_status(page_a, "paired")).startswith("paired")
             assert _browsers(gate) == {"chromium": 1}
             [cred_a] = gate.current().browsers[0].credentials
 
@@ -119,8 +133,8 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             cdp_b, auth_b = await add_authenticator(ctx_b, page_b)
             _set_code(config, "second-code")
             before = _grants(config)
-            await _pair(page_b, "second-code")
-            status = await _status(page_b, "refused")
+            await pair_options_page(page_b, "second-code")
+            status = await options_status(page_b, "refused")
             assert status.startswith("refused: presence_refused (no enrolled credential approved")
             assert _grants(config) == before and _browsers(gate) == {"chromium": 1}
 
@@ -136,8 +150,8 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             key_b, key_b_id = await copy_credentials(cdp_a, auth_a, ctx_b, page_b)
             _set_code(config, "third-code")
             await page_b.reload()
-            await _pair(page_b, "third-code")
-            assert (await _status(page_b, "paired")).startswith("paired with chrome")
+            await pair_options_page(page_b, "third-code")
+            assert (await options_status(page_b, "paired")).startswith("paired with chrome")
             assert _browsers(gate) == {"chromium": 1, "chrome": 1}
             [a_now] = [b for b in gate.current().browsers if b.label == "chromium"][0].credentials
             assert a_now.sign_count > cred_a.sign_count  # the approval's counter was stored
@@ -183,15 +197,15 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
     async def scenario() -> None:
-        async with chromium(browser) as context, _mcp(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             page = await context.new_page()
             await page.goto(OPTIONS)  # no virtual authenticator at all: this browser has none
             _set_code(config, "window-code")
             await page.check("#window-only")
-            await _pair(page, "window-code")
+            await pair_options_page(page, "window-code")
             assert (
-                await _status(page, "paired")
+                await options_status(page, "paired")
                 == "paired with chromium, window-only (software confirmation)"
             )
             [paired] = gate.current().browsers
@@ -201,7 +215,8 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
             )
             await page.reload()
             await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('window-only')"
+                "() => (document.getElementById('enrolled')?.textContent || '')"
+                ".startsWith('window-only')"
             )
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
             assert any(
@@ -213,7 +228,7 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
 
             # Its confirmations are the window: a new origin is approved by a click there.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
-            await press(await _confirm_page(context), "#allow")
+            await press(await confirm_page(context), "#allow")
             opened = await opening
             assert not opened.is_error, opened.content
             assert gate.current().policy.origins == (site,)

@@ -23,17 +23,19 @@ from tabwarden.trust.presence import (
     complete_assertion,
     complete_registration,
 )
-from tests.browser.test_confirm_window import chromium
+from tests.browser.harness import chromium
 from tests.browser.webauthn import add_authenticator
 
 pytestmark = pytest.mark.browser
 
 CREATE = """async (options) => {
-  const cred = await navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options)});
+  const cred = await navigator.credentials.create({publicKey: \
+PublicKeyCredential.parseCreationOptionsFromJSON(options)});
   return cred.toJSON();
 }"""
 GET = """async (options) => {
-  const cred = await navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options)});
+  const cred = await navigator.credentials.get({publicKey: \
+PublicKeyCredential.parseRequestOptionsFromJSON(options)});
   return cred.toJSON();
 }"""
 

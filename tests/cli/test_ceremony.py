@@ -206,8 +206,7 @@ def test_eof_or_interrupt_declines(driver: Path, key: bytes) -> None:
 def test_typeahead_before_the_prompt_does_not_count(driver: Path) -> None:
     child = spawn(driver, ctty=0)
     child.send(b"pair this browser\n")  # typed before the driver even started
-    child.expect("phrase (1/3)> ")
-    time.sleep(0.2)
+    child.expect("phrase (1/3)> ")  # printed after the typeahead was discarded
     child.send(b"\x04")
     assert declined(child)
 

@@ -16,14 +16,17 @@ from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import apply_set
 from tests.fakes import FakeBrowser
-from tests.test_host_pairing import _audit, _config, call, refused
-from tests.test_host_presence_actions import (
-    _begin,
-    _complete,
-    _detail,
-    _enrol_via_pairing,
-    _gate,
-    _sign_count,
+from tests.fixtures import (
+    audit_entries,
+    begin_tap,
+    change_detail,
+    complete_tap,
+    config_of,
+    enrol_via_pairing,
+    gate_of,
+    host_call,
+    refused,
+    sign_count,
 )
 
 ORIGIN = "https://app.example.test"
@@ -32,12 +35,12 @@ SHA_B = "b" * 64
 
 
 def _set_policy(config: Path, key: HostKey, changes: dict[str, Any]) -> None:
-    policy = apply_set(_gate(config).current().policy, changes)
+    policy = apply_set(gate_of(config).current().policy, changes)
     store.set_baseline(config / "trust.json", key, policy.to_json(), int(time.time()))
 
 
 def _eval_detail(code: str, origin: str = ORIGIN) -> str:
-    return _detail({"code": code, "origin": origin})
+    return change_detail({"code": code, "origin": origin})
 
 
 def _record_without_browsers(config: Path) -> dict[str, Any]:
@@ -48,22 +51,22 @@ def _record_without_browsers(config: Path) -> dict[str, Any]:
 
 
 def test_confirm_eval_with_a_tap_stores_only_the_counter(fake_browser: FakeBrowser) -> None:
-    key, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    key, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     _set_policy(config, key, {"eval": True, "presenceConfirm": True})
     before = _record_without_browsers(config)
-    policy_before = _gate(config).current().policy.to_json()
+    policy_before = gate_of(config).current().policy.to_json()
     code = "document.title = 'secret-marker-42'"
     detail = _eval_detail(code)
-    begun = _begin(fake_browser, "confirm.eval", detail)
+    begun = begin_tap(fake_browser, "confirm.eval", detail)
     response = authenticator.get(begun["options"])
-    done = _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response)
+    done = complete_tap(fake_browser, begun["challengeId"], "confirm.eval", detail, response)
     assert done["ok"] is True and done["result"] == {"done": True}, done
-    assert _sign_count(config) == authenticator.counter == 1
+    assert sign_count(config) == authenticator.counter == 1
     assert _record_without_browsers(config) == before
-    assert _gate(config).current().policy.to_json() == policy_before
+    assert gate_of(config).current().policy.to_json() == policy_before
 
-    [entry] = [e for e in _audit(config) if e["event"] == "confirm_eval"]
+    [entry] = [e for e in audit_entries(config) if e["event"] == "confirm_eval"]
     assert entry["decision"] == "granted" and entry["path"] == "webauthn"
     assert entry["origin"] == ORIGIN
     assert entry["evalSha256"] == hashlib.sha256(code.encode()).hexdigest()
@@ -72,20 +75,20 @@ def test_confirm_eval_with_a_tap_stores_only_the_counter(fake_browser: FakeBrows
     # Replay: same challenge id or a fresh one; nothing written.
     raw = (config / "trust.json").read_bytes()
     refused(
-        _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
+        complete_tap(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
         "presence_refused",
     )
-    fresh = _begin(fake_browser, "confirm.eval", detail)
+    fresh = begin_tap(fake_browser, "confirm.eval", detail)
     refused(
-        _complete(fake_browser, fresh["challengeId"], "confirm.eval", detail, response),
+        complete_tap(fake_browser, fresh["challengeId"], "confirm.eval", detail, response),
         "presence_refused",
     )
     assert (config / "trust.json").read_bytes() == raw
 
 
 def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser) -> None:
-    key, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    key, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     detail = _eval_detail("1 + 1")
     for changes in (
         {"eval": True, "presenceConfirm": False},
@@ -94,16 +97,16 @@ def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser)
         _set_policy(config, key, changes)
         raw = (config / "trust.json").read_bytes()
         refused(
-            call(fake_browser, "presence_begin", {"action": "confirm.eval", "detail": detail}),
+            host_call(fake_browser, "presence_begin", {"action": "confirm.eval", "detail": detail}),
             "policy_denied",
         )
         refused(
-            call(
+            host_call(
                 fake_browser,
                 "presence_begin",
                 {
                     "action": "confirm.upload",
-                    "detail": _detail({"origin": ORIGIN, "path": "a.txt"}),
+                    "detail": change_detail({"origin": ORIGIN, "path": "a.txt"}),
                 },
             ),
             "policy_denied",
@@ -112,68 +115,82 @@ def test_confirm_eval_needs_eval_and_presence_confirm(fake_browser: FakeBrowser)
 
     # A challenge minted while allowed cannot be spent once the policy turned it off.
     _set_policy(config, key, {"eval": True, "presenceConfirm": True})
-    begun = _begin(fake_browser, "confirm.eval", detail)
+    begun = begin_tap(fake_browser, "confirm.eval", detail)
     response = authenticator.get(begun["options"])
     _set_policy(config, key, {"presenceConfirm": False})
     raw = (config / "trust.json").read_bytes()
     refused(
-        _complete(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
+        complete_tap(fake_browser, begun["challengeId"], "confirm.eval", detail, response),
         "policy_denied",
     )
     assert (config / "trust.json").read_bytes() == raw
-    assert not [e for e in _audit(config) if e["event"] == "confirm_eval"]
+    assert not [e for e in audit_entries(config) if e["event"] == "confirm_eval"]
 
 
 def test_assertion_for_one_code_cannot_confirm_another(fake_browser: FakeBrowser) -> None:
-    key, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    key, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     _set_policy(config, key, {"eval": True, "presenceConfirm": True})
-    begun = _begin(fake_browser, "confirm.eval", _eval_detail("code_a()"))
+    begun = begin_tap(fake_browser, "confirm.eval", _eval_detail("code_a()"))
     response = authenticator.get(begun["options"])
     raw = (config / "trust.json").read_bytes()
     refused(
-        _complete(
+        complete_tap(
             fake_browser, begun["challengeId"], "confirm.eval", _eval_detail("code_b()"), response
         ),
         "presence_refused",
     )
     assert (config / "trust.json").read_bytes() == raw
-    assert [e["decision"] for e in _audit(config) if e["event"] == "confirm_eval"] == ["refused"]
+    assert [e["decision"] for e in audit_entries(config) if e["event"] == "confirm_eval"] == [
+        "refused"
+    ]
 
 
 def test_confirm_details_must_be_canonical_and_exact(fake_browser: FakeBrowser) -> None:
-    key, _ = _enrol_via_pairing(fake_browser)
-    _set_policy(_config(fake_browser), key, {"eval": True, "upload": True, "presenceConfirm": True})
+    key, _ = enrol_via_pairing(fake_browser)
+    _set_policy(
+        config_of(fake_browser), key, {"eval": True, "upload": True, "presenceConfirm": True}
+    )
     bad = [
         ("confirm.eval", '{"code": "1", "origin": "https://a.test"}'),  # not compact
-        ("confirm.eval", _detail({"code": "", "origin": ORIGIN})),
-        ("confirm.eval", _detail({"code": "x" * 100_001, "origin": ORIGIN})),
-        ("confirm.eval", _detail({"code": "1", "origin": "https://a.test/"})),
-        ("confirm.eval", _detail({"code": "1", "origin": "HTTPS://A.test"})),
-        ("confirm.eval", _detail({"code": "1", "origin": ORIGIN, "extra": 1})),
-        ("confirm.upload", _detail({"origin": ORIGIN, "path": ""})),
-        ("confirm.upload", _detail({"origin": "*", "path": "a.txt"})),
-        ("pair_client", _detail({"exe": "relative/bin", "label": "cli", "sha256": SHA_A})),
-        ("pair_client", _detail({"exe": "/usr/bin/x", "label": "Bad Label", "sha256": SHA_A})),
-        ("pair_client", _detail({"exe": "/usr/bin/x", "label": "cli", "sha256": SHA_A.upper()})),
+        ("confirm.eval", change_detail({"code": "", "origin": ORIGIN})),
+        ("confirm.eval", change_detail({"code": "x" * 100_001, "origin": ORIGIN})),
+        ("confirm.eval", change_detail({"code": "1", "origin": "https://a.test/"})),
+        ("confirm.eval", change_detail({"code": "1", "origin": "HTTPS://A.test"})),
+        ("confirm.eval", change_detail({"code": "1", "origin": ORIGIN, "extra": 1})),
+        ("confirm.upload", change_detail({"origin": ORIGIN, "path": ""})),
+        ("confirm.upload", change_detail({"origin": "*", "path": "a.txt"})),
+        ("pair_client", change_detail({"exe": "relative/bin", "label": "cli", "sha256": SHA_A})),
+        (
+            "pair_client",
+            change_detail({"exe": "/usr/bin/x", "label": "Bad Label", "sha256": SHA_A}),
+        ),
+        (
+            "pair_client",
+            change_detail({"exe": "/usr/bin/x", "label": "cli", "sha256": SHA_A.upper()}),
+        ),
     ]
     for action, detail in bad:
         refused(
-            call(fake_browser, "presence_begin", {"action": action, "detail": detail}),
+            host_call(fake_browser, "presence_begin", {"action": action, "detail": detail}),
             "bad_request",
         )
-    ok = _begin(fake_browser, "confirm.upload", _detail({"origin": ORIGIN, "path": "report.pdf"}))
+    ok = begin_tap(
+        fake_browser, "confirm.upload", change_detail({"origin": ORIGIN, "path": "report.pdf"})
+    )
     assert ok["challengeId"]
-    assert _begin(fake_browser, "confirm.eval", _detail({"code": "x" * 100_000, "origin": ORIGIN}))
+    assert begin_tap(
+        fake_browser, "confirm.eval", change_detail({"code": "x" * 100_000, "origin": ORIGIN})
+    )
 
 
 def test_confirm_upload_with_a_tap(fake_browser: FakeBrowser) -> None:
-    key, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    key, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     _set_policy(config, key, {"upload": True, "presenceConfirm": True})
-    detail = _detail({"origin": ORIGIN, "path": "report.pdf"})
-    begun = _begin(fake_browser, "confirm.upload", detail)
-    done = _complete(
+    detail = change_detail({"origin": ORIGIN, "path": "report.pdf"})
+    begun = begin_tap(fake_browser, "confirm.upload", detail)
+    done = complete_tap(
         fake_browser,
         begun["challengeId"],
         "confirm.upload",
@@ -181,19 +198,19 @@ def test_confirm_upload_with_a_tap(fake_browser: FakeBrowser) -> None:
         authenticator.get(begun["options"]),
     )
     assert done["ok"] is True and done["result"] == {"done": True}, done
-    [entry] = [e for e in _audit(config) if e["event"] == "confirm_upload"]
+    [entry] = [e for e in audit_entries(config) if e["event"] == "confirm_upload"]
     assert (
         entry["decision"] == "granted" and entry["path"] == "webauthn" and entry["origin"] == ORIGIN
     )
 
 
 def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
-    _, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    _, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     client = {"exe": "/usr/bin/claude", "label": "claude", "sha256": SHA_A}
-    detail = _detail(client)
-    begun = _begin(fake_browser, "pair_client", detail)
-    done = _complete(
+    detail = change_detail(client)
+    begun = begin_tap(fake_browser, "pair_client", detail)
+    done = complete_tap(
         fake_browser,
         begun["challengeId"],
         "pair_client",
@@ -201,15 +218,15 @@ def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
         authenticator.get(begun["options"]),
     )
     assert done["ok"] is True and done["result"]["done"] is True, done
-    eff = _gate(config).current()
+    eff = gate_of(config).current()
     assert done["result"]["epoch"] == eff.epoch
     [grant] = [c for c in eff.paired_clients if c.label == "claude"]
     assert (grant.exe, grant.sha256, grant.path) == ("/usr/bin/claude", SHA_A, "webauthn")
-    assert _sign_count(config) == 1
-    [entry] = [e for e in _audit(config) if e["event"] == "pair_client"]
+    assert sign_count(config) == 1
+    [entry] = [e for e in audit_entries(config) if e["event"] == "pair_client"]
     assert entry["decision"] == "granted" and entry["path"] == "webauthn"
 
-    reply = call(fake_browser, "clients_recent", {})
+    reply = host_call(fake_browser, "clients_recent", {})
     assert reply["ok"] is True, reply
     assert reply["result"]["clients"] == [
         {"label": "claude", "exe": "/usr/bin/claude", "sha256": SHA_A, "pairedAt": grant.paired_at}
@@ -217,35 +234,37 @@ def test_pair_client_by_tap(fake_browser: FakeBrowser) -> None:
 
 
 def test_pair_client_detail_mismatch_is_refused(fake_browser: FakeBrowser) -> None:
-    _, authenticator = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    _, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     client = {"exe": "/usr/bin/claude", "label": "claude", "sha256": SHA_A}
-    begun = _begin(fake_browser, "pair_client", _detail(client))
+    begun = begin_tap(fake_browser, "pair_client", change_detail(client))
     response = authenticator.get(begun["options"])
     raw = (config / "trust.json").read_bytes()
     refused(
-        _complete(
+        complete_tap(
             fake_browser,
             begun["challengeId"],
             "pair_client",
-            _detail({**client, "sha256": SHA_B}),
+            change_detail({**client, "sha256": SHA_B}),
             response,
         ),
         "presence_refused",
     )
     assert (config / "trust.json").read_bytes() == raw
-    assert not _gate(config).current().paired_clients
-    assert [e["decision"] for e in _audit(config) if e["event"] == "pair_client"] == ["refused"]
+    assert not gate_of(config).current().paired_clients
+    assert [e["decision"] for e in audit_entries(config) if e["event"] == "pair_client"] == [
+        "refused"
+    ]
 
 
 def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
-    _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     now = time.time()
     remember_spawner(
         config, Spawner(pid=4242, exe="/usr/bin/agent", sha256=SHA_B, create_time=now), now
     )
-    reply = call(fake_browser, "clients_recent", {})
+    reply = host_call(fake_browser, "clients_recent", {})
     assert reply["ok"] is True, reply
     result = reply["result"]
     assert set(result) == {"clients", "recent"}
@@ -257,22 +276,22 @@ def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
 
 
 def test_client_revoke_is_free_and_only_for_a_paired_label(fake_browser: FakeBrowser) -> None:
-    key, _ = _enrol_via_pairing(fake_browser)
-    config = _config(fake_browser)
+    key, _ = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
     store.add_client(
         config / "trust.json", key, "claude", "/usr/bin/claude", SHA_A, int(time.time())
     )
     before = (config / "trust.json").read_bytes()
     # Malformed or unknown labels: refused, nothing written.
     for bad in ({}, {"label": ""}, {"label": "UPPER"}, {"label": 7}, {"label": "nobody"}):
-        refused(call(fake_browser, "client_revoke", bad), "bad_request")
+        refused(host_call(fake_browser, "client_revoke", bad), "bad_request")
     assert (config / "trust.json").read_bytes() == before
     # No tap needed: removing power is free.
-    done = call(fake_browser, "client_revoke", {"label": "claude"})
+    done = host_call(fake_browser, "client_revoke", {"label": "claude"})
     assert done["ok"] is True and done["result"]["done"] is True, done
-    eff = _gate(config).current()
+    eff = gate_of(config).current()
     assert [c.label for c in eff.paired_clients] == []
-    [entry] = [e for e in _audit(config) if e["event"] == "revoke"]
+    [entry] = [e for e in audit_entries(config) if e["event"] == "revoke"]
     assert (
         entry["decision"] == "narrowed" and entry["kind"] == "client" and entry["label"] == "claude"
     )

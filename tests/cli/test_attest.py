@@ -164,7 +164,7 @@ def accept(
 ) -> tuple[socket.socket, PeerCredentials]:
     try:
         conn, _ = listener.sock.accept()
-    except socket.timeout:
+    except TimeoutError:
         proc.kill()
         _, err = proc.communicate(timeout=10)
         pytest.fail(f"peer never connected; its stderr:\n{err.decode(errors='replace')[-2000:]}")

@@ -105,7 +105,7 @@ def test_host_refuses_symlinked_runtime_dir(tmp_path: Path) -> None:
     assert list(real.iterdir()) == []
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="chown to another owner needs root")
+@pytest.mark.root  # chown to another owner
 def test_host_refuses_runtime_dir_owned_by_someone_else(tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)

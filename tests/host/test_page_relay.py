@@ -15,7 +15,7 @@ import pytest
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust.gate import TrustGate
 from tests.fakes import FakeBrowser, wait_until_extension_connected
-from tests.test_trust_enforcement import pair_record
+from tests.fixtures import pair_record
 
 
 def _client(runtime: Path) -> BridgeClient:
@@ -114,7 +114,7 @@ def test_killed_record_refuses_grants(fake_browser: FakeBrowser) -> None:
         {"type": "grant", "id": "g4", "kind": "origin", "origin": "http://127.0.0.1:8000"}
     )
     answer = fake_browser.receive()
-    assert answer["ok"] is False and answer["error"]["code"] == "not_paired"
+    assert answer["ok"] is False and answer["error"]["code"] == "killed"
     assert TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().policy.origins == ()
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,58 +17,24 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate
-from tabwarden.trust.keys import HostKey
 from tabwarden.trust.presence import begin_assertion, complete_assertion
 from tests.fakes import FakeBrowser
-from tests.test_trust_enforcement import pair_record
+from tests.fixtures import (
+    PAIRING_CODE,
+    audit_entries,
+    browser_grants,
+    config_of,
+    host_call,
+    paired_host,
+    refused,
+)
 from tests.trust.softauthn import SoftAuthenticator
-
-CODE = "tw-4821-alpine-orbit"
-_ids = iter(range(1, 1_000_000))
-
-
-def _config(browser: FakeBrowser) -> Path:
-    return browser.runtime.parent / "config"
-
-
-def _paired(browser: FakeBrowser, code: str = CODE) -> HostKey:
-    config = _config(browser)
-    key = pair_record(config)
-    store.set_pairing_code(
-        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600
-    )
-    browser.wait_socket()
-    browser.hello()
-    return key
-
-
-def call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    call_id = f"h{next(_ids)}"
-    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
-    reply = browser.receive()
-    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
-    return reply
-
-
-def refused(reply: dict[str, Any], code: str) -> None:
-    assert reply["ok"] is False and reply["error"]["code"] == code, reply
-    assert "result" not in reply
-
-
-def _audit(config: Path) -> list[dict[str, Any]]:
-    path = config / "audit.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def _browsers(config: Path) -> Any:
-    return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().browsers
 
 
 def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeBrowser) -> None:
-    key = _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})
+    key = paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})
     assert begun["ok"] is True, begun
     result = begun["result"]
     assert result["hostKey"] == key.public.b64 and result["fingerprint"] == key.public.fingerprint
@@ -79,14 +43,14 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
 
     authenticator = SoftAuthenticator()
     response = authenticator.create(result["options"])
-    done = call(
+    done = host_call(
         fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response}
     )
     assert done["ok"] is True, done
     credential_id = done["result"]["credentialId"]
     assert credential_id == response["id"]
 
-    [grant] = _browsers(config)  # only a grant whose host signature verifies shows up here
+    [grant] = browser_grants(config)  # only a grant whose host signature verifies shows up here
     assert grant.label == "test"
     [credential] = grant.credentials
     assert credential.credential_id == credential_id and credential.path == "webauthn"
@@ -105,71 +69,73 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
     )
     assert outcome.credential_id == credential_id
 
-    [entry] = [e for e in _audit(config) if e["event"] == "browser_pair"]
+    [entry] = [e for e in audit_entries(config) if e["event"] == "browser_pair"]
     assert entry["decision"] == "granted" and entry["path"] == "webauthn"
     assert entry["browser"] == "test" and entry["credential"] == credential_id
 
     # The challenge was single use: completing it again is refused, and nothing changes.
     before = (config / "trust.json").read_bytes()
-    again = call(
+    again = host_call(
         fake_browser, "pair_complete", {"challengeId": result["challengeId"], "response": response}
     )
     refused(again, "presence_refused")
     assert (config / "trust.json").read_bytes() == before
     # Neither the code nor the key material ever reaches the host's log.
-    assert CODE not in fake_browser.stderr and key.public.b64 not in fake_browser.stderr
+    assert PAIRING_CODE not in fake_browser.stderr and key.public.b64 not in fake_browser.stderr
 
 
 def test_wrong_code_is_refused_and_pairs_nothing(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    reply = call(fake_browser, "pair_begin", {"code": "tw-0000-wrong-guess"})
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    reply = host_call(fake_browser, "pair_begin", {"code": "tw-0000-wrong-guess"})
     refused(reply, "presence_refused")
     assert reply["error"]["message"] == "presence refused"  # opaque: says not which check failed
-    assert _browsers(config) == ()
-    assert [e["decision"] for e in _audit(config) if e["event"] == "browser_pair"] == ["refused"]
+    assert browser_grants(config) == ()
+    assert [e["decision"] for e in audit_entries(config) if e["event"] == "browser_pair"] == [
+        "refused"
+    ]
 
 
 def test_the_right_code_works_once(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    assert call(fake_browser, "pair_begin", {"code": CODE})["ok"] is True
-    refused(call(fake_browser, "pair_begin", {"code": CODE}), "presence_refused")
+    paired_host(fake_browser)
+    assert host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["ok"] is True
+    refused(host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE}), "presence_refused")
 
 
 def test_expired_code_is_refused(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
+    paired_host(fake_browser)
     store.set_pairing_code(
-        _config(fake_browser) / "trust.json",
-        hashlib.sha256(CODE.encode()).hexdigest(),
+        config_of(fake_browser) / "trust.json",
+        hashlib.sha256(PAIRING_CODE.encode()).hexdigest(),
         int(time.time()) - 1,
     )
-    refused(call(fake_browser, "pair_begin", {"code": CODE}), "presence_refused")
+    refused(host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE}), "presence_refused")
 
 
 def test_unknown_challenge_id_is_refused(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["result"]
     response = SoftAuthenticator().create(begun["options"])
     before = (config / "trust.json").read_bytes()
     refused(
-        call(
+        host_call(
             fake_browser,
             "pair_complete",
             {"challengeId": "bm90LWEtY2hhbGxlbmdl", "response": response},
         ),
         "presence_refused",
     )
-    assert (config / "trust.json").read_bytes() == before and _browsers(config) == ()
+    assert (config / "trust.json").read_bytes() == before and browser_grants(config) == ()
 
 
 @pytest.mark.parametrize("tamper", ["challenge", "origin", "attestation", "ids", "not_an_object"])
 def test_tampered_registration_is_refused_and_changes_nothing(
     fake_browser: FakeBrowser, tamper: str
 ) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["result"]
     authenticator = SoftAuthenticator()
     response: Any
     if tamper == "challenge":
@@ -186,20 +152,22 @@ def test_tampered_registration_is_refused_and_changes_nothing(
     else:
         response = "not an object"
     before = (config / "trust.json").read_bytes()
-    reply = call(
+    reply = host_call(
         fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "response": response}
     )
     refused(reply, "presence_refused")
     assert reply["error"]["message"] == "presence refused"
     assert (config / "trust.json").read_bytes() == before
-    assert _browsers(config) == ()
+    assert browser_grants(config) == ()
     assert not [
-        e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"
+        e
+        for e in audit_entries(config)
+        if e["event"] == "browser_pair" and e["decision"] == "granted"
     ]
     # The refused challenge is gone: the genuine response cannot be replayed against it.
     genuine = authenticator.create(begun["options"])
     refused(
-        call(
+        host_call(
             fake_browser,
             "pair_complete",
             {"challengeId": begun["challengeId"], "response": genuine},
@@ -209,9 +177,9 @@ def test_tampered_registration_is_refused_and_changes_nothing(
 
 
 def test_host_proof_signs_the_domain_separated_nonce(fake_browser: FakeBrowser) -> None:
-    key = _paired(fake_browser)
+    key = paired_host(fake_browser)
     nonce = os.urandom(32)
-    reply = call(fake_browser, "host_proof", {"nonce": base64.b64encode(nonce).decode()})
+    reply = host_call(fake_browser, "host_proof", {"nonce": base64.b64encode(nonce).decode()})
     assert reply["ok"] is True, reply
     raw = base64.b64decode(reply["result"]["signature"], validate=True)
     assert len(raw) == 64
@@ -235,25 +203,25 @@ def test_host_proof_signs_the_domain_separated_nonce(fake_browser: FakeBrowser) 
     ],
 )
 def test_host_proof_refuses_a_bad_nonce(fake_browser: FakeBrowser, nonce: Any) -> None:
-    _paired(fake_browser)
-    refused(call(fake_browser, "host_proof", {"nonce": nonce}), "bad_request")
+    paired_host(fake_browser)
+    refused(host_call(fake_browser, "host_proof", {"nonce": nonce}), "bad_request")
 
 
 def test_without_pairing_every_action_is_not_paired(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
     refused(
-        call(fake_browser, "host_proof", {"nonce": base64.b64encode(os.urandom(32)).decode()}),
+        host_call(fake_browser, "host_proof", {"nonce": base64.b64encode(os.urandom(32)).decode()}),
         "not_paired",
     )
-    refused(call(fake_browser, "pair_begin", {"code": CODE}), "not_paired")
-    assert not (_config(fake_browser) / "trust.json").exists()
+    refused(host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE}), "not_paired")
+    assert not (config_of(fake_browser) / "trust.json").exists()
 
 
 def test_unknown_and_malformed_host_calls(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    refused(call(fake_browser, "unpair_everything", {}), "unknown_action")
-    refused(call(fake_browser, "pair_begin", {}), "bad_request")  # no code: nothing consumed
+    paired_host(fake_browser)
+    refused(host_call(fake_browser, "unpair_everything", {}), "unknown_action")
+    refused(host_call(fake_browser, "pair_begin", {}), "bad_request")  # no code: nothing consumed
     for bad in (
         {"type": "host_call", "id": 7, "action": "host_proof", "args": {}},
         {"type": "host_call", "id": "x", "action": "Host Proof", "args": {}},
@@ -261,6 +229,7 @@ def test_unknown_and_malformed_host_calls(fake_browser: FakeBrowser) -> None:
     ):
         fake_browser.send(bad)
     fake_browser.wait_stderr("malformed host_call")
-    # Dropped, not answered: the next reply is for the next well-formed call, and the code still works.
-    assert call(fake_browser, "pair_begin", {"code": CODE})["ok"] is True
+    # Dropped, not answered: the next reply is for the next well-formed host_call, and the code
+    # still works.
+    assert host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["ok"] is True
     assert fake_browser.proc.poll() is None

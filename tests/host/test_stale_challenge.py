@@ -1,5 +1,5 @@
-"""A stale challenge, through the host's real host_call dispatcher (``host/main.py``
-``_host_calls``: the challenge book, the worker threads, the trust record on disk) with the host's
+"""A stale challenge, through the host's real host_call dispatcher (``host/host_calls.py``
+``host_calls``: the challenge book, the worker threads, the trust record on disk) with the host's
 clock moved forward instead of waiting two minutes: an answer after the TTL is refused and
 nothing is written — for a pairing registration, an enrolment approval and a tap."""
 
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from tabwarden.errors import TabwardenError
-from tabwarden.host import main as host_main
+from tabwarden.host import host_calls as host_calls_mod
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.presence import CHALLENGE_TTL
-from tests.test_trust_enforcement import pair_record
+from tests.fixtures import pair_record
 from tests.trust.softauthn import SoftAuthenticator
 
 
@@ -36,9 +36,9 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("TABWARDEN_CONFIG_DIR", str(config))
     key = pair_record(config)
     clock = Clock()
-    monkeypatch.setattr(host_main.time, "time", clock)
+    monkeypatch.setattr(host_calls_mod.time, "time", clock)
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
-    calls = host_main._host_calls(gate, "chromium")
+    calls = host_calls_mod.host_calls(gate, "chromium")
     return config, key, clock, calls
 
 
@@ -155,7 +155,7 @@ def test_the_environment_may_shorten_the_challenge_ttl_never_lengthen_it(
     raw: str | None, ttl: int
 ) -> None:
     env = {} if raw is None else {"TABWARDEN_CHALLENGE_TTL": raw}
-    assert host_main.challenge_ttl(env) == ttl
+    assert host_calls_mod.challenge_ttl(env) == ttl
 
 
 def test_presence_refuses_a_ttl_longer_than_the_maximum() -> None:

@@ -16,7 +16,15 @@ import pytest
 
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser
-from tests.test_host_pairing import CODE, _audit, _browsers, _config, _paired, call, refused
+from tests.fixtures import (
+    PAIRING_CODE,
+    audit_entries,
+    browser_grants,
+    config_of,
+    host_call,
+    paired_host,
+    refused,
+)
 from tests.trust.softauthn import SoftAuthenticator
 
 
@@ -42,11 +50,11 @@ def _connect(browser: FakeBrowser) -> None:
 
 
 def _enrol_first(browser: FakeBrowser) -> SoftAuthenticator:
-    _paired(browser)
-    begun = call(browser, "pair_begin", {"code": CODE})["result"]
+    paired_host(browser)
+    begun = host_call(browser, "pair_begin", {"code": PAIRING_CODE})["result"]
     assert begun["approval"] is None  # nobody is enrolled yet: the code suffices
     a = SoftAuthenticator()
-    done = call(
+    done = host_call(
         browser,
         "pair_complete",
         {"challengeId": begun["challengeId"], "response": a.create(begun["options"])},
@@ -57,22 +65,22 @@ def _enrol_first(browser: FakeBrowser) -> SoftAuthenticator:
 
 def _begin_second(second: FakeBrowser, config: Path, code: str = "second-code") -> dict[str, Any]:
     _new_code(config, code)
-    reply = call(second, "pair_begin", {"code": code})
+    reply = host_call(second, "pair_begin", {"code": code})
     assert reply["ok"] is True, reply
     return reply["result"]
 
 
 def _labels(config: Path) -> dict[str, int]:
-    return {b.label: len(b.credentials) for b in _browsers(config)}
+    return {b.label: len(b.credentials) for b in browser_grants(config)}
 
 
 def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     fake_browser: FakeBrowser, second: FakeBrowser
 ) -> None:
     a = _enrol_first(fake_browser)
-    config = _config(fake_browser)
+    config = config_of(fake_browser)
     _connect(second)
-    [first] = _browsers(config)
+    [first] = browser_grants(config)
     first_cred = first.credentials[0]
 
     begun = _begin_second(second, config)
@@ -85,7 +93,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
 
     # The attacker holds only the code: a registration without the approval is refused.
     refused(
-        call(
+        host_call(
             second, "pair_complete", {"challengeId": begun["challengeId"], "response": registration}
         ),
         "presence_refused",
@@ -100,7 +108,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     # An "approval" from an authenticator nobody enrolled is refused.
     stranger = SoftAuthenticator()
     refused(
-        call(
+        host_call(
             second,
             "pair_complete",
             {
@@ -122,7 +130,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     begun_2 = _begin_second(second, config, "second-code-4")  # a fresh ceremony, its own challenges
     before = (config / "trust.json").read_bytes()
     refused(
-        call(
+        host_call(
             second,
             "pair_complete",
             {
@@ -141,7 +149,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     # The enrolled credential approves this very registration: the second browser is enrolled,
     # and the approving credential's counter is stored.
     begun = _begin_second(second, config, "second-code-5")
-    done = call(
+    done = host_call(
         second,
         "pair_complete",
         {
@@ -155,11 +163,11 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     )
     assert done["ok"] is True, done
     assert _labels(config) == {"test": 1, "other": 1}
-    [first] = [br for br in _browsers(config) if br.label == "test"]
+    [first] = [br for br in browser_grants(config) if br.label == "test"]
     assert first.credentials[0].sign_count == a.counter > first_cred.sign_count
     [entry] = [
         e
-        for e in _audit(config)
+        for e in audit_entries(config)
         if e["event"] == "browser_pair"
         and e.get("browser") == "other"
         and e["decision"] == "granted"
@@ -169,7 +177,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
 
 def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: FakeBrowser) -> None:
     a = _enrol_first(fake_browser)
-    config = _config(fake_browser)
+    config = config_of(fake_browser)
     _connect(second)
     begun = _begin_second(second, config)
     b = SoftAuthenticator()
@@ -179,7 +187,7 @@ def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: Fak
     }
     registration = b.create(begun["options"])
     assert (
-        call(
+        host_call(
             second,
             "pair_complete",
             {"challengeId": begun["challengeId"], "response": registration, "approval": approval},
@@ -189,7 +197,7 @@ def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: Fak
     again = _begin_second(second, config, "again")
     before = (config / "trust.json").read_bytes()
     refused(
-        call(
+        host_call(
             second,
             "pair_complete",
             {
@@ -206,55 +214,58 @@ def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: Fak
 def test_window_only_pairing_is_recorded_as_software_confirmation(
     fake_browser: FakeBrowser,
 ) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
-    done = call(
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["result"]
+    done = host_call(
         fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
     )
     assert done["ok"] is True and done["result"] == {"windowOnly": True}, done
-    [browser] = _browsers(config)
+    [browser] = browser_grants(config)
     assert browser.label == "test" and browser.window_only and browser.credentials == ()
-    info = call(fake_browser, "policy_get", {})["result"]
+    info = host_call(fake_browser, "policy_get", {})["result"]
     assert info["windowOnly"] is True and info["enrolled"] is False
     [entry] = [
-        e for e in _audit(config) if e["event"] == "browser_pair" and e["decision"] == "granted"
+        e
+        for e in audit_entries(config)
+        if e["event"] == "browser_pair" and e["decision"] == "granted"
     ]
     assert entry["path"] == "window"
     # A window-only browser has nothing to tap with: widening stays out of reach.
     refused(
-        call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}), "presence_refused"
+        host_call(fake_browser, "presence_begin", {"action": "unkill", "detail": ""}),
+        "presence_refused",
     )
 
 
 def test_an_enrolled_browser_is_never_downgraded_to_window_only(fake_browser: FakeBrowser) -> None:
     _enrol_first(fake_browser)
-    config = _config(fake_browser)
+    config = config_of(fake_browser)
     _new_code(config, "downgrade")
-    begun = call(fake_browser, "pair_begin", {"code": "downgrade"})["result"]
+    begun = host_call(fake_browser, "pair_begin", {"code": "downgrade"})["result"]
     before = (config / "trust.json").read_bytes()
     refused(
-        call(
+        host_call(
             fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
         ),
         "presence_refused",
     )
     assert (config / "trust.json").read_bytes() == before
-    [browser] = _browsers(config)
+    [browser] = browser_grants(config)
     assert not browser.window_only and len(browser.credentials) == 1
 
 
 def test_a_window_only_browser_can_later_enrol_a_credential(fake_browser: FakeBrowser) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
-    assert call(
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["result"]
+    assert host_call(
         fake_browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
     )["ok"]
     _new_code(config, "upgrade")
-    begun = call(fake_browser, "pair_begin", {"code": "upgrade"})["result"]
+    begun = host_call(fake_browser, "pair_begin", {"code": "upgrade"})["result"]
     assert begun["approval"] is None  # a window-only browser holds no credential to approve with
-    done = call(
+    done = host_call(
         fake_browser,
         "pair_complete",
         {
@@ -263,7 +274,7 @@ def test_a_window_only_browser_can_later_enrol_a_credential(fake_browser: FakeBr
         },
     )
     assert done["ok"] is True, done
-    [browser] = _browsers(config)
+    [browser] = browser_grants(config)
     assert not browser.window_only and len(browser.credentials) == 1
 
 
@@ -271,17 +282,19 @@ def test_a_second_browser_going_window_only_still_needs_the_approval(
     fake_browser: FakeBrowser, second: FakeBrowser
 ) -> None:
     a = _enrol_first(fake_browser)
-    config = _config(fake_browser)
+    config = config_of(fake_browser)
     _connect(second)
     begun = _begin_second(second, config)
     before = (config / "trust.json").read_bytes()
     refused(
-        call(second, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}),
+        host_call(
+            second, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
+        ),
         "presence_refused",
     )
     assert (config / "trust.json").read_bytes() == before
     begun = _begin_second(second, config, "second-window")
-    done = call(
+    done = host_call(
         second,
         "pair_complete",
         {
@@ -294,7 +307,10 @@ def test_a_second_browser_going_window_only_still_needs_the_approval(
         },
     )
     assert done["ok"] is True, done
-    assert {b.label: b.window_only for b in _browsers(config)} == {"test": False, "other": True}
+    assert {b.label: b.window_only for b in browser_grants(config)} == {
+        "test": False,
+        "other": True,
+    }
 
 
 @pytest.mark.parametrize(
@@ -303,12 +319,12 @@ def test_a_second_browser_going_window_only_still_needs_the_approval(
 def test_malformed_pair_complete_is_a_bad_request(
     fake_browser: FakeBrowser, bad: dict[str, Any]
 ) -> None:
-    _paired(fake_browser)
-    config = _config(fake_browser)
-    begun = call(fake_browser, "pair_begin", {"code": CODE})["result"]
+    paired_host(fake_browser)
+    config = config_of(fake_browser)
+    begun = host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["result"]
     before = (config / "trust.json").read_bytes()
     refused(
-        call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], **bad}),
+        host_call(fake_browser, "pair_complete", {"challengeId": begun["challengeId"], **bad}),
         "bad_request",
     )
     assert (config / "trust.json").read_bytes() == before
@@ -321,15 +337,15 @@ def test_revoke_browser_is_the_escape_when_the_authenticator_is_lost(
     record still holds it; `revoke browser LABEL` (free, at a terminal) forgets it, and then the
     code and a new authenticator pair again."""
     _enrol_first(fake_browser)
-    config = _config(fake_browser)
+    config = config_of(fake_browser)
     _new_code(config, "lost")
-    begun = call(fake_browser, "pair_begin", {"code": "lost"})["result"]
+    begun = host_call(fake_browser, "pair_begin", {"code": "lost"})["result"]
     assert begun["approval"] is not None  # the lost credential would have to approve
     store.revoke(config / "trust.json", "browser", "test", int(time.time()))
     _new_code(config, "fresh")
-    begun = call(fake_browser, "pair_begin", {"code": "fresh"})["result"]
+    begun = host_call(fake_browser, "pair_begin", {"code": "fresh"})["result"]
     assert begun["approval"] is None
-    done = call(
+    done = host_call(
         fake_browser,
         "pair_complete",
         {

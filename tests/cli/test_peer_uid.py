@@ -25,12 +25,7 @@ import pytest
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser
 
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.skipif(
-        os.getuid() != 0, reason="creating a throwaway user needs root (CI runs as root)"
-    ),
-]
+pytestmark = pytest.mark.root  # creating a throwaway user needs root (tests/conftest.py)
 
 SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
 

@@ -1,0 +1,51 @@
+"""Hop 2's admission order, written once for both ends of the bridge socket.
+
+1. the kernel's peer credentials: the peer runs as our UID — checked right after ``accept`` /
+   ``connect`` and before a single byte is read;
+2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor;
+3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
+   admission over a ``FrameStream``.
+
+Each step can only refuse (``PeerRefused``; ``HandshakeFailed``, ``FramingError`` or
+``ConnectionClosed`` from the handshake). The callers keep what differs: which frames open the
+handshake, the deadline, and what a refusal is called on their side. Nothing here may log or
+raise a secret, nonce or MAC.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any, Protocol
+
+from tabwarden.framestream import FrameStream
+from tabwarden.peer import PeerAttestor, PeerCredentials, require_same_uid
+from tabwarden.protocol.handshake import Admitted
+
+__all__ = ["HandshakeMachine", "check_peer", "handshake"]
+
+
+class HandshakeMachine(Protocol):
+    def receive(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], Admitted | None]: ...
+
+
+def check_peer(sock: socket.socket, attest: PeerAttestor | None) -> PeerCredentials:
+    """Steps 1 and 2: the peer's UID, then (with an attestor) its executable."""
+    creds = require_same_uid(sock)
+    if attest is not None:
+        attest(creds)
+    return creds
+
+
+async def handshake(
+    stream: FrameStream, machine: HandshakeMachine, opening: dict[str, Any] | None = None
+) -> Admitted:
+    """Step 3: send ``opening`` (the host's challenge) if any, then answer the peer's frames
+    until the machine admits it."""
+    if opening is not None:
+        await stream.send(opening)
+    while True:
+        outgoing, admitted = machine.receive(await stream.receive())
+        for frame in outgoing:
+            await stream.send(frame)
+        if admitted is not None:
+            return admitted

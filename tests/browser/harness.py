@@ -1,0 +1,108 @@
+"""Helpers every real-Chromium test shares: a browser with the extension and our host, an MCP
+client through the real chain, the confirm window, and the options page's pairing steps.
+
+Helpers only (no tests): test modules import from here, never from each other."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
+
+
+def mcp_client(browser: ThrowawayBrowser) -> Client:
+    return Client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env
+        )
+    )
+
+
+@contextlib.asynccontextmanager
+async def chromium(
+    browser: ThrowawayBrowser, display: str | None = None
+) -> AsyncIterator[BrowserContext]:
+    """The throwaway browser, launched by Playwright so the test can click extension windows;
+    headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show)."""
+    flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
+    if os.getuid() == 0:
+        flags.append("--no-sandbox")
+    flags += [
+        f"--disable-extensions-except={browser.extension}",
+        f"--load-extension={browser.extension}",
+    ]
+    async with async_playwright() as pw:
+        context = await pw.chromium.launch_persistent_context(
+            str(browser.profile),
+            executable_path=browser.chrome,
+            headless=display is None,
+            no_viewport=display is not None,
+            args=flags,
+            env=browser.env if display is None else dict(browser.env, DISPLAY=display),
+            ignore_default_args=["--disable-extensions"],
+        )
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+async def confirm_page(context: BrowserContext) -> Page:
+    page = await context.wait_for_event(
+        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
+    )
+    await page.wait_for_selector("#allow", state="visible")
+    return page
+
+
+async def press(window: Page, button: str) -> None:
+    """Click Allow/Deny. The extension closes the window as soon as it has the answer, which can
+    land inside Playwright's click bookkeeping; the outcome is asserted on the tool result."""
+    try:
+        await window.click(button, no_wait_after=True)
+    except PlaywrightError as exc:
+        if "closed" not in str(exc):
+            raise
+
+
+CODE = "4821-9037"
+
+
+async def pair_options_page(page: Any, code: str) -> None:
+    await page.fill("#code", code)
+    await page.click("#pair")
+
+
+async def options_status(page: Any, prefix: str) -> str:
+    await page.wait_for_function(
+        "(p) => (document.getElementById('status')?.textContent || '').startsWith(p)",
+        arg=prefix,
+        timeout=30_000,
+    )
+    return str(await page.text_content("#status"))
+
+
+async def confirm_page_presence(context: Any) -> Any:
+    page = await context.wait_for_event(
+        "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
+    )
+    await page.wait_for_selector("#tap", state="visible")
+    return page
+
+
+async def policy_status(page: Any, prefix: str) -> str:
+    await page.wait_for_function(
+        "(p) => (document.getElementById('policy-status')?.textContent || '').startsWith(p)",
+        arg=prefix,
+        timeout=30_000,
+    )
+    return str(await page.text_content("#policy-status"))

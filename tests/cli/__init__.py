@@ -1,0 +1,1 @@
+"""Tests for tabwarden (the CLI package: commands, ceremonies, attestation, peer checks)."""

@@ -1,0 +1,192 @@
+"""Helpers the Python tests share: a paired record on disk, and the extension's side of host
+calls against a real host process (``tests.fakes.FakeBrowser``).
+
+Helpers only (no tests): test modules import from here, never from each other."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from fido2 import cbor
+from fido2.cose import ES256
+from fido2.utils import websafe_encode
+
+from tabwarden.trust import store
+from tabwarden.trust.audit import AuditLog
+from tabwarden.trust.gate import TrustGate
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.keystore import FileStore
+from tabwarden.trust.operations import TrustContext
+from tabwarden.trust.reader import TrustReader
+from tabwarden.trust.record import Credential
+from tests.fakes import FakeBrowser
+from tests.trust import NOW
+from tests.trust.softauthn import SoftAuthenticator
+
+
+def sha256_file(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
+    """What `pair --file-store` + `pair-client` leave behind, written through the same store API."""
+    config.mkdir(mode=0o700, exist_ok=True)
+    key = HostKey.generate()
+    FileStore(config / "host-key.pem").save(key)
+    now = int(time.time())
+    store.initialise(config / "trust.json", key, "file", now)
+    if client_exe is not None:
+        store.add_client(
+            config / "trust.json", key, label, client_exe, sha256_file(client_exe), now
+        )
+    return key
+
+
+PAIRING_CODE = "tw-4821-alpine-orbit"
+
+
+def config_of(browser: FakeBrowser) -> Path:
+    return browser.runtime.parent / "config"
+
+
+def paired_host(browser: FakeBrowser, code: str = PAIRING_CODE) -> HostKey:
+    config = config_of(browser)
+    key = pair_record(config)
+    store.set_pairing_code(
+        config / "trust.json", hashlib.sha256(code.encode()).hexdigest(), int(time.time()) + 600
+    )
+    browser.wait_socket()
+    browser.hello()
+    return key
+
+
+_ids = iter(range(1, 1_000_000))
+
+
+def host_call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    call_id = f"h{next(_ids)}"
+    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
+    reply = browser.receive()
+    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
+    return reply
+
+
+def refused(reply: dict[str, Any], code: str) -> None:
+    assert reply["ok"] is False and reply["error"]["code"] == code, reply
+    assert "result" not in reply
+
+
+def audit_entries(config: Path) -> list[dict[str, Any]]:
+    path = config / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def browser_grants(config: Path) -> Any:
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}).current().browsers
+
+
+def gate_of(config: Path) -> TrustGate:
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+
+
+def enrol_via_pairing(
+    browser: FakeBrowser, *, uv: bool = True
+) -> tuple[HostKey, SoftAuthenticator]:
+    """Pair the record, then enrol a credential through the real pair_begin / pair_complete
+    (``uv``: whether the authenticator verifies the user)."""
+    key = paired_host(browser)
+    begun = host_call(browser, "pair_begin", {"code": PAIRING_CODE})["result"]
+    authenticator = SoftAuthenticator(uv=uv)
+    done = host_call(
+        browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
+    )
+    assert done["ok"] is True, done
+    return key, authenticator
+
+
+def enrol_direct(config: Path, key: HostKey, label: str, authenticator: SoftAuthenticator) -> None:
+    cose = ES256.from_cryptography_key(authenticator.key.public_key())
+    credential = Credential(
+        credential_id=websafe_encode(authenticator.credential_id),
+        public_key=websafe_encode(cbor.encode(dict(cose))),
+        sign_count=authenticator.counter,
+        enrolled_at=int(time.time()),
+        path="webauthn",
+    )
+    store.add_browser_credential(config / "trust.json", key, label, credential, int(time.time()))
+
+
+def change_detail(changes: dict[str, Any]) -> str:
+    return json.dumps(changes, sort_keys=True, separators=(",", ":"))
+
+
+def begin_tap(browser: FakeBrowser, action: str, detail: str) -> dict[str, Any]:
+    reply = host_call(browser, "presence_begin", {"action": action, "detail": detail})
+    assert reply["ok"] is True, reply
+    return reply["result"]
+
+
+def complete_tap(
+    browser: FakeBrowser, challenge_id: str, action: str, detail: str, response: Any
+) -> dict[str, Any]:
+    return host_call(
+        browser,
+        "presence_complete",
+        {"challengeId": challenge_id, "action": action, "detail": detail, "response": response},
+    )
+
+
+def sign_count(config: Path) -> int:
+    [grant] = [b for b in gate_of(config).current().browsers if b.label == "test"]
+    [credential] = grant.credentials
+    return credential.sign_count
+
+
+@dataclasses.dataclass
+class TrustWorld:
+    """A trust record in a private config dir, with the context the trust operations run in
+    (its own reader, latch and audit log; the key held in memory)."""
+
+    ctx: TrustContext
+    key: HostKey | None
+    config: Path
+
+    def audit(self) -> list[dict[str, Any]]:
+        return self.ctx.audit().read()
+
+    def record_bytes(self) -> bytes | None:
+        path = self.ctx.trust_path
+        return path.read_bytes() if path.exists() else None
+
+
+def trust_world(tmp_path: Path, *, paired: bool = True) -> TrustWorld:
+    config = tmp_path / "cfg"
+    config.mkdir(mode=0o700, parents=True)
+    key = HostKey.generate() if paired else None
+    path = config / "trust.json"
+    if key is not None:
+        store.initialise(path, key, "file", NOW)
+    reader = TrustReader(path, lambda: key.public if key else None)
+    latch = config / "kill-latch"
+
+    def effective() -> Any:
+        eff = reader.current(NOW)
+        return dataclasses.replace(eff, killed=True) if os.path.lexists(latch) else eff
+
+    ctx = TrustContext(
+        trust_path=path,
+        kill_latch=latch,
+        load_key=lambda: key,
+        effective=effective,
+        audit=lambda: AuditLog(tmp_path / "audit.jsonl"),
+    )
+    return TrustWorld(ctx=ctx, key=key, config=config)

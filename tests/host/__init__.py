@@ -1,0 +1,1 @@
+"""Tests for tabwarden.host, in process."""

@@ -1,0 +1,500 @@
+"""Trust operations: every way power is granted or removed, each written once.
+
+Each operation is the whole recipe — refusal check → validation → the write (signed with the host
+key for a grant, unsigned for a narrowing) → an audit entry naming the proof's path. The callers
+keep only their ceremony: the CLI (``tabwarden.commands``) asks for a phrase at a real terminal
+and prints; the host (``tabwarden.host``: ``pairing``, ``taps``, ``free_calls``) parses the
+extension's arguments and verifies WebAuthn; the extension asks and shows.
+
+A grant takes a *proof*: a frozen value saying how a person was present —
+
+* ``TerminalPhrase`` — the phrase was typed at a real terminal (``tabwarden.ceremony``);
+* ``VerifiedTap`` — a WebAuthn assertion the host verified for exactly this action
+  (``trust.presence.complete_assertion``); its new sign count is stored before the action;
+* ``WindowClick`` — a click in the extension's confirm window (software confirmation).
+
+Removing power (kill, restrict, revoke, a narrowing rollback) takes no proof and no key.
+
+Nothing here may write a grant without a proof, widen through a narrowing entry point, write
+anything when a check fails, or put a secret (key material, the one-time code, a nonce, an
+assertion) into an audit entry or an error message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from tabwarden.errors import TabwardenError
+from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
+from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
+from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
+from tabwarden.trust.verify import Effective
+
+if TYPE_CHECKING:
+    from tabwarden.trust.audit import AuditLog
+    from tabwarden.trust.gate import TrustGate
+    from tabwarden.trust.keystore import KeyStore
+
+__all__ = [
+    "PAIRING_CODE_TTL",
+    "AlreadyPaired",
+    "GrantRefused",
+    "Killed",
+    "NotPaired",
+    "Proof",
+    "TapRequired",
+    "TerminalPhrase",
+    "TrustContext",
+    "VerifiedTap",
+    "WindowClick",
+    "OriginDecision",
+    "approve_origin",
+    "decide_origin",
+    "enrol_browser",
+    "enrolled",
+    "kill",
+    "pair_client",
+    "pair_host",
+    "record_tap",
+    "require_key",
+    "require_paired",
+    "require_readable",
+    "require_unpaired",
+    "release_kill",
+    "restrict",
+    "revoke",
+    "rollback",
+    "widen",
+]
+
+#: Seconds the one-time pairing code ``tabwarden pair`` prints stays valid.
+PAIRING_CODE_TTL = 600
+
+
+class NotPaired(TabwardenError):
+    """tabwarden is not paired yet: there is no host key or no trust record."""
+
+    code = "not_paired"
+
+
+class AlreadyPaired(TabwardenError):
+    """tabwarden is already paired."""
+
+    code = "already_paired"
+    hint = (
+        "`tabwarden pair --reset` rotates the host key; every client and browser must then "
+        "pair again."
+    )
+
+
+class TapRequired(TabwardenError):
+    """This browser is enrolled: a new origin needs a tap (``policy.widen``), not a click."""
+
+    code = "presence_refused"
+
+
+class GrantRefused(TabwardenError):
+    """Nothing is paired, so there is no key to sign that grant with."""
+
+    code = "not_paired"
+
+
+class Killed(TabwardenError):
+    """The kill switch is engaged: nothing is granted until a person releases it."""
+
+    code = "killed"
+
+
+# --- proofs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalPhrase:
+    """A person typed the phrase for ``action`` at a real terminal."""
+
+    action: str
+    path: ClassVar[str] = "terminal"
+
+    def audit_fields(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifiedTap:
+    """A WebAuthn assertion the host verified, through browser ``browser``, from ``credential``
+    (held by browser ``owner``); ``new_sign_count`` is stored before the action runs."""
+
+    browser: str
+    owner: str
+    credential: Credential
+    new_sign_count: int
+    user_verified: bool
+    path: ClassVar[str] = "webauthn"
+
+    def audit_fields(self) -> dict[str, Any]:
+        return {
+            "browser": self.browser,
+            "credential": self.credential.credential_id,
+            "user_verified": self.user_verified,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowClick:
+    """A click in the extension's confirm window of browser ``browser`` (software confirmation)."""
+
+    browser: str
+    path: ClassVar[str] = "window"
+
+    def audit_fields(self) -> dict[str, Any]:
+        return {"browser": self.browser}
+
+
+Proof = TerminalPhrase | VerifiedTap | WindowClick
+
+
+# --- where the record, the key and the audit log live --------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustContext:
+    """Where one process finds the trust record, the host key and the audit log."""
+
+    trust_path: Path
+    kill_latch: Path
+    load_key: Callable[[], HostKey | None]  # may raise KeyStoreUnavailable / KeyFileUnsafe
+    effective: Callable[[], Effective]
+    audit: Callable[[], AuditLog]
+
+    @classmethod
+    def for_gate(cls, gate: TrustGate, key_store: KeyStore | None = None) -> TrustContext:
+        from tabwarden.trust.audit import AuditLog
+        from tabwarden.trust.gate import host_key_store
+
+        def load_key() -> HostKey | None:
+            return (key_store or host_key_store(gate.config)).load()
+
+        return cls(
+            trust_path=gate.path,
+            kill_latch=gate.kill_latch,
+            load_key=load_key,
+            effective=gate.current,
+            audit=AuditLog.default,
+        )
+
+
+def require_key(ctx: TrustContext) -> HostKey:
+    """The host key (``NotPaired`` when none is stored or the keyring is not usable)."""
+    from tabwarden.trust.keystore import KeyStoreUnavailable
+
+    try:
+        key = ctx.load_key()
+    except KeyStoreUnavailable:
+        raise NotPaired("the host key is not available (the OS keyring is not usable)") from None
+    if key is None:
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    return key
+
+
+def require_readable(ctx: TrustContext) -> Effective:
+    """The effective record, refusing (``NotPaired`` / ``TrustUnreadable``) when there is none
+    or it cannot be trusted."""
+    if not ctx.trust_path.exists():
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    eff = ctx.effective()
+    if eff.refused:
+        raise TrustUnreadable("the trust record is refused; see `tabwarden status`")
+    return eff
+
+
+def require_paired(ctx: TrustContext) -> tuple[HostKey, Effective]:
+    """The host key and a record that verifies against it: what every grant needs."""
+    if not ctx.trust_path.exists():
+        raise NotPaired("nothing is paired on this computer (`tabwarden pair`)")
+    key = require_key(ctx)
+    return key, require_readable(ctx)
+
+
+def _audit(ctx: TrustContext, event: str, decision: str, **fields: Any) -> None:
+    ctx.audit().append(event, decision=decision, **fields)
+
+
+def _proof_fields(proof: Proof) -> dict[str, Any]:
+    return {"path": proof.path, **proof.audit_fields()}
+
+
+def _by(browser: str | None) -> dict[str, Any]:
+    return {} if browser is None else {"browser": browser}
+
+
+def enrolled(eff: Effective, browser_label: str) -> bool:
+    """Whether ``browser_label`` holds at least one enrolled credential in ``eff``."""
+    return any(b.label == browser_label and b.credentials for b in eff.browsers)
+
+
+def record_tap(ctx: TrustContext, key: HostKey, tap: VerifiedTap, now: int) -> None:
+    """Store the tap's new sign count (a re-signed browser grant) — before the action it
+    authorises, so a replay of the same assertion is refused even if the action fails."""
+    stored = replace(tap.credential, sign_count=tap.new_sign_count)
+    store.add_browser_credential(ctx.trust_path, key, tap.owner, stored, now)
+
+
+def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int) -> None:
+    if isinstance(proof, VerifiedTap):
+        record_tap(ctx, key, proof, now)
+
+
+# --- the host key --------------------------------------------------------------------------
+
+
+def require_unpaired(ctx: TrustContext, key_store: KeyStore, *, reset: bool) -> None:
+    """``AlreadyPaired`` unless nothing is paired yet or this is an explicit ``reset``."""
+    if (key_store.load() is not None or ctx.trust_path.exists()) and not reset:
+        raise AlreadyPaired()
+
+
+def pair_host(
+    ctx: TrustContext,
+    proof: TerminalPhrase,
+    key_store: KeyStore,
+    *,
+    reset: bool,
+    code: str,
+    now: int,
+) -> HostKey:
+    """Mint the host key, write the signed default policy and store ``code`` (hashed) as the
+    one-time pairing code. A reset drops every grant but never releases the kill switch."""
+    require_unpaired(ctx, key_store, reset=reset)
+    killed_before = reset and ctx.effective().killed
+    key = HostKey.generate()
+    key_store.save(key, replace=reset)
+    store.initialise(ctx.trust_path, key, key_store.kind, now, replace_existing=reset)
+    if killed_before:
+        store.engage_kill(ctx.trust_path, "kept across pair --reset", now)
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    store.set_pairing_code(ctx.trust_path, digest, now + PAIRING_CODE_TTL)
+    _audit(
+        ctx, "pair", "granted", **_proof_fields(proof), reset=reset, store=key_store.kind,
+        fingerprint=key.public.fingerprint,
+    )  # fmt: skip
+    return key
+
+
+# --- the kill switch -----------------------------------------------------------------------
+
+
+def _write_latch(latch: Path, reason: str, now: int) -> None:
+    """Before anything is paired, the latch file is the kill record (``trust/gate.py``)."""
+    latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps({"at": now, "reason": reason}) + "\n")
+
+
+def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None) -> int:
+    """Engage the kill switch (free). Returns the record's new epoch (0 for the latch)."""
+    if ctx.trust_path.exists():
+        epoch = store.engage_kill(ctx.trust_path, reason, now).epoch
+    else:
+        _write_latch(ctx.kill_latch, reason, now)
+        epoch = 0
+    _audit(ctx, "kill", "narrowed", reason=reason, **_by(browser))
+    return epoch
+
+
+def killed(ctx: TrustContext) -> bool:
+    """Whether the kill switch is engaged (``NotPaired`` when there is neither key nor latch)."""
+    if not os.path.lexists(ctx.kill_latch) and ctx.load_key() is None:
+        raise NotPaired()
+    return ctx.effective().killed
+
+
+def release_kill(ctx: TrustContext, proof: Proof, now: int) -> int:
+    """Release the kill switch (``unkill``): a release signed at the current kill level, and
+    the pre-pairing latch removed. Returns the new epoch (0 when only the latch was held)."""
+    epoch = 0
+    if ctx.trust_path.exists():
+        key, _ = require_paired(ctx)
+        _take_proof(ctx, key, proof, now)
+        epoch = store.release_kill(ctx.trust_path, key, now).epoch
+    elif not os.path.lexists(ctx.kill_latch):
+        raise NotPaired()
+    if os.path.lexists(ctx.kill_latch):
+        os.unlink(ctx.kill_latch)
+    _audit(ctx, "unkill", "granted", **_proof_fields(proof))
+    return epoch
+
+
+# --- the policy ----------------------------------------------------------------------------
+
+
+def restrict(
+    ctx: TrustContext, changes: Mapping[str, object], now: int, *, browser: str | None = None
+) -> int:
+    """Narrow each key of ``changes`` (free), all or nothing; a value that would widen is
+    refused (``PolicyError``) by the writer, inside the lock. Returns the new epoch."""
+    normalised = {key: validate_value(key, value) for key, value in changes.items()}
+    require_readable(ctx)
+    doc = store.add_restrictions(ctx.trust_path, normalised, now)
+    _audit(ctx, "policy_restrict", "narrowed", changed=sorted(normalised), **_by(browser))
+    return doc.epoch
+
+
+def preview_widen(ctx: TrustContext, changes: Mapping[str, object]) -> Policy:
+    """The policy ``widen(changes)`` would sign now (``PolicyError`` for an invalid change)."""
+    return apply_set(require_readable(ctx).policy, dict(changes))
+
+
+def widen(ctx: TrustContext, proof: Proof, changes: Mapping[str, object], now: int) -> int:
+    """Sign a new baseline with ``changes`` applied (``policy set``, or a tap's
+    ``policy.widen``). Restrictions on the keys set are dropped. Returns the new epoch."""
+    key, eff = require_paired(ctx)
+    new = apply_set(eff.policy, dict(changes))  # PolicyError before the proof is spent
+    _take_proof(ctx, key, proof, now)
+    doc = store.set_baseline(ctx.trust_path, key, new.to_json(), now, set_keys=changes)
+    _audit(ctx, "policy_set", "granted", **_proof_fields(proof), changed=sorted(changes))
+    return doc.epoch
+
+
+def rollback(ctx: TrustContext, steps: int, now: int, proof: Proof | None = None) -> int:
+    """Return to the baseline ``steps`` back. Without a proof only a narrowing rollback is
+    written (``PresenceRequired`` otherwise, nothing written); with one it is re-signed."""
+    if proof is None:
+        doc = store.rollback(ctx.trust_path, None, steps, now)
+        _audit(ctx, "policy_rollback", "narrowed", steps=steps)
+        return doc.epoch
+    key, _ = require_paired(ctx)
+    _take_proof(ctx, key, proof, now)
+    doc = store.rollback(ctx.trust_path, key, steps, now)
+    _audit(ctx, "policy_rollback", "granted", **_proof_fields(proof), steps=steps)
+    return doc.epoch
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OriginDecision:
+    """What it takes to approve ``origin`` for browser ``browser`` right now.
+
+    ``ask`` is ``"none"`` (the signed policy approves it already), ``"tap"`` (an enrolled
+    browser: a ``policy.widen`` tap over exactly ``detail``) or ``"click"`` (the confirm window,
+    then ``approve_origin`` with a ``WindowClick``)."""
+
+    origin: str
+    ask: Literal["none", "tap", "click"]
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"origin": self.origin, "ask": self.ask}
+        if self.detail is not None:
+            out["action"] = "policy.widen"
+            out["detail"] = self.detail
+        return out
+
+
+def decide_origin(ctx: TrustContext, browser: str, origin: str) -> OriginDecision:
+    """The one origin decision: refuse when nothing may be approved (unpaired, unreadable,
+    killed), else say whether it is approved already, needs a tap or a click. Writes nothing."""
+    from tabwarden.trust.canonical import canonical
+
+    exact = normalise_origin(origin)
+    eff = require_readable(ctx)
+    if eff.killed:
+        raise Killed("the kill switch is engaged: no site can be approved")
+    approved = list(eff.policy.origins)
+    if exact in approved:
+        return OriginDecision(origin=exact, ask="none")
+    if enrolled(eff, browser):
+        detail = canonical({"origins": [*approved, exact]}).decode("utf-8")
+        return OriginDecision(origin=exact, ask="tap", detail=detail)
+    return OriginDecision(origin=exact, ask="click")
+
+
+def approve_origin(ctx: TrustContext, proof: Proof, origin: str, now: int) -> int:
+    """Add exact ``origin`` to the signed policy. A window click is refused (``TapRequired``)
+    for a browser enrolled with a credential: it approves with a tap. Returns the epoch."""
+    exact = normalise_origin(origin)  # PolicyError for anything but an exact origin
+    if not ctx.trust_path.exists() or ctx.load_key() is None:
+        raise GrantRefused("nothing is paired, so an approval cannot be recorded")
+    key = require_key(ctx)
+    eff = require_readable(ctx)
+    if eff.killed:
+        raise Killed("the kill switch is engaged: no site can be approved")
+    if isinstance(proof, WindowClick) and enrolled(eff, proof.browser):
+        raise TapRequired("this browser is enrolled: approve with a tap")
+    _take_proof(ctx, key, proof, now)
+    epoch = eff.epoch
+    if exact not in eff.policy.origins:
+        widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
+        doc = store.set_baseline(ctx.trust_path, key, widened.to_json(), now, set_keys=("origins",))
+        epoch = doc.epoch
+    _audit(ctx, "origin_grant", "granted", **_proof_fields(proof), origin=exact)
+    return epoch
+
+
+# --- MCP clients ---------------------------------------------------------------------------
+
+
+def pair_client(
+    ctx: TrustContext, proof: Proof, *, label: str, exe: str, sha256: str, now: int
+) -> int:
+    """Pin the MCP client ``exe`` (by ``sha256``) as ``label``. Returns the new epoch."""
+    key, _ = require_paired(ctx)
+    _take_proof(ctx, key, proof, now)
+    doc = store.add_client(ctx.trust_path, key, label, exe, sha256, now, via=proof.path)
+    _audit(
+        ctx, "pair_client", "granted", **_proof_fields(proof), label=label, exe=exe,
+        sha256=sha256,
+    )  # fmt: skip
+    return doc.epoch
+
+
+def revoke(
+    ctx: TrustContext, kind: str, label: str, now: int, *, browser: str | None = None
+) -> int:
+    """Forget client or browser ``label`` (free); a re-inserted copy of its grant stays
+    revoked. Live connections are cut by the readers as the epoch moves."""
+    doc = store.revoke(ctx.trust_path, kind, label, now)
+    _audit(ctx, "revoke", "narrowed", kind=kind, label=label, **_by(browser))
+    return doc.epoch
+
+
+# --- browsers ------------------------------------------------------------------------------
+
+
+def enrol_browser(
+    ctx: TrustContext,
+    browser: str,
+    credential: Credential | None,
+    now: int,
+    *,
+    approval: VerifiedTap | None = None,
+) -> TrustDocument:
+    """Pair ``browser`` after a registration the host verified against a challenge issued for a
+    valid one-time code (``credential``), or window-only (``None``: no authenticator, never for
+    a browser already enrolled). ``approval`` is an enrolled credential's tap, required by the
+    caller whenever any browser is enrolled; its sign count is stored first."""
+    key, _ = require_paired(ctx)
+    approved_by = None
+    if approval is not None:
+        record_tap(ctx, key, approval, now)
+        approved_by = approval.credential.credential_id
+    if credential is None:
+        doc = store.add_window_only_browser(ctx.trust_path, key, browser, now)
+        _audit(
+            ctx, "browser_pair", "granted", path="window", browser=browser,
+            approved_by=approved_by,
+        )  # fmt: skip
+        return doc
+    doc = store.add_browser_credential(ctx.trust_path, key, browser, credential, now)
+    _audit(
+        ctx, "browser_pair", "granted", path="webauthn", browser=browser,
+        credential=credential.credential_id, approved_by=approved_by,
+        user_verified=credential.uv,
+    )  # fmt: skip
+    return doc
