@@ -26,6 +26,11 @@ const MAX_ADDRESS = 2000;
 const MAX_VALUE = 100_000;
 const MAX_KEY = 32;
 const MAX_WAIT_MS = 120_000;
+/**
+ * How often the page code is injected for one call when the tab keeps committing new documents
+ * between the injection and the call (each new document starts without it); then internal_error.
+ */
+const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
 /** How long after a click the tab is looked at to tell whether it started navigating. */
 export const NAV_PROBE_MS = 250;
@@ -122,9 +127,18 @@ export function interactHandlers(deps) {
   async function page(tabId, op, a) {
     let out;
     try {
-      await browser.executeFiles(tabId, PAGE_FILES);
-      const results = await browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED");
-      out = Array.isArray(results) ? results[0]?.result : undefined;
+      for (let attempt = 1; ; attempt++) {
+        await browser.executeFiles(tabId, PAGE_FILES);
+        const results = await browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED");
+        out = Array.isArray(results) ? results[0]?.result : undefined;
+        // {notInstalled: true}: a new document committed between the two injections and nothing
+        // ran; inject into that one (it must pass the same origin check inside).
+        if (!(isPlainObject(out) && out.notInstalled === true)) break;
+        if (attempt >= MAX_INJECTIONS) {
+          out = undefined;
+          break;
+        }
+      }
     } catch {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     }

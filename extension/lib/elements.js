@@ -3,8 +3,9 @@
 // isolated world) and the one tiny function then run there with the call's arguments, which
 // hands them to the installed entry point (page/elements.js's pageOp). Pure: no chrome. It must
 // never hold page logic itself (that lives in page/), and callPageOp must never reference
-// anything outside its own body (executeScript serialises it) and must fail closed when the page
-// code is not installed (a navigation between the two injections starts a fresh world).
+// anything outside its own body (executeScript serialises it) and must do nothing when the page
+// code is not installed (a navigation between the two injections starts a fresh world): it then
+// answers NOT_INSTALLED, and the caller injects again or gives up with internal_error.
 
 /** The page-side files, in load order (each one uses those before it). Paths from the extension root. */
 export const PAGE_FILES = Object.freeze([
@@ -22,8 +23,8 @@ export const PAGE_OPS = Object.freeze([
 ]);
 
 /**
- * Runs in the page after PAGE_FILES: pageOp(op, a) of the installed page code, or an
- * internal_error when it is not there.
+ * Runs in the page after PAGE_FILES: pageOp(op, a) of the installed page code, or (nothing run)
+ * {notInstalled: true} when it is not there.
  * @param {string} op
  * @param {Record<string, unknown>} a
  * @returns {unknown}
@@ -31,7 +32,7 @@ export const PAGE_OPS = Object.freeze([
 export function callPageOp(op, a) {
   const entry = globalThis.tabwardenElements;
   if (entry === undefined || entry === null || typeof entry.pageOp !== "function") {
-    return { error: { code: "internal_error", message: "the page code is not installed here (the page may be navigating); retry" } };
+    return { notInstalled: true };
   }
   return entry.pageOp(op, a);
 }

@@ -226,8 +226,11 @@ test("callPageOp is self-contained (no free identifiers from the module) and fai
   const installed = globalThis.tabwardenElements;
   delete globalThis.tabwardenElements;
   try {
-    const bare = await runIn(new FakeDocument(URL_A), rebuilt, ["snapshot", { origin: ORIGIN }]);
-    assert.equal(bare.error.code, "internal_error");
+    const doc = new FakeDocument(URL_A);
+    doc.body.append(doc.h("button", { id: "b" }, "B"));
+    const bare = await runIn(doc, rebuilt, ["click", { origin: ORIGIN, target: { selector: "#b" }, expectKind: "plain" }]);
+    assert.deepEqual(bare, { notInstalled: true });
+    assert.deepEqual(doc.getElementById("b").events, [], "nothing ran");
   } finally {
     globalThis.tabwardenElements = installed;
   }

@@ -31,7 +31,7 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0 } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -56,11 +56,18 @@ function harness({ decision = "allow", filesFail = false } = {}) {
       calls.files.push([tabId, [...files]]);
       if (filesFail) throw new Error("Cannot access contents of the page");
     },
+    // `navigatingBetween` calls land in a document committed after the files went in: no page code there.
+    notInstalledLeft: navigatingBetween,
     executeScriptArgs: async (tabId, func, args, world) => {
       assert.equal(world, "ISOLATED");
       assert.equal(func, callPageOp);
       assert.deepEqual(calls.files.at(-1), [tabId, [...PAGE_FILES]], "the page files are injected before every call");
       calls.files.push("used");
+      if (browser.notInstalledLeft > 0) {
+        browser.notInstalledLeft -= 1;
+        calls.script.push([tabId, "notInstalled"]);
+        return [{ result: { notInstalled: true } }];
+      }
       calls.script.push([tabId, args[0]]);
       const t = tabs.get(tabId);
       const before = t.doc.log.length;
@@ -100,6 +107,17 @@ test("every page call injects the page files first; a failed injection is intern
   const broken = harness({ filesFail: true });
   await assert.rejects(broken.call("page_snapshot", { tabId: 1 }), (e) => e.code === "internal_error");
   assert.deepEqual(broken.calls.script, []);
+});
+
+test("a new document between the injection and the call: inject again (at most 3 times), else internal_error", async () => {
+  const h = harness({ navigatingBetween: 2 });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.ok(r.snapshot.length > 0);
+  assert.deepEqual(h.calls.script, [[1, "notInstalled"], [1, "notInstalled"], [1, "snapshot"]]);
+  const stuck = harness({ navigatingBetween: 3 });
+  await assert.rejects(stuck.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "internal_error");
+  assert.deepEqual(stuck.calls.script.map(([, what]) => what), ["notInstalled", "notInstalled", "notInstalled"]);
+  assert.equal(stuck.doc().getElementById("menu").events.includes("click"), false);
 });
 
 const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
