@@ -14,42 +14,10 @@ import pytest
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser, tool_error
-
-#: The issue's catalogue, plus tab_close_all ("close every tab this session opened").
-CATALOGUE = {
-    "tab_list",
-    "tab_open",
-    "tab_focus",
-    "tab_close",
-    "tab_close_all",
-    "page_navigate",
-    "page_back",
-    "page_forward",
-    "page_reload",
-    "page_snapshot",
-    "page_text",
-    "page_markdown",
-    "page_screenshot",
-    "page_click",
-    "page_fill",
-    "page_press",
-    "page_select",
-    "page_check",
-    "page_hover",
-    "page_scroll",
-    "page_wait_for",
-    "page_get_state",
-    "page_scrape",
-    "page_eval",
-    "page_upload",
-    "cookie_get",
-    "storage_get",
-    "browser_list",
-    "bridge_status",
-}
 
 
 def _server(runtime: Path, label: str = "test") -> Any:
@@ -61,7 +29,7 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == CATALOGUE
+            assert set(tools) == set(BY_NAME)  # the list itself: tests/mcp_server/tools_list.json
             for tool in tools.values():
                 assert tool.annotations is not None
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
