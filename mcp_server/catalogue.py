@@ -61,7 +61,8 @@ class Gate(str, Enum):
     ORIGIN = "origin"
     #: As ORIGIN or OWN_TAB, and the person confirms the call (policy ``confirm``).
     CONFIRM = "confirm"
-    #: Confirmed by a tap on the person's security key (policy ``presenceConfirm``).
+    #: As CONFIRM, answered by a tap on the person's security key (what OFF_BY_DEFAULT tools ask
+    #: under policy ``presenceConfirm``).
     PRESENCE_CONFIRM = "presence-confirm"
     #: Refused unless the signed policy enables it; then confirmed on every call (by a tap when
     #: ``presenceConfirm`` is on).
