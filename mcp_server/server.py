@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 
@@ -32,6 +32,9 @@ from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.mcp_server.tools import ReadUpload
 from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
+
+if TYPE_CHECKING:
+    from tabwarden.trust.audit import AuditLog
 
 log = logging.getLogger("tabwarden.mcp")
 
@@ -102,7 +105,7 @@ def build_server(
     return server
 
 
-def _audit_log() -> Any:
+def _audit_log() -> AuditLog | None:
     from tabwarden.trust.audit import AuditLog
 
     try:

@@ -89,7 +89,12 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
     killed = replace(Effective.unpaired(), killed=True)
     guard = ToolGuard(lambda: killed, None, "n/a", lambda _kind, **fields: audited.append(fields))
     bridge = BridgeSpy(runtime_dir)
-    server = build_server(bridge, guard, read_upload=lambda p: (read.append(p), (box, b""))[1])
+
+    def read_upload(requested: str) -> tuple[Path, bytes]:
+        read.append(requested)
+        return box, b""
+
+    server = build_server(bridge, guard, read_upload=read_upload)
 
     results = _run_every_tool(server)
     errors = {name: tool_error(result) for name, result in results.items()}

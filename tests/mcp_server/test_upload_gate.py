@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp_types import TextContent
 
 from tabwarden.mcp_server import uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
@@ -118,7 +119,9 @@ def test_refused_client_cannot_probe_the_sandbox(
                 )
                 error = tool_error(result)
                 assert error is not None, f"{name}: not refused"
-                answers[name] = (error["code"], error["message"], result.content[0].text)
+                first = result.content[0]
+                assert isinstance(first, TextContent)
+                answers[name] = (error["code"], error["message"], first.text)
         return answers
 
     opened.clear()  # the files this test wrote above
