@@ -6,7 +6,7 @@ result model (the output schema); its annotations; the gate that guards it and i
 a call is made — relayed to the extension as the action of the same name (docs/protocol.md: the
 action names are the MCP tool names' browser halves), or answered locally in this process.
 
-``server.py`` registers the MCP tools from ``CATALOGUE`` in one loop, each behind the hop-1 gate;
+``tools.py`` registers the MCP tools from ``CATALOGUE`` in one loop, each behind the hop-1 gate;
 tests hold the README's Tools table, docs/protocol.md's catalogue and the extension's dispatch
 map to it. Tool and action names are string literals here and nowhere else in the server.
 
@@ -16,8 +16,10 @@ Pure declarations: no I/O, no bridge, no trust record. Nothing here may make a p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, auto
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar
 
 from mcp_types import ToolAnnotations
@@ -770,7 +772,7 @@ def _index(specs: tuple[ToolSpec, ...]) -> dict[str, ToolSpec]:
     return index
 
 
-#: Every tool by name.
-BY_NAME: dict[str, ToolSpec] = _index(CATALOGUE)
+#: Every tool by name (read-only).
+BY_NAME: Mapping[str, ToolSpec] = MappingProxyType(_index(CATALOGUE))
 #: The extension actions the server relays (the extension must have a handler for each).
 RELAYED_ACTIONS: frozenset[str] = frozenset(s.action for s in CATALOGUE if s.action is not None)
