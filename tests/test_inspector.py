@@ -28,7 +28,7 @@ def _inspector(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "TABWARDEN_CONFIG_DIR": str(config),
         "TABWARDEN_RUNTIME_DIR": str(runtime),
     }
-    return subprocess.run(
+    return subprocess.run(  # noqa: S603 - the Inspector scripts/setup installed, our interpreter
         [str(INSPECTOR), "--cli", sys.executable, "-m", "tabwarden", "mcp", *args],
         capture_output=True,
         text=True,
