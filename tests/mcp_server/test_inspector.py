@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 INSPECTOR = REPO / "tests/inspector/node_modules/.bin/mcp-inspector"
 
 
