@@ -52,7 +52,7 @@ def _audit() -> Any:
 
 
 def _trust_path() -> Path:
-    from tabwarden.trust.store import trust_path
+    from tabwarden.trust.record_file import trust_path
 
     return trust_path()
 
@@ -414,7 +414,7 @@ def cmd_policy_restrict(args: argparse.Namespace) -> int:
 
 
 def cmd_policy_history(args: argparse.Namespace) -> int:
-    from tabwarden.trust.store import load
+    from tabwarden.trust.record_file import load
 
     doc = load(_trust_path(), expect_paired=False)
     if doc is None:

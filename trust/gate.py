@@ -29,7 +29,8 @@ from typing import Any
 
 from tabwarden.paths import config_dir
 from tabwarden.trust.keys import HostPublicKey
-from tabwarden.trust.store import TrustReader, trust_path
+from tabwarden.trust.reader import TrustReader
+from tabwarden.trust.record_file import trust_path
 from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.trust")

@@ -1,37 +1,25 @@
-"""The trust record on disk: fail-closed reads, locked atomic writes, and a cached reader.
+"""The trust record's writers: every change to ``trust.json``, each one locked ``update``.
 
-* ``load`` refuses (``TrustUnreadable``) a record that is missing while a host key exists, is a
-  symlink or not a regular file, is not ours, has any group/other permission bit, lives in a
-  directory that is not ours/0700, or does not parse.
-* ``update`` is the only writer: an exclusive ``flock`` on ``trust.lock`` beside the record,
-  re-read inside the lock, ``mutate``, ``epoch + 1``, write a temp file (``O_EXCL``, 0600), fsync,
-  ``os.replace``, fsync the directory.
-* ``TrustReader.current(now)`` never raises: any failure is ``Effective.deny_all(reason)``.
-
-Narrowing writers (``engage_kill``, ``add_restriction``, ``revoke``, keyless ``rollback``) need no
+Narrowing writers (``engage_kill``, ``add_restrictions``, ``revoke``, keyless ``rollback``) need no
 key. Grant writers (``add_client``, ``add_browser_credential``, ``set_baseline``, ``release_kill``,
-keyed ``rollback``, ``initialise``) take the ``HostKey``; the caller is responsible for having
-proven a person's presence first.
+keyed ``rollback``, ``initialise``) take the ``HostKey``; they are called only from the trust
+operations (``operations.py``), which hold the person's proof. Each writer validates its input
+and re-checks inside the lock what it depends on (a restriction that would widen is refused
+there, against the record as it is at write time). File I/O lives in ``record_file``.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import hmac
-import os
 import re
-import secrets
-import stat
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError, UsageError
-from tabwarden.paths import LABEL_RE, BadLabel, config_dir, private_file_problem, read_capped
+from tabwarden.paths import LABEL_RE, BadLabel
 from tabwarden.trust.grants import grant_is_valid, sign_grant
 from tabwarden.trust.keys import HostKey, HostKeyInvalid, HostPublicKey
 from tabwarden.trust.policy import (
@@ -45,9 +33,7 @@ from tabwarden.trust.policy import (
     validate_values,
 )
 from tabwarden.trust.record import (
-    MAX_DOCUMENT_BYTES,
     REVOCABLE,
-    SCHEMA_VERSION,
     BaselineRecord,
     BrowserRecord,
     ClientRecord,
@@ -61,10 +47,9 @@ from tabwarden.trust.record import (
     TrustDocument,
     TrustUnreadable,
     empty_document,
-    parse,
-    serialise,
 )
-from tabwarden.trust.verify import Effective, effective, host_key_mismatch
+from tabwarden.trust.record_file import update
+from tabwarden.trust.verify import effective, host_key_mismatch
 
 __all__ = [
     "AUTH_PATHS",
@@ -72,7 +57,6 @@ __all__ = [
     "PAIRING_MAX_ATTEMPTS",
     "PresenceRequired",
     "PolicyError",
-    "TrustReader",
     "TrustUnreadable",
     "add_browser_credential",
     "add_client",
@@ -81,30 +65,20 @@ __all__ = [
     "consume_pairing_code",
     "engage_kill",
     "initialise",
-    "load",
     "release_kill",
     "revoke",
     "rollback",
     "set_baseline",
     "set_pairing_code",
-    "trust_path",
-    "update",
 ]
 
-FILE_NAME = "trust.json"
-LOCK_NAME = "trust.lock"
 #: Earlier baselines kept for ``rollback`` (oldest dropped first).
 MAX_HISTORY = 50
 PAIRING_MAX_ATTEMPTS = 5
 #: Which presence path authorised a grant (matches the audit log's ``path``).
 AUTH_PATHS = ("terminal", "webauthn", "window")
 
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-StatKey = tuple[int, ...]
 
 
 class PresenceRequired(TabwardenError):
@@ -113,180 +87,6 @@ class PresenceRequired(TabwardenError):
     code = "presence_required"
     exit_status = 1
     hint = "Run it at a real terminal (or confirm in the browser); removing power never needs this."
-
-
-def trust_path(env: dict[str, str] | None = None) -> Path:
-    return config_dir(env) / FILE_NAME
-
-
-# --- reading ---------------------------------------------------------------------------------
-
-
-def _open_dir(directory: Path, *, create: bool) -> int | None:
-    """An fd on ``directory`` after checking it is a real directory, ours, mode 0700."""
-    if create:
-        try:
-            directory.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise TrustUnreadable(f"cannot create {directory} ({exc.strerror})") from None
-    try:
-        dfd = os.open(directory, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise TrustUnreadable(f"{directory} is a symlink or not a directory") from None
-        raise TrustUnreadable(f"cannot open {directory} ({exc.strerror})") from None
-    try:
-        st = os.fstat(dfd)
-        if st.st_uid != os.geteuid():
-            raise TrustUnreadable(f"{directory} is owned by uid {st.st_uid}, not {os.geteuid()}")
-        if stat.S_IMODE(st.st_mode) != 0o700:
-            raise TrustUnreadable(f"{directory} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700")
-    except BaseException:
-        os.close(dfd)
-        raise
-    return dfd
-
-
-def _stat_key(st: os.stat_result) -> StatKey:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_uid)
-
-
-def _read_at(dfd: int, path: Path) -> tuple[TrustDocument, StatKey] | None:
-    """Open, check and parse ``path.name`` inside ``dfd``; None when it does not exist."""
-    try:
-        fd = os.open(path.name, os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dfd)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise TrustUnreadable(f"{path} is a symlink") from None
-        raise TrustUnreadable(f"cannot open {path} ({exc.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if (problem := private_file_problem(st, path)) is not None:
-            raise TrustUnreadable(problem)
-        raw = read_capped(fd, MAX_DOCUMENT_BYTES)
-        if raw is None:
-            raise TrustUnreadable(f"{path} is too large")
-    except OSError as exc:
-        raise TrustUnreadable(f"cannot read {path} ({exc.strerror})") from None
-    finally:
-        os.close(fd)
-    return parse(raw), _stat_key(st)
-
-
-def _missing(path: Path, expect_paired: bool) -> None:
-    if expect_paired:
-        raise TrustUnreadable(f"{path} is missing but a host key exists")
-
-
-def _load(path: Path, expect_paired: bool) -> tuple[TrustDocument, StatKey] | None:
-    dfd = _open_dir(path.parent, create=False)
-    if dfd is None:
-        _missing(path, expect_paired)
-        return None
-    try:
-        found = _read_at(dfd, path)
-    finally:
-        os.close(dfd)
-    if found is None:
-        _missing(path, expect_paired)
-    return found
-
-
-def load(path: Path | str, *, expect_paired: bool) -> TrustDocument | None:
-    """The record at ``path``; None only when it is missing and ``not expect_paired``."""
-    found = _load(Path(path), expect_paired)
-    return None if found is None else found[0]
-
-
-# --- writing ---------------------------------------------------------------------------------
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _write_atomic(dfd: int, name: str, data: bytes) -> None:
-    temp = f".{name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(
-        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
-    )
-    try:
-        try:
-            os.fchmod(fd, 0o600)
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    except BaseException:
-        try:
-            os.unlink(temp, dir_fd=dfd)
-        except OSError:
-            pass
-        raise
-    os.fsync(dfd)
-
-
-def update(
-    path: Path | str,
-    mutate: Callable[[TrustDocument], TrustDocument],
-    *,
-    initial: TrustDocument | None = None,
-) -> TrustDocument:
-    """Locked read-modify-write. ``mutate`` sees the current record (or ``initial`` when there is
-    none yet; without ``initial`` a missing record is ``TrustUnreadable``). The result is written
-    with ``epoch = current.epoch + 1``. If ``mutate`` raises, or returns the record it was given
-    unchanged, nothing is written."""
-    path = Path(path)
-    dfd = _open_dir(path.parent, create=True)
-    if dfd is None:
-        raise TrustUnreadable(f"{path.parent} disappeared")
-    try:
-        lock_fd = os.open(
-            LOCK_NAME, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dfd
-        )
-        try:
-            st = os.fstat(lock_fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-                raise TrustUnreadable(f"{path.parent / LOCK_NAME} is not our regular file")
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            found = _read_at(dfd, path)
-            if found is not None:
-                current = found[0]
-            elif initial is not None:
-                current = initial
-            else:
-                raise TrustUnreadable(f"{path} is missing (not paired yet?)")
-            new = mutate(current)
-            if new is current and found is not None:
-                return current  # nothing changed: no write, no new epoch
-            if not isinstance(new, TrustDocument):
-                raise TypeError("mutate must return a TrustDocument")
-            new = replace(new, version=SCHEMA_VERSION, epoch=current.epoch + 1)
-            data = serialise(new)
-            try:
-                parse(data)
-            except TrustUnreadable as exc:
-                raise ValueError(
-                    f"refusing to write a record that would not read back: {exc.reason}"
-                ) from None
-            _write_atomic(dfd, path.name, data)
-            return new
-        finally:
-            os.close(lock_fd)  # releases the flock
-    except OSError as exc:
-        raise TrustUnreadable(f"cannot write {path} ({exc.strerror})") from None
-    finally:
-        os.close(dfd)
 
 
 # --- helpers shared by the writers -----------------------------------------------------------
@@ -740,83 +540,3 @@ def consume_pairing_code(path: Path | str, code: str, now: int) -> bool:
 
     update(path, mutate)
     return result
-
-
-# --- the reader every enforcement point uses -------------------------------------------------
-
-
-class TrustReader:
-    """Cached, fail-closed view of the record for one process.
-
-    Re-verifies whenever the file's (dev, inode, size, mtime, ctime, mode, owner) or its directory's
-    (dev, inode, mode, owner) change. Keeps the
-    highest epoch and kill serial it has seen; a lower one later is tampering (deny). Denials are
-    never cached, so fixing the file takes effect on the next call. ``current`` never raises.
-    """
-
-    def __init__(
-        self, path: Path | str, public_key_loader: Callable[[], HostPublicKey | None]
-    ) -> None:
-        self._path = Path(path)
-        self._loader = public_key_loader
-        self._lock = threading.Lock()
-        self._key: StatKey | None = None
-        self._dir_key: StatKey | None = None
-        self._cached: Effective | None = None
-        self._max_epoch = -1
-        self._max_kill = 0
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    def current(self, now: int) -> Effective:
-        try:
-            with self._lock:
-                return self._current(now)
-        except TrustUnreadable as exc:
-            return Effective.deny_all(exc.reason)
-        except Exception as exc:  # never raise: any surprise is a denial
-            return Effective.deny_all(f"trust check failed ({type(exc).__name__})")
-
-    def _current(self, now: int) -> Effective:
-        try:
-            st = os.stat(self._path, follow_symlinks=False)
-            probe: StatKey | None = _stat_key(st)
-        except FileNotFoundError:
-            probe = None
-        except OSError:
-            probe = (-1,)
-        try:
-            dst = os.stat(self._path.parent, follow_symlinks=False)
-            dir_probe: StatKey = (dst.st_dev, dst.st_ino, dst.st_mode, dst.st_uid)
-        except OSError:
-            dir_probe = (-1,)
-        if self._cached is not None and probe == self._key and dir_probe == self._dir_key:
-            return self._cached
-        self._cached = None
-        public = self._loader()
-        if public is not None and not isinstance(public, HostPublicKey):
-            raise TypeError("public_key_loader must return a HostPublicKey or None")
-        found = _load(self._path, expect_paired=public is not None)
-        if found is None:
-            eff = Effective.unpaired()
-            file_key: StatKey | None = None
-        elif public is None:
-            return Effective.deny_all("a trust record exists but no host key is stored")
-        else:
-            doc, file_key = found
-            eff = effective(doc, public, now)
-            if doc.epoch < self._max_epoch:
-                return Effective.deny_all(
-                    f"epoch went backwards ({doc.epoch} < {self._max_epoch}): tampering"
-                )
-            if eff.kill_serial < self._max_kill:
-                return Effective.deny_all(
-                    f"kill serial went backwards ({eff.kill_serial} < {self._max_kill}): tampering"
-                )
-            self._max_epoch = doc.epoch
-            self._max_kill = eff.kill_serial
-        if file_key is not None and file_key == probe:  # cache only what that stat describes
-            self._key, self._dir_key, self._cached = file_key, dir_probe, eff
-        return eff

@@ -9,6 +9,7 @@ from typing import Any
 
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
+from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.verify import Effective
 
 NOW = 1_760_000_000
@@ -30,8 +31,8 @@ def with_client(tmp_path: Path) -> tuple[Path, HostKey]:
     return path, key
 
 
-def reader(path: Path, key: HostKey) -> store.TrustReader:
-    return store.TrustReader(path, lambda: key.public)
+def reader(path: Path, key: HostKey) -> TrustReader:
+    return TrustReader(path, lambda: key.public)
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.record import empty_document, serialise
+from tabwarden.trust.record_file import load
 from tests.trust import reader
 
 WORKERS = 8
@@ -51,7 +52,7 @@ def test_eight_processes_lose_no_update(tmp_path: Path) -> None:
         p.join(timeout=120)
     assert [p.exitcode for p in procs] == [0] * WORKERS
 
-    doc = store.load(path, expect_paired=True)
+    doc = load(path, expect_paired=True)
     assert doc is not None
     expected = {idx * 1000 + i for idx in range(WORKERS) for i in range(EACH)}
     seen = (

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
+from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import TrustUnreadable, empty_document, parse, serialise
 from tests.trust import SHA_A, paired
 
@@ -222,7 +223,7 @@ def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> N
     # serialise exactly as they were signed and keep verifying.
     assert chromium.credentials[0].uv is False
     assert "uv" not in json.loads(raw)["browsers"][1]["credentials"][0]
-    eff = store.TrustReader(path, lambda: key.public).current(4)
+    eff = TrustReader(path, lambda: key.public).current(4)
     assert {b.label: b.credentials[0].uv for b in eff.browsers} == {
         "chrome": True,
         "chromium": False,
@@ -245,7 +246,7 @@ def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) ->
     store.add_browser_credential(path, key, "chrome", _credential(True), 2)
     raw = _edit(path.read_bytes(), lambda o: o["browsers"][0]["credentials"][0].pop("uv"))
     path.write_bytes(raw)
-    eff = store.TrustReader(path, lambda: key.public).current(4)
+    eff = TrustReader(path, lambda: key.public).current(4)
     assert eff.browsers == () or all(not b.credentials for b in eff.browsers)
 
 
@@ -254,11 +255,11 @@ def test_window_only_browser_round_trips_and_is_never_a_downgrade(tmp_path: Path
     store.add_window_only_browser(path, key, "edge", 2)
     raw = path.read_bytes()
     assert serialise(parse(raw)) == raw
-    [edge] = store.TrustReader(path, lambda: key.public).current(3).browsers
+    [edge] = TrustReader(path, lambda: key.public).current(3).browsers
     assert edge.window_only and edge.credentials == ()
     # Enrolling a credential ends window-only mode; going back is refused and writes nothing.
     store.add_browser_credential(path, key, "edge", _credential(True), 4)
-    [edge] = store.TrustReader(path, lambda: key.public).current(5).browsers
+    [edge] = TrustReader(path, lambda: key.public).current(5).browsers
     assert not edge.window_only and len(edge.credentials) == 1
     before = path.read_bytes()
     with pytest.raises(store.AlreadyEnrolled):

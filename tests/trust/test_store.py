@@ -19,8 +19,10 @@ from tabwarden.paths import BadLabel
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import DEFAULT_POLICY, PolicyError, apply_set
+from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import TrustDocument, TrustUnreadable
-from tabwarden.trust.store import PresenceRequired, TrustReader
+from tabwarden.trust.record_file import load, trust_path, update
+from tabwarden.trust.store import PresenceRequired
 from tabwarden.trust.verify import Effective
 from tests.trust import (
     NOW,
@@ -38,8 +40,8 @@ IS_ROOT = os.geteuid() == 0
 
 
 def test_trust_path_follows_the_config_dir(tmp_path: Path) -> None:
-    assert store.trust_path({"TABWARDEN_CONFIG_DIR": str(tmp_path)}) == tmp_path / "trust.json"
-    assert store.trust_path({"XDG_CONFIG_HOME": "/x"}) == Path("/x/tabwarden/trust.json")
+    assert trust_path({"TABWARDEN_CONFIG_DIR": str(tmp_path)}) == tmp_path / "trust.json"
+    assert trust_path({"XDG_CONFIG_HOME": "/x"}) == Path("/x/tabwarden/trust.json")
 
 
 def test_files_are_private_and_the_dir_is_0700(tmp_path: Path) -> None:
@@ -121,7 +123,7 @@ def test_reader_fails_closed(tmp_path: Path, name: str) -> None:
     _assert_refused(watcher, fragment)
     _assert_refused(reader(path, key), fragment)  # a fresh process sees the same
     with pytest.raises(TrustUnreadable):
-        store.load(path, expect_paired=True)
+        load(path, expect_paired=True)
 
 
 def test_symlinked_record_is_refused_even_to_a_valid_record(tmp_path: Path) -> None:
@@ -131,7 +133,7 @@ def test_symlinked_record_is_refused_even_to_a_valid_record(tmp_path: Path) -> N
     os.symlink(elsewhere, path)
     _assert_refused(watcher, "symlink")
     with pytest.raises(TrustUnreadable, match="symlink"):
-        store.load(path, expect_paired=False)
+        load(path, expect_paired=False)
 
 
 def test_symlinked_config_dir_is_refused(tmp_path: Path) -> None:
@@ -160,7 +162,7 @@ def test_config_dir_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
 
 def test_missing_record_without_a_host_key_is_unpaired(tmp_path: Path) -> None:
     path = tmp_path / "cfg" / "trust.json"
-    assert store.load(path, expect_paired=False) is None
+    assert load(path, expect_paired=False) is None
     eff = TrustReader(path, lambda: None).current(NOW)
     assert eff == Effective.unpaired()
     assert not eff.killed and eff.policy == DEFAULT_POLICY
@@ -291,7 +293,7 @@ def test_failed_mutation_writes_nothing(tmp_path: Path) -> None:
         raise RuntimeError("no")
 
     with pytest.raises(RuntimeError):
-        store.update(path, boom)
+        update(path, boom)
     assert path.read_bytes() == before
 
 
@@ -330,7 +332,7 @@ def test_add_client_validates_and_re_pairing_lifts_a_revocation(tmp_path: Path) 
     with pytest.raises(BadLabel):
         store.add_client(path, key, "../x", "/usr/bin/x", SHA_A, NOW)
     store.revoke(path, "client", "claude", NOW)
-    doc = store.load(path, expect_paired=True)
+    doc = load(path, expect_paired=True)
     assert doc is not None and doc.clients == () and len(doc.revocations) == 1
     assert reader(path, key).current(NOW).paired_clients == ()
     store.add_client(path, key, "claude", "/usr/bin/claude2", SHA_B, NOW)
@@ -372,7 +374,7 @@ def test_set_baseline_keeps_history_and_drops_restrictions_on_keys_it_sets(tmp_p
     store.add_restriction(path, "eval", False, NOW)
     current = reader(path, key).current(NOW).policy
     store.set_baseline(path, key, apply_set(DEFAULT_POLICY, {"eval": True}).to_json(), NOW)
-    doc = store.load(path, expect_paired=True)
+    doc = load(path, expect_paired=True)
     assert doc is not None and len(doc.policy.history) == 1
     assert [r.key for r in doc.policy.restrictions] == ["clickGraceSeconds"]
     eff = reader(path, key).current(NOW)
