@@ -125,7 +125,7 @@ def _dir_problem(st: os.stat_result) -> tuple[str, UnsafeKind] | None:
         return f"is owned by uid {st.st_uid}, not {os.geteuid()}", "owner"
     mode = stat.S_IMODE(st.st_mode)
     if mode != DIR_MODE:
-        return f"has mode {mode:04o}; it must be 0700", "mode"
+        return f"has mode {mode:04o}, not 0700", "mode"
     return None
 
 
