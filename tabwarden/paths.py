@@ -39,7 +39,10 @@ class UnsafeRuntimeDir(TabwardenError):
 
     code = "unsafe_runtime_dir"
     exit_status = 3
-    hint = "Remove it or fix it (owned by you, mode 0700, not a symlink), or set TABWARDEN_RUNTIME_DIR."
+    hint = (
+        "Remove it or fix it (owned by you, mode 0700, not a symlink), or set "
+        "TABWARDEN_RUNTIME_DIR."
+    )
 
 
 class BadLabel(TabwardenError):

@@ -17,8 +17,8 @@ import pytest
 
 from tabwarden.mcp_server.spawner import (
     SPAWNERS_MAX,
-    SpawnerListUnsafe,
     Spawner,
+    SpawnerListUnsafe,
     SpawnerUnmeasurable,
     matches,
     measure_parent,
@@ -36,7 +36,9 @@ MEASURE_MY_PARENT = textwrap.dedent(
     from tabwarden.mcp_server.spawner import measure_parent, SpawnerUnmeasurable
     try:
         s = measure_parent()
-        print(json.dumps({"pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time}))
+        print(json.dumps(
+            {"pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time}
+        ))
     except SpawnerUnmeasurable as exc:
         print(json.dumps({"error": str(exc), "code": exc.code}))
     """
@@ -99,7 +101,8 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
             sys.executable,
             "-I",
             "-c",
-            "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); sys.stdin.read()",
+            "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); "
+            "sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

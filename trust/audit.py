@@ -138,7 +138,7 @@ class AuditLog:
 
     @contextmanager
     def _directory(self, *, create: bool) -> Iterator[PrivateDir | None]:
-        """The verified log directory (None if missing); private-fs refusals → ``UnsafeAuditLog``."""
+        """The verified log directory, or None if missing (refusals → ``UnsafeAuditLog``)."""
         with _mapped():
             directory = open_private_dir(self.path.parent, create=create)
         if directory is None:

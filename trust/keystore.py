@@ -299,6 +299,7 @@ class KeyringStore:
 # File
 # --------------------------------------------------------------------------------------------
 
+
 class FileStore:
     """The host key in a PKCS8 PEM file, mode 0600, in a 0700 directory we own.
 
