@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tabwarden.errors import TabwardenError
 from tabwarden.private_fs import PrivateFsError, file_problem, open_private_dir, read_capped
+from tabwarden.protocol.codes import BAD_LABEL, UNSAFE_RUNTIME_DIR
 
 __all__ = [
     "LABEL_RE",
@@ -37,7 +38,7 @@ LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 class UnsafeRuntimeDir(TabwardenError):
     """The runtime directory is not private to this user."""
 
-    code = "unsafe_runtime_dir"
+    code = UNSAFE_RUNTIME_DIR
     exit_status = 3
     hint = (
         "Remove it or fix it (owned by you, mode 0700, not a symlink), or set "
@@ -48,7 +49,7 @@ class UnsafeRuntimeDir(TabwardenError):
 class BadLabel(TabwardenError):
     """A browser label must be 1-32 of a-z, 0-9, '-', '_' (starting alphanumeric)."""
 
-    code = "bad_label"
+    code = BAD_LABEL
     exit_status = 2
 
 

@@ -45,6 +45,7 @@ from tabwarden.private_fs import (
     PrivateFsFailure,
     open_private_dir,
 )
+from tabwarden.protocol.codes import UNSAFE_AUDIT_LOG
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_KEEP = 5
@@ -59,7 +60,7 @@ _READ_SLACK = 1024 * 1024
 class UnsafeAuditLog(TabwardenError):
     """The audit log file is not private to this user."""
 
-    code = "unsafe_audit_log"
+    code = UNSAFE_AUDIT_LOG
     exit_status = 3
     hint = "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."
 

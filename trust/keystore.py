@@ -37,6 +37,13 @@ from tabwarden.private_fs import (
     UnsafeEntry,
     open_private_dir,
 )
+from tabwarden.protocol.codes import (
+    HOST_KEY_EXISTS,
+    KEYFILE_CORRUPT,
+    KEYFILE_UNSAFE,
+    KEYSTORE_ERROR,
+    KEYSTORE_UNAVAILABLE,
+)
 from tabwarden.trust.keys import HostKey
 
 __all__ = [
@@ -67,14 +74,17 @@ _FILE_STORE_HINT = (
 class KeyStoreError(TabwardenError):
     """The host key store failed."""
 
-    code = "keystore_error"
+    code = KEYSTORE_ERROR
     exit_status = 3
+    hint = (
+        "Run `tabwarden status`: it says which host key store is in use and what is wrong with it."
+    )
 
 
 class KeyStoreUnavailable(KeyStoreError):
     """The OS keyring is not usable for the host key."""
 
-    code = "keystore_unavailable"
+    code = KEYSTORE_UNAVAILABLE
     exit_status = 3
     hint = _FILE_STORE_HINT
 
@@ -82,7 +92,7 @@ class KeyStoreUnavailable(KeyStoreError):
 class KeyFileUnsafe(KeyStoreError):
     """The host key file or its directory is not private to this user."""
 
-    code = "keyfile_unsafe"
+    code = KEYFILE_UNSAFE
     exit_status = 3
     hint = (
         "The key file must be a regular file owned by you with mode 0600, in a 0700 directory you "
@@ -93,7 +103,7 @@ class KeyFileUnsafe(KeyStoreError):
 class KeyFileCorrupt(KeyStoreError):
     """The stored host key cannot be read as a key."""
 
-    code = "keyfile_corrupt"
+    code = KEYFILE_CORRUPT
     exit_status = 3
     hint = "The stored host key is damaged; remove it and pair again (existing pairings end)."
 
@@ -101,7 +111,7 @@ class KeyFileCorrupt(KeyStoreError):
 class HostKeyExists(KeyStoreError):
     """A host key is already stored; refusing to overwrite it."""
 
-    code = "host_key_exists"
+    code = HOST_KEY_EXISTS
     exit_status = 1
     hint = "Replacing the host key invalidates every pairing; replace it only deliberately."
 
