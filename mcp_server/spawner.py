@@ -70,7 +70,7 @@ class SeenSpawner:
     last_seen: int
     count: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:  # JSON for pair-client (commands.py indexes it)
         return {
             "path": self.path,
             "sha256": self.sha256,

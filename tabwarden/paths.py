@@ -85,7 +85,7 @@ def verify_private_dir(path: Path) -> None:
     found.close()
 
 
-def private_file_problem(st: os.stat_result, path: object) -> str | None:
+def private_file_problem(st: os.stat_result, path: os.PathLike[str] | str) -> str | None:
     """Why the file ``st`` describes is not a private regular file of ours, or None if it is.
 
     The rule is ``tabwarden.private_fs.file_problem``; this wrapper only prefixes the path, for

@@ -25,7 +25,8 @@ def test_help_lists_every_subcommand_and_does_not_import_mcp() -> None:
         "import sys\n"
         "from tabwarden.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'playwright')))\n"
+        "heavy = sorted(m for m in sys.modules\n"
+        "               if m == 'mcp' or m.startswith(('mcp.', 'playwright')))\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -95,7 +95,7 @@ def redact_fields(value: Any) -> Any:
 
 def _json_default(obj: object) -> str:
     if isinstance(obj, os.PathLike):
-        return os.fspath(obj)  # type: ignore[return-value]
+        return os.fsdecode(os.fspath(obj))
     raise TypeError(f"audit field of type {type(obj).__name__} is not JSON-serialisable")
 
 
