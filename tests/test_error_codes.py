@@ -102,7 +102,7 @@ def _all_modules() -> list[str]:
 
 
 def _subclasses(cls: type[TabwardenError]) -> list[type[TabwardenError]]:
-    out = []
+    out: list[type[TabwardenError]] = []
     for sub in cls.__subclasses__():
         out += [sub, *_subclasses(sub)]
     return out
@@ -111,7 +111,7 @@ def _subclasses(cls: type[TabwardenError]) -> list[type[TabwardenError]]:
 def test_every_error_class_has_a_code_from_the_table() -> None:
     for name in _all_modules():
         importlib.import_module(name)
-    classes = [TabwardenError, *_subclasses(TabwardenError)]
+    classes: list[type[TabwardenError]] = [TabwardenError, *_subclasses(TabwardenError)]
     assert len(classes) > 30  # the walk found the codebase, not just this module's imports
     cli = cli_only_table()
     wrong = []

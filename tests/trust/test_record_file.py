@@ -41,6 +41,11 @@ def _fifo(path: Path, tmp_path: Path) -> None:
     os.mkfifo(path, 0o600)
 
 
+def _symlinked_lock(path: Path, tmp_path: Path) -> None:
+    (path.parent / "trust.lock").unlink()
+    (path.parent / "trust.lock").symlink_to(tmp_path / "victim.lock")
+
+
 ATTACKS: dict[str, tuple[Callable[[Path, Path], None], str]] = {
     "symlinked record": (_symlinked_record, "symlink"),
     "symlinked directory": (_symlinked_dir, "symlink"),
@@ -49,13 +54,7 @@ ATTACKS: dict[str, tuple[Callable[[Path, Path], None], str]] = {
     "directory mode 0755": (lambda p, _: os.chmod(p.parent, 0o755), "not 0700"),  # noqa: S103
     "record is a fifo": (_fifo, "not a regular file"),
     "record owned by someone else": (lambda p, _: os.chown(p, 65534, 65534), "owned by uid"),
-    "lock is a symlink": (
-        lambda p, t: (
-            (p.parent / "trust.lock").unlink(),
-            (p.parent / "trust.lock").symlink_to(t / "victim.lock"),
-        ),
-        "symlink",
-    ),
+    "lock is a symlink": (_symlinked_lock, "symlink"),
 }
 
 
