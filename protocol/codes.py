@@ -1,9 +1,9 @@
 """Every machine error code as a named constant: the one spelling Python code uses.
 
 The values are the ``code`` column of ``protocol/error_codes.json`` (numbered wire rows, then the
-CLI-only list); ``tests/test_error_codes.py`` fails if this module and the table drift, and if any
-Python source spells a code as a bare string literal. This module must never define a code that
-is not in the table, and never compute one: a code is data a person can grep for.
+CLI-only list); ``tests/protocol/test_error_codes.py`` fails if this module and the table drift,
+and if any Python source spells a code as a bare string literal. This module must never define a
+code that is not in the table, and never compute one: a code is data a person can grep for.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // error-codes.js — the extension's copy of the shared machine error-code table
 // (protocol/error_codes.json). Pure: no chrome, no I/O. It must never drift from the JSON
-// (tests/test_error_codes.py and tests/extension/error-codes.test.mjs compare them), and rows
+// (tests/protocol/test_error_codes.py and tests/extension/error-codes.test.mjs compare them), and rows
 // must never be renumbered, reused or removed: append only, one row per line, hints verbatim.
 
 /**

@@ -98,7 +98,7 @@ def test_status_shows_how_each_paired_browser_confirms(tmp_path: Path, runtime_d
     config = runtime_dir.parent / "config"
     key = pair_record(config)
     store.add_window_only_browser(config / "trust.json", key, "edge", int(time.time()))
-    store.add_browsercredential(
+    store.add_browser_credential(
         config / "trust.json", key, "chromium", credential(True), int(time.time())
     )
     env = host_env(runtime_dir, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))

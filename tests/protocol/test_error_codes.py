@@ -12,7 +12,7 @@ from typing import Any
 from tabwarden.errors import TabwardenError, cli_only_table, error_table, known_codes
 from tabwarden.protocol import codes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ROW = re.compile(r'^\s*\["([a-z_]+)",\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\],?\s*$')
 
 

@@ -43,7 +43,7 @@ from tabwarden.manifests import (
     render_manifest,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BROWSERS = ("chrome", "chromium", "brave", "edge", "vivaldi")
 PUBLIC_KEY = (
     "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA7gehRauXPLOCl6XNPbht2X6fOvLzvE/rXCwj34aU+Lyqdnjw4C"
