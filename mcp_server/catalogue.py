@@ -26,6 +26,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import BAD_REQUEST
 
 __all__ = [
     "BY_NAME",
@@ -45,7 +46,7 @@ class BadArguments(TabwardenError):
     """The arguments are well-typed but do not make one request (e.g. two ways to name one
     element)."""
 
-    code = "bad_request"
+    code = BAD_REQUEST
 
 
 # -- the vocabulary ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
+from tabwarden.protocol.codes import BAD_REQUEST, INTERNAL_ERROR
 
 #: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
 #: ``TabwardenError`` (``uploads.UploadRefused``).
@@ -74,7 +75,7 @@ class GatedTool:
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError:  # the SDK validated against the same fields; never echo values
-            return error_result("bad_request", f"invalid arguments for {self.spec.name}")
+            return error_result(BAD_REQUEST, f"invalid arguments for {self.spec.name}")
         return await self._answer(self.spec, args)
 
 
@@ -145,7 +146,7 @@ class ToolCalls:
             return ok_result(spec.result.model_validate(reply))
         except ValueError:
             return error_result(
-                "internal_error", f"the extension returned a malformed {action} result"
+                INTERNAL_ERROR, f"the extension returned a malformed {action} result"
             )
 
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
@@ -157,7 +158,7 @@ def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
     """A screenshot reply as MCP image content, with its metadata as structured content."""
     data = reply.get("data")
     if not isinstance(data, str):
-        return error_result("internal_error", "the extension returned no image")
+        return error_result(INTERNAL_ERROR, "the extension returned no image")
     mime_type = str(reply.get("mimeType", "image/png"))
     meta = {
         "mimeType": mime_type,

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from tabwarden.errors import TabwardenError
 from tabwarden.paths import config_dir
+from tabwarden.protocol.codes import POLICY_DENIED
 
 #: The file travels host -> browser in one native message (base64), under Chrome's 1 MiB cap.
 MAX_UPLOAD_BYTES = 700 * 1024
@@ -25,7 +26,7 @@ MAX_UPLOAD_BYTES = 700 * 1024
 class UploadRefused(TabwardenError):
     """That file cannot be uploaded."""
 
-    code = "policy_denied"
+    code = POLICY_DENIED
     hint = (
         "Put the file in the upload sandbox (TABWARDEN_UPLOAD_DIR, default <config>/uploads) "
         "and name it relative to it."
