@@ -30,6 +30,16 @@ from tabwarden.framestream import ConnectionClosed, FrameStream
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.chunking import ChunkError, Reassembler
+from tabwarden.protocol.codes import (
+    BAD_REQUEST,
+    BUSY,
+    CLIENT_NOT_PAIRED,
+    EXTENSION_NOT_CONNECTED,
+    INTERNAL_ERROR,
+    MESSAGE_TOO_LARGE,
+    NOT_PAIRED,
+    UNKNOWN_ACTION,
+)
 from tabwarden.protocol.framing import FrameTooLarge, FramingError
 from tabwarden.protocol.handshake import (
     NONCE_SIZE,
@@ -83,7 +93,7 @@ OriginGranter = Callable[[str], Awaitable[None]]
 class GrantUnavailable(TabwardenError):
     """The host cannot record that grant (nothing is paired, so there is no key to sign it)."""
 
-    code = "not_paired"
+    code = NOT_PAIRED
 
 
 async def _no_granter(origin: str) -> None:
@@ -209,7 +219,7 @@ class Relay:
                 await client.stream.send(reply)
             except FrameTooLarge:
                 await client.stream.send(
-                    error_reply(client_id, "message_too_large", "reply exceeds the bridge limit")
+                    error_reply(client_id, MESSAGE_TOO_LARGE, "reply exceeds the bridge limit")
                 )
             except ConnectionClosed:
                 pass
@@ -223,7 +233,7 @@ class Relay:
         client, client_id = entry
         client.pending.discard(native_id)
         try:
-            await client.stream.send(error_reply(client_id, "internal_error", text))
+            await client.stream.send(error_reply(client_id, INTERNAL_ERROR, text))
         except ConnectionClosed:
             pass
 
@@ -272,7 +282,7 @@ class Relay:
 
         if action not in HOST_CALLS:
             log.warning("extension asked for unknown host action %r", action)
-            await self._send_native(refused("unknown_action", f"unknown host action {action!r}"))
+            await self._send_native(refused(UNKNOWN_ACTION, f"unknown host action {action!r}"))
             return
         try:
             result = await self._host_calls(action, args)
@@ -281,11 +291,11 @@ class Relay:
             reply = refused(exc.code, str(exc))
         except Exception as exc:  # never let one call kill the host; never echo internals
             log.error("host_call %s failed: %s", action, type(exc).__name__)
-            reply = refused("internal_error", "the host could not answer that call")
+            reply = refused(INTERNAL_ERROR, "the host could not answer that call")
         else:
             if not isinstance(result, dict):
                 log.error("host_call %s produced a non-object result", action)
-                reply = refused("internal_error", "the host could not answer that call")
+                reply = refused(INTERNAL_ERROR, "the host could not answer that call")
             else:
                 reply = {"type": "host_reply", "id": call_id, "ok": True, "result": result}
         await self._send_native(reply)
@@ -296,7 +306,7 @@ class Relay:
             self._take(native_id)
             try:
                 await client.stream.send(
-                    error_reply(client_id, "extension_not_connected", "the browser disconnected")
+                    error_reply(client_id, EXTENSION_NOT_CONNECTED, "the browser disconnected")
                 )
             except ConnectionClosed:
                 pass
@@ -351,7 +361,7 @@ class Relay:
         action = message.get("action")
         args = message.get("args", {})
         if not isinstance(action, str) or not ACTION_RE.match(action) or not isinstance(args, dict):
-            await client.stream.send(error_reply(request_id, "bad_request", "malformed request"))
+            await client.stream.send(error_reply(request_id, BAD_REQUEST, "malformed request"))
             return True
         eff = self._trust()
         refusal = trust_refusal(eff, client)
@@ -364,17 +374,15 @@ class Relay:
                 f" ({eff.refused})" if eff.refused else "",
             )
             await client.stream.send(error_reply(request_id, code, text))
-            return code != "client_not_paired"  # an unpaired client is cut off
+            return code != CLIENT_NOT_PAIRED  # an unpaired client is cut off
         if not self.extension_connected:
             await client.stream.send(
-                error_reply(
-                    request_id, "extension_not_connected", "the extension has not connected"
-                )
+                error_reply(request_id, EXTENSION_NOT_CONNECTED, "the extension has not connected")
             )
             return True
         if not await self._wait_for_slot():
             await client.stream.send(
-                error_reply(request_id, "busy", f"{self.max_in_flight} browser calls are in flight")
+                error_reply(request_id, BUSY, f"{self.max_in_flight} browser calls are in flight")
             )
             return True
         native_id = f"r{next(self._ids)}"
@@ -395,7 +403,7 @@ class Relay:
             self._take(native_id)
             client.pending.discard(native_id)
             await client.stream.send(
-                error_reply(request_id, "message_too_large", "request exceeds 1 MiB")
+                error_reply(request_id, MESSAGE_TOO_LARGE, "request exceeds 1 MiB")
             )
         return True
 
@@ -406,7 +414,7 @@ def _sanitise_reply(message: dict[str, Any], client_id: Any) -> dict[str, Any]:
     error = message.get("error")
     if isinstance(error, dict) and isinstance(error.get("code"), str):
         return error_reply(client_id, error["code"], str(error.get("message", ""))[:2000])
-    return error_reply(client_id, "internal_error", "the extension sent a malformed reply")
+    return error_reply(client_id, INTERNAL_ERROR, "the extension sent a malformed reply")
 
 
 def _version() -> str:

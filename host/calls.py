@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import BAD_REQUEST, POLICY_DENIED, UNKNOWN_ACTION
 from tabwarden.trust import operations
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.operations import NotPaired, TrustContext
@@ -34,19 +35,19 @@ MAX_ID_CHARS = 256
 class BadHostCall(TabwardenError):
     """The host call's arguments are malformed."""
 
-    code = "bad_request"
+    code = BAD_REQUEST
 
 
 class PolicyDenied(TabwardenError):
     """The signed policy keeps that off; a tap cannot turn it on."""
 
-    code = "policy_denied"
+    code = POLICY_DENIED
 
 
 class UnknownHostAction(TabwardenError):
     """The host does not know that action."""
 
-    code = "unknown_action"
+    code = UNKNOWN_ACTION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

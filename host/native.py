@@ -17,13 +17,14 @@ from typing import Any
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.protocol import nativemsg
+from tabwarden.protocol.codes import ORIGIN_REFUSED
 from tabwarden.protocol.framing import FramingError
 
 
 class OriginRefused(TabwardenError):
     """The host was started by something other than the pinned tabwarden extension."""
 
-    code = "origin_refused"
+    code = ORIGIN_REFUSED
     exit_status = 4
     hint = "Only Chrome may start the host, for the extension pinned by `tabwarden install`."
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from tabwarden.errors import TabwardenError
 from tabwarden.paths import HostEndpoint
+from tabwarden.protocol.codes import HOST_ALREADY_RUNNING
 from tabwarden.protocol.handshake import SECRET_SIZE
 
 LOCK_WAIT_SECONDS = 5.0
@@ -29,7 +30,7 @@ LOCK_WAIT_SECONDS = 5.0
 class HostAlreadyRunning(TabwardenError):
     """Another tabwarden host is already serving this browser label."""
 
-    code = "host_already_running"
+    code = HOST_ALREADY_RUNNING
     exit_status = 3
     hint = "Close the other browser using this label, or install with a different --browser label."
 

@@ -32,6 +32,7 @@ from tabwarden.paths import (
     verify_private_dir,
 )
 from tabwarden.peer import PeerAttestor, PeerRefused
+from tabwarden.protocol.codes import BAD_REQUEST, BRIDGE_REFUSED, EXTENSION_NOT_CONNECTED, TIMEOUT
 from tabwarden.protocol.framing import FramingError
 from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
 
@@ -76,12 +77,12 @@ def _read_secret(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if private_file_problem(os.fstat(fd), path) is not None:
-            raise BridgeError("bridge_refused", "the run secret file is not a private regular file")
+            raise BridgeError(BRIDGE_REFUSED, "the run secret file is not a private regular file")
         data = os.read(fd, SECRET_SIZE + 1)
     finally:
         os.close(fd)
     if len(data) != SECRET_SIZE:
-        raise BridgeError("bridge_refused", "the run secret file has the wrong size")
+        raise BridgeError(BRIDGE_REFUSED, "the run secret file has the wrong size")
     return data
 
 
@@ -123,20 +124,18 @@ class BridgeClient:
             verify_private_dir(directory)
         except UnsafeRuntimeDir as exc:
             if not directory.exists():
-                raise BridgeError(
-                    "extension_not_connected", "no tabwarden host is running"
-                ) from None
-            raise BridgeError("bridge_refused", str(exc)) from None
+                raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is running") from None
+            raise BridgeError(BRIDGE_REFUSED, str(exc)) from None
         label = self._label or (self._env or os.environ).get("TABWARDEN_BROWSER")
         if label:
             return endpoint(label, directory)
         live = live_endpoints(directory)
         if not live:
-            raise BridgeError("extension_not_connected", "no tabwarden host is running")
+            raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is running")
         if len(live) > 1:
             names = ", ".join(e.label for e in live)
             raise BridgeError(
-                "bad_request", f"several browsers are connected ({names}); set TABWARDEN_BROWSER"
+                BAD_REQUEST, f"several browsers are connected ({names}); set TABWARDEN_BROWSER"
             )
         return live[0]
 
@@ -156,7 +155,7 @@ class BridgeClient:
                 await asyncio.wait_for(self._connect(), CONNECT_TIMEOUT)
             except asyncio.TimeoutError:
                 self.last_handshake_error = "timed out connecting to the host"
-                raise BridgeError("timeout", self.last_handshake_error) from None
+                raise BridgeError(TIMEOUT, self.last_handshake_error) from None
 
     async def _connect(self) -> None:
         ep = self._endpoint()
@@ -167,11 +166,11 @@ class BridgeClient:
             await asyncio.get_running_loop().sock_connect(sock, str(ep.socket))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
-            raise BridgeError("extension_not_connected", "no tabwarden host is listening") from None
+            raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is listening") from None
         except OSError as exc:
             sock.close()
             raise BridgeError(
-                "extension_not_connected", f"cannot reach the host: {exc.strerror}"
+                EXTENSION_NOT_CONNECTED, f"cannot reach the host: {exc.strerror}"
             ) from None
         try:
             check_peer(sock, self._attest)
@@ -179,11 +178,11 @@ class BridgeClient:
         except (PeerRefused, BridgeError) as exc:
             sock.close()
             self.last_handshake_error = str(exc)
-            raise BridgeError("bridge_refused", str(exc)) from None
+            raise BridgeError(BRIDGE_REFUSED, str(exc)) from None
         except OSError:
             sock.close()
             self.last_handshake_error = "cannot read the run secret"
-            raise BridgeError("bridge_refused", self.last_handshake_error) from None
+            raise BridgeError(BRIDGE_REFUSED, self.last_handshake_error) from None
         reader, writer = await asyncio.open_connection(sock=sock)
         stream = FrameStream(reader, writer)
         machine = ClientHandshake(
@@ -199,7 +198,7 @@ class BridgeClient:
             reason = exc.reason if isinstance(exc, HandshakeFailed) else str(exc)
             self.last_handshake_error = reason
             log.warning("bridge handshake failed: %s", reason)
-            raise BridgeError("bridge_refused", f"bridge handshake failed: {reason}") from None
+            raise BridgeError(BRIDGE_REFUSED, f"bridge handshake failed: {reason}") from None
         self.last_handshake_error = None
         self._stream = stream
         self._browser = admitted.browser
@@ -232,7 +231,7 @@ class BridgeClient:
         for future in pending.values():
             if not future.done():
                 future.set_exception(
-                    BridgeError("extension_not_connected", "the host went away during the call")
+                    BridgeError(EXTENSION_NOT_CONNECTED, "the host went away during the call")
                 )
 
     # -- calls and status ---------------------------------------------------------------------
@@ -244,10 +243,10 @@ class BridgeClient:
         await self.ensure_connected()
         stream = self._stream
         if stream is None:
-            raise BridgeError("extension_not_connected", "the host went away")
+            raise BridgeError(EXTENSION_NOT_CONNECTED, "the host went away")
         if not self._extension_connected:
             raise BridgeError(
-                "extension_not_connected", "the host runs but the extension has not connected"
+                EXTENSION_NOT_CONNECTED, "the host runs but the extension has not connected"
             )
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -259,9 +258,9 @@ class BridgeClient:
             reply = await asyncio.wait_for(future, timeout or self._call_timeout)
         except asyncio.TimeoutError:
             limit = timeout or self._call_timeout
-            raise BridgeError("timeout", f"no answer from the browser within {limit:g} s") from None
+            raise BridgeError(TIMEOUT, f"no answer from the browser within {limit:g} s") from None
         except ConnectionClosed:
-            raise BridgeError("extension_not_connected", "the host went away") from None
+            raise BridgeError(EXTENSION_NOT_CONNECTED, "the host went away") from None
         finally:
             self._pending.pop(request_id, None)
         if reply.get("ok") is True and isinstance(reply.get("result"), dict):

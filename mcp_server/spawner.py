@@ -14,18 +14,19 @@ inode to a paired client's hash — an unsigned widening path next to the signed
 
 ``spawners.json`` in the config dir remembers recently seen spawners (path, hash, first/last seen,
 count; the 20 most recent) so ``tabwarden pair-client`` can offer them. It is a hint list, not a
-grant: nothing in it is trusted, and a damaged file is simply started afresh.
+grant: nothing in it is trusted, and a damaged file is simply started afresh. It is read and
+written through ``tabwarden.private_fs``: an unsafe directory or list (symlink, not ours, wrong
+mode, not a regular file) is never read (``recent_spawners`` gives []) and never replaced
+(``remember_spawner`` raises ``SpawnerListUnsafe``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hmac
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,18 +36,22 @@ import psutil
 
 from tabwarden.attest import image_sha256, pidfd_exited
 from tabwarden.errors import TabwardenError
+from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
+from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, SPAWNER_LIST_UNSAFE
 
 SPAWNERS_FILE = "spawners.json"
 SPAWNERS_LOCK = "spawners.lock"
 SPAWNERS_MAX = 20
 SPAWNERS_VERSION = 1
+#: 20 rows of a path and a hash are a few KiB; anything near this is not our list.
+SPAWNERS_MAX_BYTES = 1 << 20
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
 class SpawnerUnmeasurable(TabwardenError):
     """The process that spawned this MCP server could not be measured."""
 
-    code = "client_not_paired"
+    code = CLIENT_NOT_PAIRED
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +70,7 @@ class SeenSpawner:
     last_seen: int
     count: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:  # JSON for pair-client (commands.py indexes it)
         return {
             "path": self.path,
             "sha256": self.sha256,
@@ -156,28 +161,36 @@ def matches(spawner: Spawner, paired: Iterable[tuple[str, str]]) -> bool:
 # -------------------------------------------------------------------------------- remembering
 
 
-@contextlib.contextmanager
-def _locked(config_dir: Path) -> Iterator[None]:
-    config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(
-        config_dir / SPAWNERS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+class SpawnerListUnsafe(TabwardenError):
+    """The remembered-spawners list or its directory is not private to this user."""
+
+    code = SPAWNER_LIST_UNSAFE
+    exit_status = 3
+    hint = (
+        "The config directory must be yours, mode 0700, and spawners.json a regular 0600 file "
+        "(not a symlink); fix or remove it."
     )
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
-def _read_entries(path: Path) -> list[SeenSpawner]:
+@contextlib.contextmanager
+def _private(config_dir: Path, *, create: bool) -> Iterator[PrivateDir | None]:
+    """The checked config directory; private-fs refusals become ``SpawnerListUnsafe``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return []  # missing, or a symlink (ELOOP): nothing we will read
+        directory = open_private_dir(config_dir, create=create)
+        if directory is None:
+            yield None
+            return
+        with directory:
+            yield directory
+    except PrivateFsError as exc:
+        raise SpawnerListUnsafe(str(exc)) from None
+
+
+def _parse_entries(raw: bytes) -> list[SeenSpawner]:
+    """The valid rows of a ``spawners.json`` document; [] for anything damaged."""
     try:
-        with os.fdopen(fd, "rb") as fh:
-            document = json.loads(fh.read(1 << 20))
-    except (OSError, ValueError):
+        document = json.loads(raw)
+    except ValueError:
         return []
     if not isinstance(document, dict) or document.get("version") != SPAWNERS_VERSION:
         return []
@@ -194,75 +207,76 @@ def _read_entries(path: Path) -> list[SeenSpawner]:
             isinstance(path_s, str)
             and isinstance(sha, str)
             and _SHA256_RE.match(sha)
-            and all(type(v) is int and v >= 0 for v in (first, last, count))
+            and type(first) is int
+            and type(last) is int
+            and type(count) is int
+            and min(first, last, count) >= 0
         ):
-            out.append(SeenSpawner(path_s, sha, first, last, count))  # type: ignore[arg-type]
+            out.append(SeenSpawner(path_s, sha, first, last, count))
     return out
 
 
-def _write_entries(config_dir: Path, entries: list[SeenSpawner]) -> None:
-    path = config_dir / SPAWNERS_FILE
-    tmp = config_dir / f".{SPAWNERS_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    data = json.dumps(
-        {"version": SPAWNERS_VERSION, "spawners": [e.as_dict() for e in entries]}, indent=2
-    ).encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def _read_entries(directory: PrivateDir) -> list[SeenSpawner]:
+    """The remembered spawners. A damaged or oversized list reads as []; an unsafe one raises
+    (``PrivateFsError``) without being read."""
     try:
-        try:
-            os.fchmod(fd, 0o600)  # whatever the umask
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)  # replaces a symlink itself, never writes through it
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dfd = os.open(config_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(dfd)
-    finally:
-        os.close(dfd)
+        found = directory.read(SPAWNERS_FILE, SPAWNERS_MAX_BYTES)
+    except EntryTooLarge:
+        return []
+    return [] if found is None else _parse_entries(found[0])
 
 
 def remember_spawner(config_dir: Path | str, spawner: Spawner, now: float) -> None:
     """Record one sighting of ``spawner`` in ``spawners.json`` (0600, atomic, locked, capped)."""
-    config_dir = Path(config_dir)
     stamp = int(now)
-    with _locked(config_dir):
-        entries = _read_entries(config_dir / SPAWNERS_FILE)
-        previous = next(
-            (e for e in entries if e.path == spawner.exe and e.sha256 == spawner.sha256), None
+    with _private(Path(config_dir), create=True) as directory:
+        if directory is None:  # removed between mkdir and open
+            raise SpawnerListUnsafe(f"{config_dir} disappeared while remembering a spawner")
+        directory.check(SPAWNERS_FILE)  # refuse an unsafe list before creating even the lock
+        with directory.locked(SPAWNERS_LOCK):
+            _remember_locked(directory, spawner, stamp)
+
+
+def _remember_locked(directory: PrivateDir, spawner: Spawner, stamp: int) -> None:
+    entries = _read_entries(directory)
+    previous = next(
+        (e for e in entries if e.path == spawner.exe and e.sha256 == spawner.sha256), None
+    )
+    if previous is not None:
+        entries.remove(previous)
+        seen = SeenSpawner(
+            spawner.exe,
+            spawner.sha256,
+            previous.first_seen,
+            max(stamp, previous.last_seen),
+            previous.count + 1,
         )
-        if previous is not None:
-            entries.remove(previous)
-            seen = SeenSpawner(
-                spawner.exe,
-                spawner.sha256,
-                previous.first_seen,
-                max(stamp, previous.last_seen),
-                previous.count + 1,
-            )
-        else:
-            seen = SeenSpawner(spawner.exe, spawner.sha256, stamp, stamp, 1)
-        entries.append(seen)
-        entries.sort(key=lambda e: e.last_seen)  # stable: the latest sighting stays last on ties
-        _write_entries(config_dir, entries[-SPAWNERS_MAX:])
+    else:
+        seen = SeenSpawner(spawner.exe, spawner.sha256, stamp, stamp, 1)
+    entries.append(seen)
+    entries.sort(key=lambda e: e.last_seen)  # stable: the latest sighting stays last on ties
+    kept = entries[-SPAWNERS_MAX:]
+    data = json.dumps(
+        {"version": SPAWNERS_VERSION, "spawners": [e.as_dict() for e in kept]}, indent=2
+    ).encode("utf-8")
+    directory.write_atomic(SPAWNERS_FILE, data)
 
 
 def recent_spawners(config_dir: Path | str) -> list[SeenSpawner]:
-    """Recently seen spawners, most recent first; [] when there is no readable list."""
-    entries = _read_entries(Path(config_dir) / SPAWNERS_FILE)
+    """Recently seen spawners, most recent first; [] when there is no readable list (missing,
+    damaged, or refused as not private — an unsafe list is never read)."""
+    try:
+        with _private(Path(config_dir), create=False) as directory:
+            entries = [] if directory is None else _read_entries(directory)
+    except SpawnerListUnsafe:
+        return []
     return sorted(reversed(entries), key=lambda e: e.last_seen, reverse=True)[:SPAWNERS_MAX]
 
 
 __all__ = [
     "SeenSpawner",
     "Spawner",
+    "SpawnerListUnsafe",
     "SpawnerUnmeasurable",
     "matches",
     "measure_parent",

@@ -48,6 +48,7 @@ import psutil
 
 from tabwarden.errors import TabwardenError
 from tabwarden.peer import PeerAttestor, PeerCredentials, PeerRefused
+from tabwarden.protocol.codes import INTERNAL_ERROR
 
 log = logging.getLogger("tabwarden.attest")
 
@@ -88,7 +89,7 @@ _SHA_CACHE_MAX = 64
 class SelfMeasurementFailed(TabwardenError):
     """This process could not measure its own interpreter or installed package."""
 
-    code = "internal_error"
+    code = INTERNAL_ERROR
 
 
 @dataclass(frozen=True, slots=True)

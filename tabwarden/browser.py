@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import BROWSER_NOT_FOUND, EXTENSION_NOT_FOUND
 
 DEFAULT_CHROME = "/usr/lib/chromium/chromium"
 QUIET_FLAGS = (
@@ -47,14 +48,14 @@ QUIET_FLAGS = (
 class BrowserNotFound(TabwardenError):
     """No Chromium binary was found."""
 
-    code = "browser_not_found"
+    code = BROWSER_NOT_FOUND
     hint = "Install Debian's chromium (`apt-get install -y chromium`) or set CHROME_BIN."
 
 
 class ExtensionNotFound(TabwardenError):
     """The unpacked extension directory was not found."""
 
-    code = "extension_not_found"
+    code = EXTENSION_NOT_FOUND
     hint = (
         "Run from a checkout of tabwarden (extension/ beside pyproject.toml) "
         "or set TABWARDEN_EXTENSION_DIR."

@@ -37,6 +37,7 @@ import unicodedata
 from typing import IO, Any, Protocol
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import CEREMONY_DECLINED, NOT_A_TERMINAL
 from tabwarden.trust.operations import TerminalPhrase
 
 #: The fixed phrase for each power-widening action (anything else: derived from the action name).
@@ -55,7 +56,7 @@ _PHRASE_RE = re.compile(r"^[a-z0-9]+( [a-z0-9]+)*$")
 class NotATerminal(TabwardenError):
     """This command must be run by a person in a terminal, not through a pipe or by a program."""
 
-    code = "not_a_terminal"
+    code = NOT_A_TERMINAL
     exit_status = 2
     hint = (
         "Run this command yourself, in an interactive terminal (no pipes, no redirection, "
@@ -66,7 +67,7 @@ class NotATerminal(TabwardenError):
 class CeremonyDeclined(TabwardenError):
     """The confirmation phrase was not typed; nothing was changed."""
 
-    code = "ceremony_declined"
+    code = CEREMONY_DECLINED
     exit_status = 1
     hint = "Run the command again and type the phrase exactly as shown to go ahead."
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from tabwarden import __version__
 from tabwarden.errors import TabwardenError
@@ -83,8 +84,8 @@ def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "host",
         help="the native-messaging host (Chrome starts this; you do not)",
-        description="Run the native-messaging host. Chrome starts it through the installed manifest "
-        "and passes the caller origin, which must be the pinned tabwarden extension.",
+        description="Run the native-messaging host. Chrome starts it through the installed "
+        "manifest and passes the caller origin, which must be the pinned tabwarden extension.",
     )
     build_parser(parser)
     parser.set_defaults(func=_cmd_host)
@@ -178,9 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _path(value: str) -> object:
-    from pathlib import Path
-
+def _path(value: str) -> Path:
     return Path(value).expanduser().absolute()
 
 
@@ -200,7 +199,7 @@ def _reexec_isolated(argv: Sequence[str] | None) -> None:
     import os
 
     args = list(sys.argv[1:] if argv is None else argv)
-    os.execv(sys.executable, [sys.executable, "-I", "-m", "tabwarden", *args])
+    os.execv(sys.executable, [sys.executable, "-I", "-m", "tabwarden", *args])  # noqa: S606 - our own interpreter
 
 
 def main(argv: Sequence[str] | None = None) -> int:

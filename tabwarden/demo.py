@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import DEMO_FAILED
 
 PAGE_TITLE = "tabwarden demo page"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>{PAGE_TITLE}</title></head>
@@ -39,7 +40,7 @@ CONNECT_DEADLINE = 60.0
 class DemoFailed(TabwardenError):
     """The demo could not complete a step."""
 
-    code = "demo_failed"
+    code = DEMO_FAILED
     hint = (
         "Run with --keep and read chromium.log in the printed directory; "
         "`tabwarden status` may help."

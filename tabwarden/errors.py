@@ -1,7 +1,9 @@
 """The error family every tabwarden boundary raises, and the shared machine-code table.
 
-Each error class carries a stable machine ``code`` from ``protocol/error_codes.json`` (or a
-CLI-only code), a one-line ``hint`` a person can act on, and a process ``exit_status``. The CLI
+Each error class carries a stable machine ``code`` from ``protocol/error_codes.json`` — a
+numbered row if it can reach the wire or an MCP result, else an entry of its ``cliOnly`` list —
+spelled with the constant from ``tabwarden.protocol.codes``, a one-line ``hint`` a person can act
+on, and a process ``exit_status``. The CLI
 turns them into exit codes in exactly one place (``tabwarden.cli``). Messages must never carry a
 secret: no run secret, nonce, MAC, key material or page content ends up in ``str(error)``.
 """
@@ -11,14 +13,33 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from tabwarden.protocol.codes import INTERNAL_ERROR, USAGE
+
+
+@lru_cache(maxsize=1)
+def _document() -> dict[str, Any]:
+    raw = resources.files("tabwarden.protocol").joinpath("error_codes.json").read_text("utf-8")
+    document: dict[str, Any] = json.loads(raw)
+    return document
 
 
 @lru_cache(maxsize=1)
 def error_table() -> dict[str, tuple[int, str]]:
-    """code -> (number, hint), from the one append-only table."""
-    raw = resources.files("tabwarden.protocol").joinpath("error_codes.json").read_text("utf-8")
-    return {row["code"]: (row["n"], row["hint"]) for row in json.loads(raw)["codes"]}
+    """code -> (number, hint), from the one append-only table (the codes that reach the wire)."""
+    return {row["code"]: (row["n"], row["hint"]) for row in _document()["codes"]}
+
+
+@lru_cache(maxsize=1)
+def cli_only_table() -> dict[str, tuple[int, str]]:
+    """code -> (exit status, hint) for the codes that only ever reach a terminal."""
+    return {row["code"]: (row["exit"], row["hint"]) for row in _document()["cliOnly"]}
+
+
+def known_codes() -> frozenset[str]:
+    """Every code the table lists, numbered or CLI-only."""
+    return frozenset(error_table()) | frozenset(cli_only_table())
 
 
 def hint_for(code: str) -> str:
@@ -29,7 +50,7 @@ def hint_for(code: str) -> str:
 class TabwardenError(Exception):
     """Something went wrong inside tabwarden."""
 
-    code: ClassVar[str] = "internal_error"
+    code: ClassVar[str] = INTERNAL_ERROR
     exit_status: ClassVar[int] = 1
     hint: str = ""
 
@@ -41,5 +62,5 @@ class TabwardenError(Exception):
 class UsageError(TabwardenError):
     """The command line was not valid."""
 
-    code = "usage"
+    code = USAGE
     exit_status = 2

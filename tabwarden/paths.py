@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from tabwarden.errors import TabwardenError
+from tabwarden.private_fs import PrivateFsError, file_problem, open_private_dir, read_capped
+from tabwarden.protocol.codes import BAD_LABEL, UNSAFE_RUNTIME_DIR
+
+__all__ = [
+    "LABEL_RE",
+    "BadLabel",
+    "HostEndpoint",
+    "UnsafeRuntimeDir",
+    "config_dir",
+    "endpoint",
+    "ensure_runtime_dir",
+    "live_endpoints",
+    "private_file_problem",
+    "read_capped",
+    "runtime_dir",
+    "verify_private_dir",
+]
 
 #: A browser label names one host instance (one socket) — e.g. the browser it serves.
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -22,15 +38,18 @@ LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 class UnsafeRuntimeDir(TabwardenError):
     """The runtime directory is not private to this user."""
 
-    code = "unsafe_runtime_dir"
+    code = UNSAFE_RUNTIME_DIR
     exit_status = 3
-    hint = "Remove it or fix it (owned by you, mode 0700, not a symlink), or set TABWARDEN_RUNTIME_DIR."
+    hint = (
+        "Remove it or fix it (owned by you, mode 0700, not a symlink), or set "
+        "TABWARDEN_RUNTIME_DIR."
+    )
 
 
 class BadLabel(TabwardenError):
     """A browser label must be 1-32 of a-z, 0-9, '-', '_' (starting alphanumeric)."""
 
-    code = "bad_label"
+    code = BAD_LABEL
     exit_status = 2
 
 
@@ -58,45 +77,22 @@ def config_dir(env: dict[str, str] | None = None) -> Path:
 def verify_private_dir(path: Path) -> None:
     """Raise ``UnsafeRuntimeDir`` unless ``path`` is a real directory we own with mode 0700."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        raise UnsafeRuntimeDir(f"{path} does not exist") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafeRuntimeDir(f"{path} is a symlink")
-    if not stat.S_ISDIR(st.st_mode):
-        raise UnsafeRuntimeDir(f"{path} is not a directory")
-    if st.st_uid != os.getuid():
-        raise UnsafeRuntimeDir(f"{path} is owned by uid {st.st_uid}, not {os.getuid()}")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        raise UnsafeRuntimeDir(f"{path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700")
+        found = open_private_dir(path, create=False)
+    except PrivateFsError as exc:
+        raise UnsafeRuntimeDir(str(exc)) from None
+    if found is None:
+        raise UnsafeRuntimeDir(f"{path} does not exist")
+    found.close()
 
 
-def private_file_problem(st: os.stat_result, path: object) -> str | None:
+def private_file_problem(st: os.stat_result, path: os.PathLike[str] | str) -> str | None:
     """Why the file ``st`` describes is not a private regular file of ours, or None if it is.
 
-    The one check behind every secret-bearing file we read: run secret, trust record, host key,
-    audit log. Callers raise their own error class with the returned text.
+    The rule is ``tabwarden.private_fs.file_problem``; this wrapper only prefixes the path, for
+    callers that still do their own opening.
     """
-    if not stat.S_ISREG(st.st_mode):
-        return f"{path} is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"{path} is owned by uid {st.st_uid}, not {os.geteuid()}"
-    mode = stat.S_IMODE(st.st_mode)
-    if mode & 0o077:
-        return f"{path} has mode {mode:04o}; it must be 0600"
-    return None
-
-
-def read_capped(fd: int, limit: int, chunk: int = 65536) -> bytes | None:
-    """Everything readable from ``fd``, or None as soon as it exceeds ``limit`` bytes."""
-    parts: list[bytes] = []
-    total = 0
-    while data := os.read(fd, chunk):
-        parts.append(data)
-        total += len(data)
-        if total > limit:
-            return None
-    return b"".join(parts)
+    problem = file_problem(st)
+    return None if problem is None else f"{path} {problem[0]}"
 
 
 def ensure_runtime_dir(env: dict[str, str] | None = None) -> Path:

@@ -20,12 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import BRIDGE_REFUSED
 
 
 class PeerRefused(TabwardenError):
     """The process at the other end of the bridge socket is not allowed."""
 
-    code = "bridge_refused"
+    code = BRIDGE_REFUSED
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,14 +10,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tabwarden import __version__
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import EXTENSION_ID
 
+if TYPE_CHECKING:
+    from tabwarden.trust.verify import BrowserGrant
 
-def _browser_mode(browser: Any) -> str:
+
+_WINDOW_ONLY = "window-only: software confirmation"
+
+
+def _browser_mode(browser: BrowserGrant) -> str:
     """How a paired browser confirms: its authenticator, or the window (software confirmation)."""
     if browser.window_only:
         return "window-only"
@@ -108,36 +114,43 @@ def next_steps(report: dict[str, Any]) -> list[str]:
     trust = report["trust"]
     if trust["refused"]:
         steps.append(
-            f"The trust record is refused ({trust['refused']}); everything is denied until it is fixed."
+            f"The trust record is refused ({trust['refused']}); everything is denied until it is "
+            "fixed."
         )
     elif trust["killed"]:
         steps.append(
-            "The kill switch is engaged: a person releases it with `tabwarden unkill` at a terminal."
+            "The kill switch is engaged: a person releases it with `tabwarden unkill` at a "
+            "terminal."
         )
     if not trust["paired"]:
         steps.append(
-            "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a keyring)."
+            "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a "
+            "keyring)."
         )
     elif not trust["clients"]:
         steps.append(
-            "Pair your MCP client: start it once with tabwarden configured, then `tabwarden pair-client`."
+            "Pair your MCP client: start it once with tabwarden configured, then "
+            "`tabwarden pair-client`."
         )
     if not any(m["ok"] for m in report["manifests"]):
         steps.append(
-            "Register the host with your browser: `tabwarden install --browser chrome` (or chromium, brave, edge, vivaldi)."
+            "Register the host with your browser: `tabwarden install --browser chrome` "
+            "(or chromium, brave, edge, vivaldi)."
         )
     if not report["hosts"]:
         steps.append(
-            f"Load the extension: chrome://extensions → Developer mode → Load unpacked → extension/ "
-            f"(its ID must be {EXTENSION_ID}); the browser then starts the host."
+            "Load the extension: chrome://extensions → Developer mode → Load unpacked → "
+            f"extension/ (its ID must be {EXTENSION_ID}); the browser then starts the host."
         )
     elif not any(h.get("extensionConnected") for h in report["hosts"]):
         steps.append(
-            "A host runs but no extension is connected: reload the extension in chrome://extensions."
+            "A host runs but no extension is connected: reload the extension in "
+            "chrome://extensions."
         )
     if report["runtimeDir"]["state"].startswith("UNSAFE"):
         steps.append(
-            "Fix the runtime directory (yours, mode 0700, not a symlink) or set TABWARDEN_RUNTIME_DIR."
+            "Fix the runtime directory (yours, mode 0700, not a symlink) or set "
+            "TABWARDEN_RUNTIME_DIR."
         )
     if not steps:
         steps.append("Ready.")
@@ -167,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         "paired browsers: "
         + (
             ", ".join(
-                f"{label} ({'window-only: software confirmation' if mode == 'window-only' else mode})"
+                f"{label} ({_WINDOW_ONLY if mode == 'window-only' else mode})"
                 for label, mode in t["browserModes"].items()
             )
             or "none"

@@ -187,6 +187,6 @@ def trust_world(tmp_path: Path, *, paired: bool = True) -> TrustWorld:
         kill_latch=latch,
         load_key=lambda: key,
         effective=effective,
-        audit=lambda: AuditLog(tmp_path / "audit.jsonl"),
+        audit=lambda: AuditLog(config / "audit.jsonl"),
     )
     return TrustWorld(ctx=ctx, key=key, config=config)

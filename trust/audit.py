@@ -12,9 +12,10 @@ Guarantees:
 * Lines are written with one ``write`` on an ``O_APPEND`` descriptor, under an ``flock`` on the
   sibling ``<name>.lock`` and followed by ``fsync`` — concurrent writers never interleave or lose
   lines, rotation included.
-* The file is opened ``O_NOFOLLOW`` and must be a regular file we own, mode 0600 at most (no
-  group/other bits), with a single link; anything else raises ``UnsafeAuditLog`` and is left
-  untouched. New files are created 0600.
+* The directory and every file are opened through ``tabwarden.private_fs``: the directory must
+  be ours, mode exactly 0700, not a symlink; each file a regular file we own with no group/other
+  bit and a single link (``O_NOFOLLOW``, relative to the checked directory). Anything else
+  raises ``UnsafeAuditLog`` and is left untouched. New files are created 0600.
 * When the next line would take the file past ``max_bytes`` it is rotated: ``.1`` → ``.2`` …
   up to ``.<keep>`` (the oldest is dropped), then the live file → ``.1``.
 * Field values whose key looks secret-bearing (secret, token, password, code, cookie, nonce, mac,
@@ -25,8 +26,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
@@ -38,7 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError
-from tabwarden.paths import config_dir, private_file_problem
+from tabwarden.paths import config_dir
+from tabwarden.private_fs import (
+    EntryTooLarge,
+    PrivateDir,
+    PrivateFsError,
+    PrivateFsFailure,
+    open_private_dir,
+)
+from tabwarden.protocol.codes import UNSAFE_AUDIT_LOG
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_KEEP = 5
@@ -46,14 +53,28 @@ REDACTED = "[redacted]"
 AUTH_PATHS = frozenset({"terminal", "webauthn", "window"})
 SECRET_KEY_RE = re.compile(r"secret|token|passw|code|cookie|nonce|mac|key", re.IGNORECASE)
 _RESERVED = frozenset({"ts", "event", "decision", "path"})
+#: How far past ``max_bytes`` a log file may be and still be read (one line may overshoot).
+_READ_SLACK = 1024 * 1024
 
 
 class UnsafeAuditLog(TabwardenError):
     """The audit log file is not private to this user."""
 
-    code = "unsafe_audit_log"
+    code = UNSAFE_AUDIT_LOG
     exit_status = 3
     hint = "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."
+
+
+@contextmanager
+def _mapped() -> Iterator[None]:
+    """A private-filesystem refusal becomes ``UnsafeAuditLog``; a failure of the OS stays an
+    ``OSError`` (as before: callers treat the two differently)."""
+    try:
+        yield
+    except PrivateFsFailure as exc:
+        raise OSError(exc.errno, str(exc)) from None
+    except PrivateFsError as exc:
+        raise UnsafeAuditLog(str(exc)) from None
 
 
 def default_audit_path(env: dict[str, str] | None = None) -> Path:
@@ -74,7 +95,7 @@ def redact_fields(value: Any) -> Any:
 
 def _json_default(obj: object) -> str:
     if isinstance(obj, os.PathLike):
-        return os.fspath(obj)  # type: ignore[return-value]
+        return os.fsdecode(os.fspath(obj))
     raise TypeError(f"audit field of type {type(obj).__name__} is not JSON-serialisable")
 
 
@@ -116,53 +137,16 @@ class AuditLog:
 
     # ------------------------------------------------------------------ opening, safely
 
-    def _open(self, path: Path, flags: int, *, create: bool) -> int:
-        flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # NONBLOCK: a FIFO cannot hang us
-        if create:
-            flags |= os.O_CREAT
-        try:
-            fd = os.open(path, flags, 0o600)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise UnsafeAuditLog(f"{path} is a symlink") from None
-            if exc.errno == errno.ENXIO:
-                raise UnsafeAuditLog(f"{path} is not a regular file") from None
-            raise
-        try:
-            self._verify(path, os.fstat(fd))
-            os.set_blocking(fd, True)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    @staticmethod
-    def _verify(path: Path, st: os.stat_result) -> None:
-        if (problem := private_file_problem(st, path)) is not None:
-            raise UnsafeAuditLog(problem)
-        if st.st_nlink != 1:
-            raise UnsafeAuditLog(f"{path} has {st.st_nlink} hard links, expected 1")
-
     @contextmanager
-    def _locked(self, operation: int) -> Iterator[None]:
-        fd = self._open(self.lock_path, os.O_RDWR, create=True)
-        try:
-            fcntl.flock(fd, operation)
-            yield
-        finally:
-            os.close(fd)  # closing releases the flock
-
-    def _fsync_dir(self) -> None:
-        try:
-            dfd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
+    def _directory(self, *, create: bool) -> Iterator[PrivateDir | None]:
+        """The verified log directory, or None if missing (refusals → ``UnsafeAuditLog``)."""
+        with _mapped():
+            directory = open_private_dir(self.path.parent, create=create)
+        if directory is None:
+            yield None
             return
-        try:
-            os.fsync(dfd)
-        except OSError:
-            pass
-        finally:
-            os.close(dfd)
+        with directory, _mapped():
+            yield directory
 
     # ------------------------------------------------------------------ writing
 
@@ -191,37 +175,45 @@ class AuditLog:
             + b"\n"
         )
 
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with self._locked(fcntl.LOCK_EX):
-            fd = self._open(self.path, os.O_RDWR | os.O_APPEND, create=True)
-            try:
-                size = os.fstat(fd).st_size
-                if size > 0 and size + len(line) > self.max_bytes:
-                    os.close(fd)
-                    fd = -1
-                    self._rotate()
-                    fd = self._open(self.path, os.O_RDWR | os.O_APPEND, create=True)
-                    size = os.fstat(fd).st_size
-                if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-                    line = b"\n" + line  # a torn line (crash mid-write) must not swallow ours
-                view = memoryview(line)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                os.fsync(fd)
-            finally:
-                if fd >= 0:
-                    os.close(fd)
+        with self._directory(create=True) as directory:
+            if directory is None:  # removed between mkdir and open
+                raise UnsafeAuditLog(f"{self.path.parent} disappeared while writing")
+            with directory.locked(self.lock_path.name):
+                self._append_locked(directory, line)
 
-    def _rotate(self) -> None:
-        """Shift ``.N`` → ``.N+1`` (dropping ``.keep``) and the live file → ``.1``. Lock held."""
+    def _append_locked(self, directory: PrivateDir, line: bytes) -> None:
+        live = os.O_RDWR | os.O_APPEND
+        fd = directory.open_file(self.path.name, live, create=True)
+        try:
+            size = os.fstat(fd).st_size
+            if size > 0 and size + len(line) > self.max_bytes:
+                os.close(fd)
+                fd = -1
+                self._rotate(directory)
+                fd = directory.open_file(self.path.name, live, create=True)
+                size = os.fstat(fd).st_size
+            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # a torn line (crash mid-write) must not swallow ours
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _rotate(self, directory: PrivateDir) -> None:
+        """Shift ``.N`` → ``.N+1`` (dropping ``.keep``) and the live file → ``.1``. Lock held.
+
+        Every file that moves is checked first, so rotation never shuffles a planted symlink or
+        someone else's file into the set ``scan`` reads."""
+        for n in range(self.keep, 0, -1):
+            directory.check(self.rotated(n).name)
         for n in range(self.keep - 1, 0, -1):
-            try:
-                os.replace(self.rotated(n), self.rotated(n + 1))
-            except FileNotFoundError:
-                pass
-        os.replace(self.path, self.rotated(1))
-        self._fsync_dir()
+            directory.rename(self.rotated(n).name, self.rotated(n + 1).name)
+        directory.rename(self.path.name, self.rotated(1).name)
+        directory.fsync()
 
     # ------------------------------------------------------------------ reading
 
@@ -235,18 +227,21 @@ class AuditLog:
         if limit is not None and limit < 0:
             raise ValueError("limit must be >= 0")
         result = AuditScan()
-        if limit == 0 or not self.path.parent.is_dir():
+        if limit == 0:
             return result
         chunks: list[list[dict[str, Any]]] = []
         have = 0
-        with self._locked(fcntl.LOCK_SH):
-            for path in reversed(self.files()):  # newest file first; stop once we have enough
-                records, corrupt = self._read_file(path)
-                chunks.append(records)
-                result.corrupt += corrupt
-                have += len(records)
-                if limit is not None and have >= limit:
-                    break
+        with self._directory(create=False) as directory:
+            if directory is None:
+                return result
+            with directory.locked(self.lock_path.name, exclusive=False):
+                for path in reversed(self.files()):  # newest file first; stop once enough
+                    records, corrupt = self._read_file(directory, path.name)
+                    chunks.append(records)
+                    result.corrupt += corrupt
+                    have += len(records)
+                    if limit is not None and have >= limit:
+                        break
         for records in reversed(chunks):
             result.records.extend(records)
         if limit is not None:
@@ -259,13 +254,18 @@ class AuditLog:
         self.corrupt_lines = scan.corrupt
         return scan.records
 
-    def _read_file(self, path: Path) -> tuple[list[dict[str, Any]], int]:
+    def _read_file(self, directory: PrivateDir, name: str) -> tuple[list[dict[str, Any]], int]:
+        """The records in one log file and its count of damaged lines.
+
+        A file past the read bound (``max_bytes`` plus ``_READ_SLACK``: rotation lets one line
+        overshoot) is not read at all and counts as one damaged line."""
         try:
-            fd = self._open(path, os.O_RDONLY, create=False)
-        except FileNotFoundError:
+            found = directory.read(name, self.max_bytes + _READ_SLACK)
+        except EntryTooLarge:
+            return [], 1
+        if found is None:
             return [], 0
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
+        data = found[0]
         records: list[dict[str, Any]] = []
         corrupt = 0
         lines = data.split(b"\n")

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import HOST_KEY_INVALID
 
 __all__ = ["HostKey", "HostKeyInvalid", "HostPublicKey", "b64decode_strict"]
 
@@ -27,7 +28,7 @@ _MAX_SPKI = 512
 class HostKeyInvalid(TabwardenError, ValueError):
     """The host key is not a P-256 (ECDSA) key tabwarden can use."""
 
-    code = "host_key_invalid"
+    code = HOST_KEY_INVALID
     exit_status = 3
 
 

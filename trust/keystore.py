@@ -6,18 +6,18 @@ if the OS keyring is missing, disabled (null/fail backend), redirected (``PYTHON
 ``keyringrc.cfg``) or unreachable (no D-Bus session), ``KeyringStore`` refuses with
 ``KeyStoreUnavailable`` and the person chooses ``--file-store`` explicitly.
 
-``FileStore`` keeps ``$TABWARDEN_CONFIG_DIR/host-key.pem``: PKCS8 PEM, mode 0600, created with
-``O_CREAT|O_EXCL|O_NOFOLLOW`` inside a 0700 directory we own; it refuses to read a file that is a
-symlink, not a regular file, not ours, or readable by group/other.
+``FileStore`` keeps ``$TABWARDEN_CONFIG_DIR/host-key.pem``: PKCS8 PEM, mode 0600, written whole
+(never overwritten unless ``replace``) inside a 0700 directory we own, under the rules of
+``tabwarden.private_fs``: it refuses a directory or file that is a symlink, not ours, of the wrong
+type or mode, and replaces nothing it refuses.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import secrets
-import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -30,7 +30,20 @@ import keyring.errors
 import keyring.util.platform_
 
 from tabwarden.errors import TabwardenError, UsageError
-from tabwarden.paths import private_file_problem, read_capped
+from tabwarden.private_fs import (
+    EntryExists,
+    EntryTooLarge,
+    PrivateFsError,
+    UnsafeEntry,
+    open_private_dir,
+)
+from tabwarden.protocol.codes import (
+    HOST_KEY_EXISTS,
+    KEYFILE_CORRUPT,
+    KEYFILE_UNSAFE,
+    KEYSTORE_ERROR,
+    KEYSTORE_UNAVAILABLE,
+)
 from tabwarden.trust.keys import HostKey
 
 __all__ = [
@@ -61,14 +74,17 @@ _FILE_STORE_HINT = (
 class KeyStoreError(TabwardenError):
     """The host key store failed."""
 
-    code = "keystore_error"
+    code = KEYSTORE_ERROR
     exit_status = 3
+    hint = (
+        "Run `tabwarden status`: it says which host key store is in use and what is wrong with it."
+    )
 
 
 class KeyStoreUnavailable(KeyStoreError):
     """The OS keyring is not usable for the host key."""
 
-    code = "keystore_unavailable"
+    code = KEYSTORE_UNAVAILABLE
     exit_status = 3
     hint = _FILE_STORE_HINT
 
@@ -76,7 +92,7 @@ class KeyStoreUnavailable(KeyStoreError):
 class KeyFileUnsafe(KeyStoreError):
     """The host key file or its directory is not private to this user."""
 
-    code = "keyfile_unsafe"
+    code = KEYFILE_UNSAFE
     exit_status = 3
     hint = (
         "The key file must be a regular file owned by you with mode 0600, in a 0700 directory you "
@@ -87,7 +103,7 @@ class KeyFileUnsafe(KeyStoreError):
 class KeyFileCorrupt(KeyStoreError):
     """The stored host key cannot be read as a key."""
 
-    code = "keyfile_corrupt"
+    code = KEYFILE_CORRUPT
     exit_status = 3
     hint = "The stored host key is damaged; remove it and pair again (existing pairings end)."
 
@@ -95,7 +111,7 @@ class KeyFileCorrupt(KeyStoreError):
 class HostKeyExists(KeyStoreError):
     """A host key is already stored; refusing to overwrite it."""
 
-    code = "host_key_exists"
+    code = HOST_KEY_EXISTS
     exit_status = 1
     hint = "Replacing the host key invalidates every pairing; replace it only deliberately."
 
@@ -293,178 +309,65 @@ class KeyringStore:
 # File
 # --------------------------------------------------------------------------------------------
 
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
 
 class FileStore:
-    """The host key in a PKCS8 PEM file, mode 0600, in a 0700 directory we own."""
+    """The host key in a PKCS8 PEM file, mode 0600, in a 0700 directory we own.
+
+    All file access goes through ``tabwarden.private_fs``; this class only maps its refusals to
+    ``KeyFileUnsafe`` / ``KeyFileCorrupt`` / ``HostKeyExists`` / ``KeyStoreUnavailable``.
+    """
 
     kind = "file"
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
 
-    # -- the directory ------------------------------------------------------------------------
-
-    def _open_dir(self, *, create: bool) -> int | None:
-        """An fd on the parent directory after checking it is ours and 0700; None if missing."""
-        parent = self.path.parent
-        if create:
-            try:
-                parent.parent.mkdir(parents=True, exist_ok=True)
-                os.mkdir(parent, 0o700)
-            except FileExistsError:
-                pass
-            except OSError as exc:
-                raise KeyStoreUnavailable(
-                    f"cannot create {parent} ({exc.strerror or type(exc).__name__})"
-                ) from None
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """Turn a private-filesystem failure into this store's error (path and reason only)."""
         try:
-            dfd = os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise KeyFileUnsafe(f"{parent} is a symlink or not a directory") from None
-            raise KeyStoreUnavailable(
-                f"cannot open {parent} ({exc.strerror or type(exc).__name__})"
-            ) from None
-        try:
-            st = os.fstat(dfd)
-            if st.st_uid != os.geteuid():
-                raise KeyFileUnsafe(f"{parent} is owned by uid {st.st_uid}, not {os.geteuid()}")
-            if stat.S_IMODE(st.st_mode) & 0o077:
-                raise KeyFileUnsafe(
-                    f"{parent} has mode {stat.S_IMODE(st.st_mode):04o}; it must be 0700"
-                )
-        except BaseException:
-            os.close(dfd)
-            raise
-        return dfd
-
-    # -- the store ----------------------------------------------------------------------------
+            yield
+        except UnsafeEntry as exc:
+            raise KeyFileUnsafe(str(exc)) from None
+        except EntryTooLarge:
+            raise KeyFileCorrupt(f"{self.path} is too large to be a host key") from None
+        except EntryExists:
+            raise HostKeyExists(f"a host key is already stored in {self.path}") from None
+        except PrivateFsError as exc:
+            raise KeyStoreUnavailable(str(exc)) from None
 
     def load(self) -> HostKey | None:
-        dfd = self._open_dir(create=False)
-        if dfd is None:
-            return None
-        try:
-            try:
-                fd = os.open(
-                    self.path.name,
-                    os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC,
-                    dir_fd=dfd,
-                )
-            except FileNotFoundError:
+        with self._mapped():
+            directory = open_private_dir(self.path.parent, create=False)
+            if directory is None:
                 return None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise KeyFileUnsafe(f"{self.path} is a symlink") from None
-                raise KeyStoreUnavailable(
-                    f"cannot open {self.path} ({exc.strerror or type(exc).__name__})"
-                ) from None
-            try:
-                st = os.fstat(fd)
-                if (problem := private_file_problem(st, self.path)) is not None:
-                    raise KeyFileUnsafe(problem)
-                raw = read_capped(fd, _MAX_KEY_FILE, 8192) if st.st_size <= _MAX_KEY_FILE else None
-                if raw is None:
-                    raise KeyFileCorrupt(f"{self.path} is too large to be a host key")
-            finally:
-                os.close(fd)
-        finally:
-            os.close(dfd)
-        return _parse(raw, str(self.path))
+            with directory:
+                found = directory.read(self.path.name, _MAX_KEY_FILE)
+        if found is None:
+            return None
+        return _parse(found[0], str(self.path))
 
     def save(self, key: HostKey, *, replace: bool = False) -> None:
         pem = key.to_pem()
-        dfd = self._open_dir(create=True)
-        if dfd is None:  # removed between mkdir and open
-            raise KeyStoreUnavailable(f"{self.path.parent} disappeared while saving the host key")
-        try:
-            if replace:
-                self._replace(dfd, pem)
-            else:
-                self._create(dfd, self.path.name, pem)
-            os.fsync(dfd)
-        except OSError as exc:
-            raise KeyStoreUnavailable(
-                f"cannot write {self.path} ({exc.strerror or type(exc).__name__})"
-            ) from None
-        finally:
-            os.close(dfd)
-
-    def _create(self, dfd: int, name: str, pem: bytes) -> None:
-        try:
-            fd = os.open(name, _CREATE_FLAGS, 0o600, dir_fd=dfd)
-        except FileExistsError:
-            if stat.S_ISLNK(os.lstat(name, dir_fd=dfd).st_mode):
-                raise KeyFileUnsafe(f"{self.path} is a symlink; refusing to write") from None
-            raise HostKeyExists(f"a host key is already stored in {self.path}") from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise KeyFileUnsafe(f"{self.path} is a symlink; refusing to write") from None
-            raise
-        try:
-            try:
-                os.fchmod(fd, 0o600)
-                _write_all(fd, pem)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except BaseException:
-            try:
-                os.unlink(name, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
-
-    def _replace(self, dfd: int, pem: bytes) -> None:
-        try:
-            existing = os.lstat(self.path.name, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
-        else:
-            if not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
-                raise KeyFileUnsafe(f"{self.path} is not a regular file; refusing to replace it")
-        temp = f".{self.path.name}.{secrets.token_hex(8)}.tmp"
-        self._create(dfd, temp, pem)
-        try:
-            # Renaming over a symlink replaces the link itself, never its target.
-            os.replace(temp, self.path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(temp, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
+        with self._mapped():
+            directory = open_private_dir(self.path.parent, create=True)
+            if directory is None:  # removed between mkdir and open
+                raise KeyStoreUnavailable(
+                    f"{self.path.parent} disappeared while saving the host key"
+                )
+            with directory:
+                if replace:
+                    directory.write_atomic(self.path.name, pem)
+                else:
+                    directory.create_new(self.path.name, pem)
 
     def delete(self) -> bool:
-        dfd = self._open_dir(create=False)
-        if dfd is None:
-            return False
-        try:
-            os.unlink(self.path.name, dir_fd=dfd)
-            os.fsync(dfd)
-        except FileNotFoundError:
-            return False
-        except OSError as exc:
-            raise KeyStoreUnavailable(
-                f"cannot delete {self.path} ({exc.strerror or type(exc).__name__})"
-            ) from None
-        finally:
-            os.close(dfd)
-        return True
+        with self._mapped():
+            directory = open_private_dir(self.path.parent, create=False)
+            if directory is None:
+                return False
+            with directory:
+                return directory.unlink(self.path.name)
 
     def describe(self) -> str:
         return f"file {self.path}"

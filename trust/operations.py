@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import ALREADY_PAIRED, KILLED, NOT_PAIRED, PRESENCE_REFUSED
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
@@ -81,13 +82,13 @@ PAIRING_CODE_TTL = 600
 class NotPaired(TabwardenError):
     """tabwarden is not paired yet: there is no host key or no trust record."""
 
-    code = "not_paired"
+    code = NOT_PAIRED
 
 
 class AlreadyPaired(TabwardenError):
     """tabwarden is already paired."""
 
-    code = "already_paired"
+    code = ALREADY_PAIRED
     hint = (
         "`tabwarden pair --reset` rotates the host key; every client and browser must then "
         "pair again."
@@ -97,19 +98,19 @@ class AlreadyPaired(TabwardenError):
 class TapRequired(TabwardenError):
     """This browser is enrolled: a new origin needs a tap (``policy.widen``), not a click."""
 
-    code = "presence_refused"
+    code = PRESENCE_REFUSED
 
 
 class GrantRefused(TabwardenError):
     """Nothing is paired, so there is no key to sign that grant with."""
 
-    code = "not_paired"
+    code = NOT_PAIRED
 
 
 class Killed(TabwardenError):
     """The kill switch is engaged: nothing is granted until a person releases it."""
 
-    code = "killed"
+    code = KILLED
 
 
 # --- proofs --------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import POLICY_INVALID
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -44,7 +45,7 @@ __all__ = [
 class PolicyError(TabwardenError):
     """The policy value is not valid."""
 
-    code = "policy_invalid"
+    code = POLICY_INVALID
     exit_status = 2
     hint = "Run `tabwarden policy` to see the keys, their types and their ranges."
 

@@ -67,6 +67,7 @@ from fido2.webauthn import (
 
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import EXTENSION_ID
+from tabwarden.protocol.codes import PRESENCE_REFUSED
 from tabwarden.trust.record import Credential
 
 __all__ = [
@@ -111,7 +112,7 @@ Rng = Callable[[int], bytes]
 class PresenceRefused(TabwardenError):
     """The browser confirmation was not accepted."""
 
-    code = "presence_refused"
+    code = PRESENCE_REFUSED
     exit_status = 1
     hint = "Confirm again from the tabwarden options page in the browser you paired."
 

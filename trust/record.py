@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, TypeVar
 
 from tabwarden.errors import TabwardenError
+from tabwarden.protocol.codes import TRUST_UNREADABLE
 from tabwarden.trust.canonical import NotCanonical, canonical
 from tabwarden.trust.keys import HostPublicKey
 
@@ -57,7 +58,7 @@ PolicyScalar = bool | int | tuple[str, ...]
 class TrustUnreadable(TabwardenError):
     """The trust record cannot be read or trusted; everything is denied until it is fixed."""
 
-    code = "trust_unreadable"
+    code = TRUST_UNREADABLE
     exit_status = 3
     hint = (
         "Run `tabwarden status` to see why; a damaged or tampered trust record is never repaired "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, KILLED, TRUST_UNREADABLE
 from tabwarden.trust.verify import Effective
 
 __all__ = ["Refusal", "refusal"]
@@ -36,13 +37,13 @@ def refusal(
     message (never a secret)."""
     if eff.refused:
         return Refusal(
-            code="trust_unreadable",
+            code=TRUST_UNREADABLE,
             message="the trust record cannot be trusted; everything is refused "
             "(see `tabwarden status`)",
         )
     if eff.killed:
-        return Refusal(code="killed", message="the kill switch is engaged")
+        return Refusal(code=KILLED, message="the kill switch is engaged")
     if eff.clients_pinned or eff.paired_clients:
         if not client_sha256 or eff.client_matching(client_sha256) is None:
-            return Refusal(code="client_not_paired", message=f"{who} is not a paired MCP client")
+            return Refusal(code=CLIENT_NOT_PAIRED, message=f"{who} is not a paired MCP client")
     return None

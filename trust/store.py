@@ -20,6 +20,7 @@ from typing import Any
 
 from tabwarden.errors import TabwardenError, UsageError
 from tabwarden.paths import LABEL_RE, BadLabel
+from tabwarden.protocol.codes import PRESENCE_REFUSED, PRESENCE_REQUIRED
 from tabwarden.trust.grants import grant_is_valid, sign_grant
 from tabwarden.trust.keys import HostKey, HostKeyInvalid, HostPublicKey
 from tabwarden.trust.policy import (
@@ -85,7 +86,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 class PresenceRequired(TabwardenError):
     """This change widens what tabwarden may do, so a person must confirm it."""
 
-    code = "presence_required"
+    code = PRESENCE_REQUIRED
     exit_status = 1
     hint = "Run it at a real terminal (or confirm in the browser); removing power never needs this."
 
@@ -407,7 +408,7 @@ def add_browser_credential(
 class AlreadyEnrolled(TabwardenError):
     """The browser holds an enrolled credential: it is never downgraded to window-only."""
 
-    code = "presence_refused"
+    code = PRESENCE_REFUSED
     exit_status = 1
     hint = "An enrolled browser confirms with its authenticator; `revoke browser LABEL` first."
 

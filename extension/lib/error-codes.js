@@ -1,6 +1,6 @@
 // error-codes.js — the extension's copy of the shared machine error-code table
 // (protocol/error_codes.json). Pure: no chrome, no I/O. It must never drift from the JSON
-// (tests/test_error_codes.py and tests/extension/error-codes.test.mjs compare them), and rows
+// (tests/protocol/test_error_codes.py and tests/extension/error-codes.test.mjs compare them), and rows
 // must never be renumbered, reused or removed: append only, one row per line, hints verbatim.
 
 /**
@@ -32,6 +32,14 @@ export const ERROR_TABLE = frozenTable([
   ["presence_refused", 22, "The authenticator's answer did not prove presence for this action; try the tap again, or pair this browser again if its credential is gone."],
   ["host_compromised", 23, "The host could not prove it holds the key this browser pinned; open tabwarden's options page and pair again (run `tabwarden pair` first)."],
   ["policy_invalid", 24, "That policy value is not valid, or a restriction would widen; `tabwarden policy show` lists the keys, types and ranges."],
+  ["usage", 25, "The command or call was not valid; run the command with --help, or check the call's arguments."],
+  ["bad_label", 26, "A label is 1-32 of a-z, 0-9, '-' or '_', starting with a letter or digit; check TABWARDEN_BROWSER or the label you gave."],
+  ["presence_required", 27, "Run it at a real terminal (or confirm in the browser); removing power never needs this."],
+  ["keystore_unavailable", 28, "On a headless machine or one without a desktop keyring, use --file-store to keep the host key in a 0600 file in your config directory."],
+  ["keyfile_unsafe", 29, "The key file must be a regular file owned by you with mode 0600, in a 0700 directory you own. Inspect it; if in doubt remove it and pair again."],
+  ["keyfile_corrupt", 30, "The stored host key is damaged; remove it and pair again (existing pairings end)."],
+  ["host_key_invalid", 31, "A host key (stored, or in the trust record) is not a valid P-256 key; `tabwarden status` says which, then pair again."],
+  ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

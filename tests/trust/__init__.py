@@ -10,6 +10,7 @@ from typing import Any
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.reader import TrustReader
+from tabwarden.trust.record import Credential
 from tabwarden.trust.verify import Effective
 
 NOW = 1_760_000_000
@@ -55,3 +56,15 @@ def hand_edit(path: Path, obj: dict[str, Any]) -> None:
 
 def denied(eff: Effective) -> bool:
     return eff.killed and not eff.paired_clients and not eff.browsers
+
+
+def credential(uv: bool) -> Credential:
+    """A stand-in enrolled credential (its key is not a real one: for record shapes only)."""
+    return Credential(
+        credential_id="Y3JlZA",
+        public_key="cGs",
+        sign_count=3,
+        enrolled_at=1,
+        path="webauthn",
+        uv=uv,
+    )

@@ -283,6 +283,59 @@ def test_a_directory_that_is_not_0700_is_refused(config_dir: Path, key: HostKey)
     assert loaded is not None and loaded.public.fingerprint == key.public.fingerprint
 
 
+def test_a_symlinked_key_directory_is_refused_and_nothing_lands_behind_it(
+    tmp_path: Path, config_dir: Path, key: HostKey
+) -> None:
+    real = tmp_path / "real"
+    FileStore(real / "host-key.pem").save(key)
+    before = (real / "host-key.pem").read_bytes()
+    config_dir.symlink_to(real)
+    store = FileStore(config_dir / "host-key.pem")
+    with pytest.raises(KeyFileUnsafe, match="symlink"):
+        store.load()
+    for replace in (False, True):
+        with pytest.raises(KeyFileUnsafe, match="symlink"):
+            store.save(HostKey.generate(), replace=replace)
+    with pytest.raises(KeyFileUnsafe, match="symlink"):
+        store.delete()
+    assert sorted(os.listdir(real)) == ["host-key.pem"]
+    assert (real / "host-key.pem").read_bytes() == before
+
+
+@pytest.mark.parametrize("mode", [0o750, 0o711, 0o500])
+def test_a_key_directory_with_any_mode_but_0700_is_refused(
+    config_dir: Path, key: HostKey, mode: int
+) -> None:
+    store = FileStore(config_dir / "host-key.pem")
+    store.save(key)
+    before = (config_dir / "host-key.pem").read_bytes()
+    os.chmod(config_dir, mode)
+    try:
+        for attempt in (store.load, lambda: store.save(HostKey.generate(), replace=True)):
+            with pytest.raises(KeyFileUnsafe, match=f"mode {mode:04o}"):
+                attempt()
+        with pytest.raises(KeyFileUnsafe):
+            store.delete()
+        assert stat.S_IMODE(os.stat(config_dir).st_mode) == mode  # refused, never repaired
+    finally:
+        os.chmod(config_dir, 0o700)
+    assert sorted(os.listdir(config_dir)) == ["host-key.pem"]
+    assert (config_dir / "host-key.pem").read_bytes() == before
+
+
+def test_replace_refuses_a_key_file_with_a_loose_mode_and_leaves_it(
+    config_dir: Path, key: HostKey
+) -> None:
+    store = FileStore(config_dir / "host-key.pem")
+    store.save(key)
+    os.chmod(config_dir / "host-key.pem", 0o640)
+    before = (config_dir / "host-key.pem").read_bytes()
+    with pytest.raises(KeyFileUnsafe, match="mode 0640"):
+        store.save(HostKey.generate(), replace=True)
+    assert (config_dir / "host-key.pem").read_bytes() == before
+    assert sorted(os.listdir(config_dir)) == ["host-key.pem"]
+
+
 @pytest.mark.parametrize("kind", ["garbage", "truncated"])
 def test_corrupt_file_is_keyfile_corrupt_and_never_echoed(
     config_dir: Path, key: HostKey, kind: str

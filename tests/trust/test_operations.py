@@ -196,7 +196,7 @@ def test_pair_host_keeps_the_code_out_of_the_record_and_the_log(tmp_path: Path) 
     key = operations.pair_host(world.ctx, PHRASE, key_store, reset=False, code="ABCD-1234", now=NOW)
     assert key_store.load() is not None
     raw = world.ctx.trust_path.read_bytes()
-    log = (tmp_path / "audit.jsonl").read_bytes()
+    log = (world.config / "audit.jsonl").read_bytes()
     assert b"ABCD-1234" not in raw and b"ABCD-1234" not in log
     assert hashlib.sha256(b"ABCD-1234").hexdigest().encode() in raw
     [entry] = world.audit()

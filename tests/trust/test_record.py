@@ -14,7 +14,7 @@ from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import TrustUnreadable, empty_document, parse, serialise
-from tests.trust import SHA_A, paired
+from tests.trust import SHA_A, credential, paired
 
 KEY = HostKey.generate()
 
@@ -195,23 +195,10 @@ def _sample() -> bytes:
 SAMPLE = _sample()
 
 
-def _credential(uv: bool) -> Any:
-    from tabwarden.trust.record import Credential
-
-    return Credential(
-        credential_id="Y3JlZA",
-        public_key="cGs",
-        sign_count=3,
-        enrolled_at=1,
-        path="webauthn",
-        uv=uv,
-    )
-
-
 def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
-    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
-    store.add_browser_credential(path, key, "chromium", _credential(False), 3)
+    store.add_browser_credential(path, key, "chrome", credential(True), 2)
+    store.add_browser_credential(path, key, "chromium", credential(False), 3)
     raw = path.read_bytes()
     doc = parse(raw)
     assert serialise(doc) == raw
@@ -233,7 +220,7 @@ def test_credential_uv_round_trips_and_only_true_is_written(tmp_path: Path) -> N
 @pytest.mark.parametrize("value", [False, 1, "true", None])
 def test_credential_uv_other_than_true_is_unreadable(tmp_path: Path, value: Any) -> None:
     path, key = paired(tmp_path)
-    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
+    store.add_browser_credential(path, key, "chrome", credential(True), 2)
     raw = _edit(path.read_bytes(), lambda o: o["browsers"][0]["credentials"][0].update(uv=value))
     with pytest.raises(TrustUnreadable) as info:
         parse(raw)
@@ -243,7 +230,7 @@ def test_credential_uv_other_than_true_is_unreadable(tmp_path: Path, value: Any)
 def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) -> None:
     """An attacker with write access cannot quietly relax UV: the grant no longer verifies."""
     path, key = paired(tmp_path)
-    store.add_browser_credential(path, key, "chrome", _credential(True), 2)
+    store.add_browser_credential(path, key, "chrome", credential(True), 2)
     raw = _edit(path.read_bytes(), lambda o: o["browsers"][0]["credentials"][0].pop("uv"))
     path.write_bytes(raw)
     eff = TrustReader(path, lambda: key.public).current(4)
@@ -258,7 +245,7 @@ def test_window_only_browser_round_trips_and_is_never_a_downgrade(tmp_path: Path
     [edge] = TrustReader(path, lambda: key.public).current(3).browsers
     assert edge.window_only and edge.credentials == ()
     # Enrolling a credential ends window-only mode; going back is refused and writes nothing.
-    store.add_browser_credential(path, key, "edge", _credential(True), 4)
+    store.add_browser_credential(path, key, "edge", credential(True), 4)
     [edge] = TrustReader(path, lambda: key.public).current(5).browsers
     assert not edge.window_only and len(edge.credentials) == 1
     before = path.read_bytes()

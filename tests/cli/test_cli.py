@@ -25,7 +25,8 @@ def test_help_lists_every_subcommand_and_does_not_import_mcp() -> None:
         "import sys\n"
         "from tabwarden.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'playwright')))\n"
+        "heavy = sorted(m for m in sys.modules\n"
+        "               if m == 'mcp' or m.startswith(('mcp.', 'playwright')))\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -91,14 +92,14 @@ def test_status_shows_how_each_paired_browser_confirms(tmp_path: Path, runtime_d
     import time
 
     from tabwarden.trust import store
-    from tests.test_trust_enforcement import pair_record
-    from tests.trust.test_record import _credential
+    from tests.fixtures import pair_record
+    from tests.trust import credential
 
     config = runtime_dir.parent / "config"
     key = pair_record(config)
     store.add_window_only_browser(config / "trust.json", key, "edge", int(time.time()))
     store.add_browser_credential(
-        config / "trust.json", key, "chromium", _credential(True), int(time.time())
+        config / "trust.json", key, "chromium", credential(True), int(time.time())
     )
     env = host_env(runtime_dir, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     report = json.loads(_tabwarden("status", "--json", env=env).stdout)

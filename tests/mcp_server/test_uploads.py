@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.mcp_server.uploads import MAX_UPLOAD_BYTES, UploadRefused, resolve_upload
+from tabwarden.mcp_server import uploads
+from tabwarden.mcp_server.uploads import (
+    MAX_UPLOAD_BYTES,
+    UploadRefused,
+    read_upload,
+    resolve_upload,
+)
 
 
 @pytest.fixture
@@ -68,3 +74,32 @@ def test_non_regular_and_oversize_are_refused(sandbox: Path) -> None:
 def test_missing_sandbox_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UploadRefused, match="does not exist"):
         resolve_upload(tmp_path / "nope", "x")
+
+
+def test_read_upload_returns_the_real_path_and_the_bytes(sandbox: Path) -> None:
+    real, data = read_upload("sub/deep.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+    assert real == (sandbox / "sub" / "deep.txt").resolve() and data == b"fine"
+
+
+def test_read_upload_refuses_what_resolve_refuses_without_reading(sandbox: Path) -> None:
+    with pytest.raises(UploadRefused, match="outside"):
+        read_upload(str(sandbox.parent / "secret.txt"), {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+
+
+@pytest.mark.parametrize("swap", ["symlink", "fifo"])
+def test_a_file_swapped_after_the_check_is_refused_not_followed_or_waited_on(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
+    """The race: the path was proven inside, then replaced by a symlink out of the sandbox or by
+    a FIFO (whose open would block). The read opens without following and without blocking,
+    and re-checks on the descriptor."""
+    swapped = sandbox / "ok.txt"
+    swapped.unlink()
+    if swap == "symlink":
+        swapped.symlink_to(sandbox.parent / "secret.txt")
+    else:
+        os.mkfifo(swapped)
+    monkeypatch.setattr(uploads, "resolve_upload", lambda _box, _requested: swapped)
+    with pytest.raises(UploadRefused) as refused:
+        read_upload("ok.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+    assert "ssh key" not in str(refused.value)

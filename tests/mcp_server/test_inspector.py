@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 INSPECTOR = REPO / "tests/inspector/node_modules/.bin/mcp-inspector"
 
 
@@ -28,7 +28,7 @@ def _inspector(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "TABWARDEN_CONFIG_DIR": str(config),
         "TABWARDEN_RUNTIME_DIR": str(runtime),
     }
-    return subprocess.run(
+    return subprocess.run(  # noqa: S603 - the Inspector scripts/setup installed, our interpreter
         [str(INSPECTOR), "--cli", sys.executable, "-m", "tabwarden", "mcp", *args],
         capture_output=True,
         text=True,

@@ -18,6 +18,7 @@ import pytest
 from tabwarden.mcp_server.spawner import (
     SPAWNERS_MAX,
     Spawner,
+    SpawnerListUnsafe,
     SpawnerUnmeasurable,
     matches,
     measure_parent,
@@ -35,7 +36,9 @@ MEASURE_MY_PARENT = textwrap.dedent(
     from tabwarden.mcp_server.spawner import measure_parent, SpawnerUnmeasurable
     try:
         s = measure_parent()
-        print(json.dumps({"pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time}))
+        print(json.dumps(
+            {"pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time}
+        ))
     except SpawnerUnmeasurable as exc:
         print(json.dumps({"error": str(exc), "code": exc.code}))
     """
@@ -98,7 +101,8 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
             sys.executable,
             "-I",
             "-c",
-            "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); sys.stdin.read()",
+            "import ctypes, sys; ctypes.CDLL(None).prctl(4,0,0,0,0); print(flush=True); "
+            "sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -171,18 +175,80 @@ def test_remember_keeps_only_the_most_recent(tmp_path: Path) -> None:
     assert seen[-1].sha256 == f"{5:064x}"  # the five oldest were dropped
 
 
-def test_damaged_or_linked_list_is_ignored_then_replaced(tmp_path: Path) -> None:
+def _private_file(path: Path, text: str, mode: int = 0o600) -> None:
+    path.write_text(text)
+    os.chmod(path, mode)
+
+
+def test_a_damaged_list_is_ignored_then_started_afresh(tmp_path: Path) -> None:
     path = tmp_path / "spawners.json"
-    path.write_text('{"version": 1, "spawners": [{"path": 3}]')  # truncated
+    _private_file(path, '{"version": 1, "spawners": [{"path": 3}]')  # truncated
     assert recent_spawners(tmp_path) == []
-    path.unlink()
-    elsewhere = tmp_path / "elsewhere.json"
-    elsewhere.write_text(json.dumps({"version": 1, "spawners": [_row(7)]}))
-    path.symlink_to(elsewhere)
-    assert recent_spawners(tmp_path) == []  # never read through a symlink
     remember_spawner(tmp_path, _spawner(1), now=5.0)
-    assert not path.is_symlink() and json.loads(elsewhere.read_text())["spawners"] == [_row(7)]
     assert [s.sha256 for s in recent_spawners(tmp_path)] == [f"{1:064x}"]
+
+
+def _attack(kind: str, tmp_path: Path) -> Path:
+    """Plant the attacker's spawners.json (or directory) and return the config dir to use."""
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    path = config / "spawners.json"
+    listed = json.dumps({"version": 1, "spawners": [_row(7)]})
+    if kind == "symlink":
+        _private_file(tmp_path / "elsewhere.json", listed)
+        path.symlink_to(tmp_path / "elsewhere.json")
+    elif kind == "mode0640":
+        _private_file(path, listed, 0o640)
+    elif kind == "fifo":
+        os.mkfifo(path, 0o600)
+    elif kind == "owner":
+        _private_file(path, listed)
+        os.chown(path, 65534, 65534)
+    elif kind in ("dir0755", "dir0750"):
+        _private_file(path, listed)
+        os.chmod(config, 0o755 if kind == "dir0755" else 0o750)
+    elif kind == "dirlink":
+        config.rmdir()
+        real = tmp_path / "real"
+        real.mkdir(mode=0o700)
+        _private_file(real / "spawners.json", listed)
+        config.symlink_to(real)
+    else:
+        raise AssertionError(kind)
+    return config
+
+
+def _state(tmp_path: Path) -> dict[str, tuple[int, bytes | None]]:
+    out = {}
+    for p in sorted(tmp_path.rglob("*")):
+        st = os.lstat(p)
+        body = p.read_bytes() if stat.S_ISREG(st.st_mode) else None
+        out[str(p.relative_to(tmp_path))] = (st.st_mode, body)
+    return out
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "symlink",
+        "mode0640",
+        "fifo",
+        "dir0755",
+        "dir0750",
+        "dirlink",
+        pytest.param(
+            "owner", marks=pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+        ),
+    ],
+)
+def test_an_unsafe_list_is_never_read_and_never_replaced(tmp_path: Path, kind: str) -> None:
+    config = _attack(kind, tmp_path)
+    before = _state(tmp_path)
+    assert recent_spawners(config) == []  # nothing read: the planted row 7 never shows
+    with pytest.raises(SpawnerListUnsafe) as info:
+        remember_spawner(config, _spawner(1), now=5.0)
+    assert info.value.exit_status == 3 and f"{1:064x}" not in str(info.value)
+    assert _state(tmp_path) == before  # nothing written, not even a lock file
 
 
 def _row(n: int) -> dict[str, object]:

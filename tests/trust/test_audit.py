@@ -230,3 +230,91 @@ def test_lines_are_single_json_objects(tmp_path: Path) -> None:
     (line,) = log.path.read_bytes().splitlines()
     assert json.loads(line)["note"] == "line one\nline two\u2028"
     assert json.loads(line)["where"] == str(tmp_path)
+
+
+# --- the private-directory rule (tabwarden.private_fs), through the audit log ----------------
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(os.listdir(d))
+
+
+def test_symlinked_log_directory_is_refused_and_nothing_written_there(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "cfg").symlink_to(real)
+    log = AuditLog(tmp_path / "cfg" / "audit.jsonl")
+    with pytest.raises(UnsafeAuditLog, match="symlink"):
+        log.append("x", decision="allow")
+    with pytest.raises(UnsafeAuditLog, match="symlink"):
+        log.read()
+    assert _listing(real) == []  # not even the lock file
+
+
+@pytest.mark.parametrize("mode", [0o750, 0o755])
+def test_log_directory_not_0700_is_refused_for_writing_and_reading(
+    tmp_path: Path, mode: int
+) -> None:
+    cfg = tmp_path / "cfg"
+    log = AuditLog(cfg / "audit.jsonl")
+    log.append("before", decision="allow")
+    before = {name: (cfg / name).read_bytes() for name in _listing(cfg)}
+    os.chmod(cfg, mode)
+    with pytest.raises(UnsafeAuditLog, match=f"mode {mode:04o}"):
+        log.append("x", decision="allow")
+    with pytest.raises(UnsafeAuditLog, match=f"mode {mode:04o}"):
+        log.read()
+    assert stat.S_IMODE(os.stat(cfg).st_mode) == mode  # refused, never repaired
+    os.chmod(cfg, 0o700)
+    assert {name: (cfg / name).read_bytes() for name in _listing(cfg)} == before
+
+
+def test_group_readable_log_is_not_read(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append("private", decision="allow", note="do not show")
+    os.chmod(log.path, 0o640)
+    with pytest.raises(UnsafeAuditLog, match="mode 0640") as info:
+        log.read()
+    assert "do not show" not in str(info.value)
+
+
+def test_log_replaced_by_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    os.mkfifo(log.path, 0o600)
+    with pytest.raises(UnsafeAuditLog, match="not a regular file"):
+        log.append("x", decision="allow")
+    with pytest.raises(UnsafeAuditLog, match="not a regular file"):
+        log.read()
+    assert stat.S_ISFIFO(os.lstat(log.path).st_mode)
+
+
+def test_rotation_refuses_a_planted_rotated_symlink_and_moves_nothing(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    cfg = tmp_path / "cfg"
+    log = AuditLog(cfg / "audit.jsonl", max_bytes=200, keep=2)
+    log.append("one", decision="allow", note="x" * 100)
+    log.rotated(1).symlink_to(victim)
+    live = log.path.read_bytes()
+    with pytest.raises(UnsafeAuditLog, match="symlink"):
+        log.append("two", decision="allow", note="y" * 100)
+    assert log.path.read_bytes() == live and log.rotated(1).is_symlink()
+    assert not os.path.lexists(log.rotated(2)) and victim.read_bytes() == b"precious\n"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
+def test_log_directory_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    cfg.mkdir(mode=0o700)
+    os.chown(cfg, 65534, 65534)
+    with pytest.raises(UnsafeAuditLog, match="owned by uid 65534"):
+        AuditLog(cfg / "audit.jsonl").append("x", decision="allow")
+    assert _listing(cfg) == []
+
+
+def test_an_oversized_log_file_is_skipped_and_counted_not_read(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=100, keep=1)
+    fd = os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, b'{"event":"big"}\n' * (1024 * 1024 // 16 + 100))
+    os.close(fd)
+    assert log.read() == [] and log.corrupt_lines == 1

@@ -43,7 +43,7 @@ from tabwarden.manifests import (
     render_manifest,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BROWSERS = ("chrome", "chromium", "brave", "edge", "vivaldi")
 PUBLIC_KEY = (
     "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA7gehRauXPLOCl6XNPbht2X6fOvLzvE/rXCwj34aU+Lyqdnjw4C"
@@ -105,6 +105,7 @@ def _foreign_manifest(mdir: Path, **overrides: object) -> Path:
     doc.update(overrides)
     p = mdir / MANIFEST_FILENAME
     p.write_text(json.dumps(doc))
+    p.chmod(0o600)  # private, so it is read and judged by its content
     return p
 
 
@@ -178,7 +179,7 @@ def test_install_writes_manifest_and_wrapper(mdir: Path) -> None:
         "allowed_origins": [ALLOWED_ORIGIN],
     }
     assert os.path.isabs(doc["path"])
-    assert stat.S_IMODE(manifest_path.stat().st_mode) == 0o644
+    assert stat.S_IMODE(manifest_path.stat().st_mode) == 0o600  # owner-only, like all our files
     assert stat.S_IMODE(wrapper_path.stat().st_mode) == 0o700
 
     python = os.path.abspath(sys.executable)
@@ -535,3 +536,92 @@ def test_manifest_status_flags_foreign(home: Path) -> None:
     )
     assert row.manifest_present and not row.ours and not row.origins_pinned and not row.ok
     assert row.problems
+
+
+# ------------------------------------------------------- the private-directory rule, via install
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes | None]]:
+    out: dict[str, tuple[int, bytes | None]] = {}
+    for p in sorted(root.rglob("*")):
+        st = os.lstat(p)
+        body = p.read_bytes() if stat.S_ISREG(st.st_mode) else None
+        out[str(p.relative_to(root))] = (st.st_mode, body)
+    return out
+
+
+@pytest.mark.parametrize("mode", [0o750, 0o755])
+def test_a_directory_that_is_not_0700_is_refused_and_left_alone(
+    tmp_path: Path, mdir: Path, mode: int
+) -> None:
+    _install(mdir)
+    mdir.chmod(mode)
+    before = _tree(tmp_path)
+    for force in (False, True):
+        with pytest.raises(UnsafePath) as info:
+            _install(mdir, force=force)
+        assert f"mode {mode:04o}" in str(info.value) and "chmod 700" in info.value.hint
+    report = uninstall("chromium", mdir, platform="linux")
+    assert report.removed == () and len(report.skipped) == 2
+    assert _tree(tmp_path) == before  # nothing written, nothing removed, mode not "repaired"
+
+
+def test_a_symlinked_directory_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    with pytest.raises(UnsafePath, match="symlink"):
+        _install(tmp_path / "link", force=True)
+    assert list(real.iterdir()) == []
+
+
+def test_status_reports_an_unsafe_directory_without_reading_it(home: Path) -> None:
+    install("chrome", platform="linux", home=home, env={})
+    d = home / ".config" / LINUX_DIRS["chrome"]
+    d.chmod(0o755)
+    row = next(
+        s for s in manifest_status(platform="linux", home=home, env={}) if s.browser == "chrome"
+    )
+    assert row.manifest_present and not row.ours and not row.ok
+    assert any("0755" in p for p in row.problems) and "PROBLEM" in row.as_line()
+
+
+def test_a_loose_mode_manifest_is_not_read_and_needs_force(tmp_path: Path, mdir: Path) -> None:
+    manifest = _foreign_manifest(mdir, name=HOST_NAME, path=str(mdir / WRAPPER_FILENAME))
+    manifest.chmod(0o640)  # what it says would make it "ours"; its mode says it may not be
+    before = manifest.read_bytes()
+    with pytest.raises(ForeignManifest, match="mode 0640"):
+        _install(mdir)
+    assert manifest.read_bytes() == before and not (mdir / WRAPPER_FILENAME).exists()
+    report = uninstall("chromium", mdir, platform="linux")
+    assert report.removed == () and manifest.read_bytes() == before
+    _install(mdir, force=True)  # the documented escape still works
+    assert stat.S_IMODE(manifest.stat().st_mode) == 0o600
+    assert json.loads(manifest.read_text())["allowed_origins"] == [ALLOWED_ORIGIN]
+
+
+def test_a_fifo_in_place_of_the_manifest_is_refused_without_blocking(mdir: Path) -> None:
+    os.mkfifo(mdir / MANIFEST_FILENAME, 0o600)
+    with pytest.raises(UnsafePath, match="not a regular file"):
+        _install(mdir, force=True)
+    assert stat.S_ISFIFO(os.lstat(mdir / MANIFEST_FILENAME).st_mode)
+    assert not (mdir / WRAPPER_FILENAME).exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+def test_files_owned_by_someone_else_are_never_replaced(tmp_path: Path, mdir: Path) -> None:
+    _install(mdir)
+    os.chown(mdir / MANIFEST_FILENAME, 65534, 65534)
+    before = _tree(tmp_path)
+    with pytest.raises(UnsafePath, match="owned by uid 65534"):
+        _install(mdir, force=True)
+    assert uninstall("chromium", mdir, platform="linux").removed == (mdir / WRAPPER_FILENAME,)
+    assert (mdir / MANIFEST_FILENAME).read_bytes() == before["nmh/" + MANIFEST_FILENAME][1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+def test_a_directory_owned_by_someone_else_is_refused(mdir: Path) -> None:
+    os.chown(mdir, 65534, 65534)
+    with pytest.raises(UnsafePath, match="owned by uid 65534"):
+        _install(mdir, force=True)
+    assert list(mdir.iterdir()) == []

@@ -12,64 +12,57 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser, tool_error
 
-#: The issue's catalogue, plus tab_close_all ("close every tab this session opened").
-CATALOGUE = {
-    "tab_list",
-    "tab_open",
-    "tab_focus",
-    "tab_close",
-    "tab_close_all",
-    "page_navigate",
-    "page_back",
-    "page_forward",
-    "page_reload",
-    "page_snapshot",
-    "page_text",
-    "page_markdown",
-    "page_screenshot",
-    "page_click",
-    "page_fill",
-    "page_press",
-    "page_select",
-    "page_check",
-    "page_hover",
-    "page_scroll",
-    "page_wait_for",
-    "page_get_state",
-    "page_scrape",
-    "page_eval",
-    "page_upload",
-    "cookie_get",
-    "storage_get",
-    "browser_list",
-    "bridge_status",
-}
 
-
-def _server(runtime: Path, label: str = "test") -> Any:
+def _server(runtime: Path, label: str = "test") -> MCPServer[Any]:
     bridge = BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
     return build_server(bridge, ToolGuard(Effective.unpaired, None))
+
+
+def _hints(tool: Tool) -> ToolAnnotations:
+    assert tool.annotations is not None, f"{tool.name} declares no annotations"
+    return tool.annotations
+
+
+def _text(result: CallToolResult) -> str:
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    return first.text
+
+
+def _structured(result: CallToolResult) -> dict[str, Any]:
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None, result
+    return content
+
+
+def _error(result: CallToolResult) -> dict[str, Any]:
+    error = tool_error(result)
+    assert error is not None, "the call succeeded"
+    return error
 
 
 def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == CATALOGUE
+            assert set(tools) == set(BY_NAME)  # the list itself: tests/mcp_server/tools_list.json
             for tool in tools.values():
                 assert tool.annotations is not None
                 assert tool.output_schema is not None and tool.output_schema["type"] == "object"
                 assert tool.input_schema["type"] == "object"
             for name in ("tab_list", "bridge_status", "page_text"):
-                assert tools[name].annotations.read_only_hint is True
+                assert _hints(tools[name]).read_only_hint is True
             for name in ("tab_close", "tab_close_all", "page_eval", "page_upload"):
-                assert tools[name].annotations.destructive_hint is True
+                assert _hints(tools[name]).destructive_hint is True
             for name in ("page_click", "page_fill", "page_get_state"):
                 props = tools[name].input_schema["properties"]
                 assert {"ref", "selector", "text", "xpath", "index"} <= set(props)
@@ -77,7 +70,7 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
             assert tools["page_eval"].input_schema["required"] == ["tabId", "code"]
             assert tools["page_text"].input_schema["required"] == ["tabId"]
             assert tools["page_navigate"].input_schema["required"] == ["tabId", "url"]
-            assert tools["tab_open"].annotations.open_world_hint is True
+            assert _hints(tools["tab_open"]).open_world_hint is True
             tab_schema = tools["tab_list"].output_schema
             assert tab_schema is not None and tab_schema["required"] == ["tabs"]
 
@@ -89,11 +82,11 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             result = await client.call_tool("tab_list", {})
             assert result.is_error
-            error = tool_error(result)
+            error = _error(result)
             assert error["code"] == "extension_not_connected"
             assert "tabwarden install" in error["hint"]
-            assert result.content[0].text.startswith("extension_not_connected: ")
-            status = (await client.call_tool("bridge_status", {})).structured_content
+            assert _text(result).startswith("extension_not_connected: ")
+            status = _structured(await client.call_tool("bridge_status", {}))
             assert status == {
                 "hostReachable": False,
                 "extensionConnected": False,
@@ -120,10 +113,10 @@ def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser)
 
     async def scenario() -> None:
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
-            status = {}
+            status: dict[str, Any] = {}
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                status = (await client.call_tool("bridge_status", {})).structured_content
+                status = _structured(await client.call_tool("bridge_status", {}))
                 if status["extensionConnected"]:
                     break
                 await asyncio.sleep(0.02)
@@ -154,9 +147,7 @@ def test_malformed_extension_reply_is_an_internal_error_not_a_crash(
         async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                if (await client.call_tool("bridge_status", {})).structured_content[
-                    "extensionConnected"
-                ]:
+                if _structured(await client.call_tool("bridge_status", {}))["extensionConnected"]:
                     break
                 await asyncio.sleep(0.02)
             thread = threading.Thread(target=answer, daemon=True)
@@ -164,7 +155,7 @@ def test_malformed_extension_reply_is_an_internal_error_not_a_crash(
             result = await client.call_tool("tab_list", {})
             thread.join(5)
             assert result.is_error
-            assert tool_error(result)["code"] == "internal_error"
+            assert _error(result)["code"] == "internal_error"
 
     asyncio.run(scenario())
 
@@ -174,7 +165,7 @@ def test_element_tools_need_exactly_one_way_to_name_the_element(runtime_dir: Pat
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
             for args in ({"tabId": 1}, {"tabId": 1, "ref": "@e1", "selector": "a"}):
                 result = await client.call_tool("page_click", args)
-                assert result.is_error and tool_error(result)["code"] == "bad_request"
+                assert result.is_error and _error(result)["code"] == "bad_request"
 
     asyncio.run(scenario())
 
@@ -192,7 +183,7 @@ def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(
             result = await client.call_tool(
                 "page_upload", {"tabId": 1, "path": "../secret", "selector": "input"}
             )
-            assert result.is_error and tool_error(result)["code"] == "policy_denied"
+            assert result.is_error and _error(result)["code"] == "policy_denied"
             assert "nope" not in str(result.content)
 
     asyncio.run(scenario())

@@ -1,0 +1,172 @@
+"""The catalogue's tools on an MCP server: registered in one loop, each behind the hop-1 gate.
+
+``register`` is the only code that adds tools to the server. Every tool it adds is a
+``GatedTool``: its input and output schemas come from the ``ToolSpec``'s argument and result
+models (``catalogue.py``), and its body first asks the gate (``ToolGuard.check``: trust record,
+kill switch, paired client) and returns the refusal before anything else happens — before the
+arguments are turned into a request, before the upload sandbox is looked at, before the bridge
+is touched. Only the SDK's schema validation of the arguments comes earlier, and it depends on
+nothing but the published schema. ``ToolCalls`` then makes the call the spec describes: relay the
+action to the browser and check the reply against the output schema, or answer locally.
+
+Nothing here may decide policy (the trust record, the host and the extension do), read a file
+except through the upload sandbox (``uploads.read_upload``), or put page content, file content
+or a secret into a log line.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, Protocol, cast
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ImageContent
+from pydantic import Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from tabwarden.errors import TabwardenError
+from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
+from tabwarden.mcp_server.results import error_result, ok_result
+from tabwarden.paths import live_endpoints, runtime_dir
+from tabwarden.protocol.codes import BAD_REQUEST, INTERNAL_ERROR
+
+#: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
+#: ``TabwardenError`` (``uploads.UploadRefused``).
+ReadUpload = Callable[[str], tuple[Path, bytes]]
+#: Makes one call after the gate let it through.
+Answer = Callable[[ToolSpec, Arguments], Awaitable[CallToolResult]]
+
+#: Slack on top of the confirm timeout: a confirm window may be waiting for the person.
+CONFIRM_SLACK_SECONDS = 30
+
+
+class Gatekeeper(Protocol):
+    """Hop 1's gate (``server.ToolGuard``)."""
+
+    def check(self, tool: str) -> tuple[str, str] | None:
+        """``(code, message)`` when this call is refused, else ``None``; audits the decision."""
+        ...
+
+    def confirm_timeout(self) -> int: ...
+
+
+class GatedTool:
+    """One catalogue tool as the SDK sees a function: ``__signature__`` publishes the argument
+    model's fields as keyword parameters (the input schema) and ``Annotated[CallToolResult,
+    result model]`` (the output schema). Calling it runs the gate first, always."""
+
+    def __init__(self, spec: ToolSpec, guard: Gatekeeper, answer: Answer) -> None:
+        self.spec = spec
+        self._guard = guard
+        self._answer = answer
+        parameters = [_parameter(n, f) for n, f in spec.arguments.model_fields.items()]
+        returns = cast(Any, Annotated)[CallToolResult, spec.result]
+        self.__name__ = spec.name  # the SDK names the input schema "<name>Arguments"
+        self.__signature__ = inspect.Signature(parameters, return_annotation=returns)
+        self.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+
+    async def __call__(self, **arguments: Any) -> CallToolResult:
+        if (refused := self._guard.check(self.spec.name)) is not None:
+            return error_result(*refused)
+        try:
+            args = self.spec.arguments.model_validate(arguments)
+        except ValidationError:  # the SDK validated against the same fields; never echo values
+            return error_result(BAD_REQUEST, f"invalid arguments for {self.spec.name}")
+        return await self._answer(self.spec, args)
+
+
+def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
+    """A keyword parameter whose annotation gives the SDK the same JSON schema as ``field``."""
+    unsupported = [
+        attr
+        for attr in ("alias", "default_factory", "examples", "json_schema_extra", "title")
+        if getattr(field, attr) is not None
+    ]
+    if unsupported:
+        raise TypeError(f"argument {name}: {', '.join(unsupported)} cannot be published")
+    described = Field() if field.description is None else Field(description=field.description)
+    annotation = cast(Any, Annotated)[(field.annotation, *field.metadata, described)]
+    default = inspect.Parameter.empty if field.is_required() else field.default
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+def register(server: MCPServer[Any], guard: Gatekeeper, answer: Answer) -> None:
+    """Add every catalogue tool to ``server``, each behind ``guard``."""
+    for spec in CATALOGUE:
+        server.add_tool(
+            GatedTool(spec, guard, answer),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=spec.annotations,
+            structured_output=True,
+        )
+
+
+class ToolCalls:
+    """How a call the gate let through is made: the bridge, the upload sandbox, local state."""
+
+    def __init__(self, bridge: BridgeClient, guard: Gatekeeper, read_upload: ReadUpload) -> None:
+        self._bridge = bridge
+        self._guard = guard
+        self._read_upload = read_upload
+
+    async def answer(self, spec: ToolSpec, args: Arguments) -> CallToolResult:
+        if isinstance(spec.call, Local):
+            return ok_result(spec.result.model_validate(await self._local(spec.call)))
+        return await self._relay(spec, spec.call, args)
+
+    async def _local(self, call: Local) -> dict[str, Any]:
+        status = await self._bridge.status()
+        if call is Local.BRIDGE_STATUS:
+            return status.as_dict()
+        live = live_endpoints(runtime_dir(self._bridge.env))
+        current = status.browser if status.host_reachable else None
+        return {"browsers": [{"label": ep.label, "current": ep.label == current} for ep in live]}
+
+    async def _relay(self, spec: ToolSpec, call: Relay, args: Arguments) -> CallToolResult:
+        action = spec.name
+        try:
+            request = args.wire()
+            if call.sandbox_file is not None:
+                request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
+            timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
+            reply = await self._bridge.call(action, request, timeout=timeout)
+        except TabwardenError as exc:
+            return error_result(exc.code, str(exc))
+        try:
+            if call.image:
+                return _image(reply, spec)
+            return ok_result(spec.result.model_validate(reply))
+        except ValueError:
+            return error_result(
+                INTERNAL_ERROR, f"the extension returned a malformed {action} result"
+            )
+
+    def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
+        real, data = self._read_upload(requested)
+        return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
+
+
+def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
+    """A screenshot reply as MCP image content, with its metadata as structured content."""
+    data = reply.get("data")
+    if not isinstance(data, str):
+        return error_result(INTERNAL_ERROR, "the extension returned no image")
+    mime_type = str(reply.get("mimeType", "image/png"))
+    meta = {
+        "mimeType": mime_type,
+        "width": reply.get("width"),
+        "height": reply.get("height"),
+        "bytes": len(base64.b64decode(data, validate=False)),
+    }
+    return CallToolResult(
+        content=[ImageContent(type="image", data=data, mime_type=mime_type)],
+        structured_content=spec.result.model_validate(meta).model_dump(mode="json"),
+    )

@@ -1,0 +1,190 @@
+"""The catalogue is the only list of tools, and the hop-1 gate guards every one by construction.
+
+An attacker who is refused (kill switch engaged) calls every tool with valid arguments: each
+answers the same refusal, is audited as refused, and nothing reaches the bridge. A client that
+is let through reaches the bridge with exactly the catalogue's action. Statically: only
+``tools.py`` adds tools to the server, and no other server module spells a tool name.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tabwarden.mcp_server import catalogue
+from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeStatus
+from tabwarden.mcp_server.catalogue import BY_NAME, CATALOGUE, Local, Relay, ToolSpec
+from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.trust.verify import Effective
+from tests.fakes import tool_error
+
+MCP_SERVER = Path(catalogue.__file__).resolve().parent
+
+#: A valid value for every required argument any tool has.
+REQUIRED = {
+    "tabId": 1,
+    "url": "http://127.0.0.1:1/",
+    "value": "v",
+    "key": "Enter",
+    "checked": True,
+    "selector": "input",
+    "code": "1",
+    "path": "upload.txt",
+}
+
+
+def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
+    fields = spec.arguments.model_fields
+    args = {name: REQUIRED[name] for name, field in fields.items() if field.is_required()}
+    target = spec.arguments
+    if issubclass(target, catalogue.ElementArgs) and not target.TARGET_OPTIONAL:
+        args["selector"] = "input"  # name the element exactly once
+    return args
+
+
+class BridgeSpy(BridgeClient):
+    """A bridge that records what reaches it and answers nothing."""
+
+    def __init__(self, runtime: Path) -> None:
+        super().__init__(label="spy", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.statuses = 0
+
+    async def call(
+        self, action: str, args: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        self.calls.append((action, dict(args or {})))
+        return {}
+
+    async def status(self) -> BridgeStatus:
+        self.statuses += 1
+        return await super().status()
+
+
+def _run_every_tool(server: Any) -> dict[str, Any]:
+    async def scenario() -> dict[str, Any]:
+        async with Client(server, raise_exceptions=True) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            assert listed == set(BY_NAME)
+            return {s.name: await client.call_tool(s.name, valid_arguments(s)) for s in CATALOGUE}
+
+    return asyncio.run(scenario())
+
+
+def test_a_refused_client_reaches_nothing_through_any_tool(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "upload.txt").write_text("x")
+    monkeypatch.setenv("TABWARDEN_UPLOAD_DIR", str(box))
+    audited: list[dict[str, Any]] = []
+    read: list[str] = []
+    killed = replace(Effective.unpaired(), killed=True)
+    guard = ToolGuard(lambda: killed, None, "n/a", lambda _kind, **fields: audited.append(fields))
+    bridge = BridgeSpy(runtime_dir)
+
+    def read_upload(requested: str) -> tuple[Path, bytes]:
+        read.append(requested)
+        return box, b""
+
+    server = build_server(bridge, guard, read_upload=read_upload)
+
+    results = _run_every_tool(server)
+    errors = {name: tool_error(result) for name, result in results.items()}
+    assert all(e is not None for e in errors.values()), errors
+    assert {(e["code"], e["message"]) for e in errors.values() if e} == {
+        ("killed", "the kill switch is engaged")
+    }
+    assert bridge.calls == [] and bridge.statuses == 0 and read == []
+    assert [(a["tool"], a["decision"], a["refusal"]) for a in audited] == [
+        (s.name, "refused", "killed") for s in CATALOGUE
+    ]
+
+
+def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
+    runtime_dir: Path,
+) -> None:
+    bridge = BridgeSpy(runtime_dir)
+    upload = (runtime_dir / "upload.txt", b"file")
+    server = build_server(bridge, ToolGuard(Effective.unpaired, None), read_upload=lambda p: upload)
+    _run_every_tool(server)
+    relayed = [s.name for s in CATALOGUE if isinstance(s.call, Relay)]
+    assert [action for action, _ in bridge.calls] == relayed
+    assert bridge.statuses == sum(isinstance(s.call, Local) for s in CATALOGUE)
+    assert {s.call for s in CATALOGUE if isinstance(s.call, Local)} == set(Local)
+    sent = dict(bridge.calls)
+    assert sent["page_upload"]["data"] == "ZmlsZQ==" and sent["page_upload"]["name"] == "upload.txt"
+    assert sent["page_press"] == {"tabId": 1, "key": "Enter"}  # no element: the focused one
+    assert sent["page_scroll"] == {"tabId": 1, "to": "bottom"}
+    assert sent["page_click"] == {"tabId": 1, "selector": "input", "index": 0}
+    assert sent["page_scrape"] == {"tabId": 1, "selector": "input", "attrs": []}
+    assert sent["storage_get"] == {"tabId": 1, "area": "local"}
+    assert sent["cookie_get"] == {"tabId": 1}
+    assert sent["page_wait_for"] == {"tabId": 1, "state": "visible", "timeoutMs": 10_000}
+    assert sent["page_text"] == {"tabId": 1, "offset": 0, "maxChars": 100_000}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "wire"),
+    [
+        ("page_scroll", {"tabId": 2, "to": "top", "ref": "@e1"}, {"ref": "@e1", "index": 0}),
+        (
+            "page_press",
+            {"tabId": 2, "key": "a", "text": "Go"},
+            {"text": "Go", "index": 0, "key": "a"},
+        ),
+        ("page_wait_for", {"tabId": 2, "text": "ok", "selector": ""}, {"text": "ok"}),
+        ("cookie_get", {"tabId": 2, "name": ""}, {}),
+        (
+            "storage_get",
+            {"tabId": 2, "area": "session", "key": "k"},
+            {"area": "session", "key": "k"},
+        ),
+    ],
+)
+def test_arguments_become_the_request_the_extension_takes(
+    tool: str, args: dict[str, Any], wire: dict[str, Any]
+) -> None:
+    request = BY_NAME[tool].arguments.model_validate(args).wire()
+    defaults = {"state": "visible", "timeoutMs": 10_000} if tool == "page_wait_for" else {}
+    assert request == {"tabId": 2, **defaults, **wire}
+
+
+@pytest.mark.parametrize("named", [{}, {"ref": "@e1", "selector": "a"}, {"text": "", "xpath": ""}])
+def test_an_element_is_named_exactly_once(named: dict[str, Any]) -> None:
+    with pytest.raises(catalogue.BadArguments, match="exactly one"):
+        BY_NAME["page_click"].arguments.model_validate({"tabId": 1, **named}).wire()
+
+
+def _server_modules() -> dict[str, ast.Module]:
+    return {p.name: ast.parse(p.read_text("utf-8")) for p in sorted(MCP_SERVER.glob("*.py"))}
+
+
+def test_only_tools_py_adds_tools_to_the_server() -> None:
+    adders = {"tool", "add_tool"}
+    found = {
+        name
+        for name, tree in _server_modules().items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in adders
+    }
+    assert found == {"tools.py"}
+
+
+def test_tool_and_action_names_are_spelled_only_in_the_catalogue() -> None:
+    names = set(BY_NAME)
+    spelled = {
+        (module, node.value)
+        for module, tree in _server_modules().items()
+        if module != "catalogue.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in names
+    }
+    assert spelled == set()
