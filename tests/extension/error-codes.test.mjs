@@ -83,10 +83,10 @@ function sources(dir = "") {
   return out;
 }
 /**
- * Page-side code cannot import CODE: the page/ files are classic scripts, and callPageOp is
- * serialised into the page. There a code is written as a string, and must be a table row.
+ * Page-side code cannot import CODE: the page/ files are classic scripts injected into the page.
+ * There a code is written as a string, and must be a table row.
  */
-const PAGE_SIDE = (path) => path.startsWith("page/") || path === "lib/elements.js";
+const PAGE_SIDE = (path) => path.startsWith("page/");
 /** The shapes a code is written in (group 1 is the code). */
 const CODE_LITERALS = [
   /new (?:BridgeError|PageError)\(\s*["'`]([^"'`]*)["'`]/g, // the typed errors
