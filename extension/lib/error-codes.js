@@ -60,7 +60,7 @@ function frozenTable(rows) {
 /**
  * Every code of the table by its upper-case name: `CODE.NOT_PAIRED === "not_paired"`. Derived
  * from ERROR_TABLE, so a new row has its constant at once. Use it instead of writing a code as a
- * string: a misspelt name is a type error (tests/test_extension_unit.py runs tsc) and undefined
+ * string: a misspelt name is a type error (tests/extension/test_node_suite.py runs tsc) and undefined
  * at run time, never a code that quietly turns into internal_error;
  * tests/extension/error-codes.test.mjs fails on any code literal left in extension/ that is not
  * a row of the table.

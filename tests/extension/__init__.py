@@ -1,0 +1,1 @@
+"""The extension's Node tests and its type check, run from pytest."""
