@@ -49,11 +49,8 @@ const ensureOrigin = createOriginGate({
   confirm,
   permissionsContains: api.permissionsContains,
   requestGrant: (origin) => session.requestGrant(origin),
-  // Asked at every prompt (fresh after pairing): an enrolled browser approves origins by a tap.
-  enrolment: async () => {
-    const r = await session.hostCall("policy_get", {});
-    return { enrolled: r?.enrolled === true, origins: r?.policy?.origins };
-  },
+  // The host decides, at every prompt, what approving a site takes (a click or a tap).
+  decide: (origin) => session.hostCall("origin_decide", { origin }),
   log,
 });
 

@@ -1,15 +1,15 @@
 // origin-gate.js — the check every page tool passes before it touches a page: the target's
 // exact origin must be in the signed policy AND hold Chrome's host permission; otherwise the
-// person is asked in the confirm window and the host records the grant. Pure: confirm,
-// permission lookup, grant request and enrolment lookup are injected. It must never proceed on
-// a non-http(s) origin, on a denied/timed-out/closed confirmation, or when the host did not
-// record the grant. An enrolled browser (a WebAuthn credential for this host's label) is never
-// downgraded to the click: its confirm window runs in presence mode for "policy.widen" with
-// detail = canonical JSON of {origins: [...approved, origin]}, the host signs the widened policy
-// on the verified tap (lib/presence-confirm.js), and no `grant` message is sent.
+// person is asked, in the way the host decides (host_call origin_decide — the one place that
+// decision is made): a click in the confirm window after which the host records the grant, or,
+// for an enrolled browser, a tap over exactly the policy.widen detail the host returned (the host
+// signs it on the verified tap, lib/presence-confirm.js; no `grant` message). Pure: confirm,
+// permission lookup, grant request and the host's decision are injected. It must never proceed
+// on a non-http(s) origin, on a denied/timed-out/closed confirmation, when the host's decision
+// cannot be had (fail closed), or when the host did not record the grant; and it never composes
+// a policy change itself.
 
 import { BridgeError } from "./bridge-error.js";
-import { canonicalJson } from "./canonical-json.js";
 import { confirmTimeoutMs } from "./confirm-window.js";
 import { CODE } from "./error-codes.js";
 import { isApproved, originOf, permissionPattern } from "./origin.js";
@@ -21,21 +21,22 @@ import { isPlainObject } from "./wire.js";
  * @property {(pattern: string) => Promise<boolean>} permissionsContains
  * @property {(origin: string) => Promise<unknown>} requestGrant resolves when the host
  *   recorded the grant (grant_result ok), rejects otherwise (error, not_paired, timeout)
- * @property {() => Promise<{enrolled: boolean, origins?: unknown}>} [enrolment] whether this
- *   browser is enrolled, and the host's approved origins (host_call policy_get), asked at every
- *   prompt; when it fails the click flow runs and the host (which refuses window grants for an
- *   enrolled browser) stays the judge
+ * @property {(origin: string) => Promise<unknown>} decide the host's decision for `origin`
+ *   (host_call origin_decide), asked at every prompt: `{ask: "none"}` (the signed policy approves
+ *   it: only Chrome's grant is missing), `{ask: "click"}`, or `{ask: "tap", action:
+ *   "policy.widen", detail}`; a failure or any other answer refuses
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>}} Ctx */
+/** @typedef {{ask: "none" | "click"} | {ask: "tap", action: string, detail: string}} Decision */
 
 /**
  * @param {GateDeps} deps
  * @returns {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} resolves with the
  *   approved origin; rejects with BridgeError("origin_not_approved")
  */
-export function createOriginGate({ confirm, permissionsContains, requestGrant, enrolment, log = console }) {
+export function createOriginGate({ confirm, permissionsContains, requestGrant, decide, log = console }) {
   /** Prompts in progress, by origin: concurrent calls for one origin share one window. */
   /** @type {Map<string, Promise<boolean>>} */
   const prompting = new Map();
@@ -48,35 +49,37 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, e
    */
   async function ask(origin, pattern, ctx, tool) {
     const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    if (isApproved(origin, origins)) {
+    /** @type {Decision | null} */
+    const how = isApproved(origin, origins) ? { ask: "none" } : await decision(origin);
+    if (how === null) return false;
+    if (how.ask === "none") {
       // The signed policy already approves it (a tap or the terminal did): only Chrome's own grant
       // is missing. A click that requests it widens nothing of tabwarden's, so no tap and no grant.
-      const decision = await confirm({
+      const answer = await confirm({
         kind: "origin", tool, origin, pattern,
         detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
-      if (decision !== "allow") return false;
+      if (answer !== "allow") return false;
       return permissionsContains(pattern).catch(() => false);
     }
-    const tap = await presenceFor(origin, ctx);
-    if (tap !== null) {
-      const decision = await confirm({
+    if (how.ask === "tap") {
+      const answer = await confirm({
         kind: "origin", tool, origin, pattern,
         detail: `Allow tabwarden's agent on ${origin}? Confirm with your security key.`,
-        presence: tap,
+        presence: { action: how.action, detail: how.detail },
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
       // "allow" only on the host's {done: true} for a verified tap: the policy is already signed.
-      if (decision !== "allow") return false;
+      if (answer !== "allow") return false;
       return permissionsContains(pattern).catch(() => false);
     }
-    const decision = await confirm({
+    const answer = await confirm({
       kind: "origin", tool, origin, pattern,
       detail: `Allow tabwarden's agent on ${origin}?`,
       timeoutMs: confirmTimeoutMs(ctx.policy),
     });
-    if (decision !== "allow") return false;
+    if (answer !== "allow") return false;
     try {
       await requestGrant(origin);
     } catch (err) {
@@ -87,26 +90,24 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, e
   }
 
   /**
-   * The policy.widen tap for `origin` when this browser is enrolled, else null (click flow).
+   * The host's decision for `origin`, checked for shape; null (refuse) when it cannot be had.
    * @param {string} origin
-   * @param {Ctx} ctx
-   * @returns {Promise<{action: string, detail: string} | null>}
+   * @returns {Promise<Decision | null>}
    */
-  async function presenceFor(origin, ctx) {
-    if (typeof enrolment !== "function") return null;
-    let info;
+  async function decision(origin) {
+    let answer;
     try {
-      info = await enrolment();
+      answer = await decide(origin);
     } catch (err) {
-      log.warn("tabwarden: could not learn whether this browser is enrolled; the host decides", err);
+      log.warn(`tabwarden: the host gave no decision for ${origin}; refusing`, err);
       return null;
     }
-    if (!isPlainObject(info) || info.enrolled !== true) return null;
-    const fromHost = Array.isArray(info.origins) ? info.origins : undefined;
-    const fromCtx = isPlainObject(ctx.policy) && Array.isArray(ctx.policy.origins) ? ctx.policy.origins : [];
-    const approved = (fromHost ?? fromCtx).filter((o) => typeof o === "string");
-    const origins = approved.includes(origin) ? approved : [...approved, origin];
-    return { action: "policy.widen", detail: canonicalJson({ origins }) };
+    if (!isPlainObject(answer) || answer.origin !== origin) return null;
+    if (answer.ask === "none" || answer.ask === "click") return { ask: answer.ask };
+    if (answer.ask === "tap" && answer.action === "policy.widen" && typeof answer.detail === "string") {
+      return { ask: "tap", action: answer.action, detail: answer.detail };
+    }
+    return null;
   }
 
   return async function ensureOrigin(url, ctx, tool) {

@@ -1,11 +1,13 @@
 // An enrolled browser is never downgraded to the window: the real origin gate → confirm broker
 // and window (presence mode) → the real confirm page tapping through the worker's presence relay
-// → a fake host (policy_get / presence_begin / presence_complete). Not enrolled: today's click and
-// `grant` flow, unchanged.
+// → a fake host (origin_decide / presence_begin / presence_complete). The host decides click or
+// tap and names the exact detail; the gate never composes it. Not enrolled: the click and
+// `grant` flow.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { canonicalJson } from "../../extension/lib/canonical-json.js";
 import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
 import { runConfirmPage } from "../../extension/lib/confirm-page.js";
@@ -37,9 +39,12 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
       const r = host(action, args);
       if (r !== undefined) return r;
     }
-    if (action === "policy_get") {
+    if (action === "origin_decide") {
       if (typeof enrolled === "function") return enrolled();
-      return { enrolled, policy: { origins: hostOrigins }, killed: false, browsers: ["test"] };
+      const origin = args.origin;
+      if (hostOrigins.includes(origin)) return { origin, ask: "none" };
+      if (!enrolled) return { origin, ask: "click" };
+      return { origin, ask: "tap", action: "policy.widen", detail: canonicalJson({ origins: [...hostOrigins, origin] }) };
     }
     if (action === "presence_begin") return { challengeId: `ch${hostCalls.length}`, options: { publicKey: { challenge: "AAAA" } } };
     if (action === "presence_complete") return { done: true, epoch: 3 };
@@ -82,10 +87,7 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
     confirm,
     permissionsContains: async (p) => granted.has(p),
     requestGrant: async (origin) => { grants.push(origin); },
-    enrolment: async () => {
-      const r = await hostCall("policy_get", {});
-      return { enrolled: r?.enrolled === true, origins: r?.policy?.origins };
-    },
+    decide: (origin) => hostCall("origin_decide", { origin }),
     log: fakeLog(),
   });
   return { gate, hostCalls, grants, requested, windows, pages, broker };
@@ -99,7 +101,8 @@ test("enrolled: a new origin is approved by a tap for policy.widen; no grant mes
   assert.equal(h.pages[0].el("tap").hidden, false);
   assert.deepEqual(h.requested, [`${NEW}/*`], "the host permission is requested in the tap's gesture");
   const detail = `{"origins":["${OLD}","${NEW}"]}`;
-  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get", "presence_begin", "presence_complete"]);
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["origin_decide", "presence_begin", "presence_complete"]);
+  assert.deepEqual(h.hostCalls[0][1], { origin: NEW });
   assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail });
   assert.equal(h.hostCalls[2][1].action, "policy.widen");
   assert.equal(h.hostCalls[2][1].detail, detail);
@@ -107,7 +110,7 @@ test("enrolled: a new origin is approved by a tap for policy.widen; no grant mes
   assert.equal(h.broker.size(), 0);
 });
 
-test("enrolled: the detail names the host's approved origins (fresh), not a stale ctx", async () => {
+test("enrolled: the detail is exactly the host's, never composed from a stale ctx", async () => {
   const h = harness({ hostOrigins: [OLD, "https://added.test"] });
   await h.gate(`${NEW}/`, { session: "s1", policy: { origins: [], confirmTimeoutSeconds: 30 } }, "tab_open");
   assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail: `{"origins":["${OLD}","https://added.test","${NEW}"]}` });
@@ -122,29 +125,31 @@ test("enrolled: host refusing the tap, permission refused, or an Allow click -> 
     const h = harness(opts);
     await assert.rejects(h.gate(`${NEW}/`, CTX, "tab_open"), (e) => e.code === "origin_not_approved", name);
     assert.equal(h.grants.length, 0, name);
-    if (name === "no permission") assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"], "no tap without the permission");
+    if (name === "no permission") assert.deepEqual(h.hostCalls.map((c) => c[0]), ["origin_decide"], "no tap without the permission");
   }
   // An Allow click cannot stand in for the tap (the button is hidden; a forged click denies).
   const h = harness({ press: "allow" });
   const pending = h.gate(`${NEW}/`, CTX, "tab_open");
   await assert.rejects(pending, (e) => e.code === "origin_not_approved");
   assert.equal(h.grants.length, 0);
-  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"]);
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["origin_decide"]);
 });
 
-test("not enrolled: today's click + grant flow, unchanged", async () => {
+test("not enrolled: the click + grant flow", async () => {
   const h = harness({ enrolled: false, press: "allow" });
   assert.equal(await h.gate(`${NEW}/x`, CTX, "tab_open"), NEW);
   assert.deepEqual(h.windows, ["confirm.html?id=c1"]);
   assert.deepEqual(h.grants, [NEW]);
-  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["policy_get"]);
+  assert.deepEqual(h.hostCalls.map((c) => c[0]), ["origin_decide"]);
 });
 
-test("policy_get failing -> the click flow; the host stays the judge of the grant", async () => {
-  const h = harness({ enrolled: () => { throw new BridgeError("not_paired", "x"); }, press: "allow" });
-  assert.equal(await h.gate(`${NEW}/`, CTX, "tab_open"), NEW);
-  assert.deepEqual(h.windows, ["confirm.html?id=c1"]);
-  assert.deepEqual(h.grants, [NEW]);
+test("origin_decide failing (killed, unpaired) -> refused with no window and no grant", async () => {
+  for (const code of ["killed", "not_paired", "trust_unreadable"]) {
+    const h = harness({ enrolled: () => { throw new BridgeError(code, "x"); }, press: "allow" });
+    await assert.rejects(h.gate(`${NEW}/`, CTX, "tab_open"), (e) => e.code === "origin_not_approved", code);
+    assert.deepEqual(h.windows, [], code);
+    assert.deepEqual(h.grants, [], code);
+  }
 });
 
 test("enrolled, origin already approved in the policy, only Chrome's grant missing: a click, no tap, no grant", async () => {

@@ -3,10 +3,15 @@ import assert from "node:assert/strict";
 import { createOriginGate } from "../../extension/lib/origin-gate.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
 
+/** The host's answer for a browser that approves by a click. */
+const click = async (/** @type {string} */ origin) => ({ origin, ask: "click" });
 const ctx = (origins = [], extra = {}) => ({ session: "s1", policy: { origins, confirm: [], confirmTimeoutSeconds: 30, ...extra } });
 
-function make({ granted = new Set(), decision = "allow", grant = async () => {} } = {}) {
-  const calls = { confirm: [], grant: [], contains: [] };
+function make({
+  granted = new Set(), decision = "allow", grant = async () => {},
+  decideAnswer = (o) => ({ origin: o, ask: "click" }),
+} = {}) {
+  const calls = { confirm: [], grant: [], contains: [], decide: [] };
   const gate = createOriginGate({
     confirm: async (req) => {
       calls.confirm.push(req);
@@ -15,6 +20,7 @@ function make({ granted = new Set(), decision = "allow", grant = async () => {} 
     },
     permissionsContains: async (p) => { calls.contains.push(p); return granted.has(p); },
     requestGrant: async (o) => { calls.grant.push(o); return grant(o); },
+    decide: async (o) => { calls.decide.push(o); return decideAnswer(o); },
     log: fakeLog(),
   });
   return { gate, calls, granted };
@@ -68,7 +74,8 @@ test("host refusing the grant (not_paired, timeout) -> origin_not_approved", asy
 test("allow without the Chrome permission (request refused) -> origin_not_approved", async () => {
   const granted = new Set();
   const gate = createOriginGate({
-    confirm: async () => "allow", permissionsContains: async (p) => granted.has(p), requestGrant: async () => {}, log: fakeLog(),
+    confirm: async () => "allow", permissionsContains: async (p) => granted.has(p), requestGrant: async () => {},
+    decide: click, log: fakeLog(),
   });
   await assert.rejects(gate("https://a.test/", ctx(), "tab_open"), (e) => e.code === "origin_not_approved");
 });
@@ -79,7 +86,7 @@ test("concurrent calls for one origin share one prompt", async () => {
   const granted = new Set();
   const gate = createOriginGate({
     confirm: async (req) => { prompts += 1; await gateOpen.promise; granted.add(req.pattern); return "allow"; },
-    permissionsContains: async (p) => granted.has(p), requestGrant: async () => {}, log: fakeLog(),
+    permissionsContains: async (p) => granted.has(p), requestGrant: async () => {}, decide: click, log: fakeLog(),
   });
   const a = gate("https://a.test/1", ctx(), "tab_open");
   const b = gate("https://a.test/2", ctx(), "page_text");
@@ -93,8 +100,33 @@ test("confirm timeout comes from policy.confirmTimeoutSeconds, clamped to 5..600
   const seen = [];
   const gate = createOriginGate({
     confirm: async (r) => { seen.push(r.timeoutMs); return "deny"; }, permissionsContains: async () => false,
-    requestGrant: async () => {}, log: fakeLog(),
+    requestGrant: async () => {}, decide: click, log: fakeLog(),
   });
   for (const t of [10, 1, 10_000, "x"]) await gate("https://a.test/", ctx([], { confirmTimeoutSeconds: t }), "t").catch(() => {});
   assert.deepEqual(seen, [10_000, 5_000, 600_000, 60_000]);
+});
+
+test("the host's decision is asked for a new origin, and anything but a valid one refuses", async () => {
+  for (const [name, answer] of [
+    ["throws", () => { throw new Error("not_paired"); }],
+    ["null", () => null],
+    ["unknown ask", (o) => ({ origin: o, ask: "maybe" })],
+    ["another origin", () => ({ origin: "https://other.test", ask: "click" })],
+    ["tap without detail", (o) => ({ origin: o, ask: "tap", action: "policy.widen" })],
+    ["tap for another action", (o) => ({ origin: o, ask: "tap", action: "unkill", detail: "" })],
+  ]) {
+    const { gate, calls } = make({ decideAnswer: answer });
+    await assert.rejects(gate("https://new.test/", ctx(), "tab_open"), (e) => e.code === "origin_not_approved", name);
+    assert.deepEqual(calls.decide, ["https://new.test"], name);
+    assert.equal(calls.confirm.length, 0, `${name}: no window without a decision`);
+    assert.equal(calls.grant.length, 0, name);
+  }
+});
+
+test("an origin the host says is approved asks only for Chrome's grant (no grant message)", async () => {
+  const { gate, calls } = make({ decideAnswer: (o) => ({ origin: o, ask: "none" }) });
+  assert.equal(await gate("https://new.test/", ctx(), "tab_open"), "https://new.test");
+  assert.equal(calls.confirm.length, 1);
+  assert.match(calls.confirm[0].detail, /is approved in tabwarden's policy/);
+  assert.equal(calls.grant.length, 0);
 });
