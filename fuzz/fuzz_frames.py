@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import struct
 import sys
+from typing import TYPE_CHECKING
 
 try:
-    import atheris
+    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
 except ImportError:  # the harness logic still runs under fuzz.run's fallback and pytest
     atheris = None
 
@@ -21,17 +22,21 @@ if atheris is not None and __name__ == "__main__":
 else:
     from tabwarden.protocol import frames as codec
 
-try:  # `python -m fuzz.run`, pytest
+if TYPE_CHECKING:
     from fuzz import codec_oracle
-except ImportError:  # `python fuzz/fuzz_frames.py`: this directory is sys.path[0]
-    import codec_oracle
+    from tabwarden.protocol.framing import FrameDecoder
+else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz import codec_oracle
+    except ImportError:  # `python fuzz/fuzz_frames.py`: this directory is sys.path[0]
+        import codec_oracle
 
 HEADER: struct.Struct = codec.HEADER
 #: Small, so that fuzzer-sized inputs land on both sides of it.
 LIMIT = 1024
 
 
-def make_decoder(limit: int) -> codec_oracle.FrameDecoder:
+def make_decoder(limit: int) -> FrameDecoder:
     return codec.decoder(limit=limit)  # looked up per call, so tests can swap it
 
 

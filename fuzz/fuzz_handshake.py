@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 try:
-    import atheris
+    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
 except ImportError:
     atheris = None
 

@@ -7,6 +7,7 @@ program. Tests that need real Chromium live in tests/browser/.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -92,7 +93,7 @@ class FakeBrowser:
 
     def receive(self) -> dict[str, Any]:
         """The next message from the host (blocking read on its stdout)."""
-        assert self.proc.stdout is not None
+        assert isinstance(self.proc.stdout, io.BufferedReader)  # a PIPE with default buffering
         while True:
             frame = self._decoder.next_frame()
             if frame is not None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from fido2 import cbor
-from fido2.cose import ES256
 from fido2.utils import websafe_encode
 
 from tabwarden.trust import store
@@ -114,7 +113,7 @@ def enrol_via_pairing(
 
 
 def enrol_direct(config: Path, key: HostKey, label: str, authenticator: SoftAuthenticator) -> None:
-    cose = ES256.from_cryptography_key(authenticator.key.public_key())
+    cose = authenticator.cose_key()
     credential = Credential(
         credential_id=websafe_encode(authenticator.credential_id),
         public_key=websafe_encode(cbor.encode(dict(cose))),
@@ -132,7 +131,8 @@ def change_detail(changes: dict[str, Any]) -> str:
 def begin_tap(browser: FakeBrowser, action: str, detail: str) -> dict[str, Any]:
     reply = host_call(browser, "presence_begin", {"action": action, "detail": detail})
     assert reply["ok"] is True, reply
-    return reply["result"]
+    result: dict[str, Any] = reply["result"]
+    return result
 
 
 def complete_tap(

@@ -164,7 +164,9 @@ def test_unpaired_spawner_is_refused_once_a_client_is_paired(
                 for tool in ("tab_list", "bridge_status"):
                     result = await client.call_tool(tool, {})
                     assert _code(result) == "client_not_paired", result
-                    assert "not a paired MCP client" in tool_error(result)["message"]
+                    error = tool_error(result)
+                    assert error is not None
+                    assert "not a paired MCP client" in error["message"]
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert (config / "trust.json").read_bytes() == before

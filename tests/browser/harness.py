@@ -40,6 +40,9 @@ async def chromium(
         f"--disable-extensions-except={browser.extension}",
         f"--load-extension={browser.extension}",
     ]
+    env: dict[str, str | float | bool] = (
+        dict(browser.env) if display is None else dict(browser.env, DISPLAY=display)
+    )
     async with async_playwright() as pw:
         context = await pw.chromium.launch_persistent_context(
             str(browser.profile),
@@ -47,7 +50,7 @@ async def chromium(
             headless=display is None,
             no_viewport=display is not None,
             args=flags,
-            env=browser.env if display is None else dict(browser.env, DISPLAY=display),
+            env=env,
             ignore_default_args=["--disable-extensions"],
         )
         try:
@@ -57,7 +60,7 @@ async def chromium(
 
 
 async def confirm_page(context: BrowserContext) -> Page:
-    page = await context.wait_for_event(
+    page: Page = await context.wait_for_event(
         "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000
     )
     await page.wait_for_selector("#allow", state="visible")

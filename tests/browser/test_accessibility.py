@@ -190,7 +190,8 @@ def _look(style: dict[str, Any]) -> tuple[str, str, str]:
 
 def _winning_source(name: dict[str, Any]) -> dict[str, Any] | None:
     """The name source Chromium used: the first one with a value that was not superseded."""
-    for source in name.get("sources", []):
+    sources: list[dict[str, Any]] = name.get("sources", [])
+    for source in sources:
         if "value" in source and not source.get("superseded"):
             return source
     return None

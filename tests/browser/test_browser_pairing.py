@@ -55,7 +55,9 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
     store.set_pairing_code(
         config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
     )
-    pinned_fingerprint = host_key_store(config, "file").load().public.fingerprint
+    pinned_key = host_key_store(config, "file").load()
+    assert pinned_key is not None
+    pinned_fingerprint = pinned_key.public.fingerprint
 
     async def scenario() -> None:
         async with chromium(browser) as context:

@@ -81,8 +81,10 @@ def test_tab_list_through_every_hop_then_browser_closed(
             await asyncio.to_thread(browser.stop)
             after = await client.call_tool("tab_list", {})
             assert after.is_error
-            assert tool_error(after)["code"] == "extension_not_connected"
-            assert tool_error(after)["hint"]
+            error = tool_error(after)
+            assert error is not None
+            assert error["code"] == "extension_not_connected"
+            assert error["hint"]
             status = (await client.call_tool("bridge_status", {})).structured_content
             assert status["extensionConnected"] is False and status["hostReachable"] is False
 
@@ -127,6 +129,8 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
         async with Client(sh_params) as client:
             result = await client.call_tool("tab_list", {})
             assert result.is_error
-            assert tool_error(result)["code"] == "client_not_paired"
+            error = tool_error(result)
+            assert error is not None
+            assert error["code"] == "client_not_paired"
 
     asyncio.run(asyncio.wait_for(unpaired(), GUARD))

@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from mcp_types import ImageContent
+from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
@@ -244,7 +246,12 @@ def test_an_unanswered_confirm_window_times_out_as_a_denial(
             attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
             window = await confirm_page(context)
             closed = asyncio.get_running_loop().create_future()
-            window.on("close", lambda _page: closed.done() or closed.set_result(True))
+
+            def on_close(_page: Page) -> None:
+                if not closed.done():
+                    closed.set_result(True)
+
+            window.on("close", on_close)
             assert _err(await attempt) == "origin_not_approved"  # nobody answered
             await asyncio.wait_for(closed, 30)  # and the window went away with the request
             assert _origins(browser) == (a,)
@@ -275,7 +282,9 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
             assert _err(ready) is None, ready.content
             shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
             assert _err(shot) is None, shot.content
-            png = base64.b64decode(shot.content[0].data, validate=True)
+            image = shot.content[0]
+            assert isinstance(image, ImageContent), image
+            png = base64.b64decode(image.data, validate=True)
             assert (
                 png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
             )  # complete

@@ -28,7 +28,8 @@ GUARD = 240.0
 async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await agent.call_tool(tool, args)
     assert not result.is_error, (tool, result.content)
-    return result.structured_content
+    content: dict[str, Any] = result.structured_content
+    return content
 
 
 async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
@@ -40,6 +41,7 @@ def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
     config = browser.root / "config"
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
     key = host_key_store(config, "file").load()
+    assert key is not None
     store.set_baseline(
         gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000
     )

@@ -8,7 +8,7 @@ absent: test_presence_taps.py.)"""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -58,7 +58,7 @@ ANSWER_FOR_ANOTHER_ACTION = (
 )
 
 
-def _trust(config: Any) -> bytes:
+def _trust(config: Path) -> bytes:
     return (config / "trust.json").read_bytes()
 
 

@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 import json
 import time
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 GUARD = 180.0
 
 
-def _trust(config: Any) -> bytes:
+def _trust(config: Path) -> bytes:
     return (config / "trust.json").read_bytes()
 
 
@@ -114,6 +114,7 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
     config = browser.config
     gate = provision_for_pairing(browser, [site])
     key = host_key_store(config, "file").load()
+    assert key is not None
     # The person enabled eval in presence-confirm mode (as `tabwarden policy set` would).
     store.set_baseline(
         config / "trust.json",

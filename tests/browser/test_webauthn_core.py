@@ -41,7 +41,8 @@ PublicKeyCredential.parseRequestOptionsFromJSON(options)});
 
 
 def _public(options: dict[str, Any]) -> dict[str, Any]:
-    return options.get("publicKey", options)
+    public: dict[str, Any] = options.get("publicKey", options)
+    return public
 
 
 def test_registration_and_assertions_from_a_real_virtual_authenticator(

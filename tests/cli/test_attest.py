@@ -145,7 +145,11 @@ def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 
 def spawn(
-    procs: list[subprocess.Popen[bytes]], argv: list[str], env: dict[str, str], **kw: object
+    procs: list[subprocess.Popen[bytes]],
+    argv: list[str],
+    env: dict[str, str],
+    *,
+    cwd: str | None = None,
 ) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(  # noqa: S603
         argv,
@@ -153,7 +157,7 @@ def spawn(
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        **kw,  # type: ignore[arg-type]
+        cwd=cwd,
     )
     procs.append(proc)
     return proc

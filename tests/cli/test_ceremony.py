@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO, Any, Literal
 
 import pytest
 
@@ -107,12 +108,16 @@ _WRAPPER = (  # moves the report pipe to fd 3, then runs the driver as __main__
 )
 
 
+#: A child's standard stream: "pty" (the slave), a raw fd, or a file object.
+Stream = int | IO[Any] | Literal["pty"]
+
+
 def spawn(
     driver: Path,
     *,
-    stdin: object = "pty",
-    stdout: object = "pty",
-    stderr: object = None,
+    stdin: Stream = "pty",
+    stdout: Stream = "pty",
+    stderr: int | IO[Any] | None = None,
     ctty: int = -1,
     background: bool = False,
 ) -> Child:
@@ -120,7 +125,7 @@ def spawn(
     master, slave = os.openpty()
     rd, wr = os.pipe()
 
-    def pick(spec: object) -> object:
+    def pick(spec: Stream) -> int | IO[Any]:
         return slave if spec == "pty" else spec
 
     proc = subprocess.Popen(
@@ -134,8 +139,8 @@ def spawn(
             "bg" if background else "fg",
         ],
         stdin=pick(stdin),
-        stdout=pick(stdout),  # type: ignore[arg-type]
-        stderr=subprocess.DEVNULL if stderr is None else stderr,  # type: ignore[arg-type]
+        stdout=pick(stdout),
+        stderr=subprocess.DEVNULL if stderr is None else stderr,
         pass_fds=(wr,),
         start_new_session=True,
     )

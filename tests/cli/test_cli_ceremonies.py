@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO, Any, Literal
 
 import pytest
 
@@ -40,6 +41,10 @@ _WRAPPER = (
     "    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
     "os.execv(sys.executable, [sys.executable, '-m', 'tabwarden', *sys.argv[2:]])\n"
 )
+
+
+#: A child's standard stream: "pty" (the slave), a raw fd, or a file object.
+Stream = int | IO[Any] | Literal["pty"]
 
 
 # --------------------------------------------------------------------------- environment
@@ -76,7 +81,7 @@ class World:
         return self.config / "trust.json"
 
     def run(
-        self, *args: str, stdin: object = subprocess.DEVNULL, input: bytes | None = None
+        self, *args: str, stdin: int | IO[Any] = subprocess.DEVNULL, input: bytes | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         """Plain subprocess: stdin/stdout/stderr are not terminals (what an agent does)."""
         return subprocess.run(
@@ -88,17 +93,29 @@ class World:
             timeout=60,
         )
 
-    def json(self, *args: str) -> object:
+    def json(self, *args: str) -> dict[str, Any]:
+        """A command's ``--json`` output that is an object."""
         proc = self.run(*args)
         assert proc.returncode == 0, proc.stderr.decode()
-        return json.loads(proc.stdout)
+        doc: dict[str, Any] = json.loads(proc.stdout)
+        return doc
+
+    def json_list(self, *args: str) -> list[dict[str, Any]]:
+        """A command's ``--json`` output that is a list of objects (``audit``)."""
+        proc = self.run(*args)
+        assert proc.returncode == 0, proc.stderr.decode()
+        entries: list[dict[str, Any]] = json.loads(proc.stdout)
+        return entries
 
     def spawn(
-        self, *args: str, ctty: bool = True, stdin: object = "pty", stdout: object = "pty"
+        self, *args: str, ctty: bool = True, stdin: Stream = "pty", stdout: Stream = "pty"
     ) -> Pty:
         """The CLI in a new session on a pty; ``ctty`` makes the pty its controlling terminal."""
         master, slave = os.openpty()
-        pick = lambda spec: slave if spec == "pty" else spec  # noqa: E731
+
+        def pick(spec: Stream) -> int | IO[Any]:
+            return slave if spec == "pty" else spec
+
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WRAPPER, "ctty" if ctty else "none", *args],
@@ -264,7 +281,7 @@ def test_pair_at_a_real_terminal(world: World) -> None:
 
     assert doc["pairingCode"]["sha256"] == hashlib.sha256(code.encode()).hexdigest()
 
-    events = world.json("audit", "--json")
+    events = world.json_list("audit", "--json")
     pairs = [e for e in events if e.get("event") == "pair"]
     assert len(pairs) == 1
     assert pairs[0]["path"] == "terminal" and pairs[0]["decision"] == "granted"
@@ -449,7 +466,7 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
     # a refused attempt is not a grant
     assert world.run("unkill", input=b"release the kill switch\n").returncode == 2
 
-    events = world.json("audit", "--json")
+    events = world.json_list("audit", "--json")
     granted = [(e["event"], e.get("path")) for e in events if e.get("decision") == "granted"]
     assert granted == [
         ("pair", "terminal"),
@@ -515,7 +532,7 @@ def test_pair_reset_rotates_key_drops_grants_and_keeps_the_kill_switch(world: Wo
     assert status_report["trust"]["fingerprint"] == new_fp
     assert status_report["trust"]["refused"] is None
 
-    pairs = [e for e in world.json("audit", "--json") if e.get("event") == "pair"]
+    pairs = [e for e in world.json_list("audit", "--json") if e.get("event") == "pair"]
     assert [e.get("reset") for e in pairs] == [False, True]
     assert pairs[1]["decision"] == "granted" and pairs[1]["path"] == "terminal"
     assert pairs[1]["fingerprint"] == new_fp
@@ -532,9 +549,9 @@ def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
     after = paired.snapshot()
     assert after["host-key.pem"] == before["host-key.pem"]
     assert after["trust.json"] == before["trust.json"]
-    assert [e.get("reset") for e in paired.json("audit", "--json") if e.get("event") == "pair"] == [
-        False
-    ]
+    assert [
+        e.get("reset") for e in paired.json_list("audit", "--json") if e.get("event") == "pair"
+    ] == [False]
 
 
 # --------------------------------------------------------------------------- 10. the picker
@@ -651,7 +668,7 @@ def test_revoke_needs_no_terminal(world: World) -> None:
     proc = world.run("clients")
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"no MCP clients paired" in proc.stdout
-    revokes = [e for e in world.json("audit", "--json") if e.get("event") == "revoke"]
+    revokes = [e for e in world.json_list("audit", "--json") if e.get("event") == "revoke"]
     assert [(e["kind"], e["decision"]) for e in revokes] == [
         ("browser", "narrowed"),
         ("client", "narrowed"),

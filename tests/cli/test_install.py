@@ -95,7 +95,7 @@ def _install(mdir: Path, browser: str = "chromium", **kw: object) -> object:
 
 
 def _foreign_manifest(mdir: Path, **overrides: object) -> Path:
-    doc = {
+    doc: dict[str, object] = {
         "name": "com.example.other",
         "description": "someone else's host",
         "path": "/opt/other/host",

@@ -12,12 +12,12 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.protocol import frames
+from tabwarden.protocol.framing import FrameDecoder
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
 
@@ -145,7 +145,7 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
         await wait_until_extension_connected(client.status)
         assert (await client.status()).extension_connected
 
-        tabs = {
+        tabs: dict[str, object] = {
             "tabs": [{"id": 1, "url": "http://x/", "title": "X", "active": True, "windowId": 1}]
         }
         answerer = _answer_in_background(fake_browser, tabs)
@@ -205,7 +205,7 @@ def _raw_connect(sock_path: Path) -> socket.socket:
     return s
 
 
-_DECODERS: weakref.WeakKeyDictionary[socket.socket, Any] = weakref.WeakKeyDictionary()
+_DECODERS: weakref.WeakKeyDictionary[socket.socket, FrameDecoder] = weakref.WeakKeyDictionary()
 
 
 def _recv_frame(s: socket.socket) -> dict[str, object] | None:

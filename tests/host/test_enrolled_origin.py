@@ -5,6 +5,8 @@ Against the real host process."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.fakes import FakeBrowser
 from tests.fixtures import (
     audit_entries,
@@ -26,7 +28,7 @@ OLD = "https://old.example.test"
 NEW = "http://127.0.0.1:8000"
 
 
-def _grant(browser: FakeBrowser, grant_id: str, origin: str) -> dict[str, object]:
+def _grant(browser: FakeBrowser, grant_id: str, origin: str) -> dict[str, Any]:
     browser.send({"type": "grant", "id": grant_id, "kind": "origin", "origin": origin})
     answer = browser.receive()
     assert answer["type"] == "grant_result" and answer["id"] == grant_id, answer

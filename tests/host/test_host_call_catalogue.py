@@ -44,6 +44,10 @@ def test_the_extension_calls_only_catalogued_actions() -> None:
 def test_anything_else_is_unknown_before_a_handler_runs(tmp_path: Path, action: str) -> None:
     config = tmp_path / "cfg"
     call = host_calls(TrustGate({"TABWARDEN_CONFIG_DIR": str(config)}), "chromium")
+
+    async def attempt() -> None:  # HostCalls promises an Awaitable; asyncio.run wants a coroutine
+        await call(action, {})
+
     with pytest.raises(UnknownHostAction):
-        asyncio.run(call(action, {}))
+        asyncio.run(attempt())
     assert not config.exists()  # nothing was read into being, nothing written

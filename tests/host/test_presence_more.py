@@ -44,7 +44,7 @@ def _eval_detail(code: str, origin: str = ORIGIN) -> str:
 
 
 def _record_without_browsers(config: Path) -> dict[str, Any]:
-    doc = json.loads((config / "trust.json").read_text())
+    doc: dict[str, Any] = json.loads((config / "trust.json").read_text())
     doc.pop("browsers", None)
     doc.pop("epoch", None)
     return doc

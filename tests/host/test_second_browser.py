@@ -67,7 +67,8 @@ def _begin_second(second: FakeBrowser, config: Path, code: str = "second-code") 
     _new_code(config, code)
     reply = host_call(second, "pair_begin", {"code": code})
     assert reply["ok"] is True, reply
-    return reply["result"]
+    result: dict[str, Any] = reply["result"]
+    return result
 
 
 def _labels(config: Path) -> dict[str, int]:

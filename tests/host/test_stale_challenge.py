@@ -36,7 +36,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("TABWARDEN_CONFIG_DIR", str(config))
     key = pair_record(config)
     clock = Clock()
-    monkeypatch.setattr(host_calls_mod.time, "time", clock)
+    monkeypatch.setattr(time, "time", clock)  # the module host_calls reads its clock from
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
     calls = host_calls_mod.host_calls(gate, "chromium")
     return config, key, clock, calls

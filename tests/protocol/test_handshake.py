@@ -467,7 +467,7 @@ def _failures() -> list[HandshakeFailed]:
             side.receive(message)
         caught.append(again.value)
 
-    host_messages = [
+    host_messages: list[Message] = [
         {"t": "proof", "nonce": NC.hex(), "mac": spec_mac(OTHER_K, "client-to-host", NH, NC)},
         {"t": "proof", "nonce": NH.hex(), "mac": good_c2h},
         {"t": "proof", "nonce": NC.hex()[:-2], "mac": good_c2h},

@@ -38,7 +38,8 @@ def unb64u(text: str) -> bytes:
 
 
 def _public(options: dict[str, Any]) -> dict[str, Any]:
-    return options.get("publicKey", options)
+    public: dict[str, Any] = options.get("publicKey", options)
+    return public
 
 
 class SoftAuthenticator:
@@ -54,6 +55,11 @@ class SoftAuthenticator:
     @property
     def rp_id_hash(self) -> bytes:
         return hashlib.sha256(self.origin.encode()).digest()
+
+    def cose_key(self) -> ES256:
+        """The credential's public key as a COSE key (fido2 leaves this constructor unannotated)."""
+        key: ES256 = ES256.from_cryptography_key(self.key.public_key())  # type: ignore[no-untyped-call]
+        return key
 
     def _client_data(
         self,
@@ -98,7 +104,7 @@ class SoftAuthenticator:
         pub = _public(options)
         chal = unb64u(pub["challenge"]) if challenge is None else challenge
         cdj = self._client_data(kind, chal, origin, cross_origin, client_extra or {})
-        cose = ES256.from_cryptography_key(self.key.public_key())
+        cose = self.cose_key()
         cred = AttestedCredentialData.create(b"\0" * 16, self.credential_id, cose)
         auth = AuthenticatorData.create(
             self.rp_id_hash if rp_id_hash is None else rp_id_hash,

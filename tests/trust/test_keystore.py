@@ -40,10 +40,10 @@ PEM_MARKER = b"PRIVATE KEY"
 class MemoryKeyring(KeyringBackend):
     """A recommended (priority 1) backend that keeps passwords in a dict."""
 
-    priority = 1.0  # type: ignore[assignment]
+    priority = 1.0
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # keyring leaves it unannotated
         self.items: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:
@@ -66,19 +66,19 @@ class SecretService(MemoryKeyring):
 class LowPriorityKeyring(MemoryKeyring):
     """Like keyrings.alt's plaintext file backends: viable but not recommended."""
 
-    priority = 0.5  # type: ignore[assignment]
+    priority = 0.5
 
 
 class RaisingPriorityKeyring(MemoryKeyring):
     """A backend that reports "not viable in this environment" the keyring way: by raising."""
 
-    @properties.classproperty  # type: ignore[misc]
+    @properties.classproperty
     def priority(cls) -> float:  # noqa: N805
         raise RuntimeError("not viable here")
 
 
 class EmptyChain(keyring.backends.chainer.ChainerBackend):
-    backends = ()  # type: ignore[assignment]
+    backends = ()
 
 
 class LockedKeyring(MemoryKeyring):
@@ -104,7 +104,7 @@ for _double in (
     LockedKeyring,
     LeakySetKeyring,
 ):
-    KeyringBackend._classes.discard(_double)  # type: ignore[attr-defined]
+    KeyringBackend._classes.discard(_double)
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -390,17 +390,17 @@ def _assert_refused(tmp_path: Path, key: HostKey, *, hint_has: str = "--file-sto
 
 
 def test_null_backend_is_refused(tmp_path: Path, key: HostKey) -> None:
-    keyring.set_keyring(keyring.backends.null.Keyring())
+    keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
     _assert_refused(tmp_path, key)
 
 
 def test_fail_backend_is_refused(tmp_path: Path, key: HostKey) -> None:
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     _assert_refused(tmp_path, key)
 
 
 def test_chainer_with_no_backends_is_refused(tmp_path: Path, key: HostKey) -> None:
-    keyring.set_keyring(EmptyChain())
+    keyring.set_keyring(EmptyChain())  # type: ignore[no-untyped-call]
     _assert_refused(tmp_path, key)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -155,7 +156,9 @@ def test_registration_happy_path_stores_the_credential() -> None:
     from fido2 import cbor
     from fido2.cose import CoseKey
 
-    key = CoseKey.parse(cbor.decode(unb64u(cred.public_key)))
+    cose = cbor.decode(unb64u(cred.public_key))
+    assert isinstance(cose, Mapping)  # a COSE key is a CBOR map
+    key = CoseKey.parse(cose)
     assert key[3] == -7
 
 

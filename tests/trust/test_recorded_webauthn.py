@@ -14,6 +14,7 @@ import base64
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,13 @@ def unb64u(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def cbor_map(data: bytes) -> Mapping[Any, Any]:
+    """A CBOR-encoded map (the attestation object)."""
+    decoded = cbor.decode(data)
+    assert isinstance(decoded, Mapping), decoded
+    return decoded
+
+
 def challenge(group: str, name: str, **over: Any) -> Challenge:
     """The recorded challenge, rebuilt from its ``to_json()`` (keyword arguments only)."""
     data = entry(group, name)["challenge"]
@@ -95,7 +103,7 @@ def auth_data(group: str, name: str) -> bytes:
     attestation object, checked equal to the top-level one in its own test)."""
     response = entry(group, name)["response"]["response"]
     if "attestationObject" in response:
-        raw: bytes = cbor.decode(unb64u(response["attestationObject"]))["authData"]
+        raw: bytes = cbor_map(unb64u(response["attestationObject"]))["authData"]
         return raw
     return unb64u(response["authenticatorData"])
 
@@ -186,7 +194,7 @@ def test_page_named_the_bare_id_but_rp_id_hash_is_sha256_of_the_origin(
 @pytest.mark.parametrize("group", ["uv", "noUv"])
 def test_attestation_is_format_none_with_an_empty_statement(group: str) -> None:
     response = entry(group, "registration")["response"]["response"]
-    attestation = cbor.decode(unb64u(response["attestationObject"]))
+    attestation = cbor_map(unb64u(response["attestationObject"]))
     assert attestation["fmt"] == "none"
     assert attestation["attStmt"] == {}
     assert attestation["authData"] == unb64u(response["authenticatorData"])
