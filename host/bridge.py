@@ -24,10 +24,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabwarden.admission import check_peer, handshake
+from tabwarden.admission import check_peer, handshake, measure_client
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
+from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
 from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.codes import (
@@ -80,6 +81,9 @@ class _Client:
     role: str
     stream: FrameStream
     client_sha256: str = ""
+    #: Its admission frame claimed a client the host's own measurement disagrees with: every
+    #: request is refused (``client_not_paired``) and the connection closed.
+    impostor: bool = False
     pending: set[str] = field(default_factory=set)
     #: Names this connection to the extension; the tabs it opens belong to it.
     session: str = field(default_factory=lambda: f"s-{secrets.token_hex(8)}")
@@ -111,6 +115,8 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     """(code, message) if the record refuses this connection's requests, else None. Pure: the
     one rule (``tabwarden.trust.refusal``), after hop 2's own rule that only an MCP server may
     drive the browser."""
+    if client.impostor:
+        return CLIENT_NOT_PAIRED, "the client it claims to be is not the program that spawned it"
     found = refusal(eff, client.client_sha256 or None)
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
@@ -456,7 +462,7 @@ class BridgeServer:
 
     async def _handle(self, conn: socket.socket, number: int) -> None:
         try:
-            check_peer(conn, self._attest)  # before reading a single byte
+            creds = check_peer(conn, self._attest)  # before reading a single byte
         except PeerRefused as exc:
             log.warning("bridge connection #%d refused: %s", number, exc)
             conn.close()
@@ -479,8 +485,13 @@ class BridgeServer:
                     pass
             stream.close()
             return
+        identity = await self._measured_client(number, admitted, creds.pid)
         client = _Client(
-            number=number, role=admitted.role, stream=stream, client_sha256=admitted.client_sha256
+            number=number,
+            role=admitted.role,
+            stream=stream,
+            client_sha256=identity or "",
+            impostor=identity is None,
         )
         self._relay.add(client)
         log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
@@ -508,6 +519,33 @@ class BridgeServer:
         finally:
             await self._relay.remove(client)
             stream.close()
+
+    async def _measured_client(
+        self, number: int, admitted: Admitted, pid: int | None
+    ) -> str | None:
+        """The client identity to serve this connection as: measured by us from the process that
+        spawned the peer, never the admission frame's claim; ``""`` when it cannot be measured
+        (served as unpaired), ``None`` (refuse) when the claim disagrees with the measurement."""
+        if admitted.role != "mcp":
+            return ""
+        try:
+            if pid is None:
+                raise SpawnerUnmeasurable("the kernel gave no peer process id")
+            measured = await asyncio.to_thread(measure_client, pid)
+        except SpawnerUnmeasurable as exc:
+            log.warning("bridge connection #%d: its client cannot be measured (%s)", number, exc)
+            measured = ""
+        claimed = admitted.client_sha256
+        if claimed and claimed != measured:
+            log.warning(
+                "bridge connection #%d refused: it claims client %s… but the process that "
+                "spawned it measures %s",
+                number,
+                claimed[:16],
+                f"{measured[:16]}…" if measured else "as unmeasurable",
+            )
+            return None
+        return measured
 
     async def _handshake(self, stream: FrameStream, number: int) -> Admitted:
         machine = HostHandshake(

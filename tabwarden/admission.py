@@ -4,7 +4,10 @@
    ``connect`` and before a single byte is read;
 2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor;
 3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
-   admission over a ``FrameStream``.
+   admission over a ``FrameStream``;
+4. on the host, for an MCP server: the client's identity is *measured* — the executable of the
+   process that spawned the peer (``measure_client``) — never taken from the admission frame; a
+   claim there that disagrees is refused by the caller.
 
 Each step can only refuse (``PeerRefused``; ``HandshakeFailed``, ``FramingError`` or
 ``ConnectionClosed`` from the handshake). The callers keep what differs: which frames open the
@@ -21,7 +24,7 @@ from tabwarden.framestream import FrameStream
 from tabwarden.peer import PeerAttestor, PeerCredentials, require_same_uid
 from tabwarden.protocol.handshake import Admitted
 
-__all__ = ["HandshakeMachine", "check_peer", "handshake"]
+__all__ = ["HandshakeMachine", "check_peer", "handshake", "measure_client"]
 
 
 class HandshakeMachine(Protocol):
@@ -49,3 +52,19 @@ async def handshake(
             await stream.send(frame)
         if admitted is not None:
             return admitted
+
+
+def measure_client(peer_pid: int) -> str:
+    """Step 4: the SHA-256 of the executable that spawned process ``peer_pid`` (the connected MCP
+    server), measured here (``mcp_server.spawner.measure_parent``: pidfd-pinned, create time
+    against PID reuse). Raises ``SpawnerUnmeasurable`` when it cannot be measured. Blocking:
+    hashes a file."""
+    import psutil
+
+    from tabwarden.mcp_server.spawner import SpawnerUnmeasurable, measure_parent
+
+    try:
+        parent = psutil.Process(peer_pid).ppid()
+    except psutil.Error:
+        raise SpawnerUnmeasurable(f"the connected process {peer_pid} is gone") from None
+    return measure_parent(parent).sha256

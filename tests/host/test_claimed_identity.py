@@ -1,0 +1,119 @@
+"""The host measures the client itself (issue 10, hole 2): the executable that spawned the
+connecting MCP server, never the hash the admission frame claims. Real processes: a real host, a
+real socket, and a child process that connects claiming an identity."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.fakes import FakeBrowser, host_env
+from tests.fixtures import pair_record, sha256_file
+from tests.trust import SHA_A
+
+#: A client that connects with the identity it is told to claim and asks for the tab list.
+CLIENT = textwrap.dedent(
+    """
+    import asyncio, json, os, sys, time
+    from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+
+    async def main() -> None:
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": os.environ["TABWARDEN_RUNTIME_DIR"]},
+            client_sha256=sys.argv[1],
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not (await client.status()).extension_connected:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the extension never connected")
+                await asyncio.sleep(0.02)
+            result = await client.call("tab_list")
+            print(json.dumps({"ok": result}))
+        except BridgeError as exc:
+            print(json.dumps({"code": exc.code}))
+        finally:
+            await client.close()
+
+    asyncio.run(main())
+    """
+)
+
+
+def _our_interpreter() -> str:
+    return os.path.realpath(f"/proc/{os.getpid()}/exe")
+
+
+def _connect_claiming(browser: FakeBrowser, tmp_path: Path, claim: str) -> dict[str, object]:
+    """Run the client as our child: its spawner, as the host measures it, is this process."""
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT)
+    done = subprocess.run(
+        [sys.executable, str(script), claim],
+        capture_output=True,
+        text=True,
+        env=host_env(browser.runtime),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def _answer_one_tab_list(browser: FakeBrowser) -> None:
+    while (request := browser.receive())["type"] == "session_end":
+        pass  # an earlier client's session ending
+    assert request["type"] == "request" and request["action"] == "tab_list", request
+    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+
+
+def _nothing_relayed(browser: FakeBrowser) -> None:
+    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
+    while (message := browser.receive())["type"] != "host_reply":
+        assert message["type"] == "session_end", message
+    assert message["id"] == "probe"
+
+
+def test_claiming_a_paired_clients_hash_is_refused_and_logged(
+    fake_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    """The paired client's hash is readable in trust.json; claiming it gets nothing."""
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config)
+    from tabwarden.trust import store
+    from tabwarden.trust.keystore import FileStore
+
+    key = FileStore(config / "host-key.pem").load()
+    assert key is not None
+    store.add_client(config / "trust.json", key, "claude", "/usr/bin/claude", SHA_A, 1_700_000_000)
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    answer = _connect_claiming(fake_browser, tmp_path, SHA_A)
+    assert answer == {"code": "client_not_paired"}, answer
+    fake_browser.wait_stderr("claims client")
+    _nothing_relayed(fake_browser)
+
+
+def test_the_measured_client_is_served_when_paired(
+    fake_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config, client_exe=_our_interpreter())
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    import threading
+
+    answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
+    answering.start()
+    honest = sha256_file(_our_interpreter())
+    assert _connect_claiming(fake_browser, tmp_path, honest) == {"ok": {"tabs": []}}
+    answering.join(10)
+    # Claiming nothing is the same: the host's own measurement is what counts.
+    answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
+    answering.start()
+    assert _connect_claiming(fake_browser, tmp_path, "") == {"ok": {"tabs": []}}
+    answering.join(10)
