@@ -175,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Chromium binary (default $CHROME_BIN or /usr/lib/chromium/chromium)",
     )
     p.add_argument("--keep", action="store_true", help="keep the temp dir for inspection")
+    p.add_argument(
+        "--keep-open",
+        action="store_true",
+        help="after the run, leave the browser and host running until Ctrl-C (then clean up), "
+        "e.g. to try `tabwarden status` against them",
+    )
     p.set_defaults(func=_cmd_demo)
     return parser
 

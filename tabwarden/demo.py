@@ -184,6 +184,16 @@ def run(args: argparse.Namespace) -> int:
             except DemoFailed:
                 print(browser.log_tail(), file=sys.stderr)
                 raise
+            if getattr(args, "keep_open", False):
+                env = browser.env
+                _say(
+                    "hold",
+                    "browser and host keep running; Ctrl-C stops them. Try: "
+                    f"TABWARDEN_RUNTIME_DIR={env['TABWARDEN_RUNTIME_DIR']} "
+                    f"TABWARDEN_CONFIG_DIR={env['TABWARDEN_CONFIG_DIR']} tabwarden status",
+                )
+                while True:  # until Ctrl-C: KeyboardInterrupt runs the cleanup below
+                    time.sleep(3600)
     finally:
         browser.close()
         _say(

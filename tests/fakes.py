@@ -79,7 +79,7 @@ class FakeBrowser:
     def stderr(self) -> str:
         return "".join(self.stderr_lines)
 
-    def wait_stderr(self, text: str, timeout: float = 10.0) -> str:
+    def wait_stderr(self, text: str, timeout: float = 60.0) -> str:
         """Block until ``text`` appears in the host's stderr (read by a thread), or fail."""
         deadline = _deadline(timeout)
         while text not in self.stderr:
@@ -107,7 +107,7 @@ class FakeBrowser:
         self.send({"type": "hello", "protocol": 1, "extensionVersion": "test"})
         return self.receive()
 
-    def wait_socket(self, timeout: float = 10.0) -> Path:
+    def wait_socket(self, timeout: float = 60.0) -> Path:
         """Block until the host's socket exists (event-driven via the host's log line)."""
         sock = self.runtime / f"{self.label}.sock"
         deadline = _deadline(timeout)

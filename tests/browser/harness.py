@@ -67,6 +67,19 @@ async def confirm_page(context: BrowserContext) -> Page:
     return page
 
 
+async def shows(window: Page, text: str, timeout_ms: float = 60_000) -> None:
+    """Wait until ``window`` shows ``text`` (the confirm page renders its details after it
+    opens): a deadline on the condition, never one read that races the render."""
+    try:
+        await window.wait_for_function(
+            "(text) => (document.body?.textContent ?? '').includes(text)", arg=text,
+            timeout=timeout_ms,
+        )  # fmt: skip
+    except PlaywrightError:
+        body = await window.text_content("body")
+        raise AssertionError(f"{text!r} never appeared in the window: {body!r}") from None
+
+
 async def press(window: Page, button: str) -> None:
     """Click Allow/Deny. The extension closes the window as soon as it has the answer, which can
     land inside Playwright's click bookkeeping; the outcome is asserted on the tool result."""

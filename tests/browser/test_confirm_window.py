@@ -21,7 +21,7 @@ from playwright.async_api import Page
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
-from tests.browser.harness import chromium, confirm_page, mcp_client, press
+from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -114,7 +114,7 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
             # 1. A new origin: the person allows it in the confirm window.
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
             window = await confirm_page(context)
-            assert a in (await window.text_content("body") or "")
+            await shows(window, a)
             await press(window, "#allow")
             opened = await opening
             assert _err(opened) is None, opened.content

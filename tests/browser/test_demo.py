@@ -42,8 +42,10 @@ def test_demo_exits_zero_and_leaves_nothing_behind() -> None:
 
 
 def test_demo_cleans_up_on_ctrl_c() -> None:
+    """Ctrl-C while the browser and host run (``--keep-open`` holds them until it comes, so the
+    signal never races the end of the run on a busy machine) stops them and removes everything."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tabwarden", "demo"],
+        [sys.executable, "-m", "tabwarden", "demo", "--keep-open"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -52,8 +54,9 @@ def test_demo_cleans_up_on_ctrl_c() -> None:
     seen = []
     for line in proc.stdout:
         seen.append(line)
-        if line.strip().startswith("chrome"):
+        if line.strip().startswith("hold") and "Ctrl-C stops" in line:
             break
+    assert proc.poll() is None, "".join(seen)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, out + err

@@ -17,7 +17,7 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
-from tests.browser.harness import chromium, confirm_page, mcp_client, press
+from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -150,7 +150,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
                 agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
             )
             window = await confirm_page(context)
-            assert "Sign in" in (await window.text_content("body") or "")
+            await shows(window, "Sign in")
             await press(window, "#allow")
             clicked = await clicking
             assert not clicked.is_error, clicked.content
@@ -181,7 +181,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
                 agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
             )
             window = await confirm_page(context)
-            assert "6*7" in (await window.text_content("body") or "")
+            await shows(window, "6*7")
             await press(window, "#allow")
             result = await evaluating
             assert not result.is_error, result.content
@@ -242,7 +242,7 @@ def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
             )  # not a file input
             uploading = asyncio.create_task(agent.call_tool("page_upload", args))
             window = await confirm_page(context)
-            assert "report.txt" in (await window.text_content("body") or "")
+            await shows(window, "report.txt")
             await press(window, "#allow")
             result = await uploading
             assert not result.is_error, result.content

@@ -14,7 +14,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.trust import store
-from tests.browser.harness import confirm_page, confirm_page_presence, policy_status, press
+from tests.browser.harness import confirm_page, confirm_page_presence, policy_status, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
@@ -155,7 +155,7 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
                 agent.call_tool("page_eval", {"tabId": tab, "code": "6*7"})
             )
             window = await confirm_page_presence(context)
-            assert "6*7" in (await window.text_content("body") or "")
+            await shows(window, "6*7")
             assert not await window.is_visible("#allow")
             # The credential lives on the options page's authenticator: copy it (with its current
             # counter) to this window's, since virtual authenticators are per page.
@@ -197,7 +197,7 @@ def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(
 
             opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{other}/"}))
             window = await confirm_page_presence(context)
-            assert other in (await window.text_content("body") or "")
+            await shows(window, other)
             assert not await window.is_visible("#allow")  # never downgraded to a click
             wcdp = await context.new_cdp_session(window)
             await wcdp.send("WebAuthn.enable")

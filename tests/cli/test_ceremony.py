@@ -72,7 +72,7 @@ class Child:
                 self.master = None
             self.output += chunk
 
-    def expect(self, text: str, timeout: float = 10.0) -> None:
+    def expect(self, text: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while text.encode() not in self.output:
             if time.monotonic() > deadline or (self.master is None):
@@ -83,7 +83,7 @@ class Child:
         assert self.master is not None
         os.write(self.master, data)
 
-    def finish(self, timeout: float = 10.0) -> tuple[int, str]:
+    def finish(self, timeout: float = 60.0) -> tuple[int, str]:
         status = self.proc.wait(timeout)
         deadline = time.monotonic() + 2
         while self.master is not None and time.monotonic() < deadline:
