@@ -49,16 +49,24 @@ def test_demo_cleans_up_on_ctrl_c() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal, even when the suite runs as a background job (started with
+        # SIGINT ignored, which the demo would inherit).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    assert proc.stdout is not None
-    seen = []
-    for line in proc.stdout:
-        seen.append(line)
-        if line.strip().startswith("hold") and "Ctrl-C stops" in line:
-            break
-    assert proc.poll() is None, "".join(seen)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    try:
+        assert proc.stdout is not None
+        seen = []
+        for line in proc.stdout:
+            seen.append(line)
+            if line.strip().startswith("hold") and "Ctrl-C stops" in line:
+                break
+        assert proc.poll() is None, "".join(seen)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # never leave a holding demo behind
+            proc.kill()
+            proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
     assert "interrupted" in err
     assert "cleanup  browser stopped; temp files removed" in out

@@ -103,7 +103,10 @@ def driver(tmp_path: Path) -> Path:
 
 
 _WRAPPER = (  # moves the report pipe to fd 3, then runs the driver as __main__
-    "import os, sys; os.dup2(int(sys.argv[1]), 3); os.close(int(sys.argv[1])); "
+    # Ctrl-C must raise KeyboardInterrupt as at a real terminal, even when the suite itself was
+    # started in the background (non-interactive shells start background jobs ignoring SIGINT).
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "os.dup2(int(sys.argv[1]), 3); os.close(int(sys.argv[1])); "
     "sys.argv = sys.argv[2:]; exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'))"
 )
 
