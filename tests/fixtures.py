@@ -190,3 +190,17 @@ def trust_world(tmp_path: Path, *, paired: bool = True) -> TrustWorld:
         audit=lambda: AuditLog(config / "audit.jsonl"),
     )
     return TrustWorld(ctx=ctx, key=key, config=config)
+
+
+def our_interpreter() -> str:
+    """The real executable of this test process (what a child of ours is spawned by)."""
+    return os.path.realpath(f"/proc/{os.getpid()}/exe")
+
+
+def nothing_relayed(browser: FakeBrowser) -> None:
+    """Everything the host sent the extension since, up to the answer to a fresh host call, is
+    a session ending: no request was relayed."""
+    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
+    while (message := browser.receive())["type"] != "host_reply":
+        assert message["type"] == "session_end", message
+    assert message["id"] == "probe"

@@ -21,13 +21,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
-from tests.fixtures import pair_record, sha256_file
+from tests.fixtures import nothing_relayed, our_interpreter, pair_record, sha256_file
 
 GUARD = 60.0  # hang guard only
-
-
-def _our_interpreter() -> str:
-    return os.path.realpath(f"/proc/{os.getpid()}/exe")
 
 
 def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -148,7 +144,7 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
     spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
-    assert sha256_file(_our_interpreter()) in spawners
+    assert sha256_file(our_interpreter()) in spawners
 
 
 def test_unpaired_spawner_is_refused_once_a_client_is_paired(
@@ -174,7 +170,7 @@ def test_unpaired_spawner_is_refused_once_a_client_is_paired(
 
 def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_path: Path) -> None:
     runtime = attested_browser.runtime
-    pair_record(runtime.parent / "config", client_exe=_our_interpreter(), label="pytest")
+    pair_record(runtime.parent / "config", client_exe=our_interpreter(), label="pytest")
 
     async def scenario() -> None:
         with open(tmp_path / "mcp.err", "w") as errlog:
@@ -198,7 +194,7 @@ def test_paired_client_is_served_and_an_unreadable_record_refuses(
 ) -> None:
     runtime = attested_browser.runtime
     config = runtime.parent / "config"
-    pair_record(config, client_exe=_our_interpreter())
+    pair_record(config, client_exe=our_interpreter())
 
     async def scenario() -> None:
         with open(tmp_path / "mcp.err", "w") as errlog:
@@ -246,7 +242,7 @@ def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
     nothing to the extension."""
     runtime = attested_browser.runtime
     config = runtime.parent / "config"
-    pair_record(config, client_exe=_our_interpreter())
+    pair_record(config, client_exe=our_interpreter())
     mcp_err = tmp_path / "mcp.err"
 
     async def scenario() -> None:
@@ -265,7 +261,7 @@ def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert "vanished" in mcp_err.read_text()
-    _nothing_relayed(attested_browser)
+    nothing_relayed(attested_browser)
 
 
 def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
@@ -295,13 +291,4 @@ def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     fake_browser.wait_stderr("vanished")
-    _nothing_relayed(fake_browser)
-
-
-def _nothing_relayed(browser: FakeBrowser) -> None:
-    """Everything the host sent the extension since, up to the answer to a fresh host call, is
-    a session ending: no request was relayed."""
-    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
-    while (message := browser.receive())["type"] != "host_reply":
-        assert message["type"] == "session_end", message
-    assert message["id"] == "probe"
+    nothing_relayed(fake_browser)

@@ -5,14 +5,13 @@ real socket, and a child process that connects claiming an identity."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 from tests.fakes import FakeBrowser, host_env
-from tests.fixtures import pair_record, sha256_file
+from tests.fixtures import nothing_relayed, our_interpreter, pair_record, sha256_file
 from tests.trust import SHA_A
 
 #: A client that connects with the identity it is told to claim and asks for the tab list.
@@ -44,10 +43,6 @@ CLIENT = textwrap.dedent(
 )
 
 
-def _our_interpreter() -> str:
-    return os.path.realpath(f"/proc/{os.getpid()}/exe")
-
-
 def _connect_claiming(browser: FakeBrowser, tmp_path: Path, claim: str) -> dict[str, object]:
     """Run the client as our child: its spawner, as the host measures it, is this process."""
     script = tmp_path / "client.py"
@@ -71,13 +66,6 @@ def _answer_one_tab_list(browser: FakeBrowser) -> None:
     browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
 
 
-def _nothing_relayed(browser: FakeBrowser) -> None:
-    browser.send({"type": "host_call", "id": "probe", "action": "policy_get", "args": {}})
-    while (message := browser.receive())["type"] != "host_reply":
-        assert message["type"] == "session_end", message
-    assert message["id"] == "probe"
-
-
 def test_claiming_a_paired_clients_hash_is_refused_and_logged(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -95,21 +83,21 @@ def test_claiming_a_paired_clients_hash_is_refused_and_logged(
     answer = _connect_claiming(fake_browser, tmp_path, SHA_A)
     assert answer == {"code": "client_not_paired"}, answer
     fake_browser.wait_stderr("claims client")
-    _nothing_relayed(fake_browser)
+    nothing_relayed(fake_browser)
 
 
 def test_the_measured_client_is_served_when_paired(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
     config = fake_browser.runtime.parent / "config"
-    pair_record(config, client_exe=_our_interpreter())
+    pair_record(config, client_exe=our_interpreter())
     fake_browser.wait_socket()
     fake_browser.hello()
     import threading
 
     answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
     answering.start()
-    honest = sha256_file(_our_interpreter())
+    honest = sha256_file(our_interpreter())
     assert _connect_claiming(fake_browser, tmp_path, honest) == {"ok": {"tabs": []}}
     answering.join(10)
     # Claiming nothing is the same: the host's own measurement is what counts.
