@@ -576,7 +576,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         name="page_snapshot",
         title="Snapshot a page",
         description="Interactive elements of one of your tabs with refs (@eN) to address them. "
-        "Refs are bound to this document: after any navigation, snapshot again.",
+        "An element keeps its ref across snapshots of the same document and a ref never names "
+        "another element; after a navigation old refs answer bad_ref: snapshot again.",
         arguments=TabArgs,
         result=Snapshot,
         annotations=READ,

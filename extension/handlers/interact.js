@@ -97,8 +97,12 @@ export function interactHandlers(deps) {
   const grace = deps.grace ?? createGrace();
   const now = deps.now ?? (() => Date.now());
   const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-  /** tabId -> {session, token} of the tab's latest snapshot. */
-  /** @type {Map<number, {session: string, token: string}>} */
+  /**
+   * tabId -> {session, token} of the tab's latest snapshot, and `floor`: the highest ref number
+   * any document of this tab has handed out, where the next document's numbering starts — so a
+   * ref kept from an earlier document never names an element of a later one.
+   */
+  /** @type {Map<number, {session: string, token: string, floor: number}>} */
   const docTokens = new Map();
 
   /**
@@ -185,9 +189,12 @@ export function interactHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
     const { tabId, origin } = await open(args, ctx, "page_snapshot");
-    const r = await page(tabId, "snapshot", { origin });
-    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
-    docTokens.set(tabId, { session: ctx.session, token: r.docToken });
+    const floor = docTokens.get(tabId)?.floor ?? 0;
+    const r = await page(tabId, "snapshot", { origin, refFloor: floor });
+    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
+    }
+    docTokens.set(tabId, { session: ctx.session, token: r.docToken, floor: Math.max(floor, r.lastRef) });
     return { url: String(r.url), title: String(r.title), snapshot: r.snapshot, truncated: r.truncated === true };
   }
 

@@ -28,7 +28,7 @@ var tabwardenElements = (() => {
     if (typeof a.origin !== "string" || location.origin !== a.origin) {
       throw new PageError("origin_not_approved", "the page left the approved origin");
     }
-    if (op === "snapshot") return snapshot();
+    if (op === "snapshot") return snapshot(a.refFloor);
     if (op === "waitFor") return waitFor(a);
     if (op === "scroll" && !a.target) return scrollPage(a.to);
     const el = !a.target && (op === "press" || op === "describe") ? deepActive() || document.body : resolve(a.target, a.docToken);
@@ -42,6 +42,7 @@ var tabwardenElements = (() => {
    *   origin      the origin the handler gated; the op refuses to act anywhere else
    *   target      {ref|selector|text|xpath, index?} (element ops)
    *   docToken    the token of the tab's latest snapshot (ref addressing)
+   *   refFloor    (snapshot) the tab's highest ref so far: a new document numbers after it
    *   ...         op-specific fields (value, key, checked, to, allowPassword, expectKind, waitFor fields)
    * @param {string} op one of PAGE_OPS
    * @param {Record<string, any>} a

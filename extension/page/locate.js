@@ -1,17 +1,21 @@
 // page/locate.js — finds the element a call addresses: a ref from the document's latest
 // page_snapshot, a CSS selector, visible text or an XPath (open shadow roots included), and keeps
-// the per-document ref store that binds refs to this document and snapshot. Runs in the page's
-// isolated world after page/redact.js and page/dom.js (and under Node's tests). It must never
-// resolve a ref of another document or another snapshot token, never hand out an element that
-// left the page, and never keep a strong reference to an element (refs are WeakRefs).
+// the per-document ref store that binds refs to this document. Refs are stable: within one
+// document an element keeps the ref it was first given across snapshots, a new element gets the
+// next unused number, and a number is never given to a second element — so an old ref names its
+// own element or nothing (`bad_ref`), never whatever is "first" now. Runs in the page's isolated
+// world after page/redact.js and page/dom.js (and under Node's tests). It must never resolve a ref
+// of another document token, never hand out an element that left the page, and never keep a strong
+// reference to an element (refs are WeakRefs; the element -> ref side is a WeakMap).
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenLocate` on
 // globalThis (page/redact.js's header says why and how).
 
 /**
  * One document's refs: `doc` is its random token (made at its first snapshot and kept for the
- * document's life), `map` the latest snapshot's ref -> element.
- * @typedef {{doc: string, map: Map<string, WeakRef<any>>}} RefStore
+ * document's life); `map` every live ref -> element; `byElement` element -> its ref; `next` the
+ * highest number ever handed out (never lowered, so never reused).
+ * @typedef {{doc: string, map: Map<string, WeakRef<any>>, byElement: WeakMap<object, string>, next: number}} RefStore
  */
 
 var tabwardenLocate = (() => {
@@ -23,28 +27,73 @@ var tabwardenLocate = (() => {
   const STORE = "__tabwardenRefs";
   /** Most candidates a text search looks at. */
   const MAX_MATCHES = 10_000;
+  /** Highest ref number (interact.js accepts @e1..@e9999999); past it a document hands out no more. */
+  const MAX_REF = 9_999_999;
+  /** Live refs kept per document; past it the refs of elements no longer on the page are dropped. */
+  const MAX_LIVE = 20_000;
 
   /** @returns {RefStore | undefined} */
   function currentRefs() {
     const store = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (globalThis))[STORE];
-    return store !== null && typeof store === "object" && typeof /** @type {RefStore} */ (store).doc === "string"
-      ? /** @type {RefStore} */ (store)
+    if (store === null || typeof store !== "object") return undefined;
+    const s = /** @type {RefStore} */ (store);
+    return typeof s.doc === "string" && s.map instanceof Map && s.byElement instanceof WeakMap && Number.isInteger(s.next)
+      ? s
       : undefined;
   }
 
   /**
-   * This document's RefStore, made (with a fresh random token) on first use.
+   * This document's RefStore, made (with a fresh random token) on first use; its numbering
+   * starts after `floor`, the highest ref an earlier document of the tab handed out.
+   * @param {unknown} [floor]
    * @returns {RefStore}
    */
-  function documentRefs() {
+  function documentRefs(floor = 0) {
     const existing = currentRefs();
     if (existing !== undefined) return existing;
+    const start = Number.isSafeInteger(floor) && /** @type {number} */ (floor) > 0 ? Math.min(/** @type {number} */ (floor), MAX_REF) : 0;
     const bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
     /** @type {RefStore} */
-    const store = { doc: [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(""), map: new Map() };
+    const store = {
+      doc: [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(""),
+      map: new Map(),
+      byElement: new WeakMap(),
+      next: start,
+    };
     Object.defineProperty(globalThis, STORE, { value: store, writable: true, configurable: true, enumerable: false });
     return store;
+  }
+
+  /**
+   * The element's ref in this document: the one it was given before, else the next unused
+   * number. Undefined once MAX_REF numbers are spent (the snapshot then says `truncated`).
+   * @param {RefStore} store
+   * @param {object} el
+   * @returns {string | undefined}
+   */
+  function refFor(store, el) {
+    const known = store.byElement.get(el);
+    if (known !== undefined && store.map.get(known)?.deref() === el) return known;
+    if (store.next >= MAX_REF) return undefined;
+    if (store.map.size >= MAX_LIVE) prune(store);
+    store.next += 1;
+    const ref = `@e${store.next}`;
+    store.map.set(ref, new WeakRef(el));
+    store.byElement.set(el, ref);
+    return ref;
+  }
+
+  /**
+   * Forget the refs whose element is gone or off the page (they answer bad_ref either way;
+   * their numbers stay spent).
+   * @param {RefStore} store
+   */
+  function prune(store) {
+    for (const [ref, weak] of store.map) {
+      const el = weak.deref();
+      if (!el || !el.isConnected) store.map.delete(ref);
+    }
   }
 
   /** Every element matching a CSS selector, in the document and open shadow roots. @param {string} sel */
@@ -129,7 +178,7 @@ var tabwardenLocate = (() => {
   }
 
 
-  return Object.freeze({ documentRefs, bySelector, byText, byXpath, resolve });
+  return Object.freeze({ MAX_REF, MAX_LIVE, documentRefs, refFor, bySelector, byText, byXpath, resolve });
 })();
 globalThis.tabwardenLocate = tabwardenLocate;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -1,6 +1,7 @@
 // page/snapshot.js — page_snapshot in the page: the visible interactive elements (open shadow
 // roots included) as {ref, role, name, tag, value?}, each ref bound in the document's RefStore
-// (page/locate.js) to the element and to this document's token. Runs in the page's isolated world
+// (page/locate.js) to the element and to this document's token; an element listed before keeps
+// its ref (refs are stable within a document, never reused). Runs in the page's isolated world
 // after page/redact.js, page/dom.js and page/locate.js (and under Node's tests). It must never
 // list a password field's value (dom.shownValue), never pass a card-like number through a name,
 // value or the title, and never list more than MAX_ITEMS elements (it says `truncated` instead).
@@ -10,16 +11,15 @@
 
 var tabwardenSnapshot = (() => {
   const { INTERACTIVE, NO_ROLE, collapse, cap, tagOf, typeOf, walk, visible, roleOf, nameOf, shownValue, maskCards } = globalThis.tabwardenDom;
-  const { documentRefs } = globalThis.tabwardenLocate;
+  const { documentRefs, refFor } = globalThis.tabwardenLocate;
   /** Most elements one snapshot lists. */
   const MAX_ITEMS = 1000;
   /** Longest name or value shown per element. */
   const MAX_NAME = 200;
 
-  function snapshot() {
-    const store = documentRefs();
-    /** @type {Map<string, WeakRef<any>>} */
-    const map = new Map();
+  /** @param {unknown} [refFloor] where a new document's numbering starts (page/locate.js) */
+  function snapshot(refFloor) {
+    const store = documentRefs(refFloor);
     /** @type {Array<Record<string, string>>} */
     const items = [];
     let truncated = false;
@@ -34,16 +34,18 @@ var tabwardenSnapshot = (() => {
         truncated = true;
         break;
       }
-      const ref = `@e${items.length + 1}`;
-      map.set(ref, new WeakRef(el));
+      const ref = refFor(store, el);
+      if (ref === undefined) {
+        truncated = true;
+        break;
+      }
       /** @type {Record<string, string>} */
       const item = { ref, role: roleOf(el) || (el.isContentEditable ? "textbox" : ""), name: cap(maskCards(nameOf(el)), MAX_NAME), tag: tag.toLowerCase() };
       const v = shownValue(el);
       if (v !== undefined) item.value = cap(v, MAX_NAME);
       items.push(item);
     }
-    store.map = map;
-    return { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc };
+    return { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc, lastRef: store.next };
   }
 
   return Object.freeze({ MAX_ITEMS, snapshot });

@@ -63,6 +63,32 @@ d.textContent = 'late'; document.body.append(d); }, 300);
 </body></html>"""
 
 
+#: A list whose buttons say which one was clicked, and plain buttons that remove, insert and
+#: reorder the list's buttons (the stable-refs test).
+REFS = b"""<!doctype html><html><head><title>refs</title></head><body>
+<div id="list"><button type="button" id="del">Delete account</button>\
+<button type="button" id="cancel">Cancel</button></div>
+<p id="out">none</p>
+<button type="button" id="remove">Remove</button>
+<button type="button" id="insert">Insert</button>
+<button type="button" id="reorder">Reorder</button>
+<script>
+  const list = document.getElementById('list');
+  const on = (id, f) => document.getElementById(id).addEventListener('click', f);
+  list.addEventListener('click', (e) => {
+    document.getElementById('out').textContent += ' ' + e.target.id;
+  });
+  on('remove', () => document.getElementById('del').remove());
+  on('insert', () => {
+    const b = document.createElement('button');
+    b.type = 'button'; b.id = 'keep'; b.textContent = 'Keep account';
+    list.prepend(b);
+  });
+  on('reorder', () => list.append(...[...list.children].reverse()));
+</script>
+</body></html>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -78,6 +104,8 @@ class _Site(http.server.BaseHTTPRequestHandler):
                 b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
                 b"f.name+':'+f.size\"><p id=got>none</p><input id=text>"
             )
+        elif path == "/refs":
+            body = REFS
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
         elif path == "/page2":

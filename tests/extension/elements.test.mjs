@@ -96,6 +96,95 @@ test("resolve: refs need the matching token, a live element and the same documen
   assert.ok(bad(await op(doc, "getState", { target: { ref: signIn }, docToken })));
 });
 
+test("stable refs: an element keeps its ref across snapshots; a ref never names another element", async () => {
+  const doc = new FakeDocument(URL_A, "Account");
+  const del = doc.h("button", { id: "del" }, "Delete account");
+  const cancel = doc.h("button", { id: "cancel" }, "Cancel");
+  doc.body.append(del, cancel);
+  const first = await op(doc, "snapshot");
+  const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name)?.ref;
+  const delRef = refOf(first, "Delete account");
+  const cancelRef = refOf(first, "Cancel");
+  assert.deepEqual([delRef, cancelRef], ["@e1", "@e2"]);
+  const text = async (ref, docToken) => {
+    const r = await op(doc, "getState", { target: { ref }, docToken });
+    return r.error ? r.error.code : r.text;
+  };
+
+  // removed: the old first ref answers bad_ref and "first" is not handed to Cancel
+  del.remove();
+  const second = await op(doc, "snapshot");
+  assert.equal(second.docToken, first.docToken);
+  assert.equal(refOf(second, "Cancel"), cancelRef);
+  assert.equal(await text(delRef, first.docToken), "bad_ref");
+  assert.equal(await text(cancelRef, first.docToken), "Cancel");
+
+  // inserted before everything: a new number, the old ones unchanged
+  const keep = doc.h("button", { id: "keep" }, "Keep account");
+  doc.body.prepend(keep);
+  const third = await op(doc, "snapshot");
+  assert.deepEqual(third.snapshot.map((i) => [i.name, i.ref]), [["Keep account", "@e3"], ["Cancel", cancelRef]]);
+  assert.equal(await text("@e3", first.docToken), "Keep account");
+
+  // reordered: each ref follows its element
+  doc.body.prepend(cancel);
+  const fourth = await op(doc, "snapshot");
+  assert.deepEqual(fourth.snapshot.map((i) => [i.name, i.ref]), [["Cancel", cancelRef], ["Keep account", "@e3"]]);
+  assert.equal(await text(cancelRef, first.docToken), "Cancel");
+  assert.equal(await text("@e3", first.docToken), "Keep account");
+
+  // the removed element put back is the same element: its ref still names it (and nothing else)
+  doc.body.append(del);
+  const fifth = await op(doc, "snapshot");
+  assert.equal(refOf(fifth, "Delete account"), delRef);
+  assert.equal(await text(delRef, first.docToken), "Delete account");
+
+  assert.equal(fifth.lastRef, 3);
+
+  // a new document (cross-document navigation) numbers after the tab's highest ref, so no ref of
+  // the old document names one of its elements, even under the new document's token
+  const next = new FakeDocument(URL_A, "Account");
+  next.body.append(next.h("button", {}, "Delete account"), next.h("button", {}, "Cancel"));
+  const fresh = await runIn(next, callPageOp, ["snapshot", { origin: ORIGIN, refFloor: fifth.lastRef }]);
+  assert.notEqual(fresh.docToken, first.docToken);
+  assert.deepEqual(fresh.snapshot.map((i) => i.ref), ["@e4", "@e5"]);
+  for (const [ref, token] of [[delRef, first.docToken], [delRef, fresh.docToken], [cancelRef, fresh.docToken]]) {
+    const stale = await runIn(next, callPageOp, ["getState", { origin: ORIGIN, target: { ref }, docToken: token }]);
+    assert.equal(stale.error.code, "bad_ref", `${ref} under ${token === first.docToken ? "the old" : "the new"} token`);
+  }
+  // a floor is only a hint to a new document: an existing one keeps its numbering, junk is 0
+  const again = await op(doc, "snapshot", { refFloor: 500 });
+  assert.equal(refOf(again, "Cancel"), cancelRef);
+  for (const refFloor of [-5, 1.5, "7", null]) {
+    const d = new FakeDocument(URL_A);
+    d.body.append(d.h("button", {}, "x"));
+    assert.equal((await runIn(d, callPageOp, ["snapshot", { origin: ORIGIN, refFloor }])).snapshot[0].ref, "@e1", String(refFloor));
+  }
+});
+
+test("stable refs: numbers are never reused, even after the store forgets refs of removed elements", async () => {
+  const doc = new FakeDocument(URL_A);
+  const rounds = 21; // 21 x 1000 refs: past MAX_LIVE (20 000), so the store prunes
+  const seen = new Set();
+  let last = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const b of last) b.remove();
+    last = Array.from({ length: 1000 }, (_, n) => doc.h("button", {}, `r${round} b${n}`));
+    doc.body.append(...last);
+    const snap = await op(doc, "snapshot");
+    assert.equal(snap.snapshot.length, 1000);
+    for (const item of snap.snapshot) {
+      assert.ok(!seen.has(item.ref), `${item.ref} handed out twice`);
+      seen.add(item.ref);
+    }
+  }
+  assert.equal(seen.size, rounds * 1000);
+  assert.ok(doc.world.map.size <= 20_000, `the store holds ${doc.world.map.size} refs`);
+  const state = (ref) => op(doc, "getState", { target: { ref }, docToken: doc.world.doc });
+  assert.equal((await state("@e1")).error.code, "bad_ref"); // pruned: still never another element
+  assert.equal((await state(`@e${rounds * 1000}`)).text, `r${rounds - 1} b999`);
+});
+
 test("resolve: selector (+index, shadow roots), text exact before substring, errors", async () => {
   const doc = loginPage();
   const host = doc.h("x-widget", {});

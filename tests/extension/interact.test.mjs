@@ -203,6 +203,21 @@ test("bad_ref: refs die with the document; a new snapshot gives fresh ones", asy
   await assert.rejects(h.call("page_get_state", { tabId: 2, ref: "@e1" }), (e) => e.code === "bad_ref");
 });
 
+test("stable refs: the next document of a tab numbers after the last, so an old ref never lands in it", async () => {
+  const h = harness();
+  const before = await h.call("page_snapshot", { tabId: 1 });
+  const oldRefs = before.snapshot.map((i) => i.ref);
+  const again = await h.call("page_snapshot", { tabId: 1 });
+  assert.deepEqual(again.snapshot.map((i) => i.ref), oldRefs); // same document: same refs
+  await h.call("page_click", { tabId: 1, ref: refOf(before, "Next page") }); // a new document
+  const after = await h.call("page_snapshot", { tabId: 1 });
+  const highest = Math.max(...oldRefs.map((r) => Number(r.slice(2))));
+  for (const item of after.snapshot) assert.ok(Number(item.ref.slice(2)) > highest, item.ref);
+  for (const ref of oldRefs) {
+    await assert.rejects(h.call("page_get_state", { tabId: 1, ref }), (e) => e.code === "bad_ref", ref);
+  }
+});
+
 test("bad_ref: another session's snapshot token is not used", async () => {
   const h = harness();
   const snap = await h.call("page_snapshot", { tabId: 1 });

@@ -139,6 +139,13 @@ export class FakeElement {
     }
   }
   requestSubmit() { this.ownerDocument.log.push(["submit", this.getAttribute("id")]); }
+  /** Insert element `k` as this element's first child (moving it if it is elsewhere). */
+  prepend(k) {
+    k.remove();
+    k.parentElement = this;
+    this.childNodes.unshift(k);
+    return this;
+  }
   append(...kids) {
     for (const k of kids) {
       if (typeof k === "string") this.childNodes.push({ nodeType: 3, textContent: k });
