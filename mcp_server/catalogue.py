@@ -119,6 +119,12 @@ class ToolSpec:
         """The extension action a call is relayed as; ``None`` for a local tool."""
         return self.name if isinstance(self.call, Relay) else None
 
+    @property
+    def read_only(self) -> bool:
+        """The tool only reads (``readOnlyHint``): a call with an unknown outcome is safe to
+        repeat. Anything not marked read-only is treated as able to act."""
+        return self.annotations.read_only_hint is True
+
 
 # -- argument models: their fields are the tools' input schemas -------------------------------
 

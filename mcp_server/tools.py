@@ -71,11 +71,15 @@ class GatedTool:
 
     async def __call__(self, **arguments: Any) -> CallToolResult:
         if (refused := self._guard.check(self.spec.name)) is not None:
-            return error_result(*refused)
+            return error_result(*refused, read_only=self.spec.read_only)
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError:  # the SDK validated against the same fields; never echo values
-            return error_result(BAD_REQUEST, f"invalid arguments for {self.spec.name}")
+            return error_result(
+                BAD_REQUEST,
+                f"invalid arguments for {self.spec.name}",
+                read_only=self.spec.read_only,
+            )
         return await self._answer(self.spec, args)
 
 
@@ -139,14 +143,16 @@ class ToolCalls:
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
             reply = await self._bridge.call(action, request, timeout=timeout)
         except TabwardenError as exc:
-            return error_result(exc.code, str(exc))
+            return error_result(exc.code, str(exc), read_only=spec.read_only)
         try:
             if call.image:
                 return _image(reply, spec)
             return ok_result(spec.result.model_validate(reply))
         except ValueError:
             return error_result(
-                INTERNAL_ERROR, f"the extension returned a malformed {action} result"
+                INTERNAL_ERROR,
+                f"the extension returned a malformed {action} result",
+                read_only=spec.read_only,
             )
 
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
@@ -158,7 +164,9 @@ def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
     """A screenshot reply as MCP image content, with its metadata as structured content."""
     data = reply.get("data")
     if not isinstance(data, str):
-        return error_result(INTERNAL_ERROR, "the extension returned no image")
+        return error_result(
+            INTERNAL_ERROR, "the extension returned no image", read_only=spec.read_only
+        )
     mime_type = str(reply.get("mimeType", "image/png"))
     meta = {
         "mimeType": mime_type,

@@ -37,6 +37,29 @@ def cli_only_table() -> dict[str, tuple[int, str]]:
     return {row["code"]: (row["exit"], row["hint"]) for row in _document()["cliOnly"]}
 
 
+#: What repeating a call that failed with a code risks (the table's ``retry`` column).
+RETRY_SAFE = "safe"  # the call did nothing; repeating it cannot act twice
+RETRY_AFTER_CHECK = "after_check"  # it may have acted: check the page before repeating an action
+RETRY_UNSAFE = "unsafe"  # a person said no: do not repeat without them
+RETRY_VALUES = frozenset({RETRY_SAFE, RETRY_AFTER_CHECK, RETRY_UNSAFE})
+
+
+@lru_cache(maxsize=1)
+def retry_table() -> dict[str, str]:
+    """code -> its ``retry`` value, from the table."""
+    return {row["code"]: row["retry"] for row in _document()["codes"]}
+
+
+def retry_for(code: str, *, read_only: bool) -> str:
+    """What repeating a call of this kind that failed with ``code`` risks. ``after_check`` is
+    resolved for the call: a read-only tool cannot have acted, so it is safe to repeat. A code
+    the table does not know may have acted (fail closed)."""
+    retry = retry_table().get(code, RETRY_AFTER_CHECK)
+    if retry == RETRY_AFTER_CHECK and read_only:
+        return RETRY_SAFE
+    return retry
+
+
 def known_codes() -> frozenset[str]:
     """Every code the table lists, numbered or CLI-only."""
     return frozenset(error_table()) | frozenset(cli_only_table())

@@ -14,7 +14,7 @@ export const ERROR_TABLE = frozenTable([
   ["extension_not_connected", 4, "Open Chrome with the tabwarden extension enabled (`tabwarden install` once), then retry; `tabwarden status` shows what is missing."],
   ["bridge_refused", 5, "The host refused this connection (wrong UID, secret or version); restart the browser and run `tabwarden status`."],
   ["protocol_mismatch", 6, "tabwarden and the extension speak different protocol versions; update both."],
-  ["timeout", 7, "The browser did not answer in time; the page may be busy. Safe to retry."],
+  ["timeout", 7, "The browser did not answer in time; the page may be busy. A read is safe to retry; after an action, check the page before repeating it."],
   ["message_too_large", 8, "The message exceeds the bridge's size limit; ask for less (a smaller region, fewer tabs)."],
   ["killed", 9, "The kill switch is engaged; a person must release it (`tabwarden unkill`)."],
   ["client_not_paired", 10, "This MCP client is not paired; run `tabwarden pair-client` in a terminal."],

@@ -187,3 +187,48 @@ def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(
             assert "nope" not in str(result.content)
 
     asyncio.run(scenario())
+
+
+def test_errors_say_whether_a_retry_is_safe_for_that_tool(fake_browser: FakeBrowser) -> None:
+    """A timeout on a read is safe to repeat, on an action it is not (the page may have changed);
+    a person's "no" is never to be repeated without them; a refusal before acting is safe. The
+    extension's replies come through the real host."""
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    answers = [
+        ("page_text", "timeout"),
+        ("page_click", "timeout"),
+        ("page_click", "confirm_denied"),
+    ]
+
+    def answer() -> None:
+        for action, code in answers:
+            request = fake_browser.receive()
+            assert request["action"] == action
+            fake_browser.send(
+                {"type": "reply", "id": request["id"], "ok": False, "error": {"code": code}}
+            )
+
+    async def scenario() -> None:
+        async with Client(_server(fake_browser.runtime), raise_exceptions=True) as client:
+            deadline = time.monotonic() + 30
+            while not _structured(await client.call_tool("bridge_status", {}))[
+                "extensionConnected"
+            ]:
+                assert time.monotonic() < deadline, "the extension never connected"
+                await asyncio.sleep(0.02)
+            thread = threading.Thread(target=answer, daemon=True)
+            thread.start()
+            read = await client.call_tool("page_text", {"tabId": 1})
+            act = await client.call_tool("page_click", {"tabId": 1, "selector": "#go"})
+            denied = await client.call_tool("page_click", {"tabId": 1, "selector": "#go"})
+            thread.join(5)
+            bad_args = await client.call_tool("page_click", {"tabId": 1})  # no target: nothing ran
+            assert (_error(read)["code"], _error(read)["retry"]) == ("timeout", "safe")
+            assert (_error(act)["code"], _error(act)["retry"]) == ("timeout", "after_check")
+            assert "retry: check the page first" in _text(act)
+            assert "Safe to retry" not in _text(act)
+            assert (_error(denied)["code"], _error(denied)["retry"]) == ("confirm_denied", "unsafe")
+            assert (_error(bad_args)["code"], _error(bad_args)["retry"]) == ("bad_request", "safe")
+
+    asyncio.run(scenario())

@@ -214,3 +214,24 @@ def test_every_source_file_spells_codes_with_the_constants() -> None:
         for _, line, value in code_literals(path.read_text("utf-8"), rel)
     ]
     assert not literals, "\n".join(literals)
+
+
+def test_every_code_says_what_a_retry_risks() -> None:
+    from tabwarden.errors import RETRY_VALUES, retry_for, retry_table
+
+    table = retry_table()
+    assert set(table) == set(error_table())
+    assert set(table.values()) <= RETRY_VALUES
+    # The outcome is unknown: safe for a read, not for an action.
+    for code in ("timeout", "internal_error", "extension_not_connected", "message_too_large"):
+        assert retry_for(code, read_only=True) == "safe", code
+        assert retry_for(code, read_only=False) == "after_check", code
+    # Refused before anything ran: safe either way.
+    for code in ("killed", "policy_denied", "bad_ref", "busy", "origin_not_approved"):
+        assert retry_for(code, read_only=False) == "safe", code
+    # A person said no.
+    for code in ("confirm_denied", "presence_refused"):
+        assert retry_for(code, read_only=True) == "unsafe", code
+    # A code the table does not know may have acted.
+    assert retry_for("made_up_code", read_only=False) == "after_check"
+    assert "Safe to retry" not in error_table()["timeout"][1]
