@@ -81,6 +81,22 @@ class ToolGuard:
     def confirm_timeout(self) -> int:
         return int(self._trust().policy.confirm_timeout_seconds)
 
+    def outcome(self, tool: str, how: str, code: str) -> None:
+        """Record how an allowed call ended when a confirmation said no or went unanswered
+        (tool name and outcome only, never arguments)."""
+        if self._audit is None:
+            return
+        try:
+            self._audit(
+                "tool_call",
+                decision=how,
+                tool=tool,
+                refusal=code,
+                client=self._spawner.exe if self._spawner else None,
+            )
+        except Exception as exc:  # an audit failure must not break the answer
+            log.warning("audit log not written: %s", exc)
+
     def refusal(self) -> tuple[str, str] | None:
         """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us."""
         eff = self._trust()

@@ -9,6 +9,14 @@ is touched. Only the SDK's schema validation of the arguments comes earlier, and
 nothing but the published schema. ``ToolCalls`` then makes the call the spec describes: relay the
 action to the browser and check the reply against the output schema, or answer locally.
 
+A relayed call may wait on the person (a confirm window, a tap). While it waits, and when the
+client asked for progress (a progress token), the server sends a progress notification every
+``PROGRESS_INTERVAL_SECONDS`` so clients that reset their timeout on progress keep waiting; how a
+confirmation ended badly (``confirm_denied``, ``confirm_timeout``) is audited
+(``Gatekeeper.outcome``). The deadline of a relayed call is the confirm timeout plus
+``CONFIRM_SLACK_SECONDS``: with the default policy (40 s) that is 55 s, below the 60 s request
+timeout common MCP clients use, so they hear tabwarden's code rather than give up.
+
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
 except through the upload sandbox (``uploads.read_upload``), or put page content, file content
 or a secret into a log line.
@@ -16,13 +24,15 @@ or a secret into a log line.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent
 from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -32,16 +42,23 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
-from tabwarden.protocol.codes import BAD_REQUEST, INTERNAL_ERROR
+from tabwarden.protocol.codes import BAD_REQUEST, CONFIRM_DENIED, CONFIRM_TIMEOUT, INTERNAL_ERROR
 
 #: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
 #: ``TabwardenError`` (``uploads.UploadRefused``).
 ReadUpload = Callable[[str], tuple[Path, bytes]]
+#: Reports progress on the current call: ``(count, message)``; a no-op when the client did not
+#: ask for progress.
+Progress = Callable[[int, str], Awaitable[None]]
 #: Makes one call after the gate let it through.
-Answer = Callable[[ToolSpec, Arguments], Awaitable[CallToolResult]]
+Answer = Callable[[ToolSpec, Arguments, Progress], Awaitable[CallToolResult]]
 
-#: Slack on top of the confirm timeout: a confirm window may be waiting for the person.
-CONFIRM_SLACK_SECONDS = 30
+#: Slack on top of the confirm timeout: the page may still act after the person answered.
+CONFIRM_SLACK_SECONDS = 15
+#: How often a relayed call that is still waiting tells the client so.
+PROGRESS_INTERVAL_SECONDS = 5.0
+#: Codes that end a confirmation without the person's yes: audited as such.
+CONFIRM_OUTCOMES = {CONFIRM_DENIED: "denied", CONFIRM_TIMEOUT: "timed_out"}
 
 
 class Gatekeeper(Protocol):
@@ -52,6 +69,11 @@ class Gatekeeper(Protocol):
         ...
 
     def confirm_timeout(self) -> int: ...
+
+    def outcome(self, tool: str, how: str, code: str) -> None:
+        """Audit how a call the gate allowed ended when that is worth a record (a confirmation
+        denied or unanswered); never raises."""
+        ...
 
 
 class GatedTool:
@@ -64,12 +86,25 @@ class GatedTool:
         self._guard = guard
         self._answer = answer
         parameters = [_parameter(n, f) for n, f in spec.arguments.model_fields.items()]
+        if _CONTEXT in spec.arguments.model_fields:
+            raise TypeError(f"{spec.name}: an argument may not be called {_CONTEXT}")
+        # The SDK hands the request's Context to the parameter annotated with it (and leaves it
+        # out of the input schema): it is how progress reaches the client.
+        context = inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
         returns = cast(Any, Annotated)[CallToolResult, spec.result]
         self.__name__ = spec.name  # the SDK names the input schema "<name>Arguments"
-        self.__signature__ = inspect.Signature(parameters, return_annotation=returns)
-        self.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+        self.__signature__ = inspect.Signature([*parameters, context], return_annotation=returns)
+        self.__annotations__ = (
+            {p.name: p.annotation for p in parameters} | {_CONTEXT: Context} | {"return": returns}
+        )
 
     async def __call__(self, **arguments: Any) -> CallToolResult:
+        context = arguments.pop(_CONTEXT, None)
+
+        async def progress(count: int, message: str) -> None:
+            if isinstance(context, Context):
+                await context.report_progress(count, None, message)
+
         if (refused := self._guard.check(self.spec.name)) is not None:
             return error_result(*refused, read_only=self.spec.read_only)
         try:
@@ -80,7 +115,10 @@ class GatedTool:
                 f"invalid arguments for {self.spec.name}",
                 read_only=self.spec.read_only,
             )
-        return await self._answer(self.spec, args)
+        return await self._answer(self.spec, args, progress)
+
+
+_CONTEXT = "tabwarden_request_context"
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -121,10 +159,10 @@ class ToolCalls:
         self._guard = guard
         self._read_upload = read_upload
 
-    async def answer(self, spec: ToolSpec, args: Arguments) -> CallToolResult:
+    async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
         if isinstance(spec.call, Local):
             return ok_result(spec.result.model_validate(await self._local(spec.call)))
-        return await self._relay(spec, spec.call, args)
+        return await self._relay(spec, spec.call, args, progress)
 
     async def _local(self, call: Local) -> dict[str, Any]:
         status = await self._bridge.status()
@@ -134,15 +172,21 @@ class ToolCalls:
         current = status.browser if status.host_reachable else None
         return {"browsers": [{"label": ep.label, "current": ep.label == current} for ep in live]}
 
-    async def _relay(self, spec: ToolSpec, call: Relay, args: Arguments) -> CallToolResult:
+    async def _relay(
+        self, spec: ToolSpec, call: Relay, args: Arguments, progress: Progress
+    ) -> CallToolResult:
         action = spec.name
         try:
             request = args.wire()
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
-            reply = await self._bridge.call(action, request, timeout=timeout)
+            reply = await _while_reporting(
+                self._bridge.call(action, request, timeout=timeout), progress
+            )
         except TabwardenError as exc:
+            if exc.code in CONFIRM_OUTCOMES:
+                self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)
             return error_result(exc.code, str(exc), read_only=spec.read_only)
         try:
             if call.image:
@@ -158,6 +202,30 @@ class ToolCalls:
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)
         return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
+
+
+async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) -> dict[str, Any]:
+    """Await ``call``, telling the client every ``PROGRESS_INTERVAL_SECONDS`` that it still
+    waits (a confirmation may be open). A client that cannot take the notification changes
+    nothing; cancelling the tool call cancels the browser call."""
+    task = asyncio.ensure_future(call)
+    waited = 0
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL_SECONDS)
+            if done:
+                return task.result()
+            waited += 1
+            seconds = round(waited * PROGRESS_INTERVAL_SECONDS)
+            with contextlib.suppress(Exception):
+                await progress(
+                    waited,
+                    f"still waiting for the browser after {seconds} s: a confirmation may be "
+                    "waiting for the person in tabwarden's window",
+                )
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:

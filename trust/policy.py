@@ -6,7 +6,7 @@
 | ``confirm`` | actions to confirm | submit, link_click, press, select, tab_close | superset |
 | ``eval`` / ``upload`` / ``passwordFill`` | bool | ``false`` | ``false`` |
 | ``clickGraceSeconds`` | int 0..600 | ``30`` | smaller |
-| ``confirmTimeoutSeconds`` | int 5..600 | ``60`` | smaller |
+| ``confirmTimeoutSeconds`` | int 5..600 | ``40`` (under clients' 60 s timeout) | smaller |
 | ``presenceConfirm`` | bool | ``false`` | ``true`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
@@ -313,7 +313,7 @@ DEFAULT_POLICY: Policy = Policy(
     upload=False,
     password_fill=False,
     click_grace_seconds=30,
-    confirm_timeout_seconds=60,
+    confirm_timeout_seconds=40,
     presence_confirm=False,
 )
 

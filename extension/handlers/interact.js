@@ -8,7 +8,7 @@
 // password field unless policy.passwordFill, and never accept a ref from another document.
 
 import { BridgeError } from "../lib/bridge-error.js";
-import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../lib/elements.js";
 import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
@@ -162,7 +162,7 @@ export function interactHandlers(deps) {
   async function ask(ctx, { tabId, origin, tool, detail, graceKind }) {
     if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
     const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
-    if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, "the person did not allow this action");
+    refuseUnlessAllowed(decision, "this action");
     if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), isPlainObject(ctx.policy) ? ctx.policy.clickGraceSeconds : 0);
   }

@@ -9,7 +9,7 @@
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { canonicalJson } from "../lib/canonical-json.js";
-import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
 import { maskValue } from "../lib/mask.js";
@@ -320,7 +320,7 @@ export function readHandlers(deps) {
       }
     }
     const decision = await confirm({ kind: "action", tool, origin, detail, presence, timeoutMs: confirmTimeoutMs(ctx.policy) });
-    if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, `the person did not allow ${tool}`);
+    refuseUnlessAllowed(decision, tool);
     const now = await ownedTab(deps, ctx, tabId);
     sameOrigin(now?.url, origin);
   }

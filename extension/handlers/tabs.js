@@ -4,7 +4,7 @@
 // or return a tab the calling session did not open, and never return more than the mapped fields.
 
 import { BridgeError } from "../lib/bridge-error.js";
-import { confirmTimeoutMs } from "../lib/confirm-window.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
 import { originOf } from "../lib/origin.js";
 import { toTabList, toTabSummary } from "../lib/tab-mapping.js";
@@ -79,7 +79,7 @@ export function tabHandlers(deps) {
         detail: `Close the tab "${title.slice(0, MAX_SHOWN)}" (${url.slice(0, MAX_SHOWN)})?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
-      if (decision !== "allow") throw new BridgeError(CODE.CONFIRM_DENIED, "the person did not allow closing the tab");
+      refuseUnlessAllowed(decision, "closing the tab");
       if (ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
     await removeOwned(tabId);

@@ -1,9 +1,10 @@
 // confirm-broker.js — the pending confirmations the person is asked about in the confirm
 // window, by id. Pure: no chrome; timers and ids are injected. It must never resolve a
 // confirmation twice (only the first answer counts), and must resolve every confirmation with
-// "deny" when it times out, its window closes, or the answer is anything but "allow".
+// "deny" when its window closes or the answer is anything but "allow", and with "timeout" when
+// nobody answered in time (a refusal too, told apart so the agent and the audit can say so).
 
-/** @typedef {"allow" | "deny"} Decision */
+/** @typedef {"allow" | "deny" | "timeout"} Decision */
 /** @typedef {"origin" | "action"} ConfirmKind */
 /**
  * A presence-confirm request (docs/protocol.md "More tap-authorised actions"): the tap the host
@@ -66,7 +67,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
       if (id === "" || entries.has(id)) throw new Error("confirm: id generator repeated itself");
       /** @type {Promise<Decision>} */
       const promise = new Promise((resolve) => {
-        const timer = setTimer(() => settle(id, "deny"), timeoutMs);
+        const timer = setTimer(() => settle(id, "timeout"), timeoutMs);
         entries.set(id, {
           details: { id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern, presence: tap },
           resolve,

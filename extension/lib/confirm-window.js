@@ -1,9 +1,11 @@
 // confirm-window.js — asks the person in the extension's own confirm window and answers from
 // the runtime messages that window sends. Pure: the window API is injected (lib/chrome-api.js
 // supplies the real one). It must never accept an answer from anything but this extension's
-// confirm page for that same id, and must treat a window that cannot open, closes, or times
-// out as "deny".
+// confirm page for that same id, and must treat a window that cannot open or closes as "deny"
+// and one nobody answered in time as "timeout" (both refusals: `refuseUnlessAllowed`).
 
+import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /** Page the confirm window loads; its query carries the confirmation id. */
@@ -12,13 +14,17 @@ export const CONFIRM_PAGE = "confirm.html";
 /** Popup geometry (DESIGN.md "Confirmations and defaults"). */
 export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
 
-/** Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 60). */
-const DEFAULT_TIMEOUT_S = 60;
+/**
+ * Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 40 —
+ * below the 60 s request timeout common MCP clients use, so the agent hears `confirm_timeout`
+ * rather than giving up on its own).
+ */
+const DEFAULT_TIMEOUT_S = 40;
 const MIN_TIMEOUT_S = 5;
 const MAX_TIMEOUT_S = 600;
 
 /**
- * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 60 s.
+ * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 40 s.
  * @param {unknown} policy
  * @returns {number}
  */
@@ -34,7 +40,19 @@ export function confirmTimeoutMs(policy) {
  * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
  *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number}} ConfirmRequest
  */
-/** @typedef {(req: ConfirmRequest) => Promise<"allow" | "deny">} Confirm */
+/** @typedef {(req: ConfirmRequest) => Promise<import("./confirm-broker.js").Decision>} Confirm */
+
+/**
+ * Refuse unless the person allowed: `confirm_timeout` when nobody answered in time,
+ * `confirm_denied` otherwise (deny, window closed, window could not open).
+ * @param {import("./confirm-broker.js").Decision} decision
+ * @param {string} what what was asked about, e.g. "closing the tab"
+ */
+export function refuseUnlessAllowed(decision, what) {
+  if (decision === "allow") return;
+  if (decision === "timeout") throw new BridgeError(CODE.CONFIRM_TIMEOUT, `nobody answered the confirmation for ${what} in time`);
+  throw new BridgeError(CODE.CONFIRM_DENIED, `the person did not allow ${what}`);
+}
 
 /**
  * @typedef {object} WindowApi

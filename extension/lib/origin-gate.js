@@ -37,8 +37,11 @@ import { isPlainObject } from "./wire.js";
  *   approved origin; rejects with BridgeError("origin_not_approved")
  */
 export function createOriginGate({ confirm, permissionsContains, requestGrant, decide, log = console }) {
-  /** Prompts in progress, by origin: concurrent calls for one origin share one window. */
-  /** @type {Map<string, Promise<boolean>>} */
+  /**
+   * Prompts in progress, by origin: concurrent calls for one origin share one window. Each
+   * settles with true (approved), false (refused) or "timeout" (nobody answered in time).
+   */
+  /** @type {Map<string, Promise<boolean | "timeout">>} */
   const prompting = new Map();
 
   /**
@@ -46,6 +49,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
    * @param {string} pattern
    * @param {Ctx} ctx
    * @param {string} tool
+   * @returns {Promise<boolean | "timeout">}
    */
   async function ask(origin, pattern, ctx, tool) {
     const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
@@ -60,7 +64,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
         detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
-      if (answer !== "allow") return false;
+      if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
       return permissionsContains(pattern).catch(() => false);
     }
     if (how.ask === "tap") {
@@ -71,7 +75,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
       // "allow" only on the host's {done: true} for a verified tap: the policy is already signed.
-      if (answer !== "allow") return false;
+      if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
       return permissionsContains(pattern).catch(() => false);
     }
     const answer = await confirm({
@@ -79,7 +83,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       detail: `Allow tabwarden's agent on ${origin}?`,
       timeoutMs: confirmTimeoutMs(ctx.policy),
     });
-    if (answer !== "allow") return false;
+    if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
     try {
       await requestGrant(origin);
     } catch (err) {
@@ -123,7 +127,11 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       pending = ask(origin, pattern, ctx, tool).finally(() => prompting.delete(origin));
       prompting.set(origin, pending);
     }
-    if (!(await pending)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `${origin} is not approved`);
+    const approved = await pending;
+    if (approved === "timeout") {
+      throw new BridgeError(CODE.CONFIRM_TIMEOUT, `nobody answered whether to approve ${origin} in time`);
+    }
+    if (!approved) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `${origin} is not approved`);
     return origin;
   };
 }

@@ -23,6 +23,7 @@ from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
+from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
@@ -228,7 +229,7 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_an_unanswered_confirm_window_times_out_as_a_denial(
+def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     from tabwarden.trust import store
@@ -252,9 +253,17 @@ def test_an_unanswered_confirm_window_times_out_as_a_denial(
                     closed.set_result(True)
 
             window.on("close", on_close)
-            assert _err(await attempt) == "origin_not_approved"  # nobody answered
+            assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
             await asyncio.wait_for(closed, 30)  # and the window went away with the request
-            assert _origins(browser) == (a,)
+            assert _origins(browser) == (a,)  # nothing recorded
+            timed_out = [
+                e
+                for e in audit_entries(config)
+                if e.get("event") == "tool_call" and e.get("decision") == "timed_out"
+            ]
+            assert [(e["tool"], e["refusal"]) for e in timed_out] == [
+                ("tab_open", "confirm_timeout")
+            ]
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 

@@ -40,13 +40,13 @@ test("unknown ids are ignored; anything but 'allow' is deny", async () => {
   assert.equal(await b.promise, "deny");
 });
 
-test("timeout denies", async () => {
+test("a timeout refuses as \"timeout\" (told apart from a deny)", async () => {
   const { broker, timers } = make();
   const { id, promise } = broker.open({ ...REQ, timeoutMs: 5000 });
   timers.advance(4999);
   assert.equal(broker.size(), 1);
   timers.advance(1);
-  assert.equal(await promise, "deny");
+  assert.equal(await promise, "timeout");
   assert.equal(broker.answer(id, "allow"), false, "a late click changes nothing");
 });
 

@@ -47,12 +47,12 @@ test("closing the window denies", async () => {
   assert.equal(await p, "deny");
 });
 
-test("timeout denies and closes the window", async () => {
+test("a timeout refuses as \"timeout\" and closes the window", async () => {
   const h = make();
   const p = h.confirm({ ...REQ, timeoutMs: 5000 });
   await flush();
   h.timers.advance(5000);
-  assert.equal(await p, "deny");
+  assert.equal(await p, "timeout");
   await flush();
   assert.deepEqual(h.removed, [101]);
 });

@@ -137,6 +137,10 @@ test("tab_close: not owned -> tab_not_owned; confirm shows tool and url; deny ->
   assert.match(h.calls.confirm[0].detail, /http:\/\/127\.0\.0\.1:8000\/a/);
   assert.deepEqual(h.calls.remove, []);
   await assert.rejects(h.call("tab_close", { tabId: "1" }), (e) => e.code === "bad_request");
+  const late = harness({ decision: "timeout" });
+  await late.call("tab_open", { url: "http://127.0.0.1:8000/a" });
+  await assert.rejects(late.call("tab_close", { tabId: 1 }), (e) => e.code === "confirm_timeout");
+  assert.deepEqual(late.calls.remove, []);
 });
 
 test("tab_close: allow removes and releases; no confirm when policy does not ask", async () => {

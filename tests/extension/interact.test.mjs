@@ -175,6 +175,13 @@ test("page_click: deny -> confirm_denied, nothing clicked, no grace recorded", a
   assert.deepEqual(h.calls.script.map((c) => c[1]), ["describe"]);
 });
 
+test("page_click: an unanswered confirmation -> confirm_timeout, nothing clicked, no grace recorded", async () => {
+  const h = harness({ decision: "timeout" });
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_timeout");
+  assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
+  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+});
+
 test("page_click: no confirm when the policy does not list the kind; grace 0 asks every time", async () => {
   const h = harness();
   await h.call("page_click", { tabId: 1, selector: "#go" }, withPolicy({ confirm: [] }));

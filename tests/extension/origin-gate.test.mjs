@@ -96,14 +96,26 @@ test("concurrent calls for one origin share one prompt", async () => {
   assert.equal(prompts, 1);
 });
 
-test("confirm timeout comes from policy.confirmTimeoutSeconds, clamped to 5..600, default 60", async () => {
+test("confirm timeout comes from policy.confirmTimeoutSeconds, clamped to 5..600, default 40", async () => {
   const seen = [];
   const gate = createOriginGate({
     confirm: async (r) => { seen.push(r.timeoutMs); return "deny"; }, permissionsContains: async () => false,
     requestGrant: async () => {}, decide: click, log: fakeLog(),
   });
   for (const t of [10, 1, 10_000, "x"]) await gate("https://a.test/", ctx([], { confirmTimeoutSeconds: t }), "t").catch(() => {});
-  assert.deepEqual(seen, [10_000, 5_000, 600_000, 60_000]);
+  assert.deepEqual(seen, [10_000, 5_000, 600_000, 40_000]);
+});
+
+test("an unanswered origin prompt refuses with confirm_timeout, a denied one with origin_not_approved", async () => {
+  for (const [answer, code] of [["timeout", "confirm_timeout"], ["deny", "origin_not_approved"]]) {
+    const grants = [];
+    const gate = createOriginGate({
+      confirm: async () => answer, permissionsContains: async () => false,
+      requestGrant: async (o) => { grants.push(o); }, decide: click, log: fakeLog(),
+    });
+    await assert.rejects(gate("https://a.test/", ctx([]), "t"), (e) => e.code === code, answer);
+    assert.deepEqual(grants, [], "nothing is recorded");
+  }
 });
 
 test("the host's decision is asked for a new origin, and anything but a valid one refuses", async () => {

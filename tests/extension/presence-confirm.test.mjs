@@ -148,13 +148,14 @@ test("presence_begin refused (no enrolled credential) or the person cancels the 
   assert.deepEqual(h2.scripts.map((s) => s[0]), ["fileInput"], "only the probe ran; the file was never set");
 });
 
-test("closing the window (or timeout) denies; a click-style allow cannot stand in for the tap", async () => {
+test("closing the window denies, a timeout answers confirm_timeout; a click-style allow cannot stand in for the tap", async () => {
   const h = harness({ onWindow: (hh, _url, windowId) => hh.broker.closed(windowId) });
   await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }), (e) => e.code === "confirm_denied");
   assert.equal(h.scripts.length, 0);
 
   const t = harness({ onWindow: (hh) => hh.timers.advance(30_000) });
-  await assert.rejects(t.call("page_eval", { tabId: 1, code: "1" }), (e) => e.code === "confirm_denied");
+  await assert.rejects(t.call("page_eval", { tabId: 1, code: "1" }), (e) => e.code === "confirm_timeout");
+  assert.equal(t.scripts.length, 0);
 
   const c = harness({ onWindow: async (hh, url) => assert.deepEqual(await hh.route({ type: "confirm_answer", id: "c1", decision: "allow" }, url), { ok: false }) });
   await assert.rejects(c.call("page_eval", { tabId: 1, code: "1" }), (e) => e.code === "confirm_denied");

@@ -19,7 +19,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
-from tests.fakes import FakeBrowser, tool_error
+from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
 
 
 def _server(runtime: Path, label: str = "test") -> MCPServer[Any]:
@@ -232,3 +232,66 @@ def test_errors_say_whether_a_retry_is_safe_for_that_tool(fake_browser: FakeBrow
             assert (_error(bad_args)["code"], _error(bad_args)["retry"]) == ("bad_request", "safe")
 
     asyncio.run(scenario())
+
+
+def test_a_waiting_call_reports_progress_and_an_unanswered_confirm_is_audited(
+    fake_browser: FakeBrowser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the browser has not answered (a confirm window is open), the server tells a client
+    that asked for progress that it still waits; when the confirmation times out the agent gets
+    ``confirm_timeout`` and the audit says so. A client that gave no progress token gets none."""
+    from tabwarden.mcp_server import tools
+
+    monkeypatch.setattr(tools, "PROGRESS_INTERVAL_SECONDS", 0.05)
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    audited: list[dict[str, Any]] = []
+    bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
+    server = build_server(
+        bridge,
+        ToolGuard(Effective.unpaired, None, audit=lambda ev, **f: audited.append({"ev": ev, **f})),
+    )
+    seen: list[tuple[float, str | None]] = []
+    released = threading.Event()
+
+    def answer() -> None:
+        for code in ("confirm_timeout", "confirm_denied"):
+            request = fake_browser.receive()
+            released.wait(30)  # the person takes their time; the test says when
+            released.clear()
+            fake_browser.send(
+                {"type": "reply", "id": request["id"], "ok": False, "error": {"code": code}}
+            )
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+        if len(seen) == 3:
+            released.set()
+
+    async def scenario() -> None:
+        async with Client(server, raise_exceptions=True) as client:
+            await wait_until_extension_connected(bridge.status)
+            thread = threading.Thread(target=answer, daemon=True)
+            thread.start()
+            timed_out = await client.call_tool(
+                "page_click", {"tabId": 1, "selector": "#go"}, progress_callback=on_progress
+            )
+            assert _error(timed_out)["code"] == "confirm_timeout"
+            assert _error(timed_out)["retry"] == "unsafe"
+            assert [value for value, _ in seen] == [1, 2, 3]
+            assert all(m and "confirmation may be waiting" in m for _, m in seen)
+            # No progress token: nothing is reported, the call still ends.
+            before = len(seen)
+            denied = asyncio.create_task(
+                client.call_tool("page_click", {"tabId": 1, "selector": "#go"})
+            )
+            await asyncio.sleep(0)
+            released.set()
+            assert _error(await denied)["code"] == "confirm_denied"
+            assert len(seen) == before
+            thread.join(5)
+
+    asyncio.run(scenario())
+    outcomes = [(a["decision"], a["refusal"]) for a in audited if a["decision"] != "allowed"]
+    assert outcomes == [("timed_out", "confirm_timeout"), ("denied", "confirm_denied")]
+    assert all(a["tool"] == "page_click" for a in audited if a["decision"] != "allowed")

@@ -32,7 +32,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "upload": False,
         "passwordFill": False,
         "clickGraceSeconds": 30,
-        "confirmTimeoutSeconds": 60,
+        "confirmTimeoutSeconds": 40,
         "presenceConfirm": False,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
