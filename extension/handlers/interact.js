@@ -14,7 +14,7 @@ import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argTabId, ownedTab } from "./support.js";
+import { STEP_MAX_MS, argTabId, ownedTab, step } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
@@ -121,19 +121,22 @@ export function interactHandlers(deps) {
   }
 
   /**
-   * Run the page code's pageOp(op, a) in the tab (files first, then the call); a page-side
-   * error becomes a BridgeError.
+   * Run the page code's pageOp(op, a) in the tab (files first, then the call), each injection a
+   * `step` bounded by the call's deadline (a waitFor by the deadline only); a page-side error
+   * becomes a BridgeError.
+   * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {string} op
    * @param {Record<string, unknown>} a
    * @returns {Promise<Record<string, any>>}
    */
-  async function page(tabId, op, a) {
+  async function page(ctx, tabId, op, a) {
     let out;
+    const cap = op === "waitFor" ? Infinity : STEP_MAX_MS;
     try {
       for (let attempt = 1; ; attempt++) {
-        await browser.executeFiles(tabId, PAGE_FILES);
-        const results = await browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED");
+        await step(ctx, `prepare the page for ${op}`, browser.executeFiles(tabId, PAGE_FILES));
+        const results = await step(ctx, op, browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED"), cap);
         out = Array.isArray(results) ? results[0]?.result : undefined;
         // {notInstalled: true}: a new document committed between the two injections and nothing
         // ran; inject into that one (it must pass the same origin check inside).
@@ -143,7 +146,8 @@ export function interactHandlers(deps) {
           break;
         }
       }
-    } catch {
+    } catch (err) {
+      if (err instanceof BridgeError) throw err; // a step's timeout
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     }
     if (!isPlainObject(out)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
@@ -179,7 +183,7 @@ export function interactHandlers(deps) {
     const w = argWait(args.waitFor);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, tool);
-    const r = await page(tabId, "waitFor", { ...w, origin });
+    const r = await page(ctx, tabId, "waitFor", { ...w, origin });
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
@@ -190,7 +194,7 @@ export function interactHandlers(deps) {
   async function snapshot(args, ctx) {
     const { tabId, origin } = await open(args, ctx, "page_snapshot");
     const floor = docTokens.get(tabId)?.floor ?? 0;
-    const r = await page(tabId, "snapshot", { origin, refFloor: floor });
+    const r = await page(ctx, tabId, "snapshot", { origin, refFloor: floor });
     if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
@@ -204,7 +208,7 @@ export function interactHandlers(deps) {
     if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     const { tabId, origin, docToken } = await open(args, ctx, "page_click");
     const base = { origin, target, docToken };
-    const d = await page(tabId, "describe", base);
+    const d = await page(ctx, tabId, "describe", base);
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
@@ -213,7 +217,7 @@ export function interactHandlers(deps) {
     const watch = loads.watch(tabId);
     let r;
     try {
-      r = await page(tabId, "click", { ...base, expectKind: kind });
+      r = await page(ctx, tabId, "click", { ...base, expectKind: kind });
     } catch (err) {
       watch.cancel();
       throw err;
@@ -258,7 +262,7 @@ export function interactHandlers(deps) {
     if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `value must be a string of at most ${MAX_VALUE} characters`);
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
     const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
-    await page(tabId, "fill", { origin, target, docToken, value: args.value, allowPassword });
+    await page(ctx, tabId, "fill", { origin, target, docToken, value: args.value, allowPassword });
     await waitAfter(args, tabId, ctx, "page_fill");
     return { filled: true };
   }
@@ -273,14 +277,14 @@ export function interactHandlers(deps) {
     const { tabId, origin, docToken } = await open(args, ctx, "page_press");
     const base = { origin, target, docToken, key };
     const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
-    const d = await page(tabId, "describe", { ...base, forKey: key });
+    const d = await page(ctx, tabId, "describe", { ...base, forKey: key });
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
     if (needsConfirm(ctx, "press") || clickKindAsks) {
       const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
       await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}` });
     }
-    await page(tabId, "press", { ...base, allowPassword, expectKind: kind });
+    await page(ctx, tabId, "press", { ...base, allowPassword, expectKind: kind });
     await waitAfter(args, tabId, ctx, "page_press");
     return { pressed: true };
   }
@@ -295,11 +299,11 @@ export function interactHandlers(deps) {
     const { tabId, origin, docToken } = await open(args, ctx, "page_select");
     const base = { origin, target, docToken };
     if (needsConfirm(ctx, "select")) {
-      const d = await page(tabId, "describe", base);
+      const d = await page(ctx, tabId, "describe", base);
       const shown = (Array.isArray(v) ? v : [v]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
       await ask(ctx, { tabId, origin, tool: "page_select", detail: `Select ${shown} in ${d.desc} on ${origin}?` });
     }
-    const r = await page(tabId, "select", { ...base, value: v });
+    const r = await page(ctx, tabId, "select", { ...base, value: v });
     await waitAfter(args, tabId, ctx, "page_select");
     return { selected: Array.isArray(r.selected) ? r.selected.map(String) : [] };
   }
@@ -309,7 +313,7 @@ export function interactHandlers(deps) {
     const target = argTarget(args);
     if (typeof args.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "checked must be true or false");
     const { tabId, origin, docToken } = await open(args, ctx, "page_check");
-    const r = await page(tabId, "check", { origin, target, docToken, checked: args.checked });
+    const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked });
     await waitAfter(args, tabId, ctx, "page_check");
     return { checked: r.checked === true };
   }
@@ -318,7 +322,7 @@ export function interactHandlers(deps) {
   async function hover(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_hover");
-    await page(tabId, "hover", { origin, target, docToken });
+    await page(ctx, tabId, "hover", { origin, target, docToken });
     await waitAfter(args, tabId, ctx, "page_hover");
     return { hovered: true };
   }
@@ -334,7 +338,7 @@ export function interactHandlers(deps) {
     else if (to === undefined && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
     else throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');
     const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
-    const r = await page(tabId, "scroll", { ...a, origin, docToken });
+    const r = await page(ctx, tabId, "scroll", { ...a, origin, docToken });
     return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0 };
   }
 
@@ -342,7 +346,7 @@ export function interactHandlers(deps) {
   async function waitFor(args, ctx) {
     const w = argWait(args);
     const { tabId, origin } = await open(args, ctx, "page_wait_for");
-    const r = await page(tabId, "waitFor", { ...w, origin });
+    const r = await page(ctx, tabId, "waitFor", { ...w, origin });
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `the condition was not met within ${w.timeoutMs} ms`);
     return { matched: true };
   }
@@ -351,7 +355,7 @@ export function interactHandlers(deps) {
   async function getState(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_get_state");
-    const r = await page(tabId, "getState", { origin, target, docToken });
+    const r = await page(ctx, tabId, "getState", { origin, target, docToken });
     /** @type {Record<string, unknown>} */
     const out = { tag: String(r.tag), type: String(r.type) };
     if (typeof r.value === "string") out.value = r.value;

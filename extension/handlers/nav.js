@@ -9,7 +9,7 @@ import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { toTabSummary } from "../lib/tab-mapping.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argTabId, ownedTab, settledTab } from "./support.js";
+import { argTabId, ownedTab, settledTab, step } from "./support.js";
 
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
@@ -94,7 +94,7 @@ export function navHandlers(deps) {
       watch = loads.watch(tabId, HISTORY_FALLBACK_TIMEOUT_MS);
       let stepped;
       try {
-        const results = await browser.executeScriptArgs(tabId, historyStep, [delta]);
+        const results = await step(ctx, "step through the page's history", browser.executeScriptArgs(tabId, historyStep, [delta]));
         stepped = Array.isArray(results) ? results[0]?.result : undefined;
       } catch {
         stepped = undefined;

@@ -10,7 +10,7 @@ import { readPageText } from "../lib/page-text.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argInt, argTabId, argUrl, ownedTab, settledTab } from "./support.js";
+import { argInt, argTabId, argUrl, ownedTab, settledTab, step } from "./support.js";
 
 /** Largest page_text slice a caller may ask for (bigger replies are chunked on hop 3). */
 export const MAX_TEXT_CHARS = 5_000_000;
@@ -63,9 +63,10 @@ export function pageHandlers(deps) {
     const origin = await ensureOrigin(tab?.url, ctx, "page_text");
     let read;
     try {
-      const results = await browser.executeScript(tabId, readPageText);
+      const results = await step(ctx, "read the page's text", browser.executeScript(tabId, readPageText));
       read = Array.isArray(results) ? results[0]?.result : undefined;
-    } catch {
+    } catch (err) {
+      if (err instanceof BridgeError) throw err; // the step's timeout
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
     }
     if (!isPlainObject(read) || typeof read.text !== "string") {

@@ -18,7 +18,7 @@ import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
 import { MAX_TEXT_CHARS } from "./page.js";
-import { argInt, argTabId, ownedTab } from "./support.js";
+import { argInt, argTabId, ownedTab, step } from "./support.js";
 
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
@@ -272,17 +272,19 @@ export function readHandlers(deps) {
   }
 
   /**
+   * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {(...a: any[]) => unknown} func
    * @param {unknown[]} args
    * @param {string} what
    * @param {"ISOLATED" | "MAIN"} [world]
    */
-  async function inject(tabId, func, args, what, world) {
+  async function inject(ctx, tabId, func, args, what, world) {
     let results;
     try {
-      results = await browser.executeScriptArgs(tabId, func, args, world);
-    } catch {
+      results = await step(ctx, what, browser.executeScriptArgs(tabId, func, args, world));
+    } catch (err) {
+      if (err instanceof BridgeError) throw err; // the step's timeout
       await ownedTabQuiet(tabId);
       throw new BridgeError(CODE.INTERNAL_ERROR, `could not ${what}`);
     }
@@ -345,8 +347,9 @@ export function readHandlers(deps) {
     try {
       // A background tab does not paint: make ours the active one of its window first.
       if (!fullPage) await browser.updateTab(tabId, { active: true });
-      shot = await browser.capturePage(tabId, { fullPage });
-    } catch {
+      shot = await step(ctx, "capture the page", browser.capturePage(tabId, { fullPage }));
+    } catch (err) {
+      if (err instanceof BridgeError) throw err; // the step's timeout
       await ownedTabQuiet(tabId);
       throw new BridgeError(CODE.INTERNAL_ERROR, fullPage ? "could not capture the full page" : "could not capture the tab");
     }
@@ -391,7 +394,7 @@ export function readHandlers(deps) {
     if (area !== "local" && area !== "session") throw new BridgeError(CODE.BAD_REQUEST, 'area must be "local" or "session"');
     const key = argString(args, "key", 4096, true) ?? null;
     const { tabId, origin } = await gatedTab(args, ctx, "storage_get");
-    const read = await inject(tabId, readStorage, [area, key, MAX_ITEMS], "read this page's storage");
+    const read = await inject(ctx, tabId, readStorage, [area, key, MAX_ITEMS], "read this page's storage");
     sameOrigin(read.href, origin);
     if (read.error !== undefined || !Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "this page's storage cannot be read");
     const items = read.items
@@ -408,7 +411,7 @@ export function readHandlers(deps) {
     const { tabId, tab, origin } = await gatedTab(args, ctx, "page_markdown");
     let read;
     try {
-      read = firstResult(await browser.executeScript(tabId, readPageBlocks), "read this page");
+      read = firstResult(await step(ctx, "read this page", browser.executeScript(tabId, readPageBlocks)), "read this page");
     } catch (err) {
       if (err instanceof BridgeError) throw err;
       await ownedTabQuiet(tabId);
@@ -427,7 +430,7 @@ export function readHandlers(deps) {
       throw new BridgeError(CODE.BAD_REQUEST, "attrs must be a list of at most 50 attribute names");
     }
     const { tabId, origin } = await gatedTab(args, ctx, "page_scrape");
-    const read = await inject(tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
+    const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
     sameOrigin(read.href, origin);
     if (read.error === "selector") throw new BridgeError(CODE.BAD_REQUEST, "selector is not a valid CSS selector");
     if (!Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
@@ -450,7 +453,7 @@ export function readHandlers(deps) {
     const { tabId, origin, url } = await gatedTab(args, ctx, "page_eval");
     // Every call, no grace period: the person sees the full code each time.
     await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`, { code });
-    const out = await inject(tabId, evalInPage, [code], "run the code", "MAIN");
+    const out = await inject(ctx, tabId, evalInPage, [code], "run the code", "MAIN");
     sameOrigin(out.href, origin);
     if (out.csp === true) throw new BridgeError(CODE.INTERNAL_ERROR, CSP_MESSAGE);
     if (typeof out.threw === "string") throw new BridgeError(CODE.INTERNAL_ERROR, `the code threw: ${out.threw}`);
@@ -474,12 +477,12 @@ export function readHandlers(deps) {
     const locator = uploadTarget(args);
     const { tabId, origin, url } = await gatedTab(args, ctx, "page_upload");
     const where = [locator.selector, locator.xpath, locator.index];
-    const probe = await inject(tabId, fileInput, [...where, null], "find the file input");
+    const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input");
     sameOrigin(probe.href, origin);
     targetError(probe.error);
     await confirmEveryCall(ctx, tabId, origin, "page_upload",
       `Upload the file ${path} (${bytes} bytes, as "${name}") into a file field of ${url.slice(0, 300)}?`, { path });
-    const done = await inject(tabId, fileInput, [...where, { name, data: args.data }], "set the file");
+    const done = await inject(ctx, tabId, fileInput, [...where, { name, data: args.data }], "set the file");
     sameOrigin(done.href, origin);
     targetError(done.error);
     if (done.ok !== true) throw new BridgeError(CODE.INTERNAL_ERROR, "could not set the file");

@@ -27,7 +27,38 @@ import { CODE } from "../lib/error-codes.js";
  * @property {import("../lib/confirm-window.js").Confirm} confirm
  */
 
-/** @typedef {{session: string, policy: Record<string, unknown>}} Ctx */
+/** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */
+
+/** Longest one browser step (an injected script, a debugger command) may take. */
+export const STEP_MAX_MS = 15_000;
+
+/**
+ * Await one browser step, but never past `capMs` nor the call's deadline: a page that does not
+ * answer (busy, or blocked by a JavaScript dialog) ends the call with `timeout` naming the step,
+ * so later calls on the tab are not stuck behind it. The step itself cannot be cancelled (Chrome
+ * finishes or drops it); its late outcome is ignored.
+ * @template T
+ * @param {Ctx} ctx
+ * @param {string} what the step, as the person reads it: "click", "read the page's text"
+ * @param {Promise<T>} work
+ * @param {number} [capMs]
+ * @returns {Promise<T>}
+ */
+export async function step(ctx, what, work, capMs = STEP_MAX_MS) {
+  const left = typeof ctx.deadline === "number" ? ctx.deadline - Date.now() : capMs;
+  const ms = Math.max(0, Math.min(capMs, left));
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new BridgeError(CODE.TIMEOUT,
+      `the page did not finish the step "${what}" within ${(ms / 1000).toFixed(1)} s (it may be busy, or a JavaScript dialog is open)`)), ms);
+  });
+  try {
+    return /** @type {T} */ (await Promise.race([work, late]));
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Longest URL a tool accepts. */
 export const MAX_URL = 8192;

@@ -4,13 +4,32 @@
 // and must never put a stack trace or an unexpected exception's text into a reply.
 
 import { BridgeError, MAX_ERROR_MESSAGE } from "./bridge-error.js";
+import { confirmTimeoutMs } from "./confirm-window.js";
 import { CODE, errorReply } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
 
 /**
+ * What the MCP server allows a call beyond the confirm timeout (mcp_server/tools.py
+ * CONFIRM_SLACK_SECONDS; tests/extension/test_node_suite.py holds them equal).
+ */
+export const CALL_SLACK_MS = 15_000;
+/** The extension's deadline sits this far before the server's, so its `timeout` names the step. */
+export const CALL_MARGIN_MS = 2_000;
+
+/**
+ * How long the extension gives one call: the person's confirm timeout plus the server's slack,
+ * less a margin (a call's every step must end by then — handlers/support.js `step`).
+ * @param {unknown} policy
+ */
+export function callBudgetMs(policy) {
+  return confirmTimeoutMs(policy) + CALL_SLACK_MS - CALL_MARGIN_MS;
+}
+
+/**
  * Who is asking and under which policy (protocol.md "Page tools over hop 3"): set by the host
- * from the verified trust record on every request.
- * @typedef {{session: string, policy: Record<string, unknown>}} Context
+ * from the verified trust record on every request; `deadline` (ms since the epoch) is when the
+ * call's every step must have ended (`callBudgetMs` from its arrival).
+ * @typedef {{session: string, policy: Record<string, unknown>, deadline: number}} Context
  */
 /**
  * @typedef {(args: Record<string, unknown>, ctx: Context) => unknown | Promise<unknown>} Handler
@@ -65,10 +84,11 @@ export function validateRequest(msg) {
 /**
  * @param {Map<string, Handler> | Iterable<[string, Handler]>} handlers copied; later changes
  *   to the source do not affect the dispatcher
- * @param {{log?: Logger}} [options] where unexpected handler failures are reported locally
+ * @param {{log?: Logger, now?: () => number}} [options] where unexpected handler failures are
+ *   reported locally; the clock the call deadlines are taken from
  * @returns {Dispatcher}
  */
-export function createDispatcher(handlers, { log = console } = {}) {
+export function createDispatcher(handlers, { log = console, now = () => Date.now() } = {}) {
   /** @type {Map<string, Handler>} */
   const routes = new Map(handlers);
   for (const [action, handler] of routes) {
@@ -91,7 +111,7 @@ export function createDispatcher(handlers, { log = console } = {}) {
         return errorReply(id, CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
       }
       try {
-        const result = await handler(args, { session, policy });
+        const result = await handler(args, { session, policy, deadline: now() + callBudgetMs(policy) });
         if (result === undefined) return { type: "reply", id, ok: true, result: {} };
         if (!isPlainObject(result)) {
           log.warn(`tabwarden: handler for ${action} returned a non-object result`);

@@ -106,6 +106,12 @@ class _Site(http.server.BaseHTTPRequestHandler):
             )
         elif path == "/refs":
             body = REFS
+        elif path == "/dialog":
+            body = (
+                b"<!doctype html><title>dialog</title><p id=state>ready</p>"
+                b"<button type=button id=ask onclick=\"alert('card 4111 1111 1111 1111');"
+                b"document.getElementById('state').textContent='answered'\">Ask</button>"
+            )
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
         elif path == "/page2":

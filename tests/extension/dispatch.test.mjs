@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createDispatcher, validateRequest } from "../../extension/lib/dispatch.js";
+import { callBudgetMs, createDispatcher, validateRequest } from "../../extension/lib/dispatch.js";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { fakeLog } from "./helpers/fakes.mjs";
 
@@ -133,10 +133,18 @@ test("every request must carry a session string and a policy object (else bad_re
   assert.equal(called, 0);
 });
 
-test("handlers receive (args, {session, policy}) taken from the request", async () => {
+test("handlers receive (args, {session, policy, deadline}): the deadline is the call's budget from its arrival", async () => {
   const seen = [];
-  const { d } = make([["ctx", (args, ctx) => { seen.push([args, ctx]); return {}; }]]);
+  let clock = 1_000_000;
+  const d = createDispatcher([["ctx", (args, ctx) => { seen.push([args, ctx]); return {}; }]], { log: fakeLog(), now: () => clock });
   await d.dispatch(req("ctx", { n: 1 }));
-  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", policy: CTX.policy }]]);
-  assert.deepEqual(Object.keys(seen[0][1]).sort(), ["policy", "session"]);
+  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", policy: CTX.policy, deadline: 1_000_000 + callBudgetMs(CTX.policy) }]]);
+  assert.deepEqual(Object.keys(seen[0][1]).sort(), ["deadline", "policy", "session"]);
+  // the budget: the confirm timeout (clamped, default 40 s) + the server's 15 s slack - a 2 s margin
+  assert.equal(callBudgetMs({ confirmTimeoutSeconds: 5 }), 18_000);
+  assert.equal(callBudgetMs({}), 53_000);
+  assert.equal(callBudgetMs({ confirmTimeoutSeconds: 10_000 }), 613_000);
+  clock += 7;
+  await d.dispatch(req("ctx", {}));
+  assert.equal(seen[1][1].deadline, 1_000_007 + callBudgetMs(CTX.policy));
 });

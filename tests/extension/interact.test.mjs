@@ -31,7 +31,7 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false, navigatingBetween = 0 } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "" } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -69,6 +69,7 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0 
         return [{ result: { notInstalled: true } }];
       }
       calls.script.push([tabId, args[0]]);
+      if (args[0] === stuckOn) return new Promise(() => {}); // a page blocked (a JS dialog): never answers
       const t = tabs.get(tabId);
       const before = t.doc.log.length;
       const result = await runIn(t.doc, func, JSON.parse(JSON.stringify(args)));
@@ -118,6 +119,21 @@ test("a new document between the injection and the call: inject again (at most 3
   await assert.rejects(stuck.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "internal_error");
   assert.deepEqual(stuck.calls.script.map(([, what]) => what), ["notInstalled", "notInstalled", "notInstalled"]);
   assert.equal(stuck.doc().getElementById("menu").events.includes("click"), false);
+});
+
+test("a page that never answers ends the call with timeout naming the step, by the call's deadline; the tab stays usable", async () => {
+  const h = harness({ stuckOn: "click" });
+  const soon = { ...S1, deadline: Date.now() + 100 };
+  const started = Date.now();
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }, soon),
+    (e) => e.code === "timeout" && /step "click"/.test(e.message) && /dialog/.test(e.message));
+  assert.ok(Date.now() - started < 5_000, "bounded by the call's deadline, not the step cap");
+  // the next call on that tab is not stuck behind it
+  assert.equal((await h.call("page_get_state", { tabId: 1, selector: "#menu" })).text, "Menu");
+  // a waitFor is bounded by the call's deadline only (its own timeoutMs may exceed a step's cap)
+  const waiting = harness({ stuckOn: "waitFor" });
+  await assert.rejects(waiting.call("page_wait_for", { tabId: 1, selector: "#late", timeoutMs: 60_000 }, { ...S1, deadline: Date.now() + 100 }),
+    (e) => e.code === "timeout" && /step "waitFor"/.test(e.message));
 });
 
 const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
