@@ -255,26 +255,50 @@ class PolicySection:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Revocation:
-    """A narrowing record (unsigned): removes every client/browser grant with this label."""
+    """A narrowing record (unsigned): removes the client/browser grants with this label that
+    were signed at or before ``epoch`` — the epoch of the write that revoked them, so a grant
+    signed later (the label paired again, e.g. ``pair --browser LABEL``) is not revoked, and a
+    re-inserted copy of an old one still is. Without ``epoch`` (records written before the field
+    existed) it removes every grant with the label."""
 
     kind: str
     label: str
     at: int
+    epoch: int | None = None
+
+    def revokes(self, kind: str, label: str, grant_epoch: int) -> bool:
+        """Whether this revocation removes a ``kind`` grant for ``label`` signed at
+        ``grant_epoch``."""
+        if self.kind != kind or self.label != label:
+            return False
+        return self.epoch is None or grant_epoch <= self.epoch
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "at": self.at}
+        out: dict[str, Any] = {"kind": self.kind, "label": self.label, "at": self.at}
+        if self.epoch is not None:
+            out["epoch"] = self.epoch
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PairingCode:
-    """The one-time pairing code, stored only as its SHA-256 (hex)."""
+    """The one-time pairing code, stored only as its SHA-256 (hex). ``browser``, when set, is
+    the only browser label the code may pair (``tabwarden pair --browser LABEL``)."""
 
     sha256: str
     expires_at: int
     attempts: int = 0
+    browser: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "expiresAt": self.expires_at, "attempts": self.attempts}
+        out: dict[str, Any] = {
+            "sha256": self.sha256,
+            "expiresAt": self.expires_at,
+            "attempts": self.attempts,
+        }
+        if self.browser is not None:
+            out["browser"] = self.browser
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -535,11 +559,12 @@ def _restriction(value: Any, where: str) -> Restriction:
 
 
 def _revocation(value: Any, where: str) -> Revocation:
-    o = _obj(value, where, ("kind", "label", "at"))
+    o = _obj(value, where, ("kind", "label", "at"), ("epoch",))
     return Revocation(
         kind=_one_of(o["kind"], f"{where}.kind", REVOCABLE),
         label=_str(o["label"], f"{where}.label", 64),
         at=_int(o["at"], f"{where}.at"),
+        epoch=_int(o["epoch"], f"{where}.epoch") if "epoch" in o else None,
     )
 
 
@@ -571,11 +596,14 @@ def _document(top: Any) -> TrustDocument:
     pol = _obj(o["policy"], "policy", ("baseline", "restrictions", "history"))
     pairing: PairingCode | None = None
     if o["pairingCode"] is not None:
-        pc = _obj(o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"))
+        pc = _obj(
+            o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"), ("browser",)
+        )
         pairing = PairingCode(
             sha256=_str(pc["sha256"], "pairingCode.sha256", 64),
             expires_at=_int(pc["expiresAt"], "pairingCode.expiresAt"),
             attempts=_int(pc["attempts"], "pairingCode.attempts"),
+            browser=_str(pc["browser"], "pairingCode.browser", 64) if "browser" in pc else None,
         )
     return TrustDocument(
         version=SCHEMA_VERSION,
