@@ -32,6 +32,7 @@ from tabwarden.host import calls
 from tabwarden.host.calls import BadHostCall, HostCallContext, log
 from tabwarden.trust import operations, store
 from tabwarden.trust.canonical import canonical
+from tabwarden.trust.grants import grant_is_valid
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.operations import VerifiedTap
 from tabwarden.trust.presence import (
@@ -42,6 +43,7 @@ from tabwarden.trust.presence import (
     complete_assertion,
     complete_registration,
 )
+from tabwarden.trust.record import PairingCode
 from tabwarden.trust.verify import Effective
 
 #: Generous bounds on what the extension may send (a code is short; an id is 22 chars).
@@ -91,10 +93,11 @@ def pair_begin(
         log.warning("pair_begin refused: wrong, reused or expired pairing code")
         _audit_refusal(ctx, "code")
         raise PresenceRefused("wrong, reused or expired pairing code")
-    if stored.browser is not None and stored.browser != ctx.browser_label:
+    bound_to = _bound_browser(ctx, key, stored)
+    if bound_to is not None and bound_to != ctx.browser_label:
         log.warning(
             "pair_begin refused: the code was issued for browser %r, not %r (it is spent)",
-            stored.browser,
+            bound_to,
             ctx.browser_label,
         )
         _audit_refusal(ctx, "code_browser")
@@ -103,7 +106,7 @@ def pair_begin(
     options, challenge = begin_registration(
         ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now, ttl=ctx.challenge_ttl
     )
-    terminal_approved = stored.browser == ctx.browser_label and not existing
+    terminal_approved = bound_to == ctx.browser_label and not existing
     if terminal_approved:
         challenge = replace(challenge, detail=TERMINAL_APPROVED)
     challenges = [challenge]
@@ -141,6 +144,20 @@ def pair_begin(
         },
         challenges,
     )
+
+
+def _bound_browser(ctx: HostCallContext, key: HostKey, code: PairingCode) -> str | None:
+    """The browser a consumed code is bound to (``None``: any browser). A binding whose
+    signature does not verify — written into the file by hand, or moved from another code — is
+    tampering: the code is refused (it is spent already)."""
+    grant = code.binding_grant()
+    if grant is None or code.binding is None:
+        return None
+    if not grant_is_valid(key.public, grant):
+        log.warning("pair_begin refused: the code's browser binding does not verify (tampering)")
+        _audit_refusal(ctx, "code_binding")
+        raise PresenceRefused("the pairing code's browser binding does not verify")
+    return code.binding.browser
 
 
 def pair_complete(

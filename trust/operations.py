@@ -540,12 +540,14 @@ def reissue_browser_code(
     ctx: TrustContext, proof: TerminalPhrase, label: str, code: str, now: int
 ) -> int:
     """Store ``code`` (hashed, ``PAIRING_CODE_TTL``) as a one-time code only browser ``label``
-    can redeem (``pair --browser LABEL``): the recovery after ``revoke browser LABEL`` that
-    rotates no key. The person's phrase stands in for an enrolled credential's approval: while
-    ``label`` holds no credential, ``pair_begin`` with this code asks for none. Paired clients
-    and other browsers are untouched; any pending code is replaced. Returns the new epoch."""
+    can redeem (``pair --browser LABEL``; the binding is signed with the host key, so the file
+    alone can never make one): the recovery after ``revoke browser LABEL`` that rotates no key.
+    The person's phrase stands in for an enrolled credential's approval: while ``label`` holds
+    no credential, ``pair_begin`` with this code asks for none. Paired clients and other
+    browsers are untouched; any pending code is replaced. Returns the new epoch."""
     require_reissuable(ctx, label)
+    key = require_key(ctx)
     digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
-    doc = store.set_pairing_code(ctx.trust_path, digest, now + PAIRING_CODE_TTL, browser=label)
+    doc = store.set_pairing_code(ctx.trust_path, digest, now + PAIRING_CODE_TTL, bind=(key, label))
     _audit(ctx, "browser_code", "granted", **_proof_fields(proof), browser=label)
     return doc.epoch

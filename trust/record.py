@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BaselineRecord",
     "BrowserRecord",
+    "CodeBinding",
     "ClientRecord",
     "Credential",
     "HostKeyInfo",
@@ -281,14 +282,43 @@ class Revocation:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class CodeBinding:
+    """A grant inside the pairing code (``tabwarden pair --browser LABEL``): the code pairs only
+    browser ``browser``, and a person approved that at the terminal. Its signature covers the
+    code's ``sha256`` and ``expiresAt`` too (``PairingCode.binding_grant``), so it cannot be moved
+    onto another code; the file alone (unsigned) can never bind a code."""
+
+    browser: str
+    epoch: int
+    kill_serial: int
+    sig: str
+    kind: str = field(default="codeBinding", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "browser": self.browser,
+            "epoch": self.epoch,
+            "killSerial": self.kill_serial,
+            "sig": self.sig,
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PairingCode:
-    """The one-time pairing code, stored only as its SHA-256 (hex). ``browser``, when set, is
-    the only browser label the code may pair (``tabwarden pair --browser LABEL``)."""
+    """The one-time pairing code, stored only as its SHA-256 (hex); ``binding`` (signed), when
+    set, names the only browser label it may pair."""
 
     sha256: str
     expires_at: int
     attempts: int = 0
-    browser: str | None = None
+    binding: CodeBinding | None = None
+
+    def binding_grant(self) -> dict[str, Any] | None:
+        """The binding as the grant its signature covers (with this code's hash and expiry)."""
+        if self.binding is None:
+            return None
+        return {**self.binding.to_json(), "sha256": self.sha256, "expiresAt": self.expires_at}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -296,8 +326,8 @@ class PairingCode:
             "expiresAt": self.expires_at,
             "attempts": self.attempts,
         }
-        if self.browser is not None:
-            out["browser"] = self.browser
+        if self.binding is not None:
+            out["binding"] = self.binding.to_json()
         return out
 
 
@@ -558,6 +588,17 @@ def _restriction(value: Any, where: str) -> Restriction:
     )
 
 
+def _code_binding(value: Any, where: str) -> CodeBinding:
+    o = _obj(value, where, (*_GRANT, "browser"))
+    _kind(o, where, "codeBinding")
+    return CodeBinding(
+        browser=_str(o["browser"], f"{where}.browser", 64),
+        epoch=_int(o["epoch"], f"{where}.epoch"),
+        kill_serial=_int(o["killSerial"], f"{where}.killSerial"),
+        sig=_str(o["sig"], f"{where}.sig", 256),
+    )
+
+
 def _revocation(value: Any, where: str) -> Revocation:
     o = _obj(value, where, ("kind", "label", "at"), ("epoch",))
     return Revocation(
@@ -597,13 +638,15 @@ def _document(top: Any) -> TrustDocument:
     pairing: PairingCode | None = None
     if o["pairingCode"] is not None:
         pc = _obj(
-            o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"), ("browser",)
+            o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"), ("binding",)
         )
         pairing = PairingCode(
             sha256=_str(pc["sha256"], "pairingCode.sha256", 64),
             expires_at=_int(pc["expiresAt"], "pairingCode.expiresAt"),
             attempts=_int(pc["attempts"], "pairingCode.attempts"),
-            browser=_str(pc["browser"], "pairingCode.browser", 64) if "browser" in pc else None,
+            binding=_code_binding(pc["binding"], "pairingCode.binding")
+            if "binding" in pc
+            else None,
         )
     return TrustDocument(
         version=SCHEMA_VERSION,

@@ -38,6 +38,7 @@ from tabwarden.trust.record import (
     BaselineRecord,
     BrowserRecord,
     ClientRecord,
+    CodeBinding,
     Credential,
     KillEvent,
     KillState,
@@ -539,17 +540,43 @@ def rollback(path: Path | str, key: HostKey | None, n: int, now: int) -> TrustDo
 
 
 def set_pairing_code(
-    path: Path | str, code_sha256_hex: str, expires_at: int, *, browser: str | None = None
+    path: Path | str,
+    code_sha256_hex: str,
+    expires_at: int,
+    *,
+    bind: tuple[HostKey, str] | None = None,
 ) -> TrustDocument:
     """Store the one-time pairing code as its SHA-256 (never the code itself), replacing any
-    pending one; ``browser``: the only browser label it may pair."""
+    pending one. ``bind=(key, browser)``: a signed ``CodeBinding`` — the code pairs only that
+    browser label (``pair --browser``; the caller proved a person is present)."""
     _check_time(expires_at)
     if not isinstance(code_sha256_hex, str) or not _HEX64.match(code_sha256_hex):
         raise UsageError("the pairing code must be given as 64 lower-case hex digits (SHA-256)")
-    if browser is not None:
-        _check_label(browser)
-    code = PairingCode(sha256=code_sha256_hex, expires_at=expires_at, attempts=0, browser=browser)
-    return update(path, lambda doc: doc.with_(pairing_code=code))
+    code = PairingCode(sha256=code_sha256_hex, expires_at=expires_at, attempts=0)
+    if bind is None:
+        return update(path, lambda doc: doc.with_(pairing_code=code))
+    key, browser = bind
+    _check_label(browser)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        grant = {
+            "kind": "codeBinding",
+            "browser": browser,
+            "sha256": code_sha256_hex,
+            "expiresAt": expires_at,
+        }
+        level = effective(doc, public, expires_at).kill_serial  # no rule reads the clock
+        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=level)
+        binding = CodeBinding(
+            browser=browser,
+            epoch=signed["epoch"],
+            kill_serial=signed["killSerial"],
+            sig=signed["sig"],
+        )
+        return doc.with_(pairing_code=replace(code, binding=binding))
+
+    return update(path, mutate)
 
 
 def clear_pairing_code(path: Path | str) -> TrustDocument:

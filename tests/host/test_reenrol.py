@@ -5,12 +5,14 @@ nothing; a code from ``pair --browser LABEL`` is bound to that label — another
 presenting it is refused (and the code is spent), it works once — and for its label it stands
 in for an enrolled credential's approval, but only while the label holds no credential.
 
-The codes here are written with ``store.set_pairing_code(..., browser=LABEL)``, what
+The codes here are written with ``store.set_pairing_code(..., bind=(key, LABEL))``, what
 ``operations.reissue_browser_code`` writes; the terminal ceremony around it is
-tests/cli/test_cli_ceremonies.py's."""
+tests/cli/test_cli_ceremonies.py's. A binding is signed: one written into the file by hand, or
+moved onto another code, is refused."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import time
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 
 from tabwarden.trust import store
+from tabwarden.trust.keys import HostKey
 from tabwarden.trust.record_file import load
 from tests.fakes import FakeBrowser
 from tests.fixtures import (
@@ -34,6 +37,7 @@ from tests.fixtures import (
     host_call,
     refused,
 )
+from tests.trust import hand_edit, read_json
 from tests.trust.softauthn import SoftAuthenticator
 
 
@@ -49,12 +53,12 @@ def other(runtime_dir: Path) -> Iterator[FakeBrowser]:
         browser.close()
 
 
-def _bound_code(config: Path, code: str, label: str) -> None:
+def _bound_code(config: Path, key: HostKey, code: str, label: str) -> None:
     store.set_pairing_code(
         config / "trust.json",
         hashlib.sha256(code.encode()).hexdigest(),
         int(time.time()) + 600,
-        browser=label,
+        bind=(key, label),
     )
 
 
@@ -133,10 +137,10 @@ def test_a_revoked_browser_confirms_in_the_window_and_its_old_credential_is_refu
 def test_a_code_for_another_browser_is_refused_and_spent(
     fake_browser: FakeBrowser, other: FakeBrowser
 ) -> None:
-    enrol_via_pairing(fake_browser)
+    key, _ = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
     _revoke(config, "test")
-    _bound_code(config, "bound-to-test", "test")
+    _bound_code(config, key, "bound-to-test", "test")
     grants_before = _credentials(config)
 
     refused(host_call(other, "pair_begin", {"code": "bound-to-test"}), "presence_refused")
@@ -162,13 +166,13 @@ def test_a_bound_code_re_enrols_its_label_without_another_browsers_approval_once
     """Two browsers are enrolled; "test" lost its authenticator and was revoked. The code from
     the terminal lets "test" enrol a new one without "other" approving (the phrase typed at the
     terminal did), then the code is gone."""
-    _, first = enrol_via_pairing(fake_browser)
+    key, first = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
     _enrol_other(other, config, first)
     [other_credential] = _credentials(config)["other"]
     _revoke(config, "test")
 
-    _bound_code(config, "re-enrol-test", "test")
+    _bound_code(config, key, "re-enrol-test", "test")
     begun = _begin(fake_browser, "re-enrol-test")
     assert begun["approval"] is None
     assert begun["options"]["excludeCredentials"] == []  # the revoked credential is not "ours"
@@ -206,10 +210,10 @@ def test_a_bound_code_for_a_label_that_is_enrolled_still_needs_the_approval(
     """`pair --browser` refuses an enrolled label; should such a code exist anyway (enrolled
     meanwhile, or written by hand), it is only a pairing code: an enrolled credential must still
     approve the new one."""
-    enrol_via_pairing(fake_browser)
+    key, _ = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
     [first_id] = _credentials(config)["test"]
-    _bound_code(config, "for-enrolled", "test")
+    _bound_code(config, key, "for-enrolled", "test")
     begun = _begin(fake_browser, "for-enrolled")
     assert begun["approval"] is not None
     before = (config / "trust.json").read_bytes()
@@ -217,3 +221,35 @@ def test_a_bound_code_for_a_label_that_is_enrolled_still_needs_the_approval(
     fake_browser.wait_stderr("an assertion from it is required")
     assert (config / "trust.json").read_bytes() == before
     assert _credentials(config)["test"] == [first_id]
+
+
+@pytest.mark.parametrize("forgery", ["hand-written", "moved from another code"])
+def test_a_binding_the_host_key_did_not_sign_for_this_code_is_refused(
+    fake_browser: FakeBrowser, other: FakeBrowser, forgery: str
+) -> None:
+    """A same-user attacker who can write trust.json wants the no-approval path for a label of
+    its own ("other", say a host it runs itself): it writes its own code with a binding — made
+    up, or copied from a genuine `pair --browser` code. Refused; nothing is enrolled."""
+    key, _ = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
+    path = config / "trust.json"
+    _bound_code(config, key, "genuine-code", "other")  # e.g. one the person issued earlier
+    doc = read_json(path)
+    binding = doc["pairingCode"]["binding"]
+    if forgery == "hand-written":
+        binding["sig"] = base64.b64encode(b"\x30" * 70).decode()
+    doc["pairingCode"] = {
+        "sha256": hashlib.sha256(b"attacker-code").hexdigest(),
+        "expiresAt": int(time.time()) + 600,
+        "attempts": 0,
+        "binding": binding,
+    }
+    hand_edit(path, doc)
+    grants_before = _credentials(config)
+
+    refused(host_call(other, "pair_begin", {"code": "attacker-code"}), "presence_refused")
+    other.wait_stderr("the code's browser binding does not verify (tampering)")
+    assert _credentials(config) == grants_before
+    assert [e["step"] for e in audit_entries(config) if e["decision"] == "refused"] == [
+        "code_binding"
+    ]

@@ -11,6 +11,7 @@ import pytest
 
 from tabwarden.paths import BadLabel
 from tabwarden.trust import operations, store
+from tabwarden.trust.grants import grant_is_valid
 from tabwarden.trust.keystore import FileStore
 from tabwarden.trust.operations import (
     GrantRefused,
@@ -22,6 +23,7 @@ from tabwarden.trust.operations import (
 )
 from tabwarden.trust.policy import PolicyError
 from tabwarden.trust.record import Credential
+from tabwarden.trust.record_file import load
 from tabwarden.trust.store import PresenceRequired
 from tests.fixtures import TrustWorld, trust_world
 from tests.trust import NOW, SHA_A, hand_edit, read_json
@@ -261,12 +263,18 @@ def test_reissue_binds_a_fresh_code_to_the_label_and_keeps_every_other_grant(
     operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
 
     doc = read_json(world.ctx.trust_path)
-    assert doc["pairingCode"] == {
-        "sha256": hashlib.sha256(b"1234-5678").hexdigest(),
-        "expiresAt": NOW + operations.PAIRING_CODE_TTL,
-        "attempts": 0,
-        "browser": "chromium",
-    }
+    code = doc["pairingCode"]
+    assert (code["sha256"], code["expiresAt"], code["attempts"]) == (
+        hashlib.sha256(b"1234-5678").hexdigest(),
+        NOW + operations.PAIRING_CODE_TTL,
+        0,
+    )
+    assert (code["binding"]["kind"], code["binding"]["browser"]) == ("codeBinding", "chromium")
+    loaded = load(world.ctx.trust_path, expect_paired=True)
+    assert loaded is not None and loaded.pairing_code is not None
+    grant = loaded.pairing_code.binding_grant()
+    assert world.key is not None and grant is not None
+    assert grant_is_valid(world.key.public, grant)  # signed over this code's hash and expiry
     eff = world.ctx.effective()
     assert [c.label for c in eff.paired_clients] == ["claude"]
     assert _browsers(world) == {"brave": ["cred-1"]}  # the revoked one stays revoked
