@@ -93,21 +93,22 @@ class AlreadyPaired(TabwardenError):
 
     code = ALREADY_PAIRED
     hint = (
-        "To re-enrol one browser (a lost authenticator): `tabwarden revoke browser LABEL`, then "
-        "`tabwarden pair --browser LABEL`. `tabwarden pair --reset` rotates the host key; every "
-        "client and browser must then pair again."
+        "Lost one browser's authenticator? `tabwarden revoke browser LABEL`, then "
+        "`tabwarden pair --browser LABEL` (no reset). `tabwarden pair --reset` rotates the host "
+        "key; every client and browser must then pair again."
     )
 
 
-class BrowserEnrolled(TabwardenError):
+class BrowserEnrolled(AlreadyPaired):
     """That browser is enrolled with an authenticator: a new one is added from the browser."""
 
-    code = ALREADY_PAIRED
-    hint = (
-        "Lost its authenticator? `tabwarden revoke browser LABEL` first (free), then "
-        "`tabwarden pair --browser LABEL`. To add another authenticator, approve it with the "
-        "enrolled one from the options page."
-    )
+
+#: What ``pair --browser`` says for a label that is enrolled (``BrowserEnrolled``).
+ENROLLED_HINT = (
+    "Lost its authenticator? `tabwarden revoke browser LABEL` first (free), then "
+    "`tabwarden pair --browser LABEL`. To add another authenticator, approve it with the "
+    "enrolled one from the options page."
+)
 
 
 class TapRequired(TabwardenError):
@@ -532,7 +533,9 @@ def require_reissuable(ctx: TrustContext, label: str) -> Effective:
     if eff.killed:
         raise Killed("the kill switch is engaged: release it (`tabwarden unkill`) first")
     if enrolled(eff, label):
-        raise BrowserEnrolled(f"browser {label!r} is enrolled with an authenticator")
+        raise BrowserEnrolled(
+            f"browser {label!r} is enrolled with an authenticator", hint=ENROLLED_HINT
+        )
     return eff
 
 
