@@ -3,7 +3,10 @@ over hop 3"):
 
 * ``pair_begin {code}`` — consume the one-time code ``tabwarden pair`` printed, answer the host's
   public key (for the extension to pin), WebAuthn creation options and, when any browser is
-  already enrolled, ``approval``: assertion options for an existing credential.
+  already enrolled, ``approval``: assertion options for an existing credential. A code from
+  ``tabwarden pair --browser LABEL`` is bound to that label: any other browser presenting it is
+  refused (and the code is spent); for its label, while the label holds no credential, the
+  phrase typed at the terminal is the approval, so none is asked for.
 * ``pair_complete {challengeId, response | windowOnly: true, approval?: {challengeId,
   response}}`` — verify the created credential; the trust operation ``enrol_browser`` stores it
   for this host's browser label as a host-signed grant (path ``webauthn``), or records the
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
@@ -28,6 +32,7 @@ from tabwarden.host import calls
 from tabwarden.host.calls import BadHostCall, HostCallContext, log
 from tabwarden.trust import operations, store
 from tabwarden.trust.canonical import canonical
+from tabwarden.trust.grants import grant_is_valid
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.operations import VerifiedTap
 from tabwarden.trust.presence import (
@@ -38,6 +43,7 @@ from tabwarden.trust.presence import (
     complete_assertion,
     complete_registration,
 )
+from tabwarden.trust.record import PairingCode
 from tabwarden.trust.verify import Effective
 
 #: Generous bounds on what the extension may send (a code is short; an id is 22 chars).
@@ -45,6 +51,11 @@ MAX_CODE_CHARS = 256
 
 
 PROOF_DOMAIN = b"tabwarden/host-proof/v1\n"
+
+
+#: The registration challenge's ``detail`` when a terminal-issued code (``pair --browser``)
+#: approved it: ``pair_complete`` then asks no enrolled credential to approve.
+TERMINAL_APPROVED = "approved at the terminal"
 
 
 NONCE_BYTES = 32
@@ -77,18 +88,31 @@ def pair_begin(
     browser and this registration challenge) — the code alone cannot add a browser then."""
     code = calls.string_arg(args, "code", MAX_CODE_CHARS)
     key, eff = calls.paired_key(ctx)
-    if not store.consume_pairing_code(ctx.trust.trust_path, code, now):
+    stored = store.consume_pairing_code(ctx.trust.trust_path, code, now)
+    if stored is None:
         log.warning("pair_begin refused: wrong, reused or expired pairing code")
         _audit_refusal(ctx, "code")
         raise PresenceRefused("wrong, reused or expired pairing code")
+    bound_to = _bound_browser(ctx, key, stored)
+    if bound_to is not None and bound_to != ctx.browser_label:
+        log.warning(
+            "pair_begin refused: the code was issued for browser %r, not %r (it is spent)",
+            bound_to,
+            ctx.browser_label,
+        )
+        _audit_refusal(ctx, "code_browser")
+        raise PresenceRefused("the pairing code was issued for another browser")
     existing = list(calls.own_credentials(ctx, eff))
     options, challenge = begin_registration(
         ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now, ttl=ctx.challenge_ttl
     )
+    terminal_approved = bound_to == ctx.browser_label and not existing
+    if terminal_approved:
+        challenge = replace(challenge, detail=TERMINAL_APPROVED)
     challenges = [challenge]
     approval = None
     enrolled_anywhere = [c for _, c in calls.all_credentials(eff)]
-    if enrolled_anywhere:
+    if enrolled_anywhere and not terminal_approved:
         approval_options, approval_challenge = begin_assertion(
             "enrol",
             enrol_detail(ctx.browser_label, challenge.id),
@@ -103,7 +127,11 @@ def pair_begin(
     log.info(
         "pair_begin: code accepted; challenge issued for browser %r%s",
         ctx.browser_label,
-        " (an enrolled credential must approve)" if approval else "",
+        " (an enrolled credential must approve)"
+        if approval
+        else " (approved at the terminal: pair --browser)"
+        if terminal_approved
+        else "",
     )
     return (
         {
@@ -116,6 +144,20 @@ def pair_begin(
         },
         challenges,
     )
+
+
+def _bound_browser(ctx: HostCallContext, key: HostKey, code: PairingCode) -> str | None:
+    """The browser a consumed code is bound to (``None``: any browser). A binding whose
+    signature does not verify — written into the file by hand, or moved from another code — is
+    tampering: the code is refused (it is spent already)."""
+    grant = code.binding_grant()
+    if grant is None or code.binding is None:
+        return None
+    if not grant_is_valid(key.public, grant):
+        log.warning("pair_begin refused: the code's browser binding does not verify (tampering)")
+        _audit_refusal(ctx, "code_binding")
+        raise PresenceRefused("the pairing code's browser binding does not verify")
+    return code.binding.browser
 
 
 def pair_complete(
@@ -157,7 +199,10 @@ def pair_complete(
         _audit_refusal(ctx, "registration")
         raise
     try:
-        operations.enrol_browser(ctx.trust, ctx.browser_label, credential, now, approval=approver)
+        operations.enrol_browser(
+            ctx.trust, ctx.browser_label, credential, now, approval=approver,
+            terminal_approved=approver is None and challenge.detail == TERMINAL_APPROVED,
+        )  # fmt: skip
     except store.AlreadyEnrolled:  # enrolled by a concurrent pairing since we checked
         _audit_refusal(ctx, "registration")
         raise PresenceRefused("an enrolled browser is never downgraded to window-only") from None
@@ -176,10 +221,13 @@ def _check_approval(
     response: Any,
     now: int,
 ) -> VerifiedTap | None:
-    """``None`` when no browser is enrolled yet (the code suffices); else the approving
-    credential's verified tap, or ``PresenceRefused``."""
+    """``None`` when no browser is enrolled yet (the code suffices) or a terminal-issued code for
+    this browser approved the registration and it still holds no credential; else the
+    approving credential's verified tap, or ``PresenceRefused``."""
     enrolled_anywhere = calls.all_credentials(eff)
     if not enrolled_anywhere:
+        return None
+    if registration.detail == TERMINAL_APPROVED and not calls.own_credentials(ctx, eff):
         return None
     if approval is None or not isinstance(response, dict):
         raise PresenceRefused("another browser is enrolled: an assertion from it is required")

@@ -73,6 +73,8 @@ def cmd_pair(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import one_time_code, require_real_terminal
 
     require_real_terminal()  # before anything is read, printed or minted
+    if args.browser is not None:
+        return _pair_browser(args)
     kind = "file" if args.file_store else "keyring"
     key_store = _key_store(kind)
     ctx = _ctx(key_store)
@@ -101,6 +103,65 @@ def cmd_pair(args: argparse.Namespace) -> int:
     print(
         "next: `tabwarden pair-client` to pair your MCP client "
         "(after it has started `tabwarden mcp` once)."
+    )
+    return 0
+
+
+def reenrol_phrase(label: str) -> str:
+    """The phrase ``pair --browser LABEL`` asks for: it names the label (its ``-``/``_`` typed
+    as spaces, since a phrase is plain lowercase words) and what it lets a browser do."""
+    import re
+
+    return "enrol a new authenticator as " + " ".join(re.split(r"[-_]+", label.strip("-_")))
+
+
+def _pair_browser(args: argparse.Namespace) -> int:
+    """``pair --browser LABEL``: a fresh one-time code only browser LABEL can redeem, so it can
+    enrol a new authenticator — no key rotation; clients and other browsers untouched."""
+    from tabwarden.ceremony import confirm_phrase, one_time_code
+
+    if args.reset or args.file_store:
+        raise UsageError(
+            "--browser re-enrols one browser with the existing host key; it cannot be combined "
+            "with --reset or --file-store",
+            hint="`tabwarden pair --browser LABEL` alone (the key store is the one in use).",
+        )
+    label = args.browser
+    key_store = _key_store()
+    ctx = _ctx(key_store)
+    eff = operations.require_reissuable(ctx, label)  # before the ceremony, not after the phrase
+    key = operations.require_key(ctx)
+    now_state = (
+        f"Browser {label!r} is paired window-only today (software confirmation)."
+        if any(b.label == label and b.window_only for b in eff.browsers)
+        else f"Browser {label!r} has no enrolled authenticator (revoked, or never enrolled): "
+        "until it enrols one, its confirmations are software confirmation (the window)."
+    )
+    minutes = operations.PAIRING_CODE_TTL // 60
+    proof = confirm_phrase(
+        "pair --browser",
+        [
+            f"This lets a browser enrol a new authenticator as browser {label!r}, with a "
+            "one-time code printed next.",
+            now_state,
+            f"The code works once, for {minutes} minutes, and only in the tabwarden options page "
+            f"of the browser whose host serves {label!r}; whoever enters it there first enrols "
+            "their authenticator, with no other approval.",
+            f"The host key ({key_store.describe()}) is not rotated: fingerprint "
+            f"{key.public.fingerprint}; paired MCP clients and other browsers stay as they are.",
+        ],
+        phrase=reenrol_phrase(label),
+    )
+    code = one_time_code()
+    operations.reissue_browser_code(ctx, proof, label, code, _now())
+    print(f"host key fingerprint (unchanged): {key.public.fingerprint}")
+    print(
+        f"one-time code for browser {label!r}: {code}  (valid {minutes} minutes; only that "
+        "browser's options page accepts it)"
+    )
+    print(
+        f"next: open the tabwarden options page in that browser, enter the code and touch the "
+        f"new authenticator; `tabwarden status` then lists {label!r} as enrolled."
     )
     return 0
 
@@ -396,13 +457,31 @@ def cmd_audit(args: argparse.Namespace) -> int:
 # -- argparse wiring -------------------------------------------------------------------------
 
 
+PAIR_DESCRIPTION = """\
+Pair this computer: mint the host key (OS keyring, or --file-store), write the signed
+default policy and print the key fingerprint and a one-time code for the extension's
+options page. Refused unless run at a real terminal.
+
+Lost a browser's authenticator (or never enrolled one)? Without a reset:
+  tabwarden revoke browser chrome       forget its credential (free, no terminal needed);
+                                        until it re-enrols, its confirmations are software
+                                        confirmation and `status` lists no enrolled browser
+  tabwarden pair --browser chrome       type the phrase; prints a one-time code that only
+                                        the options page of browser "chrome" accepts
+Then enter the code in that browser's options page and touch the new authenticator. The
+host key, paired MCP clients and other browsers stay as they are. Refused for a browser
+that holds an enrolled credential (revoke it first), while the kill switch is engaged, or
+when nothing is paired yet.
+"""
+
+
 def add_subcommands(sub: Any) -> None:
     p = sub.add_parser(
         "pair",
-        help="mint the host key and default policy (typed phrase at a terminal)",
-        description="Pair this computer: mint the host key (OS keyring, or --file-store), "
-        "write the signed default policy and print the key fingerprint and a one-time "
-        "code for the extension's options page. Refused unless run at a real terminal.",
+        help="mint the host key and default policy, or re-enrol one browser (typed phrase at "
+        "a terminal)",
+        description=PAIR_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--file-store",
@@ -413,6 +492,12 @@ def add_subcommands(sub: Any) -> None:
         "--reset",
         action="store_true",
         help="rotate the key: every client and browser must pair again",
+    )
+    p.add_argument(
+        "--browser",
+        metavar="LABEL",
+        help="re-enrol browser LABEL (e.g. chrome) after `revoke browser LABEL`: print a "
+        "one-time code only it accepts; keeps the host key, clients and other browsers",
     )
     p.set_defaults(func=cmd_pair)
 

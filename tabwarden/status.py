@@ -77,6 +77,7 @@ def collect() -> dict[str, Any]:
         "clients": [{"label": c.label, "exe": c.exe} for c in eff.paired_clients],
         "browsers": [b.label for b in eff.browsers],
         "browserModes": {b.label: _browser_mode(b) for b in eff.browsers},
+        "enrolledBrowsers": [b.label for b in eff.browsers if b.credentials],
         "policy": eff.policy.to_json(),
         "ignored": list(eff.ignored),
     }
@@ -186,6 +187,12 @@ def run(args: argparse.Namespace) -> int:
             or "none"
         )
     )
+    if t["paired"] and not t["refused"] and not t["enrolledBrowsers"]:
+        print(
+            "enrolled browsers: none — no browser is enrolled with an authenticator, so every "
+            "confirmation is software confirmation (the window); "
+            "`tabwarden pair --browser LABEL` lets one enrol"
+        )
     print(
         "paired clients: "
         + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)")

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PAIRING_CODE_TTL",
     "AlreadyPaired",
+    "BrowserEnrolled",
     "GrantRefused",
     "Killed",
     "NotPaired",
@@ -64,6 +65,8 @@ __all__ = [
     "pair_client",
     "pair_host",
     "record_tap",
+    "reissue_browser_code",
+    "require_reissuable",
     "require_key",
     "require_paired",
     "require_readable",
@@ -90,9 +93,22 @@ class AlreadyPaired(TabwardenError):
 
     code = ALREADY_PAIRED
     hint = (
-        "`tabwarden pair --reset` rotates the host key; every client and browser must then "
-        "pair again."
+        "Lost one browser's authenticator? `tabwarden revoke browser LABEL`, then "
+        "`tabwarden pair --browser LABEL` (no reset). `tabwarden pair --reset` rotates the host "
+        "key; every client and browser must then pair again."
     )
+
+
+class BrowserEnrolled(AlreadyPaired):
+    """That browser is enrolled with an authenticator: a new one is added from the browser."""
+
+
+#: What ``pair --browser`` says for a label that is enrolled (``BrowserEnrolled``).
+ENROLLED_HINT = (
+    "Lost its authenticator? `tabwarden revoke browser LABEL` first (free), then "
+    "`tabwarden pair --browser LABEL`. To add another authenticator, approve it with the "
+    "enrolled one from the options page."
+)
 
 
 class TapRequired(TabwardenError):
@@ -244,7 +260,7 @@ def record_tap(ctx: TrustContext, key: HostKey, tap: VerifiedTap, now: int) -> N
     """Store the tap's new sign count (a re-signed browser grant) — before the action it
     authorises, so a replay of the same assertion is refused even if the action fails."""
     stored = replace(tap.credential, sign_count=tap.new_sign_count)
-    store.add_browser_credential(ctx.trust_path, key, tap.owner, stored, now)
+    store.add_browser_credential(ctx.trust_path, key, tap.owner, stored, now, enrolled_only=True)
 
 
 def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int) -> None:
@@ -475,13 +491,16 @@ def enrol_browser(
     now: int,
     *,
     approval: VerifiedTap | None = None,
+    terminal_approved: bool = False,
 ) -> TrustDocument:
     """Pair ``browser`` after a registration the host verified against a challenge issued for a
     valid one-time code (``credential``), or window-only (``None``: no authenticator, never for
     a browser already enrolled). ``approval`` is an enrolled credential's tap, required by the
-    caller whenever any browser is enrolled; its sign count is stored first."""
+    caller whenever any browser is enrolled — unless ``terminal_approved``: the code was issued
+    for this very browser by ``reissue_browser_code`` (a phrase typed at the terminal). An
+    approval's sign count is stored first."""
     key, _ = require_paired(ctx)
-    approved_by = None
+    approved_by = "terminal" if terminal_approved else None
     if approval is not None:
         record_tap(ctx, key, approval, now)
         approved_by = approval.credential.credential_id
@@ -499,3 +518,39 @@ def enrol_browser(
         user_verified=credential.uv,
     )  # fmt: skip
     return doc
+
+
+def require_reissuable(ctx: TrustContext, label: str) -> Effective:
+    """Refuse (before any ceremony) unless browser ``label`` may be given a fresh one-time
+    code: a host key and a readable record (``NotPaired`` / ``TrustUnreadable``), the kill switch
+    released (``Killed``), a valid label (``BadLabel``) and no credential enrolled for it
+    (``BrowserEnrolled``). A label revoked, window-only or never paired qualifies."""
+    from tabwarden.paths import LABEL_RE, BadLabel
+
+    if not isinstance(label, str) or not LABEL_RE.match(label):
+        raise BadLabel(f"invalid browser label {label!r} (1-32 of a-z, 0-9, '-', '_')")
+    _, eff = require_paired(ctx)
+    if eff.killed:
+        raise Killed("the kill switch is engaged: release it (`tabwarden unkill`) first")
+    if enrolled(eff, label):
+        raise BrowserEnrolled(
+            f"browser {label!r} is enrolled with an authenticator", hint=ENROLLED_HINT
+        )
+    return eff
+
+
+def reissue_browser_code(
+    ctx: TrustContext, proof: TerminalPhrase, label: str, code: str, now: int
+) -> int:
+    """Store ``code`` (hashed, ``PAIRING_CODE_TTL``) as a one-time code only browser ``label``
+    can redeem (``pair --browser LABEL``; the binding is signed with the host key, so the file
+    alone can never make one): the recovery after ``revoke browser LABEL`` that rotates no key.
+    The person's phrase stands in for an enrolled credential's approval: while ``label`` holds
+    no credential, ``pair_begin`` with this code asks for none. Paired clients and other
+    browsers are untouched; any pending code is replaced. Returns the new epoch."""
+    require_reissuable(ctx, label)
+    key = require_key(ctx)
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    doc = store.set_pairing_code(ctx.trust_path, digest, now + PAIRING_CODE_TTL, bind=(key, label))
+    _audit(ctx, "browser_code", "granted", **_proof_fields(proof), browser=label)
+    return doc.epoch

@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BaselineRecord",
     "BrowserRecord",
+    "CodeBinding",
     "ClientRecord",
     "Credential",
     "HostKeyInfo",
@@ -255,26 +256,79 @@ class PolicySection:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Revocation:
-    """A narrowing record (unsigned): removes every client/browser grant with this label."""
+    """A narrowing record (unsigned): removes the client/browser grants with this label that
+    were signed at or before ``epoch`` — the epoch of the write that revoked them, so a grant
+    signed later (the label paired again, e.g. ``pair --browser LABEL``) is not revoked, and a
+    re-inserted copy of an old one still is. Without ``epoch`` (records written before the field
+    existed) it removes every grant with the label."""
 
     kind: str
     label: str
     at: int
+    epoch: int | None = None
+
+    def revokes(self, kind: str, label: str, grant_epoch: int) -> bool:
+        """Whether this revocation removes a ``kind`` grant for ``label`` signed at
+        ``grant_epoch``."""
+        if self.kind != kind or self.label != label:
+            return False
+        return self.epoch is None or grant_epoch <= self.epoch
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "at": self.at}
+        out: dict[str, Any] = {"kind": self.kind, "label": self.label, "at": self.at}
+        if self.epoch is not None:
+            out["epoch"] = self.epoch
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CodeBinding:
+    """A grant inside the pairing code (``tabwarden pair --browser LABEL``): the code pairs only
+    browser ``browser``, and a person approved that at the terminal. Its signature covers the
+    code's ``sha256`` and ``expiresAt`` too (``PairingCode.binding_grant``), so it cannot be moved
+    onto another code; the file alone (unsigned) can never bind a code."""
+
+    browser: str
+    epoch: int
+    kill_serial: int
+    sig: str
+    kind: str = field(default="codeBinding", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "browser": self.browser,
+            "epoch": self.epoch,
+            "killSerial": self.kill_serial,
+            "sig": self.sig,
+        }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PairingCode:
-    """The one-time pairing code, stored only as its SHA-256 (hex)."""
+    """The one-time pairing code, stored only as its SHA-256 (hex); ``binding`` (signed), when
+    set, names the only browser label it may pair."""
 
     sha256: str
     expires_at: int
     attempts: int = 0
+    binding: CodeBinding | None = None
+
+    def binding_grant(self) -> dict[str, Any] | None:
+        """The binding as the grant its signature covers (with this code's hash and expiry)."""
+        if self.binding is None:
+            return None
+        return {**self.binding.to_json(), "sha256": self.sha256, "expiresAt": self.expires_at}
 
     def to_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "expiresAt": self.expires_at, "attempts": self.attempts}
+        out: dict[str, Any] = {
+            "sha256": self.sha256,
+            "expiresAt": self.expires_at,
+            "attempts": self.attempts,
+        }
+        if self.binding is not None:
+            out["binding"] = self.binding.to_json()
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -534,12 +588,24 @@ def _restriction(value: Any, where: str) -> Restriction:
     )
 
 
+def _code_binding(value: Any, where: str) -> CodeBinding:
+    o = _obj(value, where, (*_GRANT, "browser"))
+    _kind(o, where, "codeBinding")
+    return CodeBinding(
+        browser=_str(o["browser"], f"{where}.browser", 64),
+        epoch=_int(o["epoch"], f"{where}.epoch"),
+        kill_serial=_int(o["killSerial"], f"{where}.killSerial"),
+        sig=_str(o["sig"], f"{where}.sig", 256),
+    )
+
+
 def _revocation(value: Any, where: str) -> Revocation:
-    o = _obj(value, where, ("kind", "label", "at"))
+    o = _obj(value, where, ("kind", "label", "at"), ("epoch",))
     return Revocation(
         kind=_one_of(o["kind"], f"{where}.kind", REVOCABLE),
         label=_str(o["label"], f"{where}.label", 64),
         at=_int(o["at"], f"{where}.at"),
+        epoch=_int(o["epoch"], f"{where}.epoch") if "epoch" in o else None,
     )
 
 
@@ -571,11 +637,16 @@ def _document(top: Any) -> TrustDocument:
     pol = _obj(o["policy"], "policy", ("baseline", "restrictions", "history"))
     pairing: PairingCode | None = None
     if o["pairingCode"] is not None:
-        pc = _obj(o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"))
+        pc = _obj(
+            o["pairingCode"], "pairingCode", ("sha256", "expiresAt", "attempts"), ("binding",)
+        )
         pairing = PairingCode(
             sha256=_str(pc["sha256"], "pairingCode.sha256", 64),
             expires_at=_int(pc["expiresAt"], "pairingCode.expiresAt"),
             attempts=_int(pc["attempts"], "pairingCode.attempts"),
+            binding=_code_binding(pc["binding"], "pairingCode.binding")
+            if "binding" in pc
+            else None,
         )
     return TrustDocument(
         version=SCHEMA_VERSION,

@@ -38,6 +38,7 @@ from tabwarden.trust.record import (
     BaselineRecord,
     BrowserRecord,
     ClientRecord,
+    CodeBinding,
     Credential,
     KillEvent,
     KillState,
@@ -50,7 +51,7 @@ from tabwarden.trust.record import (
     empty_document,
 )
 from tabwarden.trust.record_file import update
-from tabwarden.trust.verify import effective, host_key_mismatch
+from tabwarden.trust.verify import Effective, effective, host_key_mismatch
 
 __all__ = [
     "AUTH_PATHS",
@@ -231,7 +232,8 @@ def add_restriction(path: Path | str, key: str, value: object, now: int) -> Trus
 
 def revoke(path: Path | str, kind: str, label: str, now: int) -> TrustDocument:
     """Revoke every ``kind`` ("client"|"browser") grant named ``label``: removes the grants and
-    records the revocation so a re-inserted copy stays revoked. Needs no key."""
+    records the revocation at this write's epoch, so a re-inserted copy of any of them stays
+    revoked (pairing the label again later signs a newer grant). Needs no key."""
     _check_time(now)
     if kind not in REVOCABLE:
         raise UsageError(f"can only revoke {' or '.join(REVOCABLE)}, not {kind!r}")
@@ -239,7 +241,7 @@ def revoke(path: Path | str, kind: str, label: str, now: int) -> TrustDocument:
         raise BadLabel(f"invalid label {label!r}")
 
     def mutate(doc: TrustDocument) -> TrustDocument:
-        revocation = Revocation(kind=kind, label=label, at=now)
+        revocation = Revocation(kind=kind, label=label, at=now, epoch=doc.epoch + 1)
         changes: dict[str, Any] = {"revocations": (*doc.revocations, revocation)}
         if kind == "client":
             changes["clients"] = tuple(c for c in doc.clients if c.label != label)
@@ -297,7 +299,8 @@ def add_client(
     *,
     via: str = "terminal",
 ) -> TrustDocument:
-    """Pair an MCP client harness (replaces a grant with the same label, lifts its revocation)."""
+    """Pair an MCP client harness (replaces a grant with the same label; a revocation of the
+    label keeps revoking the grants signed before this one, ``_outlived``)."""
     _check_time(now)
     _check_label(label)
     _check_via(via)
@@ -330,12 +333,23 @@ def add_client(
         )
         return doc.with_(
             clients=(*(c for c in doc.clients if c.label != label), record),
-            revocations=tuple(
-                r for r in doc.revocations if not (r.kind == "client" and r.label == label)
-            ),
+            revocations=_outlived(doc, "client", label),
         )
 
     return update(path, mutate)
+
+
+def _outlived(doc: TrustDocument, kind: str, label: str) -> tuple[Revocation, ...]:
+    """``doc``'s revocations as they stand once ``label`` is paired again in this write: a
+    revocation without an epoch (written before revocations carried one) is pinned to
+    ``doc.epoch``, so it keeps revoking every grant signed before this write — a re-inserted
+    copy of one stays revoked — while the new grant, signed at ``doc.epoch + 1``, is not."""
+    return tuple(
+        replace(r, epoch=doc.epoch)
+        if r.kind == kind and r.label == label and r.epoch is None
+        else r
+        for r in doc.revocations
+    )
 
 
 def _with_browser(
@@ -346,8 +360,8 @@ def _with_browser(
     credentials: tuple[Credential, ...],
     window_only: bool,
 ) -> TrustDocument:
-    """``doc`` with browser ``label``'s grant replaced by a freshly signed one (lifting any
-    revocation of that label: pairing it again is the point)."""
+    """``doc`` with browser ``label``'s grant replaced by a freshly signed one (newer than any
+    revocation of that label: pairing it again is the point; the old grants stay revoked)."""
     grant: dict[str, Any] = {
         "kind": "browser",
         "label": label,
@@ -366,17 +380,14 @@ def _with_browser(
     )
     return doc.with_(
         browsers=(*(b for b in doc.browsers if b.label != label), record),
-        revocations=tuple(
-            r for r in doc.revocations if not (r.kind == "browser" and r.label == label)
-        ),
+        revocations=_outlived(doc, "browser", label),
     )
 
 
-def _valid_browser(doc: TrustDocument, public: HostPublicKey, label: str) -> BrowserRecord | None:
-    for b in doc.browsers:
-        if b.label == label and grant_is_valid(public, b.to_json()):
-            return b
-    return None
+def _enrolled(eff: Effective, label: str) -> tuple[Credential, ...]:
+    """The credentials browser ``label`` holds in grants that count (validly signed, not
+    revoked): a revoked grant left in the file, or put back, is never carried forward."""
+    return tuple(c for b in eff.browsers if b.label == label for c in b.credentials)
 
 
 def add_browser_credential(
@@ -385,11 +396,16 @@ def add_browser_credential(
     label: str,
     credential: Credential,
     now: int,
+    *,
+    enrolled_only: bool = False,
 ) -> TrustDocument:
     """Pair browser ``label`` or enrol one more credential for it (re-signs its grant).
 
     A credential with the same id replaces the old one (e.g. a newer sign count). Enrolling a
-    credential ends window-only mode for good (never the other way round)."""
+    credential ends window-only mode for good (never the other way round). ``enrolled_only``
+    (a tap's new sign count): the credential must still be enrolled for ``label`` in the record
+    as it is now, else ``NotEnrolled`` and nothing is written — a tap verified just before
+    ``revoke browser`` never re-creates the revoked grant."""
     _check_time(now)
     _check_label(label)
     _check_via(credential.path)
@@ -397,12 +413,21 @@ def add_browser_credential(
     def mutate(doc: TrustDocument) -> TrustDocument:
         public = _require_key(doc, key)
         eff = effective(doc, public, now)
-        current = _valid_browser(doc, public, label)
-        previous = current.credentials if current is not None else ()
+        previous = _enrolled(eff, label)
+        if enrolled_only and all(c.credential_id != credential.credential_id for c in previous):
+            raise NotEnrolled(f"that credential is no longer enrolled for browser {label!r}")
         creds = (*(c for c in previous if c.credential_id != credential.credential_id), credential)
         return _with_browser(doc, key, eff.kill_serial, label, creds, window_only=False)
 
     return update(path, mutate)
+
+
+class NotEnrolled(TabwardenError):
+    """That credential is not enrolled (any more): a tap from it authorises nothing."""
+
+    code = PRESENCE_REFUSED
+    exit_status = 1
+    hint = "Confirm again with an authenticator this browser still has enrolled."
 
 
 class AlreadyEnrolled(TabwardenError):
@@ -423,8 +448,7 @@ def add_window_only_browser(path: Path | str, key: HostKey, label: str, now: int
     def mutate(doc: TrustDocument) -> TrustDocument:
         public = _require_key(doc, key)
         eff = effective(doc, public, now)
-        current = _valid_browser(doc, public, label)
-        if current is not None and current.credentials:
+        if _enrolled(eff, label):
             raise AlreadyEnrolled(f"browser {label!r} is enrolled with a credential")
         return _with_browser(doc, key, eff.kill_serial, label, (), window_only=True)
 
@@ -515,25 +539,57 @@ def rollback(path: Path | str, key: HostKey | None, n: int, now: int) -> TrustDo
 # --- the pairing code (stored hashed) --------------------------------------------------------
 
 
-def set_pairing_code(path: Path | str, code_sha256_hex: str, expires_at: int) -> TrustDocument:
-    """Store the one-time pairing code as its SHA-256 (never the code itself)."""
+def set_pairing_code(
+    path: Path | str,
+    code_sha256_hex: str,
+    expires_at: int,
+    *,
+    bind: tuple[HostKey, str] | None = None,
+) -> TrustDocument:
+    """Store the one-time pairing code as its SHA-256 (never the code itself), replacing any
+    pending one. ``bind=(key, browser)``: a signed ``CodeBinding`` — the code pairs only that
+    browser label (``pair --browser``; the caller proved a person is present)."""
     _check_time(expires_at)
     if not isinstance(code_sha256_hex, str) or not _HEX64.match(code_sha256_hex):
         raise UsageError("the pairing code must be given as 64 lower-case hex digits (SHA-256)")
     code = PairingCode(sha256=code_sha256_hex, expires_at=expires_at, attempts=0)
-    return update(path, lambda doc: doc.with_(pairing_code=code))
+    if bind is None:
+        return update(path, lambda doc: doc.with_(pairing_code=code))
+    key, browser = bind
+    _check_label(browser)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        public = _require_key(doc, key)
+        grant = {
+            "kind": "codeBinding",
+            "browser": browser,
+            "sha256": code_sha256_hex,
+            "expiresAt": expires_at,
+        }
+        level = effective(doc, public, expires_at).kill_serial  # no rule reads the clock
+        signed = sign_grant(key, grant, epoch=doc.epoch + 1, kill_serial=level)
+        binding = CodeBinding(
+            browser=browser,
+            epoch=signed["epoch"],
+            kill_serial=signed["killSerial"],
+            sig=signed["sig"],
+        )
+        return doc.with_(pairing_code=replace(code, binding=binding))
+
+    return update(path, mutate)
 
 
 def clear_pairing_code(path: Path | str) -> TrustDocument:
     return update(path, lambda doc: doc.with_(pairing_code=None))
 
 
-def consume_pairing_code(path: Path | str, code: str, now: int) -> bool:
-    """True once for the right, unexpired code; every attempt counts, and the code is cleared on
-    success, expiry or after ``PAIRING_MAX_ATTEMPTS`` attempts."""
+def consume_pairing_code(path: Path | str, code: str, now: int) -> PairingCode | None:
+    """The stored code, once, for the right unexpired code (else None); every attempt counts,
+    and the code is cleared on success, expiry or after ``PAIRING_MAX_ATTEMPTS`` attempts. The
+    caller refuses a code whose ``browser`` is not the browser presenting it (already spent)."""
     _check_time(now)
     offered = hashlib.sha256(code.encode("utf-8")).hexdigest() if isinstance(code, str) else ""
-    result = False
+    result: PairingCode | None = None
 
     def mutate(doc: TrustDocument) -> TrustDocument:
         nonlocal result
@@ -543,7 +599,7 @@ def consume_pairing_code(path: Path | str, code: str, now: int) -> bool:
         if now >= pc.expires_at:
             return doc.with_(pairing_code=None)
         if hmac.compare_digest(offered, pc.sha256):
-            result = True
+            result = pc
             return doc.with_(pairing_code=None)
         attempts = pc.attempts + 1
         if attempts >= PAIRING_MAX_ATTEMPTS:

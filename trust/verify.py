@@ -7,7 +7,9 @@ key store — never the one written in the file. Rules (``docs/trust-record.md``
   tampered with: every grant is ignored and the kill switch counts as engaged;
 * a grant counts only if its signature verifies (and it was not signed at an epoch later than the
   document's own); anything else is ignored and reported in ``Effective.ignored``;
-* revocations (unsigned) remove every client/browser grant with that label;
+* revocations (unsigned) remove the client/browser grants with that label signed at or before
+  the revocation's epoch (every one, for a revocation without an epoch): the label paired again
+  later is a new grant, a re-inserted copy of a revoked one stays revoked;
 * killed = max(kill.serial, event serials, killSerial of every validly signed grant) > the highest
   serial over validly signed releases;
 * policy = ``restrict(signed baseline or DEFAULT_POLICY, restrictions)``.
@@ -186,13 +188,14 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
             continue
         usable.add(id(grant))
 
-    revoked = {(r.kind, r.label) for r in doc.revocations}
+    def revoked(kind: str, label: str, grant_epoch: int) -> bool:
+        return any(r.revokes(kind, label, grant_epoch) for r in doc.revocations)
 
     clients: list[ClientGrant] = []
     for i, c in enumerate(doc.clients):
         if id(c) not in usable:
             continue
-        if ("client", c.label) in revoked:
+        if revoked("client", c.label, c.epoch):
             ignored.append(f"clients[{i}] ({c.label!r}): revoked")
             continue
         clients.append(
@@ -205,7 +208,7 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
     for i, b in enumerate(doc.browsers):
         if id(b) not in usable:
             continue
-        if ("browser", b.label) in revoked:
+        if revoked("browser", b.label, b.epoch):
             ignored.append(f"browsers[{i}] ({b.label!r}): revoked")
             continue
         browsers.append(

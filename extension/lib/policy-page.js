@@ -125,7 +125,8 @@ export async function runPolicyPage({ doc, api }) {
       ? `yes (${creds.length} credential${creds.length === 1 ? "" : "s"}): a tap on this browser's authenticator can widen the policy`
       : s.windowOnly === true
         ? "window-only (software confirmation): no authenticator, so widening needs `tabwarden policy set` in a terminal"
-        : "no: pair this browser first to widen the policy");
+        : "no: confirmations here are software confirmation (the window); to enrol an authenticator, "
+          + "run `tabwarden pair --browser LABEL` in a terminal and enter its code above");
     const credList = el("credentials");
     if (credList) {
       credList.replaceChildren(...creds.map((/** @type {any} */ c) => {

@@ -27,6 +27,11 @@ from typing import IO, Any, Literal
 import pytest
 
 from tabwarden import ceremony
+from tabwarden.commands import reenrol_phrase
+from tests.fakes import FakeBrowser
+from tests.fixtures import change_detail, refused
+from tests.trust import hand_edit
+from tests.trust.softauthn import SoftAuthenticator
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
 
@@ -684,3 +689,219 @@ def test_pair_client_bad_label_refused_before_the_phrase(paired: World) -> None:
     assert b"bad_label" in output
     _no_prompt(output)
     assert paired.trust_file.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- 13. re-enrol a browser
+
+
+_call_ids = iter(range(1, 1_000_000))
+
+
+def _call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A host call from the extension; the ``session_end`` of a `tabwarden status` probe that
+    ended meanwhile is passed over (the host tells the extension about every session)."""
+    call_id = f"r{next(_call_ids)}"
+    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
+    while (reply := browser.receive())["type"] == "session_end":
+        pass
+    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
+    return reply
+
+
+def _host_reply(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    reply = _call(browser, action, args)
+    assert reply["ok"] is True, reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def _enrol(browser: FakeBrowser, code: str, authenticator: SoftAuthenticator) -> str:
+    begun = _host_reply(browser, "pair_begin", {"code": code})
+    assert begun["approval"] is None
+    done = _host_reply(
+        browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
+    )
+    credential_id: str = done["credentialId"]
+    return credential_id
+
+
+def _widen_by_tap(browser: FakeBrowser, authenticator: SoftAuthenticator, origin: str) -> Any:
+    """A policy.widen tap adding ``origin``: the host's reply (ok or refused)."""
+    approved = _host_reply(browser, "policy_get", {})["policy"]["origins"]
+    detail = change_detail({"origins": [*approved, origin]})
+    begun = _host_reply(browser, "presence_begin", {"action": "policy.widen", "detail": detail})
+    return _call(
+        browser,
+        "presence_complete",
+        {
+            "challengeId": begun["challengeId"],
+            "action": "policy.widen",
+            "detail": detail,
+            "response": authenticator.get(begun["options"]),
+        },
+    )
+
+
+def _reissue(world: World, label: str) -> tuple[str, bytes]:
+    """`pair --browser LABEL` typed by a person: the one-time code and the terminal output."""
+    child = world.spawn("pair", "--browser", label)
+    child.expect(PROMPT)
+    child.send(reenrol_phrase(label) + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    found = re.search(
+        rb"one-time code for browser '" + label.encode() + rb"': (\d{4}-\d{4})", output
+    )
+    assert found, output
+    return found.group(1).decode(), output
+
+
+def _status_text(world: World) -> str:
+    proc = world.run("status")
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode()
+
+
+NO_BROWSER_ENROLLED = "enrolled browsers: none — no browser is enrolled with an authenticator"
+
+
+def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) -> None:
+    """The person lost the authenticator of browser "test": `revoke browser test`, then
+    `pair --browser test` at the terminal prints a code that browser redeems with a new
+    authenticator. The host key, the paired client and its grant survive; the old credential's
+    taps stay refused, also when the attacker puts its old grant back into trust.json."""
+    first = world.pair()
+    fingerprint = _fingerprint(first)
+    exe, _sha = _self_exe()
+    _pair_client(world, exe, "me")
+    code = CODE_RE.findall(first.split(b"one-time pairing code", 1)[1])[0].decode()
+    key_before = world.key_file.read_bytes()
+    browser = FakeBrowser(world.runtime, label="test", attested=True)
+    other = FakeBrowser(world.runtime, label="other", attested=True)
+    try:
+        for b in (browser, other):
+            b.wait_socket()
+            b.hello()
+        old = SoftAuthenticator()
+        old_id = _enrol(browser, code, old)
+        assert _widen_by_tap(browser, old, "https://a.example")["ok"] is True
+        [old_grant] = json.loads(world.trust_file.read_text())["browsers"]
+        assert NO_BROWSER_ENROLLED not in _status_text(world)
+
+        assert world.run("revoke", "browser", "test").returncode == 0
+        # Until it re-enrols: software confirmation, and `status` says no browser is enrolled.
+        assert NO_BROWSER_ENROLLED in _status_text(world)
+        report = world.json("status", "--json")["trust"]
+        assert report["enrolledBrowsers"] == [] and report["browsers"] == []
+        info = _host_reply(browser, "policy_get", {})
+        assert info["enrolled"] is False and info["credentials"] == []
+        assert _host_reply(browser, "origin_decide", {"origin": "https://b.example"})["ask"] == (
+            "click"
+        )
+
+        # An agent cannot get the code: piped stdin is refused before any prompt, nothing written.
+        before = world.snapshot()
+        proc = world.run("pair", "--browser", "test", input=reenrol_phrase("test").encode() + b"\n")
+        assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
+        _no_prompt(proc.stdout + proc.stderr)
+        assert reenrol_phrase("test").encode() not in proc.stdout + proc.stderr
+        assert world.snapshot() == before
+
+        # A person at the terminal: the ceremony names the label and what the code allows.
+        code_1, output = _reissue(world, "test")
+        assert b"enrol a new authenticator as browser 'test'" in output
+        assert b"type exactly:  enrol a new authenticator as test" in output
+        assert f"host key fingerprint (unchanged): {fingerprint}".encode() in output
+        assert code_1 != code
+        for name, data in world.snapshot().items():
+            assert code_1.encode() not in data, name
+
+        # The code is for "test" only: another browser presenting it is refused, and spends it.
+        before_grants = world.trust_file.read_text()
+        refused(_call(other, "pair_begin", {"code": code_1}), "presence_refused")
+        other.wait_stderr("the code was issued for browser 'test', not 'other'")
+        assert (
+            json.loads(world.trust_file.read_text())["browsers"]
+            == json.loads(before_grants)["browsers"]
+        )
+        refused(_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
+
+        # A fresh code, redeemed by "test" with a new authenticator.
+        code_2, _ = _reissue(world, "test")
+        new = SoftAuthenticator()
+        new_id = _enrol(browser, code_2, new)
+        assert new_id != old_id
+        refused(_call(browser, "pair_begin", {"code": code_2}), "presence_refused")  # once
+
+        # The new credential's taps verify; the old one's are refused and change nothing.
+        assert _widen_by_tap(browser, new, "https://b.example")["ok"] is True
+        record = world.trust_file.read_bytes()
+        refused(_widen_by_tap(browser, old, "https://c.example"), "presence_refused")
+        assert world.trust_file.read_bytes() == record
+
+        # The attacker puts the old grant back beside the new one: it stays revoked.
+        doc = json.loads(world.trust_file.read_text())
+        doc["browsers"].append(old_grant)
+        hand_edit(world.trust_file, doc)
+        refused(_widen_by_tap(browser, old, "https://c.example"), "presence_refused")
+        listed = _host_reply(browser, "policy_get", {})["credentials"]
+        assert [c["credentialId"] for c in listed] == [new_id]
+        shown = world.json("policy", "show", "--json")
+        assert shown["policy"]["origins"] == ["https://a.example", "https://b.example"]
+        assert any("revoked" in reason for reason in shown["ignored"])
+
+        # Nothing else moved: same key, same client, "test" listed as enrolled again.
+        assert world.key_file.read_bytes() == key_before
+        assert [c["label"] for c in world.json("clients", "--json")["paired"]] == ["me"]
+        report = world.json("status", "--json")["trust"]
+        assert report["fingerprint"] == fingerprint and report["enrolledBrowsers"] == ["test"]
+        assert NO_BROWSER_ENROLLED not in _status_text(world)
+        codes = [e for e in world.json_list("audit", "--json") if e["event"] == "browser_code"]
+        assert [(e["decision"], e["path"], e["browser"]) for e in codes] == [
+            ("granted", "terminal", "test"),
+            ("granted", "terminal", "test"),
+        ]
+    finally:
+        browser.close()
+        other.close()
+
+
+def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(world: World) -> None:
+    child = world.spawn("pair", "--browser", "test")
+    status, output = child.finish()
+    assert status == 1 and b"not_paired" in output, output
+    _no_prompt(output)
+    assert world.snapshot() == {}
+
+    first = world.pair()
+    code = CODE_RE.findall(first.split(b"one-time pairing code", 1)[1])[0].decode()
+    browser = FakeBrowser(world.runtime, label="test")
+    try:
+        browser.wait_socket()
+        browser.hello()
+        _enrol(browser, code, SoftAuthenticator())
+    finally:
+        browser.close()
+    before = world.snapshot()
+    child = world.spawn("pair", "--browser", "test")
+    status, output = child.finish()
+    assert status == 1 and b"already_paired" in output, output
+    assert b"`tabwarden revoke browser LABEL` first" in output
+    _no_prompt(output)
+    assert world.snapshot() == before
+
+    assert world.run("kill").returncode == 0
+    assert world.run("revoke", "browser", "test").returncode == 0
+    before = world.snapshot()
+    child = world.spawn("pair", "--browser", "test")
+    status, output = child.finish()
+    assert b"killed" in output and status != 0, output
+    _no_prompt(output)
+    assert world.snapshot() == before
+
+    child = world.spawn("pair", "--browser", "test", "--reset")
+    status, output = child.finish()
+    assert status == 2 and b"cannot be combined" in output, output
+    assert world.snapshot() == before

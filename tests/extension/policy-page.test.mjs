@@ -92,6 +92,8 @@ test("renders every policy key, the kill state and enrolment; origins get remove
   await h2.run();
   assert.equal(h2.doc.el("killed").textContent, "engaged");
   assert.match(h2.doc.el("enrolled").textContent, /^no/);
+  // Not enrolled (e.g. revoked after a lost authenticator): say how it confirms and how to re-enrol.
+  assert.match(h2.doc.el("enrolled").textContent, /software confirmation.*`tabwarden pair --browser LABEL`/);
 });
 
 test("host text goes in as text, never as HTML", async () => {

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tabwarden.paths import BadLabel
 from tabwarden.trust import operations, store
+from tabwarden.trust.grants import grant_is_valid
 from tabwarden.trust.keystore import FileStore
 from tabwarden.trust.operations import (
     GrantRefused,
@@ -21,9 +23,10 @@ from tabwarden.trust.operations import (
 )
 from tabwarden.trust.policy import PolicyError
 from tabwarden.trust.record import Credential
+from tabwarden.trust.record_file import load
 from tabwarden.trust.store import PresenceRequired
 from tests.fixtures import TrustWorld, trust_world
-from tests.trust import NOW, SHA_A
+from tests.trust import NOW, SHA_A, hand_edit, read_json
 
 ORIGIN = "https://mail.example"
 PHRASE = TerminalPhrase(action="test")
@@ -225,3 +228,163 @@ def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> 
         operations.decide_origin(world.ctx, "chromium", ORIGIN)
     with pytest.raises(NotPaired):
         operations.decide_origin(trust_world(tmp_path / "u", paired=False).ctx, "chromium", ORIGIN)
+
+
+# --- re-enrolling a browser without a reset (issue 10) ---------------------------------------
+
+REENROL = TerminalPhrase(action="pair --browser")
+
+
+def _credential(credential_id: str) -> Credential:
+    return Credential(
+        credential_id=credential_id, public_key="pk", sign_count=0, enrolled_at=NOW,
+        path="webauthn",
+    )  # fmt: skip
+
+
+def _browsers(world: TrustWorld) -> dict[str, list[str]]:
+    return {
+        b.label: [c.credential_id for c in b.credentials] for b in world.ctx.effective().browsers
+    }
+
+
+def test_reissue_binds_a_fresh_code_to_the_label_and_keeps_every_other_grant(
+    tmp_path: Path,
+) -> None:
+    world = trust_world(tmp_path)
+    _enrol(world, "chromium")
+    _enrol(world, "brave")
+    operations.pair_client(
+        world.ctx, PHRASE, label="claude", exe="/usr/bin/claude", sha256=SHA_A, now=NOW
+    )
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    policy_before = world.ctx.effective().policy
+
+    operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
+
+    doc = read_json(world.ctx.trust_path)
+    code = doc["pairingCode"]
+    assert (code["sha256"], code["expiresAt"], code["attempts"]) == (
+        hashlib.sha256(b"1234-5678").hexdigest(),
+        NOW + operations.PAIRING_CODE_TTL,
+        0,
+    )
+    assert (code["binding"]["kind"], code["binding"]["browser"]) == ("codeBinding", "chromium")
+    loaded = load(world.ctx.trust_path, expect_paired=True)
+    assert loaded is not None and loaded.pairing_code is not None
+    grant = loaded.pairing_code.binding_grant()
+    assert world.key is not None and grant is not None
+    assert grant_is_valid(world.key.public, grant)  # signed over this code's hash and expiry
+    eff = world.ctx.effective()
+    assert [c.label for c in eff.paired_clients] == ["claude"]
+    assert _browsers(world) == {"brave": ["cred-1"]}  # the revoked one stays revoked
+    assert eff.policy == policy_before and not eff.killed
+    entry = world.audit()[-1]
+    assert (entry["event"], entry["decision"], entry["path"], entry["browser"]) == (
+        "browser_code",
+        "granted",
+        "terminal",
+        "chromium",
+    )
+    for raw in (world.ctx.trust_path.read_bytes(), (world.config / "audit.jsonl").read_bytes()):
+        assert b"1234-5678" not in raw and b"12345678" not in raw
+
+
+def test_reissue_is_refused_for_an_enrolled_label_while_killed_unpaired_or_for_a_bad_label(
+    tmp_path: Path,
+) -> None:
+    world = trust_world(tmp_path)
+    _enrol(world, "chromium")
+    before, entries = world.record_bytes(), len(world.audit())
+    with pytest.raises(operations.BrowserEnrolled) as enrolled_exc:
+        operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
+    assert "revoke browser LABEL" in (enrolled_exc.value.hint or "")
+    with pytest.raises(BadLabel):
+        operations.reissue_browser_code(world.ctx, REENROL, "Not A Label", "1234-5678", NOW)
+    assert world.record_bytes() == before and len(world.audit()) == entries
+
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    operations.kill(world.ctx, "test", NOW)
+    before, entries = world.record_bytes(), len(world.audit())
+    with pytest.raises(operations.Killed):
+        operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
+    assert world.record_bytes() == before and len(world.audit()) == entries
+
+    unpaired = trust_world(tmp_path / "u", paired=False)
+    with pytest.raises(NotPaired):
+        operations.reissue_browser_code(unpaired.ctx, REENROL, "chromium", "1234-5678", NOW)
+    assert unpaired.record_bytes() is None and unpaired.audit() == []
+
+
+def test_a_re_inserted_revoked_grant_stays_revoked_after_the_label_re_enrols(
+    tmp_path: Path,
+) -> None:
+    """The attacker keeps a copy of the browser grant from before `revoke browser` (validly
+    signed, its epoch not later than the record's) and puts it back once the label has enrolled
+    a new credential — beside the new grant, or instead of it. It is revoked either way."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    _enrol(world, "chromium")
+    [old_grant] = read_json(world.ctx.trust_path)["browsers"]
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    [revocation] = read_json(world.ctx.trust_path)["revocations"]
+    assert revocation["epoch"] == read_json(world.ctx.trust_path)["epoch"]
+    operations.enrol_browser(world.ctx, "chromium", _credential("cred-new"), NOW)
+    assert _browsers(world) == {"chromium": ["cred-new"]}
+
+    beside = read_json(world.ctx.trust_path)
+    beside["browsers"].append(old_grant)
+    hand_edit(world.ctx.trust_path, beside)
+    eff = world.ctx.effective()
+    assert _browsers(world) == {"chromium": ["cred-new"]}
+    assert any("revoked" in reason for reason in eff.ignored), eff.ignored
+
+    instead = read_json(world.ctx.trust_path)
+    instead["browsers"] = [old_grant]
+    hand_edit(world.ctx.trust_path, instead)
+    assert _browsers(world) == {}
+    assert not operations.enrolled(world.ctx.effective(), "chromium")
+
+
+def test_a_revocation_written_before_revocations_had_an_epoch_keeps_revoking_after_re_enrolment(
+    tmp_path: Path,
+) -> None:
+    """Old records parse: a revocation without ``epoch`` still revokes every grant of its label,
+    and pairing the label again pins it to the epoch before the new grant."""
+    world = trust_world(tmp_path)
+    _enrol(world, "chromium")
+    [old_grant] = read_json(world.ctx.trust_path)["browsers"]
+    legacy = read_json(world.ctx.trust_path)
+    legacy["browsers"] = []
+    legacy["revocations"] = [{"kind": "browser", "label": "chromium", "at": NOW}]
+    hand_edit(world.ctx.trust_path, legacy)
+    assert _browsers(world) == {}
+    legacy["browsers"] = [old_grant]
+    hand_edit(world.ctx.trust_path, legacy)
+    assert _browsers(world) == {}  # epoch-less: every grant of the label
+
+    operations.enrol_browser(world.ctx, "chromium", _credential("cred-new"), NOW)
+    doc = read_json(world.ctx.trust_path)
+    [revocation] = doc["revocations"]
+    assert revocation["epoch"] == doc["epoch"] - 1
+    assert _browsers(world) == {"chromium": ["cred-new"]}
+    doc["browsers"].append(old_grant)
+    hand_edit(world.ctx.trust_path, doc)
+    assert _browsers(world) == {"chromium": ["cred-new"]}
+
+
+def test_a_tap_verified_before_revoke_cannot_bring_the_browser_back(tmp_path: Path) -> None:
+    """A tap verified just before `revoke browser` lands after it: storing its sign count must
+    not re-create the revoked grant (its credential is no longer enrolled)."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    cred = _enrol(world, "chromium")
+    tap = _tap(cred, 6)
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    before, entries = world.record_bytes(), len(world.audit())
+    with pytest.raises(store.NotEnrolled):
+        operations.record_tap(world.ctx, world.key, tap, NOW)
+    with pytest.raises(store.NotEnrolled):
+        operations.widen(world.ctx, tap, {"eval": True}, NOW)
+    assert world.record_bytes() == before and len(world.audit()) == entries
+    assert _browsers(world) == {} and world.ctx.effective().policy.eval is False
