@@ -43,6 +43,7 @@ KEYFILE_UNSAFE: Final = "keyfile_unsafe"
 KEYFILE_CORRUPT: Final = "keyfile_corrupt"
 HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
+TRUST_ROLLED_BACK: Final = "trust_rolled_back"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -98,6 +99,7 @@ WIRE_CODES: Final = (
     KEYFILE_CORRUPT,
     HOST_KEY_INVALID,
     UNSAFE_AUDIT_LOG,
+    TRUST_ROLLED_BACK,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (
