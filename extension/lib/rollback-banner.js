@@ -45,7 +45,12 @@ export function renderRollbackBanner(doc, rolledBack) {
   const steps = doc.createElement("ol");
   steps.replaceChildren(...ROLLBACK_STEPS.map((text) => {
     const li = doc.createElement("li");
-    li.textContent = text;
+    // `backticked` commands become <code> (kept on one line by the pages' CSS).
+    li.replaceChildren(...text.split("`").map((part, i) => {
+      const node = doc.createElement(i % 2 === 1 ? "code" : "span");
+      node.textContent = part;
+      return node;
+    }));
     return li;
   }));
   el.replaceChildren(title, detail, steps);
