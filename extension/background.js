@@ -1,6 +1,6 @@
 // background.js — the MV3 service worker entry. Thin wiring only: builds the dispatcher, backoff,
-// session, ownership, confirm broker, origin gate and host-key pin gate from the lib/ modules,
-// reads the pinned host record (and follows its changes), connects at top level
+// session, ownership, confirm broker, origin gate, host-key pin gate and trust-epoch ratchet from
+// the lib/ modules, reads the pinned host record (and follows its changes), connects at top level
 // (so every worker start connects) and registers the runtime, tab and window listeners
 // synchronously. It must never hold protocol logic (that lives in lib/ and handlers/) and never
 // let an error escape a listener uncaught.
@@ -12,6 +12,7 @@ import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
+import { createEpochRatchet } from "./lib/epoch-ratchet.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
@@ -78,6 +79,9 @@ const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue()), { 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.
 const randomBytes = (/** @type {number} */ n) => crypto.getRandomValues(new Uint8Array(n));
+/** The epoch the current connection's welcome stated; witnessed once the host proved its key. */
+/** @type {unknown} */
+let welcomeEpoch;
 const pinGate = createPinGate({
   hostCall: (action, args) => session.hostCall(action, args),
   subtle: crypto.subtle,
@@ -88,8 +92,29 @@ const pinGate = createPinGate({
     api.storageSet(PIN_STORAGE_KEY, { ...record, compromisedAt: new Date().toISOString() })
       .catch((err) => log.warn("tabwarden: could not record the compromised host", err));
   },
+  // A host that proved the pinned key states the record it serves: witness it (lib/epoch-ratchet.js).
+  onChange: (state) => {
+    if (state === "trusted" && welcomeEpoch !== undefined) ratchet.observe(welcomeEpoch);
+  },
   log,
 });
+// The trust record's epoch, per pinned host key (lib/epoch-ratchet.js): never lowered; a host
+// that states an older record than this browser has seen has every request refused.
+const ratchet = createEpochRatchet({
+  storageGet: api.storageGet,
+  storageSet: api.storageSet,
+  fingerprint: () => pinGate.snapshot().pinned?.fingerprint ?? null,
+  now: () => Date.now(),
+  log,
+});
+/** Every request: the host proved the pinned key, then its epoch is not older than one seen. */
+const requestGate = {
+  /** @param {Record<string, unknown>} request */
+  async admit(request) {
+    const verdict = await pinGate.admit();
+    return verdict !== null ? verdict : ratchet.admit(request.epoch);
+  },
+};
 const pairing = createPairing({
   hostCall: (action, args) => session.hostCall(action, args),
   gate: pinGate,
@@ -97,6 +122,7 @@ const pairing = createPairing({
   subtle: crypto.subtle,
   randomBytes,
   nowMs: () => Date.now(),
+  rolledBack: () => ratchet.rolledBack(),
 });
 // The options page's Policy section (lib/policy-relay.js): the host verifies taps and signs changes.
 const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
@@ -110,6 +136,7 @@ const popupRelay = createPopupRelay({
   hostCall: (action, args) => session.hostCall(action, args),
   sessionSnapshot: () => session.snapshot(),
   gateSnapshot: () => pinGate.snapshot(),
+  rolledBack: () => ratchet.rolledBack(),
   recent: () => recentCalls.list(),
 });
 
@@ -125,9 +152,20 @@ const session = createSession({
   onSessionEnd: (name) => {
     for (const tabId of ownership.endSession(name)) grace.release(tabId);
   },
-  gate: pinGate,
-  onWelcome: () => pinGate.onWelcome(),
-  onClosed: () => pinGate.onClosed(),
+  gate: requestGate,
+  // hello tells the host the highest epoch this browser has seen for the pinned key.
+  helloFields: async () => {
+    await Promise.all([pinnedRead, ratchet.loaded()]);
+    return { epochSeen: ratchet.seen() };
+  },
+  onWelcome: ({ epoch }) => {
+    welcomeEpoch = epoch;
+    pinGate.onWelcome();
+  },
+  onClosed: () => {
+    welcomeEpoch = undefined;
+    pinGate.onClosed();
+  },
   onAnswered: (action, reply) => {
     recentCalls.record(action, reply);
   },
@@ -135,7 +173,7 @@ const session = createSession({
 });
 
 // The pinned record, read at every worker start; a failed read leaves the gate closed.
-api.storageGet(PIN_STORAGE_KEY).then(
+const pinnedRead = api.storageGet(PIN_STORAGE_KEY).then(
   (value) => pinGate.setPinned(value),
   (err) => log.warn("tabwarden: could not read the pinned host record; refusing requests", err),
 );
@@ -205,5 +243,6 @@ chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => 
 
 ensureConnected();
 
-/** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`. */
-export { session, pinGate };
+/** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
+ * `ratchet.rolledBack()`. */
+export { session, pinGate, ratchet };

@@ -188,6 +188,8 @@ class Relay:
                     "protocol": PROTOCOL_VERSION,
                     "browser": browser,
                     "hostVersion": _version(),
+                    # The record this host serves; the extension's epoch ratchet compares it.
+                    "epoch": self._trust().epoch,
                 }
             )
             if type(protocol) is not int or protocol != PROTOCOL_VERSION:
@@ -403,6 +405,7 @@ class Relay:
                     "args": args,
                     "session": client.session,
                     "policy": eff.policy.to_json(),
+                    "epoch": eff.epoch,
                 }
             )
         except FrameTooLarge:

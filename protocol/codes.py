@@ -44,6 +44,7 @@ KEYFILE_CORRUPT: Final = "keyfile_corrupt"
 HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
+TRUST_ROLLED_BACK: Final = "trust_rolled_back"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -100,6 +101,7 @@ WIRE_CODES: Final = (
     HOST_KEY_INVALID,
     UNSAFE_AUDIT_LOG,
     CONFIRM_TIMEOUT,
+    TRUST_ROLLED_BACK,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -4,7 +4,7 @@
 // confirm page (confirm.js) imports it too. It must never hold logic or state, never let
 // chrome.runtime.lastError go unread (onDisconnect reads it and hands its message on), never
 // touch chrome at import time, and never call APIs beyond the permissions manifest.test.mjs
-// justifies ("storage": the pinned host record in chrome.storage.local only).
+// justifies ("storage": the pinned host record and the epoch ratchet in chrome.storage.local only).
 
 /* global chrome */
 
@@ -218,8 +218,8 @@ export function executeFiles(tabId, files) {
   return chrome.scripting.executeScript({ target: { tabId }, files: [...files], world: "ISOLATED" });
 }
 
-// --- the pinned host record (lib/pinning.js), in chrome.storage.local: extension-only, pages
-// cannot read it. background.js registers chrome.storage.onChanged itself.
+// --- the pinned host record (lib/pinning.js) and the epoch ratchet (lib/epoch-ratchet.js), in
+// chrome.storage.local: extension-only, pages cannot read it. background.js registers chrome.storage.onChanged itself.
 
 /**
  * @param {string} key

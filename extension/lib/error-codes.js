@@ -41,6 +41,7 @@ export const ERROR_TABLE = frozenTable([
   ["host_key_invalid", 31, "A host key (stored, or in the trust record) is not a valid P-256 key; `tabwarden status` says which, then pair again."],
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
+  ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -1,11 +1,13 @@
 // options-page.js — the logic of options.html: show whether this browser is paired (and whether
-// the host proved its pinned key), and pair it: pair_begin through the service worker, the
+// the host proved its pinned key, and the "Trust record rolled back" banner while the host serves
+// an older record than this browser has seen), and pair it: pair_begin through the service worker, the
 // WebAuthn create() here in the page (it cannot run in the worker), pair_complete back through the
 // worker. Pure: the document, runtime messaging and credential creation are injected (options.js
 // wires the real ones). It must never put host- or page-supplied text into the DOM as HTML
 // (textContent only) and never pin anything itself (the worker stores the record).
 
 import { CODE } from "./error-codes.js";
+import { renderRollbackBanner } from "./rollback-banner.js";
 
 /**
  * @typedef {object} OptionsPageApi
@@ -43,8 +45,10 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   function render(s) {
     if (!s || s.ok !== true) {
       show("pairing", "Status unavailable (is the service worker running?)");
+      renderRollbackBanner(doc, null);
       return;
     }
+    renderRollbackBanner(doc, s.rolledBack);
     const compromised = s.gate === "compromised";
     pairing?.classList?.toggle("compromised", compromised);
     if (compromised) {

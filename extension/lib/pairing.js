@@ -1,5 +1,6 @@
 // pairing.js — the service worker's side of pairing this browser from the options page: answers
-// options_status, pair_begin and pair_complete runtime messages by calling the host (host_call),
+// options_status (with whether the trust record was rolled back, lib/epoch-ratchet.js),
+// pair_begin and pair_complete runtime messages by calling the host (host_call),
 // proves the new host key before pinning it, and stores the pinned record. Pure: the host call,
 // storage, WebCrypto, randomness, clock and gate are injected. It must never answer anything but
 // this extension's own options page, never pin a key the host has not just proven it holds, and
@@ -23,12 +24,14 @@ const TYPES = new Set(["options_status", "pair_begin", "pair_complete"]);
  * @property {SubtleCrypto} subtle
  * @property {(n: number) => Uint8Array} randomBytes
  * @property {() => number} nowMs wall clock, for pairedAt
+ * @property {() => {epoch: number, seen: number} | null} [rolledBack] the ratchet's verdict for
+ *   the pinned key (options_status shows it)
  */
 
 /**
  * @param {PairingDeps} deps
  */
-export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs }) {
+export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs, rolledBack = () => null }) {
   /** The latest pair_begin's host answer; one pairing at a time. */
   /** @type {{challengeId: string, hostKey: string, fingerprint: string, browser: string, approvalId: string | null} | null} */
   let begun = null;
@@ -46,6 +49,10 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
       browser: pinned?.browser ?? null,
       pairedAt: pinned?.pairedAt ?? null,
       windowOnly: pinned?.windowOnly === true,
+      rolledBack: (() => {
+        const back = rolledBack();
+        return back === null ? null : { epoch: back.epoch, seen: back.seen };
+      })(),
     };
   }
 

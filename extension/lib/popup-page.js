@@ -1,10 +1,12 @@
 // popup-page.js — the logic of popup.html (the toolbar popup): connection and host-key gate state
-// at a glance (#state), a one-click kill switch (#kill, free) and the last calls with their
+// at a glance (#state), the "Trust record rolled back" banner (#rollback, lib/rollback-banner.js)
+// while it applies, a one-click kill switch (#kill, free) and the last calls with their
 // outcome (#recent). Pure: the document and runtime messaging are injected (popup.js wires the
 // real ones). It must never put worker- or host-supplied text into the DOM as HTML (textContent
 // only) and never offer to release the kill switch (that needs a tap on the options page).
 
 import { CODE } from "./error-codes.js";
+import { renderRollbackBanner } from "./rollback-banner.js";
 
 const PHASE_TEXT = Object.freeze({
   ready: "connected",
@@ -25,7 +27,8 @@ export function stateText(s) {
   const gate = s.gate === "compromised" ? "host key NOT proven: every request refused"
     : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
   const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
-  return `${phase} · ${gate} · ${kill}`;
+  const back = s.rolledBack ? " · TRUST RECORD ROLLED BACK: every request refused" : "";
+  return `${phase} · ${gate} · ${kill}${back}`;
 }
 
 /**
@@ -43,7 +46,8 @@ export async function runPopupPage({ doc, api }) {
   /** @param {any} s */
   function render(s) {
     show("state", stateText(s));
-    doc.getElementById("state")?.classList?.toggle("alarm", s?.killed === true || s?.gate === "compromised");
+    const rolledBack = renderRollbackBanner(doc, s?.ok === true ? s.rolledBack : null);
+    doc.getElementById("state")?.classList?.toggle("alarm", s?.killed === true || s?.gate === "compromised" || rolledBack);
     const list = doc.getElementById("recent");
     /** @type {Array<{at?: unknown, ok?: unknown, code?: unknown, action?: unknown} | null>} */
     const calls = s && s.ok === true && Array.isArray(s.recent) ? s.recent.slice(-20).reverse() : [];

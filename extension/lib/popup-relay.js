@@ -1,5 +1,6 @@
 // popup-relay.js — the service worker's side of the toolbar popup: popup_status (connection phase,
-// host-key gate, kill switch from the host's policy_get, and the recent calls) and popup_kill
+// host-key gate, kill switch from the host's policy_get, whether the trust record was rolled back
+// (lib/epoch-ratchet.js), and the recent calls) and popup_kill
 // (host_call kill: narrowing, free, no tap). Pure: the host call, snapshots and recent-call list
 // are injected. It must never answer anything but this extension's own popup page, and never offer
 // anything that widens (unkill and every widening need a tap on the options page).
@@ -18,9 +19,10 @@ const TYPES = new Set(["popup_status", "popup_kill"]);
  * @param {{hostCall: (action: string, args: object) => Promise<any>,
  *   sessionSnapshot: () => {phase: string, browser?: string | null},
  *   gateSnapshot: () => {state: string},
+ *   rolledBack?: () => {epoch: number, seen: number} | null,
  *   recent: () => Promise<unknown[]>}} deps
  */
-export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, recent }) {
+export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent }) {
   /** @param {unknown} err */
   const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
@@ -44,7 +46,12 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rece
     } catch {
       calls = [];
     }
-    return { ok: true, phase, browser, gate, killed, recent: Array.isArray(calls) ? calls : [] };
+    const back = rolledBack();
+    return {
+      ok: true, phase, browser, gate, killed,
+      rolledBack: back === null ? null : { epoch: back.epoch, seen: back.seen },
+      recent: Array.isArray(calls) ? calls : [],
+    };
   }
 
   async function kill() {

@@ -1,7 +1,7 @@
 // session.js — the native-port connection state machine: hello on connect, welcome handling,
 // serving requests through the dispatcher (chunking replies over CHUNK_BYTES), origin grants
 // sent to the host and matched with their grant_result, host_call/host_reply (pairing, host
-// proof) matched the same way, an optional request gate (lib/pinning.js), session_end, clearing all state and
+// proof) matched the same way, an optional request gate (lib/pinning.js, lib/epoch-ratchet.js), session_end, clearing all state and
 // scheduling a backoff reconnect when the port drops. Pure: the port, timers, clock and logger are injected (background.js
 // wires the real ones). It must never touch the chrome global, never throw out of a port
 // listener, never serve requests before a matching welcome, and never post a reply from one
@@ -45,6 +45,12 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  */
 
 /**
+ * What a request gate answers: null serves the request; a table code, or a code with the message
+ * to send, refuses it.
+ * @typedef {string | {code: string, message: string} | null} GateVerdict
+ */
+
+/**
  * @typedef {object} SessionOptions
  * @property {() => PortLike} connect opens the native port (may throw)
  * @property {import("./dispatch.js").Dispatcher} dispatcher
@@ -57,9 +63,14 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {number} [maxMessageBytes] largest reply, chunks reassembled (default MAX_REASSEMBLED)
  * @property {number} [chunkBytes] replies over this many bytes go as chunks (default CHUNK_BYTES)
  * @property {(session: string) => void} [onSessionEnd] the host's session_end for `session`
- * @property {{admit: () => Promise<string | null>}} [gate] asked before serving each request:
- *   null serves it, a table code answers it with that error (lib/pinning.js: host_compromised)
- * @property {() => void} [onWelcome] a connection became ready (welcome with our protocol)
+ * @property {{admit: (request: Record<string, unknown>) => Promise<GateVerdict>}} [gate] asked
+ *   with the host's request frame before serving it: null serves it, a table code (or a code and
+ *   message) answers it with that error (lib/pinning.js: host_compromised; lib/epoch-ratchet.js:
+ *   trust_rolled_back)
+ * @property {() => Promise<Record<string, unknown>>} [helloFields] more fields for `hello`
+ *   (epochSeen); hello waits for them, and goes without them if they fail
+ * @property {(welcome: {epoch: unknown}) => void} [onWelcome] a connection became ready (welcome
+ *   with our protocol); `epoch` is the record's epoch as the host stated it (unchecked)
  * @property {() => void} [onClosed] the current connection ended (dropped or stopped)
  * @property {(action: string, reply: import("./dispatch.js").Reply) => void} [onAnswered] a
  *   request with a valid action was answered with `reply` (lib/recent-calls.js; never args)
@@ -94,7 +105,9 @@ export function createSession(options) {
   const calls = createPendingTable({ ...timers, defaultTimeoutMs: HOST_CALL_TIMEOUT_MS });
   let callSeq = 0;
   const gate = options.gate ?? null;
+  /** @type {(welcome: {epoch: unknown}) => void} */
   const onWelcomeHook = options.onWelcome ?? (() => {});
+  const helloFields = options.helloFields ?? null;
   const onClosedHook = options.onClosed ?? (() => {});
   const onAnsweredHook = options.onAnswered ?? (() => {});
 
@@ -158,7 +171,18 @@ export function createSession(options) {
       }
     });
     port.onDisconnect.addListener((reason) => closed(c, reason ?? "native port closed"));
-    send(c, { type: "hello", protocol: PROTOCOL_VERSION, extensionVersion });
+    const hello = { type: "hello", protocol: PROTOCOL_VERSION, extensionVersion };
+    if (helloFields === null) {
+      send(c, hello);
+      return;
+    }
+    helloFields().then(
+      (extra) => send(c, { ...(isPlainObject(extra) ? extra : {}), ...hello }),
+      (err) => {
+        log.warn(`tabwarden: hello goes without its extra fields: ${describe(err)}`);
+        send(c, hello);
+      },
+    );
   }
 
   /**
@@ -242,7 +266,7 @@ export function createSession(options) {
     c.browser = typeof msg.browser === "string" ? msg.browser : null;
     if (msg.protocol === PROTOCOL_VERSION) {
       c.phase = "ready";
-      hook(onWelcomeHook);
+      hook(() => onWelcomeHook({ epoch: msg.epoch }));
     } else {
       c.phase = "mismatch";
       log.warn(`tabwarden: host speaks protocol ${String(msg.protocol)}, extension speaks ${PROTOCOL_VERSION}; not serving requests`);
@@ -280,9 +304,9 @@ export function createSession(options) {
       return;
     }
     c.inFlight += 1;
-    admit()
-      .then((code) => (code === null ? dispatcher.dispatch(msg)
-        : id === null ? null : errorReply(id, code, "the host did not prove it holds the key this browser pinned")))
+    admit(msg)
+      .then((verdict) => (verdict === null ? dispatcher.dispatch(msg)
+        : id === null ? null : errorReply(id, verdict.code, verdict.message)))
       .then((reply) => {
         if (reply !== null) {
           sendReply(c, reply);
@@ -296,18 +320,26 @@ export function createSession(options) {
   }
 
   /**
-   * Ask the gate (if any) whether requests may be served now: null serves, a table code refuses
-   * (a gate that throws refuses with host_compromised).
-   * @returns {Promise<string | null>}
+   * Ask the gate (if any) whether this request may be served now: null serves, a code refuses
+   * (a gate that throws, or answers anything else, refuses with host_compromised).
+   * @param {Record<string, unknown>} request
+   * @returns {Promise<{code: string, message: string} | null>}
    */
-  async function admit() {
+  async function admit(request) {
     if (gate === null) return null;
+    const compromised = { code: CODE.HOST_COMPROMISED, message: "the host did not prove it holds the key this browser pinned" };
     try {
-      const code = await gate.admit();
-      return typeof code === "string" ? code : null;
+      const verdict = await gate.admit(request);
+      if (verdict === null) return null;
+      if (verdict === CODE.HOST_COMPROMISED) return compromised;
+      if (typeof verdict === "string") return { code: verdict, message: "refused by this browser" };
+      if (isPlainObject(verdict) && typeof verdict.code === "string" && typeof verdict.message === "string") {
+        return { code: verdict.code, message: verdict.message };
+      }
+      return compromised;
     } catch (err) {
       log.warn(`tabwarden: request gate failed: ${describe(err)}`);
-      return CODE.HOST_COMPROMISED;
+      return compromised;
     }
   }
 

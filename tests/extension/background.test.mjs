@@ -75,10 +75,11 @@ const waitFor = async (cond, ms = 2000) => {
   }
 };
 
-test("connects to dev.tabwarden.host at top level and says hello", () => {
+test("connects to dev.tabwarden.host at top level and says hello (nothing pinned: no epoch seen)", async () => {
   assert.equal(ports.length, 1);
   assert.equal(ports[0].name, "dev.tabwarden.host");
-  assert.deepEqual(ports[0].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0" }]);
+  await waitFor(() => ports[0].sent.length > 0); // hello waits for the stored records
+  assert.deepEqual(ports[0].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null }]);
   assert.equal(listeners.installed.length, 1);
   assert.equal(listeners.startup.length, 1);
   listeners.startup[0]();
@@ -88,14 +89,23 @@ test("connects to dev.tabwarden.host at top level and says hello", () => {
 
 test("serves tab_list through chrome.tabs.query({}), showing only the session's own tabs", async () => {
   ports[0].deliver({ type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chrome" });
-  ports[0].deliver({ type: "request", id: "t1", action: "tab_list", args: {}, session: "s1", policy: {} });
+  ports[0].deliver({ type: "request", id: "t1", action: "tab_list", args: {}, session: "s1", policy: {}, epoch: 0 });
   await flush();
   assert.deepEqual(queries, [{}]);
   // tab 3 exists but this session never opened it
   assert.deepEqual(ports[0].sent.at(-1), { type: "reply", id: "t1", ok: true, result: { tabs: [] } });
-  ports[0].deliver({ type: "request", id: "t2", action: "tab_list", args: {} });
+  ports[0].deliver({ type: "request", id: "t2", action: "tab_list", args: {}, epoch: 0 });
   await flush();
   assert.equal(ports[0].sent.at(-1).error.code, "bad_request");
+  // A host that states no epoch is not served, pinned or not (fail closed).
+  const before = queries.length;
+  for (const epoch of [undefined, "3", 1.5, -1, null]) {
+    ports[0].deliver({ type: "request", id: "t3", action: "tab_list", args: {}, session: "s1", policy: {}, epoch });
+    await flush();
+    assert.equal(ports[0].sent.at(-1).id, "t3");
+    assert.equal(ports[0].sent.at(-1).error.code, "protocol_mismatch", String(epoch));
+  }
+  assert.equal(queries.length, before, "nothing ran in the browser");
 });
 
 test("registers tab, window and message listeners; a web page can never answer a confirmation", () => {
@@ -161,8 +171,8 @@ test("session_end from the host is accepted without a reply", async () => {
 test("a dropped port logs runtime.lastError via console.warn and reconnects", async () => {
   ports[0].drop("Native host has exited.");
   assert.ok(warnings.some((w) => w.includes("Native host has exited.")), warnings.join("\n"));
-  await waitFor(() => ports.length === 2);
-  assert.deepEqual(ports[1].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0" }]);
+  await waitFor(() => ports.length === 2 && ports[1].sent.length > 0);
+  assert.deepEqual(ports[1].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null }]);
   session.stop();
   console.warn = realWarn;
 });

@@ -50,7 +50,9 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    "<all_urls>", i.e. every site granted at install.)
   //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
   //                    browser label, credential id) from pairing on the options page; pages
-  //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5).
+  //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5);
+  //                    and the trust-record epoch ratchet per pinned key (lib/epoch-ratchet.js,
+  //                    issue 10), beside it.
   assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.

@@ -1,0 +1,191 @@
+"""Rollback after a host restart, caught by the extension (issue 10, hole 4), for real: a paired
+browser (code + a tap of Chrome's virtual authenticator), an agent driving the fixture site at
+the record's epoch; then a same-user attacker stops the host, puts the older trust.json back and
+kills the host so Chrome starts a fresh one, which honestly serves the older record (nothing on
+this branch rolls back the host's own witness: this is the attacker who rolled back both). The
+extension is the last witness: the next agent's calls are refused `trust_rolled_back`, nothing
+happens in the browser, and the popup and options page show "Trust record rolled back" — until a
+newer record (a narrowing at the terminal) comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust.gate import TrustGate
+from tabwarden.trust.verify import Effective
+from tests.browser.harness import mcp_client
+from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 600.0  # hang guard only
+WAIT_S = 60.0  # deadline of each wait on a condition; generous for a busy 2-core machine
+POPUP = f"chrome-extension://{EXTENSION_ID}/popup.html"
+SHOTS = Path("/tmp/shots-d")
+
+
+def _hosts(browser: ThrowawayBrowser) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        cmd = proc.info.get("cmdline") or []
+        env = proc.info.get("environ") or {}
+        if "tabwarden" in cmd and "host" in cmd:
+            if env.get("TABWARDEN_RUNTIME_DIR") == str(browser.root / "run"):
+                found.append(proc)
+    return found
+
+
+def _fresh_read(browser: ThrowawayBrowser) -> Effective:
+    """The record as a process starting now reads it (a long-lived reader would call the older
+    epoch tampering: it saw the newer one)."""
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.config)}).current()
+
+
+def _put_back(record: Path, old: bytes) -> None:
+    """What the attacker does: an atomic replace with the older bytes, mode 0600 as before."""
+    fd, tmp = tempfile.mkstemp(dir=record.parent)
+    with os.fdopen(fd, "wb") as f:
+        f.write(old)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, record)
+
+
+def _restrict(browser: ThrowawayBrowser, setting: str) -> None:
+    """`tabwarden policy restrict` at the terminal (free: narrowing needs no person)."""
+    done = subprocess.run(  # noqa: S603 (a fixed argv: our interpreter and our CLI)
+        [sys.executable, "-m", "tabwarden", "policy", "restrict", setting],
+        capture_output=True,
+        text=True,
+        env=browser.env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def _code_becomes(agent: Any, tool: str, args: dict[str, Any], want: str | None) -> None:
+    """Poll a read-only tool until its error code is ``want`` (None: it succeeds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    got: str | None = "never called"
+    while loop.time() < deadline:
+        got = (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
+        if got == want:
+            return
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"{tool} answered {got!r}, never {want!r}")
+
+
+async def _banner(page: Any, shown: bool) -> str:
+    await page.wait_for_function(
+        "(shown) => { const b = document.getElementById('rollback');"
+        " return !!b && b.hidden === !shown && (!shown || b.textContent.length > 0); }",
+        arg=shown,
+        timeout=WAIT_S * 1000,
+    )
+    return str(await page.text_content("#rollback") or "")
+
+
+def _site_pages(context: Any, site: str) -> list[Any]:
+    return [p for p in context.pages if p.url.startswith(site)]
+
+
+def test_a_rolled_back_record_is_refused_by_the_extension_until_a_newer_one(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    gate = provision_for_pairing(browser, [site])
+    record = gate.path
+    SHOTS.mkdir(exist_ok=True)
+
+    async def scenario() -> None:
+        async with paired_options_page(browser) as paired:
+            context, agent = paired.context, paired.agent
+            # The record as the person paired it: what the attacker keeps a copy of.
+            older, older_epoch = record.read_bytes(), gate.current().epoch
+            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+
+            # The person narrows something: a newer record, and the agent works at its epoch.
+            _restrict(browser, "clickGraceSeconds=10")
+            seen_epoch = gate.current().epoch
+            assert seen_epoch > older_epoch
+            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+            state = await _ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+            assert state["text"] == "clicked:2"
+            [page] = _site_pages(context, site)
+
+            # The attack: stop the host, put the older record back, kill the host. Chrome starts
+            # a fresh host when the extension reconnects; it reads the older record as it is.
+            [host] = _hosts(browser)
+            host.send_signal(signal.SIGSTOP)
+            _put_back(record, older)
+            host.send_signal(signal.SIGKILL)
+            host.wait(WAIT_S)
+            assert _fresh_read(browser).epoch == older_epoch
+            assert _fresh_read(browser).policy.click_grace_seconds == 30  # older and wider
+
+            # A new agent session reaches the fresh host; the extension refuses the old record.
+            async with mcp_client(browser) as agent2:
+                await wait_for_extension(agent2, asyncio.get_running_loop().time() + WAIT_S)
+                await _code_becomes(agent2, "tab_list", {}, "trust_rolled_back")
+                assert len(_hosts(browser)) == 1  # a fresh host is serving the older record
+                refused = tool_error(await agent2.call_tool("tab_open", {"url": f"{site}/page2"}))
+                assert refused is not None and refused.get("code") == "trust_rolled_back", refused
+                text = str(refused.get("message", ""))
+                assert f"epoch {older_epoch}, this browser has seen {seen_epoch}" in text, text
+                # Nothing happened in the browser: no tab opened, the page is as it was.
+                assert len(_site_pages(context, site)) == 1
+                assert await page.text_content("#out") == "clicked:2"
+
+                # The popup and the options page say so, with the two ways on.
+                popup = await context.new_page()
+                await popup.set_viewport_size({"width": 380, "height": 420})
+                await popup.goto(POPUP)
+                banner = await _banner(popup, shown=True)
+                assert banner.startswith("Trust record rolled back"), banner
+                commands = await popup.eval_on_selector_all(
+                    "#rollback code", "(els) => els.map((e) => e.textContent)"
+                )
+                assert commands == ["tabwarden unkill", "tabwarden pair --reset"], commands
+                assert f"epoch {older_epoch}, older than epoch {seen_epoch}" in banner, banner
+                await popup.screenshot(path=str(SHOTS / "popup-rolled-back.png"))
+                options = paired.page
+                await options.reload()
+                banner = await _banner(options, shown=True)
+                assert banner.startswith("Trust record rolled back"), banner
+                await options.screenshot(path=str(SHOTS / "options-rolled-back.png"))
+
+                # A newer record than the one seen (two narrowings at the terminal) clears it.
+                _restrict(browser, "clickGraceSeconds=20")
+                _restrict(browser, "clickGraceSeconds=15")
+                assert _fresh_read(browser).epoch > seen_epoch
+                await _code_becomes(agent2, "tab_list", {}, None)
+                opened = await _ok(agent2, "tab_open", {"url": f"{site}/page2"})
+                assert opened["tab"]["url"].startswith(site)
+                await popup.reload()
+                await _banner(popup, shown=False)
+                await options.reload()
+                await _banner(options, shown=False)
+                await popup.screenshot(path=str(SHOTS / "popup-cleared.png"))
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
