@@ -45,6 +45,12 @@ class PeakSampler:
         self._stop.set()
         self._thread.join()
 
+    def measure(self, phases: dict[str, str]) -> None:
+        """From now on sample ``phases`` (server → phase); the first sample is taken at once,
+        so a phase shorter than the interval still has one."""
+        self.phases = dict(phases)
+        self._record(self.phases)
+
     def peak(self, server: str, phase: str) -> int | None:
         with self._lock:
             return self.peaks.get(server, {}).get(phase)
@@ -71,9 +77,10 @@ class PeakSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(INTERVAL_S):
-            phases = dict(self.phases)
-            if not phases:
-                continue
+            self._record(dict(self.phases))
+
+    def _record(self, phases: dict[str, str]) -> None:
+        if phases:
             totals = self.sample()
             with self._lock:
                 for server, rss in totals.items():

@@ -140,9 +140,10 @@ async def _servers(settings: Settings, results: Results, root: Path, origin: str
                                 )
                         _say(f"{server} did not start: {exc} (logs in {root})")
                 order = [s for s in settings.servers if s in live]
-                rss.phases = dict.fromkeys(order, ONE)
+                rss.measure(dict.fromkeys(order, ONE))
                 await _interleave(settings, results, launcher, live, order, origin, rss)
-            results.memory = {s: dict(p) for s, p in rss.peaks.items()}
+                rss.measure({})
+        results.memory = {s: dict(p) for s, p in rss.peaks.items()}  # the sampler has stopped
     finally:
         launcher.close()
 
@@ -174,17 +175,18 @@ async def _interleave(
                     results, f"{figure}:open", server, _opened(opener, live[server], origin)
                 )
         if figure == "sessions":
-            saved, rss.phases = rss.phases, {}
+            saved = rss.phases
             for server in _order(order, 0):
-                rss.phases = {server: EIGHT}
+                rss.measure({server: EIGHT})
                 results.concurrent[server] = await figures.sessions(
                     live[server], launcher, settings.session_calls
                 )
-            rss.phases = saved
+            rss.measure(saved)
             _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
             continue
         if figure == "cold":
-            saved, rss.phases = rss.phases, {}  # an extra process per server: not "one session"
+            saved = rss.phases
+            rss.measure({})  # an extra process per server: not "one session"
         for round_no in range(rounds):
             for server in _order(order, round_no):
                 session = live[server]
@@ -200,7 +202,7 @@ async def _interleave(
                     measure = figures.cold_start(launcher, server)
                 await _record(results, figure, server, measure)
         if figure == "cold":
-            rss.phases = saved
+            rss.measure(saved)
         _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
 
 
