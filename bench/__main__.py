@@ -104,14 +104,18 @@ def machine(settings: Settings) -> dict[str, Any]:
             ["git", "-C", str(RESULTS.parent.parent), "rev-parse", "--short", "HEAD"]
         ),
         "peers": {name: installed_version(name) for name in PEERS.values()},
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
     }
 
 
 def _heading(about: dict[str, Any]) -> str:
     peers = ", ".join(f"{name} {v}" for name, v in about["peers"].items())
+    load = "–".join(
+        f"{about[k][0]:.1f}" for k in ("loadavg_at_start", "loadavg_at_end") if k in about
+    )
     return (
         f"{about['date'][:10]} · {about['nproc']} × {about['cpu']} · {about['chromium']} · "
-        f"tabwarden {about['tabwarden']} ({about['commit']}) · {peers}"
+        f"tabwarden {about['tabwarden']} ({about['commit']}) · {peers} · load average {load}"
     )
 
 
@@ -134,6 +138,7 @@ def main(argv: list[str]) -> int:
         flush=True,
     )
     results = run(settings)
+    about["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     doc = summarize(settings, results, about)
     path = args.json or RESULTS / f"{about['date'][:10]}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

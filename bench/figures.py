@@ -12,7 +12,9 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.servers import CallFailed, Launcher, Session, png_size
+from mcp_types import CallToolResult
+
+from bench.servers import CallFailed, Launcher, Session, one_line, png_size
 from bench.site import LINE, REVEALED
 
 #: The large-text page: this many characters of ``innerText`` (whole lines of ``site.LINE``).
@@ -34,16 +36,21 @@ async def light(session: Session) -> Sample:
     return Sample((time.perf_counter() - start) * 1000)
 
 
-async def read_text(session: Session) -> str:
-    """All of the page's text: one call for the peers, tabwarden's slices followed to the end."""
-    parts: list[str] = []
+async def read_text(session: Session) -> list[CallToolResult]:
+    """The replies holding all of the page's text: one call for the peers, tabwarden's slices
+    followed to the end. Join them with ``page_text`` once the clock has stopped."""
+    replies: list[CallToolResult] = []
     offset = 0
     while True:
-        text, next_offset = session.text_of(await session.call("text", offset=offset))
-        parts.append(text)
+        replies.append(await session.call("text", offset=offset))
+        next_offset = session.next_offset(replies[-1])
         if next_offset is None or next_offset <= offset:
-            return "".join(parts)
+            return replies
         offset = next_offset
+
+
+def page_text(session: Session, replies: list[CallToolResult]) -> str:
+    return "".join(session.text_of(reply) for reply in replies)
 
 
 async def flow(session: Session, origin: str) -> Sample:
@@ -53,8 +60,9 @@ async def flow(session: Session, origin: str) -> Sample:
     snapshot = await session.call("snapshot")
     ref = session.ref_named(snapshot, "Reveal")
     await session.call("click", ref=ref)
-    text = await read_text(session)
+    replies = await read_text(session)
     ms = (time.perf_counter() - start) * 1000
+    text = page_text(session, replies)
     if REVEALED not in text:
         raise CallFailed(f"after the click the page text lacks {REVEALED!r}: {text[:200]!r}")
     return Sample(ms)
@@ -66,8 +74,9 @@ async def open_text_page(session: Session, origin: str) -> None:
 
 async def large_text(session: Session) -> Sample:
     start = time.perf_counter()
-    text = await read_text(session)
+    replies = await read_text(session)
     ms = (time.perf_counter() - start) * 1000
+    text = page_text(session, replies)
     if len(text) < TEXT_CHARS * 0.99:
         raise CallFailed(f"read {len(text):,} characters of {TEXT_CHARS:,}")
     return Sample(ms, {"chars": len(text)})
@@ -118,7 +127,7 @@ async def sessions(main: Session, launcher: Launcher, calls: int) -> Concurrent:
             try:
                 members.append(await stack.enter_async_context(launcher.session(main.server)))
             except Exception as exc:  # counted: every call it would have made is lost
-                lost += [f"session did not start: {type(exc).__name__}: {exc}"[:300]] * calls
+                lost += ["session did not start: " + one_line(exc)] * calls
 
         async def worker(session: Session) -> None:
             for _ in range(calls):
@@ -126,7 +135,7 @@ async def sessions(main: Session, launcher: Launcher, calls: int) -> Concurrent:
                 try:
                     await session.call("light")
                 except CallFailed as exc:
-                    lost.append(str(exc))
+                    lost.append(one_line(exc))
                 else:
                     latencies.append((time.perf_counter() - start) * 1000)
 

@@ -25,7 +25,15 @@ import psutil
 from bench import figures
 from bench.floor import Floor, measure_floor
 from bench.memory import Owner, PeakSampler
-from bench.servers import DEVTOOLS, PLAYWRIGHT, SERVERS, TABWARDEN, Launcher, Session
+from bench.servers import (
+    DEVTOOLS,
+    PLAYWRIGHT,
+    SERVERS,
+    TABWARDEN,
+    Launcher,
+    Session,
+    one_line,
+)
 from bench.site import serve_site
 
 #: Figure names, in the order they run. ``--only`` takes these and server names.
@@ -106,7 +114,7 @@ async def _record(results: Results, figure: str, server: str, measure: Any) -> N
     try:
         sample = await measure
     except Exception as exc:  # every failure is a counted, shown error
-        cell.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+        cell.errors.append(one_line(exc))
     else:
         cell.samples_ms.append(sample.ms)
         if sample.notes:
@@ -136,7 +144,7 @@ async def _servers(settings: Settings, results: Results, root: Path, origin: str
                         for figure in settings.figures:
                             if figure != "floor":
                                 results.cell(figure, server).errors.append(
-                                    f"did not start: {type(exc).__name__}: {exc}"[:300]
+                                    "did not start: " + one_line(exc)
                                 )
                         _say(f"{server} did not start: {exc} (logs in {root})")
                 order = [s for s in settings.servers if s in live]
@@ -224,7 +232,7 @@ def run(settings: Settings) -> Results:
                     chrome=settings.chrome,
                 )  # fmt: skip
             except Exception as exc:  # shown in the report
-                results.floor_error = f"{type(exc).__name__}: {exc}"[:500]
+                results.floor_error = one_line(exc, 500)
         if settings.servers and any(f != "floor" for f in settings.figures):
             with serve_site() as origin:
                 asyncio.run(_servers(settings, results, root, origin))

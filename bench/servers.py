@@ -56,6 +56,14 @@ class CallFailed(RuntimeError):
     """A call errored, timed out or answered with content the operation does not accept."""
 
 
+ANSI: Final = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An error as one plain line for the table (the peers' messages carry colour codes)."""
+    return " ".join(ANSI.sub("", f"{type(exc).__name__}: {exc}").split())[:limit]
+
+
 @dataclass(frozen=True)
 class Target:
     """What an operation's arguments may name: the session's page, a URL, an element ref."""
@@ -178,11 +186,18 @@ class Session:
                 return match.group(1)
         raise CallFailed(f"{self.server}: the snapshot names no button {name!r}")
 
-    def text_of(self, result: CallToolResult) -> tuple[str, int | None]:
-        """A page-text result's text and, for a sliced reply, the offset to continue at."""
+    def next_offset(self, result: CallToolResult) -> int | None:
+        """Where a sliced page-text reply continues (tabwarden's ``nextOffset``), else ``None``."""
+        if self.server != TABWARDEN:
+            return None
+        value = (result.structured_content or {}).get("nextOffset")
+        return value if isinstance(value, int) else None
+
+    def text_of(self, result: CallToolResult) -> str:
+        """A page-text result's text (read after the clock stops: this is the bench's parsing,
+        not the server's work)."""
         if self.server == TABWARDEN:
-            data = result.structured_content or {}
-            return str(data.get("text", "")), data.get("nextOffset")
+            return str((result.structured_content or {}).get("text", ""))
         body = _text_parts(result)
         # playwright: "### Result\n<JSON>\n### Ran Playwright code…"; devtools: a ```json fence.
         pattern = (
@@ -194,7 +209,7 @@ class Session:
         value = json.loads(match.group(1))
         if not isinstance(value, str):
             raise CallFailed(f"{self.server}: the script answered {type(value).__name__}")
-        return value, None
+        return value
 
     def image_of(self, result: CallToolResult) -> bytes | None:
         """The PNG a screenshot result carries inline, or ``None`` when it sent none."""
