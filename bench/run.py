@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -28,7 +27,6 @@ from bench.memory import Owner, PeakSampler
 from bench.servers import (
     DEVTOOLS,
     PLAYWRIGHT,
-    SERVERS,
     TABWARDEN,
     Launcher,
     Session,
@@ -65,6 +63,11 @@ class Settings:
     @property
     def floor_echoes(self) -> int:
         return self.iterations * 50
+
+    @property
+    def floor_transfers(self) -> int:
+        """How many 10 MB transfers the floor times."""
+        return 10 if self.iterations >= 10 else 2
 
 
 @dataclass
@@ -225,12 +228,10 @@ def run(settings: Settings) -> Results:
     root = Path(tempfile.mkdtemp(prefix="tabwarden-bench-"))
     try:
         if "floor" in settings.figures:
-            _say(f"floor: {settings.floor_echoes} echoes, 10 x 10 MB (own extension and host)")
+            echoes, transfers = settings.floor_echoes, settings.floor_transfers
+            _say(f"floor: {echoes} echoes, {transfers} x 10 MB (its own extension and host)")
             try:
-                results.floor = measure_floor(
-                    echo=settings.floor_echoes, bulk=10 if settings.iterations >= 10 else 2,
-                    chrome=settings.chrome,
-                )  # fmt: skip
+                results.floor = measure_floor(echo=echoes, bulk=transfers, chrome=settings.chrome)
             except Exception as exc:  # shown in the report
                 results.floor_error = one_line(exc, 500)
         if settings.servers and any(f != "floor" for f in settings.figures):
@@ -242,10 +243,3 @@ def run(settings: Settings) -> Results:
         else:
             shutil.rmtree(root, ignore_errors=True)
     return results
-
-
-def check_servers(servers: tuple[str, ...]) -> None:
-    unknown = [s for s in servers if s not in SERVERS]
-    if unknown:
-        print(f"bench: unknown server(s) {unknown}; choose from {SERVERS}", file=sys.stderr)
-        raise SystemExit(2)
