@@ -30,10 +30,18 @@ class Sample:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+def check_listed(session: Session, result: CallToolResult) -> None:
+    """A tab list must show the session's own page (on the bench's origin)."""
+    if session.origin not in session.everything(result):
+        raise CallFailed(f"the tab list does not show {session.origin}")
+
+
 async def light(session: Session) -> Sample:
     start = time.perf_counter()
-    await session.call("light")
-    return Sample((time.perf_counter() - start) * 1000)
+    result = await session.call("light")
+    ms = (time.perf_counter() - start) * 1000
+    check_listed(session, result)
+    return Sample(ms)
 
 
 async def read_text(session: Session) -> list[CallToolResult]:
@@ -133,11 +141,13 @@ async def sessions(main: Session, launcher: Launcher, calls: int) -> Concurrent:
             for _ in range(calls):
                 start = time.perf_counter()
                 try:
-                    await session.call("light")
+                    result = await session.call("light")
+                    ms = (time.perf_counter() - start) * 1000
+                    check_listed(session, result)
                 except CallFailed as exc:
                     lost.append(one_line(exc))
                 else:
-                    latencies.append((time.perf_counter() - start) * 1000)
+                    latencies.append(ms)
 
         start = time.perf_counter()
         await asyncio.gather(*(worker(s) for s in members))

@@ -150,6 +150,7 @@ class Session:
 
     server: str
     client: Client
+    origin: str
     page: int | None = None
 
     async def call(self, op: str, **target: Any) -> CallToolResult:
@@ -185,6 +186,10 @@ class Session:
             if match:
                 return match.group(1)
         raise CallFailed(f"{self.server}: the snapshot names no button {name!r}")
+
+    def everything(self, result: CallToolResult) -> str:
+        """A result's text parts and structured content, as one string to search."""
+        return _text_parts(result) + json.dumps(result.structured_content or {})
 
     def next_offset(self, result: CallToolResult) -> int | None:
         """Where a sliced page-text reply continues (tabwarden's ``nextOffset``), else ``None``."""
@@ -300,7 +305,7 @@ class Launcher:
         """A connected, warmed-up session: its page open on ``origin`` and one light call made
         (which is when the peers launch their browsers)."""
         async with self.client(server) as client:
-            session = Session(server, client)
+            session = Session(server, client, self.origin)
             if server == TABWARDEN:
                 await wait_for_extension(client, _deadline(120.0))
                 opened = await client.call_tool("tab_open", {"url": f"{self.origin}/"})
