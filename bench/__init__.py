@@ -1,0 +1,1 @@
+"""tabwarden's bench (issue 16): see bench/README.md."""
