@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from tests.fakes import FakeBrowser, host_env
-from tests.fixtures import nothing_relayed, our_interpreter, pair_record, sha256_file
+from tests.fixtures import nothing_relayed, our_identity, our_interpreter, pair_record
 from tests.trust import SHA_A
 
 #: A client that connects with the identity it is told to claim and asks for the tab list.
@@ -97,7 +97,7 @@ def test_the_measured_client_is_served_when_paired(
 
     answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
     answering.start()
-    honest = sha256_file(our_interpreter())
+    honest = our_identity().sha256
     assert _connect_claiming(fake_browser, tmp_path, honest) == {"ok": {"tabs": []}}
     answering.join(10)
     # Claiming nothing is the same: the host's own measurement is what counts.
