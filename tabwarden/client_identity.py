@@ -149,6 +149,8 @@ class Entry:
     broad: str | None = None
 
 
+#: node's own options that take a value as the next word. V8's (``--max-old-space-size``,
+#: ``--stack-size``) take one only after ``=`` (checked against node 20 in the tests).
 _NODE_VALUE = frozenset(
     {
         "-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
@@ -164,9 +166,7 @@ _NODE_VALUE = frozenset(
         "--secure-heap", "--secure-heap-min", "--policy-integrity", "--experimental-policy",
         "--experimental-specifier-resolution", "--es-module-specifier-resolution",
         "--experimental-default-type", "--experimental-sea-config", "--snapshot-blob",
-        "--build-snapshot-config", "--localstorage-file", "--stack-trace-limit",
-        "--max-old-space-size", "--max-semi-space-size", "--stack-size", "--use-largepages",
-        "--run",
+        "--build-snapshot-config", "--localstorage-file", "--use-largepages", "--run",
     }
 )  # fmt: skip
 _NODE_FLAGS = frozenset(

@@ -211,6 +211,14 @@ def our_identity() -> ClientIdentity:
     return measure_process(os.getpid())
 
 
+def answer_one_tab_list(browser: FakeBrowser) -> None:
+    """Play the extension for one relayed ``tab_list`` (earlier sessions' ends skipped)."""
+    while (request := browser.receive())["type"] == "session_end":
+        pass
+    assert request["type"] == "request" and request["action"] == "tab_list", request
+    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+
+
 def nothing_relayed(browser: FakeBrowser) -> None:
     """Everything the host sent the extension since, up to the answer to a fresh host call, is
     a session ending: no request was relayed."""
