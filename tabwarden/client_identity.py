@@ -90,7 +90,7 @@ DESCRIPTION_MAX = 1024
 #: Interpreter families by the basename of the image they execute.
 INTERPRETERS: dict[str, re.Pattern[str]] = {
     "node": re.compile(r"^node(js)?[0-9.]*$"),
-    "python": re.compile(r"^(python|pypy)[0-9.]*[dmu]*$"),
+    "python": re.compile(r"^(python|pypy)[0-9.]*[dmut]*$"),
     "shell": re.compile(r"^(sh|bash|dash|zsh|ksh|mksh|ash)$"),
     # Recognised, not parsed: pinned by their exact command line, always broad.
     "deno": re.compile(r"^deno$"),

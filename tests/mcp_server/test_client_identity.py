@@ -210,6 +210,7 @@ def test_a_shell_reading_commands_is_broad(argv: list[str]) -> None:
         ("/usr/bin/node (deleted)", "node"),  # updated under a running client
         ("/usr/bin/python3.11", "python"),
         ("/usr/bin/pypy3", "python"),
+        ("/usr/bin/python3.13t", "python"),  # free-threaded
         ("/usr/bin/bash", "shell"),
         ("/usr/bin/ruby3.1", "ruby"),
         ("/usr/bin/deno", "deno"),
