@@ -790,7 +790,7 @@ def _identity_of(pin: _Pin, argv: list[str], image: str, image_sha: str) -> Clie
     for spec in entry.preloads:
         parts += ["preload", spec]
         if _is_path_spec(spec):
-            path = os.path.realpath(os.path.join(_cwd(pin.pid), spec))
+            path = _resolve(_cwd(pin.pid), spec, family, pin.pid)
             preload_sha = _hash_file(path, pin.pid)
             parts += [path, preload_sha]
             pins.append(f"  preloading {path} (sha256 {_short(preload_sha)})")

@@ -521,3 +521,18 @@ def test_a_script_that_cannot_be_found_is_unmeasurable(
     script.unlink()
     with pytest.raises(SpawnerUnmeasurable, match="cannot find the script"):
         measure_process(processes[0].pid)
+
+
+@needs_node
+def test_a_node_preload_is_hashed_and_changing_it_changes_the_identity(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """`node -r ./hook` runs hook.js before the script: it is part of what the client runs."""
+    assert NODE is not None
+    (tmp_path / "hook.js").write_text("// hook\n")
+    (tmp_path / "cli.js").write_text("setInterval(() => {}, 1000);\n")
+    processes.append(_started([NODE, "-r", "./hook", "cli.js"], tmp_path))
+    first = measure_process(processes[0].pid)
+    assert any(f"preloading {tmp_path / 'hook.js'} (sha256" in line for line in first.pins)
+    (tmp_path / "hook.js").write_text("// hook, changed\n")
+    assert measure_process(processes[0].pid).sha256 != first.sha256
