@@ -1,11 +1,11 @@
 """``tabwarden demo`` — every hop, for real, in a throwaway headless Chromium.
 
 It serves a small local page, provisions a throwaway trust record (host key in a temp file store,
-this interpreter paired as the MCP client, the page's origin approved — standing in for the
-terminal ceremonies a person would perform), starts Chromium with the extension loaded and our
-host installed into the throwaway profile (the extension copy there also holds loopback site
-access at install, standing in for Chrome's permission dialog, which headless Chrome cannot
-show — see ``tabwarden.browser``), then acts as an MCP client would: spawns
+this program — the interpreter with what it runs — paired as the MCP client, the page's origin
+approved — standing in for the terminal ceremonies a person would perform), starts Chromium with the
+extension loaded and our host installed into the throwaway profile (the extension copy there also
+holds loopback site access at install, standing in for Chrome's permission dialog, which headless
+Chrome cannot show — see ``tabwarden.browser``), then acts as an MCP client would: spawns
 ``tabwarden mcp`` with the SDK's stdio client and calls ``bridge_status``, ``tab_open``,
 ``tab_list`` and ``page_text``, printing a transcript. It never touches the person's own record.
 Every process and temp directory it made is removed on the way out, Ctrl-C included.
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             )
             _say(
                 "trust",
-                f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved",
+                f"throwaway record: key {fingerprint}, this program paired, {origin} approved",
             )
             browser.start("about:blank")
             _say(
