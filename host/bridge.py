@@ -50,7 +50,7 @@ from tabwarden.protocol.handshake import (
     HandshakeFailed,
     HostHandshake,
 )
-from tabwarden.trust.refusal import refusal
+from tabwarden.trust.refusal import MeasuredClient, refusal
 from tabwarden.trust.verify import Effective
 
 log = logging.getLogger("tabwarden.host")
@@ -80,7 +80,9 @@ class _Client:
     number: int
     role: str
     stream: FrameStream
-    client_sha256: str = ""
+    #: The client as the host measured it (``admission.measure_client``); an empty hash: not
+    #: measurable, or not an MCP server's connection — served only while nothing is paired.
+    measured: MeasuredClient | None = None
     #: Its admission frame claimed a client the host's own measurement disagrees with: every
     #: request is refused (``client_not_paired``) and the connection closed.
     impostor: bool = False
@@ -117,7 +119,7 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     drive the browser."""
     if client.impostor:
         return CLIENT_NOT_PAIRED, "the client it claims to be is not the program that spawned it"
-    found = refusal(eff, client.client_sha256 or None)
+    found = refusal(eff, client.measured)
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
     return None if found is None else (found.code, found.message)
@@ -493,7 +495,7 @@ class BridgeServer:
             number=number,
             role=admitted.role,
             stream=stream,
-            client_sha256=identity or "",
+            measured=identity,
             impostor=identity is None,
         )
         self._relay.add(client)
@@ -525,27 +527,40 @@ class BridgeServer:
 
     async def _measured_client(
         self, number: int, admitted: Admitted, pid: int | None
-    ) -> str | None:
-        """The client identity to serve this connection as: measured by us from the process that
-        spawned the peer, never the admission frame's claim; ``""`` when it cannot be measured
-        (served as unpaired), ``None`` (refuse) when the claim disagrees with the measurement."""
+    ) -> MeasuredClient | None:
+        """The client to serve this connection as: measured by us from the process that spawned
+        the peer (through wrappers; an interpreter with what it runs), never the admission
+        frame's claim. An unmeasurable client has an empty hash (served only while nothing is
+        paired); ``None`` (refuse) when the claim disagrees with the measurement."""
         if admitted.role != "mcp":
-            return ""
+            return MeasuredClient(sha256="", description="this connection")
         try:
             if pid is None:
                 raise SpawnerUnmeasurable("the kernel gave no peer process id")
-            measured = await asyncio.to_thread(measure_client, pid)
+            identity = await asyncio.to_thread(measure_client, pid)
         except SpawnerUnmeasurable as exc:
             log.warning("bridge connection #%d: its client cannot be measured (%s)", number, exc)
-            measured = ""
+            measured = MeasuredClient(
+                sha256="",
+                description=f"the program that started MCP server pid {pid} (not measurable)",
+            )
+        else:
+            measured = identity.measured()
+            log.info(
+                "bridge connection #%d: client %s (sha256 %s…)%s",
+                number,
+                measured.description,
+                measured.sha256[:16],
+                f", through {', '.join(identity.wrappers)}" if identity.wrappers else "",
+            )
         claimed = admitted.client_sha256
-        if claimed and claimed != measured:
+        if claimed and claimed != measured.sha256:
             log.warning(
                 "bridge connection #%d refused: it claims client %s… but the process that "
                 "spawned it measures %s",
                 number,
                 claimed[:16],
-                f"{measured[:16]}…" if measured else "as unmeasurable",
+                f"{measured.sha256[:16]}…" if measured.sha256 else "as unmeasurable",
             )
             return None
         return measured

@@ -1,6 +1,7 @@
 """``tabwarden mcp`` — the MCP server an agent spawns over stdio (hop 1).
 
-Hop 1's guard: at start the server measures the program that spawned it (``spawner.py``). Before
+Hop 1's guard: at start the server measures its client — the program that spawned it, through
+wrappers, and for an interpreter what it runs (``tabwarden.client_identity``). Before
 every tool call ``ToolGuard`` re-reads the trust record: unreadable → ``trust_unreadable``; kill
 latch → ``killed``; clients paired and the spawner not one of them (or unmeasurable) →
 ``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
@@ -106,7 +107,7 @@ class ToolGuard:
             who = f"the program that started tabwarden mcp (not measurable: {self._spawner_error})"
             found = refusal(eff, None, who=who)
         else:
-            found = refusal(eff, self._spawner.sha256, who=self._spawner.exe)
+            found = refusal(eff, self._spawner.measured(), who=self._spawner.exe)
         return None if found is None else (found.code, found.message)
 
 
@@ -141,14 +142,23 @@ def run() -> int:
     import time
 
     from tabwarden.attest import make_attestor
-    from tabwarden.mcp_server.spawner import SpawnerUnmeasurable, measure_parent, remember_spawner
+    from tabwarden.client_identity import SpawnerUnmeasurable, measure_client_of
+    from tabwarden.mcp_server.spawner import remember_spawner
     from tabwarden.trust.gate import TrustGate
 
     gate = TrustGate()
     spawner: Spawner | None = None
     spawner_error: str | None = None
     try:
-        spawner = measure_parent()
+        spawner = measure_client_of(os.getpid())
+        log.info(
+            "client: %s (sha256 %s…)%s",
+            spawner.exe,
+            spawner.sha256[:16],
+            f", through {', '.join(spawner.wrappers)}" if spawner.wrappers else "",
+        )
+        if spawner.broad:
+            log.warning("this client's identity admits more than one program: %s", spawner.broad)
     except SpawnerUnmeasurable as exc:
         spawner_error = str(exc)
         log.error("cannot measure the program that started tabwarden mcp: %s", exc)

@@ -1,65 +1,48 @@
-"""Hop 1: who spawned ``tabwarden mcp`` — measured, compared with the paired clients, remembered.
+"""Hop 1's memory: the MCP clients recently seen starting ``tabwarden mcp`` (``spawners.json``).
 
-``measure_parent`` pins the parent with a pidfd, records its create time, reads the executable
-path (``/proc/<pid>/exe`` readlink, for display) and hashes the image *through the magic link*
-(the inode actually executing, not whatever the path names now). It then re-checks that the pinned
-process is alive with the same create time (and, for our own parent, that it is still our parent),
-so a PID recycled mid-measurement is never measured as the spawner. Anything unmeasurable —
-parent gone, a zombie, permission denied (another user, or a non-dumpable parent), reuse — raises
-``SpawnerUnmeasurable``: when clients are paired every tool then answers ``client_not_paired``.
+Who the client is — the process that spawned the server, measured through wrappers, and for an
+interpreter what it runs — is measured in one place, ``tabwarden.client_identity``
+(``measure_client_of``); ``Spawner`` and ``SpawnerUnmeasurable`` are re-exported from there.
 
-Image hashes are cached in memory only, by (dev, ino, size, mtime_ns). There is deliberately no
-on-disk hash cache: a file another same-UID process can write would let it map its own binary's
-inode to a paired client's hash — an unsigned widening path next to the signed trust record.
-
-``spawners.json`` in the config dir remembers recently seen spawners (path, hash, first/last seen,
-count; the 20 most recent) so ``tabwarden pair-client`` can offer them. It is a hint list, not a
-grant: nothing in it is trusted, and a damaged file is simply started afresh. It is read and
-written through ``tabwarden.private_fs``: an unsafe directory or list (symlink, not ours, wrong
-mode, not a regular file) is never read (``recent_spawners`` gives []) and never replaced
-(``remember_spawner`` raises ``SpawnerListUnsafe``).
+``spawners.json`` in the config dir remembers recently seen clients (description, identity hash,
+what the identity pins in words, why it is broad if it is, first/last seen, count; the 20 most
+recent) so ``tabwarden pair-client`` can offer them. It is a hint list, not a grant: nothing in it
+is trusted (the ceremony says so when it shows a row), and a damaged file is simply started
+afresh. It is read and written through ``tabwarden.private_fs``: an unsafe directory or list
+(symlink, not ours, wrong mode, not a regular file) is never read (``recent_spawners`` gives [])
+and never replaced (``remember_spawner`` raises ``SpawnerListUnsafe``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-from tabwarden.attest import image_sha256, pidfd_exited
+from tabwarden.client_identity import ClientIdentity, SpawnerUnmeasurable
 from tabwarden.errors import TabwardenError
 from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
-from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, SPAWNER_LIST_UNSAFE
+from tabwarden.protocol.codes import SPAWNER_LIST_UNSAFE
 
 SPAWNERS_FILE = "spawners.json"
 SPAWNERS_LOCK = "spawners.lock"
 SPAWNERS_MAX = 20
 SPAWNERS_VERSION = 1
-#: 20 rows of a path and a hash are a few KiB; anything near this is not our list.
+#: 20 rows of a description, a hash and a few lines of text are a few KiB; anything near this
+#: is not our list.
 SPAWNERS_MAX_BYTES = 1 << 20
+#: A row's ``pins`` lines and ``broad`` reason are display text, bounded.
+_TEXT_MAX = 1024
+_PINS_MAX = 12
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_KIND_RE = re.compile(r"^[a-z]{1,16}$")
 
-
-class SpawnerUnmeasurable(TabwardenError):
-    """The process that spawned this MCP server could not be measured."""
-
-    code = CLIENT_NOT_PAIRED
-
-
-@dataclass(frozen=True, slots=True)
-class Spawner:
-    pid: int
-    exe: str  # readlink of /proc/<pid>/exe, for display (may end in " (deleted)")
-    sha256: str  # of the image actually executing, read through the magic link
-    create_time: float
+#: A measured client, as the spawner list sees it.
+Spawner = ClientIdentity
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +52,12 @@ class SeenSpawner:
     first_seen: int
     last_seen: int
     count: int
+    #: Why the identity admits more than one program (None: it does not), as last measured.
+    broad: str | None = None
+    #: What the identity pins, in words, as last measured.
+    pins: tuple[str, ...] = ()
+    #: ``binary`` (an image hash) or what an interpreter runs (``script``, ``eval``, …).
+    kind: str = "binary"
 
     def as_dict(self) -> dict[str, Any]:  # JSON for pair-client (commands.py indexes it)
         return {
@@ -77,85 +66,10 @@ class SeenSpawner:
             "firstSeen": self.first_seen,
             "lastSeen": self.last_seen,
             "count": self.count,
+            "broad": self.broad,
+            "pins": list(self.pins),
+            "kind": self.kind,
         }
-
-
-# ---------------------------------------------------------------------------------- measuring
-
-
-def measure_parent(pid: int | None = None) -> Spawner:
-    """Measure ``pid`` (default: our parent, re-checked to still be our parent)."""
-    own_parent = pid is None
-    target = os.getppid() if pid is None else pid
-    if target <= 0:
-        raise SpawnerUnmeasurable(f"no parent process to measure (pid {target})")
-    try:
-        pidfd = os.pidfd_open(target)
-    except ProcessLookupError:
-        raise SpawnerUnmeasurable(f"the spawning process {target} is gone") from None
-    except OSError as exc:
-        raise SpawnerUnmeasurable(
-            f"cannot pin the spawning process {target}: {exc.strerror}"
-        ) from None
-    try:
-        _still_ours(pidfd, target, own_parent)
-        created = _create_time(target)
-        try:
-            exe = os.readlink(f"/proc/{target}/exe")
-            fd = os.open(f"/proc/{target}/exe", os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise SpawnerUnmeasurable(f"the spawning process {target} has exited") from None
-        except PermissionError:
-            raise SpawnerUnmeasurable(
-                f"permission denied reading the executable of the spawning process {target} "
-                "(another user, or a non-dumpable process)"
-            ) from None
-        except OSError as exc:
-            raise SpawnerUnmeasurable(
-                f"cannot read the spawning process {target}: {exc.strerror}"
-            ) from None
-        try:
-            sha, _ = image_sha256(fd)
-        except OSError as exc:
-            raise SpawnerUnmeasurable(
-                f"cannot hash the spawning process {target}: {exc.strerror}"
-            ) from None
-        finally:
-            os.close(fd)
-        _still_ours(pidfd, target, own_parent)
-        if _create_time(target) != created:
-            raise SpawnerUnmeasurable(f"the spawning process {target} was replaced (PID reused)")
-    finally:
-        os.close(pidfd)
-    return Spawner(pid=target, exe=exe, sha256=sha, create_time=created)
-
-
-def _still_ours(pidfd: int, pid: int, own_parent: bool) -> None:
-    if pidfd_exited(pidfd):
-        raise SpawnerUnmeasurable(f"the spawning process {pid} has exited")
-    if own_parent and os.getppid() != pid:
-        raise SpawnerUnmeasurable(f"the spawning process {pid} exited (we were re-parented)")
-
-
-def _create_time(pid: int) -> float:
-    try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.NoSuchProcess:
-        raise SpawnerUnmeasurable(f"the spawning process {pid} is gone") from None
-    except psutil.Error as exc:
-        raise SpawnerUnmeasurable(f"cannot read the spawning process {pid}: {exc}") from None
-
-
-def matches(spawner: Spawner, paired: Iterable[tuple[str, str]]) -> bool:
-    """True if the spawner's image hash equals a paired client's (the path is only a label)."""
-    mine = spawner.sha256.lower().encode("ascii")
-    found = False
-    for _exe, sha in paired:
-        if isinstance(sha, str) and hmac.compare_digest(
-            mine, sha.lower().encode("ascii", "replace")
-        ):
-            found = True  # keep going: constant work regardless of position
-    return found
 
 
 # -------------------------------------------------------------------------------- remembering
@@ -212,7 +126,18 @@ def _parse_entries(raw: bytes) -> list[SeenSpawner]:
             and type(count) is int
             and min(first, last, count) >= 0
         ):
-            out.append(SeenSpawner(path_s, sha, first, last, count))
+            broad, pins, kind = row.get("broad"), row.get("pins", []), row.get("kind", "binary")
+            if not (isinstance(kind, str) and _KIND_RE.match(kind)):
+                kind = "unknown"
+            if broad is not None and not (isinstance(broad, str) and len(broad) <= _TEXT_MAX):
+                broad = "(unreadable)"  # damaged text: never shown as "not broad"
+            if not (
+                isinstance(pins, list)
+                and len(pins) <= _PINS_MAX
+                and all(isinstance(p, str) and len(p) <= _TEXT_MAX for p in pins)
+            ):
+                pins = []
+            out.append(SeenSpawner(path_s, sha, first, last, count, broad, tuple(pins), kind))
     return out
 
 
@@ -244,15 +169,12 @@ def _remember_locked(directory: PrivateDir, spawner: Spawner, stamp: int) -> Non
     )
     if previous is not None:
         entries.remove(previous)
-        seen = SeenSpawner(
-            spawner.exe,
-            spawner.sha256,
-            previous.first_seen,
-            max(stamp, previous.last_seen),
-            previous.count + 1,
-        )
+        first, last, count = previous.first_seen, max(stamp, previous.last_seen), previous.count + 1
     else:
-        seen = SeenSpawner(spawner.exe, spawner.sha256, stamp, stamp, 1)
+        first, last, count = stamp, stamp, 1
+    pins = tuple(line[:_TEXT_MAX] for line in spawner.pins[:_PINS_MAX])
+    broad = spawner.broad[:_TEXT_MAX] if spawner.broad is not None else None
+    seen = SeenSpawner(spawner.exe, spawner.sha256, first, last, count, broad, pins, spawner.kind)
     entries.append(seen)
     entries.sort(key=lambda e: e.last_seen)  # stable: the latest sighting stays last on ties
     kept = entries[-SPAWNERS_MAX:]
@@ -278,8 +200,6 @@ __all__ = [
     "Spawner",
     "SpawnerListUnsafe",
     "SpawnerUnmeasurable",
-    "matches",
-    "measure_parent",
     "recent_spawners",
     "remember_spawner",
 ]

@@ -5,9 +5,10 @@
 2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor;
 3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
    admission over a ``FrameStream``;
-4. on the host, for an MCP server: the client's identity is *measured* — the executable of the
-   process that spawned the peer (``measure_client``) — never taken from the admission frame; a
-   claim there that disagrees is refused by the caller.
+4. on the host, for an MCP server: the client's identity is *measured* — the process that
+   spawned the peer, through wrappers, and for an interpreter what it runs (``measure_client``,
+   ``tabwarden.client_identity``) — never taken from the admission frame; a claim there that
+   disagrees is refused by the caller.
 
 Each step can only refuse (``PeerRefused``; ``HandshakeFailed``, ``FramingError`` or
 ``ConnectionClosed`` from the handshake). The callers keep what differs: which frames open the
@@ -18,11 +19,14 @@ raise a secret, nonce or MAC.
 from __future__ import annotations
 
 import socket
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tabwarden.framestream import FrameStream
 from tabwarden.peer import PeerAttestor, PeerCredentials, require_same_uid
 from tabwarden.protocol.handshake import Admitted
+
+if TYPE_CHECKING:
+    from tabwarden.client_identity import ClientIdentity
 
 __all__ = ["HandshakeMachine", "check_peer", "handshake", "measure_client"]
 
@@ -54,17 +58,11 @@ async def handshake(
             return admitted
 
 
-def measure_client(peer_pid: int) -> str:
-    """Step 4: the SHA-256 of the executable that spawned process ``peer_pid`` (the connected MCP
-    server), measured here (``mcp_server.spawner.measure_parent``: pidfd-pinned, create time
-    against PID reuse). Raises ``SpawnerUnmeasurable`` when it cannot be measured. Blocking:
-    hashes a file."""
-    import psutil
+def measure_client(peer_pid: int) -> ClientIdentity:
+    """Step 4: the client of the connected MCP server ``peer_pid`` — the one measurement hop 1
+    makes too (``client_identity.measure_client_of``: the server's parent through wrappers,
+    every hop pidfd-pinned with its create time against PID reuse). Raises
+    ``SpawnerUnmeasurable`` when it cannot be measured. Blocking: hashes files."""
+    from tabwarden.client_identity import measure_client_of
 
-    from tabwarden.mcp_server.spawner import SpawnerUnmeasurable, measure_parent
-
-    try:
-        parent = psutil.Process(peer_pid).ppid()
-    except psutil.Error:
-        raise SpawnerUnmeasurable(f"the connected process {peer_pid} is gone") from None
-    return measure_parent(parent).sha256
+    return measure_client_of(peer_pid)

@@ -265,6 +265,53 @@ def confirm_phrase(
     raise CeremonyDeclined(f"the phrase was not typed after {attempts} attempts; nothing changed")
 
 
+# --------------------------------------------------------------------------- what a pairing pins
+
+
+def pair_client_explanation(
+    *,
+    label: str,
+    exe: str,
+    sha256: str,
+    kind: str,
+    pins: tuple[str, ...] = (),
+    broad: str | None = None,
+    hint_only: bool = False,
+) -> list[str]:
+    """The words ``pair-client`` shows before the phrase: exactly what the identity pins (the
+    binary's image, or the interpreter and what it runs), what that admits, and — for a broad
+    identity — a warning that it admits more than one program. ``hint_only``: the details come
+    from ``spawners.json`` (a hint anyone of this user can write), not a measurement made now."""
+    lines = [f"This lets client {label!r} drive your browser through tabwarden, within policy."]
+    lines += ["It pins:"] + [f"  {line}" for line in (pins or (f"the program {exe}",))]
+    lines.append(f"  identity sha256 {sha256}")
+    if hint_only:
+        lines.append(
+            "  (as recorded when it last started `tabwarden mcp`: that list is only a hint; the "
+            "identity sha256 is what is pinned)"
+        )
+    if broad:
+        lines += [
+            "WARNING: this identity admits more than one program: " + broad + ".",
+            f"Any program it admits can use your browser as {label!r}. Prefer starting the "
+            "client from a script file, or a plain executable.",
+        ]
+    elif kind == "binary":
+        lines.append(
+            "It admits only this exact executable: any other program that starts "
+            "`tabwarden mcp` will be refused."
+        )
+    else:
+        lines.append(
+            "It admits only this script run by this interpreter: other scripts of the same "
+            "interpreter will be refused. The files the script imports are not hashed."
+        )
+    lines.append(
+        "When the client updates itself its identity changes, and it must be paired again."
+    )
+    return lines
+
+
 # --------------------------------------------------------------------------- one-time codes
 
 

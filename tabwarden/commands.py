@@ -13,6 +13,7 @@ its SHA-256.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -177,10 +178,22 @@ def _sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-def _choose_spawner() -> tuple[str, str]:
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Candidate:
+    """What ``pair-client`` is about to pin, wherever it came from."""
+
+    exe: str
+    sha256: str
+    kind: str = "binary"
+    pins: tuple[str, ...] = ()
+    broad: str | None = None
+    hint_only: bool = False  # from spawners.json, not measured now
+
+
+def _choose_spawner() -> _Candidate:
     from tabwarden.mcp_server.spawner import recent_spawners
 
-    seen = [entry.as_dict() for entry in recent_spawners(config_dir())]
+    seen = recent_spawners(config_dir())
     if not seen:
         raise UsageError(
             "no MCP client has started `tabwarden mcp` yet",
@@ -190,8 +203,9 @@ def _choose_spawner() -> tuple[str, str]:
     print("recently seen MCP clients (the programs that started `tabwarden mcp`):")
     for number, entry in enumerate(seen, 1):
         print(
-            f"  [{number}] {entry['path']}  sha256 {entry['sha256'][:16]}…  "
-            f"first {_when(entry['firstSeen'])}, last {_when(entry['lastSeen'])}"
+            f"  [{number}] {entry.path}  sha256 {entry.sha256[:16]}…  "
+            f"first {_when(entry.first_seen)}, last {_when(entry.last_seen)}"
+            + ("  (admits more than one program)" if entry.broad else "")
         )
     from tabwarden.ceremony import _discard_typeahead, _read_line, _write
 
@@ -206,14 +220,46 @@ def _choose_spawner() -> tuple[str, str]:
     if not answer.isdigit() or not 1 <= int(answer) <= len(seen):
         raise UsageError(f"no entry {answer!r}")
     entry = seen[int(answer) - 1]
-    return str(entry["path"]), str(entry["sha256"])
+    return _Candidate(
+        exe=entry.path,
+        sha256=entry.sha256,
+        kind=entry.kind,
+        pins=entry.pins,
+        broad=entry.broad,
+        hint_only=True,
+    )
 
 
-def _default_label(exe: str) -> str:
-    """The executable's name made a valid label ("python3.11" -> "python3-11")."""
+def _by_path(path: str, expected: str | None) -> _Candidate:
+    """``--exe PATH``: a plain executable, pinned by its image. An interpreter or a wrapper is
+    refused: its hash alone would not say which client it is."""
+    from tabwarden.client_identity import WRAPPERS, interpreter_family
+
+    exe = os.path.realpath(path)
+    family = interpreter_family(exe)
+    name = Path(exe).name
+    if family is not None or name in WRAPPERS or name in ("uv", "bun"):
+        what = f"an interpreter ({family})" if family is not None else "a wrapper"
+        raise UsageError(
+            f"{exe} is {what}: tabwarden pins what it runs, never the executable alone",
+            hint="Start your MCP client with tabwarden configured once and run "
+            "`tabwarden pair-client` to choose it, or pass --pid PID of the running client.",
+        )
+    sha = expected.lower() if expected else _sha256_file(exe)
+    return _Candidate(exe=exe, sha256=sha, pins=(f"the program {exe}", f"  (image sha256 {sha})"))
+
+
+def _default_label(exe: str, kind: str = "binary") -> str:
+    """A valid label from what the client is: a binary's name ("python3.11" -> "python3-11"),
+    the package or script a node/python client runs ("claude-code", "server")."""
     import re
 
-    label = re.sub(r"[^a-z0-9_-]+", "-", Path(exe).name.lower()).strip("-_")[:32].rstrip("-_")
+    name = Path(exe).name
+    if kind == "script":
+        script = exe.split(" ", 1)[-1]
+        package = re.search(r"/node_modules/(?:@[^/]+/)?([^/]+)/", script)
+        name = package.group(1) if package else Path(script).stem
+    label = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:32].rstrip("-_")
     return label or "client"
 
 
@@ -222,38 +268,50 @@ def _when(ts: Any) -> str:
 
 
 def cmd_pair_client(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.ceremony import pair_client_explanation, require_real_terminal
 
     require_real_terminal()
     _require_key()
     if args.pid is not None:
-        from tabwarden.mcp_server.spawner import measure_parent
+        from tabwarden.client_identity import measure_process
 
-        spawner = measure_parent(args.pid)
-        exe, sha = spawner.exe, spawner.sha256
+        identity = measure_process(args.pid)
+        candidate = _Candidate(
+            exe=identity.exe,
+            sha256=identity.sha256,
+            kind=identity.kind,
+            pins=identity.pins,
+            broad=identity.broad,
+        )
     elif args.exe:
-        exe = os.path.realpath(args.exe)
-        sha = args.hash.lower() if args.hash else _sha256_file(exe)
+        candidate = _by_path(args.exe, args.hash)
     elif args.hash:
         raise UsageError("--hash needs --exe PATH to name the program it belongs to")
     else:
-        exe, sha = _choose_spawner()
-    label = args.label or _default_label(exe)
+        candidate = _choose_spawner()
+    label = args.label or _default_label(candidate.exe, candidate.kind)
     from tabwarden.paths import LABEL_RE, BadLabel
 
     if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
         raise BadLabel(f"invalid label {label!r}; pass --label (1-32 of a-z, 0-9, '-', '_')")
     proof = _ceremony(
         "pair-client",
-        [
-            f"This lets the program {exe}",
-            f"  (sha256 {sha}) drive your browser through tabwarden, as client {label!r}, "
-            "within policy.",
-            "Any other program that starts `tabwarden mcp` will be refused.",
-        ],
+        pair_client_explanation(
+            label=label,
+            exe=candidate.exe,
+            sha256=candidate.sha256,
+            kind=candidate.kind,
+            pins=candidate.pins,
+            broad=candidate.broad,
+            hint_only=candidate.hint_only,
+        ),
     )
-    operations.pair_client(_ctx(), proof, label=label, exe=exe, sha256=sha, now=_now())
-    print(f"paired client {label!r}: {exe}")
+    operations.pair_client(
+        _ctx(), proof, label=label, exe=candidate.exe, sha256=candidate.sha256, now=_now()
+    )
+    print(f"paired client {label!r}: {candidate.exe}")
+    if candidate.broad:
+        print(f"note: this identity admits more than one program ({candidate.broad})")
     return 0
 
 
@@ -507,8 +565,16 @@ def add_subcommands(sub: Any) -> None:
         description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts "
         "`tabwarden mcp`. Without options, choose from the recently seen spawners.",
     )
-    p.add_argument("--pid", type=int, help="measure this running process")
-    p.add_argument("--exe", metavar="PATH", help="the client's executable")
+    p.add_argument(
+        "--pid",
+        type=int,
+        help="measure this running client (through wrappers; an interpreter with what it runs)",
+    )
+    p.add_argument(
+        "--exe",
+        metavar="PATH",
+        help="the client's executable (a plain program, not an interpreter)",
+    )
     p.add_argument("--hash", metavar="HEX", help="its expected SHA-256 (with --exe)")
     p.add_argument("--label", help="a name for it (default: the executable's name)")
     p.set_defaults(func=cmd_pair_client)

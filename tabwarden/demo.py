@@ -1,11 +1,11 @@
 """``tabwarden demo`` — every hop, for real, in a throwaway headless Chromium.
 
 It serves a small local page, provisions a throwaway trust record (host key in a temp file store,
-this interpreter paired as the MCP client, the page's origin approved — standing in for the
-terminal ceremonies a person would perform), starts Chromium with the extension loaded and our
-host installed into the throwaway profile (the extension copy there also holds loopback site
-access at install, standing in for Chrome's permission dialog, which headless Chrome cannot
-show — see ``tabwarden.browser``), then acts as an MCP client would: spawns
+this program — the interpreter with what it runs — paired as the MCP client, the page's origin
+approved — standing in for the terminal ceremonies a person would perform), starts Chromium with the
+extension loaded and our host installed into the throwaway profile (the extension copy there also
+holds loopback site access at install, standing in for Chrome's permission dialog, which headless
+Chrome cannot show — see ``tabwarden.browser``), then acts as an MCP client would: spawns
 ``tabwarden mcp`` with the SDK's stdio client and calls ``bridge_status``, ``tab_open``,
 ``tab_list`` and ``page_text``, printing a transcript. It never touches the person's own record.
 Every process and temp directory it made is removed on the way out, Ctrl-C included.
@@ -96,10 +96,15 @@ async def wait_for_extension(client: Any, deadline: float) -> dict[str, Any]:
 
 def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[str]) -> str:
     """Write a throwaway trust record in ``config`` (never the person's): a host key in a file
-    store, ``client_exe`` paired, ``origins`` approved. Returns the key's fingerprint."""
+    store, ``client_exe`` paired, ``origins`` approved. Returns the key's fingerprint.
+
+    ``client_exe`` is pinned as ``pair-client`` would: a plain executable by its image; this
+    process's own interpreter as this process (the interpreter with what it runs), since an
+    interpreter is never pinned alone (``tabwarden.client_identity``)."""
     import hashlib
     import time
 
+    from tabwarden.client_identity import measure_process
     from tabwarden.trust import store
     from tabwarden.trust.keys import HostKey
     from tabwarden.trust.keystore import FileStore
@@ -110,8 +115,12 @@ def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[st
     record = config / "trust.json"
     now = int(time.time())
     store.initialise(record, key, "file", now)
-    with open(client_exe, "rb") as image:
-        digest = hashlib.sha256(image.read()).hexdigest()
+    if os.path.realpath(client_exe) == os.path.realpath("/proc/self/exe"):
+        me = measure_process(os.getpid())
+        client_exe, digest = me.exe, me.sha256
+    else:
+        with open(client_exe, "rb") as image:
+            digest = hashlib.sha256(image.read()).hexdigest()
     store.add_client(record, key, "demo", client_exe, digest, now)
     store.set_baseline(record, key, apply_set(DEFAULT_POLICY, {"origins": origins}).to_json(), now)
     return str(key.public.fingerprint)
@@ -167,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             )
             _say(
                 "trust",
-                f"throwaway record: key {fingerprint}, this interpreter paired, {origin} approved",
+                f"throwaway record: key {fingerprint}, this program paired, {origin} approved",
             )
             browser.start("about:blank")
             _say(

@@ -16,6 +16,7 @@ from typing import Any
 from fido2 import cbor
 from fido2.utils import websafe_encode
 
+from tabwarden.client_identity import ClientIdentity, measure_process
 from tabwarden.trust import store
 from tabwarden.trust.audit import AuditLog
 from tabwarden.trust.gate import TrustGate
@@ -35,16 +36,24 @@ def sha256_file(path: str) -> str:
 
 
 def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
-    """What `pair --file-store` + `pair-client` leave behind, written through the same store API."""
+    """What `pair --file-store` + `pair-client` leave behind, written through the same store API.
+
+    ``client_exe`` is paired as ``pair-client`` would pin it: a plain executable by its image
+    hash; this test process's own interpreter (``our_interpreter()``) as this process — the
+    interpreter with what it runs (``our_identity()``), since an interpreter is never pinned
+    alone."""
     config.mkdir(mode=0o700, exist_ok=True)
     key = HostKey.generate()
     FileStore(config / "host-key.pem").save(key)
     now = int(time.time())
     store.initialise(config / "trust.json", key, "file", now)
     if client_exe is not None:
-        store.add_client(
-            config / "trust.json", key, label, client_exe, sha256_file(client_exe), now
-        )
+        if client_exe == our_interpreter():
+            me = our_identity()
+            exe, sha = me.exe, me.sha256
+        else:
+            exe, sha = client_exe, sha256_file(client_exe)
+        store.add_client(config / "trust.json", key, label, exe, sha, now)
     return key
 
 
@@ -195,6 +204,19 @@ def trust_world(tmp_path: Path, *, paired: bool = True) -> TrustWorld:
 def our_interpreter() -> str:
     """The real executable of this test process (what a child of ours is spawned by)."""
     return os.path.realpath(f"/proc/{os.getpid()}/exe")
+
+
+def our_identity() -> ClientIdentity:
+    """This test process as a client: what a child MCP server (and the host) measures it as."""
+    return measure_process(os.getpid())
+
+
+def answer_one_tab_list(browser: FakeBrowser) -> None:
+    """Play the extension for one relayed ``tab_list`` (earlier sessions' ends skipped)."""
+    while (request := browser.receive())["type"] == "session_end":
+        pass
+    assert request["type"] == "request" and request["action"] == "tab_list", request
+    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
 
 
 def nothing_relayed(browser: FakeBrowser) -> None:

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
-from tests.fixtures import nothing_relayed, our_interpreter, pair_record, sha256_file
+from tests.fixtures import nothing_relayed, our_identity, our_interpreter, pair_record
 
 GUARD = 60.0  # hang guard only
 
@@ -144,7 +144,7 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
     spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
-    assert sha256_file(our_interpreter()) in spawners
+    assert our_identity().sha256 in spawners
 
 
 def test_unpaired_spawner_is_refused_once_a_client_is_paired(

@@ -5,10 +5,14 @@ request) ask exactly this, in this order, and nothing else decides it:
 
 1. the record is unreadable or refused → ``trust_unreadable`` (everything is refused);
 2. the kill switch is engaged → ``killed``;
-3. clients are paired (or were, and one was revoked) and this client's executable hash is not
-   one of them, or it could not be measured → ``client_not_paired``.
+3. clients are paired (or were, and one was revoked) and this client's measured identity
+   (``tabwarden.client_identity``: the image hash of a plain executable, or the interpreter and
+   what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
+   paired client has the same description but another hash, the message says it changed since
+   it was paired (it probably updated itself) and how to re-pair it.
 
-Pure: no I/O, no clock. It must never turn a state it cannot decide into a grant.
+Pure: no I/O, no clock. It must never turn a state it cannot decide into a grant; the
+description only ever chooses the words of a refusal, never whether to refuse.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, KILLED, TRUST_UNREADABLE
-from tabwarden.trust.verify import Effective
+from tabwarden.trust.verify import ClientGrant, Effective
 
-__all__ = ["Refusal", "refusal"]
+__all__ = ["MeasuredClient", "Refusal", "refusal"]
+
+_REPAIR = "re-pair it with `tabwarden pair-client`"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,12 +35,24 @@ class Refusal:
     message: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredClient:
+    """A client as measured: its identity hash (what a pairing pins), its description (what a
+    pairing of it records as ``exe``), and the executable it runs. ``hosted``: an interpreter
+    runs it, so its identity is not that executable's image hash."""
+
+    sha256: str
+    description: str
+    image: str = ""
+    hosted: bool = False
+
+
 def refusal(
-    eff: Effective, client_sha256: str | None, *, who: str = "this client"
+    eff: Effective, client: MeasuredClient | None, *, who: str | None = None
 ) -> Refusal | None:
-    """Why ``eff`` refuses the client whose executable hashes to ``client_sha256`` (``None``:
-    it could not be measured), or ``None`` when it may act. ``who`` names the client in the
-    message (never a secret)."""
+    """Why ``eff`` refuses ``client`` (``None``, or an empty hash: it could not be measured), or
+    ``None`` when it may act. ``who`` names the client in the message (never a secret); a
+    changed client is named by its description."""
     if eff.refused:
         return Refusal(
             code=TRUST_UNREADABLE,
@@ -43,7 +61,31 @@ def refusal(
         )
     if eff.killed:
         return Refusal(code=KILLED, message="the kill switch is engaged")
-    if eff.clients_pinned or eff.paired_clients:
-        if not client_sha256 or eff.client_matching(client_sha256) is None:
-            return Refusal(code=CLIENT_NOT_PAIRED, message=f"{who} is not a paired MCP client")
-    return None
+    if not (eff.clients_pinned or eff.paired_clients):
+        return None
+    name = who or "this client"
+    if client is None or not client.sha256:
+        return Refusal(code=CLIENT_NOT_PAIRED, message=f"{name} is not a paired MCP client")
+    if eff.client_matching(client.sha256) is not None:
+        return None
+    return Refusal(code=CLIENT_NOT_PAIRED, message=_not_paired(eff.paired_clients, client, name))
+
+
+def _not_paired(paired: tuple[ClientGrant, ...], client: MeasuredClient, name: str) -> str:
+    for grant in paired:
+        if grant.exe == client.description:
+            return (
+                f"the client {client.description} changed since it was paired as "
+                f"{grant.label!r} (sha256 {grant.sha256[:12]}… → {client.sha256[:12]}…): it "
+                f"probably updated itself; {_REPAIR}"
+            )
+    if client.hosted and client.image:
+        for grant in paired:
+            if grant.exe == client.image:
+                return (
+                    f"{name} is not a paired MCP client: its interpreter {client.image} was "
+                    f"paired as {grant.label!r} by its image alone, which no longer admits "
+                    "every script it runs; start the client you meant and "
+                    f"{_REPAIR}"
+                )
+    return f"{name} is not a paired MCP client"

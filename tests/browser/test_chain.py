@@ -117,11 +117,16 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
 
     asyncio.run(asyncio.wait_for(paired(), GUARD))
 
-    # Another MCP client program: /bin/sh forks `tabwarden mcp` (the trailing `exit` stops it
-    # from exec-ing), so the spawner measured is /bin/sh, which is not paired.
+    # Another MCP client program: the same interpreter running other code, which forks
+    # `tabwarden mcp`. (A `/bin/sh -c` parent would be a wrapper, measured through to this
+    # test, which is paired.) Its identity is the interpreter *and* that code: not paired.
     sh_params = StdioServerParameters(
-        command="/bin/sh",
-        args=["-c", f"'{sys.executable}' -m tabwarden mcp; exit $?"],
+        command=sys.executable,
+        args=[
+            "-c",
+            "import subprocess, sys; "
+            "sys.exit(subprocess.call([sys.executable, '-m', 'tabwarden', 'mcp']))",
+        ],
         env=browser.env,
     )
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import select
+import shutil
 import stat
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import psutil
 import pytest
 
 from tabwarden import ceremony
@@ -326,9 +328,16 @@ def test_second_pair_is_refused_without_reset(paired: World) -> None:
 # --------------------------------------------------------------------------- 4. pair-client
 
 
+def _plain_binary() -> str:
+    """A program that is neither an interpreter nor a wrapper: pinned by its image alone."""
+    found = shutil.which("sleep")
+    assert found is not None
+    return os.path.realpath(found)
+
+
 def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> None:
 
-    exe = os.path.realpath(sys.executable)
+    exe = _plain_binary()
     sha = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
 
     before = paired.trust_file.read_bytes()
@@ -366,6 +375,92 @@ def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> 
     )
     assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
     assert paired.trust_file.read_bytes() == after
+
+
+def _running(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    """A long-running client process whose command line is ``argv``, measured below by PID."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE)  # noqa: S603
+    deadline = time.monotonic() + 30
+    while psutil.Process(proc.pid).cmdline() != argv:  # until it has exec'd
+        assert time.monotonic() < deadline, "the client never started"
+        time.sleep(0.01)
+    return proc
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_pair_client_says_it_pins_the_interpreter_and_the_script(
+    paired: World, tmp_path: Path
+) -> None:
+    """A Node-hosted client: the ceremony names the interpreter image and the script with their
+    hashes, says other scripts of that node are refused, and never claims the binary rule."""
+    from tabwarden.client_identity import measure_process
+
+    node = os.path.realpath(shutil.which("node") or "")
+    script = tmp_path / "client.js"
+    script.write_text("setInterval(() => {}, 1000);\n")
+    client = _running([node, "client.js"], tmp_path)
+    try:
+        identity = measure_process(client.pid)
+        child = paired.spawn("pair-client", "--pid", str(client.pid))
+        child.expect(PROMPT)
+        shown = child.output.decode()
+        script_sha = hashlib.sha256(script.read_bytes()).hexdigest()
+        assert f"the interpreter {node} (image sha256 " in shown
+        assert f"running the script {script} (sha256 {script_sha[:16]}…)" in shown
+        assert f"identity sha256 {identity.sha256}" in shown
+        assert "other scripts of the same interpreter will be refused" in shown
+        assert "any other program" not in shown and "WARNING" not in shown
+        child.send(ceremony.phrase_for("pair-client") + "\n")
+        status, output = child.finish()
+        assert status == 0, output
+    finally:
+        client.kill()
+        client.wait(timeout=30)
+    [listed] = paired.json("clients", "--json")["paired"]
+    assert (listed["label"], listed["exe"], listed["sha256"]) == (
+        "client",
+        f"{node} {script}",
+        identity.sha256,
+    )
+
+
+def test_pair_client_warns_in_words_when_the_identity_admits_more_than_one_program(
+    paired: World, tmp_path: Path
+) -> None:
+    """python reading its program from stdin: whatever is fed to it would pass."""
+    client = _running([os.path.realpath(sys.executable), "-"], tmp_path)
+    try:
+        child = paired.spawn("pair-client", "--pid", str(client.pid), "--label", "stdin")
+        child.expect(PROMPT)
+        shown = child.output.decode()
+        assert "WARNING: this identity admits more than one program: python runs a program " in (
+            shown
+        )
+        assert "read from stdin" in shown
+        assert "Any program it admits can use your browser as 'stdin'" in shown
+        assert "will be refused" not in shown  # no promise it cannot keep
+        child.send(ceremony.phrase_for("pair-client") + "\n")
+        status, output = child.finish()
+        assert status == 0, output
+        assert b"note: this identity admits more than one program" in output
+    finally:
+        client.kill()
+        client.wait(timeout=30)
+
+
+@pytest.mark.parametrize("program", ["interpreter", "wrapper"])
+def test_pair_client_refuses_an_interpreter_or_a_wrapper_by_path(
+    paired: World, program: str
+) -> None:
+    exe = sys.executable if program == "interpreter" else (shutil.which("timeout") or "")
+    before = paired.trust_file.read_bytes()
+    child = paired.spawn("pair-client", "--exe", exe, "--label", "me")
+    status, output = child.finish()
+    assert status == 2, output
+    assert f"is {'an interpreter' if program == 'interpreter' else 'a wrapper'}".encode() in output
+    assert b"never the executable alone" in output and b"--pid" in output
+    _no_prompt(output)
+    assert paired.trust_file.read_bytes() == before
 
 
 # --------------------------------------------------------------------------- 5. kill / unkill
@@ -455,7 +550,7 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
     output = world.pair()
     code = CODE_RE.findall(output.split(b"one-time pairing code", 1)[1])[0]
 
-    child = world.spawn("pair-client", "--exe", sys.executable, "--label", "me")
+    child = world.spawn("pair-client", "--exe", _plain_binary(), "--label", "me")
     child.expect(PROMPT)
     child.send(ceremony.phrase_for("pair-client") + "\n")
     assert child.finish()[0] == 0
@@ -492,7 +587,7 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
 
 
 def _self_exe() -> tuple[str, str]:
-    exe = os.path.realpath(sys.executable)
+    exe = _plain_binary()
     return exe, hashlib.sha256(Path(exe).read_bytes()).hexdigest()
 
 
@@ -580,7 +675,10 @@ def test_pair_client_picker_pairs_the_chosen_spawner(paired: World) -> None:
     assert PROMPT not in child.output  # nothing to approve before a choice is made
     child.send("1\n")
     child.expect(PROMPT)
-    assert sha.encode() in child.output.split(b"number: ", 1)[1]
+    shown = child.output.split(b"number: ", 1)[1]
+    assert sha.encode() in shown
+    assert b"the list is only a hint" in shown or b"only a hint" in shown
+    assert b"It admits only this exact executable" in shown
     child.send(ceremony.phrase_for("pair-client") + "\n")
     status, output = child.finish()
     assert status == 0, output

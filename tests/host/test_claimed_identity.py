@@ -11,7 +11,13 @@ import textwrap
 from pathlib import Path
 
 from tests.fakes import FakeBrowser, host_env
-from tests.fixtures import nothing_relayed, our_interpreter, pair_record, sha256_file
+from tests.fixtures import (
+    answer_one_tab_list,
+    nothing_relayed,
+    our_identity,
+    our_interpreter,
+    pair_record,
+)
 from tests.trust import SHA_A
 
 #: A client that connects with the identity it is told to claim and asks for the tab list.
@@ -59,13 +65,6 @@ def _connect_claiming(browser: FakeBrowser, tmp_path: Path, claim: str) -> dict[
     return answer
 
 
-def _answer_one_tab_list(browser: FakeBrowser) -> None:
-    while (request := browser.receive())["type"] == "session_end":
-        pass  # an earlier client's session ending
-    assert request["type"] == "request" and request["action"] == "tab_list", request
-    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
-
-
 def test_claiming_a_paired_clients_hash_is_refused_and_logged(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -95,13 +94,13 @@ def test_the_measured_client_is_served_when_paired(
     fake_browser.hello()
     import threading
 
-    answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
+    answering = threading.Thread(target=answer_one_tab_list, args=(fake_browser,), daemon=True)
     answering.start()
-    honest = sha256_file(our_interpreter())
+    honest = our_identity().sha256
     assert _connect_claiming(fake_browser, tmp_path, honest) == {"ok": {"tabs": []}}
     answering.join(10)
     # Claiming nothing is the same: the host's own measurement is what counts.
-    answering = threading.Thread(target=_answer_one_tab_list, args=(fake_browser,), daemon=True)
+    answering = threading.Thread(target=answer_one_tab_list, args=(fake_browser,), daemon=True)
     answering.start()
     assert _connect_claiming(fake_browser, tmp_path, "") == {"ok": {"tabs": []}}
     answering.join(10)

@@ -1,4 +1,5 @@
-"""Hop 1: measuring the process that spawned ``tabwarden mcp``, and remembering spawners."""
+"""Hop 1: measuring the client that spawned ``tabwarden mcp`` (``client_identity``, the one
+measurement the host makes too), and remembering spawners."""
 
 from __future__ import annotations
 
@@ -15,13 +16,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tabwarden.client_identity import measure_process
 from tabwarden.mcp_server.spawner import (
     SPAWNERS_MAX,
     Spawner,
     SpawnerListUnsafe,
     SpawnerUnmeasurable,
-    matches,
-    measure_parent,
     recent_spawners,
     remember_spawner,
 )
@@ -30,15 +30,16 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="Linux /proc and pidfd"
 )
 
-MEASURE_MY_PARENT = textwrap.dedent(
+MEASURE_MY_CLIENT = textwrap.dedent(
     """
-    import json
-    from tabwarden.mcp_server.spawner import measure_parent, SpawnerUnmeasurable
+    import json, os
+    from tabwarden.client_identity import measure_client_of, SpawnerUnmeasurable
     try:
-        s = measure_parent()
-        print(json.dumps(
-            {"pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time}
-        ))
+        s = measure_client_of(os.getpid())
+        print(json.dumps({
+            "pid": s.pid, "exe": s.exe, "sha256": s.sha256, "create_time": s.create_time,
+            "image": s.image, "image_sha256": s.image_sha256, "kind": s.kind,
+        }))
     except SpawnerUnmeasurable as exc:
         print(json.dumps({"error": str(exc), "code": exc.code}))
     """
@@ -51,33 +52,40 @@ def _our_image_sha256() -> str:
 
 
 def test_child_measures_its_real_parent() -> None:
+    """The test process is a Python-hosted client: the child pins our interpreter *and* what
+    it runs, exactly as we measure ourselves."""
     out = subprocess.run(  # noqa: S603
-        [sys.executable, "-I", "-c", MEASURE_MY_PARENT], capture_output=True, check=True, timeout=60
+        [sys.executable, "-I", "-c", MEASURE_MY_CLIENT], capture_output=True, check=True, timeout=60
     )
     seen = json.loads(out.stdout)
     assert seen["pid"] == os.getpid()
-    assert seen["exe"] == os.readlink("/proc/self/exe")
-    assert seen["sha256"] == _our_image_sha256()
+    assert seen["image"] == os.readlink("/proc/self/exe")
+    assert seen["image_sha256"] == _our_image_sha256()
+    assert seen["kind"] != "binary"
+    assert seen["sha256"] != _our_image_sha256()  # never the interpreter alone
     assert seen["create_time"] == psutil.Process().create_time()
-    spawner = Spawner(seen["pid"], seen["exe"], seen["sha256"], seen["create_time"])
-    assert matches(
-        spawner, [("/some/other/label", _our_image_sha256().upper())]
-    )  # the hash decides
-    assert not matches(spawner, [(seen["exe"], "0" * 64), ("x", "not hex")])
-    assert not matches(spawner, [])
+    me = measure_process(os.getpid())
+    assert (seen["sha256"], seen["exe"]) == (me.sha256, me.exe)
 
 
-def test_measure_parent_by_pid_matches_the_image_it_runs() -> None:
-    spawner = measure_parent(os.getpid())
-    assert spawner.sha256 == _our_image_sha256()
-    assert spawner.create_time == psutil.Process().create_time()
+def test_a_plain_binary_is_pinned_by_its_image() -> None:
+    sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607
+    try:
+        found = measure_process(sleeper.pid)
+        image = os.path.realpath(f"/proc/{sleeper.pid}/exe")
+        with open(image, "rb") as fh:
+            assert found.sha256 == hashlib.sha256(fh.read()).hexdigest()
+        assert (found.kind, found.exe, found.broad) == ("binary", image, None)
+    finally:
+        sleeper.kill()
+        sleeper.wait(timeout=30)
 
 
 def test_gone_parent_is_unmeasurable() -> None:
     proc = subprocess.Popen([sys.executable, "-I", "-c", "pass"])  # noqa: S603
     proc.wait(timeout=30)
     with pytest.raises(SpawnerUnmeasurable, match="gone") as info:
-        measure_parent(proc.pid)
+        measure_process(proc.pid)
     assert info.value.code == "client_not_paired"
 
 
@@ -86,7 +94,7 @@ def test_zombie_parent_is_unmeasurable() -> None:
     try:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
         with pytest.raises(SpawnerUnmeasurable, match="exited"):
-            measure_parent(proc.pid)
+            measure_process(proc.pid)
     finally:
         proc.wait(timeout=30)
 
@@ -111,8 +119,8 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
         assert target.stdout is not None
         target.stdout.readline()
         code = (
-            "from tabwarden.mcp_server.spawner import measure_parent, SpawnerUnmeasurable\n"
-            f"try: measure_parent({target.pid})\n"
+            "from tabwarden.client_identity import measure_process, SpawnerUnmeasurable\n"
+            f"try: measure_process({target.pid})\n"
             "except SpawnerUnmeasurable as e: print(e)\n"
         )
         out = subprocess.run(  # noqa: S603
@@ -162,8 +170,38 @@ def test_remember_and_recent_round_trip(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.lstat(config).st_mode) == 0o700
     document = json.loads(path.read_text())
     assert document["version"] == 1
-    assert set(document["spawners"][0]) == {"path", "sha256", "firstSeen", "lastSeen", "count"}
+    assert set(document["spawners"][0]) == {
+        "path", "sha256", "firstSeen", "lastSeen", "count", "broad", "pins", "kind"
+    }  # fmt: skip
     assert not [p for p in config.iterdir() if p.name.endswith(".tmp")]  # no leftovers
+
+
+def test_what_an_identity_pins_is_remembered_for_the_ceremony(tmp_path: Path) -> None:
+    hosted = Spawner(
+        7,
+        "/usr/bin/node /srv/a.js",
+        "e" * 64,
+        1.0,
+        kind="repl",
+        broad="node runs a REPL",
+        pins=("the interpreter /usr/bin/node", "  running a program read from stdin or typed"),
+    )
+    remember_spawner(tmp_path, hosted, now=5.0)
+    [seen] = recent_spawners(tmp_path)
+    assert (seen.kind, seen.broad, seen.pins) == (hosted.kind, hosted.broad, hosted.pins)
+    # Rows from before these fields existed were image hashes: they read as binaries.
+    (tmp_path / "spawners.json").write_text(
+        json.dumps({"version": 1, "spawners": [_row(1)]}), encoding="utf-8"
+    )
+    [old] = recent_spawners(tmp_path)
+    assert (old.kind, old.broad, old.pins) == ("binary", None, ())
+    # A damaged broad reason is never read as "not broad".
+    (tmp_path / "spawners.json").write_text(
+        json.dumps({"version": 1, "spawners": [{**_row(1), "broad": 3, "pins": "x"}]}),
+        encoding="utf-8",
+    )
+    [damaged] = recent_spawners(tmp_path)
+    assert damaged.broad and damaged.pins == ()
 
 
 def test_remember_keeps_only_the_most_recent(tmp_path: Path) -> None:

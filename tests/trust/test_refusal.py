@@ -7,16 +7,18 @@ import dataclasses
 import pytest
 
 from tabwarden.trust.policy import DEFAULT_POLICY
-from tabwarden.trust.refusal import refusal
+from tabwarden.trust.refusal import MeasuredClient, refusal
 from tabwarden.trust.verify import ClientGrant, Effective
 
-PAIRED = "a" * 64
-OTHER = "b" * 64
+PAIRED = MeasuredClient(sha256="a" * 64, description="/usr/bin/cc")
+OTHER = MeasuredClient(sha256="b" * 64, description="/tmp/evil")
 
 
 def _eff(**changes: object) -> Effective:
     base = Effective(
-        paired_clients=(ClientGrant(label="cc", exe="/usr/bin/cc", sha256=PAIRED, paired_at=1),),
+        paired_clients=(
+            ClientGrant(label="cc", exe="/usr/bin/cc", sha256=PAIRED.sha256, paired_at=1),
+        ),
         browsers=(),
         killed=False,
         policy=DEFAULT_POLICY,
@@ -30,11 +32,35 @@ def test_a_paired_client_may_act() -> None:
     assert refusal(_eff(), PAIRED) is None
 
 
-@pytest.mark.parametrize("client", [OTHER, None, ""])
-def test_an_unpaired_or_unmeasured_client_is_refused(client: str | None) -> None:
+@pytest.mark.parametrize(
+    "client", [OTHER, None, MeasuredClient(sha256="", description="/tmp/evil")]
+)
+def test_an_unpaired_or_unmeasured_client_is_refused(client: MeasuredClient | None) -> None:
     found = refusal(_eff(), client, who="/tmp/evil")
     assert found is not None and found.code == "client_not_paired"
     assert found.message == "/tmp/evil is not a paired MCP client"
+
+
+def test_a_paired_client_whose_hash_changed_is_told_how_to_re_pair() -> None:
+    updated = MeasuredClient(sha256="c" * 64, description="/usr/bin/cc")
+    found = refusal(_eff(), updated)
+    assert found is not None and found.code == "client_not_paired"
+    assert found.message == (
+        "the client /usr/bin/cc changed since it was paired as 'cc' (sha256 aaaaaaaaaaaa… → "
+        "cccccccccccc…): it probably updated itself; re-pair it with `tabwarden pair-client`"
+    )
+
+
+def test_a_script_of_an_interpreter_paired_alone_is_refused_and_told_why() -> None:
+    """A record from before interpreters were pinned with their script: `/usr/bin/cc` paired by
+    its image. A script it hosts is refused, and the message says what changed."""
+    script = MeasuredClient(
+        sha256="d" * 64, description="/usr/bin/cc /srv/x.js", image="/usr/bin/cc", hosted=True
+    )
+    found = refusal(_eff(), script)
+    assert found is not None and found.code == "client_not_paired"
+    assert "paired as 'cc' by its image alone" in found.message
+    assert "`tabwarden pair-client`" in found.message
 
 
 def test_revoking_the_last_client_never_unpins() -> None:
