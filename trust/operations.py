@@ -274,8 +274,17 @@ def pair_host(
     now: int,
 ) -> HostKey:
     """Mint the host key, write the signed default policy and store ``code`` (hashed) as the
-    one-time pairing code. A reset drops every grant but never releases the kill switch."""
+    one-time pairing code. A reset drops every grant but never releases the kill switch; it also
+    replaces a record the ratchet refuses (rolled back, edited, vanished), carrying on above the
+    seal's epoch and kill serial. Without ``reset``, a ratchet seal left behind is refused
+    (``TrustTampered``) before anything is minted."""
     require_unpaired(ctx, key_store, reset=reset)
+    if not reset:
+        tamper = tampering(ctx)  # a seal left without record or key: nothing minted or stored
+        if tamper is not None:
+            from tabwarden.trust.ratchet import TrustTampered
+
+            raise TrustTampered(tamper)
     killed_before = reset and ctx.effective().killed
     key = HostKey.generate()
     key_store.save(key, replace=reset)

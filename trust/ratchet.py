@@ -13,7 +13,9 @@ field says:
 * record epoch below the highest epoch → **rolled back** ("trust record rolled back (epoch N,
   highest seen M)");
 * same epoch but other bytes, or a higher epoch than sealed → **edited** outside tabwarden;
-* no record, while the key store holds a host key or a seal → **vanished**;
+* no record, while the key store holds a seal → **vanished** (a host key alone with neither
+  record nor seal is denied too, but not latched: ``pair`` stores the key just before it writes
+  the first record, and a reader may look in between);
 * a paired record with no seal → **unsealed** (written before sealing existed, or the seal was
   deleted). Fail closed: adopting an unsealed record silently would make "delete the seal, then
   restore the old record" a rollback, so only the person adopts it (``tabwarden unkill``).
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SEAL_BYTES",
+    "NO_RECORD",
     "SEAL_FILE_NAME",
     "Seal",
     "SealKeeper",
@@ -122,6 +125,11 @@ class SealedRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "sha256": self.sha256}
+
+
+#: ``pending`` while the very first record (or one replacing a vanished record) is written:
+#: "no record" is the state being replaced. No real record is empty bytes at epoch 0.
+NO_RECORD = SealedRecord(epoch=0, sha256=hashlib.sha256(b"").hexdigest())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,12 +302,13 @@ def judge(
     """Whether the record ``raw`` (at ``epoch``; None when missing) is the one ``seal`` vouches
     for. ``paired``: the key store holds a host key. Pure."""
     if raw is None or epoch is None:
-        if seal is not None:
+        if seal is not None and seal.pending != NO_RECORD:
             return Tamper.vanished(
                 "it is missing but the key store holds its ratchet seal", seal.highest_epoch
             )
-        if paired:
-            return Tamper.vanished("it is missing but the key store holds a host key")
+        # No seal (or the first record is being written): a stored key alone is not proof of
+        # tampering — `pair` stores the key just before it writes the record — but the caller
+        # still denies everything when ``paired``.
         return None
     if seal is None:
         return Tamper(

@@ -18,10 +18,14 @@ from tabwarden.errors import TabwardenError
 from tabwarden.trust.keys import HostPublicKey
 from tabwarden.trust.ratchet import Seal, SealKeeper, Tamper, TrustTampered, judge, pending_floor
 from tabwarden.trust.record import TrustDocument, TrustUnreadable
-from tabwarden.trust.record_file import StatKey, load_with_stat, stat_key
+from tabwarden.trust.record_file import RecordRead, StatKey, load_with_stat, stat_key
 from tabwarden.trust.verify import Effective, effective
 
 __all__ = ["Reading", "SealSource", "TrustReader"]
+
+#: Reads of record + seal before giving up on a record that keeps changing (a denial, never a
+#: verdict of tampering: each write settles in milliseconds).
+_SETTLE_TRIES = 20
 
 
 class SealSource(Protocol):
@@ -119,7 +123,7 @@ class TrustReader:
         public = self._loader()
         if public is not None and not isinstance(public, HostPublicKey):
             raise TypeError("public_key_loader must return a HostPublicKey or None")
-        found = load_with_stat(self._path, expect_paired=False)
+        found, seal = self._settled()
         if found is None:
             if self._seen_paired:
                 raise TrustTampered(
@@ -128,16 +132,17 @@ class TrustReader:
                         self._max_epoch,
                     )
                 )
-            tamper = judge(None, None, self._seals.any_seal(), paired=public is not None)
+            tamper = judge(None, None, seal, paired=public is not None)
             if tamper is not None:
                 raise TrustTampered(tamper)
+            if public is not None:
+                raise TrustUnreadable(f"{self._path} is missing but a host key exists")
             eff = Effective.unpaired()
             file_key: StatKey | None = None
         elif public is None:
             return Effective.deny_all("a trust record exists but no host key is stored")
         else:
             doc, raw, file_key = found
-            seal = self._seals.load(doc)
             tamper = judge(raw, doc.epoch, seal, paired=True)
             if tamper is not None:
                 raise TrustTampered(tamper)
@@ -166,3 +171,25 @@ class TrustReader:
                 eff,
             )
         return eff
+
+    def _settled(self) -> tuple[RecordRead | None, Seal | None]:
+        """The record and its seal as one consistent pair. Readers take no lock, and a writer
+        changes the seal, then the record, then the seal: so the record is read again after the
+        seal, and only the same bytes twice (or missing twice) are judged. A read that fails
+        (a file renamed over while open, say) is tried again; the last failure is raised."""
+        failure: TabwardenError = TrustUnreadable(
+            "the trust record kept changing while it was read; try again"
+        )
+        for _ in range(_SETTLE_TRIES):
+            try:
+                found = load_with_stat(self._path, expect_paired=False)
+                seal = self._seals.any_seal() if found is None else self._seals.load(found.doc)
+                again = load_with_stat(self._path, expect_paired=False)
+            except TabwardenError as exc:  # e.g. a file renamed over while open: read again
+                failure = exc
+                continue
+            if (found is None and again is None) or (
+                found is not None and again is not None and found.raw == again.raw
+            ):
+                return found, seal
+        raise failure

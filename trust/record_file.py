@@ -28,6 +28,7 @@ from typing import NamedTuple
 from tabwarden.paths import config_dir
 from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
 from tabwarden.trust.ratchet import (
+    NO_RECORD,
     SealedRecord,
     SealKeeper,
     Tamper,
@@ -183,6 +184,7 @@ def _update_locked(
         current = initial
         seal = keeper.any_seal()
         tamper = judge(None, None, seal, paired=False)
+        replacing = NO_RECORD  # readers accept "no record yet" until this write lands
     else:
         raise TrustUnreadable(f"{path} is missing (not paired yet?)")
     if tamper is not None:

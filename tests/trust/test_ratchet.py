@@ -31,7 +31,7 @@ from tabwarden.trust.ratchet import (
     judge,
     parse_seal,
 )
-from tabwarden.trust.reader import Reading
+from tabwarden.trust.reader import Reading, TrustReader
 from tabwarden.trust.record import TrustUnreadable, parse
 from tests.fixtures import trust_world
 from tests.trust import NOW, SHA_A, denied, hand_edit, hand_write, paired, reader, with_client
@@ -360,3 +360,43 @@ def test_the_gate_latches_once_and_a_restored_file_does_not_un_deny(tmp_path: Pa
     assert eff.refused is None and eff.killed  # still latched until a person says so
     tampered = [e for e in audit_entries(config) if e["event"] == "trust_tampered"]
     assert len(tampered) == 1 and tampered[0]["kind"] == "rolled_back"
+
+
+def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pair` stores the key, then seals and writes the first record; a host polling in between
+    sees a key without a record, then a seal without a record. Denied, but never "vanished"."""
+    from tabwarden.trust.keys import HostKey
+
+    config = tmp_path / "cfg"
+    config.mkdir(mode=0o700)
+    path = config / "trust.json"
+    key = HostKey.generate()
+    key_store = FileStore(config / "host-key.pem")
+    seen: list[Reading] = []
+    real_write = PrivateDir.write_atomic
+    real_save = SealKeeper.save
+
+    def look() -> None:
+        seen.append(TrustReader(path, lambda: key.public).read(NOW))
+
+    def write(self: PrivateDir, name: str, data: bytes, mode: int = 0o600) -> None:
+        if name == path.name:
+            look()  # sealed {new, pending: no record}; no record yet
+        real_write(self, name, data, mode)
+
+    def save(self: SealKeeper, doc: Any, seal: Any) -> None:
+        look()  # before the first seal; then with the record written, before it settles
+        real_save(self, doc, seal)
+
+    key_store.save(key)
+    look()  # the key alone
+    monkeypatch.setattr(PrivateDir, "write_atomic", write)
+    monkeypatch.setattr(SealKeeper, "save", save)
+    store.initialise(path, key, "file", NOW)
+    monkeypatch.undo()
+    assert len(seen) == 4
+    assert all(r.tamper is None for r in seen), seen
+    assert [r.effective.refused is not None for r in seen] == [True, True, True, False]
+    assert _fresh(path, key).tamper is None
