@@ -137,7 +137,7 @@ def _locked(path: Path) -> Iterator[PrivateDir]:
     with _refusals(path):
         directory = open_private_dir(path.parent, create=True)
     if directory is None:
-        raise TrustUnreadable(f"{path.parent} disappeared")
+        raise TrustUnreadable(f"{path.parent} disappeared")  # removed between mkdir and open
     with directory, _refusals(path), directory.locked(LOCK_NAME):
         yield directory
 
@@ -222,8 +222,10 @@ def seal_verdict(path: Path | str) -> Tamper | None:
     """What a writer would find wrong with the record at ``path`` right now (None: it is the one
     the seal vouches for, or nothing is paired), under the record's lock."""
     path = Path(path)
+    keeper = SealKeeper(path.parent)
+    if not os.path.lexists(path.parent):  # nothing was ever written here; create nothing
+        return judge(None, None, keeper.any_seal(), paired=False)
     with _locked(path) as directory:
-        keeper = SealKeeper(path.parent)
         found = _read_at(directory, path)
         if found is None:
             return judge(None, None, keeper.any_seal(), paired=False)

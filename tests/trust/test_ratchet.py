@@ -400,3 +400,15 @@ def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
     assert all(r.tamper is None for r in seen), seen
     assert [r.effective.refused is not None for r in seen] == [True, True, True, False]
     assert _fresh(path, key).tamper is None
+
+
+def test_pair_without_reset_refuses_a_seal_left_behind_before_minting(tmp_path: Path) -> None:
+    world = trust_world(tmp_path)
+    world.ctx.trust_path.unlink()  # record gone, its seal left
+    key_store = FileStore(world.config / "host-key.pem")
+    with pytest.raises(TrustTampered) as refused:
+        operations.pair_host(
+            world.ctx, TerminalPhrase(action="pair"), key_store, reset=False, code="c", now=NOW
+        )
+    assert "pair --reset" in refused.value.hint
+    assert key_store.load() is None and not world.ctx.trust_path.exists()
