@@ -335,13 +335,14 @@ ROLLBACKS = {
 }
 
 
-async def _every_request_refused(runtime: Path) -> None:
-    client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
+async def _every_request_refused(browser: FakeBrowser) -> None:
+    client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(browser.runtime)})
     try:
+        await wait_until_extension_connected(client.status)  # so the host itself must refuse
         for _ in range(3):
             with pytest.raises(BridgeError) as refused:
                 await client.call("tab_list")
-            assert refused.value.code == "trust_unreadable"
+            assert refused.value.code == "trust_unreadable", browser.stderr
     finally:
         await client.close()
 
@@ -387,7 +388,7 @@ def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: 
     try:
         second.wait_socket()
         second.hello()
-        asyncio.run(asyncio.wait_for(_every_request_refused(runtime_dir), GUARD))
+        asyncio.run(asyncio.wait_for(_every_request_refused(second), GUARD))
         second.wait_stderr(reason)
         nothing_relayed(second)
     finally:
@@ -415,7 +416,7 @@ def test_a_vanished_record_is_tampering_for_a_fresh_host(
     try:
         host.wait_socket()
         host.hello()
-        asyncio.run(asyncio.wait_for(_every_request_refused(runtime_dir), GUARD))
+        asyncio.run(asyncio.wait_for(_every_request_refused(host), GUARD))
         host.wait_stderr("trust record vanished")
         nothing_relayed(host)
     finally:
@@ -424,3 +425,48 @@ def test_a_vanished_record_is_tampering_for_a_fresh_host(
     status = cli(runtime_dir, "status")
     assert status.returncode != 0
     assert "vanished" in status.stdout and "tabwarden pair --reset" in status.stdout
+
+
+def test_the_extensions_witness_catches_record_and_seal_rolled_back_together(
+    runtime_dir: Path,
+) -> None:
+    """An attacker who can write the key store too puts an older record *and* its seal back:
+    the files agree. The extension's hello says it has seen a later epoch (``epochSeen``): the
+    host raises the ratchet's floor, latches the kill switch, refuses every request with the
+    reason in its log and relays nothing. An epochSeen no later than the record changes
+    nothing."""
+    config = runtime_dir.parent / "config"
+    key = pair_record(config)
+    record, seal = config / "trust.json", config / "trust-ratchet.json"
+    store.set_baseline(record, key, {"eval": True}, int(time.time()))
+    old_record, old_seal = record.read_bytes(), seal.read_bytes()
+    old_epoch = json.loads(old_record)["epoch"]
+
+    honest = FakeBrowser(runtime_dir)
+    try:
+        honest.wait_socket()
+        honest.send({"type": "hello", "protocol": 1, "extensionVersion": "t", "epochSeen": 1})
+        assert honest.receive()["type"] == "welcome"
+        _one_request_served(honest)
+    finally:
+        honest.close()
+    assert not (config / "kill-latch").exists()
+    assert cli(runtime_dir, "kill").returncode == 0
+    seen = json.loads(record.read_bytes())["epoch"]
+    _put_back(record, old_record)
+    _put_back(seal, old_seal)
+
+    host = FakeBrowser(runtime_dir)
+    try:
+        host.wait_socket()
+        host.send({"type": "hello", "protocol": 1, "extensionVersion": "t", "epochSeen": seen})
+        assert host.receive()["type"] == "welcome"
+        asyncio.run(asyncio.wait_for(_every_request_refused(host), GUARD))
+        host.wait_stderr(f"trust record rolled back (epoch {old_epoch}, highest seen {seen})")
+        nothing_relayed(host)
+    finally:
+        host.close()
+    assert (config / "kill-latch").exists()
+    assert record.read_bytes() == old_record  # the record itself is left as found
+    status = cli(runtime_dir, "status")
+    assert status.returncode != 0 and "rolled back" in status.stdout
