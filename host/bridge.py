@@ -141,9 +141,13 @@ class Relay:
         host_calls: HostCalls = _no_host_calls,
         max_in_flight: int = MAX_IN_FLIGHT,
         queue_deadline: float = QUEUE_DEADLINE,
+        witness_epoch: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self._send_native = send_native
         self._trust = trust
+        #: The extension's ``hello`` says the highest record epoch it has seen
+        #: (``trust.operations.witness_epoch``: later than the record on disk = rolled back).
+        self._witness_epoch = witness_epoch
         self._grant_origin = grant_origin
         self._host_calls = host_calls
         self._chunks = Reassembler()
@@ -184,6 +188,8 @@ class Relay:
         kind = message.get("type")
         if kind == "hello":
             protocol = message.get("protocol")
+            if self._witness_epoch is not None and type(message.get("epochSeen")) is int:
+                await self._witness_epoch(message["epochSeen"])
             await self._send_native(
                 {
                     "type": "welcome",

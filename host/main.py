@@ -15,6 +15,7 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from tabwarden.paths import HostEndpoint, endpoint, ensure_runtime_dir
@@ -85,6 +86,29 @@ def _origin_granter(gate: TrustGate, browser_label: str) -> OriginGranter:
     return grant
 
 
+def _epoch_witness(gate: TrustGate, browser_label: str) -> Callable[[int], Awaitable[None]]:
+    """The extension's ``epochSeen`` (over the native-messaging channel Chrome opened for our
+    pinned extension ID) raises the ratchet's floor: ``operations.witness_epoch``. It can only
+    narrow, so a failure is logged and never stops the host."""
+    from tabwarden.trust import operations
+
+    ctx = operations.TrustContext.for_gate(gate)
+    source = f"extension ({browser_label})"
+
+    async def witness(epoch: int) -> None:
+        try:
+            rolled = await asyncio.to_thread(
+                operations.witness_epoch, ctx, epoch, int(time.time()), source=source
+            )
+        except Exception as exc:  # narrowing only; the readers still judge the record
+            log.warning("could not record the extension's epoch %d (%s)", epoch, exc)
+            return
+        if rolled:
+            log.error("the extension saw epoch %d, later than the trust record: rolled back", epoch)
+
+    return witness
+
+
 def _attestor() -> PeerAttestor:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
@@ -104,7 +128,13 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
     with host_files(ep) as files:
         calls = host_calls(gate, ep.label)
         granter = _origin_granter(gate, ep.label)
-        relay = Relay(pipe.send, gate.current, granter, host_calls=calls)
+        relay = Relay(
+            pipe.send,
+            gate.current,
+            granter,
+            host_calls=calls,
+            witness_epoch=_epoch_witness(gate, ep.label),
+        )
         server = BridgeServer(
             files.listener, files.secret, relay, browser=ep.label, attest=attestor
         )

@@ -365,19 +365,62 @@ def cmd_kill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _as_it_is_now(ctx: TrustContext) -> list[str]:
+    """What the record on disk grants, judged by its signatures alone (the ratchet aside): what a
+    person accepts with ``unkill`` after tampering."""
+    from tabwarden.trust.record_file import load
+    from tabwarden.trust.verify import effective
+
+    key = operations.require_key(ctx)
+    doc = load(ctx.trust_path, expect_paired=True)
+    if doc is None:
+        return []
+    eff = effective(doc, key.public, _now())
+    clients = ", ".join(f"{c.label} ({c.exe})" for c in eff.paired_clients) or "none"
+    browsers = ", ".join(b.label for b in eff.browsers) or "none"
+    return [
+        f"  epoch {doc.epoch}; paired clients: {clients}; paired browsers: {browsers}",
+        "  policy: " + json.dumps(eff.policy.to_json(), sort_keys=True),
+    ]
+
+
 def cmd_unkill(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
+    from tabwarden.trust.gate import latch_tamper_note
+    from tabwarden.trust.ratchet import TrustTampered
 
     require_real_terminal()
     ctx = _ctx()
-    if not operations.killed(ctx):
+    tamper = operations.tampering(ctx)
+    if tamper is not None and tamper.kind == "vanished":
+        raise TrustTampered(tamper)  # nothing to accept: its hint is `pair --reset`
+    if tamper is None and not operations.killed(ctx):
         print("the kill switch is not engaged")
         return 0
-    proof = _ceremony(
-        "unkill", ["This releases the kill switch: tabwarden will serve paired clients again."]
-    )
+    explanation = ["This releases the kill switch: tabwarden will serve paired clients again."]
+    if tamper is not None:
+        explanation = [
+            f"The trust record was tampered with: {tamper.reason}.",
+            "Confirming accepts it exactly as it is now (only its validly signed grants count),",
+            "rewrites it at a new epoch with a fresh seal, and releases the kill switch:",
+            *_as_it_is_now(ctx),
+            "If that is not what you expect, stop here (Ctrl-C): put the right trust.json back,",
+            "or start over with `tabwarden pair --reset`.",
+        ]
+    else:
+        noted = latch_tamper_note(ctx.kill_latch)
+        if noted is not None:
+            explanation.insert(
+                0,
+                f"The kill switch was latched when the trust record was found tampered with "
+                f"({noted.reason}); the record is intact again now.",
+            )
+    proof = _ceremony("unkill", explanation)
     operations.release_kill(ctx, proof, _now())
-    print("kill switch released")
+    if tamper is not None:
+        print("trust record accepted as it is now and sealed; kill switch released")
+    else:
+        print("kill switch released")
     return 0
 
 

@@ -1,8 +1,11 @@
 """``tabwarden status`` — what is installed and running, and what a newcomer must do next.
 
-Read-only: it never writes, never widens anything, and never prints a secret (the run secret is
-used to prove the host, never shown). A running host is checked by doing the real handshake as
-role ``cli``, so "reachable" means exactly what the MCP server would get.
+Read-only, except that, like every enforcement point, it latches the kill switch when it finds
+the trust record tampered with (``trust.ratchet``: rolled back, edited, vanished, unsealed) —
+narrowing only. It never widens anything and never prints a secret (the run secret is used to
+prove the host, never shown). A running host is checked by doing the real handshake as role
+``cli``, so "reachable" means exactly what the MCP server would get. It exits non-zero whenever
+anything is denied: 3 when the record is refused, 1 when the kill switch is engaged.
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ def collect() -> dict[str, Any]:
     from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate, load_host_public
 
     gate = TrustGate()
-    eff = gate.current()
+    reading = gate.read()
+    eff = reading.effective
+    tamper = reading.tamper or gate.latch_note()
     try:
         public = load_host_public(gate.config)
         fingerprint = public.fingerprint if public is not None else None
@@ -72,6 +77,9 @@ def collect() -> dict[str, Any]:
         "fingerprint": fingerprint,
         "paired": eff.epoch > 0 or bool(eff.refused),
         "refused": eff.refused,
+        "tampered": None
+        if tamper is None
+        else {"kind": tamper.kind, "reason": tamper.reason, "next": tamper.next_step},
         "killed": eff.killed,
         "epoch": eff.epoch,
         "clients": [{"label": c.label, "exe": c.exe} for c in eff.paired_clients],
@@ -113,7 +121,18 @@ def mcp_config_lines() -> list[str]:
 def next_steps(report: dict[str, Any]) -> list[str]:
     steps = []
     trust = report["trust"]
-    if trust["refused"]:
+    tampered = trust.get("tampered")
+    if tampered and trust["refused"]:
+        steps.append(
+            f"The trust record was tampered with ({tampered['reason']}); everything is denied "
+            f"and the kill switch is latched. {tampered['next']}"
+        )
+    elif tampered and trust["killed"]:
+        steps.append(
+            f"The kill switch was latched because the trust record was tampered with "
+            f"({tampered['reason']}). {tampered['next']}"
+        )
+    elif trust["refused"]:
         steps.append(
             f"The trust record is refused ({trust['refused']}); everything is denied until it is "
             "fixed."

@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
 from tests.fixtures import nothing_relayed, our_identity, our_interpreter, pair_record
 
@@ -292,3 +293,180 @@ def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
     fake_browser.wait_stderr("vanished")
     nothing_relayed(fake_browser)
+
+
+# -- the epoch ratchet: a fresh host after a restart -------------------------------------------
+
+
+def _put_back(path: Path, data: bytes) -> None:
+    """What a same-user program does to trust.json: a new file, ours, 0600 (the seal beside the
+    host key is left as tabwarden wrote it)."""
+    temp = path.with_name(path.name + ".attacker")
+    temp.write_bytes(data)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)
+
+
+def _old_file(old: bytes, newest: bytes) -> bytes:
+    return old
+
+
+def _old_record_with_a_raised_epoch(old: bytes, newest: bytes) -> bytes:
+    return json.dumps({**json.loads(old), "epoch": json.loads(newest)["epoch"] + 1}).encode()
+
+
+def _kill_dropped_at_the_same_epoch(old: bytes, newest: bytes) -> bytes:
+    edited = json.loads(newest)
+    edited["kill"] = {"serial": 0, "events": []}
+    edited["policy"]["restrictions"] = []
+    return json.dumps(edited).encode()
+
+
+ROLLBACKS = {
+    "the old file put back": (_old_file, "trust record rolled back"),
+    "the old record with its epoch raised": (
+        _old_record_with_a_raised_epoch,
+        "trust record edited outside tabwarden",
+    ),
+    "kill and restriction dropped, same epoch": (
+        _kill_dropped_at_the_same_epoch,
+        "trust record edited outside tabwarden",
+    ),
+}
+
+
+async def _every_request_refused(browser: FakeBrowser) -> None:
+    client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(browser.runtime)})
+    try:
+        await wait_until_extension_connected(client.status)  # so the host itself must refuse
+        for _ in range(3):
+            with pytest.raises(BridgeError) as refused:
+                await client.call("tab_list")
+            assert refused.value.code == "trust_unreadable", browser.stderr
+    finally:
+        await client.close()
+
+
+def _one_request_served(browser: FakeBrowser) -> None:
+    async def scenario() -> None:
+        client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(browser.runtime)})
+        await wait_until_extension_connected(client.status)
+        answerer = answer_tabs(browser)
+        assert await client.call("tab_list") == {"tabs": []}
+        answerer.join(5)
+        await client.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+@pytest.mark.parametrize("forgery", ROLLBACKS)
+def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: str) -> None:
+    """Hole 4, host side: the host serves a record with eval on; a copy is taken; the person
+    narrows (eval off, kill on); the host is stopped (Chrome would relaunch it) and the copy —
+    as is, with its epoch raised, or the newest record with the kill dropped — put back. The
+    new host refuses every request with the reason in its log, relays nothing, latches the kill
+    switch; `status` exits non-zero and says what to do."""
+    forge, reason = ROLLBACKS[forgery]
+    config = runtime_dir.parent / "config"
+    key = pair_record(config)
+    record = config / "trust.json"
+    store.set_baseline(record, key, {"eval": True}, int(time.time()))
+    first = FakeBrowser(runtime_dir)
+    try:
+        first.wait_socket()
+        first.hello()
+        _one_request_served(first)
+        old = record.read_bytes()
+        assert cli(runtime_dir, "policy", "restrict", "eval=false").returncode == 0
+        assert cli(runtime_dir, "kill").returncode == 0
+    finally:
+        first.close()
+    _put_back(record, forge(old, record.read_bytes()))
+    assert not (config / "kill-latch").exists()
+
+    second = FakeBrowser(runtime_dir)
+    try:
+        second.wait_socket()
+        second.hello()
+        asyncio.run(asyncio.wait_for(_every_request_refused(second), GUARD))
+        second.wait_stderr(reason)
+        nothing_relayed(second)
+    finally:
+        second.close()
+    assert (config / "kill-latch").exists()
+    status = cli(runtime_dir, "status")
+    assert status.returncode != 0
+    assert reason in status.stdout and "tabwarden unkill" in status.stdout
+    _put_back(record, old)  # even a valid file back: the latch holds until a person acts
+    assert cli(runtime_dir, "status").returncode != 0
+
+
+@pytest.mark.parametrize("deleted", [("trust.json",), ("trust.json", "host-key.pem")])
+def test_a_vanished_record_is_tampering_for_a_fresh_host(
+    runtime_dir: Path, deleted: tuple[str, ...]
+) -> None:
+    """Hole 3 for a process started after the deletion: the key store still holds the host key
+    or the ratchet seal, so the missing record is tampering, never "nothing paired yet"."""
+    config = runtime_dir.parent / "config"
+    pair_record(config)
+    assert cli(runtime_dir, "kill").returncode == 0
+    for name in deleted:
+        (config / name).unlink()
+    host = FakeBrowser(runtime_dir)
+    try:
+        host.wait_socket()
+        host.hello()
+        asyncio.run(asyncio.wait_for(_every_request_refused(host), GUARD))
+        host.wait_stderr("trust record vanished")
+        nothing_relayed(host)
+    finally:
+        host.close()
+    assert (config / "kill-latch").exists()
+    status = cli(runtime_dir, "status")
+    assert status.returncode != 0
+    assert "vanished" in status.stdout and "tabwarden pair --reset" in status.stdout
+
+
+def test_the_extensions_witness_catches_record_and_seal_rolled_back_together(
+    runtime_dir: Path,
+) -> None:
+    """An attacker who can write the key store too puts an older record *and* its seal back:
+    the files agree. The extension's hello says it has seen a later epoch (``epochSeen``): the
+    host raises the ratchet's floor, latches the kill switch, refuses every request with the
+    reason in its log and relays nothing. An epochSeen no later than the record changes
+    nothing."""
+    config = runtime_dir.parent / "config"
+    key = pair_record(config)
+    record, seal = config / "trust.json", config / "trust-ratchet.json"
+    store.set_baseline(record, key, {"eval": True}, int(time.time()))
+    old_record, old_seal = record.read_bytes(), seal.read_bytes()
+    old_epoch = json.loads(old_record)["epoch"]
+
+    honest = FakeBrowser(runtime_dir)
+    try:
+        honest.wait_socket()
+        honest.send({"type": "hello", "protocol": 1, "extensionVersion": "t", "epochSeen": 1})
+        assert honest.receive()["type"] == "welcome"
+        _one_request_served(honest)
+    finally:
+        honest.close()
+    assert not (config / "kill-latch").exists()
+    assert cli(runtime_dir, "kill").returncode == 0
+    seen = json.loads(record.read_bytes())["epoch"]
+    _put_back(record, old_record)
+    _put_back(seal, old_seal)
+
+    host = FakeBrowser(runtime_dir)
+    try:
+        host.wait_socket()
+        host.send({"type": "hello", "protocol": 1, "extensionVersion": "t", "epochSeen": seen})
+        assert host.receive()["type"] == "welcome"
+        asyncio.run(asyncio.wait_for(_every_request_refused(host), GUARD))
+        host.wait_stderr(f"trust record rolled back (epoch {old_epoch}, highest seen {seen})")
+        nothing_relayed(host)
+    finally:
+        host.close()
+    assert (config / "kill-latch").exists()
+    assert record.read_bytes() == old_record  # the record itself is left as found
+    status = cli(runtime_dir, "status")
+    assert status.returncode != 0 and "rolled back" in status.stdout

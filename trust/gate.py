@@ -13,7 +13,10 @@ copy inside ``trust.json``:
 Before anything is paired there is no record to write a kill into, so ``tabwarden kill`` then
 leaves ``kill-latch`` beside where the record would be; its mere presence (any file, even a
 dangling symlink) means killed. It is a narrowing record: honoured unsigned, removed only by
-``unkill``'s terminal ceremony.
+``unkill``'s terminal ceremony. The gate also writes it — any process may narrow — the first time
+its reader finds the record tampered with (``trust.ratchet``: rolled back, edited, vanished,
+unsealed), with a note saying what was found, and audits that once; so putting the right file
+back afterwards does not silently un-deny: a person runs ``tabwarden unkill``.
 
 The gate must never cache a denial and never turn an error into a grant.
 """
@@ -21,15 +24,17 @@ The gate must never cache a denial and never turn an error into a grant.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tabwarden.paths import config_dir
 from tabwarden.trust.keys import HostPublicKey
-from tabwarden.trust.reader import TrustReader
+from tabwarden.trust.ratchet import Tamper
+from tabwarden.trust.reader import Reading, TrustReader
 from tabwarden.trust.record_file import trust_path
 from tabwarden.trust.verify import Effective
 
@@ -40,6 +45,43 @@ log = logging.getLogger("tabwarden.trust")
 
 FILE_STORE_NAME = "host-key.pem"
 KILL_LATCH_NAME = "kill-latch"
+#: A latch note is a line of JSON; anything much larger is not ours.
+_MAX_LATCH_NOTE = 4096
+
+
+def write_kill_latch(latch: Path, note: dict[str, Any]) -> bool:
+    """Create the kill latch with ``note`` (one JSON line). False when a latch exists already:
+    it is never replaced, so the first note (e.g. what tampering was found) stays."""
+    latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(latch, flags, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(note, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return True
+
+
+def latch_tamper_note(latch: Path) -> Tamper | None:
+    """The tampering the kill latch was written for, if it was (never raises)."""
+    try:
+        fd = os.open(latch, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, _MAX_LATCH_NOTE + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        note = json.loads(raw)
+    except ValueError:
+        return None
+    return Tamper.from_json(note.get("tamper")) if isinstance(note, dict) else None
 
 
 def host_key_store(config: Path, kind: str | None = None) -> KeyStore:
@@ -74,6 +116,7 @@ def load_host_public(config: Path) -> HostPublicKey | None:
 
 class TrustGate:
     def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.env = env
         self.config = config_dir(env)
         self.path = trust_path(env)
         self._reader = TrustReader(self.path, lambda: load_host_public(self.config))
@@ -82,8 +125,45 @@ class TrustGate:
     def kill_latch(self) -> Path:
         return self.config / KILL_LATCH_NAME
 
-    def current(self, now: int | None = None) -> Effective:
-        eff = self._reader.current(int(time.time()) if now is None else now)
+    def read(self, now: int | None = None) -> Reading:
+        """What the record grants (the latch applied), and what tampering was found, if any."""
+        at = int(time.time()) if now is None else now
+        reading = self._reader.read(at)
+        if reading.tamper is not None:
+            self._latch(reading.tamper, at)
+        eff = reading.effective
         if not eff.killed and os.path.lexists(self.kill_latch):
-            return dataclasses.replace(eff, killed=True)
-        return eff
+            return Reading(dataclasses.replace(eff, killed=True), reading.tamper)
+        return reading
+
+    def current(self, now: int | None = None) -> Effective:
+        return self.read(now).effective
+
+    def latch_note(self) -> Tamper | None:
+        """The tampering the kill latch was written for (None: no latch, or a plain kill)."""
+        return latch_tamper_note(self.kill_latch)
+
+    def _latch(self, tamper: Tamper, now: int) -> None:
+        """Latch the kill switch for ``tamper`` (once) and audit it; never raises."""
+        note = {"at": now, "reason": "trust record tampered", "tamper": tamper.to_json()}
+        try:
+            created = write_kill_latch(self.kill_latch, note)
+        except OSError as exc:
+            log.error("could not latch the kill switch for %s: %s", tamper.reason, exc)
+            return
+        if not created:
+            return
+        log.error("kill switch latched: %s. %s", tamper.reason, tamper.next_step)
+        try:
+            from tabwarden.trust.audit import AuditLog
+
+            AuditLog.default(self.env).append(
+                "trust_tampered",
+                decision="narrowed",
+                kind=tamper.kind,
+                reason=tamper.reason,
+                epoch=tamper.epoch,
+                highest=tamper.highest,
+            )
+        except Exception as exc:  # the latch is what matters; the audit line is best effort
+            log.error("could not audit the latched kill switch (%s)", type(exc).__name__)

@@ -10,6 +10,10 @@ if the OS keyring is missing, disabled (null/fail backend), redirected (``PYTHON
 (never overwritten unless ``replace``) inside a 0700 directory we own, under the rules of
 ``tabwarden.private_fs``: it refuses a directory or file that is a symlink, not ours, of the wrong
 type or mode, and replaces nothing it refuses.
+
+Each store also keeps the trust record's ratchet seal beside the key (``trust.ratchet``): the
+keyring entry ``trust-ratchet``, or the private file ``trust-ratchet.json`` next to the key file.
+The seal holds epochs, digests and serials only — never key material.
 """
 
 from __future__ import annotations
@@ -137,6 +141,14 @@ class KeyStore(Protocol):
         """Where the key lives, for people (never key material)."""
         ...
 
+    def load_seal(self) -> bytes | None:
+        """The trust record's ratchet seal kept beside the key (``trust.ratchet``), or None."""
+        ...
+
+    def save_seal(self, data: bytes) -> None:
+        """Replace the ratchet seal (whole, atomically where the store allows)."""
+        ...
+
 
 def _parse(pem: bytes, where: str) -> HostKey:
     """``HostKey.from_pem``; any failure becomes ``KeyFileCorrupt`` (no contents, no chain)."""
@@ -200,9 +212,15 @@ class KeyringStore:
 
     kind = "keyring"
 
-    def __init__(self, service: str = "tabwarden", username: str = "host-key") -> None:
+    def __init__(
+        self,
+        service: str = "tabwarden",
+        username: str = "host-key",
+        seal_username: str = "trust-ratchet",
+    ) -> None:
         self.service = service
         self.username = username
+        self.seal_username = seal_username
 
     def _backend(self) -> keyring.backend.KeyringBackend:
         """The current keyring backend, or ``KeyStoreUnavailable``: never a silent fallback."""
@@ -242,16 +260,19 @@ class KeyringStore:
             return backend
         raise KeyStoreUnavailable(f"the OS keyring could not be initialised ({reason})")
 
-    def _get(self, backend: keyring.backend.KeyringBackend) -> str | None:
+    def _get(
+        self, backend: keyring.backend.KeyringBackend, username: str | None = None
+    ) -> str | None:
         try:
-            value = backend.get_password(self.service, self.username)
+            value = backend.get_password(self.service, username or self.username)
         except Exception as exc:  # KeyringError, InitError, D-Bus errors, ...
             reason = type(exc).__name__
         else:
             if value is None or isinstance(value, str):
                 return value
             reason = f"returned {type(value).__name__}"
-        raise KeyStoreUnavailable(f"reading the host key from the OS keyring failed ({reason})")
+        what = "the host key" if username is None else "the trust ratchet seal"
+        raise KeyStoreUnavailable(f"reading {what} from the OS keyring failed ({reason})")
 
     def load(self) -> HostKey | None:
         backend = self._backend()
@@ -303,6 +324,30 @@ class KeyringStore:
         except Exception:
             name = "unavailable"
         return f"keyring ({name})"
+
+    def load_seal(self) -> bytes | None:
+        value = self._get(self._backend(), self.seal_username)
+        if value is None:
+            return None
+        try:
+            return value.encode("ascii")
+        except UnicodeEncodeError:
+            return b"\xff"  # not a seal: the parser refuses it
+
+    def save_seal(self, data: bytes) -> None:
+        backend = self._backend()
+        text = data.decode("ascii")
+        try:
+            backend.set_password(self.service, self.seal_username, text)
+        except Exception as exc:
+            reason = type(exc).__name__
+        else:
+            if self._get(backend, self.seal_username) == text:
+                return
+            reason = "the stored value did not read back"
+        raise KeyStoreUnavailable(
+            f"storing the trust ratchet seal in the OS keyring failed ({reason})"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -371,6 +416,32 @@ class FileStore:
 
     def describe(self) -> str:
         return f"file {self.path}"
+
+    @property
+    def seal_path(self) -> Path:
+        """The trust record's ratchet seal, beside the key file (``trust.ratchet``)."""
+        from tabwarden.trust.ratchet import SEAL_FILE_NAME
+
+        return self.path.with_name(SEAL_FILE_NAME)
+
+    def load_seal(self) -> bytes | None:
+        from tabwarden.trust.ratchet import MAX_SEAL_BYTES
+
+        with self._mapped():
+            directory = open_private_dir(self.path.parent, create=False)
+            if directory is None:
+                return None
+            with directory:
+                found = directory.read(self.seal_path.name, MAX_SEAL_BYTES)
+        return None if found is None else found[0]
+
+    def save_seal(self, data: bytes) -> None:
+        with self._mapped():
+            directory = open_private_dir(self.path.parent, create=True)
+            if directory is None:
+                raise KeyStoreUnavailable(f"{self.path.parent} disappeared while sealing")
+            with directory:
+                directory.write_atomic(self.seal_path.name, data)
 
 
 def store_for(kind: str, config_dir: Path) -> KeyStore:

@@ -23,25 +23,26 @@ assertion) into an audit entry or an error message.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tabwarden.errors import TabwardenError
+from tabwarden.errors import TabwardenError, UsageError
 from tabwarden.protocol.codes import ALREADY_PAIRED, KILLED, NOT_PAIRED, PRESENCE_REFUSED
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
 from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
+from tabwarden.trust.record_file import raise_floor, seal_verdict
 from tabwarden.trust.verify import Effective
 
 if TYPE_CHECKING:
     from tabwarden.trust.audit import AuditLog
     from tabwarden.trust.gate import TrustGate
     from tabwarden.trust.keystore import KeyStore
+    from tabwarden.trust.ratchet import Tamper
 
 __all__ = [
     "PAIRING_CODE_TTL",
@@ -75,7 +76,9 @@ __all__ = [
     "restrict",
     "revoke",
     "rollback",
+    "tampering",
     "widen",
+    "witness_epoch",
 ]
 
 #: Seconds the one-time pairing code ``tabwarden pair`` prints stays valid.
@@ -287,8 +290,17 @@ def pair_host(
     now: int,
 ) -> HostKey:
     """Mint the host key, write the signed default policy and store ``code`` (hashed) as the
-    one-time pairing code. A reset drops every grant but never releases the kill switch."""
+    one-time pairing code. A reset drops every grant but never releases the kill switch; it also
+    replaces a record the ratchet refuses (rolled back, edited, vanished), carrying on above the
+    seal's epoch and kill serial. Without ``reset``, a ratchet seal left behind is refused
+    (``TrustTampered``) before anything is minted."""
     require_unpaired(ctx, key_store, reset=reset)
+    if not reset:
+        tamper = tampering(ctx)  # a seal left without record or key: nothing minted or stored
+        if tamper is not None:
+            from tabwarden.trust.ratchet import TrustTampered
+
+            raise TrustTampered(tamper)
     killed_before = reset and ctx.effective().killed
     key = HostKey.generate()
     key_store.save(key, replace=reset)
@@ -308,20 +320,31 @@ def pair_host(
 
 
 def _write_latch(latch: Path, reason: str, now: int) -> None:
-    """Before anything is paired, the latch file is the kill record (``trust/gate.py``)."""
-    latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(latch, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps({"at": now, "reason": reason}) + "\n")
+    """The latch file is the kill record that always works (``trust/gate.py``): before anything
+    is paired, and whenever the record cannot be written (tampered, unreadable, seal out of
+    reach)."""
+    from tabwarden.trust.gate import write_kill_latch
+
+    write_kill_latch(latch, {"at": now, "reason": reason})
 
 
 def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None) -> int:
-    """Engage the kill switch (free). Returns the record's new epoch (0 for the latch)."""
+    """Engage the kill switch (free). Returns the record's new epoch (0 for the latch).
+
+    A record the writers refuse (tampered, unreadable, its seal's key store out of reach) is
+    never rewritten — that would launder it under a new epoch — so the latch is written."""
+    from tabwarden.trust.keystore import KeyStoreError
+
+    epoch = 0
     if ctx.trust_path.exists():
-        epoch = store.engage_kill(ctx.trust_path, reason, now).epoch
+        try:
+            epoch = store.engage_kill(ctx.trust_path, reason, now).epoch
+        except (TrustUnreadable, KeyStoreError) as exc:
+            _write_latch(ctx.kill_latch, reason, now)
+            _audit(ctx, "kill", "narrowed", reason=reason, latched=str(exc), **_by(browser))
+            return 0
     else:
         _write_latch(ctx.kill_latch, reason, now)
-        epoch = 0
     _audit(ctx, "kill", "narrowed", reason=reason, **_by(browser))
     return epoch
 
@@ -333,11 +356,40 @@ def killed(ctx: TrustContext) -> bool:
     return ctx.effective().killed
 
 
+def tampering(ctx: TrustContext) -> Tamper | None:
+    """What the ratchet finds wrong with the record right now, as a writer sees it (None: the
+    record is the one its seal vouches for, or nothing is paired). Never writes."""
+    from tabwarden.trust.ratchet import Tamper
+
+    tamper = seal_verdict(ctx.trust_path)
+    if tamper is None and not ctx.trust_path.exists() and ctx.load_key() is not None:
+        return Tamper.vanished("it is missing but the key store holds a host key")
+    return tamper
+
+
 def release_kill(ctx: TrustContext, proof: Proof, now: int) -> int:
     """Release the kill switch (``unkill``): a release signed at the current kill level, and
-    the pre-pairing latch removed. Returns the new epoch (0 when only the latch was held)."""
+    the latch removed. Returns the new epoch (0 when only the latch was held).
+
+    A record the ratchet refuses (rolled back, edited, unsealed) is accepted as it is now — the
+    person has been shown what happened — rewritten above every epoch and kill serial sealed
+    (``store.accept_record``). A vanished record cannot be accepted: ``TrustTampered`` (its hint
+    is ``pair --reset``), nothing written."""
+    from tabwarden.trust.ratchet import TrustTampered
+
     epoch = 0
-    if ctx.trust_path.exists():
+    tamper = tampering(ctx)
+    if tamper is not None and tamper.kind == "vanished":
+        raise TrustTampered(tamper)
+    if tamper is not None:
+        key = require_key(ctx)
+        _take_proof(ctx, key, proof, now)
+        epoch = store.accept_record(ctx.trust_path, key, now).epoch
+        _audit(
+            ctx, "trust_accepted", "granted", **_proof_fields(proof), kind=tamper.kind,
+            reason=tamper.reason, epoch=epoch,
+        )  # fmt: skip
+    elif ctx.trust_path.exists():
         key, _ = require_paired(ctx)
         _take_proof(ctx, key, proof, now)
         epoch = store.release_kill(ctx.trust_path, key, now).epoch
@@ -347,6 +399,38 @@ def release_kill(ctx: TrustContext, proof: Proof, now: int) -> int:
         os.unlink(ctx.kill_latch)
     _audit(ctx, "unkill", "granted", **_proof_fields(proof))
     return epoch
+
+
+def witness_epoch(ctx: TrustContext, epoch: int, now: int, *, source: str) -> bool:
+    """A trusted party (``source``: the extension, over the pinned native-messaging channel)
+    has seen trust record ``epoch``. Later than the record on disk means the record was rolled
+    back (record and seal put back together): the seal's highest epoch is raised to ``epoch``,
+    the kill switch latched and audited, and True returned. Free: it can only narrow."""
+    from tabwarden.trust.gate import write_kill_latch
+    from tabwarden.trust.keystore import KeyStoreError
+    from tabwarden.trust.ratchet import Tamper
+
+    if type(epoch) is not int or not 0 <= epoch <= 2**53 - 1:
+        raise UsageError("a witnessed epoch is a non-negative integer")
+    try:
+        on_disk = raise_floor(ctx.trust_path, epoch)
+    except (TrustUnreadable, KeyStoreError):
+        return False  # the readers deny an unreadable record already; nothing to compare with
+    if on_disk is not None and epoch <= on_disk:
+        return False
+    tamper = (
+        Tamper.vanished(f"{source} saw epoch {epoch}, and there is no record", epoch)
+        if on_disk is None
+        else Tamper.rolled_back(on_disk, epoch)
+    )
+    write_kill_latch(
+        ctx.kill_latch, {"at": now, "reason": "trust record tampered", "tamper": tamper.to_json()}
+    )
+    _audit(
+        ctx, "trust_tampered", "narrowed", kind=tamper.kind, reason=tamper.reason,
+        epoch=on_disk, highest=epoch, source=source,
+    )  # fmt: skip
+    return True
 
 
 # --- the policy ----------------------------------------------------------------------------

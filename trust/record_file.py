@@ -5,8 +5,11 @@
   any group/other permission bit, more than one link, in a directory that is not ours/exactly
   0700), is larger than ``MAX_DOCUMENT_BYTES``, or does not parse.
 * ``update`` is the only writer: an exclusive ``flock`` on ``trust.lock`` beside the record,
-  re-read inside the lock, ``mutate``, ``epoch + 1``, then ``PrivateDir.write_atomic`` (a temp
-  file ``O_EXCL`` 0600, fsync, rename, fsync the directory).
+  re-read inside the lock and checked against the ratchet seal beside the host key
+  (``trust.ratchet``: a rolled-back, edited, vanished or unsealed record is refused —
+  ``TrustTampered`` — unless the person accepts it), ``mutate``, ``epoch + 1``, then seal
+  ``{new, pending: current}`` → ``PrivateDir.write_atomic`` (a temp file ``O_EXCL`` 0600, fsync,
+  rename, fsync the directory) → seal ``{new}``.
 
 File I/O only: what a change means (who may make it, what it grants) lives in ``store`` (the
 writers) and ``operations`` (the recipes). Nothing here may return a record it did not fully
@@ -20,9 +23,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from tabwarden.paths import config_dir
 from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
+from tabwarden.trust.ratchet import (
+    NO_RECORD,
+    SealedRecord,
+    SealKeeper,
+    Tamper,
+    TrustTampered,
+    digest,
+    judge,
+    next_seal,
+)
 from tabwarden.trust.record import (
     MAX_DOCUMENT_BYTES,
     SCHEMA_VERSION,
@@ -35,9 +49,12 @@ from tabwarden.trust.record import (
 __all__ = [
     "FILE_NAME",
     "LOCK_NAME",
+    "RecordRead",
     "StatKey",
     "load",
     "load_with_stat",
+    "raise_floor",
+    "seal_verdict",
     "stat_key",
     "trust_path",
     "update",
@@ -68,14 +85,23 @@ def stat_key(st: os.stat_result) -> StatKey:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_uid)
 
 
-def _read_at(directory: PrivateDir, path: Path) -> tuple[TrustDocument, StatKey] | None:
+class RecordRead(NamedTuple):
+    """A record as read: the document, its exact bytes (what the seal vouches for), and the stat
+    key of the file they came from."""
+
+    doc: TrustDocument
+    raw: bytes
+    stat: StatKey
+
+
+def _read_at(directory: PrivateDir, path: Path) -> RecordRead | None:
     """Read, check and parse ``path.name`` inside ``directory``; None when it does not exist."""
     with _refusals(path):
         found = directory.read(path.name, MAX_DOCUMENT_BYTES)
     if found is None:
         return None
     raw, st = found
-    return parse(raw), stat_key(st)
+    return RecordRead(parse(raw), raw, stat_key(st))
 
 
 def _missing(path: Path, expect_paired: bool) -> None:
@@ -83,8 +109,8 @@ def _missing(path: Path, expect_paired: bool) -> None:
         raise TrustUnreadable(f"{path} is missing but a host key exists")
 
 
-def load_with_stat(path: Path, expect_paired: bool) -> tuple[TrustDocument, StatKey] | None:
-    """The record and the stat key of the file it was read from (for ``TrustReader``'s cache)."""
+def load_with_stat(path: Path, expect_paired: bool) -> RecordRead | None:
+    """The record, its bytes and the stat key of its file (for ``TrustReader``'s cache)."""
     with _refusals(path):
         directory = open_private_dir(path.parent, create=False)
     if directory is None:
@@ -100,10 +126,20 @@ def load_with_stat(path: Path, expect_paired: bool) -> tuple[TrustDocument, Stat
 def load(path: Path | str, *, expect_paired: bool) -> TrustDocument | None:
     """The record at ``path``; None only when it is missing and ``not expect_paired``."""
     found = load_with_stat(Path(path), expect_paired)
-    return None if found is None else found[0]
+    return None if found is None else found.doc
 
 
 # --- writing ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[PrivateDir]:
+    with _refusals(path):
+        directory = open_private_dir(path.parent, create=True)
+    if directory is None:
+        raise TrustUnreadable(f"{path.parent} disappeared")  # removed between mkdir and open
+    with directory, _refusals(path), directory.locked(LOCK_NAME):
+        yield directory
 
 
 def update(
@@ -111,18 +147,21 @@ def update(
     mutate: Callable[[TrustDocument], TrustDocument],
     *,
     initial: TrustDocument | None = None,
+    accept_tampered: bool = False,
 ) -> TrustDocument:
     """Locked read-modify-write. ``mutate`` sees the current record (or ``initial`` when there is
     none yet; without ``initial`` a missing record is ``TrustUnreadable``). The result is written
     with ``epoch = current.epoch + 1``. If ``mutate`` raises, or returns the record it was given
-    unchanged, nothing is written."""
+    unchanged, nothing is written.
+
+    A record the ratchet seal does not vouch for (``trust.ratchet.judge``) is refused with
+    ``TrustTampered`` and nothing is written — unless ``accept_tampered`` (a person confirmed,
+    at a terminal, taking it as it is: ``unkill``, ``pair --reset``): then ``mutate`` sees it
+    with the seal's floors applied (epoch and kill serial at least the highest sealed), so what
+    is written is newer than anything ever sealed."""
     path = Path(path)
-    with _refusals(path):
-        directory = open_private_dir(path.parent, create=True)
-    if directory is None:
-        raise TrustUnreadable(f"{path.parent} disappeared")
-    with directory, _refusals(path), directory.locked(LOCK_NAME):
-        return _update_locked(directory, path, mutate, initial)
+    with _locked(path) as directory:
+        return _update_locked(directory, path, mutate, initial, accept_tampered)
 
 
 def _update_locked(
@@ -130,16 +169,35 @@ def _update_locked(
     path: Path,
     mutate: Callable[[TrustDocument], TrustDocument],
     initial: TrustDocument | None,
+    accept_tampered: bool,
 ) -> TrustDocument:
+    keeper = SealKeeper(path.parent)
     found = _read_at(directory, path)
+    replacing: SealedRecord | None = None
     if found is not None:
-        current = found[0]
+        current = found.doc
+        seal = keeper.load(current)
+        tamper = judge(found.raw, current.epoch, seal, paired=True)
+        if tamper is None:
+            replacing = SealedRecord(epoch=current.epoch, sha256=digest(found.raw))
     elif initial is not None:
         current = initial
+        seal = keeper.any_seal()
+        tamper = judge(None, None, seal, paired=False)
+        replacing = NO_RECORD  # readers accept "no record yet" until this write lands
     else:
         raise TrustUnreadable(f"{path} is missing (not paired yet?)")
+    if tamper is not None:
+        if not accept_tampered:
+            raise TrustTampered(tamper)
+        if seal is not None:
+            current = replace(
+                current,
+                epoch=max(current.epoch, seal.highest_epoch),
+                kill=replace(current.kill, serial=max(current.kill.serial, seal.kill_serial)),
+            )
     new = mutate(current)
-    if new is current and found is not None:
+    if new is current and found is not None and tamper is None:
         return current  # nothing changed: no write, no new epoch
     if not isinstance(new, TrustDocument):
         raise TypeError("mutate must return a TrustDocument")
@@ -151,6 +209,39 @@ def _update_locked(
         raise ValueError(
             f"refusing to write a record that would not read back: {exc.reason}"
         ) from None
+    sealing = next_seal(seal, data, new, replacing=replacing)
+    keeper.save(new, sealing)  # 1. both the current record and the new one are valid
     with _refusals(path):
-        directory.write_atomic(path.name, data)
+        directory.write_atomic(path.name, data)  # 2. the new record
+    if sealing.pending is not None:
+        keeper.save(new, sealing.settled())  # 3. only the new one
     return new
+
+
+def seal_verdict(path: Path | str) -> Tamper | None:
+    """What a writer would find wrong with the record at ``path`` right now (None: it is the one
+    the seal vouches for, or nothing is paired), under the record's lock."""
+    path = Path(path)
+    keeper = SealKeeper(path.parent)
+    if not os.path.lexists(path.parent):  # nothing was ever written here; create nothing
+        return judge(None, None, keeper.any_seal(), paired=False)
+    with _locked(path) as directory:
+        found = _read_at(directory, path)
+        if found is None:
+            return judge(None, None, keeper.any_seal(), paired=False)
+        return judge(found.raw, found.doc.epoch, keeper.load(found.doc), paired=True)
+
+
+def raise_floor(path: Path | str, epoch: int) -> int | None:
+    """Raise the seal's highest epoch to ``epoch`` (a trusted party saw that epoch); the epoch of
+    the record on disk (None when it is missing). Writes nothing else."""
+    path = Path(path)
+    with _locked(path) as directory:
+        found = _read_at(directory, path)
+        if found is None:
+            return None
+        keeper = SealKeeper(path.parent)
+        seal = keeper.load(found.doc)
+        if seal is not None and epoch > seal.highest_epoch:
+            keeper.save(found.doc, replace(seal, highest_epoch=epoch))
+        return found.doc.epoch

@@ -33,6 +33,7 @@ from tabwarden.trust.policy import (
     validate_value,
     validate_values,
 )
+from tabwarden.trust.ratchet import kill_level
 from tabwarden.trust.record import (
     REVOCABLE,
     BaselineRecord,
@@ -55,6 +56,7 @@ from tabwarden.trust.verify import Effective, effective, host_key_mismatch
 
 __all__ = [
     "AUTH_PATHS",
+    "accept_record",
     "MAX_HISTORY",
     "PAIRING_MAX_ATTEMPTS",
     "PresenceRequired",
@@ -112,13 +114,7 @@ def _require_key(doc: TrustDocument, key: HostKey) -> HostPublicKey:
 
 def _next_kill_serial(doc: TrustDocument) -> int:
     """Above every serial in the file, valid or not — so a new kill always takes."""
-    floors: list[int] = [doc.kill.serial, *(e.serial for e in doc.kill.events)]
-    floors += [c.kill_serial for c in doc.clients] + [b.kill_serial for b in doc.browsers]
-    floors += [r.kill_serial for r in doc.releases] + [h.kill_serial for h in doc.policy.history]
-    floors += [r.serial for r in doc.releases]
-    if doc.policy.baseline is not None:
-        floors.append(doc.policy.baseline.kill_serial)
-    return 1 + max(floors)
+    return 1 + kill_level(doc)
 
 
 def _usable_baseline(doc: TrustDocument, public: HostPublicKey) -> Policy:
@@ -263,7 +259,8 @@ def initialise(
     An existing record is refused unless ``replace_existing`` (re-pairing, a presence-proven
     ceremony): every old grant is dropped (a new key makes them meaningless); the epoch and the
     kill serial carry on so running readers see no regression, and the kill switch is released
-    at that serial by the new key.
+    at that serial by the new key. Re-pairing also replaces a record the ratchet refuses
+    (rolled back, edited, vanished): the epoch and kill serial then carry on from the seal's.
     """
     _check_time(now)
     fresh = empty_document(key.public, store)
@@ -286,7 +283,7 @@ def initialise(
         )
         return base.with_(releases=(release,))
 
-    return update(path, mutate, initial=fresh)
+    return update(path, mutate, initial=fresh, accept_tampered=replace_existing)
 
 
 def add_client(
@@ -494,6 +491,27 @@ def release_kill(path: Path | str, key: HostKey, now: int) -> TrustDocument:
         return doc.with_(releases=(*doc.releases, record))
 
     return update(path, mutate)
+
+
+def accept_record(path: Path | str, key: HostKey, now: int) -> TrustDocument:
+    """Take the record as it is now, after the ratchet refused it (``unkill`` at a terminal):
+    rewritten at an epoch above both the record's and the seal's, with a fresh seal and the kill
+    switch released at a serial above both (signed). Its grants still count only if their
+    signatures verify against ``key``. A record whose host key is not ``key`` is refused."""
+    _check_time(now)
+
+    def mutate(doc: TrustDocument) -> TrustDocument:
+        _require_key(doc, key)
+        level = kill_level(doc)
+        signed = sign_grant(
+            key, {"kind": "release", "serial": level}, epoch=doc.epoch + 1, kill_serial=level
+        )
+        release = ReleaseRecord(
+            serial=level, epoch=signed["epoch"], kill_serial=level, sig=signed["sig"]
+        )
+        return doc.with_(kill=replace(doc.kill, serial=level), releases=(*doc.releases, release))
+
+    return update(path, mutate, accept_tampered=True)
 
 
 def rollback(path: Path | str, key: HostKey | None, n: int, now: int) -> TrustDocument:

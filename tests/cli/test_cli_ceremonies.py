@@ -489,6 +489,48 @@ def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
     assert paired.json("policy", "show", "--json")["killed"] is False
 
 
+def test_unkill_after_a_rollback_says_what_happened_and_accepts_the_record_as_it_is(
+    paired: World,
+) -> None:
+    """Recovery from a rolled-back record (issue 10, hole 4) without a reset: `status` says what
+    happened, `unkill` at the terminal shows it and what the record grants, and on the phrase
+    accepts it at a new epoch with a fresh seal and releases the latched kill switch."""
+    old = paired.trust_file.read_bytes()
+    assert paired.run("policy", "restrict", "clickGraceSeconds=5").returncode == 0
+    assert paired.run("kill", "--reason", "test").returncode == 0
+    newest = json.loads(paired.trust_file.read_bytes())["epoch"]
+    temp = paired.config / "trust.json.attacker"
+    temp.write_bytes(old)
+    os.chmod(temp, 0o600)
+    os.replace(temp, paired.trust_file)  # the older record put back
+
+    status = paired.run("status")
+    assert status.returncode == 3
+    assert b"trust record rolled back" in status.stdout and b"tabwarden unkill" in status.stdout
+    assert (paired.config / "kill-latch").exists()
+
+    before = paired.trust_file.read_bytes()
+    proc = paired.run("unkill", input=ceremony.phrase_for("unkill").encode() + b"\n")
+    assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
+    assert paired.trust_file.read_bytes() == before
+
+    child = paired.spawn("unkill")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("unkill") + "\n")
+    code, output = child.finish()
+    assert code == 0, output
+    assert f"trust record rolled back (epoch {json.loads(old)['epoch']}".encode() in output
+    assert b"paired clients:" in output and b"accepted as it is now" in output
+    assert json.loads(paired.trust_file.read_bytes())["epoch"] == newest + 1
+    assert not (paired.config / "kill-latch").exists()
+    shown = paired.json("policy", "show", "--json")
+    assert shown["killed"] is False and shown["policy"]["clickGraceSeconds"] == 30  # as it was
+    assert paired.run("status").returncode == 0
+    events = [(e["event"], e.get("kind")) for e in paired.json_list("audit", "--json")]
+    assert ("trust_tampered", "rolled_back") in events
+    assert ("trust_accepted", "rolled_back") in events
+
+
 # --------------------------------------------------------------------------- 6. policy
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
+from tabwarden.trust.ratchet import SEAL_FILE_NAME, Seal, SealedRecord, digest
 from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import Credential
 from tabwarden.trust.verify import Effective
@@ -41,17 +42,41 @@ def read_json(path: Path) -> dict[str, Any]:
     return result
 
 
-def hand_write(path: Path, data: bytes | str, mode: int = 0o600) -> None:
-    """Replace the file the way an editor does (new inode), keeping it ours and 0600."""
+def forge_seal(path: Path) -> None:
+    """Rewrite the file store's ratchet seal to vouch for whatever ``path`` holds now, as an
+    attacker who can write both files would (the seal is as private as the key beside it, no
+    more). With the ratchet out of the way, the signatures are the barrier left."""
+    raw = path.read_bytes()
+    try:
+        epoch = json.loads(raw)["epoch"]
+    except (ValueError, KeyError, TypeError):
+        return  # not a record: the reader refuses it before it looks at a seal
+    if type(epoch) is not int or epoch < 0:
+        return
+    seal = Seal(
+        record=SealedRecord(epoch=epoch, sha256=digest(raw)), highest_epoch=epoch, kill_serial=0
+    )
+    seal_file = path.with_name(SEAL_FILE_NAME)
+    temp = seal_file.with_name(seal_file.name + ".edit")
+    temp.write_bytes(seal.to_bytes())
+    os.chmod(temp, 0o600)
+    os.replace(temp, seal_file)
+
+
+def hand_write(path: Path, data: bytes | str, mode: int = 0o600, *, reseal: bool = True) -> None:
+    """Replace the file the way an editor does (new inode), keeping it ours and 0600; with
+    ``reseal`` (the default) the attacker rewrites the ratchet seal to match (``forge_seal``)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     temp = path.with_name(path.name + ".edit")
     temp.write_bytes(raw)
     os.chmod(temp, mode)
     os.replace(temp, path)
+    if reseal:
+        forge_seal(path)
 
 
-def hand_edit(path: Path, obj: dict[str, Any]) -> None:
-    hand_write(path, json.dumps(obj, indent=2))
+def hand_edit(path: Path, obj: dict[str, Any], *, reseal: bool = True) -> None:
+    hand_write(path, json.dumps(obj, indent=2), reseal=reseal)
 
 
 def denied(eff: Effective) -> bool:

@@ -232,6 +232,25 @@ def test_save_refuses_a_planted_symlink_and_leaves_its_target_alone(
         assert target.read_bytes() == b"victim contents\n"
 
 
+def test_the_ratchet_seal_lives_beside_the_key_file_under_the_same_rules(
+    tmp_path: Path, config_dir: Path
+) -> None:
+    store = FileStore(config_dir / "host-key.pem")
+    assert store.load_seal() is None
+    store.save_seal(b'{"a":1}')
+    assert store.seal_path == config_dir / "trust-ratchet.json"
+    assert store.load_seal() == b'{"a":1}'
+    assert stat.S_IMODE(store.seal_path.stat().st_mode) == 0o600
+    store.seal_path.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"victim contents\n")
+    store.seal_path.symlink_to(target)
+    for attempt in (store.load_seal, lambda: store.save_seal(b"{}")):
+        with pytest.raises(KeyFileUnsafe):
+            attempt()
+    assert target.read_bytes() == b"victim contents\n" and store.seal_path.is_symlink()
+
+
 def test_load_refuses_a_group_or_world_readable_file(config_dir: Path, key: HostKey) -> None:
     store = FileStore(config_dir / "host-key.pem")
     store.save(key)

@@ -19,6 +19,7 @@ from tabwarden.paths import BadLabel
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import DEFAULT_POLICY, PolicyError, apply_set
+from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import TrustDocument, TrustUnreadable
 from tabwarden.trust.record_file import load, trust_path, update
@@ -46,7 +47,8 @@ def test_files_are_private_and_the_dir_is_0700(tmp_path: Path) -> None:
     path, _ = with_client(tmp_path)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
-    assert sorted(os.listdir(path.parent)) == ["trust.json", "trust.lock"]  # no temp left over
+    assert sorted(os.listdir(path.parent)) == [SEAL_FILE_NAME, "trust.json", "trust.lock"]
+    assert stat.S_IMODE(os.stat(path.parent / SEAL_FILE_NAME).st_mode) == 0o600  # no temp left
 
 
 # --- fail closed: every case through a real file and a TrustReader ---------------------------
@@ -84,7 +86,7 @@ def _text_edit(path: Path, old: str, new: str) -> None:
 
 
 CORRUPTIONS: dict[str, tuple[Any, str]] = {
-    "missing after pairing": (lambda p: p.unlink(), "missing but a host key exists"),
+    "missing after pairing": (lambda p: p.unlink(), "vanished"),
     "truncated": (
         lambda p: hand_write(p, p.read_bytes()[: len(p.read_bytes()) // 2]),
         "invalid JSON",
@@ -180,7 +182,13 @@ def test_a_record_that_vanishes_after_being_seen_paired_is_tampering(tmp_path: P
         eff = watcher.current(NOW)
         assert eff.refused is not None and "vanished" in eff.refused
         assert eff.killed and eff.clients_pinned
-    # A fresh process (a new reader) that never saw the record starts unpaired, as before.
+    # A fresh process (a new reader) that never saw the record finds the ratchet seal beside
+    # where the key was: vanished too. Only when the seal is deleted as well does it start
+    # unpaired (the residual the extension's pinned host key answers).
+    fresh = TrustReader(path, lambda: None).read(NOW)
+    assert fresh.tamper is not None and fresh.tamper.kind == "vanished"
+    assert denied(fresh.effective)
+    (path.parent / SEAL_FILE_NAME).unlink()
     assert TrustReader(path, lambda: None).current(NOW) == Effective.unpaired()
 
 
@@ -266,8 +274,8 @@ def test_epoch_regression_seen_by_a_reader_is_denied(tmp_path: Path) -> None:
     old = path.read_bytes()
     store.add_restriction(path, "eval", False, NOW)
     assert watcher.current(NOW).epoch == 3
-    hand_write(path, old)  # a perfectly valid, older record
-    _assert_refused(watcher, "epoch went backwards (2 < 3)")
+    hand_write(path, old)  # a perfectly valid, older record (and a seal forged to match)
+    _assert_refused(watcher, "rolled back (epoch 2, highest seen 3)")
     assert not reader(path, key).current(NOW).killed  # (a fresh process cannot tell)
     store.add_restriction(path, "eval", False, NOW)  # epoch 3 again: not lower
     assert not watcher.current(NOW).killed
@@ -293,8 +301,8 @@ def test_initialise_refuses_to_overwrite_unless_re_pairing(tmp_path: Path) -> No
     store.engage_kill(path, "cli", NOW)
     assert old_view.current(NOW).killed
     in_store[0] = new_key  # the key store now holds the new key
-    doc = store.initialise(path, new_key, "keyring", NOW, replace_existing=True)
-    assert doc.epoch == 4 and doc.clients == () and doc.host_key.store == "keyring"
+    doc = store.initialise(path, new_key, "file", NOW, replace_existing=True)
+    assert doc.epoch == 4 and doc.clients == () and doc.host_key.public == new_key.public.b64
     assert doc.kill.serial == 1  # the kill level carries on ...
     eff = old_view.current(NOW)
     assert eff.refused is None and not eff.killed  # ... and re-pairing released it
