@@ -124,6 +124,10 @@ def pidfd_exited(pidfd: int) -> bool:
 
 #: ``struct ucred`` as ``SCM_CREDENTIALS`` carries it: pid, uid, gid.
 UCRED = struct.Struct("3i")
+_PID_UID = struct.Struct("2i")
+_SOL_SOCKET = socket.SOL_SOCKET
+_MSG_CTRUNC = socket.MSG_CTRUNC
+_SCM_CREDENTIALS = getattr(socket, "SCM_CREDENTIALS", -1)
 #: Room for exactly one ``SCM_CREDENTIALS`` message: anything more (file descriptors the peer
 #: tried to pass) does not fit and arrives as ``MSG_CTRUNC``, which the reader refuses.
 CREDS_ANCILLARY_SIZE = socket.CMSG_SPACE(UCRED.size) if hasattr(socket, "CMSG_SPACE") else 0
@@ -138,7 +142,7 @@ class Speaker:
     ``poll`` and one ``stat`` per frame.
     """
 
-    __slots__ = ("exe", "pid", "pidfd", "uid")
+    __slots__ = ("_exe_path", "_poller", "_stamp", "exe", "pid", "pidfd", "uid")
 
     def __init__(self, pid: int, uid: int, pidfd: int, exe: tuple[int, int] | None) -> None:
         self.pid = pid
@@ -147,6 +151,11 @@ class Speaker:
         #: ``(st_dev, st_ino)`` of ``/proc/<pid>/exe`` when pinned; None where it is unreadable
         #: (a non-dumpable peer: the host seen from an unprivileged MCP server).
         self.exe = exe
+        self._exe_path = f"/proc/{pid}/exe"
+        self._stamp = _PID_UID.pack(pid, uid)  # what the kernel's ucred starts with
+        self._poller = select.poll()
+        if pidfd >= 0:
+            self._poller.register(pidfd, select.POLLIN)
 
     def credentials(self) -> PeerCredentials:
         return PeerCredentials(pid=self.pid, uid=self.uid, gid=None, pidfd=self.pidfd)
@@ -157,11 +166,18 @@ class Speaker:
         The kernel never returns bytes of two different writers from one ``recvmsg`` on a
         ``SO_PASSCRED`` socket, so the credentials it attaches describe every byte returned.
         """
-        if flags & socket.MSG_CTRUNC:
+        if not flags & _MSG_CTRUNC and len(ancillary) == 1:  # a good chunk's one shape
+            level, kind, data = ancillary[0]
+            if level == _SOL_SOCKET and kind == _SCM_CREDENTIALS and data[:8] == self._stamp:
+                return None
+        return self._why_foreign(ancillary, flags)
+
+    def _why_foreign(self, ancillary: list[tuple[int, int, bytes]], flags: int) -> str | None:
+        if flags & _MSG_CTRUNC:
             return "a chunk carried ancillary data beyond its credentials (file descriptors?)"
         creds = None
         for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            if level == _SOL_SOCKET and kind == _SCM_CREDENTIALS:
                 if creds is not None or len(data) < UCRED.size:
                     return "a chunk carried malformed kernel credentials"
                 creds = UCRED.unpack_from(data)
@@ -186,12 +202,14 @@ class Speaker:
 
     def changed(self) -> str | None:
         """Why the pinned process can no longer vouch for its frames, or None: it exited (its
-        PID could be recycled) or it executes another image than the one pinned (it exec'd)."""
+        PID could be recycled) or it executes another image than the one pinned (it exec'd).
+        The image is read first, then the pidfd: alive afterwards means the read described the
+        pinned process."""
         if self.exe is not None:
             try:
-                st = os.stat(f"/proc/{self.pid}/exe")
+                st = os.stat(self._exe_path)
             except OSError as exc:
-                if pidfd_exited(self.pidfd):
+                if self._exited():
                     return f"the attested pid {self.pid} has exited"
                 return f"cannot re-check the image of the attested pid {self.pid} ({exc.strerror})"
             if (st.st_dev, st.st_ino) != self.exe:
@@ -199,13 +217,17 @@ class Speaker:
                     f"the attested pid {self.pid} now executes another program "
                     "(it exec'd after it was attested)"
                 )
-        if pidfd_exited(self.pidfd):
+        if self._exited():
             return f"the attested pid {self.pid} has exited"
         return None
+
+    def _exited(self) -> bool:
+        return self.pidfd < 0 or bool(self._poller.poll(0))
 
     def close(self) -> None:
         if self.pidfd >= 0:
             fd, self.pidfd = self.pidfd, -1
+            self._poller.unregister(fd)
             os.close(fd)
 
 
