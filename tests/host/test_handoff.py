@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -23,9 +24,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.protocol import frames
 from tabwarden.protocol.codes import BRIDGE_REFUSED
 from tests.fakes import FakeBrowser, host_env
 from tests.fixtures import nothing_relayed
@@ -301,6 +306,94 @@ def test_a_second_process_writing_on_an_admitted_connection_is_refused(
         "(socket handed to another process)"
     )
     nothing_relayed(fake_browser)
+
+
+def _pidfd_getfd(pid: int, target_fd: int) -> int:
+    """A copy of another process's descriptor (``pidfd_getfd``, Linux 5.6; needs the right to
+    ptrace it — root here)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        fd = int(libc.syscall(438, pidfd, target_fd, 0))  # SYS_pidfd_getfd, every arch
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "pidfd_getfd")
+        return fd
+    finally:
+        os.close(pidfd)
+
+
+def _bridge_socket_of(pid: int, sock_path: Path) -> socket.socket:
+    """The genuine server's connected bridge socket, copied into this process."""
+    for name in os.listdir(f"/proc/{pid}/fd"):
+        if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+            continue
+        copy = socket.socket(fileno=_pidfd_getfd(pid, int(name)))
+        try:
+            if copy.family == socket.AF_UNIX and copy.getpeername() == str(sock_path):
+                return copy
+        except OSError:
+            pass
+        copy.close()
+    raise AssertionError("the genuine server holds no bridge connection")
+
+
+@pytest.mark.root
+def test_another_process_writing_on_the_genuine_servers_connection_is_refused(
+    attested_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    """The whole genuine chain — the real ``tabwarden mcp`` (spawned by the SDK's stdio client)
+    admitted by the real attested host — and a second process that takes a copy of the server's
+    connected socket (``pidfd_getfd``: ptrace rights, which root has) and writes a request on
+    it. Its writes are refused; the genuine server is served before and after."""
+    runtime = attested_browser.runtime
+    sock_path = runtime / f"{attested_browser.label}.sock"
+
+    async def scenario() -> None:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "tabwarden", "mcp"], env=host_env(runtime)
+        )
+        with open(tmp_path / "mcp.err", "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                status = await client.call_tool("bridge_status", {})
+                assert status.structured_content["hostReachable"], status
+                (server,) = [
+                    p
+                    for p in psutil.Process().children(recursive=True)
+                    if p.cmdline()[1:] == ["-I", "-m", "tabwarden", "mcp"]
+                ]
+                stolen = _bridge_socket_of(server.pid, sock_path)
+                with stolen:
+                    stolen.sendall(
+                        frames.encode_frame(
+                            {"type": "request", "id": 99, "action": "tab_list", "args": {}}
+                        )
+                    )
+                    attested_browser.wait_stderr(
+                        f"a frame came from pid {os.getpid()}, not the attested pid {server.pid} "
+                        "(socket handed to another process)"
+                    )
+                nothing_relayed(attested_browser)
+                # The genuine server reconnects and is served.
+                answering = threading.Thread(
+                    target=_answer_tab_list, args=(attested_browser,), daemon=True
+                )
+                answering.start()
+                deadline = time.monotonic() + DEADLINE
+                while (result := await client.call_tool("tab_list", {})).is_error:
+                    assert time.monotonic() < deadline, result
+                    await asyncio.sleep(0.05)
+                answering.join(DEADLINE)
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+def _answer_tab_list(browser: FakeBrowser) -> None:
+    while (request := browser.receive())["type"] == "session_end":
+        pass  # the cut connection's session ending
+    assert request["type"] == "request" and request["action"] == "tab_list", request
+    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
 
 
 # -- the other direction: the MCP side binds the host's end ------------------------------------
