@@ -50,12 +50,19 @@ ATTACKER = textwrap.dedent(
     genuine = [sys.executable, "-I", "-m", "tabwarden", "mcp"]
     me = os.getpid()
 
-    def wait_for_genuine_cmdline():
+    def shared_libpython(pid):
+        with open(f"/proc/{pid}/maps") as fh:
+            return "libpython" in fh.read()
+
+    def wait_for_the_genuine_server():
+        # Its command line changes at execve; on a shared build, libpython is mapped a moment
+        # later by the dynamic loader. Attestation looks at both.
         want = ("\\0".join(genuine) + "\\0").encode()
+        needs_libpython = shared_libpython("self")
         deadline = time.monotonic() + 30
         while True:
             with open(f"/proc/{me}/cmdline", "rb") as fh:
-                if fh.read() == want:
+                if fh.read() == want and (not needs_libpython or shared_libpython(me)):
                     return
             if time.monotonic() > deadline:
                 raise SystemExit("the parent never became the genuine server")
@@ -103,7 +110,7 @@ ATTACKER = textwrap.dedent(
     child = os.fork()
     if child == 0:
         try:
-            wait_for_genuine_cmdline()
+            wait_for_the_genuine_server()
             if mode == "stop":
                 os.kill(host_pid, signal.SIGCONT)
             result = speak(s)
@@ -170,8 +177,9 @@ def _attack(browser: FakeBrowser, tmp_path: Path, mode: str) -> dict[str, object
 
 def _refused_for_handoff(browser: FakeBrowser, result: dict[str, object]) -> None:
     """The child's proof was refused: no host proof, the precise reason in the host's log."""
-    assert result["outcome"] == "closed", result
-    assert result["said"] == ["proof"], result  # it answered the challenge; nothing came back
+    assert result["outcome"] == "closed", (result, browser.stderr)
+    # It answered the challenge; nothing came back.
+    assert result["said"] == ["proof"], (result, browser.stderr)
     parent, child = result["parent"], result["child"]
     log = browser.wait_stderr(
         f"a frame came from pid {child}, not the attested pid {parent} "
@@ -200,7 +208,7 @@ def test_handoff_by_race_alone_is_refused(attested_browser: FakeBrowser, tmp_pat
     while not won:
         assert time.monotonic() < deadline, "the attacker never won the race to attestation"
         result = _attack(attested_browser, tmp_path, "race")
-        assert result["outcome"] == "closed", result  # never admitted
+        assert result["outcome"] == "closed", (result, attested_browser.stderr)  # not admitted
         if result["said"] == []:  # closed before any challenge: refused at accept
             attested_browser.wait_stderr(f"refused: peer pid {result['parent']} ")
             nothing_relayed(attested_browser)
