@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -190,6 +191,15 @@ def _refused_for_handoff(browser: FakeBrowser, result: dict[str, object]) -> Non
     nothing_relayed(browser)
 
 
+def _wait_for_refusal_naming(browser: FakeBrowser, pid: int) -> None:
+    """Attestation (or the pin) refused the connecting PID before the exec: a log line says so."""
+    refusal = re.compile(rf"bridge connection #\d+ refused: .*\bpid {pid}\b")
+    deadline = time.monotonic() + DEADLINE
+    while not refusal.search(browser.stderr):
+        assert time.monotonic() < deadline, browser.stderr
+        time.sleep(0.02)
+
+
 def test_handoff_with_the_host_stopped_during_the_switch_is_refused(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -210,7 +220,7 @@ def test_handoff_by_race_alone_is_refused(attested_browser: FakeBrowser, tmp_pat
         result = _attack(attested_browser, tmp_path, "race")
         assert result["outcome"] == "closed", (result, attested_browser.stderr)  # not admitted
         if result["said"] == []:  # closed before any challenge: refused at accept
-            attested_browser.wait_stderr(f"refused: peer pid {result['parent']} ")
+            _wait_for_refusal_naming(attested_browser, int(str(result["parent"])))
             nothing_relayed(attested_browser)
             continue
         _refused_for_handoff(attested_browser, result)
