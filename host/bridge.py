@@ -1,10 +1,12 @@
 """Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
 
 Connection order (``tabwarden.admission``; each step can only refuse): kernel peer UID == ours,
-checked right after ``accept`` and before reading a byte → executable attestation
-(``attest``) → mutual HMAC handshake keyed by the run secret → admission. A connection that
-fails any step gets one opaque refusal where possible and is closed; the precise reason goes to
-the host's log. One bad connection never blocks or crashes the others.
+checked right after ``accept`` and before reading a byte, and the connection pinned to that
+process → executable attestation (``attest``) → mutual HMAC handshake keyed by the run secret →
+admission. From accept to close, every chunk must come from the pinned process
+(``FrameStream``: ``SO_PASSCRED``); a handed-off socket is refused (``SpeakerChanged``). A
+connection that fails any step gets one opaque refusal where possible and is closed; the precise
+reason goes to the host's log. One bad connection never blocks or crashes the others.
 
 Every request is then checked against the trust record, re-read (stat-cached) each time: kill
 latch engaged or record unreadable → refused; clients paired and this connection's client not
@@ -26,7 +28,7 @@ from typing import Any
 
 from tabwarden.admission import check_peer, handshake, measure_client
 from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
 from tabwarden.peer import PeerAttestor, PeerRefused
@@ -460,6 +462,8 @@ class BridgeServer:
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
+        # Accepted sockets inherit it: every chunk a client writes carries its real PID.
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         while True:
             conn, _ = await loop.sock_accept(self._listener)
             task = asyncio.create_task(self._handle(conn, next(self._numbers)))
@@ -473,19 +477,18 @@ class BridgeServer:
 
     async def _handle(self, conn: socket.socket, number: int) -> None:
         try:
-            creds = check_peer(conn, self._attest)  # before reading a single byte
+            speaker = check_peer(conn, self._attest)  # before reading a single byte
         except PeerRefused as exc:
             log.warning("bridge connection #%d refused: %s", number, exc)
             conn.close()
             return
-        try:
-            reader, writer = await asyncio.open_connection(sock=conn)
-        except OSError:
-            conn.close()
-            return
-        stream = FrameStream(reader, writer)
+        stream = FrameStream(conn, speaker)
         try:
             admitted = await asyncio.wait_for(self._handshake(stream, number), HANDSHAKE_TIMEOUT)
+        except SpeakerChanged as exc:
+            log.warning("bridge connection #%d refused: %s", number, exc.reason)
+            stream.close()
+            return
         except (HandshakeFailed, FramingError, asyncio.TimeoutError, ConnectionClosed) as exc:
             reason = exc.reason if isinstance(exc, HandshakeFailed) else type(exc).__name__
             log.warning("bridge connection #%d failed the handshake: %s", number, reason)
@@ -496,7 +499,7 @@ class BridgeServer:
                     pass
             stream.close()
             return
-        identity = await self._measured_client(number, admitted, creds.pid)
+        identity = await self._measured_client(number, admitted, speaker.pid)
         client = _Client(
             number=number,
             role=admitted.role,
@@ -524,6 +527,8 @@ class BridgeServer:
                 message = await stream.receive()
                 if not await self._relay.on_client_request(client, message):
                     break
+        except SpeakerChanged as exc:
+            log.warning("bridge connection #%d refused: %s", number, exc.reason)
         except (ConnectionClosed, FramingError) as exc:
             if isinstance(exc, FramingError):
                 log.warning("bridge connection #%d sent a bad frame: %s", number, exc)

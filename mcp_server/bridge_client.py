@@ -1,10 +1,13 @@
 """Hop 2, client side: find the host's socket, prove ourselves, and carry requests.
 
 Before trusting a host we check, in order: the runtime directory is private (ours, 0700, not a
-symlink) → the socket's peer is our UID (kernel credentials) → (attestation seam) → the host
-proves knowledge of the run secret in the mutual handshake. The run secret file must be a regular
-0600 file we own. Every failure becomes a ``BridgeError`` carrying a stable code; nothing
-here blocks a tool call forever: connects, handshakes and calls all have deadlines.
+symlink) → the socket's peer is our UID (kernel credentials), pinned as the connection's only
+speaker → (attestation seam) → the host proves knowledge of the run secret in the mutual
+handshake. Every chunk the host sends must come from the process that listened (``SO_PASSCRED``
+set before ``connect``; ``FrameStream`` refuses another writer with ``SpeakerChanged``). The run
+secret file must be a regular 0600 file we own. Every failure becomes a ``BridgeError`` carrying
+a stable code; nothing here blocks a tool call forever: connects, handshakes and calls all have
+deadlines.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from tabwarden.admission import check_peer, handshake
 from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream
+from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.paths import (
     HostEndpoint,
     UnsafeRuntimeDir,
@@ -162,6 +165,8 @@ class BridgeClient:
         self._socket = str(ep.socket)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.setblocking(False)
+        # Before connect, so that the host's very first bytes carry its PID (speaker binding).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         try:
             await asyncio.get_running_loop().sock_connect(sock, str(ep.socket))
         except (FileNotFoundError, ConnectionRefusedError):
@@ -173,18 +178,22 @@ class BridgeClient:
                 EXTENSION_NOT_CONNECTED, f"cannot reach the host: {exc.strerror}"
             ) from None
         try:
-            check_peer(sock, self._attest)
-            secret = _read_secret(str(ep.secret))
-        except (PeerRefused, BridgeError) as exc:
+            speaker = check_peer(sock, self._attest)
+        except PeerRefused as exc:
             sock.close()
             self.last_handshake_error = str(exc)
             raise BridgeError(BRIDGE_REFUSED, str(exc)) from None
+        stream = FrameStream(sock, speaker)  # owns sock and speaker from here
+        try:
+            secret = _read_secret(str(ep.secret))
+        except BridgeError as exc:
+            stream.close()
+            self.last_handshake_error = str(exc)
+            raise BridgeError(BRIDGE_REFUSED, str(exc)) from None
         except OSError:
-            sock.close()
+            stream.close()
             self.last_handshake_error = "cannot read the run secret"
             raise BridgeError(BRIDGE_REFUSED, self.last_handshake_error) from None
-        reader, writer = await asyncio.open_connection(sock=sock)
-        stream = FrameStream(reader, writer)
         machine = ClientHandshake(
             secret,
             secrets.token_bytes(NONCE_SIZE),
@@ -217,6 +226,8 @@ class BridgeClient:
                         future.set_result(message)
                 elif kind == "event" and message.get("event") == "extension":
                     self._extension_connected = message.get("connected") is True
+        except SpeakerChanged as exc:
+            log.warning("bridge connection refused: %s", exc.reason)
         except (ConnectionClosed, FramingError) as exc:
             log.info("bridge connection ended: %s", exc)
         finally:

@@ -1,8 +1,11 @@
 """Hop 2's admission order, written once for both ends of the bridge socket.
 
 1. the kernel's peer credentials: the peer runs as our UID — checked right after ``accept`` /
-   ``connect`` and before a single byte is read;
-2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor;
+   ``connect`` and before a single byte is read — and the connection is bound to that process
+   (``peer.pin_speaker``: a pidfd, its image's inode, ``SO_PASSCRED``);
+2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor,
+   of the very process pinned in step 1; from here on every chunk read must come from it
+   (``FrameStream`` refuses any other writer with ``SpeakerChanged``);
 3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
    admission over a ``FrameStream``;
 4. on the host, for an MCP server: the client's identity is *measured* — the process that
@@ -11,9 +14,9 @@
    disagrees is refused by the caller.
 
 Each step can only refuse (``PeerRefused``; ``HandshakeFailed``, ``FramingError`` or
-``ConnectionClosed`` from the handshake). The callers keep what differs: which frames open the
-handshake, the deadline, and what a refusal is called on their side. Nothing here may log or
-raise a secret, nonce or MAC.
+``ConnectionClosed`` — ``SpeakerChanged`` among them — from the handshake). The callers keep what
+differs: which frames open the handshake, the deadline, and what a refusal is called on their
+side. Nothing here may log or raise a secret, nonce or MAC.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import socket
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tabwarden.framestream import FrameStream
-from tabwarden.peer import PeerAttestor, PeerCredentials, require_same_uid
+from tabwarden.peer import PeerAttestor, PeerRefused, Speaker, pin_speaker, require_same_uid
 from tabwarden.protocol.handshake import Admitted
 
 if TYPE_CHECKING:
@@ -35,12 +38,21 @@ class HandshakeMachine(Protocol):
     def receive(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], Admitted | None]: ...
 
 
-def check_peer(sock: socket.socket, attest: PeerAttestor | None) -> PeerCredentials:
-    """Steps 1 and 2: the peer's UID, then (with an attestor) its executable."""
-    creds = require_same_uid(sock)
-    if attest is not None:
-        attest(creds)
-    return creds
+def check_peer(sock: socket.socket, attest: PeerAttestor | None) -> Speaker:
+    """Steps 1 and 2: the peer's UID and the pin on its process, then (with an attestor) its
+    executable. The returned ``Speaker`` (the caller hands it to ``FrameStream``, which closes
+    it) is the only process whose bytes the connection will accept."""
+    speaker = pin_speaker(sock, require_same_uid(sock))
+    try:
+        if attest is not None:
+            attest(speaker.credentials())
+            why = speaker.changed()  # exited, or exec'd while it was being measured
+            if why is not None:
+                raise PeerRefused(why)
+    except BaseException:
+        speaker.close()
+        raise
+    return speaker
 
 
 async def handshake(

@@ -36,9 +36,6 @@ import hmac
 import importlib.util
 import logging
 import os
-import platform
-import select
-import socket
 import sys
 import threading
 from collections.abc import Iterable
@@ -47,7 +44,13 @@ from dataclasses import dataclass
 import psutil
 
 from tabwarden.errors import TabwardenError
-from tabwarden.peer import PeerAttestor, PeerCredentials, PeerRefused
+from tabwarden.peer import (
+    PeerAttestor,
+    PeerCredentials,
+    PeerRefused,
+    pidfd_exited,
+    socket_pidfd,
+)
 from tabwarden.protocol.codes import INTERNAL_ERROR
 
 log = logging.getLogger("tabwarden.attest")
@@ -67,21 +70,6 @@ DIGESTED_SUFFIXES = (".py", ".json")
 #: Roles that may be attested *without* a readable image, because they harden themselves.
 NON_DUMPABLE_ROLES = frozenset({"host"})
 
-SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux >= 6.5; asm-generic value
-_ASM_GENERIC_SOCKOPTS = frozenset(
-    {
-        "x86_64",
-        "i386",
-        "i686",
-        "aarch64",
-        "armv7l",
-        "armv8l",
-        "riscv64",
-        "s390x",
-        "ppc64le",
-        "loongarch64",
-    }
-)
 _CHUNK = 1 << 20
 _SHA_CACHE_MAX = 64
 
@@ -253,20 +241,6 @@ def _measure_self(roots: tuple[tuple[str, str], ...] | None) -> Measurement:
 # ----------------------------------------------------------------------------------- peers
 
 
-def socket_pidfd(sock: socket.socket) -> int | None:
-    """A pidfd for the socket's peer straight from the kernel (SO_PEERPIDFD, Linux >= 6.5).
-
-    This closes the window between ``connect()`` and ``pidfd_open`` in which the peer could exit
-    and its PID be recycled. None when the kernel does not offer it. The caller closes the fd.
-    """
-    if not sys.platform.startswith("linux") or platform.machine() not in _ASM_GENERIC_SOCKOPTS:
-        return None  # other architectures number SO_PEERPIDFD differently
-    try:
-        return int(sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD))
-    except OSError:
-        return None
-
-
 def attest_peer(
     creds: PeerCredentials,
     *,
@@ -276,7 +250,8 @@ def attest_peer(
 ) -> None:
     """Raise ``PeerRefused`` (with the precise reason) unless ``creds.pid`` runs our program.
 
-    ``pidfd``: optional, from ``socket_pidfd`` (not closed here). Otherwise one is opened first.
+    ``pidfd``: optional, from ``socket_pidfd`` or the connection's ``Speaker`` (not closed
+    here); ``creds.pidfd`` when not given. Otherwise one is opened first.
     """
     if not expected_roles:
         raise ValueError("expected_roles must not be empty")
@@ -294,6 +269,8 @@ def attest_peer(
     if creds.uid != os.getuid():
         raise PeerRefused(f"peer uid {creds.uid} is not ours ({os.getuid()})")
 
+    if pidfd is None:
+        pidfd = creds.pidfd
     owned = pidfd is None
     if pidfd is None:
         try:
@@ -344,13 +321,6 @@ def make_attestor(
 
 
 # -------------------------------------------------------------------------------- the checks
-
-
-def pidfd_exited(pidfd: int) -> bool:
-    """A pidfd polls readable once its process has exited (zombie or reaped)."""
-    poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 def _check_pidfd_is(pidfd: int, pid: int) -> None:

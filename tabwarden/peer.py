@@ -8,16 +8,25 @@ it refuses (fail closed).
 ``PeerAttestor`` is the seam for executable attestation (the next step in the connection order):
 a callable that receives the peer's credentials and raises ``PeerRefused`` unless the process is
 our program. This module does not pretend to attest anything by itself.
+
+``pin_speaker`` binds a connection to the process its credentials name (docs/adr/0001, "speaker
+binding"): a pidfd taken from the socket itself (``SO_PEERPIDFD``), the ``(st_dev, st_ino)`` of
+its executable, and ``SO_PASSCRED`` so that the kernel stamps every chunk the peer writes with
+the sender's real PID. ``Speaker.foreign_chunk`` and ``Speaker.changed`` are the per-chunk and
+per-frame checks ``FrameStream`` makes. Linux only; elsewhere pinning refuses (fail closed).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import platform
+import select
 import socket
 import struct
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import BRIDGE_REFUSED
@@ -34,6 +43,8 @@ class PeerCredentials:
     pid: int | None
     uid: int
     gid: int | None
+    #: A pidfd pinning ``pid`` (owned by the connection's ``Speaker``), when one was taken.
+    pidfd: int | None = field(default=None, compare=False)
 
 
 PeerAttestor = Callable[[PeerCredentials], None]
@@ -65,3 +76,210 @@ def require_same_uid(sock: socket.socket) -> PeerCredentials:
     if creds.uid != os.getuid():
         raise PeerRefused(f"peer uid {creds.uid} is not ours ({os.getuid()})")
     return creds
+
+
+# ---------------------------------------------------------------------------- pidfds
+
+
+SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux >= 6.5; asm-generic value
+_ASM_GENERIC_SOCKOPTS = frozenset(
+    {
+        "x86_64",
+        "i386",
+        "i686",
+        "aarch64",
+        "armv7l",
+        "armv8l",
+        "riscv64",
+        "s390x",
+        "ppc64le",
+        "loongarch64",
+    }
+)
+
+
+def socket_pidfd(sock: socket.socket) -> int | None:
+    """A pidfd for the socket's peer straight from the kernel (SO_PEERPIDFD, Linux >= 6.5).
+
+    This closes the window between ``connect()`` and ``pidfd_open`` in which the peer could exit
+    and its PID be recycled. None when the kernel does not offer it. The caller closes the fd.
+    """
+    if not sys.platform.startswith("linux") or platform.machine() not in _ASM_GENERIC_SOCKOPTS:
+        return None  # other architectures number SO_PEERPIDFD differently
+    try:
+        return int(sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD))
+    except OSError:
+        return None
+
+
+def pidfd_exited(pidfd: int) -> bool:
+    """A pidfd polls readable once its process has exited (zombie or reaped)."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+# ------------------------------------------------------------------------- the speaker
+
+
+#: ``struct ucred`` as ``SCM_CREDENTIALS`` carries it: pid, uid, gid.
+UCRED = struct.Struct("3i")
+_PID_UID = struct.Struct("2i")
+_SOL_SOCKET = socket.SOL_SOCKET
+_MSG_CTRUNC = socket.MSG_CTRUNC
+_SCM_CREDENTIALS = getattr(socket, "SCM_CREDENTIALS", -1)
+#: Room for exactly one ``SCM_CREDENTIALS`` message: anything more (file descriptors the peer
+#: tried to pass) does not fit and arrives as ``MSG_CTRUNC``, which the reader refuses.
+CREDS_ANCILLARY_SIZE = socket.CMSG_SPACE(UCRED.size) if hasattr(socket, "CMSG_SPACE") else 0
+
+
+class Speaker:
+    """The one process allowed to write on a bridge connection: the attested peer.
+
+    Pinned right after ``accept`` / ``connect``, before a byte is read (``pin_speaker``). Owns
+    its pidfd; ``close`` releases it. The checks hold no secret and make no allocation beyond
+    the log reason: ``foreign_chunk`` is an integer compare per ``recvmsg``, ``changed`` one
+    ``poll`` and one ``stat`` per frame.
+    """
+
+    __slots__ = ("_exe_path", "_poller", "_stamp", "exe", "pid", "pidfd", "uid")
+
+    def __init__(self, pid: int, uid: int, pidfd: int, exe: tuple[int, int] | None) -> None:
+        self.pid = pid
+        self.uid = uid
+        self.pidfd = pidfd
+        #: ``(st_dev, st_ino)`` of ``/proc/<pid>/exe`` when pinned; None where it is unreadable
+        #: (a non-dumpable peer: the host seen from an unprivileged MCP server).
+        self.exe = exe
+        self._exe_path = f"/proc/{pid}/exe"
+        self._stamp = _PID_UID.pack(pid, uid)  # what the kernel's ucred starts with
+        self._poller = select.poll()
+        if pidfd >= 0:
+            self._poller.register(pidfd, select.POLLIN)
+
+    def credentials(self) -> PeerCredentials:
+        return PeerCredentials(pid=self.pid, uid=self.uid, gid=None, pidfd=self.pidfd)
+
+    def foreign_chunk(self, ancillary: list[tuple[int, int, bytes]], flags: int) -> str | None:
+        """Why one chunk (one ``recvmsg``) did not come from the pinned process, or None.
+
+        The kernel never returns bytes of two different writers from one ``recvmsg`` on a
+        ``SO_PASSCRED`` socket, so the credentials it attaches describe every byte returned.
+        """
+        if not flags & _MSG_CTRUNC and len(ancillary) == 1:  # a good chunk's one shape
+            level, kind, data = ancillary[0]
+            if level == _SOL_SOCKET and kind == _SCM_CREDENTIALS and data[:8] == self._stamp:
+                return None
+        return self._why_foreign(ancillary, flags)
+
+    def _why_foreign(self, ancillary: list[tuple[int, int, bytes]], flags: int) -> str | None:
+        if flags & _MSG_CTRUNC:
+            return "a chunk carried ancillary data beyond its credentials (file descriptors?)"
+        creds = None
+        for level, kind, data in ancillary:
+            if level == _SOL_SOCKET and kind == _SCM_CREDENTIALS:
+                if creds is not None or len(data) < UCRED.size:
+                    return "a chunk carried malformed kernel credentials"
+                creds = UCRED.unpack_from(data)
+            else:
+                return f"a chunk carried unexpected ancillary data (level {level}, type {kind})"
+        if creds is None:
+            return "a chunk arrived without kernel credentials (SO_PASSCRED not in effect)"
+        pid, uid, _gid = creds
+        if pid == 0:
+            return (
+                "a chunk came from a process the kernel cannot name here (pid 0: no credentials "
+                "or another PID namespace)"
+            )
+        if pid != self.pid:
+            return (
+                f"a frame came from pid {pid}, not the attested pid {self.pid} "
+                "(socket handed to another process)"
+            )
+        if uid != self.uid:
+            return f"a frame came from uid {uid}, not the attested uid {self.uid}"
+        return None
+
+    def changed(self) -> str | None:
+        """Why the pinned process can no longer vouch for its frames, or None: it exited (its
+        PID could be recycled) or it executes another image than the one pinned (it exec'd).
+        The image is read first, then the pidfd: alive afterwards means the read described the
+        pinned process."""
+        if self.exe is not None:
+            try:
+                st = os.stat(self._exe_path)
+            except OSError as exc:
+                if self._exited():
+                    return f"the attested pid {self.pid} has exited"
+                return f"cannot re-check the image of the attested pid {self.pid} ({exc.strerror})"
+            if (st.st_dev, st.st_ino) != self.exe:
+                return (
+                    f"the attested pid {self.pid} now executes another program "
+                    "(it exec'd after it was attested)"
+                )
+        if self._exited():
+            return f"the attested pid {self.pid} has exited"
+        return None
+
+    def _exited(self) -> bool:
+        return self.pidfd < 0 or bool(self._poller.poll(0))
+
+    def close(self) -> None:
+        if self.pidfd >= 0:
+            fd, self.pidfd = self.pidfd, -1
+            self._poller.unregister(fd)
+            os.close(fd)
+
+
+def _exe_identity(pid: int) -> tuple[int, int] | None:
+    try:
+        st = os.stat(f"/proc/{pid}/exe")
+    except PermissionError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return None  # non-dumpable: pid binding only
+        raise
+    return st.st_dev, st.st_ino
+
+
+def pin_speaker(sock: socket.socket, creds: PeerCredentials) -> Speaker:
+    """Bind ``sock`` to the process ``creds`` names; raises ``PeerRefused`` when it cannot.
+
+    The pidfd comes from the socket (``SO_PEERPIDFD``: the very process that connected — or, on
+    the client side, that listened), else ``pidfd_open`` right away. ``SO_PASSCRED`` is switched
+    on (idempotent: the host's listener and the client's socket already have it before any byte
+    can be sent, which older kernels need for early bytes to carry credentials).
+    """
+    if not sys.platform.startswith("linux"):
+        raise PeerRefused(
+            f"speaker binding (SO_PASSCRED) is implemented for Linux only, not {sys.platform}"
+        )
+    pid = creds.pid
+    if pid is None or pid <= 0:
+        raise PeerRefused("peer pid unknown: cannot bind the connection to it")
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    except OSError as exc:
+        raise PeerRefused(f"cannot switch on SO_PASSCRED: {exc.strerror}") from None
+    pidfd = socket_pidfd(sock)
+    if pidfd is None:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            raise PeerRefused(
+                f"peer pid {pid} is gone (exited before it could be pinned)"
+            ) from None
+        except OSError as exc:
+            raise PeerRefused(f"cannot pin peer pid {pid} (pidfd_open: {exc.strerror})") from None
+    try:
+        exe = _exe_identity(pid)
+        speaker = Speaker(pid, creds.uid, pidfd, exe)
+        why = speaker.changed()
+        if why is not None:
+            raise PeerRefused(why)
+    except OSError as exc:
+        os.close(pidfd)
+        raise PeerRefused(f"cannot pin peer pid {pid}: {exc.strerror or exc}") from None
+    except PeerRefused:
+        os.close(pidfd)
+        raise
+    return speaker
