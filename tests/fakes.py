@@ -142,6 +142,14 @@ def _pause_until(deadline: float) -> None:
     time.sleep(0.02)
 
 
+def wait_until(condition: Any, timeout: float = 30.0) -> None:
+    """Poll ``condition()`` until it is true; a hang guard with a generous deadline, never a
+    timing assertion. ``TimeoutError`` when it never becomes true."""
+    deadline = _deadline(timeout)
+    while not condition():
+        _pause_until(deadline)
+
+
 async def wait_until_extension_connected(status: Any, timeout: float = 30.0) -> None:
     """Poll an async ``status()`` (BridgeClient.status) until the extension is connected.
 

@@ -25,6 +25,7 @@ from tabwarden.trust.keys import HostKey
 from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
 from tests.browser.webauthn import add_authenticator
 from tests.fakes import tool_error
+from tests.fixtures import our_identity
 
 pytestmark = pytest.mark.browser
 
@@ -108,13 +109,9 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
             store.initialise(
                 config / "trust.json", impostor, "file", int(time.time()), replace_existing=True
             )
+            me = our_identity()  # this test process, as the MCP servers measure it
             store.add_client(
-                config / "trust.json",
-                impostor,
-                "pytest",
-                os.path.realpath("/proc/self/exe"),
-                hashlib.sha256(open(os.path.realpath("/proc/self/exe"), "rb").read()).hexdigest(),
-                int(time.time()),
+                config / "trust.json", impostor, "pytest", me.exe, me.sha256, int(time.time())
             )
             assert _kill_hosts(browser) == 1  # the extension reconnects and a new host starts
 

@@ -25,6 +25,7 @@ from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.operations import TerminalPhrase, TrustContext
 from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
 from tests.browser.webauthn import add_authenticator
+from tests.fixtures import our_identity
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +95,7 @@ def test_a_revoked_browser_re_enrols_a_new_authenticator_from_the_options_page(
 
             # The host key and the client did not move; the agent's tools still work.
             assert (await page.text_content("#fingerprint") or "").strip() == fingerprint
-            assert [c.exe for c in gate.current().paired_clients] == [client_exe]
+            assert [c.exe for c in gate.current().paired_clients] == [our_identity().exe]
             result = await agent.call_tool("tab_list", {})
             assert not result.is_error, result.content
 

@@ -74,7 +74,7 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     gate = provision_for_pairing(browser, [site])
     start = gate.current().policy
     timing = ("click_grace_seconds", "confirm_timeout_seconds", "presence_confirm")
-    assert tuple(getattr(start, k) for k in timing) == (30, 60, False)
+    assert tuple(getattr(start, k) for k in timing) == (30, 40, False)
 
     async def scenario() -> None:
         async with paired_options_page(browser) as paired:
@@ -82,7 +82,7 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
             assert gate.current().browsers[0].credentials[0].uv is True
             await _policy_section_shows_enrolled(page)
             await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
-            await _field_shows(page, "#confirm-timeout", 60)
+            await _field_shows(page, "#confirm-timeout", 40)
             assert await page.is_disabled("#presence-off")  # presenceConfirm is already off
 
             # Narrowing is free: with the authenticator gone, no tap could happen at all.

@@ -25,6 +25,7 @@ from tabwarden.mcp_server.spawner import (
     recent_spawners,
     remember_spawner,
 )
+from tests.fakes import wait_until
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="Linux /proc and pidfd"
@@ -71,6 +72,9 @@ def test_child_measures_its_real_parent() -> None:
 def test_a_plain_binary_is_pinned_by_its_image() -> None:
     sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607
     try:
+        wait_until(
+            lambda: os.path.basename(os.path.realpath(f"/proc/{sleeper.pid}/exe")) == "sleep"
+        )
         found = measure_process(sleeper.pid)
         image = os.path.realpath(f"/proc/{sleeper.pid}/exe")
         with open(image, "rb") as fh:
