@@ -144,9 +144,13 @@ class Relay:
         max_in_flight: int = MAX_IN_FLIGHT,
         queue_deadline: float = QUEUE_DEADLINE,
         witness_epoch: Callable[[int], Awaitable[None]] | None = None,
+        stated_epoch: Callable[[], int] | None = None,
     ) -> None:
         self._send_native = send_native
         self._trust = trust
+        #: The epoch the welcome states (``host.main._stated_epoch``): the served record's, or a
+        #: rolled-back record's own while it is refused, so the extension can say so.
+        self._stated_epoch = stated_epoch
         #: The extension's ``hello`` says the highest record epoch it has seen
         #: (``trust.operations.witness_epoch``: later than the record on disk = rolled back).
         self._witness_epoch = witness_epoch
@@ -199,7 +203,9 @@ class Relay:
                     "browser": browser,
                     "hostVersion": _version(),
                     # The record this host serves; the extension's epoch ratchet compares it.
-                    "epoch": self._trust().epoch,
+                    "epoch": (
+                        self._stated_epoch() if self._stated_epoch else self._trust().epoch
+                    ),
                 }
             )
             if type(protocol) is not int or protocol != PROTOCOL_VERSION:

@@ -109,6 +109,24 @@ def _epoch_witness(gate: TrustGate, browser_label: str) -> Callable[[int], Await
     return witness
 
 
+def _stated_epoch(gate: TrustGate) -> Callable[[], int]:
+    """The epoch the welcome states: the record's when it is served; while a rolled-back record
+    is refused, that record's own (older) epoch, so the extension's ratchet flags it and shows
+    "Trust record rolled back"; otherwise -1 (refused, nothing to compare). Never an epoch the
+    ratchet has not vouched for: an edited record's (possibly raised) epoch is never stated."""
+
+    def stated() -> int:
+        reading = gate.read()
+        if reading.effective.refused is None:
+            return reading.effective.epoch
+        tamper = reading.tamper or gate.latch_note()
+        if tamper is not None and tamper.kind == "rolled_back" and tamper.epoch is not None:
+            return tamper.epoch
+        return -1
+
+    return stated
+
+
 def _attestor() -> PeerAttestor:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
@@ -134,6 +152,7 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
             granter,
             host_calls=calls,
             witness_epoch=_epoch_witness(gate, ep.label),
+            stated_epoch=_stated_epoch(gate),
         )
         server = BridgeServer(
             files.listener, files.secret, relay, browser=ep.label, attest=attestor

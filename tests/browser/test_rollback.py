@@ -1,11 +1,12 @@
-"""Rollback after a host restart, caught by the extension (issue 10, hole 4), for real: a paired
-browser (code + a tap of Chrome's virtual authenticator), an agent driving the fixture site at
-the record's epoch; then a same-user attacker stops the host, puts the older trust.json back and
-kills the host so Chrome starts a fresh one, which honestly serves the older record (nothing on
-this branch rolls back the host's own witness: this is the attacker who rolled back both). The
-extension is the last witness: the next agent's calls are refused `trust_rolled_back`, nothing
-happens in the browser, and the popup and options page show "Trust record rolled back" — until a
-newer record (a narrowing at the terminal) comes back."""
+"""Rollback after a host restart, for real (issue 10, hole 4): a paired browser (code + a tap of
+Chrome's virtual authenticator), an agent driving the fixture site at the record's epoch; then a
+same-user attacker stops the host, puts the older trust.json **and its seal** back (the seal
+beside the host key is as private as the key: an attacker who can write one can write the other)
+and kills the host so Chrome starts a fresh one. From the files alone that host could not tell;
+the extension is the witness: its `hello` says the highest epoch this browser has seen, the host
+finds the record older, latches the kill switch and refuses everything, and the popup and options
+page show "Trust record rolled back" — until the person confirms the record at the terminal
+(`tabwarden unkill`), which writes a newer epoch than any seen."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,10 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import operations
 from tabwarden.trust.gate import TrustGate
+from tabwarden.trust.operations import TerminalPhrase, TrustContext
+from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.verify import Effective
 from tests.browser.harness import mcp_client
 from tests.browser.paired import paired_options_page, provision_for_pairing
@@ -110,18 +115,20 @@ def _site_pages(context: Any, site: str) -> list[Any]:
     return [p for p in context.pages if p.url.startswith(site)]
 
 
-def test_a_rolled_back_record_is_refused_by_the_extension_until_a_newer_one(
+def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_witness(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     gate = provision_for_pairing(browser, [site])
     record = gate.path
+    seal = browser.config / SEAL_FILE_NAME
     SHOTS.mkdir(exist_ok=True)
 
     async def scenario() -> None:
         async with paired_options_page(browser) as paired:
             context, agent = paired.context, paired.agent
-            # The record as the person paired it: what the attacker keeps a copy of.
-            older, older_epoch = record.read_bytes(), gate.current().epoch
+            # The record as the person paired it, and its seal: what the attacker keeps a copy of.
+            older, older_seal = record.read_bytes(), seal.read_bytes()
+            older_epoch = gate.current().epoch
             tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
             await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
 
@@ -134,28 +141,30 @@ def test_a_rolled_back_record_is_refused_by_the_extension_until_a_newer_one(
             assert state["text"] == "clicked:2"
             [page] = _site_pages(context, site)
 
-            # The attack: stop the host, put the older record back, kill the host. Chrome starts
-            # a fresh host when the extension reconnects; it reads the older record as it is.
+            # The attack: stop the host, put the older record and its seal back, kill the host.
             [host] = _hosts(browser)
             host.send_signal(signal.SIGSTOP)
+            _put_back(seal, older_seal)
             _put_back(record, older)
             host.send_signal(signal.SIGKILL)
             host.wait(WAIT_S)
-            assert _fresh_read(browser).epoch == older_epoch
-            assert _fresh_read(browser).policy.click_grace_seconds == 30  # older and wider
 
-            # A new agent session reaches the fresh host; the extension refuses the old record.
+            # A fresh host starts when the extension reconnects; the extension's hello says it
+            # has seen a later epoch, so the host refuses the older record.
             async with mcp_client(browser) as agent2:
                 await wait_for_extension(agent2, asyncio.get_running_loop().time() + WAIT_S)
-                await _code_becomes(agent2, "tab_list", {}, "trust_rolled_back")
-                assert len(_hosts(browser)) == 1  # a fresh host is serving the older record
                 refused = tool_error(await agent2.call_tool("tab_open", {"url": f"{site}/page2"}))
-                assert refused is not None and refused.get("code") == "trust_rolled_back", refused
+                assert refused is not None, "the rolled-back record was served"
                 text = str(refused.get("message", ""))
-                assert f"epoch {older_epoch}, this browser has seen {seen_epoch}" in text, text
+                assert "rolled back" in text, refused
+                assert len(_hosts(browser)) == 1
                 # Nothing happened in the browser: no tab opened, the page is as it was.
                 assert len(_site_pages(context, site)) == 1
                 assert await page.text_content("#out") == "clicked:2"
+                # ...and a process started now is refused too: the kill switch is latched.
+                fresh = _fresh_read(browser)
+                assert fresh.refused is not None and fresh.killed
+                assert gate.kill_latch.exists()
 
                 # The popup and the options page say so, with the two ways on.
                 popup = await context.new_page()
@@ -175,9 +184,11 @@ def test_a_rolled_back_record_is_refused_by_the_extension_until_a_newer_one(
                 assert banner.startswith("Trust record rolled back"), banner
                 await options.screenshot(path=str(SHOTS / "options-rolled-back.png"))
 
-                # A newer record than the one seen (two narrowings at the terminal) clears it.
-                _restrict(browser, "clickGraceSeconds=20")
-                _restrict(browser, "clickGraceSeconds=15")
+                # The person confirms the record as it is at the terminal (`tabwarden unkill`,
+                # the typed phrase): a newer epoch than any seen, the latch released.
+                ctx = TrustContext.for_gate(TrustGate(browser.env))
+                operations.release_kill(ctx, TerminalPhrase(action="unkill"), int(time.time()))
+                assert _fresh_read(browser).refused is None
                 assert _fresh_read(browser).epoch > seen_epoch
                 await _code_becomes(agent2, "tab_list", {}, None)
                 opened = await _ok(agent2, "tab_open", {"url": f"{site}/page2"})
