@@ -26,6 +26,8 @@ except ImportError:
 import mcp_types  # noqa: F401
 from pydantic import ValidationError
 
+from tabwarden.protocol.codes import BAD_REQUEST
+
 if atheris is not None and __name__ == "__main__":
     with atheris.instrument_imports():
         from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, Relay
@@ -96,7 +98,7 @@ def check(spec_index: int, arguments: Any) -> None:
     try:
         wire = validated.wire()
     except BadArguments as exc:
-        assert exc.code == "bad_request"
+        assert exc.code == BAD_REQUEST
         return
     assert type(wire) is dict, wire
     assert set(wire) <= set(model.model_fields), (spec.name, sorted(wire))
