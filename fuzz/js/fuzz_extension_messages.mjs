@@ -1,4 +1,4 @@
-// Invariant: every message the extension's service worker validates — a host `request` (dispatch.js validateRequest and the Map dispatcher), a confirm page's runtime message (confirm-window.js handleConfirmMessage / trustedSender), an options page's policy message (policy-relay.js, validDetail) — never throws and is accepted exactly when an independent model of its documented shape accepts it: no handler runs for an action the Map lacks ("constructor", "__proto__"), no reply carries an unexpected exception's text, no answer or host call is made for an untrusted sender or a malformed message; and chunking.js chunkReply always rejoins to its input in slices within the byte budget, never splitting a surrogate pair.
+// Invariant: every message the extension's service worker validates — a host `request` (dispatch.js validateRequest and the Map dispatcher), a confirm page's runtime message (confirm-window.js handleConfirmMessage / trustedSender), an options page's policy or pairing message (policy-relay.js, validDetail, pairing.js), a popup message (popup-relay.js) — never throws and is accepted exactly when an independent model of its documented shape accepts it: no handler runs for an action the Map lacks ("constructor", "__proto__"), no reply carries an unexpected exception's text, no answer or host call is made for an untrusted sender or a malformed message, and no host key is pinned that the host did not prove; and chunking.js chunkReply always rejoins to its input in slices within the byte budget, never splitting a surrogate pair.
 //
 // fuzz_extension_messages.mjs — a seeded structure-aware mutator (no dependencies): valid seed
 // messages for each target are bent (fields dropped, retyped, renamed, swapped for edge values)
@@ -16,6 +16,8 @@ import { createDispatcher, validateRequest } from "../../extension/lib/dispatch.
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { CODE } from "../../extension/lib/error-codes.js";
 import { TAP_ACTIONS, createPolicyRelay, validDetail } from "../../extension/lib/policy-relay.js";
+import { createPairing } from "../../extension/lib/pairing.js";
+import { createPopupRelay } from "../../extension/lib/popup-relay.js";
 
 // --- the PRNG and the mutator ------------------------------------------------------------------
 
@@ -253,6 +255,71 @@ async function targetPolicy(input) {
   if (plain(msg)) check(validDetail(msg.action, msg.detail) === modelDetail(msg.action, msg.detail), "validDetail agrees");
 }
 
+function trustedPage(sender, url) {
+  return plain(sender) && sender.id === EXT && typeof sender.url === "string" && sender.url.split(/[?#]/, 1)[0] === url;
+}
+
+/** The host here cannot prove it holds any key: whatever the page sends, nothing may be pinned. */
+async function targetPairing(input) {
+  const { msg, sender } = plain(input) ? input : { msg: input, sender: undefined };
+  const calls = [];
+  const pinned = [];
+  const pairing = createPairing({
+    hostCall: async (action, args) => {
+      calls.push([action, args]);
+      if (action === "pair_begin") return { options: {}, hostKey: "AAAA", fingerprint: "SHA256:x", browser: "b", challengeId: "ch-p", approval: null };
+      if (action === "pair_complete") return { credentialId: "cred" };
+      if (action === "host_proof") return { signature: "AAAA" };
+      return {};
+    },
+    gate: { snapshot: () => ({ state: "unpinned", loaded: true, pinned: null }), markPaired: (r) => pinned.push(r), setPinned: () => {}, onWelcome: () => {}, onClosed: () => {}, admit: async () => null },
+    storageSet: async (key, value) => pinned.push([key, value]),
+    subtle: globalThis.crypto.subtle,
+    randomBytes: (n) => new Uint8Array(n).fill(7),
+    nowMs: () => 0,
+  });
+  const ctx = { extensionId: EXT, pageUrl: OPTIONS_URL };
+  await pairing.handleMessage({ type: "pair_begin", code: "tw-1" }, { id: EXT, url: OPTIONS_URL }, ctx);
+  calls.length = 0;
+  const out = pairing.handleMessage(msg, plain(sender) ? sender : undefined, ctx);
+  if (!(plain(msg) && ["options_status", "pair_begin", "pair_complete"].includes(msg.type))) {
+    check(out === undefined, "not a pairing message: ignored");
+    return;
+  }
+  const answer = await out;
+  check(plain(answer) && typeof answer.ok === "boolean", "answer shape");
+  check(pinned.length === 0, "pinned a host key the host never proved");
+  if (!trustedPage(sender, OPTIONS_URL)) check(!answer.ok && calls.length === 0, "untrusted sender: no host call");
+  for (const [action, args] of calls) {
+    if (action === "pair_complete") check(args.challengeId === "ch-p", "complete only the begun pairing");
+    if (action === "pair_begin") check(nonEmpty(args.code) && args.code.length <= 200, "begin with a code");
+  }
+}
+
+async function targetPopup(input) {
+  const { msg, sender } = plain(input) ? input : { msg: input, sender: undefined };
+  const calls = [];
+  const popupUrl = `chrome-extension://${EXT}/popup.html`;
+  const relay = createPopupRelay({
+    hostCall: async (action, args) => {
+      calls.push([action, args]);
+      return { killed: false };
+    },
+    sessionSnapshot: () => ({ phase: "ready", browser: "b" }),
+    gateSnapshot: () => ({ state: "trusted" }),
+    recent: async () => [],
+  });
+  const out = relay.handleMessage(msg, plain(sender) ? sender : undefined, { extensionId: EXT, pageUrl: popupUrl });
+  if (!(plain(msg) && (msg.type === "popup_status" || msg.type === "popup_kill"))) {
+    check(out === undefined, "not a popup message: ignored");
+    return;
+  }
+  const answer = await out;
+  check(plain(answer) && typeof answer.ok === "boolean", "answer shape");
+  if (!trustedPage(sender, popupUrl)) check(!answer.ok && calls.length === 0, "untrusted sender: no host call");
+  for (const [action] of calls) check(action === "policy_get" || action === "kill", "the popup only reads or narrows");
+}
+
 async function targetChunks(input) {
   const text = plain(input) && typeof input.text === "string" ? input.text : JSON.stringify(input) ?? "";
   const limit = plain(input) && Number.isInteger(input.limit) && input.limit >= 4 && input.limit < 1e6 ? input.limit : 4 + (text.length % 13);
@@ -291,6 +358,22 @@ const TARGETS = {
       { msg: { type: "policy_restrict", key: "origins", value: ["https://a.test"] }, sender: { id: EXT, url: `${OPTIONS_URL}#x` } },
       { msg: { type: "client_revoke", label: "claude" }, sender: { id: EXT, url: OPTIONS_URL } },
       { msg: { type: "audit_tail", limit: 1000 }, sender: { id: EXT, url: OPTIONS_URL } },
+    ],
+  },
+  pairing: {
+    run: targetPairing,
+    seeds: [
+      { msg: { type: "pair_complete", challengeId: "ch-p", response: {} }, sender: { id: EXT, url: OPTIONS_URL } },
+      { msg: { type: "pair_complete", challengeId: "ch-p", windowOnly: true }, sender: { id: EXT, url: OPTIONS_URL } },
+      { msg: { type: "pair_begin", code: " tw-2 " }, sender: { id: EXT, url: `${OPTIONS_URL}?x` } },
+      { msg: { type: "options_status" }, sender: { id: EXT, url: OPTIONS_URL } },
+    ],
+  },
+  popup: {
+    run: targetPopup,
+    seeds: [
+      { msg: { type: "popup_status" }, sender: { id: EXT, url: `chrome-extension://${EXT}/popup.html` } },
+      { msg: { type: "popup_kill" }, sender: { id: EXT, url: `chrome-extension://${EXT}/popup.html#k` } },
     ],
   },
   chunks: {
