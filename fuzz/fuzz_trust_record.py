@@ -20,10 +20,12 @@ Run: ``python fuzz/fuzz_trust_record.py -runs=100000 -max_len=65536`` (or ``pyth
 
 from __future__ import annotations
 
+import atexit
 import base64
 import binascii
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -276,8 +278,8 @@ def _load_from_file(raw: bytes) -> TrustDocument:
     """``record_file.load`` on a real 0600 file in a 0700 directory."""
     global _scratch
     if _scratch is None:
-        _scratch = Path(tempfile.mkdtemp(prefix="tabwarden-fuzz-trust-"))
-        os.chmod(_scratch, 0o700)
+        _scratch = Path(tempfile.mkdtemp(prefix="tabwarden-fuzz-trust-"))  # 0700
+        atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
     path = _scratch / record_file.FILE_NAME
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
