@@ -20,7 +20,6 @@ Run: ``python fuzz/fuzz_trust_record.py -runs=100000 -max_len=65536`` (or ``pyth
 
 from __future__ import annotations
 
-import atexit
 import base64
 import binascii
 import json
@@ -271,22 +270,20 @@ def check_document(doc: TrustDocument) -> None:
     check_effective(doc)
 
 
-_scratch: Path | None = None
-
-
 def _load_from_file(raw: bytes) -> TrustDocument:
-    """``record_file.load`` on a real 0600 file in a 0700 directory."""
-    global _scratch
-    if _scratch is None:
-        _scratch = Path(tempfile.mkdtemp(prefix="tabwarden-fuzz-trust-"))  # 0700
-        atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
-    path = _scratch / record_file.FILE_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """``record_file.load`` on a real 0600 file in a fresh 0700 directory, removed afterwards
+    (libFuzzer ends the process without running ``atexit``, so nothing may be left for it)."""
+    directory = Path(tempfile.mkdtemp(prefix="tabwarden-fuzz-trust-"))  # 0700
+    path = directory / record_file.FILE_NAME
     try:
-        os.write(fd, raw)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, raw)
+        finally:
+            os.close(fd)
+        doc = record_file.load(path, expect_paired=True)
     finally:
-        os.close(fd)
-    doc = record_file.load(path, expect_paired=True)
+        shutil.rmtree(directory, ignore_errors=True)
     assert doc is not None
     return doc
 
