@@ -11,9 +11,19 @@ from types import ModuleType
 import pytest
 
 from fuzz import codec_oracle
+from fuzz.run import HARNESSES, NODE_HARNESSES
 
 REPO = Path(__file__).resolve().parent.parent
-HARNESSES = ("fuzz_nativemsg", "fuzz_frames", "fuzz_handshake")
+#: CI's budget per harness: small, and smaller for the ones that verify signatures on every input
+#: (the long run in fuzz/README.md is where the million inputs are).
+CI_RUNS = {
+    "fuzz_trust_record": 200,
+    "fuzz_webauthn": 100,
+    "fuzz_policy": 500,
+    "fuzz_canonical": 500,
+    "fuzz_tool_args": 1000,
+}
+DEFAULT_CI_RUNS = 2000
 
 
 def load(name: str) -> ModuleType:
@@ -21,6 +31,7 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"_harness_{name}", REPO / "fuzz" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
 
@@ -37,18 +48,47 @@ def run_fuzz(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_fuzz_run_bounded_budget() -> None:
-    proc = run_fuzz("--runs", "2000")
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    lines = proc.stdout.splitlines()
-    for name in HARNESSES:
-        assert any(line.startswith(f"{name}: ok (") for line in lines), proc.stdout
+    budgets: dict[int, list[str]] = {}
+    for name in (*HARNESSES, *NODE_HARNESSES):
+        budgets.setdefault(CI_RUNS.get(name, DEFAULT_CI_RUNS), []).append(name)
+    lines: list[str] = []
+    for runs, names in budgets.items():
+        proc = run_fuzz("--budget", str(runs), *(f"--only={name}" for name in names))
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+        lines += proc.stdout.splitlines()
+    for name in (*HARNESSES, *NODE_HARNESSES):
+        assert any(line.startswith(f"{name}: ok (") for line in lines), lines
 
 
 def test_fuzz_run_fallback_mutator() -> None:
-    proc = run_fuzz("--runs", "500", "--no-atheris")
+    proc = run_fuzz("--runs", "100", "--no-atheris", *(f"--only={name}" for name in HARNESSES))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     for name in HARNESSES:
-        assert f"{name}: ok (fallback, 500 runs" in proc.stdout, proc.stdout
+        assert f"{name}: ok (fallback, 100 runs" in proc.stdout, proc.stdout
+
+
+def test_fallback_keeps_a_minimised_failing_input(tmp_path: Path) -> None:
+    # A harness that fails on any input holding b"!" must end with a one-byte minimised input.
+    from fuzz import run
+
+    class Harness:
+        SEEDS = [b"abc", b"x" * 50 + b"!" + b"y" * 50]
+
+        @staticmethod
+        def test_one_input(data: bytes) -> None:
+            assert b"!" not in data, "found it"
+
+    ok, detail = run.run_fallback("fake", Harness, 100, None, 1)  # type: ignore[arg-type]
+    assert not ok and "inputs in " in detail
+    workdir = Path(detail.rsplit("inputs in ", 1)[1])
+    assert (workdir / "minimised").read_bytes() == b"!"
+    assert b"!" in (workdir / "crash").read_bytes()
+
+
+@pytest.mark.parametrize("name", NODE_HARNESSES)
+def test_node_harness_contract(name: str) -> None:
+    source = (REPO / "fuzz" / "js" / f"{name}.mjs").read_text(encoding="utf-8")
+    assert source.splitlines()[0].startswith("// Invariant: ")
 
 
 @pytest.mark.parametrize("name", HARNESSES)
@@ -121,3 +161,39 @@ def test_harness_flags_a_broken_decoder(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(module.nativemsg, "decoder", broken)
     with pytest.raises(KeyError):
         module.test_one_input(module.SEEDS[0])
+
+
+def test_trust_record_harness_flags_a_widening_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Honesty check: a verifier that lets an unsigned baseline through must be caught.
+    from dataclasses import replace
+
+    from tabwarden.trust.policy import DEFAULT_POLICY
+
+    module = load("fuzz_trust_record")
+    real = module.effective
+
+    def widening(doc: object, public: object, now: int) -> object:
+        eff = real(doc, public, now)
+        return replace(eff, policy=replace(DEFAULT_POLICY, eval=True))
+
+    monkeypatch.setattr(module, "effective", widening)
+    with pytest.raises(AssertionError):
+        module.test_one_input(module.SEEDS[0])
+
+
+def test_webauthn_harness_flags_a_verifier_that_accepts_a_bent_assertion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = load("fuzz_webauthn")
+    tap = next(i for i, c in enumerate(module.CEREMONIES) if c.stored is not None)
+    outcome = module._assert(module.CEREMONIES[tap], module.CEREMONIES[tap].response)
+    monkeypatch.setattr(module.presence, "complete_assertion", lambda *a, **k: outcome)
+    with pytest.raises(AssertionError, match="bent assertion verified"):
+        module.test_one_input(bytes([tap, 2, 0, 1, 0, 5, 0, 0]))  # flip a signature byte
+
+
+def test_canonical_harness_flags_a_disagreeing_peer(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load("fuzz_canonical")
+    monkeypatch.setattr(module, "canonical", lambda value: b"[]")
+    with pytest.raises(AssertionError):
+        module.test_one_input(b'\x00{"a":1}')

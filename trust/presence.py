@@ -356,7 +356,8 @@ def complete_registration(
         _refuse(f"malformed registration response ({type(exc).__name__})")
     _check_type(registration)
     _check_client_data(client_data, CollectedClientData.TYPE.CREATE, state)
-    if attestation.fmt != "none" or dict(attestation.att_stmt) != {}:
+    statement = attestation.att_stmt  # fido2 keeps whatever CBOR value the page sent
+    if attestation.fmt != "none" or not isinstance(statement, Mapping) or dict(statement) != {}:
         _refuse(f"bad attestation (format {attestation.fmt!r}, only an empty 'none' accepted)")
     _check_auth_data(auth_data, state.get("user_verification") == "required")
     cred = auth_data.credential_data

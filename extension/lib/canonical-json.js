@@ -1,7 +1,8 @@
 // canonical-json.js — the canonical JSON text the host signs a tap for: the same bytes as Python's
 // json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False). Pure. It must
 // never emit text Python would write differently: numbers are safe integers only, keys sort by
-// code point (not UTF-16 unit), and lone surrogates are refused rather than guessed at.
+// code point (not UTF-16 unit), lone surrogates are refused rather than guessed at, and so is
+// nesting deeper than Python's limit (MAX_DEPTH).
 
 /**
  * Compare two strings by Unicode code point (Python's str ordering).
@@ -29,11 +30,24 @@ function str(s) {
   return JSON.stringify(s);
 }
 
+/** Deepest nesting accepted, as trust/canonical.py's MAX_DEPTH: a value at depth 33 is refused. */
+export const MAX_DEPTH = 32;
+
 /**
  * @param {unknown} value null, booleans, safe integers, strings, arrays and plain objects
  * @returns {string}
  */
 export function canonicalJson(value) {
+  return encode(value, 0);
+}
+
+/**
+ * @param {unknown} value
+ * @param {number} depth
+ * @returns {string}
+ */
+function encode(value, depth) {
+  if (depth > MAX_DEPTH) throw new TypeError("canonicalJson: nested too deeply");
   if (value === null) return "null";
   if (value === true) return "true";
   if (value === false) return "false";
@@ -42,12 +56,12 @@ export function canonicalJson(value) {
     return String(value); // -0 -> "0", as Python's int
   }
   if (typeof value === "string") return str(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) return `[${value.map((item) => encode(item, depth + 1)).join(",")}]`;
   const proto = typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
   if (proto === Object.prototype || proto === null) {
     const obj = /** @type {Record<string, unknown>} */ (value);
     const keys = Object.keys(obj).sort(compareCodePoints);
-    return `{${keys.map((k) => `${str(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+    return `{${keys.map((k) => `${str(k)}:${encode(obj[k], depth + 1)}`).join(",")}}`;
   }
   throw new TypeError(`canonicalJson: unsupported ${typeof value}`);
 }

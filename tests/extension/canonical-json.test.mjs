@@ -48,3 +48,12 @@ test("cross-check with the local python3 when there is one", (t) => {
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   assert.deepEqual(lines, SAMPLES.map(([v]) => canonicalJson(v)));
 });
+
+test("nesting deeper than Python's MAX_DEPTH (32) is refused, as trust/canonical.py does", () => {
+  // Found by fuzz/fuzz_canonical.py: Python refused a 33-deep value that JavaScript wrote.
+  let ok = 1;
+  for (let i = 0; i < 32; i += 1) ok = i % 2 ? [ok] : { k: ok };
+  assert.equal(canonicalJson(ok).length > 0, true);
+  assert.throws(() => canonicalJson([ok]), TypeError);
+  assert.throws(() => canonicalJson({ k: ok }), TypeError);
+});
