@@ -145,6 +145,10 @@ def _raw_kill_level(doc: TrustDocument) -> int:
     return max([doc.kill.serial, *(e.serial for e in doc.kill.events)])
 
 
+def _epoch_of(baseline: BaselineRecord | None) -> int:
+    return -1 if baseline is None else baseline.epoch
+
+
 def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
     """What ``doc`` grants when checked against ``public`` (the key store's key). Pure.
 
@@ -225,6 +229,17 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
 
     base = DEFAULT_POLICY
     baseline = doc.policy.baseline
+    current = baseline if baseline is not None and id(baseline) in usable else None
+    newer = [h for h in doc.policy.history if id(h) in usable and h.epoch > _epoch_of(current)]
+    if newer:
+        # An older signed baseline put in place of a newer one (swapped in from the history), or
+        # the current one removed or spoiled: the newest signed policy stands, so a signed
+        # narrowing is never undone by editing the file.
+        baseline = max(newer, key=lambda h: h.epoch)
+        ignored.append(
+            "policy.baseline: older than a signed history entry (swapped or removed?); "
+            f"using the policy signed at epoch {baseline.epoch}"
+        )
     if baseline is not None and id(baseline) in usable:
         try:
             base = validate_values(baseline.values_json())

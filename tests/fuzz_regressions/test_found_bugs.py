@@ -1,10 +1,10 @@
 """The bugs the issue-17 fuzzers found, each as the attack that found it (fuzz/README.md lists
-them). The minimised inputs also replay through their harnesses in ``test_replay.py``. A bug in
-a file other helpers were editing at the time is an ``xfail(strict=True)`` naming the fix."""
+them). The minimised inputs also replay through their harnesses in ``test_replay.py``."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -106,13 +106,6 @@ def _baseline(key: HostKey, values: dict[str, Any], epoch: int) -> BaselineRecor
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trust/verify.py (issue-10 helpers' file): a signed baseline is usable whatever its "
-    "place, so an older, wider one from policy.history swapped in as the current baseline "
-    "undoes a signed narrowing (`policy set eval=false`) while a host runs; proposed fix: the "
-    "current baseline must not be older than any validly signed history entry",
-)
 def test_an_older_wider_baseline_swapped_in_from_history_grants_nothing() -> None:
     # Seen while checking fuzz_trust_record's bound (grants spliced between records): the bound
     # holds (every grant is validly signed), but the swap is a widening no person approved.
@@ -127,3 +120,14 @@ def test_an_older_wider_baseline_swapped_in_from_history_grants_nothing() -> Non
     swapped = honest.with_(policy=PolicySection(baseline=older, history=(current,)))
     swapped = parse(serialise(swapped))  # what a same-user writer can put in trust.json
     assert effective(swapped, key.public, 0).policy.eval is False
+    # ...nor removing the current baseline, nor spoiling its signature.
+    removed = parse(
+        serialise(honest.with_(policy=PolicySection(baseline=None, history=(current,))))
+    )
+    assert effective(removed, key.public, 0).policy.eval is False
+    spoiled = honest.with_(
+        policy=PolicySection(
+            baseline=dataclasses.replace(older, sig=current.sig), history=(current,)
+        )
+    )
+    assert effective(parse(serialise(spoiled)), key.public, 0).policy.eval is False
