@@ -203,9 +203,7 @@ class Relay:
                     "browser": browser,
                     "hostVersion": _version(),
                     # The record this host serves; the extension's epoch ratchet compares it.
-                    "epoch": (
-                        self._stated_epoch() if self._stated_epoch else self._trust().epoch
-                    ),
+                    "epoch": (self._stated_epoch() if self._stated_epoch else self._trust().epoch),
                 }
             )
             if type(protocol) is not int or protocol != PROTOCOL_VERSION:
