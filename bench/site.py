@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from tabwarden.demo import serve_http
 
 #: The agent flow's page: a button whose click reveals a line of text.
 FLOW_TITLE = "bench flow"
@@ -79,11 +80,5 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 @contextlib.contextmanager
 def serve_site() -> Iterator[str]:
     """The bench's pages on 127.0.0.1 with an ephemeral port; yields the origin (no slash)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Pages) as origin:
+        yield origin

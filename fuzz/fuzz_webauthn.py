@@ -83,16 +83,7 @@ def unb64u(text: Any) -> bytes | None:
 
 
 def _challenge(data: dict[str, Any]) -> presence.Challenge:
-    return presence.Challenge(
-        id=data["id"],
-        kind=data["kind"],
-        action=data["action"],
-        detail=data["detail"],
-        browser_label=data["browserLabel"],
-        expires_at=data["expiresAt"],
-        state=data["state"],
-        used=data["used"],
-    )
+    return presence.Challenge.from_json(data)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -60,16 +60,24 @@ class _PageHandler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_page() -> Iterator[str]:
-    """A one-page HTTP server on 127.0.0.1 with an ephemeral port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
+def serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 at an ephemeral port, in a thread, while the block runs;
+    yields the origin (no trailing slash). The demo's page, the tests' sites and the bench's."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def serve_page() -> Iterator[str]:
+    """A one-page HTTP server on 127.0.0.1 with an ephemeral port."""
+    with serve_http(_PageHandler) as origin:
+        yield f"{origin}/"
 
 
 def _say(step: str, text: str) -> None:

@@ -151,6 +151,20 @@ class Challenge:
             "used": self.used,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Challenge:
+        """The challenge ``to_json`` wrote (recorded fixtures, their tools and harnesses)."""
+        return cls(
+            id=data["id"],
+            kind=data["kind"],
+            action=data["action"],
+            detail=data["detail"],
+            browser_label=data["browserLabel"],
+            expires_at=data["expiresAt"],
+            state=data["state"],
+            used=data["used"],
+        )
+
     def mark_used(self) -> Challenge:
         return replace(self, used=True)
 

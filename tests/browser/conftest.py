@@ -8,7 +8,6 @@ having driven a real browser.
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -16,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import serve_page
+from tabwarden.demo import serve_http, serve_page
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
 
 
@@ -133,10 +132,5 @@ class _Site(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Site) as origin:
+        yield origin

@@ -9,7 +9,6 @@ import asyncio
 import http.server
 import json
 import os
-import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -19,7 +18,7 @@ from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
@@ -76,13 +75,8 @@ class _Site(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site_port() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Site) as origin:
+        yield int(origin.rsplit(":", 1)[1])
 
 
 def _err(result: Any) -> str | None:

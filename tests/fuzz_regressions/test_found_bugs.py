@@ -41,17 +41,7 @@ def _unb64u(text: str) -> bytes:
 
 def _recorded_registration() -> tuple[Challenge, dict[str, Any], int]:
     entry = json.loads(FIXTURE.read_text("utf-8"))["uv"]["registration"]
-    c = entry["challenge"]
-    challenge = Challenge(
-        id=c["id"],
-        kind=c["kind"],
-        action=c["action"],
-        detail=c["detail"],
-        browser_label=c["browserLabel"],
-        expires_at=c["expiresAt"],
-        state=c["state"],
-        used=c["used"],
-    )
+    challenge = Challenge.from_json(entry["challenge"])
     return challenge, entry["response"], entry["now"]
 
 

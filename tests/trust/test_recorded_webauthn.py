@@ -77,19 +77,7 @@ def cbor_map(data: bytes) -> Mapping[Any, Any]:
 
 def challenge(group: str, name: str, **over: Any) -> Challenge:
     """The recorded challenge, rebuilt from its ``to_json()`` (keyword arguments only)."""
-    data = entry(group, name)["challenge"]
-    kw: dict[str, Any] = {
-        "id": data["id"],
-        "kind": data["kind"],
-        "action": data["action"],
-        "detail": data["detail"],
-        "browser_label": data["browserLabel"],
-        "expires_at": data["expiresAt"],
-        "state": data["state"],
-        "used": data["used"],
-    }
-    kw.update(over)
-    return Challenge(**kw)
+    return replace(Challenge.from_json(entry(group, name)["challenge"]), **over)
 
 
 def client_data(group: str, name: str) -> dict[str, Any]:
