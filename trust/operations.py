@@ -35,7 +35,7 @@ from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
 from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
-from tabwarden.trust.record_file import raise_floor, seal_verdict
+from tabwarden.trust.record_file import raise_floor, seal_first_record, seal_verdict
 from tabwarden.trust.verify import Effective
 
 if TYPE_CHECKING:
@@ -303,6 +303,7 @@ def pair_host(
             raise TrustTampered(tamper)
     killed_before = reset and ctx.effective().killed
     key = HostKey.generate()
+    seal_first_record(ctx.trust_path, key_store, reset=reset)  # before the key: never key alone
     key_store.save(key, replace=reset)
     store.initialise(ctx.trust_path, key, key_store.kind, now, replace_existing=reset)
     if killed_before:
