@@ -22,14 +22,16 @@ assertion) into an audit entry or an error message.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.errors import StorageFull, TabwardenError, UsageError
 from tabwarden.protocol.codes import ALREADY_PAIRED, KILLED, NOT_PAIRED, PRESENCE_REFUSED
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from tabwarden.trust.gate import TrustGate
     from tabwarden.trust.keystore import KeyStore
     from tabwarden.trust.ratchet import Tamper
+
+log = logging.getLogger("tabwarden.trust")
 
 __all__ = [
     "PAIRING_CODE_TTL",
@@ -243,7 +247,13 @@ def require_paired(ctx: TrustContext) -> tuple[HostKey, Effective]:
 
 
 def _audit(ctx: TrustContext, event: str, decision: str, **fields: Any) -> None:
-    ctx.audit().append(event, decision=decision, **fields)
+    """Record a change that has been made. The OS failing the write (a full disk) does not undo
+    the change or turn it into an error; it is logged. An audit log that is not private still
+    raises (``UnsafeAuditLog``): a person must look at it."""
+    try:
+        ctx.audit().append(event, decision=decision, **fields)
+    except OSError as exc:
+        log.error("%s was done but could not be audited (%s)", event, exc.strerror or exc)
 
 
 def _proof_fields(proof: Proof) -> dict[str, Any]:
@@ -326,7 +336,12 @@ def _write_latch(latch: Path, reason: str, now: int) -> None:
     reach)."""
     from tabwarden.trust.gate import write_kill_latch
 
-    write_kill_latch(latch, {"at": now, "reason": reason})
+    try:
+        write_kill_latch(latch, {"at": now, "reason": reason})
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull(f"{latch} cannot be created ({exc.strerror})") from None
+        raise
 
 
 def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None) -> int:
@@ -340,7 +355,7 @@ def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None
     if ctx.trust_path.exists():
         try:
             epoch = store.engage_kill(ctx.trust_path, reason, now).epoch
-        except (TrustUnreadable, KeyStoreError) as exc:
+        except (TrustUnreadable, KeyStoreError, StorageFull) as exc:
             _write_latch(ctx.kill_latch, reason, now)
             _audit(ctx, "kill", "narrowed", reason=reason, latched=str(exc), **_by(browser))
             return 0

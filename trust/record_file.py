@@ -25,8 +25,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from tabwarden.errors import StorageFull
 from tabwarden.paths import config_dir
-from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
+from tabwarden.private_fs import (
+    DiskFull,
+    EntryTooLarge,
+    PrivateDir,
+    PrivateFsError,
+    open_private_dir,
+)
 from tabwarden.trust.ratchet import (
     NO_RECORD,
     Seal,
@@ -79,11 +86,14 @@ def trust_path(env: dict[str, str] | None = None) -> Path:
 
 @contextmanager
 def _refusals(path: Path) -> Iterator[None]:
-    """Every private-filesystem refusal or failure becomes ``TrustUnreadable`` (path, reason)."""
+    """Every private-filesystem refusal or failure becomes ``TrustUnreadable`` (path, reason);
+    a full disk becomes ``StorageFull`` (nothing was replaced: free space and write again)."""
     try:
         yield
     except EntryTooLarge:
         raise TrustUnreadable(f"{path} is too large") from None
+    except DiskFull as exc:
+        raise StorageFull(str(exc)) from None
     except PrivateFsError as exc:
         raise TrustUnreadable(str(exc)) from None
 

@@ -42,6 +42,7 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
+  ["storage_full", 35, "The disk holding tabwarden's files is full (or over quota); free some space and try again. The trust record and key store were left as they were."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
