@@ -108,7 +108,7 @@ class _Answer:
         self.model = model
 
     def events(self, block: dict[str, Any], stop_reason: str) -> bytes:
-        message = {
+        message: dict[str, Any] = {
             "id": "msg_scripted",
             "type": "message",
             "role": "assistant",
@@ -118,7 +118,9 @@ class _Answer:
             "stop_sequence": None,
             "usage": {"input_tokens": 1, "output_tokens": 1},
         }
-        out = [("message_start", {"type": "message_start", "message": message})]
+        out: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": message})
+        ]
         if block["type"] == "tool_use":
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             out += [
