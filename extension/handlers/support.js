@@ -25,6 +25,8 @@ import { CODE } from "../lib/error-codes.js";
  * @property {import("../lib/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
  * @property {import("../lib/confirm-window.js").Confirm} confirm
+ * @property {(tabId: number) => Promise<unknown>} [onTabOwned] tab_open claimed a new tab (the
+ *   debugger attaches to it); must not throw
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */

@@ -63,6 +63,8 @@ export function tabHandlers(deps) {
     const tabId = /** @type {number} */ (tab.id);
     if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
     const watch = loads.watch(tabId);
+    // The debugger goes on before the page runs anything an agent might act on (lib/debugger.js).
+    if (deps.onTabOwned !== undefined) await deps.onTabOwned(tabId);
     const loaded = await settledTab(deps, tabId, watch, { newTab: true });
     return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
   }

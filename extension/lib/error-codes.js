@@ -42,6 +42,8 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
+  ["dialog_open", 35, "A JavaScript dialog (alert, confirm, prompt or leave-page) is open on that tab and blocks it; answer it with page_dialog (accept or dismiss), then check the page and retry."],
+  ["debugger_detached", 36, "Chrome's debugger left that tab (the person closed the bar saying the browser is being debugged, or another debugger holds the tab); call again to re-attach it, and ask the person first if they closed the bar."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
