@@ -145,6 +145,11 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         return await step(ctx, what, api.send(tabId, method, params));
       } catch (err) {
         if (err instanceof BridgeError) throw err; // the step's timeout
+        // Detached without an onDetach (our own detach from an earlier worker, or a race).
+        if (/not attached/i.test(quote(err))) {
+          sessions.delete(tabId);
+          dialogs.forget(tabId);
+        }
         if (!sessions.has(tabId)) {
           throw new BridgeError(CODE.DEBUGGER_DETACHED, `the debugger left tab ${tabId} during "${what}"; call again to re-attach it`);
         }
