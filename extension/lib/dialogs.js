@@ -87,7 +87,7 @@ export function createDialogs() {
 }
 
 /** How a dialog type reads in a message. @param {string} type */
-const named = (type) => (type === "beforeunload" ? 'a "leave this page?" (beforeunload)' : `a ${type}()`);
+const named = (type) => (type === "beforeunload" ? 'a "leave this page?" (beforeunload)' : `${type === "alert" ? "an" : "a"} ${type}()`);
 
 /**
  * The `dialog_open` refusal for a call on a tab whose dialog is open; `during` names the call
