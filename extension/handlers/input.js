@@ -12,6 +12,8 @@
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
+import { isApproved, originOf } from "../lib/origin.js";
+import { isPlainObject } from "../lib/wire.js";
 import { argTarget, argWait, confirmName, elementTools } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
@@ -210,7 +212,9 @@ export function inputHandlers(deps) {
     if (accept && typeof promptText === "string") params.promptText = promptText;
     await cdp.send(ctx, tabId, "Page.handleJavaScriptDialog", params, "answer the dialog");
     dialogs.closed(tabId);
-    return { handled: true, type: d.type, accepted: accept, message: d.message };
+    // The text of a dialog from a frame on a site the policy does not approve is withheld.
+    const shown = isApproved(originOf(d.url), isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
+    return { handled: true, type: d.type, accepted: accept, message: shown ? d.message : "" };
   }
 
   return [

@@ -12,6 +12,7 @@
 import { BridgeError } from "./bridge-error.js";
 import { dialogOpenError } from "./dialogs.js";
 import { CODE } from "./error-codes.js";
+import { isApproved, originOf } from "./origin.js";
 
 /** The CDP version chrome.debugger.attach is asked for. */
 export const CDP_VERSION = "1.3";
@@ -204,23 +205,32 @@ export const DIALOG_EXEMPT = Object.freeze(["page_dialog", "tab_close"]);
 export function createDialogGuard({ manager, dialogs, ownerOf }) {
   /** @param {number} tabId @param {{session?: unknown}} ctx */
   const mine = (tabId, ctx) => typeof ctx?.session === "string" && ownerOf(tabId) === ctx.session;
+  /**
+   * The refusal, with the dialog's text only when its frame's site is approved.
+   * @param {number} tabId
+   * @param {import("./dialogs.js").Dialog} d
+   * @param {any} ctx
+   * @param {string} [during]
+   */
+  const refusal = (tabId, d, ctx, during) =>
+    dialogOpenError(tabId, d, during, { approved: isApproved(originOf(d.url), ctx?.policy?.origins) });
   return {
     admit(action, tabId, ctx) {
       if (!mine(tabId, ctx)) return "queue";
       if (DIALOG_EXEMPT.includes(action)) return dialogs.current(tabId) !== null || action === "page_dialog" ? "now" : "queue";
       const open = dialogs.current(tabId);
-      if (open !== null) throw dialogOpenError(tabId, open);
+      if (open !== null) throw refusal(tabId, open, ctx);
       return "queue";
     },
     async run(action, tabId, ctx, fn) {
       if (!mine(tabId, ctx) || DIALOG_EXEMPT.includes(action)) return fn();
       await manager.ensureSoft(ctx, tabId);
       const open = dialogs.current(tabId);
-      if (open !== null) throw dialogOpenError(tabId, open);
+      if (open !== null) throw refusal(tabId, open, ctx);
       const watch = dialogs.watch(tabId);
       try {
         const interrupted = watch.promise.then((d) => {
-          throw dialogOpenError(tabId, d, action);
+          throw refusal(tabId, d, ctx, action);
         });
         return await Promise.race([Promise.resolve().then(fn), interrupted]);
       } finally {

@@ -95,9 +95,12 @@ const named = (type) => (type === "beforeunload" ? 'a "leave this page?" (before
  * @param {number} tabId
  * @param {Dialog} dialog
  * @param {string} [during]
+ * @param {{approved?: boolean}} [opts] false: the dialog's frame is on a site the policy does not
+ *   approve (an owned tab can wander off), so its text is withheld
  */
-export function dialogOpenError(tabId, dialog, during) {
-  const what = `${named(dialog.type)} dialog ${JSON.stringify(dialog.message)}`;
+export function dialogOpenError(tabId, dialog, during, { approved = true } = {}) {
+  const text0 = approved ? JSON.stringify(dialog.message) : "(its text withheld: it comes from a site that is not approved)";
+  const what = `${named(dialog.type)} dialog ${text0}`;
   const text = during === undefined
     ? `tab ${tabId} is blocked by ${what}; answer it with page_dialog (accept or dismiss) first`
     : `while ${during} ran, the page on tab ${tabId} opened ${what}; answer it with page_dialog (accept or dismiss), then check the page`;

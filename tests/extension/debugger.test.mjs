@@ -44,7 +44,7 @@ function setup() {
   return { ownership, dialogs, dbg, manager, log };
 }
 
-const CTX = { session: "s1", policy: {}, deadline: Date.now() + 60_000 };
+const CTX = { session: "s1", policy: { origins: ["http://a.test"] }, deadline: Date.now() + 60_000 };
 
 test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody owns", async () => {
   const { ownership, dbg, manager } = setup();
@@ -169,7 +169,7 @@ test("while a dialog is open, calls on the tab answer dialog_open at once; page_
   const text = h.call("page_text", { tabId: 1 }); // queued behind the stuck click
   await flush();
   assert.deepEqual(ran, ["click"]);
-  h.dialogs.opened(1, { type: "alert", message: "card 4111 1111 1111 1111" });
+  h.dialogs.opened(1, { type: "alert", message: "card 4111 1111 1111 1111", url: "http://a.test/x" });
   await assert.rejects(click, (e) => e.code === "dialog_open" && /while page_click ran/.test(e.message) && !/4111/.test(e.message));
   await assert.rejects(text, (e) => e.code === "dialog_open" && /blocked by an alert\(\) dialog "card \[card\]"/.test(e.message));
   await assert.rejects(Promise.resolve().then(() => h.call("page_text", { tabId: 1 })), (e) => e.code === "dialog_open");
@@ -177,6 +177,10 @@ test("while a dialog is open, calls on the tab answer dialog_open at once; page_
   assert.deepEqual(await h.call("page_dialog", { tabId: 1 }), { handled: true });
   h.dialogs.closed(1);
   assert.deepEqual(await h.call("page_text", { tabId: 1 }), { text: "t" });
+  // A dialog from a frame on a site the policy does not approve: its text is withheld.
+  h.dialogs.opened(1, { type: "confirm", message: "evil text", url: "http://evil.test/" });
+  await assert.rejects(Promise.resolve().then(() => h.call("page_text", { tabId: 1 })),
+    (e) => e.code === "dialog_open" && !/evil text/.test(e.message) && /withheld/.test(e.message));
 });
 
 test("another session's tab: no dialog_open, no attach; its handler answers (tab_not_owned)", async () => {
