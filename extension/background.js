@@ -68,6 +68,7 @@ const cdp = createDebuggerManager({
   step,
   log,
 });
+const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 
 const deps = {
   browser: {
@@ -83,14 +84,14 @@ const deps = {
   loads,
   ensureOrigin,
   confirm,
-  onTabOwned: (/** @type {number} */ tabId) => cdp.attachOwned(tabId),
+  guardTab: (/** @type {string} */ action, /** @type {number} */ tabId, /** @type {any} */ ctx, /** @type {() => Promise<any>} */ fn) =>
+    dialogGuard.run(action, tabId, ctx, fn),
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace, cdp, dialogs, mac: isMac(globalThis.navigator) });
 // One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
-const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue(), dialogGuard), { log });
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,

@@ -40,8 +40,6 @@ const MAX_QUOTE = 200;
  *   `debugger_detached` (once after the person closed the bar; or when Chrome refuses)
  * @property {(ctx: Ctx, tabId: number) => Promise<boolean>} ensureSoft as ensure,
  *   never throwing and never re-attaching after the person closed the bar; true when attached
- * @property {(tabId: number) => Promise<boolean>} attachOwned at tab_open: attach now, without a
- *   call's deadline; never throws
  * @property {(ctx: Ctx, tabId: number, method: string, params: Record<string, unknown>, what: string) =>
  *   Promise<any>} send one CDP command on an owned tab, bounded by the call's deadline
  * @property {(tabId: number, method: string, params: unknown) => void} onEvent chrome.debugger.onEvent
@@ -122,17 +120,6 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       if (!owned(tabId) || cancelled.has(tabId)) return false;
       try {
         await step(ctx, "attach the debugger", attach(tabId), SOFT_ATTACH_MS);
-        return true;
-      } catch (err) {
-        log.warn(`tabwarden: could not attach the debugger to tab ${tabId}`, quote(err));
-        return false;
-      }
-    },
-
-    async attachOwned(tabId) {
-      if (!owned(tabId)) return false;
-      try {
-        await attach(tabId);
         return true;
       } catch (err) {
         log.warn(`tabwarden: could not attach the debugger to tab ${tabId}`, quote(err));

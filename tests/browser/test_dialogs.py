@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -41,9 +42,24 @@ DIALOGS = b"""<!doctype html><html><head><title>dialogs</title></head><body>
 </body></html>"""
 
 
+#: A page that greets with an alert while it is still loading (its image is slow to come).
+GREETING = b"""<!doctype html><title>greeting</title><p id="state">loading</p>
+<img src="/slow.png" alt="">
+<script>setTimeout(() => { alert('Welcome back'); \
+document.getElementById('state').textContent = 'greeted'; }, 500);</script>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
-        body = DIALOGS if urlparse(self.path).path == "/" else b"<!doctype html><p>elsewhere</p>"
+        path = urlparse(self.path).path
+        if path == "/slow.png":
+            time.sleep(3)  # a slow resource: the page is still loading when it greets
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        pages = {"/": DIALOGS, "/greeting": GREETING}
+        body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -227,5 +243,31 @@ def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
             await seen[0].accept()
             assert await person.evaluate("1 + 1") == 2
             assert await ok(agent, "page_get_state", {"tabId": mine, "selector": "#state"})
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            opened = await refused(agent, "tab_open", {"url": f"{site}/greeting"})
+            assert opened["code"] == "dialog_open", opened
+            assert "while tab_open ran" in opened["message"] and "Welcome back" in opened["message"]
+            tabs = (await ok(agent, "tab_list", {}))["tabs"]
+            assert len(tabs) == 1
+            tab = tabs[0]["id"]
+            assert f"tab {tab}" in opened["message"]
+            await ok(
+                agent, "page_dialog", {"tabId": tab, "action": "accept"}
+            )  # an alert: no window
+            assert await state_of(agent, tab) == "greeted"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))

@@ -48,11 +48,11 @@ const CTX = { session: "s1", policy: { origins: ["http://a.test"] }, deadline: D
 
 test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody owns", async () => {
   const { ownership, dbg, manager } = setup();
-  assert.equal(await manager.attachOwned(5), false);
+  assert.equal(await manager.ensureSoft(CTX, 5), false);
   await assert.rejects(manager.ensure(CTX, 5), (e) => e.code === "tab_not_owned");
   assert.deepEqual(dbg.calls, []);
   ownership.claim("s1", 5);
-  assert.equal(await manager.attachOwned(5), true);
+  assert.equal(await manager.ensureSoft(CTX, 5), true);
   await manager.ensure(CTX, 5);
   await manager.send(CTX, 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }, "move the pointer");
   assert.deepEqual(dbg.calls, [
