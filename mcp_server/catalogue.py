@@ -677,9 +677,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_screenshot",
         title="Screenshot a tab",
-        description="A PNG of one of your tabs (the viewport, or the whole page with fullPage; "
-        "a full-page capture briefly attaches Chrome's debugger, which shows its banner), "
-        "returned as image content.",
+        description="A PNG of one of your tabs (the viewport, or the whole page with fullPage), "
+        "captured through Chrome's debugger and returned as image content.",
         arguments=ScreenshotArgs,
         result=Shot,
         annotations=READ,
