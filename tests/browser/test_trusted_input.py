@@ -91,6 +91,13 @@ def test_trusted_clicks_hover_and_covered_targets(browser: ThrowawayBrowser, sit
             clicked = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#trusted"})
             assert clicked["clicked"] is True and clicked["covered"] is False
             assert await text_of(agent, tab, "#out") == "trusted"
+            # The same point given as viewport coordinates reaches the same button.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
+            assert await text_of(agent, tab, "#out") == "untrusted"
+            point = {"x": clicked["x"], "y": clicked["y"]}
+            by_point = await ok(agent, "page_mouse", {"tabId": tab, **point})
+            assert by_point["clicked"] is True and 'button "Trusted only"' in by_point["hitTarget"]
+            assert await text_of(agent, tab, "#out") == "trusted"
 
             # A :hover-only menu opens under the real pointer.
             item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
