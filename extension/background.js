@@ -10,6 +10,8 @@
 import { createBackoff, equalJitter } from "./lib/backoff.js";
 import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
+import { createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
+import { createDialogs } from "./lib/dialogs.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
@@ -28,6 +30,8 @@ import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { createRoutes } from "./handlers/actions.js";
+import { isMac } from "./handlers/input.js";
+import { step } from "./handlers/support.js";
 
 const log = console;
 
@@ -55,6 +59,17 @@ const ensureOrigin = createOriginGate({
   log,
 });
 
+// Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
+const dialogs = createDialogs();
+const cdp = createDebuggerManager({
+  api: { attach: api.debuggerAttach, detach: api.debuggerDetach, send: api.debuggerSend },
+  owned: (tabId) => ownership.owner(tabId) !== null,
+  dialogs,
+  step,
+  log,
+});
+const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
+
 const deps = {
   browser: {
     queryAllTabs: api.queryAllTabs,
@@ -69,12 +84,15 @@ const deps = {
   loads,
   ensureOrigin,
   confirm,
+  guardTab: (/** @type {string} */ action, /** @type {number} */ tabId, /** @type {any} */ ctx, /** @type {() => Promise<any>} */ fn) =>
+    dialogGuard.run(action, tabId, ctx, fn),
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
-const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace });
-// One call at a time per tab (tab-queue.js); different tabs run concurrently.
-const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue()), { log });
+const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace, cdp, dialogs, mac: isMac(globalThis.navigator) });
+// One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
+// JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
+const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue(), dialogGuard), { log });
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.
@@ -150,7 +168,10 @@ const session = createSession({
   now: () => performance.now(),
   extensionVersion: api.extensionVersion(),
   onSessionEnd: (name) => {
-    for (const tabId of ownership.endSession(name)) grace.release(tabId);
+    for (const tabId of ownership.endSession(name)) {
+      grace.release(tabId);
+      cdp.release(tabId); // a tab nobody owns keeps no debugger
+    }
   },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
@@ -235,6 +256,14 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over
   grace.release(tabId);
   loads.removed(tabId);
+  cdp.removed(tabId);
+}));
+chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
+  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params);
+}));
+// "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
+chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {
+  if (source.tabId !== undefined) cdp.onDetach(source.tabId, reason);
 }));
 chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => {
   broker.closed(windowId); // closing the confirm window denies
@@ -244,5 +273,5 @@ chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => 
 ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
- * `ratchet.rolledBack()`. */
-export { session, pinGate, ratchet };
+ * `ratchet.rolledBack()`, `cdp.attached()`. */
+export { session, pinGate, ratchet, cdp };

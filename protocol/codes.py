@@ -46,6 +46,8 @@ UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
 TRUST_ROLLED_BACK: Final = "trust_rolled_back"
 STORAGE_FULL: Final = "storage_full"
+DIALOG_OPEN: Final = "dialog_open"
+DEBUGGER_DETACHED: Final = "debugger_detached"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -104,6 +106,8 @@ WIRE_CODES: Final = (
     CONFIRM_TIMEOUT,
     TRUST_ROLLED_BACK,
     STORAGE_FULL,
+    DIALOG_OPEN,
+    DEBUGGER_DETACHED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -25,6 +25,8 @@ import { CODE } from "../lib/error-codes.js";
  * @property {import("../lib/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
  * @property {import("../lib/confirm-window.js").Confirm} confirm
+ * @property {<T>(action: string, tabId: number, ctx: Ctx, fn: () => Promise<T>) => Promise<T>} [guardTab]
+ *   runs `fn` (tab_open's wait for its new tab) through the tab guard (lib/debugger.js)
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */

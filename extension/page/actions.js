@@ -1,6 +1,6 @@
 // page/actions.js — the element operations in the page: describe, click, fill, press, select,
-// check, hover, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
-// the page-wide waitFor and scroll. Runs in the page's isolated world after page/redact.js,
+// check, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
+// the page-wide waitFor, scroll and pointAt (where trusted input lands). Runs in the page's isolated world after page/redact.js,
 // page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
 // password field (the resolved element or the one that has focus) unless `a.allowPassword` is
 // true, never return a password's value or text, never pass a card-like number through a value
@@ -170,16 +170,6 @@ var tabwardenActions = (() => {
   }
 
   /** @type {ElementOp} */
-  function hover(el) {
-    scrollIn(el);
-    const at = center(el);
-    /** @type {Array<[string, boolean]>} */
-    const sequence = [["pointerover", true], ["pointerenter", false], ["mouseover", true], ["mouseenter", false], ["pointermove", true], ["mousemove", true]];
-    for (const [type, bubbles] of sequence) el.dispatchEvent(event(type, { bubbles, composed: true, ...at }));
-    return { hovered: true };
-  }
-
-  /** @type {ElementOp} */
   function scrollTo(el) {
     scrollIn(el);
     return scrolled();
@@ -204,7 +194,7 @@ var tabwardenActions = (() => {
   /** @type {ReadonlyMap<string, ElementOp>} */
   const ELEMENT_OPS = new Map([
     ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
-    ["check", check], ["hover", hover], ["scroll", scrollTo], ["getState", getState],
+    ["check", check], ["scroll", scrollTo], ["getState", getState],
   ]);
 
   /**
@@ -234,7 +224,83 @@ var tabwardenActions = (() => {
     return scrolled();
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage });
+  /** The innermost element at viewport point (x, y), through open shadow roots. @param {number} x @param {number} y */
+  function hitAt(x, y) {
+    /** @type {any} */
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+  /** `outer` is `el` or holds it, across shadow roots. @param {any} outer @param {any} el */
+  function holds(outer, el) {
+    for (let n = el; n; n = n.parentNode || n.host) if (n === outer) return true;
+    return false;
+  }
+  /** The part of `el`'s box inside the viewport, or null. @param {any} el */
+  function shownBox(el) {
+    const r = el.getBoundingClientRect();
+    const left = Math.max(0, r.left);
+    const top = Math.max(0, r.top);
+    const right = Math.min(innerWidth, r.right);
+    const bottom = Math.min(innerHeight, r.bottom);
+    return right - left >= 1 && bottom - top >= 1 ? { left, top, right, bottom } : null;
+  }
+
+  /**
+   * Where trusted input (CDP Input, handlers/input.js) should land: the centre of the target's
+   * box clipped to the viewport (scrolled into view first when none of it shows), or the viewport
+   * point a.x, a.y; what is really there (elementFromPoint), whether that is another element
+   * (`covered`), and what a click there would do. With `a.refFloor` the hit element gets a ref of
+   * this document (the document's ref store is made if it has none).
+   * @param {Record<string, any>} a
+   */
+  function pointAt(a) {
+    /** @type {any} */
+    let el = null;
+    let x;
+    let y;
+    if (a.target) {
+      el = globalThis.tabwardenLocate.resolve(a.target, a.docToken);
+      let box = shownBox(el);
+      if (box === null) {
+        scrollIn(el);
+        box = shownBox(el);
+      }
+      if (box === null) throw new PageError("element_not_found", `${describe(el)} has no visible area in the viewport`);
+      x = (box.left + box.right) / 2;
+      y = (box.top + box.bottom) / 2;
+    } else {
+      x = Number(a.x);
+      y = Number(a.y);
+      if (!(x >= 0 && y >= 0 && x < innerWidth && y < innerHeight)) {
+        throw new PageError("bad_request", `x, y must lie inside the viewport (${innerWidth} x ${innerHeight} CSS pixels)`);
+      }
+    }
+    const hit = hitAt(x, y);
+    if (!hit) throw new PageError("element_not_found", "nothing is at that point of the viewport");
+    const target = el ?? hit;
+    const covered = el !== null && !holds(el, hit);
+    /** @type {Record<string, unknown>} */
+    const out = {
+      x: Math.round(x * 100) / 100, y: Math.round(y * 100) / 100, covered,
+      desc: describe(target), hitTarget: describe(hit), kind: classify(covered ? hit : target),
+      hitKind: classify(hit), url: String(location.href),
+    };
+    if (Number.isSafeInteger(a.refFloor)) {
+      const { documentRefs, refFor } = globalThis.tabwardenLocate;
+      const store = documentRefs(a.refFloor);
+      const ref = refFor(store, hit);
+      if (ref !== undefined) out.hitRef = ref;
+      Object.assign(out, { docToken: store.doc, lastRef: store.next });
+    }
+    return out;
+  }
+
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, pointAt });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [], storageChanged: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [] };
 const queries = [];
 const warnings = [];
 
@@ -48,6 +48,10 @@ globalThis.chrome = {
   },
   windows: {
     onRemoved: { addListener: (f) => listeners.windowRemoved.push(f) },
+  },
+  debugger: {
+    onEvent: { addListener: (f) => listeners.debuggerEvent.push(f) },
+    onDetach: { addListener: (f) => listeners.debuggerDetach.push(f) },
   },
   tabs: {
     onUpdated: { addListener: (f) => listeners.tabUpdated.push(f) },

@@ -263,7 +263,7 @@ test("press: Enter in a form field submits via its submit button; characters int
   assert.deepEqual(await op(doc, "press", { key: "Escape" }), { pressed: true });
 });
 
-test("select, check, hover, scroll, getState", async () => {
+test("select, check, scroll, getState", async () => {
   const doc = loginPage();
   const sel = doc.h("select", { id: "s" }, doc.h("option", { value: "a" }, "Apple"), doc.h("option", { value: "b" }, "Banana"));
   const box = doc.h("input", { id: "c", type: "checkbox" });
@@ -276,8 +276,6 @@ test("select, check, hover, scroll, getState", async () => {
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: false }), { checked: false });
   assert.equal((await op(doc, "check", { target: { selector: "#r" }, checked: false })).error.code, "bad_request");
-  assert.deepEqual(await op(doc, "hover", { target: { selector: "#plain" } }), { hovered: true });
-  assert.deepEqual(doc.getElementById("plain").events, ["pointerover", "pointerenter", "mouseover", "mouseenter", "pointermove", "mousemove"]);
   assert.deepEqual(await op(doc, "scroll", { to: { x: 0, y: 300 } }), { scrollX: 0, scrollY: 300 });
   assert.deepEqual(await op(doc, "scroll", { to: "top" }), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#pw" } }),

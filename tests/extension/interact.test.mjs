@@ -140,7 +140,7 @@ const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
 
 test("routes", () => {
   assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_click", "page_fill", "page_press", "page_select",
-    "page_check", "page_hover", "page_scroll", "page_wait_for", "page_get_state"]);
+    "page_check", "page_scroll", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
@@ -280,7 +280,7 @@ test("not owned and unapproved origins never reach the page", async () => {
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.script.length, 0);
   h.tabs.delete(1);
-  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu" }), (e) => e.code === "tab_not_found");
+  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#menu" }), (e) => e.code === "tab_not_found");
 });
 
 test("page_press: confirms (press), Enter in a form field submits; no confirm when not listed", async () => {
@@ -307,10 +307,9 @@ test("page_select: confirms with the values and the element, returns the selecti
   await assert.rejects(h.call("page_select", { tabId: 1, selector: "#s", value: 3 }), (e) => e.code === "bad_request");
 });
 
-test("page_check, page_hover, page_scroll, page_get_state shapes", async () => {
+test("page_check, page_scroll, page_get_state shapes", async () => {
   const h = harness();
   assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
-  assert.deepEqual(await h.call("page_hover", { tabId: 1, text: "Menu" }), { hovered: true });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } }), { scrollX: 0, scrollY: 500 });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: "top" }), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } }), { scrollX: 0, scrollY: 0 });
@@ -334,6 +333,6 @@ test("page_wait_for and waitFor after an action: matched, or the timeout error",
   // after a navigating click, waitFor runs in the new document
   const r = await h.call("page_click", { tabId: 1, selector: "#next", waitFor: { text: "Next page", state: "visible", timeoutMs: 0 } });
   assert.equal(r.navigated, true);
-  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu", waitFor: { selector: "#nope", timeoutMs: 0 } }),
-    (e) => e.code === "timeout" && /page_hover was done/.test(e.message));
+  await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
+    (e) => e.code === "timeout" && /page_check was done/.test(e.message));
 });
