@@ -42,6 +42,7 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
+  ["extension_away", 35, "The browser's extension is reconnecting by itself (its service worker was stopped or its host restarted); retry after the wait the message names. `bridge_status` says when it was last seen."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
