@@ -18,7 +18,7 @@ import pytest
 
 from tabwarden.away import LastSeen, judge, process_alive, read_last_seen
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-from tests.fakes import FakeBrowser, wait_until, wait_until_extension_connected
+from tests.fakes import FakeBrowser, host_env, wait_until, wait_until_extension_connected
 
 
 def _client(runtime: Path, label: str | None = "test") -> BridgeClient:
@@ -247,3 +247,33 @@ def test_judge_windows() -> None:
     assert judge(record, now, lambda pid, started: False).verdict == "gone"  # browser exited
     pid, started = _me()
     assert process_alive(pid, started) and not process_alive(pid, started + 100)  # reused PID
+
+
+# -- tabwarden status says the same -----------------------------------------------------------
+
+
+def test_status_shows_away_and_expected_back(fake_browser: FakeBrowser, tmp_path: Path) -> None:
+    runtime = fake_browser.runtime
+    fake_browser.wait_socket()
+    fake_browser.send(
+        {"type": "hello", "protocol": 1, "extensionVersion": "t", "expectedBackMs": 9_500}
+    )
+    fake_browser.receive()
+    wait_until(lambda: (runtime / "test.seen").exists())
+    fake_browser.close()
+    env = host_env(runtime, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    proc = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "tabwarden", "status", "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    [host] = report["hosts"]
+    assert host["label"] == "test" and host["extensionAway"] is True
+    assert host["expectedBackWithinS"] == 10 and not host["extensionConnected"]
+    assert any("reconnecting by itself" in step for step in report["next"])
+    human = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "tabwarden", "status"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert "host test: no host (extension away); AWAY, expected back within 10 s" in human.stdout
+    assert "last disconnect" in human.stdout and "closed the native port" in human.stdout
