@@ -27,7 +27,7 @@ import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
-import { WAKE_ALARM, ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
+import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 
 const log = console;
@@ -156,6 +156,7 @@ const session = createSession({
   backoff: createBackoff({ initialMs: 250, maxMs: BACKOFF_MAX_MS, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
   timers,
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   extensionVersion: api.extensionVersion(),
   onSessionEnd: (name) => {
     for (const tabId of ownership.endSession(name)) grace.release(tabId);
@@ -167,7 +168,7 @@ const session = createSession({
     // expectedBackMs: the host leaves it in its "last seen" record (tabwarden/away.py) so the MCP
     // server can say "expected back within N s" while this worker is away.
     const period = await wakePeriod;
-    return { epochSeen: ratchet.seen(), expectedBackMs: expectedBackMs(period, BACKOFF_MAX_MS) };
+    return { epochSeen: ratchet.seen(), expectedBackMs: expectedBackMs(period) };
   },
   onWelcome: ({ epoch }) => {
     welcomeEpoch = epoch;
@@ -228,10 +229,10 @@ chrome.runtime.onStartup.addListener(guarded("runtime.onStartup", () => {
   ensureWake();
   ensureConnected();
 }));
-// The alarm's only job is starting the worker; the top-level ensureConnected() below already ran.
-// Connecting again here covers a worker that stayed alive while its reconnect was given up.
+// Chrome starts a stopped worker to deliver the alarm (the top-level ensureConnected() below then
+// connects); a worker that stayed alive has its pending backoff reconnect brought forward.
 chrome.alarms.onAlarm.addListener(guarded("alarms.onAlarm", (alarm) => {
-  if (isWakeAlarm(alarm)) ensureConnected();
+  if (isWakeAlarm(alarm)) session.wake();
 }));
 
 // Only this extension's confirm page may ask for details, answer or tap, only its options page
@@ -275,4 +276,4 @@ ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
  * `ratchet.rolledBack()`. */
-export { session, pinGate, ratchet, WAKE_ALARM };
+export { session, pinGate, ratchet };

@@ -86,7 +86,9 @@ def _number(doc: dict[str, Any], key: str, *, optional: bool = False) -> float |
     value = doc.get(key)
     if value is None and optional:
         return None
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise RecordInvalid(f"{key} is not a non-negative number")
+    if not math.isfinite(value) or value < 0:
         raise RecordInvalid(f"{key} is not a non-negative number")
     return float(value)
 
@@ -185,9 +187,9 @@ class LastSeen:
 
 def clamp_expected_back(ms: object) -> int:
     """The extension's stated ``expectedBackMs`` as whole seconds in range (default if absent)."""
-    if type(ms) not in (int, float) or not math.isfinite(ms):  # type: ignore[arg-type]
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms):
         return DEFAULT_EXPECTED_BACK_S
-    seconds = math.ceil(ms / 1000)  # type: ignore[operator]
+    seconds = math.ceil(ms / 1000)
     return max(MIN_EXPECTED_BACK_S, min(MAX_EXPECTED_BACK_S, seconds))
 
 

@@ -36,14 +36,14 @@ export function wakePeriodMinutes(installType) {
 }
 
 /**
- * How long after the extension went away it is expected back: the longer of one alarm period
- * (worker stopped) and the reconnect backoff's cap (worker alive, host gone), plus slack.
+ * How long after the extension went away it is expected back: one alarm period plus slack. The
+ * alarm brings a pending backoff reconnect forward (session.wake), so this holds whether the
+ * worker was stopped or stayed alive waiting to reconnect.
  * @param {number} periodMinutes
- * @param {number} backoffMaxMs
  * @returns {number} milliseconds
  */
-export function expectedBackMs(periodMinutes, backoffMaxMs) {
-  return Math.ceil(Math.max(periodMinutes * 60_000, backoffMaxMs) + WAKE_SLACK_MS);
+export function expectedBackMs(periodMinutes) {
+  return Math.ceil(periodMinutes * 60_000 + WAKE_SLACK_MS);
 }
 
 /**
