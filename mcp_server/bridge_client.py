@@ -167,7 +167,7 @@ class BridgeClient:
             if record is not None:
                 verdicts.append(judge(record, time.time(), process_alive))
         away = [v for v in verdicts if v.verdict == "away"]
-        if len(away) == 1 or (len(verdicts) == 1 and label):
+        if len(away) == 1 or len(verdicts) == 1:
             self.last_away = (away or verdicts)[0]
         if self.last_away is not None and self.last_away.verdict == "away":
             return BridgeError(EXTENSION_AWAY, self.last_away.wording())
