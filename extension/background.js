@@ -139,6 +139,7 @@ const popupRelay = createPopupRelay({
   gateSnapshot: () => pinGate.snapshot(),
   rolledBack: () => ratchet.rolledBack(),
   recent: () => recentCalls.list(),
+  workerStartedAt: Date.now(),
 });
 
 // Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker

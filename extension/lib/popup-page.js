@@ -47,6 +47,8 @@ export function seenText(s) {
   if (typeof s.lastDisconnectReason === "string") {
     parts.push(`last disconnect${at === null ? "" : ` ${at}`}: ${s.lastDisconnectReason.slice(0, 120)}`);
   }
+  const started = clock(s.workerStartedAt);
+  if (started !== null) parts.push(`worker started ${started}`);
   return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
 }
 

@@ -22,9 +22,11 @@ const TYPES = new Set(["popup_status", "popup_kill"]);
  *     reconnectInMs?: number | null},
  *   gateSnapshot: () => {state: string},
  *   rolledBack?: () => {epoch: number, seen: number} | null,
- *   recent: () => Promise<unknown[]>}} deps
+ *   recent: () => Promise<unknown[]>, workerStartedAt?: number | null}} deps workerStartedAt: when
+ *   this service worker started (wall-clock ms): a worker Chrome stopped and the wake alarm
+ *   restarted (lib/wake.js) shows a recent start and no disconnect of its own
  */
-export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent }) {
+export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent, workerStartedAt = null }) {
   /** @param {unknown} err */
   const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
@@ -37,6 +39,7 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, roll
       lastDisconnectAt: snap.lastDisconnectAt ?? null,
       lastDisconnectReason: snap.lastDisconnectReason ?? null,
       reconnectInMs: snap.reconnectInMs ?? null,
+      workerStartedAt,
     };
     const { state: gate } = gateSnapshot();
     /** @type {boolean | null} */
