@@ -155,10 +155,14 @@ class _LastSeenWriter:
         self._back = 0
         from tabwarden.away import read_last_seen
 
+        # The disconnect before this host: a predecessor's "away", or (its record still says
+        # "connected") a predecessor that died without writing one, e.g. SIGKILL.
         previous = read_last_seen(ep.directory, ep.label)
-        self._previous = (
-            (previous.disconnected_at, previous.reason) if previous is not None else (None, None)
-        )
+        self._previous: tuple[float | None, str | None] = (None, None)
+        if previous is not None and previous.state == "away":
+            self._previous = (previous.disconnected_at, previous.reason)
+        elif previous is not None:
+            self._previous = (time.time(), "host_vanished")
 
     def _write(self, state: State, reason: str | None) -> None:
         from tabwarden.away import LastSeen, RecordInvalid, write_last_seen

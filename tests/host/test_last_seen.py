@@ -277,3 +277,21 @@ def test_status_shows_away_and_expected_back(fake_browser: FakeBrowser, tmp_path
     )  # fmt: skip
     assert "host test: no host (extension away); AWAY, expected back within 10 s" in human.stdout
     assert "last disconnect" in human.stdout and "closed the native port" in human.stdout
+
+
+def test_host_after_a_killed_one_says_its_predecessor_vanished(
+    fake_browser: FakeBrowser, runtime_dir: Path
+) -> None:
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    wait_until(lambda: (runtime_dir / "test.seen").exists())
+    fake_browser.proc.send_signal(signal.SIGKILL)
+    fake_browser.proc.wait(30)
+    second = FakeBrowser(runtime_dir)
+    try:
+        second.wait_socket()
+        second.hello()
+        wait_until(lambda: _record(runtime_dir)["hostPid"] == second.proc.pid)
+        assert _record(runtime_dir)["lastReason"] == "host_vanished"
+    finally:
+        second.close()
