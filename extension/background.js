@@ -29,6 +29,7 @@ import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
+import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
 import { step } from "./handlers/support.js";
@@ -156,16 +157,25 @@ const popupRelay = createPopupRelay({
   gateSnapshot: () => pinGate.snapshot(),
   rolledBack: () => ratchet.rolledBack(),
   recent: () => recentCalls.list(),
+  workerStartedAt: Date.now(),
 });
+
+// Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker
+// alive, but while waiting to reconnect only this timer does (and, once Chrome stopped the
+// worker anyway, the wake alarm below).
+const BACKOFF_MAX_MS = 20_000;
+
+// The wake alarm (lib/wake.js, docs/platform-facts-wake.md): Chrome starts a stopped worker to
+// deliver it, and every worker start connects. Its period depends on the install type.
+const wakePeriod = api.installType().then(wakePeriodMinutes, () => wakePeriodMinutes(null));
 
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
   dispatcher,
-  // Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker
-  // alive, but while waiting to reconnect only this timer does.
-  backoff: createBackoff({ initialMs: 250, maxMs: 20_000, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
+  backoff: createBackoff({ initialMs: 250, maxMs: BACKOFF_MAX_MS, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
   timers,
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   extensionVersion: api.extensionVersion(),
   onSessionEnd: (name) => {
     for (const tabId of ownership.endSession(name)) {
@@ -177,7 +187,10 @@ const session = createSession({
   // hello tells the host the highest epoch this browser has seen for the pinned key.
   helloFields: async () => {
     await Promise.all([pinnedRead, ratchet.loaded()]);
-    return { epochSeen: ratchet.seen() };
+    // expectedBackMs: the host leaves it in its "last seen" record (tabwarden/away.py) so the MCP
+    // server can say "expected back within N s" while this worker is away.
+    const period = await wakePeriod;
+    return { epochSeen: ratchet.seen(), expectedBackMs: expectedBackMs(period) };
   },
   onWelcome: ({ epoch }) => {
     welcomeEpoch = epoch;
@@ -223,8 +236,26 @@ const guarded = (what, fn) => (...args) => {
   }
 };
 
-chrome.runtime.onInstalled.addListener(ensureConnected);
-chrome.runtime.onStartup.addListener(ensureConnected);
+/** Create the wake alarm unless it exists with the right period; never throws. */
+function ensureWake() {
+  wakePeriod
+    .then((period) => ensureWakeAlarm({ getAlarm: api.getAlarm, createAlarm: api.createAlarm }, period))
+    .catch((err) => log.warn("tabwarden: could not set the wake alarm", err));
+}
+
+chrome.runtime.onInstalled.addListener(guarded("runtime.onInstalled", () => {
+  ensureWake();
+  ensureConnected();
+}));
+chrome.runtime.onStartup.addListener(guarded("runtime.onStartup", () => {
+  ensureWake();
+  ensureConnected();
+}));
+// Chrome starts a stopped worker to deliver the alarm (the top-level ensureConnected() below then
+// connects); a worker that stayed alive has its pending backoff reconnect brought forward.
+chrome.alarms.onAlarm.addListener(guarded("alarms.onAlarm", (alarm) => {
+  if (isWakeAlarm(alarm)) session.wake();
+}));
 
 // Only this extension's confirm page may ask for details, answer or tap, only its options page
 // may pair or reach the host's policy actions, and only its popup may read status or kill (all
@@ -270,6 +301,7 @@ chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => 
   ownership.forgetWindow(windowId);
 }));
 
+ensureWake();
 ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,

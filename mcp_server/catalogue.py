@@ -388,6 +388,12 @@ class BridgeStatusOut(BaseModel):
     browser: str | None
     socket: str | None
     lastHandshakeError: str | None  # noqa: N815
+    # How the extension was last seen (the host's last-seen record, tabwarden/away.py): wording.
+    connectedSince: float | None = None  # noqa: N815 — Unix seconds
+    lastDisconnectAt: float | None = None  # noqa: N815
+    lastDisconnectReason: str | None = None  # noqa: N815
+    extensionAway: bool = False  # noqa: N815 — reconnecting by itself
+    expectedBackWithinS: int | None = None  # noqa: N815
 
 
 class SnapshotItem(BaseModel):
@@ -528,8 +534,9 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         name="bridge_status",
         title="Bridge status",
         description="Answered locally, without a browser round trip: is a tabwarden host "
-        "reachable, is the extension connected, the protocol version, and the last handshake "
-        "error.",
+        "reachable, is the extension connected (and since when), the protocol version, the last "
+        "handshake error, the last disconnect and its reason, and, while the extension is away, "
+        "when it is expected back.",
         arguments=NoArgs,
         result=BridgeStatusOut,
         annotations=LOCAL_READ,

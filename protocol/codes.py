@@ -48,6 +48,7 @@ TRUST_ROLLED_BACK: Final = "trust_rolled_back"
 STORAGE_FULL: Final = "storage_full"
 DIALOG_OPEN: Final = "dialog_open"
 DEBUGGER_DETACHED: Final = "debugger_detached"
+EXTENSION_AWAY: Final = "extension_away"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -108,6 +109,7 @@ WIRE_CODES: Final = (
     STORAGE_FULL,
     DIALOG_OPEN,
     DEBUGGER_DETACHED,
+    EXTENSION_AWAY,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -296,3 +296,32 @@ export async function sessionStorageGet(key) {
 export function sessionStorageSet(key, value) {
   return chrome.storage.session.set({ [key]: value });
 }
+
+/**
+ * One alarm by name ("alarms": the worker's wake alarm only, lib/wake.js).
+ * @param {string} name
+ * @returns {Promise<import("./wake.js").AlarmLike | undefined>}
+ */
+export function getAlarm(name) {
+  return chrome.alarms.get(name);
+}
+
+/**
+ * Create (or replace, same name) an alarm.
+ * @param {string} name
+ * @param {{periodInMinutes: number, delayInMinutes: number}} info
+ * @returns {Promise<void>}
+ */
+export function createAlarm(name, info) {
+  return chrome.alarms.create(name, info);
+}
+
+/**
+ * How this extension was installed ("development" when loaded unpacked); null if unknown.
+ * management.getSelf needs no permission.
+ * @returns {Promise<string | null>}
+ */
+export async function installType() {
+  const self = await chrome.management.getSelf();
+  return typeof self?.installType === "string" ? self.installType : null;
+}

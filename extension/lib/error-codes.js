@@ -45,6 +45,7 @@ export const ERROR_TABLE = frozenTable([
   ["storage_full", 35, "The disk holding tabwarden's files is full (or over quota); free some space and try again. The trust record and key store were left as they were."],
   ["dialog_open", 36, "A JavaScript dialog (alert, confirm, prompt or leave-page) is open on that tab and blocks it; answer it with page_dialog (accept or dismiss), then check the page and retry."],
   ["debugger_detached", 37, "Chrome's debugger left that tab (the person closed the bar saying the browser is being debugged, or another debugger holds the tab); call again to re-attach it, and ask the person first if they closed the bar."],
+  ["extension_away", 38, "The browser's extension is reconnecting by itself (its service worker was stopped or its host restarted); retry after the wait the message names. `bridge_status` says when it was last seen."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -54,7 +54,9 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5);
   //                    and the trust-record epoch ratchet per pinned key (lib/epoch-ratchet.js,
   //                    issue 10), beside it.
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage"]);
+  //  alarms          — one wake alarm (lib/wake.js): Chrome starts a stopped worker to deliver
+  //                    it, so the bridge comes back with no browser event (issue 18).
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);
