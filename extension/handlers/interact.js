@@ -32,8 +32,6 @@ const MAX_WAIT_MS = 120_000;
  */
 const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
-/** How long after a click the tab is looked at to tell whether it started navigating. */
-export const NAV_PROBE_MS = 250;
 
 /**
  * The element a call addresses, or null when none is given and `optional`.
@@ -89,14 +87,13 @@ export function argWait(w) {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
- *   now?: () => number, sleep?: (ms: number) => Promise<void>}} deps
+ *   now?: () => number}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function interactHandlers(deps) {
   const { browser, ensureOrigin, confirm, loads } = deps;
   const grace = deps.grace ?? createGrace();
   const now = deps.now ?? (() => Date.now());
-  const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   /**
    * tabId -> {session, token} of the tab's latest snapshot, and `floor`: the highest ref number
    * any document of this tab has handed out, where the next document's numbering starts — so a
@@ -222,19 +219,15 @@ export function interactHandlers(deps) {
       watch.cancel();
       throw err;
     }
-    await sleep(NAV_PROBE_MS);
-    let after;
-    try {
-      after = await browser.getTab(tabId);
-    } catch {
-      watch.cancel();
-      deps.ownership.release(tabId);
-      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    }
-    // A cross-document navigation shows as status "loading" (wait for it to finish); a
-    // same-document one (pushState, #hash) only as a new url.
-    const loading = after?.status === "loading";
-    if (loading) {
+    // The page says whether the click started a navigation (its navigate event): none → done
+    // at once; same-document (pushState, #hash) → the url already moved; cross-document → wait
+    // for the tab to finish loading the next document.
+    const nav = isPlainObject(r.navigation) ? r.navigation : null;
+    const crossDocument = nav !== null && nav.sameDocument !== true;
+    // A same-document navigation cannot leave the origin; its destination is where it went.
+    const moved = nav !== null && !crossDocument && typeof nav.url === "string" && originOf(nav.url) === origin ? nav.url : String(r.url);
+    let after = { url: moved };
+    if (crossDocument) {
       try {
         await watch.promise;
         after = await browser.getTab(tabId);
@@ -245,8 +238,8 @@ export function interactHandlers(deps) {
     } else {
       watch.cancel();
     }
-    const navigated = loading || (typeof after?.url === "string" && after.url !== String(r.url));
-    if (navigated) {
+    const navigated = nav !== null;
+    if (crossDocument) {
       const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
       if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
