@@ -148,7 +148,7 @@ def run() -> int:
     import time
 
     from tabwarden.attest import make_attestor
-    from tabwarden.client_identity import SpawnerUnmeasurable, measure_client_of
+    from tabwarden.client_identity import ImageHashCache, SpawnerUnmeasurable, measure_client_of
     from tabwarden.mcp_server.spawner import remember_spawner
     from tabwarden.trust.gate import TrustGate
 
@@ -156,7 +156,7 @@ def run() -> int:
     spawner: Spawner | None = None
     spawner_error: str | None = None
     try:
-        spawner = measure_client_of(os.getpid())
+        spawner = measure_client_of(os.getpid(), ImageHashCache(gate.config))
         log.info(
             "client: %s (sha256 %s…)%s",
             spawner.exe,
