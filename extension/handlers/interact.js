@@ -35,7 +35,8 @@ const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
 /** The policy's confirm name for a click kind ("submit" or "link"). @param {string} kind */
 export const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
-/** How long after a click the tab is looked at to tell whether it started navigating. */
+/** How long after a click dispatched as input (page_mouse: no page-side navigate event to
+ * watch) the tab is looked at to tell whether it started navigating. */
 export const NAV_PROBE_MS = 250;
 
 /**
@@ -187,30 +188,46 @@ export function elementTools(deps) {
 
 
   /**
-   * After a click (page code or trusted input): look at the tab a moment later; when it started
-   * a cross-document navigation, wait for it (`watch` was armed before the click); a navigation
-   * to a site that is not approved answers origin_not_approved.
+   * After a click: when it started a cross-document navigation, wait for it (`watch` was armed
+   * before the click); a navigation to a site that is not approved answers origin_not_approved.
+   * `nav` is what the page saw during a click it ran (its navigate event, page/actions.js
+   * navigationOf: null = none); a click dispatched as input (page_mouse) has none to give
+   * (undefined), so the tab is looked at NAV_PROBE_MS later instead.
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {string} origin the origin the click was gated on
    * @param {{promise: Promise<unknown>, cancel: () => void}} watch
    * @param {string} urlBefore the document's url when it was clicked
+   * @param {Record<string, unknown> | null} [nav]
    * @returns {Promise<{navigated: boolean, after: any}>}
    */
-  async function landing(ctx, tabId, origin, watch, urlBefore) {
-    await sleep(NAV_PROBE_MS);
+  async function landing(ctx, tabId, origin, watch, urlBefore, nav) {
     let after;
-    try {
-      after = await browser.getTab(tabId);
-    } catch {
-      watch.cancel();
-      deps.ownership.release(tabId);
-      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+    let navigated;
+    let crossDocument;
+    if (nav !== undefined) {
+      // none → done at once; same-document (pushState, #hash) → the url already moved;
+      // cross-document → wait for the tab to finish loading the next document.
+      crossDocument = nav !== null && nav.sameDocument !== true;
+      // A same-document navigation cannot leave the origin; its destination is where it went.
+      const moved = nav !== null && !crossDocument && typeof nav.url === "string" && originOf(nav.url) === origin ? nav.url : urlBefore;
+      after = { url: moved };
+      navigated = nav !== null;
+    } else {
+      await sleep(NAV_PROBE_MS);
+      try {
+        after = await browser.getTab(tabId);
+      } catch {
+        watch.cancel();
+        deps.ownership.release(tabId);
+        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      }
+      // A cross-document navigation shows as status "loading"; a same-document one only as a
+      // new url.
+      crossDocument = after?.status === "loading";
+      navigated = crossDocument || (typeof after?.url === "string" && after.url !== urlBefore);
     }
-    // A cross-document navigation shows as status "loading" (wait for it to finish); a
-    // same-document one (pushState, #hash) only as a new url.
-    const loading = after?.status === "loading";
-    if (loading) {
+    if (crossDocument) {
       try {
         await watch.promise;
         after = await browser.getTab(tabId);
@@ -221,8 +238,7 @@ export function elementTools(deps) {
     } else {
       watch.cancel();
     }
-    const navigated = loading || (typeof after?.url === "string" && after.url !== urlBefore);
-    if (navigated) {
+    if (navigated && (crossDocument || nav === undefined)) {
       const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
       if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
@@ -282,7 +298,9 @@ export function interactHandlers(deps) {
       watch.cancel();
       throw err;
     }
-    const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url));
+    // The page says whether the click started a navigation (its navigate event).
+    const nav = isPlainObject(r.navigation) ? r.navigation : null;
+    const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
     await waitAfter(args, tabId, ctx, "page_click");
     const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
     return { clicked: true, navigated, url };

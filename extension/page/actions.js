@@ -19,6 +19,12 @@ var tabwardenActions = (() => {
   /** Longest waitFor, and how often it looks. */
   const MAX_WAIT_MS = 120_000;
   const POLL_MS = 100;
+  /**
+   * How long a click that submitted a form waits for the navigate event of the navigation the
+   * submission planned (Chrome starts it in a later task). Normally one task; the bound only
+   * matters when the submission goes nowhere.
+   */
+  const SUBMIT_NAVIGATE_MS = 1000;
 
   /** @param {string} type @param {any} init */
   function event(type, init) {
@@ -74,10 +80,68 @@ var tabwardenActions = (() => {
   }
   const scrolled = () => ({ scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) });
 
+  /** A form submission that navigates this document: not method=dialog, not aimed at another window. @param {any} e */
+  function submitsHere(e) {
+    const form = e.target;
+    const target = e.submitter?.getAttribute?.("formtarget") ?? form?.getAttribute?.("target") ?? "";
+    return String(form?.method ?? "").toLowerCase() !== "dialog" && ["", "_self", "_top", "_parent"].includes(String(target).toLowerCase());
+  }
+
+  /**
+   * Run `act` and say whether it started a navigation of this document, from the Navigation
+   * API's navigate event (neither cancelled nor a download): {sameDocument, url}, or null. A
+   * form submission fires its navigate event in a later task, so after a submit event nobody
+   * cancelled this waits for it (at most SUBMIT_NAVIGATE_MS); otherwise it returns at once.
+   * @param {() => void} act
+   * @returns {Promise<{sameDocument: boolean, url: string} | null>}
+   */
+  async function navigationOf(act) {
+    const nav = /** @type {any} */ (globalThis).navigation;
+    /** @type {any} */
+    let seen = null;
+    /** @type {any} */
+    let submitted = null;
+    let wake = () => {};
+    /** @param {any} e */
+    const onNavigate = (e) => {
+      if (seen === null) seen = e;
+      wake();
+    };
+    /** @param {any} e */
+    const onSubmit = (e) => {
+      submitted = e;
+    };
+    nav?.addEventListener?.("navigate", onNavigate);
+    globalThis.addEventListener?.("submit", onSubmit, true);
+    try {
+      act();
+      if (seen === null && submitted !== null && !submitted.defaultPrevented && submitsHere(submitted)) {
+        /** @type {ReturnType<typeof setTimeout> | undefined} */
+        let timer;
+        await new Promise((resolve) => {
+          wake = () => resolve(undefined);
+          timer = setTimeout(wake, SUBMIT_NAVIGATE_MS);
+        });
+        clearTimeout(timer);
+        // The event's other listeners (the page's) run after ours and may still cancel it.
+        if (seen !== null) await new Promise((resolve) => {
+          const ch = new MessageChannel();
+          ch.port1.onmessage = () => resolve(undefined);
+          ch.port2.postMessage(null);
+        });
+      }
+    } finally {
+      nav?.removeEventListener?.("navigate", onNavigate);
+      globalThis.removeEventListener?.("submit", onSubmit, true);
+    }
+    if (seen === null || seen.defaultPrevented || (seen.downloadRequest !== null && seen.downloadRequest !== undefined)) return null;
+    return { sameDocument: seen.destination?.sameDocument === true, url: String(seen.destination?.url ?? "") };
+  }
+
   /**
    * An element operation: `el` is the resolved element (or, for describe/press without a target,
    * the focused one), `a` the call's arguments.
-   * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown>} ElementOp
+   * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown> | Promise<Record<string, unknown>>} ElementOp
    */
 
   /** @type {ElementOp} */
@@ -85,8 +149,13 @@ var tabwardenActions = (() => {
     kind: a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain", desc: describe(el), password: isPassword(el),
   });
 
-  /** @type {ElementOp} */
-  function click(el, a) {
+  /**
+   * An ElementOp that settles once it knows whether the click navigated.
+   * @param {any} el
+   * @param {Record<string, any>} a
+   * @returns {Promise<Record<string, unknown>>}
+   */
+  async function click(el, a) {
     usable(el);
     const kind = classify(el);
     if (kind !== "plain" && kind !== a.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
@@ -96,8 +165,8 @@ var tabwardenActions = (() => {
       el.dispatchEvent(event(type, { bubbles: true, cancelable: true, composed: true, button: 0, ...at }));
     }
     if (typeof el.focus === "function") el.focus();
-    el.click();
-    return { clicked: true, url: String(location.href) };
+    const navigation = await navigationOf(() => el.click());
+    return { clicked: true, url: String(location.href), navigation };
   }
 
   /** @type {ElementOp} */

@@ -74,8 +74,10 @@ def test_a_plain_binary_is_pinned_by_its_image() -> None:
     try:
         # execve sets the new image before the new command line: wait for both.
         wait_until(
-            lambda: os.path.basename(os.path.realpath(f"/proc/{sleeper.pid}/exe")) == "sleep"
-            and Path(f"/proc/{sleeper.pid}/cmdline").read_bytes() == b"sleep\x0060\x00"
+            lambda: (
+                os.path.basename(os.path.realpath(f"/proc/{sleeper.pid}/exe")) == "sleep"
+                and Path(f"/proc/{sleeper.pid}/cmdline").read_bytes() == b"sleep\x0060\x00"
+            )
         )
         found = measure_process(sleeper.pid)
         image = os.path.realpath(f"/proc/{sleeper.pid}/exe")
