@@ -129,6 +129,12 @@ class _Site(http.server.BaseHTTPRequestHandler):
             )
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
+        elif path == "/growing":
+            body = (
+                b"<!doctype html><title>growing</title><p>" + b"word " * 4000 + b"</p>"
+                b"<p id=log></p><script>let n = 0; setInterval(() => "
+                b"{ document.getElementById('log').textContent += ' tick' + (++n); }, 20);</script>"
+            )
         elif path == "/page2":
             body = (
                 b"<!doctype html><title>page2</title><p>second page</p>"
