@@ -45,6 +45,8 @@ HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
 TRUST_ROLLED_BACK: Final = "trust_rolled_back"
+COMMAND_LOST: Final = "command_lost"
+RESULT_EVICTED: Final = "result_evicted"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -102,6 +104,8 @@ WIRE_CODES: Final = (
     UNSAFE_AUDIT_LOG,
     CONFIRM_TIMEOUT,
     TRUST_ROLLED_BACK,
+    COMMAND_LOST,
+    RESULT_EVICTED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

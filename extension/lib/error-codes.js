@@ -42,6 +42,8 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
+  ["command_lost", 35, "The outcome is unknown (the browser restarted mid-call): check the page before repeating a write; a read is safe to repeat."],
+  ["result_evicted", 36, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
