@@ -54,3 +54,24 @@ def drop_bridge_connections(host_pid: int, socket_path: Path) -> int:
     finally:
         os.close(pidfd)
     return len(fds)
+
+
+def listener_pid(socket_path: Path) -> int | None:
+    """The PID of the process listening on ``socket_path`` (the host), or None."""
+    names = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        parts = line.split()
+        if len(parts) >= 8 and parts[7] == str(socket_path) and parts[5] == "01":
+            names.add(f"socket:[{parts[6]}]")
+    if not names:
+        return None
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for entry in (proc / "fd").iterdir():
+                if os.readlink(entry) in names:
+                    return int(proc.name)
+        except OSError:
+            continue
+    return None
