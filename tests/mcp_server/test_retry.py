@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser, wait_until_extension_connected
 from tests.transport import drop_bridge_connections
 
@@ -135,5 +138,43 @@ def test_a_malformed_command_is_refused_by_the_host_before_the_browser(
         # The first thing the browser sees after the refusal is the answer to this probe.
         assert (await asyncio.to_thread(fake_browser.receive))["type"] == "welcome"
         await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_each_tool_call_has_one_command_id_kept_across_its_retries(
+    fake_browser: FakeBrowser,
+) -> None:
+    """Through the MCP server's own tool path (tools.py → BridgeClient.call): one id per tool
+    call, the same on its retry, a new one for the next call; readOnly from the catalogue."""
+    sock = fake_browser.wait_socket()
+    fake_browser.hello()
+    bridge = _client(fake_browser.runtime)
+    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+
+    async def scenario() -> None:
+        async with Client(server, raise_exceptions=True) as client:
+            await wait_until_extension_connected(bridge.status)
+            click = asyncio.create_task(
+                client.call_tool("page_click", {"tabId": 3, "selector": "#go"})
+            )
+            first = await asyncio.to_thread(_next_request, fake_browser)
+            await asyncio.to_thread(drop_bridge_connections, fake_browser.proc.pid, sock)
+            retried = await asyncio.to_thread(_next_request, fake_browser)
+            result = {"clicked": True, "navigated": False, "url": "http://127.0.0.1:1/"}
+            fake_browser.send(_reply(retried, result))
+            assert not (await click).is_error
+            assert retried["command"]["id"] == first["command"]["id"]
+            assert (first["command"]["retry"], retried["command"]["retry"]) == (False, True)
+            assert first["command"]["readOnly"] is False
+
+            read = asyncio.create_task(client.call_tool("page_text", {"tabId": 3}))
+            text_request = await asyncio.to_thread(_next_request, fake_browser)
+            text = {"text": "t", "nextOffset": None, "totalChars": 1, "url": "u", "title": "t"}
+            fake_browser.send(_reply(text_request, text))
+            assert not (await read).is_error
+            assert text_request["command"]["id"] != first["command"]["id"]
+            assert text_request["command"]["readOnly"] is True
+            assert text_request["command"]["retry"] is False
 
     asyncio.run(scenario())
