@@ -2,7 +2,8 @@
 real chain (MCP client → `tabwarden mcp` → the host Chrome launched → the extension), and the
 command still runs at most once.
 
-Each case drives `page_navigate` to a counting URL: the fixture site counts every request for
+Each case drives `page_navigate` to a counting URL (one first asks the person, and the host dies
+while the confirm window waits): the fixture site counts every request for
 `/effect` (the side effect) and holds its answer until the test has broken something, so the
 call is in flight at that moment. For each case: no hang past the call's deadline, the side
 effect counted once, a code from the table (`command_lost` where the outcome is unknown), and
@@ -37,7 +38,7 @@ from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_exten
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
@@ -355,6 +356,45 @@ def test_client_revoked_mid_call(
             assert key is not None
             me = measure_process(os.getpid())
             store.add_client(record, key, "demo", me.exe, me.sha256, _now())
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def test_host_sigkilled_mid_confirmation(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+    # The same site under a name the person has not approved: navigating there asks first.
+    other = site.replace("127.0.0.1", "localhost")
+
+    async def scenario() -> None:
+        async with _chain(browser) as (context, agent):
+            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            asking = asyncio.ensure_future(confirm_page(context))
+            call = asyncio.create_task(
+                agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})
+            )
+            window = await asking
+            old = listener_pid(_socket(browser))
+            assert old is not None
+            os.kill(old, signal.SIGKILL)
+            await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
+            assert effects.count == 0  # nothing happened before the person's yes
+            # The yes is recorded through the host (a signed grant): wait for the new one.
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await shows(window, other)
+            await press(window, "#allow")
+            try:
+                await _until(lambda: effects.count == 1, "the navigation after the yes")
+            except AssertionError:
+                raise AssertionError((await asyncio.wait_for(call, HANG_GUARD)).content) from None
+            effects.release.set()
+            result = await asyncio.wait_for(call, HANG_GUARD)
+            assert not result.is_error, result.content
+            assert result.structured_content["url"].startswith(other)
             await _works(agent, site)
             assert effects.count == 1
 
