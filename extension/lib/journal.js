@@ -51,6 +51,7 @@ export const COMMAND_ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
  * @typedef {object} Journal
  * @property {() => Promise<void>} loaded settles once the stored journal is read (never rejects)
  * @property {(session: string, command: Command, execute: () => Promise<Outcome>) => Promise<Outcome>} run
+ * @property {() => Promise<void>} settled settles once every outcome recorded so far is stored
  * @property {() => {entries: number, bytes: number, tombstones: number, inFlight: number}} snapshot
  */
 
@@ -97,6 +98,8 @@ export function createJournal({ storage, log = console, maxEntries = MAX_ENTRIES
   let bytes = 0;
   let kept = 0; // started + done entries
   let tombstones = 0;
+  /** The outcome writes, one after another. */
+  let writes = Promise.resolve();
 
   const loading = storage.getAll().then((items) => {
     for (const [key, value] of Object.entries(isPlainObject(items) ? items : {})) {
@@ -195,14 +198,22 @@ export function createJournal({ storage, log = console, maxEntries = MAX_ENTRIES
     const { set, remove } = enforceBounds(key);
     const record = entries.get(key);
     set[JOURNAL_PREFIX + key] = record ?? done;
-    try {
+    // Not awaited: the reply goes out at once, and this worker answers retries from memory. A
+    // worker that dies before the write lands leaves `started`: a retry then hears command_lost.
+    persist(set, remove);
+    return outcome;
+  }
+
+  /**
+   * Record outcomes and evictions, in order, after the reply went out; never rejects.
+   * @param {Record<string, Entry>} set
+   * @param {string[]} remove
+   */
+  function persist(set, remove) {
+    writes = writes.then(async () => {
       await storage.set(set);
       if (remove.length > 0) await storage.remove(remove);
-    } catch (err) {
-      // This worker still remembers it; after a restart a retry answers command_lost.
-      log.warn("tabwarden: could not record a command's outcome", err);
-    }
-    return outcome;
+    }).catch((err) => log.warn("tabwarden: could not record a command's outcome", err));
   }
 
   /** @param {() => Promise<Outcome>} execute @returns {Promise<Outcome>} */
@@ -247,6 +258,8 @@ export function createJournal({ storage, log = console, maxEntries = MAX_ENTRIES
         inFlight.delete(key);
       }
     },
+
+    settled: () => writes,
 
     snapshot: () => ({ entries: kept, bytes, tombstones, inFlight: inFlight.size }),
   };

@@ -58,6 +58,7 @@ test("a finished command's recorded reply is replayed, also after a worker resta
   const journal = createJournal({ storage, log: fakeLog() });
   await journal.run("s1", write("cmd-00000002"), execute);
   assert.deepEqual(await journal.run("s1", write("cmd-00000002", true), execute), ok({ value: "posted" }));
+  await journal.settled(); // the outcome is stored after the reply went out
   const restarted = createJournal({ storage, log: fakeLog() });
   assert.deepEqual(await restarted.run("s1", write("cmd-00000002", true), execute), ok({ value: "posted" }));
   assert.equal(execute.runs, 1);
@@ -141,6 +142,7 @@ test("eviction by count: the oldest result answers result_evicted, and is not ru
   assert.deepEqual(await journal.run("s1", write("cmd-0000000c", true), execute), ok({ value: "v" }));
   assert.equal(execute.runs, 3);
   assert.equal(journal.snapshot().entries, 2);
+  await journal.settled();
   const restarted = createJournal({ storage, log: fakeLog(), maxEntries: 2 });
   const again = await restarted.run("s1", write("cmd-0000000a", true), execute);
   assert.equal(again.ok === false && again.error.code, "result_evicted", "the tombstone survives a restart");
@@ -221,4 +223,19 @@ test("the dispatcher runs a command once and answers each request under its own 
   assert.equal(clicks, 1);
   const bad = await dispatcher.dispatch({ ...request("r10", false), command: { id: "??", retry: false, readOnly: false } });
   assert.equal(bad?.ok === false && bad.error.code, "bad_request");
+});
+
+test("the reply does not wait for its outcome to be stored; a worker dying before it lands leaves command_lost", async () => {
+  const storage = fakeStorage();
+  const stuck = deferred();
+  let sets = 0;
+  const slow = { ...storage, set: async (obj) => { sets += 1; if (sets > 1) await stuck.promise; return storage.set(obj); } };
+  const journal = createJournal({ storage: slow, log: fakeLog() });
+  assert.deepEqual(await journal.run("s1", write("cmd-00000019"), async () => ok({ sent: 1 })), ok({ sent: 1 }));
+  // Still this worker: the retry is answered from memory.
+  assert.deepEqual(await journal.run("s1", write("cmd-00000019", true), async () => ok({ sent: 2 })), ok({ sent: 1 }));
+  // The worker dies before the outcome's write landed: only `started` is stored.
+  const restarted = createJournal({ storage, log: fakeLog() });
+  const lost = await restarted.run("s1", write("cmd-00000019", true), async () => ok({ sent: 2 }));
+  assert.equal(lost.ok === false && lost.error.code, "command_lost");
 });
