@@ -45,6 +45,10 @@ HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
 TRUST_ROLLED_BACK: Final = "trust_rolled_back"
+STORAGE_FULL: Final = "storage_full"
+DIALOG_OPEN: Final = "dialog_open"
+DEBUGGER_DETACHED: Final = "debugger_detached"
+EXTENSION_AWAY: Final = "extension_away"
 COMMAND_LOST: Final = "command_lost"
 RESULT_EVICTED: Final = "result_evicted"
 
@@ -104,6 +108,10 @@ WIRE_CODES: Final = (
     UNSAFE_AUDIT_LOG,
     CONFIRM_TIMEOUT,
     TRUST_ROLLED_BACK,
+    STORAGE_FULL,
+    DIALOG_OPEN,
+    DEBUGGER_DETACHED,
+    EXTENSION_AWAY,
     COMMAND_LOST,
     RESULT_EVICTED,
 )
