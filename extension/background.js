@@ -17,6 +17,7 @@ import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
+import { createJournal } from "./lib/journal.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
@@ -91,9 +92,14 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace, cdp, dialogs, mac: isMac(globalThis.navigator) });
+// Each command id at most once per session, across worker restarts (lib/journal.js).
+const journal = createJournal({
+  storage: { getAll: api.sessionStorageAll, set: api.sessionStorageSetItems, remove: api.sessionStorageRemove },
+  log,
+});
 // One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
-const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue(), dialogGuard), { log });
+const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue(), dialogGuard), { log, journal });
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.

@@ -30,8 +30,9 @@ from tabwarden.admission import check_peer, handshake, measure_client
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
+from tabwarden.host.sessions import SessionUnmeasurable, measure_session
 from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
-from tabwarden.peer import PeerAttestor, PeerRefused
+from tabwarden.peer import PeerAttestor, PeerRefused, Speaker
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.codes import (
     BAD_REQUEST,
@@ -59,6 +60,20 @@ log = logging.getLogger("tabwarden.host")
 
 HANDSHAKE_TIMEOUT = 5.0
 ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+#: A command id as the MCP server mints it (``bridge_client.new_command_id``); the extension's
+#: journal (extension/lib/journal.js ``COMMAND_ID_RE``) checks the same shape.
+COMMAND_ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+def _command(raw: Any) -> dict[str, Any] | None:
+    """The request's ``command`` (id, retry, readOnly) as relayed, or None when malformed."""
+    if not isinstance(raw, dict) or set(raw) != {"id", "retry", "readOnly"}:
+        return None
+    if not isinstance(raw["id"], str) or not COMMAND_ID_RE.fullmatch(raw["id"]):
+        return None
+    if type(raw["retry"]) is not bool or type(raw["readOnly"]) is not bool:
+        return None
+    return {"id": raw["id"], "retry": raw["retry"], "readOnly": raw["readOnly"]}
 
 
 def error_reply(request_id: Any, code: str, message: str) -> dict[str, Any]:
@@ -326,10 +341,11 @@ class Relay:
         await self._set_connected(False)
         for native_id, (client, client_id) in list(self._pending.items()):
             self._take(native_id)
+            # ``relayed``: the request reached the browser, which may have acted on it; the
+            # server retries it as such (the extension's journal decides).
+            gone = error_reply(client_id, EXTENSION_NOT_CONNECTED, "the browser disconnected")
             try:
-                await client.stream.send(
-                    error_reply(client_id, EXTENSION_NOT_CONNECTED, "the browser disconnected")
-                )
+                await client.stream.send(gone | {"relayed": True})
             except ConnectionClosed:
                 pass
 
@@ -382,7 +398,13 @@ class Relay:
             return False
         action = message.get("action")
         args = message.get("args", {})
-        if not isinstance(action, str) or not ACTION_RE.match(action) or not isinstance(args, dict):
+        command = _command(message["command"]) if "command" in message else None
+        if (
+            not isinstance(action, str)
+            or not ACTION_RE.match(action)
+            or not isinstance(args, dict)
+            or ("command" in message and command is None)
+        ):
             await client.stream.send(error_reply(request_id, BAD_REQUEST, "malformed request"))
             return True
         eff = self._trust()
@@ -410,18 +432,19 @@ class Relay:
         native_id = f"r{next(self._ids)}"
         self._pending[native_id] = (client, request_id)
         client.pending.add(native_id)
+        request = {
+            "type": "request",
+            "id": native_id,
+            "action": action,
+            "args": args,
+            "session": client.session,
+            "policy": eff.policy.to_json(),
+            "epoch": eff.epoch,
+        }
+        if command is not None:
+            request["command"] = command  # journaled under this session (docs/protocol.md)
         try:
-            await self._send_native(
-                {
-                    "type": "request",
-                    "id": native_id,
-                    "action": action,
-                    "args": args,
-                    "session": client.session,
-                    "policy": eff.policy.to_json(),
-                    "epoch": eff.epoch,
-                }
-            )
+            await self._send_native(request)
         except FrameTooLarge:
             self._take(native_id)
             client.pending.discard(native_id)
@@ -511,6 +534,9 @@ class BridgeServer:
             measured=identity,
             impostor=identity is None,
         )
+        session = self._session_of(number, admitted.role, speaker)
+        if session is not None:
+            client.session = session
         self._relay.add(client)
         log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
         if self._relay.extension_connected != admitted.extension_connected:
@@ -539,6 +565,22 @@ class BridgeServer:
         finally:
             await self._relay.remove(client)
             stream.close()
+
+    def _session_of(self, number: int, role: str, speaker: Speaker) -> str | None:
+        """The session this connection speaks for, measured (``host.sessions``); None keeps the
+        random one (the peer could not be measured: its commands' journal does not survive a
+        reconnect). Helper B's session identity (issue 11); the journal keys on it."""
+        if role != "mcp" or speaker.pid is None:
+            return None
+        try:
+            name = measure_session(speaker.pid)
+        except SessionUnmeasurable as exc:
+            log.warning("bridge connection #%d: session not measurable (%s)", number, exc)
+            return None
+        if speaker.changed() is not None:  # the PID was recycled while we read it
+            log.warning("bridge connection #%d: its process changed while being named", number)
+            return None
+        return name
 
     async def _measured_client(
         self, number: int, admitted: Admitted, pid: int | None

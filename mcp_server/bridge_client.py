@@ -8,6 +8,14 @@ set before ``connect``; ``FrameStream`` refuses another writer with ``SpeakerCha
 secret file must be a regular 0600 file we own. Every failure becomes a ``BridgeError`` carrying
 a stable code; nothing here blocks a tool call forever: connects, handshakes and calls all have
 deadlines.
+
+Exactly once across transport failures (docs/protocol.md "The command journal"): every call
+carries one command id (``new_command_id``), the same on every attempt. When the connection is
+lost mid-call — the host killed (Chrome starts a new one, with a new run secret), the bridge
+socket dropped, the extension gone — ``call`` reconnects from scratch (endpoint and secret read
+again) and sends the command again with ``retry: true``, until the call's own deadline and never
+past it; the extension's journal answers a retry from its record and never runs it twice. A
+call whose request went out and whose connection never came back ends ``command_lost``.
 """
 
 from __future__ import annotations
@@ -48,8 +56,10 @@ from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.codes import (
     BAD_REQUEST,
     BRIDGE_REFUSED,
+    COMMAND_LOST,
     EXTENSION_AWAY,
     EXTENSION_NOT_CONNECTED,
+    INTERNAL_ERROR,
     TIMEOUT,
 )
 from tabwarden.protocol.framing import FramingError
@@ -59,6 +69,14 @@ log = logging.getLogger("tabwarden.mcp")
 
 CONNECT_TIMEOUT = 5.0
 CALL_TIMEOUT = 30.0
+#: First and longest pause between attempts while the host or the extension comes back.
+RETRY_PAUSE = 0.1
+RETRY_PAUSE_MAX = 1.0
+
+
+def new_command_id() -> str:
+    """A fresh command id: 128 random bits, 22 characters of ``[A-Za-z0-9_-]``."""
+    return secrets.token_urlsafe(16)
 
 
 class BridgeError(TabwardenError):
@@ -70,6 +88,15 @@ class BridgeError(TabwardenError):
     def __init__(self, code: str, message: str) -> None:
         self.code = code  # type: ignore[misc]
         super().__init__(message)
+
+
+class _TransportLost(Exception):
+    """One attempt of a call lost its transport; ``delivered``: its request had gone out."""
+
+    def __init__(self, error: BridgeError, *, delivered: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.delivered = delivered
 
 
 @dataclass
@@ -142,6 +169,8 @@ class BridgeClient:
         self._ids = itertools.count(1)
         self._connect_lock = asyncio.Lock()
         self._extension_connected = False
+        #: Set while the host says the extension is connected (``call`` waits on it on a retry).
+        self._extension_ready = asyncio.Event()
         self._browser: str | None = None
         self._socket: str | None = None
         self._protocol: int | None = None
@@ -267,7 +296,7 @@ class BridgeClient:
         self._stream = stream
         self._browser = admitted.browser
         self._protocol = admitted.protocol
-        self._extension_connected = admitted.extension_connected
+        self._set_extension(admitted.extension_connected)
         self._reader_task = asyncio.create_task(self._read_loop(stream))
 
     async def _read_loop(self, stream: FrameStream) -> None:
@@ -280,7 +309,7 @@ class BridgeClient:
                     if future is not None and not future.done():
                         future.set_result(message)
                 elif kind == "event" and message.get("event") == "extension":
-                    self._extension_connected = message.get("connected") is True
+                    self._set_extension(message.get("connected") is True)
         except SpeakerChanged as exc:
             log.warning("bridge connection refused: %s", exc.reason)
         except (ConnectionClosed, FramingError) as exc:
@@ -288,10 +317,17 @@ class BridgeClient:
         finally:
             self._drop(stream)
 
+    def _set_extension(self, connected: bool) -> None:
+        self._extension_connected = connected
+        if connected:
+            self._extension_ready.set()
+        else:
+            self._extension_ready.clear()
+
     def _drop(self, stream: FrameStream) -> None:
         if self._stream is stream:
             self._stream = None
-            self._extension_connected = False
+            self._set_extension(False)
         stream.close()
         pending, self._pending = self._pending, {}
         for future in pending.values():
@@ -303,38 +339,121 @@ class BridgeClient:
     # -- calls and status ---------------------------------------------------------------------
 
     async def call(
-        self, action: str, args: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        action: str,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        command: str | None = None,
+        read_only: bool = False,
     ) -> dict[str, Any]:
-        """Send one request; return its result or raise ``BridgeError`` / ``BridgeError``."""
-        await self.ensure_connected()
+        """Send one command; return its result or raise ``BridgeError``. ``command``: its id
+        (one per tool call; minted here when not given), sent on every attempt. ``read_only``:
+        the extension need not journal it (a repeat is harmless)."""
+        limit = timeout or self._call_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        command_id = command or new_command_id()
+        delivered = False  # an earlier attempt's request went out: the browser may have acted
+        retrying = False
+        pause = RETRY_PAUSE
+        while True:
+            try:
+                reply = await self._attempt(
+                    action,
+                    args or {},
+                    {"id": command_id, "retry": delivered, "readOnly": read_only},
+                    deadline=deadline,
+                    retrying=retrying,
+                )
+            except _TransportLost as lost:
+                delivered = delivered or lost.delivered
+                retrying = True
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    if delivered:
+                        raise BridgeError(
+                            COMMAND_LOST,
+                            f"the connection to the browser was lost mid-call and did not come "
+                            f"back within {limit:g} s; the outcome is unknown",
+                        ) from None
+                    raise lost.error from None
+                log.info("bridge call %s: %s; trying again", action, lost.error)
+                await asyncio.sleep(min(pause, remaining))  # a backoff between reconnects
+                pause = min(pause * 2, RETRY_PAUSE_MAX)
+                continue
+            return _result(reply)
+
+    async def _attempt(
+        self,
+        action: str,
+        args: dict[str, Any],
+        command: dict[str, Any],
+        *,
+        deadline: float,
+        retrying: bool,
+    ) -> dict[str, Any]:
+        """One attempt. Raises ``_TransportLost`` for what a retry may cure (on a retry, also
+        a host not there yet), ``BridgeError`` for the rest (and for the call's deadline)."""
+        loop = asyncio.get_running_loop()
+
+        def absent(error: BridgeError) -> Exception:
+            return _TransportLost(error, delivered=False) if retrying else error
+
+        try:
+            await self.ensure_connected()
+        except BridgeError as exc:
+            # A new host may be half up (a stale socket, its secret not yet written).
+            transient = {EXTENSION_NOT_CONNECTED, EXTENSION_AWAY, TIMEOUT, BRIDGE_REFUSED}
+            raise (absent(exc) if exc.code in transient else exc) from None
         stream = self._stream
         if stream is None:
-            raise BridgeError(EXTENSION_NOT_CONNECTED, "the host went away")
+            raise absent(BridgeError(EXTENSION_NOT_CONNECTED, "the host went away"))
         if not self._extension_connected:
-            raise BridgeError(
+            not_yet = BridgeError(
                 EXTENSION_NOT_CONNECTED, "the host runs but the extension has not connected"
             )
+            if not retrying:
+                raise not_yet
+            try:
+                await asyncio.wait_for(self._extension_ready.wait(), deadline - loop.time())
+            except asyncio.TimeoutError:
+                raise _TransportLost(not_yet, delivered=False) from None
+            if self._stream is not stream:
+                raise _TransportLost(not_yet, delivered=False)
         request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[request_id] = future
+        request = {
+            "type": "request",
+            "id": request_id,
+            "action": action,
+            "args": args,
+            "command": command,
+        }
         try:
-            await stream.send(
-                {"type": "request", "id": request_id, "action": action, "args": args or {}}
-            )
-            reply = await asyncio.wait_for(future, timeout or self._call_timeout)
-        except asyncio.TimeoutError:
-            limit = timeout or self._call_timeout
-            raise BridgeError(TIMEOUT, f"no answer from the browser within {limit:g} s") from None
-        except ConnectionClosed:
-            raise BridgeError(EXTENSION_NOT_CONNECTED, "the host went away") from None
+            try:
+                await stream.send(request)
+            except ConnectionClosed:  # nothing went out whole: the host cannot have read it
+                raise _TransportLost(
+                    BridgeError(EXTENSION_NOT_CONNECTED, "the host went away"), delivered=False
+                ) from None
+            try:
+                reply = await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                raise BridgeError(TIMEOUT, "no answer from the browser in time") from None
+            except BridgeError as exc:  # the connection dropped with the call in flight
+                raise _TransportLost(exc, delivered=True) from None
         finally:
             self._pending.pop(request_id, None)
-        if reply.get("ok") is True and isinstance(reply.get("result"), dict):
-            result: dict[str, Any] = reply["result"]
-            return result
-        raw_error = reply.get("error")
-        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-        raise BridgeError(str(error.get("code", "internal_error")), str(error.get("message", "")))
+        error = reply.get("error")
+        if reply.get("ok") is not True and isinstance(error, dict):
+            if error.get("code") in (EXTENSION_NOT_CONNECTED, EXTENSION_AWAY):
+                text = BridgeError(str(error["code"]), str(error.get("message", "")))
+                if reply.get("relayed") is True:  # the browser had it, then went away
+                    raise _TransportLost(text, delivered=True)
+                raise absent(text)
+        return reply
 
     async def status(self) -> BridgeStatus:
         """Local status: connects if needed (no browser round trip)."""
@@ -362,3 +481,13 @@ class BridgeClient:
             self._reader_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader_task
+
+
+def _result(reply: dict[str, Any]) -> dict[str, Any]:
+    """A reply's result, or its error raised as ``BridgeError``."""
+    if reply.get("ok") is True and isinstance(reply.get("result"), dict):
+        result: dict[str, Any] = reply["result"]
+        return result
+    raw_error = reply.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+    raise BridgeError(str(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")))

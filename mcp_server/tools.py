@@ -7,7 +7,8 @@ kill switch, paired client) and returns the refusal before anything else happens
 arguments are turned into a request, before the upload sandbox is looked at, before the bridge
 is touched. Only the SDK's schema validation of the arguments comes earlier, and it depends on
 nothing but the published schema. ``ToolCalls`` then makes the call the spec describes: relay the
-action to the browser and check the reply against the output schema, or answer locally.
+action to the browser under a fresh command id (the same on every retry of a lost transport:
+``bridge_client``) and check the reply against the output schema, or answer locally.
 
 A relayed call may wait on the person (a confirm window, a tap). While it waits, and when the
 client asked for progress (a progress token), the server sends a progress notification every
@@ -38,7 +39,7 @@ from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from tabwarden.errors import TabwardenError
-from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
@@ -181,9 +182,16 @@ class ToolCalls:
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
-            reply = await _while_reporting(
-                self._bridge.call(action, request, timeout=timeout), progress
+            # One command id per tool call: every retry of a lost transport sends the same one,
+            # so the extension's journal runs it at most once.
+            relayed = self._bridge.call(
+                action,
+                request,
+                timeout=timeout,
+                command=new_command_id(),
+                read_only=spec.read_only,
             )
+            reply = await _while_reporting(relayed, progress)
         except TabwardenError as exc:
             if exc.code in CONFIRM_OUTCOMES:
                 self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)

@@ -49,6 +49,8 @@ STORAGE_FULL: Final = "storage_full"
 DIALOG_OPEN: Final = "dialog_open"
 DEBUGGER_DETACHED: Final = "debugger_detached"
 EXTENSION_AWAY: Final = "extension_away"
+COMMAND_LOST: Final = "command_lost"
+RESULT_EVICTED: Final = "result_evicted"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -110,6 +112,8 @@ WIRE_CODES: Final = (
     DIALOG_OPEN,
     DEBUGGER_DETACHED,
     EXTENSION_AWAY,
+    COMMAND_LOST,
+    RESULT_EVICTED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

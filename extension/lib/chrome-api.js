@@ -325,3 +325,26 @@ export async function installType() {
   const self = await chrome.management.getSelf();
   return typeof self?.installType === "string" ? self.installType : null;
 }
+
+// --- the command journal (lib/journal.js), in chrome.storage.session as well.
+
+/** @returns {Promise<Record<string, unknown>>} every item of chrome.storage.session */
+export async function sessionStorageAll() {
+  return (await chrome.storage.session.get(null)) ?? {};
+}
+
+/**
+ * @param {Record<string, unknown>} items
+ * @returns {Promise<void>}
+ */
+export function sessionStorageSetItems(items) {
+  return chrome.storage.session.set(items);
+}
+
+/**
+ * @param {string[]} keys
+ * @returns {Promise<void>}
+ */
+export function sessionStorageRemove(keys) {
+  return chrome.storage.session.remove(keys);
+}

@@ -1,11 +1,14 @@
 // dispatch.js — validates a host `request` and routes its action to a handler via a Map, turning
 // the outcome into a `reply` message. Pure: no chrome, no I/O beyond the injected logger.
 // It must never look actions up on a plain object (so "constructor"/"__proto__" stay unknown),
-// and must never put a stack trace or an unexpected exception's text into a reply.
+// and must never put a stack trace or an unexpected exception's text into a reply. A request that
+// names a command (its `command` field) runs through the injected journal (lib/journal.js), so a
+// retry of it never runs it twice.
 
 import { BridgeError, MAX_ERROR_MESSAGE } from "./bridge-error.js";
 import { confirmTimeoutMs } from "./confirm-window.js";
 import { CODE, errorReply } from "./error-codes.js";
+import { parseCommand } from "./journal.js";
 import { isPlainObject } from "./wire.js";
 
 /**
@@ -37,13 +40,21 @@ export function callBudgetMs(policy) {
  */
 /**
  * @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>,
- *   session: string, policy: Record<string, unknown>}} Request
+ *   session: string, policy: Record<string, unknown>,
+ *   command: import("./journal.js").Command | null}} Request
  */
 /**
  * @typedef {{type: "reply", id: string, ok: true, result: Record<string, unknown>}
  *   | import("./error-codes.js").ErrorReply} Reply
  */
 /** @typedef {{warn: (...a: unknown[]) => void}} Logger */
+
+/**
+ * @param {string} code
+ * @param {string} message
+ * @returns {import("./journal.js").Outcome}
+ */
+const failed = (code, message) => ({ ok: false, error: { code, message } });
 
 /** Longest action name echoed back in an unknown_action message. */
 const MAX_ECHO = 64;
@@ -69,9 +80,14 @@ export function validateRequest(msg) {
     return { ok: false, id, message: "session must be a non-empty string" };
   }
   if (!isPlainObject(msg.policy)) return { ok: false, id, message: "policy must be an object" };
+  const command = parseCommand(msg.command);
+  if (!command.ok) return { ok: false, id, message: command.message };
   return {
     ok: true,
-    request: { type: "request", id, action: msg.action, args: msg.args, session: msg.session, policy: msg.policy },
+    request: {
+      type: "request", id, action: msg.action, args: msg.args, session: msg.session, policy: msg.policy,
+      command: command.command,
+    },
   };
 }
 
@@ -84,11 +100,12 @@ export function validateRequest(msg) {
 /**
  * @param {Map<string, Handler> | Iterable<[string, Handler]>} handlers copied; later changes
  *   to the source do not affect the dispatcher
- * @param {{log?: Logger, now?: () => number}} [options] where unexpected handler failures are
- *   reported locally; the clock the call deadlines are taken from
+ * @param {{log?: Logger, now?: () => number, journal?: import("./journal.js").Journal}} [options]
+ *   where unexpected handler failures are reported locally; the clock the call deadlines are
+ *   taken from; the journal requests naming a command run through (none: each runs as it comes)
  * @returns {Dispatcher}
  */
-export function createDispatcher(handlers, { log = console, now = () => Date.now() } = {}) {
+export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal } = {}) {
   /** @type {Map<string, Handler>} */
   const routes = new Map(handlers);
   for (const [action, handler] of routes) {
@@ -105,26 +122,30 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       if (!checked.ok) {
         return checked.id === null ? null : errorReply(checked.id, CODE.BAD_REQUEST, checked.message);
       }
-      const { id, action, args, session, policy } = checked.request;
+      const { id, action, args, session, policy, command } = checked.request;
       const handler = routes.get(action);
       if (handler === undefined) {
         return errorReply(id, CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
       }
-      try {
-        const result = await handler(args, { session, policy, deadline: now() + callBudgetMs(policy) });
-        if (result === undefined) return { type: "reply", id, ok: true, result: {} };
-        if (!isPlainObject(result)) {
-          log.warn(`tabwarden: handler for ${action} returned a non-object result`);
-          return errorReply(id, CODE.INTERNAL_ERROR, `${action} produced an invalid result`);
+      /** @returns {Promise<import("./journal.js").Outcome>} */
+      const run = async () => {
+        try {
+          const result = await handler(args, { session, policy, deadline: now() + callBudgetMs(policy) });
+          if (result === undefined) return { ok: true, result: {} };
+          if (!isPlainObject(result)) {
+            log.warn(`tabwarden: handler for ${action} returned a non-object result`);
+            return failed(CODE.INTERNAL_ERROR, `${action} produced an invalid result`);
+          }
+          return { ok: true, result };
+        } catch (err) {
+          if (err instanceof BridgeError) return failed(err.code, err.message.slice(0, MAX_ERROR_MESSAGE));
+          log.warn(`tabwarden: handler for ${action} failed`, err);
+          return failed(CODE.INTERNAL_ERROR, `${action} failed inside the extension`);
         }
-        return { type: "reply", id, ok: true, result };
-      } catch (err) {
-        if (err instanceof BridgeError) {
-          return errorReply(id, err.code, err.message.slice(0, MAX_ERROR_MESSAGE));
-        }
-        log.warn(`tabwarden: handler for ${action} failed`, err);
-        return errorReply(id, CODE.INTERNAL_ERROR, `${action} failed inside the extension`);
-      }
+      };
+      const outcome = command !== null && journal !== undefined ? await journal.run(session, command, run) : await run();
+      return outcome.ok ? { type: "reply", id, ok: true, result: outcome.result }
+        : errorReply(id, outcome.error.code, outcome.error.message);
     },
   };
 }

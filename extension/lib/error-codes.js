@@ -46,6 +46,8 @@ export const ERROR_TABLE = frozenTable([
   ["dialog_open", 36, "A JavaScript dialog (alert, confirm, prompt or leave-page) is open on that tab and blocks it; answer it with page_dialog (accept or dismiss), then check the page and retry."],
   ["debugger_detached", 37, "Chrome's debugger left that tab (the person closed the bar saying the browser is being debugged, or another debugger holds the tab); call again to re-attach it, and ask the person first if they closed the bar."],
   ["extension_away", 38, "The browser's extension is reconnecting by itself (its service worker was stopped or its host restarted); retry after the wait the message names. `bridge_status` says when it was last seen."],
+  ["command_lost", 39, "The outcome is unknown (the browser restarted mid-call): check the page before repeating a write; a read is safe to repeat."],
+  ["result_evicted", 40, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

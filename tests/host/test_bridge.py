@@ -181,12 +181,14 @@ def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBr
         client = _client(fake_browser.runtime)
         await client.ensure_connected()
         await wait_until_extension_connected(client.status)
-        call = asyncio.create_task(client.call("tab_list"))
+        call = asyncio.create_task(client.call("tab_list", timeout=3.0))
         await asyncio.to_thread(fake_browser.receive)  # the request reached the "browser"
         await asyncio.to_thread(fake_browser.close)  # the browser goes away mid-call
         with pytest.raises(BridgeError) as pending:
             await call
-        assert pending.value.code == "extension_not_connected"
+        # It had reached the browser, which never came back within the call's deadline: the
+        # outcome is unknown (the server retried it until then; bridge_client "exactly once").
+        assert pending.value.code == "command_lost"
         with pytest.raises(BridgeError) as after:
             await client.call("tab_list")
         # The "browser" (this test process) lives on, so the host's last-seen record says the

@@ -58,7 +58,13 @@ class BridgeSpy(BridgeClient):
         self.statuses = 0
 
     async def call(
-        self, action: str, args: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        action: str,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        command: str | None = None,
+        read_only: bool = False,
     ) -> dict[str, Any]:
         self.calls.append((action, dict(args or {})))
         return {}

@@ -1,0 +1,401 @@
+"""The chaos suite (issue 11): a call's transport breaks mid-call, in real Chromium, through the
+real chain (MCP client → `tabwarden mcp` → the host Chrome launched → the extension), and the
+command still runs at most once.
+
+Each case drives `page_navigate` to a counting URL (one first asks the person, and the host dies
+while the confirm window waits): the fixture site counts every request for
+`/effect` (the side effect) and holds its answer until the test has broken something, so the
+call is in flight at that moment. For each case: no hang past the call's deadline, the side
+effect counted once, a code from the table (`command_lost` where the outcome is unknown), and
+the next call works once the part is back (tab_open + page_text: it does not depend on tab
+ownership surviving, which is helper B's part). Nothing here is a test hook: the host is
+SIGKILLed, the worker stopped over CDP, the socket shut down from outside (tests.transport),
+Chromium SIGKILLed, the trust record written as `tabwarden kill` and revoke write it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.client_identity import measure_process
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.manifests import EXTENSION_ID
+from tabwarden.trust import store
+from tabwarden.trust.keystore import FileStore
+from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.fakes import tool_error
+from tests.transport import drop_bridge_connections, listener_pid
+
+pytestmark = pytest.mark.browser
+
+#: The confirm timeout these tests run under (a narrowing): the server's deadline for a call is
+#: this plus 15 s.
+CONFIRM_SECONDS = 20
+CALL_DEADLINE = CONFIRM_SECONDS + 15
+#: A hang guard on top of a call's deadline (never a timing assertion).
+HANG_GUARD = CALL_DEADLINE + 30
+
+
+@dataclass
+class Effects:
+    """What the counting site received."""
+
+    count: int = 0
+    values: list[str] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _site(effects: Effects) -> type[http.server.BaseHTTPRequestHandler]:
+    class Site(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            url = urlparse(self.path)
+            if url.path == "/effect":
+                with effects.lock:
+                    effects.count += 1
+                effects.release.wait(120)  # held until the test has broken something
+                body = b"<!doctype html><title>effect</title><p>effect</p>"
+            elif url.path == "/value":
+                value = parse_qs(url.query).get("v", [""])[0]
+                with effects.lock:
+                    effects.values.append(value)
+                body = f"<!doctype html><title>value</title><p>{value}</p>".encode()
+            else:
+                body = b"<!doctype html><title>plain</title><p>plain page</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+    return Site
+
+
+@pytest.fixture
+def counting_site() -> Iterator[tuple[str, Effects]]:
+    effects = Effects()
+    with serve_http(_site(effects)) as origin:
+        try:
+            yield origin, effects
+        finally:
+            effects.release.set()
+
+
+def _trust(browser: ThrowawayBrowser, site: str) -> None:
+    config = browser.config
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", CONFIRM_SECONDS, _now())
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _socket(browser: ThrowawayBrowser) -> Path:
+    return browser.root / "run" / f"{browser.label}.sock"
+
+
+async def _until(condition: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+    """Poll ``condition`` until it is truthy (a hang guard with a generous deadline)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (value := condition()):
+        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
+        await asyncio.sleep(0.05)
+    return value
+
+
+async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def _works(agent: Any, site: str) -> None:
+    """The next call works: a new tab, and its text read back (retried while the part comes
+    back, within a generous deadline)."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        opened = await agent.call_tool("tab_open", {"url": f"{site}/"})
+        if not opened.is_error:
+            break
+        assert asyncio.get_running_loop().time() < deadline, opened.content
+        await asyncio.sleep(0.25)
+    tab = opened.structured_content["tab"]["id"]
+    assert "plain page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+
+
+@dataclass
+class MidCall:
+    """A page_navigate to the counting URL, in flight (its request counted, its answer held)."""
+
+    call: asyncio.Task[Any]
+    effects: Effects
+
+    async def outcome(self) -> Any:
+        # The call's own deadline ends it; the guard only catches a hang past it.
+        return await asyncio.wait_for(self.call, HANG_GUARD)
+
+
+async def _mid_call(agent: Any, site: str, effects: Effects) -> MidCall:
+    tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    call = asyncio.create_task(
+        agent.call_tool("page_navigate", {"tabId": tab, "url": f"{site}/effect"})
+    )
+    await _until(lambda: effects.count == 1, "the side effect reached the site")
+    return MidCall(call, effects)
+
+
+def _run(scenario: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
+@contextlib.asynccontextmanager
+async def _chain(browser: ThrowawayBrowser) -> AsyncIterator[tuple[Any, Any]]:
+    async with chromium(browser) as context, mcp_client(browser) as agent:
+        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        yield context, agent
+
+
+def test_host_sigkilled_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with _chain(browser) as (_context, agent):
+            mid = await _mid_call(agent, site, effects)
+            old = listener_pid(_socket(browser))
+            assert old is not None
+            os.kill(old, signal.SIGKILL)
+            # Chrome starts a new host when the extension reconnects (a new run secret).
+            await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
+            effects.release.set()
+            result = await mid.outcome()
+            # The journal had the command in flight: the retry got its one outcome.
+            assert not result.is_error, result.content
+            assert result.structured_content["url"].endswith("/effect")
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def test_service_worker_stopped_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with _chain(browser) as (context, agent):
+            mid = await _mid_call(agent, site, effects)
+            host = listener_pid(_socket(browser))
+            page = await context.new_page()
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("ServiceWorker.enable")
+            await cdp.send("ServiceWorker.stopAllWorkers")
+            await cdp.detach()
+            # The worker's port closed, so Chrome's host exits.
+            await _until(lambda: listener_pid(_socket(browser)) != host, "the old host to exit")
+            effects.release.set()
+            # A worker that stopped does not wake by itself yet (issue 18, helper C): an
+            # extension page messaging it does.
+            await page.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
+            result = await mid.outcome()
+            error = tool_error(result) or {}
+            assert error.get("code") == "command_lost", result.content
+            assert error["retry"] == "after_check"
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def test_bridge_socket_dropped_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with _chain(browser) as (_context, agent):
+            mid = await _mid_call(agent, site, effects)
+            host = listener_pid(_socket(browser))
+            assert host is not None
+            assert drop_bridge_connections(host, _socket(browser)) >= 1
+            effects.release.set()
+            result = await mid.outcome()
+            assert not result.is_error, result.content
+            assert result.structured_content["url"].endswith("/effect")
+            assert listener_pid(_socket(browser)) == host  # the same host, a new connection
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def _chromium_pid(browser: ThrowawayBrowser) -> int | None:
+    """The browser process (not a renderer or helper) running ``browser``'s profile."""
+    flag = f"--user-data-dir={browser.profile}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if flag in argv and not any(a.startswith(b"--type=") for a in argv):
+            return int(proc.name)
+    return None
+
+
+def test_chromium_killed_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with mcp_client(browser) as agent:
+            with contextlib.suppress(Exception):  # the browser dies under Playwright's feet
+                async with chromium(browser):
+                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                    mid = await _mid_call(agent, site, effects)
+                    pid = _chromium_pid(browser)
+                    assert pid is not None
+                    os.kill(pid, signal.SIGKILL)
+                    await _until(lambda: listener_pid(_socket(browser)) is None, "the host exits")
+            effects.release.set()
+            # Back up within the call's deadline: its journal died with the browser, so the
+            # retry cannot know whether the first attempt ran.
+            async with chromium(browser):
+                result = await mid.outcome()
+                error = tool_error(result) or {}
+                assert error.get("code") == "command_lost", result.content
+                await _works(agent, site)
+                assert effects.count == 1
+
+    _run(scenario)
+
+
+def _tabwarden(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own CLI with fixed arguments
+        [sys.executable, "-m", "tabwarden", *args],
+        env=browser.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_kill_switch_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with _chain(browser) as (_context, agent):
+            mid = await _mid_call(agent, site, effects)
+            killed = _tabwarden(browser, "kill", "--reason", "chaos test")
+            assert killed.returncode == 0, killed.stderr
+            effects.release.set()
+            result = await mid.outcome()
+            # The navigation had started before the kill: its one outcome is reported.
+            assert not result.is_error, result.content
+            after = tool_error(await agent.call_tool("tab_open", {"url": f"{site}/"})) or {}
+            assert after.get("code") == "killed"
+            key = FileStore(browser.config / "host-key.pem").load()
+            assert key is not None
+            store.release_kill(browser.config / "trust.json", key, _now())
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def test_client_revoked_mid_call(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+
+    async def scenario() -> None:
+        async with _chain(browser) as (_context, agent):
+            mid = await _mid_call(agent, site, effects)
+            record = browser.config / "trust.json"
+            store.revoke(record, "client", "demo", _now())  # what `tabwarden revoke` writes
+            result = await mid.outcome()
+            # The host cut the revoked client's connection; its retry is refused at the host.
+            error = tool_error(result) or {}
+            assert error.get("code") == "client_not_paired", result.content
+            effects.release.set()
+            key = FileStore(browser.config / "host-key.pem").load()
+            assert key is not None
+            me = measure_process(os.getpid())
+            store.add_client(record, key, "demo", me.exe, me.sha256, _now())
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)
+
+
+def test_host_sigkilled_mid_confirmation(
+    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+) -> None:
+    site, effects = counting_site
+    _trust(browser, site)
+    # The same site under a name the person has not approved: navigating there asks first.
+    other = site.replace("127.0.0.1", "localhost")
+
+    async def scenario() -> None:
+        async with _chain(browser) as (context, agent):
+            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            asking = asyncio.ensure_future(confirm_page(context))
+            call = asyncio.create_task(
+                agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})
+            )
+            window = await asking
+            old = listener_pid(_socket(browser))
+            assert old is not None
+            os.kill(old, signal.SIGKILL)
+            await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
+            assert effects.count == 0  # nothing happened before the person's yes
+            # The yes is recorded through the host (a signed grant): wait for the new one.
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await shows(window, other)
+            await press(window, "#allow")
+            try:
+                await _until(lambda: effects.count == 1, "the navigation after the yes")
+            except AssertionError:
+                raise AssertionError((await asyncio.wait_for(call, HANG_GUARD)).content) from None
+            effects.release.set()
+            result = await asyncio.wait_for(call, HANG_GUARD)
+            assert not result.is_error, result.content
+            assert result.structured_content["url"].startswith(other)
+            await _works(agent, site)
+            assert effects.count == 1
+
+    _run(scenario)

@@ -1,0 +1,87 @@
+"""Load (issue 11): 8 sessions × 200 calls at once, each session a real `tabwarden mcp` over
+stdio, all against one real Chromium — 0 lost, 0 misrouted.
+
+Every session drives its own tab: it fills a field with a value unique to the call
+(session, step) — a write, so journaled — then reads the field back. A reply that belonged to
+another call or session would read back another value; a lost one would be an error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, mcp_client
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = 8
+CALLS = 200  # per session: CALLS / 2 fills, each read back
+
+FIELD = b"""<!doctype html><html><head><title>load</title></head><body>
+<label>Value <input id="v"></label></body></html>"""
+
+
+class _Field(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(FIELD)))
+        self.end_headers()
+        self.wfile.write(FIELD)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def field_site() -> Iterator[str]:
+    with serve_http(_Field) as origin:
+        yield origin
+
+
+def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_site: str) -> None:
+    provision_throwaway_trust(
+        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[field_site]
+    )
+    outcomes: dict[str, int] = {"ok": 0, "lost": 0, "misrouted": 0}
+    failures: list[str] = []
+
+    async def session(agent: Any, n: int) -> None:
+        opened = await agent.call_tool("tab_open", {"url": f"{field_site}/"})
+        assert not opened.is_error, opened.content
+        tab = opened.structured_content["tab"]["id"]
+        for step in range(CALLS // 2):
+            value = f"session-{n}-call-{step}"
+            filled = await agent.call_tool(
+                "page_fill", {"tabId": tab, "selector": "#v", "value": value}
+            )
+            read = await agent.call_tool("page_get_state", {"tabId": tab, "selector": "#v"})
+            for result in (filled, read):
+                if result.is_error:
+                    outcomes["lost"] += 1
+                    failures.append(str(result.content)[:300])
+                else:
+                    outcomes["ok"] += 1
+            if not read.is_error and read.structured_content.get("value") != value:
+                outcomes["misrouted"] += 1
+                failures.append(f"{value} read back {read.structured_content.get('value')!r}")
+
+    async def scenario() -> None:
+        async with chromium(browser), contextlib.AsyncExitStack() as stack:
+            agents = [await stack.enter_async_context(mcp_client(browser)) for _ in range(SESSIONS)]
+            for agent in agents:
+                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await asyncio.gather(*(session(a, n) for n, a in enumerate(agents)))
+
+    asyncio.run(asyncio.wait_for(scenario(), 600))
+    assert outcomes["lost"] == 0 and outcomes["misrouted"] == 0, (outcomes, failures[:5])
+    assert outcomes["ok"] == SESSIONS * CALLS
