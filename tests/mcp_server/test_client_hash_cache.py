@@ -17,6 +17,7 @@ import pytest
 
 from tabwarden import client_identity
 from tabwarden.client_identity import HASH_CACHE_FILE, ImageHashCache, image_key, measure_process
+from tests.fakes import wait_until
 
 
 def sha256_of(path: Path) -> str:
@@ -44,6 +45,10 @@ def config(tmp_path: Path) -> Path:
 def running(exe: Path) -> Iterator[int]:
     proc = subprocess.Popen([str(exe), "600"])  # noqa: S603 (the test's own copy of sleep)
     try:
+        # Popen returns at exec's point of no return, before the new command line is in place.
+        wait_until(
+            lambda: Path(f"/proc/{proc.pid}/cmdline").read_bytes() == f"{exe}\x00600\x00".encode()
+        )
         yield proc.pid
     finally:
         proc.kill()
