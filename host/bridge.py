@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import re
 import secrets
 import socket
@@ -30,8 +31,17 @@ from tabwarden.admission import check_peer, handshake, measure_client
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
+from tabwarden.host.sessions import (
+    TERMINAL_ACTIONS,
+    TERMINAL_SESSION,
+    SessionUnmeasurable,
+    closes_tabs,
+    measure_session,
+    parse_session,
+    session_alive,
+)
 from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
-from tabwarden.peer import PeerAttestor, PeerRefused
+from tabwarden.peer import PeerAttestor, PeerRefused, Speaker
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.codes import (
     BAD_REQUEST,
@@ -89,7 +99,9 @@ class _Client:
     #: request is refused (``client_not_paired``) and the connection closed.
     impostor: bool = False
     pending: set[str] = field(default_factory=set)
-    #: Names this connection to the extension; the tabs it opens belong to it.
+    #: Names this connection's MCP server to the extension; the tabs it opens belong to it. Set
+    #: by the host from its own measurement of the peer (``host.sessions``), never from a claim;
+    #: a random name (not surviving a restart) only when the peer could not be measured.
     session: str = field(default_factory=lambda: f"s-{secrets.token_hex(8)}")
 
 
@@ -163,6 +175,9 @@ class Relay:
         self._pending: dict[str, tuple[_Client, Any]] = {}
         self._clients: set[_Client] = set()
         self._ids = itertools.count(1)
+        #: Sessions whose last connection closed while their process still ran: name → pidfd.
+        self._exit_watches: dict[str, int] = {}
+        self._background: set[asyncio.Task[None]] = set()
         self.extension_connected = False
         self.extension_version = ""
 
@@ -368,11 +383,69 @@ class Relay:
         for native_id in client.pending:
             self._take(native_id)
         client.pending.clear()
-        if self.extension_connected:
+        await self._session_left(client)
+
+    # -- sessions (host.sessions) --------------------------------------------------------------
+
+    def _holds(self, session: str) -> bool:
+        return any(c.session == session for c in self._clients)
+
+    async def _session_left(self, client: _Client) -> None:
+        """The last connection of an MCP session closed. The session ends when its process does
+        (it may reconnect until then: a dropped socket, a restarted host): watch the process's
+        pidfd, and announce ``session_end`` once it exits. A name that does not carry a PID (the
+        peer was unmeasurable) ends at once."""
+        name = client.session
+        if client.role != "mcp" or self._holds(name) or name in self._exit_watches:
+            return
+        pid = parse_session(name)
+        fd = -1
+        if pid is not None:
             try:
-                await self._send_native({"type": "session_end", "session": client.session})
-            except Exception as exc:  # the browser may be gone already
-                log.info("session_end not delivered: %s", exc)
+                fd = os.pidfd_open(pid)
+            except OSError:
+                fd = -1
+        if fd >= 0 and session_alive(name):  # the pidfd names the very process (not recycled)
+            loop = asyncio.get_running_loop()
+            loop.add_reader(fd, self._process_exited, name, fd)
+            self._exit_watches[name] = fd
+            return
+        if fd >= 0:
+            os.close(fd)
+        await self.end_session(name)
+
+    def _process_exited(self, name: str, fd: int) -> None:
+        asyncio.get_running_loop().remove_reader(fd)
+        os.close(fd)
+        self._exit_watches.pop(name, None)
+        if self._holds(name):
+            return
+        task = asyncio.create_task(self.end_session(name))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def end_session(self, name: str) -> None:
+        """Tell the extension the session ended: its tabs become orphans (or close, by policy).
+        Undelivered (no extension): the extension's next ``sessions_alive`` sweep finds it."""
+        if not self.extension_connected:
+            log.info("session %s ended while the extension is away; it will sweep it", name)
+            return
+        message = {
+            "type": "session_end",
+            "session": name,
+            "closeTabs": closes_tabs(self._trust()),
+        }
+        try:
+            await self._send_native(message)
+        except Exception as exc:  # the browser may be gone already
+            log.info("session_end not delivered: %s", exc)
+
+    def stop_watching(self) -> None:
+        loop = asyncio.get_running_loop()
+        for fd in self._exit_watches.values():
+            loop.remove_reader(fd)
+            os.close(fd)
+        self._exit_watches.clear()
 
     async def on_client_request(self, client: _Client, message: dict[str, Any]) -> bool:
         """Handle one frame from an admitted client; False means: close this connection."""
@@ -386,7 +459,16 @@ class Relay:
             await client.stream.send(error_reply(request_id, BAD_REQUEST, "malformed request"))
             return True
         eff = self._trust()
-        refusal = trust_refusal(eff, client)
+        terminal = action in TERMINAL_ACTIONS
+        if terminal and client.role != "cli":
+            # Another session's tabs are not an MCP server's business: as if no such action.
+            await client.stream.send(
+                error_reply(request_id, UNKNOWN_ACTION, f"unknown action {action!r}")
+            )
+            return True
+        # A terminal asks only for the agent tabs and for closing orphans (never a widening):
+        # served whatever the record says, like the popup's list; everything else it is refused.
+        refusal = None if terminal else trust_refusal(eff, client)
         if refusal is not None:
             code, text = refusal
             log.warning(
@@ -511,6 +593,9 @@ class BridgeServer:
             measured=identity,
             impostor=identity is None,
         )
+        session = self._session_of(number, admitted.role, speaker)
+        if session is not None:
+            client.session = session
         self._relay.add(client)
         log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
         if self._relay.extension_connected != admitted.extension_connected:
@@ -539,6 +624,22 @@ class BridgeServer:
         finally:
             await self._relay.remove(client)
             stream.close()
+
+    def _session_of(self, number: int, role: str, speaker: Speaker) -> str | None:
+        """The session this connection speaks for, measured (``host.sessions``); None keeps the
+        random one (the peer could not be measured: its tabs will not survive a restart)."""
+        if role != "mcp":
+            return TERMINAL_SESSION
+        try:
+            name = measure_session(speaker.pid)
+        except SessionUnmeasurable as exc:
+            log.warning("bridge connection #%d: session not measurable (%s)", number, exc)
+            return None
+        if speaker.changed() is not None:  # the PID was recycled while we read it
+            log.warning("bridge connection #%d: its process changed while being named", number)
+            return None
+        log.info("bridge connection #%d: session %s", number, name)
+        return name
 
     async def _measured_client(
         self, number: int, admitted: Admitted, pid: int | None
