@@ -45,6 +45,7 @@ HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
 TRUST_ROLLED_BACK: Final = "trust_rolled_back"
+TAB_LIMIT: Final = "tab_limit"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -102,6 +103,7 @@ WIRE_CODES: Final = (
     UNSAFE_AUDIT_LOG,
     CONFIRM_TIMEOUT,
     TRUST_ROLLED_BACK,
+    TAB_LIMIT,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -25,6 +25,8 @@ import { CODE } from "../lib/error-codes.js";
  * @property {import("../lib/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
  * @property {import("../lib/confirm-window.js").Confirm} confirm
+ * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
+ *   discard protection (background.js always gives it)
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */

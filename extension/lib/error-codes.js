@@ -42,6 +42,7 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
+  ["tab_limit", 35, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
