@@ -30,7 +30,7 @@ import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { createRoutes } from "./handlers/actions.js";
-import { terminalTabHandlers } from "./handlers/tabs.js";
+import { TERMINAL_ACTIONS, terminalTabHandlers } from "./handlers/tabs.js";
 
 const log = console;
 
@@ -204,7 +204,8 @@ const session = createSession({
     pinGate.onClosed();
   },
   onAnswered: (action, reply) => {
-    recentCalls.record(action, reply);
+    // The terminal's own listing (`tabwarden tabs`) is the person's, not an agent's call.
+    if (!TERMINAL_ACTIONS.has(action)) recentCalls.record(action, reply);
   },
   log,
 });

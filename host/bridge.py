@@ -557,6 +557,7 @@ class BridgeServer:
             task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
+        self._relay.stop_watching()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -8,7 +8,7 @@
 import { CODE } from "./error-codes.js";
 
 /**
- * One line describing a row: "orphaned · https://a.test — Title (session s-123-…)".
+ * One line describing a row: "tab 7 · orphaned · https://a.test — Title (session s-123-…)".
  * @param {any} row an agent_tabs_list row
  */
 export function rowText(row) {
@@ -16,7 +16,8 @@ export function rowText(row) {
   const title = typeof row?.title === "string" && row.title !== "" ? row.title : "(no title)";
   const origin = typeof row?.origin === "string" && row.origin !== "" ? row.origin : "(no site)";
   const session = typeof row?.session === "string" ? row.session : "?";
-  return `${state} · ${origin} — ${title} (session ${session})`;
+  const tab = Number.isInteger(row?.id) ? `tab ${row.id} · ` : "";
+  return `${tab}${state} · ${origin} — ${title} (session ${session})`;
 }
 
 /**
