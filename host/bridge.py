@@ -336,6 +336,13 @@ class Relay:
             else:
                 reply = {"type": "host_reply", "id": call_id, "ok": True, "result": result}
         await self._send_native(reply)
+        if action == "sessions_alive" and reply["ok"]:
+            # The extension holds tabs of these live sessions, whose servers may never connect
+            # to this host: watch their processes too, so their end is not missed.
+            gone = set(reply["result"].get("gone", ()))
+            for name in args.get("sessions", ()):
+                if name not in gone and parse_session(name) is not None:
+                    await self._watch_session(name)
 
     async def browser_gone(self) -> None:
         await self._set_connected(False)
@@ -392,11 +399,15 @@ class Relay:
 
     async def _session_left(self, client: _Client) -> None:
         """The last connection of an MCP session closed. The session ends when its process does
-        (it may reconnect until then: a dropped socket, a restarted host): watch the process's
-        pidfd, and announce ``session_end`` once it exits. A name that does not carry a PID (the
-        peer was unmeasurable) ends at once."""
-        name = client.session
-        if client.role != "mcp" or self._holds(name) or name in self._exit_watches:
+        (it may reconnect until then: a dropped socket, a restarted host)."""
+        if client.role == "mcp":
+            await self._watch_session(client.session)
+
+    async def _watch_session(self, name: str) -> None:
+        """Unless a connection holds it: watch the session's process (its pidfd) and announce
+        ``session_end`` once it exits; at once when it is gone already, or its name carries no
+        PID (the peer was unmeasurable)."""
+        if self._holds(name) or name in self._exit_watches:
             return
         pid = parse_session(name)
         fd = -1

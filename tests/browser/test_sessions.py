@@ -260,6 +260,32 @@ def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    """The host is SIGKILLed and the MCP server exits before or while Chrome starts the next
+    host, which never had a connection from it: its tabs still become orphans (the extension's
+    sweep asks the new host, which finds the process gone or watches it until it is)."""
+    _provision(browser, site)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context:
+            url = f"{site}/other?lost"
+            async with mcp_client(browser) as agent:
+                await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
+                tab = (await _ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+                os.kill(await _one_host(browser), signal.SIGKILL)
+            # The MCP server exited (its client closed it) with no host to see it.
+
+            async def orphaned() -> bool:
+                return await _orphans(browser) == [tab]
+
+            await _until("the lost session's tab is orphaned", orphaned)
+            assert url in _urls(context), "kept open: closeTabsOnSessionEnd is off"
+
+    asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
 def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: str) -> None:
     _provision(browser, site, closeTabsOnSessionEnd=True)
 

@@ -178,3 +178,19 @@ def test_only_a_terminal_may_ask_for_every_sessions_tabs(fake_browser: FakeBrows
         await asyncio.to_thread(nothing_relayed, fake_browser)
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+def test_a_live_session_the_sweep_asked_about_is_ended_when_its_process_exits(
+    fake_browser: FakeBrowser,
+) -> None:
+    """A host that started after the MCP server last connected (the previous host was killed)
+    still learns when that server exits: the sweep's live sessions are watched like its own."""
+    paired_host(fake_browser)
+    server = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
+    try:
+        name = measure_session(server.pid)
+        reply = host_call(fake_browser, "sessions_alive", {"sessions": [name]})
+        assert reply["result"] == {"gone": [], "closeTabs": False}
+    finally:
+        server.communicate(b"\n", timeout=30)
+    assert fake_browser.receive() == {"type": "session_end", "session": name, "closeTabs": False}
