@@ -120,6 +120,17 @@ def _urls(context: Any) -> set[str]:
     return {p.url for p in context.pages}
 
 
+async def _pages_are(context: Any, *, present: set[str], absent: set[str] = frozenset()) -> None:
+    """Wait until Playwright's view of the tabs shows ``present`` and none of ``absent`` (its
+    page events trail the extension's answer a little)."""
+
+    async def check() -> bool:
+        urls = _urls(context)
+        return present <= urls and not absent & urls
+
+    await _until(f"tabs {sorted(present)} open, {sorted(absent)} closed", check)
+
+
 async def _stop_worker(context: Any) -> None:
     """Stop the extension's service worker as Chrome does when it idles (CDP ServiceWorker, from
     an extension page, so the extension's own worker is the one addressed)."""
@@ -218,7 +229,7 @@ def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
                 return await _orphans(browser) == sorted(ids)
 
             await _until("the tabs are orphaned", all_orphaned)
-            assert set(urls) <= _urls(context)
+            await _pages_are(context, present=set(urls))
             listing = (await _cli_tabs(browser))["tabs"]
             for row in listing:
                 assert row["session"] == session and row["origin"] == site
@@ -246,12 +257,12 @@ def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
                 return await _orphans(browser) == sorted(ids[1:])
 
             await _until("one orphan closed from the popup", two_left)
-            assert urls[0] not in _urls(context) and set(urls[1:]) <= _urls(context)
+            await _pages_are(context, present=set(urls[1:]), absent={urls[0]})
             await popup.screenshot(path=str(SHOTS / "popup-after-close.png"), full_page=True)
 
             closed = await _cli_tabs(browser, "--close-orphans")
             assert closed == {"tabs": [], "closed": 2}
-            assert not set(urls) & _urls(context)
+            await _pages_are(context, present=set(), absent=set(urls))
             await options.reload()
             await options.wait_for_function(
                 "() => document.getElementById('agent-tabs').textContent.includes('no agent tabs')"
@@ -281,7 +292,7 @@ def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
                 return await _orphans(browser) == [tab]
 
             await _until("the lost session's tab is orphaned", orphaned)
-            assert url in _urls(context), "kept open: closeTabsOnSessionEnd is off"
+            await _pages_are(context, present={url})  # kept open: closeTabsOnSessionEnd is off
 
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
@@ -295,12 +306,8 @@ def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: 
             async with mcp_client(browser) as agent:
                 await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
                 await _ok(agent, "tab_open", {"url": url})
-                assert url in _urls(context)
-
-            async def closed() -> bool:
-                return url not in _urls(context)
-
-            await _until("the ended session's tab closes", closed)
+                await _pages_are(context, present={url})
+            await _pages_are(context, present=set(), absent={url})  # the session ended
             assert (await _cli_tabs(browser))["tabs"] == []
 
     asyncio.run(asyncio.wait_for(scenario(), 300))
@@ -320,6 +327,7 @@ def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
                 await _ok(first, "tab_open", {"url": unseen})  # the active tab of its window
             await _until("both orphaned", lambda: _n_orphans(browser, 2))
             # The person looks at one of them (activates it: tabs.onActivated).
+            await _pages_are(context, present={seen, unseen})
             await _page(context, seen).bring_to_front()
             await _until("marked as seen", lambda: _viewed(browser, seen_id))
 
@@ -328,8 +336,7 @@ def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
                 # At the cap: the orphan nobody looked at makes room.
                 new = f"{site}/other?new"
                 await _ok(second, "tab_open", {"url": new})
-                assert unseen not in _urls(context)
-                assert seen in _urls(context) and new in _urls(context)
+                await _pages_are(context, present={seen, new}, absent={unseen})
                 # At the cap again: one live tab and one the person looked at. Refused, and
                 # nothing closed.
                 result = await second.call_tool("tab_open", {"url": f"{site}/other?more"})
