@@ -120,7 +120,9 @@ def _urls(context: Any) -> set[str]:
     return {p.url for p in context.pages}
 
 
-async def _pages_are(context: Any, *, present: set[str], absent: set[str] = frozenset()) -> None:
+async def _pages_are(
+    context: Any, *, present: set[str], absent: frozenset[str] | set[str] = frozenset()
+) -> None:
     """Wait until Playwright's view of the tabs shows ``present`` and none of ``absent`` (its
     page events trail the extension's answer a little)."""
 
