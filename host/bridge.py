@@ -12,6 +12,12 @@ Every request is then checked against the trust record, re-read (stat-cached) ea
 latch engaged or record unreadable → refused; clients paired and this connection's client not
 among them → refused and the connection closed. ``watch_trust`` cuts a revoked client's live
 connection as soon as the record's epoch moves, without waiting for its next request.
+
+Sessions (``host.sessions``): an MCP connection speaks for the session the host names from the
+pinned peer process, never from anything it sends; the session ends (``session_end``) when that
+process exits — watched through a pidfd once its last connection closes — not when a socket does.
+A terminal (role ``cli``) may send only the two terminal requests, relayed under the reserved
+terminal session; no MCP server may send them.
 """
 
 from __future__ import annotations
