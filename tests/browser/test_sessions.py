@@ -300,13 +300,21 @@ def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
 
 
 def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: str) -> None:
-    _provision(browser, site, closeTabsOnSessionEnd=True)
+    """Turned on from the options page (a narrowing: one click, no tap, no authenticator)."""
+    _provision(browser, site)
 
     async def scenario() -> None:
         async with chromium(browser) as context:
             url = f"{site}/other?closing"
             async with mcp_client(browser) as agent:
                 await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
+                options = await context.new_page()  # once the host is there to read the policy
+                await options.goto(OPTIONS)
+                await options.click("#close-tabs-on")
+                await options.wait_for_function(
+                    "() => document.getElementById('policy-status').textContent.startsWith('done')"
+                )
+                assert await options.is_disabled("#close-tabs-on")
                 await _ok(agent, "tab_open", {"url": url})
                 await _pages_are(context, present={url})
             await _pages_are(context, present=set(), absent={url})  # the session ended
