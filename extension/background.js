@@ -11,6 +11,8 @@ import { createAgentTabsRelay } from "./lib/agent-tabs-relay.js";
 import { createBackoff, equalJitter } from "./lib/backoff.js";
 import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
+import { createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
+import { createDialogs } from "./lib/dialogs.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
@@ -29,7 +31,10 @@ import { createSession } from "./lib/session.js";
 import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
+import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
+import { isMac } from "./handlers/input.js";
+import { step } from "./handlers/support.js";
 import { TERMINAL_ACTIONS, terminalTabHandlers } from "./handlers/tabs.js";
 
 const log = console;
@@ -60,7 +65,10 @@ const lifecycle = createTabLifecycle({
   ownership,
   browser: { queryAllTabs: api.queryAllTabs, removeTab: api.removeTab, updateTab: api.updateTab },
   timers,
-  onReleased: (tabId) => grace.release(tabId),
+  onReleased: (tabId) => {
+    grace.release(tabId);
+    cdp.release(tabId);
+  },
   log,
 });
 const loads = createLoadWatcher(timers);
@@ -79,6 +87,17 @@ const ensureOrigin = createOriginGate({
   log,
 });
 
+// Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
+const dialogs = createDialogs();
+const cdp = createDebuggerManager({
+  api: { attach: api.debuggerAttach, detach: api.debuggerDetach, send: api.debuggerSend },
+  owned: (tabId) => ownership.owner(tabId) !== null,
+  dialogs,
+  step,
+  log,
+});
+const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
+
 const deps = {
   // The agent's own tab operations: activations they cause are not the person looking.
   browser: lifecycle.agentBrowser({
@@ -94,18 +113,23 @@ const deps = {
   loads,
   ensureOrigin,
   confirm,
+  guardTab: (/** @type {string} */ action, /** @type {number} */ tabId, /** @type {any} */ ctx, /** @type {() => Promise<any>} */ fn) =>
+    dialogGuard.run(action, tabId, ctx, fn),
   lifecycle,
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
-const routes = createRoutes({ ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace });
+const routes = createRoutes({
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator),
+});
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
   action, async (args, ctx) => { await ownershipLoaded; return handler(args, ctx); },
 ]);
-// One call at a time per tab (tab-queue.js); different tabs run concurrently.
+// One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
+// JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
 const dispatcher = createDispatcher(
-  afterOwnershipLoad([...serialiseByTab(routes, createTabQueue()), ...terminalTabHandlers({ lifecycle })]),
+  afterOwnershipLoad([...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle })]),
   { log },
 );
 
@@ -171,28 +195,45 @@ const popupRelay = createPopupRelay({
   gateSnapshot: () => pinGate.snapshot(),
   rolledBack: () => ratchet.rolledBack(),
   recent: () => recentCalls.list(),
+  workerStartedAt: Date.now(),
 });
+
+// Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker
+// alive, but while waiting to reconnect only this timer does (and, once Chrome stopped the
+// worker anyway, the wake alarm below).
+const BACKOFF_MAX_MS = 20_000;
+
+// The wake alarm (lib/wake.js, docs/platform-facts-wake.md): Chrome starts a stopped worker to
+// deliver it, and every worker start connects. Its period depends on the install type.
+const wakePeriod = api.installType().then(wakePeriodMinutes, () => wakePeriodMinutes(null));
 
 const session = createSession({
   connect: () => api.connectNative(NATIVE_HOST_NAME),
   dispatcher,
-  // Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker
-  // alive, but while waiting to reconnect only this timer does.
-  backoff: createBackoff({ initialMs: 250, maxMs: 20_000, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
+  backoff: createBackoff({ initialMs: 250, maxMs: BACKOFF_MAX_MS, healthyMs: 10_000, jitter: equalJitter(Math.random) }),
   timers,
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   extensionVersion: api.extensionVersion(),
   onSessionEnd: (name, { closeTabs }) => {
     ownershipLoaded
       .then(() => lifecycle.sessionEnded(name, { closeTabs }))
-      .then((ids) => { for (const tabId of ids) grace.release(tabId); })
+      .then((ids) => {
+        for (const tabId of ids) {
+          grace.release(tabId);
+          cdp.release(tabId); // a tab nobody drives keeps no debugger
+        }
+      })
       .catch((err) => log.warn("tabwarden: ending a session failed", err));
   },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
   helloFields: async () => {
     await Promise.all([pinnedRead, ratchet.loaded()]);
-    return { epochSeen: ratchet.seen() };
+    // expectedBackMs: the host leaves it in its "last seen" record (tabwarden/away.py) so the MCP
+    // server can say "expected back within N s" while this worker is away.
+    const period = await wakePeriod;
+    return { epochSeen: ratchet.seen(), expectedBackMs: expectedBackMs(period) };
   },
   onWelcome: ({ epoch }) => {
     welcomeEpoch = epoch;
@@ -252,8 +293,26 @@ const guarded = (what, fn) => (...args) => {
   }
 };
 
-chrome.runtime.onInstalled.addListener(ensureConnected);
-chrome.runtime.onStartup.addListener(ensureConnected);
+/** Create the wake alarm unless it exists with the right period; never throws. */
+function ensureWake() {
+  wakePeriod
+    .then((period) => ensureWakeAlarm({ getAlarm: api.getAlarm, createAlarm: api.createAlarm }, period))
+    .catch((err) => log.warn("tabwarden: could not set the wake alarm", err));
+}
+
+chrome.runtime.onInstalled.addListener(guarded("runtime.onInstalled", () => {
+  ensureWake();
+  ensureConnected();
+}));
+chrome.runtime.onStartup.addListener(guarded("runtime.onStartup", () => {
+  ensureWake();
+  ensureConnected();
+}));
+// Chrome starts a stopped worker to deliver the alarm (the top-level ensureConnected() below then
+// connects); a worker that stayed alive has its pending backoff reconnect brought forward.
+chrome.alarms.onAlarm.addListener(guarded("alarms.onAlarm", (alarm) => {
+  if (isWakeAlarm(alarm)) session.wake();
+}));
 
 // Only this extension's confirm page may ask for details, answer or tap, only its options page
 // may pair or reach the host's policy actions, and only its popup may read status or kill (all
@@ -287,14 +346,23 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over
   grace.release(tabId);
   loads.removed(tabId);
+  cdp.removed(tabId);
+}));
+chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
+  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params);
+}));
+// "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
+chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {
+  if (source.tabId !== undefined) cdp.onDetach(source.tabId, reason);
 }));
 chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => {
   broker.closed(windowId); // closing the confirm window denies
   ownership.forgetWindow(windowId);
 }));
 
+ensureWake();
 ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
- * `ratchet.rolledBack()`. */
-export { session, pinGate, ratchet, ownership };
+ * `ratchet.rolledBack()`, `cdp.attached()`. */
+export { session, pinGate, ratchet, cdp, ownership };

@@ -40,7 +40,7 @@ HARNESSES = (
     "fuzz_canonical",
 )
 #: Node harnesses: ``fuzz/js/<name>.mjs`` (``--runs N --seed S [--seconds S] --artifact F``).
-NODE_HARNESSES = ("fuzz_extension_messages",)
+NODE_HARNESSES = ("fuzz_extension_messages", "fuzz_session")
 ALL_HARNESSES = (*HARNESSES, *NODE_HARNESSES)
 #: The default input size cap; a harness whose seeds are larger sets its own ``MAX_LEN``.
 MAX_LEN = 4096

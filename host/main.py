@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from tabwarden.paths import HostEndpoint, endpoint, ensure_runtime_dir
 
 if TYPE_CHECKING:
+    from tabwarden.away import State
     from tabwarden.host.bridge import OriginGranter
     from tabwarden.peer import PeerAttestor
     from tabwarden.trust.gate import TrustGate
@@ -134,6 +135,75 @@ def _attestor() -> PeerAttestor:
     return make_attestor({"mcp", "status", "doctor", "tabs"})
 
 
+class _LastSeenWriter:
+    """This host's ``<label>.seen`` record (tabwarden/away.py): ``connected`` at the extension's
+    hello, ``away`` with the reason when the port closes or the host stops. Wording for the MCP
+    server and ``tabwarden status`` while no host answers; nothing secret; never raises."""
+
+    def __init__(self, ep: HostEndpoint) -> None:
+        import psutil
+
+        self._ep = ep
+        me = psutil.Process()
+        self._host = (me.pid, me.create_time())
+        try:  # Chrome launches the host as its direct child (the sh wrapper execs)
+            parent = me.parent()
+            self._browser = (parent.pid, parent.create_time()) if parent else (1, 0.0)
+        except psutil.Error:
+            self._browser = (1, 0.0)
+        self._since: float | None = None
+        self._back = 0
+        from tabwarden.away import read_last_seen
+
+        # The disconnect before this host: a predecessor's "away", or (its record still says
+        # "connected") a predecessor that died without writing one, e.g. SIGKILL.
+        previous = read_last_seen(ep.directory, ep.label)
+        self._previous: tuple[float | None, str | None] = (None, None)
+        if previous is not None and previous.state == "away":
+            self._previous = (previous.disconnected_at, previous.reason)
+        elif previous is not None:
+            self._previous = (time.time(), "host_vanished")
+
+    def _write(self, state: State, reason: str | None) -> None:
+        from tabwarden.away import LastSeen, RecordInvalid, write_last_seen
+
+        last_at, last_reason = self._previous
+        if state == "away":
+            last_at, last_reason = time.time(), reason
+        try:
+            record = LastSeen(
+                label=self._ep.label,
+                state=state,
+                connected_since=self._since,
+                disconnected_at=last_at if state == "away" else None,
+                reason=reason,
+                expected_back_s=self._back,
+                host_pid=self._host[0],
+                host_started=self._host[1],
+                browser_pid=self._browser[0],
+                browser_started=self._browser[1],
+                last_disconnect_at=last_at,
+                last_reason=last_reason,
+            )
+        except RecordInvalid as exc:
+            log.warning("not leaving a last-seen record: %s", exc)
+            return
+        write_last_seen(self._ep.directory, record)
+
+    def connected(self, expected_back_ms: object) -> None:
+        from tabwarden.away import clamp_expected_back
+
+        self._since = time.time()
+        self._back = clamp_expected_back(expected_back_ms)
+        self._write("connected", None)
+
+    def away(self, reason: str) -> None:
+        from tabwarden.away import DEFAULT_EXPECTED_BACK_S
+
+        self._back = self._back or DEFAULT_EXPECTED_BACK_S
+        self._write("away", reason)
+
+
 async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
     from tabwarden.host.host_calls import host_calls
@@ -161,19 +231,27 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
         watching = asyncio.create_task(relay.watch_trust())
         log.info("serving %s for browser %r", ep.socket, ep.label)
 
+        seen = _LastSeenWriter(ep)
+
         async def on_message(message: dict[str, object]) -> None:
             await relay.on_native_message(message, browser=ep.label)
+            if message.get("type") == "hello" and relay.extension_connected:
+                seen.connected(message.get("expectedBackMs"))
 
         loop = asyncio.get_running_loop()
         reading = asyncio.create_task(pipe.read_messages(on_message))
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(signum, reading.cancel)
+        why = "host_error"
         try:
             reason = await reading
+            why = "host_error" if reason else "port_closed"
         except asyncio.CancelledError:
             log.info("stopped by a signal")
             reason = None
+            why = "host_stopped"
         finally:
+            seen.away(why)
             await relay.browser_gone()
             for task in (serving, watching):
                 task.cancel()

@@ -3,14 +3,16 @@
 Chrome starts the host as ``<path> chrome-extension://<id>/``. ``check_origin`` refuses anything
 but the pinned origin, byte for byte. ``NativePipe`` owns the real stdout file descriptor: it
 moves it aside and points fd 1 at stderr, so a stray ``print`` can never corrupt the stream, and it
-never writes a message above Chrome's 1 MiB limit (``FrameTooLarge`` is raised instead).
+never writes a message above Chrome's 1 MiB limit (``FrameTooLarge`` is raised instead). Its I/O
+runs on the event loop itself (non-blocking descriptors), never in a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,6 +21,11 @@ from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.protocol import nativemsg
 from tabwarden.protocol.codes import ORIGIN_REFUSED
 from tabwarden.protocol.framing import FramingError
+
+#: How much of stdin one read takes.
+READ_CHUNK = 1 << 20
+#: The pipe capacity asked for: one whole host->browser message plus its header.
+PIPE_BYTES = 1 << 20
 
 
 class OriginRefused(TabwardenError):
@@ -41,54 +48,109 @@ def check_origin(argv: list[str]) -> str:
 
 
 class NativePipe:
-    """Chrome's stdin/stdout as async message I/O."""
+    """Chrome's stdin/stdout as async message I/O on the event loop: both descriptors are
+    non-blocking and waited on with the loop's reader/writer callbacks — no thread, no executor,
+    so a host told to stop (SIGTERM) never waits on a blocked read or write."""
 
     def __init__(self) -> None:
         self._out_fd = os.dup(1)
         os.dup2(2, 1)  # fd 1 now points at stderr: nothing but framed messages reach Chrome
+        os.set_blocking(self._out_fd, False)
+        _widen_pipe(self._out_fd)
         self._decoder = nativemsg.decoder()
-        self._write_lock = asyncio.Lock()
+        #: The write still finishing a message (the pipe was full), which the next one follows.
+        self._tail: asyncio.Task[None] | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = nativemsg.encode(message)  # FrameTooLarge before anything is written
-        async with self._write_lock:
-            await asyncio.get_running_loop().run_in_executor(None, self._write_all, data)
+        """Write one message. A message once started is always finished, even when the caller
+        is cancelled: half a frame would put Chrome's reader out of step for good."""
+        data = memoryview(nativemsg.encode(message))  # FrameTooLarge before anything is written
+        if self._tail is None or self._tail.done():
+            try:
+                written = os.write(self._out_fd, data)
+            except BlockingIOError:  # Chrome has not read the pipe's buffer yet
+                written = 0
+            if written == len(data):
+                return
+            self._tail = asyncio.get_running_loop().create_task(self._finish(data[written:], None))
+        else:
+            self._tail = asyncio.get_running_loop().create_task(self._finish(data, self._tail))
+        self._tail.add_done_callback(_retrieved)
+        await asyncio.shield(self._tail)
 
-    def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
+    async def _finish(self, view: memoryview, after: asyncio.Task[None] | None) -> None:
+        if after is not None:
+            await asyncio.wait({after})  # in order; its own failure is its sender's to report
         while view:
-            written = os.write(self._out_fd, view)
+            try:
+                written = os.write(self._out_fd, view)
+            except BlockingIOError:
+                await _ready(self._out_fd, writing=True)
+                continue
             view = view[written:]
 
     async def read_messages(
         self, on_message: Callable[[dict[str, Any]], Awaitable[None]]
     ) -> str | None:
-        """Feed each message to ``on_message`` until EOF. Returns None on clean EOF, else a reason.
-
-        stdin is read by a daemon thread, so a host told to stop (SIGTERM) never waits on a
-        blocked read.
-        """
-        loop = asyncio.get_running_loop()
-        chunks: asyncio.Queue[bytes] = asyncio.Queue()
-
-        def pump() -> None:
+        """Feed each message to ``on_message`` until EOF: None on a clean EOF, else a reason."""
+        was_blocking = os.get_blocking(0)
+        os.set_blocking(0, False)
+        _widen_pipe(0)
+        try:
             while True:
                 try:
-                    data = os.read(0, 65536)
+                    data = os.read(0, READ_CHUNK)
+                except BlockingIOError:
+                    await _ready(0, writing=False)
+                    continue
                 except OSError:
                     data = b""
-                loop.call_soon_threadsafe(chunks.put_nowait, data)
-                if not data:
-                    return
+                try:
+                    self._decoder.receive_data(data)
+                    while (message := self._decoder.next_frame()) is not None:
+                        await on_message(message)
+                except FramingError as exc:
+                    return f"browser sent a bad frame: {exc}"
+                if self._decoder.eof:
+                    return None
+        finally:
+            with contextlib.suppress(OSError):
+                os.set_blocking(0, was_blocking)  # a terminal's stdin is left as it was found
 
-        threading.Thread(target=pump, name="stdin", daemon=True).start()
-        while True:
-            data = await chunks.get()
-            try:
-                self._decoder.receive_data(data)
-                while (message := self._decoder.next_frame()) is not None:
-                    await on_message(message)
-            except FramingError as exc:
-                return f"browser sent a bad frame: {exc}"
-            if self._decoder.eof:
-                return None
+
+def _retrieved(task: asyncio.Task[None]) -> None:
+    """Mark a write's failure as seen even when its sender was cancelled and cannot hear it."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _widen_pipe(fd: int) -> None:
+    """Best effort: let a pipe hold a whole 1 MiB message (Linux ``F_SETPIPE_SZ``), so one
+    message moves in one write and one wake-up instead of sixteen 64 KiB rounds."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setsize is None:
+        return
+    with contextlib.suppress(OSError):  # not a pipe, or above the system's pipe-max-size
+        fcntl.fcntl(fd, setsize, PIPE_BYTES)
+
+
+async def _ready(fd: int, *, writing: bool) -> None:
+    """Wait until ``fd`` is readable (or, ``writing``, writable) on the running loop."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    if writing:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        if writing:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)

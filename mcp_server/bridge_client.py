@@ -19,10 +19,20 @@ import logging
 import os
 import secrets
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from tabwarden.admission import check_peer, handshake
+from tabwarden.away import (
+    REASONS,
+    Away,
+    LastSeen,
+    judge,
+    labels_with_records,
+    process_alive,
+    read_last_seen,
+)
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.paths import (
@@ -35,7 +45,13 @@ from tabwarden.paths import (
     verify_private_dir,
 )
 from tabwarden.peer import PeerAttestor, PeerRefused
-from tabwarden.protocol.codes import BAD_REQUEST, BRIDGE_REFUSED, EXTENSION_NOT_CONNECTED, TIMEOUT
+from tabwarden.protocol.codes import (
+    BAD_REQUEST,
+    BRIDGE_REFUSED,
+    EXTENSION_AWAY,
+    EXTENSION_NOT_CONNECTED,
+    TIMEOUT,
+)
 from tabwarden.protocol.framing import FramingError
 from tabwarden.protocol.handshake import NONCE_SIZE, SECRET_SIZE, ClientHandshake, HandshakeFailed
 
@@ -64,8 +80,13 @@ class BridgeStatus:
     browser: str | None
     socket: str | None
     last_handshake_error: str | None
+    #: From the host's last-seen record (tabwarden/away.py): wording only, never the live state.
+    seen: LastSeen | None = None
+    away: Away | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        seen, away = self.seen, self.away
+        live = seen is not None and self.extension_connected and seen.state == "connected"
         return {
             "hostReachable": self.host_reachable,
             "extensionConnected": self.extension_connected,
@@ -73,6 +94,13 @@ class BridgeStatus:
             "browser": self.browser,
             "socket": self.socket,
             "lastHandshakeError": self.last_handshake_error,
+            "connectedSince": seen.connected_since if live and seen is not None else None,
+            "lastDisconnectAt": seen.last_disconnect_at if seen is not None else None,
+            "lastDisconnectReason": REASONS.get(seen.last_reason or "")
+            if seen is not None
+            else None,
+            "extensionAway": away is not None and away.verdict == "away",
+            "expectedBackWithinS": away.expected_back_s if away is not None else None,
         }
 
 
@@ -118,23 +146,49 @@ class BridgeClient:
         self._socket: str | None = None
         self._protocol: int | None = None
         self.last_handshake_error: str | None = None
+        #: The verdict on the last-seen record when no host answered (None once connected).
+        self.last_away: Away | None = None
 
     # -- finding and connecting ---------------------------------------------------------------
 
+    def _label_setting(self) -> str | None:
+        return self._label or (self._env or os.environ).get("TABWARDEN_BROWSER") or None
+
+    def _no_host(self, text: str, label: str | None) -> BridgeError:
+        """No host answers: ``extension_away`` when the last-seen record (tabwarden/away.py) says
+        the extension is expected back, else ``extension_not_connected`` (with when it was last
+        seen, if known). The record only chooses the words: it is read after connecting failed."""
+        self.last_away = None
+        directory = runtime_dir(self._env)
+        labels = [label] if label else labels_with_records(directory)
+        verdicts: list[Away] = []
+        for name in labels:
+            record = read_last_seen(directory, name)
+            if record is not None:
+                verdicts.append(judge(record, time.time(), process_alive))
+        away = [v for v in verdicts if v.verdict == "away"]
+        if len(away) == 1 or len(verdicts) == 1:
+            self.last_away = (away or verdicts)[0]
+        if self.last_away is not None and self.last_away.verdict == "away":
+            return BridgeError(EXTENSION_AWAY, self.last_away.wording())
+        if self.last_away is not None:
+            return BridgeError(EXTENSION_NOT_CONNECTED, f"{text}; {self.last_away.wording()}")
+        return BridgeError(EXTENSION_NOT_CONNECTED, text)
+
     def _endpoint(self) -> HostEndpoint:
         directory = runtime_dir(self._env)
+        label = self._label_setting()
         try:
             verify_private_dir(directory)
         except UnsafeRuntimeDir as exc:
             if not directory.exists():
                 raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is running") from None
             raise BridgeError(BRIDGE_REFUSED, str(exc)) from None
-        label = self._label or (self._env or os.environ).get("TABWARDEN_BROWSER")
         if label:
             return endpoint(label, directory)
         live = live_endpoints(directory)
         if not live:
-            raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is running")
+            raise self._no_host("no tabwarden host is running", None)
         if len(live) > 1:
             names = ", ".join(e.label for e in live)
             raise BridgeError(
@@ -171,7 +225,7 @@ class BridgeClient:
             await asyncio.get_running_loop().sock_connect(sock, str(ep.socket))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
-            raise BridgeError(EXTENSION_NOT_CONNECTED, "no tabwarden host is listening") from None
+            raise self._no_host("no tabwarden host is listening", ep.label) from None
         except OSError as exc:
             sock.close()
             raise BridgeError(
@@ -209,6 +263,7 @@ class BridgeClient:
             log.warning("bridge handshake failed: %s", reason)
             raise BridgeError(BRIDGE_REFUSED, f"bridge handshake failed: {reason}") from None
         self.last_handshake_error = None
+        self.last_away = None
         self._stream = stream
         self._browser = admitted.browser
         self._protocol = admitted.protocol
@@ -285,6 +340,10 @@ class BridgeClient:
         """Local status: connects if needed (no browser round trip)."""
         with contextlib.suppress(BridgeError):
             await self.ensure_connected()
+        label = self._browser if self._stream is not None else self._label_setting()
+        if label is None and self.last_away is not None:
+            label = self.last_away.label
+        seen = read_last_seen(runtime_dir(self._env), label) if label else None
         return BridgeStatus(
             host_reachable=self._stream is not None,
             extension_connected=self._stream is not None and self._extension_connected,
@@ -292,6 +351,8 @@ class BridgeClient:
             browser=self._browser if self._stream is not None else None,
             socket=self._socket,
             last_handshake_error=self.last_handshake_error,
+            seen=seen,
+            away=self.last_away if self._stream is None else None,
         )
 
     async def close(self) -> None:

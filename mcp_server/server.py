@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tabwarden.mcp")
 
+#: How long the server waits at exit for the audit log's last lines to reach the disk.
+AUDIT_FLUSH_SECONDS = 5.0
+
 INSTRUCTIONS = (
     "tabwarden bridges you to the person's own browser through a guarded channel. "
     "Call bridge_status first if a tool reports extension_not_connected. "
@@ -123,10 +126,13 @@ def build_server(
 
 
 def _audit_log() -> AuditLog | None:
+    """The per-call audit log. Its lines are written before the call goes on (a crash of this
+    process loses none) and synced to disk by a background thread off the reply path
+    (``sync="group"``: an OS crash may lose the last few milliseconds' lines)."""
     from tabwarden.trust.audit import AuditLog
 
     try:
-        return AuditLog.default()
+        return AuditLog.default(sync="group")
     except TabwardenError as exc:
         log.error("audit log unavailable: %s", exc)
         return None
@@ -142,7 +148,7 @@ def run() -> int:
     import time
 
     from tabwarden.attest import make_attestor
-    from tabwarden.client_identity import SpawnerUnmeasurable, measure_client_of
+    from tabwarden.client_identity import ImageHashCache, SpawnerUnmeasurable, measure_client_of
     from tabwarden.mcp_server.spawner import remember_spawner
     from tabwarden.trust.gate import TrustGate
 
@@ -150,7 +156,7 @@ def run() -> int:
     spawner: Spawner | None = None
     spawner_error: str | None = None
     try:
-        spawner = measure_client_of(os.getpid())
+        spawner = measure_client_of(os.getpid(), ImageHashCache(gate.config))
         log.info(
             "client: %s (sha256 %s…)%s",
             spawner.exe,
@@ -179,5 +185,9 @@ def run() -> int:
     )
     audit = _audit_log()
     guard = ToolGuard(gate.current, spawner, spawner_error, audit.append if audit else None)
-    build_server(bridge, guard).run("stdio")
+    try:
+        build_server(bridge, guard).run("stdio")
+    finally:
+        if audit is not None and not audit.flush(timeout=AUDIT_FLUSH_SECONDS):
+            log.warning("audit log: not every line was synced to disk before exit")
     return 0

@@ -45,6 +45,10 @@ HOST_KEY_INVALID: Final = "host_key_invalid"
 UNSAFE_AUDIT_LOG: Final = "unsafe_audit_log"
 CONFIRM_TIMEOUT: Final = "confirm_timeout"
 TRUST_ROLLED_BACK: Final = "trust_rolled_back"
+STORAGE_FULL: Final = "storage_full"
+DIALOG_OPEN: Final = "dialog_open"
+DEBUGGER_DETACHED: Final = "debugger_detached"
+EXTENSION_AWAY: Final = "extension_away"
 TAB_LIMIT: Final = "tab_limit"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
@@ -103,6 +107,10 @@ WIRE_CODES: Final = (
     UNSAFE_AUDIT_LOG,
     CONFIRM_TIMEOUT,
     TRUST_ROLLED_BACK,
+    STORAGE_FULL,
+    DIALOG_OPEN,
+    DEBUGGER_DETACHED,
+    EXTENSION_AWAY,
     TAB_LIMIT,
 )
 #: The CLI-only codes, in table order.

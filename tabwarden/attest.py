@@ -100,7 +100,7 @@ class Measurement:
 
 
 _sha_lock = threading.Lock()
-_sha_cache: dict[tuple[int, int, int, int], str] = {}
+_sha_cache: dict[tuple[int, int, int, int, int], str] = {}
 
 
 def _sha256_fd(fd: int) -> str:
@@ -115,9 +115,10 @@ def _sha256_fd(fd: int) -> str:
 
 
 def image_sha256(fd: int) -> tuple[str, os.stat_result]:
-    """SHA-256 of an open executable, cached by (dev, ino, size, mtime_ns)."""
+    """SHA-256 of an open executable, cached by (dev, ino, size, mtime_ns, ctime_ns): a file
+    rewritten with its old mtime put back still has a new ctime, so it is hashed again."""
     st = os.fstat(fd)
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     with _sha_lock:
         cached = _sha_cache.get(key)
     if cached is not None:

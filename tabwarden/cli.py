@@ -43,6 +43,9 @@ def _cmd_host(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from tabwarden.mcp_server.sdk import defer_package_inits
+
+    defer_package_inits()  # the SDK's server half only: not the client its package imports
     from tabwarden.mcp_server.server import run
 
     return run()
@@ -213,6 +216,13 @@ def _reexec_isolated(argv: Sequence[str] | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given == ["mcp"]:
+        # An agent's spawn, on every start: re-executed isolated before anything else is
+        # imported, and run without building the parser (it imports every subcommand's options).
+        if not sys.flags.isolated:
+            _reexec_isolated(argv)
+        return _run(_cmd_mcp, argparse.Namespace(command="mcp"))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -220,8 +230,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command in ISOLATED_COMMANDS and not sys.flags.isolated:
         _reexec_isolated(argv)  # same PID, so the MCP client stays our parent
+    return _run(args.func, args)
+
+
+def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a subcommand: a ``TabwardenError`` becomes its hint and exit status, here alone."""
     try:
-        return int(args.func(args))
+        return int(func(args))
     except TabwardenError as exc:
         _report(exc, lambda line: print(line, file=sys.stderr))
         return exc.exit_status

@@ -47,16 +47,19 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
 from tabwarden.attest import image_sha256, pidfd_exited
 from tabwarden.errors import TabwardenError
+from tabwarden.private_fs import PrivateFsError, open_private_dir
 from tabwarden.protocol.codes import CLIENT_NOT_PAIRED
 from tabwarden.trust.refusal import MeasuredClient
 
@@ -602,7 +605,100 @@ def _same_user(pid: int) -> None:
     raise SpawnerUnmeasurable(f"process {pid} has no Uid line in its status")
 
 
-def _image(pid: int) -> tuple[str, str]:
+#: The private file in the config dir that remembers client images' hashes between starts.
+HASH_CACHE_FILE = "client-hashes.json"
+HASH_CACHE_VERSION = 1
+#: How many images it remembers (the newest), and the most of it that is ever read.
+HASH_CACHE_ENTRIES = 32
+HASH_CACHE_MAX_BYTES = 64 * 1024
+_SHA_HEX = re.compile(r"[0-9a-f]{64}")
+
+log = logging.getLogger("tabwarden.client_identity")
+
+#: (device, inode, size, mtime_ns, ctime_ns) of an image.
+ImageKey = tuple[int, int, int, int, int]
+
+
+def image_key(st: os.stat_result) -> ImageKey:
+    """What names one unchanged file. The kernel sets ``ctime`` on every write, truncate,
+    chmod, rename or ``utime`` and nobody can set it back, so a file rewritten with its old
+    ``mtime`` restored still has a new key."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class ImageHashCache:
+    """The SHA-256 of client images remembered across ``tabwarden mcp`` starts (a 99 MB Node
+    binary takes ~80 ms to hash), in ``HASH_CACHE_FILE`` of the private config directory,
+    keyed by ``image_key``: any change to the file means a new key, so it is hashed again.
+    A cache the private-fs rules refuse (not ours, not 0600, a symlink …) is never read and
+    never replaced; a damaged one is as if empty. It only ever saves work: a miss hashes."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self.config_dir = config_dir
+
+    def digest(self, fd: int) -> str:
+        """The SHA-256 of the open image ``fd``, from the cache when its key is there."""
+        key = image_key(os.fstat(fd))
+        entries, writable = self._load()
+        cached = entries.get(key)
+        if cached is not None:
+            return cached
+        sha, _ = image_sha256(fd)
+        if writable and image_key(os.fstat(fd)) == key:  # not remembered if it moved meanwhile
+            entries.pop(key, None)
+            entries[key] = sha
+            self._store(entries)
+        return sha
+
+    def _load(self) -> tuple[dict[ImageKey, str], bool]:
+        """(entries oldest first, whether the file may be written)."""
+        try:
+            directory = open_private_dir(self.config_dir, create=False)
+            if directory is None:
+                return {}, True
+            with directory:
+                found = directory.read(HASH_CACHE_FILE, HASH_CACHE_MAX_BYTES)
+        except (PrivateFsError, OSError) as exc:
+            log.warning("client hash cache not used: %s", exc)
+            return {}, False
+        return ({} if found is None else _parse_hash_cache(found[0])), True
+
+    def _store(self, entries: dict[ImageKey, str]) -> None:
+        rows = [[*key, sha] for key, sha in list(entries.items())[-HASH_CACHE_ENTRIES:]]
+        data = json.dumps({"version": HASH_CACHE_VERSION, "images": rows}).encode()
+        try:
+            directory = open_private_dir(self.config_dir, create=True)
+            if directory is None:
+                return
+            with directory:
+                directory.write_atomic(HASH_CACHE_FILE, data)
+        except (PrivateFsError, OSError) as exc:
+            log.warning("client hash cache not written: %s", exc)
+
+
+def _parse_hash_cache(raw: bytes) -> dict[ImageKey, str]:
+    """The valid rows of a cache document, oldest first; {} for anything damaged."""
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(document, dict) or document.get("version") != HASH_CACHE_VERSION:
+        return {}
+    rows = document.get("images")
+    entries: dict[ImageKey, str] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if (
+            isinstance(row, list)
+            and len(row) == 6
+            and all(type(v) is int and v >= 0 for v in row[:5])
+            and isinstance(row[5], str)
+            and _SHA_HEX.fullmatch(row[5])
+        ):
+            entries[(row[0], row[1], row[2], row[3], row[4])] = row[5]
+    return entries
+
+
+def _image(pid: int, cache: ImageHashCache | None) -> tuple[str, str]:
     """(the executable's path, for display; the SHA-256 of the image executing)."""
     try:
         exe = os.readlink(f"/proc/{pid}/exe")
@@ -610,7 +706,7 @@ def _image(pid: int) -> tuple[str, str]:
     except OSError as exc:
         raise _proc_error(pid, "executable", exc) from None
     try:
-        sha, _ = image_sha256(fd)
+        sha = cache.digest(fd) if cache is not None else image_sha256(fd)[0]
     except OSError as exc:
         raise SpawnerUnmeasurable(f"cannot hash the spawning process {pid}: {exc}") from None
     finally:
@@ -827,7 +923,9 @@ def _parsed_for_wrapper(pid: int, image: str, argv: list[str]) -> Entry | None:
     return None
 
 
-def _walk(first: int, below: _Pin | None, stack: contextlib.ExitStack) -> ClientIdentity:
+def _walk(
+    first: int, below: _Pin | None, stack: contextlib.ExitStack, cache: ImageHashCache | None
+) -> ClientIdentity:
     pins: list[tuple[_Pin, _Pin | None]] = []
     wrappers: list[str] = []
     target = first
@@ -837,7 +935,7 @@ def _walk(first: int, below: _Pin | None, stack: contextlib.ExitStack) -> Client
         pins.append((pin, below))
         _same_user(pin.pid)
         argv = _argv(pin.pid)
-        image, image_sha = _image(pin.pid)
+        image, image_sha = _image(pin.pid, cache)
         wrapper = wrapper_kind(image, argv, _parsed_for_wrapper(pin.pid, image, argv))
         if wrapper is None:
             found = _identity_of(pin, argv, image, image_sha)
@@ -857,19 +955,20 @@ def _walk(first: int, below: _Pin | None, stack: contextlib.ExitStack) -> Client
     )
 
 
-def measure_client_of(server_pid: int) -> ClientIdentity:
+def measure_client_of(server_pid: int, cache: ImageHashCache | None = None) -> ClientIdentity:
     """The client of the MCP server ``server_pid`` (``os.getpid()`` for our own): its parent,
-    measured through wrappers. Blocking (hashes files). Raises ``SpawnerUnmeasurable``."""
+    measured through wrappers. Blocking (hashes files; images through ``cache`` if given).
+    Raises ``SpawnerUnmeasurable``."""
     with contextlib.ExitStack() as stack:
         server = _Pin(server_pid) if server_pid != os.getpid() else _Self()
         stack.callback(server.close)
-        return _walk(server.ppid(), server, stack)
+        return _walk(server.ppid(), server, stack, cache)
 
 
-def measure_process(pid: int) -> ClientIdentity:
+def measure_process(pid: int, cache: ImageHashCache | None = None) -> ClientIdentity:
     """The client at ``pid`` (through wrappers, if ``pid`` is one): ``pair-client --pid``."""
     with contextlib.ExitStack() as stack:
-        return _walk(pid, None, stack)
+        return _walk(pid, None, stack, cache)
 
 
 class _Self(_Pin):

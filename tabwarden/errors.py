@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, ClassVar
 
-from tabwarden.protocol.codes import INTERNAL_ERROR, USAGE
+from tabwarden.protocol.codes import INTERNAL_ERROR, STORAGE_FULL, USAGE
 
 
 @lru_cache(maxsize=1)
@@ -87,3 +87,11 @@ class UsageError(TabwardenError):
 
     code = USAGE
     exit_status = 2
+
+
+class StorageFull(TabwardenError):
+    """A private file could not be written: the disk (or quota) is full. What was there before
+    is still there, whole."""
+
+    code = STORAGE_FULL
+    exit_status = 3

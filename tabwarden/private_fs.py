@@ -96,10 +96,17 @@ class PrivateFsFailure(PrivateFsError):
         self.errno = errno_
 
 
+class DiskFull(PrivateFsFailure):
+    """No space (or quota) left where the file was to be written: nothing was replaced."""
+
+
+#: The errors that mean "free some space and try again", not "something is wrong".
+_NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
 def _failure(path: Path, verb: str, exc: OSError) -> PrivateFsFailure:
-    return PrivateFsFailure(
-        path, f"cannot be {verb} ({exc.strerror or type(exc).__name__})", exc.errno
-    )
+    kind = DiskFull if exc.errno in _NO_SPACE else PrivateFsFailure
+    return kind(path, f"cannot be {verb} ({exc.strerror or type(exc).__name__})", exc.errno)
 
 
 def file_problem(st: os.stat_result) -> tuple[str, UnsafeKind] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tabwarden import __version__
@@ -35,6 +36,7 @@ def _browser_mode(browser: BrowserGrant) -> str:
 
 
 def collect() -> dict[str, Any]:
+    from tabwarden.away import labels_with_records
     from tabwarden.install import manifest_status
     from tabwarden.mcp_server.bridge_client import BridgeClient
     from tabwarden.paths import config_dir, live_endpoints, runtime_dir, verify_private_dir
@@ -50,16 +52,23 @@ def collect() -> dict[str, Any]:
 
     attestor = make_attestor({"host"})
     hosts = []
-    for ep in live_endpoints(run) if run_state == "ok" else []:
+    # Every label with a socket, and every label whose host left a last-seen record
+    # (tabwarden/away.py): "away, expected back within N s" is worth saying too.
+    labels = (
+        sorted({ep.label for ep in live_endpoints(run)} | set(labels_with_records(run)))
+        if run_state == "ok"
+        else []
+    )
+    for name in labels:
 
-        async def probe(label: str = ep.label) -> dict[str, Any]:
+        async def probe(label: str = name) -> dict[str, Any]:
             client = BridgeClient(label=label, role="cli", attest=attestor)
             try:
                 return (await client.status()).as_dict()
             finally:
                 await client.close()
 
-        hosts.append({"label": ep.label, **asyncio.run(probe())})
+        hosts.append({"label": name, **asyncio.run(probe())})
     from tabwarden.trust.gate import FILE_STORE_NAME, TrustGate, load_host_public
 
     gate = TrustGate()
@@ -162,6 +171,18 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "Load the extension: chrome://extensions → Developer mode → Load unpacked → "
             f"extension/ (its ID must be {EXTENSION_ID}); the browser then starts the host."
         )
+    elif any(h.get("extensionAway") for h in report["hosts"]) and not any(
+        h.get("extensionConnected") for h in report["hosts"]
+    ):
+        steps.append(
+            "The extension is reconnecting by itself (its wake alarm restarts the service "
+            "worker); wait the time shown above, then retry."
+        )
+    elif not any(h.get("hostReachable") for h in report["hosts"]):
+        steps.append(
+            "No host is running: open the browser with the tabwarden extension enabled "
+            "(the extension then starts the host)."
+        )
     elif not any(h.get("extensionConnected") for h in report["hosts"]):
         steps.append(
             "A host runs but no extension is connected: reload the extension in "
@@ -176,6 +197,27 @@ def next_steps(report: dict[str, Any]) -> list[str]:
         steps.append("Ready.")
     steps.extend(mcp_config_lines())
     return steps
+
+
+def _clock(ts: object) -> str:
+    import time
+
+    if not isinstance(ts, (int, float)):
+        return "?"
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def _seen_text(h: dict[str, Any]) -> str:
+    """Connected since / away (reason, expected back) / last seen, from bridge_status fields."""
+    parts = []
+    if h.get("extensionConnected") and h.get("connectedSince") is not None:
+        parts.append(f"since {_clock(h['connectedSince'])}")
+    if h.get("extensionAway"):
+        parts.append(f"AWAY, expected back within {h.get('expectedBackWithinS')} s")
+    if h.get("lastDisconnectAt") is not None:
+        reason = h.get("lastDisconnectReason") or "unknown reason"
+        parts.append(f"last disconnect {_clock(h['lastDisconnectAt'])}: {reason}")
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -225,10 +267,14 @@ def run(args: argparse.Namespace) -> int:
                 else (
                     "host reachable, extension NOT connected"
                     if h["hostReachable"]
+                    else "no host (extension away)"
+                    if h.get("extensionAway")
+                    else "no host"
+                    if h.get("socket") is None or not Path(h["socket"]).exists()
                     else f"host NOT reachable ({h['lastHandshakeError'] or 'stale socket'})"
                 )
             )
-            print(f"host {h['label']}: {state}")
+            print(f"host {h['label']}: {state}{_seen_text(h)}")
     else:
         print("hosts: none running")
     print("next:")

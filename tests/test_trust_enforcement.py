@@ -401,12 +401,16 @@ def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: 
     assert cli(runtime_dir, "status").returncode != 0
 
 
-@pytest.mark.parametrize("deleted", [("trust.json",), ("trust.json", "host-key.pem")])
+@pytest.mark.parametrize(
+    "deleted",
+    [("trust.json",), ("trust.json", "host-key.pem"), ("trust.json", "trust-ratchet.json")],
+)
 def test_a_vanished_record_is_tampering_for_a_fresh_host(
     runtime_dir: Path, deleted: tuple[str, ...]
 ) -> None:
     """Hole 3 for a process started after the deletion: the key store still holds the host key
-    or the ratchet seal, so the missing record is tampering, never "nothing paired yet"."""
+    or the ratchet seal (or both), so the missing record is tampering, never "nothing paired
+    yet" — `pair` seals before it stores a key, so a key alone is never a step of pairing."""
     config = runtime_dir.parent / "config"
     pair_record(config)
     assert cli(runtime_dir, "kill").returncode == 0

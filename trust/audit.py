@@ -10,8 +10,13 @@ One line per event::
 Guarantees:
 
 * Lines are written with one ``write`` on an ``O_APPEND`` descriptor, under an ``flock`` on the
-  sibling ``<name>.lock`` and followed by ``fsync`` — concurrent writers never interleave or lose
-  lines, rotation included.
+  sibling ``<name>.lock`` — concurrent writers never interleave or lose lines, rotation included.
+* Durability, by ``sync``: ``"each"`` (the default) calls ``fsync`` before ``append`` returns.
+  ``"group"`` (the MCP server's per-call records) returns once the line is written — in the
+  kernel, so a crash of *this process* loses nothing — and a background thread calls ``fsync``
+  on it at once, grouping lines that arrive while one ``fsync`` runs; ``flush`` waits for that.
+  Only an OS crash or power loss can lose a ``"group"`` line: those written in the last few
+  milliseconds, whose ``fsync`` had not finished. Grants and ceremonies use ``"each"``.
 * The directory and every file are opened through ``tabwarden.private_fs``: the directory must
   be ours, mode exactly 0700, not a symlink; each file a regular file we own with no group/other
   bit and a single link (``O_NOFOLLOW``, relative to the checked directory). Anything else
@@ -27,14 +32,16 @@ Guarantees:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tabwarden.errors import TabwardenError
 from tabwarden.paths import config_dir
@@ -55,6 +62,8 @@ SECRET_KEY_RE = re.compile(r"secret|token|passw|code|cookie|nonce|mac|key", re.I
 _RESERVED = frozenset({"ts", "event", "decision", "path"})
 #: How far past ``max_bytes`` a log file may be and still be read (one line may overshoot).
 _READ_SLACK = 1024 * 1024
+
+log = logging.getLogger("tabwarden.audit")
 
 
 class UnsafeAuditLog(TabwardenError):
@@ -99,6 +108,55 @@ def _json_default(obj: object) -> str:
     raise TypeError(f"audit field of type {type(obj).__name__} is not JSON-serialisable")
 
 
+class _GroupSync:
+    """Calls ``fsync`` on the descriptors handed to it on its own daemon thread, as soon as they
+    arrive; those that arrive while an ``fsync`` runs go together in the next round (one
+    ``fsync`` per file). It owns each descriptor it is given and closes it."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._pending: list[int] = []
+        self._submitted = 0
+        self._synced = 0
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fd: int) -> None:
+        with self._cond:
+            self._pending.append(fd)
+            self._submitted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="audit-fsync", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every descriptor submitted so far is synced; False on timeout."""
+        with self._cond:
+            target = self._submitted
+            return self._cond.wait_for(lambda: self._synced >= target, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: bool(self._pending))
+                batch, self._pending = self._pending, []
+                upto = self._submitted
+            done: set[tuple[int, int]] = set()
+            for fd in reversed(batch):  # the newest descriptor of a file covers its older lines
+                try:
+                    st = os.fstat(fd)
+                    if (st.st_dev, st.st_ino) not in done:
+                        done.add((st.st_dev, st.st_ino))
+                        os.fsync(fd)
+                except OSError as exc:
+                    log.warning("audit log fsync failed: %s", exc)
+                finally:
+                    os.close(fd)
+            with self._cond:
+                self._synced = upto
+                self._cond.notify_all()
+
+
 @dataclass(slots=True)
 class AuditScan:
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -115,7 +173,10 @@ class AuditLog:
         max_bytes: int = DEFAULT_MAX_BYTES,
         keep: int = DEFAULT_KEEP,
         now: Callable[[], float] = time.time,
+        sync: Literal["each", "group"] = "each",
     ) -> None:
+        if sync not in ("each", "group"):
+            raise ValueError('sync must be "each" or "group"')
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         if keep < 1:
@@ -127,6 +188,7 @@ class AuditLog:
         self.now = now
         #: How many damaged lines the last ``read`` skipped.
         self.corrupt_lines = 0
+        self._group = _GroupSync() if sync == "group" else None
 
     @classmethod
     def default(cls, env: dict[str, str] | None = None, **kwargs: Any) -> AuditLog:
@@ -151,7 +213,8 @@ class AuditLog:
     # ------------------------------------------------------------------ writing
 
     def append(self, event: str, *, decision: str, path: str | None = None, **fields: Any) -> None:
-        """Write one redacted event line, durably; rotate first if it would overflow."""
+        """Write one redacted event line (durably as ``sync`` says); rotate first if it would
+        overflow."""
         if path is not None and path not in AUTH_PATHS:
             raise ValueError(f"path must be one of {sorted(AUTH_PATHS)} or None, not {path!r}")
         clash = _RESERVED & fields.keys()
@@ -181,6 +244,11 @@ class AuditLog:
             with directory.locked(self.lock_path.name):
                 self._append_locked(directory, line)
 
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every line appended so far is on disk (``sync="group"``); False when
+        ``timeout`` seconds passed first. With ``sync="each"`` every line already is."""
+        return True if self._group is None else self._group.flush(timeout)
+
     def _append_locked(self, directory: PrivateDir, line: bytes) -> None:
         live = os.O_RDWR | os.O_APPEND
         fd = directory.open_file(self.path.name, live, create=True)
@@ -198,7 +266,11 @@ class AuditLog:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if self._group is None:
+                os.fsync(fd)
+            else:
+                self._group.submit(fd)  # it closes fd once synced
+                fd = -1
         finally:
             if fd >= 0:
                 os.close(fd)

@@ -24,6 +24,7 @@ The gate must never cache a denial and never turn an error into a grant.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -51,17 +52,25 @@ _MAX_LATCH_NOTE = 4096
 
 def write_kill_latch(latch: Path, note: dict[str, Any]) -> bool:
     """Create the kill latch with ``note`` (one JSON line). False when a latch exists already:
-    it is never replaced, so the first note (e.g. what tampering was found) stays."""
+    it is never replaced, so the first note (e.g. what tampering was found) stays. On a full disk
+    the latch is still created (an empty file is a kill latch too) with its note lost; only a
+    latch that cannot be created at all raises ``OSError``."""
     latch.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(latch, flags, 0o600)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(note, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        data = (json.dumps(note, sort_keys=True) + "\n").encode("utf-8")
+        if os.write(fd, data) != len(data):
+            raise OSError(errno.ENOSPC, "short write")
+        os.fsync(fd)
+    except OSError as exc:
+        # The latch exists, and its existence is the kill; only the note is lost (a full disk).
+        log.error("the kill latch was created but its note was not written (%s)", exc.strerror)
+    finally:
+        os.close(fd)
     return True
 
 

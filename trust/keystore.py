@@ -33,8 +33,9 @@ import keyring.backends.null
 import keyring.errors
 import keyring.util.platform_
 
-from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.errors import StorageFull, TabwardenError, UsageError
 from tabwarden.private_fs import (
+    DiskFull,
     EntryExists,
     EntryTooLarge,
     PrivateFsError,
@@ -378,6 +379,8 @@ class FileStore:
             raise KeyFileCorrupt(f"{self.path} is too large to be a host key") from None
         except EntryExists:
             raise HostKeyExists(f"a host key is already stored in {self.path}") from None
+        except DiskFull as exc:
+            raise StorageFull(str(exc)) from None
         except PrivateFsError as exc:
             raise KeyStoreUnavailable(str(exc)) from None
 

@@ -22,20 +22,22 @@ assertion) into an audit entry or an error message.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tabwarden.errors import TabwardenError, UsageError
+from tabwarden.errors import StorageFull, TabwardenError, UsageError
 from tabwarden.protocol.codes import ALREADY_PAIRED, KILLED, NOT_PAIRED, PRESENCE_REFUSED
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
 from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
-from tabwarden.trust.record_file import raise_floor, seal_verdict
+from tabwarden.trust.record_file import raise_floor, seal_first_record, seal_verdict
 from tabwarden.trust.verify import Effective
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from tabwarden.trust.gate import TrustGate
     from tabwarden.trust.keystore import KeyStore
     from tabwarden.trust.ratchet import Tamper
+
+log = logging.getLogger("tabwarden.trust")
 
 __all__ = [
     "PAIRING_CODE_TTL",
@@ -243,7 +247,13 @@ def require_paired(ctx: TrustContext) -> tuple[HostKey, Effective]:
 
 
 def _audit(ctx: TrustContext, event: str, decision: str, **fields: Any) -> None:
-    ctx.audit().append(event, decision=decision, **fields)
+    """Record a change that has been made. The OS failing the write (a full disk) does not undo
+    the change or turn it into an error; it is logged. An audit log that is not private still
+    raises (``UnsafeAuditLog``): a person must look at it."""
+    try:
+        ctx.audit().append(event, decision=decision, **fields)
+    except OSError as exc:
+        log.error("%s was done but could not be audited (%s)", event, exc.strerror or exc)
 
 
 def _proof_fields(proof: Proof) -> dict[str, Any]:
@@ -303,6 +313,7 @@ def pair_host(
             raise TrustTampered(tamper)
     killed_before = reset and ctx.effective().killed
     key = HostKey.generate()
+    seal_first_record(ctx.trust_path, key_store, reset=reset)  # before the key: never key alone
     key_store.save(key, replace=reset)
     store.initialise(ctx.trust_path, key, key_store.kind, now, replace_existing=reset)
     if killed_before:
@@ -325,7 +336,12 @@ def _write_latch(latch: Path, reason: str, now: int) -> None:
     reach)."""
     from tabwarden.trust.gate import write_kill_latch
 
-    write_kill_latch(latch, {"at": now, "reason": reason})
+    try:
+        write_kill_latch(latch, {"at": now, "reason": reason})
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull(f"{latch} cannot be created ({exc.strerror})") from None
+        raise
 
 
 def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None) -> int:
@@ -339,7 +355,7 @@ def kill(ctx: TrustContext, reason: str, now: int, *, browser: str | None = None
     if ctx.trust_path.exists():
         try:
             epoch = store.engage_kill(ctx.trust_path, reason, now).epoch
-        except (TrustUnreadable, KeyStoreError) as exc:
+        except (TrustUnreadable, KeyStoreError, StorageFull) as exc:
             _write_latch(ctx.kill_latch, reason, now)
             _audit(ctx, "kill", "narrowed", reason=reason, latched=str(exc), **_by(browser))
             return 0

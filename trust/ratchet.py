@@ -13,9 +13,10 @@ field says:
 * record epoch below the highest epoch → **rolled back** ("trust record rolled back (epoch N,
   highest seen M)");
 * same epoch but other bytes, or a higher epoch than sealed → **edited** outside tabwarden;
-* no record, while the key store holds a seal → **vanished** (a host key alone with neither
-  record nor seal is denied too, but not latched: ``pair`` stores the key just before it writes
-  the first record, and a reader may look in between);
+* no record, while the key store holds a seal or a host key → **vanished**. ``pair`` seals
+  "the first record is being written" (``pending`` = ``NO_RECORD``) *before* it stores the key,
+  so a reader looking between the key and the first record sees that seal: denied, not latched.
+  A key with neither record nor seal is therefore never a step of pairing;
 * a paired record with no seal → **unsealed** (written before sealing existed, or the seal was
   deleted). Fail closed: adopting an unsealed record silently would make "delete the seal, then
   restore the old record" a rollback, so only the person adopts it (``tabwarden unkill``).
@@ -68,6 +69,7 @@ __all__ = [
     "TamperKind",
     "TrustTampered",
     "digest",
+    "first_write",
     "judge",
     "kill_level",
     "parse_seal",
@@ -306,9 +308,10 @@ def judge(
             return Tamper.vanished(
                 "it is missing but the key store holds its ratchet seal", seal.highest_epoch
             )
-        # No seal (or the first record is being written): a stored key alone is not proof of
-        # tampering — `pair` stores the key just before it writes the record — but the caller
-        # still denies everything when ``paired``.
+        if seal is None and paired:  # `pair` seals before it stores the key (``first_write``)
+            return Tamper.vanished("it and its ratchet seal are missing but the host key is stored")
+        # The first record is being written (or nothing is paired): the caller still denies
+        # everything when ``paired``.
         return None
     if seal is None:
         return Tamper(
@@ -328,6 +331,18 @@ def judge(
     if epoch == seal.record.epoch:
         return Tamper.edited(epoch, seal.record.epoch, "other bytes than sealed")
     return Tamper.edited(epoch, seal.record.epoch, "a later epoch than sealed")
+
+
+def first_write(previous: Seal | None) -> Seal:
+    """The seal ``pair`` writes before it stores a host key for a missing record: "the first
+    record is being written", carrying on above any seal left behind (``pair --reset`` after a
+    vanished record)."""
+    return Seal(
+        record=NO_RECORD,
+        highest_epoch=0 if previous is None else previous.highest_epoch,
+        kill_serial=0 if previous is None else previous.kill_serial,
+        pending=NO_RECORD,
+    )
 
 
 def pending_floor(raw: bytes, epoch: int, seal: Seal | None) -> int:

@@ -23,17 +23,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from tabwarden.errors import StorageFull
 from tabwarden.paths import config_dir
-from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
+from tabwarden.private_fs import (
+    DiskFull,
+    EntryTooLarge,
+    PrivateDir,
+    PrivateFsError,
+    open_private_dir,
+)
 from tabwarden.trust.ratchet import (
     NO_RECORD,
+    Seal,
     SealedRecord,
     SealKeeper,
+    SealUnreadable,
     Tamper,
     TrustTampered,
     digest,
+    first_write,
     judge,
     next_seal,
 )
@@ -46,6 +56,9 @@ from tabwarden.trust.record import (
     serialise,
 )
 
+if TYPE_CHECKING:
+    from tabwarden.trust.keystore import KeyStore
+
 __all__ = [
     "FILE_NAME",
     "LOCK_NAME",
@@ -54,6 +67,7 @@ __all__ = [
     "load",
     "load_with_stat",
     "raise_floor",
+    "seal_first_record",
     "seal_verdict",
     "stat_key",
     "trust_path",
@@ -72,11 +86,14 @@ def trust_path(env: dict[str, str] | None = None) -> Path:
 
 @contextmanager
 def _refusals(path: Path) -> Iterator[None]:
-    """Every private-filesystem refusal or failure becomes ``TrustUnreadable`` (path, reason)."""
+    """Every private-filesystem refusal or failure becomes ``TrustUnreadable`` (path, reason);
+    a full disk becomes ``StorageFull`` (nothing was replaced: free space and write again)."""
     try:
         yield
     except EntryTooLarge:
         raise TrustUnreadable(f"{path} is too large") from None
+    except DiskFull as exc:
+        raise StorageFull(str(exc)) from None
     except PrivateFsError as exc:
         raise TrustUnreadable(str(exc)) from None
 
@@ -164,6 +181,10 @@ def update(
         return _update_locked(directory, path, mutate, initial, accept_tampered)
 
 
+def _below(doc: TrustDocument, seal: Seal) -> bool:
+    return doc.epoch < seal.highest_epoch or doc.kill.serial < seal.kill_serial
+
+
 def _update_locked(
     directory: PrivateDir,
     path: Path,
@@ -187,15 +208,16 @@ def _update_locked(
         replacing = NO_RECORD  # readers accept "no record yet" until this write lands
     else:
         raise TrustUnreadable(f"{path} is missing (not paired yet?)")
-    if tamper is not None:
-        if not accept_tampered:
-            raise TrustTampered(tamper)
-        if seal is not None:
-            current = replace(
-                current,
-                epoch=max(current.epoch, seal.highest_epoch),
-                kill=replace(current.kill, serial=max(current.kill.serial, seal.kill_serial)),
-            )
+    if tamper is not None and not accept_tampered:
+        raise TrustTampered(tamper)
+    # A record the person accepts, or a first record over a seal (``seal_first_record``),
+    # carries on above everything the seal ever vouched for.
+    if seal is not None and (tamper is not None or (found is None and _below(current, seal))):
+        current = replace(
+            current,
+            epoch=max(current.epoch, seal.highest_epoch),
+            kill=replace(current.kill, serial=max(current.kill.serial, seal.kill_serial)),
+        )
     new = mutate(current)
     if new is current and found is not None and tamper is None:
         return current  # nothing changed: no write, no new epoch
@@ -245,3 +267,22 @@ def raise_floor(path: Path | str, epoch: int) -> int | None:
         if seal is not None and epoch > seal.highest_epoch:
             keeper.save(found.doc, replace(seal, highest_epoch=epoch))
         return found.doc.epoch
+
+
+def seal_first_record(path: Path | str, key_store: KeyStore, *, reset: bool) -> None:
+    """Before ``pair`` stores a host key for a missing record: seal "the first record is being
+    written" (``ratchet.first_write``) in ``key_store``, under the record's lock, so that a host
+    key with neither record nor seal is never a step of pairing (readers judge it **vanished**).
+    Nothing is written when something exists at ``path``. A seal left behind carries its floors
+    on; an unreadable one is replaced only on ``reset`` (a person re-pairing at a terminal)."""
+    path = Path(path)
+    with _locked(path):
+        if os.path.lexists(path):
+            return
+        try:
+            previous = SealKeeper(path.parent).any_seal()
+        except SealUnreadable:
+            if not reset:
+                raise
+            previous = None
+        key_store.save_seal(first_write(previous).to_bytes())

@@ -268,7 +268,9 @@ def initialise(
     def mutate(doc: TrustDocument) -> TrustDocument:
         if doc is fresh:
             return _with_baseline(fresh, key, DEFAULT_POLICY, now)
-        if not replace_existing:
+        # ``fresh`` raised to a seal's floors (a first record over a vanished one) is re-pairing.
+        over_seal = replace(doc, epoch=fresh.epoch, kill=fresh.kill) == fresh
+        if not replace_existing and not over_seal:
             raise UsageError(f"{path} already exists; re-pairing must replace it explicitly")
         level = _next_kill_serial(doc) - 1
         base = replace(fresh, epoch=doc.epoch, kill=KillState(serial=level))

@@ -4,6 +4,7 @@
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
+import { inputHandlers } from "./input.js";
 import { interactHandlers } from "./interact.js";
 import { navHandlers } from "./nav.js";
 import { pageHandlers } from "./page.js";
@@ -11,11 +12,12 @@ import { readHandlers } from "./read.js";
 import { tabHandlers } from "./tabs.js";
 
 /**
- * What every family gets: support.js's deps with every browser call the families use, and the
- * click grace.
+ * What every family gets: support.js's deps with every browser call the families use, the
+ * click grace, the debugger manager and the open dialogs (handlers/input.js).
  * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
  *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi,
- *   grace?: import("../lib/grace.js").Grace}} ActionDeps
+ *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
+ *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -48,10 +50,12 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_press", interactHandlers],
   ["page_select", interactHandlers],
   ["page_check", interactHandlers],
-  ["page_hover", interactHandlers],
+  ["page_hover", inputHandlers],
   ["page_scroll", interactHandlers],
   ["page_wait_for", interactHandlers],
   ["page_get_state", interactHandlers],
+  ["page_mouse", inputHandlers],
+  ["page_dialog", inputHandlers],
 ]));
 
 /**
@@ -61,10 +65,12 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
  * @returns {Map<string, import("../lib/dispatch.js").Handler>}
  */
 export function createRoutes(deps) {
+  // One map of each tab's latest snapshot for every family that addresses elements by ref.
+  const shared = { ...deps, docTokens: new Map() };
   /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
   const served = new Map();
   for (const family of new Set(PAGE_ACTIONS.values())) {
-    for (const [action, handler] of family(deps)) {
+    for (const [action, handler] of family(shared)) {
       if (PAGE_ACTIONS.get(action) !== family || served.has(action)) {
         throw new Error(`actions: ${family.name} serves ${JSON.stringify(action)}, which PAGE_ACTIONS does not give it`);
       }

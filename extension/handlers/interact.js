@@ -1,5 +1,6 @@
 // handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
-// page_select, page_check, page_hover, page_scroll, page_wait_for, page_get_state. Thin glue:
+// page_select, page_check, page_scroll, page_wait_for, page_get_state, and (elementTools) what
+// they share with handlers/input.js's trusted-input tools. Thin glue:
 // every call checks ownership, runs the origin gate on the tab's CURRENT url, then injects the
 // page code (lib/elements.js PAGE_FILES, extension/page/) and runs its pageOp through
 // callPageOp (the page side refuses to act on another origin). It must never
@@ -32,7 +33,10 @@ const MAX_WAIT_MS = 120_000;
  */
 const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
-/** How long after a click the tab is looked at to tell whether it started navigating. */
+/** The policy's confirm name for a click kind ("submit" or "link"). @param {string} kind */
+export const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
+/** How long after a click dispatched as input (page_mouse: no page-side navigate event to
+ * watch) the tab is looked at to tell whether it started navigating. */
 export const NAV_PROBE_MS = 250;
 
 /**
@@ -87,23 +91,18 @@ export function argWait(w) {
  */
 
 /**
- * Handler entries for the dispatcher.
+ * The shared machinery of the element tools (this family and handlers/input.js): ownership and
+ * the origin gate, running page code, asking the person, the optional waitFor. `deps.docTokens`
+ * is the tab -> latest-snapshot map every family shares (actions.js makes one).
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
- *   now?: () => number, sleep?: (ms: number) => Promise<void>}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens}} deps
  */
-export function interactHandlers(deps) {
-  const { browser, ensureOrigin, confirm, loads } = deps;
+export function elementTools(deps) {
+  const { browser, ensureOrigin, confirm } = deps;
   const grace = deps.grace ?? createGrace();
   const now = deps.now ?? (() => Date.now());
   const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-  /**
-   * tabId -> {session, token} of the tab's latest snapshot, and `floor`: the highest ref number
-   * any document of this tab has handed out, where the next document's numbering starts — so a
-   * ref kept from an earlier document never names an element of a later one.
-   */
-  /** @type {Map<number, {session: string, token: string, floor: number}>} */
-  const docTokens = new Map();
+  const docTokens = deps.docTokens ?? new Map();
 
   /**
    * Ownership, then the origin gate on the tab's current url.
@@ -187,8 +186,85 @@ export function interactHandlers(deps) {
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
-  /** The policy's confirm name for a click kind. @param {string} kind */
-  const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
+
+  /**
+   * After a click: when it started a cross-document navigation, wait for it (`watch` was armed
+   * before the click); a navigation to a site that is not approved answers origin_not_approved.
+   * `nav` is what the page saw during a click it ran (its navigate event, page/actions.js
+   * navigationOf: null = none); a click dispatched as input (page_mouse) has none to give
+   * (undefined), so the tab is looked at NAV_PROBE_MS later instead.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} origin the origin the click was gated on
+   * @param {{promise: Promise<unknown>, cancel: () => void}} watch
+   * @param {string} urlBefore the document's url when it was clicked
+   * @param {Record<string, unknown> | null} [nav]
+   * @returns {Promise<{navigated: boolean, after: any}>}
+   */
+  async function landing(ctx, tabId, origin, watch, urlBefore, nav) {
+    let after;
+    let navigated;
+    let crossDocument;
+    if (nav !== undefined) {
+      // none → done at once; same-document (pushState, #hash) → the url already moved;
+      // cross-document → wait for the tab to finish loading the next document.
+      crossDocument = nav !== null && nav.sameDocument !== true;
+      // A same-document navigation cannot leave the origin; its destination is where it went.
+      const moved = nav !== null && !crossDocument && typeof nav.url === "string" && originOf(nav.url) === origin ? nav.url : urlBefore;
+      after = { url: moved };
+      navigated = nav !== null;
+    } else {
+      await sleep(NAV_PROBE_MS);
+      try {
+        after = await browser.getTab(tabId);
+      } catch {
+        watch.cancel();
+        deps.ownership.release(tabId);
+        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      }
+      // A cross-document navigation shows as status "loading"; a same-document one only as a
+      // new url.
+      crossDocument = after?.status === "loading";
+      navigated = crossDocument || (typeof after?.url === "string" && after.url !== urlBefore);
+    }
+    if (crossDocument) {
+      try {
+        await watch.promise;
+        after = await browser.getTab(tabId);
+      } catch {
+        deps.ownership.release(tabId);
+        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      }
+    } else {
+      watch.cancel();
+    }
+    if (navigated && (crossDocument || nav === undefined)) {
+      const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+      const o = originOf(after?.url);
+      if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
+    }
+    return { navigated, after };
+  }
+
+  return { grace, now, docTokens, open, page, ask, waitAfter, landing };
+}
+
+/**
+ * tabId -> {session, token} of the tab's latest snapshot, and `floor`: the highest ref number
+ * any document of this tab has handed out, where the next document's numbering starts — so a
+ * ref kept from an earlier document never names an element of a later one.
+ * @typedef {Map<number, {session: string, token: string, floor: number}>} DocTokens
+ */
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function interactHandlers(deps) {
+  const { loads } = deps;
+  const { grace, now, docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
@@ -222,35 +298,9 @@ export function interactHandlers(deps) {
       watch.cancel();
       throw err;
     }
-    await sleep(NAV_PROBE_MS);
-    let after;
-    try {
-      after = await browser.getTab(tabId);
-    } catch {
-      watch.cancel();
-      deps.ownership.release(tabId);
-      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    }
-    // A cross-document navigation shows as status "loading" (wait for it to finish); a
-    // same-document one (pushState, #hash) only as a new url.
-    const loading = after?.status === "loading";
-    if (loading) {
-      try {
-        await watch.promise;
-        after = await browser.getTab(tabId);
-      } catch {
-        deps.ownership.release(tabId);
-        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-      }
-    } else {
-      watch.cancel();
-    }
-    const navigated = loading || (typeof after?.url === "string" && after.url !== String(r.url));
-    if (navigated) {
-      const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-      const o = originOf(after?.url);
-      if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
-    }
+    // The page says whether the click started a navigation (its navigate event).
+    const nav = isPlainObject(r.navigation) ? r.navigation : null;
+    const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
     await waitAfter(args, tabId, ctx, "page_click");
     const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
     return { clicked: true, navigated, url };
@@ -319,15 +369,6 @@ export function interactHandlers(deps) {
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
-  async function hover(args, ctx) {
-    const target = argTarget(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_hover");
-    await page(ctx, tabId, "hover", { origin, target, docToken });
-    await waitAfter(args, tabId, ctx, "page_hover");
-    return { hovered: true };
-  }
-
-  /** @type {import("../lib/dispatch.js").Handler} */
   async function scroll(args, ctx) {
     const to = args.to;
     /** @type {Record<string, unknown>} */
@@ -371,7 +412,6 @@ export function interactHandlers(deps) {
     ["page_press", press],
     ["page_select", select],
     ["page_check", check],
-    ["page_hover", hover],
     ["page_scroll", scroll],
     ["page_wait_for", waitFor],
     ["page_get_state", getState],

@@ -6,7 +6,7 @@
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
-import { readPageText } from "../lib/page-text.js";
+import { probePage, readPageText } from "../lib/page-text.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -14,6 +14,10 @@ import { argInt, argTabId, argUrl, ownedTab, settledTab, step } from "./support.
 
 /** Largest page_text slice a caller may ask for (bigger replies are chunked on hop 3). */
 export const MAX_TEXT_CHARS = 5_000_000;
+/** How long a page_text read serves the continuing slices (offset > 0) of the same document. */
+export const TEXT_READ_TTL_MS = 60_000;
+/** How many tabs' reads are kept at once (each up to the page's whole text, masked). */
+const TEXT_READS_KEPT = 2;
 
 /**
  * Handler entries for the dispatcher.
@@ -54,6 +58,49 @@ export function pageHandlers(deps) {
     return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
   }
 
+  /**
+   * One read of a page's text serves all its slices: tabId -> the masked text of the last read,
+   * for the session and document it came from. Offset 0 always reads afresh; a later offset is
+   * sliced from the kept read while the tab still shows that document (a cheap probe, its
+   * documentId) and the read is younger than TEXT_READ_TTL_MS — so the slices of one long text
+   * fit together, and a 10 MB page is read and masked once, not once per slice.
+   * @type {Map<number, {session: string, documentId: string, href: string, text: string, at: number}>}
+   */
+  const reads = new Map();
+  const now = deps.now ?? (() => Date.now());
+
+  /**
+   * @param {number} tabId
+   * @param {import("./support.js").Ctx} ctx
+   * @param {() => unknown} func
+   * @param {string} what
+   */
+  async function inject(tabId, ctx, func, what) {
+    try {
+      const results = await step(ctx, what, browser.executeScript(tabId, func));
+      const first = Array.isArray(results) ? results[0] : undefined;
+      return { result: first?.result, documentId: typeof first?.documentId === "string" ? first.documentId : "" };
+    } catch (err) {
+      if (err instanceof BridgeError) throw err; // the step's timeout
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
+    }
+  }
+
+  /**
+   * The kept read for a continuing slice, or null when the page must be read again.
+   * @param {number} tabId
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} offset
+   */
+  async function keptRead(tabId, ctx, offset) {
+    const kept = reads.get(tabId);
+    if (offset === 0 || kept === undefined || kept.session !== ctx.session || now() - kept.at > TEXT_READ_TTL_MS) return null;
+    const probe = await inject(tabId, ctx, probePage, "look at the page");
+    if (probe.documentId === "" || probe.documentId !== kept.documentId) return null;
+    if (!isPlainObject(probe.result) || probe.result.href !== kept.href) return null;
+    return kept;
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageText(args, ctx) {
     const tabId = argTabId(args);
@@ -61,23 +108,27 @@ export function pageHandlers(deps) {
     const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, "page_text");
-    let read;
-    try {
-      const results = await step(ctx, "read the page's text", browser.executeScript(tabId, readPageText));
-      read = Array.isArray(results) ? results[0]?.result : undefined;
-    } catch (err) {
-      if (err instanceof BridgeError) throw err; // the step's timeout
-      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
-    }
-    if (!isPlainObject(read) || typeof read.text !== "string") {
-      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
+    let read = await keptRead(tabId, ctx, offset);
+    if (read === null) {
+      reads.delete(tabId);
+      const fresh = await inject(tabId, ctx, readPageText, "read the page's text");
+      const got = fresh.result;
+      if (!isPlainObject(got) || typeof got.text !== "string") {
+        throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
+      }
+      read = { session: ctx.session, documentId: fresh.documentId, href: String(got.href), text: maskCards(got.text), at: now() };
     }
     // The page may have navigated between the gate and the read: refuse text from elsewhere.
     if (originOf(read.href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
-    const slice = truncate(maskCards(read.text), offset, maxChars);
+    const slice = truncate(read.text, offset, maxChars);
+    reads.delete(tabId);
+    if (slice.nextOffset !== null && read.documentId !== "") {
+      reads.set(tabId, read); // more slices to come; the last one served forgets the read
+      while (reads.size > TEXT_READS_KEPT) reads.delete(reads.keys().next().value ?? tabId);
+    }
     return {
       ...slice,
-      url: String(read.href),
+      url: read.href,
       title: typeof tab?.title === "string" ? tab.title : "",
     };
   }

@@ -15,7 +15,7 @@ import { CODE } from "../lib/error-codes.js";
  * @property {(opts: {url: string, focused: boolean, type: "normal"}) => Promise<any>} createWindow
  * @property {(tabId: number, props: {url: string}) => Promise<any>} updateTab
  * @property {(tabId: number) => Promise<void>} removeTab
- * @property {(tabId: number, func: () => unknown) => Promise<Array<{result?: unknown}>>} executeScript
+ * @property {(tabId: number, func: () => unknown) => Promise<Array<{result?: unknown, documentId?: string}>>} executeScript
  */
 
 /**
@@ -25,6 +25,9 @@ import { CODE } from "../lib/error-codes.js";
  * @property {import("../lib/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
  * @property {import("../lib/confirm-window.js").Confirm} confirm
+ * @property {<T>(action: string, tabId: number, ctx: Ctx, fn: () => Promise<T>) => Promise<T>} [guardTab]
+ *   runs `fn` (tab_open's wait for its new tab) through the tab guard (lib/debugger.js)
+ * @property {() => number} [now] the clock (ms since the epoch) where a handler keeps time
  * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
  *   discard protection (background.js always gives it)
  */

@@ -69,7 +69,10 @@ export function tabHandlers(deps) {
     if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
     await lifecycle?.claimed(tabId);
     const watch = loads.watch(tabId);
-    const loaded = await settledTab(deps, tabId, watch, { newTab: true });
+    const settle = () => settledTab(deps, tabId, watch, { newTab: true });
+    // Through the tab guard (lib/debugger.js): the debugger goes on now, and a dialog the page
+    // opens while it loads ends the call with dialog_open instead of holding it.
+    const loaded = await (deps.guardTab !== undefined ? deps.guardTab("tab_open", tabId, ctx, settle) : settle());
     return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
   }
 

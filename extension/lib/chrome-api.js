@@ -160,15 +160,22 @@ const FULL_PAGE_MAX = 16384;
 
 /**
  * A PNG of the tab's page, base64 without a data: prefix: the viewport, or with `fullPage` the
- * whole page beyond it (then with its CSS size). Attaches the debugger (Chrome shows its banner)
- * only for this one capture and always detaches.
+ * whole page beyond it (then with its CSS size). Uses the tab's debugger attachment, or attaches
+ * one (Chrome shows its banner) for this one capture and detaches it.
  * @param {number} tabId
  * @param {{fullPage: boolean}} opts
  * @returns {Promise<{data: string, width?: number, height?: number}>}
  */
 export async function capturePage(tabId, { fullPage }) {
   const target = { tabId };
-  await chrome.debugger.attach(target, "1.3");
+  // An owned tab usually has lib/debugger.js's attachment already: use it and leave it.
+  let own = true;
+  try {
+    await chrome.debugger.attach(target, "1.3");
+  } catch (err) {
+    if (!/already attached/i.test(String(/** @type {any} */ (err)?.message))) throw err;
+    own = false;
+  }
   try {
     if (!fullPage) {
       const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", { format: "png" }));
@@ -183,8 +190,38 @@ export async function capturePage(tabId, { fullPage }) {
     }));
     return { data: shot.data, width, height };
   } finally {
-    await chrome.debugger.detach(target).catch(() => {});
+    if (own) await chrome.debugger.detach(target).catch(() => {});
   }
+}
+
+// --- the debugger on owned tabs (lib/debugger.js; background.js registers onEvent/onDetach).
+
+/**
+ * @param {number} tabId
+ * @param {string} version
+ * @returns {Promise<void>}
+ */
+export function debuggerAttach(tabId, version) {
+  return chrome.debugger.attach({ tabId }, version);
+}
+
+/**
+ * @param {number} tabId
+ * @returns {Promise<void>}
+ */
+export function debuggerDetach(tabId) {
+  return chrome.debugger.detach({ tabId });
+}
+
+/**
+ * One CDP command on the tab's attachment.
+ * @param {number} tabId
+ * @param {string} method
+ * @param {Record<string, unknown>} [params]
+ * @returns {Promise<unknown>}
+ */
+export function debuggerSend(tabId, method, params) {
+  return chrome.debugger.sendCommand({ tabId }, method, params);
 }
 
 /**
@@ -258,4 +295,33 @@ export async function sessionStorageGet(key) {
  */
 export function sessionStorageSet(key, value) {
   return chrome.storage.session.set({ [key]: value });
+}
+
+/**
+ * One alarm by name ("alarms": the worker's wake alarm only, lib/wake.js).
+ * @param {string} name
+ * @returns {Promise<import("./wake.js").AlarmLike | undefined>}
+ */
+export function getAlarm(name) {
+  return chrome.alarms.get(name);
+}
+
+/**
+ * Create (or replace, same name) an alarm.
+ * @param {string} name
+ * @param {{periodInMinutes: number, delayInMinutes: number}} info
+ * @returns {Promise<void>}
+ */
+export function createAlarm(name, info) {
+  return chrome.alarms.create(name, info);
+}
+
+/**
+ * How this extension was installed ("development" when loaded unpacked); null if unknown.
+ * management.getSelf needs no permission.
+ * @returns {Promise<string | null>}
+ */
+export async function installType() {
+  const self = await chrome.management.getSelf();
+  return typeof self?.installType === "string" ? self.installType : null;
 }

@@ -42,7 +42,11 @@ export const ERROR_TABLE = frozenTable([
   ["unsafe_audit_log", 32, "Remove or fix it (a regular file owned by you, mode 0600, not a symlink) and retry."],
   ["confirm_timeout", 33, "Nobody answered the confirmation in the browser in time; ask the person to watch for tabwarden's window, then try again."],
   ["trust_rolled_back", 34, "The trust record is older than one this browser has seen (rolled back); run `tabwarden unkill` at a terminal to confirm the record as it is, or `tabwarden pair --reset` and pair this browser again."],
-  ["tab_limit", 35, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
+  ["storage_full", 35, "The disk holding tabwarden's files is full (or over quota); free some space and try again. The trust record and key store were left as they were."],
+  ["dialog_open", 36, "A JavaScript dialog (alert, confirm, prompt or leave-page) is open on that tab and blocks it; answer it with page_dialog (accept or dismiss), then check the page and retry."],
+  ["debugger_detached", 37, "Chrome's debugger left that tab (the person closed the bar saying the browser is being debugged, or another debugger holds the tab); call again to re-attach it, and ask the person first if they closed the bar."],
+  ["extension_away", 38, "The browser's extension is reconnecting by itself (its service worker was stopped or its host restarted); retry after the wait the message names. `bridge_status` says when it was last seen."],
+  ["tab_limit", 39, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -12,3 +12,12 @@ export function readPageText() {
   const body = document.body;
   return { text: body ? String(body.innerText) : "", href: String(location.href) };
 }
+
+/**
+ * Runs in the page. Which document the tab shows now, without reading it: the continuing slices
+ * of a page_text read are served from that read while this says it is the same document.
+ * @returns {{href: string}}
+ */
+export function probePage() {
+  return { href: String(location.href) };
+}

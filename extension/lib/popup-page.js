@@ -28,7 +28,28 @@ export function stateText(s) {
     : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
   const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
   const back = s.rolledBack ? " · TRUST RECORD ROLLED BACK: every request refused" : "";
-  return `${phase} · ${gate} · ${kill}${back}`;
+  return `${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
+}
+
+/** @param {unknown} ms */
+const clock = (ms) => (typeof ms === "number" && Number.isFinite(ms) ? new Date(ms).toLocaleTimeString() : null);
+
+/**
+ * Connected since / reconnecting in N s / last disconnect and its reason (lib/session.js).
+ * @param {any} s a popup_status answer
+ */
+export function seenText(s) {
+  const parts = [];
+  const since = clock(s.connectedSince);
+  if (s.phase === "ready" && since !== null) parts.push(`since ${since}`);
+  if (s.phase !== "ready" && typeof s.reconnectInMs === "number") parts.push(`next try in ${Math.ceil(s.reconnectInMs / 1000)} s`);
+  const at = clock(s.lastDisconnectAt);
+  if (typeof s.lastDisconnectReason === "string") {
+    parts.push(`last disconnect${at === null ? "" : ` ${at}`}: ${s.lastDisconnectReason.slice(0, 120)}`);
+  }
+  const started = clock(s.workerStartedAt);
+  if (started !== null) parts.push(`worker started ${started}`);
+  return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
 }
 
 /**

@@ -17,17 +17,30 @@ const TYPES = new Set(["popup_status", "popup_kill"]);
 
 /**
  * @param {{hostCall: (action: string, args: object) => Promise<any>,
- *   sessionSnapshot: () => {phase: string, browser?: string | null},
+ *   sessionSnapshot: () => {phase: string, browser?: string | null, connectedSince?: number | null,
+ *     lastDisconnectAt?: number | null, lastDisconnectReason?: string | null,
+ *     reconnectInMs?: number | null},
  *   gateSnapshot: () => {state: string},
  *   rolledBack?: () => {epoch: number, seen: number} | null,
- *   recent: () => Promise<unknown[]>}} deps
+ *   recent: () => Promise<unknown[]>, workerStartedAt?: number | null}} deps workerStartedAt: when
+ *   this service worker started (wall-clock ms): a worker Chrome stopped and the wake alarm
+ *   restarted (lib/wake.js) shows a recent start and no disconnect of its own
  */
-export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent }) {
+export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent, workerStartedAt = null }) {
   /** @param {unknown} err */
   const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
   async function status() {
-    const { phase, browser = null } = sessionSnapshot();
+    const snap = sessionSnapshot();
+    const { phase, browser = null } = snap;
+    // How the connection was last seen (lib/session.js), shown beside the phase.
+    const seen = {
+      connectedSince: snap.connectedSince ?? null,
+      lastDisconnectAt: snap.lastDisconnectAt ?? null,
+      lastDisconnectReason: snap.lastDisconnectReason ?? null,
+      reconnectInMs: snap.reconnectInMs ?? null,
+      workerStartedAt,
+    };
     const { state: gate } = gateSnapshot();
     /** @type {boolean | null} */
     let killed = null;
@@ -48,7 +61,7 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, roll
     }
     const back = rolledBack();
     return {
-      ok: true, phase, browser, gate, killed,
+      ok: true, phase, browser, gate, killed, ...seen,
       rolledBack: back === null ? null : { epoch: back.epoch, seen: back.seen },
       recent: Array.isArray(calls) ? calls : [],
     };

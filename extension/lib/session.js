@@ -42,6 +42,9 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {string | null} browser host's browser label
  * @property {number} inFlight requests being handled on the current connection
  * @property {number | null} reconnectInMs delay of the scheduled reconnect, if any
+ * @property {number | null} connectedSince wall-clock ms when the current connection became ready
+ * @property {number | null} lastDisconnectAt wall-clock ms of this worker's last disconnect
+ * @property {string | null} lastDisconnectReason why (runtime.lastError's text, or ours)
  */
 
 /**
@@ -75,12 +78,16 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {() => void} [onClosed] the current connection ended (dropped or stopped)
  * @property {(action: string, reply: import("./dispatch.js").Reply) => void} [onAnswered] a
  *   request with a valid action was answered with `reply` (lib/recent-calls.js; never args)
+ * @property {() => number} [wallNow] wall-clock ms for the status fields (default: no times)
  */
 
 /**
  * @typedef {object} Session
  * @property {() => void} start connect unless connected or a reconnect is already scheduled
  * @property {() => void} stop disconnect, cancel any reconnect, stay down until start()
+ * @property {() => void} wake the wake alarm fired (lib/wake.js): connect now unless connected
+ *   or stopped; a reconnect waiting out its backoff is brought forward, so "expected back within
+ *   one alarm period" holds however far the backoff had grown
  * @property {() => SessionSnapshot} snapshot
  * @property {(origin: string) => Promise<unknown>} requestGrant ask the host to record an
  *   approved origin; resolves on grant_result ok, rejects with a BridgeError otherwise
@@ -111,6 +118,16 @@ export function createSession(options) {
   const helloFields = options.helloFields ?? null;
   const onClosedHook = options.onClosed ?? (() => {});
   const onAnsweredHook = options.onAnswered ?? (() => {});
+  const wallNow = options.wallNow ?? null;
+  /** @type {number | null} */
+  let connectedSince = null;
+  /** @type {{at: number | null, reason: string} | null} */
+  let lastDisconnect = null;
+  /** @param {string} reason */
+  const noteDisconnect = (reason) => {
+    connectedSince = null;
+    lastDisconnect = { at: wallNow === null ? null : wallNow(), reason: reason.slice(0, 200) };
+  };
 
   /**
    * Everything about one connection lives here and is dropped with it.
@@ -202,6 +219,7 @@ export function createSession(options) {
       // already gone
     }
     hook(onClosedHook);
+    noteDisconnect(reason);
     const delay = backoff.afterConnection(now() - c.openedAt);
     log.warn(`tabwarden: native host disconnected: ${reason}; reconnecting in ${delay} ms`);
     scheduleReconnect(delay);
@@ -267,6 +285,7 @@ export function createSession(options) {
     c.browser = typeof msg.browser === "string" ? msg.browser : null;
     if (msg.protocol === PROTOCOL_VERSION) {
       c.phase = "ready";
+      connectedSince = wallNow === null ? null : wallNow();
       hook(() => onWelcomeHook({ epoch: msg.epoch }));
     } else {
       c.phase = "mismatch";
@@ -381,6 +400,12 @@ export function createSession(options) {
       open();
     },
 
+    wake() {
+      if (stopped || conn !== null) return;
+      cancelReconnect();
+      open();
+    },
+
     stop() {
       stopped = true;
       cancelReconnect();
@@ -395,6 +420,7 @@ export function createSession(options) {
           // already gone
         }
         hook(onClosedHook);
+        noteDisconnect("stopped");
       }
     },
 
@@ -411,6 +437,9 @@ export function createSession(options) {
         browser: conn?.browser ?? null,
         inFlight: conn?.inFlight ?? 0,
         reconnectInMs,
+        connectedSince: conn?.phase === "ready" ? connectedSince : null,
+        lastDisconnectAt: lastDisconnect?.at ?? null,
+        lastDisconnectReason: lastDisconnect?.reason ?? null,
       };
     },
 

@@ -1,6 +1,6 @@
 // page/actions.js — the element operations in the page: describe, click, fill, press, select,
-// check, hover, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
-// the page-wide waitFor and scroll. Runs in the page's isolated world after page/redact.js,
+// check, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
+// the page-wide waitFor, scroll and pointAt (where trusted input lands). Runs in the page's isolated world after page/redact.js,
 // page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
 // password field (the resolved element or the one that has focus) unless `a.allowPassword` is
 // true, never return a password's value or text, never pass a card-like number through a value
@@ -19,6 +19,12 @@ var tabwardenActions = (() => {
   /** Longest waitFor, and how often it looks. */
   const MAX_WAIT_MS = 120_000;
   const POLL_MS = 100;
+  /**
+   * How long a click that submitted a form waits for the navigate event of the navigation the
+   * submission planned (Chrome starts it in a later task). Normally one task; the bound only
+   * matters when the submission goes nowhere.
+   */
+  const SUBMIT_NAVIGATE_MS = 1000;
 
   /** @param {string} type @param {any} init */
   function event(type, init) {
@@ -74,10 +80,68 @@ var tabwardenActions = (() => {
   }
   const scrolled = () => ({ scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) });
 
+  /** A form submission that navigates this document: not method=dialog, not aimed at another window. @param {any} e */
+  function submitsHere(e) {
+    const form = e.target;
+    const target = e.submitter?.getAttribute?.("formtarget") ?? form?.getAttribute?.("target") ?? "";
+    return String(form?.method ?? "").toLowerCase() !== "dialog" && ["", "_self", "_top", "_parent"].includes(String(target).toLowerCase());
+  }
+
+  /**
+   * Run `act` and say whether it started a navigation of this document, from the Navigation
+   * API's navigate event (neither cancelled nor a download): {sameDocument, url}, or null. A
+   * form submission fires its navigate event in a later task, so after a submit event nobody
+   * cancelled this waits for it (at most SUBMIT_NAVIGATE_MS); otherwise it returns at once.
+   * @param {() => void} act
+   * @returns {Promise<{sameDocument: boolean, url: string} | null>}
+   */
+  async function navigationOf(act) {
+    const nav = /** @type {any} */ (globalThis).navigation;
+    /** @type {any} */
+    let seen = null;
+    /** @type {any} */
+    let submitted = null;
+    let wake = () => {};
+    /** @param {any} e */
+    const onNavigate = (e) => {
+      if (seen === null) seen = e;
+      wake();
+    };
+    /** @param {any} e */
+    const onSubmit = (e) => {
+      submitted = e;
+    };
+    nav?.addEventListener?.("navigate", onNavigate);
+    globalThis.addEventListener?.("submit", onSubmit, true);
+    try {
+      act();
+      if (seen === null && submitted !== null && !submitted.defaultPrevented && submitsHere(submitted)) {
+        /** @type {ReturnType<typeof setTimeout> | undefined} */
+        let timer;
+        await new Promise((resolve) => {
+          wake = () => resolve(undefined);
+          timer = setTimeout(wake, SUBMIT_NAVIGATE_MS);
+        });
+        clearTimeout(timer);
+        // The event's other listeners (the page's) run after ours and may still cancel it.
+        if (seen !== null) await new Promise((resolve) => {
+          const ch = new MessageChannel();
+          ch.port1.onmessage = () => resolve(undefined);
+          ch.port2.postMessage(null);
+        });
+      }
+    } finally {
+      nav?.removeEventListener?.("navigate", onNavigate);
+      globalThis.removeEventListener?.("submit", onSubmit, true);
+    }
+    if (seen === null || seen.defaultPrevented || (seen.downloadRequest !== null && seen.downloadRequest !== undefined)) return null;
+    return { sameDocument: seen.destination?.sameDocument === true, url: String(seen.destination?.url ?? "") };
+  }
+
   /**
    * An element operation: `el` is the resolved element (or, for describe/press without a target,
    * the focused one), `a` the call's arguments.
-   * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown>} ElementOp
+   * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown> | Promise<Record<string, unknown>>} ElementOp
    */
 
   /** @type {ElementOp} */
@@ -85,8 +149,13 @@ var tabwardenActions = (() => {
     kind: a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain", desc: describe(el), password: isPassword(el),
   });
 
-  /** @type {ElementOp} */
-  function click(el, a) {
+  /**
+   * An ElementOp that settles once it knows whether the click navigated.
+   * @param {any} el
+   * @param {Record<string, any>} a
+   * @returns {Promise<Record<string, unknown>>}
+   */
+  async function click(el, a) {
     usable(el);
     const kind = classify(el);
     if (kind !== "plain" && kind !== a.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
@@ -96,8 +165,8 @@ var tabwardenActions = (() => {
       el.dispatchEvent(event(type, { bubbles: true, cancelable: true, composed: true, button: 0, ...at }));
     }
     if (typeof el.focus === "function") el.focus();
-    el.click();
-    return { clicked: true, url: String(location.href) };
+    const navigation = await navigationOf(() => el.click());
+    return { clicked: true, url: String(location.href), navigation };
   }
 
   /** @type {ElementOp} */
@@ -170,16 +239,6 @@ var tabwardenActions = (() => {
   }
 
   /** @type {ElementOp} */
-  function hover(el) {
-    scrollIn(el);
-    const at = center(el);
-    /** @type {Array<[string, boolean]>} */
-    const sequence = [["pointerover", true], ["pointerenter", false], ["mouseover", true], ["mouseenter", false], ["pointermove", true], ["mousemove", true]];
-    for (const [type, bubbles] of sequence) el.dispatchEvent(event(type, { bubbles, composed: true, ...at }));
-    return { hovered: true };
-  }
-
-  /** @type {ElementOp} */
   function scrollTo(el) {
     scrollIn(el);
     return scrolled();
@@ -204,7 +263,7 @@ var tabwardenActions = (() => {
   /** @type {ReadonlyMap<string, ElementOp>} */
   const ELEMENT_OPS = new Map([
     ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
-    ["check", check], ["hover", hover], ["scroll", scrollTo], ["getState", getState],
+    ["check", check], ["scroll", scrollTo], ["getState", getState],
   ]);
 
   /**
@@ -234,7 +293,83 @@ var tabwardenActions = (() => {
     return scrolled();
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage });
+  /** The innermost element at viewport point (x, y), through open shadow roots. @param {number} x @param {number} y */
+  function hitAt(x, y) {
+    /** @type {any} */
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+  /** `outer` is `el` or holds it, across shadow roots. @param {any} outer @param {any} el */
+  function holds(outer, el) {
+    for (let n = el; n; n = n.parentNode || n.host) if (n === outer) return true;
+    return false;
+  }
+  /** The part of `el`'s box inside the viewport, or null. @param {any} el */
+  function shownBox(el) {
+    const r = el.getBoundingClientRect();
+    const left = Math.max(0, r.left);
+    const top = Math.max(0, r.top);
+    const right = Math.min(innerWidth, r.right);
+    const bottom = Math.min(innerHeight, r.bottom);
+    return right - left >= 1 && bottom - top >= 1 ? { left, top, right, bottom } : null;
+  }
+
+  /**
+   * Where trusted input (CDP Input, handlers/input.js) should land: the centre of the target's
+   * box clipped to the viewport (scrolled into view first when none of it shows), or the viewport
+   * point a.x, a.y; what is really there (elementFromPoint), whether that is another element
+   * (`covered`), and what a click there would do. With `a.refFloor` the hit element gets a ref of
+   * this document (the document's ref store is made if it has none).
+   * @param {Record<string, any>} a
+   */
+  function pointAt(a) {
+    /** @type {any} */
+    let el = null;
+    let x;
+    let y;
+    if (a.target) {
+      el = globalThis.tabwardenLocate.resolve(a.target, a.docToken);
+      let box = shownBox(el);
+      if (box === null) {
+        scrollIn(el);
+        box = shownBox(el);
+      }
+      if (box === null) throw new PageError("element_not_found", `${describe(el)} has no visible area in the viewport`);
+      x = (box.left + box.right) / 2;
+      y = (box.top + box.bottom) / 2;
+    } else {
+      x = Number(a.x);
+      y = Number(a.y);
+      if (!(x >= 0 && y >= 0 && x < innerWidth && y < innerHeight)) {
+        throw new PageError("bad_request", `x, y must lie inside the viewport (${innerWidth} x ${innerHeight} CSS pixels)`);
+      }
+    }
+    const hit = hitAt(x, y);
+    if (!hit) throw new PageError("element_not_found", "nothing is at that point of the viewport");
+    const target = el ?? hit;
+    const covered = el !== null && !holds(el, hit);
+    /** @type {Record<string, unknown>} */
+    const out = {
+      x: Math.round(x * 100) / 100, y: Math.round(y * 100) / 100, covered,
+      desc: describe(target), hitTarget: describe(hit), kind: classify(covered ? hit : target),
+      hitKind: classify(hit), url: String(location.href),
+    };
+    if (Number.isSafeInteger(a.refFloor)) {
+      const { documentRefs, refFor } = globalThis.tabwardenLocate;
+      const store = documentRefs(a.refFloor);
+      const ref = refFor(store, hit);
+      if (ref !== undefined) out.hitRef = ref;
+      Object.assign(out, { docToken: store.doc, lastRef: store.next });
+    }
+    return out;
+  }
+
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, pointAt });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -88,6 +88,20 @@ REFS = b"""<!doctype html><html><head><title>refs</title></head><body>
 </body></html>"""
 
 
+#: Plain buttons (no confirmation) whose clicks navigate at once, late, within the document, or
+#: not at all (the click-settle test).
+SETTLE = b"""<!doctype html><html><head><title>settle</title></head><body>
+<p id="out">idle</p>
+<button type="button" id="stay" onclick="document.getElementById('out').textContent='stayed'">\
+Stay</button>
+<button type="button" id="now" onclick="location.href='/page2'">Now</button>
+<button type="button" id="late" onclick="setTimeout(() => { location.href='/page2'; }, 300)">\
+Late</button>
+<button type="button" id="push" onclick="history.pushState({}, '', '/pushed')">Push</button>
+<a id="hash" href="#part">Part</a>
+</body></html>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -105,6 +119,8 @@ class _Site(http.server.BaseHTTPRequestHandler):
             )
         elif path == "/refs":
             body = REFS
+        elif path in ("/settle", "/pushed"):
+            body = SETTLE
         elif path == "/dialog":
             body = (
                 b"<!doctype html><title>dialog</title><p id=state>ready</p>"
@@ -113,6 +129,12 @@ class _Site(http.server.BaseHTTPRequestHandler):
             )
         elif path == "/done":
             body = b"<!doctype html><title>done</title><p>submitted</p>"
+        elif path == "/growing":
+            body = (
+                b"<!doctype html><title>growing</title><p>" + b"word " * 4000 + b"</p>"
+                b"<p id=log></p><script>let n = 0; setInterval(() => "
+                b"{ document.getElementById('log').textContent += ' tick' + (++n); }, 20);</script>"
+            )
         elif path == "/page2":
             body = (
                 b"<!doctype html><title>page2</title><p>second page</p>"

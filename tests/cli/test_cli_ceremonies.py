@@ -16,14 +16,13 @@ import hashlib
 import json
 import os
 import re
-import select
 import shutil
 import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import psutil
 import pytest
@@ -32,27 +31,14 @@ from tabwarden import ceremony
 from tabwarden.commands import reenrol_phrase
 from tests.fakes import FakeBrowser
 from tests.fixtures import change_detail, refused
+from tests.pty_cli import PROMPT, Pty, Stream, spawn_cli
 from tests.trust import hand_edit
 from tests.trust.softauthn import SoftAuthenticator
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
 
-PROMPT = b"phrase (1/3)> "
 PROMPT_MARKERS = (b"type exactly", b"phrase (")
 CODE_RE = re.compile(rb"\b(\d{4}-\d{4})\b")
-
-# Optionally make fd 0 the controlling terminal (argv[1] == "ctty"), then exec the real CLI.
-_WRAPPER = (
-    "import fcntl, os, sys, termios\n"
-    "if sys.argv[1] == 'ctty':\n"
-    "    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
-    "os.execv(sys.executable, [sys.executable, '-m', 'tabwarden', *sys.argv[2:]])\n"
-)
-
-
-#: A child's standard stream: "pty" (the slave), a raw fd, or a file object.
-Stream = int | IO[Any] | Literal["pty"]
-
 
 # --------------------------------------------------------------------------- environment
 
@@ -118,24 +104,7 @@ class World:
         self, *args: str, ctty: bool = True, stdin: Stream = "pty", stdout: Stream = "pty"
     ) -> Pty:
         """The CLI in a new session on a pty; ``ctty`` makes the pty its controlling terminal."""
-        master, slave = os.openpty()
-
-        def pick(spec: Stream) -> int | IO[Any]:
-            return slave if spec == "pty" else spec
-
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _WRAPPER, "ctty" if ctty else "none", *args],
-                env=self.env,
-                stdin=pick(stdin),
-                stdout=pick(stdout),
-                stderr=slave,
-                start_new_session=True,
-                close_fds=True,
-            )
-        finally:
-            os.close(slave)
-        return Pty(proc, master)
+        return spawn_cli(self.env, *args, ctty=ctty, stdin=stdin, stdout=stdout)
 
     def snapshot(self) -> dict[str, bytes]:
         """Every file under the config dir with its bytes."""
@@ -155,51 +124,6 @@ class World:
         status, out = child.finish()
         assert status == 0, out
         return out
-
-
-class Pty:
-    def __init__(self, proc: subprocess.Popen[bytes], master: int) -> None:
-        self.proc = proc
-        self.master: int | None = master
-        self.output = b""
-
-    def _pump(self, timeout: float) -> None:
-        assert self.master is not None
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return
-        try:
-            chunk = os.read(self.master, 4096)
-        except OSError:  # EIO: every slave fd is closed
-            chunk = b""
-        if chunk:
-            self.output += chunk
-        else:
-            os.close(self.master)
-            self.master = None
-
-    def expect(self, text: bytes, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.output:
-            if self.master is None or time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared; got {self.output!r}")
-            self._pump(0.1)
-
-    def send(self, text: str) -> None:
-        assert self.master is not None
-        os.write(self.master, text.encode())
-
-    def finish(self, timeout: float = 60.0) -> tuple[int, bytes]:
-        deadline = time.monotonic() + timeout
-        while self.master is not None and time.monotonic() < deadline:
-            self._pump(0.1)
-            if self.proc.poll() is not None and self.master is not None:
-                self._pump(0.05)  # drain what is left, then EIO closes it
-        status = self.proc.wait(max(1.0, deadline - time.monotonic()))
-        if self.master is not None:
-            os.close(self.master)
-            self.master = None
-        return status, self.output
 
 
 @pytest.fixture

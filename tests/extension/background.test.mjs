@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [] };
 const queries = [];
 const warnings = [];
 
@@ -54,6 +54,22 @@ globalThis.chrome = {
   windows: {
     onRemoved: { addListener: (f) => listeners.windowRemoved.push(f) },
   },
+  debugger: {
+    onEvent: { addListener: (f) => listeners.debuggerEvent.push(f) },
+    onDetach: { addListener: (f) => listeners.debuggerDetach.push(f) },
+  },
+  // The wake alarm (lib/wake.js): one per name, create replaces, as Chrome keeps them.
+  alarms: {
+    items: new Map(),
+    creates: 0,
+    get: async (name) => globalThis.chrome.alarms.items.get(name),
+    create: async (name, info) => {
+      globalThis.chrome.alarms.creates += 1;
+      globalThis.chrome.alarms.items.set(name, { name, ...info });
+    },
+    onAlarm: { addListener: (f) => listeners.alarm.push(f) },
+  },
+  management: { getSelf: async () => ({ installType: "development" }) },
   tabs: {
     onUpdated: { addListener: (f) => listeners.tabUpdated.push(f) },
     onRemoved: { addListener: (f) => listeners.tabRemoved.push(f) },
@@ -85,12 +101,23 @@ test("connects to dev.tabwarden.host at top level and says hello (nothing pinned
   assert.equal(ports.length, 1);
   assert.equal(ports[0].name, "dev.tabwarden.host");
   await waitFor(() => ports[0].sent.length > 0); // hello waits for the stored records
-  assert.deepEqual(ports[0].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null }]);
+  // expectedBackMs: one unpacked wake period (5 s) plus slack, for the host's last-seen record.
+  assert.deepEqual(ports[0].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null, expectedBackMs: 10_000 }]);
   assert.equal(listeners.installed.length, 1);
   assert.equal(listeners.startup.length, 1);
   listeners.startup[0]();
   listeners.installed[0]({ reason: "install" });
   assert.equal(ports.length, 1, "runtime listeners only ensure the connection");
+  // The wake alarm: created once at worker start, kept by every later wake source.
+  await waitFor(() => globalThis.chrome.alarms.items.size === 1);
+  await flush();
+  assert.deepEqual([...globalThis.chrome.alarms.items.keys()], ["tabwarden-wake"]);
+  assert.equal(globalThis.chrome.alarms.items.get("tabwarden-wake").periodInMinutes, 5 / 60);
+  assert.equal(globalThis.chrome.alarms.creates, 1);
+  assert.equal(listeners.alarm.length, 1);
+  listeners.alarm[0]({ name: "tabwarden-wake" });
+  listeners.alarm[0]({ name: "someone-else" });
+  assert.equal(ports.length, 1, "an alarm while connected opens no second port");
 });
 
 test("serves tab_list through chrome.tabs.query({}), showing only the session's own tabs", async () => {
@@ -179,7 +206,7 @@ test("a dropped port logs runtime.lastError via console.warn and reconnects", as
   ports[0].drop("Native host has exited.");
   assert.ok(warnings.some((w) => w.includes("Native host has exited.")), warnings.join("\n"));
   await waitFor(() => ports.length === 2 && ports[1].sent.length > 0);
-  assert.deepEqual(ports[1].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null }]);
+  assert.deepEqual(ports[1].sent, [{ type: "hello", protocol: 1, extensionVersion: "0.1.0", epochSeen: null, expectedBackMs: 10_000 }]);
   session.stop();
   console.warn = realWarn;
 });

@@ -219,12 +219,26 @@ test("describe classifies clicks: submit, link, plain", async () => {
 
 test("click: runs the activation and refuses when the kind changed after confirmation", async () => {
   const doc = loginPage();
-  assert.deepEqual(await op(doc, "click", { target: { selector: "#go" }, expectKind: "submit" }), { clicked: true, url: URL_A });
+  assert.deepEqual(await op(doc, "click", { target: { selector: "#go" }, expectKind: "submit" }),
+    { clicked: true, url: URL_A, navigation: { sameDocument: false, url: URL_A } });
   assert.deepEqual(doc.log.filter((l) => l[0] === "submit"), [["submit", "f"]]);
   assert.deepEqual(doc.getElementById("go").events.slice(0, 5), ["pointerdown", "mousedown", "pointerup", "mouseup", "click"]);
   const r = await op(doc, "click", { target: { selector: "#away" }, expectKind: "plain" });
   assert.equal(r.error.code, "policy_denied");
   assert.ok(!doc.log.some((l) => l[0] === "navigate"));
+});
+
+test("click: says which navigation it started from the navigate event: none, same-document, cross-document, cancelled", async () => {
+  const doc = loginPage();
+  const nav = (r) => r.navigation;
+  assert.equal(nav(await op(doc, "click", { target: { selector: "#plain" }, expectKind: "plain" })), null);
+  assert.equal(nav(await op(doc, "click", { target: { selector: "#js" }, expectKind: "plain" })), null);
+  assert.deepEqual(nav(await op(doc, "click", { target: { selector: "#hash" }, expectKind: "plain" })), { sameDocument: true, url: `${URL_A}#top` });
+  assert.deepEqual(nav(await op(doc, "click", { target: { selector: "#away" }, expectKind: "link" })),
+    { sameDocument: false, url: "http://127.0.0.1:8000/b" });
+  // The page cancels the navigation (its own navigate listener): nothing started.
+  doc.navigation.addEventListener("navigate", (e) => e.preventDefault());
+  assert.equal(nav(await op(doc, "click", { target: { selector: "#away" }, expectKind: "link" })), null);
 });
 
 test("fill: sets the value with input/change; refuses password (resolved node or focused node)", async () => {
@@ -263,7 +277,7 @@ test("press: Enter in a form field submits via its submit button; characters int
   assert.deepEqual(await op(doc, "press", { key: "Escape" }), { pressed: true });
 });
 
-test("select, check, hover, scroll, getState", async () => {
+test("select, check, scroll, getState", async () => {
   const doc = loginPage();
   const sel = doc.h("select", { id: "s" }, doc.h("option", { value: "a" }, "Apple"), doc.h("option", { value: "b" }, "Banana"));
   const box = doc.h("input", { id: "c", type: "checkbox" });
@@ -276,8 +290,6 @@ test("select, check, hover, scroll, getState", async () => {
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: false }), { checked: false });
   assert.equal((await op(doc, "check", { target: { selector: "#r" }, checked: false })).error.code, "bad_request");
-  assert.deepEqual(await op(doc, "hover", { target: { selector: "#plain" } }), { hovered: true });
-  assert.deepEqual(doc.getElementById("plain").events, ["pointerover", "pointerenter", "mouseover", "mouseenter", "pointermove", "mousemove"]);
   assert.deepEqual(await op(doc, "scroll", { to: { x: 0, y: 300 } }), { scrollX: 0, scrollY: 300 });
   assert.deepEqual(await op(doc, "scroll", { to: "top" }), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#pw" } }),

@@ -12,7 +12,7 @@ const S1 = { session: "s1", policy: POLICY };
 const S2 = { session: "s2", policy: POLICY };
 
 /** A fake browser whose tabs finish loading when `finish(tabId)` is called (or at once). */
-function harness({ decision = "allow", autoComplete = true, pageHref } = {}) {
+function harness({ decision = "allow", autoComplete = true, pageHref, documentId, clock } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -55,7 +55,10 @@ function harness({ decision = "allow", autoComplete = true, pageHref } = {}) {
     removeTab: async (id) => { calls.remove.push(id); if (!tabs.delete(id)) throw new Error("No tab"); loads.removed(id); ownership.release(id); },
     executeScript: async (tabId, func) => {
       calls.script.push([tabId, func.name]);
-      return [{ result: { text: "Hello\nCard 4111 1111 1111 1111 end", href: pageHref ?? tabs.get(tabId).url } }];
+      const href = pageHref ?? tabs.get(tabId).url;
+      const doc = documentId === undefined ? {} : { documentId: documentId() };
+      if (func.name === "probePage") return [{ result: { href }, ...doc }];
+      return [{ result: { text: "Hello\nCard 4111 1111 1111 1111 end", href }, ...doc }];
     },
   };
   const ensureOrigin = async (url, ctx, tool) => {
@@ -65,7 +68,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref } = {}) {
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
-  const deps = { browser, ownership, loads, ensureOrigin, confirm };
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, now: clock };
   const routes = new Map([...tabHandlers(deps), ...pageHandlers(deps)]);
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   return { call, calls, tabs, redirects, ownership, timers, loads, routes };
@@ -199,6 +202,33 @@ test("page_text: gates the CURRENT url, masks cards, pages with offset/maxChars"
   h.tabs.get(1).url = "http://evil.test/";
   await assert.rejects(h.call("page_text", { tabId: 1 }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.script.length, 2);
+});
+
+test("page_text: one read serves the slices of one document, never another's or another session's", async () => {
+  let doc = "doc-1";
+  let t = 1_000;
+  const h = harness({ documentId: () => doc, clock: () => t });
+  await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
+  const first = await h.call("page_text", { tabId: 1, maxChars: 6 });
+  assert.deepEqual([first.text, first.nextOffset], ["Hello\n", 6]);
+  const second = await h.call("page_text", { tabId: 1, offset: 6, maxChars: 10 });
+  assert.deepEqual([second.text, second.nextOffset], ["Card [card", 16]);
+  assert.deepEqual(h.calls.script.map(([, f]) => f), ["readPageText", "probePage"]); // read once
+  // Another document in the tab: read again.
+  doc = "doc-2";
+  assert.equal((await h.call("page_text", { tabId: 1, offset: 16 })).text, "] end");
+  assert.deepEqual(h.calls.script.map(([, f]) => f).slice(2), ["probePage", "readPageText"]);
+  // The last slice forgot the read; offset 0 always reads afresh.
+  await h.call("page_text", { tabId: 1, offset: 3 });
+  await h.call("page_text", { tabId: 1, maxChars: 6 });
+  assert.deepEqual(h.calls.script.map(([, f]) => f).slice(4), ["readPageText", "readPageText"]);
+  // Too old: read again.
+  t += 61_000;
+  await h.call("page_text", { tabId: 1, offset: 6, maxChars: 2 });
+  assert.deepEqual(h.calls.script.map(([, f]) => f).slice(6), ["readPageText"]);
+  // Every slice is still gated: the page left for an unapproved origin.
+  h.tabs.get(1).url = "http://evil.test/";
+  await assert.rejects(h.call("page_text", { tabId: 1, offset: 8, maxChars: 2 }), (e) => e.code === "origin_not_approved");
 });
 
 test("page_text: text read from another origin than the gated one is refused", async () => {

@@ -38,13 +38,14 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
   const grace = createGrace();
   const clock = { now: 1_000_000 };
   const tabs = new Map();
-  const calls = { confirm: [], script: [], gate: [], files: [] };
+  const calls = { confirm: [], script: [], gate: [], files: [], getTab: 0 };
   const addTab = (id, url, session = "s1") => {
     tabs.set(id, { id, url, title: `T ${url}`, status: "complete", doc: build(url) });
     if (session) ownership.claim(session, id);
   };
   const browser = {
     getTab: async (id) => {
+      calls.getTab += 1;
       const t = tabs.get(id);
       if (!t) throw new Error("No tab with id");
       const { doc, ...rest } = t;
@@ -75,7 +76,9 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
       const result = await runIn(t.doc, func, JSON.parse(JSON.stringify(args)));
       // A link click or a form submission starts a cross-document navigation.
       const nav = t.doc.log.slice(before).find((l) => l[0] === "navigate" || l[0] === "submit");
-      if (nav) {
+      if (nav && nav[0] === "navigate" && nav[1].startsWith("#")) {
+        t.url = new URL(nav[1], t.url).href; // same-document: the url moves, nothing loads
+      } else if (nav) {
         const next = nav[0] === "navigate" ? new URL(nav[1], t.url).href : t.url;
         Object.assign(t, { status: "loading", url: next });
         setImmediate(() => {
@@ -93,11 +96,11 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
-  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, sleep: async () => {} };
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now };
   const routes = new Map(interactHandlers(deps));
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   addTab(1, `${ORIGIN}/a`);
-  return { call, calls, tabs, ownership, grace, clock, routes, addTab, doc: () => tabs.get(1).doc };
+  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc };
 }
 
 test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
@@ -140,7 +143,7 @@ const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
 
 test("routes", () => {
   assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_click", "page_fill", "page_press", "page_select",
-    "page_check", "page_hover", "page_scroll", "page_wait_for", "page_get_state"]);
+    "page_check", "page_scroll", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
@@ -158,6 +161,31 @@ test("page_click: a plain button by ref clicks without confirming", async () => 
   assert.deepEqual(await h.call("page_click", { tabId: 1, ref: refOf(snap, "Menu") }), { clicked: true, navigated: false, url: `${ORIGIN}/a` });
   assert.equal(h.calls.confirm.length, 0);
   assert.ok(h.doc().getElementById("menu").events.includes("click"));
+});
+
+test("page_click: a click that starts no navigation settles at once: no load waited for, no tab lookup", async () => {
+  const h = harness();
+  const r = await h.call("page_click", { tabId: 1, selector: "#menu" });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.equal(h.calls.getTab, 1); // the ownership check before the click, nothing after it
+  assert.equal(h.loads.size(), 0); // the armed load watch was let go
+});
+
+test("page_click: a same-document navigation (#hash) is reported with its url, without waiting for a load", async () => {
+  const h = harness();
+  h.doc().body.append(h.doc().h("a", { id: "top", href: "#top" }, "Top"));
+  const r = await h.call("page_click", { tabId: 1, selector: "#top" });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a#top` });
+  assert.equal(h.loads.size(), 0);
+});
+
+test("page_click: a navigation the page cancels (its navigate listener) is not reported as one", async () => {
+  const h = harness();
+  h.doc().navigation.addEventListener("navigate", (e) => e.preventDefault());
+  const r = await h.call("page_click", { tabId: 1, selector: "#next" });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.equal(h.loads.size(), 0);
+  assert.equal(h.tabs.get(1).status, "complete");
 });
 
 test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats, then expires", async () => {
@@ -280,7 +308,7 @@ test("not owned and unapproved origins never reach the page", async () => {
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.script.length, 0);
   h.tabs.delete(1);
-  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu" }), (e) => e.code === "tab_not_found");
+  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#menu" }), (e) => e.code === "tab_not_found");
 });
 
 test("page_press: confirms (press), Enter in a form field submits; no confirm when not listed", async () => {
@@ -307,10 +335,9 @@ test("page_select: confirms with the values and the element, returns the selecti
   await assert.rejects(h.call("page_select", { tabId: 1, selector: "#s", value: 3 }), (e) => e.code === "bad_request");
 });
 
-test("page_check, page_hover, page_scroll, page_get_state shapes", async () => {
+test("page_check, page_scroll, page_get_state shapes", async () => {
   const h = harness();
   assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
-  assert.deepEqual(await h.call("page_hover", { tabId: 1, text: "Menu" }), { hovered: true });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } }), { scrollX: 0, scrollY: 500 });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: "top" }), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } }), { scrollX: 0, scrollY: 0 });
@@ -334,6 +361,6 @@ test("page_wait_for and waitFor after an action: matched, or the timeout error",
   // after a navigating click, waitFor runs in the new document
   const r = await h.call("page_click", { tabId: 1, selector: "#next", waitFor: { text: "Next page", state: "visible", timeoutMs: 0 } });
   assert.equal(r.navigated, true);
-  await assert.rejects(h.call("page_hover", { tabId: 1, selector: "#menu", waitFor: { selector: "#nope", timeoutMs: 0 } }),
-    (e) => e.code === "timeout" && /page_hover was done/.test(e.message));
+  await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
+    (e) => e.code === "timeout" && /page_check was done/.test(e.message));
 });

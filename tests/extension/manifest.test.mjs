@@ -45,15 +45,18 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //  scripting       — executeScript: page_text, page_markdown, page_scrape, storage_get,
   //                    page_eval (MAIN world, policy-gated), page_upload (policy-gated).
   //  cookies         — cookie_get: chrome.cookies.getAll for the tab's URL; values leave masked.
-  //  debugger        — page_screenshot only: attached for that one capture (Chrome shows its
-  //                    banner) and detached at once. (tabs.captureVisibleTab would need
-  //                    "<all_urls>", i.e. every site granted at install.)
+  //  debugger        — on the tabs a session owns, from tab_open until they leave it (ADR
+  //                    0005): dialogs (dialog_open, page_dialog), trusted input (page_mouse,
+  //                    page_hover) and page_screenshot. Chrome shows its banner meanwhile.
+  //                    (tabs.captureVisibleTab would need "<all_urls>", every site at install.)
   //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
   //                    browser label, credential id) from pairing on the options page; pages
   //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5);
   //                    and the trust-record epoch ratchet per pinned key (lib/epoch-ratchet.js,
   //                    issue 10), beside it.
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage"]);
+  //  alarms          — one wake alarm (lib/wake.js): Chrome starts a stopped worker to deliver
+  //                    it, so the bridge comes back with no browser event (issue 18).
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);

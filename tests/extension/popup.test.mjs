@@ -96,7 +96,8 @@ test("popup relay: status (phase, gate, killed, recent) and kill, only for the p
   const from = { id: EXT, url: POPUP };
   assert.equal(relay.handleMessage({ type: "policy_get" }, from, CTX), undefined);
   assert.deepEqual(await relay.handleMessage({ type: "popup_status" }, from, CTX),
-    { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, rolledBack: null, recent: [{ action: "tab_list", ok: true, at: 1 }] });
+    { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, rolledBack: null, recent: [{ action: "tab_list", ok: true, at: 1 }],
+      connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, reconnectInMs: null, workerStartedAt: null });
   for (const sender of [{ id: "evil", url: POPUP }, { id: EXT, url: `chrome-extension://${EXT}/confirm.html` }, undefined]) {
     assert.deepEqual(await relay.handleMessage({ type: "popup_kill" }, sender, CTX), { ok: false, code: "bad_request" });
   }
@@ -139,4 +140,11 @@ test("popup page: #state at a glance, #recent newest first with ok/error, #kill 
   assert.equal(typeof page.refresh, "function");
   assert.match(stateText({ ok: true, phase: "reconnect_wait", gate: "compromised", killed: null }), /disconnected.*NOT proven.*unknown/);
   assert.match(stateText(null), /unavailable/);
+  // How the connection was last seen (issue 18): since when, or the next try and why it dropped.
+  assert.match(stateText({ ok: true, phase: "ready", connectedSince: 0, gate: "trusted", killed: false }), /^connected \(since [^)]+\) · /);
+  const away = stateText({ ok: true, phase: "reconnect_wait", reconnectInMs: 4_200, lastDisconnectAt: 0,
+    lastDisconnectReason: "Native host has exited.", gate: "trusted", killed: null });
+  assert.match(away, /disconnected \(reconnecting\) \(next try in 5 s; last disconnect [^:]+:\d\d:\d\d[^:]*: Native host has exited\.\)/);
+  // A worker the wake alarm restarted has no disconnect of its own: its start time says so.
+  assert.match(stateText({ ok: true, phase: "awaiting_welcome", workerStartedAt: 0, gate: "trusted", killed: null }), /^connecting \(worker started [^)]+\) · /);
 });

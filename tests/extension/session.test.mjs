@@ -50,6 +50,7 @@ test("welcome with protocol 1 -> ready, and requests are answered", async () => 
   h.port().deliver(WELCOME);
   assert.deepEqual(h.session.snapshot(), {
     phase: "ready", hostProtocol: 1, hostVersion: "0.1.0", browser: "chromium", inFlight: 0, reconnectInMs: null,
+    connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, // no wallNow: no times
   });
   h.port().deliver(req("7"));
   await flush();
@@ -129,6 +130,7 @@ test("disconnect clears every piece of state and schedules a reconnect via backo
   first.drop("Native host has exited.");
   assert.deepEqual(h.session.snapshot(), {
     phase: "reconnect_wait", hostProtocol: null, hostVersion: null, browser: null, inFlight: 0, reconnectInMs: 250,
+    connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: "Native host has exited.",
   });
   assert.ok(h.log.warnings.some((w) => w.includes("Native host has exited.")));
   assert.deepEqual(h.timers.delays(), [250]);

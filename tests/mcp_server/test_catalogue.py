@@ -36,6 +36,7 @@ REQUIRED = {
     "selector": "input",
     "code": "1",
     "path": "upload.txt",
+    "action": "dismiss",
 }
 
 

@@ -72,8 +72,12 @@ def test_child_measures_its_real_parent() -> None:
 def test_a_plain_binary_is_pinned_by_its_image() -> None:
     sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607
     try:
+        # execve sets the new image before the new command line: wait for both.
         wait_until(
-            lambda: os.path.basename(os.path.realpath(f"/proc/{sleeper.pid}/exe")) == "sleep"
+            lambda: (
+                os.path.basename(os.path.realpath(f"/proc/{sleeper.pid}/exe")) == "sleep"
+                and Path(f"/proc/{sleeper.pid}/cmdline").read_bytes() == b"sleep\x0060\x00"
+            )
         )
         found = measure_process(sleeper.pid)
         image = os.path.realpath(f"/proc/{sleeper.pid}/exe")

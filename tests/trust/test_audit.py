@@ -318,3 +318,56 @@ def test_an_oversized_log_file_is_skipped_and_counted_not_read(tmp_path: Path) -
     os.write(fd, b'{"event":"big"}\n' * (1024 * 1024 // 16 + 100))
     os.close(fd)
     assert log.read() == [] and log.corrupt_lines == 1
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from tabwarden.trust.audit import AuditLog
+log = AuditLog(sys.argv[1], sync="group")
+for i in range(int(sys.argv[2])):
+    log.append("tool_call", decision="allowed", i=i)
+os.kill(os.getpid(), signal.SIGKILL)  # the crash: right after the last append returned
+"""
+
+
+def test_group_sync_loses_nothing_when_the_writer_dies_right_after_append(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    proc = subprocess.run(  # noqa: S603 (this interpreter and a fixed script)
+        [sys.executable, "-c", KILLED_WRITER, str(path), "50"], timeout=60, check=False
+    )
+    assert proc.returncode == -9  # it really died, before any flush at exit
+    log = AuditLog(path)
+    assert [r["i"] for r in log.read()] == list(range(50))
+    assert log.corrupt_lines == 0
+
+
+def test_group_sync_fsyncs_every_line_off_the_callers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    synced: list[tuple[str, int]] = []
+    real_fsync = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append((threading.current_thread().name, os.fstat(fd).st_ino))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    log = AuditLog(tmp_path / "audit.jsonl", sync="group")
+    for i in range(30):
+        log.append("tool_call", decision="allowed", i=i)
+    assert log.flush(timeout=30)
+    inode = log.path.stat().st_ino
+    assert synced and all(name == "audit-fsync" for name, _ in synced)  # never the caller's
+    assert synced[-1][1] == inode  # the last round covered the live file
+    assert len(synced) <= 30  # grouped: at most one per line, one per round
+    fds = set(os.listdir("/proc/self/fd"))
+    log.append("tool_call", decision="allowed", i=30)
+    assert log.flush(timeout=30)
+    assert set(os.listdir("/proc/self/fd")) == fds  # each descriptor closed once synced
+
+    # The default still syncs before append returns, on the caller's thread.
+    synced.clear()
+    AuditLog(tmp_path / "each.jsonl").append("pair", decision="allow", path="terminal")
+    assert [name for name, _ in synced] == [threading.current_thread().name]

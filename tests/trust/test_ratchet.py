@@ -362,24 +362,37 @@ def test_the_gate_latches_once_and_a_restored_file_does_not_un_deny(tmp_path: Pa
     assert len(tampered) == 1 and tampered[0]["kind"] == "rolled_back"
 
 
+def _pair(world: Any, key_store: FileStore, *, reset: bool = False) -> None:
+    operations.pair_host(
+        world.ctx, TerminalPhrase(action="pair"), key_store, reset=reset, code="c", now=NOW
+    )
+
+
+def _reader_of(path: Path, key_store: FileStore) -> TrustReader:
+    def public() -> Any:
+        key = key_store.load()
+        return None if key is None else key.public
+
+    return TrustReader(path, public)
+
+
 def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`pair` stores the key, then seals and writes the first record; a host polling in between
-    sees a key without a record, then a seal without a record. Denied, but never "vanished"."""
-    from tabwarden.trust.keys import HostKey
-
-    config = tmp_path / "cfg"
-    config.mkdir(mode=0o700)
-    path = config / "trust.json"
-    key = HostKey.generate()
-    key_store = FileStore(config / "host-key.pem")
+    """`pair` seals "first record being written", stores the key, then seals and writes the
+    first record; a host polling at every step in between is denied, but never sees "vanished"."""
+    world = trust_world(tmp_path, paired=False)
+    path = world.ctx.trust_path
+    key_store = FileStore(world.config / "host-key.pem")
     seen: list[Reading] = []
-    real_write = PrivateDir.write_atomic
-    real_save = SealKeeper.save
+    real_write, real_save, real_key_save = (
+        PrivateDir.write_atomic,
+        SealKeeper.save,
+        FileStore.save,
+    )
 
     def look() -> None:
-        seen.append(TrustReader(path, lambda: key.public).read(NOW))
+        seen.append(_reader_of(path, key_store).read(NOW))
 
     def write(self: PrivateDir, name: str, data: bytes, mode: int = 0o600) -> None:
         if name == path.name:
@@ -387,19 +400,83 @@ def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
         real_write(self, name, data, mode)
 
     def save(self: SealKeeper, doc: Any, seal: Any) -> None:
-        look()  # before the first seal; then with the record written, before it settles
+        look()  # before the record's first seal; with the record written, before it settles
         real_save(self, doc, seal)
 
-    key_store.save(key)
-    look()  # the key alone
+    def save_key(self: FileStore, key: Any, replace: bool = False) -> None:
+        look()  # sealed "first record being written"; no key yet
+        real_key_save(self, key, replace=replace)
+        look()  # the key, that seal, no record
+
     monkeypatch.setattr(PrivateDir, "write_atomic", write)
     monkeypatch.setattr(SealKeeper, "save", save)
-    store.initialise(path, key, "file", NOW)
+    monkeypatch.setattr(FileStore, "save", save_key)
+    _pair(world, key_store)
     monkeypatch.undo()
-    assert len(seen) == 4
+    assert len(seen) >= 5
     assert all(r.tamper is None for r in seen), seen
-    assert [r.effective.refused is not None for r in seen] == [True, True, True, False]
-    assert _fresh(path, key).tamper is None
+    assert [r.effective.refused is not None for r in seen[:5]] == [False, True, True, True, False]
+    assert seen[0].effective.paired_clients == () and not seen[0].effective.killed  # unpaired
+    assert not (world.config / "kill-latch").exists()
+    assert _reader_of(path, key_store).read(NOW).tamper is None
+
+
+def test_a_key_with_neither_record_nor_seal_is_vanished(tmp_path: Path) -> None:
+    """Hole 3's last step: `pair` never leaves a key alone, so a host key with the record *and*
+    its seal deleted is tampering — denied and latched, never "not paired yet"."""
+    world = trust_world(tmp_path, paired=False)
+    path = world.ctx.trust_path
+    key_store = FileStore(world.config / "host-key.pem")
+    _pair(world, key_store)
+    assert judge(None, None, None, paired=True) is not None
+    path.unlink()
+    (world.config / SEAL_FILE_NAME).unlink()
+    found = _reader_of(path, key_store).read(NOW)
+    assert found.tamper is not None and found.tamper.kind == "vanished"
+    assert "host key is stored" in found.tamper.reason
+    assert found.effective.refused is not None and found.effective.killed
+    assert key_store.load() is not None and not path.exists()  # the reader changed nothing
+
+
+def test_pair_killed_before_storing_the_key_leaves_nothing_to_reset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = trust_world(tmp_path, paired=False)
+    key_store = FileStore(world.config / "host-key.pem")
+
+    def crash(self: FileStore, key: Any, replace: bool = False) -> None:
+        raise KeyboardInterrupt  # the person pressed ^C, or the process was killed
+
+    monkeypatch.setattr(FileStore, "save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        _pair(world, key_store)
+    monkeypatch.undo()
+    left = _reader_of(world.ctx.trust_path, key_store).read(NOW)
+    assert left.tamper is None and left.effective.refused is None  # still "not paired yet"
+    _pair(world, key_store)  # no --reset needed
+    assert _reader_of(world.ctx.trust_path, key_store).read(NOW).effective.refused is None
+
+
+def test_pair_killed_after_storing_the_key_is_denied_not_latched_until_pair_reset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = trust_world(tmp_path, paired=False)
+    key_store = FileStore(world.config / "host-key.pem")
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "initialise", crash)
+    with pytest.raises(KeyboardInterrupt):
+        _pair(world, key_store)
+    monkeypatch.undo()
+    left = _reader_of(world.ctx.trust_path, key_store).read(NOW)
+    assert left.tamper is None and left.effective.refused is not None
+    with pytest.raises(operations.AlreadyPaired):
+        _pair(world, key_store)
+    _pair(world, key_store, reset=True)
+    after = _reader_of(world.ctx.trust_path, key_store).read(NOW)
+    assert after.tamper is None and after.effective.refused is None
 
 
 def test_pair_without_reset_refuses_a_seal_left_behind_before_minting(tmp_path: Path) -> None:

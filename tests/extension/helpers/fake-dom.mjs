@@ -128,17 +128,26 @@ export class FakeElement {
     if (!this.dispatchEvent(ev)) return;
     const doc = this.ownerDocument;
     for (let n = this; n; n = n.parentElement) {
-      if (n.tagName === "A" && n.hasAttribute("href")) return doc.log.push(["navigate", n.getAttribute("href")]);
+      if (n.tagName === "A" && n.hasAttribute("href")) {
+        const href = n.getAttribute("href");
+        if (!href.startsWith("javascript:") && !doc.navigated(new URL(href, doc.url).href, href.startsWith("#"))) return undefined;
+        return doc.log.push(["navigate", href]);
+      }
       if (n.tagName === "INPUT" && (n.type === "checkbox" || n.type === "radio")) {
         n._checked = n.type === "radio" ? true : !n._checked;
         return n.dispatchEvent(new Event("change"));
       }
       if ((n.tagName === "BUTTON" || n.tagName === "INPUT") && n.type === "submit") {
-        return n.form ? doc.log.push(["submit", n.form.getAttribute("id")]) : undefined;
+        if (!n.form) return undefined;
+        if (!doc.navigated(new URL(n.form.getAttribute("action") ?? "", doc.url).href, false)) return undefined;
+        return doc.log.push(["submit", n.form.getAttribute("id")]);
       }
     }
   }
-  requestSubmit() { this.ownerDocument.log.push(["submit", this.getAttribute("id")]); }
+  requestSubmit() {
+    this.ownerDocument.navigated(new URL(this.getAttribute("action") ?? "", this.ownerDocument.url).href, false);
+    this.ownerDocument.log.push(["submit", this.getAttribute("id")]);
+  }
   /** Insert element `k` as this element's first child (moving it if it is elsewhere). */
   prepend(k) {
     k.remove();
@@ -190,8 +199,19 @@ export class FakeDocument {
     this.body = new FakeElement(this, "body");
     this.documentElement.append(this.body);
     this.activeElement = this.body;
+    /** The window's Navigation API object: a navigate event for every navigation activation starts. */
+    this.navigation = new EventTarget();
   }
   get baseURI() { return this.url; }
+  /**
+   * Fire the navigate event a browser fires when a link or form starts navigating to `url`;
+   * false when a listener cancelled it (nothing navigates then).
+   */
+  navigated(url, sameDocument) {
+    const ev = new Event("navigate", { cancelable: true });
+    Object.assign(ev, { destination: { url, sameDocument }, downloadRequest: null });
+    return this.navigation.dispatchEvent(ev);
+  }
   /** h("button", {id: "b"}, "Sign in") */
   h(tag, attrs = {}, ...kids) { return new FakeElement(this, tag, attrs).append(...kids); }
   setFocus(el) {
@@ -220,6 +240,7 @@ export async function runIn(doc, func, args) {
   const u = new URL(doc.url);
   g.document = doc;
   g.location = { href: doc.url, origin: u.origin };
+  g.navigation = doc.navigation;
   g.scrollX = 0;
   g.scrollY = 0;
   g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
@@ -230,5 +251,6 @@ export async function runIn(doc, func, args) {
   } finally {
     doc.world = g[STORE];
     delete g[STORE];
+    delete g.navigation;
   }
 }

@@ -1,0 +1,232 @@
+// handlers/input.js — the tools that act through Chrome's debugger as a person would: page_mouse
+// (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_hover (the
+// real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
+// blocks a tab). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
+// code, the person's confirmation), lib/debugger.js (every CDP command bounded by the call's
+// deadline) and lib/dialogs.js. It must never touch the chrome global, never click a point another
+// element covers unless the call says `force`, never click something a submit or a link click
+// would need the person for without asking them (as page_click does), never accept a confirm()
+// or prompt() without them where policy confirms submits, and never return a dialog's text
+// unmasked or the text typed into a prompt.
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
+import { CODE } from "../lib/error-codes.js";
+import { isApproved, originOf } from "../lib/origin.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argTarget, argWait, confirmName, elementTools } from "./interact.js";
+import { argTabId, ownedTab } from "./support.js";
+import { needsConfirm } from "./tabs.js";
+
+/** CDP Input modifier bits (Input.dispatchMouseEvent `modifiers`). */
+export const MODIFIER_BITS = Object.freeze({ Alt: 1, Control: 2, Meta: 4, Shift: 8 });
+/** CDP `buttons` bit of each button while it is held. */
+const BUTTON_BITS = Object.freeze({ left: 1, right: 2, middle: 4 });
+/** Longest prompt() answer page_dialog types. */
+export const MAX_PROMPT_TEXT = 10_000;
+/** Longest coordinate accepted (CSS pixels). */
+const MAX_COORD = 100_000;
+
+/**
+ * The modifier bitmask for `names` ("Alt", "Control", "Meta", "Shift", and "Mod": Meta on macOS,
+ * Control elsewhere).
+ * @param {unknown} names
+ * @param {boolean} mac
+ */
+export function argModifiers(names, mac) {
+  if (names === undefined || names === null) return 0;
+  if (!Array.isArray(names) || names.length > 5) throw new BridgeError(CODE.BAD_REQUEST, 'modifiers must be a list of "Alt", "Control", "Meta", "Shift", "Mod"');
+  let bits = 0;
+  for (const n of names) {
+    const name = n === "Mod" ? (mac ? "Meta" : "Control") : n;
+    if (typeof name !== "string" || !Object.hasOwn(MODIFIER_BITS, name)) {
+      throw new BridgeError(CODE.BAD_REQUEST, 'modifiers must be a list of "Alt", "Control", "Meta", "Shift", "Mod"');
+    }
+    bits |= MODIFIER_BITS[/** @type {keyof typeof MODIFIER_BITS} */ (name)];
+  }
+  return bits;
+}
+
+/**
+ * Where the pointer goes: exactly one element (ref/selector/text/xpath) or a viewport point x, y.
+ * @param {Record<string, unknown>} args
+ * @returns {{target: ReturnType<typeof argTarget>, x?: number, y?: number}}
+ */
+export function argPoint(args) {
+  const target = argTarget(args, { optional: true });
+  const hasX = args.x !== undefined && args.x !== null;
+  const hasY = args.y !== undefined && args.y !== null;
+  if (target !== null) {
+    if (hasX || hasY) throw new BridgeError(CODE.BAD_REQUEST, "give an element or x and y, not both");
+    return { target };
+  }
+  const ok = (/** @type {unknown} */ v) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= MAX_COORD;
+  if (!ok(args.x) || !ok(args.y)) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of ref, selector, text, xpath, or viewport x and y (CSS pixels)");
+  return { target: null, x: /** @type {number} */ (args.x), y: /** @type {number} */ (args.y) };
+}
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {browser: import("./interact.js").InteractBrowserApi,
+ *   grace?: import("../lib/grace.js").Grace, docTokens?: import("./interact.js").DocTokens,
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>,
+ *   cdp: import("../lib/debugger.js").DebuggerManager, dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function inputHandlers(deps) {
+  const { cdp, dialogs, loads, ensureOrigin, confirm } = deps;
+  const mac = deps.mac === true;
+  const { docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
+
+  /**
+   * Where the pointer lands on the tab (page/actions.js pointAt), recording the document's ref
+   * token as a snapshot does, so the hit element's ref can be used next.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} origin
+   * @param {string | null} docToken
+   * @param {ReturnType<typeof argPoint>} point
+   */
+  async function locate(ctx, tabId, origin, docToken, point) {
+    const floor = docTokens.get(tabId)?.floor ?? 0;
+    const a = point.target !== null ? { target: point.target, docToken } : { x: point.x, y: point.y };
+    const r = await page(ctx, tabId, "point", { ...a, origin, refFloor: floor });
+    if (!Number.isFinite(r.x) || !Number.isFinite(r.y)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this page");
+    if (typeof r.docToken === "string" && Number.isSafeInteger(r.lastRef)) {
+      docTokens.set(tabId, { session: ctx.session, token: r.docToken, floor: Math.max(floor, r.lastRef) });
+    }
+    const kind = r.kind === "submit" || r.kind === "link" ? r.kind : "plain";
+    return {
+      x: Number(r.x), y: Number(r.y), covered: r.covered === true, kind, url: String(r.url),
+      desc: String(r.desc ?? ""), hitTarget: String(r.hitTarget ?? ""),
+      hitKind: r.hitKind === "submit" || r.hitKind === "link" ? r.hitKind : "plain",
+      ...(typeof r.hitRef === "string" ? { hitRef: r.hitRef } : {}),
+    };
+  }
+
+  /**
+   * One CDP mouse event at (x, y).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {Record<string, unknown>} event
+   * @param {string} what
+   */
+  const mouse = (ctx, tabId, event, what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageMouse(args, ctx) {
+    const point = argPoint(args);
+    const button = args.button ?? "left";
+    if (button !== "left" && button !== "right" && button !== "middle") throw new BridgeError(CODE.BAD_REQUEST, 'button must be "left", "right" or "middle"');
+    const clickCount = args.clickCount ?? 1;
+    if (clickCount !== 1 && clickCount !== 2 && clickCount !== 3) throw new BridgeError(CODE.BAD_REQUEST, "clickCount must be 1, 2 or 3");
+    const modifiers = argModifiers(args.modifiers, mac);
+    if (args.force !== undefined && typeof args.force !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "force must be true or false");
+    const force = args.force === true;
+    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_mouse");
+    await cdp.ensure(ctx, tabId);
+    let at = await locate(ctx, tabId, origin, docToken, point);
+    const report = () => ({
+      x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget, ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),
+    });
+    if (at.covered && !force) return { clicked: false, navigated: false, url: at.url, ...report() };
+    // What receives the click decides what it needs: a submit or a link asks, as page_click does.
+    const kind = at.kind;
+    if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
+      const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
+      const how = clickCount > 1 ? ` (${clickCount} clicks, ${button} button)` : button !== "left" ? ` (${button} button)` : "";
+      await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}`, graceKind: confirmName(kind) });
+      // The person took their time: look again, and refuse if what is there changed.
+      const again = await locate(ctx, tabId, origin, docTokens.get(tabId)?.token ?? null, point);
+      if (again.kind !== kind || again.covered !== at.covered || Math.abs(again.x - at.x) > 1 || Math.abs(again.y - at.y) > 1) {
+        throw new BridgeError(CODE.POLICY_DENIED, "the element changed after it was confirmed; try again");
+      }
+      at = again;
+    }
+    const base = { x: at.x, y: at.y, modifiers };
+    const watch = loads.watch(tabId);
+    try {
+      await mouse(ctx, tabId, { ...base, type: "mouseMoved", button: "none", buttons: 0 }, "move the pointer");
+      for (let n = 1; n <= clickCount; n++) {
+        const held = { ...base, button, clickCount: n };
+        await mouse(ctx, tabId, { ...held, type: "mousePressed", buttons: BUTTON_BITS[button] }, "press the mouse button");
+        await mouse(ctx, tabId, { ...held, type: "mouseReleased", buttons: 0 }, "release the mouse button");
+      }
+    } catch (err) {
+      watch.cancel();
+      throw err;
+    }
+    const { navigated, after } = await landing(ctx, tabId, origin, watch, at.url);
+    await waitAfter(args, tabId, ctx, "page_mouse");
+    const url = typeof after?.url === "string" && after.url !== "" ? after.url : at.url;
+    return { clicked: true, navigated, url, ...report() };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageHover(args, ctx) {
+    const point = argPoint(args);
+    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_hover");
+    await cdp.ensure(ctx, tabId);
+    const at = await locate(ctx, tabId, origin, docToken, point);
+    await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");
+    await waitAfter(args, tabId, ctx, "page_hover");
+    return {
+      hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,
+      ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),
+    };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageDialog(args, ctx) {
+    const tabId = argTabId(args);
+    const answer = args.action;
+    if (answer !== "accept" && answer !== "dismiss") throw new BridgeError(CODE.BAD_REQUEST, 'action must be "accept" or "dismiss"');
+    const promptText = args.promptText;
+    if (promptText !== undefined && promptText !== null && (typeof promptText !== "string" || promptText.length > MAX_PROMPT_TEXT)) {
+      throw new BridgeError(CODE.BAD_REQUEST, `promptText must be a string of at most ${MAX_PROMPT_TEXT} characters`);
+    }
+    const tab = await ownedTab(deps, ctx, tabId);
+    const origin = await ensureOrigin(tab?.url, ctx, "page_dialog");
+    const d = dialogs.current(tabId);
+    if (d === null) throw new BridgeError(CODE.BAD_REQUEST, `no JavaScript dialog is open on tab ${tabId} (it may have been answered already)`);
+    if (typeof promptText === "string" && d.type !== "prompt") throw new BridgeError(CODE.BAD_REQUEST, `promptText is only for a prompt() dialog; this one is ${d.type}()`);
+    const accept = answer === "accept";
+    // OK on a confirm() or prompt() is the second half of an action the page asks about ("Delete
+    // this?"): confirmed like a submit. Leaving a page (beforeunload) is gated like navigation
+    // (the navigation it lets through passed the origin gate); an alert has only OK; saying no is free.
+    if (accept && (d.type === "confirm" || d.type === "prompt") && needsConfirm(ctx, "submit")) {
+      const typed = typeof promptText === "string" ? ` and answer it with ${promptText.length} typed characters` : "";
+      const decision = await confirm({
+        kind: "action", tool: "page_dialog", origin,
+        detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
+        timeoutMs: confirmTimeoutMs(ctx.policy),
+      });
+      refuseUnlessAllowed(decision, "answering the dialog");
+      if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      if (dialogs.current(tabId) !== d) throw new BridgeError(CODE.BAD_REQUEST, "the dialog was answered or replaced while you were asked; look at the page again");
+    }
+    /** @type {Record<string, unknown>} */
+    const params = { accept };
+    if (accept && typeof promptText === "string") params.promptText = promptText;
+    await cdp.send(ctx, tabId, "Page.handleJavaScriptDialog", params, "answer the dialog");
+    dialogs.closed(tabId);
+    // The text of a dialog from a frame on a site the policy does not approve is withheld.
+    const shown = isApproved(originOf(d.url), isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
+    return { handled: true, type: d.type, accepted: accept, message: shown ? d.message : "" };
+  }
+
+  return [
+    ["page_hover", pageHover],
+    ["page_mouse", pageMouse],
+    ["page_dialog", pageDialog],
+  ];
+}
+
+/** Whether the worker runs on macOS (Mod = Meta there). @param {unknown} nav navigator */
+export function isMac(nav) {
+  const n = /** @type {any} */ (nav);
+  const platform = typeof n?.userAgentData?.platform === "string" && n.userAgentData.platform !== "" ? n.userAgentData.platform : n?.platform;
+  return typeof platform === "string" && /^mac/i.test(platform);
+}

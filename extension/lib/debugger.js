@@ -1,0 +1,228 @@
+// debugger.js — Chrome's debugger (CDP 1.3 through chrome.debugger, injected) on the tabs a
+// session owns: attached when the tab is opened (a debugger attached after a JavaScript dialog
+// opened never sees that dialog), re-attached lazily when it is missing, every command bounded by
+// the call's deadline (the injected `step`, handlers/support.js), its Page dialog events fed to
+// lib/dialogs.js, and its detaches reported: the person closing Chrome's "is debugging this
+// browser" bar is answered once with `debugger_detached` before anything re-attaches. Also the tab
+// guard tab-queue.js runs every tab call through (`dialog_open` at once while a dialog is open).
+// Pure: no chrome. It must never attach to (or keep attached to) a tab no session owns, never
+// let a CDP failure escape as anything but a table code, and never let an event listener throw.
+// docs/adr/0005-debugger-on-owned-tabs.md says why the debugger stays attached.
+
+import { BridgeError } from "./bridge-error.js";
+import { dialogOpenError } from "./dialogs.js";
+import { CODE } from "./error-codes.js";
+import { isApproved, originOf } from "./origin.js";
+
+/** The CDP version chrome.debugger.attach is asked for. */
+export const CDP_VERSION = "1.3";
+/** Longest an attach (attach + Page.enable) may take inside a call that does not need it. */
+export const SOFT_ATTACH_MS = 5000;
+/** Longest Chrome text quoted in an error. */
+const MAX_QUOTE = 200;
+
+/**
+ * chrome.debugger, by tab id (lib/chrome-api.js provides the real one).
+ * @typedef {object} DebuggerApi
+ * @property {(tabId: number, version: string) => Promise<void>} attach
+ * @property {(tabId: number) => Promise<void>} detach
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<unknown>} send
+ */
+/** A call's context (handlers/support.js: its deadline bounds every step). */
+/** @typedef {import("../handlers/support.js").Ctx} Ctx */
+/**
+ * @typedef {(ctx: Ctx, what: string, work: Promise<any>, capMs?: number) => Promise<any>} Step
+ */
+
+/**
+ * @typedef {object} DebuggerManager
+ * @property {(ctx: Ctx, tabId: number) => Promise<void>} ensure attached, or
+ *   `debugger_detached` (once after the person closed the bar; or when Chrome refuses)
+ * @property {(ctx: Ctx, tabId: number) => Promise<boolean>} ensureSoft as ensure,
+ *   never throwing and never re-attaching after the person closed the bar; true when attached
+ * @property {(ctx: Ctx, tabId: number, method: string, params: Record<string, unknown>, what: string) =>
+ *   Promise<any>} send one CDP command on an owned tab, bounded by the call's deadline
+ * @property {(tabId: number, method: string, params: unknown) => void} onEvent chrome.debugger.onEvent
+ * @property {(tabId: number, reason: unknown) => void} onDetach chrome.debugger.onDetach
+ * @property {(tabId: number) => void} release the tab left its session: detach and forget it
+ * @property {(tabId: number) => void} removed the tab closed: forget it
+ * @property {() => number[]} attached tab ids with a live (or pending) attachment
+ */
+
+/**
+ * @param {{api: DebuggerApi, owned: (tabId: number) => boolean, dialogs: import("./dialogs.js").Dialogs,
+ *   step: Step, log?: {warn: (...a: unknown[]) => void}}} deps
+ * @returns {DebuggerManager}
+ */
+export function createDebuggerManager({ api, owned, dialogs, step, log = console }) {
+  /** tabId -> the attachment (attach + Page.enable), settled or pending. */
+  /** @type {Map<number, Promise<void>>} */
+  const sessions = new Map();
+  /** Tabs whose debugger the person detached (closed the bar): told once, then re-attached. */
+  /** @type {Set<number>} */
+  const cancelled = new Set();
+
+  /** @param {unknown} err */
+  const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
+
+  /** @param {number} tabId */
+  function attach(tabId) {
+    const existing = sessions.get(tabId);
+    if (existing !== undefined) return existing;
+    const p = (async () => {
+      try {
+        await api.attach(tabId, CDP_VERSION);
+      } catch (err) {
+        // Ours from an earlier worker (Chrome keeps an extension's attachment): take it over.
+        if (!/already attached/i.test(quote(err))) throw err;
+        await api.detach(tabId).catch(() => {});
+        await api.attach(tabId, CDP_VERSION);
+      }
+      await api.send(tabId, "Page.enable");
+    })();
+    sessions.set(tabId, p);
+    p.catch(() => {
+      if (sessions.get(tabId) === p) sessions.delete(tabId);
+    });
+    return p;
+  }
+
+  /** @param {number} tabId */
+  function refuseUnowned(tabId) {
+    if (!owned(tabId)) throw new BridgeError(CODE.TAB_NOT_OWNED, `tab ${tabId} was not opened by this session`);
+  }
+
+  /** @param {number} tabId */
+  function release(tabId) {
+    cancelled.delete(tabId);
+    dialogs.forget(tabId);
+    const had = sessions.get(tabId);
+    sessions.delete(tabId);
+    if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
+  }
+
+  return {
+    async ensure(ctx, tabId) {
+      refuseUnowned(tabId);
+      if (cancelled.delete(tabId)) {
+        throw new BridgeError(CODE.DEBUGGER_DETACHED,
+          `the person closed Chrome's "is debugging this browser" bar for tab ${tabId}, which detached tabwarden's debugger; nothing was done. Call again to re-attach it`);
+      }
+      try {
+        await step(ctx, "attach the debugger", attach(tabId));
+      } catch (err) {
+        if (err instanceof BridgeError) throw err; // the step's timeout
+        throw new BridgeError(CODE.DEBUGGER_DETACHED, `Chrome would not attach its debugger to tab ${tabId}: ${quote(err)}`);
+      }
+    },
+
+    async ensureSoft(ctx, tabId) {
+      if (!owned(tabId) || cancelled.has(tabId)) return false;
+      try {
+        await step(ctx, "attach the debugger", attach(tabId), SOFT_ATTACH_MS);
+        return true;
+      } catch (err) {
+        log.warn(`tabwarden: could not attach the debugger to tab ${tabId}`, quote(err));
+        return false;
+      }
+    },
+
+    async send(ctx, tabId, method, params, what) {
+      await this.ensure(ctx, tabId);
+      try {
+        return await step(ctx, what, api.send(tabId, method, params));
+      } catch (err) {
+        if (err instanceof BridgeError) throw err; // the step's timeout
+        // Detached without an onDetach (our own detach from an earlier worker, or a race).
+        if (/not attached/i.test(quote(err))) {
+          sessions.delete(tabId);
+          dialogs.forget(tabId);
+        }
+        if (!sessions.has(tabId)) {
+          throw new BridgeError(CODE.DEBUGGER_DETACHED, `the debugger left tab ${tabId} during "${what}"; call again to re-attach it`);
+        }
+        throw new BridgeError(CODE.INTERNAL_ERROR, `the debugger step "${what}" failed: ${quote(err)}`);
+      }
+    },
+
+    onEvent(tabId, method, params) {
+      if (!Number.isInteger(tabId)) return;
+      if (!owned(tabId)) {
+        release(tabId); // never stay on a tab nobody owns
+        return;
+      }
+      if (method === "Page.javascriptDialogOpening") dialogs.opened(tabId, params);
+      else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId);
+    },
+
+    onDetach(tabId, reason) {
+      if (!Number.isInteger(tabId)) return;
+      sessions.delete(tabId);
+      dialogs.forget(tabId); // unseen from now on
+      if (reason === "canceled_by_user" && owned(tabId)) cancelled.add(tabId);
+      else cancelled.delete(tabId);
+    },
+
+    release,
+
+    removed(tabId) {
+      sessions.delete(tabId);
+      cancelled.delete(tabId);
+      dialogs.forget(tabId);
+    },
+
+    attached: () => [...sessions.keys()],
+  };
+}
+
+/** Actions that run at once even while a dialog is open (they answer it or end the tab). */
+export const DIALOG_EXEMPT = Object.freeze(["page_dialog", "tab_close"]);
+
+/**
+ * The guard tab-queue.js runs every call on a tab through: on a tab the calling session owns, a
+ * call arriving while a dialog is open answers `dialog_open` at once (page_dialog and tab_close
+ * run at once, outside the queue); a queued call re-checks when its turn comes, (re-)attaches the
+ * debugger if it is missing, and ends with `dialog_open` the moment a dialog opens while it runs
+ * (the page is blocked; its late outcome is ignored). Calls on tabs the session does not own pass
+ * untouched (their handler answers tab_not_owned), so nothing of another session's tab leaks.
+ * @param {{manager: DebuggerManager, dialogs: import("./dialogs.js").Dialogs,
+ *   ownerOf: (tabId: number) => string | null}} deps
+ * @returns {import("./tab-queue.js").TabGuard}
+ */
+export function createDialogGuard({ manager, dialogs, ownerOf }) {
+  /** @param {number} tabId @param {{session?: unknown}} ctx */
+  const mine = (tabId, ctx) => typeof ctx?.session === "string" && ownerOf(tabId) === ctx.session;
+  /**
+   * The refusal, with the dialog's text only when its frame's site is approved.
+   * @param {number} tabId
+   * @param {import("./dialogs.js").Dialog} d
+   * @param {any} ctx
+   * @param {string} [during]
+   */
+  const refusal = (tabId, d, ctx, during) =>
+    dialogOpenError(tabId, d, during, { approved: isApproved(originOf(d.url), ctx?.policy?.origins) });
+  return {
+    admit(action, tabId, ctx) {
+      if (!mine(tabId, ctx)) return "queue";
+      if (DIALOG_EXEMPT.includes(action)) return dialogs.current(tabId) !== null || action === "page_dialog" ? "now" : "queue";
+      const open = dialogs.current(tabId);
+      if (open !== null) throw refusal(tabId, open, ctx);
+      return "queue";
+    },
+    async run(action, tabId, ctx, fn) {
+      if (!mine(tabId, ctx) || DIALOG_EXEMPT.includes(action)) return fn();
+      await manager.ensureSoft(ctx, tabId);
+      const open = dialogs.current(tabId);
+      if (open !== null) throw refusal(tabId, open, ctx);
+      const watch = dialogs.watch(tabId);
+      try {
+        const interrupted = watch.promise.then((d) => {
+          throw refusal(tabId, d, ctx, action);
+        });
+        return await Promise.race([Promise.resolve().then(fn), interrupted]);
+      } finally {
+        watch.cancel();
+      }
+    },
+  };
+}

@@ -1,0 +1,69 @@
+"""Import the MCP SDK's server half without its package initialisers.
+
+``import mcp.server.mcpserver`` first runs ``mcp/__init__.py``, which imports the SDK's client
+(``Client``, ``ClientSession``, the stdio client …), and ``mcp/server/__init__.py``, which
+imports response caching and the low-level server's re-exports — none of which ``tabwarden
+mcp`` uses, all of it paid on every agent start. ``defer_package_inits`` puts those two
+packages in ``sys.modules`` as modules whose submodules import normally but whose own
+``__init__`` runs only when something asks the package for a name it defines (``mcp.Client``,
+``from mcp.server import Server``): then it runs in full, so nothing ever sees a package with
+names missing. Only ``tabwarden mcp``'s process calls it, before its first SDK import; it must
+never be called after ``mcp`` was imported (it then does nothing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+
+#: The packages whose ``__init__`` is deferred, parents first.
+DEFERRED = ("mcp", "mcp.server")
+
+
+def defer_package_inits() -> bool:
+    """Install the deferred packages; False (and nothing changed) when the SDK is already
+    imported or its layout is not the expected one."""
+    if any(name in sys.modules for name in DEFERRED):
+        return False
+    staged: list[tuple[str, ModuleType]] = []
+    for name in DEFERRED:
+        spec = importlib.util.find_spec(name) if not staged else _child_spec(name, staged[-1][1])
+        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+            return False
+        staged.append((name, _deferred(spec)))
+    for name, module in staged:
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(sys.modules[parent], child, module)
+    return True
+
+
+def _child_spec(name: str, parent: ModuleType) -> importlib.machinery.ModuleSpec | None:
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        spec = find(name, parent.__path__)
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]
+    return None
+
+
+def _deferred(spec: importlib.machinery.ModuleSpec) -> ModuleType:
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+    assert loader is not None  # noqa: S101 (checked by the caller)
+    state = {"ran": False}
+
+    def __getattr__(attr: str) -> object:  # noqa: N807 (the module attribute hook, PEP 562)
+        if state["ran"] or attr.startswith("__"):
+            raise AttributeError(f"module {spec.name!r} has no attribute {attr!r}")
+        state["ran"] = True
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)  # the package's own __init__, in full, in this module
+        return getattr(module, attr)
+
+    module.__dict__["__getattr__"] = __getattr__
+    return module

@@ -1,0 +1,47 @@
+"""One read of a page serves every slice of its text (issue 16): on a page whose text grows
+every 20 ms, the slices of one read fit together exactly — the same `totalChars` in each, joined
+they are one text — while a fresh read (offset 0) sees the page as it is now. Real Chromium, the
+real chain (Chrome's `documentId` is what tells "the same document")."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import chromium, mcp_client
+from tests.browser.test_page_tools import ok
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_slices_of_one_read_fit_together_on_a_changing_page(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser), mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/growing"}))["tab"]["id"]
+            first = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
+            assert first["nextOffset"] == 7000
+            parts, offset = [first["text"]], first["nextOffset"]
+            while offset is not None:
+                more = await ok(
+                    agent, "page_text", {"tabId": tab, "offset": offset, "maxChars": 7000}
+                )
+                assert more["totalChars"] == first["totalChars"]  # the same read
+                parts.append(more["text"])
+                offset = more["nextOffset"]
+            whole = "".join(parts)
+            assert len(whole) == first["totalChars"] and whole.startswith("word word")
+            fresh = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
+            assert fresh["totalChars"] > first["totalChars"]  # offset 0 reads the page as it is
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))

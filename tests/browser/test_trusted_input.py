@@ -1,0 +1,143 @@
+"""Trusted input through Chrome's debugger (issue 12), in real Chromium through the real chain:
+a button that only honours `event.isTrusted` is reached by page_mouse and not by page_click; a
+CSS `:hover` menu opens under page_hover; a button under an overlay is reported covered (with
+what is on top and its ref) and not clicked, as the page's own counter proves; and when the
+debugger is taken off the tab, the next call says so and the one after re-attaches."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, mcp_client
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+INPUT = b"""<!doctype html><html><head><title>input</title><style>
+#menu .items { display: none; }
+#menu:hover .items { display: block; }
+#box { position: relative; width: 200px; height: 40px; }
+#overlay { position: absolute; inset: 0; background: transparent; }
+</style></head><body>
+<button type="button" id="trusted">Trusted only</button>
+<p id="out">none</p>
+<div id="menu">Menu<div class="items"><span id="item">Settings</span></div></div>
+<div id="box"><button type="button" id="under">Under</button>
+<div id="overlay" role="dialog" aria-label="Cookie banner"></div></div>
+<p id="count">0</p>
+<script>
+  document.getElementById('trusted').addEventListener('click', (e) => {
+    document.getElementById('out').textContent = e.isTrusted ? 'trusted' : 'untrusted';
+  });
+  let n = 0;
+  document.getElementById('under').addEventListener('click', () => {
+    document.getElementById('count').textContent = String(++n);
+  });
+  document.getElementById('overlay').addEventListener('click', (e) => e.target.remove());
+</script>
+</body></html>"""
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(INPUT)))
+        self.end_headers()
+        self.wfile.write(INPUT)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    with serve_http(_Site) as origin:
+        yield origin
+
+
+async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def text_of(agent: Any, tab: int, selector: str) -> str:
+    return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": selector}))["text"])
+
+
+def test_trusted_clicks_hover_and_covered_targets(browser: ThrowawayBrowser, site: str) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+
+            # Page code's click is not trusted; the debugger's is.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
+            assert await text_of(agent, tab, "#out") == "untrusted"
+            clicked = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#trusted"})
+            assert clicked["clicked"] is True and clicked["covered"] is False
+            assert await text_of(agent, tab, "#out") == "trusted"
+            # The same point given as viewport coordinates reaches the same button.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
+            assert await text_of(agent, tab, "#out") == "untrusted"
+            point = {"x": clicked["x"], "y": clicked["y"]}
+            by_point = await ok(agent, "page_mouse", {"tabId": tab, **point})
+            assert by_point["clicked"] is True and 'button "Trusted only"' in by_point["hitTarget"]
+            assert await text_of(agent, tab, "#out") == "trusted"
+
+            # A :hover-only menu opens under the real pointer.
+            item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
+            assert item["visible"] is False
+            hovered = await ok(agent, "page_hover", {"tabId": tab, "text": "Menu"})
+            assert hovered["hovered"] is True and hovered["covered"] is False
+            item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
+            assert item["visible"] is True
+
+            # A covered button: reported, with what is on top and its ref, and not clicked.
+            covered = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+            assert covered["clicked"] is False and covered["covered"] is True, covered
+            assert "Cookie banner" in covered["hitTarget"]
+            assert covered["hitRef"].startswith("@e")
+            assert await text_of(agent, tab, "#count") == "0"
+            # The agent deals with what is on top (by its ref), then the button is reachable.
+            away = await ok(agent, "page_mouse", {"tabId": tab, "ref": covered["hitRef"]})
+            assert away["clicked"] is True and away["covered"] is False
+            assert await text_of(agent, tab, "#count") == "0"
+            under = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+            assert under["clicked"] is True and under["covered"] is False
+            assert await text_of(agent, tab, "#count") == "1"
+            # A double click is two trusted clicks on the same point.
+            await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under", "clickCount": 2})
+            assert await text_of(agent, tab, "#count") == "3"
+
+            # The debugger taken off the tab (as when the person closes Chrome's bar): the next
+            # call says so, clearly, and nothing is clicked; the call after re-attaches.
+            worker = context.service_workers[0] if context.service_workers else None
+            if worker is None:
+                worker = await context.wait_for_event("serviceworker", timeout=30_000)
+            await worker.evaluate("(tabId) => chrome.debugger.detach({tabId})", tab)
+            lost = tool_error(
+                await agent.call_tool("page_mouse", {"tabId": tab, "selector": "#under"})
+            )
+            assert lost is not None and lost["code"] == "debugger_detached", lost
+            assert "call again" in lost["message"]
+            assert await text_of(agent, tab, "#count") == "3"
+            again = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+            assert again["clicked"] is True
+            assert await text_of(agent, tab, "#count") == "4"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))

@@ -1,0 +1,209 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CDP_VERSION, createDebuggerManager, createDialogGuard } from "../../extension/lib/debugger.js";
+import { createDialogs, maskDialogText } from "../../extension/lib/dialogs.js";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { createTabQueue, serialiseByTab } from "../../extension/lib/tab-queue.js";
+import { argModifiers, argPoint, isMac } from "../../extension/handlers/input.js";
+import { step } from "../../extension/handlers/support.js";
+import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
+
+/** A chrome.debugger that records calls; `attachFails` / `sendFails` make them reject. */
+function fakeDebugger() {
+  const calls = [];
+  const attached = new Set();
+  const api = {
+    attachFails: null,
+    sendFails: null,
+    attach: async (tabId, version) => {
+      calls.push(["attach", tabId, version]);
+      if (api.attachFails) throw new Error(api.attachFails);
+      if (attached.has(tabId)) throw new Error(`Another debugger is already attached to the tab with id: ${tabId}.`);
+      attached.add(tabId);
+    },
+    detach: async (tabId) => {
+      calls.push(["detach", tabId]);
+      if (!attached.delete(tabId)) throw new Error("Debugger is not attached to the tab");
+    },
+    send: async (tabId, method, params) => {
+      calls.push(["send", tabId, method, params]);
+      if (!attached.has(tabId)) throw new Error(`Debugger is not attached to the tab with id: ${tabId}.`);
+      if (api.sendFails) return api.sendFails;
+      return {};
+    },
+  };
+  return { api, calls, attached };
+}
+
+function setup() {
+  const ownership = createOwnership();
+  const dialogs = createDialogs();
+  const dbg = fakeDebugger();
+  const log = fakeLog();
+  const manager = createDebuggerManager({ api: dbg.api, owned: (id) => ownership.owner(id) !== null, dialogs, step, log });
+  return { ownership, dialogs, dbg, manager, log };
+}
+
+const CTX = { session: "s1", policy: { origins: ["http://a.test"] }, deadline: Date.now() + 60_000 };
+
+test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody owns", async () => {
+  const { ownership, dbg, manager } = setup();
+  assert.equal(await manager.ensureSoft(CTX, 5), false);
+  await assert.rejects(manager.ensure(CTX, 5), (e) => e.code === "tab_not_owned");
+  assert.deepEqual(dbg.calls, []);
+  ownership.claim("s1", 5);
+  assert.equal(await manager.ensureSoft(CTX, 5), true);
+  await manager.ensure(CTX, 5);
+  await manager.send(CTX, 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }, "move the pointer");
+  assert.deepEqual(dbg.calls, [
+    ["attach", 5, CDP_VERSION], ["send", 5, "Page.enable", undefined],
+    ["send", 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }],
+  ]);
+  assert.deepEqual(manager.attached(), [5]);
+});
+
+test("an attachment left by an earlier worker is taken over", async () => {
+  const { ownership, dbg, manager } = setup();
+  ownership.claim("s1", 2);
+  dbg.attached.add(2); // Chrome still holds ours from before the worker restarted
+  await manager.ensure(CTX, 2);
+  assert.deepEqual(dbg.calls.map((c) => c.slice(0, 3)), [["attach", 2, CDP_VERSION], ["detach", 2], ["attach", 2, CDP_VERSION], ["send", 2, "Page.enable"]]);
+});
+
+test("Chrome refusing to attach is debugger_detached with its reason, and a later call tries again", async () => {
+  const { ownership, dbg, manager } = setup();
+  ownership.claim("s1", 3);
+  dbg.api.attachFails = "Cannot access a chrome:// URL";
+  await assert.rejects(manager.ensure(CTX, 3), (e) => e.code === "debugger_detached" && /chrome:\/\/ URL/.test(e.message));
+  assert.equal(await manager.ensureSoft(CTX, 3), false); // soft: logs, never throws
+  dbg.api.attachFails = null;
+  await manager.ensure(CTX, 3);
+  assert.deepEqual(manager.attached(), [3]);
+});
+
+test("a command that never answers ends at the call's deadline as timeout naming the step", async () => {
+  const { ownership, dbg, manager } = setup();
+  ownership.claim("s1", 4);
+  await manager.ensure(CTX, 4);
+  dbg.api.send = () => new Promise(() => {});
+  await assert.rejects(manager.send({ ...CTX, deadline: Date.now() + 30 }, 4, "Input.dispatchMouseEvent", {}, "press the mouse button"),
+    (e) => e.code === "timeout" && /step "press the mouse button"/.test(e.message));
+});
+
+test("the person closing the bar is reported once (nothing sent), then the next call re-attaches", async () => {
+  const { ownership, dbg, manager, dialogs } = setup();
+  ownership.claim("s1", 6);
+  await manager.ensure(CTX, 6);
+  dialogs.opened(6, { type: "alert", message: "hi" });
+  dbg.attached.delete(6);
+  manager.onDetach(6, "canceled_by_user");
+  assert.equal(dialogs.current(6), null); // unseen from now on
+  assert.equal(await manager.ensureSoft(CTX, 6), false); // other tools do not re-attach behind the person's back
+  const before = dbg.calls.length;
+  await assert.rejects(manager.send(CTX, 6, "Input.dispatchMouseEvent", {}, "move the pointer"),
+    (e) => e.code === "debugger_detached" && /closed Chrome's "is debugging this browser" bar/.test(e.message));
+  assert.equal(dbg.calls.length, before);
+  await manager.send(CTX, 6, "Input.dispatchMouseEvent", {}, "move the pointer");
+  assert.deepEqual(dbg.calls.slice(before).map((c) => c[0]), ["attach", "send", "send"]);
+});
+
+test("detached behind its back: the command answers debugger_detached, the next re-attaches", async () => {
+  const { ownership, dbg, manager } = setup();
+  ownership.claim("s1", 7);
+  await manager.ensure(CTX, 7);
+  dbg.attached.delete(7); // chrome.debugger.detach from elsewhere: no onDetach
+  await assert.rejects(manager.send(CTX, 7, "Input.dispatchMouseEvent", {}, "move the pointer"), (e) => e.code === "debugger_detached");
+  await manager.send(CTX, 7, "Input.dispatchMouseEvent", {}, "move the pointer");
+  assert.ok(dbg.attached.has(7));
+});
+
+test("a released tab is detached and forgotten; events from a tab nobody owns detach it", async () => {
+  const { ownership, dbg, manager, dialogs } = setup();
+  ownership.claim("s1", 8);
+  await manager.ensure(CTX, 8);
+  ownership.release(8);
+  manager.onEvent(8, "Page.javascriptDialogOpening", { type: "alert", message: "x" });
+  await flush();
+  assert.equal(dialogs.current(8), null);
+  assert.ok(!dbg.attached.has(8));
+  assert.deepEqual(manager.attached(), []);
+  ownership.claim("s1", 9);
+  await manager.ensure(CTX, 9);
+  manager.release(9);
+  await flush();
+  assert.ok(!dbg.attached.has(9));
+  manager.onEvent(Number.NaN, "Page.javascriptDialogOpening", {}); // never throws
+  manager.onDetach(undefined, "target_closed");
+});
+
+test("dialog events: opened with type and masked, capped text; closed clears it", () => {
+  const { ownership, manager, dialogs } = setup();
+  ownership.claim("s1", 1);
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "confirm", message: "pay 4111 1111 1111 1111?", url: "http://a.test/" });
+  assert.deepEqual(dialogs.current(1), { type: "confirm", message: "pay [card]?", url: "http://a.test/" });
+  manager.onEvent(1, "Page.javascriptDialogClosed", { result: true });
+  assert.equal(dialogs.current(1), null);
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "weird", message: 42 });
+  assert.deepEqual(dialogs.current(1), { type: "alert", message: "", url: "" });
+  assert.equal(maskDialogText("x".repeat(1000)).length, 301);
+});
+
+/** The dispatcher-side wrapping background.js uses, over a fake handler per action. */
+function guarded(handlers) {
+  const s = setup();
+  const guard = createDialogGuard({ manager: s.manager, dialogs: s.dialogs, ownerOf: (id) => s.ownership.owner(id) });
+  const routes = new Map(serialiseByTab(Object.entries(handlers), createTabQueue(), guard));
+  return { ...s, call: (action, args, ctx = CTX) => routes.get(action)(args, ctx) };
+}
+
+test("while a dialog is open, calls on the tab answer dialog_open at once; page_dialog runs at once", async () => {
+  const ran = [];
+  const stuck = deferred();
+  const h = guarded({
+    page_click: async (args) => { ran.push("click"); await stuck.promise; return {}; },
+    page_text: async () => { ran.push("text"); return { text: "t" }; },
+    page_dialog: async () => { ran.push("dialog"); return { handled: true }; },
+  });
+  h.ownership.claim("s1", 1);
+  const click = h.call("page_click", { tabId: 1 });
+  const text = h.call("page_text", { tabId: 1 }); // queued behind the stuck click
+  await flush();
+  assert.deepEqual(ran, ["click"]);
+  h.dialogs.opened(1, { type: "alert", message: "card 4111 1111 1111 1111", url: "http://a.test/x" });
+  await assert.rejects(click, (e) => e.code === "dialog_open" && /while page_click ran/.test(e.message) && !/4111/.test(e.message));
+  await assert.rejects(text, (e) => e.code === "dialog_open" && /blocked by an alert\(\) dialog "card \[card\]"/.test(e.message));
+  await assert.rejects(Promise.resolve().then(() => h.call("page_text", { tabId: 1 })), (e) => e.code === "dialog_open");
+  assert.deepEqual(ran, ["click"]);
+  assert.deepEqual(await h.call("page_dialog", { tabId: 1 }), { handled: true });
+  h.dialogs.closed(1);
+  assert.deepEqual(await h.call("page_text", { tabId: 1 }), { text: "t" });
+  // A dialog from a frame on a site the policy does not approve: its text is withheld.
+  h.dialogs.opened(1, { type: "confirm", message: "evil text", url: "http://evil.test/" });
+  await assert.rejects(Promise.resolve().then(() => h.call("page_text", { tabId: 1 })),
+    (e) => e.code === "dialog_open" && !/evil text/.test(e.message) && /withheld/.test(e.message));
+});
+
+test("another session's tab: no dialog_open, no attach; its handler answers (tab_not_owned)", async () => {
+  const h = guarded({ page_text: async () => "handler ran" });
+  h.ownership.claim("s2", 3);
+  h.dialogs.opened(3, { type: "prompt", message: "secret question" });
+  assert.equal(await h.call("page_text", { tabId: 3 }), "handler ran");
+  assert.deepEqual(h.dbg.calls, []);
+});
+
+test("page_mouse / page_hover arguments: an element or x, y; modifiers; Mod by platform", () => {
+  assert.deepEqual(argPoint({ selector: "#a" }), { target: { selector: "#a", index: 0 } });
+  assert.deepEqual(argPoint({ x: 10, y: 20.5 }), { target: null, x: 10, y: 20.5 });
+  for (const bad of [{}, { x: 1 }, { selector: "#a", x: 1, y: 2 }, { x: -1, y: 2 }, { x: "1", y: 2 }]) {
+    assert.throws(() => argPoint(bad), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
+  assert.equal(argModifiers(["Shift", "Alt"], false), 9);
+  assert.equal(argModifiers(["Mod"], false), 2);
+  assert.equal(argModifiers(["Mod"], true), 4);
+  assert.equal(argModifiers(undefined, false), 0);
+  assert.throws(() => argModifiers(["Hyper"], false), (e) => e.code === "bad_request");
+  assert.throws(() => argModifiers(["constructor"], false), (e) => e.code === "bad_request");
+  assert.equal(isMac({ platform: "MacIntel" }), true);
+  assert.equal(isMac({ userAgentData: { platform: "Linux" }, platform: "MacIntel" }), false);
+  assert.equal(isMac(undefined), false);
+});

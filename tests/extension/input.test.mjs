@@ -1,0 +1,180 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createDialogs } from "../../extension/lib/dialogs.js";
+import { createGrace } from "../../extension/lib/grace.js";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { inputHandlers } from "../../extension/handlers/input.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
+
+const ORIGIN = "http://127.0.0.1:8000";
+const POLICY = { origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"], clickGraceSeconds: 0, confirmTimeoutSeconds: 30 };
+const S1 = { session: "s1", policy: POLICY, deadline: Date.now() + 60_000 };
+
+/**
+ * The handlers over fakes: `points` are the page's answers to the "point" op, in order (the
+ * last one repeats); `sent` records every CDP command.
+ */
+function harness({ points = [], decision = "allow" } = {}) {
+  const ownership = createOwnership();
+  const dialogs = createDialogs();
+  const tabs = new Map();
+  const calls = { confirm: [], sent: [], ops: [] };
+  const addTab = (id, url, session = "s1") => {
+    tabs.set(id, { id, url, status: "complete" });
+    if (session) ownership.claim(session, id);
+  };
+  const browser = {
+    getTab: async (id) => {
+      const t = tabs.get(id);
+      if (!t) throw new Error("No tab with id");
+      return { ...t };
+    },
+    executeFiles: async () => {},
+    executeScriptArgs: async (_tabId, _func, [op, a]) => {
+      calls.ops.push([op, a]);
+      const answer = points.length > 1 ? points.shift() : points[0];
+      return [{ result: answer }];
+    },
+  };
+  const cdp = {
+    ensure: async (ctx, tabId) => {
+      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_owned", "no");
+    },
+    send: async (_ctx, tabId, method, params) => {
+      calls.sent.push([tabId, method, params]);
+      return {};
+    },
+  };
+  const ensureOrigin = async (url, ctx) => {
+    const o = url && new URL(url).origin;
+    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    return o;
+  };
+  const confirm = async (req) => { calls.confirm.push(req); return decision; };
+  const deps = {
+    browser, ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin, confirm, grace: createGrace(),
+    sleep: async () => {}, cdp, dialogs,
+  };
+  const routes = new Map(inputHandlers(deps));
+  addTab(1, `${ORIGIN}/a`);
+  return { call: (action, args, ctx = S1) => routes.get(action)(args, ctx), calls, dialogs, addTab, tabs };
+}
+
+const at = (over = {}) => ({
+  x: 50, y: 20, covered: false, desc: 'button "Go"', hitTarget: 'button "Go"', kind: "plain", hitKind: "plain",
+  url: `${ORIGIN}/a`, docToken: "d1", lastRef: 3, hitRef: "@e3", ...over,
+});
+const mouseEvents = (h) => h.calls.sent.filter(([, m]) => m === "Input.dispatchMouseEvent").map(([, , p]) => p);
+
+test("page_mouse: moves, presses and releases at the point, clickCount times; reports where", async () => {
+  const h = harness({ points: [at()] });
+  const r = await h.call("page_mouse", { tabId: 1, selector: "#go", clickCount: 2, modifiers: ["Shift"] });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a`, x: 50, y: 20, covered: false, hitTarget: 'button "Go"', hitRef: "@e3" });
+  assert.deepEqual(mouseEvents(h).map((e) => [e.type, e.clickCount ?? 0, e.modifiers]), [
+    ["mouseMoved", 0, 8], ["mousePressed", 1, 8], ["mouseReleased", 1, 8], ["mousePressed", 2, 8], ["mouseReleased", 2, 8],
+  ]);
+  assert.ok(mouseEvents(h).every((e) => e.x === 50 && e.y === 20));
+  assert.deepEqual(h.calls.confirm, []); // a plain button
+});
+
+test("page_mouse: a covered point is reported and nothing is dispatched, unless force", async () => {
+  const covered = at({ covered: true, hitTarget: 'dialog "Cookie banner"', kind: "plain", hitRef: "@e9" });
+  const h = harness({ points: [covered] });
+  const r = await h.call("page_mouse", { tabId: 1, selector: "#go" });
+  assert.equal(r.clicked, false);
+  assert.equal(r.covered, true);
+  assert.equal(r.hitTarget, 'dialog "Cookie banner"');
+  assert.equal(r.hitRef, "@e9");
+  assert.deepEqual(h.calls.sent, []);
+  const forced = await h.call("page_mouse", { tabId: 1, selector: "#go", force: true });
+  assert.equal(forced.clicked, true);
+  assert.equal(mouseEvents(h).length, 3);
+});
+
+test("page_mouse on a submit asks the person as page_click does; a denial dispatches nothing", async () => {
+  const submit = at({ kind: "submit", desc: 'button "Pay"' });
+  const denied = harness({ points: [submit], decision: "deny" });
+  await assert.rejects(denied.call("page_mouse", { tabId: 1, selector: "#pay" }), (e) => e.code === "confirm_denied");
+  assert.match(denied.calls.confirm[0].detail, /^Click button "Pay" on http:\/\/127\.0\.0\.1:8000\? This submits a form\.$/);
+  assert.equal(denied.calls.confirm[0].tool, "page_mouse");
+  assert.deepEqual(denied.calls.sent, []);
+  // The page swaps the target while the person looks: refused, nothing clicked.
+  const swapped = harness({ points: [submit, at({ kind: "link" })] });
+  await assert.rejects(swapped.call("page_mouse", { tabId: 1, selector: "#pay" }), (e) => e.code === "policy_denied");
+  assert.deepEqual(swapped.calls.sent, []);
+  const allowed = harness({ points: [submit] });
+  assert.equal((await allowed.call("page_mouse", { tabId: 1, selector: "#pay" })).clicked, true);
+  // A forced click on what covers a link: what receives the click decides.
+  const overLink = harness({ points: [at({ covered: true, kind: "link", hitTarget: 'link "Ad"' })], decision: "deny" });
+  await assert.rejects(overLink.call("page_mouse", { tabId: 1, selector: "#go", force: true }), (e) => e.code === "confirm_denied");
+  assert.deepEqual(overLink.calls.sent, []);
+});
+
+test("page_mouse / page_hover: ownership and the origin gate first; bad arguments refused before the page", async () => {
+  const h = harness({ points: [at()] });
+  h.addTab(2, `${ORIGIN}/b`, "s2");
+  h.addTab(3, "http://evil.test/", "s1");
+  for (const tool of ["page_mouse", "page_hover"]) {
+    await assert.rejects(h.call(tool, { tabId: 2, selector: "#go" }), (e) => e.code === "tab_not_owned", tool);
+    await assert.rejects(h.call(tool, { tabId: 3, selector: "#go" }), (e) => e.code === "origin_not_approved", tool);
+  }
+  for (const args of [{ selector: "#go", button: "back" }, { selector: "#go", clickCount: 4 }, { selector: "#go", force: "yes" },
+    { x: 1 }, { selector: "#go", modifiers: ["Hyper"] }]) {
+    await assert.rejects(h.call("page_mouse", { tabId: 1, ...args }), (e) => e.code === "bad_request", JSON.stringify(args));
+  }
+  assert.deepEqual(h.calls.ops, []);
+  assert.deepEqual(h.calls.sent, []);
+});
+
+test("page_hover moves the pointer only, and says what is really there", async () => {
+  const h = harness({ points: [at({ covered: true, hitTarget: 'div "overlay"' })] });
+  const r = await h.call("page_hover", { tabId: 1, x: 50, y: 20 });
+  assert.deepEqual(r, { hovered: true, x: 50, y: 20, covered: true, hitTarget: 'div "overlay"', hitRef: "@e3" });
+  assert.deepEqual(mouseEvents(h).map((e) => e.type), ["mouseMoved"]);
+  assert.deepEqual(h.calls.ops[0], ["point", { x: 50, y: 20, origin: ORIGIN, refFloor: 0 }]);
+});
+
+test("page_dialog: dismiss is free; OK on a confirm() asks first; the prompt's text is never echoed", async () => {
+  const h = harness();
+  await assert.rejects(h.call("page_dialog", { tabId: 1, action: "dismiss" }), (e) => e.code === "bad_request" && /no JavaScript dialog/.test(e.message));
+  h.dialogs.opened(1, { type: "confirm", message: "Delete 4111 1111 1111 1111?", url: `${ORIGIN}/a` });
+  assert.deepEqual(await h.call("page_dialog", { tabId: 1, action: "dismiss" }), { handled: true, type: "confirm", accepted: false, message: "Delete [card]?" });
+  assert.deepEqual(h.calls.confirm, []);
+  assert.deepEqual(h.calls.sent.at(-1), [1, "Page.handleJavaScriptDialog", { accept: false }]);
+  assert.equal(h.dialogs.current(1), null);
+
+  h.dialogs.opened(1, { type: "prompt", message: "Name?", url: `${ORIGIN}/a` });
+  const r = await h.call("page_dialog", { tabId: 1, action: "accept", promptText: "Ada Lovelace" });
+  assert.equal(h.calls.confirm.length, 1);
+  assert.match(h.calls.confirm[0].detail, /prompt\(\) dialog of http:\/\/127\.0\.0\.1:8000: "Name\?" and answer it with 12 typed characters/);
+  assert.doesNotMatch(h.calls.confirm[0].detail, /Ada/);
+  assert.doesNotMatch(JSON.stringify(r), /Ada/);
+  assert.deepEqual(h.calls.sent.at(-1), [1, "Page.handleJavaScriptDialog", { accept: true, promptText: "Ada Lovelace" }]);
+
+  // Not asked: an alert's OK, a beforeunload (gated like the navigation), or when policy does not confirm submits.
+  for (const [type, ctx] of [["alert", S1], ["beforeunload", S1], ["confirm", { ...S1, policy: { ...POLICY, confirm: [] } }]]) {
+    h.dialogs.opened(1, { type, message: "m", url: `${ORIGIN}/a` });
+    assert.equal((await h.call("page_dialog", { tabId: 1, action: "accept" }, ctx)).accepted, true, type);
+  }
+  assert.equal(h.calls.confirm.length, 1);
+});
+
+test("page_dialog: denied, not owned, unapproved, promptText on a non-prompt; a foreign frame's text withheld", async () => {
+  const h = harness({ decision: "deny" });
+  h.dialogs.opened(1, { type: "confirm", message: "Sure?", url: `${ORIGIN}/a` });
+  await assert.rejects(h.call("page_dialog", { tabId: 1, action: "accept" }), (e) => e.code === "confirm_denied");
+  assert.ok(h.dialogs.current(1) !== null);
+  await assert.rejects(h.call("page_dialog", { tabId: 1, action: "dismiss", promptText: "x" }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_dialog", { tabId: 1, action: "maybe" }), (e) => e.code === "bad_request");
+  h.addTab(2, `${ORIGIN}/b`, "s2");
+  h.dialogs.opened(2, { type: "alert", message: "theirs", url: `${ORIGIN}/b` });
+  await assert.rejects(h.call("page_dialog", { tabId: 2, action: "dismiss" }), (e) => e.code === "tab_not_owned" && !/theirs/.test(e.message));
+  h.addTab(3, "http://evil.test/", "s1");
+  h.dialogs.opened(3, { type: "alert", message: "evil", url: "http://evil.test/" });
+  await assert.rejects(h.call("page_dialog", { tabId: 3, action: "dismiss" }), (e) => e.code === "origin_not_approved");
+  assert.deepEqual(h.calls.sent, []);
+  h.dialogs.opened(1, { type: "alert", message: "from an ad frame", url: "http://ads.test/frame" });
+  assert.equal((await h.call("page_dialog", { tabId: 1, action: "dismiss" })).message, "");
+});

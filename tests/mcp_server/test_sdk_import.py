@@ -1,0 +1,48 @@
+"""``mcp_server/sdk.py``: ``tabwarden mcp`` imports the SDK's server half without the client
+half its package initialiser pulls in, and the deferred packages still answer every name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+from tabwarden.mcp_server.sdk import defer_package_inits
+deferred = defer_package_inits()
+import tabwarden.mcp_server.server
+before = sorted(m for m in sys.modules if m.startswith("mcp.client"))
+import mcp
+from mcp.server import Server
+client = mcp.Client  # a name only the package's own __init__ defines
+print(json.dumps({
+    "deferred": deferred,
+    "client_modules_before": before,
+    "client": client.__module__,
+    "server": Server.__module__,
+    "again": defer_package_inits(),
+}))
+"""
+
+
+def test_the_server_half_imports_alone_and_the_package_still_answers_every_name() -> None:
+    out = subprocess.run(  # noqa: S603 (this interpreter and a fixed script)
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, check=True
+    )
+    seen = json.loads(out.stdout)
+    assert seen["deferred"] is True
+    assert seen["client_modules_before"] == []  # the client half was never imported
+    assert seen["client"] == "mcp.client.client"  # ...until a name needed it: then all of it
+    assert seen["server"] == "mcp.server.lowlevel.server"
+    assert seen["again"] is False  # once the SDK is imported it changes nothing
+
+
+def test_nothing_is_deferred_once_the_sdk_was_imported() -> None:
+    probe = (
+        "import mcp, sys\n"
+        "from tabwarden.mcp_server.sdk import defer_package_inits\n"
+        "assert defer_package_inits() is False\n"
+        "assert '__getattr__' not in vars(sys.modules['mcp']) and mcp.Client\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603
