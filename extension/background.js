@@ -7,6 +7,7 @@
 
 /* global chrome */
 
+import { createAgentTabsRelay } from "./lib/agent-tabs-relay.js";
 import { createBackoff, equalJitter } from "./lib/backoff.js";
 import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
@@ -28,12 +29,14 @@ import { createPresenceConfirm } from "./lib/presence-confirm.js";
 import { createRecentCalls } from "./lib/recent-calls.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
+import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
 import { step } from "./handlers/support.js";
+import { TERMINAL_ACTIONS, terminalTabHandlers } from "./handlers/tabs.js";
 
 const log = console;
 
@@ -43,8 +46,32 @@ const timers = {
   clearTimer: (handle) => clearTimeout(/** @type {number} */ (handle)),
 };
 
-const ownership = createOwnership();
+// Tab ownership survives a worker restart in chrome.storage.session (lib/ownership.js); it is
+// reloaded, reconciled with the tabs that still exist, before any request is served.
+const ownership = createOwnership({
+  save: (snapshot) => {
+    api.sessionStorageSet(AGENT_TABS_KEY, snapshot)
+      .catch((err) => log.warn("tabwarden: could not persist tab ownership", err));
+  },
+});
+const ownershipLoaded = Promise.all([api.sessionStorageGet(AGENT_TABS_KEY), api.queryAllTabs()]).then(
+  ([stored, open]) => {
+    ownership.load(stored, (Array.isArray(open) ? open : []).map((t) => /** @type {any} */ (t)?.id).filter(Number.isInteger));
+  },
+  (err) => log.warn("tabwarden: could not restore tab ownership; starting empty", err),
+);
 const grace = createGrace(); // confirmed-click grace per tab; forgotten with the tab
+// Orphans, the agent-tab cap, person-viewed marks, discard protection (lib/tab-lifecycle.js).
+const lifecycle = createTabLifecycle({
+  ownership,
+  browser: { queryAllTabs: api.queryAllTabs, removeTab: api.removeTab, updateTab: api.updateTab },
+  timers,
+  onReleased: (tabId) => {
+    grace.release(tabId);
+    cdp.release(tabId);
+  },
+  log,
+});
 const loads = createLoadWatcher(timers);
 const broker = createConfirmBroker({ ...timers, newId: () => crypto.randomUUID() });
 const confirm = createConfirmer({
@@ -73,7 +100,8 @@ const cdp = createDebuggerManager({
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 
 const deps = {
-  browser: {
+  // The agent's own tab operations: activations they cause are not the person looking.
+  browser: lifecycle.agentBrowser({
     queryAllTabs: api.queryAllTabs,
     getTab: api.getTab,
     createTab: api.createTab,
@@ -81,17 +109,24 @@ const deps = {
     updateTab: api.updateTab,
     removeTab: api.removeTab,
     executeScript: api.executeScript,
-  },
+  }),
   ownership,
   loads,
   ensureOrigin,
   confirm,
   guardTab: (/** @type {string} */ action, /** @type {number} */ tabId, /** @type {any} */ ctx, /** @type {() => Promise<any>} */ fn) =>
     dialogGuard.run(action, tabId, ctx, fn),
+  lifecycle,
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
-const routes = createRoutes({ ...deps, browser: { ...api, ...deps.browser }, grace, cdp, dialogs, mac: isMac(globalThis.navigator) });
+const routes = createRoutes({
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator),
+});
+/** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
+const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
+  action, async (args, ctx) => { await ownershipLoaded; return handler(args, ctx); },
+]);
 // Each command id at most once per session, across worker restarts (lib/journal.js).
 const journal = createJournal({
   storage: { getAll: api.sessionStorageAll, set: api.sessionStorageSetItems, remove: api.sessionStorageRemove },
@@ -99,7 +134,10 @@ const journal = createJournal({
 });
 // One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
-const dispatcher = createDispatcher(serialiseByTab(routes, createTabQueue(), dialogGuard), { log, journal });
+const dispatcher = createDispatcher(
+  afterOwnershipLoad([...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle })]),
+  { log, journal },
+);
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.
@@ -183,11 +221,16 @@ const session = createSession({
   now: () => performance.now(),
   wallNow: () => Date.now(),
   extensionVersion: api.extensionVersion(),
-  onSessionEnd: (name) => {
-    for (const tabId of ownership.endSession(name)) {
-      grace.release(tabId);
-      cdp.release(tabId); // a tab nobody owns keeps no debugger
-    }
+  onSessionEnd: (name, { closeTabs }) => {
+    ownershipLoaded
+      .then(() => lifecycle.sessionEnded(name, { closeTabs }))
+      .then((ids) => {
+        for (const tabId of ids) {
+          grace.release(tabId);
+          cdp.release(tabId); // a tab nobody drives keeps no debugger
+        }
+      })
+      .catch((err) => log.warn("tabwarden: ending a session failed", err));
   },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
@@ -201,13 +244,15 @@ const session = createSession({
   onWelcome: ({ epoch }) => {
     welcomeEpoch = epoch;
     pinGate.onWelcome();
+    sweepSessions();
   },
   onClosed: () => {
     welcomeEpoch = undefined;
     pinGate.onClosed();
   },
   onAnswered: (action, reply) => {
-    recentCalls.record(action, reply);
+    // The terminal's own listing (`tabwarden tabs`) is the person's, not an agent's call.
+    if (!TERMINAL_ACTIONS.has(action)) recentCalls.record(action, reply);
   },
   log,
 });
@@ -217,6 +262,18 @@ const pinnedRead = api.storageGet(PIN_STORAGE_KEY).then(
   (value) => pinGate.setPinned(value),
   (err) => log.warn("tabwarden: could not read the pinned host record; refusing requests", err),
 );
+
+/** Sessions whose MCP process died while no host watched (host SIGKILLed, worker away) end now:
+ * once ownership is back and the host proved its pinned key, ask it which held ones are gone. */
+function sweepSessions() {
+  (async () => {
+    await ownershipLoaded;
+    if ((await pinGate.admit()) !== null) return;
+    await lifecycle.sweep((action, args) => session.hostCall(action, args));
+  })().catch((err) => log.warn("tabwarden: session sweep failed", err));
+}
+
+const agentTabsRelay = createAgentTabsRelay({ lifecycle, log });
 
 /** Connect unless already connected or a reconnect is pending; never throws. */
 function ensureConnected() {
@@ -272,7 +329,8 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
     const confirmCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE) };
     const popupCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(POPUP_PAGE) };
     const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx)
-      ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx);
+      ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx)
+      ?? agentTabsRelay.handleMessage(msg, sender, { extensionId: optionsCtx.extensionId, pageUrls: [optionsCtx.pageUrl, popupCtx.pageUrl] });
     if (pairingAnswer !== undefined) {
       pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }));
       return true; // answered asynchronously
@@ -289,6 +347,7 @@ chrome.storage.onChanged.addListener(guarded("storage.onChanged", (changes, area
   if (area === "local" && changes && Object.hasOwn(changes, PIN_STORAGE_KEY)) pinGate.setPinned(changes[PIN_STORAGE_KEY].newValue);
 }));
 chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo) => loads.updated(tabId, changeInfo)));
+chrome.tabs.onActivated.addListener(guarded("tabs.onActivated", (info) => lifecycle.activated(info.tabId)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over
   grace.release(tabId);
@@ -312,4 +371,4 @@ ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
  * `ratchet.rolledBack()`, `cdp.attached()`. */
-export { session, pinGate, ratchet, cdp };
+export { session, pinGate, ratchet, cdp, ownership };

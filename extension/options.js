@@ -4,6 +4,7 @@
 // lib/options-page.js, lib/policy-page.js, lib/clients-page.js and lib/audit-view.js. It must never
 // hold pairing or policy logic itself, and never talk to the host except through the service worker.
 
+import { runAgentTabsView } from "./lib/agent-tabs-view.js";
 import { runAuditView } from "./lib/audit-view.js";
 import { sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runClientsPage } from "./lib/clients-page.js";
@@ -16,6 +17,9 @@ policyPage.catch((err) => console.warn("tabwarden: policy section failed", err))
 
 const clientsPage = runClientsPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
 clientsPage.catch((err) => console.warn("tabwarden: clients section failed", err));
+
+runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
+  .catch((err) => console.warn("tabwarden: agent tab list failed", err));
 
 runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
   .catch((err) => console.warn("tabwarden: audit log section failed", err));

@@ -95,6 +95,8 @@ VALUES: dict[str, tuple[Any, ...]] = {
     "upload": (True, False, 1, "false"),
     "passwordFill": (True, False, []),
     "presenceConfirm": (True, False, 0),
+    "closeTabsOnSessionEnd": (True, False, 1, None),
+    "maxAgentTabs": (0, 1, 20, 200, 201, -1, True, "20"),
 }
 KEYS = (*lattice.POLICY_KEYS, "unknown", "Origins", "", "__proto__")
 _BARE = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[1-9][0-9]{0,4})?$")
@@ -108,9 +110,9 @@ def _model_le(key: str, a: Any, b: Any) -> bool:
         return all(x in a for x in b)
     if key in ("eval", "upload", "passwordFill"):  # false is narrower
         return a is False or b is True
-    if key == "presenceConfirm":  # true is narrower
+    if key in ("presenceConfirm", "closeTabsOnSessionEnd"):  # true is narrower
         return a is True or b is False
-    return int(a) <= int(b)  # the two timeouts: smaller is narrower
+    return int(a) <= int(b)  # the two timeouts and the tab cap: smaller is narrower
 
 
 def model_wider(a: Policy, b: Policy) -> bool:

@@ -1,4 +1,4 @@
-# Invariant: any bytes read as trust.json (record.parse, and record_file.load from a real private file) yield a TrustDocument or TrustUnreadable — never another exception; a parsed record re-serialises to itself; and verify.effective never raises and never grants more than the record's valid signatures do: its policy is never wider than the validly signed baseline (else the default), every paired client and browser is a validly signed, unrevoked grant, the kill switch is never released without a valid release, and a record naming another host key grants nothing.  # noqa: E501
+# Invariant: any bytes read as trust.json (record.parse, and record_file.load from a real private file) yield a TrustDocument or TrustUnreadable — never another exception; a parsed record re-serialises to itself; and verify.effective never raises and never grants more than the record's valid signatures do: its policy is never wider than the newest validly signed baseline, current or in the history (else the default), every paired client and browser is a validly signed, unrevoked grant, the kill switch is never released without a valid release, and a record naming another host key grants nothing.  # noqa: E501
 """Atheris harness for the trust-record loader (tabwarden.trust.record / record_file / verify).
 
 Seeds are real records signed by a fixed P-256 host key (``KEY``): a fresh pairing, one with a
@@ -224,7 +224,18 @@ def check_effective(doc: TrustDocument) -> None:
         return
     bound: Policy = DEFAULT_POLICY
     baseline = raw["policy"]["baseline"]
-    if baseline is not None and _usable(baseline, raw["epoch"]):
+    if baseline is not None and not _usable(baseline, raw["epoch"]):
+        baseline = None
+    # The newest validly signed policy stands (a newer signed history entry beats an older,
+    # swapped-in or spoiled baseline: trust/verify.py since the baseline-swap fix).
+    newer = [
+        h
+        for h in raw["policy"]["history"]
+        if _usable(h, raw["epoch"]) and h["epoch"] > (-1 if baseline is None else baseline["epoch"])
+    ]
+    if newer:
+        baseline = max(newer, key=lambda h: h["epoch"])
+    if baseline is not None:
         try:
             bound = validate_values(baseline["values"])
         except PolicyError:

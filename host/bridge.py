@@ -12,6 +12,12 @@ Every request is then checked against the trust record, re-read (stat-cached) ea
 latch engaged or record unreadable → refused; clients paired and this connection's client not
 among them → refused and the connection closed. ``watch_trust`` cuts a revoked client's live
 connection as soon as the record's epoch moves, without waiting for its next request.
+
+Sessions (``host.sessions``): an MCP connection speaks for the session the host names from the
+pinned peer process, never from anything it sends; the session ends (``session_end``) when that
+process exits — watched through a pidfd once its last connection closes — not when a socket does.
+A terminal (role ``cli``) may send only the two terminal requests, relayed under the reserved
+terminal session; no MCP server may send them.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import re
 import secrets
 import socket
@@ -30,7 +37,15 @@ from tabwarden.admission import check_peer, handshake, measure_client
 from tabwarden.errors import TabwardenError
 from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
-from tabwarden.host.sessions import SessionUnmeasurable, measure_session
+from tabwarden.host.sessions import (
+    TERMINAL_ACTIONS,
+    TERMINAL_SESSION,
+    SessionUnmeasurable,
+    closes_tabs,
+    measure_session,
+    parse_session,
+    session_alive,
+)
 from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
 from tabwarden.peer import PeerAttestor, PeerRefused, Speaker
 from tabwarden.protocol.chunking import ChunkError, Reassembler
@@ -104,7 +119,9 @@ class _Client:
     #: request is refused (``client_not_paired``) and the connection closed.
     impostor: bool = False
     pending: set[str] = field(default_factory=set)
-    #: Names this connection to the extension; the tabs it opens belong to it.
+    #: Names this connection's MCP server to the extension; the tabs it opens belong to it. Set
+    #: by the host from its own measurement of the peer (``host.sessions``), never from a claim;
+    #: a random name (not surviving a restart) only when the peer could not be measured.
     session: str = field(default_factory=lambda: f"s-{secrets.token_hex(8)}")
 
 
@@ -178,6 +195,9 @@ class Relay:
         self._pending: dict[str, tuple[_Client, Any]] = {}
         self._clients: set[_Client] = set()
         self._ids = itertools.count(1)
+        #: Sessions whose last connection closed while their process still ran: name → pidfd.
+        self._exit_watches: dict[str, int] = {}
+        self._background: set[asyncio.Task[None]] = set()
         self.extension_connected = False
         self.extension_version = ""
 
@@ -336,6 +356,13 @@ class Relay:
             else:
                 reply = {"type": "host_reply", "id": call_id, "ok": True, "result": result}
         await self._send_native(reply)
+        if action == "sessions_alive" and reply["ok"]:
+            # The extension holds tabs of these live sessions, whose servers may never connect
+            # to this host: watch their processes too, so their end is not missed.
+            gone = set(reply["result"].get("gone", ()))
+            for name in args.get("sessions", ()):
+                if name not in gone and parse_session(name) is not None:
+                    await self._watch_session(name)
 
     async def browser_gone(self) -> None:
         await self._set_connected(False)
@@ -384,11 +411,73 @@ class Relay:
         for native_id in client.pending:
             self._take(native_id)
         client.pending.clear()
-        if self.extension_connected:
+        await self._session_left(client)
+
+    # -- sessions (host.sessions) --------------------------------------------------------------
+
+    def _holds(self, session: str) -> bool:
+        return any(c.session == session for c in self._clients)
+
+    async def _session_left(self, client: _Client) -> None:
+        """The last connection of an MCP session closed. The session ends when its process does
+        (it may reconnect until then: a dropped socket, a restarted host)."""
+        if client.role == "mcp":
+            await self._watch_session(client.session)
+
+    async def _watch_session(self, name: str) -> None:
+        """Unless a connection holds it: watch the session's process (its pidfd) and announce
+        ``session_end`` once it exits; at once when it is gone already, or its name carries no
+        PID (the peer was unmeasurable)."""
+        if self._holds(name) or name in self._exit_watches:
+            return
+        pid = parse_session(name)
+        fd = -1
+        if pid is not None:
             try:
-                await self._send_native({"type": "session_end", "session": client.session})
-            except Exception as exc:  # the browser may be gone already
-                log.info("session_end not delivered: %s", exc)
+                fd = os.pidfd_open(pid)
+            except OSError:
+                fd = -1
+        if fd >= 0 and session_alive(name):  # the pidfd names the very process (not recycled)
+            loop = asyncio.get_running_loop()
+            loop.add_reader(fd, self._process_exited, name, fd)
+            self._exit_watches[name] = fd
+            return
+        if fd >= 0:
+            os.close(fd)
+        await self.end_session(name)
+
+    def _process_exited(self, name: str, fd: int) -> None:
+        asyncio.get_running_loop().remove_reader(fd)
+        os.close(fd)
+        self._exit_watches.pop(name, None)
+        if self._holds(name):
+            return
+        task = asyncio.create_task(self.end_session(name))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def end_session(self, name: str) -> None:
+        """Tell the extension the session ended: its tabs become orphans (or close, by policy).
+        Undelivered (no extension): the extension's next ``sessions_alive`` sweep finds it."""
+        if not self.extension_connected:
+            log.info("session %s ended while the extension is away; it will sweep it", name)
+            return
+        message = {
+            "type": "session_end",
+            "session": name,
+            "closeTabs": closes_tabs(self._trust()),
+        }
+        try:
+            await self._send_native(message)
+        except Exception as exc:  # the browser may be gone already
+            log.info("session_end not delivered: %s", exc)
+
+    def stop_watching(self) -> None:
+        loop = asyncio.get_running_loop()
+        for fd in self._exit_watches.values():
+            loop.remove_reader(fd)
+            os.close(fd)
+        self._exit_watches.clear()
 
     async def on_client_request(self, client: _Client, message: dict[str, Any]) -> bool:
         """Handle one frame from an admitted client; False means: close this connection."""
@@ -408,7 +497,16 @@ class Relay:
             await client.stream.send(error_reply(request_id, BAD_REQUEST, "malformed request"))
             return True
         eff = self._trust()
-        refusal = trust_refusal(eff, client)
+        terminal = action in TERMINAL_ACTIONS
+        if terminal and client.role != "cli":
+            # Another session's tabs are not an MCP server's business: as if no such action.
+            await client.stream.send(
+                error_reply(request_id, UNKNOWN_ACTION, f"unknown action {action!r}")
+            )
+            return True
+        # A terminal asks only for the agent tabs and for closing orphans (never a widening):
+        # served whatever the record says, like the popup's list; everything else it is refused.
+        refusal = None if terminal else trust_refusal(eff, client)
         if refusal is not None:
             code, text = refusal
             log.warning(
@@ -498,6 +596,7 @@ class BridgeServer:
             task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
+        self._relay.stop_watching()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -568,9 +667,11 @@ class BridgeServer:
 
     def _session_of(self, number: int, role: str, speaker: Speaker) -> str | None:
         """The session this connection speaks for, measured (``host.sessions``); None keeps the
-        random one (the peer could not be measured: its commands' journal does not survive a
-        reconnect). Helper B's session identity (issue 11); the journal keys on it."""
-        if role != "mcp" or speaker.pid is None:
+        random one (the peer could not be measured: its tabs will not survive a restart, and its
+        commands' journal not a reconnect)."""
+        if role != "mcp":
+            return TERMINAL_SESSION
+        if speaker.pid is None:
             return None
         try:
             name = measure_session(speaker.pid)
@@ -580,6 +681,7 @@ class BridgeServer:
         if speaker.changed() is not None:  # the PID was recycled while we read it
             log.warning("bridge connection #%d: its process changed while being named", number)
             return None
+        log.info("bridge connection #%d: session %s", number, name)
         return name
 
     async def _measured_client(

@@ -5,6 +5,8 @@ narrowings anyone at the browser may make for free.
 * ``origin_decide {origin}`` — what approving a site takes (``trust.operations.decide_origin``);
 * ``clients_recent {}`` — paired MCP clients and recently seen spawners;
 * ``audit_tail {limit?}`` — the newest audit entries, newest last, re-redacted;
+* ``sessions_alive {sessions}`` — which of the sessions the extension holds tabs for have ended
+  (their MCP process is gone: ``host.sessions``), and whether the policy closes their tabs;
 * ``policy_restrict {key, value}``, ``kill {}``, ``client_revoke {label}`` — narrowing: no tap
   and no key; the trust operations refuse anything that would widen.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 from tabwarden.host import calls
 from tabwarden.host.calls import BadHostCall, HostCallContext, log
+from tabwarden.host.sessions import MAX_SESSIONS_ASKED, closes_tabs, gone_sessions
 from tabwarden.paths import LABEL_RE
 from tabwarden.trust import operations
 from tabwarden.trust.policy import PolicyError
@@ -142,3 +145,17 @@ def audit_tail(ctx: HostCallContext, args: dict[str, Any]) -> dict[str, Any]:
         entries.append(entry)
     entries.reverse()
     return {"entries": entries, "truncated": truncated}
+
+
+def sessions_alive(ctx: HostCallContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Read-only: ``gone`` lists the asked sessions whose MCP process no longer runs (lost while
+    no host was there to see it exit); ``closeTabs`` is the policy's ``closeTabsOnSessionEnd``
+    (False while the record is refused: keeping tabs open is the side that decides nothing)."""
+    names = args.get("sessions")
+    if (
+        not isinstance(names, list)
+        or len(names) > MAX_SESSIONS_ASKED
+        or not all(isinstance(n, str) and 0 < len(n) <= 64 for n in names)
+    ):
+        raise BadHostCall(f"sessions must be a list of at most {MAX_SESSIONS_ASKED} names")
+    return {"gone": gone_sessions(names), "closeTabs": closes_tabs(ctx.trust.effective())}

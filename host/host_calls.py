@@ -127,6 +127,7 @@ HOST_CALLS: Mapping[str, HostCall] = MappingProxyType(
             HostCall(name="clients_recent", handler=_reader(free_calls.clients_recent)),
             HostCall(name="client_revoke", handler=_writer(free_calls.client_revoke)),
             HostCall(name="audit_tail", handler=_reader(free_calls.audit_tail)),
+            HostCall(name="sessions_alive", handler=_reader(free_calls.sessions_alive)),
         )
     }
 )

@@ -132,7 +132,7 @@ def _attestor() -> PeerAttestor:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
     from tabwarden.attest import make_attestor
 
-    return make_attestor({"mcp", "status", "doctor"})
+    return make_attestor({"mcp", "status", "doctor", "tabs"})
 
 
 class _LastSeenWriter:

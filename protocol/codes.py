@@ -51,6 +51,7 @@ DEBUGGER_DETACHED: Final = "debugger_detached"
 EXTENSION_AWAY: Final = "extension_away"
 COMMAND_LOST: Final = "command_lost"
 RESULT_EVICTED: Final = "result_evicted"
+TAB_LIMIT: Final = "tab_limit"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -114,6 +115,7 @@ WIRE_CODES: Final = (
     EXTENSION_AWAY,
     COMMAND_LOST,
     RESULT_EVICTED,
+    TAB_LIMIT,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

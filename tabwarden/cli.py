@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_status)
 
+    from tabwarden.tabs_cmd import add_parser as add_tabs
+
+    add_tabs(sub)
+
     p = sub.add_parser(
         "demo",
         help="drive a throwaway headless Chromium through every hop and print a transcript",
@@ -201,7 +205,7 @@ def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
 #: Subcommands that talk to the bridge run as ``python -I -m tabwarden <command>``: that is the
 #: exact shape the other end attests (docs/adr/0001-attestation.md), and -I keeps PYTHON*
 #: variables, the working directory and the user site out of the import path.
-ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor"})
+ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor", "tabs"})
 
 
 def _reexec_isolated(argv: Sequence[str] | None) -> None:

@@ -8,6 +8,8 @@
 | ``clickGraceSeconds`` | int 0..600 | ``30`` | smaller |
 | ``confirmTimeoutSeconds`` | int 5..600 | ``40`` (under clients' 60 s timeout) | smaller |
 | ``presenceConfirm`` | bool | ``false`` | ``true`` |
+| ``closeTabsOnSessionEnd`` | bool | ``false`` (ended sessions leave orphans) | ``true`` |
+| ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -60,6 +62,8 @@ POLICY_KEYS: tuple[str, ...] = (
     "clickGraceSeconds",
     "confirmTimeoutSeconds",
     "presenceConfirm",
+    "closeTabsOnSessionEnd",
+    "maxAgentTabs",
 )
 _ATTR = {
     "origins": "origins",
@@ -70,8 +74,14 @@ _ATTR = {
     "clickGraceSeconds": "click_grace_seconds",
     "confirmTimeoutSeconds": "confirm_timeout_seconds",
     "presenceConfirm": "presence_confirm",
+    "closeTabsOnSessionEnd": "close_tabs_on_session_end",
+    "maxAgentTabs": "max_agent_tabs",
 }
-_RANGES = {"clickGraceSeconds": (0, 600), "confirmTimeoutSeconds": (5, 600)}
+_RANGES = {
+    "clickGraceSeconds": (0, 600),
+    "confirmTimeoutSeconds": (5, 600),
+    "maxAgentTabs": (1, 200),
+}
 _BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill"})
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -90,6 +100,8 @@ class Policy(Mapping[str, Any]):
     click_grace_seconds: int
     confirm_timeout_seconds: int
     presence_confirm: bool
+    close_tabs_on_session_end: bool
+    max_agent_tabs: int
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -238,7 +250,7 @@ def _le(key: str, a: Any, b: Any) -> bool:
         return bool(a <= b)
     if key in _BOOLS_FALSE_NARROW:
         return (not a) or bool(b)
-    # presenceConfirm: true is narrower
+    # presenceConfirm, closeTabsOnSessionEnd: true is narrower
     return bool(a) or not b
 
 
@@ -315,6 +327,8 @@ DEFAULT_POLICY: Policy = Policy(
     click_grace_seconds=30,
     confirm_timeout_seconds=40,
     presence_confirm=False,
+    close_tabs_on_session_end=False,
+    max_agent_tabs=20,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

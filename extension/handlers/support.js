@@ -28,6 +28,8 @@ import { CODE } from "../lib/error-codes.js";
  * @property {<T>(action: string, tabId: number, ctx: Ctx, fn: () => Promise<T>) => Promise<T>} [guardTab]
  *   runs `fn` (tab_open's wait for its new tab) through the tab guard (lib/debugger.js)
  * @property {() => number} [now] the clock (ms since the epoch) where a handler keeps time
+ * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
+ *   discard protection (background.js always gives it)
  */
 
 /** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */

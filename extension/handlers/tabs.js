@@ -1,7 +1,10 @@
-// handlers/tabs.js — the tab actions: tab_list, tab_open, tab_close, tab_close_all. Thin glue:
-// browser calls are injected (lib/chrome-api.js), ownership, origin gate and confirmations come
-// from lib/. It must never touch the chrome global, never read page content, never list, close
-// or return a tab the calling session did not open, and never return more than the mapped fields.
+// handlers/tabs.js — the tab actions: tab_list, tab_open (within the agent-tab cap, evicting
+// orphans: lib/tab-lifecycle.js), tab_close, tab_close_all; and the terminal's two (agent_tabs,
+// agent_tabs_close), served only to the host's reserved "terminal" session. Thin glue: browser
+// calls are injected (lib/chrome-api.js), ownership, lifecycle, origin gate and confirmations
+// come from lib/. It must never touch the chrome global, never read page content, never list,
+// close or return a tab the calling session did not open (the terminal's list is every session's
+// agent tabs, masked), and never return more than the mapped fields.
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
@@ -32,6 +35,7 @@ export function needsConfirm(ctx, action) {
  */
 export function tabHandlers(deps) {
   const { browser, ownership, loads, ensureOrigin, confirm } = deps;
+  const lifecycle = deps.lifecycle ?? null;
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function tabList(_args, ctx) {
@@ -44,6 +48,7 @@ export function tabHandlers(deps) {
   async function tabOpen(args, ctx) {
     const url = argUrl(args);
     await ensureOrigin(url, ctx, "tab_open");
+    await lifecycle?.makeRoom(ctx.policy); // tab_limit when only live or person-viewed tabs remain
     let tab = null;
     const windowId = ownership.windowOf(ctx.session);
     if (windowId !== null) {
@@ -62,6 +67,7 @@ export function tabHandlers(deps) {
     if (!Number.isInteger(tab?.id) || tab.id < 0) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab has no id");
     const tabId = /** @type {number} */ (tab.id);
     if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
+    await lifecycle?.claimed(tabId);
     const watch = loads.watch(tabId);
     const settle = () => settledTab(deps, tabId, watch, { newTab: true });
     // Through the tab guard (lib/debugger.js): the debugger goes on now, and a dialog the page
@@ -119,5 +125,34 @@ export function tabHandlers(deps) {
     ["tab_open", tabOpen],
     ["tab_close", tabClose],
     ["tab_close_all", tabCloseAll],
+  ];
+}
+
+/** The session name the host gives a terminal connection (host/sessions.py TERMINAL_SESSION). */
+export const TERMINAL_SESSION = "terminal";
+/** The terminal's requests (host/sessions.py TERMINAL_ACTIONS). */
+export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close"]);
+
+/**
+ * The terminal's requests (`tabwarden tabs`): every session's agent tabs, masked, and closing the
+ * orphans. The host relays them only from an attested terminal, under TERMINAL_SESSION; any other
+ * session is answered as if they did not exist.
+ * @param {{lifecycle: import("../lib/tab-lifecycle.js").TabLifecycle}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function terminalTabHandlers({ lifecycle }) {
+  /** @param {import("./support.js").Ctx} ctx @param {string} action */
+  const terminalOnly = (ctx, action) => {
+    if (ctx.session !== TERMINAL_SESSION) throw new BridgeError(CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action)}`);
+  };
+  return [
+    ["agent_tabs", async (_args, ctx) => {
+      terminalOnly(ctx, "agent_tabs");
+      return { tabs: await lifecycle.list() };
+    }],
+    ["agent_tabs_close", async (_args, ctx) => {
+      terminalOnly(ctx, "agent_tabs_close");
+      return { closed: await lifecycle.closeOrphans() };
+    }],
   ];
 }

@@ -48,6 +48,7 @@ export const ERROR_TABLE = frozenTable([
   ["extension_away", 38, "The browser's extension is reconnecting by itself (its service worker was stopped or its host restarted); retry after the wait the message names. `bridge_status` says when it was last seen."],
   ["command_lost", 39, "The outcome is unknown (the browser restarted mid-call): check the page before repeating a write; a read is safe to repeat."],
   ["result_evicted", 40, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
+  ["tab_limit", 41, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -2,9 +2,9 @@
 // state and whether this browser is enrolled (policy_get through the service worker); widens
 // (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
 // worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
-// free (policy_restrict, kill). The click grace period, the confirmation timeout and
-// presenceConfirm go either way: a change that narrows (fewer seconds, presenceConfirm on) is a
-// free policy_restrict, one that widens (more seconds, presenceConfirm off) needs the tap; bad input
+// free (policy_restrict, kill). The click grace period, the confirmation timeout, presenceConfirm
+// and closeTabsOnSessionEnd go either way: a change that narrows (fewer seconds, presenceConfirm
+// or closeTabsOnSessionEnd on) is a free policy_restrict, one that widens needs the tap; bad input
 // is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
 // the DOM as HTML (textContent only), never talk to the host except through the worker, and never
@@ -22,7 +22,7 @@ import { normaliseOrigin } from "./origin.js";
  */
 
 const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
-  "set-grace", "set-timeout", "presence-on", "presence-off"];
+  "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off"];
 
 /**
  * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
@@ -64,6 +64,8 @@ export async function runPolicyPage({ doc, api }) {
       "set-timeout": !has,
       "presence-on": !has || policy.presenceConfirm === true,
       "presence-off": !has || policy.presenceConfirm !== true,
+      "close-tabs-on": !has || policy.closeTabsOnSessionEnd === true,
+      "close-tabs-off": !has || policy.closeTabsOnSessionEnd !== true,
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -248,7 +250,7 @@ export async function runPolicyPage({ doc, api }) {
   function narrows(key, value) {
     const current = policy?.[key];
     if (key in SECONDS) return typeof value === "number" && typeof current === "number" && value <= current;
-    if (key === "presenceConfirm") return value === true;
+    if (key === "presenceConfirm" || key === "closeTabsOnSessionEnd") return value === true;
     return false;
   }
 
@@ -287,6 +289,8 @@ export async function runPolicyPage({ doc, api }) {
   const setConfirmTimeout = () => setSeconds("confirmTimeoutSeconds");
   /** @param {boolean} on */
   const setPresenceConfirm = (on) => change("presenceConfirm", on === true);
+  /** @param {boolean} on */
+  const setCloseTabsOnSessionEnd = (on) => change("closeTabsOnSessionEnd", on === true);
 
   const kill = () => run(async () => outcome(await api.sendMessage({ type: "kill" }), "kill"));
   const unkill = () => tap("unkill", "");
@@ -324,6 +328,8 @@ export async function runPolicyPage({ doc, api }) {
   on("set-timeout", setConfirmTimeout);
   on("presence-on", () => setPresenceConfirm(true));
   on("presence-off", () => setPresenceConfirm(false));
+  on("close-tabs-on", () => setCloseTabsOnSessionEnd(true));
+  on("close-tabs-off", () => setCloseTabsOnSessionEnd(false));
   // Enter in a field does what its button does (there is no <form> to submit).
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
@@ -334,5 +340,6 @@ export async function runPolicyPage({ doc, api }) {
   onEnter("confirm-timeout", setConfirmTimeout);
 
   await refresh();
-  return { refresh, widen, restrict, kill, unkill, approveOrigin, setGrace, setConfirmTimeout, setPresenceConfirm };
+  return { refresh, widen, restrict, kill, unkill, approveOrigin, setGrace, setConfirmTimeout, setPresenceConfirm,
+    setCloseTabsOnSessionEnd };
 }

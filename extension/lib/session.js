@@ -65,7 +65,8 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {number} [maxInFlight=16] concurrent requests before answering "busy"
  * @property {number} [maxMessageBytes] largest reply, chunks reassembled (default MAX_REASSEMBLED)
  * @property {number} [chunkBytes] replies over this many bytes go as chunks (default CHUNK_BYTES)
- * @property {(session: string) => void} [onSessionEnd] the host's session_end for `session`
+ * @property {(session: string, opts: {closeTabs: boolean}) => void} [onSessionEnd] the host's
+ *   session_end for `session` (closeTabs: the policy closes its tabs rather than orphaning them)
  * @property {{admit: (request: Record<string, unknown>) => Promise<GateVerdict>}} [gate] asked
  *   with the host's request frame before serving it: null serves it, a table code (or a code and
  *   message) answers it with that error (lib/pinning.js: host_compromised; lib/epoch-ratchet.js:
@@ -265,7 +266,7 @@ export function createSession(options) {
     } else if (msg.type === "host_reply") {
       if (!calls.settle(msg)) log.warn("tabwarden: ignoring a host_reply for no pending host_call");
     } else if (msg.type === "session_end") {
-      if (typeof msg.session === "string" && msg.session !== "") onSessionEnd(msg.session);
+      if (typeof msg.session === "string" && msg.session !== "") onSessionEnd(msg.session, { closeTabs: msg.closeTabs === true });
     }
     else log.warn(`tabwarden: ignoring host message of type ${JSON.stringify(String(msg.type).slice(0, 32))}`);
   }

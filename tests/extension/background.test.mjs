@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [] };
 const queries = [];
 const warnings = [];
 
@@ -44,6 +44,11 @@ globalThis.chrome = {
       get: async (key) => (key in globalThis.chrome.storage.local.items ? { [key]: globalThis.chrome.storage.local.items[key] } : {}),
       set: async (obj) => { Object.assign(globalThis.chrome.storage.local.items, obj); },
     },
+    session: {
+      items: {},
+      get: async (key) => (key in globalThis.chrome.storage.session.items ? { [key]: globalThis.chrome.storage.session.items[key] } : {}),
+      set: async (obj) => { Object.assign(globalThis.chrome.storage.session.items, obj); },
+    },
     onChanged: { addListener: (f) => listeners.storageChanged.push(f) },
   },
   windows: {
@@ -68,6 +73,7 @@ globalThis.chrome = {
   tabs: {
     onUpdated: { addListener: (f) => listeners.tabUpdated.push(f) },
     onRemoved: { addListener: (f) => listeners.tabRemoved.push(f) },
+    onActivated: { addListener: (f) => listeners.tabActivated.push(f) },
     query: async (q) => {
       queries.push(q);
       return [
@@ -116,9 +122,10 @@ test("connects to dev.tabwarden.host at top level and says hello (nothing pinned
 
 test("serves tab_list through chrome.tabs.query({}), showing only the session's own tabs", async () => {
   ports[0].deliver({ type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chrome" });
+  await waitFor(() => queries.length === 1); // the ownership restore, reconciled with open tabs
   ports[0].deliver({ type: "request", id: "t1", action: "tab_list", args: {}, session: "s1", policy: {}, epoch: 0 });
-  await flush();
-  assert.deepEqual(queries, [{}]);
+  await waitFor(() => ports[0].sent.at(-1)?.id === "t1");
+  assert.deepEqual(queries, [{}, {}]);
   // tab 3 exists but this session never opened it
   assert.deepEqual(ports[0].sent.at(-1), { type: "reply", id: "t1", ok: true, result: { tabs: [] } });
   ports[0].deliver({ type: "request", id: "t2", action: "tab_list", args: {}, epoch: 0 });

@@ -33,7 +33,7 @@ function fakeDoc(ids) {
 
 const IDS = ["policy", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
-  "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off"];
+  "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
   windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
@@ -440,4 +440,20 @@ test("the outcome shows only after the re-render: a value typed after 'done' sta
   await flush(); await flush();
   assert.equal(h.doc.el("confirm-timeout").value, "20");
   assert.equal(await page.setConfirmTimeout(), "done: policy_restrict");
+});
+
+test("closeTabsOnSessionEnd: on is a free restrict, off (keep orphans) is a tap", async () => {
+  const h = harness({ policy: { ...FULL, closeTabsOnSessionEnd: false } });
+  const page = await h.run();
+  assert.equal(h.doc.el("close-tabs-off").disabled, true, "already keeping orphans");
+  h.doc.el("close-tabs-on").click();
+  await settle();
+  assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "closeTabsOnSessionEnd", value: true });
+  assert.equal(h.assertions.length, 0);
+  assert.equal(h.doc.el("close-tabs-on").disabled, true);
+  h.doc.el("close-tabs-off").click();
+  await settle();
+  assert.deepEqual(h.sent[3], { type: "presence_begin", action: "policy.widen", detail: "{\"closeTabsOnSessionEnd\":false}" });
+  assert.equal(h.assertions.length, 1);
+  assert.equal(await page.setCloseTabsOnSessionEnd(false), "unchanged");
 });

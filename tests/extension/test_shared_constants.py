@@ -23,3 +23,17 @@ def test_the_extension_ends_a_call_before_the_server_gives_up_on_it() -> None:
     margin_ms = _js_const("extension/lib/dispatch.js", "CALL_MARGIN_MS")
     assert slack_ms == tools.CONFIRM_SLACK_SECONDS * 1000
     assert 0 < margin_ms < slack_ms  # the extension's timeout, naming the step, arrives first
+
+
+def test_the_terminal_session_and_its_actions_are_the_hosts() -> None:
+    """The host relays the terminal's requests under one reserved session name; the extension
+    serves them only to that name (handlers/tabs.js). Drift would either refuse `tabwarden tabs`
+    or, worse, leave the extension's second check comparing against a name the host never sends."""
+    from tabwarden.host.sessions import TERMINAL_ACTIONS, TERMINAL_SESSION
+
+    text = (REPO / "extension/handlers/tabs.js").read_text("utf-8")
+    session = re.search(r'^export const TERMINAL_SESSION = "([a-z]+)";', text, re.M)
+    actions = re.search(r"^export const TERMINAL_ACTIONS = new Set\(\[([^\]]*)\]\);", text, re.M)
+    assert session and actions
+    assert session.group(1) == TERMINAL_SESSION
+    assert set(re.findall(r'"([a-z_]+)"', actions.group(1))) == TERMINAL_ACTIONS

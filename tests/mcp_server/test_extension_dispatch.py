@@ -17,13 +17,18 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+from tabwarden.host.sessions import TERMINAL_ACTIONS
 from tabwarden.mcp_server.catalogue import RELAYED_ACTIONS
 
 HERE = Path(__file__).resolve().parent
 EXTENSION = HERE.parents[1] / "extension"
 
-#: Actions the extension dispatches that no MCP tool relays, each with the reason. None today.
-EXTENSION_INTERNAL: dict[str, str] = {}
+#: Actions the extension dispatches that no MCP tool relays, each with the reason.
+EXTENSION_INTERNAL: dict[str, str] = {
+    action: "the terminal's (`tabwarden tabs`): the host relays it only from an attested cli "
+    "connection, under the reserved terminal session, and refuses it to every MCP server"
+    for action in TERMINAL_ACTIONS
+}
 
 
 def dispatched_actions() -> list[list[str]]:

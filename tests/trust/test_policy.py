@@ -34,6 +34,8 @@ def test_default_policy_matches_the_documented_table() -> None:
         "clickGraceSeconds": 30,
         "confirmTimeoutSeconds": 40,
         "presenceConfirm": False,
+        "closeTabsOnSessionEnd": False,
+        "maxAgentTabs": 20,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -142,6 +144,21 @@ def test_restrict_narrows_and_ignores_widening() -> None:
     )
 
 
+def test_tab_lifecycle_keys_close_and_fewer_tabs_narrow() -> None:
+    """Closing an ended session's tabs and a lower tab cap are narrowings (free); turning the
+    closing off again or raising the cap widens (signed, with presence)."""
+    narrowed, ignored = restrict_explained(
+        DEFAULT_POLICY, [("closeTabsOnSessionEnd", True), ("maxAgentTabs", 5)]
+    )
+    assert narrowed.close_tabs_on_session_end is True and narrowed.max_agent_tabs == 5
+    assert ignored == ()
+    assert is_narrowing(narrowed, "maxAgentTabs", 4)
+    assert not is_narrowing(narrowed, "closeTabsOnSessionEnd", False)
+    assert not is_narrowing(narrowed, "maxAgentTabs", 6)
+    assert not is_narrowing(DEFAULT_POLICY, "maxAgentTabs", 0)  # out of range: invalid
+    assert is_wider(DEFAULT_POLICY, narrowed)
+
+
 def test_apply_set_may_widen_but_validates() -> None:
     wide = apply_set(DEFAULT_POLICY, {"eval": True, "origins": ["https://A.test:443"]})
     assert wide.eval and wide.origins == ("https://a.test",)
@@ -164,6 +181,8 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "clickGraceSeconds": st.integers(0, 600),
     "confirmTimeoutSeconds": st.integers(5, 600),
     "presenceConfirm": st.booleans(),
+    "closeTabsOnSessionEnd": st.booleans(),
+    "maxAgentTabs": st.integers(1, 200),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())

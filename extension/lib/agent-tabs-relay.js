@@ -1,0 +1,48 @@
+// agent-tabs-relay.js — the service worker's side of the agent-tab list on the popup and the
+// options page: agent_tabs_list (every agent tab still open: session, origin, masked title,
+// orphaned or not: lib/tab-lifecycle.js), agent_tabs_close_orphan {tabId} and
+// agent_tabs_close_orphans (closing orphans: narrowing, free). Pure: the lifecycle is injected.
+// It must never answer anything but this extension's own popup and options pages, and never
+// close a tab that is not an orphan.
+
+import { CODE } from "./error-codes.js";
+import { fromOptionsPage as fromPage } from "./pairing.js";
+import { isPlainObject } from "./wire.js";
+
+const TYPES = new Set(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs_close_orphans"]);
+
+/**
+ * @param {{lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "list" | "closeOrphan" | "closeOrphans">,
+ *   log?: {warn: (...a: unknown[]) => void}}} deps
+ */
+export function createAgentTabsRelay({ lifecycle, log = console }) {
+  /** @param {Record<string, unknown>} msg */
+  async function answer(msg) {
+    try {
+      if (msg.type === "agent_tabs_list") return { ok: true, tabs: await lifecycle.list() };
+      if (msg.type === "agent_tabs_close_orphans") return { ok: true, closed: await lifecycle.closeOrphans() };
+      const tabId = msg.tabId;
+      if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return { ok: false, code: CODE.BAD_REQUEST };
+      return (await lifecycle.closeOrphan(/** @type {number} */ (tabId)))
+        ? { ok: true, closed: 1 } : { ok: false, code: CODE.TAB_NOT_FOUND };
+    } catch (err) {
+      log.warn("tabwarden: agent tab list failed", err);
+      return { ok: false, code: CODE.INTERNAL_ERROR };
+    }
+  }
+
+  return {
+    /**
+     * Answer one runtime message, or undefined when it is not an agent-tab message.
+     * @param {unknown} msg
+     * @param {{id?: string, url?: string} | undefined} sender
+     * @param {{extensionId: string, pageUrls: string[]}} ctx runtime.getURL of popup and options
+     * @returns {Promise<object> | undefined}
+     */
+    handleMessage(msg, sender, { extensionId, pageUrls }) {
+      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
+      if (!pageUrls.some((url) => fromPage(sender, extensionId, url))) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
+      return answer(msg);
+    },
+  };
+}

@@ -1,0 +1,89 @@
+"""``tabwarden tabs`` — the tabs agents opened, at the terminal: session, origin, masked title,
+orphaned or not; ``--close-orphans`` closes the orphaned ones (narrowing: free, no phrase).
+
+It reaches the browser the way every terminal command reaches the host: over the bridge as role
+``cli`` — the host attested, the mutual handshake keyed by the run secret, and the host attests
+this process as our own ``tabwarden tabs`` in turn. The host relays only the two terminal
+requests (``agent_tabs``, ``agent_tabs_close``: ``host/sessions.py``) from such a connection;
+it never opens another channel. The list is what the extension sends: origins (never paths or
+queries) and titles with card-like numbers masked. It never prints a secret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+async def _ask(label: str | None, close_orphans: bool) -> dict[str, Any]:
+    from tabwarden.attest import make_attestor
+    from tabwarden.mcp_server.bridge_client import BridgeClient
+
+    client = BridgeClient(label=label, role="cli", attest=make_attestor({"host"}))
+    try:
+        closed = None
+        if close_orphans:
+            closed = (await client.call("agent_tabs_close")).get("closed")
+        listing = await client.call("agent_tabs")
+    finally:
+        await client.close()
+    tabs = listing.get("tabs")
+    return {
+        "tabs": tabs if isinstance(tabs, list) else [],
+        **({"closed": closed} if close_orphans else {}),
+    }
+
+
+def _line(tab: dict[str, Any]) -> str:
+    state = "orphaned" if tab.get("orphaned") is True else "in use"
+    viewed = " (seen)" if tab.get("viewed") is True else ""
+    origin = str(tab.get("origin") or "(no site)")
+    title = str(tab.get("title") or "(no title)").replace("\n", " ")
+    session = str(tab.get("session"))
+    return f"  {tab.get('id')!s:>6}  {state + viewed:<16} {session:<28} {origin}  {title}"
+
+
+def run(args: argparse.Namespace) -> int:
+    report = asyncio.run(_ask(args.browser, args.close_orphans))
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    if args.close_orphans:
+        print(f"closed {report['closed']} orphaned tab(s)")
+    tabs: list[dict[str, Any]] = [t for t in report["tabs"] if isinstance(t, dict)]
+    if not tabs:
+        print("no agent tabs open")
+        return 0
+    print(f"  {'TAB':>6}  {'STATE':<16} {'SESSION':<28} ORIGIN  TITLE")
+    for tab in tabs:
+        print(_line(tab))
+    orphans = sum(1 for t in tabs if t.get("orphaned") is True)
+    if orphans:
+        print(
+            f"{orphans} orphaned (their MCP session ended; nothing drives them): "
+            "close them with `tabwarden tabs --close-orphans`"
+        )
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "tabs",
+        help="the tabs agents opened: session, site, orphaned or not",
+        description="List the tabs your agents opened in the running browser: the session (one "
+        "MCP server process) that opened each, its site and its title (card-like numbers "
+        "masked), and whether it is orphaned (its session ended). --close-orphans closes the "
+        "orphaned ones (free: removing power needs no proof).",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--close-orphans", action="store_true", help="close every orphaned tab first")
+    p.add_argument(
+        "--browser",
+        metavar="LABEL",
+        help="which browser's host, when several run (default: the one)",
+    )
+    p.set_defaults(func=run)

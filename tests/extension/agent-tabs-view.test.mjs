@@ -1,0 +1,66 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { rowText, runAgentTabsView } from "../../extension/lib/agent-tabs-view.js";
+
+function fakeDoc(ids) {
+  const make = (tag, id = null) => {
+    const listeners = [];
+    const el = {
+      tagName: tag.toUpperCase(), id, children: [], _text: "", className: "", disabled: false, attrs: {},
+      get textContent() { return this._text + this.children.map((c) => (typeof c === "string" ? c : c.textContent)).join(""); },
+      set textContent(v) { this.children = []; this._text = String(v); },
+      set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
+      replaceChildren(...nodes) { this.children = [...nodes]; this._text = ""; },
+      append(...nodes) { this.children.push(...nodes); },
+      setAttribute(k, v) { this.attrs[k] = String(v); },
+      addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
+      click() { if (!el.disabled) for (const fn of listeners) fn(); },
+    };
+    return el;
+  };
+  const els = new Map(ids.map((id) => [id, make("div", id)]));
+  return { getElementById: (id) => els.get(id) ?? null, createElement: (tag) => make(tag), el: (id) => els.get(id) };
+}
+
+const ROWS = [
+  { id: 7, session: "s-1-aa", origin: "https://a.test", title: "<b>Inbox</b>", orphaned: true, orphanedAt: 1, viewed: false },
+  { id: 8, session: "s-2-bb", origin: "https://b.test", title: "", orphaned: false, orphanedAt: null, viewed: true },
+];
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+test("rows as text; a Close button on orphans only; clicking it closes that tab and re-lists", async () => {
+  const doc = fakeDoc(["agent-tabs", "close-orphans", "agent-tabs-status"]);
+  const sent = [];
+  let rows = ROWS;
+  const api = {
+    sendMessage: async (msg) => {
+      sent.push(msg);
+      if (msg.type === "agent_tabs_list") return { ok: true, tabs: rows };
+      rows = rows.filter((r) => r.id !== msg.tabId);
+      return { ok: true, closed: 1 };
+    },
+  };
+  await runAgentTabsView({ doc, api });
+  const list = doc.el("agent-tabs");
+  assert.equal(list.children.length, 2);
+  assert.equal(list.children[0].textContent.startsWith("tab 7 · orphaned · https://a.test — <b>Inbox</b>"), true);
+  assert.match(list.children[1].textContent, /^tab 8 · in use · https:\/\/b\.test — \(no title\)/);
+  const buttons = (li) => li.children.filter((c) => typeof c !== "string" && c.tagName === "BUTTON");
+  assert.equal(buttons(list.children[0]).length, 1);
+  assert.equal(buttons(list.children[1]).length, 0, "a live session's tab cannot be closed here");
+  assert.equal(doc.el("close-orphans").disabled, false);
+  buttons(list.children[0])[0].click();
+  await flush(); await flush();
+  assert.deepEqual(sent[1], { type: "agent_tabs_close_orphan", tabId: 7 });
+  assert.equal(doc.el("agent-tabs-status").textContent, "done: closed 1 tab");
+  assert.equal(list.children.length, 1);
+  assert.equal(doc.el("close-orphans").disabled, true, "no orphan left");
+});
+
+test("an unavailable worker is said, not shown as an empty list", async () => {
+  const doc = fakeDoc(["agent-tabs", "close-orphans", "agent-tabs-status"]);
+  await runAgentTabsView({ doc, api: { sendMessage: async () => { throw new Error("no worker"); } } });
+  assert.match(doc.el("agent-tabs").textContent, /unavailable/);
+  assert.equal(rowText(null), "in use · (no site) — (no title) (session ?)");
+});

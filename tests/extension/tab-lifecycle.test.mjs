@@ -1,0 +1,147 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createOwnership } from "../../extension/lib/ownership.js";
+import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/lib/tab-lifecycle.js";
+import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
+import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
+
+function world() {
+  let t = 0;
+  const ownership = createOwnership({ now: () => ++t });
+  /** @type {Map<number, {id: number, url: string, title: string}>} */
+  const open = new Map();
+  const removed = [];
+  const updates = [];
+  const pendingTimers = [];
+  const browser = {
+    queryAllTabs: async () => [...open.values()],
+    removeTab: async (id) => { removed.push(id); open.delete(id); },
+    updateTab: async (id, props) => { updates.push([id, props]); },
+  };
+  const timers = { setTimer: (fn) => { pendingTimers.push(fn); return pendingTimers.length; }, clearTimer: () => {} };
+  const lifecycle = createTabLifecycle({ ownership, browser, timers, log: { warn: () => {} } });
+  const openTab = (session, id, url = `https://site${id}.test/secret/path?q=1`, title = `Tab ${id}`) => {
+    open.set(id, { id, url, title });
+    ownership.claim(session, id);
+  };
+  const settle = () => { while (pendingTimers.length) pendingTimers.shift()(); };
+  return { ownership, lifecycle, open, removed, updates, openTab, settle };
+}
+
+test("a session's end orphans its tabs (kept, made discardable again) unless the policy closes them", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1); w.openTab("s-1-a", 2); w.openTab("s-2-b", 3);
+  assert.deepEqual(await w.lifecycle.sessionEnded("s-1-a", { closeTabs: false }), [1, 2]);
+  assert.deepEqual(w.removed, []);
+  assert.deepEqual(w.updates, [[1, { autoDiscardable: true }], [2, { autoDiscardable: true }]]);
+  assert.deepEqual(await w.lifecycle.sessionEnded("s-2-b", { closeTabs: true }), [3]);
+  assert.deepEqual(w.removed, [3]);
+  assert.equal(w.ownership.agentTabs().length, 2);
+});
+
+test("the list shows origin and masked title only, orphans marked", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1, "https://bank.test/account/1234?token=abc", "Card 4111 1111 1111 1111 statement");
+  w.openTab("s-2-b", 2);
+  await w.lifecycle.sessionEnded("s-2-b", { closeTabs: false });
+  w.open.delete(7);
+  const rows = await w.lifecycle.list();
+  assert.deepEqual(rows.map((r) => [r.id, r.session, r.origin, r.orphaned]), [[1, "s-1-a", "https://bank.test", false], [2, "s-2-b", "https://site2.test", true]]);
+  assert.ok(!rows[0].title.includes("4111"), rows[0].title);
+  assert.ok(!JSON.stringify(rows).includes("token") && !JSON.stringify(rows).includes("/account"));
+});
+
+test("closing orphans never touches a live session's tab", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1); w.openTab("s-2-b", 2);
+  await w.lifecycle.sessionEnded("s-2-b", { closeTabs: false });
+  assert.equal(await w.lifecycle.closeOrphan(1), false, "a live tab is not an orphan");
+  assert.equal(await w.lifecycle.closeOrphan(99), false);
+  assert.deepEqual(w.removed, []);
+  assert.equal(await w.lifecycle.closeOrphans(), 1);
+  assert.deepEqual(w.removed, [2]);
+  assert.equal(w.ownership.owner(1), "s-1-a");
+});
+
+test("the cap evicts the oldest orphan the person never looked at, and refuses when none is left", async () => {
+  const w = world();
+  const policy = { maxAgentTabs: 3 };
+  w.openTab("s-1-a", 1); w.openTab("s-1-a", 2); w.openTab("s-2-b", 3);
+  await w.lifecycle.sessionEnded("s-1-a", { closeTabs: false });
+  w.settle();
+  w.lifecycle.activated(1); // the person looked at orphan 1
+  assert.deepEqual(await w.lifecycle.makeRoom(policy), [2]);
+  assert.deepEqual(w.removed, [2]);
+  await assert.rejects(w.lifecycle.makeRoom({ maxAgentTabs: 2 }), (err) => err.code === "tab_limit" && /cap is 2/.test(err.message));
+  assert.deepEqual(w.removed, [2], "nothing else was closed: a viewed orphan and a live tab remain");
+  assert.deepEqual(await w.lifecycle.makeRoom(policy), [], "below the cap: nothing to do");
+});
+
+test("activations caused by the agent's own tab operations are not the person looking", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1);
+  const agent = w.lifecycle.agentBrowser({ updateTab: async () => { w.lifecycle.activated(1); }, getTab: async () => ({}) });
+  await agent.updateTab(1, { active: true });
+  w.lifecycle.activated(1); // still settling
+  assert.equal(w.ownership.agentTabs()[0].viewed, false);
+  w.settle();
+  w.lifecycle.activated(1);
+  assert.equal(w.ownership.agentTabs()[0].viewed, true);
+  assert.equal(typeof agent.getTab, "function");
+  assert.ok(SETTLE_MS > 0);
+});
+
+test("the sweep ends exactly the held sessions the host reports gone", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1); w.openTab("s-2-b", 2);
+  const asked = [];
+  const gone = await w.lifecycle.sweep(async (action, args) => {
+    asked.push([action, args]);
+    return { gone: ["s-2-b", "s-9-never-held"], closeTabs: false };
+  });
+  assert.deepEqual(asked, [["sessions_alive", { sessions: ["s-1-a", "s-2-b"] }]]);
+  assert.deepEqual(gone, ["s-2-b"]);
+  assert.equal(w.ownership.isOrphan(2), true);
+  assert.equal(w.ownership.owner(1), "s-1-a");
+  assert.deepEqual(await world().lifecycle.sweep(async () => { throw new Error("not asked"); }), []);
+});
+
+test("maxAgentTabs: a valid policy value, else the default", () => {
+  assert.equal(maxAgentTabs({ maxAgentTabs: 5 }), 5);
+  for (const bad of [undefined, null, {}, { maxAgentTabs: 0 }, { maxAgentTabs: 201 }, { maxAgentTabs: "5" }, { maxAgentTabs: 2.5 }]) {
+    assert.equal(maxAgentTabs(bad), 20);
+  }
+});
+
+test("the terminal's actions answer only the terminal session", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1);
+  const handlers = new Map(terminalTabHandlers({ lifecycle: w.lifecycle }));
+  for (const action of ["agent_tabs", "agent_tabs_close"]) {
+    await assert.rejects(handlers.get(action)({}, { session: "s-1-a", policy: {} }), (err) => err.code === "unknown_action");
+  }
+  const { tabs } = await handlers.get("agent_tabs")({}, { session: TERMINAL_SESSION, policy: {} });
+  assert.deepEqual(tabs.map((t) => t.id), [1]);
+  assert.deepEqual(await handlers.get("agent_tabs_close")({}, { session: TERMINAL_SESSION, policy: {} }), { closed: 0 });
+  assert.deepEqual(w.removed, []);
+});
+
+test("the relay answers only the popup and the options page", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1);
+  await w.lifecycle.sessionEnded("s-1-a", { closeTabs: false });
+  const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, log: { warn: () => {} } });
+  const id = "abc";
+  const ctx = { extensionId: id, pageUrls: [`chrome-extension://${id}/options.html`, `chrome-extension://${id}/popup.html`] };
+  assert.equal(relay.handleMessage({ type: "other" }, { id }, ctx), undefined);
+  const page = { id: "evil", url: "https://evil.test/" };
+  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphans" }, page, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(w.removed, []);
+  const popup = { id, url: `chrome-extension://${id}/popup.html` };
+  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, ctx);
+  assert.equal(list.ok, true);
+  assert.deepEqual(list.tabs.map((t) => [t.id, t.orphaned]), [[1, true]]);
+  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: "1" }, popup, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: 1 }, popup, ctx), { ok: true, closed: 1 });
+  assert.deepEqual(w.removed, [1]);
+});
