@@ -177,8 +177,12 @@ class Relay:
         queue_deadline: float = QUEUE_DEADLINE,
         witness_epoch: Callable[[int], Awaitable[None]] | None = None,
         stated_epoch: Callable[[], int] | None = None,
+        welcome_extra: Callable[[], dict[str, object]] | None = None,
     ) -> None:
         self._send_native = send_native
+        #: More welcome fields (``host.main._LastSeenWriter.last_disconnect``: the disconnect
+        #: before this host, which a stopped worker never saw).
+        self._welcome_extra = welcome_extra
         self._trust = trust
         #: The epoch the welcome states (``host.main._stated_epoch``): the served record's, or a
         #: rolled-back record's own while it is refused, so the extension can say so.
@@ -231,8 +235,10 @@ class Relay:
             protocol = message.get("protocol")
             if self._witness_epoch is not None and type(message.get("epochSeen")) is int:
                 await self._witness_epoch(message["epochSeen"])
+            extra = self._welcome_extra() if self._welcome_extra is not None else {}
             await self._send_native(
                 {
+                    **extra,
                     "type": "welcome",
                     "protocol": PROTOCOL_VERSION,
                     "browser": browser,

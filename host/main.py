@@ -190,6 +190,15 @@ class _LastSeenWriter:
             return
         write_last_seen(self._ep.directory, record)
 
+    def last_disconnect(self) -> dict[str, object]:
+        """The disconnect before this host, for the welcome (the extension's popup shows it when
+        its worker was stopped and so never saw the disconnect itself): times and a reason from
+        the record's fixed set, nothing else."""
+        at, reason = self._previous
+        if at is None or reason is None:
+            return {}
+        return {"lastDisconnect": {"at": int(at * 1000), "reason": reason}}
+
     def connected(self, expected_back_ms: object) -> None:
         from tabwarden.away import clamp_expected_back
 
@@ -216,6 +225,7 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
     with host_files(ep) as files:
         calls = host_calls(gate, ep.label)
         granter = _origin_granter(gate, ep.label)
+        seen = _LastSeenWriter(ep)
         relay = Relay(
             pipe.send,
             gate.current,
@@ -223,6 +233,7 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
             host_calls=calls,
             witness_epoch=_epoch_witness(gate, ep.label),
             stated_epoch=_stated_epoch(gate),
+            welcome_extra=seen.last_disconnect,
         )
         server = BridgeServer(
             files.listener, files.secret, relay, browser=ep.label, attest=attestor
@@ -230,8 +241,6 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())
         log.info("serving %s for browser %r", ep.socket, ep.label)
-
-        seen = _LastSeenWriter(ep)
 
         async def on_message(message: dict[str, object]) -> None:
             await relay.on_native_message(message, browser=ep.label)

@@ -286,6 +286,13 @@ export function createSession(options) {
     if (msg.protocol === PROTOCOL_VERSION) {
       c.phase = "ready";
       connectedSince = wallNow === null ? null : wallNow();
+      // A worker Chrome stopped never saw its own disconnect; the host remembers the one before it.
+      const told = msg.lastDisconnect;
+      const at = isPlainObject(told) ? told.at : undefined;
+      if (lastDisconnect === null && isPlainObject(told) && typeof at === "number" && Number.isSafeInteger(at) && at > 0
+        && typeof told.reason === "string" && /^[a-z_]{1,32}$/.test(told.reason)) {
+        lastDisconnect = { at, reason: told.reason };
+      }
       hook(() => onWelcomeHook({ epoch: msg.epoch }));
     } else {
       c.phase = "mismatch";

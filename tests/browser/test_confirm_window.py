@@ -232,13 +232,19 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
     config = browser.root / "config"
     provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
     store.add_restriction(
-        config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000
-    )  # narrowing: free
+        config / "trust.json", "confirmTimeoutSeconds", 12, 1_800_000_000
+    )  # narrowing: free; long enough for the server's progress (every 5 s) to be seen
+    progress: list[str | None] = []
+
+    async def on_progress(_value: float, _total: float | None, message: str | None) -> None:
+        progress.append(message)
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
+            attempt = asyncio.create_task(
+                agent.call_tool("tab_open", {"url": f"{b}/"}, progress_callback=on_progress)
+            )
             window = await confirm_page(context)
             closed = asyncio.get_running_loop().create_future()
 
@@ -248,6 +254,9 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
 
             window.on("close", on_close)
             assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
+            # Meanwhile the client heard that the call still waits (a client's own request
+            # timeout would otherwise end it with no tabwarden code).
+            assert progress and all(m and "confirmation may be waiting" in m for m in progress)
             await asyncio.wait_for(closed, 30)  # and the window went away with the request
             assert _origins(browser) == (a,)  # nothing recorded
             timed_out = [

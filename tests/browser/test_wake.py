@@ -189,6 +189,17 @@ def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
             # One new host per stop and never a second one beside it: one port at a time.
             assert len(seen_hosts) == 7, seen_hosts
 
+            # A stopped worker never sees its own disconnect; the popup shows the one the host
+            # remembers (its welcome says it), as `tabwarden status` does.
+            popup = await context.new_page()
+            await popup.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
+            await popup.wait_for_function(
+                "() => (document.getElementById('state')?.textContent || '')"
+                ".includes('last disconnect')",
+                timeout=30_000,
+            )
+            assert "port_closed" in (await popup.text_content("#state") or "")
+
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 

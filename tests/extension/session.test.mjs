@@ -394,3 +394,23 @@ test("a gate that throws refuses", async () => {
   assert.equal(h.calls.tab_list, 0);
   assert.equal(h.port().sent.at(-1).error.code, "host_compromised");
 });
+
+test("a fresh worker shows the disconnect the host remembers; its own, once seen, wins", () => {
+  const h = harness({ wallNow: () => 5_000 });
+  h.session.start();
+  h.port().deliver({ ...WELCOME, lastDisconnect: { at: 1_234, reason: "port_closed" } });
+  assert.deepEqual([h.session.snapshot().lastDisconnectAt, h.session.snapshot().lastDisconnectReason], [1_234, "port_closed"]);
+  h.port().drop("Native host has exited.");
+  h.timers.advance(60_000);
+  h.port().deliver({ ...WELCOME, lastDisconnect: { at: 1_000, reason: "host_vanished" } });
+  assert.deepEqual([h.session.snapshot().lastDisconnectAt, h.session.snapshot().lastDisconnectReason], [5_000, "Native host has exited."]);
+});
+
+test("a malformed remembered disconnect from the host is ignored", () => {
+  for (const told of [null, "port_closed", { at: "1", reason: "x" }, { at: -1, reason: "x" }, { at: 1, reason: "<b>hi</b>" }, { at: 1, reason: "a".repeat(33) }]) {
+    const h = harness({ wallNow: () => 5_000 });
+    h.session.start();
+    h.port().deliver({ ...WELCOME, lastDisconnect: told });
+    assert.equal(h.session.snapshot().lastDisconnectReason, null, JSON.stringify(told));
+  }
+});

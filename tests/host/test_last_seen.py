@@ -140,7 +140,9 @@ def test_next_host_carries_the_last_disconnect(
     second = FakeBrowser(runtime_dir)
     try:
         second.wait_socket()
-        second.hello()
+        welcome = second.hello()
+        # The welcome tells the (maybe freshly started) worker the disconnect it never saw.
+        assert welcome["lastDisconnect"] == {"at": int(gone_at * 1000), "reason": "port_closed"}
         wait_until(lambda: _record(runtime_dir)["state"] == "connected")
         record = _record(runtime_dir)
         assert record["lastDisconnectAt"] == gone_at and record["lastReason"] == "port_closed"
@@ -290,7 +292,7 @@ def test_host_after_a_killed_one_says_its_predecessor_vanished(
     second = FakeBrowser(runtime_dir)
     try:
         second.wait_socket()
-        second.hello()
+        assert second.hello()["lastDisconnect"]["reason"] == "host_vanished"
         wait_until(lambda: _record(runtime_dir)["hostPid"] == second.proc.pid)
         assert _record(runtime_dir)["lastReason"] == "host_vanished"
     finally:
