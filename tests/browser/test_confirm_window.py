@@ -234,10 +234,12 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
     store.add_restriction(
         config / "trust.json", "confirmTimeoutSeconds", 12, 1_800_000_000
     )  # narrowing: free; long enough for the server's progress (every 5 s) to be seen
-    progress: list[str | None] = []
+    messages: list[str | None] = []
 
-    async def on_progress(_value: float, _total: float | None, message: str | None) -> None:
-        progress.append(message)
+    async def on_progress(  # the SDK's ProgressFnT: these parameter names
+        progress: float, total: float | None, message: str | None
+    ) -> None:
+        messages.append(message)
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -256,7 +258,7 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
             assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
             # Meanwhile the client heard that the call still waits (a client's own request
             # timeout would otherwise end it with no tabwarden code).
-            assert progress and all(m and "confirmation may be waiting" in m for m in progress)
+            assert messages and all(m and "confirmation may be waiting" in m for m in messages)
             await asyncio.wait_for(closed, 30)  # and the window went away with the request
             assert _origins(browser) == (a,)  # nothing recorded
             timed_out = [
