@@ -156,11 +156,25 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a "
             "keyring)."
         )
-    elif not trust["clients"]:
-        steps.append(
-            "Pair your MCP client: start it once with tabwarden configured, then "
-            "`tabwarden pair-client`."
-        )
+    elif not trust["refused"]:
+        if not trust["browsers"]:
+            steps.append(
+                "No browser is paired: open the tabwarden extension's options page, enter the "
+                "one-time code `tabwarden pair` printed and touch your authenticator (or tick "
+                '"no authenticator"). The code lasts 10 minutes; `tabwarden pair --browser '
+                "LABEL` prints a new one for browser LABEL."
+            )
+        elif not trust["enrolledBrowsers"]:
+            steps.append(
+                "No browser is enrolled with an authenticator: confirmations are software "
+                "confirmation (the window). To enrol one: `tabwarden pair --browser LABEL`, then "
+                "enter its code in that browser's options page and touch the authenticator."
+            )
+        if not trust["clients"]:
+            steps.append(
+                "No MCP client is paired (any program may start `tabwarden mcp`): start your "
+                "client once with tabwarden configured, then `tabwarden pair-client`."
+            )
     if not any(m["ok"] for m in report["manifests"]):
         steps.append(
             "Register the host with your browser: `tabwarden install --browser chrome` "
@@ -194,7 +208,10 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "TABWARDEN_RUNTIME_DIR."
         )
     if not steps:
-        steps.append("Ready.")
+        steps.append(
+            "Ready: paired, a browser enrolled with an authenticator, an MCP client paired and "
+            "the extension connected."
+        )
     steps.extend(mcp_config_lines())
     return steps
 

@@ -30,7 +30,10 @@ from tabwarden.commands import reenrol_phrase
 from tests.cli.world import (
     CODE_RE,
     World,
+    enrol,
     file_mode,
+    host_call,
+    host_reply,
     no_prompt,
     pair_client,
     plain_binary,
@@ -634,45 +637,12 @@ def test_pair_client_bad_label_refused_before_the_phrase(paired: World) -> None:
 # --------------------------------------------------------------------------- 13. re-enrol a browser
 
 
-_call_ids = iter(range(1, 1_000_000))
-
-
-def _call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    """A host call from the extension; the ``session_end`` of a `tabwarden status` probe that
-    ended meanwhile is passed over (the host tells the extension about every session)."""
-    call_id = f"r{next(_call_ids)}"
-    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
-    while (reply := browser.receive())["type"] == "session_end":
-        pass
-    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
-    return reply
-
-
-def _host_reply(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    reply = _call(browser, action, args)
-    assert reply["ok"] is True, reply
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
-def _enrol(browser: FakeBrowser, code: str, authenticator: SoftAuthenticator) -> str:
-    begun = _host_reply(browser, "pair_begin", {"code": code})
-    assert begun["approval"] is None
-    done = _host_reply(
-        browser,
-        "pair_complete",
-        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
-    )
-    credential_id: str = done["credentialId"]
-    return credential_id
-
-
 def _widen_by_tap(browser: FakeBrowser, authenticator: SoftAuthenticator, origin: str) -> Any:
     """A policy.widen tap adding ``origin``: the host's reply (ok or refused)."""
-    approved = _host_reply(browser, "policy_get", {})["policy"]["origins"]
+    approved = host_reply(browser, "policy_get", {})["policy"]["origins"]
     detail = change_detail({"origins": [*approved, origin]})
-    begun = _host_reply(browser, "presence_begin", {"action": "policy.widen", "detail": detail})
-    return _call(
+    begun = host_reply(browser, "presence_begin", {"action": "policy.widen", "detail": detail})
+    return host_call(
         browser,
         "presence_complete",
         {
@@ -725,7 +695,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
             b.wait_socket()
             b.hello()
         old = SoftAuthenticator()
-        old_id = _enrol(browser, code, old)
+        old_id = enrol(browser, code, old)
         assert _widen_by_tap(browser, old, "https://a.example")["ok"] is True
         [old_grant] = json.loads(world.trust_file.read_text())["browsers"]
         assert NO_BROWSER_ENROLLED not in _status_text(world)
@@ -735,9 +705,9 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         assert NO_BROWSER_ENROLLED in _status_text(world)
         report = world.json("status", "--json")["trust"]
         assert report["enrolledBrowsers"] == [] and report["browsers"] == []
-        info = _host_reply(browser, "policy_get", {})
+        info = host_reply(browser, "policy_get", {})
         assert info["enrolled"] is False and info["credentials"] == []
-        assert _host_reply(browser, "origin_decide", {"origin": "https://b.example"})["ask"] == (
+        assert host_reply(browser, "origin_decide", {"origin": "https://b.example"})["ask"] == (
             "click"
         )
 
@@ -760,20 +730,20 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
 
         # The code is for "test" only: another browser presenting it is refused, and spends it.
         before_grants = world.trust_file.read_text()
-        refused(_call(other, "pair_begin", {"code": code_1}), "presence_refused")
+        refused(host_call(other, "pair_begin", {"code": code_1}), "presence_refused")
         other.wait_stderr("the code was issued for browser 'test', not 'other'")
         assert (
             json.loads(world.trust_file.read_text())["browsers"]
             == json.loads(before_grants)["browsers"]
         )
-        refused(_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
+        refused(host_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
 
         # A fresh code, redeemed by "test" with a new authenticator.
         code_2, _ = _reissue(world, "test")
         new = SoftAuthenticator()
-        new_id = _enrol(browser, code_2, new)
+        new_id = enrol(browser, code_2, new)
         assert new_id != old_id
-        refused(_call(browser, "pair_begin", {"code": code_2}), "presence_refused")  # once
+        refused(host_call(browser, "pair_begin", {"code": code_2}), "presence_refused")  # once
 
         # The new credential's taps verify; the old one's are refused and change nothing.
         assert _widen_by_tap(browser, new, "https://b.example")["ok"] is True
@@ -786,7 +756,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         doc["browsers"].append(old_grant)
         hand_edit(world.trust_file, doc)
         refused(_widen_by_tap(browser, old, "https://c.example"), "presence_refused")
-        listed = _host_reply(browser, "policy_get", {})["credentials"]
+        listed = host_reply(browser, "policy_get", {})["credentials"]
         assert [c["credentialId"] for c in listed] == [new_id]
         shown = world.json("policy", "show", "--json")
         assert shown["policy"]["origins"] == ["https://a.example", "https://b.example"]
@@ -821,7 +791,7 @@ def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(worl
     try:
         browser.wait_socket()
         browser.hello()
-        _enrol(browser, code, SoftAuthenticator())
+        enrol(browser, code, SoftAuthenticator())
     finally:
         browser.close()
     before = world.snapshot()

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from tabwarden import ceremony
+from tests.fakes import FakeBrowser
 from tests.pty_cli import PROMPT, Pty, Stream, spawn_cli
+from tests.trust.softauthn import SoftAuthenticator
 
 PROMPT_MARKERS = (b"type exactly", b"phrase (")
 CODE_RE = re.compile(rb"\b(\d{4}-\d{4})\b")
@@ -137,3 +139,36 @@ def pair_client(world: World, exe: str, label: str) -> None:
     child.send(ceremony.phrase_for("pair-client") + "\n")
     status, output = child.finish()
     assert status == 0, output
+
+
+_CALL_IDS = iter(range(1, 1_000_000))
+
+
+def host_call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A host call from the extension; the ``session_end`` of a `tabwarden status` probe that
+    ended meanwhile is passed over (the host tells the extension about every session)."""
+    call_id = f"r{next(_CALL_IDS)}"
+    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
+    while (reply := browser.receive())["type"] == "session_end":
+        pass
+    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
+    return reply
+
+
+def host_reply(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    reply = host_call(browser, action, args)
+    assert reply["ok"] is True, reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def enrol(browser: FakeBrowser, code: str, authenticator: SoftAuthenticator) -> str:
+    begun = host_reply(browser, "pair_begin", {"code": code})
+    assert begun["approval"] is None
+    done = host_reply(
+        browser,
+        "pair_complete",
+        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
+    )
+    credential_id: str = done["credentialId"]
+    return credential_id
