@@ -25,7 +25,12 @@ Getting started:
   tabwarden demo                          see every hop work, in a throwaway headless Chromium
   tabwarden install --browser chrome      register the host with your own Chrome, then load the
                                           extension from extension/ (chrome://extensions)
+  tabwarden pair                          make the host key; enter the code it prints in the
+                                          extension's options page within 10 minutes
+  tabwarden pair-client                   after your MCP client started `tabwarden mcp` once
   tabwarden status                        what is installed and running, and what to do next
+
+`tabwarden COMMAND --help` explains a command, with examples.
 """
 
 EPILOG = """\

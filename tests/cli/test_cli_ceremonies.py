@@ -37,6 +37,7 @@ from tests.cli.world import (
     no_prompt,
     pair_client,
     plain_binary,
+    reissue,
     self_exe,
 )
 from tests.fakes import FakeBrowser
@@ -654,20 +655,6 @@ def _widen_by_tap(browser: FakeBrowser, authenticator: SoftAuthenticator, origin
     )
 
 
-def _reissue(world: World, label: str) -> tuple[str, bytes]:
-    """`pair --browser LABEL` typed by a person: the one-time code and the terminal output."""
-    child = world.spawn("pair", "--browser", label)
-    child.expect(PROMPT)
-    child.send(reenrol_phrase(label) + "\n")
-    status, output = child.finish()
-    assert status == 0, output
-    found = re.search(
-        rb"one-time code for browser '" + label.encode() + rb"': (\d{4}-\d{4})", output
-    )
-    assert found, output
-    return found.group(1).decode(), output
-
-
 def _status_text(world: World) -> str:
     proc = world.run("status")
     assert proc.returncode == 0, proc.stderr.decode()
@@ -720,7 +707,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         assert world.snapshot() == before
 
         # A person at the terminal: the ceremony names the label and what the code allows.
-        code_1, output = _reissue(world, "test")
+        code_1, output = reissue(world, "test")
         assert b"enrol a new authenticator as browser 'test'" in output
         assert b"type exactly:  enrol a new authenticator as test" in output
         assert f"host key fingerprint (unchanged): {fingerprint}".encode() in output
@@ -739,7 +726,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         refused(host_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
 
         # A fresh code, redeemed by "test" with a new authenticator.
-        code_2, _ = _reissue(world, "test")
+        code_2, _ = reissue(world, "test")
         new = SoftAuthenticator()
         new_id = enrol(browser, code_2, new)
         assert new_id != old_id

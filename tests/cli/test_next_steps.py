@@ -23,6 +23,7 @@ from tests.cli.world import (
     no_prompt,
     pair_client,
     plain_binary,
+    reissue,
     self_exe,
 )
 from tests.fakes import FakeBrowser
@@ -158,3 +159,19 @@ def test_status_names_what_is_missing_and_is_ready_only_when_nothing_is(world: W
         assert not _has(steps, "Ready"), steps
     finally:
         browser.close()
+
+
+def test_the_new_code_pair_offers_enrols_a_browser_that_never_paired(world: World) -> None:
+    """What `pair` says to do once its code expired: `pair --browser LABEL` — and that code
+    enrols a browser that never redeemed the first one."""
+    world.pair()
+    browser = FakeBrowser(world.runtime, attested=True)
+    try:
+        browser.wait_socket()
+        browser.hello()
+        code, _output = reissue(world, "test")
+        enrol(browser, code, SoftAuthenticator())
+    finally:
+        browser.close()
+    assert _report(world)["trust"]["enrolledBrowsers"] == ["test"]
+    assert not _has(_next(world), "No browser is")

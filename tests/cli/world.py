@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from tabwarden import ceremony
+from tabwarden import ceremony, commands
 from tests.fakes import FakeBrowser
 from tests.pty_cli import PROMPT, Pty, Stream, spawn_cli
 from tests.trust.softauthn import SoftAuthenticator
@@ -172,3 +172,17 @@ def enrol(browser: FakeBrowser, code: str, authenticator: SoftAuthenticator) -> 
     )
     credential_id: str = done["credentialId"]
     return credential_id
+
+
+def reissue(world: World, label: str) -> tuple[str, bytes]:
+    """`pair --browser LABEL` typed by a person: the one-time code and the terminal output."""
+    child = world.spawn("pair", "--browser", label)
+    child.expect(PROMPT)
+    child.send(commands.reenrol_phrase(label) + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    found = re.search(
+        rb"one-time code for browser '" + label.encode() + rb"': (\d{4}-\d{4})", output
+    )
+    assert found, output
+    return found.group(1).decode(), output
