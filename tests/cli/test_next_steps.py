@@ -116,6 +116,13 @@ def test_status_names_what_is_missing_and_is_ready_only_when_nothing_is(world: W
     steps = _next(world)
     assert _has(steps, "Pair this computer: `tabwarden pair`"), steps
     assert not _has(steps, "Ready"), steps
+    order = [
+        next(i for i, step in enumerate(steps) if step.startswith(words))
+        for words in ("Register the host", "Load the extension", "Pair this computer")
+    ]
+    assert order == sorted(order), steps  # the options page must be there for pair's code
+    proc = world.run("status")
+    assert "/trust.json (none yet;" in proc.stdout.decode()
 
     first = world.pair()
     code = CODE_RE.findall(first.split(b"one-time pairing code", 1)[1])[0].decode()
