@@ -25,7 +25,12 @@ Getting started:
   tabwarden demo                          see every hop work, in a throwaway headless Chromium
   tabwarden install --browser chrome      register the host with your own Chrome, then load the
                                           extension from extension/ (chrome://extensions)
+  tabwarden pair                          make the host key; enter the code it prints in the
+                                          extension's options page within 10 minutes
+  tabwarden pair-client                   after your MCP client started `tabwarden mcp` once
   tabwarden status                        what is installed and running, and what to do next
+
+`tabwarden COMMAND --help` explains a command, with examples.
 """
 
 EPILOG = """\
@@ -81,20 +86,49 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tabwarden.host.main import build_parser  # argparse only; no heavy imports
+STATUS_DESCRIPTION = """\
+Say what is installed, paired and running, and what is missing, in order: the host manifests
+per browser, the runtime and config directories, the trust record (paired? killed? tampered?),
+the host key's fingerprint, the paired browsers and how each confirms, the paired MCP clients,
+the policy, every running host (checked with the real handshake, as the MCP server would see
+it) — then the next step for each thing that is missing, and the lines that point your MCP
+client at `tabwarden mcp`. Read-only. Exit status 0, or 1 while the kill switch is engaged, 3
+while the trust record is refused.
+"""
 
-    parser = sub.add_parser(
+STATUS_EXAMPLES = [
+    ("tabwarden status", "what works and what to do next"),
+    ("tabwarden status --json", 'the same report as JSON ("next" holds the steps)'),
+    ("tabwarden doctor", "the same as `tabwarden status`"),
+]
+
+
+def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from tabwarden.cli_help import add_command
+    from tabwarden.host.main import build_parser  # argparse only; no heavy imports
+    from tabwarden.manifests import EXTENSION_ID
+
+    parser = add_command(
+        sub,
         "host",
-        help="the native-messaging host (Chrome starts this; you do not)",
-        description="Run the native-messaging host. Chrome starts it through the installed "
-        "manifest and passes the caller origin, which must be the pinned tabwarden extension.",
+        summary="the native-messaging host (Chrome starts this; you do not)",
+        description="Run the native-messaging host. The browser starts it through the manifest "
+        "`tabwarden install` wrote, when the extension's service worker opens its native port, "
+        "and passes the caller origin, which must be the pinned tabwarden extension; it exits "
+        "when the port closes. Started any other way it refuses (exit 4).",
+        examples=[
+            (
+                f"tabwarden host --browser chrome chrome-extension://{EXTENSION_ID}/",
+                "what Chrome runs (through the installed wrapper)",
+            )
+        ],
     )
     build_parser(parser)
     parser.set_defaults(func=_cmd_host)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tabwarden.cli_help import JSON_HELP, add_command
     from tabwarden.manifests import browser_locations
 
     BROWSERS = sorted(browser_locations())
@@ -108,21 +142,40 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tabwarden {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "mcp",
-        help="run the MCP server on stdio (what your MCP client spawns)",
-        description="Run the MCP server over stdio. Configure your MCP client to spawn "
-        "`tabwarden mcp`. stdout carries JSON-RPC only; logs go to stderr.",
+        summary="run the MCP server on stdio (what your MCP client spawns)",
+        description="Run the MCP server over stdio: configure your MCP client to spawn "
+        "`tabwarden mcp` (`tabwarden status` prints the exact line for Claude Code, Codex and "
+        "JSON configs). stdout carries JSON-RPC only; logs go to stderr. Once a client is paired "
+        "(`tabwarden pair-client`) only that program is served.",
+        examples=[
+            (
+                'claude mcp add tabwarden -- "$(command -v tabwarden)" mcp',
+                "register it with Claude Code",
+            ),
+            ("tabwarden mcp", "what the client runs; not for a terminal"),
+        ],
     )
     p.set_defaults(func=_cmd_mcp)
 
     _add_host(sub)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "install",
-        help="register the native-messaging host with a browser",
-        description="Write the host manifest (allowed_origins pinned to the tabwarden extension) "
-        "and its wrapper for one browser, at its per-user location or into --manifest-dir.",
+        summary="register the native-messaging host with a browser",
+        description="Write the host manifest (allowed_origins pinned to the tabwarden extension's "
+        "ID) and its wrapper for one browser, at the browser's per-user location (Linux, macOS) "
+        "or into --manifest-dir. Then load the extension from extension/ in the browser.",
+        examples=[
+            ("tabwarden install --browser chrome", "register with your Chrome"),
+            (
+                "tabwarden install --browser chromium --manifest-dir ~/p/NativeMessagingHosts",
+                "into one profile's directory instead",
+            ),
+        ],
     )
     p.add_argument(
         "--browser", required=True, choices=BROWSERS, help="which browser to register with"
@@ -138,11 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_install)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "uninstall",
-        help="remove what install wrote (and nothing it cannot verify as ours)",
+        summary="remove what install wrote (and nothing it cannot verify as ours)",
         description="Remove tabwarden's host manifest and wrapper. Files that are not verifiably "
-        "ours are left in place and reported.",
+        "ours are left in place and reported. Pairing, policy and the audit log stay.",
+        examples=[
+            ("tabwarden uninstall", "from every browser"),
+            ("tabwarden uninstall --browser chrome", "from Chrome only"),
+        ],
     )
     p.add_argument("--browser", choices=BROWSERS, help="only this browser (default: all)")
     p.add_argument(
@@ -154,34 +212,46 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_subcommands(sub)
 
-    p = sub.add_parser(
-        "status",
-        aliases=["doctor"],
-        help="what is installed and running, and what to do next",
-        description="Show installed host manifests, the runtime directory, running hosts (checked "
-        "with the real handshake) and the next step. Read-only.",
-    )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_cmd_status)
+    # `doctor` is its own parser (not an alias), so `tabwarden doctor --help` names itself.
+    for name in ("status", "doctor"):
+        p = add_command(
+            sub,
+            name,
+            summary="what is installed, paired and running, and what to do next"
+            if name == "status"
+            else "the same as `tabwarden status`",
+            description=STATUS_DESCRIPTION,
+            examples=STATUS_EXAMPLES,
+        )
+        p.add_argument("--json", action="store_true", help=JSON_HELP)
+        p.set_defaults(func=_cmd_status)
 
     from tabwarden.tabs_cmd import add_parser as add_tabs
 
     add_tabs(sub)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "demo",
-        help="drive a throwaway headless Chromium through every hop and print a transcript",
+        summary="drive a throwaway headless Chromium through every hop and print a transcript",
         description="Start headless Chromium on a throwaway profile with the extension loaded and "
         "the host installed into it, serve a local page, then act as an MCP client: spawn "
         "`tabwarden mcp` over stdio and call bridge_status and tab_list. Cleans up everything, "
-        "also on Ctrl-C.",
+        "also on Ctrl-C. Touches neither your browser nor your pairing.",
+        examples=[
+            ("tabwarden demo", "the whole chain, in about a minute"),
+            ("tabwarden demo --keep-open", "then try `tabwarden status` against it"),
+            ("tabwarden demo --chrome /usr/bin/chromium", "with this Chromium binary"),
+        ],
     )
     p.add_argument(
         "--chrome",
         metavar="PATH",
         help="Chromium binary (default $CHROME_BIN or /usr/lib/chromium/chromium)",
     )
-    p.add_argument("--keep", action="store_true", help="keep the temp dir for inspection")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the temp dir (profile, logs) for inspection"
+    )
     p.add_argument(
         "--keep-open",
         action="store_true",

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,8 +62,23 @@ def _effective() -> Effective:
     return TrustGate().current()
 
 
+def _require_paired(*, latch_counts: bool = False) -> None:
+    """``NotPaired`` ("run `tabwarden pair` first") when nothing was ever paired here: no trust
+    record and no host key (with ``latch_counts``, no kill latch either). Checked before any
+    ceremony or write, so on a machine without a usable keyring that never paired the answer is
+    "pair first", not "use --file-store": choosing the store is ``pair``'s business alone."""
+    from tabwarden.trust.gate import TrustGate, load_host_public
+
+    gate = TrustGate()
+    if os.path.lexists(gate.path) or (latch_counts and os.path.lexists(gate.kill_latch)):
+        return
+    if load_host_public(gate.config) is None:  # an unusable keyring holds no key either
+        raise NotPaired()
+
+
 def _require_key() -> None:
     """``NotPaired`` before any ceremony when there is no host key to sign with."""
+    _require_paired()
     if _key_store().load() is None:
         raise NotPaired()
 
@@ -101,9 +117,15 @@ def cmd_pair(args: argparse.Namespace) -> int:
     print(
         f"one-time pairing code for the extension's options page: {code}  (valid {minutes} minutes)"
     )
+    print("next:")
     print(
-        "next: `tabwarden pair-client` to pair your MCP client "
-        "(after it has started `tabwarden mcp` once)."
+        f"  1. now, within {minutes} minutes: open the tabwarden extension's options page, enter "
+        'the code and touch your authenticator (or tick "no authenticator");'
+    )
+    print("     expired? `tabwarden pair --browser LABEL` prints a new code for browser LABEL")
+    print(
+        "  2. start your MCP client once with `tabwarden mcp` configured, then run "
+        "`tabwarden pair-client` here"
     )
     return 0
 
@@ -348,6 +370,7 @@ def cmd_clients(args: argparse.Namespace) -> int:
 
 
 def cmd_revoke(args: argparse.Namespace) -> int:
+    _require_paired()
     operations.revoke(_ctx(), args.kind, args.label, _now())
     print(f"revoked {args.kind} {args.label!r}; its live connections are cut")
     return 0
@@ -390,6 +413,7 @@ def cmd_unkill(args: argparse.Namespace) -> int:
     from tabwarden.trust.ratchet import TrustTampered
 
     require_real_terminal()
+    _require_paired(latch_counts=True)  # a kill before `pair` left a latch: that one unkills
     ctx = _ctx()
     tamper = operations.tampering(ctx)
     if tamper is not None and tamper.kind == "vanished":
@@ -454,22 +478,55 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 
 
 def cmd_policy_show(args: argparse.Namespace) -> int:
+    from tabwarden.trust.policy import POLICY_KEYS, key_spec
+
     eff = _effective()
+    specs = [key_spec(key) for key in POLICY_KEYS]
     data: dict[str, Any] = {
         "policy": eff.policy.to_json(),
         "killed": eff.killed,
         "epoch": eff.epoch,
         "ignored": list(eff.ignored),
+        "keys": [
+            {
+                "key": spec.key,
+                "type": spec.type,
+                "default": spec.default,
+                "narrower": spec.narrower,
+                "meaning": spec.meaning,
+            }
+            for spec in specs
+        ],
     }
     if args.json:
         print(json.dumps(data, indent=2))
+        return 0 if not eff.refused else 3
+    if eff.refused:
+        print(f"trust record refused ({eff.refused}): everything is denied; this is what is "
+              "enforced meanwhile")  # fmt: skip
+    elif eff.epoch == 0:
+        print("not paired yet: this is the default policy `tabwarden pair` will sign")
+    elif eff.killed:
+        print(f"epoch {eff.epoch}; the kill switch is engaged: everything is refused anyway")
     else:
-        for key, value in data["policy"].items():
-            print(f"{key:>22} = {json.dumps(value)}")
-        if eff.ignored:
-            print("ignored:")
-            for reason in eff.ignored:
-                print(f"  - {reason}")
+        print(f"epoch {eff.epoch}")
+    for spec in specs:
+        print(f"{spec.key} = {json.dumps(data['policy'][spec.key])}")
+        about = f"{spec.meaning}. {spec.type}; default {json.dumps(spec.default)}; "
+        about += f"narrower: {spec.narrower}"
+        print(
+            textwrap.fill(
+                about, 92, initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+            )
+        )
+    if eff.ignored:
+        print("ignored:")
+        for reason in eff.ignored:
+            print(f"  - {reason}")
+    print(
+        "widen: `tabwarden policy set KEY=VALUE` (typed phrase at a terminal); "
+        "narrow: `tabwarden policy restrict KEY=VALUE` (free)"
+    )
     return 0 if not eff.refused else 3
 
 
@@ -492,6 +549,7 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
 
 def cmd_policy_restrict(args: argparse.Namespace) -> int:
     changes = parse_assignments(args.assignments)
+    _require_paired()
     operations.restrict(_ctx(), changes, _now())
     print("policy restricted")
     return 0
@@ -518,6 +576,7 @@ def cmd_policy_rollback(args: argparse.Namespace) -> int:
     from tabwarden.ceremony import require_real_terminal
     from tabwarden.trust.store import PresenceRequired
 
+    _require_paired()
     ctx = _ctx()
     try:
         operations.rollback(ctx, args.steps, _now())
@@ -559,40 +618,62 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 PAIR_DESCRIPTION = """\
-Pair this computer: mint the host key (OS keyring, or --file-store), write the signed
-default policy and print the key fingerprint and a one-time code for the extension's
-options page. Refused unless run at a real terminal.
+Pair this computer: mint the host key (in the OS keyring, or with --file-store in a 0600 file),
+write the signed, locked-down default policy (no site approved; page eval, upload and password
+fill off) and print the key's fingerprint and a one-time code for the extension's options page.
+Refused unless you run it yourself at a real terminal, where it asks you to type a phrase.
 
-Lost a browser's authenticator (or never enrolled one)? Without a reset:
-  tabwarden revoke browser chrome       forget its credential (free, no terminal needed);
-                                        until it re-enrols, its confirmations are software
-                                        confirmation and `status` lists no enrolled browser
-  tabwarden pair --browser chrome       type the phrase; prints a one-time code that only
-                                        the options page of browser "chrome" accepts
-Then enter the code in that browser's options page and touch the new authenticator. The
-host key, paired MCP clients and other browsers stay as they are. Refused for a browser
-that holds an enrolled credential (revoke it first), while the kill switch is engaged, or
-when nothing is paired yet.
+The code works once and expires in 10 minutes: enter it in the tabwarden options page right
+away (compare the fingerprint it shows), then pair your MCP client with `tabwarden pair-client`.
+
+Lost a browser's authenticator, or never enrolled one? No reset needed: `tabwarden revoke
+browser LABEL` (free), then `tabwarden pair --browser LABEL` prints a one-time code that only
+the options page of browser LABEL accepts; enter it there and touch the new authenticator. The
+host key, paired MCP clients and other browsers stay as they are. It is refused for a browser
+that holds an enrolled credential (revoke it first), while the kill switch is engaged, or before
+`tabwarden pair`.
+"""
+
+#: The KEY=VALUE argument of ``policy set`` / ``restrict``, explained once.
+ASSIGNMENT_HELP = (
+    'a policy key and its new value; VALUE is JSON (true, 30, ["https://a.test"]) or, for '
+    "origins and confirm, a comma-separated list; `tabwarden policy show` lists the keys"
+)
+
+POLICY_NOTES = """\
+Widening (more sites, eval/upload/password fill on, longer grace or timeout, fewer confirmed
+actions) needs `policy set` and a phrase typed at a terminal; narrowing is always free with
+`policy restrict` (or from the extension's options page). `tabwarden policy show`
+lists every key with its type, range, default and meaning.
 """
 
 
 def add_subcommands(sub: Any) -> None:
-    p = sub.add_parser(
+    from tabwarden.cli_help import JSON_HELP, add_command, count
+
+    p = add_command(
+        sub,
         "pair",
-        help="mint the host key and default policy, or re-enrol one browser (typed phrase at "
+        summary="mint the host key and default policy, or re-enrol one browser (typed phrase at "
         "a terminal)",
         description=PAIR_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        examples=[
+            ("tabwarden pair", "pair, keeping the host key in the OS keyring"),
+            ("tabwarden pair --file-store", "pair on a machine without a keyring"),
+            ("tabwarden pair --browser chrome", "a new one-time code for browser chrome"),
+            ("tabwarden pair --reset", "start over: a new key; everything pairs again"),
+        ],
     )
     p.add_argument(
         "--file-store",
         action="store_true",
-        help="keep the key in a 0600 file instead of the OS keyring",
+        help="keep the host key in a 0600 file in the config directory instead of the OS "
+        "keyring (headless machines, no desktop keyring)",
     )
     p.add_argument(
         "--reset",
         action="store_true",
-        help="rotate the key: every client and browser must pair again",
+        help="rotate the host key: every paired client and browser must pair again",
     )
     p.add_argument(
         "--browser",
@@ -602,11 +683,23 @@ def add_subcommands(sub: Any) -> None:
     )
     p.set_defaults(func=cmd_pair)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "pair-client",
-        help="pair an MCP client program (typed phrase at a terminal)",
-        description="Pair the MCP client (Claude Code, Codex, Cursor, …) that starts "
-        "`tabwarden mcp`. Without options, choose from the recently seen spawners.",
+        summary="pair the MCP client program allowed to use tabwarden (typed phrase at a terminal)",
+        description="Pin the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden "
+        "mcp`: from then on only that program (its executable's SHA-256, and for an interpreter "
+        "the script it runs) is served. Start the client once with tabwarden configured first; "
+        "without options you choose from the programs seen starting `tabwarden mcp`. Needs "
+        "`tabwarden pair` first, and a phrase typed at a real terminal.",
+        examples=[
+            ("tabwarden pair-client", "choose from the recently seen MCP clients"),
+            ("tabwarden pair-client --pid 4242", "measure the running client with PID 4242"),
+            (
+                "tabwarden pair-client --exe /usr/local/bin/my-agent --label my-agent",
+                "pin a plain executable by path, under the name my-agent",
+            ),
+        ],
     )
     p.add_argument(
         "--pid",
@@ -618,48 +711,189 @@ def add_subcommands(sub: Any) -> None:
         metavar="PATH",
         help="the client's executable (a plain program, not an interpreter)",
     )
-    p.add_argument("--hash", metavar="HEX", help="its expected SHA-256 (with --exe)")
-    p.add_argument("--label", help="a name for it (default: the executable's name)")
+    p.add_argument(
+        "--hash",
+        metavar="HEX",
+        help="with --exe: the SHA-256 the executable must have (default: hash it now)",
+    )
+    p.add_argument(
+        "--label",
+        help="a name for it, 1-32 of a-z 0-9 - _ (default: from the executable or package name)",
+    )
     p.set_defaults(func=cmd_pair_client)
 
-    p = sub.add_parser("clients", help="list paired MCP clients")
-    p.add_argument("--json", action="store_true")
+    p = add_command(
+        sub,
+        "clients",
+        summary="list the paired MCP clients",
+        description="List the MCP clients paired with `tabwarden pair-client`: label, "
+        "executable, hash prefix and when. --json adds the recently seen spawners (programs that "
+        "started `tabwarden mcp`, paired or not). Read-only.",
+        examples=[
+            ("tabwarden clients", "who may use tabwarden"),
+            ("tabwarden clients --json", "the same plus recent spawners, as JSON"),
+        ],
+    )
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_clients)
 
-    p = sub.add_parser("revoke", help="revoke a client or browser (no proof needed)")
-    p.add_argument("kind", choices=("client", "browser"))
-    p.add_argument("label")
+    p = add_command(
+        sub,
+        "revoke",
+        summary="forget a paired client or browser (free: no phrase, no terminal needed)",
+        description="Forget a paired MCP client or browser at once: its live connections are cut "
+        "and a copy of its old grant put back in the record stays revoked. Removing power needs "
+        "no proof, so this works from a script. A revoked client pairs again with `tabwarden "
+        "pair-client`; a revoked browser re-enrols with `tabwarden pair --browser LABEL`.",
+        examples=[
+            ("tabwarden revoke client claude-code", "stop serving the client claude-code"),
+            ("tabwarden revoke browser chrome", "forget browser chrome's authenticator"),
+        ],
+    )
+    p.add_argument("kind", choices=("client", "browser"), help="client (an MCP client) or browser")
+    p.add_argument("label", help="its label, as `tabwarden clients` or `tabwarden status` lists it")
     p.set_defaults(func=cmd_revoke)
 
-    p = sub.add_parser("kill", help="engage the kill switch (no proof needed)")
-    p.add_argument("--reason", default="cli", help="recorded in the audit log")
+    p = add_command(
+        sub,
+        "kill",
+        summary="engage the kill switch: refuse everything (free)",
+        description="Engage the kill switch: every request from every client is refused, in the "
+        "MCP server and in the browser, until a person runs `tabwarden unkill` at a terminal. "
+        "Free (no proof), so anything may pull it — a script, the extension's popup, you.",
+        examples=[
+            ("tabwarden kill", "stop everything now"),
+            ('tabwarden kill --reason "odd clicks"', "the same, with a reason in the audit log"),
+        ],
+    )
+    p.add_argument(
+        "--reason",
+        default="cli",
+        help="why, recorded in the audit log (default: cli)",
+    )
     p.set_defaults(func=cmd_kill)
 
-    p = sub.add_parser("unkill", help="release the kill switch (typed phrase at a terminal)")
+    p = add_command(
+        sub,
+        "unkill",
+        summary="release the kill switch (typed phrase at a terminal)",
+        description="Release the kill switch so paired clients are served again. If the trust "
+        "record was tampered with, it first shows what the record grants now; confirming "
+        "accepts it as it is (only validly signed grants count). Needs `tabwarden pair` first and "
+        "a phrase typed at a real terminal: an agent cannot run it.",
+        examples=[("tabwarden unkill", "type the phrase shown to serve clients again")],
+    )
     p.set_defaults(func=cmd_unkill)
 
-    p = sub.add_parser("policy", help="show, widen (presence) or narrow (free) the policy")
+    p = add_command(
+        sub,
+        "policy",
+        summary="show the policy, widen it (typed phrase) or narrow it (free)",
+        description="The signed policy: which sites agents may use, which actions ask you "
+        "first, what is off. See each action's --help.",
+        examples=[
+            ("tabwarden policy show", "every key: value, type, range and meaning"),
+            ("tabwarden policy set origins=https://example.com", "approve one site (phrase)"),
+            ("tabwarden policy restrict eval=false", "turn page_eval off (free)"),
+        ],
+        notes=POLICY_NOTES,
+    )
     psub = p.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
-    q = psub.add_parser("show", help="the effective policy")
-    q.add_argument("--json", action="store_true")
+    q = add_command(
+        psub,
+        "show",
+        summary="every policy key: its value, type, range, default and meaning",
+        description="Show the effective policy — the signed baseline with every restriction "
+        "applied — one key per line with its type and range, its default, which way narrows it "
+        "and what it means. Read-only.",
+        examples=[
+            ("tabwarden policy show", "the policy, explained"),
+            ("tabwarden policy show --json", "values and key descriptions as JSON"),
+        ],
+    )
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(func=cmd_policy_show)
-    q = psub.add_parser("set", help="sign a new baseline KEY=VALUE… (typed phrase at a terminal)")
-    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    q = add_command(
+        psub,
+        "set",
+        summary="sign a new baseline KEY=VALUE … (may widen: typed phrase at a terminal)",
+        description="Sign a new policy baseline with the given keys changed; the others keep "
+        "their values. It may widen, so it needs `tabwarden pair` first and a phrase typed at a "
+        "real terminal; the keys and new values are shown before you type.",
+        examples=[
+            (
+                "tabwarden policy set origins=https://a.test,https://b.test",
+                "approve exactly these two sites",
+            ),
+            ("tabwarden policy set clickGraceSeconds=60", "a longer click grace period"),
+            ("tabwarden policy set confirm='[\"submit\"]'", "confirm only submits (JSON form)"),
+        ],
+        notes=POLICY_NOTES,
+    )
+    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE", help=ASSIGNMENT_HELP)
     q.set_defaults(func=cmd_policy_set)
-    q = psub.add_parser(
-        "restrict", help="narrow KEY=VALUE… (free; refuses anything that would widen)"
+    q = add_command(
+        psub,
+        "restrict",
+        summary="narrow KEY=VALUE … (free; refuses anything that would widen)",
+        description="Narrow the policy: each KEY=VALUE must grant no more than now (fewer "
+        "origins, more confirmed actions, a smaller number, eval/upload/password fill off, "
+        "presenceConfirm or closeTabsOnSessionEnd on). Free: no phrase, works from a script. A "
+        "value that would widen is refused with policy_invalid and nothing is written.",
+        examples=[
+            ("tabwarden policy restrict eval=false", "turn page_eval off"),
+            ("tabwarden policy restrict maxAgentTabs=5", "at most 5 agent tabs"),
+            ("tabwarden policy restrict closeTabsOnSessionEnd=true", "close ended sessions' tabs"),
+        ],
+        notes=POLICY_NOTES,
     )
-    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    q.add_argument("assignments", nargs="+", metavar="KEY=VALUE", help=ASSIGNMENT_HELP)
     q.set_defaults(func=cmd_policy_restrict)
-    q = psub.add_parser("history", help="earlier baselines, newest first")
-    q.set_defaults(func=cmd_policy_history)
-    q = psub.add_parser(
-        "rollback", help="return to the baseline N steps back (widening needs presence)"
+    q = add_command(
+        psub,
+        "history",
+        summary="the earlier signed baselines, newest first",
+        description="List the earlier signed policy baselines, numbered by how many steps back "
+        "each is — the N that `tabwarden policy rollback N` takes. Read-only.",
+        examples=[("tabwarden policy history", "[1] is the baseline before the current one")],
     )
-    q.add_argument("steps", type=int, metavar="N")
+    q.set_defaults(func=cmd_policy_history)
+    q = add_command(
+        psub,
+        "rollback",
+        summary="return to the baseline N steps back (widening needs a typed phrase)",
+        description="Return to an earlier baseline (`tabwarden policy history` numbers them). "
+        "A rollback that only narrows is free; one that widens asks for a phrase typed at a real "
+        "terminal, like `policy set`.",
+        examples=[("tabwarden policy rollback 1", "undo the last `policy set`")],
+    )
+    q.add_argument(
+        "steps",
+        type=count,
+        metavar="N",
+        help="how many baselines back, as `tabwarden policy history` numbers them",
+    )
     q.set_defaults(func=cmd_policy_rollback)
 
-    p = sub.add_parser("audit", help="the audit log of decisions and grants")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--json", action="store_true")
+    p = add_command(
+        sub,
+        "audit",
+        summary="the audit log: every decision, grant and refusal",
+        description="Show the audit log, oldest first: each request's decision (allowed, "
+        "refused, confirmed) and each change of trust (pairing, grants, revocations, kill). "
+        "Never holds a secret or page content. Read-only.",
+        examples=[
+            ("tabwarden audit", "the last 50 entries"),
+            ("tabwarden audit --limit 200", "the last 200"),
+            ("tabwarden audit --json | jq '.[].event'", "as JSON, for scripts"),
+        ],
+    )
+    p.add_argument(
+        "--limit",
+        type=count,
+        default=50,
+        metavar="N",
+        help="show the newest N entries (default: 50)",
+    )
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_audit)

@@ -151,16 +151,8 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "The kill switch is engaged: a person releases it with `tabwarden unkill` at a "
             "terminal."
         )
-    if not trust["paired"]:
-        steps.append(
-            "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a "
-            "keyring)."
-        )
-    elif not trust["clients"]:
-        steps.append(
-            "Pair your MCP client: start it once with tabwarden configured, then "
-            "`tabwarden pair-client`."
-        )
+    # In the order a person does them: the browser side first, since the code `pair` prints
+    # is entered in the extension's options page and expires in 10 minutes.
     if not any(m["ok"] for m in report["manifests"]):
         steps.append(
             "Register the host with your browser: `tabwarden install --browser chrome` "
@@ -188,13 +180,40 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "A host runs but no extension is connected: reload the extension in "
             "chrome://extensions."
         )
+    if not trust["paired"]:
+        steps.append(
+            "Pair this computer: `tabwarden pair` in a terminal (add --file-store without a "
+            "keyring)."
+        )
+    elif not trust["refused"]:
+        if not trust["browsers"]:
+            steps.append(
+                "No browser is paired: open the tabwarden extension's options page, enter the "
+                "one-time code `tabwarden pair` printed and touch your authenticator (or tick "
+                '"no authenticator"). The code lasts 10 minutes; `tabwarden pair --browser '
+                "LABEL` prints a new one for browser LABEL."
+            )
+        elif not trust["enrolledBrowsers"]:
+            steps.append(
+                "No browser is enrolled with an authenticator: confirmations are software "
+                "confirmation (the window). To enrol one: `tabwarden pair --browser LABEL`, then "
+                "enter its code in that browser's options page and touch the authenticator."
+            )
+        if not trust["clients"]:
+            steps.append(
+                "No MCP client is paired (any program may start `tabwarden mcp`): start your "
+                "client once with tabwarden configured, then `tabwarden pair-client`."
+            )
     if report["runtimeDir"]["state"].startswith("UNSAFE"):
         steps.append(
             "Fix the runtime directory (yours, mode 0700, not a symlink) or set "
             "TABWARDEN_RUNTIME_DIR."
         )
     if not steps:
-        steps.append("Ready.")
+        steps.append(
+            "Ready: paired, a browser enrolled with an authenticator, an MCP client paired and "
+            "the extension connected."
+        )
     steps.extend(mcp_config_lines())
     return steps
 
@@ -235,7 +254,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"runtime dir: {rd['path']} ({rd['state']})")
     print(f"config dir:  {report['configDir']}")
     t = report["trust"]
-    state = "REFUSED: " + t["refused"] if t["refused"] else ("KILLED" if t["killed"] else "ok")
+    state = (
+        "REFUSED: " + t["refused"]
+        if t["refused"]
+        else ("KILLED" if t["killed"] else "ok" if t["paired"] else "none yet")
+    )
     print(f"trust record: {t['path']} ({state}; epoch {t['epoch']}; key store {t['keyStore']})")
     print(f"host key: {t['fingerprint'] or 'none (not paired)'}")
     print(

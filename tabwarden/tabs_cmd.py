@@ -71,15 +71,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
+    from tabwarden.cli_help import JSON_HELP, add_command
+
+    p = add_command(
+        sub,
         "tabs",
-        help="the tabs agents opened: session, site, orphaned or not",
+        summary="the tabs agents opened: session, site, orphaned or not",
         description="List the tabs your agents opened in the running browser: the session (one "
         "MCP server process) that opened each, its site and its title (card-like numbers "
         "masked), and whether it is orphaned (its session ended). --close-orphans closes the "
-        "orphaned ones (free: removing power needs no proof).",
+        "orphaned ones (free: removing power needs no proof). Needs the browser running with "
+        "the extension connected.",
+        examples=[
+            ("tabwarden tabs", "every agent tab"),
+            ("tabwarden tabs --close-orphans", "close the tabs no session drives any more"),
+            ("tabwarden tabs --browser chrome --json", "Chrome's agent tabs, as JSON"),
+        ],
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--close-orphans", action="store_true", help="close every orphaned tab first")
     p.add_argument(
         "--browser",

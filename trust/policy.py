@@ -31,10 +31,13 @@ __all__ = [
     "DEFAULT_POLICY",
     "DENY_POLICY",
     "POLICY_KEYS",
+    "POLICY_MEANINGS",
+    "KeySpec",
     "Policy",
     "PolicyError",
     "apply_set",
     "is_narrowing",
+    "key_spec",
     "is_wider",
     "normalise_origin",
     "restrict",
@@ -49,7 +52,7 @@ class PolicyError(TabwardenError):
 
     code = POLICY_INVALID
     exit_status = 2
-    hint = "Run `tabwarden policy` to see the keys, their types and their ranges."
+    hint = "Run `tabwarden policy show` to see the keys, their types and their ranges."
 
 
 #: Policy keys in the order the record and ``status`` show them.
@@ -83,6 +86,27 @@ _RANGES = {
     "maxAgentTabs": (1, 200),
 }
 _BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill"})
+#: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
+#: type, range and default that ``key_spec`` derives from the declarations here.
+POLICY_MEANINGS: dict[str, str] = {
+    "origins": "sites agents may use without asking (exact origins, e.g. https://example.com); "
+    "any other site asks you in the confirm window first",
+    "confirm": "kinds of action that wait for your yes in the confirm window before they run",
+    "eval": "allow page_eval (an agent's JavaScript run in the page); every call is confirmed",
+    "upload": "allow page_upload (a file from the upload sandbox put into a file input); every "
+    "call is confirmed",
+    "passwordFill": "allow page_fill to type into password fields",
+    "clickGraceSeconds": "after you confirm a submit or a link click on a tab, repeats of that "
+    "kind on that tab within this many seconds are not asked again (0: always ask)",
+    "confirmTimeoutSeconds": "how long the confirm window waits for your answer before the call "
+    "is refused",
+    "presenceConfirm": "answer confirmations of page_eval and page_upload with a tap on your "
+    "security key instead of a click in the confirm window",
+    "closeTabsOnSessionEnd": "close an agent's tabs when its MCP session ends (otherwise they "
+    "stay open as orphans)",
+    "maxAgentTabs": "most agent tabs open at once; tab_open then closes the oldest orphan never "
+    "looked at, or answers tab_limit",
+}
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
 _MAX_ORIGIN = 300
@@ -252,6 +276,42 @@ def _le(key: str, a: Any, b: Any) -> bool:
         return (not a) or bool(b)
     # presenceConfirm, closeTabsOnSessionEnd: true is narrower
     return bool(a) or not b
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KeySpec:
+    """One key as a person reads it: its type and range, default, which way narrows, meaning."""
+
+    key: str
+    type: str
+    default: Any
+    narrower: str
+    meaning: str
+
+
+def key_spec(key: str) -> KeySpec:
+    """A key's description, derived from the declarations the validator and ``_le`` use."""
+    if key not in _ATTR:
+        raise PolicyError(f"unknown policy key {key!r}")
+    if key == "origins":
+        kind, narrower = "list of exact origins (scheme://host[:port])", "fewer origins"
+    elif key == "confirm":
+        kind, narrower = "list of action names ([a-z][a-z0-9_]*)", "more actions"
+    elif key in _RANGES:
+        low, high = _RANGES[key]
+        kind, narrower = f"integer {low}..{high}", "smaller"
+    elif key in _BOOLS_FALSE_NARROW:
+        kind, narrower = "true or false", "false"
+    else:
+        kind, narrower = "true or false", "true"
+    default = DEFAULT_POLICY[key]
+    return KeySpec(
+        key=key,
+        type=kind,
+        default=list(default) if isinstance(default, tuple) else default,
+        narrower=narrower,
+        meaning=POLICY_MEANINGS[key],
+    )
 
 
 def is_wider(a: Policy, b: Policy) -> bool:

@@ -6,8 +6,7 @@ the way an agent would (pipes, redirects, a session without a controlling termin
 session whose controlling terminal is a pty we hold the master of, typing the phrase only after the
 prompt has appeared. Narrowing commands (``kill``, ``policy restrict``) need no terminal.
 
-Config, runtime dir, HOME and XDG dirs all live under ``tmp_path``; D-Bus and any keyring
-redirection are removed from the environment, so the OS keyring is never touched.
+The private world each test runs in is tests/cli/world.py's ``World``.
 """
 
 from __future__ import annotations
@@ -17,136 +16,37 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import psutil
 import pytest
 
 from tabwarden import ceremony
 from tabwarden.commands import reenrol_phrase
+from tests.cli.world import (
+    CODE_RE,
+    World,
+    enrol,
+    file_mode,
+    host_call,
+    host_reply,
+    no_prompt,
+    pair_client,
+    plain_binary,
+    reissue,
+    self_exe,
+)
 from tests.fakes import FakeBrowser
 from tests.fixtures import change_detail, refused
-from tests.pty_cli import PROMPT, Pty, Stream, spawn_cli
+from tests.pty_cli import PROMPT
 from tests.trust import hand_edit
 from tests.trust.softauthn import SoftAuthenticator
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
-
-PROMPT_MARKERS = (b"type exactly", b"phrase (")
-CODE_RE = re.compile(rb"\b(\d{4}-\d{4})\b")
-
-# --------------------------------------------------------------------------- environment
-
-
-class World:
-    """A private tabwarden world under tmp_path."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.root = tmp_path
-        self.config = tmp_path / "config"
-        self.runtime = tmp_path / "run"
-        self.home = tmp_path / "home"
-        self.runtime.mkdir(mode=0o700)
-        self.home.mkdir()
-        env = dict(os.environ)
-        for var in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND", "XDG_RUNTIME_DIR"):
-            env.pop(var, None)
-        env.update(
-            TABWARDEN_CONFIG_DIR=str(self.config),
-            TABWARDEN_RUNTIME_DIR=str(self.runtime),
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-            XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        )
-        self.env = env
-
-    @property
-    def key_file(self) -> Path:
-        return self.config / "host-key.pem"
-
-    @property
-    def trust_file(self) -> Path:
-        return self.config / "trust.json"
-
-    def run(
-        self, *args: str, stdin: int | IO[Any] = subprocess.DEVNULL, input: bytes | None = None
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Plain subprocess: stdin/stdout/stderr are not terminals (what an agent does)."""
-        return subprocess.run(
-            [sys.executable, "-m", "tabwarden", *args],
-            env=self.env,
-            stdin=None if input is not None else stdin,
-            input=input,
-            capture_output=True,
-            timeout=60,
-        )
-
-    def json(self, *args: str) -> dict[str, Any]:
-        """A command's ``--json`` output that is an object."""
-        proc = self.run(*args)
-        assert proc.returncode == 0, proc.stderr.decode()
-        doc: dict[str, Any] = json.loads(proc.stdout)
-        return doc
-
-    def json_list(self, *args: str) -> list[dict[str, Any]]:
-        """A command's ``--json`` output that is a list of objects (``audit``)."""
-        proc = self.run(*args)
-        assert proc.returncode == 0, proc.stderr.decode()
-        entries: list[dict[str, Any]] = json.loads(proc.stdout)
-        return entries
-
-    def spawn(
-        self, *args: str, ctty: bool = True, stdin: Stream = "pty", stdout: Stream = "pty"
-    ) -> Pty:
-        """The CLI in a new session on a pty; ``ctty`` makes the pty its controlling terminal."""
-        return spawn_cli(self.env, *args, ctty=ctty, stdin=stdin, stdout=stdout)
-
-    def snapshot(self) -> dict[str, bytes]:
-        """Every file under the config dir with its bytes."""
-        if not self.config.exists():
-            return {}
-        return {
-            str(p.relative_to(self.config)): p.read_bytes()
-            for p in sorted(self.config.rglob("*"))
-            if p.is_file()
-        }
-
-    def pair(self) -> bytes:
-        """Pair with the file store, as a person would; returns the terminal output."""
-        child = self.spawn("pair", "--file-store")
-        child.expect(PROMPT)
-        child.send(ceremony.phrase_for("pair") + "\n")
-        status, out = child.finish()
-        assert status == 0, out
-        return out
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    return World(tmp_path)
-
-
-@pytest.fixture
-def paired(world: World) -> World:
-    world.pair()
-    return world
-
-
-def _no_prompt(output: bytes) -> None:
-    for marker in PROMPT_MARKERS:
-        assert marker not in output, output
-    for action in ("pair", "pair-client", "unkill", "policy set"):
-        assert ceremony.phrase_for(action).encode() not in output, output
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
-
 
 # --------------------------------------------------------------------------- 1. refusals of pair
 
@@ -155,7 +55,7 @@ def test_pair_refused_with_stdin_a_pipe(world: World) -> None:
     proc = world.run("pair", "--file-store", input=ceremony.phrase_for("pair").encode() + b"\n")
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     assert world.snapshot() == {}
     assert not world.config.exists()
 
@@ -167,7 +67,7 @@ def test_pair_refused_with_stdin_from_a_file(world: World, tmp_path: Path) -> No
         proc = world.run("pair", "--file-store", stdin=fh)
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     assert not world.config.exists()
 
 
@@ -179,7 +79,7 @@ def test_pair_refused_with_stdout_redirected_to_a_file(world: World, tmp_path: P
     assert status == 2, output
     assert b"not_a_terminal" in output  # stderr is still the pty
     assert b"stdout is not a terminal" in output
-    _no_prompt(output + out_file.read_bytes())
+    no_prompt(output + out_file.read_bytes())
     assert not world.config.exists()
 
 
@@ -189,7 +89,7 @@ def test_pair_refused_on_a_pty_that_is_not_the_controlling_terminal(world: World
     assert status == 2, output
     assert b"not_a_terminal" in output
     assert b"no controlling terminal" in output
-    _no_prompt(output)
+    no_prompt(output)
     assert not world.config.exists()
 
 
@@ -204,8 +104,8 @@ def test_pair_at_a_real_terminal(world: World) -> None:
     code = codes[0].decode()
 
     assert world.key_file.is_file() and world.trust_file.is_file()
-    assert _mode(world.key_file) == 0o600
-    assert _mode(world.trust_file) == 0o600
+    assert file_mode(world.key_file) == 0o600
+    assert file_mode(world.trust_file) == 0o600
     trust_text = world.trust_file.read_text()
     assert code not in trust_text and code.replace("-", "") not in trust_text
     doc = json.loads(trust_text)
@@ -243,7 +143,7 @@ def test_second_pair_is_refused_without_reset(paired: World) -> None:
     status, output = child.finish()
     assert status == 1, output
     assert b"already_paired" in output
-    _no_prompt(output)
+    no_prompt(output)
     after = paired.snapshot()
     assert after["host-key.pem"] == before["host-key.pem"]
     assert after["trust.json"] == before["trust.json"]
@@ -252,16 +152,9 @@ def test_second_pair_is_refused_without_reset(paired: World) -> None:
 # --------------------------------------------------------------------------- 4. pair-client
 
 
-def _plain_binary() -> str:
-    """A program that is neither an interpreter nor a wrapper: pinned by its image alone."""
-    found = shutil.which("sleep")
-    assert found is not None
-    return os.path.realpath(found)
-
-
 def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> None:
 
-    exe = _plain_binary()
+    exe = plain_binary()
     sha = hashlib.sha256(Path(exe).read_bytes()).hexdigest()
 
     before = paired.trust_file.read_bytes()
@@ -275,7 +168,7 @@ def test_pair_client_at_a_terminal_and_refused_through_a_pipe(paired: World) -> 
     )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     assert paired.trust_file.read_bytes() == before
     assert paired.json("clients", "--json")["paired"] == []
 
@@ -383,7 +276,7 @@ def test_pair_client_refuses_an_interpreter_or_a_wrapper_by_path(
     assert status == 2, output
     assert f"is {'an interpreter' if program == 'interpreter' else 'a wrapper'}".encode() in output
     assert b"never the executable alone" in output and b"--pid" in output
-    _no_prompt(output)
+    no_prompt(output)
     assert paired.trust_file.read_bytes() == before
 
 
@@ -400,7 +293,7 @@ def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
     proc = paired.run("unkill", input=ceremony.phrase_for("unkill").encode() + b"\n")
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     assert paired.trust_file.read_bytes() == before
     assert paired.json("policy", "show", "--json")["killed"] is True
 
@@ -482,7 +375,7 @@ def test_policy_restrict_is_free_but_never_widens_and_set_needs_a_person(paired:
     )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     assert paired.trust_file.read_bytes() == before
     assert paired.json("policy", "show", "--json")["policy"]["eval"] is False
 
@@ -516,7 +409,7 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
     output = world.pair()
     code = CODE_RE.findall(output.split(b"one-time pairing code", 1)[1])[0]
 
-    child = world.spawn("pair-client", "--exe", _plain_binary(), "--label", "me")
+    child = world.spawn("pair-client", "--exe", plain_binary(), "--label", "me")
     child.expect(PROMPT)
     child.send(ceremony.phrase_for("pair-client") + "\n")
     assert child.finish()[0] == 0
@@ -552,19 +445,6 @@ def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -
 # --------------------------------------------------------------------------- 9. pair --reset
 
 
-def _self_exe() -> tuple[str, str]:
-    exe = _plain_binary()
-    return exe, hashlib.sha256(Path(exe).read_bytes()).hexdigest()
-
-
-def _pair_client(world: World, exe: str, label: str) -> None:
-    child = world.spawn("pair-client", "--exe", exe, "--label", label)
-    child.expect(PROMPT)
-    child.send(ceremony.phrase_for("pair-client") + "\n")
-    status, output = child.finish()
-    assert status == 0, output
-
-
 def _fingerprint(output: bytes) -> str:
     found = re.search(rb"host key fingerprint: (SHA256:\S+)", output)
     assert found, output
@@ -573,8 +453,8 @@ def _fingerprint(output: bytes) -> str:
 
 def test_pair_reset_rotates_key_drops_grants_and_keeps_the_kill_switch(world: World) -> None:
     old_fp = _fingerprint(world.pair())
-    exe, _sha = _self_exe()
-    _pair_client(world, exe, "me")
+    exe, _sha = self_exe()
+    pair_client(world, exe, "me")
     assert [c["label"] for c in world.json("clients", "--json")["paired"]] == ["me"]
     assert world.run("kill", "--reason", "before reset").returncode == 0
     old_key = world.key_file.read_bytes()
@@ -588,7 +468,7 @@ def test_pair_reset_rotates_key_drops_grants_and_keeps_the_kill_switch(world: Wo
     new_fp = _fingerprint(output)
     assert new_fp != old_fp
     assert world.key_file.read_bytes() != old_key
-    assert _mode(world.key_file) == 0o600 and _mode(world.trust_file) == 0o600
+    assert file_mode(world.key_file) == 0o600 and file_mode(world.trust_file) == 0o600
 
     assert world.json("clients", "--json")["paired"] == []  # ADR 0002: grants dropped
     shown = world.json("policy", "show", "--json")
@@ -611,7 +491,7 @@ def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
     )
     assert proc.returncode == 2
     assert b"not_a_terminal" in proc.stderr
-    _no_prompt(proc.stdout + proc.stderr)
+    no_prompt(proc.stdout + proc.stderr)
     after = paired.snapshot()
     assert after["host-key.pem"] == before["host-key.pem"]
     assert after["trust.json"] == before["trust.json"]
@@ -626,7 +506,7 @@ def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
 def _remember_self(world: World) -> tuple[str, str]:
     from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 
-    exe, sha = _self_exe()
+    exe, sha = self_exe()
     remember_spawner(
         world.config, Spawner(pid=1, exe=exe, sha256=sha, create_time=0.0), time.time()
     )
@@ -662,7 +542,7 @@ def test_pair_client_picker_refuses_a_number_not_listed(paired: World) -> None:
     status, output = child.finish()
     assert status == 2, output
     assert b"usage" in output and b"'7'" in output
-    _no_prompt(output.split(b"number: ", 1)[1])
+    no_prompt(output.split(b"number: ", 1)[1])
     assert paired.trust_file.read_bytes() == before
     assert paired.json("clients", "--json")["paired"] == []
 
@@ -672,7 +552,7 @@ def test_pair_client_picker_with_no_spawners_seen_is_a_usage_error(paired: World
     status, output = child.finish()
     assert status == 2, output
     assert b"no MCP client has started" in output
-    _no_prompt(output)
+    no_prompt(output)
     assert paired.json("clients", "--json")["paired"] == []
 
 
@@ -681,8 +561,8 @@ def test_pair_client_picker_with_no_spawners_seen_is_a_usage_error(paired: World
 
 def test_status_reports_pairing_kill_and_a_refused_record(world: World) -> None:
     fp = _fingerprint(world.pair())
-    exe, _sha = _self_exe()
-    _pair_client(world, exe, "me")
+    exe, _sha = self_exe()
+    pair_client(world, exe, "me")
 
     proc = world.run("status", "--json")
     assert proc.returncode == 0, proc.stderr.decode()
@@ -726,8 +606,8 @@ def test_status_reports_pairing_kill_and_a_refused_record(world: World) -> None:
 
 def test_revoke_needs_no_terminal(world: World) -> None:
     world.pair()
-    exe, _sha = _self_exe()
-    _pair_client(world, exe, "somelabel")
+    exe, _sha = self_exe()
+    pair_client(world, exe, "somelabel")
     for kind in ("browser", "client"):
         proc = world.run("revoke", kind, "somelabel", input=b"")
         assert proc.returncode == 0, proc.stderr.decode()
@@ -745,58 +625,25 @@ def test_revoke_needs_no_terminal(world: World) -> None:
 
 
 def test_pair_client_bad_label_refused_before_the_phrase(paired: World) -> None:
-    exe, _sha = _self_exe()
+    exe, _sha = self_exe()
     before = paired.trust_file.read_bytes()
     child = paired.spawn("pair-client", "--exe", exe, "--label", "Not A Label")
     status, output = child.finish()
     assert status == 2, output
     assert b"bad_label" in output
-    _no_prompt(output)
+    no_prompt(output)
     assert paired.trust_file.read_bytes() == before
 
 
 # --------------------------------------------------------------------------- 13. re-enrol a browser
 
 
-_call_ids = iter(range(1, 1_000_000))
-
-
-def _call(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    """A host call from the extension; the ``session_end`` of a `tabwarden status` probe that
-    ended meanwhile is passed over (the host tells the extension about every session)."""
-    call_id = f"r{next(_call_ids)}"
-    browser.send({"type": "host_call", "id": call_id, "action": action, "args": args})
-    while (reply := browser.receive())["type"] == "session_end":
-        pass
-    assert reply["type"] == "host_reply" and reply["id"] == call_id, reply
-    return reply
-
-
-def _host_reply(browser: FakeBrowser, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    reply = _call(browser, action, args)
-    assert reply["ok"] is True, reply
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
-def _enrol(browser: FakeBrowser, code: str, authenticator: SoftAuthenticator) -> str:
-    begun = _host_reply(browser, "pair_begin", {"code": code})
-    assert begun["approval"] is None
-    done = _host_reply(
-        browser,
-        "pair_complete",
-        {"challengeId": begun["challengeId"], "response": authenticator.create(begun["options"])},
-    )
-    credential_id: str = done["credentialId"]
-    return credential_id
-
-
 def _widen_by_tap(browser: FakeBrowser, authenticator: SoftAuthenticator, origin: str) -> Any:
     """A policy.widen tap adding ``origin``: the host's reply (ok or refused)."""
-    approved = _host_reply(browser, "policy_get", {})["policy"]["origins"]
+    approved = host_reply(browser, "policy_get", {})["policy"]["origins"]
     detail = change_detail({"origins": [*approved, origin]})
-    begun = _host_reply(browser, "presence_begin", {"action": "policy.widen", "detail": detail})
-    return _call(
+    begun = host_reply(browser, "presence_begin", {"action": "policy.widen", "detail": detail})
+    return host_call(
         browser,
         "presence_complete",
         {
@@ -806,20 +653,6 @@ def _widen_by_tap(browser: FakeBrowser, authenticator: SoftAuthenticator, origin
             "response": authenticator.get(begun["options"]),
         },
     )
-
-
-def _reissue(world: World, label: str) -> tuple[str, bytes]:
-    """`pair --browser LABEL` typed by a person: the one-time code and the terminal output."""
-    child = world.spawn("pair", "--browser", label)
-    child.expect(PROMPT)
-    child.send(reenrol_phrase(label) + "\n")
-    status, output = child.finish()
-    assert status == 0, output
-    found = re.search(
-        rb"one-time code for browser '" + label.encode() + rb"': (\d{4}-\d{4})", output
-    )
-    assert found, output
-    return found.group(1).decode(), output
 
 
 def _status_text(world: World) -> str:
@@ -838,8 +671,8 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
     taps stay refused, also when the attacker puts its old grant back into trust.json."""
     first = world.pair()
     fingerprint = _fingerprint(first)
-    exe, _sha = _self_exe()
-    _pair_client(world, exe, "me")
+    exe, _sha = self_exe()
+    pair_client(world, exe, "me")
     code = CODE_RE.findall(first.split(b"one-time pairing code", 1)[1])[0].decode()
     key_before = world.key_file.read_bytes()
     browser = FakeBrowser(world.runtime, label="test", attested=True)
@@ -849,7 +682,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
             b.wait_socket()
             b.hello()
         old = SoftAuthenticator()
-        old_id = _enrol(browser, code, old)
+        old_id = enrol(browser, code, old)
         assert _widen_by_tap(browser, old, "https://a.example")["ok"] is True
         [old_grant] = json.loads(world.trust_file.read_text())["browsers"]
         assert NO_BROWSER_ENROLLED not in _status_text(world)
@@ -859,9 +692,9 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         assert NO_BROWSER_ENROLLED in _status_text(world)
         report = world.json("status", "--json")["trust"]
         assert report["enrolledBrowsers"] == [] and report["browsers"] == []
-        info = _host_reply(browser, "policy_get", {})
+        info = host_reply(browser, "policy_get", {})
         assert info["enrolled"] is False and info["credentials"] == []
-        assert _host_reply(browser, "origin_decide", {"origin": "https://b.example"})["ask"] == (
+        assert host_reply(browser, "origin_decide", {"origin": "https://b.example"})["ask"] == (
             "click"
         )
 
@@ -869,12 +702,12 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         before = world.snapshot()
         proc = world.run("pair", "--browser", "test", input=reenrol_phrase("test").encode() + b"\n")
         assert proc.returncode == 2 and b"not_a_terminal" in proc.stderr
-        _no_prompt(proc.stdout + proc.stderr)
+        no_prompt(proc.stdout + proc.stderr)
         assert reenrol_phrase("test").encode() not in proc.stdout + proc.stderr
         assert world.snapshot() == before
 
         # A person at the terminal: the ceremony names the label and what the code allows.
-        code_1, output = _reissue(world, "test")
+        code_1, output = reissue(world, "test")
         assert b"enrol a new authenticator as browser 'test'" in output
         assert b"type exactly:  enrol a new authenticator as test" in output
         assert f"host key fingerprint (unchanged): {fingerprint}".encode() in output
@@ -884,20 +717,20 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
 
         # The code is for "test" only: another browser presenting it is refused, and spends it.
         before_grants = world.trust_file.read_text()
-        refused(_call(other, "pair_begin", {"code": code_1}), "presence_refused")
+        refused(host_call(other, "pair_begin", {"code": code_1}), "presence_refused")
         other.wait_stderr("the code was issued for browser 'test', not 'other'")
         assert (
             json.loads(world.trust_file.read_text())["browsers"]
             == json.loads(before_grants)["browsers"]
         )
-        refused(_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
+        refused(host_call(browser, "pair_begin", {"code": code_1}), "presence_refused")
 
         # A fresh code, redeemed by "test" with a new authenticator.
-        code_2, _ = _reissue(world, "test")
+        code_2, _ = reissue(world, "test")
         new = SoftAuthenticator()
-        new_id = _enrol(browser, code_2, new)
+        new_id = enrol(browser, code_2, new)
         assert new_id != old_id
-        refused(_call(browser, "pair_begin", {"code": code_2}), "presence_refused")  # once
+        refused(host_call(browser, "pair_begin", {"code": code_2}), "presence_refused")  # once
 
         # The new credential's taps verify; the old one's are refused and change nothing.
         assert _widen_by_tap(browser, new, "https://b.example")["ok"] is True
@@ -910,7 +743,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         doc["browsers"].append(old_grant)
         hand_edit(world.trust_file, doc)
         refused(_widen_by_tap(browser, old, "https://c.example"), "presence_refused")
-        listed = _host_reply(browser, "policy_get", {})["credentials"]
+        listed = host_reply(browser, "policy_get", {})["credentials"]
         assert [c["credentialId"] for c in listed] == [new_id]
         shown = world.json("policy", "show", "--json")
         assert shown["policy"]["origins"] == ["https://a.example", "https://b.example"]
@@ -936,7 +769,7 @@ def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(worl
     child = world.spawn("pair", "--browser", "test")
     status, output = child.finish()
     assert status == 1 and b"not_paired" in output, output
-    _no_prompt(output)
+    no_prompt(output)
     assert world.snapshot() == {}
 
     first = world.pair()
@@ -945,7 +778,7 @@ def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(worl
     try:
         browser.wait_socket()
         browser.hello()
-        _enrol(browser, code, SoftAuthenticator())
+        enrol(browser, code, SoftAuthenticator())
     finally:
         browser.close()
     before = world.snapshot()
@@ -953,7 +786,7 @@ def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(worl
     status, output = child.finish()
     assert status == 1 and b"already_paired" in output, output
     assert b"`tabwarden revoke browser LABEL` first" in output
-    _no_prompt(output)
+    no_prompt(output)
     assert world.snapshot() == before
 
     assert world.run("kill").returncode == 0
@@ -962,7 +795,7 @@ def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(worl
     child = world.spawn("pair", "--browser", "test")
     status, output = child.finish()
     assert b"killed" in output and status != 0, output
-    _no_prompt(output)
+    no_prompt(output)
     assert world.snapshot() == before
 
     child = world.spawn("pair", "--browser", "test", "--reset")
