@@ -49,6 +49,12 @@ GREETING = b"""<!doctype html><title>greeting</title><p id="state">loading</p>
 document.getElementById('state').textContent = 'greeted'; }, 500);</script>"""
 
 
+#: A page that alerts while its first HTML is parsed: before any script of ours could run in it.
+INLINE = b"""<!doctype html><title>inline</title>
+<script>alert('Hello from the parser');</script>
+<p id="state">parsed</p>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -58,7 +64,7 @@ class _Site(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        pages = {"/": DIALOGS, "/greeting": GREETING}
+        pages = {"/": DIALOGS, "/greeting": GREETING, "/inline": INLINE}
         body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -269,5 +275,32 @@ def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
                 agent, "page_dialog", {"tabId": tab, "action": "accept"}
             )  # an alert: no window
             assert await state_of(agent, tab) == "greeted"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeout(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    """Issue 11: tab_open attaches the debugger to the empty tab before it navigates, so even a
+    dialog from the page's first parse is seen."""
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            opened = await refused(agent, "tab_open", {"url": f"{site}/inline"})
+            assert opened["code"] == "dialog_open", opened
+            assert "Hello from the parser" in opened["message"]
+            tab = (await ok(agent, "tab_list", {}))["tabs"][0]["id"]
+            blocked = await refused(agent, "page_text", {"tabId": tab})
+            assert blocked["code"] == "dialog_open", blocked
+            assert "alert()" in blocked["message"]
+            answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "accept"})
+            assert answered["type"] == "alert" and answered["message"] == "Hello from the parser"
+            assert await state_of(agent, tab) == "parsed"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
