@@ -10,6 +10,7 @@
 | ``presenceConfirm`` | bool | ``false`` | ``true`` |
 | ``closeTabsOnSessionEnd`` | bool | ``false`` (ended sessions leave orphans) | ``true`` |
 | ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
+| ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -64,6 +65,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "presenceConfirm",
     "closeTabsOnSessionEnd",
     "maxAgentTabs",
+    "dialogArming",
 )
 _ATTR = {
     "origins": "origins",
@@ -76,13 +78,16 @@ _ATTR = {
     "presenceConfirm": "presence_confirm",
     "closeTabsOnSessionEnd": "close_tabs_on_session_end",
     "maxAgentTabs": "max_agent_tabs",
+    "dialogArming": "dialog_arming",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
     "confirmTimeoutSeconds": (5, 600),
     "maxAgentTabs": (1, 200),
 }
-_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill"})
+#: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
+#: accept armed on a document), so on is the wider way, as for eval.
+_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming"})
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
 _MAX_ORIGIN = 300
@@ -102,6 +107,7 @@ class Policy(Mapping[str, Any]):
     presence_confirm: bool
     close_tabs_on_session_end: bool
     max_agent_tabs: int
+    dialog_arming: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -329,6 +335,7 @@ DEFAULT_POLICY: Policy = Policy(
     presence_confirm=False,
     close_tabs_on_session_end=False,
     max_agent_tabs=20,
+    dialog_arming=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.
