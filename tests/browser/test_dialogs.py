@@ -20,6 +20,9 @@ from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.policy import apply_set
 from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
 
@@ -55,6 +58,14 @@ INLINE = b"""<!doctype html><title>inline</title>
 <p id="state">parsed</p>"""
 
 
+#: Page B of the arming attack: its confirm() must never meet an answer armed on page A.
+TRANSFER = b"""<!doctype html><title>transfer</title><p id="state">b</p>
+<button type="button" id="confirm">Transfer</button>
+<script>document.getElementById('confirm').addEventListener('click', () => {
+  document.getElementById('state').textContent = confirm('Transfer all funds?') ? 'sent' : 'kept';
+});</script>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -64,7 +75,7 @@ class _Site(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        pages = {"/": DIALOGS, "/greeting": GREETING, "/inline": INLINE}
+        pages = {"/": DIALOGS, "/greeting": GREETING, "/inline": INLINE, "/transfer": TRANSFER}
         body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -302,5 +313,159 @@ def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeou
             answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "accept"})
             assert answered["type"] == "alert" and answered["message"] == "Hello from the parser"
             assert await state_of(agent, tab) == "parsed"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def allow_arming(browser: ThrowawayBrowser) -> None:
+    """What `tabwarden policy set dialogArming=true` signs once the person typed the phrase."""
+    config = browser.root / "config"
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    key = host_key_store(config, "file").load()
+    assert key is not None
+    widened = apply_set(gate.current().policy, {"dialogArming": True})
+    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+
+
+async def until_text(agent: Any, tab: int, text: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        read = await agent.call_tool("page_text", {"tabId": tab})
+        if not read.is_error and text in read.structured_content["text"]:
+            return
+        assert asyncio.get_running_loop().time() < deadline, read.content
+        await asyncio.sleep(0.1)
+
+
+def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_page(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+    allow_arming(browser)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+
+            # Not armed: each dialog is dismissed at once and logged, masked; nothing blocks.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#alert"})
+            assert await state_of(agent, tab) == "after alert"
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            listed = await ok(agent, "page_dialog", {"tabId": tab})
+            assert listed["handled"] is False and listed.get("armed") is None
+            assert listed["recent"] == [
+                {
+                    "type": "alert",
+                    "message": "card [card] is on file",
+                    "origin": site,
+                    "answered": "auto-dismissed",
+                    "by": "tabwarden",
+                },
+                {
+                    "type": "confirm",
+                    "message": "Delete everything?",
+                    "origin": site,
+                    "answered": "auto-dismissed",
+                    "by": "tabwarden",
+                },
+            ]
+            assert "4111" not in str(listed)
+
+            # Armed accept: the person is asked when it is armed; the next confirm() gets OK.
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            window = await confirm_page(context)
+            await shows(window, "Press OK on the next dialog")
+            await press(window, "#allow")
+            armed = await arming
+            assert not armed.is_error, armed.content
+            assert armed.structured_content["armed"] == {"answer": "accept", "origin": site}
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "confirmed"
+            # One shot: the next one is dismissed again.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            recent = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"]
+            assert [(d["answered"], d["by"]) for d in recent[-2:]] == [
+                ("accepted", "arm"),
+                ("auto-dismissed", "tabwarden"),
+            ]
+
+            # prompt(): the armed answer is typed, never echoed (not in any result).
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept", "promptText": "Ada"})
+            )
+            window = await confirm_page(context)
+            await shows(window, "3 typed characters")
+            await press(window, "#allow")
+            armed = await arming
+            assert not armed.is_error and "Ada" not in str(armed.content), armed.content
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#prompt"})
+            assert await state_of(agent, tab) == "name=Ada"
+            assert "Ada" not in str(await ok(agent, "page_dialog", {"tabId": tab}))
+
+            # beforeunload, not armed: "stay" is the answer, and the call says so at once.
+            await ok(agent, "page_mouse", {"tabId": tab, "selector": "#field"})
+            stayed = await refused(
+                agent, "page_navigate", {"tabId": tab, "url": f"{site}/transfer?from=a"}
+            )
+            assert stayed["code"] == "navigation_cancelled", stayed
+            assert "arm" in stayed["message"]
+            assert await state_of(agent, tab) == "name=Ada"
+            # Armed accept lets that navigation through (the navigation passed its own gate).
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{site}/transfer?from=a"})
+            await until_text(agent, tab, "Transfer")
+
+            # The attack: an accept armed on page A does not survive the navigation to page B.
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/transfer"})
+            assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            last = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"][-1]
+            assert last["message"] == "Transfer all funds?"
+            assert (last["answered"], last["by"]) == ("auto-dismissed", "tabwarden")
+
+    asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
+def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/transfer"}))["tab"]["id"]
+            for how in ("accept", "dismiss"):
+                denied = await refused(agent, "page_dialog", {"tabId": tab, "arm": how})
+                assert denied["code"] == "policy_denied", denied
+                assert "dialogArming" in denied["message"]
+                assert "tabwarden policy set dialogArming=true" in denied["message"]
+            assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
+            # Dialogs still wait for an answer: the confirm() is not accepted behind anyone's back.
+            opened = await refused(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert opened["code"] == "dialog_open", opened
+            await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+            assert await state_of(agent, tab) == "kept"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
