@@ -158,6 +158,16 @@ def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
                 "type": "alert",
                 "accepted": False,
                 "message": "card [card] is on file",
+                "armed": None,
+                "recent": [
+                    {
+                        "type": "alert",
+                        "message": "card [card] is on file",
+                        "origin": site,
+                        "answered": "dismissed",
+                        "by": "agent",
+                    }
+                ],
             }
             assert await state_of(agent, tab) == "after alert"
             nothing = await refused(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
