@@ -3,7 +3,11 @@ chain: alert(), confirm(), prompt() and a beforeunload on an owned tab make the 
 them and every next call on that tab answer `dialog_open` at once, with the dialog's type and its
 text masked; page_dialog answers it (OK on a confirm() or prompt() only after the person allowed
 it in the confirm window) and the call after works. A dialog on a tab the session does not own
-(the person's own tab) is never touched."""
+(the person's own tab) is never touched. Even an alert() in the page's first HTML is seen
+(tab_open attaches before it navigates). With policy dialogArming on, dialogs never block: each
+is dismissed and logged (masked) unless an answer was armed for its page (the person asked at
+arming time for an accept), and an arm never outlives its document nor answers another origin;
+with it off, arming is refused."""
 
 from __future__ import annotations
 
@@ -66,6 +70,29 @@ TRANSFER = b"""<!doctype html><title>transfer</title><p id="state">b</p>
 });</script>"""
 
 
+#: A page of one origin embedding a frame of another (`?other=ORIGIN`) that asks a confirm()
+#: when told to; the page's own #own button asks one of its own.
+FRAMED = b"""<!doctype html><title>framed</title><p id="state">framed</p>
+<button type="button" id="ask">Ask the frame</button>
+<button type="button" id="own">Ask here</button>
+<iframe id="f" title="other"></iframe>
+<script>
+  const state = (t) => { document.getElementById('state').textContent = t; };
+  const frame = document.getElementById('f');
+  frame.src = new URLSearchParams(location.search).get('other') + '/asker';
+  window.addEventListener('message', (e) => state('frame said ' + e.data));
+  document.getElementById('ask').addEventListener('click',
+    () => frame.contentWindow.postMessage('ask', '*'));
+  document.getElementById('own').addEventListener('click',
+    () => state(confirm('Save here?') ? 'own yes' : 'own no'));
+</script>"""
+ASKER = b"""<!doctype html><title>asker</title><script>
+  window.addEventListener('message',
+    () => parent.postMessage(confirm('Frame asks: allow?') ? 'yes' : 'no', '*'));
+  parent.postMessage('ready', '*');
+</script>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -75,7 +102,14 @@ class _Site(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        pages = {"/": DIALOGS, "/greeting": GREETING, "/inline": INLINE, "/transfer": TRANSFER}
+        pages = {
+            "/": DIALOGS,
+            "/greeting": GREETING,
+            "/inline": INLINE,
+            "/transfer": TRANSFER,
+            "/framed": FRAMED,
+            "/asker": ASKER,
+        }
         body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -477,5 +511,59 @@ def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
             assert opened["code"] == "dialog_open", opened
             await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
             assert await state_of(agent, tab) == "kept"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+@pytest.fixture
+def other_site() -> Iterator[str]:
+    """A second local origin (another port), not approved."""
+    with serve_http(_Site) as origin:
+        yield origin
+
+
+def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
+    browser: ThrowawayBrowser, site: str, other_site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+    allow_arming(browser)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            url = f"{site}/framed?other={other_site}"
+            tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+            deadline = asyncio.get_running_loop().time() + 30
+            while await state_of(agent, tab) != "frame said ready":
+                assert asyncio.get_running_loop().time() < deadline, "the frame never loaded"
+                await asyncio.sleep(0.1)
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            # The embedded frame of another origin asks: dismissed, and the arm stays.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#ask"})
+            deadline = asyncio.get_running_loop().time() + 30
+            while await state_of(agent, tab) == "frame said ready":
+                assert asyncio.get_running_loop().time() < deadline, "the frame never answered"
+                await asyncio.sleep(0.1)
+            assert await state_of(agent, tab) == "frame said no"
+            listed = await ok(agent, "page_dialog", {"tabId": tab})
+            assert listed["armed"] == {"answer": "accept", "origin": site}
+            last = listed["recent"][-1]
+            assert (last["origin"], last["answered"], last["by"]) == (
+                other_site,
+                "auto-dismissed",
+                "tabwarden",
+            )
+            assert last["message"] == ""  # its site is not approved: its text is withheld
+            assert "Frame asks" not in str(listed)
+            # The page's own confirm() gets the armed OK.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#own"})
+            assert await state_of(agent, tab) == "own yes"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
