@@ -346,7 +346,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 chrome.storage.onChanged.addListener(guarded("storage.onChanged", (changes, area) => {
   if (area === "local" && changes && Object.hasOwn(changes, PIN_STORAGE_KEY)) pinGate.setPinned(changes[PIN_STORAGE_KEY].newValue);
 }));
-chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo) => loads.updated(tabId, changeInfo)));
+chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo, tab) => loads.updated(tabId, changeInfo, tab)));
 chrome.tabs.onActivated.addListener(guarded("tabs.onActivated", (info) => lifecycle.activated(info.tabId)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over

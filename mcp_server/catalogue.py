@@ -281,14 +281,33 @@ class MouseArgs(PointArgs):
 
 
 class DialogArgs(TabArgs):
-    action: Literal["accept", "dismiss"]
+    action: Annotated[
+        Literal["accept", "dismiss"] | None,
+        Field(description="answer the dialog open now (calls answer dialog_open meanwhile)"),
+    ] = None
+    arm: Annotated[
+        Literal["accept", "dismiss", "off"] | None,
+        Field(
+            description="answer the NEXT dialog this page opens, once (policy dialogArming; "
+            'cleared by any navigation); "off" clears it'
+        ),
+    ] = None
     promptText: Annotated[  # noqa: N815
-        str | None, Field(max_length=10_000, description="the answer to a prompt() (accept only)")
+        str | None,
+        Field(
+            max_length=10_000, description="the answer to a prompt() (accept only; never echoed)"
+        ),
     ] = None
 
     def wire(self) -> dict[str, Any]:
-        text = {"promptText": self.promptText} if self.promptText is not None else {}
-        return {"tabId": self.tabId, "action": self.action, **text}
+        out: dict[str, Any] = {"tabId": self.tabId}
+        if self.action is not None:
+            out["action"] = self.action
+        if self.arm is not None:
+            out["arm"] = self.arm
+        if self.promptText is not None:
+            out["promptText"] = self.promptText
+        return out
 
 
 class WaitForArgs(TabArgs):
@@ -442,11 +461,26 @@ class HoverOut(Pointed):
     hovered: bool
 
 
-class DialogOut(BaseModel):
-    handled: bool
+class RecentDialog(BaseModel):
     type: str = Field(description="alert, confirm, prompt or beforeunload")
-    accepted: bool
-    message: str = Field(description="the dialog's text, card-like numbers masked")
+    message: str = Field(description="card-like numbers masked; empty from an unapproved site")
+    origin: str = Field(description="the origin of the frame that opened it")
+    answered: str = Field(description="accepted, dismissed, auto-dismissed, or open")
+    by: str = Field(description="agent, arm, tabwarden (nothing armed), or page or person")
+
+
+class ArmedAnswer(BaseModel):
+    answer: str = Field(description="accept or dismiss")
+    origin: str = Field(description="only a dialog from this origin uses it")
+
+
+class DialogOut(BaseModel):
+    handled: bool = Field(description="true when an open dialog was answered by this call")
+    type: str | None = Field(None, description="alert, confirm, prompt or beforeunload")
+    accepted: bool | None = None
+    message: str | None = Field(None, description="the dialog's text, card-like numbers masked")
+    armed: ArmedAnswer | None = Field(None, description="the answer armed for the next dialog")
+    recent: list[RecentDialog] = Field(default_factory=list, description="oldest first, at most 10")
 
 
 class Shot(BaseModel):
@@ -804,11 +838,14 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="page_dialog",
-        title="Answer a JavaScript dialog",
-        description="Accept or dismiss the alert/confirm/prompt/beforeunload dialog blocking one "
-        "of your tabs (while one is open, every other call on the tab answers dialog_open). "
-        "promptText answers a prompt(). Accepting a confirm() or prompt() asks the person "
-        "first when policy confirms submits; dismissing is always free.",
+        title="Answer, arm or list JavaScript dialogs",
+        description="action: accept or dismiss the alert/confirm/prompt/beforeunload dialog "
+        "blocking one of your tabs (while one is open, every other call on the tab answers "
+        "dialog_open). arm: with policy dialogArming on, dialogs never block: each is dismissed "
+        "at once unless you armed a one-shot answer for this page's next one (bound to its "
+        "document and origin, cleared by any navigation). promptText answers a prompt(). "
+        "Accepting a confirm()/prompt(), or arming an accept, asks the person first when policy "
+        "confirms submits; dismissing is always free. Every answer lists the recent dialogs.",
         arguments=DialogArgs,
         result=DialogOut,
         annotations=ACT,

@@ -10,6 +10,7 @@
 | ``presenceConfirm`` | bool | ``false`` | ``true`` |
 | ``closeTabsOnSessionEnd`` | bool | ``false`` (ended sessions leave orphans) | ``true`` |
 | ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
+| ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -67,6 +68,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "presenceConfirm",
     "closeTabsOnSessionEnd",
     "maxAgentTabs",
+    "dialogArming",
 )
 _ATTR = {
     "origins": "origins",
@@ -79,13 +81,16 @@ _ATTR = {
     "presenceConfirm": "presence_confirm",
     "closeTabsOnSessionEnd": "close_tabs_on_session_end",
     "maxAgentTabs": "max_agent_tabs",
+    "dialogArming": "dialog_arming",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
     "confirmTimeoutSeconds": (5, 600),
     "maxAgentTabs": (1, 200),
 }
-_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill"})
+#: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
+#: accept armed on a document), so on is the wider way, as for eval.
+_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming"})
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
 #: type, range and default that ``key_spec`` derives from the declarations here.
 POLICY_MEANINGS: dict[str, str] = {
@@ -104,6 +109,8 @@ POLICY_MEANINGS: dict[str, str] = {
     "security key instead of a click in the confirm window",
     "closeTabsOnSessionEnd": "close an agent's tabs when its MCP session ends (otherwise they "
     "stay open as orphans)",
+    "dialogArming": "let agents arm a one-shot answer (accept or dismiss) for a page's next "
+    "JavaScript dialog; while on, every dialog nothing armed is dismissed at once and logged",
     "maxAgentTabs": "most agent tabs open at once; tab_open then closes the oldest orphan never "
     "looked at, or answers tab_limit",
 }
@@ -126,6 +133,7 @@ class Policy(Mapping[str, Any]):
     presence_confirm: bool
     close_tabs_on_session_end: bool
     max_agent_tabs: int
+    dialog_arming: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -389,6 +397,7 @@ DEFAULT_POLICY: Policy = Policy(
     presence_confirm=False,
     close_tabs_on_session_end=False,
     max_agent_tabs=20,
+    dialog_arming=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

@@ -1,13 +1,14 @@
 // handlers/input.js — the tools that act through Chrome's debugger as a person would: page_mouse
 // (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_hover (the
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
-// blocks a tab). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
+// blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
 // code, the person's confirmation), lib/debugger.js (every CDP command bounded by the call's
 // deadline) and lib/dialogs.js. It must never touch the chrome global, never click a point another
 // element covers unless the call says `force`, never click something a submit or a link click
 // would need the person for without asking them (as page_click does), never accept a confirm()
-// or prompt() without them where policy confirms submits, and never return a dialog's text
-// unmasked or the text typed into a prompt.
+// or prompt() without them where policy confirms submits (an armed accept asks them when it is
+// armed), never arm anything unless the signed policy allows arming, and never return a dialog's
+// text unmasked or the text typed into a prompt.
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
@@ -178,26 +179,91 @@ export function inputHandlers(deps) {
     };
   }
 
+  /**
+   * The tab's recent dialogs and its arm as they may be shown: the text of a dialog from a site
+   * the policy does not approve is withheld; an armed prompt answer is never shown.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   */
+  function dialogState(ctx, tabId) {
+    const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+    const recent = dialogs.recent(tabId).map((e) => (isApproved(e.origin, origins) ? e : { ...e, message: "" }));
+    const arm = dialogs.armed(tabId);
+    return { armed: arm === null ? null : { answer: arm.accept ? "accept" : "dismiss", origin: arm.origin }, recent };
+  }
+
+  /**
+   * Arm a one-shot answer for the next dialog this document opens (policy dialogArming), or
+   * clear it ("off", always free).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {"accept" | "dismiss" | "off"} how
+   * @param {string | undefined} promptText
+   */
+  async function arm(ctx, tabId, how, promptText) {
+    const tab = await ownedTab(deps, ctx, tabId);
+    if (how === "off") {
+      dialogs.arm(tabId, null);
+      return { handled: false, ...dialogState(ctx, tabId) };
+    }
+    const origin = await ensureOrigin(tab?.url, ctx, "page_dialog");
+    if (!isPlainObject(ctx.policy) || ctx.policy.dialogArming !== true) {
+      throw new BridgeError(CODE.POLICY_DENIED,
+        "arming an answer to the next dialog is off (policy dialogArming): answer a dialog with page_dialog action once calls say dialog_open, "
+        + "or ask the person to turn arming on (`tabwarden policy set dialogArming=true`, or the options page; it needs their proof)");
+    }
+    if (dialogs.blocking(tabId) !== null) throw new BridgeError(CODE.BAD_REQUEST, `a dialog is open on tab ${tabId} now: answer it with action "accept" or "dismiss"`);
+    const accept = how === "accept";
+    const before = dialogs.navigations(tabId);
+    // OK on a confirm()/prompt() is confirmed like a submit: armed, nobody sees the dialog before
+    // it is answered, so the person is asked now, for whatever this page asks next. Leaving
+    // (beforeunload) lets through the navigation the agent asks for, which passes the origin
+    // gate itself; an alert has only OK.
+    if (accept && needsConfirm(ctx, "submit")) {
+      const typed = typeof promptText === "string" ? `, answering a prompt() with ${promptText.length} typed characters` : "";
+      const decision = await confirm({
+        kind: "action", tool: "page_dialog", origin,
+        detail: `Press OK on the next dialog (confirm(), prompt(), alert or "leave this page?") that ${origin} opens on this page${typed}, without showing it to you first? It applies once, and ends when the page navigates.`,
+        timeoutMs: confirmTimeoutMs(ctx.policy),
+      });
+      refuseUnlessAllowed(decision, "arming the dialog answer");
+      const now = await ownedTab(deps, ctx, tabId);
+      if (dialogs.navigations(tabId) !== before || originOf(now?.url) !== origin) {
+        throw new BridgeError(CODE.BAD_REQUEST, "the page navigated while you were asked, so nothing was armed; look at the page and arm again");
+      }
+    }
+    dialogs.setArming(tabId, true);
+    dialogs.arm(tabId, { accept, promptText: accept && typeof promptText === "string" ? promptText : null, origin });
+    return { handled: false, ...dialogState(ctx, tabId) };
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageDialog(args, ctx) {
     const tabId = argTabId(args);
-    const answer = args.action;
-    if (answer !== "accept" && answer !== "dismiss") throw new BridgeError(CODE.BAD_REQUEST, 'action must be "accept" or "dismiss"');
+    const answer = args.action ?? null;
+    const armed = args.arm ?? null;
+    if (answer !== null && answer !== "accept" && answer !== "dismiss") throw new BridgeError(CODE.BAD_REQUEST, 'action must be "accept" or "dismiss"');
+    if (armed !== null && armed !== "accept" && armed !== "dismiss" && armed !== "off") throw new BridgeError(CODE.BAD_REQUEST, 'arm must be "accept", "dismiss" or "off"');
+    if (answer !== null && armed !== null) throw new BridgeError(CODE.BAD_REQUEST, "give action (answer the open dialog) or arm (answer the next one), not both");
     const promptText = args.promptText;
     if (promptText !== undefined && promptText !== null && (typeof promptText !== "string" || promptText.length > MAX_PROMPT_TEXT)) {
       throw new BridgeError(CODE.BAD_REQUEST, `promptText must be a string of at most ${MAX_PROMPT_TEXT} characters`);
     }
+    const typedText = typeof promptText === "string" ? promptText : undefined;
+    if (typedText !== undefined && (answer ?? armed) !== "accept") throw new BridgeError(CODE.BAD_REQUEST, 'promptText goes with "accept" only');
+    if (armed !== null) return arm(ctx, tabId, armed, typedText);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, "page_dialog");
-    const d = dialogs.current(tabId);
+    if (answer === null) return { handled: false, ...dialogState(ctx, tabId) };
+    const d = dialogs.blocking(tabId);
     if (d === null) throw new BridgeError(CODE.BAD_REQUEST, `no JavaScript dialog is open on tab ${tabId} (it may have been answered already)`);
-    if (typeof promptText === "string" && d.type !== "prompt") throw new BridgeError(CODE.BAD_REQUEST, `promptText is only for a prompt() dialog; this one is ${d.type}()`);
+    if (typedText !== undefined && d.type !== "prompt") throw new BridgeError(CODE.BAD_REQUEST, `promptText is only for a prompt() dialog; this one is ${d.type}()`);
     const accept = answer === "accept";
     // OK on a confirm() or prompt() is the second half of an action the page asks about ("Delete
     // this?"): confirmed like a submit. Leaving a page (beforeunload) is gated like navigation
     // (the navigation it lets through passed the origin gate); an alert has only OK; saying no is free.
     if (accept && (d.type === "confirm" || d.type === "prompt") && needsConfirm(ctx, "submit")) {
-      const typed = typeof promptText === "string" ? ` and answer it with ${promptText.length} typed characters` : "";
+      const typed = typedText !== undefined ? ` and answer it with ${typedText.length} typed characters` : "";
       const decision = await confirm({
         kind: "action", tool: "page_dialog", origin,
         detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
@@ -205,16 +271,22 @@ export function inputHandlers(deps) {
       });
       refuseUnlessAllowed(decision, "answering the dialog");
       if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-      if (dialogs.current(tabId) !== d) throw new BridgeError(CODE.BAD_REQUEST, "the dialog was answered or replaced while you were asked; look at the page again");
+      if (dialogs.blocking(tabId) !== d) throw new BridgeError(CODE.BAD_REQUEST, "the dialog was answered or replaced while you were asked; look at the page again");
     }
     /** @type {Record<string, unknown>} */
     const params = { accept };
-    if (accept && typeof promptText === "string") params.promptText = promptText;
-    await cdp.send(ctx, tabId, "Page.handleJavaScriptDialog", params, "answer the dialog");
+    if (accept && typedText !== undefined) params.promptText = typedText;
+    dialogs.answering(tabId, { answered: accept ? "accepted" : "dismissed", by: "agent" });
+    try {
+      await cdp.send(ctx, tabId, "Page.handleJavaScriptDialog", params, "answer the dialog");
+    } catch (err) {
+      dialogs.answerFailed(tabId);
+      throw err;
+    }
     dialogs.closed(tabId);
     // The text of a dialog from a frame on a site the policy does not approve is withheld.
     const shown = isApproved(originOf(d.url), isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
-    return { handled: true, type: d.type, accepted: accept, message: shown ? d.message : "" };
+    return { handled: true, type: d.type, accepted: accept, message: shown ? d.message : "", ...dialogState(ctx, tabId) };
   }
 
   return [

@@ -14,6 +14,8 @@ import { toTabList, toTabSummary } from "../lib/tab-mapping.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argTabId, argUrl, ownedTab, settledTab } from "./support.js";
 
+/** What a new tab shows until the debugger is attached to it. */
+export const BLANK = "about:blank";
 /** Longest text of a tab shown in a confirm window. */
 const MAX_SHOWN = 300;
 
@@ -49,17 +51,20 @@ export function tabHandlers(deps) {
     const url = argUrl(args);
     await ensureOrigin(url, ctx, "tab_open");
     await lifecycle?.makeRoom(ctx.policy); // tab_limit when only live or person-viewed tabs remain
+    // The tab opens empty (about:blank) and goes to `url` only once the debugger is on it: a
+    // dialog the page opens while its first HTML is parsed (an inline alert()) is seen only by a
+    // debugger attached before it opened (docs/adr/0005).
     let tab = null;
     const windowId = ownership.windowOf(ctx.session);
     if (windowId !== null) {
       try {
-        tab = await browser.createTab({ windowId, url, active: true });
+        tab = await browser.createTab({ windowId, url: BLANK, active: true });
       } catch {
         ownership.forgetWindow(windowId); // the person closed it
       }
     }
     if (tab === null) {
-      const win = await browser.createWindow({ url, focused: false, type: "normal" });
+      const win = await browser.createWindow({ url: BLANK, focused: false, type: "normal" });
       tab = Array.isArray(win?.tabs) ? win.tabs[0] : null;
       if (!Number.isInteger(win?.id) || !tab) throw new BridgeError(CODE.INTERNAL_ERROR, "the new window has no tab");
       ownership.setWindow(ctx.session, win.id);
@@ -68,11 +73,20 @@ export function tabHandlers(deps) {
     const tabId = /** @type {number} */ (tab.id);
     if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
     await lifecycle?.claimed(tabId);
-    const watch = loads.watch(tabId);
-    const settle = () => settledTab(deps, tabId, watch, { newTab: true });
-    // Through the tab guard (lib/debugger.js): the debugger goes on now, and a dialog the page
+    const go = async () => {
+      // Armed before the navigation starts; about:blank's own "complete" is not the page's.
+      const watch = loads.watch(tabId, undefined, { skipBlank: true });
+      try {
+        await browser.updateTab(tabId, { url });
+      } catch {
+        watch.cancel();
+        throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      }
+      return settledTab(deps, tabId, watch);
+    };
+    // Through the tab guard (lib/debugger.js): the debugger goes on first, and a dialog the page
     // opens while it loads ends the call with dialog_open instead of holding it.
-    const loaded = await (deps.guardTab !== undefined ? deps.guardTab("tab_open", tabId, ctx, settle) : settle());
+    const loaded = await (deps.guardTab !== undefined ? deps.guardTab("tab_open", tabId, ctx, go) : go());
     return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
   }
 

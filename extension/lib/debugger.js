@@ -1,8 +1,9 @@
 // debugger.js — Chrome's debugger (CDP 1.3 through chrome.debugger, injected) on the tabs a
 // session owns: attached when the tab is opened (a debugger attached after a JavaScript dialog
 // opened never sees that dialog), re-attached lazily when it is missing, every command bounded by
-// the call's deadline (the injected `step`, handlers/support.js), its Page dialog events fed to
-// lib/dialogs.js, and its detaches reported: the person closing Chrome's "is debugging this
+// the call's deadline (the injected `step`, handlers/support.js), its Page dialog and navigation
+// events fed to lib/dialogs.js (a dialog it says to answer at once, armed or auto-dismissed, is
+// answered here; a main-frame navigation drops the tab's arm), and its detaches reported: the person closing Chrome's "is debugging this
 // browser" bar is answered once with `debugger_detached` before anything re-attaches. Also the tab
 // guard tab-queue.js runs every tab call through (`dialog_open` at once while a dialog is open).
 // Pure: no chrome. It must never attach to (or keep attached to) a tab no session owns, never
@@ -10,7 +11,7 @@
 // docs/adr/0005-debugger-on-owned-tabs.md says why the debugger stays attached.
 
 import { BridgeError } from "./bridge-error.js";
-import { dialogOpenError } from "./dialogs.js";
+import { dialogOpenError, leaveRefused } from "./dialogs.js";
 import { CODE } from "./error-codes.js";
 import { isApproved, originOf } from "./origin.js";
 
@@ -95,7 +96,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   /** @param {number} tabId */
   function release(tabId) {
     cancelled.delete(tabId);
-    dialogs.forget(tabId);
+    dialogs.removed(tabId);
     const had = sessions.get(tabId);
     sessions.delete(tabId);
     if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
@@ -151,8 +152,19 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         release(tabId); // never stay on a tab nobody owns
         return;
       }
-      if (method === "Page.javascriptDialogOpening") dialogs.opened(tabId, params);
-      else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId);
+      const p = /** @type {any} */ (params);
+      if (method === "Page.javascriptDialogOpening") {
+        const answer = dialogs.opened(tabId, params);
+        if (answer === null) return;
+        api.send(tabId, "Page.handleJavaScriptDialog", answer.params).catch((/** @type {unknown} */ err) => {
+          log.warn(`tabwarden: could not answer the dialog on tab ${tabId}`, quote(err));
+          dialogs.answerFailed(tabId);
+        });
+      } else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId, params);
+      // Any navigation ends the document an arm was bound to: a new document in the main frame,
+      // or a same-document one (history.pushState, a fragment) in any frame.
+      else if (method === "Page.frameNavigated" && (p?.frame?.parentId === undefined || p?.frame?.parentId === "")) dialogs.navigated(tabId);
+      else if (method === "Page.navigatedWithinDocument") dialogs.navigated(tabId);
     },
 
     onDetach(tabId, reason) {
@@ -168,7 +180,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     removed(tabId) {
       sessions.delete(tabId);
       cancelled.delete(tabId);
-      dialogs.forget(tabId);
+      dialogs.removed(tabId);
     },
 
     attached: () => [...sessions.keys()],
@@ -199,20 +211,27 @@ export function createDialogGuard({ manager, dialogs, ownerOf }) {
    * @param {any} ctx
    * @param {string} [during]
    */
-  const refusal = (tabId, d, ctx, during) =>
-    dialogOpenError(tabId, d, during, { approved: isApproved(originOf(d.url), ctx?.policy?.origins) });
+  const refusal = (tabId, d, ctx, during) => {
+    const approved = isApproved(originOf(d.url), ctx?.policy?.origins);
+    if (d.pending?.answered === "auto-dismissed" && during !== undefined) return leaveRefused(tabId, d, during, approved);
+    return dialogOpenError(tabId, d, during, { approved });
+  };
+  /** The tab's calls run under this policy's dialogArming. @param {number} tabId @param {any} ctx */
+  const track = (tabId, ctx) => dialogs.setArming(tabId, ctx?.policy?.dialogArming === true);
   return {
     admit(action, tabId, ctx) {
       if (!mine(tabId, ctx)) return "queue";
+      track(tabId, ctx);
       if (DIALOG_EXEMPT.includes(action)) return dialogs.current(tabId) !== null || action === "page_dialog" ? "now" : "queue";
-      const open = dialogs.current(tabId);
+      const open = dialogs.blocking(tabId);
       if (open !== null) throw refusal(tabId, open, ctx);
       return "queue";
     },
     async run(action, tabId, ctx, fn) {
       if (!mine(tabId, ctx) || DIALOG_EXEMPT.includes(action)) return fn();
+      track(tabId, ctx);
       await manager.ensureSoft(ctx, tabId);
-      const open = dialogs.current(tabId);
+      const open = dialogs.blocking(tabId);
       if (open !== null) throw refusal(tabId, open, ctx);
       const watch = dialogs.watch(tabId);
       try {

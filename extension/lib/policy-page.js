@@ -3,8 +3,9 @@
 // (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
 // worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
 // free (policy_restrict, kill). The click grace period, the confirmation timeout, presenceConfirm
-// and closeTabsOnSessionEnd go either way: a change that narrows (fewer seconds, presenceConfirm
-// or closeTabsOnSessionEnd on) is a free policy_restrict, one that widens needs the tap; bad input
+// closeTabsOnSessionEnd and dialogArming go either way: a change that narrows (fewer seconds,
+// presenceConfirm or closeTabsOnSessionEnd on, dialogArming off) is a free policy_restrict, one
+// that widens needs the tap; bad input
 // is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
 // the DOM as HTML (textContent only), never talk to the host except through the worker, and never
@@ -22,7 +23,8 @@ import { normaliseOrigin } from "./origin.js";
  */
 
 const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
-  "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off"];
+  "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
+  "dialog-arming-on", "dialog-arming-off"];
 
 /**
  * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
@@ -66,6 +68,8 @@ export async function runPolicyPage({ doc, api }) {
       "presence-off": !has || policy.presenceConfirm !== true,
       "close-tabs-on": !has || policy.closeTabsOnSessionEnd === true,
       "close-tabs-off": !has || policy.closeTabsOnSessionEnd !== true,
+      "dialog-arming-on": !has || policy.dialogArming === true,
+      "dialog-arming-off": !has || policy.dialogArming !== true,
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -242,7 +246,8 @@ export async function runPolicyPage({ doc, api }) {
 
   /**
    * Whether `value` for `key` grants nothing the current policy does not (equal counts): a
-   * smaller or equal number of seconds; presenceConfirm on. Anything the page cannot tell (no
+   * smaller or equal number of seconds; presenceConfirm or closeTabsOnSessionEnd on;
+   * dialogArming off. Anything the page cannot tell (no
    * policy, a key it does not know, a current value of the wrong type) is not narrowing, so it
    * goes the tap way and the host decides.
    * @param {string} key @param {unknown} value
@@ -251,6 +256,7 @@ export async function runPolicyPage({ doc, api }) {
     const current = policy?.[key];
     if (key in SECONDS) return typeof value === "number" && typeof current === "number" && value <= current;
     if (key === "presenceConfirm" || key === "closeTabsOnSessionEnd") return value === true;
+    if (key === "dialogArming") return value === false;
     return false;
   }
 
@@ -291,6 +297,8 @@ export async function runPolicyPage({ doc, api }) {
   const setPresenceConfirm = (on) => change("presenceConfirm", on === true);
   /** @param {boolean} on */
   const setCloseTabsOnSessionEnd = (on) => change("closeTabsOnSessionEnd", on === true);
+  /** @param {boolean} on */
+  const setDialogArming = (on) => change("dialogArming", on === true);
 
   const kill = () => run(async () => outcome(await api.sendMessage({ type: "kill" }), "kill"));
   const unkill = () => tap("unkill", "");
@@ -330,6 +338,8 @@ export async function runPolicyPage({ doc, api }) {
   on("presence-off", () => setPresenceConfirm(false));
   on("close-tabs-on", () => setCloseTabsOnSessionEnd(true));
   on("close-tabs-off", () => setCloseTabsOnSessionEnd(false));
+  on("dialog-arming-on", () => setDialogArming(true));
+  on("dialog-arming-off", () => setDialogArming(false));
   // Enter in a field does what its button does (there is no <form> to submit).
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
@@ -341,5 +351,5 @@ export async function runPolicyPage({ doc, api }) {
 
   await refresh();
   return { refresh, widen, restrict, kill, unkill, approveOrigin, setGrace, setConfirmTimeout, setPresenceConfirm,
-    setCloseTabsOnSessionEnd };
+    setCloseTabsOnSessionEnd, setDialogArming };
 }

@@ -1,7 +1,8 @@
 // tab-load.js — waits for a tab to finish loading, fed by chrome.tabs.onUpdated / onRemoved
 // (background.js forwards them). Pure: no chrome; timers are injected. It must never keep a
 // timer or a waiter alive after it settled, and never hang: every wait ends on "complete",
-// on removal of the tab (tab_not_found) or at its timeout.
+// on removal of the tab (tab_not_found) or at its timeout. A watch may skip the "complete" of an
+// empty tab (about:blank): tab_open creates its tab empty and navigates it once the debugger is on.
 
 import { BridgeError } from "./bridge-error.js";
 import { CODE } from "./error-codes.js";
@@ -11,9 +12,11 @@ export const LOAD_TIMEOUT_MS = 30_000;
 
 /**
  * @typedef {object} LoadWatcher
- * @property {(tabId: number, timeoutMs?: number) => {promise: Promise<"complete" | "timeout">,
- *   cancel: () => void}} watch arm before starting the navigation, so no event is missed
- * @property {(tabId: number, changeInfo: unknown) => void} updated tabs.onUpdated
+ * @property {(tabId: number, timeoutMs?: number, opts?: {skipBlank?: boolean}) =>
+ *   {promise: Promise<"complete" | "timeout">, cancel: () => void}} watch arm before starting
+ *   the navigation, so no event is missed; skipBlank: a "complete" while the tab is still at
+ *   about:blank is not the awaited page's
+ * @property {(tabId: number, changeInfo: unknown, tab?: unknown) => void} updated tabs.onUpdated
  * @property {(tabId: number) => void} removed tabs.onRemoved
  * @property {() => number} size
  */
@@ -23,21 +26,22 @@ export const LOAD_TIMEOUT_MS = 30_000;
  * @returns {LoadWatcher}
  */
 export function createLoadWatcher({ setTimer, clearTimer }) {
-  /** @type {Map<number, Set<{done: (outcome: "complete" | "timeout" | Error) => void}>>} */
+  /** @type {Map<number, Set<{skipBlank: boolean, done: (outcome: "complete" | "timeout" | Error) => void}>>} */
   const waiters = new Map();
 
   /**
    * @param {number} tabId
    * @param {"complete" | Error} outcome
+   * @param {boolean} [blank] the tab that completed is at about:blank
    */
-  function finishAll(tabId, outcome) {
+  function finishAll(tabId, outcome, blank = false) {
     const set = waiters.get(tabId);
     if (set === undefined) return;
-    for (const w of [...set]) w.done(outcome);
+    for (const w of [...set]) if (!(blank && w.skipBlank)) w.done(outcome);
   }
 
   return {
-    watch(tabId, timeoutMs = LOAD_TIMEOUT_MS) {
+    watch(tabId, timeoutMs = LOAD_TIMEOUT_MS, { skipBlank = false } = {}) {
       /** @type {() => void} */
       let cancel = () => {};
       /** @type {Promise<"complete" | "timeout">} */
@@ -45,6 +49,7 @@ export function createLoadWatcher({ setTimer, clearTimer }) {
         let set = waiters.get(tabId);
         if (set === undefined) waiters.set(tabId, (set = new Set()));
         const waiter = {
+          skipBlank,
           /** @param {"complete" | "timeout" | Error} outcome */
           done(outcome) {
             if (!set.delete(waiter)) return;
@@ -60,9 +65,10 @@ export function createLoadWatcher({ setTimer, clearTimer }) {
       });
       return { promise, cancel };
     },
-    updated(tabId, changeInfo) {
+    updated(tabId, changeInfo, tab) {
       if (changeInfo !== null && typeof changeInfo === "object" && /** @type {{status?: unknown}} */ (changeInfo).status === "complete") {
-        finishAll(tabId, "complete");
+        const url = tab !== null && typeof tab === "object" ? /** @type {{url?: unknown}} */ (tab).url : undefined;
+        finishAll(tabId, "complete", url === "about:blank");
       }
     },
     removed(tabId) {

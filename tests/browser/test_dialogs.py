@@ -3,7 +3,11 @@ chain: alert(), confirm(), prompt() and a beforeunload on an owned tab make the 
 them and every next call on that tab answer `dialog_open` at once, with the dialog's type and its
 text masked; page_dialog answers it (OK on a confirm() or prompt() only after the person allowed
 it in the confirm window) and the call after works. A dialog on a tab the session does not own
-(the person's own tab) is never touched."""
+(the person's own tab) is never touched. Even an alert() in the page's first HTML is seen
+(tab_open attaches before it navigates). With policy dialogArming on, dialogs never block: each
+is dismissed and logged (masked) unless an answer was armed for its page (the person asked at
+arming time for an accept), and an arm never outlives its document nor answers another origin;
+with it off, arming is refused."""
 
 from __future__ import annotations
 
@@ -20,6 +24,9 @@ from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.policy import apply_set
 from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
 from tests.fakes import tool_error
 
@@ -49,6 +56,43 @@ GREETING = b"""<!doctype html><title>greeting</title><p id="state">loading</p>
 document.getElementById('state').textContent = 'greeted'; }, 500);</script>"""
 
 
+#: A page that alerts while its first HTML is parsed: before any script of ours could run in it.
+INLINE = b"""<!doctype html><title>inline</title>
+<script>alert('Hello from the parser');</script>
+<p id="state">parsed</p>"""
+
+
+#: Page B of the arming attack: its confirm() must never meet an answer armed on page A.
+TRANSFER = b"""<!doctype html><title>transfer</title><p id="state">b</p>
+<button type="button" id="confirm">Transfer</button>
+<script>document.getElementById('confirm').addEventListener('click', () => {
+  document.getElementById('state').textContent = confirm('Transfer all funds?') ? 'sent' : 'kept';
+});</script>"""
+
+
+#: A page of one origin embedding a frame of another (`?other=ORIGIN`) that asks a confirm()
+#: when told to; the page's own #own button asks one of its own.
+FRAMED = b"""<!doctype html><title>framed</title><p id="state">framed</p>
+<button type="button" id="ask">Ask the frame</button>
+<button type="button" id="own">Ask here</button>
+<iframe id="f" title="other"></iframe>
+<script>
+  const state = (t) => { document.getElementById('state').textContent = t; };
+  const frame = document.getElementById('f');
+  frame.src = new URLSearchParams(location.search).get('other') + '/asker';
+  window.addEventListener('message', (e) => state('frame said ' + e.data));
+  document.getElementById('ask').addEventListener('click',
+    () => frame.contentWindow.postMessage('ask', '*'));
+  document.getElementById('own').addEventListener('click',
+    () => state(confirm('Save here?') ? 'own yes' : 'own no'));
+</script>"""
+ASKER = b"""<!doctype html><title>asker</title><script>
+  window.addEventListener('message',
+    () => parent.postMessage(confirm('Frame asks: allow?') ? 'yes' : 'no', '*'));
+  parent.postMessage('ready', '*');
+</script>"""
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         path = urlparse(self.path).path
@@ -58,7 +102,14 @@ class _Site(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        pages = {"/": DIALOGS, "/greeting": GREETING}
+        pages = {
+            "/": DIALOGS,
+            "/greeting": GREETING,
+            "/inline": INLINE,
+            "/transfer": TRANSFER,
+            "/framed": FRAMED,
+            "/asker": ASKER,
+        }
         body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -141,6 +192,16 @@ def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
                 "type": "alert",
                 "accepted": False,
                 "message": "card [card] is on file",
+                "armed": None,
+                "recent": [
+                    {
+                        "type": "alert",
+                        "message": "card [card] is on file",
+                        "origin": site,
+                        "answered": "dismissed",
+                        "by": "agent",
+                    }
+                ],
             }
             assert await state_of(agent, tab) == "after alert"
             nothing = await refused(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
@@ -269,5 +330,240 @@ def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
                 agent, "page_dialog", {"tabId": tab, "action": "accept"}
             )  # an alert: no window
             assert await state_of(agent, tab) == "greeted"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeout(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    """Issue 11: tab_open attaches the debugger to the empty tab before it navigates, so even a
+    dialog from the page's first parse is seen."""
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            opened = await refused(agent, "tab_open", {"url": f"{site}/inline"})
+            assert opened["code"] == "dialog_open", opened
+            assert "Hello from the parser" in opened["message"]
+            tab = (await ok(agent, "tab_list", {}))["tabs"][0]["id"]
+            blocked = await refused(agent, "page_text", {"tabId": tab})
+            assert blocked["code"] == "dialog_open", blocked
+            assert "alert()" in blocked["message"]
+            answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "accept"})
+            assert answered["type"] == "alert" and answered["message"] == "Hello from the parser"
+            assert await state_of(agent, tab) == "parsed"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def allow_arming(browser: ThrowawayBrowser) -> None:
+    """What `tabwarden policy set dialogArming=true` signs once the person typed the phrase."""
+    config = browser.root / "config"
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    key = host_key_store(config, "file").load()
+    assert key is not None
+    widened = apply_set(gate.current().policy, {"dialogArming": True})
+    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+
+
+async def until_text(agent: Any, tab: int, text: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        read = await agent.call_tool("page_text", {"tabId": tab})
+        if not read.is_error and text in read.structured_content["text"]:
+            return
+        assert asyncio.get_running_loop().time() < deadline, read.content
+        await asyncio.sleep(0.1)
+
+
+def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_page(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+    allow_arming(browser)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+
+            # Not armed: each dialog is dismissed at once and logged, masked; nothing blocks.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#alert"})
+            assert await state_of(agent, tab) == "after alert"
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            listed = await ok(agent, "page_dialog", {"tabId": tab})
+            assert listed["handled"] is False and listed.get("armed") is None
+            assert listed["recent"] == [
+                {
+                    "type": "alert",
+                    "message": "card [card] is on file",
+                    "origin": site,
+                    "answered": "auto-dismissed",
+                    "by": "tabwarden",
+                },
+                {
+                    "type": "confirm",
+                    "message": "Delete everything?",
+                    "origin": site,
+                    "answered": "auto-dismissed",
+                    "by": "tabwarden",
+                },
+            ]
+            assert "4111" not in str(listed)
+
+            # Armed accept: the person is asked when it is armed; the next confirm() gets OK.
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            window = await confirm_page(context)
+            await shows(window, "Press OK on the next dialog")
+            await press(window, "#allow")
+            armed = await arming
+            assert not armed.is_error, armed.content
+            assert armed.structured_content["armed"] == {"answer": "accept", "origin": site}
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "confirmed"
+            # One shot: the next one is dismissed again.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            recent = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"]
+            assert [(d["answered"], d["by"]) for d in recent[-2:]] == [
+                ("accepted", "arm"),
+                ("auto-dismissed", "tabwarden"),
+            ]
+
+            # prompt(): the armed answer is typed, never echoed (not in any result).
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept", "promptText": "Ada"})
+            )
+            window = await confirm_page(context)
+            await shows(window, "3 typed characters")
+            await press(window, "#allow")
+            armed = await arming
+            assert not armed.is_error and "Ada" not in str(armed.content), armed.content
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#prompt"})
+            assert await state_of(agent, tab) == "name=Ada"
+            assert "Ada" not in str(await ok(agent, "page_dialog", {"tabId": tab}))
+
+            # beforeunload, not armed: "stay" is the answer, and the call says so at once.
+            await ok(agent, "page_mouse", {"tabId": tab, "selector": "#field"})
+            stayed = await refused(
+                agent, "page_navigate", {"tabId": tab, "url": f"{site}/transfer?from=a"}
+            )
+            assert stayed["code"] == "navigation_cancelled", stayed
+            assert "arm" in stayed["message"]
+            assert await state_of(agent, tab) == "name=Ada"
+            # Armed accept lets that navigation through (the navigation passed its own gate).
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{site}/transfer?from=a"})
+            await until_text(agent, tab, "Transfer")
+
+            # The attack: an accept armed on page A does not survive the navigation to page B.
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/transfer"})
+            assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert await state_of(agent, tab) == "kept"
+            last = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"][-1]
+            assert last["message"] == "Transfer all funds?"
+            assert (last["answered"], last["by"]) == ("auto-dismissed", "tabwarden")
+
+    asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
+def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/transfer"}))["tab"]["id"]
+            for how in ("accept", "dismiss"):
+                denied = await refused(agent, "page_dialog", {"tabId": tab, "arm": how})
+                assert denied["code"] == "policy_denied", denied
+                assert "dialogArming" in denied["message"]
+                assert "tabwarden policy set dialogArming=true" in denied["message"]
+            assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
+            # Dialogs still wait for an answer: the confirm() is not accepted behind anyone's back.
+            opened = await refused(agent, "page_click", {"tabId": tab, "selector": "#confirm"})
+            assert opened["code"] == "dialog_open", opened
+            await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+            assert await state_of(agent, tab) == "kept"
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+@pytest.fixture
+def other_site() -> Iterator[str]:
+    """A second local origin (another port), not approved."""
+    with serve_http(_Site) as origin:
+        yield origin
+
+
+def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
+    browser: ThrowawayBrowser, site: str, other_site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+    allow_arming(browser)
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            url = f"{site}/framed?other={other_site}"
+            tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+            deadline = asyncio.get_running_loop().time() + 30
+            while await state_of(agent, tab) != "frame said ready":
+                assert asyncio.get_running_loop().time() < deadline, "the frame never loaded"
+                await asyncio.sleep(0.1)
+            arming = asyncio.ensure_future(
+                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+            )
+            await press(await confirm_page(context), "#allow")
+            assert not (await arming).is_error
+            # The embedded frame of another origin asks: dismissed, and the arm stays.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#ask"})
+            deadline = asyncio.get_running_loop().time() + 30
+            while await state_of(agent, tab) == "frame said ready":
+                assert asyncio.get_running_loop().time() < deadline, "the frame never answered"
+                await asyncio.sleep(0.1)
+            assert await state_of(agent, tab) == "frame said no"
+            listed = await ok(agent, "page_dialog", {"tabId": tab})
+            assert listed["armed"] == {"answer": "accept", "origin": site}
+            last = listed["recent"][-1]
+            assert (last["origin"], last["answered"], last["by"]) == (
+                other_site,
+                "auto-dismissed",
+                "tabwarden",
+            )
+            assert last["message"] == ""  # its site is not approved: its text is withheld
+            assert "Frame asks" not in str(listed)
+            # The page's own confirm() gets the armed OK.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#own"})
+            assert await state_of(agent, tab) == "own yes"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))

@@ -3,7 +3,7 @@ after pairing the browser (code + credential on Chrome's virtual authenticator),
 narrows (fewer seconds, presenceConfirm on) is a free policy_restrict — it works with no
 authenticator at all — and a change that widens (more seconds, presenceConfirm off) lands in the
 signed policy only with a tap; a tap the authenticator fails, bad input and an equal value leave
-trust.json byte-identical."""
+trust.json byte-identical. dialogArming the same way: on is a tap, off is free."""
 
 from __future__ import annotations
 
@@ -189,3 +189,48 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     keys = ("clickGraceSeconds", "confirmTimeoutSeconds", "presenceConfirm")
     assert tuple(baseline[k] for k in keys) == (45, 120, False)
     assert [r for r in record["restrictions"] if r["key"] in keys] == []
+
+
+def test_dialog_arming_on_needs_a_tap_and_off_is_free(browser: ThrowawayBrowser, site: str) -> None:
+    """Letting an agent arm an answer to a dialog nobody has read is a widening: the options
+    page's button lands it in the signed policy only with a tap; turning it off is free."""
+    config = browser.config
+    trust = config / "trust.json"
+    gate = provision_for_pairing(browser, [site])
+    assert gate.current().policy.dialog_arming is False
+
+    async def scenario() -> None:
+        async with paired_options_page(browser) as paired:
+            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
+            await _policy_section_shows_enrolled(page)
+            assert await page.is_disabled("#dialog-arming-off")  # already off
+            # A tap that does not verify the person turns nothing on.
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": False},
+            )
+            before = trust.read_bytes()
+            refused = await _act(page, "#dialog-arming-on", "refused")
+            assert refused == "refused: presence_refused"
+            assert trust.read_bytes() == before
+            assert gate.current().policy.dialog_arming is False
+            await cdp.send(
+                "WebAuthn.setUserVerified",
+                {"authenticatorId": authenticator, "isUserVerified": True},
+            )
+            audited = len(_audit(config))
+            assert await _act(page, "#dialog-arming-on", "done") == "done: policy.widen"
+            assert gate.current().policy.dialog_arming is True
+            # Off is free: with the authenticator gone, no tap could happen at all.
+            await cdp.send(
+                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator}
+            )
+            assert await _act(page, "#dialog-arming-off", "done") == "done: policy_restrict"
+            assert gate.current().policy.dialog_arming is False
+            entries = _audit(config)[audited:]
+            assert [(e["event"], e["decision"], e["changed"]) for e in entries] == [
+                ("policy_set", "granted", ["dialogArming"]),
+                ("policy_restrict", "narrowed", ["dialogArming"]),
+            ]
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

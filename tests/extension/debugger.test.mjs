@@ -140,12 +140,104 @@ test("dialog events: opened with type and masked, capped text; closed clears it"
   const { ownership, manager, dialogs } = setup();
   ownership.claim("s1", 1);
   manager.onEvent(1, "Page.javascriptDialogOpening", { type: "confirm", message: "pay 4111 1111 1111 1111?", url: "http://a.test/" });
-  assert.deepEqual(dialogs.current(1), { type: "confirm", message: "pay [card]?", url: "http://a.test/" });
+  const shown = (d) => ({ type: d.type, message: d.message, url: d.url });
+  assert.deepEqual(shown(dialogs.current(1)), { type: "confirm", message: "pay [card]?", url: "http://a.test/" });
   manager.onEvent(1, "Page.javascriptDialogClosed", { result: true });
   assert.equal(dialogs.current(1), null);
   manager.onEvent(1, "Page.javascriptDialogOpening", { type: "weird", message: 42 });
-  assert.deepEqual(dialogs.current(1), { type: "alert", message: "", url: "" });
+  assert.deepEqual(shown(dialogs.current(1)), { type: "alert", message: "", url: "" });
   assert.equal(maskDialogText("x".repeat(1000)).length, 301);
+  // Closed without us: the person (or the page going away) answered it.
+  assert.deepEqual(dialogs.recent(1), [
+    { type: "confirm", message: "pay [card]?", origin: "http://a.test", answered: "accepted", by: "page or person" },
+    { type: "alert", message: "", origin: "", answered: "open", by: "" },
+  ]);
+});
+
+test("arming on: an unarmed dialog is dismissed at once and logged; an arm answers the next one of its origin only, once", async () => {
+  const { ownership, manager, dialogs, dbg } = setup();
+  ownership.claim("s1", 1);
+  await manager.ensure(CTX, 1);
+  dialogs.setArming(1, true);
+  const handled = () => dbg.calls.filter((c) => c[2] === "Page.handleJavaScriptDialog").map((c) => c[3]);
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "alert", message: "card 4111 1111 1111 1111", url: "http://a.test/x" });
+  assert.equal(dialogs.blocking(1), null, "being answered: it does not block calls");
+  await flush();
+  manager.onEvent(1, "Page.javascriptDialogClosed", { result: false });
+  assert.deepEqual(handled(), [{ accept: false }]);
+  // Armed on a.test: a frame of ads.test does not use the arm (dismissed), a.test's confirm does.
+  dialogs.arm(1, { accept: true, promptText: "Ada", origin: "http://a.test" });
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "confirm", message: "from an ad", url: "http://ads.test/f" });
+  await flush();
+  manager.onEvent(1, "Page.javascriptDialogClosed", { result: false });
+  assert.notEqual(dialogs.armed(1), null);
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "prompt", message: "Name?", url: "http://a.test/x" });
+  await flush();
+  manager.onEvent(1, "Page.javascriptDialogClosed", { result: true, userInput: "Ada" });
+  assert.equal(dialogs.armed(1), null, "one shot");
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "confirm", message: "Again?", url: "http://a.test/x" });
+  await flush();
+  manager.onEvent(1, "Page.javascriptDialogClosed", { result: false });
+  assert.deepEqual(handled(), [{ accept: false }, { accept: false }, { accept: true, promptText: "Ada" }, { accept: false }]);
+  const recent = dialogs.recent(1);
+  assert.deepEqual(recent.map((e) => [e.type, e.answered, e.by]), [
+    ["alert", "auto-dismissed", "tabwarden"], ["confirm", "auto-dismissed", "tabwarden"],
+    ["prompt", "accepted", "arm"], ["confirm", "auto-dismissed", "tabwarden"],
+  ]);
+  assert.equal(recent[0].message, "card [card]");
+  assert.ok(!JSON.stringify(recent).includes("Ada"), "the armed answer is never in the list");
+});
+
+test("an arm ends with any navigation, a detach, arming turned off, or the tab leaving", async () => {
+  const { ownership, manager, dialogs } = setup();
+  ownership.claim("s1", 1);
+  const armIt = () => dialogs.arm(1, { accept: true, promptText: null, origin: "http://a.test" });
+  dialogs.arm(1, { accept: true, promptText: null, origin: "http://a.test" });
+  assert.equal(dialogs.armed(1), null, "no arm while arming is off");
+  dialogs.setArming(1, true);
+  armIt();
+  manager.onEvent(1, "Page.frameNavigated", { frame: { id: "sub", parentId: "main", url: "http://a.test/f" } });
+  assert.notEqual(dialogs.armed(1), null, "a subframe's new document is not the tab's");
+  const n = dialogs.navigations(1);
+  manager.onEvent(1, "Page.frameNavigated", { frame: { id: "main", url: "http://a.test/b" } });
+  assert.equal(dialogs.armed(1), null);
+  assert.equal(dialogs.navigations(1), n + 1);
+  armIt();
+  manager.onEvent(1, "Page.navigatedWithinDocument", { frameId: "main", url: "http://a.test/b#x" });
+  assert.equal(dialogs.armed(1), null);
+  armIt();
+  manager.onDetach(1, "target_closed");
+  assert.equal(dialogs.armed(1), null);
+  armIt();
+  dialogs.setArming(1, false);
+  assert.equal(dialogs.armed(1), null);
+  dialogs.setArming(1, true);
+  armIt();
+  manager.release(1);
+  assert.equal(dialogs.armed(1), null);
+  assert.equal(dialogs.arming(1), false);
+});
+
+test("arming on: a beforeunload dismissed because nothing was armed ends the running call with navigation_cancelled", async () => {
+  const stuck = deferred();
+  const h = guarded({ page_navigate: async () => { await stuck.promise; return {}; } });
+  h.ownership.claim("s1", 1);
+  const ctx = { ...CTX, policy: { ...CTX.policy, dialogArming: true } };
+  const p = h.call("page_navigate", { tabId: 1 }, ctx);
+  await flush(); await flush();
+  h.manager.onEvent(1, "Page.javascriptDialogOpening", { type: "beforeunload", message: "", url: "http://a.test/" });
+  await assert.rejects(p, (e) => e.code === "navigation_cancelled" && /arm an accept/.test(e.message));
+  stuck.resolve();
+});
+
+test("an answer that cannot be sent leaves the dialog blocking: calls answer dialog_open", async () => {
+  const { ownership, manager, dialogs, dbg } = setup();
+  ownership.claim("s1", 1);
+  dialogs.setArming(1, true);
+  manager.onEvent(1, "Page.javascriptDialogOpening", { type: "alert", message: "hi", url: "http://a.test/" });
+  await flush(); await flush();
+  assert.equal(dbg.calls.at(-1)[2], "Page.handleJavaScriptDialog"); // not attached in the fake: it fails
+  assert.equal(dialogs.blocking(1)?.message, "hi");
 });
 
 /** The dispatcher-side wrapping background.js uses, over a fake handler per action. */

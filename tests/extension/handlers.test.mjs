@@ -23,7 +23,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const calls = { createWindow: [], createTab: [], remove: [], confirm: [], gate: [], update: [], script: [] };
   const load = (tab, url) => {
     tab.url = url; tab.status = "loading"; tab.title = "";
-    const done = () => { tab.status = "complete"; tab.title = `T ${url}`; loads.updated(tab.id, { status: "complete" }); };
+    const done = () => { tab.status = "complete"; tab.title = `T ${url}`; loads.updated(tab.id, { status: "complete" }, { ...tab }); };
     if (autoComplete) queueMicrotask(done);
     return done;
   };
@@ -71,7 +71,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const deps = { browser, ownership, loads, ensureOrigin, confirm, now: clock };
   const routes = new Map([...tabHandlers(deps), ...pageHandlers(deps)]);
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
-  return { call, calls, tabs, redirects, ownership, timers, loads, routes };
+  return { call, calls, tabs, redirects, ownership, timers, loads, routes, deps };
 }
 
 test("routes exist", () => {
@@ -82,10 +82,12 @@ test("tab_open: gate, first tab opens an unfocused normal window, next ones open
   const h = harness();
   const a = await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
   assert.deepEqual(a, { tab: { id: 1, url: "http://127.0.0.1:8000/a", title: "T http://127.0.0.1:8000/a", active: true, windowId: 50 } });
-  assert.deepEqual(h.calls.createWindow, [{ url: "http://127.0.0.1:8000/a", focused: false, type: "normal" }]);
+  // Opened empty, then sent to the URL (once the debugger is on it: lib/debugger.js's guard).
+  assert.deepEqual(h.calls.createWindow, [{ url: "about:blank", focused: false, type: "normal" }]);
   const b = await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
   assert.equal(b.tab.windowId, 50);
-  assert.deepEqual(h.calls.createTab, [{ windowId: 50, url: "http://127.0.0.1:8000/b", active: true }]);
+  assert.deepEqual(h.calls.createTab, [{ windowId: 50, url: "about:blank", active: true }]);
+  assert.deepEqual(h.calls.update, [[1, { url: "http://127.0.0.1:8000/a" }], [2, { url: "http://127.0.0.1:8000/b" }]]);
   assert.deepEqual(h.ownership.tabsOf("s1").sort(), [1, 2]);
   assert.deepEqual(h.calls.gate[0], ["http://127.0.0.1:8000/a", "s1", "tab_open"]);
 });
@@ -106,6 +108,25 @@ test("tab_open waits for status complete (or the 30 s timeout)", async () => {
   h.timers.advance(30_000);
   const r = await p;
   assert.equal(r.tab.id, 1);
+});
+
+test("tab_open: the empty tab's late \"complete\" is not the page's; the navigation starts inside the tab guard", async () => {
+  const h = harness({ autoComplete: false });
+  const order = [];
+  const routes = new Map(tabHandlers({ ...h.deps, guardTab: async (action, tabId, _ctx, fn) => {
+    order.push(["guard", action, tabId, h.calls.update.length]);
+    return fn();
+  } }));
+  let done = false;
+  const p = routes.get("tab_open")({ url: "http://127.0.0.1:8000/a" }, S1).then((r) => { done = true; return r; });
+  while (h.calls.update.length === 0) await flush();
+  assert.deepEqual(order, [["guard", "tab_open", 1, 0]], "the guard (the debugger) runs before the navigation starts");
+  h.loads.updated(1, { status: "complete" }, { id: 1, url: "about:blank" });
+  await flush();
+  assert.equal(done, false);
+  h.tabs.get(1).status = "complete";
+  h.loads.updated(1, { status: "complete" }, { id: 1, url: "http://127.0.0.1:8000/a" });
+  assert.equal((await p).tab.url, "http://127.0.0.1:8000/a");
 });
 
 test("tab_open: a closed session window is replaced by a new one", async () => {

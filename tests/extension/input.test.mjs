@@ -140,7 +140,10 @@ test("page_dialog: dismiss is free; OK on a confirm() asks first; the prompt's t
   const h = harness();
   await assert.rejects(h.call("page_dialog", { tabId: 1, action: "dismiss" }), (e) => e.code === "bad_request" && /no JavaScript dialog/.test(e.message));
   h.dialogs.opened(1, { type: "confirm", message: "Delete 4111 1111 1111 1111?", url: `${ORIGIN}/a` });
-  assert.deepEqual(await h.call("page_dialog", { tabId: 1, action: "dismiss" }), { handled: true, type: "confirm", accepted: false, message: "Delete [card]?" });
+  assert.deepEqual(await h.call("page_dialog", { tabId: 1, action: "dismiss" }), {
+    handled: true, type: "confirm", accepted: false, message: "Delete [card]?", armed: null,
+    recent: [{ type: "confirm", message: "Delete [card]?", origin: ORIGIN, answered: "dismissed", by: "agent" }],
+  });
   assert.deepEqual(h.calls.confirm, []);
   assert.deepEqual(h.calls.sent.at(-1), [1, "Page.handleJavaScriptDialog", { accept: false }]);
   assert.equal(h.dialogs.current(1), null);
@@ -177,4 +180,71 @@ test("page_dialog: denied, not owned, unapproved, promptText on a non-prompt; a 
   assert.deepEqual(h.calls.sent, []);
   h.dialogs.opened(1, { type: "alert", message: "from an ad frame", url: "http://ads.test/frame" });
   assert.equal((await h.call("page_dialog", { tabId: 1, action: "dismiss" })).message, "");
+});
+
+const ARMING = { ...S1, policy: { ...POLICY, dialogArming: true } };
+
+test("page_dialog arm: refused with policy_denied while the policy does not allow arming; nothing armed", async () => {
+  const h = harness();
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "accept" }),
+    (e) => e.code === "policy_denied" && /dialogArming/.test(e.message) && /tabwarden policy set dialogArming=true/.test(e.message));
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "dismiss" }), (e) => e.code === "policy_denied");
+  assert.equal(h.dialogs.armed(1), null);
+  assert.deepEqual(h.calls.confirm, []);
+  // Turning it off is always free, and so is looking.
+  assert.deepEqual(await h.call("page_dialog", { tabId: 1, arm: "off" }), { handled: false, armed: null, recent: [] });
+  assert.deepEqual(await h.call("page_dialog", { tabId: 1 }), { handled: false, armed: null, recent: [] });
+});
+
+test("page_dialog arm accept asks the person now (policy confirms submits); the armed text is never shown", async () => {
+  const h = harness();
+  const r = await h.call("page_dialog", { tabId: 1, arm: "accept", promptText: "secret answer" }, ARMING);
+  assert.deepEqual(r, { handled: false, armed: { answer: "accept", origin: ORIGIN }, recent: [] });
+  assert.equal(h.calls.confirm.length, 1);
+  assert.match(h.calls.confirm[0].detail, /next dialog .* that http:\/\/127\.0\.0\.1:8000 opens on this page, answering a prompt\(\) with 13 typed characters/);
+  assert.doesNotMatch(h.calls.confirm[0].detail, /secret/);
+  assert.equal(h.dialogs.armed(1).promptText, "secret answer");
+  // Dismiss needs nobody; not asked either when the policy does not confirm submits.
+  await h.call("page_dialog", { tabId: 1, arm: "dismiss" }, ARMING);
+  await h.call("page_dialog", { tabId: 1, arm: "accept" }, { ...ARMING, policy: { ...ARMING.policy, confirm: [] } });
+  assert.equal(h.calls.confirm.length, 1);
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "dismiss", promptText: "x" }, ARMING), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "accept", action: "accept" }, ARMING), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "maybe" }, ARMING), (e) => e.code === "bad_request");
+});
+
+test("page_dialog arm: denied arms nothing; a navigation while the person was asked arms nothing; not owned, unapproved", async () => {
+  const denied = harness({ decision: "deny" });
+  await assert.rejects(denied.call("page_dialog", { tabId: 1, arm: "accept" }, ARMING), (e) => e.code === "confirm_denied");
+  assert.equal(denied.dialogs.armed(1), null);
+  const h = harness();
+  h.dialogs.setArming(1, true);
+  let allow;
+  const slow = harness({ decision: new Promise((r) => { allow = r; }) });
+  slow.dialogs.setArming(1, true);
+  const p = slow.call("page_dialog", { tabId: 1, arm: "accept" }, ARMING);
+  while (slow.calls.confirm.length === 0) await new Promise((r) => setImmediate(r));
+  slow.dialogs.navigated(1); // while the window is up
+  allow("allow");
+  await assert.rejects(p, (e) => e.code === "bad_request" && /navigated/.test(e.message));
+  assert.equal(slow.dialogs.armed(1), null);
+  h.addTab(2, `${ORIGIN}/b`, "s2");
+  await assert.rejects(h.call("page_dialog", { tabId: 2, arm: "dismiss" }, ARMING), (e) => e.code === "tab_not_owned");
+  h.addTab(3, "http://evil.test/", "s1");
+  await assert.rejects(h.call("page_dialog", { tabId: 3, arm: "dismiss" }, ARMING), (e) => e.code === "origin_not_approved");
+  assert.equal(h.dialogs.armed(2), null);
+  assert.equal(h.dialogs.armed(3), null);
+});
+
+test("page_dialog lists recent dialogs, withholding the text of those from unapproved sites", async () => {
+  const h = harness();
+  h.dialogs.setArming(1, true);
+  h.dialogs.opened(1, { type: "alert", message: "card 4111 1111 1111 1111", url: `${ORIGIN}/a` });
+  h.dialogs.closed(1, { result: false });
+  h.dialogs.opened(1, { type: "confirm", message: "ad text", url: "http://ads.test/f" });
+  h.dialogs.closed(1, { result: false });
+  assert.deepEqual((await h.call("page_dialog", { tabId: 1 }, ARMING)).recent, [
+    { type: "alert", message: "card [card]", origin: ORIGIN, answered: "auto-dismissed", by: "tabwarden" },
+    { type: "confirm", message: "", origin: "http://ads.test", answered: "auto-dismissed", by: "tabwarden" },
+  ]);
 });

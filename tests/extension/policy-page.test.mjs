@@ -33,7 +33,8 @@ function fakeDoc(ids) {
 
 const IDS = ["policy", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
-  "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off"];
+  "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
+  "dialog-arming-on", "dialog-arming-off"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
   windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
@@ -456,4 +457,20 @@ test("closeTabsOnSessionEnd: on is a free restrict, off (keep orphans) is a tap"
   assert.deepEqual(h.sent[3], { type: "presence_begin", action: "policy.widen", detail: "{\"closeTabsOnSessionEnd\":false}" });
   assert.equal(h.assertions.length, 1);
   assert.equal(await page.setCloseTabsOnSessionEnd(false), "unchanged");
+});
+
+test("dialogArming: on is a tap (a widening), off is a free restrict", async () => {
+  const h = harness({ policy: { ...FULL, dialogArming: false } });
+  const page = await h.run();
+  assert.equal(h.doc.el("dialog-arming-off").disabled, true, "already off");
+  h.doc.el("dialog-arming-on").click();
+  await settle();
+  assert.deepEqual(h.sent[1], { type: "presence_begin", action: "policy.widen", detail: "{\"dialogArming\":true}" });
+  assert.equal(h.assertions.length, 1);
+  assert.equal(h.doc.el("dialog-arming-on").disabled, true);
+  h.doc.el("dialog-arming-off").click();
+  await settle();
+  assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key: "dialogArming", value: false });
+  assert.equal(h.assertions.length, 1, "turning it off needs no tap");
+  assert.equal(await page.setDialogArming(false), "unchanged");
 });

@@ -39,3 +39,16 @@ test("tab removal rejects with tab_not_found", async () => {
   w.updated(4, { status: "complete" });
   assert.equal(timers.pending(), 0);
 });
+
+test("skipBlank: a \"complete\" while the tab is at about:blank does not end that watch", async () => {
+  const timers = fakeTimers();
+  const w = createLoadWatcher(timers);
+  const page = w.watch(1, undefined, { skipBlank: true });
+  const any = w.watch(1);
+  w.updated(1, { status: "complete" }, { id: 1, url: "about:blank" });
+  assert.equal(await any.promise, "complete");
+  assert.equal(w.size(), 1);
+  w.updated(1, { status: "complete" }, { id: 1, url: "https://a.test/" });
+  assert.equal(await page.promise, "complete");
+  assert.equal(timers.pending(), 0);
+});

@@ -36,6 +36,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "presenceConfirm": False,
         "closeTabsOnSessionEnd": False,
         "maxAgentTabs": 20,
+        "dialogArming": False,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -159,6 +160,21 @@ def test_tab_lifecycle_keys_close_and_fewer_tabs_narrow() -> None:
     assert is_wider(DEFAULT_POLICY, narrowed)
 
 
+def test_dialog_arming_on_widens_and_off_is_free() -> None:
+    """Arming an answer to a dialog nobody saw yet is a grant: turning it on needs the signed
+    path, a restriction turning it on is ignored, and turning it off is a free narrowing."""
+    assert DEFAULT_POLICY.dialog_arming is False
+    assert not is_narrowing(DEFAULT_POLICY, "dialogArming", True)
+    still, ignored = restrict_explained(DEFAULT_POLICY, [("dialogArming", True)])
+    assert still.dialog_arming is False
+    assert ignored == ("restriction 0 (dialogArming): would widen the policy",)
+    armed = apply_set(DEFAULT_POLICY, {"dialogArming": True})
+    assert is_wider(armed, DEFAULT_POLICY)
+    assert is_narrowing(armed, "dialogArming", False)
+    assert restrict(armed, [("dialogArming", False)]).dialog_arming is False
+    assert not is_narrowing(armed, "dialogArming", "false")  # invalid: not narrowing
+
+
 def test_apply_set_may_widen_but_validates() -> None:
     wide = apply_set(DEFAULT_POLICY, {"eval": True, "origins": ["https://A.test:443"]})
     assert wide.eval and wide.origins == ("https://a.test",)
@@ -183,6 +199,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "presenceConfirm": st.booleans(),
     "closeTabsOnSessionEnd": st.booleans(),
     "maxAgentTabs": st.integers(1, 200),
+    "dialogArming": st.booleans(),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())
