@@ -45,7 +45,7 @@ class _Site(http.server.BaseHTTPRequestHandler):
             via = parse_qs(url.query).get("via", ["?"])[0]
             body = f"<!doctype html><title>child {via}</title><p id=via>{via}</p>".encode()
         else:
-            body = _opener(self.server.server_address[1])
+            body = _opener(urlparse(f"http://{self.headers['Host']}").port or 80)
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
