@@ -1,8 +1,9 @@
 // handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
 // page_select, page_check, page_scroll, page_wait_for, page_get_state, and (elementTools) what
 // they share with handlers/input.js's trusted-input tools. Thin glue:
-// every call checks ownership, runs the origin gate on the tab's CURRENT url, then injects the
-// page code (lib/elements.js PAGE_FILES, extension/page/) and runs its pageOp through
+// every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
+// on that frame's and each enclosing frame's: handlers/frames.js), then injects the page code
+// (lib/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
 // callPageOp (the page side refuses to act on another origin). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
