@@ -24,6 +24,7 @@ import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
 import { OPTIONS_PAGE, createPairing } from "./lib/pairing.js";
 import { createPolicyRelay } from "./lib/policy-relay.js";
+import { createPopups } from "./lib/popups.js";
 import { POPUP_PAGE, createPopupRelay } from "./lib/popup-relay.js";
 import { createPresenceConfirm } from "./lib/presence-confirm.js";
 import { createRecentCalls } from "./lib/recent-calls.js";
@@ -98,6 +99,13 @@ const cdp = createDebuggerManager({
   log,
 });
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
+// Tabs an owned tab opens join its session (lib/popups.js), debugger attached as for tab_open.
+const popups = createPopups({
+  ownership,
+  lifecycle,
+  attach: (session, tabId) => cdp.ensureSoft({ session, policy: {} }, tabId),
+  log,
+});
 
 const deps = {
   // The agent's own tab operations: activations they cause are not the person looking.
@@ -121,7 +129,7 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = createRoutes({
-  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator),
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups,
 });
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -353,6 +361,14 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   grace.release(tabId);
   loads.removed(tabId);
   cdp.removed(tabId);
+  popups.removed(tabId);
+}));
+// A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
+// session when a live session owns the opener (lib/popups.js), once ownership is back.
+chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigation.onCreatedNavigationTarget", (details) => {
+  ownershipLoaded
+    .then(() => popups.created(details.sourceTabId, details.tabId, details.url))
+    .catch((err) => log.warn("tabwarden: a new tab could not join its opener's session", err));
 }));
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
   if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params);

@@ -140,6 +140,15 @@ Selector = Annotated[str | None, Field(description="CSS selector")]
 Text = Annotated[str | None, Field(description="visible text of the element")]
 XPath = Annotated[str | None, Field(description="XPath expression")]
 Index = Annotated[int, Field(ge=0, description="which match, 0-based")]
+Frame = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        le=2**31 - 1,
+        description="a frameId from page_frames: act inside that frame, whose origin is gated on "
+        "its own (default: the top frame)",
+    ),
+]
 MaxChars = Annotated[int, Field(ge=1, le=5_000_000)]
 
 
@@ -181,6 +190,15 @@ class MarkdownArgs(TabArgs):
     maxChars: MaxChars = 100_000  # noqa: N815
 
 
+class FrameArgs(TabArgs):
+    """A tab and, optionally, one of its frames (page_frames)."""
+
+    frame: Frame = None
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
 class ElementArgs(TabArgs):
     """An element named by exactly one of ref, selector, text or xpath, plus index; the
     subclass's own fields travel alongside."""
@@ -194,6 +212,7 @@ class ElementArgs(TabArgs):
     text: Text = None
     xpath: XPath = None
     index: Index = 0
+    frame: Frame = None
 
     def named(self) -> dict[str, str]:
         """The ways of naming the element that were given (an empty string is not given)."""
@@ -207,8 +226,11 @@ class ElementArgs(TabArgs):
         return {**named, "index": self.index}
 
     def own(self) -> dict[str, Any]:
-        """The subclass's own fields (not tabId, not the element)."""
-        return self.model_dump(mode="json", exclude={"tabId", "index", *self.TARGET})
+        """The subclass's own fields (not tabId, not the element; frame only when given)."""
+        own = self.model_dump(mode="json", exclude={"tabId", "index", *self.TARGET})
+        if own.get("frame") is None:
+            own.pop("frame", None)
+        return own
 
     def wire(self) -> dict[str, Any]:
         if self.TARGET_OPTIONAL and not self.named():
@@ -238,9 +260,10 @@ class ScrollArgs(ElementArgs):
     to: str = "bottom"
 
     def wire(self) -> dict[str, Any]:
+        framed = {"frame": self.frame} if self.frame is not None else {}
         if not self.named():
-            return {"tabId": self.tabId, "to": self.to}
-        return {"tabId": self.tabId, **self.element()}  # scrolling to an element: no ``to``
+            return {"tabId": self.tabId, "to": self.to, **framed}
+        return {"tabId": self.tabId, **self.element(), **framed}  # to an element: no ``to``
 
 
 class UploadArgs(ElementArgs):
@@ -280,6 +303,23 @@ class MouseArgs(PointArgs):
     ] = False
 
 
+class ClickArgs(ElementArgs):
+    newTab: Annotated[  # noqa: N815
+        bool,
+        Field(
+            description="wait (within the call's deadline) for the tab the click opens "
+            "(target=_blank, window.open) and its first load; it joins your session and is "
+            "reported as newTab {id, url}"
+        ),
+    ] = False
+
+    def wire(self) -> dict[str, Any]:
+        sent = super().wire()
+        if not self.newTab:
+            sent.pop("newTab", None)  # reported anyway when one joined; only true waits
+        return sent
+
+
 class DialogArgs(TabArgs):
     action: Annotated[
         Literal["accept", "dismiss"] | None,
@@ -315,10 +355,13 @@ class WaitForArgs(TabArgs):
     text: Text = None
     state: str = "visible"
     timeoutMs: Annotated[int, Field(ge=0, le=60_000)] = 10_000  # noqa: N815
+    frame: Frame = None
 
     def wire(self) -> dict[str, Any]:
         named = {k: v for k, v in (("selector", self.selector), ("text", self.text)) if v}
-        return {"tabId": self.tabId, "state": self.state, "timeoutMs": self.timeoutMs, **named}
+        framed = {"frame": self.frame} if self.frame is not None else {}
+        wait = {"state": self.state, "timeoutMs": self.timeoutMs}
+        return {"tabId": self.tabId, **wait, **named, **framed}
 
 
 class ScrapeArgs(TabArgs):
@@ -481,6 +524,21 @@ class DialogOut(BaseModel):
     message: str | None = Field(None, description="the dialog's text, card-like numbers masked")
     armed: ArmedAnswer | None = Field(None, description="the answer armed for the next dialog")
     recent: list[RecentDialog] = Field(default_factory=list, description="oldest first, at most 10")
+
+
+class FrameRow(BaseModel):
+    index: int
+    frameId: int  # noqa: N815
+    parentFrameId: int | None  # noqa: N815
+    origin: str
+    approved: bool
+    url: str | None = Field(description="withheld (null) unless the policy approves the origin")
+    name: str | None
+
+
+class Frames(BaseModel):
+    frames: list[FrameRow]
+    truncated: bool
 
 
 class Shot(BaseModel):
@@ -697,7 +755,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         description="Interactive elements of one of your tabs with refs (@eN) to address them. "
         "An element keeps its ref across snapshots of the same document and a ref never names "
         "another element; after a navigation old refs answer bad_ref: snapshot again.",
-        arguments=TabArgs,
+        arguments=FrameArgs,
         result=Snapshot,
         annotations=READ,
         gate=Gate.ORIGIN,
@@ -756,8 +814,9 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         name="page_click",
         title="Click",
         description="Click an element. Submit buttons and links ask the person in the confirm "
-        "window (one approval covers repeats on that tab for the grace period).",
-        arguments=ElementArgs,
+        "window (one approval covers repeats on that tab for the grace period). A tab the click "
+        "opens joins your session and is reported as newTab; newTab: true waits for it.",
+        arguments=ClickArgs,
         result=Done,
         annotations=ACT,
         gate=Gate.ORIGIN,
@@ -909,6 +968,19 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGH,
         call=Relay(sandbox_file="path"),
+    ),
+    ToolSpec(
+        name="page_frames",
+        title="List a tab's frames",
+        description="The frames of one of your tabs (top first): frameId (pass it as frame to "
+        "any element tool), parent, origin, and url and name only for origins the policy "
+        "approves. Acting in a frame gates its origin on its own.",
+        arguments=TabArgs,
+        result=Frames,
+        annotations=READ,
+        gate=Gate.ORIGIN,
+        risk=Risk.LOW,
+        call=RELAY,
     ),
 )
 

@@ -4,6 +4,7 @@
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
+import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers } from "./interact.js";
 import { navHandlers } from "./nav.js";
@@ -15,9 +16,11 @@ import { tabHandlers } from "./tabs.js";
  * What every family gets: support.js's deps with every browser call the families use, the
  * click grace, the debugger manager and the open dialogs (handlers/input.js).
  * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
- *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi,
+ *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi
+ *   & import("./frames.js").FramesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
- *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean}} ActionDeps
+ *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
+ *   popups?: import("../lib/popups.js").Popups}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -56,6 +59,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_get_state", interactHandlers],
   ["page_mouse", inputHandlers],
   ["page_dialog", inputHandlers],
+  ["page_frames", framesHandlers],
 ]));
 
 /**

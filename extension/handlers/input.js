@@ -15,7 +15,7 @@ import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js"
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argTarget, argWait, confirmName, elementTools } from "./interact.js";
+import { argTarget, argWait, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
@@ -94,7 +94,7 @@ export function inputHandlers(deps) {
     const r = await page(ctx, tabId, "point", { ...a, origin, refFloor: floor });
     if (!Number.isFinite(r.x) || !Number.isFinite(r.y)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this page");
     if (typeof r.docToken === "string" && Number.isSafeInteger(r.lastRef)) {
-      docTokens.set(tabId, { session: ctx.session, token: r.docToken, floor: Math.max(floor, r.lastRef) });
+      rememberSnapshot(docTokens, tabId, ctx.session, 0, r.docToken, Math.max(floor, r.lastRef));
     }
     const kind = r.kind === "submit" || r.kind === "link" ? r.kind : "plain";
     return {
@@ -125,7 +125,7 @@ export function inputHandlers(deps) {
     if (args.force !== undefined && typeof args.force !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "force must be true or false");
     const force = args.force === true;
     if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_mouse");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_mouse", { frames: false });
     await cdp.ensure(ctx, tabId);
     let at = await locate(ctx, tabId, origin, docToken, point);
     const report = () => ({
@@ -168,7 +168,7 @@ export function inputHandlers(deps) {
   async function pageHover(args, ctx) {
     const point = argPoint(args);
     if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_hover");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_hover", { frames: false });
     await cdp.ensure(ctx, tabId);
     const at = await locate(ctx, tabId, origin, docToken, point);
     await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");

@@ -1,8 +1,9 @@
 // handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
 // page_select, page_check, page_scroll, page_wait_for, page_get_state, and (elementTools) what
 // they share with handlers/input.js's trusted-input tools. Thin glue:
-// every call checks ownership, runs the origin gate on the tab's CURRENT url, then injects the
-// page code (lib/elements.js PAGE_FILES, extension/page/) and runs its pageOp through
+// every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
+// on that frame's and each enclosing frame's: handlers/frames.js), then injects the page code
+// (lib/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
 // callPageOp (the page side refuses to act on another origin). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
@@ -15,7 +16,8 @@ import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
-import { STEP_MAX_MS, argTabId, ownedTab, step } from "./support.js";
+import { argFrame, gateFrame } from "./frames.js";
+import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
@@ -84,10 +86,12 @@ export function argWait(w) {
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
  * @typedef {object} InteractBrowserApi
- * @property {(tabId: number, files: readonly string[]) => Promise<unknown>} executeFiles
- *   runs extension files in the tab's isolated world, in order
- * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
- *   Promise<Array<{result?: unknown}>>} executeScriptArgs runs `func(...args)` in the tab
+ * @property {(tabId: number, files: readonly string[], frameId?: number) => Promise<unknown>} executeFiles
+ *   runs extension files in the tab's isolated world (its top frame, or frame `frameId`), in order
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN", frameId?: number) =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs runs `func(...args)` in the tab (or one frame of it)
+ * @property {import("./frames.js").FramesBrowserApi["getAllFrames"]} [getAllFrames] the tab's
+ *   frames (a call with `frame` needs it)
  */
 
 /**
@@ -103,20 +107,48 @@ export function elementTools(deps) {
   const now = deps.now ?? (() => Date.now());
   const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   const docTokens = deps.docTokens ?? new Map();
+  /** The frame each call (its ctx) aims at, once open() gated it; absent = the top frame. */
+  /** @type {WeakMap<object, number>} */
+  const callFrame = new WeakMap();
 
   /**
-   * Ownership, then the origin gate on the tab's current url.
+   * The origin gate for the call's frame: the tab's current url, then, for a frame other than
+   * the top one, that frame and each of its ancestors on their own (handlers/frames.js).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {any} tab
+   * @param {number} frameId
+   * @param {string} tool
+   */
+  async function gate(ctx, tabId, tab, frameId, tool) {
+    const top = await ensureOrigin(tab?.url, ctx, tool);
+    if (frameId === 0) return top;
+    if (typeof browser.getAllFrames !== "function") throw new BridgeError(CODE.BAD_REQUEST, "frames are not available here");
+    return gateFrame(/** @type {any} */ (deps), ctx, tabId, frameId, tool);
+  }
+
+  /**
+   * Ownership, then the origin gate on the tab's current url (and, with `frame`, the frame's).
+   * `frames: false`: the tool acts on the top frame only (viewport coordinates), and a `frame`
+   * other than 0 is refused.
    * @param {Record<string, unknown>} args
    * @param {import("./support.js").Ctx} ctx
    * @param {string} tool
+   * @param {{frames?: boolean}} [opts]
    */
-  async function open(args, ctx, tool) {
+  async function open(args, ctx, tool, { frames = true } = {}) {
     const tabId = argTabId(args);
+    const frameId = argFrame(args);
+    if (frameId !== 0 && !frames) {
+      throw new BridgeError(CODE.BAD_REQUEST, `${tool} works in the top frame only (its points are the tab's viewport); use page_click, page_fill and the other element tools with frame`);
+    }
     const tab = await ownedTab(deps, ctx, tabId);
-    const origin = await ensureOrigin(tab?.url, ctx, tool);
+    const origin = await gate(ctx, tabId, tab, frameId, tool);
+    callFrame.set(ctx, frameId);
     const saved = docTokens.get(tabId);
-    const docToken = saved !== undefined && saved.session === ctx.session ? saved.token : null;
-    return { tabId, tab, origin, docToken };
+    const docToken = saved === undefined || saved.session !== ctx.session ? null
+      : frameId === 0 ? saved.token : saved.frames?.get(frameId) ?? null;
+    return { tabId, tab, origin, docToken, frameId };
   }
 
   /**
@@ -132,10 +164,14 @@ export function elementTools(deps) {
   async function page(ctx, tabId, op, a) {
     let out;
     const cap = op === "waitFor" ? Infinity : STEP_MAX_MS;
+    const frameId = callFrame.get(ctx) ?? 0;
+    const files = () => (frameId === 0 ? browser.executeFiles(tabId, PAGE_FILES) : browser.executeFiles(tabId, PAGE_FILES, frameId));
+    const call = () => (frameId === 0 ? browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED")
+      : browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED", frameId));
     try {
       for (let attempt = 1; ; attempt++) {
-        await step(ctx, `prepare the page for ${op}`, browser.executeFiles(tabId, PAGE_FILES));
-        const results = await step(ctx, op, browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED"), cap);
+        await step(ctx, `prepare the page for ${op}`, files());
+        const results = await step(ctx, op, call(), cap);
         out = Array.isArray(results) ? results[0]?.result : undefined;
         // {notInstalled: true}: a new document committed between the two injections and nothing
         // ran; inject into that one (it must pass the same origin check inside).
@@ -181,7 +217,7 @@ export function elementTools(deps) {
     if (args.waitFor === undefined || args.waitFor === null) return;
     const w = argWait(args.waitFor);
     const tab = await ownedTab(deps, ctx, tabId);
-    const origin = await ensureOrigin(tab?.url, ctx, tool);
+    const origin = await gate(ctx, tabId, tab, callFrame.get(ctx) ?? 0, tool);
     const r = await page(ctx, tabId, "waitFor", { ...w, origin });
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
@@ -202,6 +238,12 @@ export function elementTools(deps) {
    * @returns {Promise<{navigated: boolean, after: any}>}
    */
   async function landing(ctx, tabId, origin, watch, urlBefore, nav) {
+    if ((callFrame.get(ctx) ?? 0) !== 0) {
+      // A click inside a frame: the tab's own load state says nothing about the frame, and the
+      // frame's next document is gated by the next call on it.
+      watch.cancel();
+      return { navigated: nav !== null && nav !== undefined, after: { url: urlBefore } };
+    }
     let after;
     let navigated;
     let crossDocument;
@@ -251,30 +293,94 @@ export function elementTools(deps) {
 
 /**
  * tabId -> {session, token} of the tab's latest snapshot, and `floor`: the highest ref number
- * any document of this tab has handed out, where the next document's numbering starts — so a
- * ref kept from an earlier document never names an element of a later one.
- * @typedef {Map<number, {session: string, token: string, floor: number}>} DocTokens
+ * any document of this tab (any frame) has handed out, where the next snapshot's numbering
+ * starts — so a ref kept from an earlier document or another frame never names an element of
+ * this one. `frames`: frameId -> token of that frame's latest snapshot (token is then "" until
+ * the top frame has one).
+ * @typedef {Map<number, {session: string, token: string, floor: number, frames?: Map<number, string>}>} DocTokens
  */
+
+/**
+ * Record a snapshot's document token for the tab's frame `frameId` and the tab's new ref floor;
+ * the other frames' tokens stay (a new session starts over).
+ * @param {DocTokens} docTokens
+ * @param {number} tabId
+ * @param {string} session
+ * @param {number} frameId
+ * @param {string} token
+ * @param {number} floor
+ */
+export function rememberSnapshot(docTokens, tabId, session, frameId, token, floor) {
+  const old = docTokens.get(tabId);
+  const mine = old !== undefined && old.session === session ? old : undefined;
+  const frames = new Map(mine?.frames ?? []);
+  if (frameId !== 0) frames.set(frameId, token);
+  docTokens.set(tabId, {
+    session, token: frameId === 0 ? token : mine?.token ?? "", floor: Math.max(floor, old?.floor ?? 0), frames,
+  });
+}
 
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
- *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens}} deps
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
+ *   popups?: import("../lib/popups.js").Popups}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function interactHandlers(deps) {
   const { loads } = deps;
   const { grace, now, docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
 
+  /**
+   * Arm the watch for a tab the action may open (lib/popups.js); null without popups.
+   * @param {number} tabId
+   * @param {import("./support.js").Ctx} ctx
+   */
+  const popupWatch = (tabId, ctx) => deps.popups?.watch(tabId, ctx.policy) ?? null;
+
+  /**
+   * The tab the action opened, which joined the session: {id, url}. With `wait` (page_click
+   * newTab: true) the call waits for it, bounded by its deadline, and for its first load;
+   * otherwise only one that joined already is reported.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {import("../lib/popups.js").PopupWatch | null} opened
+   * @param {boolean} wait
+   * @returns {Promise<{id: number, url: string} | null>}
+   */
+  async function newTabOf(ctx, opened, wait) {
+    if (opened === null) {
+      if (wait) throw new BridgeError(CODE.BAD_REQUEST, "newTab is not available here");
+      return null;
+    }
+    let joined = opened.seen();
+    if (joined === null && wait) {
+      try {
+        joined = await step(ctx, "wait for the new tab the click opens", opened.promise, MAX_WAIT_MS);
+      } catch (err) {
+        if (err instanceof BridgeError && err.code === CODE.TIMEOUT) {
+          throw new BridgeError(CODE.TIMEOUT, "the click was done, but no new tab joined this session before the call's deadline");
+        }
+        throw err;
+      }
+    }
+    if (joined === null) return null;
+    let url = joined.url;
+    if (wait) {
+      const settled = await step(ctx, "wait for the new tab to load", settledTab(deps, joined.id, loads.watch(joined.id), { newTab: true }), MAX_WAIT_MS);
+      if (typeof settled?.url === "string" && settled.url !== "") url = settled.url;
+    }
+    return { id: joined.id, url };
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
-    const { tabId, origin } = await open(args, ctx, "page_snapshot");
+    const { tabId, origin, frameId } = await open(args, ctx, "page_snapshot");
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const r = await page(ctx, tabId, "snapshot", { origin, refFloor: floor });
     if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
-    docTokens.set(tabId, { session: ctx.session, token: r.docToken, floor: Math.max(floor, r.lastRef) });
+    rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
     return { url: String(r.url), title: String(r.title), snapshot: r.snapshot, truncated: r.truncated === true };
   }
 
@@ -282,6 +388,9 @@ export function interactHandlers(deps) {
   async function click(args, ctx) {
     const target = argTarget(args);
     if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
+    if (args.newTab !== undefined && args.newTab !== null && typeof args.newTab !== "boolean") {
+      throw new BridgeError(CODE.BAD_REQUEST, "newTab must be true or false");
+    }
     const { tabId, origin, docToken } = await open(args, ctx, "page_click");
     const base = { origin, target, docToken };
     const d = await page(ctx, tabId, "describe", base);
@@ -291,19 +400,26 @@ export function interactHandlers(deps) {
       await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind) });
     }
     const watch = loads.watch(tabId);
+    const opened = popupWatch(tabId, ctx);
     let r;
     try {
       r = await page(ctx, tabId, "click", { ...base, expectKind: kind });
     } catch (err) {
       watch.cancel();
+      opened?.cancel();
       throw err;
     }
-    // The page says whether the click started a navigation (its navigate event).
-    const nav = isPlainObject(r.navigation) ? r.navigation : null;
-    const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
-    await waitAfter(args, tabId, ctx, "page_click");
-    const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
-    return { clicked: true, navigated, url };
+    try {
+      // The page says whether the click started a navigation (its navigate event).
+      const nav = isPlainObject(r.navigation) ? r.navigation : null;
+      const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
+      const newTab = await newTabOf(ctx, opened, args.newTab === true);
+      await waitAfter(args, tabId, ctx, "page_click");
+      const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
+      return { clicked: true, navigated, url, ...(newTab !== null ? { newTab } : {}) };
+    } finally {
+      opened?.cancel();
+    }
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */

@@ -17,6 +17,7 @@ import { originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
+import { argFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, argTabId, ownedTab, step } from "./support.js";
 
@@ -475,6 +476,7 @@ export function readHandlers(deps) {
     if (bytes < 0) throw new BridgeError(CODE.BAD_REQUEST, "data must be base64");
     if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError(CODE.BAD_REQUEST, `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
     const locator = uploadTarget(args);
+    if (argFrame(args) !== 0) throw new BridgeError(CODE.BAD_REQUEST, "page_upload works in the top frame only");
     const { tabId, origin, url } = await gatedTab(args, ctx, "page_upload");
     const where = [locator.selector, locator.xpath, locator.index];
     const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input");

@@ -240,9 +240,39 @@ export function cookiesForUrl(url) {
  * @param {(...a: any[]) => unknown} func
  * @param {unknown[]} args JSON-serialisable
  * @param {"ISOLATED" | "MAIN"} [world]
+ * @param {number} [frameId] one frame of the tab (default 0, the top frame)
  */
-export function executeScriptArgs(tabId, func, args, world = "ISOLATED") {
-  return chrome.scripting.executeScript({ target: { tabId }, func, args, world });
+export function executeScriptArgs(tabId, func, args, world = "ISOLATED", frameId = 0) {
+  return chrome.scripting.executeScript({ target: frameTarget(tabId, frameId), func, args, world });
+}
+
+/**
+ * The injection target: the tab's top frame, or one frame of it (a frameId from getAllFrames).
+ * @param {number} tabId
+ * @param {number} frameId
+ */
+const frameTarget = (tabId, frameId) => (frameId === 0 ? { tabId } : { tabId, frameIds: [frameId] });
+
+/**
+ * Run a self-contained `func()` in each of the listed frames of the tab (isolated world); one
+ * result per frame that ran it, each with its frameId.
+ * @param {number} tabId
+ * @param {number[]} frameIds
+ * @param {() => unknown} func
+ * @returns {Promise<Array<{frameId: number, result?: unknown}>>}
+ */
+export function executeInFrames(tabId, frameIds, func) {
+  return chrome.scripting.executeScript({ target: { tabId, frameIds }, func });
+}
+
+/**
+ * Every frame of the tab (chrome.webNavigation.getAllFrames): frameId, parentFrameId, url,
+ * documentId; null when the tab is gone.
+ * @param {number} tabId
+ * @returns {Promise<Array<{frameId: number, parentFrameId: number, url: string, documentId?: string}> | null>}
+ */
+export function getAllFrames(tabId) {
+  return chrome.webNavigation.getAllFrames({ tabId });
 }
 
 /**
@@ -250,9 +280,10 @@ export function executeScriptArgs(tabId, func, args, world = "ISOLATED") {
  * top frame, isolated world: the element tools' page code (lib/elements.js PAGE_FILES).
  * @param {number} tabId
  * @param {readonly string[]} files
+ * @param {number} [frameId] one frame of the tab (default 0, the top frame)
  */
-export function executeFiles(tabId, files) {
-  return chrome.scripting.executeScript({ target: { tabId }, files: [...files], world: "ISOLATED" });
+export function executeFiles(tabId, files, frameId = 0) {
+  return chrome.scripting.executeScript({ target: frameTarget(tabId, frameId), files: [...files], world: "ISOLATED" });
 }
 
 // --- the pinned host record (lib/pinning.js) and the epoch ratchet (lib/epoch-ratchet.js), in

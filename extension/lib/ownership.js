@@ -4,7 +4,8 @@
 // restart) through the injected `save`, and restores it with `load` at worker start. It must
 // never hand a tab to a second session (a tab id released on removal and later reused by Chrome
 // belongs to nobody; a stored tab that no longer exists is dropped at load), never let a session
-// reach a tab it did not open through tab_open, and never let anyone drive an orphan.
+// reach a tab it did not open through tab_open or that one of its own tabs did not open
+// (lib/popups.js claims those), and never let anyone drive an orphan.
 
 /** Most tabs a snapshot may restore (far above any policy's maxAgentTabs). */
 export const MAX_RESTORED = 1000;

@@ -50,7 +50,12 @@ var tabwardenLocate = (() => {
    */
   function documentRefs(floor = 0) {
     const existing = currentRefs();
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) {
+      // Another frame of the tab may have handed out numbers since: new refs here go after them,
+      // so one number never names elements in two frames.
+      if (Number.isSafeInteger(floor) && /** @type {number} */ (floor) > existing.next) existing.next = Math.min(/** @type {number} */ (floor), MAX_REF);
+      return existing;
+    }
     const start = Number.isSafeInteger(floor) && /** @type {number} */ (floor) > 0 ? Math.min(/** @type {number} */ (floor), MAX_REF) : 0;
     const bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [] };
 const queries = [];
 const warnings = [];
 
@@ -53,6 +53,9 @@ globalThis.chrome = {
   },
   windows: {
     onRemoved: { addListener: (f) => listeners.windowRemoved.push(f) },
+  },
+  webNavigation: {
+    onCreatedNavigationTarget: { addListener: (f) => listeners.createdNavigationTarget.push(f) },
   },
   debugger: {
     onEvent: { addListener: (f) => listeners.debuggerEvent.push(f) },

@@ -56,7 +56,12 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    issue 10), beside it.
   //  alarms          — one wake alarm (lib/wake.js): Chrome starts a stopped worker to deliver
   //                    it, so the bridge comes back with no browser event (issue 18).
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms"]);
+  //  webNavigation   — getAllFrames for page_frames and the `frame` argument (which frames an
+  //                    owned tab has, each frame's url for its own origin gate), and
+  //                    onCreatedNavigationTarget: a tab an owned tab opens (target=_blank,
+  //                    window.open) joins its session (issue 12). Its install warning ("Read your
+  //                    browsing history") is the one `tabs` already carries: nothing new is asked.
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms", "webNavigation"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);

@@ -318,6 +318,7 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
     (e) => e.code === "policy_denied");
   assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
   await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
+  await assert.rejects(h.call("page_upload", { ...args, frame: 3 }, UPLOAD_ON), (e) => e.code === "bad_request" && /top frame/.test(e.message));
   await assert.rejects(h.call("page_upload", { ...args, selector: ".none" }, UPLOAD_ON), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_upload", { ...args, selector: undefined, ref: "@e3" }, UPLOAD_ON), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_upload", { ...args, data: "%%%" }, UPLOAD_ON), (e) => e.code === "bad_request");

@@ -1,0 +1,200 @@
+"""Popups and new tabs (issue 12), in real Chromium through the real chain: a tab an agent's tab
+opens — a link with target=_blank, window.open, a window.open popup window — joins the agent's
+session, is reported by the click (`newTab`, waited for with `newTab: true`) and is driven like
+any tab of the session; one on an unapproved site is owned but gated (the person is asked, and
+a denial refuses). The attacker's case: a popup a person's own tab opens never joins, so the
+agent cannot reach it even knowing its id."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import os
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+
+def _opener(port: int) -> bytes:
+    return (
+        "<!doctype html><html><head><title>opener</title></head><body>"
+        "<a id=blank href='/child?via=blank' target=_blank>New tab link</a>"
+        "<button type=button id=open onclick=\"window.open('/child?via=open')\">Open</button>"
+        "<button type=button id=popup onclick=\"window.open('/child?via=popup', 'w', "
+        "'width=320,height=240')\">Popup</button>"
+        f"<button type=button id=away onclick=\"window.open('http://localhost:{port}/child?via=away')\">"
+        "Away</button>"
+        "<button type=button id=nothing>Nothing</button>"
+        "</body></html>"
+    ).encode()
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlparse(self.path)
+        if url.path == "/child":
+            via = parse_qs(url.query).get("via", ["?"])[0]
+            body = f"<!doctype html><title>child {via}</title><p id=via>{via}</p>".encode()
+        else:
+            body = _opener(urlparse(f"http://{self.headers['Host']}").port or 80)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def site_port() -> Iterator[int]:
+    with serve_http(_Site) as origin:
+        yield int(origin.rsplit(":", 1)[1])
+
+
+async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, args, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def text_of(agent: Any, tab: int) -> str:
+    return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": "#via"}))["text"])
+
+
+async def my_tabs(agent: Any) -> set[int]:
+    return {t["id"] for t in (await ok(agent, "tab_list", {}))["tabs"]}
+
+
+async def allowed_click(context: Any, agent: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """page_click on a link: the person allows it in the confirm window."""
+    clicking = asyncio.create_task(agent.call_tool("page_click", args))
+    window = await confirm_page(context)
+    await press(window, "#allow")
+    result = await clicking
+    assert not result.is_error, result.content
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+
+            # A click that opens nothing reports no newTab.
+            plain = await ok(agent, "page_click", {"tabId": tab, "selector": "#nothing"})
+            assert "newTab" not in plain and await my_tabs(agent) == {tab}
+
+            # window.open: waited for, reported, loaded, and the session's own.
+            opened = await ok(
+                agent, "page_click", {"tabId": tab, "selector": "#open", "newTab": True}
+            )
+            new = opened["newTab"]
+            assert new["url"] == f"{a}/child?via=open" and new["id"] != tab, opened
+            assert await my_tabs(agent) == {tab, new["id"]}
+            assert await text_of(agent, new["id"]) == "open"
+
+            # A link with target=_blank (a link click: the person allows it).
+            linked = await allowed_click(
+                context, agent, {"tabId": tab, "selector": "#blank", "newTab": True}
+            )
+            blank = linked["newTab"]
+            assert blank["url"] == f"{a}/child?via=blank" and linked["navigated"] is False
+            assert await text_of(agent, blank["id"]) == "blank"
+
+            # A popup window (window.open with features).
+            popped = await ok(
+                agent, "page_click", {"tabId": tab, "selector": "#popup", "newTab": True}
+            )
+            popup = popped["newTab"]
+            assert await text_of(agent, popup["id"]) == "popup"
+            assert await my_tabs(agent) == {tab, new["id"], blank["id"], popup["id"]}
+            # The opener is unchanged by all this.
+            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#open"}))[
+                "text"
+            ] == "Open"
+
+            # A new tab on a site the policy does not approve: owned, but gated like any tab.
+            sent = {"tabId": tab, "selector": "#away", "newTab": True}
+            away = (await ok(agent, "page_click", sent))["newTab"]
+            assert away["url"].startswith(f"{b}/child")
+            assert away["id"] in await my_tabs(agent)
+            reading = asyncio.create_task(
+                agent.call_tool("page_get_state", {"tabId": away["id"], "selector": "#via"})
+            )
+            window = await confirm_page(context)
+            await shows(window, b)
+            await press(window, "#deny")
+            denied = tool_error(await reading)
+            assert denied is not None and denied["code"] == "origin_not_approved", denied
+
+            # Tabs the session got this way close with it like its own.
+            closed = await ok(agent, "tab_close_all", {})
+            assert closed["closed"] == 5
+            assert await my_tabs(agent) == set()
+
+    asyncio.run(scenario())
+
+
+def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site_port: int) -> None:
+    a = f"http://127.0.0.1:{site_port}"
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            mine = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+
+            # The person's own tab (opened outside the bridge) opens a popup.
+            person = await context.new_page()
+            await person.goto(f"{a}/")
+            async with context.expect_page() as popup_info:
+                await person.click("#open")
+            popup = await popup_info.value
+            await popup.wait_for_load_state()
+            assert (await popup.text_content("#via")) == "open"
+
+            # Find its tab id as the agent might (ids are small integers): from the worker.
+            worker = context.service_workers[0] if context.service_workers else None
+            if worker is None:
+                worker = await context.wait_for_event("serviceworker", timeout=30_000)
+            ids = await worker.evaluate(
+                "async () => (await chrome.tabs.query({})).filter((t) => "
+                "(t.url || '').includes('/child?via=open')).map((t) => t.id)"
+            )
+            assert len(ids) == 1, ids
+            # An agent tab's popup joins within a deadline; the person's has had as long by then.
+            await ok(agent, "page_click", {"tabId": mine, "selector": "#open", "newTab": True})
+            assert ids[0] not in await my_tabs(agent)
+            for tool, args in (
+                ("page_get_state", {"selector": "#via"}),
+                ("page_snapshot", {}),
+                ("tab_close", {}),
+            ):
+                refused = tool_error(await agent.call_tool(tool, {"tabId": ids[0], **args}))
+                assert refused is not None and refused["code"] == "tab_not_owned", (tool, refused)
+            assert not popup.is_closed() and (await popup.text_content("#via")) == "open"
+
+    asyncio.run(scenario())
