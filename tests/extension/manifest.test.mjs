@@ -149,7 +149,9 @@ test("every module opens with a purpose comment", () => {
 });
 
 test("action: the toolbar popup is popup.html, a static page; still no web_accessible_resources", () => {
-  assert.deepEqual(manifest.action, { default_title: "tabwarden", default_popup: "popup.html" });
+  const { default_icon: actionIcons, ...action } = manifest.action;
+  assert.deepEqual(action, { default_title: "tabwarden", default_popup: "popup.html" });
+  assert.deepEqual(actionIcons, manifest.icons);
   assert.equal(manifest.web_accessible_resources, undefined);
   const html = readFileSync(join(EXT, "popup.html"), "utf8");
   const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
@@ -170,4 +172,15 @@ test("confirm.html has the presence-mode #tap button; options.html the MCP clien
   assert.match(confirmHtml, /<button id="tap" type="button"[^>]*hidden[^>]*>Confirm with your security key<\/button>/);
   const options = readFileSync(join(EXT, "options.html"), "utf8");
   for (const id of ["clients-paired", "clients-recent", "clients-status"]) assert.match(options, new RegExp(`id="${id}"`));
+});
+
+test("icons: 16, 32, 48 and 128 px PNGs (scripts/draw-icons), each of the size it is declared as", () => {
+  assert.deepEqual(Object.keys(manifest.icons), ["16", "32", "48", "128"]);
+  for (const [size, file] of Object.entries(manifest.icons)) {
+    const png = readFileSync(join(EXT, file));
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], file);
+    assert.equal(png.toString("latin1", 12, 16), "IHDR", file);
+    assert.equal(png.readUInt32BE(16), Number(size), `${file} width`);
+    assert.equal(png.readUInt32BE(20), Number(size), `${file} height`);
+  }
 });
