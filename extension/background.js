@@ -29,6 +29,7 @@ import { createPresenceConfirm } from "./lib/presence-confirm.js";
 import { createRecentCalls } from "./lib/recent-calls.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
+import { createSessionClients } from "./lib/session-clients.js";
 import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
@@ -195,6 +196,10 @@ const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args)
 const recentCalls = createRecentCalls({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
 });
+// Which client each session is (the host's label), for the agent-tab rows.
+const sessionClients = createSessionClients({
+  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
+});
 const popupRelay = createPopupRelay({
   hostCall: (action, args) => session.hostCall(action, args),
   sessionSnapshot: () => session.snapshot(),
@@ -250,9 +255,11 @@ const session = createSession({
     welcomeEpoch = undefined;
     pinGate.onClosed();
   },
-  onAnswered: (action, reply) => {
+  onAnswered: (action, reply, who) => {
     // The terminal's own listing (`tabwarden tabs`) is the person's, not an agent's call.
-    if (!TERMINAL_ACTIONS.has(action)) recentCalls.record(action, reply);
+    if (TERMINAL_ACTIONS.has(action)) return;
+    recentCalls.record(action, reply, who?.client);
+    if (who) sessionClients.seen(who.session, who.client);
   },
   log,
 });
@@ -273,7 +280,7 @@ function sweepSessions() {
   })().catch((err) => log.warn("tabwarden: session sweep failed", err));
 }
 
-const agentTabsRelay = createAgentTabsRelay({ lifecycle, log });
+const agentTabsRelay = createAgentTabsRelay({ lifecycle, sessionClients, log });
 
 /** Connect unless already connected or a reconnect is pending; never throws. */
 function ensureConnected() {

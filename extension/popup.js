@@ -4,10 +4,10 @@
 // through the service worker.
 
 import { runAgentTabsView } from "./lib/agent-tabs-view.js";
-import { sendRuntimeMessage } from "./lib/chrome-api.js";
+import { openOptionsPage, sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runPopupPage } from "./lib/popup-page.js";
 
-runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage } })
+runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage } })
   .catch((err) => console.warn("tabwarden: popup failed", err));
 
 runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } })

@@ -117,6 +117,14 @@ export function sendRuntimeMessage(msg) {
   return chrome.runtime.sendMessage(msg);
 }
 
+/**
+ * Open (or focus) this extension's options page (from the popup).
+ * @returns {Promise<void>}
+ */
+export function openOptionsPage() {
+  return chrome.runtime.openOptionsPage();
+}
+
 /** This extension's id. */
 export function extensionId() {
   return chrome.runtime.id;
