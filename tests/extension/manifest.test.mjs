@@ -104,7 +104,15 @@ test("options.html is the options page: static, no inline script, textContent-on
   for (const id of ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"]) {
     assert.match(html, new RegExp(`<button id="${id}" type="button"`), `${id} is a real, keyboard-usable button`);
   }
-  assert.match(html, /<label for="code">One-time code from `tabwarden pair`<\/label>/);
+  assert.match(html, /<label for="code">One-time code from <code>tabwarden pair<\/code><\/label>/);
+  // The "no authenticator" box sits right before its own label, in one row.
+  assert.match(html, /<div class="check">\s*<input id="window-only" type="checkbox">\s*<label for="window-only">/);
+  // Sections with headings and a nav to each.
+  for (const [id, heading] of [["status", "Status"], ["sites", "Sites"], ["permissions", "Permissions"], ["clients", "Clients"], ["audit", "Audit"]]) {
+    assert.match(html, new RegExp(`<section id="${id}-section" aria-labelledby="${id}-heading">\\s*<h2 id="${id}-heading">${heading}</h2>`));
+    assert.match(html, new RegExp(`<nav [^>]*>[\\s\\S]*<a href="#${id}-section">${heading}</a>[\\s\\S]*</nav>`));
+  }
+  assert.doesNotMatch(html, /policy epoch|window-only\b(?!")/i, "plain words, not internal ones");
   assert.ok(existsSync(join(EXT, "options.css")));
   for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js"),
     join("lib", "policy-page.js"), join("lib", "policy-relay.js"), join("lib", "canonical-json.js")]) {
