@@ -61,7 +61,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     // Paired and the host proved its key: the form folds away (open it to pair again).
     const folded = s.paired === true && !compromised;
     if (block) block.open = !folded;
-    show("pair-summary", folded ? "Pair this browser again (after `tabwarden pair --reset` or `pair --browser`)" : "Pair this browser");
+    show("pair-summary", folded ? "Pair this browser again (after tabwarden pair --reset or pair --browser)" : "Pair this browser");
     if (compromised) {
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
         + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");
