@@ -32,6 +32,7 @@ import { createSession } from "./lib/session.js";
 import { createSessionClients } from "./lib/session-clients.js";
 import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
+import { CHANGING, createChangeNotifier } from "./lib/live-refresh.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
@@ -196,6 +197,10 @@ const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args)
 const recentCalls = createRecentCalls({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
 });
+// Open extension pages re-read their lists after a change (lib/live-refresh.js).
+const pages = createChangeNotifier({
+  send: (msg) => api.sendRuntimeMessage(msg), setTimer: (fn, ms) => timers.setTimer(fn, ms),
+});
 // Which client each session is (the host's label), for the agent-tab rows.
 const sessionClients = createSessionClients({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
@@ -235,7 +240,8 @@ const session = createSession({
           cdp.release(tabId); // a tab nobody drives keeps no debugger
         }
       })
-      .catch((err) => log.warn("tabwarden: ending a session failed", err));
+      .catch((err) => log.warn("tabwarden: ending a session failed", err))
+      .finally(() => pages.changed());
   },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
@@ -250,16 +256,18 @@ const session = createSession({
     welcomeEpoch = epoch;
     pinGate.onWelcome();
     sweepSessions();
+    pages.changed();
   },
   onClosed: () => {
     welcomeEpoch = undefined;
     pinGate.onClosed();
+    pages.changed();
   },
   onAnswered: (action, reply, who) => {
     // The terminal's own listing (`tabwarden tabs`) is the person's, not an agent's call.
     if (TERMINAL_ACTIONS.has(action)) return;
-    recentCalls.record(action, reply, who?.client);
-    if (who) sessionClients.seen(who.session, who.client);
+    Promise.all([recentCalls.record(action, reply, who?.client), who ? sessionClients.seen(who.session, who.client) : null])
+      .finally(() => pages.changed());
   },
   log,
 });
@@ -339,7 +347,8 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
       ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx)
       ?? agentTabsRelay.handleMessage(msg, sender, { extensionId: optionsCtx.extensionId, pageUrls: [optionsCtx.pageUrl, popupCtx.pageUrl] });
     if (pairingAnswer !== undefined) {
-      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }));
+      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }))
+        .finally(() => { if (CHANGING.has(/** @type {any} */ (msg)?.type)) pages.changed(); });
       return true; // answered asynchronously
     }
     const response = handleConfirmMessage(msg, sender, { broker, ...confirmCtx });

@@ -11,5 +11,5 @@ runConfirmPage({
   doc: document,
   search: location.search,
   api: { sendMessage: sendRuntimeMessage, requestPermission, getAssertion },
-  clock: { now: () => Date.now(), every: (fn, ms) => setInterval(fn, ms), stop: (t) => clearInterval(t) },
+  clock: { now: () => Date.now(), every: (fn, ms) => setInterval(fn, ms), stop: (t) => clearInterval(/** @type {ReturnType<typeof setInterval>} */ (t)) },
 }).catch((err) => console.warn("tabwarden: confirm page failed", err));

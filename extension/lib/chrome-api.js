@@ -118,6 +118,17 @@ export function sendRuntimeMessage(msg) {
 }
 
 /**
+ * Listen to this extension's runtime messages from an extension page (lib/live-refresh.js: the
+ * worker's "something changed"). The listener never answers.
+ * @param {(msg: unknown) => void} fn
+ */
+export function onRuntimeMessage(fn) {
+  chrome.runtime.onMessage.addListener((msg) => {
+    fn(msg);
+  });
+}
+
+/**
  * Open (or focus) this extension's options page (from the popup).
  * @returns {Promise<void>}
  */

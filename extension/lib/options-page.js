@@ -31,7 +31,7 @@ const GATE_TEXT = Object.freeze({
 /**
  * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void}} deps onPaired: called
  *   after a successful pairing (options.js re-renders the Policy section)
- * @returns {Promise<{pair: () => Promise<string>}>}
+ * @returns {Promise<{pair: () => Promise<string>, refresh: () => Promise<void>}>}
  */
 export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   /** @param {string} id @param {string} text */
@@ -43,6 +43,9 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   const button = /** @type {HTMLButtonElement} */ (doc.getElementById("pair"));
   const input = /** @type {HTMLInputElement} */ (doc.getElementById("code"));
   const windowOnlyBox = /** @type {HTMLInputElement | null} */ (doc.getElementById("window-only"));
+
+  /** @type {boolean | null} whether the last render folded the pairing form */
+  let wasFolded = null;
 
   /** @param {any} s an options_status answer */
   function render(s) {
@@ -58,9 +61,11 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     const compromised = s.gate === "compromised";
     pairing?.classList?.toggle("compromised", compromised);
     if (alarm) alarm.hidden = !compromised;
-    // Paired and the host proved its key: the form folds away (open it to pair again).
+    // Paired and the host proved its key: the form folds away (open it to pair again). Only a
+    // change of state moves it: a re-read never folds a form the person opened to type a code.
     const folded = s.paired === true && !compromised;
-    if (block) block.open = !folded;
+    if (block && folded !== wasFolded) block.open = !folded;
+    wasFolded = folded;
     show("pair-summary", folded ? "Pair this browser again (after tabwarden pair --reset or pair --browser)" : "Pair this browser");
     if (compromised) {
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
@@ -155,5 +160,5 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     pair().catch(() => {});
   });
   await refresh();
-  return { pair };
+  return { pair, refresh };
 }

@@ -201,10 +201,11 @@ export async function runPolicyPage({ doc, api }) {
       }
       list.replaceChildren(...rows);
     }
-    // The number fields show the policy in force (after every change, done or refused).
+    // The number fields show the policy in force (after every change, done or refused) — but a
+    // re-read (lib/live-refresh.js) never overwrites the field the person is typing in.
     for (const [key, { input }] of Object.entries(SECONDS)) {
       const e = el(input);
-      if (e) e.value = Number.isSafeInteger(policy[key]) ? String(policy[key]) : "";
+      if (e && !(doc.activeElement === e && !busy)) e.value = Number.isSafeInteger(policy[key]) ? String(policy[key]) : "";
     }
     setDisabled();
   }
