@@ -66,7 +66,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     const folded = s.paired === true && !compromised;
     if (block && folded !== wasFolded) block.open = !folded;
     wasFolded = folded;
-    show("pair-summary", folded ? "Pair this browser again (after tabwarden pair --reset or pair --browser)" : "Pair this browser");
+    show("pair-summary", folded ? "Pair this browser again (after tabwarden pair --reset or pair --browser)" : "Pairing");
     if (compromised) {
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
         + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");

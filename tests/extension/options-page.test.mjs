@@ -134,7 +134,7 @@ test("once paired the form folds under the status; a host that cannot prove its 
   const n = make();
   await n.run();
   assert.equal(n.doc.el("pair-block").open, true);
-  assert.equal(n.doc.el("pair-summary").textContent, "Pair this browser");
+  assert.equal(n.doc.el("pair-summary").textContent, "Pairing");
   // Pairing folds it.
   n.doc.el("code").value = "4821-9037";
   await n.run().then((p) => p.pair());
