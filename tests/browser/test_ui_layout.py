@@ -1,7 +1,9 @@
 """The pages a person looks at, laid out in real Chromium at the sizes Chrome gives them, with a
 geometry check that fails on overlap or overflow: the options page (a tab, wide and narrow), the
 toolbar popup (360 px wide, Chrome caps a popup at 800×600), and the confirm window, opened for
-real by an agent's submit click, at lib/confirm-window.js's size less the window's own frame.
+real by an agent's submit click, at lib/confirm-window.js's size less the window's own frame. On
+the way, the options page left open shows an agent's new tab and the kill switch engaged from
+the popup without a reload (lib/live-refresh.js).
 
 For every visible labelled element (buttons, links, labels, inputs, headings, list items,
 paragraphs, terms and their values...), after clipping by its scrolling ancestors: no two boxes
@@ -164,6 +166,11 @@ def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
             # An agent's tab and a refused call, so the popup has rows to show.
             tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
             await ok(agent, "page_snapshot", {"tabId": tab})
+            # Live: the open options page shows the agent's tab without a reload.
+            await options.wait_for_function(
+                "() => (document.getElementById('agent-tabs')?.textContent || '').includes('demo')",
+                timeout=60_000,
+            )
 
             # The confirm window, for real: a submit click asks, the window names who asks,
             # counts down and lists the form's field names (never a value).
@@ -209,6 +216,11 @@ def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
             )
             assert await popup.is_hidden("#kill")
             assert "tabwarden unkill" in (await popup.text_content("#kill-engaged") or "")
+            # ...and the options page, open all along, says so without a reload.
+            await options.wait_for_function(
+                "() => document.getElementById('killed')?.textContent === 'engaged'",
+                timeout=60_000,
+            )
             problems.extend(await check_layout(popup, "popup-killed", shots))
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
