@@ -10,6 +10,7 @@
 // the record).
 
 import { CODE } from "./error-codes.js";
+import { refusalHint } from "./policy-page.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
 /**
@@ -99,6 +100,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     /** @param {string} text */
     const done = (text) => {
       show("status", text);
+      show("pair-hint", refusalHint(text));
       busy = false;
       button.disabled = false;
       return text;
