@@ -30,8 +30,10 @@ import { createPresenceConfirm } from "./lib/presence-confirm.js";
 import { createRecentCalls } from "./lib/recent-calls.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
+import { createSessionClients } from "./lib/session-clients.js";
 import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
+import { CHANGING, createChangeNotifier } from "./lib/live-refresh.js";
 import { NATIVE_HOST_NAME } from "./lib/wire.js";
 import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
@@ -203,6 +205,14 @@ const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args)
 const recentCalls = createRecentCalls({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
 });
+// Open extension pages re-read their lists after a change (lib/live-refresh.js).
+const pages = createChangeNotifier({
+  send: (msg) => api.sendRuntimeMessage(msg), setTimer: (fn, ms) => timers.setTimer(fn, ms),
+});
+// Which client each session is (the host's label), for the agent-tab rows.
+const sessionClients = createSessionClients({
+  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
+});
 const popupRelay = createPopupRelay({
   hostCall: (action, args) => session.hostCall(action, args),
   sessionSnapshot: () => session.snapshot(),
@@ -238,7 +248,8 @@ const session = createSession({
           cdp.release(tabId); // a tab nobody drives keeps no debugger
         }
       })
-      .catch((err) => log.warn("tabwarden: ending a session failed", err));
+      .catch((err) => log.warn("tabwarden: ending a session failed", err))
+      .finally(() => pages.changed());
   },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
@@ -253,14 +264,18 @@ const session = createSession({
     welcomeEpoch = epoch;
     pinGate.onWelcome();
     sweepSessions();
+    pages.changed();
   },
   onClosed: () => {
     welcomeEpoch = undefined;
     pinGate.onClosed();
+    pages.changed();
   },
-  onAnswered: (action, reply) => {
+  onAnswered: (action, reply, who) => {
     // The terminal's own listing (`tabwarden tabs`) is the person's, not an agent's call.
-    if (!TERMINAL_ACTIONS.has(action)) recentCalls.record(action, reply);
+    if (TERMINAL_ACTIONS.has(action)) return;
+    Promise.all([recentCalls.record(action, reply, who?.client), who ? sessionClients.seen(who.session, who.client) : null])
+      .finally(() => pages.changed());
   },
   log,
 });
@@ -281,7 +296,7 @@ function sweepSessions() {
   })().catch((err) => log.warn("tabwarden: session sweep failed", err));
 }
 
-const agentTabsRelay = createAgentTabsRelay({ lifecycle, log });
+const agentTabsRelay = createAgentTabsRelay({ lifecycle, sessionClients, log });
 
 /** Connect unless already connected or a reconnect is pending; never throws. */
 function ensureConnected() {
@@ -340,7 +355,8 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
       ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx)
       ?? agentTabsRelay.handleMessage(msg, sender, { extensionId: optionsCtx.extensionId, pageUrls: [optionsCtx.pageUrl, popupCtx.pageUrl] });
     if (pairingAnswer !== undefined) {
-      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }));
+      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }))
+        .finally(() => { if (CHANGING.has(/** @type {any} */ (msg)?.type)) pages.changed(); });
       return true; // answered asynchronously
     }
     const response = handleConfirmMessage(msg, sender, { broker, ...confirmCtx });

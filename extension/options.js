@@ -1,13 +1,15 @@
-// options.js — entry script of options.html (pairing this browser, its Policy section, the MCP
-// clients section and the Audit log section). Thin wiring only: hands the real document, runtime
-// messaging (via lib/chrome-api.js) and WebAuthn create()/get() (via lib/webauthn.js) to
-// lib/options-page.js, lib/policy-page.js, lib/clients-page.js and lib/audit-view.js. It must never
-// hold pairing or policy logic itself, and never talk to the host except through the service worker.
+// options.js — entry script of options.html (its Status, Sites, Permissions, Clients and Audit
+// sections). Thin wiring only: hands the real document, runtime messaging (via lib/chrome-api.js)
+// and WebAuthn create()/get() (via lib/webauthn.js) to lib/options-page.js, lib/policy-page.js,
+// lib/clients-page.js, lib/agent-tabs-view.js and lib/audit-view.js, and keeps them current
+// (lib/live-refresh.js). It must never hold pairing or policy logic itself, and never talk to the
+// host except through the service worker.
 
 import { runAgentTabsView } from "./lib/agent-tabs-view.js";
 import { runAuditView } from "./lib/audit-view.js";
-import { sendRuntimeMessage } from "./lib/chrome-api.js";
+import { onRuntimeMessage, sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runClientsPage } from "./lib/clients-page.js";
+import { runLiveRefresh } from "./lib/live-refresh.js";
 import { runOptionsPage } from "./lib/options-page.js";
 import { runPolicyPage } from "./lib/policy-page.js";
 import { createCredential, getAssertion } from "./lib/webauthn.js";
@@ -18,17 +20,27 @@ policyPage.catch((err) => console.warn("tabwarden: policy section failed", err))
 const clientsPage = runClientsPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
 clientsPage.catch((err) => console.warn("tabwarden: clients section failed", err));
 
-runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
-  .catch((err) => console.warn("tabwarden: agent tab list failed", err));
+const agentTabs = runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
+agentTabs.catch((err) => console.warn("tabwarden: agent tab list failed", err));
 
-runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
-  .catch((err) => console.warn("tabwarden: audit log section failed", err));
+const audit = runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
+audit.catch((err) => console.warn("tabwarden: audit log section failed", err));
 
-runOptionsPage({
+const optionsPage = runOptionsPage({
   doc: document,
   api: { sendMessage: sendRuntimeMessage, createCredential, getAssertion },
   onPaired: () => {
     policyPage.then((p) => p.refresh()).catch(() => {});
     clientsPage.then((c) => c.refresh()).catch(() => {});
   },
-}).catch((err) => console.warn("tabwarden: options page failed", err));
+});
+optionsPage.catch((err) => console.warn("tabwarden: options page failed", err));
+
+runLiveRefresh({
+  doc: document, win: window, listen: onRuntimeMessage,
+  refreshers: [
+    () => optionsPage.then((s) => s.refresh()), () => policyPage.then((s) => s.refresh()),
+    () => clientsPage.then((s) => s.refresh()), () => agentTabs.then((s) => s.refresh()),
+    () => audit.then((s) => s.refresh()),
+  ],
+});

@@ -1,14 +1,20 @@
 // popup.js — entry script of popup.html (the toolbar popup). Thin wiring only: hands the real
 // document and runtime messaging (via lib/chrome-api.js) to lib/popup-page.js and
-// lib/agent-tabs-view.js. It must never hold logic itself and never talk to the host except
-// through the service worker.
+// lib/agent-tabs-view.js, and keeps both current (lib/live-refresh.js). It must never hold logic
+// itself and never talk to the host except through the service worker.
 
 import { runAgentTabsView } from "./lib/agent-tabs-view.js";
-import { sendRuntimeMessage } from "./lib/chrome-api.js";
+import { onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./lib/chrome-api.js";
+import { runLiveRefresh } from "./lib/live-refresh.js";
 import { runPopupPage } from "./lib/popup-page.js";
 
-runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage } })
-  .catch((err) => console.warn("tabwarden: popup failed", err));
+const popupPage = runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage } });
+popupPage.catch((err) => console.warn("tabwarden: popup failed", err));
 
-runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } })
-  .catch((err) => console.warn("tabwarden: agent tab list failed", err));
+const agentTabs = runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
+agentTabs.catch((err) => console.warn("tabwarden: agent tab list failed", err));
+
+runLiveRefresh({
+  doc: document, win: window, listen: onRuntimeMessage,
+  refreshers: [() => popupPage.then((p) => p.refresh()), () => agentTabs.then((t) => t.refresh())],
+});

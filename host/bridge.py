@@ -547,6 +547,9 @@ class Relay:
         }
         if command is not None:
             request["command"] = command  # journaled under this session (docs/protocol.md)
+        label = _client_label(eff, client)
+        if label is not None:
+            request["client"] = label  # shown to the person (confirm window, popup), never a grant
         try:
             await self._send_native(request)
         except FrameTooLarge:
@@ -556,6 +559,15 @@ class Relay:
                 error_reply(request_id, MESSAGE_TOO_LARGE, "request exceeds 1 MiB")
             )
         return True
+
+
+def _client_label(eff: Effective, client: _Client) -> str | None:
+    """The label the person paired this connection's client under, from the host's own
+    measurement (None while nothing is paired or it matches no grant)."""
+    if client.measured is None or not client.measured.sha256:
+        return None
+    grant = eff.client_matching(client.measured.sha256)
+    return None if grant is None else grant.label
 
 
 def _sanitise_reply(message: dict[str, Any], client_id: Any) -> dict[str, Any]:

@@ -265,7 +265,7 @@ export function inputHandlers(deps) {
     if (accept && (d.type === "confirm" || d.type === "prompt") && needsConfirm(ctx, "submit")) {
       const typed = typedText !== undefined ? ` and answer it with ${typedText.length} typed characters` : "";
       const decision = await confirm({
-        kind: "action", tool: "page_dialog", origin,
+        kind: "action", tool: "page_dialog", origin, client: ctx.client,
         detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });

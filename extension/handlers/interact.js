@@ -196,11 +196,12 @@ export function elementTools(deps) {
   /**
    * Ask the person, unless a grace covers it. `graceKind` is recorded after an allow.
    * @param {import("./support.js").Ctx} ctx
-   * @param {{tabId: number, origin: string, tool: string, detail: string, graceKind?: string}} q
+   * @param {{tabId: number, origin: string, tool: string, detail: string, graceKind?: string, fields?: unknown}} q
+   *   fields: a submit's field names as the page gave them (page/actions.js describe), shown by name only
    */
-  async function ask(ctx, { tabId, origin, tool, detail, graceKind }) {
+  async function ask(ctx, { tabId, origin, tool, detail, graceKind, fields }) {
     if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
-    const decision = await confirm({ kind: "action", tool, origin, detail, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: confirmTimeoutMs(ctx.policy) });
     refuseUnlessAllowed(decision, "this action");
     if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), isPlainObject(ctx.policy) ? ctx.policy.clickGraceSeconds : 0);
@@ -397,7 +398,7 @@ export function interactHandlers(deps) {
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
-      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind) });
+      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind), fields: d.fields });
     }
     const watch = loads.watch(tabId);
     const opened = popupWatch(tabId, ctx);
@@ -448,7 +449,7 @@ export function interactHandlers(deps) {
     const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
     if (needsConfirm(ctx, "press") || clickKindAsks) {
       const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
-      await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}` });
+      await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}`, fields: kind === "submit" ? d.fields : undefined });
     }
     await page(ctx, tabId, "press", { ...base, allowPassword, expectKind: kind });
     await waitAfter(args, tabId, ctx, "page_press");

@@ -322,7 +322,7 @@ export function readHandlers(deps) {
         throw new BridgeError(CODE.BAD_REQUEST, "the request cannot be shown for a tap (invalid text)");
       }
     }
-    const decision = await confirm({ kind: "action", tool, origin, detail, presence, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    const decision = await confirm({ kind: "action", tool, origin, detail, presence, client: ctx.client, timeoutMs: confirmTimeoutMs(ctx.policy) });
     refuseUnlessAllowed(decision, tool);
     const now = await ownedTab(deps, ctx, tabId);
     sameOrigin(now?.url, origin);

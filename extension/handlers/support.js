@@ -32,7 +32,7 @@ import { CODE } from "../lib/error-codes.js";
  *   discard protection (background.js always gives it)
  */
 
-/** @typedef {{session: string, policy: Record<string, unknown>, deadline?: number}} Ctx */
+/** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline?: number}} Ctx */
 
 /** Longest one browser step (an injected script, a debugger command) may take. */
 export const STEP_MAX_MS = 15_000;

@@ -98,7 +98,7 @@ export function tabHandlers(deps) {
       const url = typeof tab?.url === "string" ? tab.url : "";
       const title = typeof tab?.title === "string" ? tab.title : "";
       const decision = await confirm({
-        kind: "action", tool: "tab_close", origin: originOf(url) ?? "",
+        kind: "action", tool: "tab_close", origin: originOf(url) ?? "", client: ctx.client,
         detail: `Close the tab "${title.slice(0, MAX_SHOWN)}" (${url.slice(0, MAX_SHOWN)})?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });

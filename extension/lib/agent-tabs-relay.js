@@ -1,6 +1,7 @@
 // agent-tabs-relay.js — the service worker's side of the agent-tab list on the popup and the
 // options page: agent_tabs_list (every agent tab still open: session, origin, masked title,
-// orphaned or not: lib/tab-lifecycle.js), agent_tabs_close_orphan {tabId} and
+// orphaned or not: lib/tab-lifecycle.js; the session's client label and last call when known:
+// lib/session-clients.js), agent_tabs_close_orphan {tabId} and
 // agent_tabs_close_orphans (closing orphans: narrowing, free). Pure: the lifecycle is injected.
 // It must never answer anything but this extension's own popup and options pages, and never
 // close a tab that is not an orphan.
@@ -13,13 +14,30 @@ const TYPES = new Set(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs
 
 /**
  * @param {{lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "list" | "closeOrphan" | "closeOrphans">,
+ *   sessionClients?: {snapshot: () => Promise<Map<string, import("./session-clients.js").SessionSeen>>},
  *   log?: {warn: (...a: unknown[]) => void}}} deps
  */
-export function createAgentTabsRelay({ lifecycle, log = console }) {
+export function createAgentTabsRelay({ lifecycle, sessionClients, log = console }) {
+  /** Each row with its session's client label and last call (null when not known). */
+  async function rows() {
+    const tabs = await lifecycle.list();
+    /** @type {Map<string, import("./session-clients.js").SessionSeen>} */
+    let seen = new Map();
+    try {
+      if (sessionClients) seen = await sessionClients.snapshot();
+    } catch {
+      seen = new Map();
+    }
+    return tabs.map((row) => {
+      const s = seen.get(row.session);
+      return { ...row, client: s?.client ?? null, lastCallAt: s?.lastAt ?? null };
+    });
+  }
+
   /** @param {Record<string, unknown>} msg */
   async function answer(msg) {
     try {
-      if (msg.type === "agent_tabs_list") return { ok: true, tabs: await lifecycle.list() };
+      if (msg.type === "agent_tabs_list") return { ok: true, tabs: await rows() };
       if (msg.type === "agent_tabs_close_orphans") return { ok: true, closed: await lifecycle.closeOrphans() };
       const tabId = msg.tabId;
       if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return { ok: false, code: CODE.BAD_REQUEST };

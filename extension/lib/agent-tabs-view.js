@@ -1,5 +1,6 @@
 // agent-tabs-view.js — the "Agent tabs" list of popup.html and options.html: every tab an agent
-// opened that is still open, with its session, origin and masked title (lib/tab-lifecycle.js),
+// opened that is still open, with the client that opened it (its paired label), when it last
+// called or since when it is orphaned, its origin and masked title (lib/tab-lifecycle.js),
 // orphans (their session ended) marked, each orphan with a one-click Close and all of them with
 // "Close all orphaned tabs". Pure: the document and runtime messaging are injected (popup.js and
 // options.js wire the real ones). It must never put worker-supplied text into the DOM as HTML
@@ -7,17 +8,24 @@
 
 import { CODE } from "./error-codes.js";
 
+/** @param {unknown} ms a wall-clock time, or anything else (then null) */
+const clock = (ms) => (typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? new Date(ms).toLocaleTimeString() : null);
+
 /**
- * One line describing a row: "tab 7 · orphaned · https://a.test — Title (session s-123-…)".
+ * One line describing a row, in words a person reads (never the raw session name):
+ * "tab 7 · claude-code · orphaned since 17:40:01 · https://a.test — Title".
  * @param {any} row an agent_tabs_list row
  */
 export function rowText(row) {
-  const state = row?.orphaned === true ? "orphaned" : "in use";
+  const orphanedAt = clock(row?.orphanedAt);
+  const lastCall = clock(row?.lastCallAt);
+  const state = row?.orphaned === true ? (orphanedAt === null ? "orphaned" : `orphaned since ${orphanedAt}`)
+    : lastCall === null ? "in use" : `in use, last call ${lastCall}`;
   const title = typeof row?.title === "string" && row.title !== "" ? row.title : "(no title)";
   const origin = typeof row?.origin === "string" && row.origin !== "" ? row.origin : "(no site)";
-  const session = typeof row?.session === "string" ? row.session : "?";
+  const client = typeof row?.client === "string" && row.client !== "" ? row.client : "agent";
   const tab = Number.isInteger(row?.id) ? `tab ${row.id} · ` : "";
-  return `${tab}${state} · ${origin} — ${title} (session ${session})`;
+  return `${tab}${client} · ${state} · ${origin} — ${title}`;
 }
 
 /**

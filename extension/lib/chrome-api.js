@@ -117,6 +117,25 @@ export function sendRuntimeMessage(msg) {
   return chrome.runtime.sendMessage(msg);
 }
 
+/**
+ * Listen to this extension's runtime messages from an extension page (lib/live-refresh.js: the
+ * worker's "something changed"). The listener never answers.
+ * @param {(msg: unknown) => void} fn
+ */
+export function onRuntimeMessage(fn) {
+  chrome.runtime.onMessage.addListener((msg) => {
+    fn(msg);
+  });
+}
+
+/**
+ * Open (or focus) this extension's options page (from the popup).
+ * @returns {Promise<void>}
+ */
+export function openOptionsPage() {
+  return chrome.runtime.openOptionsPage();
+}
+
 /** This extension's id. */
 export function extensionId() {
   return chrome.runtime.id;

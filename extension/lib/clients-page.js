@@ -8,6 +8,7 @@
 
 import { canonicalJson } from "./canonical-json.js";
 import { CODE } from "./error-codes.js";
+import { refusalHint } from "./policy-page.js";
 
 /**
  * A client label from an executable path: its basename, lower-cased, every character outside
@@ -32,6 +33,11 @@ export async function runClientsPage({ doc, api }) {
     const el = doc.getElementById(id);
     if (el) el.textContent = text;
   };
+  /** The section's outcome, and for a refusal what to do about it (#clients-hint). @param {string} text */
+  const say = (text) => {
+    show("clients-status", text);
+    show("clients-hint", refusalHint(text));
+  };
   /** @type {Array<{path: string, sha256: string}>} */
   let recent = [];
   let busy = false;
@@ -51,7 +57,7 @@ export async function runClientsPage({ doc, api }) {
       paired?.replaceChildren();
       seen?.replaceChildren();
       recent = [];
-      show("clients-status", `unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
+      say(`unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
       return;
     }
     /** @type {Array<{label?: unknown, exe?: unknown, sha256?: unknown} | null>} */
@@ -115,7 +121,7 @@ export async function runClientsPage({ doc, api }) {
     const action = "pair_client";
     /** @param {string} text */
     const done = (text) => {
-      show("clients-status", text);
+      say(text);
       busy = false;
       return text;
     };
@@ -123,10 +129,10 @@ export async function runClientsPage({ doc, api }) {
     const refused = (answer) => done(`refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`);
     try {
       const detail = canonicalJson({ exe: s.path, label: defaultLabel(s.path), sha256: s.sha256 });
-      show("clients-status", `${action}: asking the host`);
+      say(`${action}: asking the host`);
       const begun = await api.sendMessage({ type: "presence_begin", action, detail });
       if (!begun || begun.ok !== true) return refused(begun);
-      show("clients-status", `${action}: touch your authenticator`);
+      say(`${action}: touch your authenticator`);
       let response;
       try {
         const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
@@ -151,7 +157,7 @@ export async function runClientsPage({ doc, api }) {
   async function revoke(label) {
     if (busy) return "busy";
     busy = true;
-    show("clients-status", `revoking ${label}…`);
+    say(`revoking ${label}…`);
     let text;
     try {
       const answer = await api.sendMessage({ type: "client_revoke", label });
@@ -161,7 +167,7 @@ export async function runClientsPage({ doc, api }) {
     }
     busy = false;
     await refresh();
-    show("clients-status", text);
+    say(text);
     return text;
   }
 

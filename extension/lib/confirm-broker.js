@@ -15,15 +15,38 @@
  */
 /**
  * What the confirm page shows (and, for kind "origin", the permission pattern it requests; with
- * `presence`, the page asks for a tap instead of a click).
+ * `presence`, the page asks for a tap instead of a click). Display only, never consulted for a
+ * decision: `client` the asking client's paired label, `fields` a submit's field names (never a
+ * value), `expiresAt` when it times out (wall-clock ms; the page counts down to it).
  * @typedef {{id: string, kind: ConfirmKind, tool: string, origin: string, detail: string,
- *   pattern: string | null, presence: Presence | null}} ConfirmDetails
+ *   pattern: string | null, presence: Presence | null, client: string | null,
+ *   fields: Fields | null, expiresAt: number | null}} ConfirmDetails
  */
+/** @typedef {{names: string[], more: number}} Fields */
+
+/** Most field names shown, and their longest (the page already bounds both; this is the worker's own check). */
+const MAX_FIELDS = 20;
+const MAX_FIELD_NAME = 80;
+
+/**
+ * `fields` as the page sent them, reduced to strings and a count; null for anything else.
+ * @param {unknown} f
+ * @returns {Fields | null}
+ */
+function checkedFields(f) {
+  if (f === null || typeof f !== "object" || !Array.isArray(/** @type {any} */ (f).names)) return null;
+  const { names, more } = /** @type {{names: unknown[], more: unknown}} */ (f);
+  const kept = names.filter((n) => typeof n === "string").map((n) => String(n).slice(0, MAX_FIELD_NAME));
+  const extra = (Number.isSafeInteger(more) && /** @type {number} */ (more) > 0 ? /** @type {number} */ (more) : 0)
+    + Math.max(0, kept.length - MAX_FIELDS);
+  return { names: kept.slice(0, MAX_FIELDS), more: extra };
+}
 
 /**
  * @typedef {object} ConfirmBroker
  * @property {(req: {kind: ConfirmKind, tool: string, origin?: string, detail?: string,
- *   pattern?: string | null, presence?: Presence | null, timeoutMs: number}) =>
+ *   pattern?: string | null, presence?: Presence | null, timeoutMs: number,
+ *   client?: string | null, fields?: unknown, expiresAt?: number | null}) =>
  *   {id: string, promise: Promise<Decision>}} open
  * @property {(id: string, decision: unknown) => boolean} answer first answer wins; unknown id,
  *   a settled id, or anything but "allow" for a pending id → false / "deny"
@@ -55,7 +78,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   }
 
   return {
-    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs }) {
+    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs, client = null, fields = null, expiresAt = null }) {
       if (kind !== "origin" && kind !== "action") throw new TypeError("confirm: kind must be origin or action");
       if (presence !== null && (typeof presence?.action !== "string" || typeof presence?.detail !== "string"
         || (kind === "origin" && presence.action !== "policy.widen"))) {
@@ -69,7 +92,12 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
       const promise = new Promise((resolve) => {
         const timer = setTimer(() => settle(id, "timeout"), timeoutMs);
         entries.set(id, {
-          details: { id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern, presence: tap },
+          details: {
+            id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern, presence: tap,
+            client: typeof client === "string" && client !== "" ? client.slice(0, 64) : null,
+            fields: checkedFields(fields),
+            expiresAt: typeof expiresAt === "number" && Number.isFinite(expiresAt) ? expiresAt : null,
+          },
           resolve,
           timer,
           windowId: null,
@@ -89,7 +117,8 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
     },
     details: (id) => {
       const entry = typeof id === "string" ? entries.get(id) : undefined;
-      return entry === undefined ? null : { ...entry.details };
+      return entry === undefined ? null
+        : { ...entry.details, fields: entry.details.fields === null ? null : { ...entry.details.fields, names: [...entry.details.fields.names] } };
     },
     size: () => entries.size,
   };

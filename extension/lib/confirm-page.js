@@ -7,7 +7,10 @@
 // (details.presence set by the worker, never by the URL) the Allow button stays hidden: #tap asks
 // the worker for assertion options, runs WebAuthn get() here, and hands the response back; only
 // the host's verdict on that tap allows. For a new origin in presence mode (an enrolled browser),
-// #tap's click requests the host permission first (the gesture), then runs the tap.
+// #tap's click requests the host permission first (the gesture), then runs the tap. It shows
+// who asks (#client: the paired label the host named), a countdown to the timeout (#countdown;
+// at zero the worker has already answered "timeout"), and for a submit the NAMES of the fields
+// the form will send (#fields; the page side never hands over a value). Esc denies, as Deny does.
 
 import { CODE } from "./error-codes.js";
 
@@ -20,10 +23,38 @@ import { CODE } from "./error-codes.js";
  */
 
 /**
- * @param {{doc: Document, search: string, api: ConfirmPageApi}} deps
+ * The countdown's words: "Denies itself in 38 s" (null once it is over).
+ * @param {number} leftMs
+ */
+export function countdownText(leftMs) {
+  if (!(leftMs > 0)) return null;
+  const s = Math.ceil(leftMs / 1000);
+  return s >= 120 ? `Denies itself in ${Math.ceil(s / 60)} min` : `Denies itself in ${s} s`;
+}
+
+/**
+ * A submit's fields as a person reads them: each name with a masked value ("email = •••").
+ * @param {unknown} fields details.fields
+ * @returns {string[] | null} null: nothing to show (not a submit, or a form with no named field)
+ */
+export function fieldItems(fields) {
+  const f = /** @type {any} */ (fields);
+  if (!f || !Array.isArray(f.names)) return null;
+  const items = f.names.filter((/** @type {unknown} */ n) => typeof n === "string").map((/** @type {string} */ n) => `${n} = •••`);
+  if (Number.isSafeInteger(f.more) && f.more > 0) items.push(`and ${f.more} more`);
+  return items.length === 0 ? null : items;
+}
+
+/**
+ * @typedef {{now: () => number, every: (fn: () => void, ms: number) => unknown, stop: (timer: unknown) => void}} Clock
+ */
+
+/**
+ * @param {{doc: Document, search: string, api: ConfirmPageApi, clock?: Clock}} deps clock: for
+ *   the countdown (none: no countdown is shown)
  * @returns {Promise<"shown" | "expired">}
  */
-export async function runConfirmPage({ doc, search, api }) {
+export async function runConfirmPage({ doc, search, api, clock }) {
   const id = new URLSearchParams(search).get("id") ?? "";
   const allow = /** @type {HTMLButtonElement} */ (doc.getElementById("allow"));
   const deny = /** @type {HTMLButtonElement} */ (doc.getElementById("deny"));
@@ -58,12 +89,29 @@ export async function runConfirmPage({ doc, search, api }) {
   show("tool", String(d.tool ?? ""));
   show("origin", String(d.origin ?? ""));
   show("detail", String(d.detail ?? ""));
+  show("client", typeof d.client === "string" && d.client !== "" ? d.client : "an MCP client (not paired by name)");
+  const items = fieldItems(d.fields);
+  const fieldsBox = doc.getElementById("fields-box");
+  if (fieldsBox) fieldsBox.hidden = items === null;
+  doc.getElementById("fields")?.replaceChildren(...(items ?? []).map((text) => {
+    const li = doc.createElement("li");
+    li.textContent = text;
+    return li;
+  }));
 
   let answered = false;
+  /** @type {unknown} */
+  let ticking = null;
+  const stopTicking = () => {
+    if (ticking !== null && clock) clock.stop(ticking);
+    ticking = null;
+  };
   /** @param {"allow" | "deny"} decision */
   const answer = (decision) => {
     if (answered) return;
     answered = true;
+    stopTicking();
+    show("countdown", "");
     setEnabled(false);
     show("status", decision === "allow" ? "Allowed." : "Denied.");
     api.sendMessage({ type: "confirm_answer", id, decision }).catch(() => {});
@@ -89,6 +137,10 @@ export async function runConfirmPage({ doc, search, api }) {
     );
   });
   deny.addEventListener("click", () => answer("deny"));
+  // Esc denies, like closing the window; once a tap is under way it is the host's to answer.
+  doc.addEventListener?.("keydown", (/** @type {KeyboardEvent} */ e) => {
+    if (e?.key === "Escape" && !answered) answer("deny");
+  });
 
   if (presence) {
     allow.hidden = true; // a click never allows here: only a tap the host verified
@@ -146,7 +198,31 @@ export async function runConfirmPage({ doc, search, api }) {
     return done && done.ok === true ? "Allowed (tap verified by the host)." : `Denied (${String(done?.code ?? CODE.INTERNAL_ERROR)}).`;
   }
 
-  setEnabled(true);
+  // The countdown to the worker's own timeout (it answers "timeout" then, whatever this page does).
+  const expiresAt = typeof d.expiresAt === "number" && Number.isFinite(d.expiresAt) ? d.expiresAt : null;
+  const countdown = doc.getElementById("countdown");
+  const tick = () => {
+    if (expiresAt === null || !clock) return;
+    const left = expiresAt - clock.now();
+    const words = countdownText(left);
+    if (answered) return;
+    if (words === null) {
+      stopTicking();
+      answered = true;
+      setEnabled(false);
+      show("countdown", "");
+      show("status", "Timed out: nobody answered in time, so it was refused. You can close this window.");
+      return;
+    }
+    show("countdown", words);
+    countdown?.classList?.toggle("soon", left <= 10_000);
+  };
+  if (expiresAt !== null && clock) {
+    tick();
+    if (!answered) ticking = clock.every(tick, 250);
+  }
+
+  if (!answered) setEnabled(true);
   deny.focus(); // Enter on an unread window denies
   return "shown";
 }

@@ -11,7 +11,7 @@ import { isPlainObject } from "./wire.js";
 /** Page the confirm window loads; its query carries the confirmation id. */
 export const CONFIRM_PAGE = "confirm.html";
 
-/** Popup geometry (DESIGN.md "Confirmations and defaults"). */
+/** Popup geometry (DESIGN.md "Confirmations and defaults"); tests/browser/test_ui_layout.py lays the page out at it. */
 export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
 
 /**
@@ -37,8 +37,11 @@ export function confirmTimeoutMs(policy) {
 /**
  * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
  * window asks for a tap on the security key for that action and detail instead of a click.
+ * `client` (the asking client's paired label, ctx.client) and `fields` (a submit's field names,
+ * page/actions.js describe) are shown, never decided on.
  * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
- *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number}} ConfirmRequest
+ *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number,
+ *   client?: string | null, fields?: unknown}} ConfirmRequest
  */
 /** @typedef {(req: ConfirmRequest) => Promise<import("./confirm-broker.js").Decision>} Confirm */
 
@@ -63,12 +66,13 @@ export function refuseUnlessAllowed(decision, what) {
 
 /**
  * @param {{broker: import("./confirm-broker.js").ConfirmBroker, windows: WindowApi,
- *   log?: {warn: (...a: unknown[]) => void}}} deps
+ *   log?: {warn: (...a: unknown[]) => void}, now?: () => number}} deps now: the wall clock the
+ *   window's countdown is shown against (the page reads the same clock)
  * @returns {Confirm}
  */
-export function createConfirmer({ broker, windows, log = console }) {
+export function createConfirmer({ broker, windows, log = console, now = () => Date.now() }) {
   return async function confirm(req) {
-    const { id, promise } = broker.open(req);
+    const { id, promise } = broker.open({ ...req, expiresAt: now() + req.timeoutMs });
     /** @type {number | null} */
     let windowId = null;
     try {

@@ -31,8 +31,9 @@ export function callBudgetMs(policy) {
 /**
  * Who is asking and under which policy (protocol.md "Page tools over hop 3"): set by the host
  * from the verified trust record on every request; `deadline` (ms since the epoch) is when the
- * call's every step must have ended (`callBudgetMs` from its arrival).
- * @typedef {{session: string, policy: Record<string, unknown>, deadline: number}} Context
+ * call's every step must have ended (`callBudgetMs` from its arrival); `client` is the label the
+ * person paired the asking MCP client under (null: none), for the person's eyes only.
+ * @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline: number}} Context
  */
 /**
  * @typedef {(args: Record<string, unknown>, ctx: Context) => unknown | Promise<unknown>} Handler
@@ -40,7 +41,7 @@ export function callBudgetMs(policy) {
  */
 /**
  * @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>,
- *   session: string, policy: Record<string, unknown>,
+ *   session: string, client: string | null, policy: Record<string, unknown>,
  *   command: import("./journal.js").Command | null}} Request
  */
 /**
@@ -61,6 +62,9 @@ const MAX_ECHO = 64;
 
 /** Longest session name accepted (the host's are short opaque strings). */
 const MAX_SESSION = 200;
+
+/** A paired client's label (trust/: a-z, 0-9, _ and -; at most 32); anything else is dropped. */
+const CLIENT_LABEL_RE = /^[a-z0-9_-]{1,32}$/;
 
 /**
  * Check a message's shape. `id` is the id usable for an error reply (null when none).
@@ -85,7 +89,8 @@ export function validateRequest(msg) {
   return {
     ok: true,
     request: {
-      type: "request", id, action: msg.action, args: msg.args, session: msg.session, policy: msg.policy,
+      type: "request", id, action: msg.action, args: msg.args, session: msg.session,
+      client: typeof msg.client === "string" && CLIENT_LABEL_RE.test(msg.client) ? msg.client : null, policy: msg.policy,
       command: command.command,
     },
   };
@@ -122,7 +127,7 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       if (!checked.ok) {
         return checked.id === null ? null : errorReply(checked.id, CODE.BAD_REQUEST, checked.message);
       }
-      const { id, action, args, session, policy, command } = checked.request;
+      const { id, action, args, session, client, policy, command } = checked.request;
       const handler = routes.get(action);
       if (handler === undefined) {
         return errorReply(id, CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
@@ -130,7 +135,7 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       /** @returns {Promise<import("./journal.js").Outcome>} */
       const run = async () => {
         try {
-          const result = await handler(args, { session, policy, deadline: now() + callBudgetMs(policy) });
+          const result = await handler(args, { session, client, policy, deadline: now() + callBudgetMs(policy) });
           if (result === undefined) return { ok: true, result: {} };
           if (!isPlainObject(result)) {
             log.warn(`tabwarden: handler for ${action} returned a non-object result`);

@@ -3,10 +3,14 @@
 // an older record than this browser has seen), and pair it: pair_begin through the service worker, the
 // WebAuthn create() here in the page (it cannot run in the worker), pair_complete back through the
 // worker. Pure: the document, runtime messaging and credential creation are injected (options.js
-// wires the real ones). It must never put host- or page-supplied text into the DOM as HTML
-// (textContent only) and never pin anything itself (the worker stores the record).
+// wires the real ones). Once paired, the pairing form folds away under the status
+// (#pair-block closed; it stays there to pair again); a host that cannot prove the pinned key
+// raises the loud #host-key-alarm and unfolds the form. It must never put host- or page-supplied
+// text into the DOM as HTML (textContent only) and never pin anything itself (the worker stores
+// the record).
 
 import { CODE } from "./error-codes.js";
+import { refusalHint } from "./policy-page.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
 /**
@@ -28,7 +32,7 @@ const GATE_TEXT = Object.freeze({
 /**
  * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void}} deps onPaired: called
  *   after a successful pairing (options.js re-renders the Policy section)
- * @returns {Promise<{pair: () => Promise<string>}>}
+ * @returns {Promise<{pair: () => Promise<string>, refresh: () => Promise<void>}>}
  */
 export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   /** @param {string} id @param {string} text */
@@ -41,21 +45,34 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
   const input = /** @type {HTMLInputElement} */ (doc.getElementById("code"));
   const windowOnlyBox = /** @type {HTMLInputElement | null} */ (doc.getElementById("window-only"));
 
+  /** @type {boolean | null} whether the last render folded the pairing form */
+  let wasFolded = null;
+
   /** @param {any} s an options_status answer */
   function render(s) {
+    const alarm = doc.getElementById("host-key-alarm");
+    const block = /** @type {HTMLDetailsElement | null} */ (doc.getElementById("pair-block"));
     if (!s || s.ok !== true) {
       show("pairing", "Status unavailable (is the service worker running?)");
       renderRollbackBanner(doc, null);
+      if (alarm) alarm.hidden = true;
       return;
     }
     renderRollbackBanner(doc, s.rolledBack);
     const compromised = s.gate === "compromised";
     pairing?.classList?.toggle("compromised", compromised);
+    if (alarm) alarm.hidden = !compromised;
+    // Paired and the host proved its key: the form folds away (open it to pair again). Only a
+    // change of state moves it: a re-read never folds a form the person opened to type a code.
+    const folded = s.paired === true && !compromised;
+    if (block && folded !== wasFolded) block.open = !folded;
+    wasFolded = folded;
+    show("pair-summary", folded ? "Pair this browser again (after tabwarden pair --reset or pair --browser)" : "Pairing");
     if (compromised) {
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
         + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");
     } else if (s.paired) {
-      const how = s.windowOnly === true ? "; window-only: software confirmation, no authenticator" : "";
+      const how = s.windowOnly === true ? "; no authenticator: confirmations are a click in a window (software confirmation)" : "";
       show("pairing", `Paired with ${String(s.browser ?? "")} (host key ${String(s.fingerprint ?? "")})${how}`);
     } else {
       show("pairing", "Not paired. Run `tabwarden pair` in a terminal and enter its code below.");
@@ -83,6 +100,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     /** @param {string} text */
     const done = (text) => {
       show("status", text);
+      show("pair-hint", refusalHint(text));
       busy = false;
       button.disabled = false;
       return text;
@@ -133,7 +151,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
         // the Policy section is not pairing's concern
       }
       return done(finished.windowOnly === true
-        ? `paired with ${String(finished.browser ?? "")}, window-only (software confirmation)`
+        ? `paired with ${String(finished.browser ?? "")}, no authenticator (software confirmation)`
         : `paired with ${String(finished.browser ?? "")}`);
     } catch {
       return done(`refused: ${CODE.INTERNAL_ERROR}`);
@@ -144,5 +162,5 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     pair().catch(() => {});
   });
   await refresh();
-  return { pair };
+  return { pair, refresh };
 }

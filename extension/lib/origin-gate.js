@@ -28,7 +28,7 @@ import { isPlainObject } from "./wire.js";
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
-/** @typedef {{session: string, policy: Record<string, unknown>}} Ctx */
+/** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>}} Ctx */
 /** @typedef {{ask: "none" | "click"} | {ask: "tap", action: string, detail: string}} Decision */
 
 /**
@@ -60,7 +60,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       // The signed policy already approves it (a tap or the terminal did): only Chrome's own grant
       // is missing. A click that requests it widens nothing of tabwarden's, so no tap and no grant.
       const answer = await confirm({
-        kind: "origin", tool, origin, pattern,
+        kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
         detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
         timeoutMs: confirmTimeoutMs(ctx.policy),
       });
@@ -69,7 +69,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
     }
     if (how.ask === "tap") {
       const answer = await confirm({
-        kind: "origin", tool, origin, pattern,
+        kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
         detail: `Allow tabwarden's agent on ${origin}? Confirm with your security key.`,
         presence: { action: how.action, detail: how.detail },
         timeoutMs: confirmTimeoutMs(ctx.policy),
@@ -79,7 +79,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       return permissionsContains(pattern).catch(() => false);
     }
     const answer = await confirm({
-      kind: "origin", tool, origin, pattern,
+      kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
       detail: `Allow tabwarden's agent on ${origin}?`,
       timeoutMs: confirmTimeoutMs(ctx.policy),
     });

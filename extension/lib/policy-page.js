@@ -9,11 +9,58 @@
 // is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
 // the DOM as HTML (textContent only), never talk to the host except through the worker, and never
-// decide policy itself (the host verifies the tap and signs every change).
+// decide policy itself (the host verifies the tap and signs every change). The policy in force is
+// shown in plain words (POLICY_WORDS; a key it has no words for is shown by its own name, so a
+// key added to trust/policy.py shows without an edit here), the approved sites in the Sites
+// section (#sites-list), and each operation's outcome — a refusal with its code's hint — right
+// under the control that asked (#policy-feedback moves there).
 
 import { canonicalJson } from "./canonical-json.js";
-import { CODE } from "./error-codes.js";
+import { CODE, ERROR_TABLE } from "./error-codes.js";
 import { normaliseOrigin } from "./origin.js";
+
+/**
+ * Plain words for the policy keys (trust/policy.py POLICY_KEYS) — words only: the keys shown are
+ * the ones the host's policy has, and one without words here is shown by its name.
+ * @type {Readonly<Record<string, string>>}
+ */
+export const POLICY_WORDS = Object.freeze({
+  origins: "Sites the agent may use",
+  confirm: "Actions that ask you first",
+  eval: "Page scripts (page_eval)",
+  upload: "File uploads",
+  passwordFill: "Typing into password fields",
+  clickGraceSeconds: "No new question after an allowed click for",
+  confirmTimeoutSeconds: "Unanswered confirmations refused after",
+  presenceConfirm: "Page scripts and uploads confirmed with a tap",
+  closeTabsOnSessionEnd: "An ended agent's tabs are closed",
+  maxAgentTabs: "Most tabs agents may keep open",
+  dialogArming: "Agents may arm an answer to a page's next dialog",
+});
+
+/**
+ * One policy value in plain words: yes/no, lists joined, seconds with their unit.
+ * @param {string} key
+ * @param {unknown} value
+ */
+export function valueWords(key, value) {
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (Array.isArray(value)) return value.length === 0 ? "(none)" : value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
+  if (typeof value === "number" && key.endsWith("Seconds")) return `${value} s`;
+  return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+}
+
+/** @type {ReadonlyMap<string, string>} each error code's one-line hint */
+const HINTS = new Map(ERROR_TABLE.map(([code, , hint]) => [code, hint]));
+
+/**
+ * The hint for a "refused: <code> …" outcome ("" for anything else).
+ * @param {string} outcome
+ */
+export function refusalHint(outcome) {
+  const m = /^refused: ([a-z_]+)/.exec(outcome);
+  return m === null ? "" : HINTS.get(m[1]) ?? "";
+}
 
 /**
  * @typedef {object} PolicyPageApi
@@ -75,22 +122,21 @@ export async function runPolicyPage({ doc, api }) {
       const e = el(id);
       if (e) e.disabled = busy || state[/** @type {keyof typeof state} */ (id)] === true;
     }
-    const list = el("policy");
+    const list = el("sites-list");
     if (list?.querySelectorAll) for (const b of list.querySelectorAll("button")) b.disabled = busy;
   }
 
-  /** @param {unknown} v */
-  const text = (v) => (typeof v === "string" ? v : JSON.stringify(v) ?? String(v));
-
-  /** @param {string[]} origins */
-  function originsValue(origins) {
-    const dd = doc.createElement("dd");
+  /** @param {string[]} origins the approved sites, each with its free Remove button */
+  function renderSites(origins) {
+    const ul = el("sites-list");
+    if (!ul) return;
     if (origins.length === 0) {
-      dd.textContent = "(none)";
-      return dd;
+      const li = doc.createElement("li");
+      li.textContent = "No site yet: the agent asks you before it uses any site.";
+      ul.replaceChildren(li);
+      return;
     }
-    const ul = doc.createElement("ul");
-    ul.className = "origins";
+    const items = [];
     for (const origin of origins) {
       const li = doc.createElement("li");
       const span = doc.createElement("span");
@@ -101,13 +147,13 @@ export async function runPolicyPage({ doc, api }) {
       remove.setAttribute("aria-label", `Remove ${origin}`);
       remove.setAttribute("data-origin", origin);
       remove.addEventListener("click", () => {
+        asking = remove;
         restrict("origins", origins.filter((o) => o !== origin)).catch(() => {});
       });
       li.append(span, " ", remove);
-      ul.append(li);
+      items.push(li);
     }
-    dd.append(ul);
-    return dd;
+    ul.replaceChildren(...items);
   }
 
   /** @param {any} s a policy_get answer */
@@ -117,6 +163,7 @@ export async function runPolicyPage({ doc, api }) {
       policy = null;
       killed = null;
       list?.replaceChildren();
+      el("sites-list")?.replaceChildren();
       show("killed", "unknown");
       show("enrolled", "unknown");
       show("policy-summary", `Policy unavailable: ${String(s?.code ?? CODE.INTERNAL_ERROR)}`);
@@ -130,9 +177,9 @@ export async function runPolicyPage({ doc, api }) {
     show("enrolled", s.enrolled === true
       ? `yes (${creds.length} credential${creds.length === 1 ? "" : "s"}): a tap on this browser's authenticator can widen the policy`
       : s.windowOnly === true
-        ? "window-only (software confirmation): no authenticator, so widening needs `tabwarden policy set` in a terminal"
+        ? "none: confirmations are a click in a window (software confirmation), so allowing more needs `tabwarden policy set` in a terminal"
         : "no: confirmations here are software confirmation (the window); to enrol an authenticator, "
-          + "run `tabwarden pair --browser LABEL` in a terminal and enter its code above");
+          + "run `tabwarden pair --browser LABEL` in a terminal and enter its code under \"Pair this browser\"");
     const credList = el("credentials");
     if (credList) {
       credList.replaceChildren(...creds.map((/** @type {any} */ c) => {
@@ -144,28 +191,26 @@ export async function runPolicyPage({ doc, api }) {
       }));
     }
     const browsers = Array.isArray(s.browsers) ? s.browsers.map(String).join(", ") : "";
-    show("policy-summary", `Policy epoch ${String(s.epoch ?? "?")}; enrolled browsers: ${browsers || "none"}`);
+    show("policy-summary", `Trust record version ${String(s.epoch ?? "?")} · browsers paired: ${browsers || "none"}`);
+    renderSites(Array.isArray(policy.origins) ? policy.origins.map(String) : []);
     if (list) {
       const rows = [];
       for (const key of Object.keys(policy).sort()) {
+        if (key === "origins") continue; // the Sites section
         const dt = doc.createElement("dt");
-        dt.textContent = key;
-        const value = policy[key];
-        let dd;
-        if (key === "origins" && Array.isArray(value)) {
-          dd = originsValue(value.map(String));
-        } else {
-          dd = doc.createElement("dd");
-          dd.textContent = text(value);
-        }
+        dt.textContent = POLICY_WORDS[key] ?? key;
+        dt.setAttribute("title", key);
+        const dd = doc.createElement("dd");
+        dd.textContent = valueWords(key, policy[key]);
         rows.push(dt, dd);
       }
       list.replaceChildren(...rows);
     }
-    // The number fields show the policy in force (after every change, done or refused).
+    // The number fields show the policy in force (after every change, done or refused) — but a
+    // re-read (lib/live-refresh.js) never overwrites the field the person is typing in.
     for (const [key, { input }] of Object.entries(SECONDS)) {
       const e = el(input);
-      if (e) e.value = Number.isSafeInteger(policy[key]) ? String(policy[key]) : "";
+      if (e && !(doc.activeElement === e && !busy)) e.value = Number.isSafeInteger(policy[key]) ? String(policy[key]) : "";
     }
     setDisabled();
   }
@@ -192,8 +237,11 @@ export async function runPolicyPage({ doc, api }) {
     if (busy) return "busy";
     busy = true;
     setDisabled();
+    placeFeedback();
     // Replace the last outcome at once: a stale "done" must never stand for this operation.
     show("policy-status", "working…");
+    show("policy-hint", "");
+    el("policy-status")?.classList?.toggle("refused", false);
     let result;
     try {
       result = await op();
@@ -205,9 +253,25 @@ export async function runPolicyPage({ doc, api }) {
     } finally {
       busy = false;
       setDisabled();
-      show("policy-status", result);
+      say(result);
     }
     return result;
+  }
+
+  /** The outcome (and, for a refusal, what to do about it) under the control that asked. @param {string} result */
+  function say(result) {
+    show("policy-status", result);
+    show("policy-hint", refusalHint(result));
+    el("policy-status")?.classList?.toggle("refused", result.startsWith("refused"));
+  }
+
+  /** @type {any} the control the person last used */
+  let asking = null;
+  /** Move #policy-feedback right under the asking control's group (its row, form or list). */
+  function placeFeedback() {
+    const box = el("policy-feedback");
+    const group = asking?.closest?.(".buttons, .origin-form, ul.origins");
+    if (box && group && typeof group.after === "function" && group.nextSibling !== box) group.after(box);
   }
 
   /** @param {any} answer @param {string} action */
@@ -268,7 +332,8 @@ export async function runPolicyPage({ doc, api }) {
   async function change(key, value) {
     if (busy) return "busy";
     if (policy !== null && policy[key] === value) {
-      show("policy-status", `unchanged: ${key} is already ${String(value)}`);
+      placeFeedback();
+      say(`unchanged: ${POLICY_WORDS[key] ?? key}: already ${valueWords(key, value)}`);
       return "unchanged";
     }
     return narrows(key, value) ? restrict(key, value) : widen({ [key]: value });
@@ -285,7 +350,8 @@ export async function runPolicyPage({ doc, api }) {
     const raw = String(el(input)?.value ?? "").trim();
     const value = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isSafeInteger(value) || value < low || value > high) {
-      show("policy-status", `refused: ${CODE.BAD_REQUEST} (enter the ${name} as a whole number of seconds from ${low} to ${high})`);
+      placeFeedback();
+      say(`refused: ${CODE.BAD_REQUEST} (enter the ${name} as a whole number of seconds from ${low} to ${high})`);
       return Promise.resolve(`refused: ${CODE.BAD_REQUEST}`);
     }
     return change(key, value);
@@ -308,12 +374,14 @@ export async function runPolicyPage({ doc, api }) {
     const raw = String(input?.value ?? "").trim().replace(/\/$/, "");
     const origin = normaliseOrigin(raw);
     if (origin === null) {
-      show("policy-status", `refused: ${CODE.BAD_REQUEST} (enter an exact origin such as https://example.com)`);
+      placeFeedback();
+      say(`refused: ${CODE.BAD_REQUEST} (enter an exact origin such as https://example.com)`);
       return `refused: ${CODE.BAD_REQUEST}`;
     }
     const existing = Array.isArray(policy?.origins) ? policy.origins.map(String) : [];
     if (existing.includes(origin)) {
-      show("policy-status", `already approved: ${origin}`);
+      placeFeedback();
+      say(`already approved: ${origin}`);
       return "already approved";
     }
     const result = await widen({ origins: [...existing, origin] });
@@ -323,6 +391,7 @@ export async function runPolicyPage({ doc, api }) {
 
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const on = (id, fn) => el(id)?.addEventListener("click", () => {
+    asking = el(id);
     fn().catch(() => {});
   });
   on("approve-origin", approveOrigin);
@@ -343,7 +412,9 @@ export async function runPolicyPage({ doc, api }) {
   // Enter in a field does what its button does (there is no <form> to submit).
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
-    if (e.key === "Enter") fn().catch(() => {});
+    if (e.key !== "Enter") return;
+    asking = el(id);
+    fn().catch(() => {});
   });
   onEnter("origin", approveOrigin);
   onEnter("grace", setGrace);

@@ -1,9 +1,12 @@
-// popup-page.js — the logic of popup.html (the toolbar popup): connection and host-key gate state
-// at a glance (#state), the "Trust record rolled back" banner (#rollback, lib/rollback-banner.js)
-// while it applies, a one-click kill switch (#kill, free) and the last calls with their
-// outcome (#recent). Pure: the document and runtime messaging are injected (popup.js wires the
-// real ones). It must never put worker- or host-supplied text into the DOM as HTML (textContent
-// only) and never offer to release the kill switch (that needs a tap on the options page).
+// popup-page.js — the logic of popup.html (the toolbar popup): the state at a glance (a coloured
+// #indicator with one word: connected, reconnecting, killed, host key not proven, rolled back;
+// the details in #state), the "Trust record rolled back" banner (#rollback,
+// lib/rollback-banner.js) while it applies, a one-click kill switch (#kill, free) — or, while it
+// is engaged, #kill-engaged saying how to release it — a link to the options page, and the last
+// calls with their client, tool and outcome (#recent). Pure: the document and runtime messaging
+// are injected (popup.js wires the real ones). It must never put worker- or host-supplied text
+// into the DOM as HTML (textContent only) and never offer to release the kill switch (that needs
+// a tap on the options page, or the terminal).
 
 import { CODE } from "./error-codes.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
@@ -31,6 +34,34 @@ export function stateText(s) {
   return `${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
 }
 
+/**
+ * The indicator's state and word, most alarming first: a rolled-back record or an unproven host
+ * key refuses everything whatever else holds; then the kill switch; then the connection.
+ * @param {any} s a popup_status answer
+ * @returns {{state: "rolledback" | "unproven" | "killed" | "connected" | "reconnecting" | "mismatch" | "unknown", word: string}}
+ */
+export function indicatorOf(s) {
+  if (!s || s.ok !== true) return { state: "unknown", word: "Status unavailable" };
+  if (s.rolledBack) return { state: "rolledback", word: "Trust record rolled back" };
+  if (s.gate === "compromised") return { state: "unproven", word: "Host key not proven" };
+  if (s.killed === true) return { state: "killed", word: "Kill switch engaged" };
+  if (s.phase === "ready") return { state: "connected", word: "Connected" };
+  if (s.phase === "mismatch") return { state: "mismatch", word: "Host version mismatch" };
+  if (s.phase === "stopped") return { state: "unknown", word: "Stopped" };
+  return { state: "reconnecting", word: "Reconnecting" };
+}
+
+/**
+ * One line of #recent: "17:42:10 claude-code · page_click — ok".
+ * @param {any} c a recent call
+ */
+export function callText(c) {
+  const at = typeof c?.at === "number" ? new Date(c.at).toLocaleTimeString() : "";
+  const who = typeof c?.client === "string" && c.client !== "" ? `${c.client} · ` : "";
+  const outcome = c?.ok === true ? "ok" : `error: ${String(c?.code ?? CODE.INTERNAL_ERROR)}`;
+  return `${at} ${who}${String(c?.action ?? "?")} — ${outcome}`.trim();
+}
+
 /** @param {unknown} ms */
 const clock = (ms) => (typeof ms === "number" && Number.isFinite(ms) ? new Date(ms).toLocaleTimeString() : null);
 
@@ -53,7 +84,8 @@ export function seenText(s) {
 }
 
 /**
- * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>}, now?: () => number}} deps
+ * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>, openOptionsPage?: () => Promise<void>},
+ *   now?: () => number}} deps
  * @returns {Promise<{refresh: () => Promise<void>, kill: () => Promise<string>}>}
  */
 export async function runPopupPage({ doc, api }) {
@@ -67,16 +99,22 @@ export async function runPopupPage({ doc, api }) {
   /** @param {any} s */
   function render(s) {
     show("state", stateText(s));
+    const { state, word } = indicatorOf(s);
+    show("state-word", word);
+    doc.getElementById("indicator")?.setAttribute?.("data-state", state);
     const rolledBack = renderRollbackBanner(doc, s?.ok === true ? s.rolledBack : null);
     doc.getElementById("state")?.classList?.toggle("alarm", s?.killed === true || s?.gate === "compromised" || rolledBack);
+    // Engaged: no "Engage" offer, but what it means and how to release it.
+    const engaged = s?.ok === true && s.killed === true;
+    killButton.hidden = engaged;
+    const note = doc.getElementById("kill-engaged");
+    if (note) note.hidden = !engaged;
     const list = doc.getElementById("recent");
     /** @type {Array<{at?: unknown, ok?: unknown, code?: unknown, action?: unknown} | null>} */
     const calls = s && s.ok === true && Array.isArray(s.recent) ? s.recent.slice(-20).reverse() : [];
     const items = calls.map((c) => {
       const li = doc.createElement("li");
-      const at = typeof c?.at === "number" ? new Date(c.at).toLocaleTimeString() : "";
-      const outcome = c?.ok === true ? "ok" : `error: ${String(c?.code ?? CODE.INTERNAL_ERROR)}`;
-      li.textContent = `${at} ${String(c?.action ?? "?")} — ${outcome}`.trim();
+      li.textContent = callText(c);
       li.className = c?.ok === true ? "ok" : "error";
       return li;
     });
@@ -116,6 +154,14 @@ export async function runPopupPage({ doc, api }) {
   killButton.addEventListener("click", () => {
     kill().catch(() => {});
   });
+  // The options page through Chrome's own call: it focuses an open one instead of a second tab.
+  for (const id of ["open-options", "release-options"]) {
+    doc.getElementById(id)?.addEventListener("click", (/** @type {Event} */ e) => {
+      if (typeof api.openOptionsPage !== "function") return; // the plain link then
+      e?.preventDefault?.();
+      api.openOptionsPage().catch(() => {});
+    });
+  }
   await refresh();
   return { refresh, kill };
 }

@@ -1,8 +1,8 @@
 // recent-calls.js — a small ring buffer of the host requests the worker answered, for the popup:
-// {action, ok, code?, at} per request, newest last, at most RECENT_MAX, kept in
+// {action, client?, ok, code?, at} per request (client: the paired label the host named), newest last, at most RECENT_MAX, kept in
 // chrome.storage.session (survives worker restarts, not browser restarts). Pure: storage and the
 // clock are injected. It must never store a request's args or a reply's result or message — only
-// the action name, the outcome and the error code.
+// the action name, the client's label, the outcome and the error code.
 
 import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
@@ -11,19 +11,21 @@ export const RECENT_MAX = 20;
 export const RECENT_STORAGE_KEY = "recentCalls";
 const MAX_NAME = 64;
 
-/** @typedef {{action: string, ok: boolean, code?: string, at: number}} RecentCall */
+/** @typedef {{action: string, client?: string, ok: boolean, code?: string, at: number}} RecentCall */
 
 /**
  * The entry for one answered request (reply: a dispatch.js Reply).
  * @param {unknown} action
  * @param {unknown} reply
  * @param {number} at
+ * @param {unknown} [client] the requesting client's label (dispatch.js already checked its shape)
  * @returns {RecentCall}
  */
-export function recentEntry(action, reply, at) {
+export function recentEntry(action, reply, at, client) {
   const ok = isPlainObject(reply) && reply.ok === true;
   /** @type {RecentCall} */
   const entry = { action: typeof action === "string" ? action.slice(0, MAX_NAME) : "?", ok, at };
+  if (typeof client === "string" && client !== "") entry.client = client.slice(0, MAX_NAME);
   if (!ok) {
     const error = isPlainObject(reply) && isPlainObject(reply.error) ? reply.error : null;
     entry.code = error !== null && typeof error.code === "string" ? error.code.slice(0, MAX_NAME) : CODE.INTERNAL_ERROR;
@@ -38,7 +40,7 @@ export function recentEntry(action, reply, at) {
  */
 function isRecentCall(e) {
   return isPlainObject(e) && typeof e.action === "string" && typeof e.ok === "boolean" && typeof e.at === "number"
-    && (e.code === undefined || typeof e.code === "string");
+    && (e.code === undefined || typeof e.code === "string") && (e.client === undefined || typeof e.client === "string");
 }
 
 /**
@@ -64,10 +66,11 @@ export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MA
      * Record one answered request.
      * @param {unknown} action
      * @param {unknown} reply
+     * @param {unknown} [client] the requesting client's label
      * @returns {Promise<void>} settles once stored (never rejects)
      */
-    record(action, reply) {
-      const entry = recentEntry(action, reply, now());
+    record(action, reply, client) {
+      const entry = recentEntry(action, reply, now(), client);
       chain = chain.then(async () => {
         const list = [...(await load()), entry].slice(-max);
         await storageSet(RECENT_STORAGE_KEY, list);

@@ -76,7 +76,7 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {(welcome: {epoch: unknown}) => void} [onWelcome] a connection became ready (welcome
  *   with our protocol); `epoch` is the record's epoch as the host stated it (unchecked)
  * @property {() => void} [onClosed] the current connection ended (dropped or stopped)
- * @property {(action: string, reply: import("./dispatch.js").Reply) => void} [onAnswered] a
+ * @property {(action: string, reply: import("./dispatch.js").Reply, who?: {session: string, client: string | null}) => void} [onAnswered] a
  *   request with a valid action was answered with `reply` (lib/recent-calls.js; never args)
  * @property {() => number} [wallNow] wall-clock ms for the status fields (default: no times)
  */
@@ -308,9 +308,10 @@ export function createSession(options) {
     const checked = validateRequest(msg);
     const id = checked.ok ? checked.request.id : checked.id;
     const action = checked.ok ? checked.request.action : null;
+    const who = checked.ok ? { session: checked.request.session, client: checked.request.client } : undefined;
     /** @param {import("./dispatch.js").Reply} reply */
     const answered = (reply) => {
-      if (action !== null) hook(() => onAnsweredHook(action, reply));
+      if (action !== null) hook(() => onAnsweredHook(action, reply, who));
     };
     if (c.phase !== "ready") {
       if (id === null) return;

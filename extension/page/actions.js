@@ -144,10 +144,41 @@ var tabwardenActions = (() => {
    * @typedef {(el: any, a: Record<string, any>) => Record<string, unknown> | Promise<Record<string, unknown>>} ElementOp
    */
 
+  /** Most field names a submit's confirmation lists (the rest are only counted). */
+  const MAX_FIELDS = 20;
+  const NOT_SENT = new Set(["submit", "button", "reset", "image"]);
+  /**
+   * The NAMES of the fields a submit from `el` would send, for the confirm window — never a
+   * value (so never a password's), page text capped and card-masked, at most MAX_FIELDS (the
+   * rest counted in `more`); null when `el` belongs to no form.
+   * @param {any} el
+   * @returns {{names: string[], more: number} | null}
+   */
+  function submittedFields(el) {
+    let n = el;
+    let form = null;
+    while (n && n.nodeType === 1 && !form) {
+      form = tagOf(n) === "FORM" ? n : (n.form ?? null);
+      n = n.parentElement;
+    }
+    if (!form || !form.elements) return null;
+    const seen = new Set();
+    for (const f of form.elements) {
+      const name = collapse(typeof f.name === "string" ? f.name : String(f.getAttribute?.("name") ?? ""));
+      const t = typeOf(f);
+      if (name === "" || f.disabled || NOT_SENT.has(t) || !["INPUT", "SELECT", "TEXTAREA"].includes(tagOf(f))) continue;
+      if ((t === "checkbox" || t === "radio") && !f.checked) continue;
+      seen.add(cap(maskCards(name), 60) + (isPassword(f) ? " (password)" : ""));
+    }
+    const names = [...seen];
+    return { names: names.slice(0, MAX_FIELDS), more: Math.max(0, names.length - MAX_FIELDS) };
+  }
+
   /** @type {ElementOp} */
-  const describeOp = (el, a) => ({
-    kind: a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain", desc: describe(el), password: isPassword(el),
-  });
+  const describeOp = (el, a) => {
+    const kind = a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain";
+    return { kind, desc: describe(el), password: isPassword(el), ...(kind === "submit" ? { fields: submittedFields(el) } : {}) };
+  };
 
   /**
    * An ElementOp that settles once it knows whether the click navigated.

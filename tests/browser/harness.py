@@ -94,6 +94,14 @@ CODE = "4821-9037"
 
 
 async def pair_options_page(page: Any, code: str) -> None:
+    # Once paired, the form is folded under "Pair this browser again": unfold it as a person would.
+    await page.wait_for_function(
+        "() => !(document.getElementById('pairing')?.textContent || 'Loading')"
+        ".startsWith('Loading')",
+        timeout=30_000,
+    )
+    if not await page.evaluate("() => document.getElementById('pair-block')?.open ?? true"):
+        await page.click("#pair-summary")
     await page.fill("#code", code)
     await page.click("#pair")
 

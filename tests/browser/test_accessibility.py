@@ -385,10 +385,10 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
                 """() => {
                 const t = (id) => document.getElementById(id)?.textContent || '';
                 const n = (sel) => document.querySelectorAll(sel).length;
-                return t('policy-summary').startsWith('Policy epoch')
+                return t('policy-summary').startsWith('Trust record version')
                   && t('audit-status').endsWith('entries') && n('#audit tbody tr') > 0
                   && n('#clients-recent button') === 2
-                  && n('#policy button[data-origin]') === 1; }""",
+                  && n('#sites-list button[data-origin]') === 1; }""",
             )
             await visit(
                 context,
@@ -422,5 +422,5 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
         "button#audit-export",
     }
     assert must <= set(tabbed["options.html"]), tabbed
-    assert tabbed["popup.html"] == ["button#kill"], tabbed
+    assert tabbed["popup.html"] == ["a#open-options", "button#kill"], tabbed
     assert tabbed["confirm.html"] == ["button#deny", "button#allow"], tabbed

@@ -206,17 +206,17 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
             await pair_options_page(page, "window-code")
             assert (
                 await options_status(page, "paired")
-                == "paired with chromium, window-only (software confirmation)"
+                == "paired with chromium, no authenticator (software confirmation)"
             )
             [paired] = gate.current().browsers
             assert paired.label == "chromium" and paired.window_only and paired.credentials == ()
-            assert "window-only: software confirmation" in (
+            assert "no authenticator: confirmations are a click in a window" in (
                 await page.text_content("#pairing") or ""
             )
             await page.reload()
             await page.wait_for_function(
                 "() => (document.getElementById('enrolled')?.textContent || '')"
-                ".startsWith('window-only')"
+                ".startsWith('none: confirmations are a click')"
             )
             audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
             assert any(

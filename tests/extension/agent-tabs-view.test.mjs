@@ -23,8 +23,10 @@ function fakeDoc(ids) {
 }
 
 const ROWS = [
-  { id: 7, session: "s-1-aa", origin: "https://a.test", title: "<b>Inbox</b>", orphaned: true, orphanedAt: 1, viewed: false },
-  { id: 8, session: "s-2-bb", origin: "https://b.test", title: "", orphaned: false, orphanedAt: null, viewed: true },
+  { id: 7, session: "s-1-aa", origin: "https://a.test", title: "<b>Inbox</b>", orphaned: true, orphanedAt: 1_700_000_000_000, viewed: false,
+    client: "claude-code", lastCallAt: 1_699_999_990_000 },
+  { id: 8, session: "s-2-bb", origin: "https://b.test", title: "", orphaned: false, orphanedAt: null, viewed: true,
+    client: null, lastCallAt: 1_700_000_100_000 },
 ];
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -44,8 +46,11 @@ test("rows as text; a Close button on orphans only; clicking it closes that tab 
   await runAgentTabsView({ doc, api });
   const list = doc.el("agent-tabs");
   assert.equal(list.children.length, 2);
-  assert.equal(list.children[0].textContent.startsWith("tab 7 · orphaned · https://a.test — <b>Inbox</b>"), true);
-  assert.match(list.children[1].textContent, /^tab 8 · in use · https:\/\/b\.test — \(no title\)/);
+  // A client label and a readable time, never the raw session name.
+  const at = (ms) => new Date(ms).toLocaleTimeString();
+  assert.equal(list.children[0].textContent.startsWith(`tab 7 · claude-code · orphaned since ${at(1_700_000_000_000)} · https://a.test — <b>Inbox</b>`), true);
+  assert.equal(list.children[1].textContent.startsWith(`tab 8 · agent · in use, last call ${at(1_700_000_100_000)} · https://b.test — (no title)`), true);
+  assert.doesNotMatch(list.textContent, /s-1-aa|s-2-bb/);
   const buttons = (li) => li.children.filter((c) => typeof c !== "string" && c.tagName === "BUTTON");
   assert.equal(buttons(list.children[0]).length, 1);
   assert.equal(buttons(list.children[1]).length, 0, "a live session's tab cannot be closed here");
@@ -62,5 +67,5 @@ test("an unavailable worker is said, not shown as an empty list", async () => {
   const doc = fakeDoc(["agent-tabs", "close-orphans", "agent-tabs-status"]);
   await runAgentTabsView({ doc, api: { sendMessage: async () => { throw new Error("no worker"); } } });
   assert.match(doc.el("agent-tabs").textContent, /unavailable/);
-  assert.equal(rowText(null), "in use · (no site) — (no title) (session ?)");
+  assert.equal(rowText(null), "agent · in use · (no site) — (no title)");
 });

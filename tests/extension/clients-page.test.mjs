@@ -31,7 +31,7 @@ const SHA = "ab".repeat(32);
 const tick = () => new Promise((r) => setImmediate(r));
 
 function harness({ begin, complete, revokeAnswer } = {}) {
-  const doc = fakeDoc(["clients-paired", "clients-recent", "clients-status"]);
+  const doc = fakeDoc(["clients-paired", "clients-recent", "clients-status", "clients-hint"]);
   const sent = [];
   const assertions = [];
   let clients = [{ label: "claude", exe: "/usr/bin/claude", sha256: "cd".repeat(32), pairedAt: 1 }];
@@ -96,6 +96,7 @@ test("Pair refused by the host -> 'refused: <code>'", async () => {
   const page = await h.run();
   assert.equal(await page.pair(0), "refused: presence_refused");
   assert.equal(h.doc.getElementById("clients-status").textContent, "refused: presence_refused");
+  assert.match(h.doc.getElementById("clients-hint").textContent, /did not prove presence/, "what to do, beside the refusal");
   const h2 = harness({ begin: { ok: false, code: "extension_not_connected" } });
   const page2 = await h2.run();
   assert.equal(await page2.pair(0), "refused: extension_not_connected");

@@ -14,7 +14,8 @@ test("open gives an id and details; allow resolves allow", async () => {
   const { broker, timers } = make();
   const { id, promise } = broker.open(REQ);
   assert.equal(id, "c1");
-  assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", presence: null });
+  assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", presence: null,
+    client: null, fields: null, expiresAt: null });
   assert.equal(broker.answer(id, "allow"), true);
   assert.equal(await promise, "allow");
   assert.equal(timers.pending(), 0);
@@ -88,4 +89,21 @@ test("presence for kind origin: only policy.widen (an enrolled browser's new ori
   const { id } = broker.open({ kind: "origin", tool: "tab_open", origin: "https://a.test", pattern: "https://a.test/*", presence, timeoutMs: 1000 });
   assert.deepEqual(broker.details(id).presence, presence);
   assert.throws(() => broker.open({ kind: "origin", tool: "tab_open", presence: { action: "unkill", detail: "" }, timeoutMs: 1000 }), TypeError);
+});
+
+test("display details: the asking client's label, a submit's field names (strings only, bounded), the expiry", () => {
+  const { broker } = make();
+  const names = [...Array.from({ length: 25 }, (_, i) => `f${i}`), 7, "x".repeat(500)];
+  const { id } = broker.open({ kind: "action", tool: "page_click", timeoutMs: 1000, client: "claude-code",
+    fields: { names, more: 3 }, expiresAt: 123_456 });
+  const d = broker.details(id);
+  assert.equal(d.client, "claude-code");
+  assert.equal(d.expiresAt, 123_456);
+  assert.equal(d.fields.names.length, 20);
+  assert.equal(d.fields.more, 3 + 6);
+  d.fields.names.push("mutated");
+  assert.equal(broker.details(id).fields.names.length, 20, "details are a copy");
+  for (const fields of ["user", { names: "user" }, 5]) {
+    assert.equal(broker.details(broker.open({ kind: "action", tool: "t", timeoutMs: 1, fields }).id).fields, null);
+  }
 });

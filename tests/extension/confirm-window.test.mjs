@@ -94,3 +94,19 @@ test("other messages are not ours (undefined)", () => {
   const h = make();
   for (const m of [null, "x", {}, { type: "hello" }]) assert.equal(handleConfirmMessage(m, h.fromPage("id1"), h.ctx), undefined);
 });
+
+test("the page gets who asks, a submit's field names and when the window times out (the worker's clock)", async () => {
+  const timers = fakeTimers();
+  const broker = createConfirmBroker({ ...timers, newId: () => "id1" });
+  const windows = { createWindow: async () => ({ id: 7 }), removeWindow: async () => {} };
+  const confirm = createConfirmer({ broker, windows, log: fakeLog(), now: () => 1_000 });
+  const p = confirm({ ...REQ, client: "claude-code", fields: { names: ["email"], more: 0 } });
+  await flush();
+  const { details } = handleConfirmMessage({ type: "confirm_details", id: "id1" }, { id: EXT_ID, url: `${PAGE}?id=id1` },
+    { broker, extensionId: EXT_ID, pageUrl: PAGE });
+  assert.equal(details.client, "claude-code");
+  assert.deepEqual(details.fields, { names: ["email"], more: 0 });
+  assert.equal(details.expiresAt, 1_000 + REQ.timeoutMs);
+  broker.answer("id1", "deny");
+  assert.equal(await p, "deny");
+});

@@ -138,8 +138,8 @@ test("handlers receive (args, {session, policy, deadline}): the deadline is the 
   let clock = 1_000_000;
   const d = createDispatcher([["ctx", (args, ctx) => { seen.push([args, ctx]); return {}; }]], { log: fakeLog(), now: () => clock });
   await d.dispatch(req("ctx", { n: 1 }));
-  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", policy: CTX.policy, deadline: 1_000_000 + callBudgetMs(CTX.policy) }]]);
-  assert.deepEqual(Object.keys(seen[0][1]).sort(), ["deadline", "policy", "session"]);
+  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", client: null, policy: CTX.policy, deadline: 1_000_000 + callBudgetMs(CTX.policy) }]]);
+  assert.deepEqual(Object.keys(seen[0][1]).sort(), ["client", "deadline", "policy", "session"]);
   // the budget: the confirm timeout (clamped, default 40 s) + the server's 15 s slack - a 2 s margin
   assert.equal(callBudgetMs({ confirmTimeoutSeconds: 5 }), 18_000);
   assert.equal(callBudgetMs({}), 53_000);
@@ -147,4 +147,13 @@ test("handlers receive (args, {session, policy, deadline}): the deadline is the 
   clock += 7;
   await d.dispatch(req("ctx", {}));
   assert.equal(seen[1][1].deadline, 1_000_007 + callBudgetMs(CTX.policy));
+});
+
+test("the host's client label reaches the handler; anything not a label shape is dropped to null", async () => {
+  const seen = [];
+  const d = createDispatcher([["ctx", (args, ctx) => { seen.push(ctx.client); return {}; }]], { log: fakeLog() });
+  for (const client of ["claude-code", "Claude Code", "<b>x</b>", "a".repeat(33), 7, undefined]) {
+    assert.equal((await d.dispatch({ ...req("ctx"), client })).ok, true);
+  }
+  assert.deepEqual(seen, ["claude-code", null, null, null, null, null]);
 });

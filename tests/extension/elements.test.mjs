@@ -217,6 +217,31 @@ test("describe classifies clicks: submit, link, plain", async () => {
   assert.equal((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).kind, "submit");
 });
 
+test("describe of a submit names the fields the form will send: names only, never a value", async () => {
+  const doc = loginPage();
+  const form = doc.getElementById("f");
+  doc.getElementById("pw").setAttribute("name", "password");
+  form.append(
+    doc.h("input", { type: "checkbox", name: "remember" }), // unchecked: not sent
+    doc.h("input", { type: "checkbox", name: "terms", checked: "" }),
+    doc.h("input", { type: "hidden", name: "csrf", value: "tok-s3cret" }),
+    doc.h("input", { name: "off", disabled: "", value: "x" }),
+    doc.h("input", { name: "4111 1111 1111 1111" }),
+    doc.h("textarea", { name: "note" }),
+  );
+  const d = await op(doc, "describe", { target: { selector: "#go" } });
+  assert.deepEqual(d.fields, { names: ["user", "password (password)", "terms", "csrf", "[card]", "note"], more: 0 });
+  const text = JSON.stringify(d);
+  for (const secret of ["hunter2", "tok-s3cret", "4111"]) assert.ok(!text.includes(secret), secret);
+  assert.deepEqual((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).fields.names[0], "user");
+  assert.equal((await op(doc, "describe", { target: { selector: "#away" } })).fields, undefined, "a link sends no form");
+  // Bounded: twenty names, the rest counted.
+  for (let i = 0; i < 30; i += 1) form.append(doc.h("input", { name: `f${i}` }));
+  const many = (await op(doc, "describe", { target: { selector: "#go" } })).fields;
+  assert.equal(many.names.length, 20);
+  assert.equal(many.more, 16);
+});
+
 test("click: runs the activation and refuses when the kind changed after confirmation", async () => {
   const doc = loginPage();
   assert.deepEqual(await op(doc, "click", { target: { selector: "#go" }, expectKind: "submit" }),

@@ -109,7 +109,15 @@ test("options.html is the options page: static, no inline script, textContent-on
   for (const id of ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill"]) {
     assert.match(html, new RegExp(`<button id="${id}" type="button"`), `${id} is a real, keyboard-usable button`);
   }
-  assert.match(html, /<label for="code">One-time code from `tabwarden pair`<\/label>/);
+  assert.match(html, /<label for="code">One-time code from <code>tabwarden pair<\/code><\/label>/);
+  // The "no authenticator" box sits right before its own label, in one row.
+  assert.match(html, /<div class="check">\s*<input id="window-only" type="checkbox">\s*<label for="window-only">/);
+  // Sections with headings and a nav to each.
+  for (const [id, heading] of [["status", "Status"], ["sites", "Sites"], ["permissions", "Permissions"], ["clients", "Clients"], ["audit", "Audit"]]) {
+    assert.match(html, new RegExp(`<section id="${id}-section" aria-labelledby="${id}-heading">\\s*<h2 id="${id}-heading">${heading}</h2>`));
+    assert.match(html, new RegExp(`<nav [^>]*>[\\s\\S]*<a href="#${id}-section">${heading}</a>[\\s\\S]*</nav>`));
+  }
+  assert.doesNotMatch(html, /policy epoch|window-only\b(?!")/i, "plain words, not internal ones");
   assert.ok(existsSync(join(EXT, "options.css")));
   for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js"),
     join("lib", "policy-page.js"), join("lib", "policy-relay.js"), join("lib", "canonical-json.js")]) {
@@ -154,7 +162,9 @@ test("every module opens with a purpose comment", () => {
 });
 
 test("action: the toolbar popup is popup.html, a static page; still no web_accessible_resources", () => {
-  assert.deepEqual(manifest.action, { default_title: "tabwarden", default_popup: "popup.html" });
+  const { default_icon: actionIcons, ...action } = manifest.action;
+  assert.deepEqual(action, { default_title: "tabwarden", default_popup: "popup.html" });
+  assert.deepEqual(actionIcons, manifest.icons);
   assert.equal(manifest.web_accessible_resources, undefined);
   const html = readFileSync(join(EXT, "popup.html"), "utf8");
   const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
@@ -175,4 +185,15 @@ test("confirm.html has the presence-mode #tap button; options.html the MCP clien
   assert.match(confirmHtml, /<button id="tap" type="button"[^>]*hidden[^>]*>Confirm with your security key<\/button>/);
   const options = readFileSync(join(EXT, "options.html"), "utf8");
   for (const id of ["clients-paired", "clients-recent", "clients-status"]) assert.match(options, new RegExp(`id="${id}"`));
+});
+
+test("icons: 16, 32, 48 and 128 px PNGs (scripts/draw-icons), each of the size it is declared as", () => {
+  assert.deepEqual(Object.keys(manifest.icons), ["16", "32", "48", "128"]);
+  for (const [size, file] of Object.entries(manifest.icons)) {
+    const png = readFileSync(join(EXT, file));
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], file);
+    assert.equal(png.toString("latin1", 12, 16), "IHDR", file);
+    assert.equal(png.readUInt32BE(16), Number(size), `${file} width`);
+    assert.equal(png.readUInt32BE(20), Number(size), `${file} height`);
+  }
 });

@@ -4,11 +4,11 @@ import { runOptionsPage } from "../../extension/lib/options-page.js";
 
 function fakeDoc() {
   const els = new Map();
-  for (const id of ["pairing", "fingerprint", "gate", "status", "code", "pair", "window-only"]) {
+  for (const id of ["pairing", "fingerprint", "gate", "status", "code", "pair", "window-only", "host-key-alarm", "pair-block", "pair-summary"]) {
     const listeners = [];
     const classes = new Set();
     els.set(id, {
-      id, textContent: "", value: "", disabled: false, checked: false, classes,
+      id, textContent: "", value: "", disabled: false, checked: false, classes, hidden: id === "host-key-alarm", open: true,
       classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)) },
       addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
       click() { for (const fn of listeners) fn(); },
@@ -110,7 +110,7 @@ test("window-only: no create(), pair_complete says windowOnly, the status says s
   const page = await h.run();
   h.doc.el("code").value = "123-456";
   h.doc.el("window-only").checked = true;
-  assert.equal(await page.pair(), "paired with chromium, window-only (software confirmation)");
+  assert.equal(await page.pair(), "paired with chromium, no authenticator (software confirmation)");
   assert.deepEqual(h.created, []);
   assert.deepEqual(h.sent.find((m) => m.type === "pair_complete"), { type: "pair_complete", challengeId: "ch1", windowOnly: true });
 });
@@ -118,5 +118,25 @@ test("window-only: no create(), pair_complete says windowOnly, the status says s
 test("paired window-only is shown as software confirmation", async () => {
   const h = make({ status: { ok: true, gate: "trusted", paired: true, fingerprint: "SHA256:xy", browser: "edge", windowOnly: true } });
   await h.run();
-  assert.match(h.doc.el("pairing").textContent, /^Paired with edge .*window-only: software confirmation/);
+  assert.match(h.doc.el("pairing").textContent, /^Paired with edge .*no authenticator: confirmations are a click in a window \(software confirmation\)/);
+});
+
+test("once paired the form folds under the status; a host that cannot prove its key raises the alarm and unfolds it", async () => {
+  const h = make({ status: { ok: true, gate: "trusted", paired: true, fingerprint: "SHA256:xy", browser: "chromium" } });
+  await h.run();
+  assert.equal(h.doc.el("pair-block").open, false);
+  assert.match(h.doc.el("pair-summary").textContent, /^Pair this browser again/);
+  assert.equal(h.doc.el("host-key-alarm").hidden, true);
+  const c = make({ status: { ok: true, gate: "compromised", paired: true, fingerprint: "SHA256:xy", browser: "chromium" } });
+  await c.run();
+  assert.equal(c.doc.el("host-key-alarm").hidden, false, "a loud notice");
+  assert.equal(c.doc.el("pair-block").open, true, "the way out, pairing again, is open");
+  const n = make();
+  await n.run();
+  assert.equal(n.doc.el("pair-block").open, true);
+  assert.equal(n.doc.el("pair-summary").textContent, "Pairing");
+  // Pairing folds it.
+  n.doc.el("code").value = "4821-9037";
+  await n.run().then((p) => p.pair());
+  assert.equal(n.doc.el("pair-block").open, false);
 });

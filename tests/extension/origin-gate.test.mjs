@@ -47,7 +47,7 @@ test("a lookalike of an approved origin prompts (never matches)", async () => {
   assert.equal(calls.confirm.length, 1);
   assert.deepEqual(calls.confirm[0], {
     kind: "origin", tool: "tab_open", origin: "http://127.0.0.1.evil.test", pattern: "http://127.0.0.1.evil.test/*",
-    detail: "Allow tabwarden's agent on http://127.0.0.1.evil.test?", timeoutMs: 30_000,
+    detail: "Allow tabwarden's agent on http://127.0.0.1.evil.test?", timeoutMs: 30_000, client: null,
   });
   assert.equal(calls.grant.length, 0, "deny sends no grant");
 });

@@ -31,7 +31,7 @@ function fakeDoc(ids) {
   return { getElementById: (id) => els.get(id) ?? null, createElement: (tag) => make(tag, null), el: (id) => els.get(id) };
 }
 
-const IDS = ["policy", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
+const IDS = ["policy", "sites-list", "policy-hint", "policy-feedback", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
   "dialog-arming-on", "dialog-arming-off"];
@@ -72,15 +72,19 @@ function harness({ policy = { origins: ["https://a.test"], eval: false, upload: 
 const flush = () => new Promise((r) => setImmediate(r));
 const types = (sent) => sent.map((m) => m.type);
 
-test("renders every policy key, the kill state and enrolment; origins get remove buttons", async () => {
-  const h = harness();
+test("renders every policy key in plain words, the kill state and enrolment; sites get remove buttons", async () => {
+  const h = harness({ policy: { origins: ["https://a.test"], eval: false, upload: false, confirm: ["submit"], clickGraceSeconds: 30, dialogArming: true } });
   await h.run();
   assert.deepEqual(h.sent, [{ type: "policy_get" }]);
   const dl = h.doc.el("policy");
-  const dts = dl.children.filter((c) => c.tagName === "DT").map((c) => c.textContent);
-  assert.deepEqual(dts, ["confirm", "eval", "origins", "upload"]);
-  assert.equal(dl.children[3].textContent, "false", "eval's value");
-  const remove = dl.querySelectorAll("button");
+  const dts = dl.children.filter((c) => c.tagName === "DT");
+  // Every key the host's policy has (a key without words, e.g. a new one, by its own name); the sites apart.
+  assert.deepEqual(dts.map((c) => c.getAttribute("title")), ["clickGraceSeconds", "confirm", "dialogArming", "eval", "upload"]);
+  assert.deepEqual(dts.map((c) => c.textContent), ["No new question after an allowed click for", "Actions that ask you first",
+    "dialogArming", "Page scripts (page_eval)", "File uploads"]);
+  assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "no"]);
+  assert.doesNotMatch(dl.textContent, /Policy epoch|window-only/);
+  const remove = h.doc.el("sites-list").querySelectorAll("button");
   assert.equal(remove.length, 1);
   assert.equal(remove[0].getAttribute("aria-label"), "Remove https://a.test");
   assert.equal(h.doc.el("killed").textContent, "released");
@@ -101,6 +105,7 @@ test("host text goes in as text, never as HTML", async () => {
   const h = harness({ policy: { origins: ["https://<b>x</b>.test"], note: "<img src=x onerror=alert(1)>" } });
   await h.run();
   assert.match(h.doc.el("policy").textContent, /<img src=x onerror=alert\(1\)>/);
+  assert.match(h.doc.el("sites-list").textContent, /https:\/\/<b>x<\/b>\.test/);
 });
 
 test("policy_get failure is shown and disables the controls", async () => {
@@ -153,7 +158,7 @@ test("approve an origin: normalised, appended to the existing list, widened with
   const begin = h.sent.find((m) => m.type === "presence_begin");
   assert.equal(begin.detail, "{\"origins\":[\"https://a.test\",\"https://b.test\"]}");
   assert.equal(h.doc.el("origin").value, "");
-  assert.equal(h.doc.el("policy").querySelectorAll("button").length, 2);
+  assert.equal(h.doc.el("sites-list").querySelectorAll("button").length, 2);
   const before = h.sent.length;
   h.doc.el("origin").value = "https://a.test";
   assert.equal(await page.approveOrigin(), "already approved");
@@ -173,7 +178,7 @@ test("narrowing is free: restrict eval and remove an origin send policy_restrict
   await flush(); await flush();
   assert.deepEqual(h.sent[1], { type: "policy_restrict", key: "eval", value: false });
   assert.equal(h.doc.el("policy-status").textContent, "done: policy_restrict");
-  const [removeA] = h.doc.el("policy").querySelectorAll("button");
+  const [removeA] = h.doc.el("sites-list").querySelectorAll("button");
   removeA.click();
   await flush(); await flush();
   assert.deepEqual(h.sent.filter((m) => m.type === "policy_restrict")[1], { type: "policy_restrict", key: "origins", value: ["https://b.test"] });
@@ -229,7 +234,7 @@ test("enrolled credentials are listed with their user-verification mode; window-
   assert.match(items[1], /^<b>x<\/b>… enrolled 1970-01-01T00:01:00.000Z; presence only/, "host text stays text");
   const w = harness({ enrolled: false, windowOnly: true });
   await w.run();
-  assert.match(w.doc.el("enrolled").textContent, /^window-only \(software confirmation\)/);
+  assert.match(w.doc.el("enrolled").textContent, /^none: confirmations are a click in a window \(software confirmation\)/);
   assert.deepEqual(w.doc.el("credentials").children, []);
 });
 
@@ -357,12 +362,12 @@ test("an equal value does nothing and says so", async () => {
   const page = await h.run();
   h.doc.el("grace").value = "30";
   assert.equal(await page.setGrace(), "unchanged");
-  assert.equal(h.doc.el("policy-status").textContent, "unchanged: clickGraceSeconds is already 30");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: No new question after an allowed click for: already 30 s");
   h.doc.el("confirm-timeout").value = "060";
   assert.equal(await page.setConfirmTimeout(), "unchanged");
-  assert.equal(h.doc.el("policy-status").textContent, "unchanged: confirmTimeoutSeconds is already 60");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: Unanswered confirmations refused after: already 60 s");
   assert.equal(await page.setPresenceConfirm(true), "unchanged");
-  assert.equal(h.doc.el("policy-status").textContent, "unchanged: presenceConfirm is already true");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: Page scripts and uploads confirmed with a tap: already yes");
   assert.deepEqual(h.sent, [{ type: "policy_get" }]);
 });
 
@@ -473,4 +478,21 @@ test("dialogArming: on is a tap (a widening), off is a free restrict", async () 
   assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key: "dialogArming", value: false });
   assert.equal(h.assertions.length, 1, "turning it off needs no tap");
   assert.equal(await page.setDialogArming(false), "unchanged");
+});
+
+test("a refusal is said under the control that asked, with what to do about it", async () => {
+  const h = harness({ begin: { ok: false, code: "presence_refused" } });
+  await h.run();
+  const moved = [];
+  const group = { nextSibling: null, after: (box) => { moved.push(box.id); group.nextSibling = box; } };
+  h.doc.el("enable-eval").closest = (sel) => (sel.includes(".buttons") ? group : null);
+  h.doc.el("enable-eval").click();
+  for (let i = 0; i < 6; i += 1) await flush();
+  assert.deepEqual(moved, ["policy-feedback"], "the outcome moved under the asking control");
+  assert.equal(h.doc.el("policy-status").textContent, "refused: presence_refused");
+  assert.match(h.doc.el("policy-hint").textContent, /did not prove presence/);
+  h.doc.el("origin").value = "not a site";
+  h.doc.el("approve-origin").click();
+  await flush();
+  assert.match(h.doc.el("policy-hint").textContent, /malformed/);
 });

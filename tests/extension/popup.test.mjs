@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { runPopupPage, stateText } from "../../extension/lib/popup-page.js";
+import { callText, indicatorOf, runPopupPage, stateText } from "../../extension/lib/popup-page.js";
 import { createPopupRelay } from "../../extension/lib/popup-relay.js";
 import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "../../extension/lib/recent-calls.js";
 import { createSession } from "../../extension/lib/session.js";
@@ -17,14 +17,15 @@ function fakeDoc(ids) {
     const listeners = [];
     const classes = new Set();
     const el = {
-      tagName: tag.toUpperCase(), id, children: [], _text: "", className: "", disabled: false,
+      tagName: tag.toUpperCase(), id, children: [], _text: "", className: "", disabled: false, hidden: false, attrs: {},
+      setAttribute(k, v) { this.attrs[k] = String(v); },
       classList: { toggle: (c, on) => (on ? classes.add(c) : classes.delete(c)), contains: (c) => classes.has(c) },
       get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); },
       set textContent(v) { this.children = []; this._text = String(v); },
       set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
       replaceChildren(...nodes) { this.children = [...nodes]; this._text = ""; },
       addEventListener: (type, fn) => { if (type === "click") listeners.push(fn); },
-      click() { if (!el.disabled) for (const fn of listeners) fn(); },
+      click() { let prevented = false; if (!el.disabled) for (const fn of listeners) fn({ preventDefault: () => { prevented = true; } }); return prevented; },
     };
     return el;
   };
@@ -149,4 +150,50 @@ test("popup page: #state at a glance, #recent newest first with ok/error, #kill 
   assert.match(away, /disconnected \(reconnecting\) \(next try in 5 s; last disconnect [^:]+:\d\d:\d\d[^:]*: Native host has exited\.\)/);
   // A worker the wake alarm restarted has no disconnect of its own: its start time says so.
   assert.match(stateText({ ok: true, phase: "awaiting_welcome", workerStartedAt: 0, gate: "trusted", killed: null }), /^connecting \(worker started [^)]+\) · /);
+});
+
+test("popup: a coloured indicator word per state; engaged means no Engage offer but how to release", async () => {
+  const ids = ["state", "state-word", "indicator", "kill", "kill-engaged", "recent", "popup-status", "open-options", "release-options"];
+  const doc = fakeDoc(ids);
+  let status = { ok: true, phase: "ready", gate: "trusted", killed: false, recent: [] };
+  const opened = [];
+  const api = {
+    sendMessage: async (m) => (m.type === "popup_kill" ? (status = { ...status, killed: true }, { ok: true }) : status),
+    openOptionsPage: async () => { opened.push(1); },
+  };
+  await runPopupPage({ doc, api });
+  assert.equal(doc.el("indicator").attrs["data-state"], "connected");
+  assert.equal(doc.el("state-word").textContent, "Connected");
+  assert.equal(doc.el("kill").hidden, false);
+  assert.equal(doc.el("kill-engaged").hidden, true);
+  doc.el("kill").click();
+  for (let i = 0; i < 5; i += 1) await flush();
+  assert.equal(doc.el("indicator").attrs["data-state"], "killed");
+  assert.equal(doc.el("state-word").textContent, "Kill switch engaged");
+  assert.equal(doc.el("kill").hidden, true, "no Engage offer while engaged");
+  assert.equal(doc.el("kill-engaged").hidden, false);
+  // The options link opens the options page through Chrome (it focuses an open one).
+  assert.equal(doc.el("open-options").click(), true);
+  assert.equal(doc.el("release-options").click(), true);
+  assert.equal(opened.length, 2);
+  // Most alarming first.
+  const base = { ok: true, phase: "ready", gate: "trusted", killed: false };
+  assert.equal(indicatorOf({ ...base, rolledBack: { epoch: 1, seen: 2 }, gate: "compromised", killed: true }).state, "rolledback");
+  assert.equal(indicatorOf({ ...base, gate: "compromised", killed: true }).word, "Host key not proven");
+  assert.equal(indicatorOf({ ...base, phase: "reconnect_wait", killed: null }).state, "reconnecting");
+  assert.equal(indicatorOf({ ...base, phase: "mismatch" }).state, "mismatch");
+  assert.equal(indicatorOf(null).state, "unknown");
+});
+
+test("popup: each last call names its client and tool; the client label is recorded from the request", async () => {
+  assert.match(callText({ action: "page_click", client: "claude-code", ok: true, at: 0 }), / claude-code · page_click — ok$/);
+  assert.doesNotMatch(callText({ action: "tab_list", ok: false, code: "killed", at: 0 }), / · /, "no client: no empty label");
+  const store = memoryStorage();
+  const recent = createRecentCalls({ storageGet: store.get, storageSet: store.set, now: () => 7 });
+  await recent.record("page_click", { ok: true }, "claude-code");
+  await recent.record("tab_list", { ok: true }, 42);
+  assert.deepEqual(await recent.list(), [
+    { action: "page_click", client: "claude-code", ok: true, at: 7 },
+    { action: "tab_list", ok: true, at: 7 },
+  ]);
 });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/lib/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
+import { MAX_SESSIONS, createSessionClients } from "../../extension/lib/session-clients.js";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
 
 function world() {
@@ -144,4 +145,28 @@ test("the relay answers only the popup and the options page", async () => {
   assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: "1" }, popup, ctx), { ok: false, code: "bad_request" });
   assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: 1 }, popup, ctx), { ok: true, closed: 1 });
   assert.deepEqual(w.removed, [1]);
+});
+
+test("the relay names each row's client and last call from what the session's requests said", async () => {
+  const w = world();
+  w.openTab("s-1-a", 1);
+  w.openTab("s-2-b", 2);
+  const items = {};
+  const sessionClients = createSessionClients({
+    storageGet: async (k) => structuredClone(items[k]), storageSet: async (k, v) => { items[k] = structuredClone(v); }, now: () => 5_000,
+  });
+  await sessionClients.seen("s-1-a", "claude-code");
+  const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, sessionClients, log: { warn: () => {} } });
+  const id = "abc";
+  const popup = { id, url: `chrome-extension://${id}/popup.html` };
+  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, { extensionId: id, pageUrls: [popup.url] });
+  assert.deepEqual(list.tabs.map((t) => [t.id, t.client, t.lastCallAt]), [[1, "claude-code", 5_000], [2, null, null]]);
+  // Bounded: the least recently seen sessions go first.
+  let t = 0;
+  const many = createSessionClients({ storageGet: async (k) => items[k], storageSet: async (k, v) => { items[k] = v; }, now: () => t++ });
+  for (let i = 0; i < MAX_SESSIONS + 5; i += 1) many.seen(`s-${i}-x`, "c");
+  const snap = await many.snapshot();
+  assert.equal(snap.size, MAX_SESSIONS);
+  assert.equal(snap.has("s-0-x"), false);
+  assert.equal(snap.has(`s-${MAX_SESSIONS + 4}-x`), true);
 });

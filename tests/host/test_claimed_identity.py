@@ -104,3 +104,48 @@ def test_the_measured_client_is_served_when_paired(
     answering.start()
     assert _connect_claiming(fake_browser, tmp_path, "") == {"ok": {"tabs": []}}
     answering.join(10)
+
+
+def _answer_and_keep(browser: FakeBrowser, seen: list[dict[str, object]]) -> None:
+    """Play the extension for one relayed ``tab_list`` and keep the request the host sent."""
+    while (request := browser.receive())["type"] == "session_end":
+        pass
+    seen.append(request)
+    browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+
+
+def test_the_request_names_the_paired_label_the_host_measured(
+    fake_browser: FakeBrowser, tmp_path: Path
+) -> None:
+    """The confirm window and the popup say which client asks: the host adds the label the person
+    paired it under, from its own measurement — a claim in the admission frame changes nothing."""
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config, client_exe=our_interpreter(), label="claude-code")
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    import threading
+
+    seen: list[dict[str, object]] = []
+    for claim in (our_identity().sha256, ""):
+        answering = threading.Thread(
+            target=_answer_and_keep, args=(fake_browser, seen), daemon=True
+        )
+        answering.start()
+        assert _connect_claiming(fake_browser, tmp_path, claim) == {"ok": {"tabs": []}}
+        answering.join(10)
+    assert [r.get("client") for r in seen] == ["claude-code", "claude-code"], seen
+
+
+def test_no_label_while_nothing_is_paired(fake_browser: FakeBrowser, tmp_path: Path) -> None:
+    config = fake_browser.runtime.parent / "config"
+    pair_record(config)  # a host key, no client: every measured client is served, unnamed
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    import threading
+
+    seen: list[dict[str, object]] = []
+    answering = threading.Thread(target=_answer_and_keep, args=(fake_browser, seen), daemon=True)
+    answering.start()
+    assert _connect_claiming(fake_browser, tmp_path, "") == {"ok": {"tabs": []}}
+    answering.join(10)
+    assert len(seen) == 1 and "client" not in seen[0], seen

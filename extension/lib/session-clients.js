@@ -1,0 +1,64 @@
+// session-clients.js — which paired client each session is, for the person's eyes: the label
+// the host named on a session's requests (dispatch.js Context.client) and when it last called,
+// so the popup's and options page's agent-tab rows say "claude-code, last call 17:42" instead of
+// a raw session name. At most MAX_SESSIONS, least recently seen dropped first, kept in
+// chrome.storage.session (survives a worker restart). Pure: storage and the clock are injected.
+// It must never decide anything (a label here grants nothing) and never store a request's args.
+
+import { isPlainObject } from "./wire.js";
+
+export const SESSION_CLIENTS_KEY = "sessionClients";
+export const MAX_SESSIONS = 64;
+const MAX_TEXT = 200;
+
+/** @typedef {{client: string | null, lastAt: number}} SessionSeen */
+
+/**
+ * @param {{storageGet: (key: string) => Promise<unknown>, storageSet: (key: string, value: unknown) => Promise<void>,
+ *   now: () => number, log?: {warn: (...a: unknown[]) => void}}} deps
+ */
+export function createSessionClients({ storageGet, storageSet, now, log = console }) {
+  let chain = Promise.resolve();
+
+  /** @returns {Promise<Record<string, SessionSeen>>} */
+  async function load() {
+    let stored;
+    try {
+      stored = await storageGet(SESSION_CLIENTS_KEY);
+    } catch {
+      return {};
+    }
+    /** @type {Record<string, SessionSeen>} */
+    const out = {};
+    if (!isPlainObject(stored)) return out;
+    for (const [session, v] of Object.entries(stored)) {
+      if (isPlainObject(v) && typeof v.lastAt === "number" && (v.client === null || typeof v.client === "string")) {
+        out[session] = { client: v.client, lastAt: v.lastAt };
+      }
+    }
+    return out;
+  }
+
+  return {
+    /**
+     * A session's request was answered.
+     * @param {unknown} session
+     * @param {unknown} client
+     * @returns {Promise<void>} never rejects
+     */
+    seen(session, client) {
+      if (typeof session !== "string" || session === "" || session.length > MAX_TEXT) return chain;
+      const entry = { client: typeof client === "string" && client !== "" ? client.slice(0, MAX_TEXT) : null, lastAt: now() };
+      chain = chain.then(async () => {
+        const all = await load();
+        delete all[session];
+        all[session] = entry;
+        const kept = Object.entries(all).sort((a, b) => a[1].lastAt - b[1].lastAt).slice(-MAX_SESSIONS);
+        await storageSet(SESSION_CLIENTS_KEY, Object.fromEntries(kept));
+      }).catch((err) => log.warn("tabwarden: could not record a session's client", err));
+      return chain;
+    },
+    /** @returns {Promise<Map<string, SessionSeen>>} */
+    snapshot: () => chain.then(load).then((all) => new Map(Object.entries(all))),
+  };
+}
