@@ -73,16 +73,16 @@ const flush = () => new Promise((r) => setImmediate(r));
 const types = (sent) => sent.map((m) => m.type);
 
 test("renders every policy key in plain words, the kill state and enrolment; sites get remove buttons", async () => {
-  const h = harness({ policy: { origins: ["https://a.test"], eval: false, upload: false, confirm: ["submit"], clickGraceSeconds: 30, dialogArming: true } });
+  const h = harness({ policy: { origins: ["https://a.test"], eval: false, upload: false, confirm: ["submit"], clickGraceSeconds: 30, dialogArming: true, newKey: true } });
   await h.run();
   assert.deepEqual(h.sent, [{ type: "policy_get" }]);
   const dl = h.doc.el("policy");
   const dts = dl.children.filter((c) => c.tagName === "DT");
   // Every key the host's policy has (a key without words, e.g. a new one, by its own name); the sites apart.
-  assert.deepEqual(dts.map((c) => c.getAttribute("title")), ["clickGraceSeconds", "confirm", "dialogArming", "eval", "upload"]);
+  assert.deepEqual(dts.map((c) => c.getAttribute("title")), ["clickGraceSeconds", "confirm", "dialogArming", "eval", "newKey", "upload"]);
   assert.deepEqual(dts.map((c) => c.textContent), ["No new question after an allowed click for", "Actions that ask you first",
-    "dialogArming", "Page scripts (page_eval)", "File uploads"]);
-  assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "no"]);
+    "Agents may arm an answer to a page's next dialog", "Page scripts (page_eval)", "newKey", "File uploads"]);
+  assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "yes", "no"]);
   assert.doesNotMatch(dl.textContent, /Policy epoch|window-only/);
   const remove = h.doc.el("sites-list").querySelectorAll("button");
   assert.equal(remove.length, 1);

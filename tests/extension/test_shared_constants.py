@@ -37,3 +37,16 @@ def test_the_terminal_session_and_its_actions_are_the_hosts() -> None:
     assert session and actions
     assert session.group(1) == TERMINAL_SESSION
     assert set(re.findall(r'"([a-z_]+)"', actions.group(1))) == TERMINAL_ACTIONS
+
+
+def test_every_policy_key_has_plain_words_on_the_options_page() -> None:
+    """The options page names each policy key in a person's words (lib/policy-page.js
+    POLICY_WORDS); a key added to trust/policy.py without words would show as its bare name."""
+    from tabwarden.trust.policy import POLICY_KEYS
+
+    text = (REPO / "extension/lib/policy-page.js").read_text("utf-8")
+    block = re.search(
+        r"^export const POLICY_WORDS = Object\.freeze\(\{(.*?)^\}\);", text, re.M | re.S
+    )
+    assert block
+    assert set(re.findall(r"^\s+([A-Za-z]+):", block.group(1), re.M)) == set(POLICY_KEYS)
