@@ -47,6 +47,9 @@ const MAX_QUOTE = 200;
  * @property {(tabId: number) => void} release the tab left its session: detach and forget it
  * @property {(tabId: number) => void} removed the tab closed: forget it
  * @property {() => number[]} attached tab ids with a live (or pending) attachment
+ * @property {(tabId: number, fn: (method: string, params: any) => void) => () => void} listen
+ *   every later CDP event of an owned tab to `fn` (a throwing `fn` is ignored) until the
+ *   returned function is called (page_snapshot's a11y mode: Runtime.executionContextCreated)
  */
 
 /**
@@ -61,6 +64,10 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   /** Tabs whose debugger the person detached (closed the bar): told once, then re-attached. */
   /** @type {Set<number>} */
   const cancelled = new Set();
+
+  /** Listeners for the events of one tab (DebuggerManager.listen). */
+  /** @type {Set<{tabId: number, fn: (method: string, params: any) => void}>} */
+  const listeners = new Set();
 
   /** @param {unknown} err */
   const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
@@ -153,6 +160,22 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       }
       if (method === "Page.javascriptDialogOpening") dialogs.opened(tabId, params);
       else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId);
+      for (const l of listeners) {
+        if (l.tabId !== tabId) continue;
+        try {
+          l.fn(method, params);
+        } catch {
+          // a listener must never break the dialog bookkeeping above
+        }
+      }
+    },
+
+    listen(tabId, fn) {
+      const l = { tabId, fn };
+      listeners.add(l);
+      return () => {
+        listeners.delete(l);
+      };
     },
 
     onDetach(tabId, reason) {

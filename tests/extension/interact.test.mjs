@@ -140,16 +140,23 @@ test("a page that never answers ends the call with timeout naming the step, by t
 });
 
 const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
+/** page_get_state's answer for an element that is not there: "bad_ref" (a stale or foreign ref) or the answer itself. */
+const gone = async (call) => {
+  const r = await call;
+  return r.exists === false && /take a new page_snapshot/.test(r.reason) ? "bad_ref" : r;
+};
 
 test("routes", () => {
-  assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_click", "page_fill", "page_press", "page_select",
+  assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_find", "page_click", "page_fill", "page_press", "page_select",
     "page_check", "page_scroll", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
   const h = harness();
   const r = await h.call("page_snapshot", { tabId: 1 });
-  assert.deepEqual(Object.keys(r), ["url", "title", "snapshot", "truncated"]);
+  // No debugger in this harness: "auto" answers from the DOM walk and says why.
+  assert.deepEqual(Object.keys(r), ["url", "title", "snapshot", "truncated", "mode", "fallback"]);
+  assert.equal(r.mode, "dom");
   assert.equal(r.url, `${ORIGIN}/a`);
   assert.deepEqual(r.snapshot.find((i) => i.name === "Password"), { ref: "@e2", role: "textbox", name: "Password", tag: "input" });
   assert.deepEqual(h.calls.gate, [[`${ORIGIN}/a`, "page_snapshot"]]);
@@ -246,12 +253,12 @@ test("bad_ref: refs die with the document; a new snapshot gives fresh ones", asy
   const next = refOf(snap, "Next page");
   const r = await h.call("page_click", { tabId: 1, ref: next });
   assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/next` });
-  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") })), "bad_ref");
   const again = await h.call("page_snapshot", { tabId: 1 });
   assert.equal((await h.call("page_get_state", { tabId: 1, ref: refOf(again, "Menu") })).text, "Menu");
   // a ref without any snapshot of the tab is bad_ref too
   h.addTab(2, `${ORIGIN}/b`);
-  await assert.rejects(h.call("page_get_state", { tabId: 2, ref: "@e1" }), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 2, ref: "@e1" })), "bad_ref");
 });
 
 test("stable refs: the next document of a tab numbers after the last, so an old ref never lands in it", async () => {
@@ -265,7 +272,7 @@ test("stable refs: the next document of a tab numbers after the last, so an old 
   const highest = Math.max(...oldRefs.map((r) => Number(r.slice(2))));
   for (const item of after.snapshot) assert.ok(Number(item.ref.slice(2)) > highest, item.ref);
   for (const ref of oldRefs) {
-    await assert.rejects(h.call("page_get_state", { tabId: 1, ref }), (e) => e.code === "bad_ref", ref);
+    assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref })), "bad_ref", ref);
   }
 });
 
@@ -274,7 +281,7 @@ test("bad_ref: another session's snapshot token is not used", async () => {
   const snap = await h.call("page_snapshot", { tabId: 1 });
   h.ownership.release(1);
   h.ownership.claim("s2", 1);
-  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }, S2), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }, S2)), "bad_ref");
 });
 
 test("page_fill: password refused (resolved node, focused node) unless passwordFill", async () => {
@@ -344,10 +351,13 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   await assert.rejects(h.call("page_scroll", { tabId: 1, to: "middle" }), (e) => e.code === "bad_request");
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
-    { tag: "input", type: "password", disabled: false, visible: true, text: "" });
+    { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#c" }),
-    { tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "" });
-  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#none" }), (e) => e.code === "element_not_found");
+    { exists: true, tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
+  // Not there: an answer, not an error.
+  const none = await h.call("page_get_state", { tabId: 1, selector: "#none" });
+  assert.equal(none.exists, false);
+  assert.match(none.reason, /no element matches selector "#none"/);
   await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#go", ref: "@e1" }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_get_state", { tabId: 1, ref: "e1" }), (e) => e.code === "bad_request");
 });
