@@ -469,6 +469,12 @@ export function interactHandlers(deps) {
     const dom = r.snapshot;
     const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
     if (opts.mode === "dom") return domResult;
+    // The tree read is the main frame's (and tabwarden's world there): a frame's snapshot is its
+    // DOM walk.
+    if (args.frame !== undefined && args.frame !== null) {
+      if (opts.mode === "a11y") throw new BridgeError(CODE.BAD_REQUEST, 'mode "a11y" reads the main frame only; use mode "dom" (or auto) with frame');
+      return { ...domResult, fallback: "the accessibility tree is read for the main frame only" };
+    }
     let ax;
     try {
       ax = await reader.read(ctx, tabId, { origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, scope: opts.scope });

@@ -31,7 +31,7 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "" } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -96,12 +96,84 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
-  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now };
+  const debuggerFake = cdp === undefined ? undefined : cdp(tabs);
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}) };
   const routes = new Map(interactHandlers(deps));
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   addTab(1, `${ORIGIN}/a`);
-  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc };
+  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: debuggerFake };
 }
+
+/**
+ * Chrome's debugger on the fake pages: a flat accessibility tree of every element (Chrome's
+ * role and name from page/dom.js, a password's bullets as its AX value, `ignore` ids ignored),
+ * three script worlds (the page's, another extension's, tabwarden's — only the last holds the
+ * RefStore token), DOM.resolveNode / Runtime.callFunctionOn run in the fake page. `fail` names a
+ * CDP method that throws.
+ */
+const fakeCdp = ({ ignore = [], fail = "" } = {}) => (tabs) => {
+  const listeners = new Set();
+  const objects = new Map();
+  const sent = [];
+  const calledIn = new Set();
+  const elementsOf = (doc) => [...globalThis.tabwardenDom.walk(doc.documentElement)];
+  const objectFor = (v) => {
+    const id = `obj${objects.size + 1}`;
+    objects.set(id, v);
+    return id;
+  };
+  return {
+    sent, calledIn,
+    listen(tabId, fn) {
+      const l = { tabId, fn };
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    async send(_ctx, tabId, method, params) {
+      sent.push(method);
+      if (method === fail) throw new BridgeError("internal_error", `the debugger step failed`);
+      const doc = tabs.get(tabId).doc;
+      const worlds = [
+        { id: 1, origin: new URL(doc.url).origin, auxData: { frameId: "top", isDefault: true, type: "default" } },
+        { id: 2, origin: "chrome-extension://someoneelse", auxData: { frameId: "top", isDefault: false, type: "isolated" } },
+        { id: 3, origin: "chrome-extension://tabwarden", auxData: { frameId: "top", isDefault: false, type: "isolated" } },
+      ];
+      if (method === "Page.getFrameTree") return { frameTree: { frame: { id: "top" } } };
+      if (method === "Runtime.enable") {
+        for (const l of listeners) if (l.tabId === tabId) for (const context of worlds) l.fn("Runtime.executionContextCreated", { context });
+        return {};
+      }
+      if (method === "Accessibility.getFullAXTree") {
+        const els = elementsOf(doc);
+        const { roleOf, nameOf } = globalThis.tabwardenDom;
+        return {
+          nodes: [
+            { nodeId: "r", role: { value: "RootWebArea" }, childIds: els.map((_, i) => `n${i + 1}`) },
+            ...els.map((el, i) => ({
+              nodeId: `n${i + 1}`, parentId: "r", backendDOMNodeId: i + 1, ignored: ignore.includes(el.getAttribute("id")),
+              role: { value: roleOf(el) || "generic" }, name: { value: nameOf(el) },
+              ...(el.type === "password" ? { value: { value: "•••••" } } : {}),
+            })),
+          ],
+        };
+      }
+      if (method === "DOM.resolveNode") return { object: { objectId: objectFor(elementsOf(doc)[params.backendNodeId - 1]) } };
+      if (method === "DOM.describeNode") return { node: { backendNodeId: elementsOf(doc).indexOf(objects.get(params.objectId)) + 1 } };
+      if (method === "Runtime.callFunctionOn") {
+        calledIn.add(params.executionContextId);
+        if (params.functionDeclaration.includes("__tabwardenRefs")) {
+          return { result: { value: params.executionContextId === 3 ? (doc.world?.doc ?? null) : "a token of another world" } };
+        }
+        const fn = new Function(`return (${params.functionDeclaration})`)();
+        const args = params.arguments.map((a) => ("objectId" in a ? objects.get(a.objectId) : a.value));
+        const out = await runIn(doc, fn, args);
+        return params.returnByValue ? { result: { value: JSON.parse(JSON.stringify(out)) } } : { result: { objectId: objectFor(out) } };
+      }
+      if (method === "Runtime.disable" || method === "Runtime.releaseObjectGroup") return {};
+      throw new Error(`unexpected CDP ${method}`);
+    },
+  };
+};
 
 test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
   const h = harness();
@@ -373,4 +445,70 @@ test("page_wait_for and waitFor after an action: matched, or the timeout error",
   assert.equal(r.navigated, true);
   await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
     (e) => e.code === "timeout" && /page_check was done/.test(e.message));
+});
+
+test("page_snapshot a11y: the tree's rows carry the DOM walk's refs; only tabwarden's proven world is used", async () => {
+  const h = harness({ cdp: fakeCdp({ ignore: ["menu"] }) });
+  const dom = await h.call("page_snapshot", { tabId: 1, mode: "dom" });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "a11y");
+  assert.equal(r.fallback, undefined);
+  const names = Object.fromEntries(r.snapshot.map((i) => [i.name, i]));
+  const domByRef = new Map(dom.snapshot.map((i) => [i.ref, i]));
+  for (const item of r.snapshot) assert.deepEqual([item.name, item.role], [domByRef.get(item.ref).name, domByRef.get(item.ref).role], item.ref);
+  assert.deepEqual(r.snapshot.map((i) => i.ref), dom.snapshot.filter((i) => i.name !== "Menu").map((i) => i.ref));
+  assert.equal(names.Menu, undefined); // ignored in the tree: left out
+  assert.equal(names.Password.value, undefined); // never the AX value (its bullets)
+  assert.ok(!JSON.stringify(r).includes("•"));
+  assert.ok(r.snapshot.every((i) => !("visible" in i) && !("inViewport" in i)));
+  // The page's own world is never run in; another extension's world is asked for the token only.
+  assert.ok(!h.cdp.calledIn.has(1));
+  assert.ok(h.cdp.sent.includes("Runtime.disable"));
+  // The world is found once per document.
+  const enables = h.cdp.sent.filter((m) => m === "Runtime.enable").length;
+  await h.call("page_snapshot", { tabId: 1, compact: true });
+  assert.equal(h.cdp.sent.filter((m) => m === "Runtime.enable").length, enables);
+});
+
+test("page_snapshot a11y: scope, maxNodes, compact; the answer says truncated", async () => {
+  const h = harness({ cdp: fakeCdp() });
+  const scoped = await h.call("page_snapshot", { tabId: 1, selector: "#f" });
+  assert.deepEqual(scoped.snapshot.map((i) => i.name), ["f", "user", "Password", "Sign in"].filter((n) => scoped.snapshot.some((i) => i.name === n)));
+  assert.ok(scoped.snapshot.some((i) => i.name === "Sign in") && !scoped.snapshot.some((i) => i.name === "Menu"));
+  const bounded = await h.call("page_snapshot", { tabId: 1, maxNodes: 2 });
+  assert.equal(bounded.snapshot.length, 2);
+  assert.equal(bounded.truncated, true);
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, maxNodes: 0 }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "tree" }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, ref: "@e999" }), (e) => e.code === "bad_ref");
+});
+
+test("page_snapshot: auto answers the DOM walk (and why) when the tree cannot be read; a11y answers the error", async () => {
+  const h = harness({ cdp: fakeCdp({ fail: "Accessibility.getFullAXTree" }) });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "dom");
+  assert.match(r.fallback, /internal_error/);
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "a11y" }), (e) => e.code === "internal_error");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "a11y", frame: 1 }), (e) => e.code === "bad_request");
+});
+
+test("page_snapshot auto: a sparse tree is merged with the DOM walk's rows, marked", async () => {
+  const h = harness({ cdp: fakeCdp({ ignore: ["user", "pw", "go", "next", "evil", "menu", "s"] }) });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "a11y+dom");
+  const menu = r.snapshot.find((i) => i.name === "Menu");
+  assert.equal(menu.source, "dom");
+});
+
+test("page_find: ranked refs, role filter, limit; arguments checked", async () => {
+  const h = harness({ cdp: fakeCdp() });
+  const r = await h.call("page_find", { tabId: 1, name: "e" });
+  assert.equal(r.mode, "a11y");
+  assert.ok(r.total >= 3);
+  const links = await h.call("page_find", { tabId: 1, role: "link" });
+  assert.deepEqual(links.matches.map((m) => m.name), ["Next page", "Evil"]);
+  const exact = await h.call("page_find", { tabId: 1, name: "next page", exact: true, limit: 1 });
+  assert.deepEqual(exact.matches.map((m) => [m.name, m.role, m.tag]), [["Next page", "link", "a"]]);
+  await assert.rejects(h.call("page_find", { tabId: 1 }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_find", { tabId: 1, name: "x", limit: 51 }), (e) => e.code === "bad_request");
 });
