@@ -47,6 +47,7 @@ ARIA = f"""<!doctype html><html><head><title>aria</title></head><body><main>
 <section id="panel" aria-label="Panel"><button type="button">Save draft</button>\
 <a href="#x">Save</a><button type="button">Autosave</button></section>
 <button type="button" id="save">Save</button>
+<button type="button">Pay {CARD}</button>
 <p id="para">Total: <b>42</b> items, card {CARD}</p>
 </main>
 <script>
@@ -168,6 +169,8 @@ def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
             assert "Ghost button" not in rows and "Gone button" not in rows
             assert rows["Password"]["role"] == "textbox" and rows["Password"].get("value") is None
             assert CARD not in rows["Card number"]["value"]
+            pay = next(item for item in snap["snapshot"] if item["name"].startswith("Pay"))
+            assert CARD not in pay["name"] and pay["role"] == "button"
             dump = json.dumps(snap)
             assert "hunter2" not in dump and "\u2022" not in dump and CARD not in dump
 
