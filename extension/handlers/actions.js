@@ -48,6 +48,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_eval", readHandlers],
   ["page_upload", readHandlers],
   ["page_snapshot", interactHandlers],
+  ["page_find", interactHandlers],
   ["page_click", interactHandlers],
   ["page_fill", interactHandlers],
   ["page_press", interactHandlers],

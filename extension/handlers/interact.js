@@ -1,4 +1,4 @@
-// handlers/interact.js — the element tools: page_snapshot, page_click, page_fill, page_press,
+// handlers/interact.js — the element tools: page_snapshot, page_find, page_click, page_fill, page_press,
 // page_select, page_check, page_scroll, page_wait_for, page_get_state, and (elementTools) what
 // they share with handlers/input.js's trusted-input tools. Thin glue:
 // every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
@@ -9,12 +9,14 @@
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
 // password field unless policy.passwordFill, and never accept a ref from another document.
 
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../lib/a11y.js";
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../lib/elements.js";
 import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
 import { isApproved, originOf } from "../lib/origin.js";
+import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argFrame, gateFrame } from "./frames.js";
 import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
@@ -301,6 +303,180 @@ export function elementTools(deps) {
  * @typedef {Map<number, {session: string, token: string, floor: number, frames?: Map<number, string>}>} DocTokens
  */
 
+/** page_snapshot's sources: the accessibility tree (cross-checked when sparse), it alone, the DOM walk. */
+const SNAPSHOT_MODES = new Set(["auto", "a11y", "dom"]);
+/** Longest name a snapshot row shows (as page/snapshot.js). */
+const MAX_NAME = 200;
+/** The CDP object group every a11y snapshot's remote objects belong to (released at its end). */
+const AX_GROUP = "tabwarden-a11y";
+/** How long (and how often) to look for the isolated world's context after Runtime.enable. */
+const WORLD_WAIT_MS = 2000;
+const WORLD_POLL_MS = 20;
+/** Runs in a candidate world: its RefStore's token, which only tabwarden's world can hold. */
+const WORLD_TOKEN_FN = "function () { const s = globalThis.__tabwardenRefs; return s && typeof s.doc === 'string' ? s.doc : null; }";
+/** Runs in tabwarden's world: the scope element (page/locate.js resolve). */
+const SCOPE_FN = "function (t, d) { return globalThis.tabwardenLocate.resolve(t, d); }";
+/** Runs in tabwarden's world: page/snapshot.js describeElements over the resolved elements. */
+const DESCRIBE_FN = "function (o, f, d, t, ...els) { return globalThis.tabwardenSnapshot.describeElements(o, f, d, t, els); }";
+
+/**
+ * page_snapshot's (and page_find's) options.
+ * @param {Record<string, unknown>} args
+ */
+export function argSnapshot(args) {
+  const mode = args.mode ?? "auto";
+  if (typeof mode !== "string" || !SNAPSHOT_MODES.has(mode)) throw new BridgeError(CODE.BAD_REQUEST, 'mode must be "auto", "a11y" or "dom"');
+  const compact = args.compact ?? false;
+  if (typeof compact !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "compact must be true or false");
+  const maxNodes = args.maxNodes ?? DEFAULT_NODES;
+  if (!Number.isInteger(maxNodes) || /** @type {number} */ (maxNodes) < 1 || /** @type {number} */ (maxNodes) > MAX_NODES) {
+    throw new BridgeError(CODE.BAD_REQUEST, `maxNodes must be an integer in [1, ${MAX_NODES}]`);
+  }
+  return { mode, compact, maxNodes: /** @type {number} */ (maxNodes), scope: argTarget(args, { optional: true }) };
+}
+
+/**
+ * page_find's query: a role and/or a name, exact or ranked, at most `limit` matches.
+ * @param {Record<string, unknown>} args
+ */
+export function argFind(args) {
+  const str = (/** @type {string} */ k) => {
+    const v = args[k];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== "string" || v.length > MAX_ADDRESS) throw new BridgeError(CODE.BAD_REQUEST, `${k} must be a string of at most ${MAX_ADDRESS} characters`);
+    return v.trim() === "" ? null : v;
+  };
+  const role = str("role");
+  const name = str("name");
+  if (role === null && name === null) throw new BridgeError(CODE.BAD_REQUEST, "give a role, a name or both");
+  const exact = args.exact ?? false;
+  if (typeof exact !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "exact must be true or false");
+  const limit = args.limit ?? DEFAULT_FIND;
+  if (!Number.isInteger(limit) || /** @type {number} */ (limit) < 1 || /** @type {number} */ (limit) > MAX_FIND) {
+    throw new BridgeError(CODE.BAD_REQUEST, `limit must be an integer in [1, ${MAX_FIND}]`);
+  }
+  return { role, name, exact, limit: /** @type {number} */ (limit) };
+}
+
+/**
+ * Chrome's accessibility tree of an owned tab, as snapshot rows with the stable refs of the
+ * page's RefStore: CDP Accessibility.getFullAXTree, then each listed node's backendDOMNodeId
+ * resolved (DOM.resolveNode) into tabwarden's isolated world — found once per document through
+ * Runtime.enable's executionContextCreated events and proven by its RefStore token — where
+ * page/snapshot.js describeElements gives refs, tags and shown values (docs/platform-facts-a11y.md).
+ * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
+ */
+function a11yReader({ cdp, sleep }) {
+  /** tabId -> the world of the document whose RefStore token is `doc`. */
+  /** @type {Map<number, {doc: string, id: number}>} */
+  const worlds = new Map();
+
+  /**
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} method
+   * @param {Record<string, unknown>} params
+   * @param {string} what
+   */
+  const send = (ctx, tabId, method, params, what) => {
+    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    return cdp.send(ctx, tabId, method, params, what);
+  };
+
+  /**
+   * The execution context id of tabwarden's isolated world in the tab's main frame.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} doc the RefStore token the DOM walk just answered with
+   */
+  async function world(ctx, tabId, doc) {
+    const known = worlds.get(tabId);
+    if (known !== undefined && known.doc === doc) return known.id;
+    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    const tree = await send(ctx, tabId, "Page.getFrameTree", {}, "find the page's main frame");
+    const top = tree?.frameTree?.frame?.id;
+    /** @type {any[]} */
+    const seen = [];
+    const stop = cdp.listen(tabId, (method, params) => {
+      if (method === "Runtime.executionContextCreated" && isPlainObject(params) && isPlainObject(params.context)) seen.push(params.context);
+    });
+    try {
+      await send(ctx, tabId, "Runtime.enable", {}, "list the page's script worlds");
+      // Chrome sends an event for every existing context before it answers Runtime.enable;
+      // the worker may be handed them a moment later.
+      for (let waited = 0; ; waited += WORLD_POLL_MS) {
+        for (const c of seen.splice(0)) {
+          const isolated = isPlainObject(c.auxData) && c.auxData.type === "isolated" && c.auxData.frameId === top;
+          if (!isolated || !Number.isInteger(c.id) || typeof c.origin !== "string" || !c.origin.startsWith("chrome-extension://")) continue;
+          const r = await send(ctx, tabId, "Runtime.callFunctionOn",
+            { executionContextId: c.id, functionDeclaration: WORLD_TOKEN_FN, returnByValue: true }, "find tabwarden's script world").catch(() => null);
+          if (r?.result?.value === doc) {
+            worlds.set(tabId, { doc, id: c.id });
+            return /** @type {number} */ (c.id);
+          }
+        }
+        if (waited >= WORLD_WAIT_MS) break;
+        await sleep(WORLD_POLL_MS);
+      }
+    } finally {
+      stop();
+      await send(ctx, tabId, "Runtime.disable", {}, "stop listing script worlds").catch(() => {});
+    }
+    throw new BridgeError(CODE.INTERNAL_ERROR, "could not find tabwarden's script world in this page; retry");
+  }
+
+  /**
+   * The a11y rows (with visible/inViewport kept for page_find).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{origin: string, doc: string, floor: number, compact: boolean, maxNodes: number,
+   *   scope: ReturnType<typeof argTarget>}} q
+   */
+  async function read(ctx, tabId, { origin, doc, floor, compact, maxNodes, scope }) {
+    const id = await world(ctx, tabId, doc);
+    try {
+      /** @type {number | null} */
+      let scopeNode = null;
+      if (scope !== null) {
+        const el = await send(ctx, tabId, "Runtime.callFunctionOn", {
+          executionContextId: id, functionDeclaration: SCOPE_FN, arguments: [{ value: scope }, { value: doc }], objectGroup: AX_GROUP,
+        }, "find the snapshot's scope");
+        const objectId = el?.result?.objectId;
+        if (el?.exceptionDetails !== undefined || typeof objectId !== "string") throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element left the page");
+        const node = await send(ctx, tabId, "DOM.describeNode", { objectId }, "find the snapshot's scope");
+        scopeNode = Number.isInteger(node?.node?.backendNodeId) ? node.node.backendNodeId : null;
+        if (scopeNode === null) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element left the page");
+      }
+      const tree = await send(ctx, tabId, "Accessibility.getFullAXTree", {}, "read the accessibility tree");
+      const ax = axRows(tree?.nodes, { compact, scope: scopeNode, maxNodes });
+      if (!ax.scopeFound) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element is not in the accessibility tree (hidden or not rendered)");
+      const ids = await Promise.all(ax.rows.map((row) => send(ctx, tabId, "DOM.resolveNode",
+        { backendNodeId: row.backendId, executionContextId: id, objectGroup: AX_GROUP }, "find an element of the tree")
+        .then((/** @type {any} */ x) => (typeof x?.object?.objectId === "string" ? x.object.objectId : null), () => null)));
+      const rows = ax.rows.filter((_, i) => ids[i] !== null);
+      const objects = ids.filter((x) => x !== null).map((objectId) => ({ objectId }));
+      const r = await send(ctx, tabId, "Runtime.callFunctionOn", {
+        executionContextId: id, functionDeclaration: DESCRIBE_FN, returnByValue: true,
+        arguments: [{ value: origin }, { value: floor }, { value: doc }, { value: rows.map((row) => row.needText) }, ...objects],
+      }, "describe the tree's elements");
+      const v = r?.result?.value;
+      if (isPlainObject(v) && isPlainObject(v.error)) {
+        throw new BridgeError(v.error.code === CODE.ORIGIN_NOT_APPROVED ? CODE.ORIGIN_NOT_APPROVED : CODE.INTERNAL_ERROR, String(v.error.message));
+      }
+      if (!isPlainObject(v) || !Array.isArray(v.items) || !Number.isSafeInteger(v.lastRef)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's accessibility tree");
+      const items = compose(rows, v.items, { mask: maskCards, maxName: MAX_NAME });
+      return { items, truncated: ax.truncated, interactive: ax.interactive, lastRef: /** @type {number} */ (v.lastRef) };
+    } finally {
+      await send(ctx, tabId, "Runtime.releaseObjectGroup", { objectGroup: AX_GROUP }, "release the tree's elements").catch(() => {});
+    }
+  }
+
+  return { read, forget: (/** @type {number} */ tabId) => worlds.delete(tabId) };
+}
+
+/** A snapshot row as the tool answers it (page_find's ranking fields dropped). @param {Record<string, unknown>} item */
+const shown = ({ visible: _v, inViewport: _i, ...item }) => item;
+
 /**
  * Record a snapshot's document token for the tab's frame `frameId` and the tab's new ref floor;
  * the other frames' tokens stay (a new session starts over).
@@ -325,12 +501,13 @@ export function rememberSnapshot(docTokens, tabId, session, frameId, token, floo
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
- *   popups?: import("../lib/popups.js").Popups}} deps
+ *   popups?: import("../lib/popups.js").Popups, cdp?: import("../lib/debugger.js").DebuggerManager}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function interactHandlers(deps) {
   const { loads } = deps;
   const { grace, now, docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
+  const reader = a11yReader({ cdp: deps.cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
 
   /**
    * Arm the watch for a tab the action may open (lib/popups.js); null without popups.
@@ -373,16 +550,74 @@ export function interactHandlers(deps) {
     return { id: joined.id, url };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
-  async function snapshot(args, ctx) {
-    const { tabId, origin, frameId } = await open(args, ctx, "page_snapshot");
+  /**
+   * The DOM walk (always: it makes the document's RefStore and counts the interactive elements),
+   * then, unless mode "dom", the accessibility tree: alone ("a11y"), or ("auto") merged with the
+   * walk's rows when lib/a11y.js `sparse` says the tree has far fewer interactive nodes, and
+   * replaced by the walk when the tree cannot be read (the answer says `fallback`).
+   * @param {Record<string, unknown>} args
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string} tool
+   * @param {ReturnType<typeof argSnapshot>} opts
+   */
+  async function snapshotRows(args, ctx, tool, opts) {
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, tool);
     const floor = docTokens.get(tabId)?.floor ?? 0;
-    const r = await page(ctx, tabId, "snapshot", { origin, refFloor: floor });
+    const r = await page(ctx, tabId, "snapshot", {
+      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
+    });
     if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
     rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
-    return { url: String(r.url), title: String(r.title), snapshot: r.snapshot, truncated: r.truncated === true };
+    const base = { url: String(r.url), title: String(r.title) };
+    /** @type {Array<Record<string, unknown>>} */
+    const dom = r.snapshot;
+    const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
+    if (opts.mode === "dom") return domResult;
+    // The tree read is the main frame's (and tabwarden's world there): a frame's snapshot is its
+    // DOM walk.
+    if (args.frame !== undefined && args.frame !== null) {
+      if (opts.mode === "a11y") throw new BridgeError(CODE.BAD_REQUEST, 'mode "a11y" reads the main frame only; use mode "dom" (or auto) with frame');
+      return { ...domResult, fallback: "the accessibility tree is read for the main frame only" };
+    }
+    let ax;
+    try {
+      ax = await reader.read(ctx, tabId, { origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, scope: opts.scope });
+    } catch (err) {
+      if (opts.mode === "a11y" || (err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.TIMEOUT))) throw err;
+      return { ...domResult, fallback: `the accessibility tree could not be read (${err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR})` };
+    }
+    rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef, ax.lastRef));
+    const domInteractive = dom.filter((i) => typeof i.role === "string" && isInteractive(i.role)).length;
+    if (opts.mode === "auto" && sparse(ax.interactive, domInteractive)) {
+      const merged = merge(ax.items, dom.map((i) => ({ ...i, visible: true })), opts.maxNodes);
+      return { ...base, snapshot: merged.items, truncated: merged.truncated || ax.truncated, mode: "a11y+dom" };
+    }
+    return { ...base, snapshot: ax.items, truncated: ax.truncated, mode: "a11y" };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function snapshot(args, ctx) {
+    const out = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
+    return { ...out, snapshot: out.snapshot.map(shown) };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function find(args, ctx) {
+    const q = argFind(args);
+    const mode = args.mode ?? "auto";
+    if (mode !== "auto" && mode !== "dom") throw new BridgeError(CODE.BAD_REQUEST, 'mode must be "auto" or "dom"');
+    const out = await snapshotRows(args, ctx, "page_find", { mode, compact: false, maxNodes: MAX_NODES, scope: null });
+    const rows = out.snapshot.map((i) => ({
+      ref: String(i.ref), role: String(i.role), name: String(i.name), tag: String(i.tag ?? ""),
+      visible: out.mode === "dom" || i.visible === true, inViewport: i.inViewport === true,
+    }));
+    const { matches, total } = rankFind(rows, q);
+    return {
+      url: out.url, matches: matches.map((m) => ({ ref: m.ref, role: m.role, name: m.name, tag: m.tag, visible: m.visible })),
+      total, mode: out.mode,
+    };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
@@ -513,17 +748,31 @@ export function interactHandlers(deps) {
   async function getState(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_get_state");
-    const r = await page(ctx, tabId, "getState", { origin, target, docToken });
+    let r;
+    try {
+      r = await page(ctx, tabId, "getState", { origin, target, docToken });
+    } catch (err) {
+      // Asking whether an element is there is a question, not a failure.
+      if (err instanceof BridgeError && (err.code === CODE.BAD_REF || err.code === CODE.ELEMENT_NOT_FOUND)) {
+        return { exists: false, reason: err.message };
+      }
+      throw err;
+    }
     /** @type {Record<string, unknown>} */
-    const out = { tag: String(r.tag), type: String(r.type) };
+    const out = { exists: true, tag: String(r.tag), type: String(r.type) };
     if (typeof r.value === "string") out.value = r.value;
     if (typeof r.checked === "boolean") out.checked = r.checked;
     Object.assign(out, { disabled: r.disabled === true, visible: r.visible === true, text: String(r.text ?? "") });
+    if (isPlainObject(r.box) && ["x", "y", "width", "height"].every((k) => Number.isFinite(r.box[k]))) {
+      out.box = { x: r.box.x, y: r.box.y, width: r.box.width, height: r.box.height };
+    }
+    out.inViewport = r.inViewport === true;
     return out;
   }
 
   return [
     ["page_snapshot", snapshot],
+    ["page_find", find],
     ["page_click", click],
     ["page_fill", fill],
     ["page_press", press],

@@ -1,4 +1,5 @@
-// handlers/page.js — the page actions: page_navigate and page_text. Thin glue: browser calls are
+// handlers/page.js — the page actions: page_navigate and page_text (of the page, or of one
+// element: `ref`, through handlers/interact.js's elementTools like every element tool). Thin glue: browser calls are
 // injected, the origin gate, redaction and paging come from lib/. It must never touch the chrome
 // global, never act on a tab the session does not own, never read a page whose current origin
 // is not approved, and never return card-like numbers or form field values.
@@ -10,6 +11,7 @@ import { probePage, readPageText } from "../lib/page-text.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
+import { argTarget, elementTools } from "./interact.js";
 import { argInt, argTabId, argUrl, ownedTab, settledTab, step } from "./support.js";
 
 /** Largest page_text slice a caller may ask for (bigger replies are chunked on hop 3). */
@@ -21,11 +23,13 @@ const TEXT_READS_KEPT = 2;
 
 /**
  * Handler entries for the dispatcher.
- * @param {import("./support.js").HandlerDeps} deps
+ * @param {import("./support.js").HandlerDeps & {browser: import("./interact.js").InteractBrowserApi,
+ *   docTokens?: import("./interact.js").DocTokens}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function pageHandlers(deps) {
   const { browser, loads, ensureOrigin } = deps;
+  const elements = elementTools(deps);
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageNavigate(args, ctx) {
@@ -101,11 +105,29 @@ export function pageHandlers(deps) {
     return kept;
   }
 
+  /**
+   * page_text of one element (a ref from the tab's latest snapshot): its rendered text, masked
+   * as page text, read afresh for every slice.
+   * @param {Record<string, unknown>} args
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} offset
+   * @param {number} maxChars
+   */
+  async function elementText(args, ctx, offset, maxChars) {
+    const target = argTarget({ ref: args.ref });
+    const { tabId, tab, origin, docToken } = await elements.open(args, ctx, "page_text");
+    const r = await elements.page(ctx, tabId, "text", { origin, target, docToken });
+    if (typeof r.text !== "string" || typeof r.url !== "string") throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this element's text");
+    if (originOf(r.url) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
+    return { ...truncate(maskCards(r.text), offset, maxChars), url: r.url, title: typeof tab?.title === "string" ? tab.title : "" };
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageText(args, ctx) {
     const tabId = argTabId(args);
     const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
     const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
+    if (args.ref !== undefined && args.ref !== null) return elementText(args, ctx, offset, maxChars);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, "page_text");
     let read = await keptRead(tabId, ctx, offset);

@@ -48,6 +48,9 @@ const MAX_QUOTE = 200;
  * @property {(tabId: number) => void} release the tab left its session: detach and forget it
  * @property {(tabId: number) => void} removed the tab closed: forget it
  * @property {() => number[]} attached tab ids with a live (or pending) attachment
+ * @property {(tabId: number, fn: (method: string, params: any) => void) => () => void} listen
+ *   every later CDP event of an owned tab to `fn` (a throwing `fn` is ignored) until the
+ *   returned function is called (page_snapshot's a11y mode: Runtime.executionContextCreated)
  */
 
 /**
@@ -62,6 +65,10 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   /** Tabs whose debugger the person detached (closed the bar): told once, then re-attached. */
   /** @type {Set<number>} */
   const cancelled = new Set();
+
+  /** Listeners for the events of one tab (DebuggerManager.listen). */
+  /** @type {Set<{tabId: number, fn: (method: string, params: any) => void}>} */
+  const listeners = new Set();
 
   /** @param {unknown} err */
   const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
@@ -155,16 +162,33 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       const p = /** @type {any} */ (params);
       if (method === "Page.javascriptDialogOpening") {
         const answer = dialogs.opened(tabId, params);
-        if (answer === null) return;
-        api.send(tabId, "Page.handleJavaScriptDialog", answer.params).catch((/** @type {unknown} */ err) => {
-          log.warn(`tabwarden: could not answer the dialog on tab ${tabId}`, quote(err));
-          dialogs.answerFailed(tabId);
-        });
+        if (answer !== null) {
+          api.send(tabId, "Page.handleJavaScriptDialog", answer.params).catch((/** @type {unknown} */ err) => {
+            log.warn(`tabwarden: could not answer the dialog on tab ${tabId}`, quote(err));
+            dialogs.answerFailed(tabId);
+          });
+        }
       } else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId, params);
       // Any navigation ends the document an arm was bound to: a new document in the main frame,
       // or a same-document one (history.pushState, a fragment) in any frame.
       else if (method === "Page.frameNavigated" && (p?.frame?.parentId === undefined || p?.frame?.parentId === "")) dialogs.navigated(tabId);
       else if (method === "Page.navigatedWithinDocument") dialogs.navigated(tabId);
+      for (const l of listeners) {
+        if (l.tabId !== tabId) continue;
+        try {
+          l.fn(method, params);
+        } catch {
+          // a listener must never break the dialog bookkeeping above
+        }
+      }
+    },
+
+    listen(tabId, fn) {
+      const l = { tabId, fn };
+      listeners.add(l);
+      return () => {
+        listeners.delete(l);
+      };
     },
 
     onDetach(tabId, reason) {

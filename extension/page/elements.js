@@ -1,6 +1,6 @@
 // page/elements.js — the page-side entry point of the element tools: `pageOp(op, a)` checks that
 // the document is still on the origin the handler gated, runs one operation (page_snapshot,
-// waitFor, page scroll, or an element operation of page/actions.js on the element page/locate.js
+// waitFor, page scroll, one element's text (page/snapshot.js), or an element operation of page/actions.js on the element page/locate.js
 // resolves) and answers a plain object: the result, or {error: {code, message}} with a table
 // code. Runs in the page's isolated world, injected last (lib/elements.js's PAGE_FILES lists the
 // order) and called by lib/elements.js's callPageOp; under Node's tests too. It must never act
@@ -13,11 +13,11 @@
 var tabwardenElements = (() => {
   const { PageError, deepActive } = globalThis.tabwardenDom;
   const { resolve } = globalThis.tabwardenLocate;
-  const { snapshot } = globalThis.tabwardenSnapshot;
+  const { snapshot, elementText, boxOf } = globalThis.tabwardenSnapshot;
   const { ELEMENT_OPS, waitFor, scrollPage, pointAt } = globalThis.tabwardenActions;
 
   /** Every op pageOp understands: the page-wide ones and the element operations. */
-  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", ...ELEMENT_OPS.keys()]);
+  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", ...ELEMENT_OPS.keys(), "text"]);
 
   /**
    * @param {string} op
@@ -28,11 +28,13 @@ var tabwardenElements = (() => {
     if (typeof a.origin !== "string" || location.origin !== a.origin) {
       throw new PageError("origin_not_approved", "the page left the approved origin");
     }
-    if (op === "snapshot") return snapshot(a.refFloor);
+    if (op === "snapshot") return snapshot(a);
     if (op === "waitFor") return waitFor(a);
     if (op === "point") return pointAt(a);
     if (op === "scroll" && !a.target) return scrollPage(a.to);
     const el = !a.target && (op === "press" || op === "describe") ? deepActive() || document.body : resolve(a.target, a.docToken);
+    if (op === "text") return elementText(el);
+    if (op === "getState") return { ...(await ELEMENT_OPS.get(op)?.(el, a)), ...boxOf(el) };
     const act = ELEMENT_OPS.get(op);
     if (act === undefined) throw new PageError("bad_request", `unknown page operation ${String(op).slice(0, 40)}`);
     return act(el, a);
@@ -44,6 +46,7 @@ var tabwardenElements = (() => {
    *   target      {ref|selector|text|xpath, index?} (element ops)
    *   docToken    the token of the tab's latest snapshot (ref addressing)
    *   refFloor    (snapshot) the tab's highest ref so far: a new document numbers after it
+   *   compact, maxNodes  (snapshot) interactive elements only; most elements listed (target: the scope)
    *   ...         op-specific fields (value, key, checked, to, allowPassword, expectKind, waitFor fields)
    * @param {string} op one of PAGE_OPS
    * @param {Record<string, any>} a

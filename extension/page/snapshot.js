@@ -1,36 +1,86 @@
-// page/snapshot.js — page_snapshot in the page: the visible interactive elements (open shadow
-// roots included) as {ref, role, name, tag, value?}, each ref bound in the document's RefStore
-// (page/locate.js) to the element and to this document's token; an element listed before keeps
-// its ref (refs are stable within a document, never reused). Runs in the page's isolated world
-// after page/redact.js, page/dom.js and page/locate.js (and under Node's tests). It must never
-// list a password field's value (dom.shownValue), never pass a card-like number through a name,
-// value or the title, and never list more than MAX_ITEMS elements (it says `truncated` instead).
+// page/snapshot.js — page_snapshot in the page. The DOM walk: the visible interactive elements
+// and headings (open shadow roots included; under a scope element when given) as {ref, role,
+// name, tag, value?, level?, states?}. The accessibility mode's page half: `describeElements`
+// takes the elements handlers/interact.js resolved from Chrome's accessibility tree (CDP
+// DOM.resolveNode into this isolated world) and gives each its stable ref, tag, shown value and
+// (when asked) its text. `elementText` is page_text of one element. Every ref is bound in the
+// document's RefStore (page/locate.js) to the element and to this document's token; an element
+// listed before keeps its ref (refs are stable within a document, never reused). Runs in the
+// page's isolated world after page/redact.js, page/dom.js and page/locate.js (and under Node's
+// tests). It must never list a password field's value (dom.shownValue) or its text, never pass a
+// card-like number through a name, value, text or the title, never give a ref to an element of a
+// closed or user-agent shadow root, and never list more than maxNodes elements (it says
+// `truncated` instead).
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenSnapshot` on
 // globalThis (page/redact.js's header says why and how).
 
 var tabwardenSnapshot = (() => {
-  const { INTERACTIVE, NO_ROLE, collapse, cap, tagOf, typeOf, walk, visible, roleOf, nameOf, shownValue, maskCards } = globalThis.tabwardenDom;
-  const { documentRefs, refFor } = globalThis.tabwardenLocate;
-  /** Most elements one snapshot lists. */
+  const { INTERACTIVE, NO_ROLE, collapse, cap, tagOf, typeOf, isPassword, walk, visible, roleOf, nameOf, textOf, shownValue, maskCards, deepActive } = globalThis.tabwardenDom;
+  const { documentRefs, refFor, resolve } = globalThis.tabwardenLocate;
+  /** Most elements one snapshot lists by default, and at most. */
   const MAX_ITEMS = 1000;
+  const MAX_NODES = 5000;
   /** Longest name or value shown per element. */
   const MAX_NAME = 200;
+  /** Longest text elementText reads. */
+  const MAX_TEXT = 5_000_000;
 
-  /** @param {unknown} [refFloor] where a new document's numbering starts (page/locate.js) */
-  function snapshot(refFloor) {
-    const store = documentRefs(refFloor);
-    /** @type {Array<Record<string, string>>} */
+  /** @param {unknown} n */
+  const limitOf = (n) => (Number.isInteger(n) && /** @type {number} */ (n) > 0 ? Math.min(/** @type {number} */ (n), MAX_NODES) : MAX_ITEMS);
+
+  /**
+   * What the DOM says of an element's states and heading level (the a11y mode takes Chrome's).
+   * @param {any} el
+   * @returns {{level?: number, states?: Record<string, boolean | string>}}
+   */
+  function domStates(el) {
+    const tag = tagOf(el);
+    /** @type {Record<string, boolean | string>} */
+    const states = {};
+    /** @param {string} name */
+    const aria = (name) => collapse(el.getAttribute(name)).toLowerCase();
+    const t = typeOf(el);
+    if (tag === "INPUT" && (t === "checkbox" || t === "radio")) states.checked = el.indeterminate ? "mixed" : !!el.checked;
+    else if (aria("aria-checked") !== "") states.checked = aria("aria-checked") === "mixed" ? "mixed" : aria("aria-checked") === "true";
+    if (aria("aria-pressed") !== "") states.pressed = aria("aria-pressed") === "mixed" ? "mixed" : aria("aria-pressed") === "true";
+    if (aria("aria-expanded") !== "") states.expanded = aria("aria-expanded") === "true";
+    else if (tag === "SUMMARY" && el.parentElement && tagOf(el.parentElement) === "DETAILS") states.expanded = !!el.parentElement.open;
+    if (aria("aria-selected") !== "") states.selected = aria("aria-selected") === "true";
+    if (el.disabled === true || aria("aria-disabled") === "true") states.disabled = true;
+    if (el.required === true || aria("aria-required") === "true") states.required = true;
+    if (deepActive() === el) states.focused = true;
+    /** @type {number | undefined} */
+    let level;
+    const m = /^H([1-6])$/.exec(tag);
+    if (Number.isInteger(Number(aria("aria-level"))) && Number(aria("aria-level")) > 0) level = Number(aria("aria-level"));
+    else if (m) level = Number(m[1]);
+    return { ...(level !== undefined && roleOf(el) === "heading" ? { level } : {}), ...(Object.keys(states).length > 0 ? { states } : {}) };
+  }
+
+  /**
+   * The DOM walk. `a`: refFloor (where a new document's numbering starts, page/locate.js),
+   * target + docToken (the scope element), compact (interactive only: no headings), maxNodes.
+   * @param {Record<string, any>} [a]
+   */
+  function snapshot(a = {}) {
+    const opts = a !== null && typeof a === "object" ? a : { refFloor: a };
+    const store = documentRefs(opts.refFloor);
+    const root = opts.target ? resolve(opts.target, opts.docToken) : document.documentElement;
+    const max = limitOf(opts.maxNodes);
+    /** @type {Array<Record<string, unknown>>} */
     const items = [];
     let truncated = false;
-    for (const el of walk(document.documentElement)) {
+    for (const el of walk(root)) {
       const tag = tagOf(el);
       const hasRole = el.hasAttribute("role") && !NO_ROLE.has(collapse(el.getAttribute("role")).toLowerCase());
       if (!INTERACTIVE.has(tag) && !hasRole && !el.isContentEditable) continue;
       if (tag === "A" && !el.hasAttribute("href") && !hasRole) continue;
       if (tag === "INPUT" && typeOf(el) === "hidden") continue;
       if (!visible(el)) continue;
-      if (items.length >= MAX_ITEMS) {
+      const role = roleOf(el) || (el.isContentEditable ? "textbox" : "");
+      if (opts.compact === true && role === "heading") continue;
+      if (items.length >= max) {
         truncated = true;
         break;
       }
@@ -39,16 +89,82 @@ var tabwardenSnapshot = (() => {
         truncated = true;
         break;
       }
-      /** @type {Record<string, string>} */
-      const item = { ref, role: roleOf(el) || (el.isContentEditable ? "textbox" : ""), name: cap(maskCards(nameOf(el)), MAX_NAME), tag: tag.toLowerCase() };
+      /** @type {Record<string, unknown>} */
+      const item = { ref, role, name: cap(maskCards(nameOf(el)), MAX_NAME), tag: tag.toLowerCase() };
       const v = shownValue(el);
       if (v !== undefined) item.value = cap(v, MAX_NAME);
+      Object.assign(item, domStates(el));
       items.push(item);
     }
     return { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc, lastRef: store.next };
   }
 
-  return Object.freeze({ MAX_ITEMS, snapshot });
+  /** An element a ref may name: in the document or an open shadow root (not a closed or UA one). @param {any} el */
+  function addressable(el) {
+    if (!el || el.nodeType !== 1 || !el.isConnected) return false;
+    for (let root = el.getRootNode(); root !== document; root = root.host.getRootNode()) {
+      if (!root || !root.host || root.host.shadowRoot !== root) return false;
+    }
+    return true;
+  }
+  /** The part of `el`'s box inside the viewport is not empty. @param {any} el */
+  function inViewport(el) {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.left + r.width > 0 && r.top + r.height > 0 && r.left < innerWidth && r.top < innerHeight;
+  }
+
+  /**
+   * The accessibility mode's page half: for each element (null where the tree's node was not
+   * one), its ref, tag, shown value, whether it shows, and — when `needText[i]` — its text;
+   * null for one that cannot carry a ref. Refuses when the document left `origin` or is not the
+   * one whose token the DOM walk just gave (`doc`).
+   * @param {string} origin
+   * @param {unknown} floor
+   * @param {string} doc
+   * @param {boolean[]} needText
+   * @param {any[]} els
+   */
+  function describeElements(origin, floor, doc, needText, els) {
+    if (location.origin !== origin) return { error: { code: "origin_not_approved", message: "the page left the approved origin" } };
+    const store = documentRefs(floor);
+    if (store.doc !== doc) return { error: { code: "internal_error", message: "the page changed documents during the snapshot" } };
+    const items = els.map((el, i) => {
+      if (!addressable(el)) return null;
+      const ref = refFor(store, el);
+      if (ref === undefined) return null;
+      /** @type {Record<string, unknown>} */
+      const item = { ref, tag: tagOf(el).toLowerCase(), visible: visible(el), inViewport: inViewport(el) };
+      const v = shownValue(el);
+      if (v !== undefined) item.value = cap(v, MAX_NAME);
+      if (Array.isArray(needText) && needText[i] === true && !isPassword(el)) item.text = cap(maskCards(textOf(el)), MAX_NAME);
+      return item;
+    });
+    return { items, lastRef: store.next };
+  }
+
+  /**
+   * page_text of one element: its rendered text (innerText: form field values are not in it;
+   * nothing of a password field), card-like numbers masked.
+   * @param {any} el
+   */
+  function elementText(el) {
+    if (isPassword(el)) return { text: "", url: String(location.href) };
+    const raw = typeof el.innerText === "string" ? el.innerText : String(el.textContent ?? "");
+    const text = maskCards(raw.length > MAX_TEXT ? raw.slice(0, MAX_TEXT) : raw);
+    return { text, url: String(location.href) };
+  }
+
+  /**
+   * page_get_state's box and inViewport: the element's border box in viewport CSS pixels.
+   * @param {any} el
+   */
+  function boxOf(el) {
+    const r = el.getBoundingClientRect();
+    const round = (/** @type {number} */ n) => Math.round(n * 100) / 100;
+    return { box: { x: round(r.left), y: round(r.top), width: round(r.width), height: round(r.height) }, inViewport: inViewport(el) };
+  }
+
+  return Object.freeze({ MAX_ITEMS, MAX_NODES, snapshot, describeElements, elementText, boxOf });
 })();
 globalThis.tabwardenSnapshot = tabwardenSnapshot;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

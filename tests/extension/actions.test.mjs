@@ -11,6 +11,7 @@ import { tabHandlers } from "../../extension/handlers/tabs.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { readFileSync } from "node:fs";
 
 /** Deps that are never called: building the routes only makes closures. */
 const inert = () => ({
@@ -21,7 +22,11 @@ const inert = () => ({
 test("PAGE_ACTIONS is importable without chrome and names each action once", () => {
   assert.equal(globalThis.chrome, undefined);
   assert.ok(PAGE_ACTIONS instanceof Map);
-  assert.equal(PAGE_ACTIONS.size, 30);
+  // One action per relayed tool of the MCP catalogue (tests/mcp_server/tools_list.json; the two
+  // local tools are answered by the server itself).
+  const tools = Object.keys(JSON.parse(readFileSync(new URL("../mcp_server/tools_list.json", import.meta.url), "utf8")));
+  const local = new Set(["bridge_status", "browser_list"]);
+  assert.deepEqual([...PAGE_ACTIONS.keys()].sort(), tools.filter((t) => !local.has(t)).sort());
   assert.equal(PAGE_ACTIONS.has("constructor"), false);
   for (const name of PAGE_ACTIONS.keys()) assert.match(name, /^(tab|page|cookie|storage)_[a-z_]+$/);
 });

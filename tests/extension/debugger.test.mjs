@@ -299,3 +299,27 @@ test("page_mouse / page_hover arguments: an element or x, y; modifiers; Mod by p
   assert.equal(isMac({ userAgentData: { platform: "Linux" }, platform: "MacIntel" }), false);
   assert.equal(isMac(undefined), false);
 });
+
+test("listen: one owned tab's events reach the listener until it stops; a throwing one breaks nothing", async () => {
+  const { ownership, manager, dialogs } = setup();
+  ownership.claim("s1", 3);
+  ownership.claim("s1", 4);
+  const got = [];
+  const stop = manager.listen(3, (method, params) => got.push([method, params.context?.id]));
+  const stopBad = manager.listen(3, () => {
+    throw new Error("a broken listener");
+  });
+  manager.onEvent(3, "Runtime.executionContextCreated", { context: { id: 7 } });
+  manager.onEvent(4, "Runtime.executionContextCreated", { context: { id: 8 } }); // another tab
+  manager.onEvent(3, "Page.javascriptDialogOpening", { type: "alert", message: "hi", url: "http://a.test/" });
+  assert.notEqual(dialogs.current(3), null); // the dialog bookkeeping ran despite the throwing listener
+  stop();
+  stopBad();
+  manager.onEvent(3, "Runtime.executionContextCreated", { context: { id: 9 } });
+  assert.deepEqual(got, [["Runtime.executionContextCreated", 7], ["Page.javascriptDialogOpening", undefined]]);
+  // A tab nobody owns: released before any listener hears of it.
+  const heard = [];
+  manager.listen(5, (m) => heard.push(m));
+  manager.onEvent(5, "Runtime.executionContextCreated", { context: { id: 1 } });
+  assert.deepEqual(heard, []);
+});

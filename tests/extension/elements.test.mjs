@@ -58,7 +58,7 @@ test("snapshot: refs for visible interactive elements, open shadow roots, no pas
   assert.match(r.docToken, /^[0-9a-f]{32}$/);
   const byName = Object.fromEntries(r.snapshot.map((i) => [i.name, i]));
   assert.deepEqual(r.snapshot.map((i) => i.ref), r.snapshot.map((_, n) => `@e${n + 1}`));
-  assert.deepEqual(byName.Welcome, { ref: "@e1", role: "heading", name: "Welcome", tag: "h1" });
+  assert.deepEqual(byName.Welcome, { ref: "@e1", role: "heading", name: "Welcome", tag: "h1", level: 1 });
   assert.deepEqual(byName.user, { ref: "@e2", role: "textbox", name: "user", tag: "input", value: "[card]" });
   assert.deepEqual(byName.Password, { ref: "@e3", role: "textbox", name: "Password", tag: "input" });
   assert.equal(byName["Sign in"].role, "button");
@@ -83,7 +83,7 @@ test("resolve: refs need the matching token, a live element and the same documen
   const { docToken, snapshot } = await op(doc, "snapshot");
   const signIn = snapshot.find((i) => i.name === "Sign in").ref;
   assert.deepEqual(await op(doc, "getState", { target: { ref: signIn }, docToken }),
-    { tag: "button", type: "submit", disabled: false, visible: true, text: "Sign in" });
+    { tag: "button", type: "submit", disabled: false, visible: true, text: "Sign in", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   const bad = (r) => r.error && r.error.code === "bad_ref";
   assert.ok(bad(await op(doc, "getState", { target: { ref: signIn }, docToken: "other" })));
   assert.ok(bad(await op(doc, "getState", { target: { ref: signIn } })));
@@ -318,9 +318,9 @@ test("select, check, scroll, getState", async () => {
   assert.deepEqual(await op(doc, "scroll", { to: { x: 0, y: 300 } }), { scrollX: 0, scrollY: 300 });
   assert.deepEqual(await op(doc, "scroll", { to: "top" }), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#pw" } }),
-    { tag: "input", type: "password", disabled: false, visible: true, text: "" });
+    { tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#c" } }),
-    { tag: "input", type: "checkbox", checked: false, disabled: false, visible: true, text: "" });
+    { tag: "input", type: "checkbox", checked: false, disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   assert.equal((await op(doc, "getState", { target: { selector: "#s" } })).value, "b");
 });
 

@@ -31,7 +31,7 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "" } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -96,12 +96,84 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
-  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now };
+  const debuggerFake = cdp === undefined ? undefined : cdp(tabs);
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}) };
   const routes = new Map(interactHandlers(deps));
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   addTab(1, `${ORIGIN}/a`);
-  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc };
+  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: debuggerFake };
 }
+
+/**
+ * Chrome's debugger on the fake pages: a flat accessibility tree of every element (Chrome's
+ * role and name from page/dom.js, a password's bullets as its AX value, `ignore` ids ignored),
+ * three script worlds (the page's, another extension's, tabwarden's — only the last holds the
+ * RefStore token), DOM.resolveNode / Runtime.callFunctionOn run in the fake page. `fail` names a
+ * CDP method that throws.
+ */
+const fakeCdp = ({ ignore = [], fail = "" } = {}) => (tabs) => {
+  const listeners = new Set();
+  const objects = new Map();
+  const sent = [];
+  const calledIn = new Set();
+  const elementsOf = (doc) => [...globalThis.tabwardenDom.walk(doc.documentElement)];
+  const objectFor = (v) => {
+    const id = `obj${objects.size + 1}`;
+    objects.set(id, v);
+    return id;
+  };
+  return {
+    sent, calledIn,
+    listen(tabId, fn) {
+      const l = { tabId, fn };
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    async send(_ctx, tabId, method, params) {
+      sent.push(method);
+      if (method === fail) throw new BridgeError("internal_error", `the debugger step failed`);
+      const doc = tabs.get(tabId).doc;
+      const worlds = [
+        { id: 1, origin: new URL(doc.url).origin, auxData: { frameId: "top", isDefault: true, type: "default" } },
+        { id: 2, origin: "chrome-extension://someoneelse", auxData: { frameId: "top", isDefault: false, type: "isolated" } },
+        { id: 3, origin: "chrome-extension://tabwarden", auxData: { frameId: "top", isDefault: false, type: "isolated" } },
+      ];
+      if (method === "Page.getFrameTree") return { frameTree: { frame: { id: "top" } } };
+      if (method === "Runtime.enable") {
+        for (const l of listeners) if (l.tabId === tabId) for (const context of worlds) l.fn("Runtime.executionContextCreated", { context });
+        return {};
+      }
+      if (method === "Accessibility.getFullAXTree") {
+        const els = elementsOf(doc);
+        const { roleOf, nameOf } = globalThis.tabwardenDom;
+        return {
+          nodes: [
+            { nodeId: "r", role: { value: "RootWebArea" }, childIds: els.map((_, i) => `n${i + 1}`) },
+            ...els.map((el, i) => ({
+              nodeId: `n${i + 1}`, parentId: "r", backendDOMNodeId: i + 1, ignored: ignore.includes(el.getAttribute("id")),
+              role: { value: roleOf(el) || "generic" }, name: { value: nameOf(el) },
+              ...(el.type === "password" ? { value: { value: "•••••" } } : {}),
+            })),
+          ],
+        };
+      }
+      if (method === "DOM.resolveNode") return { object: { objectId: objectFor(elementsOf(doc)[params.backendNodeId - 1]) } };
+      if (method === "DOM.describeNode") return { node: { backendNodeId: elementsOf(doc).indexOf(objects.get(params.objectId)) + 1 } };
+      if (method === "Runtime.callFunctionOn") {
+        calledIn.add(params.executionContextId);
+        if (params.functionDeclaration.includes("__tabwardenRefs")) {
+          return { result: { value: params.executionContextId === 3 ? (doc.world?.doc ?? null) : "a token of another world" } };
+        }
+        const fn = new Function(`return (${params.functionDeclaration})`)();
+        const args = params.arguments.map((a) => ("objectId" in a ? objects.get(a.objectId) : a.value));
+        const out = await runIn(doc, fn, args);
+        return params.returnByValue ? { result: { value: JSON.parse(JSON.stringify(out)) } } : { result: { objectId: objectFor(out) } };
+      }
+      if (method === "Runtime.disable" || method === "Runtime.releaseObjectGroup") return {};
+      throw new Error(`unexpected CDP ${method}`);
+    },
+  };
+};
 
 test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
   const h = harness();
@@ -140,16 +212,23 @@ test("a page that never answers ends the call with timeout naming the step, by t
 });
 
 const refOf = (snap, name) => snap.snapshot.find((i) => i.name === name).ref;
+/** page_get_state's answer for an element that is not there: "bad_ref" (a stale or foreign ref) or the answer itself. */
+const gone = async (call) => {
+  const r = await call;
+  return r.exists === false && /take a new page_snapshot/.test(r.reason) ? "bad_ref" : r;
+};
 
 test("routes", () => {
-  assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_click", "page_fill", "page_press", "page_select",
+  assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_find", "page_click", "page_fill", "page_press", "page_select",
     "page_check", "page_scroll", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
   const h = harness();
   const r = await h.call("page_snapshot", { tabId: 1 });
-  assert.deepEqual(Object.keys(r), ["url", "title", "snapshot", "truncated"]);
+  // No debugger in this harness: "auto" answers from the DOM walk and says why.
+  assert.deepEqual(Object.keys(r), ["url", "title", "snapshot", "truncated", "mode", "fallback"]);
+  assert.equal(r.mode, "dom");
   assert.equal(r.url, `${ORIGIN}/a`);
   assert.deepEqual(r.snapshot.find((i) => i.name === "Password"), { ref: "@e2", role: "textbox", name: "Password", tag: "input" });
   assert.deepEqual(h.calls.gate, [[`${ORIGIN}/a`, "page_snapshot"]]);
@@ -246,12 +325,12 @@ test("bad_ref: refs die with the document; a new snapshot gives fresh ones", asy
   const next = refOf(snap, "Next page");
   const r = await h.call("page_click", { tabId: 1, ref: next });
   assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/next` });
-  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") })), "bad_ref");
   const again = await h.call("page_snapshot", { tabId: 1 });
   assert.equal((await h.call("page_get_state", { tabId: 1, ref: refOf(again, "Menu") })).text, "Menu");
   // a ref without any snapshot of the tab is bad_ref too
   h.addTab(2, `${ORIGIN}/b`);
-  await assert.rejects(h.call("page_get_state", { tabId: 2, ref: "@e1" }), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 2, ref: "@e1" })), "bad_ref");
 });
 
 test("stable refs: the next document of a tab numbers after the last, so an old ref never lands in it", async () => {
@@ -265,7 +344,7 @@ test("stable refs: the next document of a tab numbers after the last, so an old 
   const highest = Math.max(...oldRefs.map((r) => Number(r.slice(2))));
   for (const item of after.snapshot) assert.ok(Number(item.ref.slice(2)) > highest, item.ref);
   for (const ref of oldRefs) {
-    await assert.rejects(h.call("page_get_state", { tabId: 1, ref }), (e) => e.code === "bad_ref", ref);
+    assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref })), "bad_ref", ref);
   }
 });
 
@@ -274,7 +353,7 @@ test("bad_ref: another session's snapshot token is not used", async () => {
   const snap = await h.call("page_snapshot", { tabId: 1 });
   h.ownership.release(1);
   h.ownership.claim("s2", 1);
-  await assert.rejects(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }, S2), (e) => e.code === "bad_ref");
+  assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") }, S2)), "bad_ref");
 });
 
 test("page_fill: password refused (resolved node, focused node) unless passwordFill", async () => {
@@ -344,10 +423,13 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   await assert.rejects(h.call("page_scroll", { tabId: 1, to: "middle" }), (e) => e.code === "bad_request");
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
-    { tag: "input", type: "password", disabled: false, visible: true, text: "" });
+    { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#c" }),
-    { tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "" });
-  await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#none" }), (e) => e.code === "element_not_found");
+    { exists: true, tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
+  // Not there: an answer, not an error.
+  const none = await h.call("page_get_state", { tabId: 1, selector: "#none" });
+  assert.equal(none.exists, false);
+  assert.match(none.reason, /no element matches selector "#none"/);
   await assert.rejects(h.call("page_get_state", { tabId: 1, selector: "#go", ref: "@e1" }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_get_state", { tabId: 1, ref: "e1" }), (e) => e.code === "bad_request");
 });
@@ -363,4 +445,70 @@ test("page_wait_for and waitFor after an action: matched, or the timeout error",
   assert.equal(r.navigated, true);
   await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
     (e) => e.code === "timeout" && /page_check was done/.test(e.message));
+});
+
+test("page_snapshot a11y: the tree's rows carry the DOM walk's refs; only tabwarden's proven world is used", async () => {
+  const h = harness({ cdp: fakeCdp({ ignore: ["menu"] }) });
+  const dom = await h.call("page_snapshot", { tabId: 1, mode: "dom" });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "a11y");
+  assert.equal(r.fallback, undefined);
+  const names = Object.fromEntries(r.snapshot.map((i) => [i.name, i]));
+  const domByRef = new Map(dom.snapshot.map((i) => [i.ref, i]));
+  for (const item of r.snapshot) assert.deepEqual([item.name, item.role], [domByRef.get(item.ref).name, domByRef.get(item.ref).role], item.ref);
+  assert.deepEqual(r.snapshot.map((i) => i.ref), dom.snapshot.filter((i) => i.name !== "Menu").map((i) => i.ref));
+  assert.equal(names.Menu, undefined); // ignored in the tree: left out
+  assert.equal(names.Password.value, undefined); // never the AX value (its bullets)
+  assert.ok(!JSON.stringify(r).includes("•"));
+  assert.ok(r.snapshot.every((i) => !("visible" in i) && !("inViewport" in i)));
+  // The page's own world is never run in; another extension's world is asked for the token only.
+  assert.ok(!h.cdp.calledIn.has(1));
+  assert.ok(h.cdp.sent.includes("Runtime.disable"));
+  // The world is found once per document.
+  const enables = h.cdp.sent.filter((m) => m === "Runtime.enable").length;
+  await h.call("page_snapshot", { tabId: 1, compact: true });
+  assert.equal(h.cdp.sent.filter((m) => m === "Runtime.enable").length, enables);
+});
+
+test("page_snapshot a11y: scope, maxNodes, compact; the answer says truncated", async () => {
+  const h = harness({ cdp: fakeCdp() });
+  const scoped = await h.call("page_snapshot", { tabId: 1, selector: "#f" });
+  assert.deepEqual(scoped.snapshot.map((i) => i.name), ["f", "user", "Password", "Sign in"].filter((n) => scoped.snapshot.some((i) => i.name === n)));
+  assert.ok(scoped.snapshot.some((i) => i.name === "Sign in") && !scoped.snapshot.some((i) => i.name === "Menu"));
+  const bounded = await h.call("page_snapshot", { tabId: 1, maxNodes: 2 });
+  assert.equal(bounded.snapshot.length, 2);
+  assert.equal(bounded.truncated, true);
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, maxNodes: 0 }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "tree" }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, ref: "@e999" }), (e) => e.code === "bad_ref");
+});
+
+test("page_snapshot: auto answers the DOM walk (and why) when the tree cannot be read; a11y answers the error", async () => {
+  const h = harness({ cdp: fakeCdp({ fail: "Accessibility.getFullAXTree" }) });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "dom");
+  assert.match(r.fallback, /internal_error/);
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "a11y" }), (e) => e.code === "internal_error");
+  await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "a11y", frame: 1 }), (e) => e.code === "bad_request");
+});
+
+test("page_snapshot auto: a sparse tree is merged with the DOM walk's rows, marked", async () => {
+  const h = harness({ cdp: fakeCdp({ ignore: ["user", "pw", "go", "next", "evil", "menu", "s"] }) });
+  const r = await h.call("page_snapshot", { tabId: 1 });
+  assert.equal(r.mode, "a11y+dom");
+  const menu = r.snapshot.find((i) => i.name === "Menu");
+  assert.equal(menu.source, "dom");
+});
+
+test("page_find: ranked refs, role filter, limit; arguments checked", async () => {
+  const h = harness({ cdp: fakeCdp() });
+  const r = await h.call("page_find", { tabId: 1, name: "e" });
+  assert.equal(r.mode, "a11y");
+  assert.ok(r.total >= 3);
+  const links = await h.call("page_find", { tabId: 1, role: "link" });
+  assert.deepEqual(links.matches.map((m) => m.name), ["Next page", "Evil"]);
+  const exact = await h.call("page_find", { tabId: 1, name: "next page", exact: true, limit: 1 });
+  assert.deepEqual(exact.matches.map((m) => [m.name, m.role, m.tag]), [["Next page", "link", "a"]]);
+  await assert.rejects(h.call("page_find", { tabId: 1 }), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_find", { tabId: 1, name: "x", limit: 51 }), (e) => e.code === "bad_request");
 });

@@ -46,6 +46,8 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
     target = spec.arguments
     if issubclass(target, catalogue.ElementArgs) and not target.TARGET_OPTIONAL:
         args["selector"] = "input"  # name the element exactly once
+    if target is catalogue.FindArgs:
+        args["role"] = "button"  # a query names a role, a name or both
     return args
 
 
@@ -136,6 +138,8 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
     assert sent["cookie_get"] == {"tabId": 1}
     assert sent["page_wait_for"] == {"tabId": 1, "state": "visible", "timeoutMs": 10_000}
     assert sent["page_text"] == {"tabId": 1, "offset": 0, "maxChars": 100_000}
+    assert sent["page_snapshot"] == {"tabId": 1, "mode": "auto", "compact": False, "maxNodes": 1000}
+    assert sent["page_find"] == {"tabId": 1, "role": "button", "exact": False, "limit": 10}
 
 
 @pytest.mark.parametrize(
@@ -149,6 +153,13 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
         ),
         ("page_wait_for", {"tabId": 2, "text": "ok", "selector": ""}, {"text": "ok"}),
         ("cookie_get", {"tabId": 2, "name": ""}, {}),
+        (
+            "page_snapshot",
+            {"tabId": 2, "mode": "a11y", "compact": True, "ref": "@e3", "maxNodes": 5},
+            {"mode": "a11y", "compact": True, "ref": "@e3", "maxNodes": 5},
+        ),
+        ("page_find", {"tabId": 2, "name": "Save"}, {"name": "Save", "exact": False, "limit": 10}),
+        ("page_text", {"tabId": 2, "ref": "@e4"}, {"offset": 0, "maxChars": 100_000, "ref": "@e4"}),
         (
             "storage_get",
             {"tabId": 2, "area": "session", "key": "k"},
@@ -168,6 +179,20 @@ def test_arguments_become_the_request_the_extension_takes(
 def test_an_element_is_named_exactly_once(named: dict[str, Any]) -> None:
     with pytest.raises(catalogue.BadArguments, match="exactly one"):
         BY_NAME["page_click"].arguments.model_validate({"tabId": 1, **named}).wire()
+
+
+def test_a_find_names_a_role_or_a_name_and_a_snapshot_one_scope() -> None:
+    with pytest.raises(catalogue.BadArguments, match="a role, a name or both"):
+        BY_NAME["page_find"].arguments.model_validate({"tabId": 1, "exact": True}).wire()
+    with pytest.raises(catalogue.BadArguments, match="not both"):
+        BY_NAME["page_snapshot"].arguments.model_validate(
+            {"tabId": 1, "ref": "@e1", "selector": "main"}
+        ).wire()
+    for bad in ({"limit": 51}, {"limit": 0}):
+        with pytest.raises(ValueError, match="limit"):
+            BY_NAME["page_find"].arguments.model_validate({"tabId": 1, "role": "link", **bad})
+    with pytest.raises(ValueError, match="maxNodes"):
+        BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1, "maxNodes": 5001})
 
 
 def _server_modules() -> dict[str, ast.Module]:

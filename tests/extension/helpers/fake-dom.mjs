@@ -243,6 +243,8 @@ export async function runIn(doc, func, args) {
   g.navigation = doc.navigation;
   g.scrollX = 0;
   g.scrollY = 0;
+  g.innerWidth = 1280;
+  g.innerHeight = 720;
   g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
   if (doc.world === undefined) delete g[STORE];
   else Object.defineProperty(g, STORE, { value: doc.world, writable: true, configurable: true });

@@ -1,0 +1,224 @@
+// a11y.js — page_snapshot's accessibility mode and page_find, as pure functions: Chrome's
+// accessibility tree (CDP Accessibility.getFullAXTree nodes) -> the rows a snapshot lists (role
+// and name as Chrome computed them, heading level, states, depth), the rule that says when that
+// tree is too sparse to trust alone (then the DOM walk's rows are merged in), the merge, and
+// page_find's ranking. Pure: no chrome, no DOM, no CDP calls (handlers/interact.js makes those
+// and maps each row's backendDOMNodeId to its element and stable ref in the page's isolated world:
+// docs/platform-facts-a11y.md). It must never emit an ignored node (aria-hidden, display:none,
+// inert, …), never list more than `maxNodes` rows (it says `truncated`), and never take a value
+// from the tree (a password field's AX value is its bullets, one per character: the page side's
+// shownValue is the only value shown).
+
+/** Roles that are noise in a snapshot: text runs (their text is their parent's name), wrappers. */
+export const NOISE_ROLES = new Set([
+  "none", "presentation", "generic", "StaticText", "InlineTextBox", "LineBreak", "ListMarker",
+  "RootWebArea", "WebArea", "Ignored", "IgnoredRole", "LabelText", "paragraph", "Abbr", "Unknown",
+]);
+/** Roles a person acts on: compact mode lists only these (plus nothing else). */
+export const INTERACTIVE_ROLES = new Set([
+  "button", "link", "textbox", "searchbox", "checkbox", "radio", "switch", "combobox", "listbox",
+  "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton",
+  "treeitem", "DisclosureTriangle", "PopUpButton", "MenuListPopup", "MenuListOption", "scrollbar",
+]);
+/** Roles whose accessible name does not come from their content: the page side gives their text. */
+export const TEXT_ROLES = new Set(["listitem", "row", "cell", "gridcell", "article", "blockquote", "caption", "term", "definition"]);
+/** States copied from AX properties: tri-state ones keep "mixed"; flags only when true. */
+const TRISTATE = ["checked", "pressed"];
+const BOOLEAN = ["expanded", "selected"];
+const FLAGS = ["disabled", "required", "focused", "readonly", "modal", "multiselectable", "busy"];
+/** Most rows a snapshot may list, and the default. */
+export const MAX_NODES = 5000;
+export const DEFAULT_NODES = 1000;
+/** Most matches page_find answers with, and the default. */
+export const MAX_FIND = 50;
+export const DEFAULT_FIND = 10;
+
+/**
+ * @typedef {{value?: unknown}} AXValue
+ * @typedef {{nodeId: string, ignored?: boolean, role?: AXValue, name?: AXValue, parentId?: string,
+ *   childIds?: string[], backendDOMNodeId?: number, properties?: Array<{name: string, value?: AXValue}>}} AXNode
+ * @typedef {{backendId: number, role: string, name: string, depth: number, level?: number,
+ *   states?: Record<string, boolean | string>, needText: boolean}} AXRow
+ */
+
+/** @param {unknown} s */
+const collapse = (s) => (typeof s === "string" ? s.replace(/\s+/g, " ").trim() : "");
+
+/** Whether `role` is one a person acts on. @param {string} role */
+export const isInteractive = (role) => INTERACTIVE_ROLES.has(role);
+
+/**
+ * The states and heading level in a node's AX properties.
+ * @param {AXNode["properties"]} props
+ * @returns {{level?: number, states?: Record<string, boolean | string>}}
+ */
+export function statesOf(props) {
+  /** @type {Record<string, boolean | string>} */
+  const states = {};
+  /** @type {number | undefined} */
+  let level;
+  for (const p of Array.isArray(props) ? props : []) {
+    const v = p?.value?.value;
+    if (p.name === "level" && Number.isInteger(v) && /** @type {number} */ (v) > 0) level = /** @type {number} */ (v);
+    else if (TRISTATE.includes(p.name)) {
+      if (v === "mixed") states[p.name] = "mixed";
+      else if (v === "true" || v === true) states[p.name] = true;
+      else if (v === "false" || v === false) states[p.name] = false;
+    } else if (BOOLEAN.includes(p.name) && typeof v === "boolean") states[p.name] = v;
+    else if (FLAGS.includes(p.name) && v === true) states[p.name] = true;
+    else if (p.name === "invalid" && typeof v === "string" && v !== "false") states.invalid = true;
+  }
+  return { ...(level !== undefined ? { level } : {}), ...(Object.keys(states).length > 0 ? { states } : {}) };
+}
+
+/**
+ * The rows of the tree under `scope` (a backendDOMNodeId; the root when absent), in document
+ * order: unignored nodes of a meaningful role with a DOM node, compact = interactive only, at
+ * most maxNodes (then `truncated`). `interactive` counts every interactive row of the scope,
+ * listed or not (the sparse check compares it with the DOM walk); `scopeFound` is false when the
+ * scope's node is not in the tree (hidden, or not rendered).
+ * @param {unknown} nodes
+ * @param {{compact?: boolean, scope?: number | null, maxNodes?: number}} [opts]
+ * @returns {{rows: AXRow[], truncated: boolean, interactive: number, scopeFound: boolean}}
+ */
+export function axRows(nodes, { compact = false, scope = null, maxNodes = DEFAULT_NODES } = {}) {
+  const list = /** @type {AXNode[]} */ (Array.isArray(nodes) ? nodes.filter((n) => n && typeof n.nodeId === "string") : []);
+  /** @type {Map<string, AXNode>} */
+  const byId = new Map(list.map((n) => [n.nodeId, n]));
+  /** @type {AXNode | undefined} */
+  let start;
+  if (scope !== null && scope !== undefined) start = list.find((n) => n.backendDOMNodeId === scope);
+  else start = list.find((n) => n.parentId === undefined || !byId.has(n.parentId)) ?? list[0];
+  /** @type {AXRow[]} */
+  const rows = [];
+  let truncated = false;
+  let interactive = 0;
+  if (start === undefined) return { rows, truncated, interactive, scopeFound: false };
+  /** @type {Array<[AXNode, number]>} */
+  const stack = [[start, 0]];
+  const seen = new Set();
+  while (stack.length > 0) {
+    const [node, depth] = /** @type {[AXNode, number]} */ (stack.pop());
+    if (seen.has(node.nodeId)) continue; // a malformed tree must not loop
+    seen.add(node.nodeId);
+    const role = typeof node.role?.value === "string" ? node.role.value : "";
+    const listed = node.ignored !== true && role !== "" && !NOISE_ROLES.has(role) && Number.isInteger(node.backendDOMNodeId);
+    let childDepth = depth;
+    if (listed) {
+      const acts = isInteractive(role);
+      if (acts) interactive += 1;
+      if (!compact || acts) {
+        if (rows.length >= maxNodes) truncated = true;
+        else {
+          const name = collapse(node.name?.value);
+          rows.push({
+            backendId: /** @type {number} */ (node.backendDOMNodeId), role, name, depth, ...statesOf(node.properties),
+            needText: name === "" && TEXT_ROLES.has(role),
+          });
+        }
+        childDepth = depth + 1;
+      }
+    }
+    const kids = Array.isArray(node.childIds) ? node.childIds : [];
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const kid = byId.get(kids[i]);
+      if (kid !== undefined) stack.push([kid, childDepth]);
+    }
+  }
+  return { rows, truncated, interactive, scopeFound: true };
+}
+
+/**
+ * The accessibility tree is sparse — far fewer interactive nodes than the DOM walk finds (a
+ * canvas app, role-less custom widgets, an unfinished tree) — when it has under half of the
+ * DOM walk's interactive elements, and the walk found at least 3. Then the snapshot merges.
+ * @param {number} axInteractive
+ * @param {number} domInteractive
+ */
+export function sparse(axInteractive, domInteractive) {
+  return domInteractive >= 3 && axInteractive * 2 < domInteractive;
+}
+
+/**
+ * The a11y rows, then the DOM walk's rows whose ref the tree did not list (marked source
+ * "dom"), at most maxNodes in all.
+ * @param {Array<Record<string, unknown>>} axItems
+ * @param {Array<Record<string, unknown>>} domItems
+ * @param {number} maxNodes
+ * @returns {{items: Array<Record<string, unknown>>, truncated: boolean}}
+ */
+export function merge(axItems, domItems, maxNodes) {
+  const have = new Set(axItems.map((i) => i.ref));
+  const items = axItems.slice(0, maxNodes);
+  let truncated = axItems.length > maxNodes;
+  for (const d of domItems) {
+    if (have.has(d.ref)) continue;
+    if (items.length >= maxNodes) {
+      truncated = true;
+      break;
+    }
+    items.push({ ...d, source: "dom" });
+  }
+  return { items, truncated };
+}
+
+/**
+ * page_find's answer: rows whose role is `role` (any case) and whose name matches `name` (any
+ * case, whitespace collapsed) — exact names first, then prefixes, then substrings (`exact`: only
+ * exact), visible on screen before visible off screen before the rest, then document order.
+ * @template {{ref: string, role: string, name: string, visible?: boolean, inViewport?: boolean}} R
+ * @param {R[]} rows
+ * @param {{role?: string | null, name?: string | null, exact?: boolean, limit?: number}} q
+ * @returns {{matches: R[], total: number}}
+ */
+export function rankFind(rows, { role = null, name = null, exact = false, limit = DEFAULT_FIND }) {
+  const wantRole = typeof role === "string" && role !== "" ? role.toLowerCase() : null;
+  const wantName = typeof name === "string" && collapse(name) !== "" ? collapse(name).toLowerCase() : null;
+  /** @type {Array<[number, number, number, R]>} */
+  const hits = [];
+  rows.forEach((row, index) => {
+    if (wantRole !== null && String(row.role).toLowerCase() !== wantRole) return;
+    let kind = 0;
+    if (wantName !== null) {
+      const have = collapse(row.name).toLowerCase();
+      kind = have === wantName ? 0 : exact ? -1 : have.startsWith(wantName) ? 1 : have.includes(wantName) ? 2 : -1;
+      if (kind < 0) return;
+    }
+    const seen = row.visible === true && row.inViewport === true ? 0 : row.visible === true ? 1 : 2;
+    hits.push([kind, seen, index, row]);
+  });
+  hits.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  return { matches: hits.slice(0, limit).map((h) => h[3]), total: hits.length };
+}
+
+/**
+ * The snapshot rows of the tree's rows that the page side could describe: `described[i]` is
+ * the page's {ref, tag, value?, text?, visible, inViewport} for `rows[i]`, or null (not an
+ * element a ref may name). Names (Chrome's, else the page's text for TEXT_ROLES) pass `mask`
+ * and are capped at `maxName`; `visible` and `inViewport` stay for page_find (the snapshot
+ * drops them).
+ * @param {AXRow[]} rows
+ * @param {unknown[]} described
+ * @param {{mask: (s: string) => string, maxName: number}} opts
+ * @returns {Array<Record<string, unknown>>}
+ */
+export function compose(rows, described, { mask, maxName }) {
+  /** @type {Array<Record<string, unknown>>} */
+  const out = [];
+  const cap = (/** @type {string} */ s) => (s.length > maxName ? `${s.slice(0, maxName - 1)}…` : s);
+  rows.forEach((row, i) => {
+    const d = /** @type {Record<string, unknown> | null | undefined} */ (described[i]);
+    if (d === null || d === undefined || typeof d !== "object" || typeof d.ref !== "string") return;
+    const name = row.name !== "" ? row.name : typeof d.text === "string" ? collapse(d.text) : "";
+    /** @type {Record<string, unknown>} */
+    const item = { ref: d.ref, role: row.role, name: cap(mask(name)), tag: String(d.tag ?? "") };
+    if (typeof d.value === "string") item.value = d.value;
+    if (row.level !== undefined) item.level = row.level;
+    if (row.states !== undefined) item.states = row.states;
+    item.depth = row.depth;
+    item.visible = d.visible === true;
+    item.inViewport = d.inViewport === true;
+    out.push(item);
+  });
+  return out;
+}
