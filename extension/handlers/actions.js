@@ -6,6 +6,7 @@
 
 import { inputHandlers } from "./input.js";
 import { interactHandlers } from "./interact.js";
+import { keyboardHandlers } from "./keyboard.js";
 import { navHandlers } from "./nav.js";
 import { pageHandlers } from "./page.js";
 import { readHandlers } from "./read.js";
@@ -56,6 +57,8 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_get_state", interactHandlers],
   ["page_mouse", inputHandlers],
   ["page_dialog", inputHandlers],
+  ["page_type", keyboardHandlers],
+  ["page_keys", keyboardHandlers],
 ]));
 
 /**

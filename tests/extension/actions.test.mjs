@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { PAGE_ACTIONS, createRoutes } from "../../extension/handlers/actions.js";
 import { inputHandlers } from "../../extension/handlers/input.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
+import { keyboardHandlers } from "../../extension/handlers/keyboard.js";
 import { navHandlers } from "../../extension/handlers/nav.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { readHandlers } from "../../extension/handlers/read.js";
@@ -20,14 +21,14 @@ const inert = () => ({
 test("PAGE_ACTIONS is importable without chrome and names each action once", () => {
   assert.equal(globalThis.chrome, undefined);
   assert.ok(PAGE_ACTIONS instanceof Map);
-  assert.equal(PAGE_ACTIONS.size, 29);
+  assert.equal(PAGE_ACTIONS.size, 31);
   assert.equal(PAGE_ACTIONS.has("constructor"), false);
   for (const name of PAGE_ACTIONS.keys()) assert.match(name, /^(tab|page|cookie|storage)_[a-z_]+$/);
 });
 
 test("each family serves exactly the actions PAGE_ACTIONS gives it", () => {
   const deps = inert();
-  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers]) {
+  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers, keyboardHandlers]) {
     const listed = [...PAGE_ACTIONS].filter(([, f]) => f === family).map(([name]) => name);
     assert.deepEqual(family(deps).map(([name]) => name), listed, family.name);
   }
