@@ -208,17 +208,20 @@ export const putsText = (k) => (k.text !== undefined && k.key !== "Enter") || (k
 export async function insertThrough({ cdp, page }, ctx, tabId, a, text) {
   await cdp.ensure(ctx, tabId);
   const focus = await page(ctx, tabId, "focus", { ...a, typing: true, expect: a.arm === "replace" ? text : undefined, insert: a.arm === "insert" ? text : undefined });
-  /** @type {Record<string, any> | null} */
-  let result = null;
   try {
     if (text === "") {
       for (const ev of keyEvents(parseKey("Backspace", false))) await cdp.send(ctx, tabId, "Input.dispatchKeyEvent", ev, "press Backspace");
     } else {
       await cdp.send(ctx, tabId, "Input.insertText", { text }, "insert the text");
     }
-  } finally {
-    result = await page(ctx, tabId, "inputResult", { origin: a.origin }).catch(() => null);
+  } catch (err) {
+    // Disarm the page's guard without waiting on a page that may be blocked (a dialog); its
+    // own timer removes it otherwise.
+    page(ctx, tabId, "inputResult", { origin: a.origin }).catch(() => {});
+    throw err;
   }
+  /** @type {Record<string, any> | null} */
+  const result = await page(ctx, tabId, "inputResult", { origin: a.origin }).catch(() => null);
   if (result?.blocked === true) {
     throw new BridgeError(CODE.POLICY_DENIED, "the focus moved to another field (or a password field) while typing; nothing was typed. Look at the page again");
   }
