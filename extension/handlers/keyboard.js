@@ -116,6 +116,13 @@ export function keyboardHandlers(deps) {
         }
         for (const ev of keyEvents(k)) await cdp.send(ctx, tabId, "Input.dispatchKeyEvent", ev, `press ${k.name}`);
       }
+      // The page's guard (armed by each typing key's look) cancelled a key that a page listener
+      // redirected into a password field.
+      if (keys.some(putsText)) {
+        const r = await page(ctx, tabId, "inputResult", { origin }).catch(() => null);
+        if (r?.moved === true) throw new BridgeError(CODE.POLICY_DENIED, "the page moved the focus while a key was typed, so it may have gone into another field; look at the page again");
+        if (r?.blocked === true) throw new BridgeError(CODE.POLICY_DENIED, "a key was cancelled because it would have typed into a password field (the policy's passwordFill is off); look at the page again");
+      }
     } catch (err) {
       watch.cancel();
       throw err;

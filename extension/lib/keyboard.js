@@ -222,6 +222,9 @@ export async function insertThrough({ cdp, page }, ctx, tabId, a, text) {
   }
   /** @type {Record<string, any> | null} */
   const result = await page(ctx, tabId, "inputResult", { origin: a.origin }).catch(() => null);
+  if (result?.moved === true) {
+    throw new BridgeError(CODE.POLICY_DENIED, "the page moved the focus while the text was typed, so it may have gone into another field; look at the page again before typing more");
+  }
   if (result?.blocked === true) {
     throw new BridgeError(CODE.POLICY_DENIED, "the focus moved to another field (or a password field) while typing; nothing was typed. Look at the page again");
   }

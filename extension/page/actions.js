@@ -224,25 +224,56 @@ var tabwardenActions = (() => {
 
   /**
    * Remember `el` as the node the next trusted input is for: its content before, what a
-   * replace expects, and (with `guard`) a beforeinput listener on its window that cancels any
-   * insertion landing on another node or on a password field the policy does not allow.
+   * replace expects, and a guard on its window. `guard` "node": any insertion whose target, or
+   * the node that has focus when it is dispatched, is not `el` is cancelled, and so is one during
+   * which the focus leaves `el` (a page listener moving it while the insertion's beforeinput is
+   * dispatched would otherwise redirect the text); "password": the same for a password field
+   * (page_keys, where Tab may move the focus). A password field is refused unless
+   * `allowPassword`. The guard sets `blocked` when it cancelled, `moved` when the focus moved
+   * during an insertion it could not cancel; it lives until inputResult or GUARD_MS.
    * @param {any} el
-   * @param {{mode: "insert" | "replace", expect?: string, insert?: string, guard: boolean, allowPassword?: boolean}} o
+   * @param {{mode: "insert" | "replace" | "keys", expect?: string, insert?: string,
+   *   guard: "node" | "password" | false, allowPassword?: boolean}} o
    */
   function arm(el, o) {
     disarm();
     const win = el.ownerDocument?.defaultView ?? globalThis;
     /** @type {any} */
-    const state = { el, win, before: contentOf(el), ...o, blocked: false, listener: null, timer: undefined };
+    const state = { el, win, before: contentOf(el), ...o, blocked: false, moved: false, listeners: [], timer: undefined };
     if (o.guard) {
-      state.listener = (/** @type {any} */ e) => {
-        const at = typeof e.composedPath === "function" ? e.composedPath()[0] : e.target;
-        if (at !== el || (isPassword(at) && o.allowPassword !== true)) {
-          e.preventDefault();
-          state.blocked = true;
-        }
+      const refused = (/** @type {any} */ n) => (o.guard === "node" && n !== el) || (isPassword(n) && o.allowPassword !== true);
+      /** The insertion being dispatched, while its listeners run. @type {any} */
+      let current = null;
+      /** @param {any} e */
+      const cancel = (e) => {
+        e.preventDefault();
+        state.blocked = true;
       };
-      win.addEventListener("beforeinput", state.listener, true);
+      /** @param {any} e */
+      const onBefore = (e) => {
+        const at = typeof e.composedPath === "function" ? e.composedPath()[0] : e.target;
+        if (refused(at) || refused(focusedDeep().el)) return cancel(e);
+        current = e;
+        setTimeout(() => {
+          if (current === e) current = null;
+        }, 0);
+      };
+      // Last on the way back up: a page listener that moved the focus during the dispatch
+      // (Chrome moves activeElement at once and sends the focus events later) is caught here.
+      /** @param {any} e */
+      const onLate = (e) => {
+        if (!e.defaultPrevented && refused(focusedDeep().el)) cancel(e);
+      };
+      // A focus change during an insertion nothing above could cancel (a page that stopped the
+      // event before this window saw it bubble): said, never reported as "nothing typed".
+      /** @param {any} e */
+      const onFocus = (e) => {
+        if (current === null || current.defaultPrevented) return;
+        const at = e.composedPath?.()[0] ?? e.target;
+        if (e.type === "focusout" ? o.guard === "node" && at === el : refused(at)) state.moved = true;
+      };
+      state.listeners = [["beforeinput", onBefore, true], ["beforeinput", onLate, false], ["focusout", onFocus, true], ["focusin", onFocus, true]];
+      for (const [type, fn, capture] of state.listeners) win.addEventListener(type, fn, capture);
       state.timer = setTimeout(disarm, GUARD_MS);
     }
     /** @type {any} */ (globalThis)[PENDING] = state;
@@ -252,7 +283,7 @@ var tabwardenActions = (() => {
     const state = /** @type {any} */ (globalThis)[PENDING];
     if (!state) return null;
     delete (/** @type {any} */ (globalThis))[PENDING];
-    if (state.listener) state.win.removeEventListener("beforeinput", state.listener, true);
+    for (const [type, fn, capture] of state.listeners) state.win.removeEventListener(type, fn, capture);
     clearTimeout(state.timer);
     return state;
   }
@@ -266,6 +297,8 @@ var tabwardenActions = (() => {
   function inputResult() {
     const s = disarm();
     if (s === null) return { applied: "unclear", length: 0 };
+    const flags = { ...(s.blocked ? { blocked: true } : {}), ...(s.moved ? { moved: true } : {}) };
+    if (s.mode === "keys") return { applied: "unclear", length: 0, ...flags };
     const after = contentOf(s.el);
     const norm = (/** @type {string} */ t) => (s.el.isContentEditable ? collapse(t) : t);
     let applied;
@@ -273,7 +306,7 @@ var tabwardenActions = (() => {
     else if (after === s.before || s.blocked) applied = "no";
     else if (s.mode === "insert" && after.includes(String(s.insert))) applied = "yes";
     else applied = "unclear";
-    return { applied, length: [...after].length, ...(s.blocked ? { blocked: true } : {}) };
+    return { applied, length: [...after].length, ...flags };
   }
 
   /** What Space on `el` does: a button's click (submit or plain), else nothing. @param {any} el */
@@ -309,7 +342,11 @@ var tabwardenActions = (() => {
           sel.addRange(range);
         }
       }
-      arm(node, { mode: a.arm === "replace" ? "replace" : "insert", expect: a.expect, insert: a.insert, guard: true, allowPassword: a.allowPassword === true });
+      arm(node, { mode: a.arm === "replace" ? "replace" : "insert", expect: a.expect, insert: a.insert, guard: "node", allowPassword: a.allowPassword === true });
+    } else if (a.guardPassword === true) {
+      // page_keys: a key before this one that the guard cancelled ends the call here.
+      if (disarm()?.blocked === true) throw new PageError("policy_denied", "a key was cancelled because it would have typed into a password field (the policy's passwordFill is off)");
+      if (node) arm(node, { mode: "keys", guard: "password", allowPassword: a.allowPassword === true });
     }
     /** @type {Record<string, unknown>} */
     const out = {

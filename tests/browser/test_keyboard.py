@@ -40,6 +40,8 @@ iframe { width: 300px; height: 40px; border: 0; display: block; }
 <iframe id="framepw" src="/framepw"></iframe><p id="frame-pw">0</p>
 <label>Nickname <input id="decoy"></label><p id="decoy-out"></p>
 <label>Password <input id="pw" type="password"></label><p id="pw-len">0</p>
+<label>Swap <input id="swap"></label><label>Swap key <input id="swapkey"></label>
+<label>Hidden swap <input id="swapstop"></label>
 <input id="t1" aria-label="one"><input id="t2" aria-label="two"><input id="t3" aria-label="three">
 <p id="focus"></p>
 <input id="sel" aria-label="Selectable" value="some text">
@@ -77,6 +79,12 @@ iframe { width: 300px; height: 40px; border: 0; display: block; }
   // A field that hands its focus to the password field.
   $('decoy').addEventListener('focus', () => $('pw').focus());
   $('decoy').addEventListener('input', () => { $('decoy-out').textContent = $('decoy').value; });
+  // Fields that move the focus to the password field while the text is on its way: during the
+  // insertion's beforeinput, and on a key's keydown.
+  $('swap').addEventListener('beforeinput', () => $('pw').focus());
+  $('swapkey').addEventListener('keydown', () => $('pw').focus());
+  // The same, hiding the event from every listener above the field.
+  $('swapstop').addEventListener('beforeinput', (e) => { e.stopPropagation(); $('pw').focus(); });
   $('pw').addEventListener('input', () => {
     $('pw-len').textContent = String($('pw').value.length); });
   document.addEventListener('focusin', () => {
@@ -273,6 +281,11 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
                 ("page_fill", {"selector": "#pw", "value": secret, "method": "insertText"}),
                 ("page_keys", {"selector": "#decoy", "keys": list("hunter2")}),
                 ("page_keys", {"selector": "#pw", "keys": "Control+v"}),
+                # The focus moved while the text is already on its way (the page's own
+                # beforeinput or keydown listener): the insertion is cancelled in the page.
+                ("page_type", {"selector": "#swap", "value": secret}),
+                ("page_fill", {"selector": "#swap", "value": secret, "method": "insertText"}),
+                ("page_keys", {"selector": "#swapkey", "keys": list("hunter2")}),
             ]
             for tool, args in attempts:
                 error = await refused(agent, tool, {"tabId": tab, **args})
@@ -281,6 +294,15 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
             # Nothing reached either field.
             assert await text_of(agent, tab, "#pw-len") == "0"
             assert await text_of(agent, tab, "#decoy-out") == ""
+
+            # A page that hides the insertion from the guard and moves the focus while it is
+            # dispatched can redirect it (the page could copy the text there itself): the call
+            # then says so, and never that nothing was typed.
+            error = await refused(
+                agent, "page_type", {"tabId": tab, "selector": "#swapstop", "value": "x"}
+            )
+            assert error["code"] == "policy_denied" and "may have gone" in error["message"], error
+            assert "nothing was typed" not in error["message"]
 
             # The focus already in a password field of a same-origin frame (a trusted click put
             # it there): typing with no element named is refused all the same.
@@ -294,10 +316,17 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
             # With the policy's passwordFill on, the same field takes the text; the reply says
             # how much, never what.
             set_policy(browser, passwordFill=True)
-            typed = await ok(agent, "page_type", {"tabId": tab, "selector": "#pw", "value": "pw"})
-            assert typed["applied"] == "yes" and typed["length"] == 2, typed
-            assert set(typed) <= {"typed", "applied", "length", "focused", "ref"}, typed
+            filled = await ok(
+                agent,
+                "page_fill",
+                {"tabId": tab, "selector": "#pw", "value": "pw", "method": "insertText"},
+            )
+            assert filled == {"filled": True, "applied": "yes", "length": 2}, filled
             assert await text_of(agent, tab, "#pw-len") == "2"
+            typed = await ok(agent, "page_type", {"tabId": tab, "value": "word"})
+            assert typed["applied"] == "yes" and typed["length"] == 4, typed
+            assert set(typed) <= {"typed", "applied", "length", "focused", "ref"}, typed
+            assert await text_of(agent, tab, "#pw-len") == "6"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
