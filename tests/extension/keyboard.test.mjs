@@ -180,7 +180,21 @@ test("page_type: focus checked in the page, then Input.insertText; the reply nev
   const blocked = harness({ focus: [field()], result: { applied: "no", length: 0, blocked: true } });
   await assert.rejects(blocked.call("page_type", { tabId: 1, value: "s3cret" }),
     (e) => e.code === "policy_denied" && !e.message.includes("s3cret"));
+  // The focus moved during an insertion the guard could not cancel: said, never "nothing typed".
+  const moved = harness({ focus: [field()], result: { applied: "no", length: 0, moved: true } });
+  await assert.rejects(moved.call("page_type", { tabId: 1, value: "s3cret" }),
+    (e) => e.code === "policy_denied" && /may have gone/.test(e.message) && !/nothing was typed/.test(e.message));
   for (const bad of [{}, { value: "" }, { value: 3 }, { value: "x".repeat(100_001) }, { value: "x", selector: "#a", ref: "@e1" }]) {
     await assert.rejects(h.call("page_type", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad).slice(0, 40));
   }
+});
+
+test("page_keys: a typing key the page guard cancelled (a password field) ends in policy_denied", async () => {
+  const h = harness({ focus: [field()], result: { applied: "unclear", length: 0, blocked: true } });
+  await assert.rejects(h.call("page_keys", { tabId: 1, keys: ["a", "b"] }, noPress), (e) => e.code === "policy_denied" && /password/.test(e.message));
+  assert.deepEqual(h.calls.ops.map(([op]) => op), ["focus", "focus", "inputResult"]);
+  // Keys that type nothing need no read-back.
+  const quiet = harness({ focus: [field()], result: { blocked: true } });
+  await quiet.call("page_keys", { tabId: 1, keys: ["Tab", "ArrowDown"] }, noPress);
+  assert.ok(!quiet.calls.ops.some(([op]) => op === "inputResult"));
 });
