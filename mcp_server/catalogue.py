@@ -247,6 +247,13 @@ class ElementArgs(TabArgs):
 
 class FillArgs(ElementArgs):
     value: str
+    method: Annotated[
+        Literal["value", "insertText"],
+        Field(
+            description='"value" sets it in the page; "insertText" types it as trusted input '
+            "(Chrome's debugger), for fields that ignore a set value"
+        ),
+    ] = "value"
 
 
 class PressArgs(ElementArgs):
@@ -404,6 +411,29 @@ class DialogArgs(TabArgs):
         if self.promptText is not None:
             out["promptText"] = self.promptText
         return out
+
+
+# -- keyboard (page_type, page_keys) --
+
+KeyName = Annotated[str, Field(min_length=1, max_length=40)]
+
+
+class TypeArgs(ElementArgs):
+    """Text typed into the focused node, or into the element named (focused first)."""
+
+    TARGET_OPTIONAL = True
+    value: Annotated[str, Field(min_length=1, max_length=100_000, description="the text to type")]
+
+
+class KeysArgs(ElementArgs):
+    TARGET_OPTIONAL = True
+    keys: Annotated[
+        KeyName | Annotated[list[KeyName], Field(min_length=1, max_length=50)],
+        Field(
+            description='a key or chord ("Enter", "Shift+Tab", "Mod+A", "ArrowDown", "F5", "a"; '
+            "Mod is Meta on macOS, Control elsewhere) or a list of up to 50"
+        ),
+    ]
 
 
 class WaitForArgs(TabArgs):
@@ -598,6 +628,21 @@ class MouseOut(Pointed):
 
 class HoverOut(Pointed):
     hovered: bool
+
+
+class Typed(BaseModel):
+    typed: bool
+    applied: str = Field(description="yes, no or unclear: whether the field holds the text after")
+    length: int = Field(description="characters typed")
+    focused: str = Field(description="the element that had the focus (role and name)")
+    ref: str | None = Field(default=None, description="its ref, usable with every element tool")
+
+
+class KeysOut(BaseModel):
+    pressed: int
+    keys: list[str] = Field(description="the keys as pressed (Mod resolved)")
+    navigated: bool
+    url: str
 
 
 class RecentDialog(BaseModel):
@@ -940,7 +985,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_fill",
         title="Fill a field",
-        description="Type a value into a field. Password fields are refused unless policy allows.",
+        description="Type a value into a field (method insertText: as trusted input). Password "
+        "fields are refused unless policy allows. Reports applied (yes/no/unclear) and length.",
         arguments=FillArgs,
         result=Done,
         annotations=ACT,
@@ -1023,6 +1069,34 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         result=DialogOut,
         annotations=ACT,
         gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_type",
+        title="Type text",
+        description="Type text as trusted input (Chrome's debugger, Input.insertText) into the "
+        "focused element, or into the element named (focused first). Password fields (the "
+        "node that really has focus) are refused unless policy allows. Returns applied and "
+        "length, never the text.",
+        arguments=TypeArgs,
+        result=Typed,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_keys",
+        title="Press keys",
+        description="Press keys and chords as trusted input (Chrome's debugger): Enter, Tab, "
+        "Shift+Tab, Escape, arrows, Backspace, F-keys, Mod+A (Mod = Cmd on macOS, Ctrl "
+        "elsewhere), one character; a list of up to 50. Asks the person first; Enter or Space on "
+        "a submit or a link asks as page_click does.",
+        arguments=KeysArgs,
+        result=KeysOut,
+        annotations=ACT,
+        gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
         call=RELAY,
     ),

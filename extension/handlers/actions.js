@@ -7,6 +7,7 @@
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers } from "./interact.js";
+import { keyboardHandlers } from "./keyboard.js";
 import { navHandlers } from "./nav.js";
 import { pageHandlers } from "./page.js";
 import { readHandlers } from "./read.js";
@@ -61,6 +62,8 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_mouse", inputHandlers],
   ["page_dialog", inputHandlers],
   ["page_frames", framesHandlers],
+  ["page_type", keyboardHandlers],
+  ["page_keys", keyboardHandlers],
 ]));
 
 /**

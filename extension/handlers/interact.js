@@ -15,6 +15,7 @@ import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js"
 import { PAGE_FILES, callPageOp } from "../lib/elements.js";
 import { CODE } from "../lib/error-codes.js";
 import { createGrace } from "../lib/grace.js";
+import { insertThrough } from "../lib/keyboard.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -662,11 +663,23 @@ export function interactHandlers(deps) {
   async function fill(args, ctx) {
     const target = argTarget(args);
     if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `value must be a string of at most ${MAX_VALUE} characters`);
+    const method = args.method ?? "value";
+    if (method !== "value" && method !== "insertText") throw new BridgeError(CODE.BAD_REQUEST, 'method must be "value" or "insertText"');
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
     const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
-    await page(ctx, tabId, "fill", { origin, target, docToken, value: args.value, allowPassword });
+    const base = { origin, target, docToken, allowPassword };
+    let r;
+    if (method === "insertText") {
+      // Trusted typing through the debugger (lib/keyboard.js): the content selected, then replaced.
+      if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+      r = await insertThrough({ cdp: deps.cdp, page }, ctx, tabId, { ...base, arm: "replace" }, args.value);
+    } else {
+      await page(ctx, tabId, "fill", { ...base, value: args.value });
+      r = await page(ctx, tabId, "inputResult", { origin });
+    }
     await waitAfter(args, tabId, ctx, "page_fill");
-    return { filled: true };
+    const applied = r.applied === "yes" || r.applied === "no" ? r.applied : "unclear";
+    return { filled: true, applied, length: Number.isSafeInteger(r.length) ? r.length : 0 };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */

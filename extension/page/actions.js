@@ -1,6 +1,7 @@
 // page/actions.js — the element operations in the page: describe, click, fill, press, select,
-// check, scroll and getState, each `(el, a)` on an element page/locate.js resolved, plus
-// the page-wide waitFor, scroll and pointAt (where trusted input lands). Runs in the page's isolated world after page/redact.js,
+// check, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved, plus
+// the page-wide waitFor, scroll, pointAt (where trusted input lands) and inputResult (whether
+// trusted typing took; lib/keyboard.js). Runs in the page's isolated world after page/redact.js,
 // page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
 // password field (the resolved element or the one that has focus) unless `a.allowPassword` is
 // true, never return a password's value or text, never pass a card-like number through a value
@@ -8,10 +9,12 @@
 // confirmed (`a.expectKind`).
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenActions` on
-// globalThis (page/redact.js's header says why and how).
+// globalThis (page/redact.js's header says why and how). Between "focus" and "inputResult" one
+// pending input is kept under a symbol of this isolated world's globalThis (the page never sees
+// it), since every call injects this file afresh.
 
 var tabwardenActions = (() => {
-  const { TEXTLIKE, BUTTONLIKE, PageError, collapse, cap, tagOf, typeOf, isPassword, deepActive, visible, textOf, roleOf,
+  const { TEXTLIKE, BUTTONLIKE, PageError, collapse, cap, tagOf, typeOf, isPassword, visible, textOf, roleOf,
     shownValue, describe, classify, editable, enterKind, maskCards } = globalThis.tabwardenDom;
   const { bySelector, byText } = globalThis.tabwardenLocate;
   /** Longest value or text getState returns. */
@@ -207,9 +210,189 @@ var tabwardenActions = (() => {
     if (el.readOnly) throw new PageError("bad_request", `${describe(el)} is read-only`);
     refusePassword(el, "fill", a);
     if (typeof el.focus === "function") el.focus();
-    refusePassword(deepActive(), "fill", a);
+    refusePassword(focusedDeep().el, "fill", a);
+    arm(el, { mode: "replace", expect: String(a.value), guard: false });
     setValue(el, String(a.value));
     return { filled: true };
+  }
+
+  /** The key the one pending input lives under (see the header). */
+  const PENDING = Symbol.for("tabwarden.pendingInput");
+  /** How long an armed guard outlives a call that never read its result. */
+  const GUARD_MS = 10_000;
+  /** What a text field or editor holds (read inside the page only; never returned). @param {any} el */
+  const contentOf = (el) => (el.isContentEditable && tagOf(el) !== "INPUT" && tagOf(el) !== "TEXTAREA" ? String(el.textContent ?? "") : String(el.value ?? ""));
+
+  /**
+   * The element that really has focus, through open shadow roots and same-origin frames;
+   * `opaque` when the focus is inside a frame this code cannot read (another site).
+   * @returns {{el: any, inFrame: boolean, opaque: boolean}}
+   */
+  function focusedDeep() {
+    /** @type {any} */
+    let doc = document;
+    let inFrame = false;
+    for (let depth = 0; depth < 32; depth++) {
+      /** @type {any} */
+      let el = doc.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      if (el && (tagOf(el) === "IFRAME" || tagOf(el) === "FRAME")) {
+        let inner = null;
+        try {
+          inner = el.contentDocument;
+        } catch {
+          inner = null;
+        }
+        if (!inner) return { el, inFrame, opaque: true };
+        doc = inner;
+        inFrame = true;
+        continue;
+      }
+      return { el: el || doc.body, inFrame, opaque: false };
+    }
+    return { el: null, inFrame, opaque: true };
+  }
+
+  /**
+   * Remember `el` as the node the next trusted input is for: its content before, what a
+   * replace expects, and a guard on its window. `guard` "node": any insertion whose target, or
+   * the node that has focus when it is dispatched, is not `el` is cancelled, and so is one during
+   * which the focus leaves `el` (a page listener moving it while the insertion's beforeinput is
+   * dispatched would otherwise redirect the text); "password": the same for a password field
+   * (page_keys, where Tab may move the focus). A password field is refused unless
+   * `allowPassword`. The guard sets `blocked` when it cancelled, `moved` when the focus moved
+   * during an insertion it could not cancel; it lives until inputResult or GUARD_MS.
+   * @param {any} el
+   * @param {{mode: "insert" | "replace" | "keys", expect?: string, insert?: string,
+   *   guard: "node" | "password" | false, allowPassword?: boolean}} o
+   */
+  function arm(el, o) {
+    disarm();
+    const win = el.ownerDocument?.defaultView ?? globalThis;
+    /** @type {any} */
+    const state = { el, win, before: contentOf(el), ...o, blocked: false, moved: false, listeners: [], timer: undefined };
+    if (o.guard) {
+      const refused = (/** @type {any} */ n) => (o.guard === "node" && n !== el) || (isPassword(n) && o.allowPassword !== true);
+      /** The insertion being dispatched, while its listeners run. @type {any} */
+      let current = null;
+      /** @param {any} e */
+      const cancel = (e) => {
+        e.preventDefault();
+        state.blocked = true;
+      };
+      /** @param {any} e */
+      const onBefore = (e) => {
+        const at = typeof e.composedPath === "function" ? e.composedPath()[0] : e.target;
+        if (refused(at) || refused(focusedDeep().el)) return cancel(e);
+        current = e;
+        setTimeout(() => {
+          if (current === e) current = null;
+        }, 0);
+      };
+      // Last on the way back up: a page listener that moved the focus during the dispatch
+      // (Chrome moves activeElement at once and sends the focus events later) is caught here.
+      /** @param {any} e */
+      const onLate = (e) => {
+        if (!e.defaultPrevented && refused(focusedDeep().el)) cancel(e);
+      };
+      // A focus change during an insertion nothing above could cancel (a page that stopped the
+      // event before this window saw it bubble): said, never reported as "nothing typed".
+      /** @param {any} e */
+      const onFocus = (e) => {
+        if (current === null || current.defaultPrevented) return;
+        const at = e.composedPath?.()[0] ?? e.target;
+        if (e.type === "focusout" ? o.guard === "node" && at === el : refused(at)) state.moved = true;
+      };
+      state.listeners = [["beforeinput", onBefore, true], ["beforeinput", onLate, false], ["focusout", onFocus, true], ["focusin", onFocus, true]];
+      for (const [type, fn, capture] of state.listeners) win.addEventListener(type, fn, capture);
+      state.timer = setTimeout(disarm, GUARD_MS);
+    }
+    /** @type {any} */ (globalThis)[PENDING] = state;
+  }
+  /** Forget the pending input (removing its guard); returns it. */
+  function disarm() {
+    const state = /** @type {any} */ (globalThis)[PENDING];
+    if (!state) return null;
+    delete (/** @type {any} */ (globalThis))[PENDING];
+    for (const [type, fn, capture] of state.listeners) state.win.removeEventListener(type, fn, capture);
+    clearTimeout(state.timer);
+    return state;
+  }
+
+  /**
+   * Whether the pending input took, compared inside the page: `applied` "yes" (a replace holds
+   * what was expected; an insert holds the text), "no" (unchanged, or the guard cancelled it:
+   * `blocked`), or "unclear" (changed otherwise, e.g. the page reformatted it); `length` of the
+   * node's content after. Never its content.
+   */
+  function inputResult() {
+    const s = disarm();
+    if (s === null) return { applied: "unclear", length: 0 };
+    const flags = { ...(s.blocked ? { blocked: true } : {}), ...(s.moved ? { moved: true } : {}) };
+    if (s.mode === "keys") return { applied: "unclear", length: 0, ...flags };
+    const after = contentOf(s.el);
+    const norm = (/** @type {string} */ t) => (s.el.isContentEditable ? collapse(t) : t);
+    let applied;
+    if (s.mode === "replace" && norm(after) === norm(String(s.expect))) applied = "yes";
+    else if (after === s.before || s.blocked) applied = "no";
+    else if (s.mode === "insert" && after.includes(String(s.insert))) applied = "yes";
+    else applied = "unclear";
+    return { applied, length: [...after].length, ...flags };
+  }
+
+  /** What Space on `el` does: a button's click (submit or plain), else nothing. @param {any} el */
+  const spaceKind = (el) => (el && (tagOf(el) === "BUTTON" || (tagOf(el) === "INPUT" && BUTTONLIKE.has(typeOf(el)))) ? classify(el) : "plain");
+
+  /**
+   * Focus the target (when given), then report the node that really has focus: its role and
+   * name, what `a.forKey` ("Enter" or " ") would do on it, its ref (top document only, with
+   * `a.refFloor`). `a.guardPassword` refuses a password field; `a.typing` also wants a text
+   * field and arms the pending input (`a.arm` "insert" or "replace": the content selected
+   * first). Focus inside another site's frame is refused: nothing there can be checked.
+   * @type {ElementOp}
+   */
+  function focusOp(el, a) {
+    if (a.target) {
+      usable(el);
+      if (typeof el.focus === "function") el.focus();
+    }
+    const f = focusedDeep();
+    if (f.opaque) throw new PageError("policy_denied", "the focus is inside a frame from another site, which tabwarden cannot check; focus a field of this page first");
+    const node = f.el;
+    if (a.typing === true || a.guardPassword === true) refusePassword(node, "type into", a);
+    if (a.typing === true) {
+      if (!node || !editable(node)) throw new PageError("bad_request", `${node ? describe(node) : "nothing"} has the focus, which is not a text field; name the field (ref, selector, text, xpath) or click into it first`);
+      if (node.readOnly || node.disabled) throw new PageError("bad_request", `${describe(node)} is read-only or disabled`);
+      if (a.arm === "replace") {
+        if (typeof node.select === "function" && !node.isContentEditable) node.select();
+        else {
+          const sel = node.ownerDocument.getSelection();
+          const range = node.ownerDocument.createRange();
+          range.selectNodeContents(node);
+          sel.removeAllRanges();
+          sel.addRange(range);
+        }
+      }
+      arm(node, { mode: a.arm === "replace" ? "replace" : "insert", expect: a.expect, insert: a.insert, guard: "node", allowPassword: a.allowPassword === true });
+    } else if (a.guardPassword === true) {
+      // page_keys: a key before this one that the guard cancelled ends the call here.
+      if (disarm()?.blocked === true) throw new PageError("policy_denied", "a key was cancelled because it would have typed into a password field (the policy's passwordFill is off)");
+      if (node) arm(node, { mode: "keys", guard: "password", allowPassword: a.allowPassword === true });
+    }
+    /** @type {Record<string, unknown>} */
+    const out = {
+      desc: node ? describe(node) : "nothing", inFrame: f.inFrame,
+      kind: a.forKey === "Enter" ? enterKind(node) : a.forKey === " " ? spaceKind(node) : "plain",
+      url: String(location.href),
+    };
+    if (node && !f.inFrame && Number.isSafeInteger(a.refFloor)) {
+      const { documentRefs, refFor } = globalThis.tabwardenLocate;
+      const store = documentRefs(a.refFloor);
+      const ref = refFor(store, node);
+      if (ref !== undefined) out.ref = ref;
+      Object.assign(out, { docToken: store.doc, lastRef: store.next });
+    }
+    return out;
   }
 
   /** @type {ElementOp} */
@@ -219,7 +402,7 @@ var tabwardenActions = (() => {
     const printable = [...key].length === 1;
     if (printable) {
       refusePassword(el, "type into", a);
-      refusePassword(deepActive(), "type into", a);
+      refusePassword(focusedDeep().el, "type into", a);
     }
     const init = { key, code: printable ? "" : key, bubbles: true, cancelable: true, composed: true };
     const go = el.dispatchEvent(event("keydown", init));
@@ -294,7 +477,7 @@ var tabwardenActions = (() => {
   /** @type {ReadonlyMap<string, ElementOp>} */
   const ELEMENT_OPS = new Map([
     ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
-    ["check", check], ["scroll", scrollTo], ["getState", getState],
+    ["check", check], ["scroll", scrollTo], ["getState", getState], ["focus", focusOp],
   ]);
 
   /**
@@ -400,7 +583,7 @@ var tabwardenActions = (() => {
     return out;
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, pointAt });
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, pointAt, inputResult });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -4,6 +4,7 @@ import { PAGE_ACTIONS, createRoutes } from "../../extension/handlers/actions.js"
 import { framesHandlers } from "../../extension/handlers/frames.js";
 import { inputHandlers } from "../../extension/handlers/input.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
+import { keyboardHandlers } from "../../extension/handlers/keyboard.js";
 import { navHandlers } from "../../extension/handlers/nav.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { readHandlers } from "../../extension/handlers/read.js";
@@ -33,7 +34,7 @@ test("PAGE_ACTIONS is importable without chrome and names each action once", () 
 
 test("each family serves exactly the actions PAGE_ACTIONS gives it", () => {
   const deps = inert();
-  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers, framesHandlers]) {
+  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers, framesHandlers, keyboardHandlers]) {
     const listed = [...PAGE_ACTIONS].filter(([, f]) => f === family).map(([name]) => name);
     assert.deepEqual(family(deps).map(([name]) => name), listed, family.name);
   }

@@ -365,9 +365,9 @@ test("page_fill: password refused (resolved node, focused node) unless passwordF
   user.focus = () => doc.setFocus(doc.getElementById("pw")); // focus lands on the password
   await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user", value: "x" }), (e) => e.code === "policy_denied");
   assert.equal(user.value, "");
-  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#pw", value: "s3cret" }, withPolicy({ passwordFill: true })), { filled: true });
+  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#pw", value: "s3cret" }, withPolicy({ passwordFill: true })), { filled: true, applied: "yes", length: 6 });
   delete user.focus;
-  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#user", value: "bob" }), { filled: true });
+  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#user", value: "bob" }), { filled: true, applied: "yes", length: 3 });
   assert.equal(user.value, "bob");
   await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user" }), (e) => e.code === "bad_request");
 });

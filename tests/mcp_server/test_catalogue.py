@@ -32,6 +32,7 @@ REQUIRED = {
     "url": "http://127.0.0.1:1/",
     "value": "v",
     "key": "Enter",
+    "keys": "Enter",
     "checked": True,
     "selector": "input",
     "code": "1",
