@@ -1,4 +1,5 @@
-// handlers/nav.js — history and focus actions: page_back, page_forward, page_reload, tab_focus.
+// handlers/nav.js — history and focus actions: page_history (back or forward by steps),
+// page_reload, tab_focus.
 // Thin glue: browser calls are injected (lib/chrome-api.js via background.js), ownership, the
 // origin gate and load waiting come from lib/ and support.js. It must never touch the chrome
 // global, never act on a tab the session does not own, never move a tab whose current origin is
@@ -16,7 +17,7 @@ import { argTabId, ownedTab, settledTab, step } from "./support.js";
  * @typedef {object} NavBrowserApi
  * @property {(tabId: number) => Promise<void>} tabGoBack
  * @property {(tabId: number) => Promise<void>} tabGoForward
- * @property {(tabId: number) => Promise<void>} tabReload
+ * @property {(tabId: number, props?: {bypassCache?: boolean}) => Promise<void>} tabReload
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
  * @property {(windowId: number, props: {focused: boolean}) => Promise<any>} updateWindowProps
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[]) =>
@@ -26,8 +27,11 @@ import { argTabId, ownedTab, settledTab, step } from "./support.js";
 /** How long the in-page history fallback waits for the load (there may be no entry to go to). */
 export const HISTORY_FALLBACK_TIMEOUT_MS = 10_000;
 
+/** Farthest one page_history call moves (either way). */
+export const MAX_HISTORY_STEPS = 50;
+
 /**
- * Runs in the page (isolated world; the History object is the page's): step `delta` (-1 or 1)
+ * Runs in the page (isolated world; the History object is the page's): move `delta` entries
  * through the session history when the Navigation API or the history length says there is an
  * entry that way. Self-contained: serialised into the page.
  * @param {number} delta
@@ -38,8 +42,9 @@ export function historyStep(delta) {
   const can = nav ? (delta < 0 ? nav.canGoBack : nav.canGoForward) : undefined;
   if (can === false && history.length <= 1) return { moved: false };
   if (can === false && delta > 0) return { moved: false };
-  if (delta < 0) history.back();
-  else history.forward();
+  if (delta === -1) history.back();
+  else if (delta === 1) history.forward();
+  else history.go(delta);
   return { moved: true };
 }
 
@@ -120,6 +125,36 @@ export function navHandlers(deps) {
     return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
   };
 
+  const back = historyMove("page_history", (id) => browser.tabGoBack(id), "there is no previous page in this tab's history", -1);
+  const forward = historyMove("page_history", (id) => browser.tabGoForward(id), "there is no next page in this tab's history", 1);
+
+  /**
+   * page_history: `steps` entries back (negative, the default -1) or forward (positive). One
+   * step goes through Chrome (tabs.goBack / goForward, the page's history as a fallback); more
+   * go in one jump through the page's history.go, so the entries between are not loaded. Where
+   * it lands passes the origin gate's check; a refusal never names the blocked entry's host.
+   * @type {import("../lib/dispatch.js").Handler}
+   */
+  async function pageHistory(args, ctx) {
+    const steps = args.steps ?? -1;
+    if (!Number.isInteger(steps) || steps === 0 || Math.abs(/** @type {number} */ (steps)) > MAX_HISTORY_STEPS) {
+      throw new BridgeError(CODE.BAD_REQUEST, `steps must be a non-zero integer within ±${MAX_HISTORY_STEPS} (negative: back)`);
+    }
+    const n = /** @type {number} */ (steps);
+    const jump = historyMove("page_history", async () => {
+      throw new Error("one jump through the page");
+    }, `there are not ${Math.abs(n)} pages ${n < 0 ? "back" : "forward"} in this tab's history`, n);
+    const landed = /** @type {{url: string, title: string}} */ (await (n === -1 ? back : n === 1 ? forward : jump)(args, ctx));
+    return { ...landed, steps: n };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageReload(args, ctx) {
+    const bypassCache = args.bypassCache ?? false;
+    if (typeof bypassCache !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "bypassCache must be true or false");
+    return historyMove("page_reload", (id) => browser.tabReload(id, { bypassCache }), "the tab could not be reloaded")(args, ctx);
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function tabFocus(args, ctx) {
     const tabId = argTabId(args);
@@ -136,9 +171,8 @@ export function navHandlers(deps) {
   }
 
   return [
-    ["page_back", historyMove("page_back", (id) => browser.tabGoBack(id), "there is no previous page in this tab's history", -1)],
-    ["page_forward", historyMove("page_forward", (id) => browser.tabGoForward(id), "there is no next page in this tab's history", 1)],
-    ["page_reload", historyMove("page_reload", (id) => browser.tabReload(id), "the tab could not be reloaded")],
+    ["page_history", pageHistory],
+    ["page_reload", pageReload],
     ["tab_focus", tabFocus],
   ];
 }

@@ -14,10 +14,10 @@ var tabwardenElements = (() => {
   const { PageError, deepActive } = globalThis.tabwardenDom;
   const { resolve } = globalThis.tabwardenLocate;
   const { snapshot } = globalThis.tabwardenSnapshot;
-  const { ELEMENT_OPS, waitFor, scrollPage, pointAt } = globalThis.tabwardenActions;
+  const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt } = globalThis.tabwardenActions;
 
   /** Every op pageOp understands: the page-wide ones and the element operations. */
-  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", ...ELEMENT_OPS.keys()]);
+  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", "settle", "reveal", ...ELEMENT_OPS.keys()]);
 
   /**
    * @param {string} op
@@ -31,7 +31,9 @@ var tabwardenElements = (() => {
     if (op === "snapshot") return snapshot(a.refFloor);
     if (op === "waitFor") return waitFor(a);
     if (op === "point") return pointAt(a);
-    if (op === "scroll" && !a.target) return scrollPage(a.to);
+    if (op === "settle") return settle(a);
+    if (op === "reveal") return reveal(a);
+    if (op === "scroll" && !a.target) return scrollPage(a);
     const el = !a.target && (op === "press" || op === "describe") ? deepActive() || document.body : resolve(a.target, a.docToken);
     const act = ELEMENT_OPS.get(op);
     if (act === undefined) throw new PageError("bad_request", `unknown page operation ${String(op).slice(0, 40)}`);

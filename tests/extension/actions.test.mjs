@@ -20,7 +20,7 @@ const inert = () => ({
 test("PAGE_ACTIONS is importable without chrome and names each action once", () => {
   assert.equal(globalThis.chrome, undefined);
   assert.ok(PAGE_ACTIONS instanceof Map);
-  assert.equal(PAGE_ACTIONS.size, 29);
+  assert.equal(PAGE_ACTIONS.size, 31);
   assert.equal(PAGE_ACTIONS.has("constructor"), false);
   for (const name of PAGE_ACTIONS.keys()) assert.match(name, /^(tab|page|cookie|storage)_[a-z_]+$/);
 });
