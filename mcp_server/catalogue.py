@@ -480,14 +480,15 @@ class EvalArgs(TabArgs):
 # -- result models: the tools' output schemas -------------------------------------------------
 
 
+def _omitted_unless_set(description: str) -> Any:
+    """An optional result field left out of the result when unset (None)."""
+    return Field(default=None, exclude_if=lambda v: v is None, description=description)
+
+
 def _observation() -> Any:
     """An action result's ``observation`` (Observation below): left out unless observe was
     given, so a result without it reads as before."""
-    return Field(
-        default=None,
-        exclude_if=lambda v: v is None,
-        description="what observe asked for, read after the action (and its waitFor)",
-    )
+    return _omitted_unless_set("what observe asked for, read after the action (and its waitFor)")
 
 
 class Tab(BaseModel):
@@ -668,11 +669,11 @@ class Page(BaseModel):
 class Observation(BaseModel):
     """What the tab showed after the action, or why nothing was read."""
 
-    skipped: str | None = Field(
-        default=None, description="why nothing was read (e.g. the tab left the approved sites)"
+    skipped: str | None = _omitted_unless_set(
+        "why nothing was read (e.g. the tab is not on an approved site)"
     )
-    snapshot: Snapshot | None = None
-    text: PageText | None = None
+    snapshot: Snapshot | None = _omitted_unless_set("as page_snapshot answers")
+    text: PageText | None = _omitted_unless_set("as page_text answers (its first 20,000 chars)")
 
 
 class Scrolled(BaseModel):

@@ -406,13 +406,16 @@ export function interactHandlers(deps) {
     const choice = argChoice(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_select");
     const base = { origin, target, docToken };
-    if (needsConfirm(ctx, "select")) {
-      const d = await page(ctx, tabId, "describe", base);
+    const d = needsConfirm(ctx, "select") ? await page(ctx, tabId, "describe", base) : null;
+    // Not a <select>: the select op answers wrong_element; nobody is asked about it first.
+    if (d !== null && d.tag === "select") {
       const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
         : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
       await ask(ctx, { tabId, origin, tool: "page_select", detail: `Select ${shown} in ${d.desc} on ${origin}?` });
     }
-    const r = await page(ctx, tabId, "select", { ...base, ...choice });
+    // Skipped the question: the op must then not find a <select> (the page swapped it in).
+    const unasked = d !== null && d.tag !== "select";
+    const r = await page(ctx, tabId, "select", { ...base, ...choice, ...(unasked ? { unasked: true } : {}) });
     return {
       selected: Array.isArray(r.selected) ? r.selected.map(String) : [],
       labels: Array.isArray(r.labels) ? r.labels.map(String) : [],

@@ -157,6 +157,7 @@ var tabwardenActions = (() => {
   /** @type {ElementOp} */
   const describeOp = (el, a) => ({
     kind: a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain", desc: describe(el), password: isPassword(el),
+    tag: tagOf(el).toLowerCase(),
   });
 
   /**
@@ -227,6 +228,7 @@ var tabwardenActions = (() => {
       const custom = role === "combobox" || role === "listbox" ? ` (a custom ${role}: click it open, then click the option)` : "";
       throw new PageError("wrong_element", `${describe(el)} is not a <select>${custom}`);
     }
+    if (a.unasked === true) throw new PageError("policy_denied", "the element changed after it was described; try again");
     usable(el);
     /** @type {any[]} */
     const options = [...el.options];
