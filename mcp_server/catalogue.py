@@ -701,10 +701,10 @@ class Revealed(BaseModel):
     steps: int = Field(description="screenfuls scrolled")
     scrollY: int  # noqa: N815
     atBottom: bool  # noqa: N815
-    ref: str | None = Field(default=None, description="the match's ref (found only)")
-    element: str | None = Field(default=None, description="the match's role and name")
-    stopped: str | None = Field(
-        default=None, description="not found: maxSteps, timeout, or end (the list stopped growing)"
+    ref: str | None = _omitted_unless_set("the match's ref (found only)")
+    element: str | None = _omitted_unless_set("the match's role and name")
+    stopped: str | None = _omitted_unless_set(
+        "not found: maxSteps, timeout, or end (the list stopped growing)"
     )
     observation: Observation | None = _observation()
 

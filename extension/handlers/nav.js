@@ -15,8 +15,6 @@ import { argTabId, ownedTab, settledTab, step } from "./support.js";
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
  * @typedef {object} NavBrowserApi
- * @property {(tabId: number) => Promise<void>} tabGoBack
- * @property {(tabId: number) => Promise<void>} tabGoForward
  * @property {(tabId: number, props?: {bypassCache?: boolean}) => Promise<void>} tabReload
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
  * @property {(windowId: number, props: {focused: boolean}) => Promise<any>} updateWindowProps
@@ -32,16 +30,22 @@ export const MAX_HISTORY_STEPS = 50;
 
 /**
  * Runs in the page (isolated world; the History object is the page's): move `delta` entries
- * through the session history when the Navigation API or the history length says there is an
- * entry that way. Self-contained: serialised into the page.
+ * through the session history unless it is sure there is no entry that far. The Navigation API
+ * lists only this origin's entries: when they are the whole history it knows exactly; when
+ * another site's entries are in it (history.length is larger) they may lie either way, so it
+ * tries (the caller's load wait then tells). Self-contained: serialised into the page.
  * @param {number} delta
  * @returns {{moved: boolean}}
  */
 export function historyStep(delta) {
   const nav = /** @type {any} */ (globalThis).navigation;
-  const can = nav ? (delta < 0 ? nav.canGoBack : nav.canGoForward) : undefined;
-  if (can === false && history.length <= 1) return { moved: false };
-  if (can === false && delta > 0) return { moved: false };
+  const listed = typeof nav?.entries === "function" ? nav.entries().length : -1;
+  const index = nav?.currentEntry?.index;
+  if (listed === history.length && Number.isInteger(index)) {
+    if (index + delta < 0 || index + delta >= listed) return { moved: false };
+  } else if (history.length <= 1) {
+    return { moved: false };
+  }
   if (delta === -1) history.back();
   else if (delta === 1) history.forward();
   else history.go(delta);
@@ -77,8 +81,9 @@ export function navHandlers(deps) {
 
   /**
    * @param {string} tool
-   * @param {(tabId: number) => Promise<unknown>} move
-   * @param {string} refusal message when Chrome refuses the move (e.g. no history entry)
+   * @param {((tabId: number) => Promise<unknown>) | null} move Chrome's move; null: go straight
+   *   to the page's own history (by `delta`)
+   * @param {string} refusal message when there is nowhere to move (e.g. no history entry)
    * @returns {import("../lib/dispatch.js").Handler}
    */
   const historyMove = (tool, move, refusal, delta = 0) => async (args, ctx) => {
@@ -87,15 +92,23 @@ export function navHandlers(deps) {
     const gated = await ensureOrigin(tab?.url, ctx, tool);
     let watch = loads.watch(tabId);
     let fallback = false;
-    try {
-      await move(tabId);
-    } catch {
+    let moved = false;
+    if (move !== null) {
+      try {
+        await move(tabId);
+        moved = true;
+      } catch {
+        watch.cancel();
+        await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
+        if (delta === 0) throw new BridgeError(CODE.BAD_REQUEST, refusal);
+      }
+    } else {
       watch.cancel();
-      await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
-      if (delta === 0) throw new BridgeError(CODE.BAD_REQUEST, refusal);
-      // Chrome's tabs.goBack skips entries the page reached without a user gesture (its
-      // back-button intervention), which is every page an agent reached by clicking or
-      // page_navigate. The page's own history.back() does not skip them.
+    }
+    if (!moved) {
+      // Chrome's tabs.goBack / goForward skip entries whose page moved on without a user
+      // gesture (its history intervention), which is every page an agent clicked or
+      // navigated away from. The page's own history.go() does not skip them.
       watch = loads.watch(tabId, HISTORY_FALLBACK_TIMEOUT_MS);
       let stepped;
       try {
@@ -125,14 +138,11 @@ export function navHandlers(deps) {
     return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
   };
 
-  const back = historyMove("page_history", (id) => browser.tabGoBack(id), "there is no previous page in this tab's history", -1);
-  const forward = historyMove("page_history", (id) => browser.tabGoForward(id), "there is no next page in this tab's history", 1);
-
   /**
-   * page_history: `steps` entries back (negative, the default -1) or forward (positive). One
-   * step goes through Chrome (tabs.goBack / goForward, the page's history as a fallback); more
-   * go in one jump through the page's history.go, so the entries between are not loaded. Where
-   * it lands passes the origin gate's check; a refusal never names the blocked entry's host.
+   * page_history: `steps` entries back (negative, the default -1) or forward (positive), as the
+   * page's own history counts them (history.go: exact entries, one jump, the entries between
+   * not loaded). Where it lands passes the origin check; a refusal never names the blocked
+   * entry's host.
    * @type {import("../lib/dispatch.js").Handler}
    */
   async function pageHistory(args, ctx) {
@@ -141,10 +151,10 @@ export function navHandlers(deps) {
       throw new BridgeError(CODE.BAD_REQUEST, `steps must be a non-zero integer within ±${MAX_HISTORY_STEPS} (negative: back)`);
     }
     const n = /** @type {number} */ (steps);
-    const jump = historyMove("page_history", async () => {
-      throw new Error("one jump through the page");
-    }, `there are not ${Math.abs(n)} pages ${n < 0 ? "back" : "forward"} in this tab's history`, n);
-    const landed = /** @type {{url: string, title: string}} */ (await (n === -1 ? back : n === 1 ? forward : jump)(args, ctx));
+    const nowhere = n === -1 ? "there is no previous page in this tab's history"
+      : n === 1 ? "there is no next page in this tab's history"
+        : `there are not ${Math.abs(n)} pages ${n < 0 ? "back" : "forward"} in this tab's history`;
+    const landed = /** @type {{url: string, title: string}} */ (await historyMove("page_history", null, nowhere, n)(args, ctx));
     return { ...landed, steps: n };
   }
 

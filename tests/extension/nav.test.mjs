@@ -141,7 +141,7 @@ test("tab_focus activates the tab and focuses its window; returns {tab}", async 
   assert.deepEqual(h.calls.focus, [[7, { focused: true }]]);
 });
 
-test("page_history falls back to the page's history.back() when Chrome skips gesture-less entries", async () => {
+test("page_history steps through the page's own history (Chrome's goBack would skip gesture-less entries)", async () => {
   const h = harness();
   h.open(1, [`${OK}/a`, `${OK}/b`]);
   h.tabs.get(1).noGesture = true;
@@ -163,19 +163,29 @@ test("page_history falls back to the page's history.back() when Chrome skips ges
   await assert.rejects(p, (e) => e.code === "bad_request");
 });
 
-test("historyStep (page side): asks the Navigation API, then steps the page's own history", () => {
+test("historyStep (page side): sure only when the Navigation API lists the whole history", () => {
   const saved = { history: globalThis.history, navigation: globalThis.navigation };
   const log = [];
+  /** A history of `length` entries, `listed` of them this origin's, the current one at `index`. */
+  const world = (length, listed, index) => {
+    globalThis.history = { length, back: () => log.push("back"), forward: () => log.push("forward"), go: (d) => log.push(`go ${d}`) };
+    globalThis.navigation = { entries: () => new Array(listed).fill({}), currentEntry: { index } };
+  };
   try {
-    globalThis.history = { length: 3, back: () => log.push("back"), forward: () => log.push("forward") };
-    globalThis.navigation = { canGoBack: true, canGoForward: false };
+    world(3, 3, 2); // all this origin's, at the end
     assert.deepEqual(historyStep(-1), { moved: true });
+    assert.deepEqual(historyStep(-2), { moved: true });
     assert.deepEqual(historyStep(1), { moved: false });
-    globalThis.navigation = { canGoBack: false, canGoForward: true };
-    globalThis.history.length = 1;
-    assert.deepEqual(historyStep(-1), { moved: false });
+    assert.deepEqual(historyStep(-3), { moved: false });
+    world(3, 2, 1); // another site's entry somewhere: it may be ahead, so try
     assert.deepEqual(historyStep(1), { moved: true });
-    assert.deepEqual(log, ["back", "forward"]);
+    world(1, 1, 0);
+    assert.deepEqual(historyStep(-1), { moved: false });
+    globalThis.navigation = undefined; // no Navigation API: only history.length
+    assert.deepEqual(historyStep(-1), { moved: false });
+    globalThis.history.length = 2;
+    assert.deepEqual(historyStep(-1), { moved: true });
+    assert.deepEqual(log, ["back", "go -2", "forward", "back"]);
   } finally {
     Object.assign(globalThis, saved);
   }
