@@ -181,18 +181,22 @@ def test_an_action_waits_then_observes_through_the_read_tools(
 
             # A bad waitFor or observe acts on nothing: the counter stays at one click. The
             # schema refuses some (the SDK's error), the extension the rest (bad_request).
-            for bad in (
+            schema_bad: list[dict[str, Any]] = [
                 {"waitFor": {"selector": "#result", "state": "gone"}},
                 {"observe": {"snapshot": "everything"}},
-            ):
+            ]
+            for bad in schema_bad:
                 refused = await agent.call_tool(
                     "page_click", {"tabId": tab, "selector": "#add", **bad}
                 )
                 assert refused.is_error, bad
-            for bad in ({"waitFor": {"selector": "#result", "text": "added"}}, {"observe": {}}):
-                assert await code(
-                    agent, "page_click", {"tabId": tab, "selector": "#add", **bad}
-                ) == ("bad_request"), bad
+            extension_bad: list[dict[str, Any]] = [
+                {"waitFor": {"selector": "#result", "text": "added"}},
+                {"observe": {}},
+            ]
+            for bad in extension_bad:
+                refusal = await code(agent, "page_click", {"tabId": tab, "selector": "#add", **bad})
+                assert refusal == "bad_request", bad
             counted = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#result"})
             assert counted["text"] == "added 1"
 
