@@ -360,14 +360,22 @@ class CheckArgs(Acting, ElementArgs):
     checked: bool
 
 
+class ScrollPoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    x: Annotated[float, Field(ge=0, le=1e7)]
+    y: Annotated[float, Field(ge=0, le=1e7)]
+
+
 class ScrollArgs(Acting, ElementArgs):
     """An element (scrolled into view), or a box — ``container`` or the page — moved ``to``
     top / bottom or by ``dx`` / ``dy``; with none of these, the page to the bottom."""
 
     TARGET_OPTIONAL = True
-    to: Annotated[Literal["top", "bottom"] | None, Field(description="the box's top or bottom")] = (
-        None
-    )
+    to: Annotated[
+        Literal["top", "bottom"] | ScrollPoint | None,
+        Field(description="the box's top or bottom, or an offset {x, y} in it"),
+    ] = None
     dx: Annotated[float | None, Field(ge=-1e6, le=1e6, description="CSS pixels right")] = None
     dy: Annotated[float | None, Field(ge=-1e6, le=1e6, description="CSS pixels down")] = None
     container: Annotated[
@@ -377,6 +385,8 @@ class ScrollArgs(Acting, ElementArgs):
     def wire(self) -> dict[str, Any]:
         after = self.aftermath()
         moves = {k: v for k in ("to", "dx", "dy") if (v := getattr(self, k)) is not None}
+        if isinstance(self.to, ScrollPoint):
+            moves["to"] = self.to.model_dump(mode="json")
         if self.named():  # scrolling to an element
             if moves or self.container is not None:
                 raise BadArguments("scroll to an element, or move a box with to/dx/dy, not both")

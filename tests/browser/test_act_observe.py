@@ -200,6 +200,26 @@ def test_an_action_waits_then_observes_through_the_read_tools(
             counted = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#result"})
             assert counted["text"] == "added 1"
 
+            # The trusted-input and navigation actions observe the same way.
+            mouse = await ok(
+                agent,
+                "page_mouse",
+                {
+                    "tabId": tab,
+                    "selector": "#add",
+                    "waitFor": {"text": "added 2", "timeoutMs": 30_000},
+                    "observe": {"text": True},
+                },
+            )
+            assert mouse["clicked"] is True and "added 2" in mouse["observation"]["text"]["text"]
+            moved = await ok(
+                agent,
+                "page_navigate",
+                {"tabId": tab, "url": f"{act_site}/mutating", "observe": {"snapshot": "full"}},
+            )
+            assert moved["observation"]["snapshot"]["title"] == "mutating"
+
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
             # An unmet waitFor: the action was done, the answer says timeout.
             assert (
                 await code(

@@ -200,6 +200,9 @@ def test_reveal_and_scroll_a_virtualised_list(
             assert top["scrollY"] == 0 and top["atTop"] is True and top["atBottom"] is False
             moved = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "dy": 500})
             assert moved["scrollY"] == 500 and moved["atBottom"] is False
+            point = {"x": 0, "y": 1000}
+            placed = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": point})
+            assert placed["scrollY"] == 1000
             end = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "bottom"})
             assert end["atBottom"] is True and end["scrollY"] > 190_000
             last = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 10000"})

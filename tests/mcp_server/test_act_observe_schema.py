@@ -120,6 +120,7 @@ def test_a_result_carries_observation_only_when_asked() -> None:
     [
         ({}, {"to": "bottom"}),
         ({"to": "top"}, {"to": "top"}),
+        ({"to": {"x": 0, "y": 40}}, {"to": {"x": 0.0, "y": 40.0}}),
         ({"dy": 250}, {"dy": 250.0}),
         (
             {"container": {"selector": "#list"}, "dx": -5, "dy": 10},
