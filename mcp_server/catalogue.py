@@ -174,10 +174,6 @@ class TabArgs(Arguments):
     tabId: TabId  # noqa: N815 — wire name
 
 
-class NavigateArgs(TabArgs):
-    url: Url
-
-
 class TextArgs(TabArgs):
     offset: Annotated[int, Field(ge=0, description="character offset to start at")] = 0
     maxChars: Annotated[  # noqa: N815
@@ -245,7 +241,122 @@ class ElementArgs(TabArgs):
         return {"tabId": self.tabId, **self.element(), **self.own()}
 
 
-class FillArgs(ElementArgs):
+# -- act and look in one call (issue 12): every action's optional waitFor and observe --------
+
+WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this many ms")]
+
+
+class WaitFor(BaseModel):
+    """After the action: wait until exactly one of ref, selector or text is visible / absent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    state: Literal["visible", "absent"] = "visible"
+    timeoutMs: WaitMs = 5000  # noqa: N815
+
+
+class Observe(BaseModel):
+    """After the action (and the wait): what the tab shows now, read as page_snapshot and
+    page_text read it; skipped when the tab is not on an approved site."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    snapshot: Annotated[
+        Literal["compact", "full"] | None,
+        Field(description="compact: interactive elements only; full: the whole snapshot"),
+    ] = None
+    text: Annotated[bool, Field(description="the page's visible text (its first 20,000 chars)")] = (
+        False
+    )
+
+
+class Acting(Arguments):
+    """An action's optional aftermath: ``waitFor`` then ``observe`` (the extension checks both
+    before it acts)."""
+
+    waitFor: Annotated[  # noqa: N815
+        WaitFor | None, Field(description="after the action, wait for this (else: timeout)")
+    ] = None
+    observe: Annotated[
+        Observe | None, Field(description="after the action, return what the tab shows now")
+    ] = None
+
+    AFTER: ClassVar[tuple[str, ...]] = ("waitFor", "observe")
+
+    def aftermath(self) -> dict[str, Any]:
+        """The waitFor and observe that were given, without their unset fields."""
+        given = {k: getattr(self, k) for k in self.AFTER}
+        return {k: v.model_dump(mode="json", exclude_none=True) for k, v in given.items() if v}
+
+    def wire(self) -> dict[str, Any]:
+        base = {k: v for k, v in super().wire().items() if k not in self.AFTER}
+        return {**base, **self.aftermath()}
+
+
+class ClearArgs(Acting, ElementArgs):
+    pass
+
+
+class SettleArgs(TabArgs):
+    stableMs: Annotated[  # noqa: N815
+        int, Field(ge=0, le=120_000, description="quiet (no DOM change) for this long")
+    ] = 500
+    timeoutMs: Annotated[  # noqa: N815
+        int, Field(ge=0, le=120_000, description="give up after this many ms")
+    ] = 10_000
+
+
+class ElementName(BaseModel):
+    """An element named by exactly one of ref, selector, text or xpath (a scroll container)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    xpath: XPath = None
+    index: Index = 0
+
+    def wire(self) -> dict[str, Any]:
+        named = {k: v for k in ElementArgs.TARGET if (v := getattr(self, k))}
+        if len(named) != 1:
+            raise BadArguments("name the container by exactly one of ref, selector, text or xpath")
+        return {**named, "index": self.index}
+
+
+class RevealArgs(Acting, TabArgs):
+    selector: Annotated[str | None, Field(description="CSS selector of what to reveal")] = None
+    text: Annotated[str | None, Field(description="visible text of what to reveal")] = None
+    container: Annotated[
+        ElementName | None, Field(description="the scrolling list (default: the page)")
+    ] = None
+    maxSteps: Annotated[int, Field(ge=1, le=2000, description="most screenfuls to scroll")] = 200  # noqa: N815
+    timeoutMs: Annotated[int, Field(ge=0, le=120_000)] = 20_000  # noqa: N815
+
+    def wire(self) -> dict[str, Any]:
+        out = self.model_dump(mode="json", exclude={"container", *self.AFTER}, exclude_none=True)
+        box = {"container": self.container.wire()} if self.container else {}
+        return {**out, **box, **self.aftermath()}
+
+
+class HistoryArgs(Acting, TabArgs):
+    steps: Annotated[
+        int, Field(ge=-50, le=50, description="entries to move: negative back, positive forward")
+    ] = -1
+
+
+class NavigateArgs(Acting, TabArgs):
+    url: Url
+
+
+class ReloadArgs(Acting, TabArgs):
+    bypassCache: Annotated[bool, Field(description="reload without the HTTP cache")] = False  # noqa: N815
+
+
+class FillArgs(Acting, ElementArgs):
     value: str
     method: Annotated[
         Literal["value", "insertText"],
@@ -256,28 +367,65 @@ class FillArgs(ElementArgs):
     ] = "value"
 
 
-class PressArgs(ElementArgs):
+class PressArgs(Acting, ElementArgs):
     TARGET_OPTIONAL = True
     key: str
 
 
-class SelectArgs(ElementArgs):
-    value: str
+class SelectArgs(Acting, ElementArgs):
+    """Exactly one of value, values, label or optionIndex (the extension checks)."""
+
+    value: Annotated[str | None, Field(description="an option's value (else its label)")] = None
+    values: Annotated[
+        list[str] | None, Field(max_length=1000, description="several, for <select multiple>")
+    ] = None
+    label: Annotated[str | None, Field(description="an option's visible label")] = None
+    optionIndex: Annotated[  # noqa: N815
+        int | None, Field(ge=0, description="an option by position, 0-based")
+    ] = None
+
+    def own(self) -> dict[str, Any]:
+        return {k: v for k, v in super().own().items() if v is not None}
 
 
-class CheckArgs(ElementArgs):
+class CheckArgs(Acting, ElementArgs):
     checked: bool
 
 
-class ScrollArgs(ElementArgs):
+class ScrollPoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    x: Annotated[float, Field(ge=0, le=1e7)]
+    y: Annotated[float, Field(ge=0, le=1e7)]
+
+
+class ScrollArgs(Acting, ElementArgs):
+    """An element (scrolled into view), or a box — ``container`` or the page — moved ``to``
+    top / bottom or by ``dx`` / ``dy``; with none of these, the page to the bottom."""
+
     TARGET_OPTIONAL = True
-    to: str = "bottom"
+    to: Annotated[
+        Literal["top", "bottom"] | ScrollPoint | None,
+        Field(description="the box's top or bottom, or an offset {x, y} in it"),
+    ] = None
+    dx: Annotated[float | None, Field(ge=-1e6, le=1e6, description="CSS pixels right")] = None
+    dy: Annotated[float | None, Field(ge=-1e6, le=1e6, description="CSS pixels down")] = None
+    container: Annotated[
+        ElementName | None, Field(description="scroll inside this element instead of the page")
+    ] = None
 
     def wire(self) -> dict[str, Any]:
         framed = {"frame": self.frame} if self.frame is not None else {}
-        if not self.named():
-            return {"tabId": self.tabId, "to": self.to, **framed}
-        return {"tabId": self.tabId, **self.element(), **framed}  # to an element: no ``to``
+        after = self.aftermath()
+        moves = {k: v for k in ("to", "dx", "dy") if (v := getattr(self, k)) is not None}
+        if isinstance(self.to, ScrollPoint):
+            moves["to"] = self.to.model_dump(mode="json")
+        if self.named():  # scrolling to an element
+            if moves or self.container is not None:
+                raise BadArguments("scroll to an element, or move a box with to/dx/dy, not both")
+            return {"tabId": self.tabId, **self.element(), **framed, **after}
+        box = {"container": self.container.wire()} if self.container is not None else {}
+        return {"tabId": self.tabId, **(moves or {"to": "bottom"}), **box, **framed, **after}
 
 
 # -- page_snapshot and page_find (the accessibility snapshot, issue 12) --
@@ -338,7 +486,7 @@ Coordinate = Annotated[
 ]
 
 
-class PointArgs(ElementArgs):
+class PointArgs(Acting, ElementArgs):
     """Where the real pointer goes: exactly one element (its visible centre) or viewport x and y."""
 
     x: Coordinate = None
@@ -350,8 +498,9 @@ class PointArgs(ElementArgs):
         if point == bool(named) or (point and (self.x is None or self.y is None)):
             raise BadArguments("give exactly one of ref, selector, text or xpath, or both x and y")
         where = {"x": self.x, "y": self.y} if point else self.element()
-        own = {k: v for k, v in self.own().items() if k not in ("x", "y") and v is not None}
-        return {"tabId": self.tabId, **where, **own}
+        skip = ("x", "y", *self.AFTER)
+        own = {k: v for k, v in self.own().items() if k not in skip and v is not None}
+        return {"tabId": self.tabId, **where, **own, **self.aftermath()}
 
 
 class MouseArgs(PointArgs):
@@ -366,7 +515,7 @@ class MouseArgs(PointArgs):
     ] = False
 
 
-class ClickArgs(ElementArgs):
+class ClickArgs(Acting, ElementArgs):
     newTab: Annotated[  # noqa: N815
         bool,
         Field(
@@ -418,14 +567,14 @@ class DialogArgs(TabArgs):
 KeyName = Annotated[str, Field(min_length=1, max_length=40)]
 
 
-class TypeArgs(ElementArgs):
+class TypeArgs(Acting, ElementArgs):
     """Text typed into the focused node, or into the element named (focused first)."""
 
     TARGET_OPTIONAL = True
     value: Annotated[str, Field(min_length=1, max_length=100_000, description="the text to type")]
 
 
-class KeysArgs(ElementArgs):
+class KeysArgs(Acting, ElementArgs):
     TARGET_OPTIONAL = True
     keys: Annotated[
         KeyName | Annotated[list[KeyName], Field(min_length=1, max_length=50)],
@@ -485,6 +634,17 @@ class EvalArgs(TabArgs):
 # -- result models: the tools' output schemas -------------------------------------------------
 
 
+def _omitted_unless_set(description: str) -> Any:
+    """An optional result field left out of the result when unset (None)."""
+    return Field(default=None, exclude_if=lambda v: v is None, description=description)
+
+
+def _observation() -> Any:
+    """An action result's ``observation`` (Observation below): left out unless observe was
+    given, so a result without it reads as before."""
+    return _omitted_unless_set("what observe asked for, read after the action (and its waitFor)")
+
+
 class Tab(BaseModel):
     id: int = Field(description="Chrome's tab id")
     url: str
@@ -508,6 +668,7 @@ class Closed(BaseModel):
 class Navigated(BaseModel):
     url: str
     title: str
+    observation: Observation | None = _observation()
 
 
 class PageText(BaseModel):
@@ -592,6 +753,7 @@ class Done(BaseModel):
     """Whatever the action reports (e.g. ``clicked``, ``navigated``, ``url``)."""
 
     model_config = {"extra": "allow"}
+    observation: Observation | None = _observation()
 
 
 class Box(BaseModel):
@@ -621,6 +783,7 @@ class Pointed(BaseModel):
 
 
 class MouseOut(Pointed):
+    observation: Observation | None = _observation()
     clicked: bool = Field(description="false when the point was covered and force was not set")
     navigated: bool
     url: str
@@ -628,6 +791,7 @@ class MouseOut(Pointed):
 
 class HoverOut(Pointed):
     hovered: bool
+    observation: Observation | None = _observation()
 
 
 class Typed(BaseModel):
@@ -636,6 +800,7 @@ class Typed(BaseModel):
     length: int = Field(description="characters typed")
     focused: str = Field(description="the element that had the focus (role and name)")
     ref: str | None = Field(default=None, description="its ref, usable with every element tool")
+    observation: Observation | None = _observation()
 
 
 class KeysOut(BaseModel):
@@ -643,6 +808,7 @@ class KeysOut(BaseModel):
     keys: list[str] = Field(description="the keys as pressed (Mod resolved)")
     navigated: bool
     url: str
+    observation: Observation | None = _observation()
 
 
 class RecentDialog(BaseModel):
@@ -735,6 +901,57 @@ class EvalOut(BaseModel):
 class Page(BaseModel):
     url: str
     title: str
+    observation: Observation | None = _observation()
+
+
+# -- act and look in one call: what an action's observe answers, and the new tools' results --
+
+
+class Observation(BaseModel):
+    """What the tab showed after the action, or why nothing was read."""
+
+    skipped: str | None = _omitted_unless_set(
+        "why nothing was read (e.g. the tab is not on an approved site)"
+    )
+    snapshot: Snapshot | None = _omitted_unless_set("as page_snapshot answers")
+    text: PageText | None = _omitted_unless_set("as page_text answers (its first 20,000 chars)")
+
+
+class Scrolled(BaseModel):
+    scrollX: int  # noqa: N815
+    scrollY: int  # noqa: N815
+    atTop: bool  # noqa: N815
+    atBottom: bool  # noqa: N815
+    observation: Observation | None = _observation()
+
+
+class Selected(BaseModel):
+    selected: list[str] = Field(description="the chosen options' values")
+    labels: list[str] = Field(description="their labels")
+    observation: Observation | None = _observation()
+
+
+class Settled(BaseModel):
+    settled: bool = Field(description="false: still changing when timeoutMs ran out")
+    waitedMs: int = Field(description="how long it waited")  # noqa: N815
+    quietMs: int = Field(description="how long the document had been quiet at the end")  # noqa: N815
+
+
+class Revealed(BaseModel):
+    found: bool
+    steps: int = Field(description="screenfuls scrolled")
+    scrollY: int  # noqa: N815
+    atBottom: bool  # noqa: N815
+    ref: str | None = _omitted_unless_set("the match's ref (found only)")
+    element: str | None = _omitted_unless_set("the match's role and name")
+    stopped: str | None = _omitted_unless_set(
+        "not found: maxSteps, timeout, or end (the list stopped growing)"
+    )
+    observation: Observation | None = _observation()
+
+
+class HistoryOut(Page):
+    steps: int = Field(description="how far it moved (negative: back)")
 
 
 # -- the catalogue ----------------------------------------------------------------------------
@@ -746,20 +963,6 @@ ACT = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=T
 CLOSE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=False)
 RISKY = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=True)
 RELAY = Relay()
-
-
-def _history(name: str, verb: str) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        title=verb,
-        description=f"{verb} in one of your tabs; the resulting site must be approved.",
-        arguments=TabArgs,
-        result=Page,
-        annotations=ACT,
-        gate=Gate.ORIGIN,
-        risk=Risk.MEDIUM,
-        call=RELAY,
-    )
 
 
 CATALOGUE: tuple[ToolSpec, ...] = (
@@ -861,9 +1064,31 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         risk=Risk.MEDIUM,
         call=RELAY,
     ),
-    _history("page_back", "Go back"),
-    _history("page_forward", "Go forward"),
-    _history("page_reload", "Reload"),
+    ToolSpec(
+        name="page_history",
+        title="Go back or forward",
+        description="Move one of your tabs through its history: steps back (negative, default "
+        "-1) or forward. Several steps jump at once (the entries between are not loaded). Where "
+        "it lands must be approved (origin_not_approved otherwise, never naming that site).",
+        arguments=HistoryArgs,
+        result=HistoryOut,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_reload",
+        title="Reload",
+        description="Reload one of your tabs (bypassCache: without the HTTP cache); the site it "
+        "lands on must be approved.",
+        arguments=ReloadArgs,
+        result=Page,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
     ToolSpec(
         name="page_text",
         title="Read a page's text",
@@ -1009,9 +1234,11 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_select",
         title="Choose an option",
-        description="Select an option of a <select> by value or label; asks the person first.",
+        description="Choose options of a native <select> by value, label or optionIndex (values: "
+        "several, for <select multiple>); asks the person first. A custom combobox answers "
+        "wrong_element: click it open, then click the option.",
         arguments=SelectArgs,
-        result=Done,
+        result=Selected,
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
@@ -1103,9 +1330,47 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_scroll",
         title="Scroll",
-        description='Scroll to "top", "bottom", or an element.',
+        description="Scroll an element into view, or scroll the page or a container (an "
+        'element) to "top" / "bottom" or by dx / dy pixels; answers the position and atBottom.',
         arguments=ScrollArgs,
+        result=Scrolled,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.LOW,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_clear",
+        title="Clear a field",
+        description="Empty a text field. Password fields are refused unless policy allows.",
+        arguments=ClearArgs,
         result=Done,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.LOW,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_settle",
+        title="Wait for the page to settle",
+        description="Wait until one of your tabs is quiet: loaded, no navigation in progress and "
+        "no DOM change for stableMs (at most timeoutMs); says whether it settled and how long "
+        "it waited.",
+        arguments=SettleArgs,
+        result=Settled,
+        annotations=READ,
+        gate=Gate.ORIGIN,
+        risk=Risk.NONE,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_reveal",
+        title="Scroll until something appears",
+        description="Scroll a container (or the page) a screenful at a time until an element "
+        "matching selector or text shows (a virtualised or lazily loaded list), at most maxSteps "
+        "and timeoutMs; stops when the list stops growing. Answers found and the match's ref.",
+        arguments=RevealArgs,
+        result=Revealed,
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,

@@ -52,6 +52,7 @@ EXTENSION_AWAY: Final = "extension_away"
 COMMAND_LOST: Final = "command_lost"
 RESULT_EVICTED: Final = "result_evicted"
 TAB_LIMIT: Final = "tab_limit"
+WRONG_ELEMENT: Final = "wrong_element"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -116,6 +117,7 @@ WIRE_CODES: Final = (
     COMMAND_LOST,
     RESULT_EVICTED,
     TAB_LIMIT,
+    WRONG_ELEMENT,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -1,12 +1,12 @@
 // handlers/actions.js — the catalogue of page actions the extension serves: one Map from each
 // action name to the handler family (handlers/*.js) that answers it, and the dispatch routes
-// built from it for background.js. Pure: imports no chrome, so Node (and a Python test comparing
+// built from it for background.js (each action that takes waitFor / observe wrapped once). Pure: imports no chrome, so Node (and a Python test comparing
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
-import { interactHandlers } from "./interact.js";
+import { interactHandlers, withAftermath } from "./interact.js";
 import { keyboardHandlers } from "./keyboard.js";
 import { navHandlers } from "./nav.js";
 import { pageHandlers } from "./page.js";
@@ -37,8 +37,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["tab_close_all", tabHandlers],
   ["page_navigate", pageHandlers],
   ["page_text", pageHandlers],
-  ["page_back", navHandlers],
-  ["page_forward", navHandlers],
+  ["page_history", navHandlers],
   ["page_reload", navHandlers],
   ["tab_focus", navHandlers],
   ["page_screenshot", readHandlers],
@@ -55,8 +54,11 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_press", interactHandlers],
   ["page_select", interactHandlers],
   ["page_check", interactHandlers],
+  ["page_clear", interactHandlers],
   ["page_hover", inputHandlers],
   ["page_scroll", interactHandlers],
+  ["page_settle", interactHandlers],
+  ["page_reveal", interactHandlers],
   ["page_wait_for", interactHandlers],
   ["page_get_state", interactHandlers],
   ["page_mouse", inputHandlers],
@@ -73,8 +75,9 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
  * @returns {Map<string, import("../lib/dispatch.js").Handler>}
  */
 export function createRoutes(deps) {
-  // One map of each tab's latest snapshot for every family that addresses elements by ref.
-  const shared = { ...deps, docTokens: new Map() };
+  // One map of each tab's latest snapshot for every family that addresses elements by ref, and
+  // one of each call's frame (so withAftermath's wait runs in the frame the action ran in).
+  const shared = { ...deps, docTokens: new Map(), callFrame: new WeakMap() };
   /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
   const served = new Map();
   for (const family of new Set(PAGE_ACTIONS.values())) {
@@ -92,5 +95,6 @@ export function createRoutes(deps) {
     if (handler === undefined) throw new Error(`actions: nothing serves ${JSON.stringify(action)}`);
     routes.set(action, handler);
   }
-  return routes;
+  // Every action's optional waitFor and observe (handlers/interact.js), around the handlers.
+  return withAftermath(shared, routes);
 }

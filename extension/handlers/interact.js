@@ -1,6 +1,7 @@
 // handlers/interact.js — the element tools: page_snapshot, page_find, page_click, page_fill, page_press,
-// page_select, page_check, page_scroll, page_wait_for, page_get_state, and (elementTools) what
-// they share with handlers/input.js's trusted-input tools. Thin glue:
+// page_select, page_check, page_clear, page_scroll, page_settle, page_reveal, page_wait_for,
+// page_get_state, (elementTools) what they share with handlers/input.js's trusted-input tools,
+// and (withAftermath) every action's optional waitFor and observe. Thin glue:
 // every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
 // on that frame's and each enclosing frame's: handlers/frames.js), then injects the page code
 // (lib/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
@@ -25,19 +26,26 @@ import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
 /** @type {ReadonlySet<string>} */
-const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED]);
+const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED,
+  CODE.WRONG_ELEMENT]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 const MAX_ADDRESS = 2000;
 const MAX_VALUE = 100_000;
 const MAX_KEY = 32;
 const MAX_WAIT_MS = 120_000;
+/** Farthest one page_scroll moves by dx / dy. */
+const MAX_SCROLL = 1_000_000;
+/** Most screenfuls one page_reveal scrolls. */
+const MAX_REVEAL_STEPS = 2000;
 /**
  * How often the page code is injected for one call when the tab keeps committing new documents
  * between the injection and the call (each new document starts without it); then internal_error.
  */
 const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
+/** Page ops bounded by the call's deadline only (they carry their own timeoutMs). */
+const LONG_OPS = new Set(["waitFor", "settle", "reveal"]);
 /** The policy's confirm name for a click kind ("submit" or "link"). @param {string} kind */
 export const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
 /** How long after a click dispatched as input (page_mouse: no page-side navigate event to
@@ -68,22 +76,69 @@ export function argTarget(args, { optional = false } = {}) {
 }
 
 /**
- * A wait condition `{selector?|text?, state, timeoutMs}`.
+ * A wait condition `{ref?|selector?|text?, state, timeoutMs}` (exactly one of the three).
  * @param {unknown} w
- * @returns {{selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
+ * @returns {{ref?: string, selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
  */
 export function argWait(w) {
   if (!isPlainObject(w)) throw new BridgeError(CODE.BAD_REQUEST, "waitFor must be an object");
-  const selector = typeof w.selector === "string" && w.selector.length > 0 && w.selector.length <= MAX_ADDRESS ? w.selector : null;
-  const text = typeof w.text === "string" && w.text.length > 0 && w.text.length <= MAX_ADDRESS ? w.text : null;
-  if ((selector === null) === (text === null)) throw new BridgeError(CODE.BAD_REQUEST, "wait for exactly one of selector, text");
+  const str = (/** @type {unknown} */ v) => (typeof v === "string" && v.length > 0 && v.length <= MAX_ADDRESS ? v : null);
+  const ref = str(w.ref);
+  const selector = str(w.selector);
+  const text = str(w.text);
+  if ([ref, selector, text].filter((v) => v !== null).length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "wait for exactly one of ref, selector, text");
+  if (ref !== null && !/^@e[1-9][0-9]{0,6}$/.test(ref)) throw new BridgeError(CODE.BAD_REQUEST, 'ref must look like "@e12" (from page_snapshot)');
   const state = w.state ?? "visible";
   if (state !== "visible" && state !== "absent") throw new BridgeError(CODE.BAD_REQUEST, 'state must be "visible" or "absent"');
   const t = w.timeoutMs ?? DEFAULT_WAIT_MS;
   if (!Number.isInteger(t) || /** @type {number} */ (t) < 0 || /** @type {number} */ (t) > MAX_WAIT_MS) {
     throw new BridgeError(CODE.BAD_REQUEST, `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
   }
-  return { ...(selector !== null ? { selector } : text !== null ? { text } : {}), state, timeoutMs: /** @type {number} */ (t) };
+  const what = ref !== null ? { ref } : selector !== null ? { selector } : { text: /** @type {string} */ (text) };
+  return { ...what, state, timeoutMs: /** @type {number} */ (t) };
+}
+
+/**
+ * What page_select chooses: exactly one of `value` (a string, or an array for <select multiple>),
+ * `values` (an array), `label` (a string, matched by label only) or `optionIndex`.
+ * @param {Record<string, unknown>} args
+ * @returns {{value?: string | string[], label?: string, optionIndex?: number}}
+ */
+export function argChoice(args) {
+  const given = ["value", "values", "label", "optionIndex"].filter((k) => args[k] !== undefined && args[k] !== null);
+  if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of value, values, label, optionIndex");
+  const [key] = given;
+  const v = args[key];
+  const strings = (/** @type {unknown} */ x) => Array.isArray(x) && x.length > 0 && x.length <= 1000 && x.every((y) => typeof y === "string" && y.length <= MAX_VALUE);
+  if (key === "optionIndex") {
+    if (!Number.isInteger(v) || /** @type {number} */ (v) < 0 || /** @type {number} */ (v) > 100_000) throw new BridgeError(CODE.BAD_REQUEST, "optionIndex must be an integer >= 0");
+    return { optionIndex: /** @type {number} */ (v) };
+  }
+  if (key === "label") {
+    if (typeof v !== "string" || v.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, "label must be a string");
+    return { label: v };
+  }
+  if (key === "values") {
+    if (!strings(v)) throw new BridgeError(CODE.BAD_REQUEST, "values must be a non-empty array of strings");
+    return { value: /** @type {string[]} */ (v) };
+  }
+  if (!(typeof v === "string" && v.length <= MAX_VALUE) && !strings(v)) throw new BridgeError(CODE.BAD_REQUEST, "value must be a string or a non-empty array of strings");
+  return { value: /** @type {string | string[]} */ (v) };
+}
+
+/**
+ * An optional integer argument in [0, max].
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} max
+ */
+export function argMs(args, name, fallback, max) {
+  const v = args[name] ?? fallback;
+  if (!Number.isInteger(v) || /** @type {number} */ (v) < 0 || /** @type {number} */ (v) > max) {
+    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be an integer in [0, ${max}]`);
+  }
+  return /** @type {number} */ (v);
 }
 
 /**
@@ -102,7 +157,9 @@ export function argWait(w) {
  * the origin gate, running page code, asking the person, the optional waitFor. `deps.docTokens`
  * is the tab -> latest-snapshot map every family shares (actions.js makes one).
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
- *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens}} deps
+ *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
+ *   callFrame?: WeakMap<object, number>}} deps `callFrame`: shared by every family (and
+ *   withAftermath), so an action's waitFor waits in the frame the action ran in
  */
 export function elementTools(deps) {
   const { browser, ensureOrigin, confirm } = deps;
@@ -112,7 +169,15 @@ export function elementTools(deps) {
   const docTokens = deps.docTokens ?? new Map();
   /** The frame each call (its ctx) aims at, once open() gated it; absent = the top frame. */
   /** @type {WeakMap<object, number>} */
-  const callFrame = new WeakMap();
+  const callFrame = deps.callFrame ?? new WeakMap();
+
+  /** The tab's latest snapshot token for this session, or null. @param {number} tabId @param {import("./support.js").Ctx} ctx */
+  const tokenOf = (tabId, ctx) => {
+    const saved = docTokens.get(tabId);
+    if (saved === undefined || saved.session !== ctx.session) return null;
+    const frameId = callFrame.get(ctx) ?? 0;
+    return frameId === 0 ? saved.token : saved.frames?.get(frameId) ?? null;
+  };
 
   /**
    * The origin gate for the call's frame: the tab's current url, then, for a frame other than
@@ -166,7 +231,7 @@ export function elementTools(deps) {
    */
   async function page(ctx, tabId, op, a) {
     let out;
-    const cap = op === "waitFor" ? Infinity : STEP_MAX_MS;
+    const cap = LONG_OPS.has(op) ? Infinity : STEP_MAX_MS;
     const frameId = callFrame.get(ctx) ?? 0;
     const files = () => (frameId === 0 ? browser.executeFiles(tabId, PAGE_FILES) : browser.executeFiles(tabId, PAGE_FILES, frameId));
     const call = () => (frameId === 0 ? browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED")
@@ -222,7 +287,7 @@ export function elementTools(deps) {
     const w = argWait(args.waitFor);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await gate(ctx, tabId, tab, callFrame.get(ctx) ?? 0, tool);
-    const r = await page(ctx, tabId, "waitFor", { ...w, origin });
+    const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken: tokenOf(tabId, ctx) });
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
@@ -507,7 +572,7 @@ export function rememberSnapshot(docTokens, tabId, session, frameId, token, floo
  */
 export function interactHandlers(deps) {
   const { loads } = deps;
-  const { grace, now, docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
+  const { grace, now, docTokens, open, page, ask, landing } = elementTools(deps);
   const reader = a11yReader({ cdp: deps.cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
 
   /**
@@ -624,7 +689,6 @@ export function interactHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function click(args, ctx) {
     const target = argTarget(args);
-    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     if (args.newTab !== undefined && args.newTab !== null && typeof args.newTab !== "boolean") {
       throw new BridgeError(CODE.BAD_REQUEST, "newTab must be true or false");
     }
@@ -651,7 +715,6 @@ export function interactHandlers(deps) {
       const nav = isPlainObject(r.navigation) ? r.navigation : null;
       const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
       const newTab = await newTabOf(ctx, opened, args.newTab === true);
-      await waitAfter(args, tabId, ctx, "page_click");
       const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
       return { clicked: true, navigated, url, ...(newTab !== null ? { newTab } : {}) };
     } finally {
@@ -677,7 +740,6 @@ export function interactHandlers(deps) {
       await page(ctx, tabId, "fill", { ...base, value: args.value });
       r = await page(ctx, tabId, "inputResult", { origin });
     }
-    await waitAfter(args, tabId, ctx, "page_fill");
     const applied = r.applied === "yes" || r.applied === "no" ? r.applied : "unclear";
     return { filled: true, applied, length: Number.isSafeInteger(r.length) ? r.length : 0 };
   }
@@ -700,27 +762,42 @@ export function interactHandlers(deps) {
       await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}`, fields: kind === "submit" ? d.fields : undefined });
     }
     await page(ctx, tabId, "press", { ...base, allowPassword, expectKind: kind });
-    await waitAfter(args, tabId, ctx, "page_press");
     return { pressed: true };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /**
+   * page_select: exactly one of `value` (a string, or an array for <select multiple>), `values`
+   * (the same as an array), `label`, `optionIndex`.
+   * @type {import("../lib/dispatch.js").Handler}
+   */
   async function select(args, ctx) {
     const target = argTarget(args);
-    const v = args.value;
-    const ok = typeof v === "string" ? v.length <= MAX_VALUE
-      : Array.isArray(v) && v.length > 0 && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= MAX_VALUE);
-    if (!ok) throw new BridgeError(CODE.BAD_REQUEST, "value must be a string or a non-empty array of strings");
+    const choice = argChoice(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_select");
     const base = { origin, target, docToken };
-    if (needsConfirm(ctx, "select")) {
-      const d = await page(ctx, tabId, "describe", base);
-      const shown = (Array.isArray(v) ? v : [v]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
+    const d = needsConfirm(ctx, "select") ? await page(ctx, tabId, "describe", base) : null;
+    // Not a <select>: the select op answers wrong_element; nobody is asked about it first.
+    if (d !== null && d.tag === "select") {
+      const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
+        : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
       await ask(ctx, { tabId, origin, tool: "page_select", detail: `Select ${shown} in ${d.desc} on ${origin}?` });
     }
-    const r = await page(ctx, tabId, "select", { ...base, value: v });
-    await waitAfter(args, tabId, ctx, "page_select");
-    return { selected: Array.isArray(r.selected) ? r.selected.map(String) : [] };
+    // Skipped the question: the op must then not find a <select> (the page swapped it in).
+    const unasked = d !== null && d.tag !== "select";
+    const r = await page(ctx, tabId, "select", { ...base, ...choice, ...(unasked ? { unasked: true } : {}) });
+    return {
+      selected: Array.isArray(r.selected) ? r.selected.map(String) : [],
+      labels: Array.isArray(r.labels) ? r.labels.map(String) : [],
+    };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function clear(args, ctx) {
+    const target = argTarget(args);
+    const { tabId, origin, docToken } = await open(args, ctx, "page_clear");
+    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    await page(ctx, tabId, "clear", { origin, target, docToken, allowPassword });
+    return { cleared: true };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
@@ -729,30 +806,96 @@ export function interactHandlers(deps) {
     if (typeof args.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "checked must be true or false");
     const { tabId, origin, docToken } = await open(args, ctx, "page_check");
     const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked });
-    await waitAfter(args, tabId, ctx, "page_check");
     return { checked: r.checked === true };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /**
+   * page_scroll: an element (scrolled into view), or a box — `container` (an element) or the
+   * page — moved `to` "top" | "bottom" | {x, y} or by `dx` / `dy`.
+   * @type {import("../lib/dispatch.js").Handler}
+   */
   async function scroll(args, ctx) {
-    const to = args.to;
+    const to = args.to ?? null;
+    const moves = to !== null || args.dx !== undefined || args.dy !== undefined;
+    const container = args.container ?? null;
     /** @type {Record<string, unknown>} */
     let a;
-    if (to === "top" || to === "bottom") a = { to };
-    else if (isPlainObject(to) && ADDRESS.some((k) => to[k] !== undefined)) a = { target: argTarget(to) };
-    else if (isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y)) a = { to: { x: to.x, y: to.y } };
-    else if (to === undefined && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
-    else throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');
+    if (isPlainObject(to) && ADDRESS.some((k) => to[k] !== undefined)) a = { target: argTarget(to) };
+    else if (!moves && container === null && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
+    else {
+      if (to !== null && to !== "top" && to !== "bottom" && !(isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y))) {
+        throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');
+      }
+      const delta = (/** @type {string} */ k) => {
+        const v = args[k] ?? 0;
+        if (typeof v !== "number" || !Number.isFinite(v) || Math.abs(v) > MAX_SCROLL) throw new BridgeError(CODE.BAD_REQUEST, `${k} must be a number of CSS pixels within ±${MAX_SCROLL}`);
+        return v;
+      };
+      if (to !== null && (args.dx !== undefined || args.dy !== undefined)) throw new BridgeError(CODE.BAD_REQUEST, "give to, or dx/dy, not both");
+      if (!moves) throw new BridgeError(CODE.BAD_REQUEST, 'give to ("top", "bottom", {x, y}), dx/dy, or an element to scroll to');
+      a = to !== null ? { to } : { dx: delta("dx"), dy: delta("dy") };
+      if (container !== null) {
+        if (!isPlainObject(container)) throw new BridgeError(CODE.BAD_REQUEST, "container must name an element ({ref|selector|text|xpath})");
+        a = { ...a, target: argTarget(container), container: true };
+      }
+    }
     const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
     const r = await page(ctx, tabId, "scroll", { ...a, origin, docToken });
-    return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0 };
+    return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0, atTop: r.atTop === true, atBottom: r.atBottom === true };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function settle(args, ctx) {
+    const stableMs = argMs(args, "stableMs", 500, MAX_WAIT_MS);
+    const timeoutMs = argMs(args, "timeoutMs", 10_000, MAX_WAIT_MS);
+    const { tabId, origin } = await open(args, ctx, "page_settle");
+    const started = now();
+    // A cross-document navigation in flight shows only to the browser: wait for it to load first.
+    const tab = await ownedTab(deps, ctx, tabId);
+    if (tab?.status === "loading") {
+      const watch = deps.loads.watch(tabId, timeoutMs);
+      const outcome = await watch.promise.catch(() => "gone");
+      if (outcome === "gone") throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+      if (outcome === "timeout") return { settled: false, waitedMs: now() - started, quietMs: 0 };
+      const landed = await ownedTab(deps, ctx, tabId);
+      if (originOf(landed?.url) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
+    }
+    const left = Math.max(0, timeoutMs - (now() - started));
+    const r = await page(ctx, tabId, "settle", { origin, stableMs, timeoutMs: left });
+    return { settled: r.settled === true, waitedMs: Math.round(now() - started), quietMs: Math.round(Number(r.quietMs) || 0) };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function reveal(args, ctx) {
+    const sel = typeof args.selector === "string" && args.selector.length > 0 && args.selector.length <= MAX_ADDRESS ? args.selector : null;
+    const text = typeof args.text === "string" && args.text.length > 0 && args.text.length <= MAX_ADDRESS ? args.text : null;
+    if ((sel === null) === (text === null)) throw new BridgeError(CODE.BAD_REQUEST, "reveal exactly one of selector, text");
+    const container = args.container === undefined || args.container === null ? null : args.container;
+    if (container !== null && !isPlainObject(container)) throw new BridgeError(CODE.BAD_REQUEST, "container must name an element ({ref|selector|text|xpath})");
+    const maxSteps = argMs(args, "maxSteps", 200, MAX_REVEAL_STEPS);
+    const timeoutMs = argMs(args, "timeoutMs", 20_000, MAX_WAIT_MS);
+    const box = container !== null ? argTarget(container) : null;
+    const { tabId, origin, docToken } = await open(args, ctx, "page_reveal");
+    const floor = docTokens.get(tabId)?.floor ?? 0;
+    const r = await page(ctx, tabId, "reveal", {
+      origin, docToken, refFloor: floor, maxSteps, timeoutMs, ...(sel !== null ? { selector: sel } : { text }), ...(box !== null ? { container: box } : {}),
+    });
+    if (typeof r.docToken === "string" && Number.isSafeInteger(r.lastRef)) {
+      docTokens.set(tabId, { session: ctx.session, token: r.docToken, floor: Math.max(floor, r.lastRef) });
+    }
+    /** @type {Record<string, unknown>} */
+    const out = { found: r.found === true, steps: Number(r.steps) || 0, scrollY: Number(r.scrollY) || 0, atBottom: r.atBottom === true };
+    if (typeof r.ref === "string") out.ref = r.ref;
+    if (typeof r.desc === "string") out.element = r.desc;
+    if (typeof r.stopped === "string") out.stopped = r.stopped;
+    return out;
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function waitFor(args, ctx) {
     const w = argWait(args);
-    const { tabId, origin } = await open(args, ctx, "page_wait_for");
-    const r = await page(ctx, tabId, "waitFor", { ...w, origin });
+    const { tabId, origin, docToken } = await open(args, ctx, "page_wait_for");
+    const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken });
     if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `the condition was not met within ${w.timeoutMs} ms`);
     return { matched: true };
   }
@@ -791,8 +934,141 @@ export function interactHandlers(deps) {
     ["page_press", press],
     ["page_select", select],
     ["page_check", check],
+    ["page_clear", clear],
     ["page_scroll", scroll],
+    ["page_settle", settle],
+    ["page_reveal", reveal],
     ["page_wait_for", waitFor],
     ["page_get_state", getState],
   ];
+}
+
+// ---------------------------------------------------------------- act and look in one call
+
+/**
+ * The actions that take `waitFor` and `observe`: after the action (and the wait) the result
+ * carries `observation` — what page_snapshot and page_text would answer now, read through those
+ * very handlers (their gate, redaction and masking), or `{skipped}` when the tab is not on an
+ * approved site (checked before the read and again after it).
+ */
+export const OBSERVING_ACTIONS = Object.freeze([
+  "page_click", "page_fill", "page_press", "page_select", "page_check", "page_clear", "page_scroll", "page_reveal",
+  "page_mouse", "page_hover", "page_type", "page_keys", "page_navigate", "page_history", "page_reload",
+]);
+/** Most characters of page text one observation carries (page_text reads on from there). */
+export const OBSERVE_TEXT_CHARS = 20_000;
+/** How long an observation waits for a navigation still loading before it looks. */
+export const OBSERVE_LOAD_MS = 10_000;
+/** What an observation says instead of reading a tab that is not on an approved site. */
+export const OBSERVE_ELSEWHERE = "the tab is not on an approved site; nothing of it was read";
+
+/**
+ * What to observe: `{snapshot?: "compact" | "full", text?: boolean}`, at least one.
+ * @param {unknown} o
+ * @returns {{snapshot?: "compact" | "full", text: boolean}}
+ */
+export function argObserve(o) {
+  if (!isPlainObject(o)) throw new BridgeError(CODE.BAD_REQUEST, "observe must be an object {snapshot?, text?}");
+  const extra = Object.keys(o).filter((k) => k !== "snapshot" && k !== "text");
+  if (extra.length > 0) throw new BridgeError(CODE.BAD_REQUEST, "observe takes only snapshot and text");
+  const snap = o.snapshot ?? null;
+  if (snap !== null && snap !== "compact" && snap !== "full") throw new BridgeError(CODE.BAD_REQUEST, 'observe.snapshot must be "compact" or "full"');
+  const text = o.text ?? false;
+  if (typeof text !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "observe.text must be true or false");
+  if (snap === null && !text) throw new BridgeError(CODE.BAD_REQUEST, 'observe needs snapshot ("compact" or "full") or text: true');
+  return { ...(snap !== null ? { snapshot: snap } : {}), text };
+}
+
+/**
+ * Wrap each of OBSERVING_ACTIONS' routes: both arguments are checked before the action runs
+ * (a bad waitFor or observe acts on nothing), the action runs without them, then the wait
+ * (elementTools' waitAfter), then the observation.
+ * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, docTokens?: DocTokens,
+ *   callFrame?: WeakMap<object, number>}} deps the routes' shared deps
+ * @param {Map<string, import("../lib/dispatch.js").Handler>} routes every action's handler
+ * @returns {Map<string, import("../lib/dispatch.js").Handler>}
+ */
+export function withAftermath(deps, routes) {
+  const { waitAfter } = elementTools(deps);
+  const snapshotOf = routes.get("page_snapshot");
+  const textOf = routes.get("page_text");
+
+  /**
+   * Every url the tab reports is on an approved origin, or on the one the action itself
+   * landed on and checked (`landed`: a site approved during this very call is not yet in
+   * ctx.policy).
+   * @param {any} tab
+   * @param {import("./support.js").Ctx} ctx
+   * @param {string | null} landed
+   */
+  function onApproved(tab, ctx, landed) {
+    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+    const urls = [tab?.url, tab?.pendingUrl].filter((u) => typeof u === "string" && u !== "");
+    return urls.length > 0 && urls.every((u) => {
+      const o = originOf(u);
+      return o !== null && (o === landed || isApproved(o, approved));
+    });
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {import("../lib/dispatch.js").Context} ctx
+   * @param {{snapshot?: "compact" | "full", text: boolean}} want
+   * @param {string | null} landed
+   * @returns {Promise<Record<string, unknown>>}
+   */
+  async function observe(tabId, ctx, want, landed) {
+    const look = async () => {
+      try {
+        return await ownedTab(deps, ctx, tabId);
+      } catch {
+        return null;
+      }
+    };
+    let tab = await look();
+    if (tab !== null && tab?.status === "loading") {
+      await deps.loads.watch(tabId, OBSERVE_LOAD_MS).promise.catch(() => undefined);
+      tab = await look();
+    }
+    if (tab === null) return { skipped: "the tab is gone" };
+    if (!onApproved(tab, ctx, landed)) return { skipped: OBSERVE_ELSEWHERE };
+    /** @type {Record<string, unknown>} */
+    const seen = {};
+    try {
+      if (want.snapshot !== undefined && snapshotOf !== undefined) {
+        seen.snapshot = await snapshotOf({ tabId, ...(want.snapshot === "compact" ? { compact: true } : {}) }, ctx);
+      }
+      if (want.text && textOf !== undefined) seen.text = await textOf({ tabId, maxChars: OBSERVE_TEXT_CHARS }, ctx);
+    } catch (err) {
+      if (err instanceof BridgeError && err.code === CODE.ORIGIN_NOT_APPROVED) return { skipped: OBSERVE_ELSEWHERE };
+      if (err instanceof BridgeError) return { skipped: `could not read the page (${err.code}): ${err.message}` };
+      return { skipped: "could not read the page" };
+    }
+    // The tab may have moved while it was read: then what was read is dropped.
+    const after = await look();
+    if (after === null) return { skipped: "the tab is gone" };
+    if (!onApproved(after, ctx, landed)) return { skipped: OBSERVE_ELSEWHERE };
+    return seen;
+  }
+
+  const wrapped = new Map(routes);
+  for (const action of OBSERVING_ACTIONS) {
+    const handler = routes.get(action);
+    if (handler === undefined) continue;
+    wrapped.set(action, async (args, ctx) => {
+      const w = args.waitFor ?? null;
+      const o = args.observe ?? null;
+      if (w === null && o === null) return handler(args, ctx);
+      const wait = w !== null ? argWait(w) : null;
+      const want = o !== null ? argObserve(o) : null;
+      const tabId = argTabId(args);
+      const { waitFor: _w, observe: _o, ...rest } = args;
+      const out = await handler(rest, ctx);
+      if (wait !== null) await waitAfter({ waitFor: wait }, tabId, ctx, action);
+      if (want === null) return out;
+      const landed = isPlainObject(out) && typeof out.url === "string" ? originOf(out.url) : null;
+      return { ...(isPlainObject(out) ? out : {}), observation: await observe(tabId, ctx, want, landed) };
+    });
+  }
+  return wrapped;
 }

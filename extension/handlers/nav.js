@@ -1,4 +1,5 @@
-// handlers/nav.js — history and focus actions: page_back, page_forward, page_reload, tab_focus.
+// handlers/nav.js — history and focus actions: page_history (back or forward by steps),
+// page_reload, tab_focus.
 // Thin glue: browser calls are injected (lib/chrome-api.js via background.js), ownership, the
 // origin gate and load waiting come from lib/ and support.js. It must never touch the chrome
 // global, never act on a tab the session does not own, never move a tab whose current origin is
@@ -14,9 +15,7 @@ import { argTabId, ownedTab, settledTab, step } from "./support.js";
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
  * @typedef {object} NavBrowserApi
- * @property {(tabId: number) => Promise<void>} tabGoBack
- * @property {(tabId: number) => Promise<void>} tabGoForward
- * @property {(tabId: number) => Promise<void>} tabReload
+ * @property {(tabId: number, props?: {bypassCache?: boolean}) => Promise<void>} tabReload
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
  * @property {(windowId: number, props: {focused: boolean}) => Promise<any>} updateWindowProps
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[]) =>
@@ -26,20 +25,30 @@ import { argTabId, ownedTab, settledTab, step } from "./support.js";
 /** How long the in-page history fallback waits for the load (there may be no entry to go to). */
 export const HISTORY_FALLBACK_TIMEOUT_MS = 10_000;
 
+/** Farthest one page_history call moves (either way). */
+export const MAX_HISTORY_STEPS = 50;
+
 /**
- * Runs in the page (isolated world; the History object is the page's): step `delta` (-1 or 1)
- * through the session history when the Navigation API or the history length says there is an
- * entry that way. Self-contained: serialised into the page.
+ * Runs in the page (isolated world; the History object is the page's): move `delta` entries
+ * through the session history unless it is sure there is no entry that far. The Navigation API
+ * lists only this origin's entries: when they are the whole history it knows exactly; when
+ * another site's entries are in it (history.length is larger) they may lie either way, so it
+ * tries (the caller's load wait then tells). Self-contained: serialised into the page.
  * @param {number} delta
  * @returns {{moved: boolean}}
  */
 export function historyStep(delta) {
   const nav = /** @type {any} */ (globalThis).navigation;
-  const can = nav ? (delta < 0 ? nav.canGoBack : nav.canGoForward) : undefined;
-  if (can === false && history.length <= 1) return { moved: false };
-  if (can === false && delta > 0) return { moved: false };
-  if (delta < 0) history.back();
-  else history.forward();
+  const listed = typeof nav?.entries === "function" ? nav.entries().length : -1;
+  const index = nav?.currentEntry?.index;
+  if (listed === history.length && Number.isInteger(index)) {
+    if (index + delta < 0 || index + delta >= listed) return { moved: false };
+  } else if (history.length <= 1) {
+    return { moved: false };
+  }
+  if (delta === -1) history.back();
+  else if (delta === 1) history.forward();
+  else history.go(delta);
   return { moved: true };
 }
 
@@ -72,8 +81,9 @@ export function navHandlers(deps) {
 
   /**
    * @param {string} tool
-   * @param {(tabId: number) => Promise<unknown>} move
-   * @param {string} refusal message when Chrome refuses the move (e.g. no history entry)
+   * @param {((tabId: number) => Promise<unknown>) | null} move Chrome's move; null: go straight
+   *   to the page's own history (by `delta`)
+   * @param {string} refusal message when there is nowhere to move (e.g. no history entry)
    * @returns {import("../lib/dispatch.js").Handler}
    */
   const historyMove = (tool, move, refusal, delta = 0) => async (args, ctx) => {
@@ -82,15 +92,23 @@ export function navHandlers(deps) {
     const gated = await ensureOrigin(tab?.url, ctx, tool);
     let watch = loads.watch(tabId);
     let fallback = false;
-    try {
-      await move(tabId);
-    } catch {
+    let moved = false;
+    if (move !== null) {
+      try {
+        await move(tabId);
+        moved = true;
+      } catch {
+        watch.cancel();
+        await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
+        if (delta === 0) throw new BridgeError(CODE.BAD_REQUEST, refusal);
+      }
+    } else {
       watch.cancel();
-      await ownedTab(deps, ctx, tabId); // tab_not_found when it is gone
-      if (delta === 0) throw new BridgeError(CODE.BAD_REQUEST, refusal);
-      // Chrome's tabs.goBack skips entries the page reached without a user gesture (its
-      // back-button intervention), which is every page an agent reached by clicking or
-      // page_navigate. The page's own history.back() does not skip them.
+    }
+    if (!moved) {
+      // Chrome's tabs.goBack / goForward skip entries whose page moved on without a user
+      // gesture (its history intervention), which is every page an agent clicked or
+      // navigated away from. The page's own history.go() does not skip them.
       watch = loads.watch(tabId, HISTORY_FALLBACK_TIMEOUT_MS);
       let stepped;
       try {
@@ -120,6 +138,33 @@ export function navHandlers(deps) {
     return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
   };
 
+  /**
+   * page_history: `steps` entries back (negative, the default -1) or forward (positive), as the
+   * page's own history counts them (history.go: exact entries, one jump, the entries between
+   * not loaded). Where it lands passes the origin check; a refusal never names the blocked
+   * entry's host.
+   * @type {import("../lib/dispatch.js").Handler}
+   */
+  async function pageHistory(args, ctx) {
+    const steps = args.steps ?? -1;
+    if (!Number.isInteger(steps) || steps === 0 || Math.abs(/** @type {number} */ (steps)) > MAX_HISTORY_STEPS) {
+      throw new BridgeError(CODE.BAD_REQUEST, `steps must be a non-zero integer within ±${MAX_HISTORY_STEPS} (negative: back)`);
+    }
+    const n = /** @type {number} */ (steps);
+    const nowhere = n === -1 ? "there is no previous page in this tab's history"
+      : n === 1 ? "there is no next page in this tab's history"
+        : `there are not ${Math.abs(n)} pages ${n < 0 ? "back" : "forward"} in this tab's history`;
+    const landed = /** @type {{url: string, title: string}} */ (await historyMove("page_history", null, nowhere, n)(args, ctx));
+    return { ...landed, steps: n };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageReload(args, ctx) {
+    const bypassCache = args.bypassCache ?? false;
+    if (typeof bypassCache !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "bypassCache must be true or false");
+    return historyMove("page_reload", (id) => browser.tabReload(id, { bypassCache }), "the tab could not be reloaded")(args, ctx);
+  }
+
   /** @type {import("../lib/dispatch.js").Handler} */
   async function tabFocus(args, ctx) {
     const tabId = argTabId(args);
@@ -136,9 +181,8 @@ export function navHandlers(deps) {
   }
 
   return [
-    ["page_back", historyMove("page_back", (id) => browser.tabGoBack(id), "there is no previous page in this tab's history", -1)],
-    ["page_forward", historyMove("page_forward", (id) => browser.tabGoForward(id), "there is no next page in this tab's history", 1)],
-    ["page_reload", historyMove("page_reload", (id) => browser.tabReload(id), "the tab could not be reloaded")],
+    ["page_history", pageHistory],
+    ["page_reload", pageReload],
     ["tab_focus", tabFocus],
   ];
 }

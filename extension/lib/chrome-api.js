@@ -161,9 +161,9 @@ export function tabGoForward(tabId) {
   return chrome.tabs.goForward(tabId);
 }
 
-/** @param {number} tabId */
-export function tabReload(tabId) {
-  return chrome.tabs.reload(tabId);
+/** @param {number} tabId @param {{bypassCache?: boolean}} [props] */
+export function tabReload(tabId, props = {}) {
+  return chrome.tabs.reload(tabId, props);
 }
 
 /**

@@ -49,6 +49,7 @@ export const ERROR_TABLE = frozenTable([
   ["command_lost", 39, "The outcome is unknown (the browser restarted mid-call): check the page before repeating a write; a read is safe to repeat."],
   ["result_evicted", 40, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
   ["tab_limit", 41, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
+  ["wrong_element", 42, "That element is not the kind this tool works on (e.g. page_select on a custom combobox: click it open, then click the option); call page_snapshot to see its role."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

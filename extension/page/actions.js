@@ -1,7 +1,7 @@
 // page/actions.js — the element operations in the page: describe, click, fill, press, select,
-// check, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved, plus
-// the page-wide waitFor, scroll, pointAt (where trusted input lands) and inputResult (whether
-// trusted typing took; lib/keyboard.js). Runs in the page's isolated world after page/redact.js,
+// check, clear, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved,
+// plus the page-wide waitFor, scroll, settle, reveal, pointAt (where trusted input lands) and
+// inputResult (whether trusted typing took; lib/keyboard.js). Runs in the page's isolated world after page/redact.js,
 // page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
 // password field (the resolved element or the one that has focus) unless `a.allowPassword` is
 // true, never return a password's value or text, never pass a card-like number through a value
@@ -71,8 +71,19 @@ var tabwardenActions = (() => {
     }
     if (typeof form.requestSubmit === "function") form.requestSubmit();
   }
-  /** @param {any} w waitFor spec */
+  /** @param {any} w waitFor spec: {ref (with w.docToken) | selector | text, state} */
   function condition(w) {
+    if (typeof w.ref === "string") {
+      /** @type {any} */
+      let el = null;
+      try {
+        el = globalThis.tabwardenLocate.resolve({ ref: w.ref }, w.docToken);
+      } catch (err) {
+        if (!(err instanceof PageError) || err.code !== "bad_ref") throw err;
+      }
+      const shown = el !== null && visible(el);
+      return w.state === "absent" ? !shown : shown;
+    }
     const list = typeof w.selector === "string" ? bySelector(w.selector) : byText(String(w.text));
     const any = list.some(visible);
     return w.state === "absent" ? !any : any;
@@ -81,7 +92,6 @@ var tabwardenActions = (() => {
   function scrollIn(el) {
     if (typeof el.scrollIntoView === "function") el.scrollIntoView({ block: "center", inline: "center" });
   }
-  const scrolled = () => ({ scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) });
 
   /** A form submission that navigates this document: not method=dialog, not aimed at another window. @param {any} e */
   function submitsHere(e) {
@@ -180,7 +190,7 @@ var tabwardenActions = (() => {
   /** @type {ElementOp} */
   const describeOp = (el, a) => {
     const kind = a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain";
-    return { kind, desc: describe(el), password: isPassword(el), ...(kind === "submit" ? { fields: submittedFields(el) } : {}) };
+    return { kind, desc: describe(el), password: isPassword(el), tag: tagOf(el).toLowerCase(), ...(kind === "submit" ? { fields: submittedFields(el) } : {}) };
   };
 
   /**
@@ -419,21 +429,59 @@ var tabwardenActions = (() => {
     return { pressed: true };
   }
 
-  /** @type {ElementOp} */
+  /**
+   * Choose options of a native <select>: `a.value` (a string, or an array for <select multiple>)
+   * matches each option by value, else by label; `a.label` by label only; `a.optionIndex` by
+   * position. A custom combobox or listbox is wrong_element: it has no options to set.
+   * @type {ElementOp}
+   */
   function select(el, a) {
-    if (tagOf(el) !== "SELECT") throw new PageError("bad_request", `${describe(el)} is not a select`);
+    if (tagOf(el) !== "SELECT") {
+      const role = roleOf(el);
+      const custom = role === "combobox" || role === "listbox" ? ` (a custom ${role}: click it open, then click the option)` : "";
+      throw new PageError("wrong_element", `${describe(el)} is not a <select>${custom}`);
+    }
+    if (a.unasked === true) throw new PageError("policy_denied", "the element changed after it was described; try again");
     usable(el);
-    const wanted = Array.isArray(a.value) ? a.value.map(String) : [String(a.value)];
-    if (!el.multiple && wanted.length !== 1) throw new PageError("bad_request", "this select takes one value");
     /** @type {any[]} */
     const options = [...el.options];
-    const picked = wanted.map((w) => options.find((o) => o.value === w) || options.find((o) => collapse(o.label || o.textContent) === collapse(w)));
+    /** @type {any[]} */
+    let picked;
+    /** @type {string[]} */
+    let wanted = [];
+    if (Number.isInteger(a.optionIndex)) {
+      picked = [options[a.optionIndex]];
+      if (!picked[0]) throw new PageError("element_not_found", `this select has ${options.length} options; there is no option ${a.optionIndex}`);
+    } else {
+      const byLabel = typeof a.label === "string";
+      wanted = byLabel ? [String(a.label)] : Array.isArray(a.value) ? a.value.map(String) : [String(a.value)];
+      const labelled = (/** @type {string} */ w) => options.find((o) => collapse(o.label || o.textContent) === collapse(w));
+      picked = wanted.map((w) => (byLabel ? labelled(w) : options.find((o) => o.value === w) || labelled(w)));
+    }
+    if (!el.multiple && picked.length !== 1) throw new PageError("bad_request", "this select takes one value (it is not <select multiple>)");
     const missing = wanted.filter((_, i) => !picked[i]);
-    if (missing.length > 0) throw new PageError("element_not_found", `no option with value or label ${JSON.stringify(cap(missing[0], 100))}`);
+    if (missing.length > 0) throw new PageError("element_not_found", `no option with value or label ${JSON.stringify(cap(maskCards(missing[0]), 100))}`);
+    if (picked.some((o) => o.disabled)) throw new PageError("bad_request", "that option is disabled");
     for (const o of options) o.selected = picked.includes(o);
     el.dispatchEvent(event("input", { bubbles: true, composed: true }));
     el.dispatchEvent(event("change", { bubbles: true }));
-    return { selected: options.filter((o) => o.selected).map((o) => maskCards(String(o.value))) };
+    const chosen = options.filter((o) => o.selected);
+    return {
+      selected: chosen.map((o) => maskCards(String(o.value))),
+      labels: chosen.map((o) => cap(maskCards(collapse(o.label || o.textContent)), 200)),
+    };
+  }
+
+  /** Empty a text field (the password rule as fill's). @type {ElementOp} */
+  function clear(el, a) {
+    if (!editable(el)) throw new PageError("wrong_element", `${describe(el)} is not a text field`);
+    usable(el);
+    if (el.readOnly) throw new PageError("bad_request", `${describe(el)} is read-only`);
+    refusePassword(el, "clear", a);
+    if (typeof el.focus === "function") el.focus();
+    refusePassword(focusedDeep().el, "clear", a);
+    setValue(el, "");
+    return { cleared: true };
   }
 
   /** @type {ElementOp} */
@@ -452,10 +500,15 @@ var tabwardenActions = (() => {
     return { checked: state() };
   }
 
-  /** @type {ElementOp} */
-  function scrollTo(el) {
+  /**
+   * Scroll an element into view; with `a.container` the element is the scrolled box instead
+   * (page scrollBox's `to` / `dx`, `dy`).
+   * @type {ElementOp}
+   */
+  function scrollTo(el, a) {
+    if (a.container === true) return scrollBox(el, a);
     scrollIn(el);
-    return scrolled();
+    return position(null);
   }
 
   /** @type {ElementOp} */
@@ -477,7 +530,7 @@ var tabwardenActions = (() => {
   /** @type {ReadonlyMap<string, ElementOp>} */
   const ELEMENT_OPS = new Map([
     ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
-    ["check", check], ["scroll", scrollTo], ["getState", getState], ["focus", focusOp],
+    ["check", check], ["scroll", scrollTo], ["getState", getState], ["focus", focusOp], ["clear", clear],
   ]);
 
   /**
@@ -496,15 +549,124 @@ var tabwardenActions = (() => {
   }
 
   /**
-   * Scroll the page: "top", "bottom" or {x, y}.
-   * @param {any} to
+   * Where a scrolled box is: its offsets, and whether it is at its top / bottom (within 2 px).
+   * @param {any} box an element, or null for the page
    */
-  function scrollPage(to) {
+  function position(box) {
     const se = document.scrollingElement || document.documentElement;
-    if (to === "top") globalThis.scrollTo(0, 0);
-    else if (to === "bottom") globalThis.scrollTo(scrollX, se.scrollHeight);
-    else globalThis.scrollTo(Number(to.x) || 0, Number(to.y) || 0);
-    return scrolled();
+    const page = box === null || box === se;
+    const x = Number(page ? scrollX : box.scrollLeft) || 0;
+    const y = Number(page ? scrollY : box.scrollTop) || 0;
+    const height = Number(page ? globalThis.innerHeight : box.clientHeight) || 0;
+    const total = Number(page ? se?.scrollHeight : box.scrollHeight) || 0;
+    return { scrollX: Math.round(x), scrollY: Math.round(y), atTop: y <= 2, atBottom: y + height >= total - 2 };
+  }
+
+  /**
+   * Scroll a box (an element, or null for the page): `a.to` "top" | "bottom" | {x, y}, or by
+   * `a.dx` / `a.dy` CSS pixels.
+   * @param {any} box
+   * @param {Record<string, any>} a
+   */
+  function scrollBox(box, a) {
+    const se = document.scrollingElement || document.documentElement;
+    const [x, y] = box === null ? [scrollX, scrollY] : [box.scrollLeft, box.scrollTop];
+    const bottom = Number(box === null ? se?.scrollHeight : box.scrollHeight) || 0;
+    const to = a.to;
+    const where = to === "top" ? [x, 0] : to === "bottom" ? [x, bottom]
+      : to !== null && typeof to === "object" ? [Number(to.x) || 0, Number(to.y) || 0]
+        : [x + (Number(a.dx) || 0), y + (Number(a.dy) || 0)];
+    if (box === null) globalThis.scrollTo(where[0], where[1]);
+    else box.scrollTo(where[0], where[1]);
+    return position(box);
+  }
+
+  /** Scroll the page: `a.to` "top" | "bottom" | {x, y}, or `a.dx` / `a.dy`. @param {Record<string, any>} a */
+  const scrollPage = (a) => scrollBox(null, a);
+
+  /** Resolve after `ms` (a timer, not a frame: a hidden agent tab may get no frames). @param {number} ms */
+  const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  /**
+   * Wait until the document is quiet: no DOM mutation (anywhere, open shadow roots' hosts
+   * included as the observer sees them), no same-document navigation in progress and the
+   * document loaded, for `a.stableMs`; at most `a.timeoutMs`.
+   * @param {Record<string, any>} a
+   * @returns {Promise<{settled: boolean, waitedMs: number, quietMs: number}>}
+   */
+  async function settle(a) {
+    const stable = Math.min(MAX_WAIT_MS, Math.max(0, Number(a.stableMs) || 0));
+    const timeout = Math.min(MAX_WAIT_MS, Math.max(0, Number(a.timeoutMs) || 0));
+    const start = Date.now();
+    let last = start;
+    const observer = new MutationObserver(() => {
+      last = Date.now();
+    });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    try {
+      for (;;) {
+        const now = Date.now();
+        const busy = document.readyState !== "complete" || /** @type {any} */ (globalThis).navigation?.transition;
+        if (busy) last = now;
+        if (now - last >= stable) return { settled: true, waitedMs: now - start, quietMs: now - last };
+        if (now - start >= timeout) return { settled: false, waitedMs: now - start, quietMs: now - last };
+        await pause(Math.min(POLL_MS, Math.max(10, stable / 4)));
+      }
+    } finally {
+      observer.disconnect();
+    }
+  }
+
+  /** The first visible match of `a.selector` / `a.text` inside `box` (null: anywhere). @param {any} box @param {Record<string, any>} a */
+  function firstMatch(box, a) {
+    const list = typeof a.selector === "string" ? bySelector(a.selector) : byText(String(a.text));
+    return list.find((el) => visible(el) && (box === null || holds(box, el))) ?? null;
+  }
+
+  /**
+   * Scroll `a.container` (or the page) a screenful at a time until a match of `a.selector` /
+   * `a.text` shows, at most `a.maxSteps` steps and `a.timeoutMs`; it stops early when the list
+   * stops growing (at the bottom, and three looks later no taller). The match is scrolled into
+   * view and gets a ref of this document (as a snapshot's), made with `a.refFloor`.
+   * @param {Record<string, any>} a
+   */
+  async function reveal(a) {
+    const box = a.container ? globalThis.tabwardenLocate.resolve(a.container, a.docToken) : null;
+    const se = document.scrollingElement || document.documentElement;
+    const el = box === null ? se : box;
+    const timeout = Math.min(MAX_WAIT_MS, Math.max(0, Number(a.timeoutMs) || 0));
+    const maxSteps = Math.max(0, Number(a.maxSteps) || 0);
+    const start = Date.now();
+    let steps = 0;
+    let stalled = 0;
+    let reason = "";
+    let found = firstMatch(box, a);
+    while (found === null) {
+      if (steps >= maxSteps) { reason = "maxSteps"; break; }
+      if (Date.now() - start >= timeout) { reason = "timeout"; break; }
+      const height = el.scrollHeight;
+      const page = box === null;
+      el.scrollBy(0, Math.max(40, Math.floor((page ? globalThis.innerHeight : el.clientHeight) * 0.8)));
+      steps += 1;
+      await pause(50);
+      found = firstMatch(box, a);
+      if (found !== null) break;
+      if (position(box).atBottom && el.scrollHeight <= height) {
+        stalled += 1;
+        if (stalled >= 3) { reason = "end"; break; }
+        await pause(150); // a list that loads more at the bottom gets a moment to grow
+      } else {
+        stalled = 0;
+      }
+    }
+    /** @type {Record<string, unknown>} */
+    const out = { found: found !== null, steps, ...position(box) };
+    if (found === null) return { ...out, stopped: reason };
+    scrollIn(found);
+    const { documentRefs, refFor } = globalThis.tabwardenLocate;
+    const store = documentRefs(a.refFloor);
+    const ref = refFor(store, found);
+    return { ...out, ...position(box), ...(ref !== undefined ? { ref } : {}), desc: describe(found), docToken: store.doc, lastRef: store.next };
   }
 
   /** The innermost element at viewport point (x, y), through open shadow roots. @param {number} x @param {number} y */
@@ -583,7 +745,7 @@ var tabwardenActions = (() => {
     return out;
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, pointAt, inputResult });
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, inputResult });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

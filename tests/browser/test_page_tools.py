@@ -157,14 +157,14 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
             assert "/done" in clicked.structured_content["url"]
             # After a cross-document navigation an old ref is bad_ref, never another element.
             assert await code(agent, "page_click", {"tabId": tab, "ref": stale_ref}) == "bad_ref"
-            back = await ok(agent, "page_back", {"tabId": tab})
+            back = await ok(agent, "page_history", {"tabId": tab})
             assert urlparse(back["url"]).path == "/"
             again = await agent.call_tool(
                 "page_click", {"tabId": tab, "selector": "#go"}
             )  # grace: no window
             assert not again.is_error, again.content
-            await ok(agent, "page_back", {"tabId": tab})
-            forward = await ok(agent, "page_forward", {"tabId": tab})
+            await ok(agent, "page_history", {"tabId": tab})
+            forward = await ok(agent, "page_history", {"tabId": tab, "steps": 1})
             assert "/done" in forward["url"]
             await ok(agent, "page_reload", {"tabId": tab})
             # A navigation that never happens (204) is reported honestly, not as success.

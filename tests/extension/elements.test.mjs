@@ -33,6 +33,9 @@ function loginPage() {
   return doc;
 }
 
+/** The offsets of a scroll answer (atTop / atBottom depend on the fake page's size). */
+const xy = ({ scrollX, scrollY }) => ({ scrollX, scrollY });
+
 test("the in-page card masking agrees with lib/redact.js on samples", async () => {
   const samples = [
     "4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111", "card 5500 0000 0000 0004 exp",
@@ -308,15 +311,15 @@ test("select, check, scroll, getState", async () => {
   const box = doc.h("input", { id: "c", type: "checkbox" });
   const radio = doc.h("input", { id: "r", type: "radio", checked: "" });
   doc.body.append(sel, box, radio);
-  assert.deepEqual(await op(doc, "select", { target: { selector: "#s" }, value: "Banana" }), { selected: ["b"] });
+  assert.deepEqual(await op(doc, "select", { target: { selector: "#s" }, value: "Banana" }), { selected: ["b"], labels: ["Banana"] });
   assert.equal((await op(doc, "select", { target: { selector: "#s" }, value: "zz" })).error.code, "element_not_found");
   assert.equal((await op(doc, "select", { target: { selector: "#s" }, value: ["a", "b"] })).error.code, "bad_request");
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: true }), { checked: true });
   assert.deepEqual(await op(doc, "check", { target: { selector: "#c" }, checked: false }), { checked: false });
   assert.equal((await op(doc, "check", { target: { selector: "#r" }, checked: false })).error.code, "bad_request");
-  assert.deepEqual(await op(doc, "scroll", { to: { x: 0, y: 300 } }), { scrollX: 0, scrollY: 300 });
-  assert.deepEqual(await op(doc, "scroll", { to: "top" }), { scrollX: 0, scrollY: 0 });
+  assert.deepEqual(xy(await op(doc, "scroll", { to: { x: 0, y: 300 } })), { scrollX: 0, scrollY: 300 });
+  assert.deepEqual(xy(await op(doc, "scroll", { to: "top" })), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#pw" } }),
     { tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   assert.deepEqual(await op(doc, "getState", { target: { selector: "#c" } }),
@@ -391,4 +394,44 @@ test("the worker and the page share one masking rule: page/redact.js", () => {
     }
   }
   assert.deepEqual(holders.sort(), ["lib/redact.js", "page/redact.js"]);
+});
+
+test("select by value, label or optionIndex; several for <select multiple>; wrong_element for a custom combobox", async () => {
+  const doc = loginPage();
+  const sel = doc.h("select", { id: "s" }, doc.h("option", { value: "a" }, "Apple"), doc.h("option", { value: "b" }, "Banana"));
+  const many = doc.h("select", { id: "m", multiple: "" }, doc.h("option", { value: "r" }, "Red"), doc.h("option", { value: "g" }, "Green"),
+    doc.h("option", { value: "u" }, "Blue"));
+  const combo = doc.h("div", { id: "combo", role: "combobox" }, "Pick");
+  doc.body.append(sel, many, combo);
+  const at = (selector, a) => op(doc, "select", { target: { selector }, ...a });
+  assert.deepEqual(await at("#s", { label: "Banana" }), { selected: ["b"], labels: ["Banana"] });
+  assert.equal((await at("#s", { label: "b" })).error.code, "element_not_found", "label matches labels only");
+  assert.deepEqual(await at("#s", { optionIndex: 0 }), { selected: ["a"], labels: ["Apple"] });
+  assert.equal((await at("#s", { optionIndex: 5 })).error.code, "element_not_found");
+  assert.deepEqual(await at("#m", { value: ["g", "Blue"] }), { selected: ["g", "u"], labels: ["Green", "Blue"] });
+  const wrong = await at("#combo", { value: "Red" });
+  assert.equal(wrong.error.code, "wrong_element");
+  assert.match(wrong.error.message, /custom combobox/);
+  assert.equal((await at("#user", { value: "x" })).error.code, "wrong_element");
+  // described as something else, so nobody was asked: a <select> found now is refused, untouched
+  assert.equal((await at("#s", { value: "a", unasked: true })).error.code, "policy_denied");
+  assert.equal(sel.value, "a");
+});
+
+test("clear empties a text field under fill's password rule; not a field is wrong_element", async () => {
+  const doc = loginPage();
+  assert.deepEqual(await op(doc, "clear", { target: { selector: "#user" } }), { cleared: true });
+  assert.equal(doc.getElementById("user").value, "");
+  assert.equal((await op(doc, "clear", { target: { selector: "#pw" } })).error.code, "policy_denied");
+  assert.equal(doc.getElementById("pw").value, "hunter2");
+  assert.deepEqual(await op(doc, "clear", { target: { selector: "#pw" }, allowPassword: true }), { cleared: true });
+  assert.equal((await op(doc, "clear", { target: { selector: "#go" } })).error.code, "wrong_element");
+});
+
+test("scroll the page by dx / dy", async () => {
+  const doc = loginPage();
+  assert.deepEqual(xy(await op(doc, "scroll", { to: { x: 10, y: 100 } })), { scrollX: 10, scrollY: 100 });
+  assert.deepEqual(xy(await op(doc, "scroll", { dx: 5, dy: 50 })), { scrollX: 5, scrollY: 50 }); // each call starts at 0 here
+  const top = await op(doc, "scroll", { to: "top" });
+  assert.equal(top.atTop, true);
 });

@@ -4,7 +4,7 @@ import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createGrace } from "../../extension/lib/grace.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
-import { interactHandlers } from "../../extension/handlers/interact.js";
+import { interactHandlers, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
 import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
@@ -98,7 +98,7 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
   const debuggerFake = cdp === undefined ? undefined : cdp(tabs);
   const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}) };
-  const routes = new Map(interactHandlers(deps));
+  const routes = withAftermath(deps, new Map(interactHandlers(deps)));
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   addTab(1, `${ORIGIN}/a`);
   return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: debuggerFake };
@@ -174,6 +174,8 @@ const fakeCdp = ({ ignore = [], fail = "" } = {}) => (tabs) => {
     },
   };
 };
+/** The offsets of a scroll answer (atTop / atBottom depend on the fake page's size). */
+const xy = ({ scrollX, scrollY }) => ({ scrollX, scrollY });
 
 test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
   const h = harness();
@@ -220,7 +222,7 @@ const gone = async (call) => {
 
 test("routes", () => {
   assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_find", "page_click", "page_fill", "page_press", "page_select",
-    "page_check", "page_scroll", "page_wait_for", "page_get_state"]);
+    "page_check", "page_clear", "page_scroll", "page_settle", "page_reveal", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
@@ -406,7 +408,7 @@ test("page_press: confirms (press), Enter in a form field submits; no confirm wh
 
 test("page_select: confirms with the values and the element, returns the selection", async () => {
   const h = harness();
-  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana" }), { selected: ["b"] });
+  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana" }), { selected: ["b"], labels: ["Banana"] });
   assert.match(h.calls.confirm[0].detail, /^Select "Banana" in combobox "Apple ?Banana|Select "Banana" in combobox/);
   const deny = harness({ decision: "deny" });
   await assert.rejects(deny.call("page_select", { tabId: 1, selector: "#s", value: "b" }), (e) => e.code === "confirm_denied");
@@ -417,9 +419,9 @@ test("page_select: confirms with the values and the element, returns the selecti
 test("page_check, page_scroll, page_get_state shapes", async () => {
   const h = harness();
   assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
-  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } }), { scrollX: 0, scrollY: 500 });
-  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: "top" }), { scrollX: 0, scrollY: 0 });
-  assert.deepEqual(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } }), { scrollX: 0, scrollY: 0 });
+  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } })), { scrollX: 0, scrollY: 500 });
+  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: "top" })), { scrollX: 0, scrollY: 0 });
+  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } })), { scrollX: 0, scrollY: 0 });
   await assert.rejects(h.call("page_scroll", { tabId: 1, to: "middle" }), (e) => e.code === "bad_request");
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),

@@ -67,28 +67,46 @@ function harness() {
 }
 
 test("routes", () => {
-  assert.deepEqual([...harness().routes.keys()], ["page_back", "page_forward", "page_reload", "tab_focus"]);
+  assert.deepEqual([...harness().routes.keys()], ["page_history", "page_reload", "tab_focus"]);
 });
 
-test("page_back / page_forward / page_reload gate the current URL and return the landed url and title", async () => {
+test("page_history (back by default, forward with steps > 0) and page_reload gate the current URL and return where it landed", async () => {
   const h = harness();
   h.open(1, [`${OK}/a`, `${OK}/b`]);
-  assert.deepEqual(await h.call("page_back", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a` });
-  assert.deepEqual(await h.call("page_forward", { tabId: 1 }), { url: `${OK}/b`, title: `T ${OK}/b` });
+  assert.deepEqual(await h.call("page_history", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a`, steps: -1 });
+  assert.deepEqual(await h.call("page_history", { tabId: 1, steps: 1 }), { url: `${OK}/b`, title: `T ${OK}/b`, steps: 1 });
   assert.deepEqual(await h.call("page_reload", { tabId: 1 }), { url: `${OK}/b`, title: `T ${OK}/b` });
-  assert.deepEqual(h.calls.gate.map((g) => g[1]), ["page_back", "page_forward", "page_reload"]);
-  await assert.rejects(h.call("page_forward", { tabId: 1 }), (e) => e.code === "bad_request" && /no next page/.test(e.message));
+  assert.deepEqual(await h.call("page_reload", { tabId: 1, bypassCache: true }), { url: `${OK}/b`, title: `T ${OK}/b` });
+  assert.deepEqual(h.calls.gate.map((g) => g[1]), ["page_history", "page_history", "page_reload", "page_reload"]);
+  await assert.rejects(h.call("page_history", { tabId: 1, steps: 1 }), (e) => e.code === "bad_request" && /no next page/.test(e.message));
+  for (const steps of [0, 51, -51, 1.5, "-1"]) {
+    await assert.rejects(h.call("page_history", { tabId: 1, steps }), (e) => e.code === "bad_request", String(steps));
+  }
+  await assert.rejects(h.call("page_reload", { tabId: 1, bypassCache: "yes" }), (e) => e.code === "bad_request");
+});
+
+test("page_history by several steps jumps once through the page's history; too far is bad_request", async () => {
+  const h = harness();
+  h.open(1, [`${OK}/a`, `${OK}/b`, `${OK}/c`], 2);
+  assert.deepEqual(await h.call("page_history", { tabId: 1, steps: -2 }), { url: `${OK}/a`, title: `T ${OK}/a`, steps: -2 });
+  assert.deepEqual(h.calls.script, [[1, "historyStep", [-2]]]);
+  assert.deepEqual(h.calls.moves, [[1, -2]]); // one jump: /b was never loaded
+  await assert.rejects(h.call("page_history", { tabId: 1, steps: -3 }), (e) => e.code === "bad_request" && /not 3 pages back/.test(e.message));
+  // a jump onto an unapproved entry: refused, and the refusal never names its host
+  h.open(2, ["https://evil.test/x", `${OK}/a`, `${OK}/b`], 2);
+  await assert.rejects(h.call("page_history", { tabId: 2, steps: -2 }),
+    (e) => e.code === "origin_not_approved" && !/evil/.test(e.message));
 });
 
 test("back/forward re-check the origin they land on", async () => {
   const h = harness();
   h.open(1, ["https://evil.test/x", `${OK}/a`, "https://bank.test/"], 1);
-  await assert.rejects(h.call("page_back", { tabId: 1 }), (e) => e.code === "origin_not_approved" && /moved/.test(e.message));
+  await assert.rejects(h.call("page_history", { tabId: 1 }), (e) => e.code === "origin_not_approved" && /moved/.test(e.message) && !/evil/.test(e.message));
   h.open(2, ["https://evil.test/x", `${OK}/a`, "https://bank.test/"], 1);
-  await assert.rejects(h.call("page_forward", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  await assert.rejects(h.call("page_history", { tabId: 2, steps: 1 }), (e) => e.code === "origin_not_approved" && !/bank/.test(e.message));
   // and nothing moves while the current page itself is unapproved
   const before = h.calls.moves.length;
-  await assert.rejects(h.call("page_back", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  await assert.rejects(h.call("page_history", { tabId: 2 }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.moves.length, before);
 });
 
@@ -103,14 +121,14 @@ test("not-owned, other session's and closed tabs are refused", async () => {
   const h = harness();
   h.open(1, [`${OK}/a`, `${OK}/b`], 1, null);
   h.open(2, [`${OK}/a`, `${OK}/b`], 1, "s2");
-  for (const action of ["page_back", "page_forward", "page_reload", "tab_focus"]) {
+  for (const action of ["page_history", "page_reload", "tab_focus"]) {
     await assert.rejects(h.call(action, { tabId: 1 }), (e) => e.code === "tab_not_owned", action);
     await assert.rejects(h.call(action, { tabId: 2 }), (e) => e.code === "tab_not_owned", action);
     await assert.rejects(h.call(action, { tabId: "2" }), (e) => e.code === "bad_request", action);
   }
   h.open(3, [`${OK}/a`]);
   h.tabs.delete(3);
-  await assert.rejects(h.call("page_back", { tabId: 3 }), (e) => e.code === "tab_not_found");
+  await assert.rejects(h.call("page_history", { tabId: 3 }), (e) => e.code === "tab_not_found");
   assert.equal(h.calls.moves.length, 0);
 });
 
@@ -123,41 +141,51 @@ test("tab_focus activates the tab and focuses its window; returns {tab}", async 
   assert.deepEqual(h.calls.focus, [[7, { focused: true }]]);
 });
 
-test("page_back falls back to the page's history.back() when Chrome skips gesture-less entries", async () => {
+test("page_history steps through the page's own history (Chrome's goBack would skip gesture-less entries)", async () => {
   const h = harness();
   h.open(1, [`${OK}/a`, `${OK}/b`]);
   h.tabs.get(1).noGesture = true;
-  assert.deepEqual(await h.call("page_back", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a` });
+  assert.deepEqual(await h.call("page_history", { tabId: 1 }), { url: `${OK}/a`, title: `T ${OK}/a`, steps: -1 });
   assert.deepEqual(h.calls.script, [[1, "historyStep", [-1]]]);
   // the fallback re-checks the landed origin too
   h.open(2, ["https://evil.test/", `${OK}/a`]);
   h.tabs.get(2).noGesture = true;
-  await assert.rejects(h.call("page_back", { tabId: 2 }), (e) => e.code === "origin_not_approved");
+  await assert.rejects(h.call("page_history", { tabId: 2 }), (e) => e.code === "origin_not_approved");
   // the page says there is nowhere to go: bad_request at once
   h.open(3, [`${OK}/only`]);
   h.tabs.get(3).noGesture = true;
-  await assert.rejects(h.call("page_back", { tabId: 3 }), (e) => e.code === "bad_request" && /no previous page/.test(e.message));
+  await assert.rejects(h.call("page_history", { tabId: 3 }), (e) => e.code === "bad_request" && /no previous page/.test(e.message));
   // the page thought it could move, but nothing loaded before the timeout: bad_request
   h.tabs.get(3).pageSaysMoved = true;
-  const p = h.call("page_back", { tabId: 3 });
+  const p = h.call("page_history", { tabId: 3 });
   await new Promise((r) => setImmediate(r));
   h.timers.advance(10_000);
   await assert.rejects(p, (e) => e.code === "bad_request");
 });
 
-test("historyStep (page side): asks the Navigation API, then steps the page's own history", () => {
+test("historyStep (page side): sure only when the Navigation API lists the whole history", () => {
   const saved = { history: globalThis.history, navigation: globalThis.navigation };
   const log = [];
+  /** A history of `length` entries, `listed` of them this origin's, the current one at `index`. */
+  const world = (length, listed, index) => {
+    globalThis.history = { length, back: () => log.push("back"), forward: () => log.push("forward"), go: (d) => log.push(`go ${d}`) };
+    globalThis.navigation = { entries: () => new Array(listed).fill({}), currentEntry: { index } };
+  };
   try {
-    globalThis.history = { length: 3, back: () => log.push("back"), forward: () => log.push("forward") };
-    globalThis.navigation = { canGoBack: true, canGoForward: false };
+    world(3, 3, 2); // all this origin's, at the end
     assert.deepEqual(historyStep(-1), { moved: true });
+    assert.deepEqual(historyStep(-2), { moved: true });
     assert.deepEqual(historyStep(1), { moved: false });
-    globalThis.navigation = { canGoBack: false, canGoForward: true };
-    globalThis.history.length = 1;
-    assert.deepEqual(historyStep(-1), { moved: false });
+    assert.deepEqual(historyStep(-3), { moved: false });
+    world(3, 2, 1); // another site's entry somewhere: it may be ahead, so try
     assert.deepEqual(historyStep(1), { moved: true });
-    assert.deepEqual(log, ["back", "forward"]);
+    world(1, 1, 0);
+    assert.deepEqual(historyStep(-1), { moved: false });
+    globalThis.navigation = undefined; // no Navigation API: only history.length
+    assert.deepEqual(historyStep(-1), { moved: false });
+    globalThis.history.length = 2;
+    assert.deepEqual(historyStep(-1), { moved: true });
+    assert.deepEqual(log, ["back", "go -2", "forward", "back"]);
   } finally {
     Object.assign(globalThis, saved);
   }

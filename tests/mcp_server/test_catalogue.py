@@ -146,7 +146,7 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
 @pytest.mark.parametrize(
     ("tool", "args", "wire"),
     [
-        ("page_scroll", {"tabId": 2, "to": "top", "ref": "@e1"}, {"ref": "@e1", "index": 0}),
+        ("page_scroll", {"tabId": 2, "ref": "@e1"}, {"ref": "@e1", "index": 0}),
         (
             "page_press",
             {"tabId": 2, "key": "a", "text": "Go"},

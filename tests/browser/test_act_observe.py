@@ -1,0 +1,307 @@
+"""Act and look in one call, in real headless Chromium through the real chain: every action's
+``waitFor`` and ``observe``, and page_settle. The observation is read through page_snapshot and
+page_text themselves (card numbers masked, password values never), and it re-checks the tab's
+origin: a click after which the tab went to a site the person never approved answers
+``{skipped}`` and carries nothing of that page. A page that keeps mutating never settles; one
+that stops, does."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, mcp_client
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+SECRET = "TOP-SECRET-OF-THE-OTHER-SITE"
+
+
+def act_page(elsewhere: str) -> bytes:
+    """Buttons whose effects come late, a card number and a password in the page, and a button
+    that sends the tab to ``elsewhere`` (an unapproved site) once the click has answered."""
+    return f"""<!doctype html><html><head><title>act</title></head><body>
+<p>card 4111 1111 1111 1111</p>
+<label>Name <input id="name"></label>
+<label>Password <input id="pw" type="password" value="hunter2"></label>
+<button type="button" id="add" onclick="window.n=(window.n||0)+1;
+  setTimeout(() => {{ const p = document.createElement('p'); p.id = 'result';
+  p.textContent = 'added ' + window.n; document.body.append(p); }}, 200)">Add</button>
+<button type="button" id="hide"
+  onclick="setTimeout(() => document.getElementById('doomed').remove(), 200)">Hide</button>
+<button type="button" id="doomed">Doomed</button>
+<button type="button" id="leave"
+  onclick="setTimeout(() => {{ location.href = '{elsewhere}/slow'; }}, 100);
+  setTimeout(() => {{ document.getElementById('status').textContent = 'leaving'; }}, 600)">
+  Leave</button>
+<p id="status">here</p>
+</body></html>""".encode()
+
+
+MUTATING = b"""<!doctype html><html><head><title>mutating</title></head><body>
+<p id="tick">0</p><p id="state">busy</p>
+<script>
+  let n = 0;
+  const t = setInterval(() => {
+    document.getElementById('tick').textContent = String(++n);
+    if (n === 30) { clearInterval(t); document.getElementById('state').textContent = 'stopped'; }
+  }, 50);
+</script></body></html>"""
+
+FOREVER = b"""<!doctype html><html><head><title>forever</title></head><body>
+<p id="tick">0</p>
+<script>
+  let n = 0;
+  setInterval(() => { document.getElementById('tick').textContent = String(++n); }, 40);
+</script>
+</body></html>"""
+
+
+class _Elsewhere(http.server.BaseHTTPRequestHandler):
+    """The site nobody approved: it answers slowly, so the old page is still there meanwhile."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        time.sleep(1.5)  # the navigation is pending while the agent's wait ends
+        body = f"<!doctype html><title>{SECRET}</title><p>{SECRET}</p><button>Steal</button>"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[str]:
+    with serve_http(_Elsewhere) as origin:
+        yield origin
+
+
+@pytest.fixture
+def act_site(elsewhere: str) -> Iterator[str]:
+    page = act_page(elsewhere)
+
+    class _Act(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            path = urlparse(self.path).path
+            body = {"/mutating": MUTATING, "/forever": FOREVER}.get(path, page)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+    with serve_http(_Act) as origin:
+        yield origin
+
+
+async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
+    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
+
+
+def test_an_action_waits_then_observes_through_the_read_tools(
+    browser: ThrowawayBrowser, act_site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser), mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
+
+            # The effect comes 200 ms after the click: waitFor holds the answer until it shows,
+            # and the observation sees it.
+            done = await ok(
+                agent,
+                "page_click",
+                {
+                    "tabId": tab,
+                    "selector": "#add",
+                    "waitFor": {"selector": "#result", "timeoutMs": 30_000},
+                    "observe": {"snapshot": "compact", "text": True},
+                },
+            )
+            assert done["clicked"] is True and done["navigated"] is False
+            seen = done["observation"]
+            assert "skipped" not in seen
+            assert "added 1" in seen["text"]["text"]
+            # The observation is page_text's and page_snapshot's: masked, no password values.
+            assert "4111 1111 1111 1111" not in str(done) and "hunter2" not in str(done)
+            names = {item["name"]: item["ref"] for item in seen["snapshot"]["snapshot"]}
+            assert {"Add", "Hide", "Doomed"} <= set(names)
+
+            # Its refs are this document's: usable at once, and waitFor takes a ref too.
+            hidden = await ok(
+                agent,
+                "page_click",
+                {
+                    "tabId": tab,
+                    "selector": "#hide",
+                    "waitFor": {"ref": names["Doomed"], "state": "absent", "timeoutMs": 30_000},
+                },
+            )
+            assert "observation" not in hidden  # not asked for: the result reads as before
+            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#status"})
+            assert state["text"] == "here"
+            assert (
+                await code(agent, "page_click", {"tabId": tab, "ref": names["Doomed"]}) == "bad_ref"
+            )
+
+            filled = await ok(
+                agent,
+                "page_fill",
+                {"tabId": tab, "selector": "#name", "value": "alice", "observe": {"text": True}},
+            )
+            assert filled["filled"] is True and "text" in filled["observation"]
+
+            # A bad waitFor or observe acts on nothing: the counter stays at one click. The
+            # schema refuses some (the SDK's error), the extension the rest (bad_request).
+            schema_bad: list[dict[str, Any]] = [
+                {"waitFor": {"selector": "#result", "state": "gone"}},
+                {"observe": {"snapshot": "everything"}},
+            ]
+            for bad in schema_bad:
+                refused = await agent.call_tool(
+                    "page_click", {"tabId": tab, "selector": "#add", **bad}
+                )
+                assert refused.is_error, bad
+            extension_bad: list[dict[str, Any]] = [
+                {"waitFor": {"selector": "#result", "text": "added"}},
+                {"observe": {}},
+            ]
+            for bad in extension_bad:
+                refusal = await code(agent, "page_click", {"tabId": tab, "selector": "#add", **bad})
+                assert refusal == "bad_request", bad
+            counted = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#result"})
+            assert counted["text"] == "added 1"
+
+            # The trusted-input and navigation actions observe the same way.
+            mouse = await ok(
+                agent,
+                "page_mouse",
+                {
+                    "tabId": tab,
+                    "selector": "#add",
+                    "waitFor": {"text": "added 2", "timeoutMs": 30_000},
+                    "observe": {"text": True},
+                },
+            )
+            assert mouse["clicked"] is True and "added 2" in mouse["observation"]["text"]["text"]
+            moved = await ok(
+                agent,
+                "page_navigate",
+                {"tabId": tab, "url": f"{act_site}/mutating", "observe": {"snapshot": "full"}},
+            )
+            assert moved["observation"]["snapshot"]["title"] == "mutating"
+
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
+            # An unmet waitFor: the action was done, the answer says timeout.
+            assert (
+                await code(
+                    agent,
+                    "page_fill",
+                    {
+                        "tabId": tab,
+                        "selector": "#name",
+                        "value": "bob",
+                        "waitFor": {"selector": "#never", "timeoutMs": 300},
+                    },
+                )
+                == "timeout"
+            )
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def test_the_observation_skips_a_tab_that_left_the_approved_sites(
+    browser: ThrowawayBrowser, act_site: str, elsewhere: str
+) -> None:
+    """The attacker's page sends the tab to a site nobody approved right after the click; the
+    agent asked to observe. It gets ``skipped`` and not one byte of the other site."""
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser), mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
+            result = await agent.call_tool(
+                "page_click",
+                {
+                    "tabId": tab,
+                    "selector": "#leave",
+                    # "leaving" shows 500 ms after the navigation to the other site started.
+                    "waitFor": {"text": "leaving", "timeoutMs": 30_000},
+                    "observe": {"snapshot": "full", "text": True},
+                },
+            )
+            assert not result.is_error, result.content
+            out = result.structured_content
+            assert set(out["observation"]) == {"skipped"}
+            assert "approved" in out["observation"]["skipped"]
+            everything = str(out) + str(result.content)
+            assert SECRET not in everything and "Steal" not in everything
+            assert urlparse(elsewhere).netloc not in everything
+            # The skip was real: the tab did go to the other site.
+            tabs = (await ok(agent, "tab_list", {}))["tabs"]
+            assert urlparse(next(t["url"] for t in tabs if t["id"] == tab)).netloc == (
+                urlparse(elsewhere).netloc
+            )
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
+
+
+def test_page_settle_waits_for_quiet_and_says_when_it_never_came(
+    browser: ThrowawayBrowser, act_site: str
+) -> None:
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser), mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/mutating"}))["tab"]["id"]
+            settled = await ok(
+                agent, "page_settle", {"tabId": tab, "stableMs": 400, "timeoutMs": 60_000}
+            )
+            assert settled["settled"] is True and settled["quietMs"] >= 400
+            # Settled means the mutations had stopped: the page says so.
+            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"})
+            assert state["text"] == "stopped"
+
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/forever"})
+            never = await ok(
+                agent, "page_settle", {"tabId": tab, "stableMs": 500, "timeoutMs": 1500}
+            )
+            assert never["settled"] is False and never["quietMs"] < 500
+            negative = await agent.call_tool("page_settle", {"tabId": tab, "stableMs": -1})
+            assert negative.is_error
+
+    asyncio.run(asyncio.wait_for(scenario(), 240))
