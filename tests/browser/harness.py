@@ -8,15 +8,19 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.trust import store
+from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.policy import apply_set
 
 
 def mcp_client(browser: ThrowawayBrowser) -> Client:
@@ -130,3 +134,25 @@ async def policy_status(page: Any, prefix: str) -> str:
         timeout=30_000,
     )
     return str(await page.text_content("#policy-status"))
+
+
+def keep_dialogs_open(context: Any) -> list[Dialog]:
+    """Playwright (our window into the browser) dismisses dialogs unless someone listens: listen
+    and leave them open, as a person who has not looked yet would."""
+    seen: list[Dialog] = []
+
+    def keep(dialog: Dialog) -> None:
+        seen.append(dialog)
+
+    context.on("dialog", keep)
+    return seen
+
+
+def allow_arming(browser: ThrowawayBrowser) -> None:
+    """What `tabwarden policy set dialogArming=true` signs once the person typed the phrase."""
+    config = browser.root / "config"
+    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
+    key = host_key_store(config, "file").load()
+    assert key is not None
+    widened = apply_set(gate.current().policy, {"dialogArming": True})
+    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))

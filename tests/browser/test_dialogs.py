@@ -20,14 +20,18 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate, host_key_store
-from tabwarden.trust.policy import apply_set
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import (
+    allow_arming,
+    chromium,
+    confirm_page,
+    keep_dialogs_open,
+    mcp_client,
+    press,
+    shows,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -142,18 +146,6 @@ async def refused(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]
 
 async def state_of(agent: Any, tab: int) -> str:
     return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"}))["text"])
-
-
-def keep_dialogs_open(context: Any) -> list[Dialog]:
-    """Playwright (our window into the browser) dismisses dialogs unless someone listens: listen
-    and leave them open, as a person who has not looked yet would."""
-    seen: list[Dialog] = []
-
-    def keep(dialog: Dialog) -> None:
-        seen.append(dialog)
-
-    context.on("dialog", keep)
-    return seen
 
 
 def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
@@ -359,16 +351,6 @@ def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeou
             assert await state_of(agent, tab) == "parsed"
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
-
-
-def allow_arming(browser: ThrowawayBrowser) -> None:
-    """What `tabwarden policy set dialogArming=true` signs once the person typed the phrase."""
-    config = browser.root / "config"
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
-    key = host_key_store(config, "file").load()
-    assert key is not None
-    widened = apply_set(gate.current().policy, {"dialogArming": True})
-    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
 
 
 async def until_text(agent: Any, tab: int, text: str) -> None:
