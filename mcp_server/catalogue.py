@@ -782,8 +782,18 @@ class Pointed(BaseModel):
     )
 
 
+class NewTab(BaseModel):
+    id: int = Field(description="the tab's id: it joined your session")
+    url: str
+
+
+def _new_tab() -> Any:
+    return _omitted_unless_set("a tab the action opened (target=_blank, window.open)")
+
+
 class MouseOut(Pointed):
     observation: Observation | None = _observation()
+    newTab: NewTab | None = _new_tab()  # noqa: N815
     clicked: bool = Field(description="false when the point was covered and force was not set")
     navigated: bool
     url: str
@@ -809,6 +819,7 @@ class KeysOut(BaseModel):
     navigated: bool
     url: str
     observation: Observation | None = _observation()
+    newTab: NewTab | None = _new_tab()  # noqa: N815
 
 
 class RecentDialog(BaseModel):

@@ -982,9 +982,11 @@ export function argObserve(o) {
 /**
  * Wrap each of OBSERVING_ACTIONS' routes: both arguments are checked before the action runs
  * (a bad waitFor or observe acts on nothing), the action runs without them, then the wait
- * (elementTools' waitAfter), then the observation.
+ * (elementTools' waitAfter), then `newTab` when a tab the action opened has joined the session,
+ * then the observation.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, docTokens?: DocTokens,
- *   callFrame?: WeakMap<object, number>}} deps the routes' shared deps
+ *   callFrame?: WeakMap<object, number>, popups?: import("../lib/popups.js").Popups}} deps the
+ *   routes' shared deps
  * @param {Map<string, import("../lib/dispatch.js").Handler>} routes every action's handler
  * @returns {Map<string, import("../lib/dispatch.js").Handler>}
  */
@@ -1051,6 +1053,19 @@ export function withAftermath(deps, routes) {
     return seen;
   }
 
+  /**
+   * The action's result with `newTab` when a tab it opened has joined the session by the time it
+   * is done (page_click reports its own, and can wait for one).
+   * @param {unknown} out
+   * @param {import("../lib/popups.js").PopupWatch | null} opened
+   */
+  function withNewTab(out, opened) {
+    const joined = opened?.seen() ?? null;
+    opened?.cancel();
+    if (joined === null || !isPlainObject(out) || out.newTab !== undefined) return out;
+    return { ...out, newTab: { id: joined.id, url: joined.url } };
+  }
+
   const wrapped = new Map(routes);
   for (const action of OBSERVING_ACTIONS) {
     const handler = routes.get(action);
@@ -1058,13 +1073,22 @@ export function withAftermath(deps, routes) {
     wrapped.set(action, async (args, ctx) => {
       const w = args.waitFor ?? null;
       const o = args.observe ?? null;
-      if (w === null && o === null) return handler(args, ctx);
       const wait = w !== null ? argWait(w) : null;
       const want = o !== null ? argObserve(o) : null;
       const tabId = argTabId(args);
       const { waitFor: _w, observe: _o, ...rest } = args;
-      const out = await handler(rest, ctx);
-      if (wait !== null) await waitAfter({ waitFor: wait }, tabId, ctx, action);
+      // A tab the action opens (target=_blank, window.open) joins the session whether or not it
+      // is watched (lib/popups.js); watching only lets the result report it.
+      const opened = action === "page_click" ? null : deps.popups?.watch(tabId, ctx.policy) ?? null;
+      let out;
+      try {
+        out = await handler(rest, ctx);
+        if (wait !== null) await waitAfter({ waitFor: wait }, tabId, ctx, action);
+      } catch (err) {
+        opened?.cancel();
+        throw err;
+      }
+      out = withNewTab(out, opened);
       if (want === null) return out;
       const landed = isPlainObject(out) && typeof out.url === "string" ? originOf(out.url) : null;
       return { ...(isPlainObject(out) ? out : {}), observation: await observe(tabId, ctx, want, landed) };

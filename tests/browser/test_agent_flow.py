@@ -98,7 +98,8 @@ async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 def _row(snapshot: dict[str, Any], role: str, name: str) -> dict[str, Any]:
     rows = [r for r in snapshot["snapshot"] if r["role"] == role and r["name"] == name]
     assert len(rows) == 1, (role, name, snapshot["snapshot"])
-    return rows[0]
+    row: dict[str, Any] = rows[0]
+    return row
 
 
 def test_navigate_snapshot_type_click_through_confirm_and_observe(

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
+import { createPopups } from "../../extension/lib/popups.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { OBSERVE_ELSEWHERE, OBSERVE_TEXT_CHARS, argObserve, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
@@ -129,4 +130,37 @@ test("argObserve", () => {
   assert.deepEqual(argObserve({ snapshot: "compact" }), { snapshot: "compact", text: false });
   assert.deepEqual(argObserve({ text: true, snapshot: null }), { text: true });
   assert.throws(() => argObserve({ text: false }), (e) => e.code === "bad_request");
+});
+
+test("a tab the action opened and that joined by its end is reported as newTab; page_click reports its own", async () => {
+  const ownership = createOwnership();
+  ownership.claim("s1", 1);
+  const popups = createPopups({
+    ownership, lifecycle: { makeRoom: async () => {}, claimed: async () => {} }, attach: async () => {}, log: { warn: () => {} },
+  });
+  const tab = { id: 1, url: `${OK}/a`, title: "A", status: "complete" };
+  const routes = new Map([
+    // A trusted click on a target=_blank link: the new tab joins while the action runs.
+    ["page_mouse", async () => {
+      await popups.created(1, 7, `${OK}/new`);
+      return { clicked: true, navigated: false, url: tab.url };
+    }],
+    ["page_keys", async () => ({ pressed: 1, keys: ["Enter"], navigated: false, url: tab.url })],
+    ["page_click", async () => {
+      await popups.created(1, 8, `${OK}/other`);
+      return { clicked: true, navigated: false, url: tab.url };
+    }],
+  ]);
+  const deps = {
+    browser: { getTab: async () => ({ ...tab }) }, ownership, loads: createLoadWatcher(fakeTimers()), popups,
+    ensureOrigin: async () => OK, confirm: async () => "deny",
+  };
+  const wrapped = withAftermath(deps, routes);
+  const mouse = await wrapped.get("page_mouse")({ tabId: 1, selector: "a" }, S1);
+  assert.deepEqual(mouse.newTab, { id: 7, url: `${OK}/new` });
+  assert.equal(ownership.owner(7), "s1");
+  // Nothing opened: no newTab; and a tab opened by a later action is not this one's.
+  assert.equal("newTab" in await wrapped.get("page_keys")({ tabId: 1, keys: "Enter" }, S1), false);
+  // page_click answers newTab itself (and can wait for one): the wrapper adds nothing.
+  assert.equal("newTab" in await wrapped.get("page_click")({ tabId: 1, selector: "a" }, S1), false);
 });
