@@ -15,7 +15,7 @@ import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js"
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argTarget, argWait, confirmName, elementTools, rememberSnapshot } from "./interact.js";
+import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
@@ -77,7 +77,7 @@ export function argPoint(args) {
 export function inputHandlers(deps) {
   const { cdp, dialogs, loads, ensureOrigin, confirm } = deps;
   const mac = deps.mac === true;
-  const { docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
+  const { docTokens, open, page, ask, landing } = elementTools(deps);
 
   /**
    * Where the pointer lands on the tab (page/actions.js pointAt), recording the document's ref
@@ -124,7 +124,6 @@ export function inputHandlers(deps) {
     const modifiers = argModifiers(args.modifiers, mac);
     if (args.force !== undefined && typeof args.force !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "force must be true or false");
     const force = args.force === true;
-    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     const { tabId, origin, docToken } = await open(args, ctx, "page_mouse", { frames: false });
     await cdp.ensure(ctx, tabId);
     let at = await locate(ctx, tabId, origin, docToken, point);
@@ -159,7 +158,6 @@ export function inputHandlers(deps) {
       throw err;
     }
     const { navigated, after } = await landing(ctx, tabId, origin, watch, at.url);
-    await waitAfter(args, tabId, ctx, "page_mouse");
     const url = typeof after?.url === "string" && after.url !== "" ? after.url : at.url;
     return { clicked: true, navigated, url, ...report() };
   }
@@ -167,12 +165,10 @@ export function inputHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageHover(args, ctx) {
     const point = argPoint(args);
-    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     const { tabId, origin, docToken } = await open(args, ctx, "page_hover", { frames: false });
     await cdp.ensure(ctx, tabId);
     const at = await locate(ctx, tabId, origin, docToken, point);
     await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");
-    await waitAfter(args, tabId, ctx, "page_hover");
     return {
       hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,
       ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),

@@ -12,7 +12,7 @@ import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
 import { MAX_TYPE_CHARS, activation, argKeys, insertThrough, keyEvents, putsText } from "../lib/keyboard.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argTarget, argWait, confirmName, elementTools } from "./interact.js";
+import { argTarget, confirmName, elementTools } from "./interact.js";
 import { needsConfirm } from "./tabs.js";
 
 /**
@@ -26,7 +26,7 @@ import { needsConfirm } from "./tabs.js";
 export function keyboardHandlers(deps) {
   const { cdp, loads } = deps;
   const mac = deps.mac === true;
-  const { grace, now, docTokens, open, page, ask, waitAfter, landing } = elementTools(deps);
+  const { grace, now, docTokens, open, page, ask, landing } = elementTools(deps);
   /** @param {import("./support.js").Ctx} ctx */
   const passwordFill = (ctx) => isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
 
@@ -53,7 +53,6 @@ export function keyboardHandlers(deps) {
       throw new BridgeError(CODE.BAD_REQUEST, `value must be a non-empty string of at most ${MAX_TYPE_CHARS} characters`);
     }
     const target = argTarget(args, { optional: true });
-    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     const { tabId, origin, docToken } = await open(args, ctx, "page_type");
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const r = await insertThrough({ cdp, page }, ctx, tabId, { origin, target, docToken, allowPassword: passwordFill(ctx), arm: "insert", refFloor: floor }, text);
@@ -61,7 +60,6 @@ export function keyboardHandlers(deps) {
     if (typeof f.docToken === "string" && Number.isSafeInteger(f.lastRef)) {
       docTokens.set(tabId, { session: ctx.session, token: f.docToken, floor: Math.max(floor, f.lastRef) });
     }
-    await waitAfter(args, tabId, ctx, "page_type");
     return {
       typed: true, applied: r.applied, length: [...text].length, focused: String(f.desc ?? ""),
       ...(typeof f.ref === "string" ? { ref: f.ref } : {}),
@@ -72,7 +70,6 @@ export function keyboardHandlers(deps) {
   async function pageKeys(args, ctx) {
     const keys = argKeys(args.keys, mac);
     const target = argTarget(args, { optional: true });
-    if (args.waitFor !== undefined && args.waitFor !== null) argWait(args.waitFor);
     const { tabId, origin, docToken } = await open(args, ctx, "page_keys");
     await cdp.ensure(ctx, tabId);
     const allowPassword = passwordFill(ctx);
@@ -128,7 +125,6 @@ export function keyboardHandlers(deps) {
       throw err;
     }
     const { navigated, after } = await landing(ctx, tabId, origin, watch, urlBefore);
-    await waitAfter(args, tabId, ctx, "page_keys");
     const url = typeof after?.url === "string" && after.url !== "" ? after.url : urlBefore;
     return { pressed: keys.length, keys: names, navigated, url };
   }
