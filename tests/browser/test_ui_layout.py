@@ -115,9 +115,11 @@ def confirm_window_size() -> tuple[int, int]:
 
 
 async def check_layout(page: Any, name: str, shots: Path) -> list[str]:
-    """Save a full-page PNG of ``page`` and return its layout problems, each named."""
+    """Save a PNG of the whole of ``page`` and return its layout problems, each named."""
     await page.evaluate("() => document.fonts.ready")
-    await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+    # A full-page capture of a page shorter than its viewport repeats it (headless Chromium).
+    tall = await page.evaluate("() => document.documentElement.scrollHeight > innerHeight")
+    await page.screenshot(path=str(shots / f"{name}.png"), full_page=tall)
     found = await page.evaluate(LAYOUT_JS)
     problems = [f"{name}: {p}" for p in found["problems"]]
     if found["checked"] < 5:
