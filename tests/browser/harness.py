@@ -21,6 +21,7 @@ from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
+from tests.fakes import tool_error
 
 
 def mcp_client(browser: ThrowawayBrowser) -> Client:
@@ -148,11 +149,24 @@ def keep_dialogs_open(context: Any) -> list[Dialog]:
     return seen
 
 
-def allow_arming(browser: ThrowawayBrowser) -> None:
-    """What `tabwarden policy set dialogArming=true` signs once the person typed the phrase."""
+def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
+    """What `tabwarden policy set KEY=VALUE` signs once the person typed the phrase."""
     config = browser.root / "config"
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
     key = host_key_store(config, "file").load()
     assert key is not None
-    widened = apply_set(gate.current().policy, {"dialogArming": True})
+    widened = apply_set(gate.current().policy, changes)
     store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+
+
+async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Call ``tool`` through the real chain; it must succeed. Returns its structured content."""
+    result = await agent.call_tool(tool, args)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
+    """The error code a call answers (None when it succeeds)."""
+    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")

@@ -19,7 +19,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import chromium, mcp_client, ok
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -121,13 +121,6 @@ class _Site(http.server.BaseHTTPRequestHandler):
 def a11y_site() -> Iterator[str]:
     with serve_http(_Site) as origin:
         yield origin
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 def by_name(snap: dict[str, Any]) -> dict[str, dict[str, Any]]:

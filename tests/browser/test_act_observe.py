@@ -19,8 +19,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, mcp_client
-from tests.fakes import tool_error
+from tests.browser.harness import chromium, code, mcp_client, ok
 
 pytestmark = pytest.mark.browser
 
@@ -109,17 +108,6 @@ def act_site(elsewhere: str) -> Iterator[str]:
 
     with serve_http(_Act) as origin:
         yield origin
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
-async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
-    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
 
 
 def test_an_action_waits_then_observes_through_the_read_tools(

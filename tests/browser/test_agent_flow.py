@@ -24,13 +24,14 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
 from tests.browser.harness import (
-    allow_arming,
     chromium,
     confirm_page,
     keep_dialogs_open,
     mcp_client,
+    ok,
     press,
     shows,
+    widen,
 )
 
 pytestmark = pytest.mark.browser
@@ -88,13 +89,6 @@ def site() -> Iterator[str]:
         yield origin
 
 
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
 def _row(snapshot: dict[str, Any], role: str, name: str) -> dict[str, Any]:
     rows = [r for r in snapshot["snapshot"] if r["role"] == role and r["name"] == name]
     assert len(rows) == 1, (role, name, snapshot["snapshot"])
@@ -108,7 +102,7 @@ def test_navigate_snapshot_type_click_through_confirm_and_observe(
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
     )
-    allow_arming(browser)
+    widen(browser, dialogArming=True)
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

@@ -31,8 +31,7 @@ from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
-from tests.browser.harness import chromium, mcp_client
-from tests.browser.test_page_tools import code, ok
+from tests.browser.harness import chromium, code, mcp_client, ok
 
 pytestmark = pytest.mark.browser
 

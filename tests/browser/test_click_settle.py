@@ -15,17 +15,10 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import chromium, mcp_client, ok
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 def test_a_click_settles_on_the_navigation_it_started(browser: ThrowawayBrowser, site: str) -> None:

@@ -24,13 +24,14 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
 from tests.browser.harness import (
-    allow_arming,
     chromium,
     confirm_page,
     keep_dialogs_open,
     mcp_client,
+    ok,
     press,
     shows,
+    widen,
 )
 from tests.fakes import tool_error
 
@@ -129,13 +130,6 @@ class _Site(http.server.BaseHTTPRequestHandler):
 def site() -> Iterator[str]:
     with serve_http(_Site) as origin:
         yield origin
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 async def refused(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -369,7 +363,7 @@ def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_pag
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
     )
-    allow_arming(browser)
+    widen(browser, dialogArming=True)
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -510,7 +504,7 @@ def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
     )
-    allow_arming(browser)
+    widen(browser, dialogArming=True)
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

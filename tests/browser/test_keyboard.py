@@ -22,7 +22,7 @@ from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_exten
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -144,13 +144,6 @@ def set_policy(browser: ThrowawayBrowser, **changes: Any) -> None:
     store.set_baseline(
         gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000
     )
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 async def refused(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:

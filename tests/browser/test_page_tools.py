@@ -7,44 +7,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate, host_key_store
-from tabwarden.trust.policy import apply_set
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press, shows, widen
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 GUARD = 240.0
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
-async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
-    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
-
-
-def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
-    """What `tabwarden policy set` does after the person typed the phrase."""
-    config = browser.root / "config"
-    gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
-    key = host_key_store(config, "file").load()
-    assert key is not None
-    store.set_baseline(
-        gate.path, key, apply_set(gate.current().policy, changes).to_json(), 1_800_000_000
-    )
 
 
 def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -60,13 +60,6 @@ class _Site(http.server.BaseHTTPRequestHandler):
 def site_port() -> Iterator[int]:
     with serve_http(_Site) as origin:
         yield int(origin.rsplit(":", 1)[1])
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, args, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 async def text_of(agent: Any, tab: int) -> str:

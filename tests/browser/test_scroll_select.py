@@ -20,7 +20,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, press
+from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -132,17 +132,6 @@ def scroll_site(elsewhere: str) -> Iterator[tuple[str, list[dict[str, str]]]]:
 
     with serve_http(_Site) as origin:
         yield origin, seen
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
-async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
-    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
 
 
 def trust(browser: ThrowawayBrowser, site: str) -> None:

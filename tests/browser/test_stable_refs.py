@@ -12,8 +12,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client
-from tests.browser.test_page_tools import code, ok
+from tests.browser.harness import chromium, code, mcp_client, ok
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,7 @@ from playwright.async_api import Dialog
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client
-from tests.browser.test_page_tools import ok
+from tests.browser.harness import chromium, mcp_client, ok
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser

@@ -23,7 +23,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
-from tests.browser.harness import chromium, confirm_page, press, shows
+from tests.browser.harness import chromium, confirm_page, ok, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.fakes import tool_error
 
@@ -125,13 +125,6 @@ async def check_layout(page: Any, name: str, shots: Path) -> list[str]:
     if found["checked"] < 5:
         problems.append(f"{name}: only {found['checked']} elements laid out (did it render?)")
     return problems
-
-
-async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
 
 
 def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
