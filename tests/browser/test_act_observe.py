@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
-import time
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -66,11 +66,16 @@ FOREVER = b"""<!doctype html><html><head><title>forever</title></head><body>
 </body></html>"""
 
 
+#: Holds the unapproved site's answer until the test has its result, so the navigation there is
+#: still pending (the old page still shown) while the agent's wait and observation run.
+RELEASE = threading.Event()
+
+
 class _Elsewhere(http.server.BaseHTTPRequestHandler):
-    """The site nobody approved: it answers slowly, so the old page is still there meanwhile."""
+    """The site nobody approved: it answers once the test releases it."""
 
     def do_GET(self) -> None:  # noqa: N802
-        time.sleep(1.5)  # the navigation is pending while the agent's wait ends
+        RELEASE.wait(120)
         body = f"<!doctype html><title>{SECRET}</title><p>{SECRET}</p><button>Steal</button>"
         data = body.encode()
         self.send_response(200)
@@ -85,8 +90,12 @@ class _Elsewhere(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def elsewhere() -> Iterator[str]:
+    RELEASE.clear()
     with serve_http(_Elsewhere) as origin:
-        yield origin
+        try:
+            yield origin
+        finally:
+            RELEASE.set()
 
 
 @pytest.fixture
@@ -257,10 +266,15 @@ def test_the_observation_skips_a_tab_that_left_the_approved_sites(
             assert SECRET not in everything and "Steal" not in everything
             assert urlparse(elsewhere).netloc not in everything
             # The skip was real: the tab did go to the other site.
-            tabs = (await ok(agent, "tab_list", {}))["tabs"]
-            assert urlparse(next(t["url"] for t in tabs if t["id"] == tab)).netloc == (
-                urlparse(elsewhere).netloc
-            )
+            RELEASE.set()
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:
+                tabs = (await ok(agent, "tab_list", {}))["tabs"]
+                landed = urlparse(next(t["url"] for t in tabs if t["id"] == tab)).netloc
+                if landed == urlparse(elsewhere).netloc:
+                    break
+                assert asyncio.get_running_loop().time() < deadline, landed
+                await asyncio.sleep(0.1)
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
 
