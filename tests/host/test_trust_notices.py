@@ -1,6 +1,7 @@
 """Live updates (issue 15): the real host notices the trust record, the kill latch and the audit
 log changing on disk — a `tabwarden kill` or `policy restrict` typed in a terminal — and pushes a
-``trust_changed`` notice to the extension that carries a counter and nothing else."""
+``trust_changed`` notice to the extension that carries a counter and nothing else; a refused tap's
+host_reply names the kind of check that failed for the person's own page, and nothing more."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import sys
 from pathlib import Path
 
 from tabwarden.host.notices import ChangeWatch, watched_paths
+from tabwarden.trust.presence import REASON_CODES
 from tests.fakes import FakeBrowser, host_env
 from tests.fixtures import (
+    begin_tap,
+    change_detail,
+    complete_tap,
     config_of,
+    enrol_via_pairing,
     gate_of,
     host_call,
     paired_host,
+    refused,
 )
 
 
@@ -65,3 +72,42 @@ def test_reading_the_record_moves_nothing_a_change_does(fake_browser: FakeBrowse
     assert host_call(fake_browser, "kill", {})["ok"] is True
     assert watch.moved() is True
     assert watch.moved() is False  # once per change
+
+
+def test_a_cloned_authenticator_is_refused_with_its_reason_for_the_person_only(
+    fake_browser: FakeBrowser,
+) -> None:
+    """The authenticator comes back with the counter it had before the last tap (a clone): the
+    host refuses, writes nothing, and its reply names ``counter_not_increased`` — never the
+    counter values, never which credential — while the message stays the opaque one."""
+    _, authenticator = enrol_via_pairing(fake_browser)
+    config = config_of(fake_browser)
+    detail = change_detail({"eval": True})
+    begun = begin_tap(fake_browser, "policy.widen", detail)
+    response = authenticator.get(begun["options"])
+    assert complete_tap(fake_browser, begun["challengeId"], "policy.widen", detail, response)["ok"]
+    cloned_at = authenticator.counter
+    before = (config / "trust.json").read_bytes()
+
+    detail = change_detail({"upload": True})
+    again = begin_tap(fake_browser, "policy.widen", detail)
+    reply = complete_tap(
+        fake_browser,
+        again["challengeId"],
+        "policy.widen",
+        detail,
+        authenticator.get(again["options"], counter=cloned_at),
+    )
+    refused(reply, "presence_refused")
+    assert reply["error"] == {
+        "code": "presence_refused",
+        "message": "presence refused",
+        "reason": "counter_not_increased",
+    }
+    assert (config / "trust.json").read_bytes() == before
+    assert gate_of(config).current().policy["upload"] is False
+
+    # A stale challenge id says so; every reason the host sends is one of the fixed set.
+    stale = complete_tap(fake_browser, again["challengeId"], "policy.widen", detail, response)
+    assert stale["error"]["reason"] == "challenge_stale"
+    assert {reply["error"]["reason"], stale["error"]["reason"]} <= REASON_CODES
