@@ -1,9 +1,10 @@
-"""Live updates for the extension's pages: notice the trust record, the kill latch or the audit
-log changing on disk and tell the extension (``trust_changed``), so an open options page or popup
-shows a change made in a terminal (``revoke``, ``kill``, ``unkill``, ``policy set``,
-``pair-client``) or by another page without a reload.
+"""Live updates for the extension's pages: notice the trust record, the kill latch, the audit
+log or the recently seen MCP clients changing on disk and tell the extension
+(``trust_changed``), so an open options page or popup shows a change made in a terminal
+(``revoke``, ``kill``, ``unkill``, ``policy set``, ``pair-client``), by another page, or a new
+client starting, without a reload.
 
-Cost, bounded and fixed: one ``lstat`` of each of three paths every ``POLL_INTERVAL`` in the
+Cost, bounded and fixed: one ``lstat`` of each of four paths every ``POLL_INTERVAL`` in the
 host's event loop (inotify is not in the standard library), and no file is ever read. A change is
 a path's ``(st_mtime_ns, st_size, st_ino)`` moving, or the path appearing or vanishing (an atomic
 rename gives a new inode; an audit append a new size). The notice carries a counter and nothing
@@ -23,6 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tabwarden.mcp_server.spawner import SPAWNERS_FILE
 from tabwarden.trust.audit import default_audit_path
 from tabwarden.trust.gate import TrustGate
 
@@ -48,8 +50,9 @@ def stamp(path: Path) -> Stamp:
 
 
 def watched_paths(gate: TrustGate) -> tuple[Path, ...]:
-    """The files whose change an open page shows: the record, the kill latch, the audit log."""
-    return (gate.path, gate.kill_latch, default_audit_path(gate.env))
+    """The files whose change an open page shows: the record, the kill latch, the audit log,
+    and the clients seen starting ``tabwarden mcp`` (the Clients section's "recently seen")."""
+    return (gate.path, gate.kill_latch, default_audit_path(gate.env), gate.config / SPAWNERS_FILE)
 
 
 class ChangeWatch:

@@ -111,3 +111,25 @@ def test_a_cloned_authenticator_is_refused_with_its_reason_for_the_person_only(
     stale = complete_tap(fake_browser, again["challengeId"], "policy.widen", detail, response)
     assert stale["error"]["reason"] == "challenge_stale"
     assert {reply["error"]["reason"], stale["error"]["reason"]} <= REASON_CODES
+
+
+def test_a_new_client_starting_is_pushed_so_recently_seen_updates(
+    fake_browser: FakeBrowser,
+) -> None:
+    """Before any client is paired, each `tabwarden mcp` start is remembered (spawners.json) for
+    pairing by tap; the Clients section's "recently seen" follows without a reload."""
+    paired_host(fake_browser)
+    spawners = config_of(fake_browser) / "spawners.json"
+    assert not spawners.exists()
+    subprocess.run(  # noqa: S603 (this interpreter, our own MCP server; stdin at EOF: it stops)
+        [sys.executable, "-m", "tabwarden", "mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=host_env(fake_browser.runtime),
+        timeout=60,
+        check=False,
+    )
+    assert spawners.exists()
+    assert fake_browser.wait_notices(1)[0]["type"] == "trust_changed"
+    recent = host_call(fake_browser, "clients_recent", {})["result"]["recent"]
+    assert len(recent) == 1, recent
