@@ -251,6 +251,8 @@ const session = createSession({
       .catch((err) => log.warn("tabwarden: ending a session failed", err))
       .finally(() => pages.changed());
   },
+  // The record, kill latch or audit log changed (a terminal, another page): pages re-read.
+  onTrustChanged: () => pages.changed(),
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
   helloFields: async () => {

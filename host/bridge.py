@@ -68,6 +68,7 @@ from tabwarden.protocol.handshake import (
     HandshakeFailed,
     HostHandshake,
 )
+from tabwarden.trust.presence import PresenceRefused
 from tabwarden.trust.refusal import MeasuredClient, refusal
 from tabwarden.trust.verify import Effective
 
@@ -352,6 +353,8 @@ class Relay:
         except TabwardenError as exc:
             log.warning("host_call %s refused (%s)", action, exc.code)
             reply = refused(exc.code, str(exc))
+            if isinstance(exc, PresenceRefused):  # its coarse kind, for the person's own page
+                reply["error"]["reason"] = exc.reason_code
         except Exception as exc:  # never let one call kill the host; never echo internals
             log.error("host_call %s failed: %s", action, type(exc).__name__)
             reply = refused(INTERNAL_ERROR, "the host could not answer that call")

@@ -217,6 +217,7 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
     from tabwarden.host.bridge import BridgeServer, Relay
     from tabwarden.host.host_calls import host_calls
     from tabwarden.host.native import NativePipe
+    from tabwarden.host.notices import ChangeWatch, push_trust_changes, watched_paths
     from tabwarden.host.runtime import host_files
     from tabwarden.trust.gate import TrustGate
 
@@ -240,6 +241,12 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
         )
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())
+        # Open extension pages show a change made elsewhere without a reload (host/notices.py).
+        noticing = asyncio.create_task(
+            push_trust_changes(
+                ChangeWatch(watched_paths(gate)), pipe.send, lambda: relay.extension_connected
+            )
+        )
         log.info("serving %s for browser %r", ep.socket, ep.label)
 
         async def on_message(message: dict[str, object]) -> None:
@@ -262,7 +269,7 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
         finally:
             seen.away(why)
             await relay.browser_gone()
-            for task in (serving, watching):
+            for task in (serving, watching, noticing):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task

@@ -92,7 +92,7 @@ def pair_begin(
     if stored is None:
         log.warning("pair_begin refused: wrong, reused or expired pairing code")
         _audit_refusal(ctx, "code")
-        raise PresenceRefused("wrong, reused or expired pairing code")
+        raise PresenceRefused("wrong, reused or expired pairing code", "code_refused")
     bound_to = _bound_browser(ctx, key, stored)
     if bound_to is not None and bound_to != ctx.browser_label:
         log.warning(
@@ -101,7 +101,7 @@ def pair_begin(
             ctx.browser_label,
         )
         _audit_refusal(ctx, "code_browser")
-        raise PresenceRefused("the pairing code was issued for another browser")
+        raise PresenceRefused("the pairing code was issued for another browser", "code_refused")
     existing = list(calls.own_credentials(ctx, eff))
     options, challenge = begin_registration(
         ctx.browser_label, user_name=USER_NAME, exclude=existing, now=now, ttl=ctx.challenge_ttl
@@ -156,7 +156,7 @@ def _bound_browser(ctx: HostCallContext, key: HostKey, code: PairingCode) -> str
     if not grant_is_valid(key.public, grant):
         log.warning("pair_begin refused: the code's browser binding does not verify (tampering)")
         _audit_refusal(ctx, "code_binding")
-        raise PresenceRefused("the pairing code's browser binding does not verify")
+        raise PresenceRefused("the pairing code's browser binding does not verify", "code_refused")
     return code.binding.browser
 
 
@@ -179,19 +179,23 @@ def pair_complete(
     new sign count is stored before the new browser is written. Nothing is written on refusal."""
     try:
         if challenge is None:
-            raise PresenceRefused("unknown, used or expired challenge id")
+            raise PresenceRefused("unknown, used or expired challenge id", "challenge_stale")
         if challenge.browser_label != ctx.browser_label or challenge.kind != "register":
-            raise PresenceRefused("challenge was issued for another browser or ceremony")
+            raise PresenceRefused(
+                "challenge was issued for another browser or ceremony", "wrong_request"
+            )
         _, eff = calls.paired_key(ctx)
         credential = None
         if window_only:
             if calls.own_credentials(ctx, eff):
-                raise PresenceRefused("an enrolled browser is never downgraded to window-only")
+                raise PresenceRefused(
+                    "an enrolled browser is never downgraded to window-only", "downgrade_refused"
+                )
             if now >= challenge.expires_at:
-                raise PresenceRefused("challenge expired")
+                raise PresenceRefused("challenge expired", "challenge_stale")
         else:
             if not isinstance(response, dict):
-                raise PresenceRefused("response is not an object")
+                raise PresenceRefused("response is not an object", "malformed")
             credential = complete_registration(challenge, response, now=now)
         approver = _check_approval(ctx, eff, challenge, approval, approval_response, now)
     except PresenceRefused as exc:
@@ -205,7 +209,9 @@ def pair_complete(
         )  # fmt: skip
     except store.AlreadyEnrolled:  # enrolled by a concurrent pairing since we checked
         _audit_refusal(ctx, "registration")
-        raise PresenceRefused("an enrolled browser is never downgraded to window-only") from None
+        raise PresenceRefused(
+            "an enrolled browser is never downgraded to window-only", "downgrade_refused"
+        ) from None
     if credential is None:
         log.info("browser %r paired window-only (software confirmation)", ctx.browser_label)
         return {"windowOnly": True}
@@ -230,7 +236,9 @@ def _check_approval(
     if registration.detail == TERMINAL_APPROVED and not calls.own_credentials(ctx, eff):
         return None
     if approval is None or not isinstance(response, dict):
-        raise PresenceRefused("another browser is enrolled: an assertion from it is required")
+        raise PresenceRefused(
+            "another browser is enrolled: an assertion from it is required", "approval_needed"
+        )
     outcome = complete_assertion(
         approval,
         response,

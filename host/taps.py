@@ -197,7 +197,7 @@ def presence_begin(
     credentials = calls.own_credentials(ctx, eff)
     if not credentials:
         log.warning("presence_begin refused: browser %r has no credential", ctx.browser_label)
-        raise PresenceRefused("no enrolled credential for this browser")
+        raise PresenceRefused("no enrolled credential for this browser", "not_enrolled")
     options, challenge = begin_assertion(
         action, str(detail), ctx.browser_label, credentials, now=now, ttl=ctx.challenge_ttl
     )
@@ -231,10 +231,10 @@ def presence_complete(
     credentials = calls.own_credentials(ctx, eff)
     try:
         if challenge is None:
-            raise PresenceRefused("unknown, used or expired challenge id")
+            raise PresenceRefused("unknown, used or expired challenge id", "challenge_stale")
         response = args.get("response")
         if not isinstance(response, dict):
-            raise PresenceRefused("response is not an object")
+            raise PresenceRefused("response is not an object", "malformed")
         outcome = complete_assertion(
             challenge,
             response,

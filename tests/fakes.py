@@ -67,6 +67,8 @@ class FakeBrowser:
         self.runtime = runtime
         self._decoder: FrameDecoder = FrameDecoder(nativemsg.HEADER, nativemsg.MAX_HOST_TO_BROWSER)
         self.stderr_lines: list[str] = []
+        #: The host's ``trust_changed`` notices, in arrival order (``receive`` sets them aside).
+        self.notices: list[dict[str, Any]] = []
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
 
@@ -92,16 +94,43 @@ class FakeBrowser:
         self.proc.stdin.flush()
 
     def receive(self) -> dict[str, Any]:
-        """The next message from the host (blocking read on its stdout)."""
+        """The next message from the host (blocking read on its stdout). ``trust_changed``
+        notices (host/notices.py) arrive whenever the record changes on disk, between any two
+        replies: they are set aside in ``notices``, as the real extension handles them apart."""
         assert isinstance(self.proc.stdout, io.BufferedReader)  # a PIPE with default buffering
         while True:
             frame = self._decoder.next_frame()
+            if frame is not None and frame.get("type") == "trust_changed":
+                self.notices.append(frame)
+                continue
             if frame is not None:
                 return frame
             chunk = self.proc.stdout.read1(65536)
             self._decoder.receive_data(chunk)
             if not chunk:
                 raise EOFError("host closed stdout")
+
+    def wait_notices(self, count: int = 1, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Read until at least ``count`` ``trust_changed`` notices arrived (a hang guard with a
+        generous deadline, never a timing assertion); any other message is a failure."""
+        import select
+
+        assert isinstance(self.proc.stdout, io.BufferedReader)
+        deadline = _deadline(timeout)
+        while len(self.notices) < count:
+            frame = self._decoder.next_frame()
+            if frame is not None:
+                assert frame.get("type") == "trust_changed", frame
+                self.notices.append(frame)
+                continue
+            if not select.select([self.proc.stdout], [], [], 0.5)[0]:
+                _pause_until(deadline)  # raises TimeoutError once the deadline passed
+                continue
+            chunk = self.proc.stdout.read1(65536)  # read1 leaves nothing buffered behind select
+            if not chunk:
+                raise EOFError("host closed stdout")
+            self._decoder.receive_data(chunk)
+        return self.notices
 
     def hello(self) -> dict[str, Any]:
         self.send({"type": "hello", "protocol": 1, "extensionVersion": "test"})

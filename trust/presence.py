@@ -19,7 +19,11 @@ options page"):
 
 Every check has its own precise reason; outward there is one opaque ``PresenceRefused``
 (``code = "presence_refused"``) whose ``str()`` never says which check failed. Log ``.reason``
-locally only.
+locally only. Its ``.reason_code`` (one of ``REASON_CODES``) is the coarse kind of check that
+failed, for the *person* on their own options page (the host puts it only into the host_reply to
+the extension, which shows it only to its own options page: never to an agent, never in a tool
+result): e.g. ``counter_not_increased`` ("a cloned key?"). It names no counter value, origin,
+credential id or key material, and it is the same for every check of its kind.
 
 Sign counter rule: authenticators that do not implement a counter always send 0 (passkeys synced
 across devices do this), so ``stored == 0 and new == 0`` is accepted; otherwise the new counter
@@ -80,6 +84,7 @@ __all__ = [
     "Challenge",
     "ChallengeBook",
     "PresenceRefused",
+    "REASON_CODES",
     "begin_assertion",
     "begin_registration",
     "complete_assertion",
@@ -109,6 +114,31 @@ Kind = Literal["register", "assert"]
 Rng = Callable[[int], bytes]
 
 
+#: The kinds of refused tap a person may be told about (extension/lib/presence-reasons.js has the
+#: words for each; a test holds the two equal). Append only: the page keys its text on them.
+REASON_CODES = frozenset(
+    {
+        "unspecified",  # no finer kind (a defensive check)
+        "challenge_stale",  # unknown, already used or expired challenge: start again
+        "wrong_request",  # the answer was made for another request, action or change
+        "wrong_origin",  # not made for this extension's page (origin, rpIdHash, embedding)
+        "malformed",  # not a well-formed WebAuthn answer
+        "not_enrolled",  # this authenticator (or none) is enrolled for this browser
+        "no_presence",  # the authenticator did not report a touch
+        "not_verified",  # PIN / fingerprint required (enrolled with it) but not done
+        "signature_invalid",  # the signature does not verify with the enrolled key
+        "counter_not_increased",  # sign counter did not go up: a cloned key or a replay
+        "stored_key_unusable",  # the enrolled key in the record cannot be used
+        "attestation_refused",  # enrolment: an attestation other than "none"
+        "unsupported_key",  # enrolment: a key algorithm tabwarden does not accept
+        "already_enrolled",  # enrolment: this credential is enrolled already
+        "code_refused",  # pairing: wrong, used, expired or another browser's code
+        "approval_needed",  # pairing: another browser is enrolled and must approve
+        "downgrade_refused",  # pairing: an enrolled browser is never made window-only
+    }
+)
+
+
 class PresenceRefused(TabwardenError):
     """The browser confirmation was not accepted."""
 
@@ -116,14 +146,16 @@ class PresenceRefused(TabwardenError):
     exit_status = 1
     hint = "Confirm again from the tabwarden options page in the browser you paired."
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, reason_code: str = "unspecified") -> None:
         #: The precise failed check — for the local log only, never sent to a peer.
         self.reason = reason
+        #: Its coarse kind (``REASON_CODES``), for the person's own options page only.
+        self.reason_code = reason_code if reason_code in REASON_CODES else "unspecified"
         super().__init__("presence refused")
 
 
-def _refuse(reason: str) -> NoReturn:
-    raise PresenceRefused(reason)
+def _refuse(reason: str, reason_code: str) -> NoReturn:
+    raise PresenceRefused(reason, reason_code)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -220,13 +252,13 @@ def _check_now(now: float) -> None:
 
 def _check_challenge(challenge: Challenge, kind: Kind, now: float) -> None:
     if not isinstance(challenge, Challenge):
-        _refuse("not a challenge")
+        _refuse("not a challenge", "malformed")
     if challenge.kind != kind:
-        _refuse(f"wrong kind: challenge is for {challenge.kind!r}, not {kind!r}")
+        _refuse(f"wrong kind: challenge is for {challenge.kind!r}, not {kind!r}", "wrong_request")
     if challenge.used:
-        _refuse("challenge already used")
+        _refuse("challenge already used", "challenge_stale")
     if now >= challenge.expires_at:
-        _refuse("challenge expired")
+        _refuse("challenge expired", "challenge_stale")
 
 
 def _check_client_data(
@@ -235,51 +267,53 @@ def _check_client_data(
     try:
         body = json.loads(bytes(client_data).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        _refuse("clientDataJSON is not JSON")
+        _refuse("clientDataJSON is not JSON", "malformed")
     if not isinstance(body, dict):
-        _refuse("clientDataJSON is not an object")
+        _refuse("clientDataJSON is not an object", "malformed")
     kind, origin, chal = body.get("type"), body.get("origin"), body.get("challenge")
     if not (isinstance(kind, str) and isinstance(origin, str) and isinstance(chal, str)):
-        _refuse("clientDataJSON lacks type, origin or challenge")
+        _refuse("clientDataJSON lacks type, origin or challenge", "malformed")
     if kind != expected_type:
-        _refuse(f"clientData type mismatch ({kind[:40]!r}, wanted {expected_type!r})")
+        _refuse(
+            f"clientData type mismatch ({kind[:40]!r}, wanted {expected_type!r})", "wrong_request"
+        )
     if not hmac.compare_digest(origin.encode("utf-8", "surrogatepass"), RP_ORIGIN.encode("ascii")):
-        _refuse(f"clientData origin mismatch ({origin[:100]!r})")
+        _refuse(f"clientData origin mismatch ({origin[:100]!r})", "wrong_origin")
     if body.get("crossOrigin", False) is not False:
-        _refuse("clientData crossOrigin is not false")
+        _refuse("clientData crossOrigin is not false", "wrong_origin")
     if body.get("topOrigin") is not None:
-        _refuse("clientData has a topOrigin (embedded)")
+        _refuse("clientData has a topOrigin (embedded)", "wrong_origin")
     if not hmac.compare_digest(websafe_decode(state["challenge"]), client_data.challenge):
-        _refuse("challenge mismatch")
+        _refuse("challenge mismatch", "wrong_request")
 
 
 def _check_auth_data(auth_data: AuthenticatorData, uv_required: bool) -> None:
     if not hmac.compare_digest(auth_data.rp_id_hash, _RP_ID_HASH):
-        _refuse("rpIdHash mismatch (not SHA-256 of the extension origin)")
+        _refuse("rpIdHash mismatch (not SHA-256 of the extension origin)", "wrong_origin")
     if not auth_data.is_user_present():
-        _refuse("user presence (UP) flag missing")
+        _refuse("user presence (UP) flag missing", "no_presence")
     if uv_required and not auth_data.is_user_verified():
-        _refuse("user verification (UV) required but flag missing")
+        _refuse("user verification (UV) required but flag missing", "not_verified")
 
 
 def _check_ids(raw: Any) -> None:
     """Before fido2 parses: an object whose ``id`` and ``rawId`` name the same bytes."""
     if not isinstance(raw, Mapping):
-        _refuse("response is not an object")
+        _refuse("response is not an object", "malformed")
     ident, raw_id = raw.get("id"), raw.get("rawId")
     if not (isinstance(ident, str) and isinstance(raw_id, str)):
-        _refuse("id or rawId missing")
+        _refuse("id or rawId missing", "malformed")
     try:
         same = _decode_id(ident) == _decode_id(raw_id)
     except ValueError:
         same = False
     if not same:
-        _refuse("id and rawId differ")
+        _refuse("id and rawId differ", "malformed")
 
 
 def _check_type(response: RegistrationResponse | AuthenticationResponse) -> None:
     if response.type != PublicKeyCredentialType.PUBLIC_KEY:
-        _refuse(f"credential type mismatch ({response.type!r})")
+        _refuse(f"credential type mismatch ({response.type!r})", "malformed")
 
 
 def _new_challenge(
@@ -367,31 +401,34 @@ def complete_registration(
         attestation = registration.response.attestation_object
         auth_data = attestation.auth_data
     except Exception as exc:  # fido2 raises many kinds on bad input; all mean "malformed"
-        _refuse(f"malformed registration response ({type(exc).__name__})")
+        _refuse(f"malformed registration response ({type(exc).__name__})", "malformed")
     _check_type(registration)
     _check_client_data(client_data, CollectedClientData.TYPE.CREATE, state)
     statement = attestation.att_stmt  # fido2 keeps whatever CBOR value the page sent
     if attestation.fmt != "none" or not isinstance(statement, Mapping) or dict(statement) != {}:
-        _refuse(f"bad attestation (format {attestation.fmt!r}, only an empty 'none' accepted)")
+        _refuse(
+            f"bad attestation (format {attestation.fmt!r}, only an empty 'none' accepted)",
+            "attestation_refused",
+        )
     _check_auth_data(auth_data, state.get("user_verification") == "required")
     cred = auth_data.credential_data
     if not auth_data.is_attested() or cred is None:
-        _refuse("no attested credential data")
+        _refuse("no attested credential data", "malformed")
     if cred.credential_id != registration.raw_id:
-        _refuse("credential id differs from rawId")
+        _refuse("credential id differs from rawId", "malformed")
     alg = cred.public_key.get(3)
     if alg not in _ALGORITHMS:
-        _refuse(f"unsupported public key algorithm {alg!r}")
+        _refuse(f"unsupported public key algorithm {alg!r}", "unsupported_key")
     credential_id = websafe_encode(cred.credential_id)
     if credential_id in state.get("exclude", ()):
-        _refuse("credential already enrolled")
+        _refuse("credential already enrolled", "already_enrolled")
     public_key = websafe_encode(cbor.encode(dict(cred.public_key)))
     if len(credential_id) > _MAX_CRED_ID_B64 or len(public_key) > _MAX_PUBLIC_KEY_B64:
-        _refuse("credential id or public key too long")
+        _refuse("credential id or public key too long", "malformed")
     try:  # fido2 re-runs the ceremony checks: defence in depth, never the only check
         _server().register_complete(_fido2_state(state), response_json)
     except Exception as exc:
-        _refuse(f"fido2 refused the registration ({exc})")
+        _refuse(f"fido2 refused the registration ({exc})", "malformed")
     return Credential(
         credential_id=credential_id,
         public_key=public_key,
@@ -463,13 +500,17 @@ def complete_assertion(
     _check_now(now)
     _check_challenge(challenge, "assert", now)
     if challenge.action != action:
-        _refuse(f"action mismatch (challenge for {challenge.action!r}, presented for {action!r})")
+        _refuse(
+            f"action mismatch (challenge for {challenge.action!r}, presented for {action!r})",
+            "wrong_request",
+        )
     if challenge.detail != detail:
-        _refuse("detail mismatch (the challenge names a different change)")
+        _refuse("detail mismatch (the challenge names a different change)", "wrong_request")
     if challenge.browser_label != browser_label:
         _refuse(
             f"browser mismatch (challenge for {challenge.browser_label!r}, "
-            f"presented for {browser_label!r})"
+            f"presented for {browser_label!r})",
+            "wrong_request",
         )
     state = challenge.state
     _check_ids(response_json)
@@ -478,7 +519,7 @@ def complete_assertion(
         client_data = authentication.response.client_data
         auth_data = authentication.response.authenticator_data
     except Exception as exc:
-        _refuse(f"malformed assertion response ({type(exc).__name__})")
+        _refuse(f"malformed assertion response ({type(exc).__name__})", "malformed")
     _check_type(authentication)
     presented = websafe_encode(authentication.raw_id)
     stored = None
@@ -486,7 +527,7 @@ def complete_assertion(
         if _canonical_id(cred.credential_id) == presented:
             stored = cred
     if stored is None or presented not in state.get("allow", ()):
-        _refuse("credential not enrolled for this browser")
+        _refuse("credential not enrolled for this browser", "not_enrolled")
     _check_client_data(client_data, CollectedClientData.TYPE.GET, state)
     # UV is required when the caller or the challenge says so, and always for a credential that
     # verified the user at enrolment: an authenticator that can verify must not be let off.
@@ -495,19 +536,22 @@ def complete_assertion(
     try:
         decoded = cbor.decode(websafe_decode(stored.public_key))
         if not isinstance(decoded, Mapping):
-            raise PresenceRefused("stored credential key is not a COSE map")
+            raise PresenceRefused("stored credential key is not a COSE map", "stored_key_unusable")
         cose = CoseKey.parse(decoded)
         attested = AttestedCredentialData.create(b"\0" * 16, authentication.raw_id, cose)
     except Exception as exc:
-        _refuse(f"stored public key unusable ({type(exc).__name__})")
+        _refuse(f"stored public key unusable ({type(exc).__name__})", "stored_key_unusable")
     try:  # fido2 verifies the signature (and re-runs the ceremony checks)
         _server().authenticate_complete(_fido2_state(state), [attested], response_json)
     except Exception:
-        _refuse("signature invalid")
+        _refuse("signature invalid", "signature_invalid")
     new = auth_data.counter
     old = stored.sign_count
     if not (new > old or (new == 0 and old == 0)):
-        _refuse(f"sign counter did not increase (stored {old}, presented {new})")
+        _refuse(
+            f"sign counter did not increase (stored {old}, presented {new})",
+            "counter_not_increased",
+        )
     return AssertionOutcome(
         credential_id=stored.credential_id,
         new_sign_count=new,

@@ -2,18 +2,19 @@
 // options page: agent_tabs_list (every agent tab still open: session, origin, masked title,
 // orphaned or not: lib/tab-lifecycle.js; the session's client label and last call when known:
 // lib/session-clients.js), agent_tabs_close_orphan {tabId} and
-// agent_tabs_close_orphans (closing orphans: narrowing, free). Pure: the lifecycle is injected.
-// It must never answer anything but this extension's own popup and options pages, and never
-// close a tab that is not an orphan.
+// agent_tabs_close_orphans (closing orphans: narrowing, free) and agent_tabs_close {tabId} (the
+// person closes one agent tab, live or orphaned: narrowing, free; its session forgets it). Pure:
+// the lifecycle is injected. It must never answer anything but this extension's own popup and
+// options pages, and never close a tab no agent opened (the person's own).
 
 import { CODE } from "./error-codes.js";
 import { fromOptionsPage as fromPage } from "./pairing.js";
 import { isPlainObject } from "./wire.js";
 
-const TYPES = new Set(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs_close_orphans"]);
+const TYPES = new Set(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_close"]);
 
 /**
- * @param {{lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "list" | "closeOrphan" | "closeOrphans">,
+ * @param {{lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "list" | "closeOrphan" | "closeOrphans" | "closeAgentTab">,
  *   sessionClients?: {snapshot: () => Promise<Map<string, import("./session-clients.js").SessionSeen>>},
  *   log?: {warn: (...a: unknown[]) => void}}} deps
  */
@@ -41,7 +42,8 @@ export function createAgentTabsRelay({ lifecycle, sessionClients, log = console 
       if (msg.type === "agent_tabs_close_orphans") return { ok: true, closed: await lifecycle.closeOrphans() };
       const tabId = msg.tabId;
       if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return { ok: false, code: CODE.BAD_REQUEST };
-      return (await lifecycle.closeOrphan(/** @type {number} */ (tabId)))
+      const closing = msg.type === "agent_tabs_close" ? lifecycle.closeAgentTab : lifecycle.closeOrphan;
+      return (await closing(/** @type {number} */ (tabId)))
         ? { ok: true, closed: 1 } : { ok: false, code: CODE.TAB_NOT_FOUND };
     } catch (err) {
       log.warn("tabwarden: agent tab list failed", err);

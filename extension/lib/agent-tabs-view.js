@@ -1,10 +1,11 @@
 // agent-tabs-view.js — the "Agent tabs" list of popup.html and options.html: every tab an agent
 // opened that is still open, with the client that opened it (its paired label), when it last
 // called or since when it is orphaned, its origin and masked title (lib/tab-lifecycle.js),
-// orphans (their session ended) marked, each orphan with a one-click Close and all of them with
-// "Close all orphaned tabs". Pure: the document and runtime messaging are injected (popup.js and
-// options.js wire the real ones). It must never put worker-supplied text into the DOM as HTML
-// (textContent only) and never offer to close a tab a live session is driving.
+// orphans (their session ended) marked, each row with a one-click Close (a live session's tab
+// too: closing it is narrowing, and its session forgets it) and "Close all orphaned tabs". Pure:
+// the document and runtime messaging are injected (popup.js and options.js wire the real ones).
+// It must never put worker-supplied text into the DOM as HTML (textContent only) and never offer
+// to close a tab no agent opened (the worker lists agent tabs only, and checks again).
 
 import { CODE } from "./error-codes.js";
 
@@ -31,7 +32,7 @@ export function rowText(row) {
 /**
  * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>}}} deps
  * @returns {Promise<{refresh: () => Promise<void>, closeOrphan: (tabId: number) => Promise<string>,
- *   closeOrphans: () => Promise<string>}>}
+ *   closeTab: (tabId: number) => Promise<string>, closeOrphans: () => Promise<string>}>}
  */
 export async function runAgentTabsView({ doc, api }) {
   const list = doc.getElementById("agent-tabs");
@@ -62,6 +63,14 @@ export async function runAgentTabsView({ doc, api }) {
     return text;
   }
 
+  /** A live session's tab: closed, and its session forgets it. @param {number} tabId */
+  async function closeTab(tabId) {
+    const text = outcome(await send({ type: "agent_tabs_close", tabId }), "closed 1 tab");
+    await refresh();
+    say(text);
+    return text;
+  }
+
   async function closeOrphans() {
     const r = await send({ type: "agent_tabs_close_orphans" });
     const text = outcome(r, `closed ${Number.isInteger(r?.closed) ? r.closed : 0} orphaned tab(s)`);
@@ -80,13 +89,14 @@ export async function runAgentTabsView({ doc, api }) {
       const span = doc.createElement("span");
       span.textContent = rowText(row);
       li.append(span);
-      if (row?.orphaned === true && Number.isInteger(row?.id)) {
+      if (Number.isInteger(row?.id)) {
+        const orphan = row?.orphaned === true;
         const button = doc.createElement("button");
         button.type = "button";
         button.textContent = "Close";
-        button.className = "close-orphan";
-        button.setAttribute("aria-label", `Close orphaned tab: ${rowText(row)}`);
-        button.addEventListener("click", () => { closeOrphan(row.id).catch(() => {}); });
+        button.className = orphan ? "close-orphan" : "close-tab";
+        button.setAttribute("aria-label", `${orphan ? "Close orphaned tab" : "Close agent tab"}: ${rowText(row)}`);
+        button.addEventListener("click", () => { (orphan ? closeOrphan : closeTab)(row.id).catch(() => {}); });
         li.append(" ", button);
       }
       return li;
@@ -102,5 +112,5 @@ export async function runAgentTabsView({ doc, api }) {
 
   closeAll?.addEventListener("click", () => { closeOrphans().catch(() => {}); });
   await refresh();
-  return { refresh, closeOrphan, closeOrphans };
+  return { refresh, closeOrphan, closeTab, closeOrphans };
 }

@@ -22,5 +22,7 @@ export class BridgeError extends Error {
     this.name = "BridgeError";
     /** @type {string} */
     this.code = isErrorCode(code) ? code : CODE.INTERNAL_ERROR;
+    /** @type {string | null} the host's reason code for a refused tap (lib/presence-reasons.js), if any */
+    this.reason = null;
   }
 }

@@ -9,6 +9,7 @@
 import { canonicalJson } from "./canonical-json.js";
 import { CODE } from "./error-codes.js";
 import { refusalHint } from "./policy-page.js";
+import { refusedText } from "./presence-reasons.js";
 
 /**
  * A client label from an executable path: its basename, lower-cased, every character outside
@@ -126,7 +127,7 @@ export async function runClientsPage({ doc, api }) {
       return text;
     };
     /** @param {any} answer */
-    const refused = (answer) => done(`refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`);
+    const refused = (answer) => done(refusedText(answer?.code ?? CODE.INTERNAL_ERROR, answer?.reason));
     try {
       const detail = canonicalJson({ exe: s.path, label: defaultLabel(s.path), sha256: s.sha256 });
       say(`${action}: asking the host`);
@@ -138,7 +139,7 @@ export async function runClientsPage({ doc, api }) {
         const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
         response = await api.getAssertion(opts.publicKey ?? opts);
       } catch {
-        return done(`refused: ${CODE.PRESENCE_REFUSED}`);
+        return done(refusedText(CODE.PRESENCE_REFUSED, "no_answer"));
       }
       const finished = await api.sendMessage({ type: "presence_complete", challengeId: begun.challengeId, action, detail, response });
       if (!finished || finished.ok !== true) return refused(finished);

@@ -15,7 +15,7 @@ export const CHANGED = "tabwarden_changed";
  * change, or two open pages would re-read each other forever.
  */
 export const CHANGING = new Set(["pair_complete", "presence_complete", "policy_restrict", "kill", "client_revoke", "popup_kill",
-  "agent_tabs_close_orphan", "agent_tabs_close_orphans"]);
+  "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_close"]);
 /** Fewest milliseconds between two broadcasts (changes inside it are folded into one). */
 export const NOTIFY_INTERVAL_MS = 500;
 

@@ -11,6 +11,7 @@
 
 import { CODE } from "./error-codes.js";
 import { refusalHint } from "./policy-page.js";
+import { refusedText } from "./presence-reasons.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
 /**
@@ -108,7 +109,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
     try {
       show("status", "pairing: asking the host");
       const begun = await api.sendMessage({ type: "pair_begin", code: String(input?.value ?? "") });
-      if (!begun || begun.ok !== true) return done(`refused: ${String(begun?.code ?? CODE.INTERNAL_ERROR)}`);
+      if (!begun || begun.ok !== true) return done(refusedText(begun?.code ?? CODE.INTERNAL_ERROR, begun?.reason));
       show("fingerprint", String(begun.fingerprint ?? ""));
       /** @param {unknown} o */
       const publicKey = (o) => {
@@ -141,7 +142,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
         }
       }
       const finished = await api.sendMessage(message);
-      if (!finished || finished.ok !== true) return done(`refused: ${String(finished?.code ?? CODE.INTERNAL_ERROR)}`);
+      if (!finished || finished.ok !== true) return done(refusedText(finished?.code ?? CODE.INTERNAL_ERROR, finished?.reason));
       if (input) input.value = "";
       await refresh();
       show("fingerprint", String(finished.fingerprint ?? ""));

@@ -37,7 +37,9 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
   let begun = null;
 
   /** @param {unknown} err */
-  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR });
+  const refusal = (err) => (err instanceof BridgeError
+    ? { ok: false, code: err.code, ...(err.reason === null ? {} : { reason: err.reason }) } // the reason: for this page only
+    : { ok: false, code: CODE.INTERNAL_ERROR });
 
   function status() {
     const { state, pinned } = gate.snapshot();

@@ -5,6 +5,7 @@
 
 import { BridgeError } from "./bridge-error.js";
 import { CODE } from "./error-codes.js";
+import { REASON_RE } from "./presence-reasons.js";
 import { isPlainObject } from "./wire.js";
 
 /**
@@ -61,7 +62,9 @@ export function createPendingTable({ setTimer, clearTimer, defaultTimeoutMs = 30
         entry.resolve(reply.result);
       } else {
         const err = isPlainObject(reply.error) ? reply.error : {};
-        entry.reject(new BridgeError(String(err.code), typeof err.message === "string" ? err.message : ""));
+        const e = new BridgeError(String(err.code), typeof err.message === "string" ? err.message : "");
+        if (typeof err.reason === "string" && REASON_RE.test(err.reason)) e.reason = err.reason;
+        entry.reject(e);
       }
       return true;
     },

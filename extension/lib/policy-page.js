@@ -18,6 +18,7 @@
 import { canonicalJson } from "./canonical-json.js";
 import { CODE, ERROR_TABLE } from "./error-codes.js";
 import { normaliseOrigin } from "./origin.js";
+import { refusedText } from "./presence-reasons.js";
 
 /**
  * Plain words for the policy keys (trust/policy.py POLICY_KEYS) — words only: the keys shown are
@@ -275,7 +276,8 @@ export async function runPolicyPage({ doc, api }) {
   }
 
   /** @param {any} answer @param {string} action */
-  const outcome = (answer, action) => (answer && answer.ok === true ? `done: ${action}` : `refused: ${String(answer?.code ?? CODE.INTERNAL_ERROR)}`);
+  const outcome = (answer, action) => (answer && answer.ok === true ? `done: ${action}`
+    : refusedText(answer?.code ?? CODE.INTERNAL_ERROR, answer?.reason)); // a refused tap says why, right here
 
   /**
    * A tap-gated action: presence_begin, WebAuthn get() here, presence_complete.
@@ -293,7 +295,7 @@ export async function runPolicyPage({ doc, api }) {
         const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
         response = await api.getAssertion(opts.publicKey ?? opts);
       } catch {
-        return `refused: ${CODE.PRESENCE_REFUSED}`;
+        return refusedText(CODE.PRESENCE_REFUSED, "no_answer");
       }
       const done = await api.sendMessage({ type: "presence_complete", challengeId: begun.challengeId, action, detail, response });
       return outcome(done, action);

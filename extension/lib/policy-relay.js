@@ -59,7 +59,9 @@ export function createPolicyRelay({ hostCall }) {
 
   const bad = () => ({ ok: false, code: CODE.BAD_REQUEST });
   /** @param {unknown} err */
-  const refusal = (err) => ({ ok: false, code: err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR });
+  const refusal = (err) => (err instanceof BridgeError
+    ? { ok: false, code: err.code, ...(err.reason === null ? {} : { reason: err.reason }) } // the reason: for this page only
+    : { ok: false, code: CODE.INTERNAL_ERROR });
 
   /**
    * @param {string} action

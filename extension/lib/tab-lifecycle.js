@@ -59,6 +59,9 @@ export function maxAgentTabs(policy) {
  * @property {() => Promise<AgentTabRow[]>} list every agent tab still open
  * @property {() => Promise<number>} closeOrphans closes every orphan; how many
  * @property {(tabId: number) => Promise<boolean>} closeOrphan closes one orphan (false: not one)
+ * @property {(tabId: number) => Promise<boolean>} closeAgentTab the person closes one agent tab,
+ *   live or orphaned, from the popup or the options page: closed and forgotten by its session
+ *   (false: not an agent tab, so never the person's own)
  * @property {(policy: unknown) => Promise<number[]>} makeRoom before tab_open: closes orphans
  *   until below the cap; throws tab_limit when it cannot; returns the closed ids
  * @property {(tabId: number) => Promise<void>} claimed a tab became owned (kept from discarding)
@@ -178,6 +181,11 @@ export function createTabLifecycle({ ownership, browser, timers, onReleased = ()
     },
     async closeOrphan(tabId) {
       if (!ownership.isOrphan(tabId)) return false;
+      await close(tabId);
+      return true;
+    },
+    async closeAgentTab(tabId) {
+      if (ownership.owner(tabId) === null && !ownership.isOrphan(tabId)) return false;
       await close(tabId);
       return true;
     },

@@ -77,9 +77,11 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
             assert outcome["again"] == {"ok": False, "code": "bad_request"}, (
                 outcome
             )  # the worker's single use
-            assert outcome["replayed"] == {"ok": False, "code": "presence_refused"}, (
-                outcome
-            )  # the host's
+            assert outcome["replayed"] == {
+                "ok": False,
+                "code": "presence_refused",
+                "reason": "wrong_request",
+            }, outcome  # the host's
             assert gate.current().policy.upload is True
             after_upload = _trust(config)
 
@@ -87,6 +89,7 @@ def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
             assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {
                 "ok": False,
                 "code": "presence_refused",
+                "reason": "wrong_request",
             }
             assert _trust(config) == after_upload and gate.current().policy.eval is False
 
@@ -140,7 +143,11 @@ def test_a_stale_challenge_is_refused_in_real_chromium(
         async with paired_options_page(browser) as paired:
             before = _trust(config)
             outcome = await paired.page.evaluate(STALE_TAP, 11_000)
-            assert outcome == {"ok": False, "code": "presence_refused"}, outcome
+            assert outcome == {
+                "ok": False,
+                "code": "presence_refused",
+                "reason": "challenge_stale",
+            }, outcome
             assert _trust(config) == before and gate.current().policy.eval is False
             # The same tap, answered at once, works: it was the wait that was refused.
             assert (await paired.page.evaluate(STALE_TAP, 0))["ok"] is True

@@ -142,7 +142,9 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             _set_code(config, "attack-code")
             before = _grants(config)
             answer = await page_b.evaluate(PAIR_WITH_OWN_APPROVAL, "attack-code")
-            assert answer == {"ok": False, "code": "presence_refused"}, answer
+            assert answer == {"ok": False, "code": "presence_refused", "reason": "not_enrolled"}, (
+                answer
+            )
             assert _grants(config) == before and _browsers(gate) == {"chromium": 1}
 
             # The person brings the authenticator enrolled for A (a security key): B pairs.
@@ -177,7 +179,9 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
             )
             before = _grants(config)
             answer = await page_a.evaluate(TAP_WITH_FOREIGN_CREDENTIAL, cred_b.credential_id)
-            assert answer == {"ok": False, "code": "presence_refused"}, answer
+            assert answer == {"ok": False, "code": "presence_refused", "reason": "not_enrolled"}, (
+                answer
+            )
             assert _grants(config) == before
             assert gate.current().policy.eval is False
 

@@ -31,7 +31,7 @@ const ROWS = [
 
 const flush = () => new Promise((r) => setImmediate(r));
 
-test("rows as text; a Close button on orphans only; clicking it closes that tab and re-lists", async () => {
+test("rows as text; a Close button on each row; an orphan's closes that orphan and re-lists", async () => {
   const doc = fakeDoc(["agent-tabs", "close-orphans", "agent-tabs-status"]);
   const sent = [];
   let rows = ROWS;
@@ -53,7 +53,8 @@ test("rows as text; a Close button on orphans only; clicking it closes that tab 
   assert.doesNotMatch(list.textContent, /s-1-aa|s-2-bb/);
   const buttons = (li) => li.children.filter((c) => typeof c !== "string" && c.tagName === "BUTTON");
   assert.equal(buttons(list.children[0]).length, 1);
-  assert.equal(buttons(list.children[1]).length, 0, "a live session's tab cannot be closed here");
+  assert.equal(buttons(list.children[1]).length, 1, "a live session's tab can be closed too");
+  assert.equal(buttons(list.children[1])[0].className, "close-tab");
   assert.equal(doc.el("close-orphans").disabled, false);
   buttons(list.children[0])[0].click();
   await flush(); await flush();
@@ -68,4 +69,25 @@ test("an unavailable worker is said, not shown as an empty list", async () => {
   await runAgentTabsView({ doc, api: { sendMessage: async () => { throw new Error("no worker"); } } });
   assert.match(doc.el("agent-tabs").textContent, /unavailable/);
   assert.equal(rowText(null), "agent · in use · (no site) — (no title)");
+});
+
+test("a live session's tab: its Close sends agent_tabs_close for that tab and re-lists", async () => {
+  const doc = fakeDoc(["agent-tabs", "close-orphans", "agent-tabs-status"]);
+  const sent = [];
+  let rows = ROWS;
+  const api = {
+    sendMessage: async (msg) => {
+      sent.push(msg);
+      if (msg.type === "agent_tabs_list") return { ok: true, tabs: rows };
+      rows = rows.filter((r) => r.id !== msg.tabId);
+      return { ok: true, closed: 1 };
+    },
+  };
+  await runAgentTabsView({ doc, api });
+  const live = doc.el("agent-tabs").children[1];
+  live.children.find((c) => typeof c !== "string" && c.tagName === "BUTTON").click();
+  await flush(); await flush();
+  assert.deepEqual(sent[1], { type: "agent_tabs_close", tabId: 8 });
+  assert.equal(doc.el("agent-tabs-status").textContent, "done: closed 1 tab");
+  assert.deepEqual(doc.el("agent-tabs").children.map((li) => li.className), ["orphaned"]);
 });

@@ -69,6 +69,15 @@ test("pairing: pair_begin with the code, create() with options.publicKey, pair_c
   assert.deepEqual(h.paired, [true], "the Policy section is told to re-render");
 });
 
+test("a refused pairing says the host's reason in words, next to the Pair button", async () => {
+  const a = make({ begin: { ok: false, code: "presence_refused", reason: "code_refused" } });
+  assert.equal(await (await a.run()).pair(),
+    "refused: presence_refused — the pairing code is wrong, used, expired or for another browser: run tabwarden pair again");
+  assert.match(a.doc.el("status").textContent, /pairing code is wrong/);
+  const b = make({ complete: { ok: false, code: "presence_refused", reason: "<script>" } });
+  assert.equal(await (await b.run()).pair(), "refused: presence_refused", "an unknown reason adds nothing");
+});
+
 test("refusals: host code, authenticator failure, completion refusal", async () => {
   const a = make({ begin: { ok: false, code: "presence_refused" } });
   assert.equal(await (await a.run()).pair(), "refused: presence_refused");

@@ -140,7 +140,7 @@ test("widen refusals: the host's code, or presence_refused when the authenticato
   assert.equal(a.doc.el("policy-status").textContent, "refused: presence_refused");
   assert.equal(a.assertions.length, 0);
   const b = harness({ assertion: async () => { throw new DOMException("no", "NotAllowedError"); } });
-  assert.equal(await (await b.run()).widen({ eval: true }), "refused: presence_refused");
+  assert.equal(await (await b.run()).widen({ eval: true }), "refused: presence_refused — no authenticator answered (cancelled, timed out, or none present)");
   assert.equal(b.sent.some((m) => m.type === "presence_complete"), false);
   const c = harness({ complete: { ok: false, code: "host_compromised" } });
   assert.equal(await (await c.run()).widen({ eval: true }), "refused: host_compromised");
@@ -205,8 +205,8 @@ test("kill is free; unkill needs a tap with action unkill and empty detail", asy
   assert.equal(h.assertions.length, 1);
   assert.equal(h.doc.el("policy-status").textContent, "done: unkill");
   assert.equal(h.doc.el("killed").textContent, "released");
-  const refused = harness({ killed: true, begin: { ok: false, code: "presence_refused" } });
-  assert.equal(await (await refused.run()).unkill(), "refused: presence_refused");
+  const refused = harness({ killed: true, begin: { ok: false, code: "presence_refused", reason: "not_enrolled" } });
+  assert.equal(await (await refused.run()).unkill(), "refused: presence_refused — this authenticator is not the one enrolled for this browser");
   assert.equal(refused.doc.el("killed").textContent, "engaged");
   void page;
 });
@@ -381,7 +381,7 @@ test("refusals: the host's restrict refusal and a failed tap are shown; the fiel
   const t = harness({ policy: FULL, assertion: async () => { throw new DOMException("no", "NotAllowedError"); } });
   const tapPage = await t.run();
   t.doc.el("grace").value = "90";
-  assert.equal(await tapPage.setGrace(), "refused: presence_refused");
+  assert.equal(await tapPage.setGrace(), "refused: presence_refused — no authenticator answered (cancelled, timed out, or none present)");
   assert.equal(t.sent.some((m) => m.type === "presence_complete" || m.type === "policy_restrict"), false);
   assert.equal(t.doc.el("grace").value, "30");
   assert.equal(await tapPage.setPresenceConfirm(true), "done: policy_restrict", "a narrowing needs no authenticator");
@@ -481,7 +481,7 @@ test("dialogArming: on is a tap (a widening), off is a free restrict", async () 
 });
 
 test("a refusal is said under the control that asked, with what to do about it", async () => {
-  const h = harness({ begin: { ok: false, code: "presence_refused" } });
+  const h = harness({ begin: { ok: false, code: "presence_refused", reason: "counter_not_increased" } });
   await h.run();
   const moved = [];
   const group = { nextSibling: null, after: (box) => { moved.push(box.id); group.nextSibling = box; } };
@@ -489,7 +489,8 @@ test("a refusal is said under the control that asked, with what to do about it",
   h.doc.el("enable-eval").click();
   for (let i = 0; i < 6; i += 1) await flush();
   assert.deepEqual(moved, ["policy-feedback"], "the outcome moved under the asking control");
-  assert.equal(h.doc.el("policy-status").textContent, "refused: presence_refused");
+  // The host's reason for the person, in words, next to the control (never a counter value).
+  assert.match(h.doc.el("policy-status").textContent, /^refused: presence_refused — this authenticator's sign counter did not increase \(a cloned key\?\)/);
   assert.match(h.doc.el("policy-hint").textContent, /did not prove presence/);
   h.doc.el("origin").value = "not a site";
   h.doc.el("approve-origin").click();

@@ -335,6 +335,19 @@ test("session_end calls onSessionEnd with the session name; malformed ones are i
   assert.deepEqual(ended, ["s3-9f2c"]);
 });
 
+test("trust_changed calls onTrustChanged (whatever it carries) and nothing else", () => {
+  let changed = 0;
+  const h = harness({ onTrustChanged: () => { changed += 1; } });
+  h.session.start();
+  h.port().deliver(WELCOME);
+  const sent = h.port().sent.length;
+  h.port().deliver({ type: "trust_changed", seq: 1 });
+  h.port().deliver({ type: "trust_changed", seq: 2, killed: true });
+  assert.equal(changed, 2);
+  assert.equal(h.port().sent.length, sent, "no answer goes back to the host");
+  assert.ok(!h.log.warnings.some((w) => w.includes("trust_changed")));
+});
+
 test("hostCall sends host_call and resolves with host_reply's result; errors carry the host's code", async () => {
   const h = harness();
   await assert.rejects(h.session.hostCall("pair_begin", {}), (e) => e.code === "extension_not_connected");

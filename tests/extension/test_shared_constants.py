@@ -50,3 +50,18 @@ def test_every_policy_key_has_plain_words_on_the_options_page() -> None:
     )
     assert block
     assert set(re.findall(r"^\s+([A-Za-z]+):", block.group(1), re.M)) == set(POLICY_KEYS)
+
+
+def test_every_refused_tap_reason_has_words_for_the_person() -> None:
+    """The host's reason codes for a refused tap (trust/presence.py REASON_CODES) and the words
+    the options page shows for them (extension/lib/presence-reasons.js REASON_TEXT) are one set;
+    the page adds only its own "no_answer" (no authenticator answered in the page)."""
+    from tabwarden.trust.presence import REASON_CODES
+
+    text = (REPO / "extension/lib/presence-reasons.js").read_text("utf-8")
+    block = re.search(
+        r"^export const REASON_TEXT = Object\.freeze\(\{(.*?)^\}\);", text, re.M | re.S
+    )
+    assert block
+    words = set(re.findall(r"^  ([a-z_]+):", block.group(1), re.M))
+    assert words == REASON_CODES | {"no_answer"}

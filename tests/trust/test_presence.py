@@ -33,14 +33,16 @@ NOW = 1_700_000_000
 OPAQUE = "presence refused"
 
 
-def refused(reason_part: str) -> Any:
-    """Context manager: PresenceRefused whose local reason names the failed check."""
-    return _Refused(reason_part)
+def refused(reason_part: str, kind: str | None = None) -> Any:
+    """Context manager: PresenceRefused whose local reason names the failed check, and whose
+    person-facing kind (``reason_code``) is one of the fixed set (``kind``, when given)."""
+    return _Refused(reason_part, kind)
 
 
 class _Refused:
-    def __init__(self, part: str) -> None:
+    def __init__(self, part: str, kind: str | None) -> None:
         self.part = part
+        self.kind = kind
 
     def __enter__(self) -> None:
         self._cm = pytest.raises(PresenceRefused)
@@ -53,6 +55,8 @@ class _Refused:
         assert str(err) == OPAQUE
         assert err.code == "presence_refused"
         assert isinstance(err, TabwardenError)
+        assert err.reason_code in p.REASON_CODES, err.reason_code
+        assert self.kind is None or err.reason_code == self.kind, (err.reason_code, self.kind)
         return bool(handled)
 
 
@@ -185,9 +189,9 @@ def test_registration_refusals(bend: dict[str, Any], reason: str) -> None:
 def test_registration_refuses_expired_used_wrong_kind_and_excluded(s: Setup) -> None:
     options, ch = p.begin_registration("chrome", user_name="me", now=NOW)
     resp = SoftAuthenticator().create(options)
-    with refused("expired"):
+    with refused("expired", "challenge_stale"):
         p.complete_registration(ch, resp, now=NOW + CHALLENGE_TTL)
-    with refused("already used"):
+    with refused("already used", "challenge_stale"):
         p.complete_registration(ch.mark_used(), resp, now=NOW + 1)
     with refused("wrong kind"):
         p.complete_registration(s.challenge, resp, now=NOW + 11)
@@ -263,7 +267,7 @@ def test_uv_absent_is_refused_for_a_credential_enrolled_with_uv(s: Setup) -> Non
     stale = Credential(**{**_fields(s.cred_a), "uv": False})
     opts, ch = p.begin_assertion(s.action, s.detail, "chrome", [stale], now=NOW + 10)
     assert opts["userVerification"] == "preferred"
-    with refused("user verification"):
+    with refused("user verification", "not_verified"):
         s.complete(s.a.get(opts, uv=False), challenge=ch, credentials=[s.cred_a])
     # the same tap with UV verifies
     assert s.complete(s.a.get(opts), challenge=ch, credentials=[s.cred_a]).user_verified
@@ -272,19 +276,19 @@ def test_uv_absent_is_refused_for_a_credential_enrolled_with_uv(s: Setup) -> Non
 @pytest.mark.parametrize(("stored", "new"), [(5, 5), (5, 4), (5, 0), (1, 0)])
 def test_non_increasing_counter_is_refused(s: Setup, stored: int, new: int) -> None:
     cred = Credential(**{**_fields(s.cred_a), "sign_count": stored})
-    with refused("sign counter"):
+    with refused("sign counter", "counter_not_increased"):
         s.complete(s.a.get(s.options, counter=new), credentials=[cred])
 
 
 def test_expired_challenge(s: Setup) -> None:
-    with refused("expired"):
+    with refused("expired", "challenge_stale"):
         s.complete(s.a.get(s.options), now=NOW + 10 + CHALLENGE_TTL)
 
 
 def test_reused_challenge(s: Setup) -> None:
     resp = s.a.get(s.options)
     s.complete(resp)
-    with refused("already used"):
+    with refused("already used", "challenge_stale"):
         s.complete(resp, challenge=s.challenge.mark_used())
 
 
@@ -295,7 +299,7 @@ def test_wrong_kind(s: Setup) -> None:
 
 
 def test_assertion_for_another_action(s: Setup) -> None:
-    with refused("action mismatch"):
+    with refused("action mismatch", "wrong_request"):
         s.complete(s.a.get(s.options), action="unkill")
 
 
@@ -330,12 +334,12 @@ def test_up_absent(s: Setup) -> None:
 
 def test_uv_absent_when_required() -> None:
     s = Setup(uv_required=True)
-    with refused("user verification"):
+    with refused("user verification", "not_verified"):
         s.complete(s.a.get(s.options, uv=False))
 
 
 def test_uv_required_by_caller_even_if_challenge_said_preferred(s: Setup) -> None:
-    with refused("user verification"):
+    with refused("user verification", "not_verified"):
         s.complete(s.a.get(s.options, uv=False), uv_required=True)
 
 
@@ -344,7 +348,7 @@ def test_tampered_signature(s: Setup) -> None:
     sig = bytearray(unb64u(resp["response"]["signature"]))
     sig[-1] ^= 1
     resp["response"]["signature"] = b64u(bytes(sig))
-    with refused("signature invalid"):
+    with refused("signature invalid", "signature_invalid"):
         s.complete(resp)
 
 
@@ -354,7 +358,7 @@ def test_signature_by_another_key_over_the_same_data(s: Setup) -> None:
     other.credential_id = s.a.credential_id
     other.counter = s.a.counter - 1
     resp["response"] = other.get(s.options)["response"]
-    with refused("signature invalid"):
+    with refused("signature invalid", "signature_invalid"):
         s.complete(resp)
 
 

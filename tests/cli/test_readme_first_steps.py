@@ -1,0 +1,196 @@
+"""The README's first steps, followed from a fresh HOME as written (issue 15: "the README's install
+path followed from a fresh HOME works exactly as written").
+
+The commands are read from README.md itself — its "On a fresh machine" block and the code spans
+of "Use it with your own Chrome" — never copied into this test, so the test fails when the README
+drifts from what the program does. Each runs through a shell from the repository root, in a HOME
+and XDG directories of its own, with ``tabwarden`` *not* on the PATH until step 1's own
+``export`` line puts it there; ``tabwarden pair`` runs on a pty that is its controlling terminal,
+where the person types the phrase it asks for.
+
+What cannot run here, and where it is covered instead: ``scripts/setup`` itself (it built the
+very ``.venv`` this suite runs in: only that its commands' programs exist is checked), loading the
+unpacked extension in Chrome and the options page's pairing (tests/browser/test_browser_pairing.py),
+``tabwarden demo`` (tests/browser/test_demo.py), ``claude mcp add`` with Claude Code
+(tests/browser/test_claude_code.py), and ``pair-client``/``unkill`` (tests/cli/)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shlex
+import subprocess
+import termios
+from pathlib import Path
+
+from tabwarden import ceremony
+from tabwarden.manifests import EXTENSION_ID
+from tests.pty_cli import PROMPT, Pty
+
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text("utf-8")
+CODE_RE = re.compile(r"\b(\d{4}-\d{4})\b")
+
+
+def _section(title: str) -> str:
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.M | re.S)
+    assert found, f"README.md has no section {title!r}"
+    return found.group(1)
+
+
+def _spans(text: str) -> list[str]:
+    return re.findall(r"`([^`\n]+)`", text)
+
+
+def _steps() -> dict[int, str]:
+    """The numbered steps of "Use it with your own Chrome", by number (continuation lines
+    joined)."""
+    body = _section("Use it with your own Chrome")
+    parts = re.split(r"^(\d+)\. ", body, flags=re.M)
+    return {
+        int(n): " ".join(text.split()) for n, text in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def _one(spans: list[str], prefix: str) -> str:
+    found = [s for s in spans if s.startswith(prefix)]
+    assert found, f"the README's step names no `{prefix}…` command: {spans}"
+    return found[0]
+
+
+class _Person:
+    """A person's shell session: a fresh HOME, the PATH without tabwarden, and every line
+    typed so far that changes the shell (the ``export``) kept for the next commands."""
+
+    def __init__(self, root: Path) -> None:
+        home = root / "home"
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TABWARDEN_", "XDG_"))}
+        for var in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND", "VIRTUAL_ENV"):
+            env.pop(var, None)
+        venv_bin = str(REPO / ".venv" / "bin")
+        env["PATH"] = os.pathsep.join(
+            p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p) != Path(venv_bin)
+        )
+        runtime = root / "run"
+        runtime.mkdir(mode=0o700)
+        # A runtime dir of its own: the person's machine has $XDG_RUNTIME_DIR; this one must not
+        # share /tmp/tabwarden-<uid> with other tests.
+        env.update(HOME=str(home), XDG_RUNTIME_DIR=str(runtime))
+        self.env = env
+        self.home = home
+        self.prelude: list[str] = []
+
+    def script(self, line: str) -> str:
+        return "; ".join([*self.prelude, line])
+
+    def run(self, line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # noqa: S603 (a shell running the README's own line)
+            ["/bin/sh", "-c", self.script(line)],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    def at_terminal(self, line: str) -> Pty:
+        """``line`` in a new session on a pty that is its controlling terminal."""
+        master, slave = os.openpty()
+
+        def controlling_terminal() -> None:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        proc = subprocess.Popen(  # noqa: S603 (a shell running the README's own line)
+            ["/bin/sh", "-c", self.script(line)],
+            cwd=REPO,
+            env=self.env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=controlling_terminal,  # noqa: PLW1509 (single-threaded here)
+        )
+        os.close(slave)
+        return Pty(proc, master)
+
+
+def test_the_fresh_machine_block_names_programs_setup_makes() -> None:
+    """Running scripts/setup again would rebuild the .venv this suite runs in; what it promises
+    to leave behind for each command of the block is there."""
+    block = re.search(
+        r"```sh\n(.*?)```", _section("On a fresh machine (Debian/Ubuntu, Python ≥ 3.10)"), re.S
+    )
+    assert block
+    commands = [
+        cmd.strip()
+        for line in block.group(1).splitlines()
+        for cmd in line.split("#", 1)[0].split("&&")
+        if cmd.strip()
+    ]
+    assert "scripts/setup" in commands
+    for command in commands:
+        program = REPO / shlex.split(command)[0]
+        assert program.is_file() and os.access(program, os.X_OK), command
+
+
+def test_the_first_steps_work_as_written_from_a_fresh_home(tmp_path: Path) -> None:
+    person = _Person(tmp_path)
+    steps = _steps()
+    assert sorted(steps) == list(range(1, len(steps) + 1)) and len(steps) >= 6, steps
+
+    # 1. tabwarden is not on the PATH until the README's export line puts it there.
+    step1 = _spans(steps[1])
+    check = _one(step1, "command -v tabwarden")
+    assert person.run(check).returncode != 0, "tabwarden was on the PATH before step 1"
+    person.prelude.append(_one(step1, "export PATH="))
+    found = person.run(check)
+    assert found.returncode == 0 and found.stdout.strip() == str(REPO / ".venv/bin/tabwarden")
+
+    # 2. install writes the host manifest, pinned to the ID step 3 states.
+    install = _one(_spans(steps[2]), "tabwarden install")
+    done = person.run(install)
+    assert done.returncode == 0, done.stderr
+    [stated_id] = re.findall(r"Its ID is fixed: `([a-p]{32})`", steps[3])
+    assert stated_id == EXTENSION_ID
+    manifests = list((person.home / ".config").rglob("NativeMessagingHosts/*.json"))
+    assert len(manifests) == 1, manifests
+    manifest = json.loads(manifests[0].read_text())
+    assert manifest["allowed_origins"] == [f"chrome-extension://{stated_id}/"]
+    assert Path(manifest["path"]).is_absolute() and Path(manifest["path"]).is_file()
+
+    # 4. pair at a terminal; this machine has no keyring, so with the flag the step names.
+    step4 = _spans(steps[4])
+    flag = _one(step4, "--file-store")
+    pair = f"{_one(step4, 'tabwarden pair')} {flag}"
+    child = person.at_terminal(pair)
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    assert b"host key fingerprint: SHA256:" in output
+    assert CODE_RE.search(output.split(b"one-time pairing code", 1)[1].decode()), output
+    assert "10 minutes" in steps[4] and b"10 min" in output, output
+
+    # 6. status says what is there and what to do next, including step 5's exact line.
+    state = person.run(_one(_spans(steps[6]), "tabwarden status"))
+    assert state.returncode == 0, state.stderr
+    claude = _one(_spans(steps[5]), "claude mcp add")
+    expanded = claude.replace('"$(command -v tabwarden)"', found.stdout.strip())
+    assert expanded in state.stdout, (expanded, state.stdout)
+    assert "chrome: installed" in state.stdout and "not paired" not in state.stdout
+
+    # Removing power is free; audit shows it; uninstall removes exactly what install wrote.
+    after = _section("Use it with your own Chrome").split("Removing power is always free", 1)[1]
+    spans = _spans(after)
+    assert person.run(_one(spans, "tabwarden kill")).returncode == 0
+    audit = person.run(_one(spans, "tabwarden audit"))
+    assert audit.returncode == 0 and "kill" in audit.stdout, audit.stdout
+    written = {p for p in (person.home / ".config").rglob("*") if "NativeMessagingHosts" in str(p)}
+    assert written
+    removed = person.run(_one(spans, "tabwarden uninstall"))
+    assert removed.returncode == 0, removed.stderr
+    assert not any(p.is_file() for p in written)
