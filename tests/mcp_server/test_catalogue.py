@@ -108,14 +108,33 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
 
     results = _run_every_tool(server)
     errors = {name: tool_error(result) for name, result in results.items()}
+    # bridge_status alone answers while killed (a local diagnostic), and says so.
+    status = results.pop("bridge_status")
+    assert not status.is_error and status.structured_content["killed"] is True
+    errors.pop("bridge_status")
     assert all(e is not None for e in errors.values()), errors
     assert {(e["code"], e["message"]) for e in errors.values() if e} == {
         ("killed", "the kill switch is engaged")
     }
-    assert bridge.calls == [] and bridge.statuses == 0 and read == []
+    assert bridge.calls == [] and bridge.statuses == 1 and read == []
     assert [(a["tool"], a["decision"], a["refusal"]) for a in audited] == [
         (s.name, "refused", "killed") for s in CATALOGUE
     ]
+
+
+def test_bridge_status_while_killed_still_refuses_an_unpaired_client(runtime_dir: Path) -> None:
+    """The kill switch is the only refusal bridge_status looks past: a client the record does
+    not pair is refused it as every other tool, killed or not."""
+    paired = replace(
+        Effective.unpaired(),
+        killed=True,
+        clients_pinned=True,
+    )
+    guard = ToolGuard(lambda: paired, None, "not measurable")
+    bridge = BridgeSpy(runtime_dir)
+    results = _run_every_tool(build_server(bridge, guard))
+    assert (tool_error(results["bridge_status"]) or {}).get("code") == "killed"
+    assert bridge.statuses == 0 and bridge.calls == []
 
 
 def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
