@@ -287,7 +287,7 @@ class ToolCalls:
             if call.image:
                 return _image(reply, spec)
             if save_as is not None:
-                reply = _saved(reply, str(save_as))
+                reply = _saved(reply, str(save_as), spec)
             return ok_result(spec.result.model_validate(reply))
         except TabwardenError as exc:
             return error_result(exc.code, str(exc), read_only=spec.read_only)
@@ -327,10 +327,12 @@ async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) 
             task.cancel()
 
 
-def _saved(reply: dict[str, Any], name: str) -> dict[str, Any]:
+def _saved(reply: dict[str, Any], name: str, spec: ToolSpec) -> dict[str, Any]:
     """The reply with its base64 ``data`` written into the download sandbox as ``name`` and
-    answered as ``savedTo`` (the bytes never reach the client)."""
+    answered as ``savedTo`` (the bytes never reach the client). A malformed reply writes
+    nothing (``ValueError``)."""
     out = {k: v for k, v in reply.items() if k != "data"}
+    spec.result.model_validate(out)
     try:
         data = base64.b64decode(str(reply.get("data", "")), validate=True)
     except (binascii.Error, ValueError):
