@@ -166,10 +166,11 @@ class GatedTool:
             if isinstance(context, Context):
                 await context.report_progress(count, None, message)
 
-        if (refused := self._guard.check(self.spec.name)) is not None and not self._diagnostic(
-            refused
-        ):
-            return error_result(*refused, read_only=self.spec.read_only)
+        if (refused := self._guard.check(self.spec.name)) is not None:
+            if not self._diagnostic(refused):
+                return error_result(*refused, read_only=self.spec.read_only)
+            # Audited as refused above; say that it answered anyway, as a diagnostic.
+            self._guard.outcome(self.spec.name, "answered_while_killed", KILLED)
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError:  # the SDK validated against the same fields; never echo values

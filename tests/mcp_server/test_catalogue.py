@@ -118,7 +118,9 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
     }
     assert bridge.calls == [] and bridge.statuses == 1 and read == []
     assert [(a["tool"], a["decision"], a["refusal"]) for a in audited] == [
-        (s.name, "refused", "killed") for s in CATALOGUE
+        (s.name, "refused", "killed") for s in CATALOGUE[:1]
+    ] + [("bridge_status", "answered_while_killed", "killed")] + [
+        (s.name, "refused", "killed") for s in CATALOGUE[1:]
     ]
 
 
