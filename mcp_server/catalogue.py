@@ -100,6 +100,10 @@ class Relay:
     #: This argument names a file in the upload sandbox: after the gate, the server reads it and
     #: sends its real path, ``name`` and base64 ``data`` instead.
     sandbox_file: str | None = None
+    #: When this argument is given, the reply's base64 ``data`` is written into the download
+    #: sandbox under that name (``downloads.save_download``) and answered as ``savedTo``: the
+    #: bytes never reach the client.
+    save_file: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -703,6 +707,29 @@ class BridgeStatusOut(BaseModel):
     lastDisconnectReason: str | None = None  # noqa: N815
     extensionAway: bool = False  # noqa: N815 — reconnecting by itself
     expectedBackWithinS: int | None = None  # noqa: N815
+    # This session's own calls (tools.CallLog): names and outcomes, never arguments.
+    killed: bool = Field(
+        default=False, description="the kill switch is engaged: every other tool is refused"
+    )
+    recent: list[RecentCall] = Field(
+        default_factory=list, description="this session's last calls, newest last"
+    )
+    lastError: LastError | None = Field(  # noqa: N815
+        default=None, description="this session's last failed call"
+    )
+
+
+class RecentCall(BaseModel):
+    tool: str
+    ok: bool
+    ms: int = Field(description="how long the call took, in milliseconds")
+    code: str | None = Field(description="the error code when it failed")
+
+
+class LastError(BaseModel):
+    tool: str
+    code: str
+    at: float = Field(description="when, in Unix seconds")
 
 
 class SnapshotItem(BaseModel):
@@ -965,6 +992,80 @@ class HistoryOut(Page):
     steps: int = Field(description="how far it moved (negative: back)")
 
 
+# -- page_fetch (issue 14): a request sent from an agent's tab, with the page's credentials ----
+
+#: The request headers page_fetch may set (the extension refuses any other; never Cookie,
+#: Authorization or anything the browser computes).
+FETCH_HEADERS: tuple[str, ...] = (
+    "accept",
+    "accept-language",
+    "cache-control",
+    "content-type",
+    "if-match",
+    "if-modified-since",
+    "if-none-match",
+    "x-requested-with",
+)
+#: Most bytes of a text body returned (``bodyTruncated`` beyond); what ``saveAs`` may write is
+#: the extension's hard cap (``handlers/fetch.js`` ``MAX_SAVE_BYTES``: 10 MiB, refused above).
+MAX_FETCH_TEXT = 1_000_000
+
+
+class FetchArgs(TabArgs):
+    url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=8192,
+            description="an absolute http(s) URL on the tab's site or another approved site",
+        ),
+    ]
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
+    body: Annotated[
+        str | None,
+        Field(max_length=1_000_000, description="a text body (not with GET or HEAD)"),
+    ] = None
+    headers: Annotated[
+        dict[str, str] | None,
+        Field(description="request headers, only: " + ", ".join(FETCH_HEADERS)),
+    ] = None
+    maxBytes: Annotated[  # noqa: N815
+        int,
+        Field(ge=1, le=MAX_FETCH_TEXT, description="return at most this many bytes of the body"),
+    ] = 100_000
+    saveAs: Annotated[  # noqa: N815
+        str | None,
+        Field(
+            min_length=1,
+            max_length=255,
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9._ -]*$",
+            description="write the body (up to 10 MiB) into the download sandbox under this file "
+            "name instead of returning it",
+        ),
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class Fetched(BaseModel):
+    url: str = Field(description="the URL requested")
+    method: str
+    status: int = Field(description="the HTTP status; 0 for a redirect (never followed)")
+    statusText: str  # noqa: N815
+    ok: bool
+    redirected: bool = Field(description="the server answered with a redirect, not followed")
+    contentType: str | None = Field(description="the response's Content-Type")  # noqa: N815
+    bytes: int = Field(description="body bytes read (all of them unless bodyTruncated)")
+    bodyTruncated: bool = Field(description="the body was longer than maxBytes")  # noqa: N815
+    body: str | None = _omitted_unless_set(
+        "the body as text, card-like numbers masked (left out with saveAs and for HEAD)"
+    )
+    savedTo: str | None = _omitted_unless_set(  # noqa: N815
+        "with saveAs: the file in the download sandbox the body was written to"
+    )
+
+
 # -- the catalogue ----------------------------------------------------------------------------
 
 #: Answered from local state: reads nothing outside this process and the runtime directory.
@@ -983,7 +1084,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         description="Answered locally, without a browser round trip: is a tabwarden host "
         "reachable, is the extension connected (and since when), the protocol version, the last "
         "handshake error, the last disconnect and its reason, and, while the extension is away, "
-        "when it is expected back.",
+        "when it is expected back; this session's recent calls (tool, ok, ms, code) and last "
+        "error. Answers while the kill switch is engaged, saying so (killed).",
         arguments=NoArgs,
         result=BridgeStatusOut,
         annotations=LOCAL_READ,
@@ -1446,6 +1548,22 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         risk=Risk.LOW,
         call=RELAY,
     ),
+    ToolSpec(
+        name="page_fetch",
+        title="Send a request from a page",
+        description="fetch() from one of your tabs, with the page's cookies, to a URL on an "
+        "approved site: GET, POST, PUT, PATCH, DELETE or HEAD, an optional text body and a few "
+        "safe headers. Off unless the signed policy enables it (pageFetch); then the person "
+        "confirms EVERY call, seeing the method and URL. Redirects are not followed. The text "
+        "body is masked and capped (maxBytes); saveAs writes it into the download sandbox "
+        "instead of returning it.",
+        arguments=FetchArgs,
+        result=Fetched,
+        annotations=RISKY,
+        gate=Gate.OFF_BY_DEFAULT,
+        risk=Risk.HIGH,
+        call=Relay(save_file="saveAs"),
+    ),
 )
 
 
@@ -1457,6 +1575,9 @@ def _index(specs: tuple[ToolSpec, ...]) -> dict[str, ToolSpec]:
         file_arg = spec.call.sandbox_file if isinstance(spec.call, Relay) else None
         if file_arg is not None and file_arg not in spec.arguments.model_fields:
             raise ValueError(f"{spec.name}: sandbox_file {file_arg!r} is not one of its arguments")
+        save_arg = spec.call.save_file if isinstance(spec.call, Relay) else None
+        if save_arg is not None and save_arg not in spec.arguments.model_fields:
+            raise ValueError(f"{spec.name}: save_file {save_arg!r} is not one of its arguments")
         index[spec.name] = spec
     return index
 

@@ -17,6 +17,7 @@ a tool past a refusal, or log a tool's arguments.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -101,9 +102,13 @@ class ToolGuard:
         except Exception as exc:  # an audit failure must not break the answer
             log.warning("audit log not written: %s", exc)
 
-    def refusal(self) -> tuple[str, str] | None:
-        """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us."""
+    def refusal(self, *, despite_kill: bool = False) -> tuple[str, str] | None:
+        """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us;
+        ``despite_kill``: as if the kill switch were released (``bridge_status`` answers while
+        killed, to a client nothing else refuses)."""
         eff = self._trust()
+        if despite_kill:
+            eff = dataclasses.replace(eff, killed=False)
         if eff.refused:
             log.error("trust record refused: %s", eff.refused)
         if self._spawner is None:
@@ -121,7 +126,8 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         name="tabwarden", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
-    tools.register(server, guard, tools.ToolCalls(bridge, guard, read_upload).answer)
+    calls = tools.CallLog()
+    tools.register(server, guard, tools.ToolCalls(bridge, guard, read_upload, calls).answer, calls)
     return server
 
 

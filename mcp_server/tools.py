@@ -18,17 +18,27 @@ confirmation ended badly (``confirm_denied``, ``confirm_timeout``) is audited
 ``CONFIRM_SLACK_SECONDS``: with the default policy (40 s) that is 55 s, below the 60 s request
 timeout common MCP clients use, so they hear tabwarden's code rather than give up.
 
+Every call's outcome — tool, ok, duration, code; never an argument — is kept in this server's
+``CallLog`` (the last ``RECENT_CALLS``), which ``bridge_status`` answers with (``recent``,
+``lastError``). ``bridge_status`` is the one tool that answers while the kill switch is engaged
+(saying so, ``killed: true``): it is a local diagnostic that reaches no page; every other refusal
+(an unreadable record, an unpaired client) still refuses it too.
+
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
-except through the upload sandbox (``uploads.read_upload``), or put page content, file content
-or a secret into a log line.
+except through the upload sandbox (``uploads.read_upload``), write one except into the download
+sandbox (``downloads.save_download``), or put page content, file content or a secret into a log
+line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import contextlib
 import inspect
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
@@ -39,11 +49,18 @@ from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from tabwarden.errors import TabwardenError
+from tabwarden.mcp_server import downloads
 from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
-from tabwarden.mcp_server.results import error_result, ok_result
+from tabwarden.mcp_server.results import ERROR_META_KEY, error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
-from tabwarden.protocol.codes import BAD_REQUEST, CONFIRM_DENIED, CONFIRM_TIMEOUT, INTERNAL_ERROR
+from tabwarden.protocol.codes import (
+    BAD_REQUEST,
+    CONFIRM_DENIED,
+    CONFIRM_TIMEOUT,
+    INTERNAL_ERROR,
+    KILLED,
+)
 
 #: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
 #: ``TabwardenError`` (``uploads.UploadRefused``).
@@ -60,6 +77,34 @@ CONFIRM_SLACK_SECONDS = 15
 PROGRESS_INTERVAL_SECONDS = 5.0
 #: Codes that end a confirmation without the person's yes: audited as such.
 CONFIRM_OUTCOMES = {CONFIRM_DENIED: "denied", CONFIRM_TIMEOUT: "timed_out"}
+#: How many of this session's calls ``bridge_status`` lists.
+RECENT_CALLS = 20
+
+
+class CallLog:
+    """This server's recent calls, newest last: ``{tool, ok, ms, code}`` each — the tool's name
+    and outcome only, never its arguments or result — and the last error ``{tool, code, at}``
+    (Unix seconds). One per server process, i.e. per MCP session."""
+
+    def __init__(self, size: int = RECENT_CALLS) -> None:
+        self._recent: deque[dict[str, Any]] = deque(maxlen=size)
+        self._last_error: dict[str, Any] | None = None
+
+    def record(self, tool: str, result: CallToolResult, ms: int) -> None:
+        code = _error_code(result) if result.is_error else None
+        self._recent.append({"tool": tool, "ok": not result.is_error, "ms": ms, "code": code})
+        if code is not None:
+            self._last_error = {"tool": tool, "code": code, "at": round(time.time(), 3)}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"recent": list(self._recent), "lastError": self._last_error}
+
+
+def _error_code(result: CallToolResult) -> str:
+    meta = result.meta or {}
+    error = meta.get(ERROR_META_KEY)
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else INTERNAL_ERROR
 
 
 class Gatekeeper(Protocol):
@@ -67,6 +112,11 @@ class Gatekeeper(Protocol):
 
     def check(self, tool: str) -> tuple[str, str] | None:
         """``(code, message)`` when this call is refused, else ``None``; audits the decision."""
+        ...
+
+    def refusal(self, *, despite_kill: bool = False) -> tuple[str, str] | None:
+        """The refusal ``check`` audits, without auditing; ``despite_kill``: as if the kill
+        switch were released (every other refusal still counts)."""
         ...
 
     def confirm_timeout(self) -> int: ...
@@ -82,10 +132,13 @@ class GatedTool:
     model's fields as keyword parameters (the input schema) and ``Annotated[CallToolResult,
     result model]`` (the output schema). Calling it runs the gate first, always."""
 
-    def __init__(self, spec: ToolSpec, guard: Gatekeeper, answer: Answer) -> None:
+    def __init__(
+        self, spec: ToolSpec, guard: Gatekeeper, answer: Answer, calls: CallLog | None = None
+    ) -> None:
         self.spec = spec
         self._guard = guard
         self._answer = answer
+        self._calls = calls
         parameters = [_parameter(n, f) for n, f in spec.arguments.model_fields.items()]
         if _CONTEXT in spec.arguments.model_fields:
             raise TypeError(f"{spec.name}: an argument may not be called {_CONTEXT}")
@@ -100,6 +153,13 @@ class GatedTool:
         )
 
     async def __call__(self, **arguments: Any) -> CallToolResult:
+        started = time.monotonic()
+        result = await self._call(**arguments)
+        if self._calls is not None:
+            self._calls.record(self.spec.name, result, round((time.monotonic() - started) * 1000))
+        return result
+
+    async def _call(self, **arguments: Any) -> CallToolResult:
         context = arguments.pop(_CONTEXT, None)
 
         async def progress(count: int, message: str) -> None:
@@ -107,7 +167,10 @@ class GatedTool:
                 await context.report_progress(count, None, message)
 
         if (refused := self._guard.check(self.spec.name)) is not None:
-            return error_result(*refused, read_only=self.spec.read_only)
+            if not self._diagnostic(refused):
+                return error_result(*refused, read_only=self.spec.read_only)
+            # Audited as refused above; say that it answered anyway, as a diagnostic.
+            self._guard.outcome(self.spec.name, "answered_while_killed", KILLED)
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError:  # the SDK validated against the same fields; never echo values
@@ -117,6 +180,15 @@ class GatedTool:
                 read_only=self.spec.read_only,
             )
         return await self._answer(self.spec, args, progress)
+
+    def _diagnostic(self, refused: tuple[str, str]) -> bool:
+        """``bridge_status`` answers while killed (it says so), for a client that the kill
+        switch alone refuses."""
+        return (
+            self.spec.call is Local.BRIDGE_STATUS
+            and refused[0] == KILLED
+            and self._guard.refusal(despite_kill=True) is None
+        )
 
 
 _CONTEXT = "tabwarden_request_context"
@@ -139,11 +211,14 @@ def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     )
 
 
-def register(server: MCPServer[Any], guard: Gatekeeper, answer: Answer) -> None:
-    """Add every catalogue tool to ``server``, each behind ``guard``."""
+def register(
+    server: MCPServer[Any], guard: Gatekeeper, answer: Answer, calls: CallLog | None = None
+) -> None:
+    """Add every catalogue tool to ``server``, each behind ``guard``, each call's outcome kept in
+    ``calls``."""
     for spec in CATALOGUE:
         server.add_tool(
-            GatedTool(spec, guard, answer),
+            GatedTool(spec, guard, answer, calls),
             name=spec.name,
             title=spec.title,
             description=spec.description,
@@ -155,10 +230,17 @@ def register(server: MCPServer[Any], guard: Gatekeeper, answer: Answer) -> None:
 class ToolCalls:
     """How a call the gate let through is made: the bridge, the upload sandbox, local state."""
 
-    def __init__(self, bridge: BridgeClient, guard: Gatekeeper, read_upload: ReadUpload) -> None:
+    def __init__(
+        self,
+        bridge: BridgeClient,
+        guard: Gatekeeper,
+        read_upload: ReadUpload,
+        calls: CallLog | None = None,
+    ) -> None:
         self._bridge = bridge
         self._guard = guard
         self._read_upload = read_upload
+        self._calls = calls
 
     async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
         if isinstance(spec.call, Local):
@@ -168,7 +250,10 @@ class ToolCalls:
     async def _local(self, call: Local) -> dict[str, Any]:
         status = await self._bridge.status()
         if call is Local.BRIDGE_STATUS:
-            return status.as_dict()
+            calls = self._calls.as_dict() if self._calls is not None else {}
+            refused = self._guard.refusal()  # answered at all: only the kill switch refuses
+            killed = refused is not None and refused[0] == KILLED
+            return status.as_dict() | calls | {"killed": killed}
         live = live_endpoints(runtime_dir(self._bridge.env))
         current = status.browser if status.host_reachable else None
         return {"browsers": [{"label": ep.label, "current": ep.label == current} for ep in live]}
@@ -181,6 +266,9 @@ class ToolCalls:
             request = args.wire()
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
+            save_as = request.get(call.save_file) if call.save_file is not None else None
+            if save_as is not None:
+                downloads.target(str(save_as))  # a bad or taken name: refused before it runs
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
             # One command id per tool call: every retry of a lost transport sends the same one,
             # so the extension's journal runs it at most once.
@@ -199,7 +287,11 @@ class ToolCalls:
         try:
             if call.image:
                 return _image(reply, spec)
+            if save_as is not None:
+                reply = _saved(reply, str(save_as), spec)
             return ok_result(spec.result.model_validate(reply))
+        except TabwardenError as exc:
+            return error_result(exc.code, str(exc), read_only=spec.read_only)
         except ValueError:
             return error_result(
                 INTERNAL_ERROR,
@@ -234,6 +326,19 @@ async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) 
     finally:
         if not task.done():
             task.cancel()
+
+
+def _saved(reply: dict[str, Any], name: str, spec: ToolSpec) -> dict[str, Any]:
+    """The reply with its base64 ``data`` written into the download sandbox as ``name`` and
+    answered as ``savedTo`` (the bytes never reach the client). A malformed reply writes
+    nothing (``ValueError``)."""
+    out = {k: v for k, v in reply.items() if k != "data"}
+    spec.result.model_validate(out)
+    try:
+        data = base64.b64decode(str(reply.get("data", "")), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("the extension returned a malformed body") from None
+    return out | {"savedTo": str(downloads.save_download(name, data))}
 
 
 def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:

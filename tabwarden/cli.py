@@ -230,6 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_tabs(sub)
 
+    from tabwarden.terminal_tools import add_parsers as add_terminal_tools
+
+    add_terminal_tools(sub)
+
     p = add_command(
         sub,
         "demo",
@@ -275,7 +279,7 @@ def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
 #: Subcommands that talk to the bridge run as ``python -I -m tabwarden <command>``: that is the
 #: exact shape the other end attests (docs/adr/0001-attestation.md), and -I keeps PYTHON*
 #: variables, the working directory and the user site out of the import path.
-ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor", "tabs"})
+ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor", "tabs", "call"})
 
 
 def _reexec_isolated(argv: Sequence[str] | None) -> None:

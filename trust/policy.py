@@ -11,6 +11,7 @@
 | ``closeTabsOnSessionEnd`` | bool | ``false`` (ended sessions leave orphans) | ``true`` |
 | ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
 | ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
+| ``pageFetch`` | bool | ``false`` (``page_fetch`` refused) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -69,6 +70,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "closeTabsOnSessionEnd",
     "maxAgentTabs",
     "dialogArming",
+    "pageFetch",
 )
 _ATTR = {
     "origins": "origins",
@@ -82,6 +84,7 @@ _ATTR = {
     "closeTabsOnSessionEnd": "close_tabs_on_session_end",
     "maxAgentTabs": "max_agent_tabs",
     "dialogArming": "dialog_arming",
+    "pageFetch": "page_fetch",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
@@ -90,7 +93,8 @@ _RANGES = {
 }
 #: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
 #: accept armed on a document), so on is the wider way, as for eval.
-_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming"})
+#: ``pageFetch`` true lets ``page_fetch`` send requests with the page's cookies (each confirmed).
+_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming", "pageFetch"})
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
 #: type, range and default that ``key_spec`` derives from the declarations here.
 POLICY_MEANINGS: dict[str, str] = {
@@ -113,6 +117,8 @@ POLICY_MEANINGS: dict[str, str] = {
     "JavaScript dialog; while on, every dialog nothing armed is dismissed at once and logged",
     "maxAgentTabs": "most agent tabs open at once; tab_open then closes the oldest orphan never "
     "looked at, or answers tab_limit",
+    "pageFetch": "allow page_fetch (an HTTP request sent from an agent's tab with the page's "
+    "cookies, to an approved site); every call is confirmed showing its method and URL",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -134,6 +140,7 @@ class Policy(Mapping[str, Any]):
     close_tabs_on_session_end: bool
     max_agent_tabs: int
     dialog_arming: bool
+    page_fetch: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -398,6 +405,7 @@ DEFAULT_POLICY: Policy = Policy(
     close_tabs_on_session_end=False,
     max_agent_tabs=20,
     dialog_arming=False,
+    page_fetch=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

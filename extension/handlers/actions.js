@@ -4,6 +4,7 @@
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
+import { fetchHandlers } from "./fetch.js";
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers, withAftermath } from "./interact.js";
@@ -66,6 +67,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_frames", framesHandlers],
   ["page_type", keyboardHandlers],
   ["page_keys", keyboardHandlers],
+  ["page_fetch", fetchHandlers],
 ]));
 
 /**

@@ -50,6 +50,8 @@ export const ERROR_TABLE = frozenTable([
   ["result_evicted", 40, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
   ["tab_limit", 41, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
   ["wrong_element", 42, "That element is not the kind this tool works on (e.g. page_select on a custom combobox: click it open, then click the option); call page_snapshot to see its role."],
+  ["fetch_off", 43, "page_fetch is off by default: a person turns it on with `tabwarden policy set pageFetch=true` at a terminal (a signed widening; every call is then confirmed, and `tabwarden policy restrict pageFetch=false` turns it off again)."],
+  ["fetch_failed", 44, "The request failed in the page (no answer, or the site does not let this page read the answer: CORS); a GET is safe to retry, after any other method check the site first."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

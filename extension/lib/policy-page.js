@@ -37,6 +37,7 @@ export const POLICY_WORDS = Object.freeze({
   closeTabsOnSessionEnd: "An ended agent's tabs are closed",
   maxAgentTabs: "Most tabs agents may keep open",
   dialogArming: "Agents may arm an answer to a page's next dialog",
+  pageFetch: "Requests sent from a page with its cookies (page_fetch)",
 });
 
 /**
@@ -72,7 +73,7 @@ export function refusalHint(outcome) {
 
 const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
-  "dialog-arming-on", "dialog-arming-off"];
+  "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch"];
 
 /**
  * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
@@ -118,6 +119,8 @@ export async function runPolicyPage({ doc, api }) {
       "close-tabs-off": !has || policy.closeTabsOnSessionEnd !== true,
       "dialog-arming-on": !has || policy.dialogArming === true,
       "dialog-arming-off": !has || policy.dialogArming !== true,
+      "enable-fetch": !has || policy.pageFetch === true,
+      "restrict-fetch": !has || policy.pageFetch !== true,
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -401,6 +404,8 @@ export async function runPolicyPage({ doc, api }) {
   on("enable-upload", () => widen({ upload: true }));
   on("restrict-eval", () => restrict("eval", false));
   on("restrict-upload", () => restrict("upload", false));
+  on("enable-fetch", () => widen({ pageFetch: true }));
+  on("restrict-fetch", () => restrict("pageFetch", false));
   on("kill", kill);
   on("unkill", unkill);
   on("set-grace", setGrace);

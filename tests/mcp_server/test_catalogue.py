@@ -108,14 +108,35 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
 
     results = _run_every_tool(server)
     errors = {name: tool_error(result) for name, result in results.items()}
+    # bridge_status alone answers while killed (a local diagnostic), and says so.
+    status = results.pop("bridge_status")
+    assert not status.is_error and status.structured_content["killed"] is True
+    errors.pop("bridge_status")
     assert all(e is not None for e in errors.values()), errors
     assert {(e["code"], e["message"]) for e in errors.values() if e} == {
         ("killed", "the kill switch is engaged")
     }
-    assert bridge.calls == [] and bridge.statuses == 0 and read == []
+    assert bridge.calls == [] and bridge.statuses == 1 and read == []
     assert [(a["tool"], a["decision"], a["refusal"]) for a in audited] == [
-        (s.name, "refused", "killed") for s in CATALOGUE
+        (s.name, "refused", "killed") for s in CATALOGUE[:1]
+    ] + [("bridge_status", "answered_while_killed", "killed")] + [
+        (s.name, "refused", "killed") for s in CATALOGUE[1:]
     ]
+
+
+def test_bridge_status_while_killed_still_refuses_an_unpaired_client(runtime_dir: Path) -> None:
+    """The kill switch is the only refusal bridge_status looks past: a client the record does
+    not pair is refused it as every other tool, killed or not."""
+    paired = replace(
+        Effective.unpaired(),
+        killed=True,
+        clients_pinned=True,
+    )
+    guard = ToolGuard(lambda: paired, None, "not measurable")
+    bridge = BridgeSpy(runtime_dir)
+    results = _run_every_tool(build_server(bridge, guard))
+    assert (tool_error(results["bridge_status"]) or {}).get("code") == "killed"
+    assert bridge.statuses == 0 and bridge.calls == []
 
 
 def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
@@ -221,3 +242,64 @@ def test_tool_and_action_names_are_spelled_only_in_the_catalogue() -> None:
         if isinstance(node, ast.Constant) and node.value in names
     }
     assert spelled == set()
+
+
+class FetchingBridge(BridgeSpy):
+    """Answers page_fetch as the extension does for saveAs: the body as base64 ``data``."""
+
+    def __init__(self, runtime: Path, reply: dict[str, Any]) -> None:
+        super().__init__(runtime)
+        self.reply = reply
+
+    async def call(self, action: str, args: dict[str, Any] | None = None, **_: Any) -> Any:
+        self.calls.append((action, dict(args or {})))
+        return dict(self.reply)
+
+
+FETCHED = {
+    "url": "http://127.0.0.1:1/a",
+    "method": "GET",
+    "status": 200,
+    "statusText": "OK",
+    "ok": True,
+    "redirected": False,
+    "contentType": "text/plain",
+    "bytes": 5,
+    "bodyTruncated": False,
+    "data": "aGVsbG8=",
+}
+
+
+def _fetch(bridge: BridgeSpy, args: dict[str, Any]) -> Any:
+    async def scenario() -> Any:
+        server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+        async with Client(server, raise_exceptions=True) as client:
+            return await client.call_tool("page_fetch", args)
+
+    return asyncio.run(scenario())
+
+
+def test_save_as_writes_the_body_into_the_download_sandbox_never_into_the_result(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABWARDEN_DOWNLOAD_DIR", str(tmp_path / "dl"))
+    bridge = FetchingBridge(runtime_dir, FETCHED)
+    args = {"tabId": 1, "url": "http://127.0.0.1:1/a", "saveAs": "a.txt"}
+    result = _fetch(bridge, args)
+    assert not result.is_error, result.content
+    assert result.structured_content["savedTo"] == str(tmp_path / "dl" / "a.txt")
+    assert "aGVsbG8=" not in str(result.content) and "data" not in result.structured_content
+    assert (tmp_path / "dl" / "a.txt").read_bytes() == b"hello"
+    assert bridge.calls == [("page_fetch", args | {"method": "GET", "maxBytes": 100_000})]
+
+    # The name is taken now: refused before the browser is asked, nothing overwritten.
+    again = _fetch(bridge, args)
+    assert (tool_error(again) or {}).get("code") == "bad_request"
+    assert len(bridge.calls) == 1
+    assert (tmp_path / "dl" / "a.txt").read_bytes() == b"hello"
+
+    # A malformed reply writes nothing.
+    broken = FetchingBridge(runtime_dir, {"data": "aGVsbG8="})
+    failed = _fetch(broken, args | {"saveAs": "b.txt"})
+    assert (tool_error(failed) or {}).get("code") == "internal_error"
+    assert not (tmp_path / "dl" / "b.txt").exists()

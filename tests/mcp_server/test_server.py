@@ -87,7 +87,16 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
             assert "tabwarden install" in error["hint"]
             assert _text(result).startswith("extension_not_connected: ")
             status = _structured(await client.call_tool("bridge_status", {}))
+            recent = status.pop("recent")
+            last_error = status.pop("lastError")
+            assert [(c["tool"], c["ok"], c["code"]) for c in recent] == [
+                ("tab_list", False, "extension_not_connected")
+            ]
+            assert isinstance(recent[0]["ms"], int) and recent[0]["ms"] >= 0
+            assert last_error["tool"] == "tab_list"
+            assert last_error["code"] == "extension_not_connected"
             assert status == {
+                "killed": False,
                 "hostReachable": False,
                 "extensionConnected": False,
                 "protocolVersion": None,

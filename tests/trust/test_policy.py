@@ -37,6 +37,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "closeTabsOnSessionEnd": False,
         "maxAgentTabs": 20,
         "dialogArming": False,
+        "pageFetch": False,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -175,6 +176,19 @@ def test_dialog_arming_on_widens_and_off_is_free() -> None:
     assert not is_narrowing(armed, "dialogArming", "false")  # invalid: not narrowing
 
 
+def test_page_fetch_on_widens_and_off_is_free() -> None:
+    """page_fetch sends requests with the page's cookies: on is the signed widening, a
+    restriction turning it on is ignored, off is free."""
+    assert DEFAULT_POLICY.page_fetch is False
+    assert not is_narrowing(DEFAULT_POLICY, "pageFetch", True)
+    still, ignored = restrict_explained(DEFAULT_POLICY, [("pageFetch", True)])
+    assert still.page_fetch is False
+    assert ignored == ("restriction 0 (pageFetch): would widen the policy",)
+    on = apply_set(DEFAULT_POLICY, {"pageFetch": True})
+    assert is_wider(on, DEFAULT_POLICY)
+    assert restrict(on, [("pageFetch", False)]).page_fetch is False
+
+
 def test_apply_set_may_widen_but_validates() -> None:
     wide = apply_set(DEFAULT_POLICY, {"eval": True, "origins": ["https://A.test:443"]})
     assert wide.eval and wide.origins == ("https://a.test",)
@@ -200,6 +214,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "closeTabsOnSessionEnd": st.booleans(),
     "maxAgentTabs": st.integers(1, 200),
     "dialogArming": st.booleans(),
+    "pageFetch": st.booleans(),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())

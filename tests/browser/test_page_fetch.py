@@ -1,0 +1,163 @@
+"""page_fetch through the real chain in real headless Chromium: refused by default with no
+request reaching the site; once the signed policy enables it, every call waits in the confirm
+window showing the method and URL — denied, nothing is sent; allowed, the page's own cookie goes
+with it and the answer comes back masked; saveAs writes the raw body into the download sandbox.
+The site logs every request it receives, so "nothing was sent" is the server's word."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows, widen
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 240.0
+SESSION = "sid-7c1e0b5a9d"
+DATA = b'{"items": [1, 2, 3], "card": "4111 1111 1111 1111"}'
+
+
+class _Logged(BaseHTTPRequestHandler):
+    """A site that sets a session cookie on its page and logs every request to /api."""
+
+    log: ClassVar[list[dict[str, Any]]] = []
+    lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def _record(self, body: bytes) -> None:
+        if self.path.startswith("/api"):
+            with self.lock:
+                self.log.append(
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "cookie": self.headers.get("Cookie"),
+                        "body": body.decode(errors="replace"),
+                    }
+                )
+
+    def _send(self, status: int, body: bytes, kind: str, cookie: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        if cookie:
+            self.send_header("Set-Cookie", f"sid={SESSION}; Path=/; HttpOnly")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._record(b"")
+        if self.path == "/":
+            self._send(200, b"<!doctype html><title>app</title><p>app</p>", "text/html", True)
+        elif self.path.startswith("/api/data"):
+            self._send(200, DATA, "application/json")
+        else:
+            self._send(404, b"no", "text/plain")
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        self._record(self.rfile.read(length))
+        self._send(201, b'{"created": true}', "application/json")
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+@pytest.fixture
+def logged_site() -> Iterator[str]:
+    _Logged.log = []
+    with serve_http(_Logged) as origin:
+        yield origin
+
+
+def _api_requests() -> list[dict[str, Any]]:
+    with _Logged.lock:
+        return list(_Logged.log)
+
+
+def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_cookie(
+    browser: ThrowawayBrowser, logged_site: str
+) -> None:
+    site = logged_site
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+
+            # Off by default: the hint names the key and the command; the site hears nothing.
+            refused = tool_error(
+                await agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data"})
+            )
+            assert refused is not None and refused["code"] == "fetch_off", refused
+            assert "tabwarden policy set pageFetch=true" in refused["hint"]
+            assert _api_requests() == []
+
+            widen(browser, pageFetch=True)
+
+            # Denied in the window, which showed the method and the URL: nothing is sent.
+            posting = asyncio.create_task(
+                agent.call_tool(
+                    "page_fetch",
+                    {"tabId": tab, "url": f"{site}/api/items", "method": "POST", "body": "n=1"},
+                )
+            )
+            window = await confirm_page(context)
+            await shows(window, f"POST {site}/api/items")
+            await press(window, "#deny")
+            assert (tool_error(await posting) or {}).get("code") == "confirm_denied"
+            assert _api_requests() == []
+
+            # Allowed: sent with the page's own cookie; the answer is masked.
+            getting = asyncio.create_task(
+                agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data?x=1"})
+            )
+            window = await confirm_page(context)
+            await shows(window, f"GET {site}/api/data?x=1")
+            await press(window, "#allow")
+            got = await getting
+            assert not got.is_error, got.content
+            answer = got.structured_content
+            assert answer["status"] == 200 and answer["ok"] is True
+            assert answer["contentType"] == "application/json"
+            assert answer["bodyTruncated"] is False and answer["bytes"] == len(DATA)
+            assert '"items": [1, 2, 3]' in answer["body"]
+            assert "4111 1111 1111 1111" not in answer["body"]
+            sent = _api_requests()
+            assert [(r["method"], r["path"]) for r in sent] == [("GET", "/api/data?x=1")]
+            assert sent[0]["cookie"] == f"sid={SESSION}"
+
+            # Every call asks again (no grace), and saveAs writes the raw body to the sandbox.
+            saving = asyncio.create_task(
+                agent.call_tool(
+                    "page_fetch", {"tabId": tab, "url": f"{site}/api/data", "saveAs": "data.json"}
+                )
+            )
+            window = await confirm_page(context)
+            await shows(window, "data.json")
+            await press(window, "#allow")
+            saved = await saving
+            assert not saved.is_error, saved.content
+            out = saved.structured_content
+            assert "body" not in out and "4111" not in json.dumps(out)
+            path = Path(out["savedTo"])
+            assert path == browser.root / "config" / "downloads" / "data.json"
+            assert path.read_bytes() == DATA
+            assert os.stat(path).st_mode & 0o777 == 0o600
+            assert len(_api_requests()) == 2
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

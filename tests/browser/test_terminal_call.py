@@ -1,0 +1,60 @@
+"""``tabwarden call`` round trip from a real terminal (a pty we hold the master of) through the
+real chain into real headless Chromium: refused while it is not a paired client, served once the
+person pairs the spawner it was remembered as, printing the browser's structured answer — and,
+because each call is its own session (one ``tabwarden mcp`` process), the tab one call opened is
+not the next call's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.mcp_server.spawner import recent_spawners
+from tabwarden.trust import store
+from tabwarden.trust.gate import host_key_store
+from tests.browser.harness import mcp_client
+from tests.pty_cli import spawn_cli
+
+pytestmark = pytest.mark.browser
+
+
+def _json(output: bytes) -> dict[str, Any]:
+    text = output.decode().replace("\r\n", "\n")
+    parsed: dict[str, Any] = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    return parsed
+
+
+def test_call_round_trip_from_a_real_terminal_into_real_chromium(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    browser.start("about:blank")
+
+    async def connected() -> None:
+        async with mcp_client(browser) as agent:  # this test process is the paired client
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 90)
+
+    asyncio.run(asyncio.wait_for(connected(), 120))
+
+    status, output = spawn_cli(browser.env, "call", "tab_open", f"url={site}/").finish(120)
+    assert status == 1 and b"error[client_not_paired]" in output, output
+
+    seen = next(s for s in recent_spawners(config) if "-m tabwarden" in s.path)
+    key = host_key_store(config, "file").load()
+    assert key is not None
+    store.add_client(config / "trust.json", key, "terminal", seen.path, seen.sha256, 1)
+
+    status, output = spawn_cli(browser.env, "call", "tab_open", f"url={site}/").finish(120)
+    assert status == 0, output
+    tab = _json(output)["tab"]
+    assert tab["url"] == f"{site}/" and tab["title"] == "form"
+
+    status, output = spawn_cli(browser.env, "call", "page_text", f"tabId={tab['id']}").finish(120)
+    assert status == 1 and b"error[tab_not_owned]" in output, output
