@@ -143,6 +143,7 @@ def test_frames_are_listed_and_acted_in_each_on_its_own(
             refs: dict[str, str] = {}
             for who, frame in (("same", same["frameId"]), ("cross", cross["frameId"])):
                 snap = await ok(agent, "page_snapshot", {"tabId": tab, "frame": frame})
+                assert snap["mode"].startswith("a11y"), snap  # the frame's accessibility tree
                 assert snap["url"].startswith(f"{a if who == 'same' else b}/inner?who={who}")
                 names = [i["name"] for i in snap["snapshot"]]
                 assert f"Go {who}" in names and f"Name {who}" in names, names

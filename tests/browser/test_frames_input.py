@@ -23,7 +23,16 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows, widen
+from tests.browser.harness import (
+    chromium,
+    confirm_page,
+    keep_dialogs_open,
+    mcp_client,
+    ok,
+    press,
+    shows,
+    widen,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -64,6 +73,8 @@ def _inner(who: str) -> bytes:
         f"<div id=menu>Menu {who}<div class=items><span id=item>Settings {who}</span></div></div>"
         f"<input type=file id=file aria-label='File {who}'><p id=got>no file</p>"
         f"<button type=button id=low>Low {who}</button><p id=lowcount>0</p>"
+        "<button type=button id=ask onclick=\"document.getElementById('asked').textContent ="
+        " confirm('Frame asks') ? 'yes' : 'no'\">Ask</button><p id=asked>not asked</p>"
         "<script>"
         "let n = 0, low = 0;"
         "document.getElementById('trusted').addEventListener('click', (e) => {"
@@ -145,6 +156,7 @@ def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
             frames = await loaded_frames(agent, tab)
@@ -223,6 +235,14 @@ def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
                 missing = await refused(agent, tool, {"tabId": tab, "frame": 987654, **args})
                 assert missing["code"] == "element_not_found", missing
                 assert "page_frames" in missing["text"]
+            # A dialog the out-of-process frame opens is still the tab's (its child session,
+            # attached for the calls above, does not take it): reported, then answered.
+            asked = await refused(agent, "page_click", {"tabId": tab, "frame": frames["cross"],
+                                                        "selector": "#ask"})  # fmt: skip
+            assert asked["code"] == "dialog_open", asked
+            answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+            assert answered["handled"] is True and answered["type"] == "confirm", answered
+            assert (await state(agent, tab, frames["cross"], "#asked"))["text"] == "no"
             # None of it reached the top document.
             top = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
             assert top["text"] == "top untouched"
