@@ -3,8 +3,10 @@
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
 // blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
 // code, the person's confirmation), lib/debugger.js (every CDP command bounded by the call's
-// deadline) and lib/dialogs.js. It must never touch the chrome global, never click a point another
-// element covers unless the call says `force`, never click something a submit or a link click
+// deadline), handlers/frames.js (with `frame`: the point placed in the tab's viewport) and
+// lib/dialogs.js. It must never touch the chrome global, never click a point another element
+// covers unless the call says `force` (and never one an enclosing page covers over a frame, even
+// then), never click something a submit or a link click
 // would need the person for without asking them (as page_click does), never accept a confirm()
 // or prompt() without them where policy confirms submits (an armed accept asks them when it is
 // armed), never arm anything unless the signed policy allows arming, and never return a dialog's
