@@ -89,12 +89,34 @@ def _inner(who: str) -> bytes:
     ).encode()
 
 
+def _nested_top(port: int) -> bytes:
+    """127.0.0.1 embeds localhost, which embeds localhost again and 127.0.0.1 again."""
+    return (
+        "<!doctype html><html><head><title>nested</title></head><body><p>nested top</p>"
+        f"<iframe id=mid src='http://localhost:{port}/nest' width=700 height=500"
+        f" style='{FRAME_STYLE}'></iframe></body></html>"
+    ).encode()
+
+
+def _nest(port: int) -> bytes:
+    return (
+        "<!doctype html><html><head><title>nest</title></head><body style='margin:20px'>"
+        f"<iframe src='/inner?who=deep-cross' width=300 height=300 style='{FRAME_STYLE}'></iframe>"
+        f"<iframe src='http://127.0.0.1:{port}/inner?who=deep-back' width=300 height=300"
+        f" style='{FRAME_STYLE}'></iframe></body></html>"
+    ).encode()
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         url = urlparse(self.path)
         port = urlparse(f"http://{self.headers['Host']}").port or 80
         if url.path == "/inner":
             body = _inner(parse_qs(url.query).get("who", ["?"])[0])
+        elif url.path == "/nested":
+            body = _nested_top(port)
+        elif url.path == "/nest":
+            body = _nest(port)
         else:
             body = _top(port)
         self.send_response(200)
@@ -299,5 +321,44 @@ def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
             assert clicked["clicked"] is True
             same = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
             assert await same.text_content("#out") == "trusted"
+
+    asyncio.run(asyncio.wait_for(scenario(), 300))
+
+
+def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
+    """127.0.0.1 embeds localhost (out of process), which embeds localhost (same process as it)
+    and 127.0.0.1 (back in the top's process, under an out-of-process parent)."""
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as _context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/nested"}))["tab"]["id"]
+            deadline = asyncio.get_running_loop().time() + 30
+            while True:
+                frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+                deep = {
+                    f["url"].split("who=")[1]: f["frameId"]
+                    for f in frames
+                    if f["url"] is not None and "who=deep" in f["url"]
+                }
+                if set(deep) == {"deep-cross", "deep-back"}:
+                    break
+                assert asyncio.get_running_loop().time() < deadline, frames
+                await asyncio.sleep(0.1)
+            for who, frame in deep.items():
+                at = {"tabId": tab, "frame": frame}
+                snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+                assert snap["mode"] == "a11y", snap
+                assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
+                clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
+                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted", who
+                assert (await state(agent, tab, frame, "#count"))["text"] == "1", who
 
     asyncio.run(asyncio.wait_for(scenario(), 300))
