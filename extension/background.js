@@ -389,7 +389,7 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigatio
     .catch((err) => log.warn("tabwarden: a new tab could not join its opener's session", err));
 }));
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
-  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params);
+  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params, source.sessionId);
 }));
 // "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
 chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {

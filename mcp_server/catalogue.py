@@ -474,6 +474,7 @@ class FindArgs(TabArgs):
         bool, Field(description="the whole name only (else exact, then prefix, then substring)")
     ] = False
     limit: Annotated[int, Field(ge=1, le=50, description="at most this many matches")] = 10
+    frame: Frame = None
 
     def wire(self) -> dict[str, Any]:
         if not (self.role or self.name):
@@ -486,7 +487,12 @@ class UploadArgs(ElementArgs):
 
 
 Coordinate = Annotated[
-    float | None, Field(ge=0, le=100_000, description="viewport CSS pixels (instead of an element)")
+    float | None,
+    Field(
+        ge=0,
+        le=100_000,
+        description="viewport CSS pixels (instead of an element); with frame, the frame's viewport",
+    ),
 ]
 
 
@@ -1373,7 +1379,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         title="Hover",
         description="Move the real pointer (Chrome's debugger) over an element's visible centre "
         "or a viewport point, so CSS :hover and pointer events apply; reports covered and "
-        "hitTarget when another element is on top.",
+        "hitTarget when another element is on top. With frame, inside that frame (x and y "
+        "answered are the tab's viewport).",
         arguments=PointArgs,
         result=HoverOut,
         annotations=ACT,
@@ -1387,7 +1394,10 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         description="A trusted click (event.isTrusted) through Chrome's debugger at an element's "
         "visible centre or a viewport point: button, clickCount 1-3, modifiers. When another "
         "element covers the point it answers covered: true with hitTarget and hitRef and does "
-        "not click unless force. Submit buttons and links ask the person, as page_click does.",
+        "not click unless force. Submit buttons and links ask the person, as page_click does. "
+        "With frame, inside that frame (also same-site or cross-site iframes; x and y answered "
+        "are the tab's viewport); an element of the enclosing page over the frame is covered, "
+        "never clicked.",
         arguments=MouseArgs,
         result=MouseOut,
         annotations=ACT,
@@ -1526,8 +1536,9 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_upload",
         title="Upload a file",
-        description="Put a file from the upload sandbox into a file input. Off unless the signed "
-        "policy enables it; then the person confirms every call, seeing the file path.",
+        description="Put a file from the upload sandbox into a file input (with frame: one inside "
+        "that frame). Off unless the signed policy enables it; then the person confirms every "
+        "call, seeing the file path.",
         arguments=UploadArgs,
         result=Done,
         annotations=RISKY,

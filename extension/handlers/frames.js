@@ -7,6 +7,13 @@
 // query) or name of a frame whose origin the policy does not approve (only its origin, which is
 // what the person would be asked about), never run anything in such a frame, and never resolve a
 // frame argument to another tab's frame.
+//
+// Also (createFrameWorlds) where a frame's document lives for Chrome's debugger: the CDP session
+// (the tab's own, or an out-of-process iframe's child session, Target.setAutoAttach flatten) and
+// the execution context of tabwarden's isolated world there, found by the document's RefStore
+// token (docs/platform-facts-a11y.md), and how a point in a frame's viewport maps to the tab's
+// viewport (DOM.getFrameOwner + DOM.getBoxModel on each enclosing iframe element), for trusted
+// input (handlers/input.js) and the accessibility tree (handlers/interact.js).
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
@@ -192,4 +199,230 @@ export function framesHandlers(deps) {
   }
 
   return [["page_frames", pageFrames]];
+}
+
+// ---------------------------------------------------------------- frames through the debugger
+
+/** How long (and how often) to look for tabwarden's world after Runtime.enable / auto-attach. */
+const WORLD_WAIT_MS = 2000;
+const WORLD_POLL_MS = 20;
+/** Deepest nesting of child sessions (out-of-process iframes in out-of-process iframes) followed. */
+const MAX_SESSION_DEPTH = 8;
+/** Documents' worlds remembered per tab (the top one and a few frames'). */
+const MAX_WORLDS = 16;
+/** Runs in a candidate world: its RefStore's token, which only tabwarden's world can hold. */
+const WORLD_TOKEN_FN = "function () { const s = globalThis.__tabwardenRefs; return s && typeof s.doc === 'string' ? s.doc : null; }";
+
+/**
+ * Where one document's tabwarden world is: `session` undefined = the tab's own CDP session,
+ * else an out-of-process iframe's child session; `contextId` its isolated world; `frameId` the
+ * CDP frame id of the document's frame.
+ * @typedef {{session: string | undefined, contextId: number, frameId: string}} FrameWorld
+ */
+
+/**
+ * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
+ */
+export function createFrameWorlds({ cdp, sleep }) {
+  /** tabId -> the world of the document whose RefStore token is `doc` (one per tab and frame kind). */
+  /** @type {Map<number, Map<string, FrameWorld>>} */
+  const known = new Map();
+
+  /** @returns {import("../lib/debugger.js").DebuggerManager} */
+  const debuggerOf = () => {
+    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    return cdp;
+  };
+
+  /**
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string | undefined} session
+   * @param {string} method
+   * @param {Record<string, unknown>} params
+   * @param {string} what
+   */
+  const send = (ctx, tabId, session, method, params, what) => debuggerOf().send(ctx, tabId, method, params, what, session);
+
+  /**
+   * The world of the document whose RefStore token is `doc` (the DOM walk or a page op just
+   * answered it): looked for in the tab's own session (`topOnly`: only there, the top frame's
+   * case), then in its out-of-process iframes' child sessions. A candidate is accepted only when
+   * it is an isolated world with a chrome-extension:// origin whose RefStore token equals `doc`
+   * (read from the world and compared here, never sent into one).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string} doc
+   * @param {{topOnly?: boolean}} [opts]
+   * @returns {Promise<FrameWorld>}
+   */
+  async function locate(ctx, tabId, doc, { topOnly = false } = {}) {
+    const manager = debuggerOf();
+    const cached = known.get(tabId)?.get(doc);
+    // A child session goes with its frame's document: a cached world there must still be attached.
+    if (cached !== undefined && (cached.session === undefined || manager.children(tabId).some((c) => c.sessionId === cached.session))) return cached;
+    /** @type {Array<{session: string | undefined, context: any}>} */
+    const seen = [];
+    /** @type {Set<string>} */
+    const fresh = new Set();
+    const stop = manager.listen(tabId, (method, params, session) => {
+      if (method === "Runtime.executionContextCreated" && isPlainObject(params) && isPlainObject(params.context)) seen.push({ session, context: params.context });
+      if (method === "Target.attachedToTarget" && isPlainObject(params) && typeof params.sessionId === "string") fresh.add(params.sessionId);
+    });
+    /** @type {Array<string | undefined>} */
+    const enabled = [];
+    /** @type {Set<string | undefined>} */
+    const searched = new Set();
+    /** @param {string | undefined} session */
+    const enable = async (session) => {
+      if (searched.has(session)) return;
+      searched.add(session);
+      await send(ctx, tabId, session, "Runtime.enable", {}, "list the page's script worlds");
+      enabled.push(session);
+    };
+    /** @param {string | undefined} session */
+    const depth = (session) => {
+      let d = 0;
+      const byId = new Map(manager.children(tabId).map((c) => [c.sessionId, c]));
+      for (let s = session; s !== undefined && d <= MAX_SESSION_DEPTH; s = byId.get(s)?.parent) d += 1;
+      return d;
+    };
+    try {
+      await enable(undefined);
+      let children = false;
+      for (let waited = 0; ; waited += WORLD_POLL_MS) {
+        for (const { session, context: c } of seen.splice(0)) {
+          const isolated = isPlainObject(c.auxData) && c.auxData.type === "isolated" && typeof c.auxData.frameId === "string";
+          if (!isolated || !Number.isInteger(c.id) || typeof c.origin !== "string" || !c.origin.startsWith("chrome-extension://")) continue;
+          const r = await send(ctx, tabId, session, "Runtime.callFunctionOn",
+            { executionContextId: c.id, functionDeclaration: WORLD_TOKEN_FN, returnByValue: true }, "find tabwarden's script world").catch(() => null);
+          if (r?.result?.value === doc) {
+            /** @type {FrameWorld} */
+            const world = { session, contextId: c.id, frameId: c.auxData.frameId };
+            const tabWorlds = known.get(tabId) ?? new Map();
+            known.set(tabId, tabWorlds);
+            tabWorlds.set(doc, world);
+            // Old documents' worlds are dead: keep the latest few.
+            for (const old of tabWorlds.keys()) if (tabWorlds.size > MAX_WORLDS) tabWorlds.delete(old);
+            return world;
+          }
+        }
+        if (!topOnly) {
+          if (!children) {
+            // Out-of-process iframes are child targets: attach them (flat sessions) and search
+            // each, and theirs in turn.
+            children = true;
+            await send(ctx, tabId, undefined, "Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true }, "reach the page's out-of-process frames");
+          }
+          for (const c of manager.children(tabId)) fresh.add(c.sessionId);
+          for (const session of [...fresh]) {
+            fresh.delete(session);
+            if (searched.has(session) || depth(session) > MAX_SESSION_DEPTH) continue;
+            await enable(session).catch(() => {}); // a frame that went meanwhile
+            await send(ctx, tabId, session, "Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true },
+              "reach the page's out-of-process frames").catch(() => {});
+          }
+        }
+        if (waited >= WORLD_WAIT_MS) break;
+        await sleep(WORLD_POLL_MS);
+      }
+    } finally {
+      stop();
+      await Promise.all(enabled.map((session) => send(ctx, tabId, session, "Runtime.disable", {}, "stop listing script worlds").catch(() => {})));
+    }
+    throw new BridgeError(CODE.INTERNAL_ERROR, "could not find tabwarden's script world in this frame; retry");
+  }
+
+  /**
+   * The CDP id of frame `frameId`'s parent frame, from the frame tree of the session that holds
+   * it (an out-of-process frame's session roots at it, and still names its parent), or null.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {string | undefined} session
+   * @param {string} frameId
+   * @returns {Promise<string | null>}
+   */
+  async function parentOf(ctx, tabId, session, frameId) {
+    const tree = await send(ctx, tabId, session, "Page.getFrameTree", {}, "read the frame tree").catch(() => null);
+    /** @type {any[]} */
+    const stack = [tree?.frameTree];
+    for (let n = 0; stack.length > 0 && n < 10_000; n++) {
+      const node = stack.pop();
+      if (!isPlainObject(node)) continue;
+      if (isPlainObject(node.frame) && node.frame.id === frameId) return typeof node.frame.parentId === "string" ? node.frame.parentId : null;
+      if (Array.isArray(node.childFrames)) stack.push(...node.childFrames);
+    }
+    return null;
+  }
+
+  /**
+   * The point (x, y) of `world`'s frame viewport in the tab's viewport (CSS pixels): each
+   * enclosing iframe element's content box (DOM.getBoxModel, scrolled into view first so the
+   * point shows) added, up to the top frame. A same-process frame's boxes are in its local
+   * root's viewport already; an out-of-process frame's owner is asked in its parent session.
+   * `coveredBy`: the enclosing document has another element over the frame at that point (then
+   * input there would not reach the frame). CSS transforms and zoom on an iframe are not followed.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {FrameWorld} world
+   * @param {number} x
+   * @param {number} y
+   * @returns {Promise<{x: number, y: number, coveredBy: string | null}>}
+   */
+  async function toTop(ctx, tabId, world, x, y) {
+    const byId = new Map(debuggerOf().children(tabId).map((c) => [c.sessionId, c]));
+    let session = world.session;
+    let frameId = world.frameId;
+    let px = x;
+    let py = y;
+    /** @type {string | null} */
+    let coveredBy = null;
+    for (let hop = 0; hop <= 64; hop++) {
+      const child = session === undefined ? undefined : byId.get(session);
+      // A child session's root frame is its target; its owner element lives in the parent session.
+      const ownerSession = child !== undefined && child.targetId === frameId ? child.parent : session;
+      const owner = await send(ctx, tabId, ownerSession, "DOM.getFrameOwner", { frameId }, "find the frame's iframe element");
+      const backendNodeId = owner?.backendNodeId;
+      if (!Number.isInteger(backendNodeId)) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the frame's iframe element left the page");
+      const boxOf = async () => {
+        const m = await send(ctx, tabId, ownerSession, "DOM.getBoxModel", { backendNodeId }, "measure the frame's iframe element");
+        const content = m?.model?.content;
+        const border = m?.model?.border;
+        if (!Array.isArray(content) || content.length < 2 || !Array.isArray(border) || border.length < 2) {
+          throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the frame's iframe element is not rendered");
+        }
+        return { cx: Number(content[0]), cy: Number(content[1]), bx: Number(border[0]), by: Number(border[1]) };
+      };
+      let box = await boxOf();
+      await send(ctx, tabId, ownerSession, "DOM.scrollIntoViewIfNeeded", {
+        backendNodeId, rect: { x: box.cx - box.bx + px, y: box.cy - box.by + py, width: 1, height: 1 },
+      }, "scroll the frame into view").catch(() => {});
+      box = await boxOf();
+      px += box.cx;
+      py += box.cy;
+      if (coveredBy === null) {
+        // What the enclosing document has at that point: the iframe (or, in a same-process
+        // frame, something inside it) is fine; another element of that document is on top.
+        const around = await parentOf(ctx, tabId, session, frameId);
+        // DOM.getNodeForLocation takes document coordinates: the viewport point plus the scroll.
+        const metrics = await send(ctx, tabId, ownerSession, "Page.getLayoutMetrics", {}, "read the page's scroll position").catch(() => null);
+        const sx = Number(metrics?.cssLayoutViewport?.pageX) || 0;
+        const sy = Number(metrics?.cssLayoutViewport?.pageY) || 0;
+        const hit = await send(ctx, tabId, ownerSession, "DOM.getNodeForLocation",
+          { x: Math.floor(px + sx), y: Math.floor(py + sy), includeUserAgentShadowDOM: false, ignorePointerEventsNone: true }, "look at what is over the frame").catch(() => null);
+        if (around !== null && hit?.frameId === around && Number.isInteger(hit?.backendNodeId) && hit.backendNodeId !== backendNodeId) {
+          coveredBy = "an element of the enclosing page, over the frame";
+        }
+      }
+      if (ownerSession === undefined) return { x: Math.round(px * 100) / 100, y: Math.round(py * 100) / 100, coveredBy };
+      // Now in the local root of ownerSession: go on from that root to its own owner.
+      session = ownerSession;
+      const up = byId.get(ownerSession);
+      if (up === undefined) break;
+      frameId = up.targetId;
+    }
+    throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "could not place the frame in the tab (it may have gone); list frames with page_frames");
+  }
+
+  return { locate, toTop, forget: (/** @type {number} */ tabId) => known.delete(tabId) };
 }

@@ -3,8 +3,10 @@
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
 // blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
 // code, the person's confirmation), lib/debugger.js (every CDP command bounded by the call's
-// deadline) and lib/dialogs.js. It must never touch the chrome global, never click a point another
-// element covers unless the call says `force`, never click something a submit or a link click
+// deadline), handlers/frames.js (with `frame`: the point placed in the tab's viewport) and
+// lib/dialogs.js. It must never touch the chrome global, never click a point another element
+// covers unless the call says `force` (and never one an enclosing page covers over a frame, even
+// then), never click something a submit or a link click
 // would need the person for without asking them (as page_click does), never accept a confirm()
 // or prompt() without them where policy confirms submits (an armed accept asks them when it is
 // armed), never arm anything unless the signed policy allows arming, and never return a dialog's
@@ -15,6 +17,7 @@ import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js"
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { isPlainObject } from "../lib/wire.js";
+import { createFrameWorlds } from "./frames.js";
 import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
@@ -78,31 +81,44 @@ export function inputHandlers(deps) {
   const { cdp, dialogs, loads, ensureOrigin, confirm } = deps;
   const mac = deps.mac === true;
   const { docTokens, open, page, ask, landing } = elementTools(deps);
+  const worlds = createFrameWorlds({ cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
 
   /**
-   * Where the pointer lands on the tab (page/actions.js pointAt), recording the document's ref
-   * token as a snapshot does, so the hit element's ref can be used next.
+   * Where the pointer lands on the tab (page/actions.js pointAt, in the call's frame), recording
+   * the document's ref token as a snapshot does, so the hit element's ref can be used next. In a
+   * frame the point is found in the frame's viewport (`covered`, `hitTarget`, `hitRef` are the
+   * frame's), then placed in the tab's viewport through the enclosing iframe elements
+   * (handlers/frames.js toTop); an element of an enclosing page over the frame at that point is
+   * `covered` too (`overFrame`: nothing of the frame's own would receive the input).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
+   * @param {number} frameId
    * @param {string} origin
    * @param {string | null} docToken
    * @param {ReturnType<typeof argPoint>} point
    */
-  async function locate(ctx, tabId, origin, docToken, point) {
+  async function locate(ctx, tabId, frameId, origin, docToken, point) {
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const a = point.target !== null ? { target: point.target, docToken } : { x: point.x, y: point.y };
     const r = await page(ctx, tabId, "point", { ...a, origin, refFloor: floor });
     if (!Number.isFinite(r.x) || !Number.isFinite(r.y)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this page");
     if (typeof r.docToken === "string" && Number.isSafeInteger(r.lastRef)) {
-      rememberSnapshot(docTokens, tabId, ctx.session, 0, r.docToken, Math.max(floor, r.lastRef));
+      rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
     }
     const kind = r.kind === "submit" || r.kind === "link" ? r.kind : "plain";
-    return {
-      x: Number(r.x), y: Number(r.y), covered: r.covered === true, kind, url: String(r.url),
+    const at = {
+      x: Number(r.x), y: Number(r.y), covered: r.covered === true, overFrame: false, kind, url: String(r.url),
       desc: String(r.desc ?? ""), hitTarget: String(r.hitTarget ?? ""),
       hitKind: r.hitKind === "submit" || r.hitKind === "link" ? r.hitKind : "plain",
       ...(typeof r.hitRef === "string" ? { hitRef: r.hitRef } : {}),
     };
+    if (frameId === 0) return at;
+    if (typeof r.docToken !== "string") throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this frame");
+    const world = await worlds.locate(ctx, tabId, r.docToken);
+    const top = await worlds.toTop(ctx, tabId, world, at.x, at.y);
+    if (top.coveredBy === null) return { ...at, x: top.x, y: top.y };
+    const { hitRef: _hidden, ...rest } = at;
+    return { ...rest, x: top.x, y: top.y, covered: true, overFrame: true, hitTarget: top.coveredBy, hitKind: "plain" };
   }
 
   /**
@@ -124,13 +140,15 @@ export function inputHandlers(deps) {
     const modifiers = argModifiers(args.modifiers, mac);
     if (args.force !== undefined && typeof args.force !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "force must be true or false");
     const force = args.force === true;
-    const { tabId, origin, docToken } = await open(args, ctx, "page_mouse", { frames: false });
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_mouse");
     await cdp.ensure(ctx, tabId);
-    let at = await locate(ctx, tabId, origin, docToken, point);
+    let at = await locate(ctx, tabId, frameId, origin, docToken, point);
     const report = () => ({
       x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget, ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),
     });
-    if (at.covered && !force) return { clicked: false, navigated: false, url: at.url, ...report() };
+    // Over a frame, an element of the enclosing page is not the frame's to click, even with force
+    // (what it would do is not known here, so nobody could be asked about it).
+    if ((at.covered && !force) || at.overFrame) return { clicked: false, navigated: false, url: at.url, ...report() };
     // What receives the click decides what it needs: a submit or a link asks, as page_click does.
     const kind = at.kind;
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
@@ -138,8 +156,10 @@ export function inputHandlers(deps) {
       const how = clickCount > 1 ? ` (${clickCount} clicks, ${button} button)` : button !== "left" ? ` (${button} button)` : "";
       await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}`, graceKind: confirmName(kind) });
       // The person took their time: look again, and refuse if what is there changed.
-      const again = await locate(ctx, tabId, origin, docTokens.get(tabId)?.token ?? null, point);
-      if (again.kind !== kind || again.covered !== at.covered || Math.abs(again.x - at.x) > 1 || Math.abs(again.y - at.y) > 1) {
+      const saved = docTokens.get(tabId);
+      const token = (frameId === 0 ? saved?.token : saved?.frames?.get(frameId)) ?? null;
+      const again = await locate(ctx, tabId, frameId, origin, token, point);
+      if (again.kind !== kind || again.covered !== at.covered || again.overFrame || Math.abs(again.x - at.x) > 1 || Math.abs(again.y - at.y) > 1) {
         throw new BridgeError(CODE.POLICY_DENIED, "the element changed after it was confirmed; try again");
       }
       at = again;
@@ -165,9 +185,9 @@ export function inputHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageHover(args, ctx) {
     const point = argPoint(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_hover", { frames: false });
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover");
     await cdp.ensure(ctx, tabId);
-    const at = await locate(ctx, tabId, origin, docToken, point);
+    const at = await locate(ctx, tabId, frameId, origin, docToken, point);
     await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");
     return {
       hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,

@@ -20,7 +20,7 @@ import { insertThrough } from "../lib/keyboard.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argFrame, gateFrame } from "./frames.js";
+import { argFrame, createFrameWorlds, gateFrame } from "./frames.js";
 import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
@@ -197,19 +197,13 @@ export function elementTools(deps) {
 
   /**
    * Ownership, then the origin gate on the tab's current url (and, with `frame`, the frame's).
-   * `frames: false`: the tool acts on the top frame only (viewport coordinates), and a `frame`
-   * other than 0 is refused.
    * @param {Record<string, unknown>} args
    * @param {import("./support.js").Ctx} ctx
    * @param {string} tool
-   * @param {{frames?: boolean}} [opts]
    */
-  async function open(args, ctx, tool, { frames = true } = {}) {
+  async function open(args, ctx, tool) {
     const tabId = argTabId(args);
     const frameId = argFrame(args);
-    if (frameId !== 0 && !frames) {
-      throw new BridgeError(CODE.BAD_REQUEST, `${tool} works in the top frame only (its points are the tab's viewport); use page_click, page_fill and the other element tools with frame`);
-    }
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await gate(ctx, tabId, tab, frameId, tool);
     callFrame.set(ctx, frameId);
@@ -375,11 +369,6 @@ const SNAPSHOT_MODES = new Set(["auto", "a11y", "dom"]);
 const MAX_NAME = 200;
 /** The CDP object group every a11y snapshot's remote objects belong to (released at its end). */
 const AX_GROUP = "tabwarden-a11y";
-/** How long (and how often) to look for the isolated world's context after Runtime.enable. */
-const WORLD_WAIT_MS = 2000;
-const WORLD_POLL_MS = 20;
-/** Runs in a candidate world: its RefStore's token, which only tabwarden's world can hold. */
-const WORLD_TOKEN_FN = "function () { const s = globalThis.__tabwardenRefs; return s && typeof s.doc === 'string' ? s.doc : null; }";
 /** Runs in tabwarden's world: the scope element (page/locate.js resolve). */
 const SCOPE_FN = "function (t, d) { return globalThis.tabwardenLocate.resolve(t, d); }";
 /** Runs in tabwarden's world: page/snapshot.js describeElements over the resolved elements. */
@@ -433,95 +422,54 @@ export function argFind(args) {
  * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
  */
 function a11yReader({ cdp, sleep }) {
-  /** tabId -> the world of the document whose RefStore token is `doc`. */
-  /** @type {Map<number, {doc: string, id: number}>} */
-  const worlds = new Map();
+  const worlds = createFrameWorlds({ cdp, sleep });
 
   /**
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
+   * @param {import("./frames.js").FrameWorld} world the session the command goes to
    * @param {string} method
    * @param {Record<string, unknown>} params
    * @param {string} what
    */
-  const send = (ctx, tabId, method, params, what) => {
+  const send = (ctx, tabId, world, method, params, what) => {
     if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
-    return cdp.send(ctx, tabId, method, params, what);
+    return cdp.send(ctx, tabId, method, params, what, world.session);
   };
-
-  /**
-   * The execution context id of tabwarden's isolated world in the tab's main frame.
-   * @param {import("./support.js").Ctx} ctx
-   * @param {number} tabId
-   * @param {string} doc the RefStore token the DOM walk just answered with
-   */
-  async function world(ctx, tabId, doc) {
-    const known = worlds.get(tabId);
-    if (known !== undefined && known.doc === doc) return known.id;
-    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
-    const tree = await send(ctx, tabId, "Page.getFrameTree", {}, "find the page's main frame");
-    const top = tree?.frameTree?.frame?.id;
-    /** @type {any[]} */
-    const seen = [];
-    const stop = cdp.listen(tabId, (method, params) => {
-      if (method === "Runtime.executionContextCreated" && isPlainObject(params) && isPlainObject(params.context)) seen.push(params.context);
-    });
-    try {
-      await send(ctx, tabId, "Runtime.enable", {}, "list the page's script worlds");
-      // Chrome sends an event for every existing context before it answers Runtime.enable;
-      // the worker may be handed them a moment later.
-      for (let waited = 0; ; waited += WORLD_POLL_MS) {
-        for (const c of seen.splice(0)) {
-          const isolated = isPlainObject(c.auxData) && c.auxData.type === "isolated" && c.auxData.frameId === top;
-          if (!isolated || !Number.isInteger(c.id) || typeof c.origin !== "string" || !c.origin.startsWith("chrome-extension://")) continue;
-          const r = await send(ctx, tabId, "Runtime.callFunctionOn",
-            { executionContextId: c.id, functionDeclaration: WORLD_TOKEN_FN, returnByValue: true }, "find tabwarden's script world").catch(() => null);
-          if (r?.result?.value === doc) {
-            worlds.set(tabId, { doc, id: c.id });
-            return /** @type {number} */ (c.id);
-          }
-        }
-        if (waited >= WORLD_WAIT_MS) break;
-        await sleep(WORLD_POLL_MS);
-      }
-    } finally {
-      stop();
-      await send(ctx, tabId, "Runtime.disable", {}, "stop listing script worlds").catch(() => {});
-    }
-    throw new BridgeError(CODE.INTERNAL_ERROR, "could not find tabwarden's script world in this page; retry");
-  }
 
   /**
    * The a11y rows (with visible/inViewport kept for page_find).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {{origin: string, doc: string, floor: number, compact: boolean, maxNodes: number,
-   *   scope: ReturnType<typeof argTarget>}} q
+   *   scope: ReturnType<typeof argTarget>, frame: boolean}} q `frame`: the document is a frame's
+   *   (its tree is read by its CDP frame id, in its own session when it runs out of process)
    */
-  async function read(ctx, tabId, { origin, doc, floor, compact, maxNodes, scope }) {
-    const id = await world(ctx, tabId, doc);
+  async function read(ctx, tabId, { origin, doc, floor, compact, maxNodes, scope, frame }) {
+    const w = await worlds.locate(ctx, tabId, doc, { topOnly: !frame });
+    const id = w.contextId;
     try {
       /** @type {number | null} */
       let scopeNode = null;
       if (scope !== null) {
-        const el = await send(ctx, tabId, "Runtime.callFunctionOn", {
+        const el = await send(ctx, tabId, w, "Runtime.callFunctionOn", {
           executionContextId: id, functionDeclaration: SCOPE_FN, arguments: [{ value: scope }, { value: doc }], objectGroup: AX_GROUP,
         }, "find the snapshot's scope");
         const objectId = el?.result?.objectId;
         if (el?.exceptionDetails !== undefined || typeof objectId !== "string") throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element left the page");
-        const node = await send(ctx, tabId, "DOM.describeNode", { objectId }, "find the snapshot's scope");
+        const node = await send(ctx, tabId, w, "DOM.describeNode", { objectId }, "find the snapshot's scope");
         scopeNode = Number.isInteger(node?.node?.backendNodeId) ? node.node.backendNodeId : null;
         if (scopeNode === null) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element left the page");
       }
-      const tree = await send(ctx, tabId, "Accessibility.getFullAXTree", {}, "read the accessibility tree");
+      const tree = await send(ctx, tabId, w, "Accessibility.getFullAXTree", frame ? { frameId: w.frameId } : {}, "read the accessibility tree");
       const ax = axRows(tree?.nodes, { compact, scope: scopeNode, maxNodes });
       if (!ax.scopeFound) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element is not in the accessibility tree (hidden or not rendered)");
-      const ids = await Promise.all(ax.rows.map((row) => send(ctx, tabId, "DOM.resolveNode",
+      const ids = await Promise.all(ax.rows.map((row) => send(ctx, tabId, w, "DOM.resolveNode",
         { backendNodeId: row.backendId, executionContextId: id, objectGroup: AX_GROUP }, "find an element of the tree")
         .then((/** @type {any} */ x) => (typeof x?.object?.objectId === "string" ? x.object.objectId : null), () => null)));
       const rows = ax.rows.filter((_, i) => ids[i] !== null);
       const objects = ids.filter((x) => x !== null).map((objectId) => ({ objectId }));
-      const r = await send(ctx, tabId, "Runtime.callFunctionOn", {
+      const r = await send(ctx, tabId, w, "Runtime.callFunctionOn", {
         executionContextId: id, functionDeclaration: DESCRIBE_FN, returnByValue: true,
         arguments: [{ value: origin }, { value: floor }, { value: doc }, { value: rows.map((row) => row.needText) }, ...objects],
       }, "describe the tree's elements");
@@ -533,11 +481,11 @@ function a11yReader({ cdp, sleep }) {
       const items = compose(rows, v.items, { mask: maskCards, maxName: MAX_NAME });
       return { items, truncated: ax.truncated, interactive: ax.interactive, lastRef: /** @type {number} */ (v.lastRef) };
     } finally {
-      await send(ctx, tabId, "Runtime.releaseObjectGroup", { objectGroup: AX_GROUP }, "release the tree's elements").catch(() => {});
+      await send(ctx, tabId, w, "Runtime.releaseObjectGroup", { objectGroup: AX_GROUP }, "release the tree's elements").catch(() => {});
     }
   }
 
-  return { read, forget: (/** @type {number} */ tabId) => worlds.delete(tabId) };
+  return { read, forget: (/** @type {number} */ tabId) => worlds.forget(tabId) };
 }
 
 /** A snapshot row as the tool answers it (page_find's ranking fields dropped). @param {Record<string, unknown>} item */
@@ -641,15 +589,11 @@ export function interactHandlers(deps) {
     const dom = r.snapshot;
     const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
     if (opts.mode === "dom") return domResult;
-    // The tree read is the main frame's (and tabwarden's world there): a frame's snapshot is its
-    // DOM walk.
-    if (args.frame !== undefined && args.frame !== null) {
-      if (opts.mode === "a11y") throw new BridgeError(CODE.BAD_REQUEST, 'mode "a11y" reads the main frame only; use mode "dom" (or auto) with frame');
-      return { ...domResult, fallback: "the accessibility tree is read for the main frame only" };
-    }
     let ax;
     try {
-      ax = await reader.read(ctx, tabId, { origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, scope: opts.scope });
+      ax = await reader.read(ctx, tabId, {
+        origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, scope: opts.scope, frame: frameId !== 0,
+      });
     } catch (err) {
       if (opts.mode === "a11y" || (err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.TIMEOUT))) throw err;
       return { ...domResult, fallback: `the accessibility tree could not be read (${err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR})` };

@@ -17,7 +17,7 @@ import { originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
-import { argFrame } from "./frames.js";
+import { argFrame, gateFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, argTabId, ownedTab, step } from "./support.js";
 
@@ -28,8 +28,9 @@ import { argInt, argTabId, ownedTab, step } from "./support.js";
  * @property {(tabId: number, opts: {fullPage: boolean}) =>
  *   Promise<{data: string, width?: number, height?: number}>} capturePage through the debugger
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
- * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
- *   Promise<Array<{result?: unknown}>>} executeScriptArgs
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN", frameId?: number) =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs (in frame `frameId`: page_upload with frame)
+ * @property {import("./frames.js").FramesBrowserApi["getAllFrames"]} [getAllFrames] (page_upload with frame)
  */
 
 /** Most items page_scrape and storage_get return. */
@@ -279,11 +280,13 @@ export function readHandlers(deps) {
    * @param {unknown[]} args
    * @param {string} what
    * @param {"ISOLATED" | "MAIN"} [world]
+   * @param {number} [frameId] one frame of the tab (page_upload with frame)
    */
-  async function inject(ctx, tabId, func, args, what, world) {
+  async function inject(ctx, tabId, func, args, what, world, frameId = 0) {
     let results;
     try {
-      results = await step(ctx, what, browser.executeScriptArgs(tabId, func, args, world));
+      const run = frameId === 0 ? browser.executeScriptArgs(tabId, func, args, world) : browser.executeScriptArgs(tabId, func, args, world ?? "ISOLATED", frameId);
+      results = await step(ctx, what, run);
     } catch (err) {
       if (err instanceof BridgeError) throw err; // the step's timeout
       await ownedTabQuiet(tabId);
@@ -310,8 +313,9 @@ export function readHandlers(deps) {
    * @param {string} tool
    * @param {string} detail
    * @param {Record<string, string>} tapped what a presence-confirm tap signs for, with the origin
+   * @param {string} [topOrigin] the tab's origin when `origin` is a frame's (re-checked after the wait)
    */
-  async function confirmEveryCall(ctx, tabId, origin, tool, detail, tapped) {
+  async function confirmEveryCall(ctx, tabId, origin, tool, detail, tapped, topOrigin = origin) {
     /** @type {{action: string, detail: string} | null} */
     let presence = null;
     if (policyOn(ctx, "presenceConfirm")) {
@@ -325,7 +329,7 @@ export function readHandlers(deps) {
     const decision = await confirm({ kind: "action", tool, origin, detail, presence, client: ctx.client, timeoutMs: confirmTimeoutMs(ctx.policy) });
     refuseUnlessAllowed(decision, tool);
     const now = await ownedTab(deps, ctx, tabId);
-    sameOrigin(now?.url, origin);
+    sameOrigin(now?.url, topOrigin);
   }
 
   /**
@@ -476,15 +480,18 @@ export function readHandlers(deps) {
     if (bytes < 0) throw new BridgeError(CODE.BAD_REQUEST, "data must be base64");
     if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError(CODE.BAD_REQUEST, `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
     const locator = uploadTarget(args);
-    if (argFrame(args) !== 0) throw new BridgeError(CODE.BAD_REQUEST, "page_upload works in the top frame only");
-    const { tabId, origin, url } = await gatedTab(args, ctx, "page_upload");
+    const frameId = argFrame(args);
+    const { tabId, origin: topOrigin, url } = await gatedTab(args, ctx, "page_upload");
+    // With frame: that frame's origin and each enclosing one's pass the gate on their own.
+    const origin = frameId === 0 ? topOrigin : await gateFrame(/** @type {any} */ (deps), ctx, tabId, frameId, "page_upload");
     const where = [locator.selector, locator.xpath, locator.index];
-    const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input");
+    const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input", undefined, frameId);
     sameOrigin(probe.href, origin);
     targetError(probe.error);
+    const into = frameId === 0 ? `a file field of ${url.slice(0, 300)}` : `a file field of a frame on ${origin}, inside ${url.slice(0, 300)}`;
     await confirmEveryCall(ctx, tabId, origin, "page_upload",
-      `Upload the file ${path} (${bytes} bytes, as "${name}") into a file field of ${url.slice(0, 300)}?`, { path });
-    const done = await inject(ctx, tabId, fileInput, [...where, { name, data: args.data }], "set the file");
+      `Upload the file ${path} (${bytes} bytes, as "${name}") into ${into}?`, { path }, topOrigin);
+    const done = await inject(ctx, tabId, fileInput, [...where, { name, data: args.data }], "set the file", undefined, frameId);
     sameOrigin(done.href, origin);
     targetError(done.error);
     if (done.ok !== true) throw new BridgeError(CODE.INTERNAL_ERROR, "could not set the file");

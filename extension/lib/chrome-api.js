@@ -233,14 +233,15 @@ export function debuggerDetach(tabId) {
 }
 
 /**
- * One CDP command on the tab's attachment.
+ * One CDP command on the tab's attachment, or (`sessionId`) on one of its flat child sessions.
  * @param {number} tabId
  * @param {string} method
  * @param {Record<string, unknown>} [params]
+ * @param {string} [sessionId]
  * @returns {Promise<unknown>}
  */
-export function debuggerSend(tabId, method, params) {
-  return chrome.debugger.sendCommand({ tabId }, method, params);
+export function debuggerSend(tabId, method, params, sessionId) {
+  return chrome.debugger.sendCommand(sessionId === undefined ? { tabId } : { tabId, sessionId }, method, params);
 }
 
 /**

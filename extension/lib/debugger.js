@@ -27,7 +27,8 @@ const MAX_QUOTE = 200;
  * @typedef {object} DebuggerApi
  * @property {(tabId: number, version: string) => Promise<void>} attach
  * @property {(tabId: number) => Promise<void>} detach
- * @property {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<unknown>} send
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>, sessionId?: string) => Promise<unknown>} send
+ *   `sessionId`: a child target's flat session (an out-of-process iframe: Target.setAutoAttach)
  */
 /** A call's context (handlers/support.js: its deadline bounds every step). */
 /** @typedef {import("../handlers/support.js").Ctx} Ctx */
@@ -41,16 +42,26 @@ const MAX_QUOTE = 200;
  *   `debugger_detached` (once after the person closed the bar; or when Chrome refuses)
  * @property {(ctx: Ctx, tabId: number) => Promise<boolean>} ensureSoft as ensure,
  *   never throwing and never re-attaching after the person closed the bar; true when attached
- * @property {(ctx: Ctx, tabId: number, method: string, params: Record<string, unknown>, what: string) =>
- *   Promise<any>} send one CDP command on an owned tab, bounded by the call's deadline
- * @property {(tabId: number, method: string, params: unknown) => void} onEvent chrome.debugger.onEvent
+ * @property {(ctx: Ctx, tabId: number, method: string, params: Record<string, unknown>, what: string, sessionId?: string) =>
+ *   Promise<any>} send one CDP command on an owned tab (or, with `sessionId`, on one of its child
+ *   targets: an out-of-process iframe), bounded by the call's deadline
+ * @property {(tabId: number, method: string, params: unknown, sessionId?: string) => void} onEvent
+ *   chrome.debugger.onEvent (`sessionId`: the event is a child target's; only listeners get it)
+ * @property {(tabId: number) => ChildTarget[]} children the tab's attached child targets
+ *   (Target.attachedToTarget seen, not yet detached), outermost first
  * @property {(tabId: number, reason: unknown) => void} onDetach chrome.debugger.onDetach
  * @property {(tabId: number) => void} release the tab left its session: detach and forget it
  * @property {(tabId: number) => void} removed the tab closed: forget it
  * @property {() => number[]} attached tab ids with a live (or pending) attachment
- * @property {(tabId: number, fn: (method: string, params: any) => void) => () => void} listen
+ * @property {(tabId: number, fn: (method: string, params: any, sessionId?: string) => void) => () => void} listen
  *   every later CDP event of an owned tab to `fn` (a throwing `fn` is ignored) until the
  *   returned function is called (page_snapshot's a11y mode: Runtime.executionContextCreated)
+ */
+
+/**
+ * A child target of an owned tab, attached through Target.setAutoAttach {flatten: true}:
+ * `parent` is the session it was announced on (undefined: the tab's own).
+ * @typedef {{sessionId: string, parent: string | undefined, targetId: string, type: string}} ChildTarget
  */
 
 /**
@@ -67,8 +78,11 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   const cancelled = new Set();
 
   /** Listeners for the events of one tab (DebuggerManager.listen). */
-  /** @type {Set<{tabId: number, fn: (method: string, params: any) => void}>} */
+  /** @type {Set<{tabId: number, fn: (method: string, params: any, sessionId?: string) => void}>} */
   const listeners = new Set();
+  /** tabId -> its child targets by sessionId (an out-of-process iframe's, handlers/frames.js). */
+  /** @type {Map<number, Map<string, ChildTarget>>} */
+  const childTargets = new Map();
 
   /** @param {unknown} err */
   const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
@@ -104,6 +118,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   function release(tabId) {
     cancelled.delete(tabId);
     dialogs.removed(tabId);
+    childTargets.delete(tabId);
     const had = sessions.get(tabId);
     sessions.delete(tabId);
     if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
@@ -135,10 +150,10 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       }
     },
 
-    async send(ctx, tabId, method, params, what) {
+    async send(ctx, tabId, method, params, what, sessionId) {
       await this.ensure(ctx, tabId);
       try {
-        return await step(ctx, what, api.send(tabId, method, params));
+        return await step(ctx, what, sessionId === undefined ? api.send(tabId, method, params) : api.send(tabId, method, params, sessionId));
       } catch (err) {
         if (err instanceof BridgeError) throw err; // the step's timeout
         // Detached without an onDetach (our own detach from an earlier worker, or a race).
@@ -153,13 +168,31 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       }
     },
 
-    onEvent(tabId, method, params) {
+    onEvent(tabId, method, params, sessionId) {
       if (!Number.isInteger(tabId)) return;
       if (!owned(tabId)) {
         release(tabId); // never stay on a tab nobody owns
         return;
       }
       const p = /** @type {any} */ (params);
+      const child = typeof sessionId === "string" ? sessionId : undefined;
+      if (method === "Target.attachedToTarget" && typeof p?.sessionId === "string") {
+        const known = childTargets.get(tabId) ?? new Map();
+        childTargets.set(tabId, known);
+        known.set(p.sessionId, { sessionId: p.sessionId, parent: child, targetId: String(p?.targetInfo?.targetId ?? ""), type: String(p?.targetInfo?.type ?? "") });
+      } else if (method === "Target.detachedFromTarget" && typeof p?.sessionId === "string") childTargets.get(tabId)?.delete(p.sessionId);
+      if (child !== undefined) {
+        // A child target's event (an out-of-process iframe): not the tab's page, so not its dialogs.
+        for (const l of listeners) {
+          if (l.tabId !== tabId) continue;
+          try {
+            l.fn(method, params, child);
+          } catch {
+            // a listener must never throw into chrome.debugger.onEvent
+          }
+        }
+        return;
+      }
       if (method === "Page.javascriptDialogOpening") {
         const answer = dialogs.opened(tabId, params);
         if (answer !== null) {
@@ -194,6 +227,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     onDetach(tabId, reason) {
       if (!Number.isInteger(tabId)) return;
       sessions.delete(tabId);
+      childTargets.delete(tabId);
       dialogs.forget(tabId); // unseen from now on
       if (reason === "canceled_by_user" && owned(tabId)) cancelled.add(tabId);
       else cancelled.delete(tabId);
@@ -203,11 +237,14 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
 
     removed(tabId) {
       sessions.delete(tabId);
+      childTargets.delete(tabId);
       cancelled.delete(tabId);
       dialogs.removed(tabId);
     },
 
     attached: () => [...sessions.keys()],
+
+    children: (tabId) => [...(childTargets.get(tabId)?.values() ?? [])],
   };
 }
 

@@ -25,8 +25,8 @@ function fakeDebugger() {
       calls.push(["detach", tabId]);
       if (!attached.delete(tabId)) throw new Error("Debugger is not attached to the tab");
     },
-    send: async (tabId, method, params) => {
-      calls.push(["send", tabId, method, params]);
+    send: async (tabId, method, params, sessionId) => {
+      calls.push(sessionId === undefined ? ["send", tabId, method, params] : ["send", tabId, method, params, sessionId]);
       if (!attached.has(tabId)) throw new Error(`Debugger is not attached to the tab with id: ${tabId}.`);
       if (api.sendFails) return api.sendFails;
       return {};
@@ -322,4 +322,31 @@ test("listen: one owned tab's events reach the listener until it stops; a throwi
   manager.listen(5, (m) => heard.push(m));
   manager.onEvent(5, "Runtime.executionContextCreated", { context: { id: 1 } });
   assert.deepEqual(heard, []);
+});
+
+test("child targets (out-of-process iframes): tracked per tab, their events reach listeners only, never the dialog bookkeeping", async () => {
+  const { ownership, dialogs, dbg, manager } = setup();
+  ownership.claim("s1", 5);
+  await manager.ensure(CTX, 5);
+  const heard = [];
+  const stop = manager.listen(5, (method, params, session) => heard.push([method, session]));
+  manager.onEvent(5, "Target.attachedToTarget", { sessionId: "S1", targetInfo: { targetId: "F1", type: "iframe" } });
+  manager.onEvent(5, "Target.attachedToTarget", { sessionId: "S2", targetInfo: { targetId: "F2", type: "iframe" } }, "S1");
+  assert.deepEqual(manager.children(5), [
+    { sessionId: "S1", parent: undefined, targetId: "F1", type: "iframe" },
+    { sessionId: "S2", parent: "S1", targetId: "F2", type: "iframe" },
+  ]);
+  // A child's own Page events are not the tab's: no dialog is recorded from them.
+  manager.onEvent(5, "Page.javascriptDialogOpening", { type: "alert", message: "from a child", url: "http://a.test/" }, "S1");
+  assert.equal(dialogs.blocking(5), null);
+  assert.deepEqual(heard.slice(-1), [["Page.javascriptDialogOpening", "S1"]]);
+  // Commands go to the child's session when asked.
+  await manager.send(CTX, 5, "Runtime.enable", {}, "list the page's script worlds", "S2");
+  assert.deepEqual(dbg.calls.at(-1), ["send", 5, "Runtime.enable", {}, "S2"]);
+  manager.onEvent(5, "Target.detachedFromTarget", { sessionId: "S2" }, "S1");
+  assert.deepEqual(manager.children(5).map((c) => c.sessionId), ["S1"]);
+  // The tab leaving its session forgets its children.
+  manager.release(5);
+  assert.deepEqual(manager.children(5), []);
+  stop();
 });

@@ -4,7 +4,7 @@ import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createPopups } from "../../extension/lib/popups.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
-import { argFrame, frameList, framesHandlers, gateFrame } from "../../extension/handlers/frames.js";
+import { argFrame, createFrameWorlds, frameList, framesHandlers, gateFrame } from "../../extension/handlers/frames.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
@@ -174,4 +174,101 @@ test("popups: a person's tab, an orphan's, or one already owned never joins; no 
   assert.equal(await full.popups.created(1, 2, `${A}/`), null);
   assert.equal(full.ownership.owner(2), null);
   assert.equal(await popups.created("1", 2, ""), null);
+});
+
+// ---------------------------------------------------------------- frames through the debugger
+
+/**
+ * A debugger manager over a tab whose top frame T holds an out-of-process frame F1 (session S1),
+ * which holds another, F2 (session S2). Each session's contexts, frame trees, iframe elements and
+ * hit tests are given; every command is recorded with its session.
+ */
+function fakeFrameCdp({ hits = {} } = {}) {
+  const listeners = new Set();
+  const sent = [];
+  const contexts = {
+    top: [
+      { id: 1, origin: A, auxData: { type: "default", frameId: "T", isDefault: true } },
+      { id: 2, origin: "chrome-extension://tw", auxData: { type: "isolated", frameId: "T" } },
+    ],
+    S1: [{ id: 3, origin: "chrome-extension://someoneelse", auxData: { type: "isolated", frameId: "F1" } }],
+    S2: [
+      { id: 5, origin: B, auxData: { type: "isolated", frameId: "F2" } }, // a page-made world
+      { id: 4, origin: "chrome-extension://tw", auxData: { type: "isolated", frameId: "F2" } },
+    ],
+  };
+  const tokens = { 2: "doc-top", 3: "doc-other", 4: "doc-f2", 5: "doc-f2" };
+  const trees = {
+    top: { frameTree: { frame: { id: "T" } } },
+    S1: { frameTree: { frame: { id: "F1", parentId: "T" } } },
+    S2: { frameTree: { frame: { id: "F2", parentId: "F1" } } },
+  };
+  const owners = { F1: 33, F2: 40 };
+  const boxes = { 33: { content: [30, 200], border: [20, 190] }, 40: { content: [100, 50], border: [90, 40] } };
+  const hit = { top: { backendNodeId: 33, frameId: "T" }, S1: { backendNodeId: 40, frameId: "F1" }, ...hits };
+  const children = [
+    { sessionId: "S1", parent: undefined, targetId: "F1", type: "iframe" },
+    { sessionId: "S2", parent: "S1", targetId: "F2", type: "iframe" },
+  ];
+  const cdp = {
+    sent,
+    listen: (_tabId, fn) => { listeners.add(fn); return () => listeners.delete(fn); },
+    children: () => children,
+    send: async (_ctx, _tabId, method, params, _what, session) => {
+      const where = session ?? "top";
+      sent.push([method, where]);
+      if (method === "Runtime.enable") {
+        for (const context of contexts[where] ?? []) for (const l of listeners) l("Runtime.executionContextCreated", { context }, session);
+        return {};
+      }
+      if (method === "Runtime.callFunctionOn") return { result: { value: tokens[params.executionContextId] ?? null } };
+      if (method === "DOM.getFrameOwner") return { backendNodeId: owners[params.frameId] };
+      if (method === "DOM.getBoxModel") return { model: boxes[params.backendNodeId] };
+      if (method === "Page.getFrameTree") return trees[where];
+      if (method === "Page.getLayoutMetrics") return { cssLayoutViewport: { pageX: 0, pageY: 0 } };
+      if (method === "DOM.getNodeForLocation") return hit[where];
+      return {};
+    },
+  };
+  return cdp;
+}
+
+const DCTX = { ...CTX, deadline: Date.now() + 60_000 };
+const noSleep = async () => {};
+
+test("createFrameWorlds.locate: tabwarden's world by its document token, in the tab's session or an out-of-process frame's", async () => {
+  const cdp = fakeFrameCdp();
+  const worlds = createFrameWorlds({ cdp, sleep: noSleep });
+  assert.deepEqual(await worlds.locate(DCTX, 1, "doc-top", { topOnly: true }), { session: undefined, contextId: 2, frameId: "T" });
+  assert.equal(cdp.sent.some(([m]) => m === "Target.setAutoAttach"), false, "the top frame never reaches into child targets");
+  cdp.sent.length = 0;
+  // Another extension's world and a page-made world with the right token are never taken.
+  assert.deepEqual(await worlds.locate(DCTX, 1, "doc-f2"), { session: "S2", contextId: 4, frameId: "F2" });
+  for (const s of ["top", "S1", "S2"]) assert.ok(cdp.sent.some(([m, w]) => m === "Runtime.disable" && w === s), s);
+  // Known once found (while its session is attached).
+  cdp.sent.length = 0;
+  await worlds.locate(DCTX, 1, "doc-f2");
+  assert.deepEqual(cdp.sent, []);
+  // A token no world holds: internal_error, after the bounded wait.
+  const fresh = createFrameWorlds({ cdp: fakeFrameCdp(), sleep: noSleep });
+  await assert.rejects(fresh.locate(DCTX, 1, "doc-nobody"), (e) => e.code === "internal_error" && /retry/.test(e.message));
+});
+
+test("createFrameWorlds.toTop: a nested out-of-process frame's point plus each enclosing iframe's content box", async () => {
+  const cdp = fakeFrameCdp();
+  const worlds = createFrameWorlds({ cdp, sleep: noSleep });
+  const world = await worlds.locate(DCTX, 1, "doc-f2");
+  cdp.sent.length = 0;
+  assert.deepEqual(await worlds.toTop(DCTX, 1, world, 10, 20), { x: 140, y: 270, coveredBy: null });
+  // F2's iframe element is asked for in S1 (where F2's parent lives), F1's in the tab's session.
+  assert.deepEqual(cdp.sent.filter(([m]) => m === "DOM.getFrameOwner"), [["DOM.getFrameOwner", "S1"], ["DOM.getFrameOwner", "top"]]);
+  // Something of the top page over F1's iframe at that point: covered, said so.
+  const over = fakeFrameCdp({ hits: { top: { backendNodeId: 99, frameId: "T" } } });
+  const w2 = createFrameWorlds({ cdp: over, sleep: noSleep });
+  const covered = await w2.toTop(DCTX, 1, await w2.locate(DCTX, 1, "doc-f2"), 10, 20);
+  assert.match(String(covered.coveredBy), /enclosing page/);
+  // A same-process frame's own content at that point (another frame's node) is not a cover.
+  const inner = fakeFrameCdp({ hits: { top: { backendNodeId: 7, frameId: "F1" } } });
+  const w3 = createFrameWorlds({ cdp: inner, sleep: noSleep });
+  assert.equal((await w3.toTop(DCTX, 1, await w3.locate(DCTX, 1, "doc-f2"), 10, 20)).coveredBy, null);
 });

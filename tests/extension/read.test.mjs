@@ -35,7 +35,9 @@ function harness({ decision = "allow" } = {}) {
   const loads = createLoadWatcher(fakeTimers());
   const tabs = new Map();
   const pages = new Map();
-  const calls = { confirm: [], script: [], update: [], capture: [], cookies: [] };
+  const calls = { confirm: [], script: [], update: [], capture: [], cookies: [], frames: [] };
+  /** frameId -> url of the tab's subframes (page_upload with frame). */
+  const frameUrls = new Map();
   let answer = decision;
   let beforeRun = () => {};
   let captureError = null;
@@ -64,13 +66,16 @@ function harness({ decision = "allow" } = {}) {
       calls.script.push([tabId, func.name, "ISOLATED"]);
       return [{ result: pages.get(tabId).blocks(tabs.get(tabId)) }];
     },
-    executeScriptArgs: async (tabId, func, args, world = "ISOLATED") => {
+    getAllFrames: async (tabId) => [{ frameId: 0, parentFrameId: -1, url: tabs.get(tabId).url },
+      ...[...frameUrls].map(([frameId, url]) => ({ frameId, parentFrameId: 0, url }))],
+    executeScriptArgs: async (tabId, func, args, world = "ISOLATED", frameId = 0) => {
       calls.script.push([tabId, func.name, world, args]);
+      calls.frames.push(frameId);
       beforeRun(tabId);
       const page = pages.get(tabId);
       const saved = {};
       const globals = {
-        location: { href: tabs.get(tabId).url }, localStorage: page.local, sessionStorage: page.session,
+        location: { href: frameId === 0 ? tabs.get(tabId).url : frameUrls.get(frameId) }, localStorage: page.local, sessionStorage: page.session,
         document: page.document, HTMLInputElement: FakeInput, DataTransfer: FakeDataTransfer,
       };
       for (const k of Object.keys(globals)) saved[k] = Object.getOwnPropertyDescriptor(globalThis, k);
@@ -124,7 +129,7 @@ function harness({ decision = "allow" } = {}) {
   };
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   return {
-    call, calls, tabs, pages, open, routes,
+    call, calls, tabs, pages, open, routes, frameUrls,
     set decision(d) { answer = d; },
     set beforeRun(fn) { beforeRun = fn; },
     set captureError(e) { captureError = e; },
@@ -318,7 +323,7 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
     (e) => e.code === "policy_denied");
   assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
   await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
-  await assert.rejects(h.call("page_upload", { ...args, frame: 3 }, UPLOAD_ON), (e) => e.code === "bad_request" && /top frame/.test(e.message));
+  await assert.rejects(h.call("page_upload", { ...args, frame: 3 }, UPLOAD_ON), (e) => e.code === "element_not_found" && /page_frames/.test(e.message));
   await assert.rejects(h.call("page_upload", { ...args, selector: ".none" }, UPLOAD_ON), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_upload", { ...args, selector: undefined, ref: "@e3" }, UPLOAD_ON), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_upload", { ...args, data: "%%%" }, UPLOAD_ON), (e) => e.code === "bad_request");
@@ -359,4 +364,22 @@ test("presenceConfirm: page_eval / page_upload ask for a tap on exactly {code, o
   const before = h.calls.confirm.length;
   await assert.rejects(h.call("page_eval", { tabId: 1, code: "'\ud800'" }, ctx), (e) => e.code === "bad_request");
   assert.equal(h.calls.confirm.length, before, "a lone surrogate cannot be tapped for: refused before asking");
+});
+
+test("page_upload with frame: the frame's origin is gated on its own, the file goes into that frame only", async () => {
+  const h = harness();
+  h.open(1, `${OK}/form`);
+  h.frameUrls.set(4, `${OK}/inner`);
+  h.frameUrls.set(6, "https://evil.test/ad");
+  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
+  // An unapproved frame of an approved page: refused before anything runs in it, nobody asked.
+  await assert.rejects(h.call("page_upload", { ...args, frame: 6 }, UPLOAD_ON), (e) => e.code === "origin_not_approved");
+  assert.deepEqual(h.calls.frames, []);
+  assert.equal(h.calls.confirm.length, 0);
+  assert.equal(h.pages.get(1).file.files, null);
+  // An approved frame: probed and set in that frame only, the person told it is a frame's field.
+  assert.deepEqual(await h.call("page_upload", { ...args, frame: 4 }, UPLOAD_ON), { uploaded: true });
+  assert.deepEqual(h.calls.frames, [4, 4]);
+  assert.match(h.calls.confirm[0].detail, /a frame on http:\/\/127\.0\.0\.1:8000/);
+  assert.equal(h.calls.confirm[0].origin, OK);
 });
