@@ -11,6 +11,7 @@
 | ``closeTabsOnSessionEnd`` | bool | ``false`` (ended sessions leave orphans) | ``true`` |
 | ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
 | ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
+| ``consoleCapture`` / ``networkCapture`` | bool | ``false`` (nothing recorded) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -69,6 +70,8 @@ POLICY_KEYS: tuple[str, ...] = (
     "closeTabsOnSessionEnd",
     "maxAgentTabs",
     "dialogArming",
+    "consoleCapture",
+    "networkCapture",
 )
 _ATTR = {
     "origins": "origins",
@@ -82,6 +85,8 @@ _ATTR = {
     "closeTabsOnSessionEnd": "close_tabs_on_session_end",
     "maxAgentTabs": "max_agent_tabs",
     "dialogArming": "dialog_arming",
+    "consoleCapture": "console_capture",
+    "networkCapture": "network_capture",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
@@ -90,7 +95,11 @@ _RANGES = {
 }
 #: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
 #: accept armed on a document), so on is the wider way, as for eval.
-_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming"})
+#: ``consoleCapture`` / ``networkCapture`` true has the extension record an owned tab's console
+#: and XHR/fetch responses for page_console / page_network: on is wider; off clears what it kept.
+_BOOLS_FALSE_NARROW = frozenset(
+    {"eval", "upload", "passwordFill", "dialogArming", "consoleCapture", "networkCapture"}
+)
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
 #: type, range and default that ``key_spec`` derives from the declarations here.
 POLICY_MEANINGS: dict[str, str] = {
@@ -113,6 +122,11 @@ POLICY_MEANINGS: dict[str, str] = {
     "JavaScript dialog; while on, every dialog nothing armed is dismissed at once and logged",
     "maxAgentTabs": "most agent tabs open at once; tab_open then closes the oldest orphan never "
     "looked at, or answers tab_limit",
+    "consoleCapture": "record the console errors, warnings and uncaught exceptions of agents' "
+    "tabs for page_console (approved sites only, masked); off drops what was recorded at once",
+    "networkCapture": "record the XHR/fetch responses of agents' tabs for page_network (method, "
+    "URL, status, size, text bodies up to a cap; never request headers or cookies); off drops "
+    "what was recorded at once",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -134,6 +148,8 @@ class Policy(Mapping[str, Any]):
     close_tabs_on_session_end: bool
     max_agent_tabs: int
     dialog_arming: bool
+    console_capture: bool
+    network_capture: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -398,6 +414,8 @@ DEFAULT_POLICY: Policy = Policy(
     close_tabs_on_session_end=False,
     max_agent_tabs=20,
     dialog_arming=False,
+    console_capture=False,
+    network_capture=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

@@ -4,6 +4,7 @@
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
+import { captureHandlers } from "./capture.js";
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers, withAftermath } from "./interact.js";
@@ -21,7 +22,7 @@ import { tabHandlers } from "./tabs.js";
  *   & import("./frames.js").FramesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups}} ActionDeps
+ *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -66,6 +67,8 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_frames", framesHandlers],
   ["page_type", keyboardHandlers],
   ["page_keys", keyboardHandlers],
+  ["page_console", captureHandlers],
+  ["page_network", captureHandlers],
 ]));
 
 /**

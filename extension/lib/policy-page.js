@@ -36,6 +36,8 @@ export const POLICY_WORDS = Object.freeze({
   closeTabsOnSessionEnd: "An ended agent's tabs are closed",
   maxAgentTabs: "Most tabs agents may keep open",
   dialogArming: "Agents may arm an answer to a page's next dialog",
+  consoleCapture: "Agents' tabs record console errors for page_console",
+  networkCapture: "Agents' tabs record network responses for page_network",
 });
 
 /**
