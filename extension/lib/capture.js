@@ -304,7 +304,8 @@ export function createCapture({ send, hold, attached, now, log = console }) {
    * @param {number} encoded
    */
   function finished(tabId, t, r, requestId, encoded) {
-    const size = Math.max(r.size, Math.trunc(Number(encoded) || 0));
+    // The body's decoded bytes (dataReceived); the wire total (headers too) only when none came.
+    const size = r.size > 0 ? r.size : Math.max(0, Math.trunc(Number(encoded) || 0));
     /** @type {NetworkEntry} */
     const e = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0 };
     if (!isApproved(r.targetOrigin, origins) || !isApproved(r.origin, origins)) e.bodyOmitted = OMITTED.ORIGIN;
