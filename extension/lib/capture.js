@@ -44,7 +44,10 @@ export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget",
 const SECRET_NAME = /(pass(word|wd)?|secret|token|api[-_]?key|apikey|auth|session|sid|cookie|credential|signature|sig|private|otp|code)/i;
 const JWT_ANYWHERE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 const SCHEME_TOKEN = /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
-const NAMED_VALUE = /\b([A-Za-z0-9_-]*(?:pass(?:word|wd)?|secret|token|api[-_]?key|apikey|auth|session|credential)[A-Za-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;}]+)/gi;
+/** `name=value`, `name: value`, `"name": "value"`: the name starts where a name cannot go on
+ * (the lookbehind), so a long run is scanned once, never from each of its characters. */
+const NAMED_VALUE = /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{1,64})(["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([^\s"'&,;}]+)/g;
+const SECRET_KEY = /pass(word|wd)?|secret|token|api[-_]?key|apikey|auth|session|credential/i;
 
 /**
  * Text as it may leave the extension: card-like numbers, JWTs, `Bearer …` tokens and the values
@@ -56,7 +59,8 @@ export function maskText(text) {
   let s = maskCards(typeof text === "string" ? text : "");
   s = s.replace(JWT_ANYWHERE, "[masked: JWT]");
   s = s.replace(SCHEME_TOKEN, (_, scheme, tok) => `${scheme} ${maskValue("", tok)}`);
-  s = s.replace(NAMED_VALUE, (_, name, sep, value) => `${name}${sep}${value.startsWith("[masked") ? value : maskValue(name, value)}`);
+  s = s.replace(NAMED_VALUE, (all, name, sep, value) =>
+    !SECRET_KEY.test(name) || value.startsWith("[masked") ? all : `${name}${sep}${maskValue(name, value)}`);
   return s;
 }
 
@@ -127,8 +131,16 @@ function remoteText(arg) {
   return typeof arg.description === "string" ? arg.description : String(arg.type ?? "");
 }
 
-/** @param {string} s */
-const capText = (s) => (s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT)}…` : s);
+/**
+ * Console text as kept: cut long before masking (masking is linear, but a page may log
+ * megabytes), the token the cut went through dropped whole, masked, then capped at MAX_TEXT.
+ * @param {string} raw
+ */
+function keptText(raw) {
+  const cut = raw.length > 2 * MAX_TEXT ? raw.slice(0, 2 * MAX_TEXT).replace(/\S*$/, "") : raw;
+  const s = maskText(cut);
+  return s.length > MAX_TEXT || cut !== raw ? `${s.slice(0, MAX_TEXT)}…` : s;
+}
 
 /**
  * The console entry a Runtime/Log event makes, without its origin (the caller resolves it), or
@@ -145,20 +157,20 @@ export function consoleEntryOf(method, params) {
     if (level === null) return null;
     const args = Array.isArray(p.args) ? p.args : [];
     const text = (p.type === "assert" ? "Assertion failed: " : "") + args.map(remoteText).join(" ");
-    return { ts: Math.trunc(Number(p.timestamp) || 0), level, text: capText(maskText(text)), source: "console", contextId: p.executionContextId };
+    return { ts: Math.trunc(Number(p.timestamp) || 0), level, text: keptText(text), source: "console", contextId: p.executionContextId };
   }
   if (method === "Runtime.exceptionThrown") {
     const d = isPlainObject(p.exceptionDetails) ? p.exceptionDetails : {};
     const head = typeof d.text === "string" ? d.text : "Uncaught";
     const desc = isPlainObject(d.exception) ? remoteText(d.exception) : "";
     const text = desc !== "" && !head.includes(desc) ? `${head} ${desc}` : head;
-    return { ts: Math.trunc(Number(p.timestamp) || 0), level: "error", text: capText(maskText(text)), source: "exception", contextId: d.executionContextId };
+    return { ts: Math.trunc(Number(p.timestamp) || 0), level: "error", text: keptText(text), source: "exception", contextId: d.executionContextId };
   }
   if (method === "Log.entryAdded") {
     const e = isPlainObject(p.entry) ? p.entry : {};
     const level = e.level === "error" ? "error" : e.level === "warning" ? "warning" : null;
     if (level === null) return null;
-    return { ts: Math.trunc(Number(e.timestamp) || 0), level, text: capText(maskText(String(e.text ?? ""))), source: "browser", url: typeof e.url === "string" ? e.url : "" };
+    return { ts: Math.trunc(Number(e.timestamp) || 0), level, text: keptText(String(e.text ?? "")), source: "browser", url: typeof e.url === "string" ? e.url : "" };
   }
   return null;
 }
