@@ -44,10 +44,10 @@ export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget",
 const SECRET_NAME = /(pass(word|wd)?|secret|token|api[-_]?key|apikey|auth|session|sid|cookie|credential|signature|sig|private|otp|code)/i;
 const JWT_ANYWHERE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 const SCHEME_TOKEN = /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
-/** `name=value`, `name: value`, `"name": "value"`: the name starts where a name cannot go on
- * (the lookbehind), so a long run is scanned once, never from each of its characters. */
-const NAMED_VALUE = /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{1,64})(["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([^\s"'&,;}]+)/g;
-const SECRET_KEY = /pass(word|wd)?|secret|token|api[-_]?key|apikey|auth|session|credential/i;
+/** `name=value`, `name: value`, `"name": "value"` with a secret word in the name. The name
+ * starts only where a name cannot go on (the lookbehind) and its parts are bounded, so a long
+ * run is scanned once, never from each of its characters. */
+const NAMED_VALUE = /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{0,32}(?:pass(?:word|wd)?|secret|token|api[-_]?key|apikey|auth|session|credential)[A-Za-z0-9_-]{0,32})(["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([^\s"'&,;}]+)/gi;
 
 /**
  * Text as it may leave the extension: card-like numbers, JWTs, `Bearer …` tokens and the values
@@ -59,8 +59,7 @@ export function maskText(text) {
   let s = maskCards(typeof text === "string" ? text : "");
   s = s.replace(JWT_ANYWHERE, "[masked: JWT]");
   s = s.replace(SCHEME_TOKEN, (_, scheme, tok) => `${scheme} ${maskValue("", tok)}`);
-  s = s.replace(NAMED_VALUE, (all, name, sep, value) =>
-    !SECRET_KEY.test(name) || value.startsWith("[masked") ? all : `${name}${sep}${maskValue(name, value)}`);
+  s = s.replace(NAMED_VALUE, (all, name, sep, value) => (value.startsWith("[masked") ? all : `${name}${sep}${maskValue(name, value)}`));
   return s;
 }
 

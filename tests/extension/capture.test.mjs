@@ -50,6 +50,7 @@ const Q = { level: "all", limit: 50, clear: false };
 
 test("masking: cards, JWTs, bearer tokens, secret-named values; URLs lose userinfo, fragment and secret query values", () => {
   const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX2hlcmU";
+  assert.equal(maskText("save failed: token=abc123 ok"), "save failed: token=[masked: 6 chars, letters+digits] ok");
   const text = maskText(`card 4111 1111 1111 1111 token=${"s3cr3tV4lue"} jwt ${jwt} Authorization: Bearer abcdefgh12345678 {"password": "hunter22"}`);
   for (const secret of ["4111", "s3cr3tV4lue", jwt.slice(0, 20), "abcdefgh12345678", "hunter22"]) assert.ok(!text.includes(secret), `${secret} in ${text}`);
   assert.match(text, /card \[card\]/);
