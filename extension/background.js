@@ -8,10 +8,11 @@
 /* global chrome */
 
 import { createAgentTabsRelay } from "./lib/agent-tabs-relay.js";
+import { createCapture } from "./lib/capture.js";
 import { createBackoff, equalJitter } from "./lib/backoff.js";
 import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
-import { createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
+import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
 import { createDialogs } from "./lib/dialogs.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
@@ -93,12 +94,23 @@ const ensureOrigin = createOriginGate({
 
 // Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
 const dialogs = createDialogs();
+// The opt-in console and network tails (policy consoleCapture / networkCapture, lib/capture.js).
+const capture = createCapture({
+  // Outside any call: each command bounded on its own, so a page that does not answer holds nothing up.
+  send: (tabId, method, params) =>
+    step({ session: "", policy: {} }, `capture: ${method}`, cdp.command(tabId, method, params), SOFT_ATTACH_MS),
+  hold: (tabId, domain, on) => cdp.hold(tabId, domain, on),
+  attached: () => cdp.attached(),
+  now: () => Date.now(),
+  log,
+});
 const cdp = createDebuggerManager({
   api: { attach: api.debuggerAttach, detach: api.debuggerDetach, send: api.debuggerSend },
   owned: (tabId) => ownership.owner(tabId) !== null,
   dialogs,
   step,
   log,
+  sink: capture,
 });
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 // Tabs an owned tab opens join its session (lib/popups.js), debugger attached as for tab_open.
@@ -131,11 +143,16 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = createRoutes({
-  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups,
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture,
 });
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
-  action, async (args, ctx) => { await ownershipLoaded; return handler(args, ctx); },
+  action, async (args, ctx) => {
+    await ownershipLoaded;
+    // Every request states the policy: capture turned off drops its buffers before anything runs.
+    await capture.observe(ctx.policy);
+    return handler(args, ctx);
+  },
 ]);
 // Each command id at most once per session, across worker restarts (lib/journal.js).
 const journal = createJournal({

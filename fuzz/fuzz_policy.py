@@ -99,6 +99,8 @@ VALUES: dict[str, tuple[Any, ...]] = {
     "maxAgentTabs": (0, 1, 20, 200, 201, -1, True, "20"),
     "dialogArming": (True, False, 1, "true"),
     "pageFetch": (True, False, 0, "true"),
+    "consoleCapture": (True, False, 1, "true"),
+    "networkCapture": (True, False, 0, None),
 }
 KEYS = (*lattice.POLICY_KEYS, "unknown", "Origins", "", "__proto__")
 _BARE = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[1-9][0-9]{0,4})?$")

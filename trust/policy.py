@@ -12,6 +12,7 @@
 | ``maxAgentTabs`` | int 1..200 | ``20`` | smaller |
 | ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
 | ``pageFetch`` | bool | ``false`` (``page_fetch`` refused) | ``false`` |
+| ``consoleCapture`` / ``networkCapture`` | bool | ``false`` (nothing recorded) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -71,6 +72,8 @@ POLICY_KEYS: tuple[str, ...] = (
     "maxAgentTabs",
     "dialogArming",
     "pageFetch",
+    "consoleCapture",
+    "networkCapture",
 )
 _ATTR = {
     "origins": "origins",
@@ -85,6 +88,8 @@ _ATTR = {
     "maxAgentTabs": "max_agent_tabs",
     "dialogArming": "dialog_arming",
     "pageFetch": "page_fetch",
+    "consoleCapture": "console_capture",
+    "networkCapture": "network_capture",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
@@ -94,7 +99,19 @@ _RANGES = {
 #: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
 #: accept armed on a document), so on is the wider way, as for eval.
 #: ``pageFetch`` true lets ``page_fetch`` send requests with the page's cookies (each confirmed).
-_BOOLS_FALSE_NARROW = frozenset({"eval", "upload", "passwordFill", "dialogArming", "pageFetch"})
+#: ``consoleCapture`` / ``networkCapture`` true has the extension record an owned tab's console
+#: and XHR/fetch responses for page_console / page_network: on is wider; off clears what it kept.
+_BOOLS_FALSE_NARROW = frozenset(
+    {
+        "eval",
+        "upload",
+        "passwordFill",
+        "dialogArming",
+        "pageFetch",
+        "consoleCapture",
+        "networkCapture",
+    }
+)
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
 #: type, range and default that ``key_spec`` derives from the declarations here.
 POLICY_MEANINGS: dict[str, str] = {
@@ -119,6 +136,11 @@ POLICY_MEANINGS: dict[str, str] = {
     "looked at, or answers tab_limit",
     "pageFetch": "allow page_fetch (an HTTP request sent from an agent's tab with the page's "
     "cookies, to an approved site); every call is confirmed showing its method and URL",
+    "consoleCapture": "record the console errors, warnings and uncaught exceptions of agents' "
+    "tabs for page_console (approved sites only, masked); off drops what was recorded at once",
+    "networkCapture": "record the XHR/fetch responses of agents' tabs for page_network (method, "
+    "URL, status, size, text bodies up to a cap; never request headers or cookies); off drops "
+    "what was recorded at once",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -141,6 +163,8 @@ class Policy(Mapping[str, Any]):
     max_agent_tabs: int
     dialog_arming: bool
     page_fetch: bool
+    console_capture: bool
+    network_capture: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -406,6 +430,8 @@ DEFAULT_POLICY: Policy = Policy(
     max_agent_tabs=20,
     dialog_arming=False,
     page_fetch=False,
+    console_capture=False,
+    network_capture=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

@@ -5,6 +5,7 @@
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
 import { fetchHandlers } from "./fetch.js";
+import { captureHandlers } from "./capture.js";
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers, withAftermath } from "./interact.js";
@@ -22,7 +23,7 @@ import { tabHandlers } from "./tabs.js";
  *   & import("./frames.js").FramesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups}} ActionDeps
+ *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -68,6 +69,8 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_type", keyboardHandlers],
   ["page_keys", keyboardHandlers],
   ["page_fetch", fetchHandlers],
+  ["page_console", captureHandlers],
+  ["page_network", captureHandlers],
 ]));
 
 /**

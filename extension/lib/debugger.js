@@ -6,6 +6,10 @@
 // answered here; a main-frame navigation drops the tab's arm), and its detaches reported: the person closing Chrome's "is debugging this
 // browser" bar is answered once with `debugger_detached` before anything re-attaches. Also the tab
 // guard tab-queue.js runs every tab call through (`dialog_open` at once while a dialog is open).
+// Every event of an owned tab is also routed to the capture tails (lib/capture.js), which are
+// told of each attachment (to enable their CDP domains before the tab navigates) and of each tab
+// forgotten; a domain capture holds stays enabled when another user sends its `.disable`, and its
+// `.enable` from another user re-enables it (so Chrome reports the domain's state again).
 // Pure: no chrome. It must never attach to (or keep attached to) a tab no session owns, never
 // let a CDP failure escape as anything but a table code, and never let an event listener throw.
 // docs/adr/0005-debugger-on-owned-tabs.md says why the debugger stays attached.
@@ -56,6 +60,20 @@ const MAX_QUOTE = 200;
  * @property {(tabId: number, fn: (method: string, params: any, sessionId?: string) => void) => () => void} listen
  *   every later CDP event of an owned tab to `fn` (a throwing `fn` is ignored) until the
  *   returned function is called (page_snapshot's a11y mode: Runtime.executionContextCreated)
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>} command
+ *   one CDP command outside any call (the capture tails): on a tab with an attachment only
+ *   (rejects otherwise), after that attachment settled
+ * @property {(tabId: number, domain: string, on: boolean) => void} hold keep `domain` enabled
+ *   on the tab against other users' `.disable` (and re-enable it on their `.enable`)
+ */
+
+/**
+ * Who else hears of attachments and events (lib/capture.js).
+ * @typedef {object} EventSink
+ * @property {(tabId: number, via: (tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>) =>
+ *   Promise<void>} attached the tab was just attached (`via` sends on that attachment)
+ * @property {(tabId: number, method: string, params: unknown) => void} event an owned tab's event
+ * @property {(tabId: number) => void} forget the tab left its session or closed
  */
 
 /**
@@ -66,10 +84,10 @@ const MAX_QUOTE = 200;
 
 /**
  * @param {{api: DebuggerApi, owned: (tabId: number) => boolean, dialogs: import("./dialogs.js").Dialogs,
- *   step: Step, log?: {warn: (...a: unknown[]) => void}}} deps
+ *   step: Step, log?: {warn: (...a: unknown[]) => void}, sink?: EventSink}} deps
  * @returns {DebuggerManager}
  */
-export function createDebuggerManager({ api, owned, dialogs, step, log = console }) {
+export function createDebuggerManager({ api, owned, dialogs, step, log = console, sink }) {
   /** tabId -> the attachment (attach + Page.enable), settled or pending. */
   /** @type {Map<number, Promise<void>>} */
   const sessions = new Map();
@@ -83,6 +101,9 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   /** tabId -> its child targets by sessionId (an out-of-process iframe's, handlers/frames.js). */
   /** @type {Map<number, Map<string, ChildTarget>>} */
   const childTargets = new Map();
+  /** tabId -> the CDP domains held enabled (DebuggerManager.hold). */
+  /** @type {Map<number, Set<string>>} */
+  const holds = new Map();
 
   /** @param {unknown} err */
   const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
@@ -101,6 +122,12 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         await api.attach(tabId, CDP_VERSION);
       }
       await api.send(tabId, "Page.enable");
+      // Before anything navigates the tab: the capture tails' domains, when they are on.
+      // Bounded: a page that does not answer must not hold the attachment (nor its call) up.
+      if (sink !== undefined) {
+        const noCall = /** @type {Ctx} */ ({ session: "", policy: {} });
+        await step(noCall, "enable the capture tails", sink.attached(tabId, api.send), SOFT_ATTACH_MS).catch(() => {});
+      }
     })();
     sessions.set(tabId, p);
     p.catch(() => {
@@ -119,6 +146,8 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     cancelled.delete(tabId);
     dialogs.removed(tabId);
     childTargets.delete(tabId);
+    holds.delete(tabId);
+    sink?.forget(tabId);
     const had = sessions.get(tabId);
     sessions.delete(tabId);
     if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
@@ -152,7 +181,14 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
 
     async send(ctx, tabId, method, params, what, sessionId) {
       await this.ensure(ctx, tabId);
+      const [domain, verb] = method.split(".");
+      // Holds are on the tab's own session; a child session (an out-of-process frame) has none.
+      const held = sessionId === undefined && holds.get(tabId)?.has(domain) === true;
+      // Another user of a held domain: its disable is answered here, its enable re-enables (a
+      // second enable alone would not report the domain's state, e.g. execution contexts, again).
+      if (held && verb === "disable") return {};
       try {
+        if (held && verb === "enable") await step(ctx, what, api.send(tabId, `${domain}.disable`, {}));
         return await step(ctx, what, sessionId === undefined ? api.send(tabId, method, params) : api.send(tabId, method, params, sessionId));
       } catch (err) {
         if (err instanceof BridgeError) throw err; // the step's timeout
@@ -206,6 +242,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       // or a same-document one (history.pushState, a fragment) in any frame.
       else if (method === "Page.frameNavigated" && (p?.frame?.parentId === undefined || p?.frame?.parentId === "")) dialogs.navigated(tabId);
       else if (method === "Page.navigatedWithinDocument") dialogs.navigated(tabId);
+      sink?.event(tabId, method, params); // never throws (lib/capture.js)
       for (const l of listeners) {
         if (l.tabId !== tabId) continue;
         try {
@@ -224,6 +261,20 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       };
     },
 
+    command(tabId, method, params) {
+      const p = sessions.get(tabId);
+      if (p === undefined || !owned(tabId)) return Promise.reject(new Error(`no debugger on tab ${tabId}`));
+      return p.then(() => api.send(tabId, method, params));
+    },
+
+    hold(tabId, domain, on) {
+      const set = holds.get(tabId) ?? new Set();
+      if (on) set.add(domain);
+      else set.delete(domain);
+      if (set.size > 0) holds.set(tabId, set);
+      else holds.delete(tabId);
+    },
+
     onDetach(tabId, reason) {
       if (!Number.isInteger(tabId)) return;
       sessions.delete(tabId);
@@ -240,6 +291,8 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       childTargets.delete(tabId);
       cancelled.delete(tabId);
       dialogs.removed(tabId);
+      holds.delete(tabId);
+      sink?.forget(tabId);
     },
 
     attached: () => [...sessions.keys()],

@@ -3,8 +3,9 @@
 // (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
 // worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
 // free (policy_restrict, kill). The click grace period, the confirmation timeout, presenceConfirm
-// closeTabsOnSessionEnd and dialogArming go either way: a change that narrows (fewer seconds,
-// presenceConfirm or closeTabsOnSessionEnd on, dialogArming off) is a free policy_restrict, one
+// closeTabsOnSessionEnd, dialogArming, consoleCapture and networkCapture go either way: a change
+// that narrows (fewer seconds, presenceConfirm or closeTabsOnSessionEnd on, dialogArming or a
+// capture off) is a free policy_restrict, one
 // that widens needs the tap; bad input
 // is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
@@ -38,6 +39,8 @@ export const POLICY_WORDS = Object.freeze({
   maxAgentTabs: "Most tabs agents may keep open",
   dialogArming: "Agents may arm an answer to a page's next dialog",
   pageFetch: "Requests sent from a page with its cookies (page_fetch)",
+  consoleCapture: "Agents' tabs record console errors for page_console",
+  networkCapture: "Agents' tabs record network responses for page_network",
 });
 
 /**
@@ -73,7 +76,8 @@ export function refusalHint(outcome) {
 
 const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
-  "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch"];
+  "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch",
+  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off"];
 
 /**
  * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
@@ -121,6 +125,10 @@ export async function runPolicyPage({ doc, api }) {
       "dialog-arming-off": !has || policy.dialogArming !== true,
       "enable-fetch": !has || policy.pageFetch === true,
       "restrict-fetch": !has || policy.pageFetch !== true,
+      "console-capture-on": !has || policy.consoleCapture === true,
+      "console-capture-off": !has || policy.consoleCapture !== true,
+      "network-capture-on": !has || policy.networkCapture === true,
+      "network-capture-off": !has || policy.networkCapture !== true,
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -316,7 +324,7 @@ export async function runPolicyPage({ doc, api }) {
   /**
    * Whether `value` for `key` grants nothing the current policy does not (equal counts): a
    * smaller or equal number of seconds; presenceConfirm or closeTabsOnSessionEnd on;
-   * dialogArming off. Anything the page cannot tell (no
+   * dialogArming, consoleCapture or networkCapture off. Anything the page cannot tell (no
    * policy, a key it does not know, a current value of the wrong type) is not narrowing, so it
    * goes the tap way and the host decides.
    * @param {string} key @param {unknown} value
@@ -325,7 +333,7 @@ export async function runPolicyPage({ doc, api }) {
     const current = policy?.[key];
     if (key in SECONDS) return typeof value === "number" && typeof current === "number" && value <= current;
     if (key === "presenceConfirm" || key === "closeTabsOnSessionEnd") return value === true;
-    if (key === "dialogArming") return value === false;
+    if (key === "dialogArming" || key === "consoleCapture" || key === "networkCapture") return value === false;
     return false;
   }
 
@@ -416,6 +424,10 @@ export async function runPolicyPage({ doc, api }) {
   on("close-tabs-off", () => setCloseTabsOnSessionEnd(false));
   on("dialog-arming-on", () => setDialogArming(true));
   on("dialog-arming-off", () => setDialogArming(false));
+  on("console-capture-on", () => change("consoleCapture", true));
+  on("console-capture-off", () => change("consoleCapture", false));
+  on("network-capture-on", () => change("networkCapture", true));
+  on("network-capture-off", () => change("networkCapture", false));
   // Enter in a field does what its button does (there is no <form> to submit).
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {

@@ -156,7 +156,8 @@ def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
     key = host_key_store(config, "file").load()
     assert key is not None
     widened = apply_set(gate.current().policy, changes)
-    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()))
+    # As `policy set` does: a restriction on a key the person just set no longer narrows it.
+    store.set_baseline(gate.path, key, widened.to_json(), int(time.time()), set_keys=changes)
 
 
 async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -34,7 +34,8 @@ function fakeDoc(ids) {
 const IDS = ["policy", "sites-list", "policy-hint", "policy-feedback", "killed", "enrolled", "credentials", "policy-summary", "policy-status", "origin", "approve-origin",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
-  "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch"];
+  "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch",
+  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
   windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
@@ -493,6 +494,23 @@ test("pageFetch: on is a tap (a widening), off is a free restrict", async () => 
   await settle();
   assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key: "pageFetch", value: false });
   assert.equal(h.assertions.length, 1, "turning it off needs no tap");
+});
+
+test("consoleCapture / networkCapture: on is a tap (a widening), off is a free restrict", async () => {
+  for (const [key, on, off] of [["consoleCapture", "console-capture-on", "console-capture-off"], ["networkCapture", "network-capture-on", "network-capture-off"]]) {
+    const h = harness({ policy: { ...FULL, [key]: false } });
+    await h.run();
+    assert.equal(h.doc.el(off).disabled, true, "already off");
+    h.doc.el(on).click();
+    await settle();
+    assert.deepEqual(h.sent[1], { type: "presence_begin", action: "policy.widen", detail: JSON.stringify({ [key]: true }) });
+    assert.equal(h.assertions.length, 1);
+    assert.equal(h.doc.el(on).disabled, true);
+    h.doc.el(off).click();
+    await settle();
+    assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key, value: false });
+    assert.equal(h.assertions.length, 1, "turning it off needs no tap");
+  }
 });
 
 test("a refusal is said under the control that asked, with what to do about it", async () => {

@@ -38,6 +38,8 @@ def test_default_policy_matches_the_documented_table() -> None:
         "maxAgentTabs": 20,
         "dialogArming": False,
         "pageFetch": False,
+        "consoleCapture": False,
+        "networkCapture": False,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -215,6 +217,8 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "maxAgentTabs": st.integers(1, 200),
     "dialogArming": st.booleans(),
     "pageFetch": st.booleans(),
+    "consoleCapture": st.booleans(),
+    "networkCapture": st.booleans(),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())

@@ -1,0 +1,80 @@
+// handlers/capture.js — page_console and page_network: the console and XHR/fetch tails
+// lib/capture.js records on owned tabs while the signed policy's consoleCapture /
+// networkCapture is on. Thin glue: argument checks, ownership and the origin gate on the tab's
+// current URL, then the store's answer filtered by the policy's approved origins. It must never
+// touch the chrome global, never answer for a tab the session does not own or whose current site
+// is not approved, and never return an entry whose origin the policy does not approve (it is
+// withheld and counted) nor anything recorded while capture was off (nothing is).
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { CODE } from "../lib/error-codes.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argInt, argTabId, ownedTab } from "./support.js";
+
+/** Most entries one call answers, and the default. */
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+/** Longest URL filter. */
+const MAX_FILTER = 2048;
+
+/** @param {import("./support.js").Ctx} ctx @param {string} key */
+const on = (ctx, key) => isPlainObject(ctx.policy) && ctx.policy[key] === true;
+
+/** @param {Record<string, unknown>} args */
+function argClear(args) {
+  if (args.clear !== undefined && args.clear !== null && typeof args.clear !== "boolean") {
+    throw new BridgeError(CODE.BAD_REQUEST, "clear must be true or false");
+  }
+  return args.clear === true;
+}
+
+/** @param {string} key @param {string} tool */
+const offHint = (key, tool) =>
+  `${tool} records nothing while policy ${key} is off; ask the person to turn it on (\`tabwarden policy set ${key}=true\`, a widening they confirm), then call again: entries appear from then on`;
+
+/**
+ * Handler entries for the dispatcher.
+ * @param {import("./support.js").HandlerDeps & {capture?: import("../lib/capture.js").Capture}} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function captureHandlers(deps) {
+  const { ensureOrigin } = deps;
+
+  /** @param {Record<string, unknown>} args @param {import("./support.js").Ctx} ctx @param {string} tool */
+  async function gated(args, ctx, tool) {
+    const tabId = argTabId(args);
+    const tab = await ownedTab(deps, ctx, tabId);
+    await ensureOrigin(tab?.url, ctx, tool);
+    if (deps.capture === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "capture is not available in this extension");
+    return { tabId, capture: deps.capture };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageConsole(args, ctx) {
+    const level = args.level === undefined || args.level === null ? "all" : args.level;
+    if (level !== "all" && level !== "error" && level !== "warning") throw new BridgeError(CODE.BAD_REQUEST, 'level must be "error", "warning" or "all"');
+    const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const clear = argClear(args);
+    const { tabId, capture } = await gated(args, ctx, "page_console");
+    if (!on(ctx, "consoleCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("consoleCapture", "page_console") };
+    return capture.console(tabId, { level, limit, clear }, ctx.policy.origins);
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageNetwork(args, ctx) {
+    const url = args.url === undefined || args.url === null ? null : args.url;
+    if (url !== null && (typeof url !== "string" || url.length === 0 || url.length > MAX_FILTER)) {
+      throw new BridgeError(CODE.BAD_REQUEST, `url must be a non-empty substring of at most ${MAX_FILTER} characters`);
+    }
+    const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const clear = argClear(args);
+    const { tabId, capture } = await gated(args, ctx, "page_network");
+    if (!on(ctx, "networkCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("networkCapture", "page_network") };
+    return await capture.network(tabId, { url, limit, clear }, ctx.policy.origins);
+  }
+
+  return [
+    ["page_console", pageConsole],
+    ["page_network", pageNetwork],
+  ];
+}
