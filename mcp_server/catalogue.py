@@ -1050,6 +1050,9 @@ class FetchArgs(TabArgs):
         ),
     ] = None
 
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
 
 # -- the console and network tails (page_console, page_network; policy consoleCapture and
 # networkCapture): arguments and results in one block --------------------------------------
