@@ -100,6 +100,10 @@ class Relay:
     #: This argument names a file in the upload sandbox: after the gate, the server reads it and
     #: sends its real path, ``name`` and base64 ``data`` instead.
     sandbox_file: str | None = None
+    #: This argument is an address the tab goes to (``address``) or text typed into the page
+    #: (``typed``): its page lineage (``provenance.py``) goes with the call as ``provenance``.
+    address: str | None = None
+    typed: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -1026,7 +1030,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(address="url"),
     ),
     ToolSpec(
         name="tab_focus",
@@ -1073,7 +1077,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(address="url"),
     ),
     ToolSpec(
         name="page_history",
@@ -1228,7 +1232,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed="value"),
     ),
     ToolSpec(
         name="page_press",
@@ -1322,7 +1326,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed="value"),
     ),
     ToolSpec(
         name="page_keys",

@@ -36,6 +36,7 @@ export const POLICY_WORDS = Object.freeze({
   closeTabsOnSessionEnd: "An ended agent's tabs are closed",
   maxAgentTabs: "Most tabs agents may keep open",
   dialogArming: "Agents may arm an answer to a page's next dialog",
+  provenance: "An address or typed value that came from another site's page",
 });
 
 /**

@@ -37,6 +37,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "closeTabsOnSessionEnd": False,
         "maxAgentTabs": 20,
         "dialogArming": False,
+        "provenance": "confirm",
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -200,6 +201,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "closeTabsOnSessionEnd": st.booleans(),
     "maxAgentTabs": st.integers(1, 200),
     "dialogArming": st.booleans(),
+    "provenance": st.sampled_from(["strict", "confirm", "off"]),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())
