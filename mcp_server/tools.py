@@ -285,8 +285,8 @@ class ToolCalls:
                 self.ledger.record(origin or UNKNOWN_ORIGIN, row, now)
             return
         tab = getattr(args, "tabId", None)
-        origin = origin_of(content.get("url"))
-        if origin is not None and isinstance(tab, int):
+        origin = origin_of(content.get("url"))  # a frame's reply: that frame's page
+        if origin is not None and isinstance(tab, int) and not getattr(args, "frame", None):
             self._tab_origins[tab] = origin
         if origin is None and isinstance(tab, int):
             origin = self._tab_origins.get(tab)
