@@ -46,19 +46,24 @@ tool (its own knowledge, another MCP server); ``page_history``'s destinations (e
 itself loaded earlier, each through the origin gate then; the history step takes no address).
 
 Bounded memory: at most ``MAX_ENTRIES`` items and ``MAX_BYTES`` bytes of recorded text per
-session; the oldest are evicted first; a repeated item is refreshed (moved to newest, its origin
-and time updated to the latest read).
+session; the oldest are evicted first; one result gives at most ``MAX_ENTRIES`` items, its URLs
+added last so a page stuffed with decoys after an address cannot push the address out (decoys in
+*other* results can: eviction is a documented miss); a repeated item is refreshed (moved to
+newest, its origin and time updated to the latest read).
 
 Nothing recorded may leave this process: no log line, error or audit record carries a recorded
 value or an argument unmasked (``mask``, ``mask_argument``). The evidence sent to the extension
 for the confirm window holds the source origin, the item's kind and masked form, and when it was
-read. Sans-IO: no clock (``now`` is passed in), no I/O, no logging.
+read. Every pattern runs in time linear in its input (no nested unbounded repetition; the e-mail
+pattern is possessive and anchored at a run's start), so a hostile page cannot stall the server.
+Sans-IO: no clock (``now`` is passed in), no I/O, no logging.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import urllib.parse
 from collections import OrderedDict
@@ -71,6 +76,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_ENTRIES",
     "MAX_EVIDENCE",
+    "MAX_HOST_FORMS",
     "MAX_SCAN_CHARS",
     "MAX_VALUE",
     "MIN_NEEDLE",
@@ -101,6 +107,8 @@ MIN_VALUE = 4
 MAX_VALUE = 256
 #: Times an argument is percent-decoded (``%2541`` → ``%41`` → ``A``).
 DECODE_ROUNDS = 3
+#: Most rewritten forms of one argument (a host in its other IDNA form, without its trailing dot).
+MAX_HOST_FORMS = 8
 #: Most evidence items one lineage answer carries (newest first, one per source origin first).
 MAX_EVIDENCE = 4
 #: The origin of content whose page is not known (treated as another origin than any target).
@@ -114,7 +122,7 @@ _HOST = re.compile(rf"(?<![\w.@-])(?:{_LABEL}\.)+[^\W\d_]{{2,63}}\.?(?![\w-])")
 _BARE_URL = re.compile(
     rf"(?<![\w.@/:-])((?:{_LABEL}\.)+[^\W\d_]{{2,63}})(:\d{{1,5}})?(/[^\s\"'<>`]*)"
 )
-_EMAIL = re.compile(rf"[\w.+-]+@(?:{_LABEL}\.)+[^\W\d_]{{2,63}}")
+_EMAIL = re.compile(rf"(?<![\w.+-])[\w.+-]++@(?:{_LABEL}\.)+[^\W\d_]{{2,63}}")
 _TOKEN = re.compile(rf"[A-Za-z0-9_-]{{{MIN_TOKEN},}}")
 #: Base64 runs, with their alphabet's two last characters: standard; URL-safe; and standard
 #: without "/" (a run cut by a path's slashes).
@@ -198,6 +206,7 @@ def origin_of(url: object) -> str | None:
     return f"{scheme}://{host}" + ("" if port in (None, default) else f":{port}")
 
 
+@functools.lru_cache(maxsize=4096)
 def _ascii_host(host: str) -> str | None:
     host = host.strip().rstrip(".").lower()
     if not host:
@@ -210,6 +219,7 @@ def _ascii_host(host: str) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _unicode_host(host: str) -> str:
     try:
         return host.encode("ascii").decode("idna")
@@ -333,13 +343,16 @@ def _forms(argument: str) -> tuple[set[str], set[str]]:
         folded = _fold(text)
         forms.add(folded)
         parts.add(folded)
-        for m in _HOST.finditer(text):
-            host = m.group(0)
+        hosts = {_fold(m.group(0)) for m in _HOST.finditer(text)}
+        rewritten = 0
+        for host in sorted(hosts):
             ascii_host = _ascii_host(host)
             if ascii_host is None:
                 continue
-            for variant in {ascii_host, _unicode_host(ascii_host)}:
-                forms.add(folded.replace(_fold(host), variant))
+            for variant in {ascii_host, _unicode_host(ascii_host)} - {host}:
+                if rewritten < MAX_HOST_FORMS:
+                    forms.add(folded.replace(host, variant))
+                    rewritten += 1
         for item in _url_items(text) if _looks_like_url(text) else ():
             if item.kind != "url":
                 parts.add(item.text)
@@ -411,17 +424,22 @@ class Ledger:
         return self._bytes
 
     def record(self, origin: str, content: object, now: float) -> None:
-        """Record every item in ``content`` (a result: any JSON-like value) as read from a page
-        on ``origin`` at ``now``."""
+        """Record the items in ``content`` (a result: any JSON-like value) as read from a page
+        on ``origin`` at ``now``: at most ``MAX_ENTRIES`` of them, in ``extract``'s order (URLs,
+        hosts, e-mail addresses, tokens, then whole values), added so that the URLs are the
+        newest (the last evicted)."""
         budget = MAX_SCAN_CHARS
         items: dict[Item, None] = {}
         for text in _strings(content):
-            if budget <= 0:
+            if budget <= 0 or len(items) >= self._max_entries:
                 break
             chunk = text[:budget]
             budget -= len(chunk)
-            items.update(dict.fromkeys(extract(chunk)))
-        for item in items:
+            for item in extract(chunk):
+                items[item] = None
+                if len(items) >= self._max_entries:
+                    break
+        for item in reversed(items):
             self._add(item, origin, now)
 
     def _add(self, item: Item, origin: str, now: float) -> None:
