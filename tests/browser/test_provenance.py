@@ -140,6 +140,11 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
             assert await code(agent, "page_navigate", {"tabId": tab, "url": injected}) == (
                 "provenance_refused"
             )
+            assert await code(agent, "tab_open", {"url": injected}) == "provenance_refused"
+            typed = {"tabId": form, "selector": "#user", "value": TOKEN}
+            assert await code(agent, "page_type", typed) == "provenance_refused"
+            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+            assert state["value"] == f"{b}/form"  # nothing was typed
             assert _evil_requests() == []
 
             # off: the person chose to let page-suggested addresses through.
@@ -155,6 +160,8 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
         ("page_fill", "confirm_denied"),
         ("page_fill", "same_origin"),
         ("page_navigate", "provenance_refused"),
+        ("tab_open", "provenance_refused"),
+        ("page_type", "provenance_refused"),
         ("page_navigate", "off"),
     ]
     assert all(d["evidence"] and d["evidence"][0]["readAt"] for d in decisions)
