@@ -239,7 +239,14 @@ class ToolCalls:
         decided = reply.pop("provenance", None)
         if lineage:
             self._audit_lineage(spec, call, args, lineage, str(decided or "unanswered"))
-        self._record(args, reply, image=call.image)
+        try:
+            self._record(args, reply, image=call.image)
+        except Exception:  # content that cannot be recorded is not handed to the model
+            return error_result(
+                INTERNAL_ERROR,
+                f"the {action} result could not be recorded in the provenance ledger",
+                read_only=spec.read_only,
+            )
         try:
             if call.image:
                 return _image(reply, spec)
