@@ -242,3 +242,21 @@ def test_is_wider_is_a_partial_order(a: Policy, b: Policy) -> None:
     assert not is_wider(a, a)
     if not is_wider(a, b) and not is_wider(b, a):
         assert a == b
+
+
+def test_provenance_loosening_widens_and_tightening_is_free() -> None:
+    """strict < confirm < off: towards off needs the signed path, towards strict is a free
+    restriction; any other word is invalid (and so never narrowing)."""
+    assert DEFAULT_POLICY.provenance == "confirm"
+    assert is_narrowing(DEFAULT_POLICY, "provenance", "strict")
+    assert not is_narrowing(DEFAULT_POLICY, "provenance", "off")
+    still, ignored = restrict_explained(DEFAULT_POLICY, [("provenance", "off")])
+    assert still.provenance == "confirm"
+    assert ignored == ("restriction 0 (provenance): would widen the policy",)
+    assert restrict(DEFAULT_POLICY, [("provenance", "strict")]).provenance == "strict"
+    off = apply_set(DEFAULT_POLICY, {"provenance": "off"})
+    assert is_wider(off, DEFAULT_POLICY) and not is_wider(DEFAULT_POLICY, off)
+    assert not is_narrowing(off, "provenance", "Strict")
+    with pytest.raises(PolicyError):
+        validate_values({"provenance": "loose"})
+    assert DENY_POLICY.provenance == "strict"
