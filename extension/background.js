@@ -28,6 +28,7 @@ import { createPolicyRelay } from "./lib/policy-relay.js";
 import { createPopups } from "./lib/popups.js";
 import { POPUP_PAGE, createPopupRelay } from "./lib/popup-relay.js";
 import { createPresenceConfirm } from "./lib/presence-confirm.js";
+import { createProvenanceGate } from "./lib/provenance-gate.js";
 import { createRecentCalls } from "./lib/recent-calls.js";
 import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
 import { createSession } from "./lib/session.js";
@@ -91,6 +92,8 @@ const ensureOrigin = createOriginGate({
   decide: (origin) => session.hostCall("origin_decide", { origin }),
   log,
 });
+// Addresses and typed values that carry another site's page content (lib/provenance-gate.js).
+const provenance = createProvenanceGate({ confirm });
 
 // Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
 const dialogs = createDialogs();
@@ -136,15 +139,16 @@ const deps = {
   loads,
   ensureOrigin,
   confirm,
+  provenance,
   guardTab: (/** @type {string} */ action, /** @type {number} */ tabId, /** @type {any} */ ctx, /** @type {() => Promise<any>} */ fn) =>
     dialogGuard.run(action, tabId, ctx, fn),
   lifecycle,
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
-const routes = createRoutes({
+const routes = provenance.withDecision(createRoutes({
   ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture,
-});
+}));
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
   action, async (args, ctx) => {

@@ -101,6 +101,7 @@ VALUES: dict[str, tuple[Any, ...]] = {
     "pageFetch": (True, False, 0, "true"),
     "consoleCapture": (True, False, 1, "true"),
     "networkCapture": (True, False, 0, None),
+    "provenance": ("strict", "confirm", "off", "Off", "", True, None),
 }
 KEYS = (*lattice.POLICY_KEYS, "unknown", "Origins", "", "__proto__")
 _BARE = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[1-9][0-9]{0,4})?$")
@@ -116,6 +117,9 @@ def _model_le(key: str, a: Any, b: Any) -> bool:
         return a is False or b is True
     if key in ("presenceConfirm", "closeTabsOnSessionEnd"):  # true is narrower
         return a is True or b is False
+    if key == "provenance":  # strict < confirm < off
+        order = ("strict", "confirm", "off")
+        return order.index(a) <= order.index(b)
     return int(a) <= int(b)  # the two timeouts and the tab cap: smaller is narrower
 
 

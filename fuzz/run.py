@@ -38,6 +38,7 @@ HARNESSES = (
     "fuzz_webauthn",
     "fuzz_tool_args",
     "fuzz_canonical",
+    "fuzz_provenance",
 )
 #: Node harnesses: ``fuzz/js/<name>.mjs`` (``--runs N --seed S [--seconds S] --artifact F``).
 NODE_HARNESSES = ("fuzz_extension_messages", "fuzz_session")

@@ -104,6 +104,10 @@ class Relay:
     #: sandbox under that name (``downloads.save_download``) and answered as ``savedTo``: the
     #: bytes never reach the client.
     save_file: str | None = None
+    #: This argument is an address the tab goes to (``address``) or text typed into the page
+    #: (``typed``): its page lineage (``provenance.py``) goes with the call as ``provenance``.
+    address: str | None = None
+    typed: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -1207,7 +1211,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(address="url"),
     ),
     ToolSpec(
         name="tab_focus",
@@ -1254,7 +1258,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(address="url"),
     ),
     ToolSpec(
         name="page_history",
@@ -1409,7 +1413,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed="value"),
     ),
     ToolSpec(
         name="page_press",
@@ -1507,7 +1511,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed="value"),
     ),
     ToolSpec(
         name="page_keys",

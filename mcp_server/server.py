@@ -102,6 +102,34 @@ class ToolGuard:
         except Exception as exc:  # an audit failure must not break the answer
             log.warning("audit log not written: %s", exc)
 
+    def provenance(
+        self, tool: str, how: str, argument: str, evidence: list[dict[str, Any]]
+    ) -> None:
+        """Record the provenance gate's decision with its evidence, masked: the argument
+        (``mask_argument``), each matched item (``mask``) under ``matched``, the origin that
+        supplied it and when it was read."""
+        if self._audit is None:
+            return
+        try:
+            self._audit(
+                "provenance",
+                decision=how,
+                tool=tool,
+                argument=argument,
+                evidence=[
+                    {
+                        "sourceOrigin": e.get("sourceOrigin"),
+                        "kind": e.get("kind"),
+                        "matched": e.get("token"),
+                        "readAt": e.get("readAt"),
+                    }
+                    for e in evidence
+                ],
+                client=self._spawner.exe if self._spawner else None,
+            )
+        except Exception as exc:  # an audit failure must not break the answer
+            log.warning("audit log not written: %s", exc)
+
     def refusal(self, *, despite_kill: bool = False) -> tuple[str, str] | None:
         """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us;
         ``despite_kill``: as if the kill switch were released (``bridge_status`` answers while

@@ -24,6 +24,13 @@ Every call's outcome — tool, ok, duration, code; never an argument — is kept
 (saying so, ``killed: true``): it is a local diagnostic that reaches no page; every other refusal
 (an unreadable record, an unpaired client) still refuses it too.
 
+Every relayed result is recorded in the session's provenance ledger (``provenance.py``) under the
+origin of the page it was read from; an address a call goes to (``Relay.address``) or a value it
+types (``Relay.typed``) that carries recorded content goes to the extension with that lineage
+attached (``provenance``: source origins, masked items, when they were read) — the extension's
+gate decides (policy ``provenance``), and the outcome is audited here with the masked evidence
+(``Gatekeeper.provenance``).
+
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
 except through the upload sandbox (``uploads.read_upload``), write one except into the download
 sandbox (``downloads.save_download``), or put page content, file content or a secret into a log
@@ -52,6 +59,13 @@ from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import downloads
 from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
+from tabwarden.mcp_server.provenance import (
+    UNKNOWN_ORIGIN,
+    Evidence,
+    Ledger,
+    mask_argument,
+    origin_of,
+)
 from tabwarden.mcp_server.results import ERROR_META_KEY, error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
 from tabwarden.protocol.codes import (
@@ -124,6 +138,13 @@ class Gatekeeper(Protocol):
     def outcome(self, tool: str, how: str, code: str) -> None:
         """Audit how a call the gate allowed ended when that is worth a record (a confirmation
         denied or unanswered); never raises."""
+        ...
+
+    def provenance(
+        self, tool: str, how: str, argument: str, evidence: list[dict[str, Any]]
+    ) -> None:
+        """Audit the provenance gate's decision on a call whose argument carried page lineage:
+        ``argument`` masked, ``evidence`` as ``Evidence.public`` gives it; never raises."""
         ...
 
 
@@ -236,11 +257,18 @@ class ToolCalls:
         guard: Gatekeeper,
         read_upload: ReadUpload,
         calls: CallLog | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._bridge = bridge
         self._guard = guard
         self._read_upload = read_upload
         self._calls = calls
+        self._clock = clock
+        #: What pages told the model in this session (one ``ToolCalls`` per MCP session).
+        self.ledger = Ledger()
+        #: Each tab's origin as its latest result showed it.
+        self._tab_origins: dict[int, str] = {}
 
     async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
         if isinstance(spec.call, Local):
@@ -262,8 +290,12 @@ class ToolCalls:
         self, spec: ToolSpec, call: Relay, args: Arguments, progress: Progress
     ) -> CallToolResult:
         action = spec.name
+        lineage: list[Evidence] = []
         try:
             request = args.wire()
+            lineage = self._lineage(call, request)
+            if lineage:
+                request["provenance"] = {"evidence": [e.public() for e in lineage]}
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
             save_as = request.get(call.save_file) if call.save_file is not None else None
@@ -283,7 +315,20 @@ class ToolCalls:
         except TabwardenError as exc:
             if exc.code in CONFIRM_OUTCOMES:
                 self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)
+            if lineage:
+                self._audit_lineage(spec, call, args, lineage, exc.code)
             return error_result(exc.code, str(exc), read_only=spec.read_only)
+        decided = reply.pop("provenance", None)
+        if lineage:
+            self._audit_lineage(spec, call, args, lineage, str(decided or "unanswered"))
+        try:
+            self._record(args, reply, image=call.image)
+        except Exception:  # content that cannot be recorded is not handed to the model
+            return error_result(
+                INTERNAL_ERROR,
+                f"the {action} result could not be recorded in the provenance ledger",
+                read_only=spec.read_only,
+            )
         try:
             if call.image:
                 return _image(reply, spec)
@@ -298,6 +343,47 @@ class ToolCalls:
                 f"the extension returned a malformed {action} result",
                 read_only=spec.read_only,
             )
+
+    def _lineage(self, call: Relay, request: dict[str, Any]) -> list[Evidence]:
+        """The page lineage of the call's address or typed value (every source origin: the
+        extension compares them with the target's real origin)."""
+        name = call.address or call.typed
+        value = request.get(name) if name is not None else None
+        return self.ledger.lineage(value) if isinstance(value, str) else []
+
+    def _audit_lineage(
+        self, spec: ToolSpec, call: Relay, args: Arguments, lineage: list[Evidence], how: str
+    ) -> None:
+        name = call.address or call.typed or ""
+        value = getattr(args, name, "")
+        masked = mask_argument(value if isinstance(value, str) else "", address=bool(call.address))
+        self._guard.provenance(spec.name, how, masked, [e.public() for e in lineage])
+
+    def _record(self, args: Arguments, reply: dict[str, Any], *, image: bool) -> None:
+        """Record what the reply tells the model under the origin of the page it came from: a
+        tab row's own url; else the reply's ``url`` (the page's, read by the extension); else
+        the tab's latest known origin; else ``UNKNOWN_ORIGIN`` (another origin than any)."""
+        now = self._clock()
+        content = {k: v for k, v in reply.items() if k != "data"} if image else reply
+        rows = content.get("tabs") if isinstance(content.get("tabs"), list) else None
+        if rows is None and isinstance(content.get("tab"), dict):
+            rows = [content["tab"]]
+        if rows is not None:
+            for row in rows:
+                if not isinstance(row, dict):
+                    continue
+                origin = origin_of(row.get("url"))
+                if isinstance(row.get("id"), int) and origin is not None:
+                    self._tab_origins[row["id"]] = origin
+                self.ledger.record(origin or UNKNOWN_ORIGIN, row, now)
+            return
+        tab = getattr(args, "tabId", None)
+        origin = origin_of(content.get("url"))  # a frame's reply: that frame's page
+        if origin is not None and isinstance(tab, int) and not getattr(args, "frame", None):
+            self._tab_origins[tab] = origin
+        if origin is None and isinstance(tab, int):
+            origin = self._tab_origins.get(tab)
+        self.ledger.record(origin or UNKNOWN_ORIGIN, content, now)
 
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)

@@ -55,6 +55,7 @@ TAB_LIMIT: Final = "tab_limit"
 WRONG_ELEMENT: Final = "wrong_element"
 FETCH_OFF: Final = "fetch_off"
 FETCH_FAILED: Final = "fetch_failed"
+PROVENANCE_REFUSED: Final = "provenance_refused"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -122,6 +123,7 @@ WIRE_CODES: Final = (
     WRONG_ELEMENT,
     FETCH_OFF,
     FETCH_FAILED,
+    PROVENANCE_REFUSED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -13,6 +13,7 @@
 | ``dialogArming`` | bool | ``false`` (dialogs wait for ``page_dialog``) | ``false`` |
 | ``pageFetch`` | bool | ``false`` (``page_fetch`` refused) | ``false`` |
 | ``consoleCapture`` / ``networkCapture`` | bool | ``false`` (nothing recorded) | ``false`` |
+| ``provenance`` | strict, confirm or off | ``confirm`` | towards ``strict`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -74,6 +75,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "pageFetch",
     "consoleCapture",
     "networkCapture",
+    "provenance",
 )
 _ATTR = {
     "origins": "origins",
@@ -90,12 +92,18 @@ _ATTR = {
     "pageFetch": "page_fetch",
     "consoleCapture": "console_capture",
     "networkCapture": "network_capture",
+    "provenance": "provenance",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
     "confirmTimeoutSeconds": (5, 600),
     "maxAgentTabs": (1, 200),
 }
+#: Keys whose value is one word of a list, narrowest first. ``provenance``: what happens when an
+#: address or typed value carries page content from another site (mcp_server/provenance.py):
+#: refused, asked, or let through.
+_CHOICES: dict[str, tuple[str, ...]] = {"provenance": ("strict", "confirm", "off")}
+
 #: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
 #: accept armed on a document), so on is the wider way, as for eval.
 #: ``pageFetch`` true lets ``page_fetch`` send requests with the page's cookies (each confirmed).
@@ -141,6 +149,9 @@ POLICY_MEANINGS: dict[str, str] = {
     "networkCapture": "record the XHR/fetch responses of agents' tabs for page_network (method, "
     "URL, status, size, text bodies up to a cap; never request headers or cookies); off drops "
     "what was recorded at once",
+    "provenance": "an address to open or a value to type that carries what a page on another "
+    "site said (a link, a token it showed): strict refuses it, confirm asks you naming that "
+    "page, off lets it through",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -165,6 +176,7 @@ class Policy(Mapping[str, Any]):
     page_fetch: bool
     console_capture: bool
     network_capture: bool
+    provenance: str
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -274,6 +286,10 @@ def validate_value(key: str, value: object) -> Any:
             if not _ACTION_RE.match(action):
                 raise PolicyError(f"confirm: {action!r} is not an action name")
         return tuple(sorted(set(actions)))
+    if key in _CHOICES:
+        if not isinstance(value, str) or value not in _CHOICES[key]:
+            raise PolicyError(f"{key} must be one of {', '.join(_CHOICES[key])}")
+        return value
     if key in _RANGES:
         low, high = _RANGES[key]
         if type(value) is not int:
@@ -309,6 +325,8 @@ def _le(key: str, a: Any, b: Any) -> bool:
         return set(a) <= set(b)
     if key == "confirm":
         return set(a) >= set(b)
+    if key in _CHOICES:
+        return _CHOICES[key].index(a) <= _CHOICES[key].index(b)
     if key in _RANGES:
         return bool(a <= b)
     if key in _BOOLS_FALSE_NARROW:
@@ -336,6 +354,8 @@ def key_spec(key: str) -> KeySpec:
         kind, narrower = "list of exact origins (scheme://host[:port])", "fewer origins"
     elif key == "confirm":
         kind, narrower = "list of action names ([a-z][a-z0-9_]*)", "more actions"
+    elif key in _CHOICES:
+        kind, narrower = " | ".join(_CHOICES[key]), f"towards {_CHOICES[key][0]}"
     elif key in _RANGES:
         low, high = _RANGES[key]
         kind, narrower = f"integer {low}..{high}", "smaller"
@@ -432,11 +452,16 @@ DEFAULT_POLICY: Policy = Policy(
     page_fetch=False,
     console_capture=False,
     network_capture=False,
+    provenance="confirm",
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.
 DENY_POLICY: Policy = replace(
-    DEFAULT_POLICY, click_grace_seconds=0, confirm_timeout_seconds=5, presence_confirm=True
+    DEFAULT_POLICY,
+    click_grace_seconds=0,
+    confirm_timeout_seconds=5,
+    presence_confirm=True,
+    provenance="strict",
 )
 
 assert [f.name for f in fields(Policy)] == [_ATTR[k] for k in POLICY_KEYS]

@@ -53,7 +53,7 @@ KEY_STORES = ("keyring", "file")
 REVOCABLE = ("client", "browser")
 
 JsonValue = Any
-PolicyScalar = bool | int | tuple[str, ...]
+PolicyScalar = bool | int | str | tuple[str, ...]
 
 
 class TrustUnreadable(TabwardenError):
@@ -479,6 +479,10 @@ def _list(value: Any, where: str, item: Callable[[Any, str], _T]) -> tuple[_T, .
     return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(value))
 
 
+#: Longest word a choice-valued policy key may hold.
+_MAX_POLICY_WORD = 32
+
+
 def _policy_scalar(value: Any, where: str) -> PolicyScalar:
     if isinstance(value, bool) or type(value) is int:
         if type(value) is int:
@@ -486,7 +490,9 @@ def _policy_scalar(value: Any, where: str) -> PolicyScalar:
         return value
     if isinstance(value, list):
         return tuple(_str(v, f"{where}[{i}]") for i, v in enumerate(value))
-    _fail(f"{where}: expected true/false, an integer or a list of strings")
+    if isinstance(value, str):  # one word of a choice (policy ``provenance``)
+        return _str(value, where, _MAX_POLICY_WORD)
+    _fail(f"{where}: expected true/false, an integer, a word or a list of strings")
 
 
 _GRANT = ("kind", "epoch", "killSerial", "sig")

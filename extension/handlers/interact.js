@@ -673,6 +673,7 @@ export function interactHandlers(deps) {
     const method = args.method ?? "value";
     if (method !== "value" && method !== "insertText") throw new BridgeError(CODE.BAD_REQUEST, 'method must be "value" or "insertText"');
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
+    await deps.provenance?.check(args, ctx, "page_fill", origin);
     const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
     const base = { origin, target, docToken, allowPassword };
     let r;

@@ -54,6 +54,7 @@ export function keyboardHandlers(deps) {
     }
     const target = argTarget(args, { optional: true });
     const { tabId, origin, docToken } = await open(args, ctx, "page_type");
+    await deps.provenance?.check(args, ctx, "page_type", origin);
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const r = await insertThrough({ cdp, page }, ctx, tabId, { origin, target, docToken, allowPassword: passwordFill(ctx), arm: "insert", refFloor: floor }, text);
     const f = r.focus;

@@ -36,6 +36,7 @@ export function pageHandlers(deps) {
     const tabId = argTabId(args);
     const url = argUrl(args);
     const before = await ownedTab(deps, ctx, tabId);
+    await deps.provenance?.check(args, ctx, "page_navigate", originOf(url), { address: url });
     const origin = await ensureOrigin(url, ctx, "page_navigate");
     const watch = loads.watch(tabId);
     try {

@@ -30,6 +30,9 @@ import { CODE } from "../lib/error-codes.js";
  * @property {() => number} [now] the clock (ms since the epoch) where a handler keeps time
  * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
  *   discard protection (background.js always gives it)
+ * @property {{check: (args: Record<string, unknown>, ctx: Ctx, tool: string, target: string | null,
+ *   shown?: {address?: string}) => Promise<unknown>}} [provenance] the provenance gate
+ *   (lib/provenance-gate.js) tab_open, page_navigate, page_fill and page_type ask before acting
  */
 
 /** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline?: number}} Ctx */

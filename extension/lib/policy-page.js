@@ -3,9 +3,9 @@
 // (origin, eval, upload) and releases the kill switch only with a tap — presence_begin through the
 // worker, the WebAuthn get() here in the page, presence_complete back — and narrows or kills for
 // free (policy_restrict, kill). The click grace period, the confirmation timeout, presenceConfirm
-// closeTabsOnSessionEnd, dialogArming, consoleCapture and networkCapture go either way: a change
-// that narrows (fewer seconds, presenceConfirm or closeTabsOnSessionEnd on, dialogArming or a
-// capture off) is a free policy_restrict, one
+// closeTabsOnSessionEnd, dialogArming, consoleCapture, networkCapture and provenance go either
+// way: a change that narrows (fewer seconds, presenceConfirm or closeTabsOnSessionEnd on,
+// dialogArming or a capture off, provenance towards strict) is a free policy_restrict, one
 // that widens needs the tap; bad input
 // is refused here and nothing is sent. Pure: the document, runtime messaging and the assertion are
 // injected (options.js wires the real ones). It must never put host- or page-supplied text into
@@ -41,6 +41,7 @@ export const POLICY_WORDS = Object.freeze({
   pageFetch: "Requests sent from a page with its cookies (page_fetch)",
   consoleCapture: "Agents' tabs record console errors for page_console",
   networkCapture: "Agents' tabs record network responses for page_network",
+  provenance: "An address or typed value that came from another site's page",
 });
 
 /**
@@ -77,7 +78,11 @@ export function refusalHint(outcome) {
 const CONTROLS = ["approve-origin", "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "set-grace", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
   "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch",
-  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off"];
+  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off",
+  "provenance-strict", "provenance-confirm", "provenance-off"];
+
+/** The `provenance` words, narrowest first (trust/policy.py _CHOICES). */
+const PROVENANCE = ["strict", "confirm", "off"];
 
 /**
  * The whole-second policy keys the page sets, with their field, their range (trust/policy.py
@@ -129,6 +134,9 @@ export async function runPolicyPage({ doc, api }) {
       "console-capture-off": !has || policy.consoleCapture !== true,
       "network-capture-on": !has || policy.networkCapture === true,
       "network-capture-off": !has || policy.networkCapture !== true,
+      "provenance-strict": !has || policy.provenance === "strict",
+      "provenance-confirm": !has || policy.provenance === "confirm",
+      "provenance-off": !has || policy.provenance === "off",
     };
     for (const id of CONTROLS) {
       const e = el(id);
@@ -334,13 +342,18 @@ export async function runPolicyPage({ doc, api }) {
     if (key in SECONDS) return typeof value === "number" && typeof current === "number" && value <= current;
     if (key === "presenceConfirm" || key === "closeTabsOnSessionEnd") return value === true;
     if (key === "dialogArming" || key === "consoleCapture" || key === "networkCapture") return value === false;
+    if (key === "provenance") {
+      const to = PROVENANCE.indexOf(String(value));
+      const from = PROVENANCE.indexOf(String(current));
+      return to >= 0 && from >= 0 && to <= from;
+    }
     return false;
   }
 
   /**
    * Set one of the keys that go either way: nothing for an equal value, a free policy_restrict
    * for a narrowing, the tap for a widening.
-   * @param {string} key @param {number | boolean} value
+   * @param {string} key @param {number | boolean | string} value
    */
   async function change(key, value) {
     if (busy) return "busy";
@@ -378,6 +391,8 @@ export async function runPolicyPage({ doc, api }) {
   const setCloseTabsOnSessionEnd = (on) => change("closeTabsOnSessionEnd", on === true);
   /** @param {boolean} on */
   const setDialogArming = (on) => change("dialogArming", on === true);
+  /** @param {"strict" | "confirm" | "off"} mode towards strict is free, towards off a tap */
+  const setProvenance = (mode) => change("provenance", mode);
 
   const kill = () => run(async () => outcome(await api.sendMessage({ type: "kill" }), "kill"));
   const unkill = () => tap("unkill", "");
@@ -428,6 +443,7 @@ export async function runPolicyPage({ doc, api }) {
   on("console-capture-off", () => change("consoleCapture", false));
   on("network-capture-on", () => change("networkCapture", true));
   on("network-capture-off", () => change("networkCapture", false));
+  for (const mode of /** @type {const} */ (["strict", "confirm", "off"])) on(`provenance-${mode}`, () => setProvenance(mode));
   // Enter in a field does what its button does (there is no <form> to submit).
   /** @param {string} id @param {() => Promise<unknown>} fn */
   const onEnter = (id, fn) => el(id)?.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
@@ -441,5 +457,5 @@ export async function runPolicyPage({ doc, api }) {
 
   await refresh();
   return { refresh, widen, restrict, kill, unkill, approveOrigin, setGrace, setConfirmTimeout, setPresenceConfirm,
-    setCloseTabsOnSessionEnd, setDialogArming };
+    setCloseTabsOnSessionEnd, setDialogArming, setProvenance };
 }

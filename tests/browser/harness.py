@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from mcp import Client
@@ -34,16 +34,18 @@ def mcp_client(browser: ThrowawayBrowser) -> Client:
 
 @contextlib.asynccontextmanager
 async def chromium(
-    browser: ThrowawayBrowser, display: str | None = None
+    browser: ThrowawayBrowser, display: str | None = None, extra_flags: Sequence[str] = ()
 ) -> AsyncIterator[BrowserContext]:
     """The throwaway browser, launched by Playwright so the test can click extension windows;
-    headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show)."""
+    headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show).
+    ``extra_flags``: more Chromium switches (e.g. ``--host-resolver-rules``)."""
     flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
     if os.getuid() == 0:
         flags.append("--no-sandbox")
     flags += [
         f"--disable-extensions-except={browser.extension}",
         f"--load-extension={browser.extension}",
+        *extra_flags,
     ]
     env: dict[str, str | float | bool] = (
         dict(browser.env) if display is None else dict(browser.env, DISPLAY=display)

@@ -35,7 +35,8 @@ const IDS = ["policy", "sites-list", "policy-hint", "policy-feedback", "killed",
   "enable-eval", "enable-upload", "restrict-eval", "restrict-upload", "kill", "unkill",
   "grace", "set-grace", "confirm-timeout", "set-timeout", "presence-on", "presence-off", "close-tabs-on", "close-tabs-off",
   "dialog-arming-on", "dialog-arming-off", "enable-fetch", "restrict-fetch",
-  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off"];
+  "console-capture-on", "console-capture-off", "network-capture-on", "network-capture-off",
+  "provenance-strict", "provenance-confirm", "provenance-off"];
 
 function harness({ policy = { origins: ["https://a.test"], eval: false, upload: false, confirm: true }, killed = false, enrolled = true,
   windowOnly = false, credentials = [], begin, complete, assertion, restrict, kill } = {}) {
@@ -511,6 +512,21 @@ test("consoleCapture / networkCapture: on is a tap (a widening), off is a free r
     assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key, value: false });
     assert.equal(h.assertions.length, 1, "turning it off needs no tap");
   }
+});
+
+test("provenance: towards strict is a free restrict, towards off a tap", async () => {
+  const h = harness({ policy: { ...FULL, provenance: "confirm" } });
+  const page = await h.run();
+  assert.equal(h.doc.el("provenance-confirm").disabled, true, "already confirm");
+  h.doc.el("provenance-strict").click();
+  await settle();
+  assert.deepEqual(h.sent.at(-2), { type: "policy_restrict", key: "provenance", value: "strict" });
+  assert.equal(h.assertions.length, 0, "tightening needs no tap");
+  h.doc.el("provenance-off").click();
+  await settle();
+  assert.ok(h.sent.some((m) => m.type === "presence_begin" && m.detail === "{\"provenance\":\"off\"}"));
+  assert.equal(h.assertions.length, 1, "loosening is a tap");
+  assert.equal(await page.setProvenance("off"), "unchanged");
 });
 
 test("a refusal is said under the control that asked, with what to do about it", async () => {

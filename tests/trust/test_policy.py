@@ -40,6 +40,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "pageFetch": False,
         "consoleCapture": False,
         "networkCapture": False,
+        "provenance": "confirm",
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -219,6 +220,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "pageFetch": st.booleans(),
     "consoleCapture": st.booleans(),
     "networkCapture": st.booleans(),
+    "provenance": st.sampled_from(["strict", "confirm", "off"]),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())
@@ -259,3 +261,21 @@ def test_is_wider_is_a_partial_order(a: Policy, b: Policy) -> None:
     assert not is_wider(a, a)
     if not is_wider(a, b) and not is_wider(b, a):
         assert a == b
+
+
+def test_provenance_loosening_widens_and_tightening_is_free() -> None:
+    """strict < confirm < off: towards off needs the signed path, towards strict is a free
+    restriction; any other word is invalid (and so never narrowing)."""
+    assert DEFAULT_POLICY.provenance == "confirm"
+    assert is_narrowing(DEFAULT_POLICY, "provenance", "strict")
+    assert not is_narrowing(DEFAULT_POLICY, "provenance", "off")
+    still, ignored = restrict_explained(DEFAULT_POLICY, [("provenance", "off")])
+    assert still.provenance == "confirm"
+    assert ignored == ("restriction 0 (provenance): would widen the policy",)
+    assert restrict(DEFAULT_POLICY, [("provenance", "strict")]).provenance == "strict"
+    off = apply_set(DEFAULT_POLICY, {"provenance": "off"})
+    assert is_wider(off, DEFAULT_POLICY) and not is_wider(DEFAULT_POLICY, off)
+    assert not is_narrowing(off, "provenance", "Strict")
+    with pytest.raises(PolicyError):
+        validate_values({"provenance": "loose"})
+    assert DENY_POLICY.provenance == "strict"

@@ -1,0 +1,140 @@
+// provenance-gate.js — the one decision on an address the agent opens or a value it types that
+// carries what a page said: the MCP server's ledger (mcp_server/provenance.py) attaches that
+// lineage to the call as `args.provenance` ({evidence: [{sourceOrigin, kind, token (masked),
+// readAt}]}), and the handlers ask this gate with the call's real target origin (the address's
+// origin; the tab's or frame's current origin for typed text) before they act. Lineage from
+// another origin's page follows the signed policy `provenance`: "strict" refuses
+// (provenance_refused), "off" lets it through, anything else asks the person in the confirm
+// window, naming the page that supplied it (and, for typed text, both origins). Lineage only
+// from the target's own origin is allowed; no lineage: nothing to decide. The target origin
+// being approved does not exempt a call. Pure: the confirm window is injected. It must never let
+// foreign lineage through without the person's yes unless the policy says "off", never treat a
+// malformed `provenance` as none, and never show more of a recorded value than the masked form
+// the server sent.
+
+import { BridgeError } from "./bridge-error.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "./confirm-window.js";
+import { CODE } from "./error-codes.js";
+import { isPlainObject } from "./wire.js";
+
+/** Most evidence items read from one call (the server sends at most 4). */
+const MAX_EVIDENCE = 8;
+/** Longest text of an evidence field or an address shown in the confirm window. */
+const MAX_SHOWN = 300;
+
+/** @typedef {{sourceOrigin: string, kind: string, token: string, readAt: number | null}} Evidence */
+/** @typedef {"same_origin" | "off" | "confirmed"} ProvenanceDecision */
+
+/**
+ * The call's evidence, checked; null when the call carries none; BridgeError(bad_request) when
+ * `provenance` is there but malformed (never read as "no lineage").
+ * @param {Record<string, unknown>} args
+ * @returns {Evidence[] | null}
+ */
+export function evidenceOf(args) {
+  const p = args.provenance;
+  if (p === undefined || p === null) return null;
+  const list = isPlainObject(p) ? p.evidence : undefined;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_EVIDENCE) {
+    throw new BridgeError(CODE.BAD_REQUEST, "provenance must carry 1 to 8 evidence items");
+  }
+  return list.map((e) => {
+    if (!isPlainObject(e) || typeof e.sourceOrigin !== "string" || e.sourceOrigin === ""
+        || typeof e.kind !== "string" || typeof e.token !== "string") {
+      throw new BridgeError(CODE.BAD_REQUEST, "provenance evidence needs sourceOrigin, kind and token");
+    }
+    return {
+      sourceOrigin: e.sourceOrigin.slice(0, MAX_SHOWN),
+      kind: e.kind.slice(0, 16),
+      token: e.token.slice(0, 64),
+      readAt: typeof e.readAt === "number" && Number.isFinite(e.readAt) ? e.readAt : null,
+    };
+  });
+}
+
+/**
+ * The policy's answer to foreign lineage: "strict", "off" or (anything else) "confirm".
+ * @param {unknown} policy
+ */
+export function provenanceMode(policy) {
+  const v = isPlainObject(policy) ? policy.provenance : undefined;
+  return v === "strict" || v === "off" ? v : "confirm";
+}
+
+/** @param {number | null} at */
+function when(at) {
+  return at === null ? "earlier" : new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+/**
+ * @param {{confirm: import("./confirm-window.js").Confirm}} deps
+ */
+export function createProvenanceGate({ confirm }) {
+  /** Each call's decision, for the reply (`withDecision`). @type {WeakMap<object, ProvenanceDecision>} */
+  const decided = new WeakMap();
+
+  /**
+   * Decide on the call's lineage against `target`, the origin the call really goes to or types
+   * into (null: unknown, so all lineage is foreign). Resolves with the decision (null: no
+   * lineage); rejects with provenance_refused, confirm_denied or confirm_timeout.
+   * @param {Record<string, unknown>} args
+   * @param {import("../handlers/support.js").Ctx} ctx
+   * @param {string} tool
+   * @param {string | null} target
+   * @param {{address?: string}} [shown] the address, for a navigation's window
+   * @returns {Promise<ProvenanceDecision | null>}
+   */
+  async function check(args, ctx, tool, target, shown = {}) {
+    const evidence = evidenceOf(args);
+    if (evidence === null) return null;
+    const foreign = evidence.filter((e) => e.sourceOrigin !== target);
+    /** @type {ProvenanceDecision} */
+    let decision;
+    if (foreign.length === 0) {
+      decision = "same_origin";
+    } else {
+      const mode = provenanceMode(ctx.policy);
+      const sources = [...new Set(foreign.map((e) => e.sourceOrigin))];
+      const named = sources.map((s) => (s === "unknown" ? "a page whose site is not known" : `a page on ${s}`)).join(" and ");
+      if (mode === "strict") {
+        throw new BridgeError(CODE.PROVENANCE_REFUSED, shown.address !== undefined
+          ? `${named} suggested this address; policy provenance is strict`
+          : `this value came from ${named}, not from ${target ?? "the page typed into"}; policy provenance is strict`);
+      }
+      if (mode === "off") {
+        decision = "off";
+      } else {
+        const first = foreign[0];
+        const what = `(matched: ${first.kind} ${first.token}, read ${when(first.readAt)})`;
+        const detail = shown.address !== undefined
+          ? `${named[0].toUpperCase()}${named.slice(1)} suggested this address: ${shown.address.slice(0, MAX_SHOWN)} ${what}. `
+            + `Let the agent open it${target ? ` on ${target}` : ""}? Only say yes if you asked for this.`
+          : `The agent wants to type into ${target ?? "this page"} a value that came from ${named} ${what}. `
+            + "Only say yes if you meant that site's text to go here.";
+        const answer = await confirm({
+          kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail,
+          timeoutMs: confirmTimeoutMs(ctx.policy),
+        });
+        refuseUnlessAllowed(answer, shown.address !== undefined ? "opening an address a page suggested" : "typing a value from another site's page");
+        decision = "confirmed";
+      }
+    }
+    decided.set(ctx, decision);
+    return decision;
+  }
+
+  /**
+   * Routes whose replies say what the gate decided (`provenance`), for the MCP server's audit.
+   * @param {Iterable<[string, import("./dispatch.js").Handler]>} routes
+   * @returns {Array<[string, import("./dispatch.js").Handler]>}
+   */
+  function withDecision(routes) {
+    return [...routes].map(([action, handler]) => [action, async (args, ctx) => {
+      const result = await handler(args, ctx);
+      const decision = decided.get(ctx);
+      return decision !== undefined && isPlainObject(result) ? { ...result, provenance: decision } : result;
+    }]);
+  }
+
+  return { check, withDecision };
+}

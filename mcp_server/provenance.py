@@ -1,0 +1,516 @@
+"""Where a value the agent uses came from: a per-session ledger of what pages told the model.
+
+Theory of operation. Everything a page tool returns to the model is page content, and a page can
+write instructions into it ("now open http://evil.test/collect?token=…"). ``Ledger.record`` walks
+each result (structured content and text alike: every string leaf) and keeps what a page could
+steer the agent with, each item under the origin of the page it was read from and the time it was
+read. ``Ledger.lineage`` then answers, for an address the agent is about to open or a value it is
+about to type, which recorded items it carries. The gate (the extension's, lib/provenance-gate.js)
+compares their origins with the target's: lineage from another origin's page asks the person;
+same-origin lineage and no lineage go on as the policy says. This module decides nothing: it
+records, matches and masks.
+
+What is recorded (``extract``), from every string in a result:
+
+- **URLs**: absolute ``http(s)://…`` and scheme-less ``host.tld/path`` forms; each also gives
+  its **host**, its **path** and every **query value**;
+- **hosts**: dotted names whose last label is letters (``evil.test``, ``bücher.example``),
+  kept in IDNA (punycode) form without a trailing dot;
+- **e-mail addresses**;
+- **tokens**: maximal runs of ASCII letters, digits, ``_`` and ``-`` of at least ``MIN_TOKEN``
+  (8) characters that hold a digit, or an upper-case letter after the first character (so
+  ``a1b2c3d4``, ``sk_live_…`` and base64 are tokens; ``configuration`` and ``Welcome`` are not);
+- **whole values**: every string leaf, and every line of a longer text, of ``MIN_VALUE`` (4) to
+  ``MAX_VALUE`` (256) characters, whitespace collapsed.
+
+How an argument is matched (``lineage``). Both sides are normalised: case-folded, whitespace
+collapsed; the argument also percent-decoded (up to ``DECODE_ROUNDS`` times, ``+`` as space),
+``\\xNN``/``\\uNNNN``-unescaped, with every host in it in both IDNA and Unicode form and trailing
+dots dropped; every base64 (standard or URL-safe, padding optional) and hex run in the argument of
+at least 12 characters is decoded and matched too (a token is also searched for as its own
+base64 and hex, so base64 twice over is caught). An item is found when:
+
+- it is a host, an e-mail address, a URL, or any item of at least ``MIN_NEEDLE`` (8) characters,
+  and it occurs *inside* any normalised form of the argument (substring containment); or
+- it is shorter, and it *equals* the whole argument or one of its parts: its host, path, a
+  path segment, or a query value.
+
+What still passes (asserted as misses in tests/mcp_server/test_provenance.py, so this stays true):
+plain words shorter than ``MIN_NEEDLE`` inside a longer argument (``cat`` in ``black cat``);
+letters-only words that are not tokens, used inside a longer argument; a value the model
+paraphrases, translates, reverses, splits, re-cases into another token or re-encodes in a way not
+listed above (base64 starting mid-run, rot13, base64 three times over, a hash); content beyond the
+first ``MAX_SCAN_CHARS`` of one result; content evicted from the ledger (oldest first once it
+holds ``MAX_ENTRIES`` items or ``MAX_BYTES`` of text); what the model read elsewhere than a page
+tool (its own knowledge, another MCP server); ``page_history``'s destinations (entries the tab
+itself loaded earlier, each through the origin gate then; the history step takes no address).
+
+Bounded memory: at most ``MAX_ENTRIES`` items and ``MAX_BYTES`` bytes of recorded text per
+session; the oldest are evicted first; one result gives at most ``MAX_ENTRIES`` items, its URLs
+added last so a page stuffed with decoys after an address cannot push the address out (decoys in
+*other* results can: eviction is a documented miss); a repeated item is refreshed (moved to
+newest, its origin and time updated to the latest read).
+
+Nothing recorded may leave this process: no log line, error or audit record carries a recorded
+value or an argument unmasked (``mask``, ``mask_argument``). The evidence sent to the extension
+for the confirm window holds the source origin, the item's kind and masked form, and when it was
+read. Every pattern runs in time linear in its input (no nested unbounded repetition; the e-mail
+pattern is possessive and anchored at a run's start), so a hostile page cannot stall the server.
+Sans-IO: no clock (``now`` is passed in), no I/O, no logging.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+import urllib.parse
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "DECODE_ROUNDS",
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "MAX_EVIDENCE",
+    "MAX_HOST_FORMS",
+    "MAX_SCAN_CHARS",
+    "MAX_VALUE",
+    "MIN_NEEDLE",
+    "MIN_TOKEN",
+    "MIN_VALUE",
+    "UNKNOWN_ORIGIN",
+    "Evidence",
+    "Item",
+    "Ledger",
+    "extract",
+    "mask",
+    "mask_argument",
+    "origin_of",
+]
+
+#: Most items one session's ledger holds; the oldest go first.
+MAX_ENTRIES = 8192
+#: Most bytes of recorded text (UTF-8) one session's ledger holds; the oldest go first.
+MAX_BYTES = 1 << 20
+#: Characters of one result scanned; the rest is not recorded (a documented miss).
+MAX_SCAN_CHARS = 1_000_000
+#: A token is a run of [A-Za-z0-9_-] this long or longer (with a digit or inner upper case).
+MIN_TOKEN = 8
+#: Items this long or longer are found inside a longer argument; shorter ones only as a whole part.
+MIN_NEEDLE = 8
+#: Whole values (a string leaf, a line) are recorded from this many characters up to MAX_VALUE.
+MIN_VALUE = 4
+MAX_VALUE = 256
+#: Times an argument is percent-decoded (``%2541`` → ``%41`` → ``A``).
+DECODE_ROUNDS = 3
+#: Most rewritten forms of one argument (a host in its other IDNA form, without its trailing dot).
+MAX_HOST_FORMS = 8
+#: Most evidence items one lineage answer carries (newest first, one per source origin first).
+MAX_EVIDENCE = 4
+#: The origin of content whose page is not known (treated as another origin than any target).
+UNKNOWN_ORIGIN = "unknown"
+
+Kind = Literal["url", "host", "path", "query", "email", "token", "value"]
+
+_URL = re.compile(r"https?://[^\s\"'<>`\\^{}|]+", re.IGNORECASE)
+_LABEL = r"[\w](?:[\w-]{0,61}[\w])?"
+_HOST = re.compile(rf"(?<![\w.@-])(?:{_LABEL}\.)+[^\W\d_]{{2,63}}\.?(?![\w-])")
+_BARE_URL = re.compile(
+    rf"(?<![\w.@/:-])((?:{_LABEL}\.)+[^\W\d_]{{2,63}})(:\d{{1,5}})?(/[^\s\"'<>`]*)"
+)
+_EMAIL = re.compile(rf"(?<![\w.+-])[\w.+-]++@(?:{_LABEL}\.)+[^\W\d_]{{2,63}}")
+_TOKEN = re.compile(rf"[A-Za-z0-9_-]{{{MIN_TOKEN},}}")
+#: Base64 runs, with their alphabet's two last characters: standard; URL-safe; and standard
+#: without "/" (a run cut by a path's slashes).
+_B64_RUNS = (
+    (re.compile(r"[A-Za-z0-9+/]{12,}={0,2}"), b"+/"),
+    (re.compile(r"[A-Za-z0-9_-]{12,}={0,2}"), b"-_"),
+    (re.compile(r"[A-Za-z0-9+]{12,}={0,2}"), b"+/"),
+)
+_HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
+_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})")
+_SPACE = re.compile(r"\s+")
+_TRAILING_PUNCT = ".,;:!?)]}'\""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Item:
+    """One recorded thing a page said: its kind and normalised text."""
+
+    kind: Kind
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evidence:
+    """A recorded item an argument carries: where it was read and when. ``item.text`` is the
+    recorded value itself and must never leave the process: use ``public()``."""
+
+    item: Item
+    source_origin: str
+    read_at: float
+
+    def public(self) -> dict[str, Any]:
+        """What may leave the process (the extension's confirm, the audit log): masked."""
+        return {
+            "sourceOrigin": self.source_origin,
+            "kind": self.item.kind,
+            "token": mask(self.item.text),
+            "readAt": int(self.read_at * 1000),
+        }
+
+
+def mask(value: str) -> str:
+    """A recorded value's shape, never enough of it to reuse: its length, and for a long value
+    its first and last two characters."""
+    n = len(value)
+    if n >= 12:
+        return f"{value[:2]}…{value[-2:]} ({n} chars)"
+    return f"[{n} chars]"
+
+
+def mask_argument(argument: str, *, address: bool) -> str:
+    """An argument as the audit log may keep it: an address's origin and the length of the rest;
+    a typed value's shape (``mask``)."""
+    if address:
+        origin = origin_of(argument)
+        if origin is not None:
+            rest = len(argument) - len(origin)
+            return f"{origin}… (+{max(rest, 0)} chars)"
+    return mask(argument)
+
+
+def origin_of(url: object) -> str | None:
+    """``scheme://host[:port]`` of an absolute http(s) URL (host lower-case, IDNA, default port
+    dropped), else ``None``."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = _ascii_host(parts.hostname)
+    if host is None:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    default = 80 if scheme == "http" else 443
+    return f"{scheme}://{host}" + ("" if port in (None, default) else f":{port}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _ascii_host(host: str) -> str | None:
+    host = host.strip().rstrip(".").lower()
+    if not host:
+        return None
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _unicode_host(host: str) -> str:
+    try:
+        return host.encode("ascii").decode("idna")
+    except UnicodeError:
+        return host
+
+
+def _fold(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def _is_token(run: str) -> bool:
+    return any(c.isdigit() for c in run) or any(c.isupper() for c in run[1:])
+
+
+def _url_items(url: str) -> Iterator[Item]:
+    url = url.rstrip(_TRAILING_PUNCT)
+    yield Item(kind="url", text=_fold(url))
+    try:
+        parts = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
+    except ValueError:
+        return
+    if parts.hostname:
+        host = _ascii_host(parts.hostname)
+        if host is not None:
+            yield Item(kind="host", text=host)
+    path = urllib.parse.unquote(parts.path)
+    if len(path) > 1:
+        yield Item(kind="path", text=_fold(path))
+    for _, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False):
+        if value.strip():
+            yield Item(kind="query", text=_fold(value))
+
+
+def extract(text: str) -> Iterator[Item]:
+    """Every item one string of page content gives (see the module docstring); may repeat."""
+    for item in _extract(text[:MAX_SCAN_CHARS]):
+        if item.kind == "host" or len(item.text) >= MIN_VALUE:
+            yield item
+
+
+def _extract(text: str) -> Iterator[Item]:
+    for m in _URL.finditer(text):
+        yield from _url_items(m.group(0))
+    for m in _BARE_URL.finditer(text):
+        yield from _url_items(m.group(0))
+    for m in _HOST.finditer(text):
+        host = _ascii_host(m.group(0))
+        if host is not None:
+            yield Item(kind="host", text=host)
+    for m in _EMAIL.finditer(text):
+        local, _, domain = m.group(0).partition("@")
+        host = _ascii_host(domain)
+        if host is not None:
+            yield Item(kind="email", text=f"{local.casefold()}@{host}")
+    for m in _TOKEN.finditer(text):
+        if _is_token(m.group(0)):
+            yield Item(kind="token", text=m.group(0))  # as written: its encodings depend on case
+    whole = _fold(text)
+    if MIN_VALUE <= len(whole) <= MAX_VALUE:
+        yield Item(kind="value", text=whole)
+    elif len(whole) > MAX_VALUE:
+        for line in text.splitlines():
+            folded = _fold(line)
+            if MIN_VALUE <= len(folded) <= MAX_VALUE:
+                yield Item(kind="value", text=folded)
+
+
+def _strings(content: object) -> Iterator[str]:
+    """Every string leaf of a JSON-like value (keys are the tool's, not the page's)."""
+    stack = [content]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+
+
+def _decoded(text: str) -> Iterator[str]:
+    """The base64 and hex runs of ``text``, decoded (those that decode to text)."""
+    for pattern, altchars in _B64_RUNS:
+        for m in pattern.finditer(text):
+            run = m.group(0).rstrip("=")
+            try:
+                raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars, validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            decoded = raw.decode("utf-8", errors="ignore")
+            if decoded:
+                yield decoded
+    for m in _HEX_RUN.finditer(text):
+        try:
+            yield bytes.fromhex(m.group(0)).decode("utf-8", errors="ignore")
+        except ValueError:
+            continue
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+
+
+def _forms(argument: str) -> tuple[set[str], set[str]]:
+    """The normalised forms of an argument (searched for long items) and its parts (compared
+    whole with short ones)."""
+    raw: set[str] = {argument, _unescape(argument)}
+    current = argument
+    for _ in range(DECODE_ROUNDS):
+        decoded = urllib.parse.unquote_plus(current)
+        if decoded == current:
+            break
+        raw.add(decoded)
+        current = decoded
+    for text in list(raw):
+        raw.update(_decoded(text))
+    forms: set[str] = set()
+    parts: set[str] = set()
+    for text in raw:
+        folded = _fold(text)
+        forms.add(folded)
+        parts.add(folded)
+        hosts = {_fold(m.group(0)) for m in _HOST.finditer(text)}
+        rewritten = 0
+        for host in sorted(hosts):
+            ascii_host = _ascii_host(host)
+            if ascii_host is None:
+                continue
+            for variant in {ascii_host, _unicode_host(ascii_host)} - {host}:
+                if rewritten < MAX_HOST_FORMS:
+                    forms.add(folded.replace(host, variant))
+                    rewritten += 1
+        for item in _url_items(text) if _looks_like_url(text) else ():
+            if item.kind != "url":
+                parts.add(item.text)
+                if item.kind == "path":
+                    parts.update(seg for seg in item.text.split("/") if seg)
+    return forms, parts
+
+
+def _looks_like_url(text: str) -> bool:
+    return "://" in text or bool(_BARE_URL.match(text.strip()))
+
+
+def _contained(item: Item) -> bool:
+    """Whether an item is searched for inside arguments (else compared whole with their parts)."""
+    return item.kind in ("host", "email", "url") or len(item.text) >= MIN_NEEDLE
+
+
+def _needles(item: Item) -> tuple[str, ...]:
+    """The item and the encodings of it an argument is searched for (tokens: base64 and hex of
+    the token as written; the argument's own runs are decoded too, see ``_decoded``)."""
+    if item.kind != "token":
+        return (item.text,)
+    raw = item.text.encode()
+    encoded = (
+        item.text.casefold(),
+        base64.b64encode(raw).decode().rstrip("=").casefold(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("=").casefold(),
+        raw.hex(),
+    )
+    return tuple(dict.fromkeys(encoded))
+
+
+#: Contained needles are indexed by their first this-many characters (every needle is as long).
+_KEY = 4
+
+
+@dataclass(slots=True, kw_only=True)
+class _Entry:
+    origin: str
+    read_at: float
+    size: int
+    seq: int
+    #: What an argument is searched for (empty: the item is compared whole with its parts).
+    needles: tuple[str, ...]
+
+
+class Ledger:
+    """One session's record of what pages said, by item, bounded, oldest evicted first.
+
+    Contained needles are indexed by their first ``_KEY`` characters, so matching an argument
+    costs one dictionary look-up per character of its normalised forms, not one search per item.
+    """
+
+    def __init__(self, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError("the ledger needs room for at least one item")
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._entries: OrderedDict[Item, _Entry] = OrderedDict()
+        self._index: dict[str, dict[str, set[Item]]] = {}
+        self._bytes = 0
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def record(self, origin: str, content: object, now: float) -> None:
+        """Record the items in ``content`` (a result: any JSON-like value) as read from a page
+        on ``origin`` at ``now``: at most ``MAX_ENTRIES`` of them, in ``extract``'s order (URLs,
+        hosts, e-mail addresses, tokens, then whole values), added so that the URLs are the
+        newest (the last evicted)."""
+        budget = MAX_SCAN_CHARS
+        items: dict[Item, None] = {}
+        for text in _strings(content):
+            if budget <= 0 or len(items) >= self._max_entries:
+                break
+            chunk = text[:budget]
+            budget -= len(chunk)
+            for item in extract(chunk):
+                items[item] = None
+                if len(items) >= self._max_entries:
+                    break
+        for item in reversed(items):
+            self._add(item, origin, now)
+
+    def _add(self, item: Item, origin: str, now: float) -> None:
+        old = self._entries.get(item)
+        if old is not None:
+            self._remove(item)
+        needles = _needles(item) if _contained(item) else ()
+        size = len(item.text.encode()) + sum(len(n) for n in needles[1:])
+        if size > self._max_bytes:
+            return
+        self._seq += 1
+        self._entries[item] = _Entry(
+            origin=origin, read_at=now, size=size, seq=self._seq, needles=needles
+        )
+        for needle in needles:
+            self._index.setdefault(needle[:_KEY], {}).setdefault(needle, set()).add(item)
+        self._bytes += size
+        while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
+            self._remove(next(iter(self._entries)))
+
+    def _remove(self, item: Item) -> None:
+        entry = self._entries.pop(item)
+        self._bytes -= entry.size
+        for needle in entry.needles:
+            bucket = self._index[needle[:_KEY]]
+            holders = bucket[needle]
+            holders.discard(item)
+            if not holders:
+                del bucket[needle]
+                if not bucket:
+                    del self._index[needle[:_KEY]]
+
+    def lineage(self, argument: str) -> list[Evidence]:
+        """The recorded items ``argument`` carries, newest first, at most ``MAX_EVIDENCE``:
+        first the newest from each source origin, then more of the newest."""
+        if not argument:
+            return []
+        forms, parts = _forms(argument)
+        hits: set[Item] = set()
+        for part in parts:
+            for kind in _SHORT_KINDS:
+                item = Item(kind=kind, text=part)
+                if item in self._entries and not self._entries[item].needles:
+                    hits.add(item)
+        for form in forms:
+            for i in range(len(form) - _KEY + 1):
+                bucket = self._index.get(form[i : i + _KEY])
+                if bucket is None:
+                    continue
+                for needle, holders in bucket.items():
+                    if form.startswith(needle, i):
+                        hits.update(holders)
+        ordered = sorted(hits, key=lambda item: self._entries[item].seq, reverse=True)
+        first: list[Evidence] = []
+        rest: list[Evidence] = []
+        origins: set[str] = set()
+        for item in ordered:
+            entry = self._entries[item]
+            evidence = Evidence(item=item, source_origin=entry.origin, read_at=entry.read_at)
+            if entry.origin in origins:
+                rest.append(evidence)
+            else:
+                origins.add(entry.origin)
+                first.append(evidence)
+        return (first + rest)[:MAX_EVIDENCE]
+
+    def foreign(self, argument: str, target_origin: str | None) -> list[Evidence]:
+        """``lineage`` from pages on another origin than ``target_origin`` (all of it when the
+        target is not known)."""
+        return [e for e in self.lineage(argument) if e.source_origin != target_origin]
+
+
+#: The kinds a short item (compared whole with an argument's parts) can be.
+_SHORT_KINDS: tuple[Kind, ...] = ("path", "query", "value")
