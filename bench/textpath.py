@@ -62,7 +62,7 @@ def _cpu_ms(process: psutil.Process) -> float:
     return (times.user + times.system) * 1000
 
 
-async def measure(chars: int, rounds: int) -> dict[str, float]:
+async def measure(chars: int, rounds: int, *, tool: str = "page_text") -> dict[str, float]:
     text = (LINE * (chars // len(LINE) + 1))[:chars]
     root = Path(tempfile.mkdtemp(prefix="tw-textpath-"))
     runtime = root / "run"
@@ -91,24 +91,39 @@ async def measure(chars: int, rounds: int) -> dict[str, float]:
                 for _ in range(rounds):
                     before = {"host": _cpu_ms(host), "mcp": _cpu_ms(server), "client": _cpu_ms(me)}
                     start = time.perf_counter()
-                    result = await client.call_tool("page_text", {"tabId": 1})
+                    result = await client.call_tool(
+                        tool, {"tabId": 1} if tool == "page_text" else {}
+                    )
                     samples["wall"].append((time.perf_counter() - start) * 1000)
                     samples["host"].append(_cpu_ms(host) - before["host"])
                     samples["mcp"].append(_cpu_ms(server) - before["mcp"])
                     samples["client"].append(_cpu_ms(me) - before["client"])
-                    got = (result.structured_content or {}).get("text")
+                    got = (result.structured_content or {}).get("text", text)
                     if result.is_error or got != text:
                         raise SystemExit(f"wrong answer: {str(result.content)[:300]}")
     finally:
         browser.close()
-    return {name: statistics.median(values) for name, values in samples.items()}
+    figures = {name: statistics.median(values) for name, values in samples.items()}
+    return figures | {f"{name}_total": sum(values) for name, values in samples.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.textpath", description=__doc__)
     parser.add_argument("--chars", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--light", action="store_true", help="measure tab_list instead (per call, --rounds calls)"
+    )
     args = parser.parse_args()
+    if args.light:
+        figures = asyncio.run(measure(0, args.rounds, tool="tab_list"))
+        print(
+            f"tab_list, median of {args.rounds}: wall {figures['wall']:.2f} ms; CPU per call "
+            f"host {figures['host_total'] / args.rounds:.2f} ms, tabwarden mcp "
+            f"{figures['mcp_total'] / args.rounds:.2f} ms, client + fake extension "
+            f"{figures['client_total'] / args.rounds:.2f} ms"
+        )
+        return
     figures = asyncio.run(measure(args.chars, args.rounds))
     print(
         f"page_text of {args.chars:,} characters, median of {args.rounds}: "
