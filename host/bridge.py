@@ -59,7 +59,7 @@ from tabwarden.protocol.codes import (
     NOT_PAIRED,
     UNKNOWN_ACTION,
 )
-from tabwarden.protocol.framing import FrameTooLarge, FramingError
+from tabwarden.protocol.framing import FrameTooLarge, FramingError, dumps_object
 from tabwarden.protocol.handshake import (
     NONCE_SIZE,
     PROTOCOL_VERSION,
@@ -258,15 +258,19 @@ class Relay:
             await self._set_connected(True)
         elif kind == "chunk":
             try:
-                whole = self._chunks.add(message)
+                whole = self._chunks.add_passing(message)
             except ChunkError as exc:
                 log.warning("extension sent a malformed chunked reply: %s", exc)
                 await self._fail_pending(
                     exc.reply_id, "the extension sent a malformed chunked reply"
                 )
                 return
-            if whole is not None:
-                await self.on_native_message(whole, browser=browser)
+            if whole is None:
+                return
+            if whole.result_json is not None and whole.reply.get("type") == "reply":
+                await self._pass_result(str(whole.reply["id"]), whole.result_json)
+            else:
+                await self.on_native_message(whole.reply, browser=browser)
         elif kind == "grant":
             await self._on_grant(message)
         elif kind == "host_call":
@@ -289,6 +293,26 @@ class Relay:
                 pass
         else:
             log.warning("extension sent an unknown message type %r; dropped", kind)
+
+    async def _pass_result(self, native_id: str, result_json: bytes) -> None:
+        """Relay a reassembled successful reply with its result's JSON as the extension wrote it
+        (checked whole by the reassembler): the same reply frame ``_sanitise_reply`` gives, with
+        no second encode of a result that may be tens of megabytes."""
+        entry = self._take(native_id)
+        if entry is None:
+            log.warning("extension replied to an unknown request id; dropped")
+            return
+        client, client_id = entry
+        client.pending.discard(native_id)
+        head = dumps_object({"type": "reply", "id": client_id, "ok": True})[:-1]
+        try:
+            await client.stream.send_body(head + b',"result":' + result_json + b"}")
+        except FrameTooLarge:
+            await client.stream.send(
+                error_reply(client_id, MESSAGE_TOO_LARGE, "reply exceeds the bridge limit")
+            )
+        except ConnectionClosed:
+            pass
 
     async def _fail_pending(self, native_id: str, text: str) -> None:
         entry = self._take(native_id)

@@ -56,7 +56,7 @@ class NativePipe:
         self._out_fd = os.dup(1)
         os.dup2(2, 1)  # fd 1 now points at stderr: nothing but framed messages reach Chrome
         os.set_blocking(self._out_fd, False)
-        _widen_pipe(self._out_fd)
+        widen_pipe(self._out_fd)
         self._decoder = nativemsg.decoder()
         #: The write still finishing a message (the pipe was full), which the next one follows.
         self._tail: asyncio.Task[None] | None = None
@@ -85,7 +85,7 @@ class NativePipe:
             try:
                 written = os.write(self._out_fd, view)
             except BlockingIOError:
-                await _ready(self._out_fd, writing=True)
+                await wait_ready(self._out_fd, writing=True)
                 continue
             view = view[written:]
 
@@ -95,13 +95,13 @@ class NativePipe:
         """Feed each message to ``on_message`` until EOF: None on a clean EOF, else a reason."""
         was_blocking = os.get_blocking(0)
         os.set_blocking(0, False)
-        _widen_pipe(0)
+        widen_pipe(0)
         try:
             while True:
                 try:
                     data = os.read(0, READ_CHUNK)
                 except BlockingIOError:
-                    await _ready(0, writing=False)
+                    await wait_ready(0, writing=False)
                     continue
                 except OSError:
                     data = b""
@@ -124,7 +124,7 @@ def _retrieved(task: asyncio.Task[None]) -> None:
         task.exception()
 
 
-def _widen_pipe(fd: int) -> None:
+def widen_pipe(fd: int) -> None:
     """Best effort: let a pipe hold a whole 1 MiB message (Linux ``F_SETPIPE_SZ``), so one
     message moves in one write and one wake-up instead of sixteen 64 KiB rounds."""
     setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
@@ -134,7 +134,7 @@ def _widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, setsize, PIPE_BYTES)
 
 
-async def _ready(fd: int, *, writing: bool) -> None:
+async def wait_ready(fd: int, *, writing: bool) -> None:
     """Wait until ``fd`` is readable (or, ``writing``, writable) on the running loop."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[None] = loop.create_future()

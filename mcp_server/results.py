@@ -8,9 +8,17 @@ and ``retry: <what repeating it risks>``, and whose ``_meta["dev.tabwarden/error
 Error results carry **no** ``structuredContent``: clients validate structured content against
 the tool's output schema even on errors (the MCP Inspector rejects the whole result otherwise).
 Never put a secret in a message.
+
+A successful result carries its structured content and, as its text block, the same JSON
+(docs/adr/0006). A large result (its JSON over ``WHOLE_TEXT_MAX_CHARS``) is sent once: the text
+block then says so and shows the result with every long string cut (``summary_text``), the whole
+of it being in structured content alone (ADR 0006, "Large results").
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
@@ -41,8 +49,38 @@ def error_result(code: str, message: str, *, read_only: bool = False) -> CallToo
     )
 
 
+#: Up to this many characters of JSON, the text block repeats the whole result; above it, the
+#: result travels once (structured content) and the text block is ``summary_text``'s. The
+#: default page_text slice (100,000 characters) and every small result stay far below it.
+WHOLE_TEXT_MAX_CHARS = 1_000_000
+#: In a large result's text block, each string is cut to this many characters.
+SUMMARY_STRING_CHARS = 2_000
+
+
 def ok_result(model: BaseModel) -> CallToolResult:
     data = model.model_dump(mode="json")
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())], structured_content=data
+    text = model.model_dump_json()
+    if len(text) > WHOLE_TEXT_MAX_CHARS:
+        text = summary_text(data, len(text))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def summary_text(data: dict[str, Any], size: int) -> str:
+    """A large result's text block: what it is, where the whole of it is, and the result with
+    every string over ``SUMMARY_STRING_CHARS`` cut (saying how much was cut)."""
+    return (
+        f"This result is {size:,} characters of JSON. To send it once, its whole form is only in "
+        f"this result's structured content; below, each string over {SUMMARY_STRING_CHARS:,} "
+        f"characters is cut.\n" + json.dumps(_cut(data), ensure_ascii=False)
     )
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > SUMMARY_STRING_CHARS:
+        rest = len(value) - SUMMARY_STRING_CHARS
+        return f"{value[:SUMMARY_STRING_CHARS]}… [{rest:,} more characters in structuredContent]"
+    if isinstance(value, dict):
+        return {key: _cut(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut(item) for item in value]
+    return value

@@ -9,6 +9,11 @@ packages in ``sys.modules`` as modules whose submodules import normally but whos
 ``from mcp.server import Server``): then it runs in full, so nothing ever sees a package with
 names missing. Only ``tabwarden mcp``'s process calls it, before its first SDK import; it must
 never be called after ``mcp`` was imported (it then does nothing).
+
+It also keeps ``uvicorn`` out (``NEVER_IMPORTED``): only the SDK's HTTP transports run it, and
+``sse_starlette`` (which the SDK's server imports) merely patches it when it is importable —
+48 modules, ~3 MB of every session's memory and tens of milliseconds of its start, for a
+server that speaks stdio alone. Importing it in that process then fails (``ImportError``).
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from types import ModuleType
 
 #: The packages whose ``__init__`` is deferred, parents first.
 DEFERRED = ("mcp", "mcp.server")
+#: What ``tabwarden mcp`` (stdio only) never imports: the SDK's HTTP transports' server.
+NEVER_IMPORTED = ("uvicorn",)
 
 
 def defer_package_inits() -> bool:
     """Install the deferred packages; False (and nothing changed) when the SDK is already
     imported or its layout is not the expected one."""
-    if any(name in sys.modules for name in DEFERRED):
+    if any(name in sys.modules for name in (*DEFERRED, *NEVER_IMPORTED)):
         return False
     staged: list[tuple[str, ModuleType]] = []
     for name in DEFERRED:
@@ -32,6 +39,8 @@ def defer_package_inits() -> bool:
         if spec is None or spec.loader is None or spec.submodule_search_locations is None:
             return False
         staged.append((name, _deferred(spec)))
+    for name in NEVER_IMPORTED:
+        sys.modules[name] = None  # type: ignore[assignment]  # the import system's "not here"
     for name, module in staged:
         sys.modules[name] = module
         parent, _, child = name.rpartition(".")

@@ -220,7 +220,11 @@ def run() -> int:
     audit = _audit_log()
     guard = ToolGuard(gate.current, spawner, spawner_error, audit.append if audit else None)
     try:
-        build_server(bridge, guard).run("stdio")
+        import anyio
+
+        from tabwarden.mcp_server import stdio
+
+        anyio.run(stdio.serve, build_server(bridge, guard))
     finally:
         if audit is not None and not audit.flush(timeout=AUDIT_FLUSH_SECONDS):
             log.warning("audit log: not every line was synced to disk before exit")

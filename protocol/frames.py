@@ -20,5 +20,10 @@ def encode_frame(message: dict[str, Any], *, limit: int = MAX_BRIDGE_FRAME) -> b
     return encode_body(dumps_object(message), HEADER, limit)
 
 
+def encode_body_frame(body: bytes, *, limit: int = MAX_BRIDGE_FRAME) -> bytes:
+    """Frame a body that is already one serialised JSON object."""
+    return encode_body(body, HEADER, limit)
+
+
 def decoder(*, limit: int = MAX_BRIDGE_FRAME) -> FrameDecoder:
     return FrameDecoder(HEADER, limit)

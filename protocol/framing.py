@@ -67,15 +67,20 @@ def dumps_object(message: dict[str, Any]) -> bytes:
         ).encode("ascii")
 
 
+def strict_decoder() -> json.JSONDecoder:
+    """The decoder behind ``loads_object``: duplicate keys, NaN/Infinity and out-of-range floats
+    raise ``ValueError``, control characters inside strings too (``strict``)."""
+    return json.JSONDecoder(
+        object_pairs_hook=_reject_duplicate_keys,
+        parse_constant=_reject_constant,
+        parse_float=_parse_finite_float,
+    )
+
+
 def loads_object(body: bytes) -> dict[str, Any]:
     """Parse exactly one JSON object; duplicate keys, NaN/Infinity and non-objects are refused."""
     try:
-        value = json.loads(
-            body.decode("utf-8"),
-            object_pairs_hook=_reject_duplicate_keys,
-            parse_constant=_reject_constant,
-            parse_float=_parse_finite_float,
-        )
+        value = strict_decoder().decode(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise MalformedFrame(f"not UTF-8 JSON ({type(exc).__name__})") from None
     if not isinstance(value, dict):

@@ -132,7 +132,15 @@ class FrameStream:
                 remove(self._fd)
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = memoryview(frames.encode_frame(message))
+        await self._write(frames.encode_frame(message))
+
+    async def send_body(self, body: bytes) -> None:
+        """Send one frame whose body is already one serialised JSON object (the caller checked
+        it); the size limit is ``send``'s (``FrameTooLarge`` before anything is written)."""
+        await self._write(frames.encode_body_frame(body))
+
+    async def _write(self, frame: bytes) -> None:
+        data = memoryview(frame)
         async with self._write_lock:
             while data:
                 if self._closed:

@@ -46,3 +46,20 @@ def test_nothing_is_deferred_once_the_sdk_was_imported() -> None:
         "assert '__getattr__' not in vars(sys.modules['mcp']) and mcp.Client\n"
     )
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603
+
+
+def test_the_stdio_server_never_imports_the_http_server() -> None:
+    probe = (
+        "import sys\n"
+        "from tabwarden.mcp_server.sdk import defer_package_inits\n"
+        "assert defer_package_inits() is True\n"
+        "import tabwarden.mcp_server.server, sse_starlette\n"
+        "assert not any(m.startswith('uvicorn.') for m in sys.modules)\n"
+        "try:\n"
+        "    import uvicorn\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('uvicorn was importable')\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabwarden.protocol.chunking import MAX_CHUNKS, ChunkError, Reassembler
+from tabwarden.protocol.chunking import MAX_CHUNKS, ChunkError, Reassembler, object_members
+from tabwarden.protocol.framing import FramingError, loads_object
 
 
 def chunks(reply: dict[str, object], parts: int) -> list[dict[str, object]]:
@@ -103,3 +104,91 @@ def test_reassembled_reply_must_name_its_own_id() -> None:
 def test_malformed_fields(bad: dict[str, object]) -> None:
     with pytest.raises(ChunkError):
         Reassembler().add(bad)
+
+
+# -- pass-through: the result's bytes as the extension wrote them (issue 16) -------------------
+
+#: A reply as a serialiser other than Python's might write it: escapes, spacing, a trailing zero.
+WRITTEN = (
+    '{"type":"reply", "id":"r3","ok":true,"result": {"t":"caf\\u00e9 \\/ x","n":1.50,"k":[ ]} }'
+)
+
+
+def test_a_successful_reply_hands_out_its_result_bytes_unchanged() -> None:
+    r = Reassembler()
+    slices = [WRITTEN[i : i + 9] for i in range(0, len(WRITTEN), 9)]
+    whole = None
+    for seq, data in enumerate(slices):
+        whole = r.add_passing(
+            {"type": "chunk", "id": "r3", "seq": seq, "total": len(slices), "data": data}
+        )
+    assert whole is not None
+    assert whole.result_json == b'{"t":"caf\\u00e9 \\/ x","n":1.50,"k":[ ]}'
+    assert whole.reply == json.loads(WRITTEN)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '{"type":"reply","id":"r3","ok":false,"error":{"code":"timeout"}}',
+        '{"type":"reply","id":"r3","ok":true,"result":[1]}',
+        '{"type":"reply","id":"r3","ok":1,"result":{}}',
+    ],
+)
+def test_anything_but_a_successful_object_result_takes_the_checked_path(written: str) -> None:
+    r = Reassembler()
+    half = len(written) // 2
+    r.add_passing({"type": "chunk", "id": "r3", "seq": 0, "total": 2, "data": written[:half]})
+    whole = r.add_passing(
+        {"type": "chunk", "id": "r3", "seq": 1, "total": 2, "data": written[half:]}
+    )
+    assert whole is not None and whole.result_json is None and whole.reply == json.loads(written)
+
+
+_JSON_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        '"a"',
+        '"b"',
+        '"\\u00e9"',
+        '"\\ud800"',
+        "1",
+        "1.5",
+        "1e400",
+        "NaN",
+        "true",
+        "null",
+        '"',
+        "\\",
+        "\n",
+        "\x00",
+        "\udc80",
+        "é",
+        '{"a":1}',
+    ]
+)
+
+
+@settings(max_examples=400)
+@given(pieces=st.lists(_JSON_PIECES, max_size=14))
+def test_object_members_refuses_exactly_what_loads_object_refuses(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    try:
+        expected: dict[str, object] | None = loads_object(text.encode("utf-8", "surrogatepass"))
+    except FramingError:
+        expected = None
+    try:
+        members = object_members(text)
+    except FramingError:
+        assert expected is None, text
+        return
+    assert expected is not None, text
+    assert {k: v for k, (v, _, _) in members.items()} == expected
+    for value, start, end in members.values():
+        assert json.loads(text[start:end]) == value
