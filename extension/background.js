@@ -13,6 +13,7 @@ import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
 import { createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
 import { createDialogs } from "./lib/dialogs.js";
+import { createDownloadLog } from "./lib/downloads.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
@@ -100,6 +101,8 @@ const cdp = createDebuggerManager({
   step,
   log,
 });
+// The downloads owned tabs start, as their debugger reports them (page_wait_download).
+const downloads = createDownloadLog({ timers });
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 // Tabs an owned tab opens join its session (lib/popups.js), debugger attached as for tab_open.
 const popups = createPopups({
@@ -131,7 +134,7 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = createRoutes({
-  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups,
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, downloads,
 });
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -377,6 +380,7 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   grace.release(tabId);
   loads.removed(tabId);
   cdp.removed(tabId);
+  downloads.removed(tabId);
   popups.removed(tabId);
 }));
 // A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
@@ -387,7 +391,9 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigatio
     .catch((err) => log.warn("tabwarden: a new tab could not join its opener's session", err));
 }));
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
-  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params);
+  if (source.tabId === undefined) return;
+  cdp.onEvent(source.tabId, method, params);
+  if (ownership.owner(source.tabId) !== null) downloads.onEvent(source.tabId, method, params);
 }));
 // "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
 chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {

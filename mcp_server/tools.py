@@ -19,14 +19,16 @@ confirmation ended badly (``confirm_denied``, ``confirm_timeout``) is audited
 timeout common MCP clients use, so they hear tabwarden's code rather than give up.
 
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
-except through the upload sandbox (``uploads.read_upload``), or put page content, file content
-or a secret into a log line.
+except through the upload sandbox (``uploads.read_upload``), write one except through the
+download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a finished download
+Chrome reported), or put page content, file content or a secret into a log line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
@@ -40,7 +42,8 @@ from pydantic.fields import FieldInfo
 
 from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
-from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
+from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, Save, ToolSpec
+from tabwarden.mcp_server.downloads import DownloadSandbox
 from tabwarden.mcp_server.results import error_result, ok_result
 from tabwarden.paths import live_endpoints, runtime_dir
 from tabwarden.protocol.codes import BAD_REQUEST, CONFIRM_DENIED, CONFIRM_TIMEOUT, INTERNAL_ERROR
@@ -155,10 +158,17 @@ def register(server: MCPServer[Any], guard: Gatekeeper, answer: Answer) -> None:
 class ToolCalls:
     """How a call the gate let through is made: the bridge, the upload sandbox, local state."""
 
-    def __init__(self, bridge: BridgeClient, guard: Gatekeeper, read_upload: ReadUpload) -> None:
+    def __init__(
+        self,
+        bridge: BridgeClient,
+        guard: Gatekeeper,
+        read_upload: ReadUpload,
+        downloads: DownloadSandbox | None = None,
+    ) -> None:
         self._bridge = bridge
         self._guard = guard
         self._read_upload = read_upload
+        self._downloads = downloads or DownloadSandbox.from_env(bridge.env)
 
     async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
         if isinstance(spec.call, Local):
@@ -199,13 +209,42 @@ class ToolCalls:
         try:
             if call.image:
                 return _image(reply, spec)
+            if call.save is not None:
+                reply = self._save(call.save, reply)
             return ok_result(spec.result.model_validate(reply))
+        except TabwardenError as exc:
+            return error_result(exc.code, str(exc), read_only=spec.read_only)
         except ValueError:
             return error_result(
                 INTERNAL_ERROR,
                 f"the extension returned a malformed {action} result",
                 read_only=spec.read_only,
             )
+
+    def _save(self, how: Save, reply: dict[str, Any]) -> dict[str, Any]:
+        """The reply with the file it carries or names written into the download sandbox, and
+        its ``path`` and ``size`` in place of the bytes or Chrome's own path (ValueError when
+        the reply is malformed, a ``TabwardenError`` when the sandbox refuses)."""
+        if how is Save.BYTES:
+            data, name = reply.get("data"), reply.get("name")
+            if not isinstance(data, str) or not isinstance(name, str):
+                raise ValueError("no file in the reply")
+            try:
+                content = base64.b64decode(data, validate=True)
+            except binascii.Error:
+                raise ValueError("the file is not base64") from None
+            saved = self._downloads.save_bytes(name, content, fallback="page.pdf")
+            return {"path": str(saved.path), "size": saved.size}
+        rest = {k: v for k, v in reply.items() if k != "file"}
+        if reply.get("state") != "complete":
+            return rest
+        file = reply.get("file")
+        source = file.get("source") if isinstance(file, dict) else None
+        size = file.get("size") if isinstance(file, dict) else None
+        if not isinstance(source, str) or not isinstance(size, int) or not source.startswith("/"):
+            raise ValueError("the finished download names no file")
+        saved = self._downloads.copy_in(source, str(reply.get("filename", "")), expected_size=size)
+        return rest | {"path": str(saved.path), "size": saved.size}
 
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)

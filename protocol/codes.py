@@ -53,6 +53,7 @@ COMMAND_LOST: Final = "command_lost"
 RESULT_EVICTED: Final = "result_evicted"
 TAB_LIMIT: Final = "tab_limit"
 WRONG_ELEMENT: Final = "wrong_element"
+SCREENSHOT_TOO_LARGE: Final = "screenshot_too_large"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -118,6 +119,7 @@ WIRE_CODES: Final = (
     RESULT_EVICTED,
     TAB_LIMIT,
     WRONG_ELEMENT,
+    SCREENSHOT_TOO_LARGE,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -4,6 +4,7 @@
 // it with the MCP tool catalogue) can import it. It must never route an action that is not a
 // key of PAGE_ACTIONS, nor start with a key that has no handler: createRoutes throws instead.
 
+import { filesHandlers } from "./files.js";
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers, withAftermath } from "./interact.js";
@@ -18,10 +19,11 @@ import { tabHandlers } from "./tabs.js";
  * click grace, the debugger manager and the open dialogs (handlers/input.js).
  * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
  *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi
- *   & import("./frames.js").FramesBrowserApi,
+ *   & import("./frames.js").FramesBrowserApi & import("./files.js").FilesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups}} ActionDeps
+ *   popups?: import("../lib/popups.js").Popups,
+ *   downloads: import("../lib/downloads.js").DownloadLog}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -66,6 +68,9 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_frames", framesHandlers],
   ["page_type", keyboardHandlers],
   ["page_keys", keyboardHandlers],
+  ["page_pdf", filesHandlers],
+  ["page_wait_download", filesHandlers],
+  ["page_viewport", filesHandlers],
 ]));
 
 /**

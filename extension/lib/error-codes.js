@@ -50,6 +50,7 @@ export const ERROR_TABLE = frozenTable([
   ["result_evicted", 40, "The call ran, but its recorded result was dropped to make room; check the page for its effect instead of repeating a write."],
   ["tab_limit", 41, "Too many agent tabs are open (policy maxAgentTabs) and none can be closed for you: the rest were opened by live sessions or looked at by the person; close some with tab_close, or ask the person to close tabs or raise the cap."],
   ["wrong_element", 42, "That element is not the kind this tool works on (e.g. page_select on a custom combobox: click it open, then click the option); call page_snapshot to see its role."],
+  ["screenshot_too_large", 43, "The capture is too large to return: ask for a smaller region, a maxWidth, or format jpeg with a lower quality (fullPage captures of long pages are the usual cause)."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 
