@@ -129,10 +129,11 @@ class DownloadSandbox:
             src = os.open(source, flags)
         except OSError:
             raise SandboxUnavailable("the finished download could not be opened") from None
+        if not stat.S_ISREG(os.fstat(src).st_mode):
+            os.close(src)
+            raise SandboxRefused("the finished download is not a regular file")
         with os.fdopen(src, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise SandboxRefused("the finished download is not a regular file")
             if st.st_size > MAX_SANDBOX_FILE_BYTES:
                 raise SandboxRefused(
                     f"the download is {st.st_size} bytes; the limit is {MAX_SANDBOX_FILE_BYTES}"
