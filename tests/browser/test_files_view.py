@@ -13,6 +13,7 @@ import base64
 import http.server
 import os
 import re
+import socket
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ DOC = b"""<!doctype html><html><head><title>report</title>
 <h1>Quarterly report</h1>
 <p id="view">unknown</p>
 <button id="get" type="button">Get the file</button>
+<button id="broken" type="button">Get the broken file</button>
 <section>one</section><section>two</section><section>three</section>
 <script>
   const show = () => { document.getElementById('view').textContent =
@@ -45,6 +47,13 @@ DOC = b"""<!doctype html><html><head><title>report</title>
     const a = document.createElement('a');
     a.href = '/files/payload.bin';
     a.download = '../../x';
+    document.body.append(a);
+    a.click();
+  });
+  document.getElementById('broken').addEventListener('click', () => {
+    const a = document.createElement('a');
+    a.href = '/files/broken.bin';
+    a.download = 'broken.bin';
     document.body.append(a);
     a.click();
   });
@@ -69,6 +78,16 @@ NOISE = b"""<!doctype html><html><head><title>noise</title>
 class _Files(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         pages = {"/": (DOC, "text/html"), "/noise": (NOISE, "text/html")}
+        if self.path == "/files/broken.bin":  # promises more than it sends, then hangs up
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(10 * len(PAYLOAD)))
+            self.end_headers()
+            self.wfile.write(PAYLOAD)
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if self.path == "/files/payload.bin":
             body, kind = PAYLOAD, "application/octet-stream"
         elif self.path in pages:
@@ -169,6 +188,17 @@ def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_
             assert ".." not in copy.name and copy.read_bytes() == PAYLOAD
             assert got["size"] == len(PAYLOAD)
             assert [p for p in browser.root.rglob("x") if p.is_file()] == []
+            # A download the server cut short: failed, with Chrome's reason, nothing copied.
+            in_box = set(sandbox.iterdir())
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#broken"})
+            cut = await ok(agent, "page_wait_download", {"tabId": tab, "filename": "broken"})
+            assert cut["state"] == "failed", cut
+            assert cut["reason"] in {
+                "SERVER_CONTENT_LENGTH_MISMATCH",
+                "NETWORK_FAILED",
+                "NETWORK_DISCONNECTED",
+            }, cut
+            assert "path" not in cut and set(sandbox.iterdir()) == in_box
             # Each finished download is answered once.
             assert await code(
                 agent, "page_wait_download", {"tabId": tab, "timeoutMs": 300}
