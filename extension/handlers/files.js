@@ -9,14 +9,13 @@
 // download (observe only: Chrome's file and history stay as they are).
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argInt, gatedTab, ownedTab, sameOrigin, step } from "./support.js";
 
-/** Largest PDF (base64 characters) page_pdf hands on: under the bridge's 32 MiB frame. */
-export const MAX_PDF_BASE64 = 24_000_000;
 /** Longest page_wait_download wait (the MCP tool's own limit). */
 export const MAX_WAIT_MS = 40_000;
 /** How long Chrome may take to list a download its debugger already called complete. */
@@ -162,9 +161,9 @@ export function filesHandlers(deps) {
     sameOrigin(after?.url, origin);
     const data = typeof printed?.data === "string" ? printed.data : "";
     if (!data.startsWith("JVBERi0")) throw new BridgeError(CODE.INTERNAL_ERROR, "Chrome returned no PDF");
-    if (data.length > MAX_PDF_BASE64) {
+    if (data.length > MAX_RETURNED_BASE64) {
       throw new BridgeError(CODE.BAD_REQUEST,
-        `the PDF is over ${Math.floor((MAX_PDF_BASE64 / 4) * 3)} bytes: print fewer pages (pageRanges) or a smaller scale`);
+        `the PDF is over ${Math.floor((MAX_RETURNED_BASE64 / 4) * 3)} bytes: print fewer pages (pageRanges) or a smaller scale`);
     }
     return { data, name: pdfName(args.name, url) };
   }

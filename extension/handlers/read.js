@@ -8,7 +8,8 @@
 // presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
 import { BridgeError } from "../lib/bridge-error.js";
-import { FULL_PAGE_MAX, MAX_IMAGE_BASE64, imageSize } from "../lib/capture.js";
+import { FULL_PAGE_MAX, imageSize } from "../lib/capture.js";
+import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
 import { canonicalJson } from "../lib/canonical-json.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
@@ -363,9 +364,9 @@ export function readHandlers(deps) {
     if (data === "" || size === null || size.mimeType !== format) {
       throw new BridgeError(CODE.INTERNAL_ERROR, `the capture returned no ${opts.format.toUpperCase()}`);
     }
-    if (data.length > MAX_IMAGE_BASE64) {
+    if (data.length > MAX_RETURNED_BASE64) {
       throw new BridgeError(CODE.SCREENSHOT_TOO_LARGE,
-        `the ${size.width}x${size.height} ${opts.format} capture is ${base64Bytes(data)} bytes, over the ${Math.floor((MAX_IMAGE_BASE64 / 4) * 3)} that can be returned: ask for a region, a maxWidth (e.g. ${Math.max(16, Math.floor(size.width / 2))}), or format jpeg with a lower quality`);
+        `the ${size.width}x${size.height} ${opts.format} capture is ${base64Bytes(data)} bytes, over the ${Math.floor((MAX_RETURNED_BASE64 / 4) * 3)} that can be returned: ask for a region, a maxWidth (e.g. ${Math.max(16, Math.floor(size.width / 2))}), or format jpeg with a lower quality`);
     }
     return { mimeType: format, data, width: size.width, height: size.height };
   }

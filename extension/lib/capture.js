@@ -6,8 +6,6 @@
 
 /** Longest side of a capture, in CSS pixels (Chrome's own texture limits sit near 16k). */
 export const FULL_PAGE_MAX = 16384;
-/** Largest image (base64 characters) page_screenshot returns; beyond it screenshot_too_large. */
-export const MAX_IMAGE_BASE64 = 5_000_000;
 /** JPEG quality when none is given. */
 export const DEFAULT_JPEG_QUALITY = 80;
 
