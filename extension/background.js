@@ -73,6 +73,7 @@ const lifecycle = createTabLifecycle({
   onReleased: (tabId) => {
     grace.release(tabId);
     cdp.release(tabId);
+    downloads.removed(tabId);
   },
   log,
 });
@@ -249,6 +250,7 @@ const session = createSession({
         for (const tabId of ids) {
           grace.release(tabId);
           cdp.release(tabId); // a tab nobody drives keeps no debugger
+          downloads.removed(tabId);
         }
       })
       .catch((err) => log.warn("tabwarden: ending a session failed", err))

@@ -21,6 +21,8 @@ export const MAX_WAIT_MS = 40_000;
 /** How long Chrome may take to list a download its debugger already called complete. */
 const LISTED_WITHIN_MS = 10_000;
 const LISTED_POLL_MS = 100;
+/** How much earlier than its debugger event Chrome may have stamped a download's start. */
+const START_SLACK_MS = 5000;
 
 /** page_viewport's presets (CSS pixels, device pixel ratio, mobile viewport rules, touch). */
 export const VIEWPORT_PRESETS = Object.freeze({
@@ -198,10 +200,15 @@ export function filesHandlers(deps) {
     return { state: "complete", ...shown, receivedBytes: size, file: { source: String(item.filename), size } };
   }
 
+  /** Chrome's download ids already answered: one record is never handed out twice. */
+  /** @type {Set<unknown>} */
+  const answered = new Set();
+
   /**
    * Chrome's own record of a download its debugger reported finished: the newest one with its
-   * URL that started no earlier than a minute before, once it is no longer in progress (the file
-   * is renamed from its temporary name just after the debugger says complete); null if none.
+   * URL that Chrome started no more than START_SLACK_MS before the debugger said it began, not
+   * answered before, once it is no longer in progress (the file is renamed from its temporary
+   * name just after the debugger says complete); null if none.
    * @param {import("../lib/downloads.js").Download} d
    */
   async function listed(d) {
@@ -209,10 +216,12 @@ export function filesHandlers(deps) {
     for (;;) {
       const items = (await browser.searchDownloads({ url: d.url })) ?? [];
       const item = items
-        .filter((i) => isPlainObject(i) && Date.parse(String(i.startTime)) >= d.startedAt - 60_000)
+        .filter((i) => isPlainObject(i) && !answered.has(i.id) && Date.parse(String(i.startTime)) >= d.startedAt - START_SLACK_MS)
         .sort((a, b) => Date.parse(String(b.startTime)) - Date.parse(String(a.startTime)))[0] ?? null;
-      if (item !== null && item.state !== "in_progress") return item;
-      if (Date.now() > until) return item;
+      if ((item !== null && item.state !== "in_progress") || Date.now() > until) {
+        if (item !== null && item.state !== "in_progress") answered.add(item.id);
+        return item;
+      }
       await new Promise((r) => setTimeout(r, LISTED_POLL_MS));
     }
   }

@@ -190,7 +190,7 @@ test("page_wait_download: Chrome's path for a finished one; the URL only from an
   const started = new Date().toISOString();
   h.downloads.onEvent(1, ...begin("g1", "https://cdn.test/4111111111111111.bin", "4111111111111111.bin"));
   h.downloads.onEvent(1, ...progress("g1", "completed", 7, 7));
-  h.setItems([{ state: "complete", filename: "/home/p/Downloads/4111111111111111.bin", fileSize: 7, startTime: started }]);
+  h.setItems([{ id: 1, state: "complete", filename: "/home/p/Downloads/4111111111111111.bin", fileSize: 7, startTime: started }]);
   const done = await h.call("page_wait_download", { tabId: 1, timeoutMs: 1000 });
   assert.equal(done.state, "complete");
   assert.equal(done.url, null, "another site's URL is withheld");
@@ -199,7 +199,7 @@ test("page_wait_download: Chrome's path for a finished one; the URL only from an
 
   h.downloads.onEvent(1, ...begin("g2", `${OK}/b.zip`, "b.zip"));
   h.downloads.onEvent(1, ...progress("g2", "canceled", 2, 9));
-  h.setItems([{ state: "interrupted", error: "NETWORK_FAILED", filename: "", startTime: new Date().toISOString() }]);
+  h.setItems([{ id: 2, state: "interrupted", error: "NETWORK_FAILED", filename: "", startTime: new Date().toISOString() }]);
   const failed = await h.call("page_wait_download", { tabId: 1, timeoutMs: 1000 });
   assert.deepEqual([failed.state, failed.reason, failed.url, failed.file], ["failed", "NETWORK_FAILED", `${OK}/b.zip`, undefined]);
   assert.ok(h.sent.every(([what]) => what === "search"), "only chrome.downloads.search: nothing downloaded, erased or opened");
