@@ -14,6 +14,7 @@ import * as api from "./lib/chrome-api.js";
 import { createConfirmBroker } from "./lib/confirm-broker.js";
 import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
 import { createDialogs } from "./lib/dialogs.js";
+import { createDownloadLog } from "./lib/downloads.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
@@ -74,6 +75,7 @@ const lifecycle = createTabLifecycle({
   onReleased: (tabId) => {
     grace.release(tabId);
     cdp.release(tabId);
+    downloads.removed(tabId);
   },
   log,
 });
@@ -115,6 +117,8 @@ const cdp = createDebuggerManager({
   log,
   sink: capture,
 });
+// The downloads owned tabs start, as their debugger reports them (page_wait_download).
+const downloads = createDownloadLog({ timers });
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
 // Tabs an owned tab opens join its session (lib/popups.js), debugger attached as for tab_open.
 const popups = createPopups({
@@ -147,7 +151,7 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = provenance.withDecision(createRoutes({
-  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture,
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture, downloads,
 }));
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -267,6 +271,7 @@ const session = createSession({
         for (const tabId of ids) {
           grace.release(tabId);
           cdp.release(tabId); // a tab nobody drives keeps no debugger
+          downloads.removed(tabId);
         }
       })
       .catch((err) => log.warn("tabwarden: ending a session failed", err))
@@ -400,6 +405,7 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   grace.release(tabId);
   loads.removed(tabId);
   cdp.removed(tabId);
+  downloads.removed(tabId);
   popups.removed(tabId);
 }));
 // A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
@@ -410,7 +416,9 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigatio
     .catch((err) => log.warn("tabwarden: a new tab could not join its opener's session", err));
 }));
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {
-  if (source.tabId !== undefined) cdp.onEvent(source.tabId, method, params, source.sessionId);
+  if (source.tabId === undefined) return;
+  cdp.onEvent(source.tabId, method, params, source.sessionId);
+  if (ownership.owner(source.tabId) !== null) downloads.onEvent(source.tabId, method, params);
 }));
 // "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
 chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {

@@ -38,6 +38,7 @@ __all__ = [
     "Local",
     "Relay",
     "Risk",
+    "Save",
     "ToolSpec",
 ]
 
@@ -91,6 +92,17 @@ class Local(Enum):
     LIVE_BROWSERS = auto()
 
 
+class Save(Enum):
+    """How a relayed tool's reply becomes a file in the download sandbox."""
+
+    #: The reply's base64 ``data`` is written under its ``name``; the result says ``path`` and
+    #: ``size`` instead.
+    BYTES = auto()
+    #: A ``complete`` reply names the file Chrome saved (``file: {source, size}``): it is copied
+    #: in under the download's ``filename``; the result says ``path`` and ``size`` instead.
+    COPY = auto()
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Relay:
     """Relayed over the bridge as the extension action named like the tool."""
@@ -101,13 +113,16 @@ class Relay:
     #: sends its real path, ``name`` and base64 ``data`` instead.
     sandbox_file: str | None = None
     #: When this argument is given, the reply's base64 ``data`` is written into the download
-    #: sandbox under that name (``downloads.save_download``) and answered as ``savedTo``: the
+    #: sandbox under that name (``downloads.DownloadSandbox``, never overwriting) and answered as ``savedTo``: the
     #: bytes never reach the client.
     save_file: str | None = None
     #: This argument is an address the tab goes to (``address``) or text typed into the page
     #: (``typed``): its page lineage (``provenance.py``) goes with the call as ``provenance``.
     address: str | None = None
     typed: str | None = None
+    #: What the server writes into the download sandbox (``downloads.py``) from the reply
+    #: before answering; the file's bytes never reach the client.
+    save: Save | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -621,8 +636,42 @@ class ScrapeArgs(TabArgs):
         return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or []}
 
 
+class Region(BaseModel):
+    """A rectangle of the page, in CSS pixels from its top-left corner."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    x: Annotated[float, Field(ge=0, le=1_000_000)]
+    y: Annotated[float, Field(ge=0, le=1_000_000)]
+    width: Annotated[float, Field(gt=0, le=16384)]
+    height: Annotated[float, Field(gt=0, le=16384)]
+
+
 class ScreenshotArgs(TabArgs):
     fullPage: bool = False  # noqa: N815
+    format: Annotated[
+        Literal["png", "jpeg"], Field(description="png (default) or jpeg (smaller; see quality)")
+    ] = "png"
+    quality: Annotated[
+        int | None, Field(ge=1, le=100, description="jpeg quality 1-100 (default 80); jpeg only")
+    ] = None
+    maxWidth: Annotated[  # noqa: N815
+        int | None,
+        Field(ge=16, le=16384, description="scale the image down to at most this many pixels wide"),
+    ] = None
+    region: Annotated[
+        Region | None,
+        Field(
+            description="capture only this rectangle of the page (CSS pixels; not with fullPage)"
+        ),
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        if self.quality is not None and self.format != "jpeg":
+            raise BadArguments("quality applies to format jpeg only")
+        if self.region is not None and self.fullPage:
+            raise BadArguments("give region or fullPage, not both")
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class CookieArgs(TabArgs):
@@ -1149,6 +1198,124 @@ class NetworkOut(BaseModel):
     hint: str | None = _omitted_unless_set("what to do while capture is off")
 
 
+# -- files and the view: page_pdf, page_wait_download, page_viewport (issue 14) ----------------
+
+
+class PdfArgs(TabArgs):
+    landscape: bool = False
+    printBackground: Annotated[  # noqa: N815
+        bool, Field(description="print background colours and images")
+    ] = False
+    scale: Annotated[float, Field(ge=0.1, le=2, description="0.1-2 (default 1)")] = 1
+    pageRanges: Annotated[  # noqa: N815
+        str | None,
+        Field(
+            max_length=200,
+            pattern=r"^[0-9][0-9 ,\-]*$",
+            description='pages to print, e.g. "1-3, 5" (default all)',
+        ),
+    ] = None
+    name: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=200,
+            description="file name in the download sandbox (sanitised; never overwrites)",
+        ),
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class WaitDownloadArgs(TabArgs):
+    filename: Annotated[
+        str | None, Field(min_length=1, max_length=500, description="substring of the file name")
+    ] = None
+    url: Annotated[
+        str | None, Field(min_length=1, max_length=2000, description="substring of its URL")
+    ] = None
+    timeoutMs: Annotated[  # noqa: N815
+        int, Field(ge=100, le=40_000, description="how long to wait for it to finish")
+    ] = 30_000
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class ViewportArgs(TabArgs):
+    preset: Annotated[
+        Literal["mobile", "tablet", "desktop"] | None,
+        Field(description="mobile 390x844 @3, tablet 820x1180 @2 (both touch), desktop 1280x800"),
+    ] = None
+    width: Annotated[int | None, Field(ge=100, le=4096, description="CSS pixels")] = None
+    height: Annotated[int | None, Field(ge=100, le=4096, description="CSS pixels")] = None
+    deviceScaleFactor: Annotated[  # noqa: N815
+        float | None, Field(gt=0, le=3, description="device pixel ratio, at most 3")
+    ] = None
+    mobile: Annotated[
+        bool | None,
+        Field(
+            description="mobile viewport rules (a page without <meta name=viewport> is 980 wide)"
+        ),
+    ] = None
+    touch: Annotated[bool | None, Field(description="touch input (coarse pointer)")] = None
+    reset: Annotated[bool, Field(description="end the emulation (nothing else may be given)")] = (
+        False
+    )
+
+    def wire(self) -> dict[str, Any]:
+        wired = self.model_dump(mode="json", exclude_none=True, exclude={"reset"})
+        if self.reset:
+            if len(wired) > 1:
+                raise BadArguments("reset takes no other setting")
+            return {"tabId": self.tabId, "reset": True}
+        if len(wired) == 1:
+            raise BadArguments("give a preset, a size or reset")
+        return wired
+
+
+class Saved(BaseModel):
+    path: str = Field(description="the file in the download sandbox")
+    size: int = Field(description="its size in bytes")
+
+
+class DownloadOut(BaseModel):
+    state: Literal["started", "complete", "failed"] = Field(
+        description="started: still downloading when timeoutMs ran out"
+    )
+    filename: str = Field(description="the name the page suggested (as Chrome sanitised it)")
+    url: str | None = Field(description="its URL; null unless its site is approved")
+    receivedBytes: int  # noqa: N815
+    totalBytes: int | None = None  # noqa: N815
+    path: str | None = _omitted_unless_set("complete: the copy in the download sandbox")
+    size: int | None = _omitted_unless_set("complete: its size in bytes")
+    reason: str | None = _omitted_unless_set("failed: why (Chrome's interrupt reason)")
+
+
+class ViewportSettings(BaseModel):
+    width: int
+    height: int
+    deviceScaleFactor: float  # noqa: N815
+    mobile: bool
+    touch: bool
+
+
+class PageView(BaseModel):
+    """What the page itself reports."""
+
+    innerWidth: int  # noqa: N815
+    innerHeight: int  # noqa: N815
+    devicePixelRatio: float  # noqa: N815
+    coarsePointer: bool = Field(description="matchMedia('(pointer: coarse)')")  # noqa: N815
+    maxTouchPoints: int  # noqa: N815
+
+
+class ViewportOut(BaseModel):
+    emulating: ViewportSettings | None = Field(description="the emulation now on; null after reset")
+    page: PageView
+
+
 # -- the catalogue ----------------------------------------------------------------------------
 
 #: Answered from local state: reads nothing outside this process and the runtime directory.
@@ -1356,8 +1523,9 @@ CATALOGUE: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="page_screenshot",
         title="Screenshot a tab",
-        description="A PNG of one of your tabs (the viewport, or the whole page with fullPage), "
-        "captured through Chrome's debugger and returned as image content.",
+        description="A PNG or JPEG of one of your tabs (the viewport, the whole page with "
+        "fullPage, or a region), captured through Chrome's debugger, scaled down to maxWidth "
+        "when given, and returned as image content. Too large to return: screenshot_too_large.",
         arguments=ScreenshotArgs,
         result=Shot,
         annotations=READ,
@@ -1678,6 +1846,48 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
+    # -- files and the view (issue 14) --
+    ToolSpec(
+        name="page_pdf",
+        title="Save a tab as PDF",
+        description="Print one of your tabs to a PDF file in the download sandbox "
+        "(TABWARDEN_DOWNLOAD_DIR, default <config>/downloads) and answer its path and size; the "
+        "PDF itself is never returned. landscape, printBackground, scale 0.1-2, pageRanges.",
+        arguments=PdfArgs,
+        result=Saved,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=Relay(save=Save.BYTES),
+    ),
+    ToolSpec(
+        name="page_wait_download",
+        title="Wait for a download",
+        description="Wait for a download one of your tabs started (optionally one whose file "
+        "name or URL contains a substring; one that began before this call counts) to finish: "
+        "started (still running at timeoutMs), complete (copied into the download sandbox: "
+        "path, size) or failed (reason). Observes only: Chrome's own file and history are left "
+        "alone.",
+        arguments=WaitDownloadArgs,
+        result=DownloadOut,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=Relay(save=Save.COPY),
+    ),
+    ToolSpec(
+        name="page_viewport",
+        title="Emulate a device",
+        description="Emulate a screen on one of your tabs: preset mobile, tablet or desktop, or "
+        "width/height, deviceScaleFactor (at most 3), mobile and touch; reset ends it. Answers "
+        "what the page then sees (innerWidth, innerHeight, devicePixelRatio, coarse pointer).",
+        arguments=ViewportArgs,
+        result=ViewportOut,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.LOW,
         call=RELAY,
     ),
 )

@@ -32,9 +32,9 @@ gate decides (policy ``provenance``), and the outcome is audited here with the m
 (``Gatekeeper.provenance``).
 
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
-except through the upload sandbox (``uploads.read_upload``), write one except into the download
-sandbox (``downloads.save_download``), or put page content, file content or a secret into a log
-line.
+except through the upload sandbox (``uploads.read_upload``), write one except through the
+download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a finished download
+Chrome reported), or put page content, file content or a secret into a log line.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from tabwarden.errors import TabwardenError
-from tabwarden.mcp_server import downloads
 from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
-from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, ToolSpec
+from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, Save, ToolSpec
+from tabwarden.mcp_server.downloads import DownloadSandbox
 from tabwarden.mcp_server.provenance import (
     UNKNOWN_ORIGIN,
     Evidence,
@@ -257,6 +257,7 @@ class ToolCalls:
         guard: Gatekeeper,
         read_upload: ReadUpload,
         calls: CallLog | None = None,
+        downloads: DownloadSandbox | None = None,
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -269,6 +270,7 @@ class ToolCalls:
         self.ledger = Ledger()
         #: Each tab's origin as its latest result showed it.
         self._tab_origins: dict[int, str] = {}
+        self._downloads = downloads or DownloadSandbox.from_env(bridge.env)
 
     async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
         if isinstance(spec.call, Local):
@@ -299,8 +301,6 @@ class ToolCalls:
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
             save_as = request.get(call.save_file) if call.save_file is not None else None
-            if save_as is not None:
-                downloads.target(str(save_as))  # a bad or taken name: refused before it runs
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
             # One command id per tool call: every retry of a lost transport sends the same one,
             # so the extension's journal runs it at most once.
@@ -333,7 +333,9 @@ class ToolCalls:
             if call.image:
                 return _image(reply, spec)
             if save_as is not None:
-                reply = _saved(reply, str(save_as), spec)
+                reply = self._saved(reply, str(save_as), spec)
+            if call.save is not None:
+                reply = self._save(call.save, reply)
             return ok_result(spec.result.model_validate(reply))
         except TabwardenError as exc:
             return error_result(exc.code, str(exc), read_only=spec.read_only)
@@ -385,6 +387,44 @@ class ToolCalls:
             origin = self._tab_origins.get(tab)
         self.ledger.record(origin or UNKNOWN_ORIGIN, content, now)
 
+    def _saved(self, reply: dict[str, Any], name: str, spec: ToolSpec) -> dict[str, Any]:
+        """The reply with its base64 ``data`` written into the download sandbox as ``name``
+        (sanitised, never overwriting) and answered as ``savedTo`` (the bytes never reach the
+        client). A malformed reply writes nothing (``ValueError``)."""
+        out = {k: v for k, v in reply.items() if k != "data"}
+        spec.result.model_validate(out)
+        try:
+            data = base64.b64decode(str(reply.get("data", "")), validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("the extension returned a malformed body") from None
+        saved = self._downloads.save_bytes(name, data, fallback="response.bin")
+        return out | {"savedTo": str(saved.path)}
+
+    def _save(self, how: Save, reply: dict[str, Any]) -> dict[str, Any]:
+        """The reply with the file it carries or names written into the download sandbox, and
+        its ``path`` and ``size`` in place of the bytes or Chrome's own path (ValueError when
+        the reply is malformed, a ``TabwardenError`` when the sandbox refuses)."""
+        if how is Save.BYTES:
+            data, name = reply.get("data"), reply.get("name")
+            if not isinstance(data, str) or not isinstance(name, str):
+                raise ValueError("no file in the reply")
+            try:
+                content = base64.b64decode(data, validate=True)
+            except binascii.Error:
+                raise ValueError("the file is not base64") from None
+            saved = self._downloads.save_bytes(name, content, fallback="page.pdf")
+            return {"path": str(saved.path), "size": saved.size}
+        rest = {k: v for k, v in reply.items() if k != "file"}
+        if reply.get("state") != "complete":
+            return rest
+        file = reply.get("file")
+        source = file.get("source") if isinstance(file, dict) else None
+        size = file.get("size") if isinstance(file, dict) else None
+        if not isinstance(source, str) or not isinstance(size, int) or not source.startswith("/"):
+            raise ValueError("the finished download names no file")
+        saved = self._downloads.copy_in(source, str(reply.get("filename", "")), expected_size=size)
+        return rest | {"path": str(saved.path), "size": saved.size}
+
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)
         return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
@@ -412,19 +452,6 @@ async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) 
     finally:
         if not task.done():
             task.cancel()
-
-
-def _saved(reply: dict[str, Any], name: str, spec: ToolSpec) -> dict[str, Any]:
-    """The reply with its base64 ``data`` written into the download sandbox as ``name`` and
-    answered as ``savedTo`` (the bytes never reach the client). A malformed reply writes
-    nothing (``ValueError``)."""
-    out = {k: v for k, v in reply.items() if k != "data"}
-    spec.result.model_validate(out)
-    try:
-        data = base64.b64decode(str(reply.get("data", "")), validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("the extension returned a malformed body") from None
-    return out | {"savedTo": str(downloads.save_download(name, data))}
 
 
 def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:

@@ -56,6 +56,7 @@ WRONG_ELEMENT: Final = "wrong_element"
 FETCH_OFF: Final = "fetch_off"
 FETCH_FAILED: Final = "fetch_failed"
 PROVENANCE_REFUSED: Final = "provenance_refused"
+SCREENSHOT_TOO_LARGE: Final = "screenshot_too_large"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -124,6 +125,7 @@ WIRE_CODES: Final = (
     FETCH_OFF,
     FETCH_FAILED,
     PROVENANCE_REFUSED,
+    SCREENSHOT_TOO_LARGE,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

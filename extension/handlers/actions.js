@@ -6,6 +6,7 @@
 
 import { fetchHandlers } from "./fetch.js";
 import { captureHandlers } from "./capture.js";
+import { filesHandlers } from "./files.js";
 import { framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
 import { interactHandlers, withAftermath } from "./interact.js";
@@ -20,10 +21,11 @@ import { tabHandlers } from "./tabs.js";
  * click grace, the debugger manager and the open dialogs (handlers/input.js).
  * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
  *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi
- *   & import("./frames.js").FramesBrowserApi,
+ *   & import("./frames.js").FramesBrowserApi & import("./files.js").FilesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture}} ActionDeps
+ *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture,
+ *   downloads: import("../lib/downloads.js").DownloadLog}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -71,6 +73,9 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_fetch", fetchHandlers],
   ["page_console", captureHandlers],
   ["page_network", captureHandlers],
+  ["page_pdf", filesHandlers],
+  ["page_wait_download", filesHandlers],
+  ["page_viewport", filesHandlers],
 ]));
 
 /**

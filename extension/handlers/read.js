@@ -8,25 +8,26 @@
 // presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { FULL_PAGE_MAX, imageSize } from "../lib/screenshot.js";
+import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
 import { canonicalJson } from "../lib/canonical-json.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
 import { maskValue } from "../lib/mask.js";
-import { originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argFrame, gateFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
-import { argInt, argTabId, ownedTab, step } from "./support.js";
+import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./support.js";
 
 /**
  * The browser calls these handlers use beyond support.js's BrowserApi.
  * @typedef {object} ReadBrowserApi
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
- * @property {(tabId: number, opts: {fullPage: boolean}) =>
- *   Promise<{data: string, width?: number, height?: number}>} capturePage through the debugger
+ * @property {(tabId: number, opts: ReturnType<typeof screenshotOptions>) =>
+ *   Promise<{data: string}>} capturePage through the debugger (lib/screenshot.js's clip)
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN", frameId?: number) =>
  *   Promise<Array<{result?: unknown}>>} executeScriptArgs (in frame `frameId`: page_upload with frame)
@@ -47,24 +48,6 @@ const CSP_MESSAGE = "the page's Content-Security-Policy forbids eval";
 // ---------------------------------------------------------------- pure helpers
 
 /**
- * Width and height from a PNG's IHDR chunk, or null when `base64` is not a PNG.
- * @param {string} base64
- * @returns {{width: number, height: number} | null}
- */
-export function pngSize(base64) {
-  let bin;
-  try {
-    bin = atob(String(base64).slice(0, 32));
-  } catch {
-    return null;
-  }
-  if (bin.length < 24 || bin.slice(0, 8) !== "\x89PNG\r\n\x1a\n" || bin.slice(12, 16) !== "IHDR") return null;
-  const u32 = (/** @type {number} */ at) =>
-    ((bin.charCodeAt(at) << 24) >>> 0) + (bin.charCodeAt(at + 1) << 16) + (bin.charCodeAt(at + 2) << 8) + bin.charCodeAt(at + 3);
-  return { width: u32(16), height: u32(20) };
-}
-
-/**
  * The decoded length of a base64 string, or -1 when it is not base64.
  * @param {unknown} data
  */
@@ -72,6 +55,41 @@ export function base64Bytes(data) {
   if (typeof data !== "string" || data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) return -1;
   const pad = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
   return (data.length / 4) * 3 - pad;
+}
+
+/**
+ * page_screenshot's options, checked: fullPage, format png|jpeg, quality (jpeg only, 1-100),
+ * maxWidth (16-16384) and region {x, y, width, height} in page CSS pixels (not with fullPage).
+ * @param {Record<string, unknown>} args
+ * @returns {{fullPage: boolean, format: "png" | "jpeg", quality?: number, maxWidth?: number,
+ *   region?: {x: number, y: number, width: number, height: number}}}
+ */
+export function screenshotOptions(args) {
+  if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
+    throw new BridgeError(CODE.BAD_REQUEST, "fullPage must be true or false");
+  }
+  const fullPage = args.fullPage === true;
+  const format = args.format === undefined ? "png" : args.format;
+  if (format !== "png" && format !== "jpeg") throw new BridgeError(CODE.BAD_REQUEST, 'format must be "png" or "jpeg"');
+  /** @type {ReturnType<typeof screenshotOptions>} */
+  const opts = { fullPage, format };
+  if (args.quality !== undefined) {
+    if (format !== "jpeg") throw new BridgeError(CODE.BAD_REQUEST, "quality applies to format jpeg only");
+    opts.quality = argInt(args, "quality", 80, 1, 100);
+  }
+  if (args.maxWidth !== undefined) opts.maxWidth = argInt(args, "maxWidth", 0, 16, FULL_PAGE_MAX);
+  if (args.region !== undefined) {
+    const r = args.region;
+    const inRange = (/** @type {unknown} */ v, /** @type {number} */ lo, /** @type {number} */ hi, open = false) =>
+      typeof v === "number" && Number.isFinite(v) && (open ? v > lo : v >= lo) && v <= hi;
+    if (!isPlainObject(r) || !inRange(r.x, 0, 1_000_000) || !inRange(r.y, 0, 1_000_000)
+      || !inRange(r.width, 0, FULL_PAGE_MAX, true) || !inRange(r.height, 0, FULL_PAGE_MAX, true)) {
+      throw new BridgeError(CODE.BAD_REQUEST, `region must be {x, y, width, height} in CSS pixels (sides at most ${FULL_PAGE_MAX})`);
+    }
+    if (fullPage) throw new BridgeError(CODE.BAD_REQUEST, "give region or fullPage, not both");
+    opts.region = { x: Number(r.x), y: Number(r.y), width: Number(r.width), height: Number(r.height) };
+  }
+  return opts;
 }
 
 /**
@@ -249,7 +267,7 @@ export function fileInput(selector, xpath, index, file) {
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function readHandlers(deps) {
-  const { browser, ensureOrigin, confirm } = deps;
+  const { browser, confirm } = deps;
 
   /**
    * Ownership + the origin gate on the tab's current URL.
@@ -257,21 +275,7 @@ export function readHandlers(deps) {
    * @param {import("./support.js").Ctx} ctx
    * @param {string} tool
    */
-  async function gatedTab(args, ctx, tool) {
-    const tabId = argTabId(args);
-    const tab = await ownedTab(deps, ctx, tabId);
-    const origin = await ensureOrigin(tab?.url, ctx, tool);
-    return { tabId, tab, origin, url: String(tab?.url ?? "") };
-  }
-
-  /**
-   * Content must come from the gated origin (the page may have navigated meanwhile).
-   * @param {unknown} href
-   * @param {string} origin
-   */
-  function sameOrigin(href, origin) {
-    if (originOf(href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
-  }
+  const gatedTab = (args, ctx, tool) => gatedTabOf(deps, args, ctx, tool);
 
   /**
    * @param {import("./support.js").Ctx} ctx
@@ -343,30 +347,32 @@ export function readHandlers(deps) {
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageScreenshot(args, ctx) {
-    if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
-      throw new BridgeError(CODE.BAD_REQUEST, "fullPage must be true or false");
-    }
+    const opts = screenshotOptions(args);
     const { tabId, origin } = await gatedTab(args, ctx, "page_screenshot");
-    const fullPage = args.fullPage === true;
     let shot;
     try {
       // A background tab does not paint: make ours the active one of its window first.
-      if (!fullPage) await browser.updateTab(tabId, { active: true });
-      shot = await step(ctx, "capture the page", browser.capturePage(tabId, { fullPage }));
+      if (!opts.fullPage) await browser.updateTab(tabId, { active: true });
+      shot = await step(ctx, "capture the page", browser.capturePage(tabId, opts));
     } catch (err) {
       if (err instanceof BridgeError) throw err; // the step's timeout
       await ownedTabQuiet(tabId);
-      throw new BridgeError(CODE.INTERNAL_ERROR, fullPage ? "could not capture the full page" : "could not capture the tab");
+      throw new BridgeError(CODE.INTERNAL_ERROR, opts.fullPage ? "could not capture the full page" : "could not capture the tab");
     }
     // The page must not have left the approved origin meanwhile: then the image is not ours.
     const after = await ownedTab(deps, ctx, tabId);
     sameOrigin(after?.url, origin);
     const data = typeof shot?.data === "string" ? shot.data : "";
-    const size = pngSize(data);
-    if (data === "" || size === null) throw new BridgeError(CODE.INTERNAL_ERROR, "the capture returned no PNG");
-    return fullPage && Number.isInteger(shot.width) && Number.isInteger(shot.height)
-      ? { mimeType: "image/png", data, width: shot.width, height: shot.height }
-      : { mimeType: "image/png", data, ...size };
+    const size = imageSize(data);
+    const format = opts.format === "jpeg" ? "image/jpeg" : "image/png";
+    if (data === "" || size === null || size.mimeType !== format) {
+      throw new BridgeError(CODE.INTERNAL_ERROR, `the capture returned no ${opts.format.toUpperCase()}`);
+    }
+    if (data.length > MAX_RETURNED_BASE64) {
+      throw new BridgeError(CODE.SCREENSHOT_TOO_LARGE,
+        `the ${size.width}x${size.height} ${opts.format} capture is ${base64Bytes(data)} bytes, over the ${Math.floor((MAX_RETURNED_BASE64 / 4) * 3)} that can be returned: ask for a region, a maxWidth (e.g. ${Math.max(16, Math.floor(size.width / 2))}), or format jpeg with a lower quality`);
+    }
+    return { mimeType: format, data, width: size.width, height: size.height };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */

@@ -5,6 +5,7 @@
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
+import { originOf } from "../lib/origin.js";
 
 /**
  * The browser calls handlers use (lib/chrome-api.js provides the real ones).
@@ -153,4 +154,27 @@ export async function settledTab(deps, tabId, watch, { newTab = false } = {}) {
     if (err instanceof BridgeError) throw err;
     throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
   }
+}
+
+/**
+ * Ownership + the origin gate on the tab's current URL (the page tools' usual first step).
+ * @param {HandlerDeps} deps
+ * @param {Record<string, unknown>} args
+ * @param {Ctx} ctx
+ * @param {string} tool
+ */
+export async function gatedTab(deps, args, ctx, tool) {
+  const tabId = argTabId(args);
+  const tab = await ownedTab(deps, ctx, tabId);
+  const origin = await deps.ensureOrigin(tab?.url, ctx, tool);
+  return { tabId, tab, origin, url: String(tab?.url ?? "") };
+}
+
+/**
+ * Content must come from the gated origin (the page may have navigated meanwhile).
+ * @param {unknown} href
+ * @param {string} origin
+ */
+export function sameOrigin(href, origin) {
+  if (originOf(href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
 }

@@ -8,6 +8,8 @@
 
 /* global chrome */
 
+import { DEFAULT_JPEG_QUALITY, captureClip } from "./screenshot.js";
+
 /**
  * Open the native messaging port to `hostName` (throws if Chrome refuses synchronously).
  * @param {string} hostName
@@ -174,18 +176,16 @@ export function updateWindowProps(windowId, props) {
   return chrome.windows.update(windowId, props);
 }
 
-/** Tallest full-page capture, in CSS pixels (Chrome's own texture limits sit near 16k). */
-const FULL_PAGE_MAX = 16384;
-
 /**
- * A PNG of the tab's page, base64 without a data: prefix: the viewport, or with `fullPage` the
- * whole page beyond it (then with its CSS size). Uses the tab's debugger attachment, or attaches
- * one (Chrome shows its banner) for this one capture and detaches it.
+ * A PNG or JPEG of the tab's page, base64 without a data: prefix: the viewport, with `fullPage`
+ * the whole page, or `region`; scaled down to `maxWidth` pixels (lib/screenshot.js computes the
+ * clip). Uses the tab's debugger attachment, or attaches one (Chrome shows its banner) for this
+ * one capture and detaches it.
  * @param {number} tabId
- * @param {{fullPage: boolean}} opts
- * @returns {Promise<{data: string, width?: number, height?: number}>}
+ * @param {import("./screenshot.js").CaptureOptions & {format?: "png" | "jpeg", quality?: number}} opts
+ * @returns {Promise<{data: string}>}
  */
-export async function capturePage(tabId, { fullPage }) {
+export async function capturePage(tabId, { fullPage, region, maxWidth, format = "png", quality }) {
   const target = { tabId };
   // An owned tab usually has lib/debugger.js's attachment already: use it and leave it.
   let own = true;
@@ -196,21 +196,27 @@ export async function capturePage(tabId, { fullPage }) {
     own = false;
   }
   try {
-    if (!fullPage) {
-      const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", { format: "png" }));
-      return { data: shot.data };
+    /** @type {Record<string, unknown>} */
+    const params = format === "jpeg" ? { format, quality: quality ?? DEFAULT_JPEG_QUALITY } : { format };
+    if (fullPage || region !== undefined || maxWidth !== undefined) {
+      const metrics = await chrome.debugger.sendCommand(target, "Page.getLayoutMetrics");
+      const { clip, beyondViewport } = captureClip(metrics, { fullPage, region, maxWidth });
+      Object.assign(params, { clip, captureBeyondViewport: beyondViewport });
     }
-    const metrics = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.getLayoutMetrics"));
-    const size = metrics.cssContentSize ?? metrics.contentSize;
-    const width = Math.min(FULL_PAGE_MAX, Math.ceil(size.width));
-    const height = Math.min(FULL_PAGE_MAX, Math.ceil(size.height));
-    const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", {
-      format: "png", captureBeyondViewport: true, clip: { x: 0, y: 0, width, height, scale: 1 },
-    }));
-    return { data: shot.data, width, height };
+    const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", params));
+    return { data: shot.data };
   } finally {
     if (own) await chrome.debugger.detach(target).catch(() => {});
   }
+}
+
+/**
+ * chrome.downloads' records of the downloads matching `query` (read only: page_wait_download
+ * learns where Chrome saved a finished download and why a failed one stopped).
+ * @param {chrome.downloads.DownloadQuery} query
+ */
+export function searchDownloads(query) {
+  return chrome.downloads.search(query);
 }
 
 // --- the debugger on owned tabs (lib/debugger.js; background.js registers onEvent/onDetach).

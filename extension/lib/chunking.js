@@ -8,6 +8,11 @@ export const CHUNK_BYTES = 1_000_000;
 /** Largest reply (UTF-8 JSON bytes) the host reassembles from chunks. */
 export const MAX_REASSEMBLED = 64 * 1024 * 1024;
 
+/** Largest base64 payload (a screenshot, a PDF) one reply may carry: the reply then stays under
+ * the bridge's 32 MiB frame from the host to the MCP server (docs/protocol.md), so a bigger
+ * capture is refused with a code instead of a dropped connection. */
+export const MAX_RETURNED_BASE64 = 24_000_000;
+
 /**
  * UTF-8 length of one UTF-16 unit at `i` of `s`, and how many units that code point spans.
  * A lone surrogate counts as U+FFFD (3 bytes), as TextEncoder encodes it.

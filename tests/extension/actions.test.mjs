@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PAGE_ACTIONS, createRoutes } from "../../extension/handlers/actions.js";
+import { filesHandlers } from "../../extension/handlers/files.js";
 import { framesHandlers } from "../../extension/handlers/frames.js";
 import { inputHandlers } from "../../extension/handlers/input.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
@@ -34,7 +35,7 @@ test("PAGE_ACTIONS is importable without chrome and names each action once", () 
 
 test("each family serves exactly the actions PAGE_ACTIONS gives it", () => {
   const deps = inert();
-  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers, framesHandlers, keyboardHandlers]) {
+  for (const family of [tabHandlers, pageHandlers, navHandlers, readHandlers, interactHandlers, inputHandlers, framesHandlers, keyboardHandlers, filesHandlers]) {
     const listed = [...PAGE_ACTIONS].filter(([, f]) => f === family).map(([name]) => name);
     assert.deepEqual(family(deps).map(([name]) => name), listed, family.name);
   }

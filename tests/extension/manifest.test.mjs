@@ -61,7 +61,13 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    onCreatedNavigationTarget: a tab an owned tab opens (target=_blank,
   //                    window.open) joins its session (issue 12). Its install warning ("Read your
   //                    browsing history") is the one `tabs` already carries: nothing new is asked.
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms", "webNavigation"]);
+  //  downloads       — chrome.downloads.search only (page_wait_download, issue 14): where Chrome
+  //                    saved a download an owned tab's debugger reported finished (so the MCP
+  //                    server can copy it into its sandbox) and why a failed one stopped. The
+  //                    debugger says which tab started it but neither of those; CDP's download
+  //                    redirection is browser-level, which Chrome refuses to extensions. Never
+  //                    download, open, remove, erase or redirect (tests/extension/files.test.mjs).
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms", "webNavigation", "downloads"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
-import { base64Bytes, pngSize, readHandlers } from "../../extension/handlers/read.js";
+import { base64Bytes, readHandlers } from "../../extension/handlers/read.js";
+import { imageSize } from "../../extension/lib/screenshot.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";
@@ -140,8 +141,8 @@ function harness({ decision = "allow" } = {}) {
 test("routes and pure helpers", () => {
   assert.deepEqual([...harness().routes.keys()],
     ["page_screenshot", "cookie_get", "storage_get", "page_markdown", "page_scrape", "page_eval", "page_upload"]);
-  assert.deepEqual(pngSize(PNG), { width: 3, height: 2 });
-  assert.equal(pngSize("QUJD"), null);
+  assert.deepEqual(imageSize(PNG), { width: 3, height: 2, mimeType: "image/png" });
+  assert.equal(imageSize("QUJD"), null);
   assert.equal(base64Bytes("QUJDRA=="), 4);
   assert.equal(base64Bytes("not base64!"), -1);
 });
@@ -168,7 +169,7 @@ test("page_screenshot: activates the tab, captures it through the debugger, retu
   assert.deepEqual(r, { mimeType: "image/png", data: PNG, width: 3, height: 2 });
   assert.ok(!r.data.startsWith("data:"));
   assert.deepEqual(h.calls.update, [[1, { active: true }]]);
-  assert.deepEqual(h.calls.capture, [[1, { fullPage: false }]]);
+  assert.deepEqual(h.calls.capture, [[1, { fullPage: false, format: "png" }]]);
   await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: "yes" }), (e) => e.code === "bad_request");
 });
 
@@ -191,9 +192,10 @@ test("page_screenshot fullPage: the whole page, gated before and re-checked afte
   await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: true }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.capture.length, 0);
   h.open(2, `${OK}/long`);
+  // The size is the image's own (its header), never what the capture said.
   assert.deepEqual(await h.call("page_screenshot", { tabId: 2, fullPage: true }),
-    { mimeType: "image/png", data: PNG, width: 800, height: 9000 });
-  assert.deepEqual(h.calls.capture, [[2, { fullPage: true }]]);
+    { mimeType: "image/png", data: PNG, width: 3, height: 2 });
+  assert.deepEqual(h.calls.capture, [[2, { fullPage: true, format: "png" }]]);
   assert.deepEqual(h.calls.update, [], "a full-page capture needs no activation");
   h.onCapture = () => { h.tabs.get(2).url = "https://evil.test/"; };
   await assert.rejects(h.call("page_screenshot", { tabId: 2, fullPage: true }), (e) => e.code === "origin_not_approved");

@@ -49,6 +49,8 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
         args["selector"] = "input"  # name the element exactly once
     if target is catalogue.FindArgs:
         args["role"] = "button"  # a query names a role, a name or both
+    if target is catalogue.ViewportArgs:
+        args["preset"] = "mobile"  # a preset, a size or reset
     return args
 
 

@@ -1,0 +1,272 @@
+// handlers/files.js — files out of an owned tab and the screen it is shown on: page_pdf
+// (Page.printToPDF; the MCP server writes the bytes into its download sandbox, so they never
+// reach the agent), page_wait_download (a download the tab started, from lib/downloads.js; where
+// Chrome saved a finished one comes from chrome.downloads, and the MCP server copies it into the
+// sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees).
+// Thin glue: the debugger and chrome.downloads are injected. It must never touch the chrome
+// global, never act on a tab the session does not own or whose site is not approved, never
+// return a download's URL from an unapproved site, and never redirect, open, remove or erase a
+// download (observe only: Chrome's file and history stay as they are).
+
+import { BridgeError } from "../lib/bridge-error.js";
+import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
+import { CODE } from "../lib/error-codes.js";
+import { isApproved, originOf } from "../lib/origin.js";
+import { maskCards } from "../lib/redact.js";
+import { isPlainObject } from "../lib/wire.js";
+import { argInt, gatedTab, ownedTab, sameOrigin, step } from "./support.js";
+
+/** Longest page_wait_download wait (the MCP tool's own limit). */
+export const MAX_WAIT_MS = 40_000;
+/** How long Chrome may take to list a download its debugger already called complete. */
+const LISTED_WITHIN_MS = 10_000;
+const LISTED_POLL_MS = 100;
+/** How much earlier than its debugger event Chrome may have stamped a download's start. */
+const START_SLACK_MS = 5000;
+
+/** page_viewport's presets (CSS pixels, device pixel ratio, mobile viewport rules, touch). */
+export const VIEWPORT_PRESETS = Object.freeze({
+  mobile: Object.freeze({ width: 390, height: 844, deviceScaleFactor: 3, mobile: true, touch: true }),
+  tablet: Object.freeze({ width: 820, height: 1180, deviceScaleFactor: 2, mobile: true, touch: true }),
+  desktop: Object.freeze({ width: 1280, height: 800, deviceScaleFactor: 1, mobile: false, touch: false }),
+});
+
+/**
+ * The browser calls this family uses beyond support.js's BrowserApi.
+ * @typedef {object} FilesBrowserApi
+ * @property {(query: {url?: string}) => Promise<any[]>} searchDownloads chrome.downloads.search
+ * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN") =>
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs
+ */
+
+// ---------------------------------------------------------------- pure helpers
+
+/**
+ * page_viewport's settings from its arguments: a preset, overridden field by field, or an
+ * explicit width and height; null for reset.
+ * @param {Record<string, unknown>} args
+ * @returns {{width: number, height: number, deviceScaleFactor: number, mobile: boolean, touch: boolean} | null}
+ */
+export function viewportSettings(args) {
+  const keys = ["preset", "width", "height", "deviceScaleFactor", "mobile", "touch"].filter((k) => args[k] !== undefined && args[k] !== null);
+  if (args.reset === true) {
+    if (keys.length > 0) throw new BridgeError(CODE.BAD_REQUEST, "reset takes no other setting");
+    return null;
+  }
+  const preset = args.preset;
+  if (preset !== undefined && preset !== null && !Object.hasOwn(VIEWPORT_PRESETS, /** @type {string} */ (preset))) {
+    throw new BridgeError(CODE.BAD_REQUEST, 'preset must be "mobile", "tablet" or "desktop"');
+  }
+  const base = typeof preset === "string" ? VIEWPORT_PRESETS[/** @type {keyof typeof VIEWPORT_PRESETS} */ (preset)] : null;
+  if (base === null && (args.width === undefined || args.height === undefined)) {
+    throw new BridgeError(CODE.BAD_REQUEST, "give a preset, or width and height, or reset");
+  }
+  const dpr = args.deviceScaleFactor ?? base?.deviceScaleFactor ?? 1;
+  if (typeof dpr !== "number" || !Number.isFinite(dpr) || dpr <= 0 || dpr > 3) {
+    throw new BridgeError(CODE.BAD_REQUEST, "deviceScaleFactor must be a number in (0, 3]");
+  }
+  for (const k of ["mobile", "touch"]) {
+    if (args[k] !== undefined && args[k] !== null && typeof args[k] !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${k} must be true or false`);
+  }
+  return {
+    width: argInt(args, "width", base?.width ?? 0, 100, 4096),
+    height: argInt(args, "height", base?.height ?? 0, 100, 4096),
+    deviceScaleFactor: dpr,
+    mobile: /** @type {boolean} */ (args.mobile ?? base?.mobile ?? false),
+    touch: /** @type {boolean} */ (args.touch ?? base?.touch ?? false),
+  };
+}
+
+/**
+ * An optional substring filter argument.
+ * @param {Record<string, unknown>} args
+ * @param {string} name
+ * @param {number} max
+ */
+function argSubstring(args, name, max) {
+  const v = args[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string" || v.length === 0 || v.length > max) {
+    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a non-empty string of at most ${max} characters`);
+  }
+  return v;
+}
+
+/**
+ * The PDF's file name: the agent's, else the page's host; always ending in .pdf (the MCP server
+ * sanitises it again and never overwrites).
+ * @param {unknown} name
+ * @param {string} url
+ */
+export function pdfName(name, url) {
+  let base = typeof name === "string" && name.length > 0 ? name : "";
+  if (base === "") {
+    try {
+      base = new URL(url).hostname || "page";
+    } catch {
+      base = "page";
+    }
+  }
+  return /\.pdf$/i.test(base) ? base : `${base}.pdf`;
+}
+
+// ---------------------------------------------------------------- page-side function
+
+/** Runs in the page (isolated world): what the page sees of its screen, after a frame. */
+export async function readView() {
+  await Promise.race([new Promise((r) => requestAnimationFrame(r)), new Promise((r) => setTimeout(r, 200))]);
+  return {
+    href: String(location.href),
+    innerWidth: window.innerWidth,
+    innerHeight: window.innerHeight,
+    devicePixelRatio: window.devicePixelRatio,
+    coarsePointer: matchMedia("(pointer: coarse)").matches,
+    maxTouchPoints: navigator.maxTouchPoints,
+  };
+}
+
+// ---------------------------------------------------------------- handlers
+
+/**
+ * @param {import("./actions.js").ActionDeps} deps
+ * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ */
+export function filesHandlers(deps) {
+  const { cdp, downloads } = deps;
+  const { browser } = deps;
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pagePdf(args, ctx) {
+    for (const k of ["landscape", "printBackground"]) {
+      if (args[k] !== undefined && typeof args[k] !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${k} must be true or false`);
+    }
+    const scale = args.scale ?? 1;
+    if (typeof scale !== "number" || !(scale >= 0.1 && scale <= 2)) throw new BridgeError(CODE.BAD_REQUEST, "scale must be a number in [0.1, 2]");
+    const ranges = args.pageRanges;
+    if (ranges !== undefined && (typeof ranges !== "string" || !/^[0-9][0-9 ,-]{0,199}$/.test(ranges))) {
+      throw new BridgeError(CODE.BAD_REQUEST, 'pageRanges must look like "1-3, 5"');
+    }
+    if (args.name !== undefined && (typeof args.name !== "string" || args.name.length === 0 || args.name.length > 200)) {
+      throw new BridgeError(CODE.BAD_REQUEST, "name must be a non-empty string of at most 200 characters");
+    }
+    const { tabId, origin, url } = await gatedTab(deps, args, ctx, "page_pdf");
+    /** @type {Record<string, unknown>} */
+    const params = {
+      landscape: args.landscape === true,
+      printBackground: args.printBackground === true,
+      scale,
+      transferMode: "ReturnAsBase64",
+      ...(ranges === undefined ? {} : { pageRanges: ranges }),
+    };
+    const printed = await cdp.send(ctx, tabId, "Page.printToPDF", params, "print the page to PDF");
+    const after = await ownedTab(deps, ctx, tabId);
+    sameOrigin(after?.url, origin);
+    const data = typeof printed?.data === "string" ? printed.data : "";
+    if (!data.startsWith("JVBERi0")) throw new BridgeError(CODE.INTERNAL_ERROR, "Chrome returned no PDF");
+    if (data.length > MAX_RETURNED_BASE64) {
+      throw new BridgeError(CODE.BAD_REQUEST,
+        `the PDF is over ${Math.floor((MAX_RETURNED_BASE64 / 4) * 3)} bytes: print fewer pages (pageRanges) or a smaller scale`);
+    }
+    return { data, name: pdfName(args.name, url) };
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageWaitDownload(args, ctx) {
+    const match = { filename: argSubstring(args, "filename", 500), url: argSubstring(args, "url", 2000) };
+    const timeoutMs = argInt(args, "timeoutMs", 30_000, 100, MAX_WAIT_MS);
+    const { tabId } = await gatedTab(deps, args, ctx, "page_wait_download");
+    await cdp.ensure(ctx, tabId); // its events are the only source: it must be listening
+    const left = typeof ctx.deadline === "number" ? ctx.deadline - Date.now() - LISTED_WITHIN_MS : timeoutMs;
+    const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)));
+    if (found === null) {
+      const what = [match.filename && `named like "${match.filename}"`, match.url && `from a URL with "${match.url}"`].filter(Boolean).join(" and ");
+      throw new BridgeError(CODE.TIMEOUT, `no download${what ? ` ${what}` : ""} began on tab ${tabId} within ${(timeoutMs / 1000).toFixed(1)} s`);
+    }
+    await ownedTab(deps, ctx, tabId);
+    const shown = {
+      filename: maskCards(found.filename).slice(0, 500),
+      url: isApproved(originOf(found.url), /** @type {any} */ (ctx.policy)?.origins) ? found.url.slice(0, 2000) : null,
+      receivedBytes: found.receivedBytes,
+      totalBytes: found.totalBytes,
+    };
+    if (found.state === "started") return { state: "started", ...shown };
+    const item = await step(ctx, "find the download in Chrome's list", listed(found), LISTED_WITHIN_MS + 1000);
+    if (found.state === "failed" || item === null || item.state !== "complete") {
+      const chromeSays = typeof item?.error === "string" && item.error !== "" ? item.error : null;
+      const reason = chromeSays ?? (found.state === "failed" ? "canceled" : "Chrome does not list the finished download");
+      return { state: "failed", ...shown, reason };
+    }
+    const size = Number.isInteger(item.fileSize) && item.fileSize >= 0 ? item.fileSize : item.bytesReceived;
+    return { state: "complete", ...shown, receivedBytes: size, file: { source: String(item.filename), size } };
+  }
+
+  /** Chrome's download ids already answered: one record is never handed out twice. */
+  /** @type {Set<unknown>} */
+  const answered = new Set();
+
+  /**
+   * Chrome's own record of a download its debugger reported finished: the newest one with its
+   * URL that Chrome started no more than START_SLACK_MS before the debugger said it began, not
+   * answered before, once it is no longer in progress (the file is renamed from its temporary
+   * name just after the debugger says complete); null if none.
+   * @param {import("../lib/downloads.js").Download} d
+   */
+  async function listed(d) {
+    const until = Date.now() + LISTED_WITHIN_MS;
+    for (;;) {
+      const items = (await browser.searchDownloads({ url: d.url })) ?? [];
+      const item = items
+        .filter((i) => isPlainObject(i) && !answered.has(i.id) && Date.parse(String(i.startTime)) >= d.startedAt - START_SLACK_MS)
+        .sort((a, b) => Date.parse(String(b.startTime)) - Date.parse(String(a.startTime)))[0] ?? null;
+      if ((item !== null && item.state !== "in_progress") || Date.now() > until) {
+        if (item !== null && item.state !== "in_progress") answered.add(item.id);
+        return item;
+      }
+      await new Promise((r) => setTimeout(r, LISTED_POLL_MS));
+    }
+  }
+
+  /** @type {import("../lib/dispatch.js").Handler} */
+  async function pageViewport(args, ctx) {
+    const settings = viewportSettings(args);
+    const { tabId, origin } = await gatedTab(deps, args, ctx, "page_viewport");
+    // Touch first, the screen last: the page's resize event then sees the pointer it will keep.
+    const touch = settings?.touch === true;
+    await cdp.send(ctx, tabId, "Emulation.setTouchEmulationEnabled",
+      touch ? { enabled: true, maxTouchPoints: 5 } : { enabled: false }, "emulate touch");
+    await cdp.send(ctx, tabId, "Emulation.setEmitTouchEventsForMouse",
+      touch ? { enabled: true, configuration: settings?.mobile ? "mobile" : "desktop" } : { enabled: false }, "emulate touch");
+    if (settings === null) {
+      await cdp.send(ctx, tabId, "Emulation.clearDeviceMetricsOverride", {}, "end the screen emulation");
+    } else {
+      const { touch: _, ...metrics } = settings;
+      await cdp.send(ctx, tabId, "Emulation.setDeviceMetricsOverride", metrics, "emulate the screen");
+    }
+    let seen;
+    try {
+      seen = (await step(ctx, "read what the page sees", browser.executeScriptArgs(tabId, readView, [])))?.[0]?.result;
+    } catch (err) {
+      if (err instanceof BridgeError) throw err;
+      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read what the page sees");
+    }
+    if (!isPlainObject(seen)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read what the page sees");
+    sameOrigin(seen.href, origin);
+    const n = (/** @type {unknown} */ v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    return {
+      emulating: settings,
+      page: {
+        innerWidth: Math.round(n(seen.innerWidth)),
+        innerHeight: Math.round(n(seen.innerHeight)),
+        devicePixelRatio: n(seen.devicePixelRatio),
+        coarsePointer: seen.coarsePointer === true,
+        maxTouchPoints: Math.round(n(seen.maxTouchPoints)),
+      },
+    };
+  }
+
+  return [
+    ["page_pdf", pagePdf],
+    ["page_wait_download", pageWaitDownload],
+    ["page_viewport", pageViewport],
+  ];
+}
