@@ -113,8 +113,8 @@ class Relay:
     #: sends its real path, ``name`` and base64 ``data`` instead.
     sandbox_file: str | None = None
     #: When this argument is given, the reply's base64 ``data`` is written into the download
-    #: sandbox under that name (``downloads.DownloadSandbox``, never overwriting) and answered as ``savedTo``: the
-    #: bytes never reach the client.
+    #: sandbox under that name (``downloads.DownloadSandbox``, never overwriting) and answered
+    #: as ``savedTo``: the bytes never reach the client.
     save_file: str | None = None
     #: This argument is an address the tab goes to (``address``) or text typed into the page
     #: (``typed``): its page lineage (``provenance.py``) goes with the call as ``provenance``.

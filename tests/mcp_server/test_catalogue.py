@@ -282,10 +282,12 @@ def _fetch(bridge: BridgeSpy, args: dict[str, Any]) -> Any:
 
 
 def test_save_as_writes_the_body_into_the_download_sandbox_never_into_the_result(
-    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime_dir: Path, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TABWARDEN_DOWNLOAD_DIR", str(tmp_path / "dl"))
     bridge = FetchingBridge(runtime_dir, FETCHED)
+    # The sandbox is resolved from the environment the server was given (the bridge's).
+    assert bridge.env is not None
+    bridge.env["TABWARDEN_DOWNLOAD_DIR"] = str(tmp_path / "dl")
     args = {"tabId": 1, "url": "http://127.0.0.1:1/a", "saveAs": "a.txt"}
     result = _fetch(bridge, args)
     assert not result.is_error, result.content
@@ -294,14 +296,15 @@ def test_save_as_writes_the_body_into_the_download_sandbox_never_into_the_result
     assert (tmp_path / "dl" / "a.txt").read_bytes() == b"hello"
     assert bridge.calls == [("page_fetch", args | {"method": "GET", "maxBytes": 100_000})]
 
-    # The name is taken now: refused before the browser is asked, nothing overwritten.
+    # The name is taken now: the body gets a numbered name, the first file is not overwritten.
     again = _fetch(bridge, args)
-    assert (tool_error(again) or {}).get("code") == "bad_request"
-    assert len(bridge.calls) == 1
+    assert again.structured_content["savedTo"] == str(tmp_path / "dl" / "a (1).txt")
     assert (tmp_path / "dl" / "a.txt").read_bytes() == b"hello"
 
     # A malformed reply writes nothing.
     broken = FetchingBridge(runtime_dir, {"data": "aGVsbG8="})
+    assert broken.env is not None
+    broken.env["TABWARDEN_DOWNLOAD_DIR"] = str(tmp_path / "dl")
     failed = _fetch(broken, args | {"saveAs": "b.txt"})
     assert (tool_error(failed) or {}).get("code") == "internal_error"
     assert not (tmp_path / "dl" / "b.txt").exists()
