@@ -21,7 +21,7 @@ import { tabHandlers } from "./tabs.js";
  *   & import("./frames.js").FramesBrowserApi,
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups}} ActionDeps
+ *   popups?: import("../lib/popups.js").Popups, navBlock?: import("../lib/nav-block.js").NavBlocker}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -40,6 +40,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_history", navHandlers],
   ["page_reload", navHandlers],
   ["tab_focus", navHandlers],
+  ["page_follow", navHandlers],
   ["page_screenshot", readHandlers],
   ["cookie_get", readHandlers],
   ["storage_get", readHandlers],
