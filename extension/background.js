@@ -19,7 +19,7 @@ import { createEpochRatchet } from "./lib/epoch-ratchet.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createJournal } from "./lib/journal.js";
-import { createNavBlocker } from "./lib/nav-block.js";
+import { backOneEntry, createNavBlocker } from "./lib/nav-block.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
@@ -83,8 +83,12 @@ const loads = createLoadWatcher(timers);
 // rules on the live sessions' tabs stop the request before it is sent (lib/nav-block.js).
 const navBlock = createNavBlocker({
   dnr: { getSessionRules: api.getSessionRules, updateSessionRules: api.updateSessionRules },
-  browser: { goBack: api.tabGoBack, updateTab: api.updateTab, getTab: api.getTab, getFrame: api.getTopFrame },
+  browser: {
+    goBack: (tabId) => backOneEntry({ send: api.debuggerSend, goBack: api.tabGoBack }, tabId),
+    updateTab: api.updateTab, getTab: api.getTab, getFrame: api.getTopFrame,
+  },
   watchLoad: (tabId, ms) => loads.watch(tabId, ms),
+  timers,
   log,
 });
 const broker = createConfirmBroker({ ...timers, newId: () => crypto.randomUUID() });

@@ -1113,7 +1113,9 @@ export function withAftermath(deps, routes) {
       } catch (err) {
         opened?.cancel();
         const stop = await stoppedBy(stops, tabId);
-        if (stop !== null && err instanceof BridgeError && err.code === CODE.ORIGIN_NOT_APPROVED) {
+        // The action failed on the stop itself: it landed "elsewhere", or (the tab already back)
+        // "stayed on its page".
+        if (stop !== null && err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.NAVIGATION_CANCELLED)) {
           throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `the tab was stopped before it left for ${stop}, which is not approved (nothing was sent there); it stays on its page`);
         }
         throw err;

@@ -27,8 +27,10 @@ export const MAX_ALLOWED_ORIGINS = 2000;
 export const BLOCKED_ERROR = "net::ERR_BLOCKED_BY_CLIENT";
 /** How long bringing a stopped tab back may wait for its page to load again. */
 export const RESTORE_LOAD_MS = 15_000;
-/** Attempts to bring a tab back when the load it waited for was still the error page's. */
-const RESTORE_TRIES = 3;
+/** Loads a tab being brought back is looked at (the first may still be the error page's). */
+const RESTORE_LOOKS = 3;
+/** How long stopped() waits for Chrome's onErrorOccurred when the tab already shows the page. */
+export const STOP_EVENT_WAIT_MS = 3000;
 /** Where a stopped tab goes when it has no page to go back to (a page tool refuses it then). */
 export const RESTORE_FALLBACK_URL = "about:blank";
 
@@ -69,6 +71,28 @@ export function navBlockRules(tabIds, origins) {
   ];
 }
 
+/**
+ * Back exactly one entry of the tab's session history: through the tab's debugger attachment
+ * when it has one (Page.navigateToHistoryEntry goes to that entry; Chrome's tabs.goBack skips
+ * entries a page left without a user gesture — every page an agent clicked away from — and
+ * would land further back), else tabs.goBack. Rejects when there is no entry before.
+ * @param {{send: (tabId: number, method: string, params?: Record<string, unknown>) => Promise<unknown>,
+ *   goBack: (tabId: number) => Promise<unknown>}} via
+ * @param {number} tabId
+ */
+export async function backOneEntry({ send, goBack }, tabId) {
+  let history;
+  try {
+    history = /** @type {any} */ (await send(tabId, "Page.getNavigationHistory"));
+  } catch {
+    return goBack(tabId); // no debugger on the tab
+  }
+  const index = history?.currentIndex;
+  const entry = Number.isInteger(index) && index > 0 && Array.isArray(history?.entries) ? history.entries[index - 1] : undefined;
+  if (!Number.isInteger(entry?.id)) throw new Error("no entry before this one");
+  await send(tabId, "Page.navigateToHistoryEntry", { entryId: entry.id });
+}
+
 /** True for a rule id this module owns. @param {unknown} id */
 export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (id) >= RULE_ID_BASE
   && /** @type {number} */ (id) <= RULE_ID_BASE + MAX_ALLOWED_ORIGINS;
@@ -81,6 +105,7 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  *   getTab: (tabId: number) => Promise<any>, getFrame?: (tabId: number) => Promise<{errorOccurred?: boolean, url?: string} | null>}} browser
  * @property {(tabId: number, timeoutMs: number) => {promise: Promise<unknown>, cancel: () => void}} watchLoad
  *   lib/tab-load.js's watch
+ * @property {import("./pending.js").Timers} [timers] (default: setTimeout)
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
@@ -109,7 +134,9 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  * @param {NavBlockDeps} deps
  * @returns {NavBlocker}
  */
-export function createNavBlocker({ dnr, browser, watchLoad, log = console }) {
+export function createNavBlocker({ dnr, browser, watchLoad, timers, log = console }) {
+  const setTimer = timers?.setTimer ?? ((/** @type {() => void} */ fn, /** @type {number} */ ms) => setTimeout(fn, ms));
+  const clearTimer = timers?.clearTimer ?? ((/** @type {unknown} */ h) => clearTimeout(/** @type {any} */ (h)));
   /** @type {Set<number>} */
   let owned = new Set();
   /** The latest policy's origins; null until a request carried one. @type {Set<string> | null} */
@@ -151,26 +178,33 @@ export function createNavBlocker({ dnr, browser, watchLoad, log = console }) {
     return chain;
   }
 
-  /** @param {number} tabId */
+  /**
+   * Take the tab back one entry, once (or empty it when there is none), then wait until it no
+   * longer shows the stopped origin (a "complete" seen meanwhile may still be the error page's).
+   * @param {number} tabId
+   */
   async function bringBack(tabId) {
     const stop = lastStop.get(tabId);
-    for (let attempt = 0; attempt < RESTORE_TRIES && stop !== undefined; attempt++) {
-      let tab;
-      try {
-        tab = await browser.getTab(tabId);
-      } catch {
-        return; // gone
-      }
-      if (originOf(tab?.url) !== stop.origin && originOf(tab?.pendingUrl) !== stop.origin) return;
-      const load = watchLoad(tabId, RESTORE_LOAD_MS);
-      try {
-        await browser.goBack(tabId);
-      } catch {
-        // No entry before the error page (the tab's first navigation): leave it empty.
-        await browser.updateTab(tabId, { url: RESTORE_FALLBACK_URL }).catch(() => {});
-      }
-      await load.promise.catch(() => undefined);
+    if (stop === undefined) return;
+    const away = async () => {
+      const tab = await browser.getTab(tabId).catch(() => null);
+      return tab === null || (originOf(tab?.url) !== stop.origin && originOf(tab?.pendingUrl) !== stop.origin);
+    };
+    if (await away()) return;
+    let load = watchLoad(tabId, RESTORE_LOAD_MS);
+    try {
+      await browser.goBack(tabId);
+    } catch {
+      // No entry before the error page (the tab's first navigation): leave it empty.
+      await browser.updateTab(tabId, { url: RESTORE_FALLBACK_URL }).catch(() => {});
     }
+    for (let look = 0; look < RESTORE_LOOKS; look++) {
+      await load.promise.catch(() => undefined);
+      if (await away()) return;
+      load = watchLoad(tabId, RESTORE_LOAD_MS);
+    }
+    load.cancel();
+    log.warn("tabwarden: a stopped tab did not come back to its page");
   }
 
   /**
@@ -187,6 +221,31 @@ export function createNavBlocker({ dnr, browser, watchLoad, log = console }) {
         .finally(() => restoring.delete(tabId));
       restoring.set(tabId, done);
     }
+  }
+
+  /**
+   * The tab's next stop, or null after STOP_EVENT_WAIT_MS.
+   * @param {number} tabId
+   * @returns {{promise: Promise<Stop | null>, cancel: () => void}}
+   */
+  function nextStop(tabId) {
+    /** @type {(s: Stop | null) => void} */
+    let settle = () => {};
+    const promise = /** @type {Promise<Stop | null>} */ (new Promise((resolve) => { settle = resolve; }));
+    let set = watching.get(tabId);
+    if (set === undefined) watching.set(tabId, (set = new Set()));
+    const w = { take: (/** @type {Stop} */ s) => done(s) };
+    const timer = setTimer(() => done(null), STOP_EVENT_WAIT_MS);
+    /** @param {Stop | null} s */
+    function done(s) {
+      clearTimer(timer);
+      const mine = watching.get(tabId);
+      mine?.delete(w);
+      if (mine?.size === 0) watching.delete(tabId);
+      settle(s);
+    }
+    set.add(w);
+    return { promise, cancel: () => done(null) };
   }
 
   /**
@@ -249,10 +308,15 @@ export function createNavBlocker({ dnr, browser, watchLoad, log = console }) {
       if (origin === null) return false;
       if (lastStop.get(tabId)?.origin !== origin) {
         // The tab may show the error page before Chrome's onErrorOccurred reached us: its top
-        // frame says so.
+        // frame says so, or the event comes within STOP_EVENT_WAIT_MS.
+        const next = nextStop(tabId);
         const frame = typeof browser.getFrame === "function" ? await browser.getFrame(tabId).catch(() => null) : null;
-        if (frame === null || frame.errorOccurred !== true || originOf(frame.url) !== origin) return false;
-        record(tabId, origin);
+        if (frame !== null && frame.errorOccurred === true && originOf(frame.url) === origin) {
+          next.cancel();
+          if (lastStop.get(tabId)?.origin !== origin) record(tabId, origin);
+        } else if ((await next.promise)?.origin !== origin) {
+          return false;
+        }
       }
       await restoring.get(tabId);
       return true;

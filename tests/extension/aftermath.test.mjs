@@ -193,12 +193,18 @@ test("a stop before the tab left (lib/nav-block.js) is reported once, as blocked
     browser: { getTab: async () => ({ ...tab }), executeFiles: async () => {}, executeScriptArgs: async () => [] },
     ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin: async () => OK, confirm: async () => "deny", navBlock,
   };
-  const wrapped = withAftermath(deps, new Map([["page_press", leaving(false)], ["page_navigate", leaving(true)], ["page_fill", async () => ({ filled: true })]]));
+  const cancelled = async () => {
+    await leaving(false)();
+    throw new BridgeError("navigation_cancelled", "the tab stayed on its page");
+  };
+  const wrapped = withAftermath(deps, new Map([["page_press", leaving(false)], ["page_navigate", leaving(true)], ["page_reload", cancelled],
+    ["page_fill", async () => ({ filled: true })]]));
   assert.deepEqual(await wrapped.get("page_press")({ tabId: 1, key: "Enter" }, S1), { pressed: true, blocked: EVIL });
   assert.equal(tab.url, `${OK}/a`, "the tab is back on its page");
   await assert.rejects(wrapped.get("page_navigate")({ tabId: 1, url: `${OK}/r` }, S1),
     (e) => e.code === "origin_not_approved" && e.message.includes(EVIL) && /stopped before it left/.test(e.message));
-  assert.deepEqual(moves, ["back", "back"]);
+  await assert.rejects(wrapped.get("page_reload")({ tabId: 1 }, S1), (e) => e.code === "origin_not_approved" && e.message.includes(EVIL));
+  assert.deepEqual(moves, ["back", "back", "back"]);
   // An action during which nothing was stopped reports nothing.
   assert.deepEqual(await wrapped.get("page_fill")({ tabId: 1, selector: "#q", value: "x" }, S1), { filled: true });
 });

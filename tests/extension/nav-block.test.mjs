@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  BLOCKED_ERROR, MAX_ALLOWED_ORIGINS, RESTORE_FALLBACK_URL, RULE_ID_BASE, allowFilter, createNavBlocker, navBlockRules, ownRuleId,
+  BLOCKED_ERROR, MAX_ALLOWED_ORIGINS, RESTORE_FALLBACK_URL, RULE_ID_BASE, allowFilter, backOneEntry, createNavBlocker, navBlockRules, ownRuleId,
 } from "../../extension/lib/nav-block.js";
 
 /**
@@ -89,6 +89,8 @@ function harness() {
       queueMicrotask(() => resolve("complete"));
       return { promise, cancel: () => resolve("timeout") };
     },
+    // stopped()'s wait for a late onErrorOccurred ends at once here (no event is coming).
+    timers: { setTimer: (fn) => setTimeout(fn, 0), clearTimer: (h) => clearTimeout(h) },
     log: { warn: () => {} },
   });
   /** The tab shows Chrome's error page for `url` (a stop), having been on `previous`. */
@@ -154,6 +156,12 @@ test("createNavBlocker: stopped() knows the error page even before Chrome's even
   tabs.set(5, { id: 5, url: "http://other.test/", errorOccurred: false });
   assert.equal(await blocker.stopped(5, "http://other.test/"), false);
   assert.equal(await blocker.stopped(5, "http://a.test/"), false, "an approved origin is never a stop");
+  // The error page shows before Chrome's event arrives (and the frame does not say so yet).
+  tabs.set(5, { id: 5, url: "http://late.test/", previous: "http://a.test/", errorOccurred: false });
+  const late = blocker.stopped(5, "http://late.test/");
+  blocker.failed({ tabId: 5, frameId: 0, error: BLOCKED_ERROR, url: "http://late.test/" });
+  assert.equal(await late, true);
+  assert.equal(tabs.get(5).url, "http://a.test/");
   // The first navigation of a tab stopped: nothing to go back to.
   stop(5, "http://evil.test/", undefined);
   blocker.failed({ tabId: 5, frameId: 0, error: BLOCKED_ERROR, url: "http://evil.test/" });
@@ -180,4 +188,45 @@ test("createNavBlocker: a rule update Chrome refuses is logged, never thrown; th
   fail = false;
   await blocker.policy([]);
   assert.deepEqual(store.rules.map((r) => r.action.type), ["block"]);
+});
+
+test("createNavBlocker: bringing back goes back ONCE, even when a load it sees is still the error page's", async () => {
+  const tab = { id: 1, url: "http://evil.test/x" };
+  const moves = [];
+  let loadsSeen = 0;
+  const blocker = createNavBlocker({
+    dnr: { getSessionRules: async () => [], updateSessionRules: async () => {} },
+    browser: {
+      getTab: async () => ({ ...tab }),
+      // Chrome answers goBack before the entry commits; the page comes back a little later.
+      goBack: async () => { moves.push("back"); setTimeout(() => { tab.url = "http://a.test/"; }, 5); },
+      updateTab: async () => { moves.push("update"); },
+    },
+    // The first "complete" is the error page's own; the next is the page's.
+    watchLoad: () => {
+      loadsSeen += 1;
+      return { promise: new Promise((r) => setTimeout(() => r("complete"), loadsSeen === 1 ? 0 : 10)), cancel: () => {} };
+    },
+    log: { warn: () => {} },
+  });
+  await blocker.tabs([1]);
+  await blocker.policy(["http://a.test"]);
+  blocker.failed({ tabId: 1, frameId: 0, error: BLOCKED_ERROR, url: tab.url });
+  await blocker.restored(1);
+  assert.deepEqual(moves, ["back"]);
+  assert.equal(tab.url, "http://a.test/");
+});
+
+test("backOneEntry: exactly the entry before through the debugger; tabs.goBack without one; none before rejects", async () => {
+  const sent = [];
+  const history = { currentIndex: 2, entries: [{ id: 10, url: "about:blank" }, { id: 11, url: "http://a.test/" }, { id: 12, url: "http://evil.test/" }] };
+  const send = async (tabId, method, params) => { sent.push([tabId, method, params]); return method === "Page.getNavigationHistory" ? history : {}; };
+  let backs = 0;
+  await backOneEntry({ send, goBack: async () => { backs += 1; } }, 4);
+  assert.deepEqual(sent, [[4, "Page.getNavigationHistory", undefined], [4, "Page.navigateToHistoryEntry", { entryId: 11 }]]);
+  assert.equal(backs, 0);
+  await backOneEntry({ send: async () => { throw new Error("Debugger is not attached"); }, goBack: async () => { backs += 1; } }, 4);
+  assert.equal(backs, 1);
+  history.currentIndex = 0;
+  await assert.rejects(backOneEntry({ send, goBack: async () => {} }, 4));
 });
