@@ -967,6 +967,8 @@ export const OBSERVING_ACTIONS = Object.freeze([
 ]);
 /** Most characters of page text one observation carries (page_text reads on from there). */
 export const OBSERVE_TEXT_CHARS = 20_000;
+/** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */
+const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT]);
 /** How long an observation waits for a navigation still loading before it looks. */
 export const OBSERVE_LOAD_MS = 10_000;
 /** What an observation says instead of reading a tab that is not on an approved site. */
@@ -1113,9 +1115,9 @@ export function withAftermath(deps, routes) {
       } catch (err) {
         opened?.cancel();
         const stop = await stoppedBy(stops, tabId);
-        // The action failed on the stop itself: it landed "elsewhere", or (the tab already back)
-        // "stayed on its page".
-        if (stop !== null && err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.NAVIGATION_CANCELLED)) {
+        // The action (or its wait) failed on the stop itself: it landed "elsewhere", (the tab
+        // already back) "stayed on its page", or the page went away under the wait.
+        if (stop !== null && err instanceof BridgeError && STOP_FAILURES.has(err.code)) {
           throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `the tab was stopped before it left for ${stop}, which is not approved (nothing was sent there); it stays on its page`);
         }
         throw err;
