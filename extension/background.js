@@ -84,7 +84,7 @@ const loads = createLoadWatcher(timers);
 const navBlock = createNavBlocker({
   dnr: { getSessionRules: api.getSessionRules, updateSessionRules: api.updateSessionRules },
   browser: {
-    goBack: (tabId) => backOneEntry({ send: api.debuggerSend, goBack: api.tabGoBack }, tabId),
+    goBack: (tabId, allowed) => backOneEntry({ send: api.debuggerSend, goBack: api.tabGoBack }, tabId, allowed),
     updateTab: api.updateTab, getTab: api.getTab, getFrame: api.getTopFrame,
   },
   watchLoad: (tabId, ms) => loads.watch(tabId, ms),

@@ -968,6 +968,7 @@ export const OBSERVING_ACTIONS = Object.freeze([
 /** Most characters of page text one observation carries (page_text reads on from there). */
 export const OBSERVE_TEXT_CHARS = 20_000;
 /** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */
+/** @type {ReadonlySet<string>} */
 const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT]);
 /** How long an observation waits for a navigation still loading before it looks. */
 export const OBSERVE_LOAD_MS = 10_000;

@@ -72,15 +72,18 @@ export function navBlockRules(tabIds, origins) {
 }
 
 /**
- * Back exactly one entry of the tab's session history: through the tab's debugger attachment
- * when it has one (Page.navigateToHistoryEntry goes to that entry; Chrome's tabs.goBack skips
- * entries a page left without a user gesture — every page an agent clicked away from — and
- * would land further back), else tabs.goBack. Rejects when there is no entry before.
+ * Back to the page the tab was on: through the tab's debugger attachment when it has one, to the
+ * entry next to the error page's (the one before it; for a history move that was stopped, the
+ * one after) whose URL `allowed` accepts (Page.navigateToHistoryEntry goes to exactly that
+ * entry; Chrome's tabs.goBack skips entries a page left without a user gesture — every page an
+ * agent clicked away from — and would land further back), else tabs.goBack. Rejects when there
+ * is no such entry.
  * @param {{send: (tabId: number, method: string, params?: Record<string, unknown>) => Promise<unknown>,
  *   goBack: (tabId: number) => Promise<unknown>}} via
  * @param {number} tabId
+ * @param {(url: unknown) => boolean} [allowed]
  */
-export async function backOneEntry({ send, goBack }, tabId) {
+export async function backOneEntry({ send, goBack }, tabId, allowed = () => true) {
   let history;
   try {
     history = /** @type {any} */ (await send(tabId, "Page.getNavigationHistory"));
@@ -88,8 +91,11 @@ export async function backOneEntry({ send, goBack }, tabId) {
     return goBack(tabId); // no debugger on the tab
   }
   const index = history?.currentIndex;
-  const entry = Number.isInteger(index) && index > 0 && Array.isArray(history?.entries) ? history.entries[index - 1] : undefined;
-  if (!Number.isInteger(entry?.id)) throw new Error("no entry before this one");
+  const entries = Array.isArray(history?.entries) ? history.entries : [];
+  const entry = Number.isInteger(index)
+    ? [entries[index - 1], entries[index + 1]].find((e) => Number.isInteger(e?.id) && allowed(e?.url))
+    : undefined;
+  if (entry === undefined) throw new Error("no page to go back to");
   await send(tabId, "Page.navigateToHistoryEntry", { entryId: entry.id });
 }
 
@@ -101,7 +107,7 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  * @typedef {object} NavBlockDeps
  * @property {{getSessionRules: () => Promise<Array<{id: number}>>,
  *   updateSessionRules: (change: {removeRuleIds: number[], addRules: unknown[]}) => Promise<void>}} dnr
- * @property {{goBack: (tabId: number) => Promise<unknown>, updateTab: (tabId: number, props: {url: string}) => Promise<unknown>,
+ * @property {{goBack: (tabId: number, allowed: (url: unknown) => boolean) => Promise<unknown>, updateTab: (tabId: number, props: {url: string}) => Promise<unknown>,
  *   getTab: (tabId: number) => Promise<any>, getFrame?: (tabId: number) => Promise<{errorOccurred?: boolean, url?: string} | null>}} browser
  * @property {(tabId: number, timeoutMs: number) => {promise: Promise<unknown>, cancel: () => void}} watchLoad
  *   lib/tab-load.js's watch
@@ -193,7 +199,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, log = consol
     if (await away()) return;
     let load = watchLoad(tabId, RESTORE_LOAD_MS);
     try {
-      await browser.goBack(tabId);
+      await browser.goBack(tabId, (url) => allowedNow().has(originOf(url) ?? ""));
     } catch {
       // No entry before the error page (the tab's first navigation): leave it empty.
       await browser.updateTab(tabId, { url: RESTORE_FALLBACK_URL }).catch(() => {});

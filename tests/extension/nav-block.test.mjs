@@ -227,6 +227,13 @@ test("backOneEntry: exactly the entry before through the debugger; tabs.goBack w
   assert.equal(backs, 0);
   await backOneEntry({ send: async () => { throw new Error("Debugger is not attached"); }, goBack: async () => { backs += 1; } }, 4);
   assert.equal(backs, 1);
+  // A stopped history move: the error page sits where it went; the page it left is after it.
+  sent.length = 0;
+  history.currentIndex = 1;
+  history.entries = [{ id: 20, url: "http://evil.test/" }, { id: 21, url: "http://evil.test/err" }, { id: 22, url: "http://a.test/" }];
+  await backOneEntry({ send, goBack: async () => {} }, 4, (url) => String(url).startsWith("http://a.test"));
+  assert.deepEqual(sent.at(-1), [4, "Page.navigateToHistoryEntry", { entryId: 22 }]);
   history.currentIndex = 0;
+  history.entries = [{ id: 30, url: "http://evil.test/" }];
   await assert.rejects(backOneEntry({ send, goBack: async () => {} }, 4));
 });
