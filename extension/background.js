@@ -21,6 +21,7 @@ import { createEpochRatchet } from "./lib/epoch-ratchet.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createJournal } from "./lib/journal.js";
+import { backOneEntry, createNavBlocker } from "./lib/nav-block.js";
 import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
 import { createOriginGate } from "./lib/origin-gate.js";
 import { createOwnership } from "./lib/ownership.js";
@@ -37,7 +38,7 @@ import { createSessionClients } from "./lib/session-clients.js";
 import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
 import { createLoadWatcher } from "./lib/tab-load.js";
 import { CHANGING, createChangeNotifier } from "./lib/live-refresh.js";
-import { NATIVE_HOST_NAME } from "./lib/wire.js";
+import { NATIVE_HOST_NAME, isPlainObject } from "./lib/wire.js";
 import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
@@ -58,6 +59,8 @@ const ownership = createOwnership({
   save: (snapshot) => {
     api.sessionStorageSet(AGENT_TABS_KEY, snapshot)
       .catch((err) => log.warn("tabwarden: could not persist tab ownership", err));
+    // The live sessions' tabs are the ones whose top frame may not leave for an unapproved origin.
+    navBlock.tabs(snapshot.tabs.filter((t) => t.orphanedAt === null).map((t) => t.tabId));
   },
 });
 const ownershipLoaded = Promise.all([api.sessionStorageGet(AGENT_TABS_KEY), api.queryAllTabs()]).then(
@@ -80,13 +83,25 @@ const lifecycle = createTabLifecycle({
   log,
 });
 const loads = createLoadWatcher(timers);
+// An owned tab's top frame cannot leave for an unapproved origin: declarativeNetRequest session
+// rules on the live sessions' tabs stop the request before it is sent (lib/nav-block.js).
+const navBlock = createNavBlocker({
+  dnr: { getSessionRules: api.getSessionRules, updateSessionRules: api.updateSessionRules },
+  browser: {
+    goBack: (tabId, allowed) => backOneEntry({ send: api.debuggerSend, goBack: api.tabGoBack }, tabId, allowed),
+    updateTab: api.updateTab, getTab: api.getTab, getFrame: api.getTopFrame,
+  },
+  watchLoad: (tabId, ms) => loads.watch(tabId, ms),
+  timers,
+  log,
+});
 const broker = createConfirmBroker({ ...timers, newId: () => crypto.randomUUID() });
 const confirm = createConfirmer({
   broker,
   windows: { createWindow: api.createWindow, removeWindow: api.removeWindow },
   log,
 });
-const ensureOrigin = createOriginGate({
+const gateOrigin = createOriginGate({
   confirm,
   permissionsContains: api.permissionsContains,
   requestGrant: (origin) => session.requestGrant(origin),
@@ -96,6 +111,12 @@ const ensureOrigin = createOriginGate({
 });
 // Addresses and typed values that carry another site's page content (lib/provenance-gate.js).
 const provenance = createProvenanceGate({ confirm });
+/** The origin gate; an origin it approves is allowed in the rules before any tab goes there. */
+const ensureOrigin = /** @type {typeof gateOrigin} */ (async (url, ctx, tool) => {
+  const origin = await gateOrigin(url, ctx, tool);
+  await navBlock.allow(origin);
+  return origin;
+});
 
 // Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
 const dialogs = createDialogs();
@@ -151,7 +172,7 @@ const deps = {
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
 const routes = provenance.withDecision(createRoutes({
-  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture, downloads,
+  ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture, downloads, navBlock,
 }));
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -159,6 +180,8 @@ const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => 
     await ownershipLoaded;
     // Every request states the policy: capture turned off drops its buffers before anything runs.
     await capture.observe(ctx.policy);
+    // The rules follow the approved origins of the policy each request carries (a narrowing too).
+    await navBlock.policy(isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
     return handler(args, ctx);
   },
 ]);
@@ -407,7 +430,10 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   cdp.removed(tabId);
   downloads.removed(tabId);
   popups.removed(tabId);
+  navBlock.removed(tabId);
 }));
+// A top-frame request of an owned tab our rules stopped: recorded, and the tab brought back.
+chrome.webNavigation.onErrorOccurred.addListener(guarded("webNavigation.onErrorOccurred", (details) => navBlock.failed(details)));
 // A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
 // session when a live session owns the opener (lib/popups.js), once ownership is back.
 chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigation.onCreatedNavigationTarget", (details) => {
@@ -433,5 +459,5 @@ ensureWake();
 ensureConnected();
 
 /** For inspection from the service worker console: `session.snapshot()`, `pinGate.snapshot()`,
- * `ratchet.rolledBack()`, `cdp.attached()`. */
-export { session, pinGate, ratchet, cdp, ownership };
+ * `ratchet.rolledBack()`, `cdp.attached()`, `navBlock.rules()`. */
+export { session, pinGate, ratchet, cdp, ownership, navBlock };

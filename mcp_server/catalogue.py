@@ -379,6 +379,25 @@ class ReloadArgs(Acting, TabArgs):
     bypassCache: Annotated[bool, Field(description="reload without the HTTP cache")] = False  # noqa: N815
 
 
+class FollowArgs(Acting, TabArgs):
+    """page_follow: a link by its ref; the extension resolves its href in the page."""
+
+    ref: Annotated[
+        str,
+        Field(
+            pattern=r"^@e[1-9][0-9]{0,6}$",
+            description='the link\'s ref from page_snapshot or page_find, e.g. "@e12": the '
+            "address it points to is read in the page and followed in this tab (it never passes "
+            "through you)",
+        ),
+    ]
+    frame: Frame = None
+
+    def wire(self) -> dict[str, Any]:
+        out = self.model_dump(mode="json", exclude={*self.AFTER}, exclude_none=True)
+        return {**out, **self.aftermath()}
+
+
 class FillArgs(Acting, ElementArgs):
     value: str
     method: Annotated[
@@ -708,6 +727,13 @@ def _observation() -> Any:
     return _omitted_unless_set("what observe asked for, read after the action (and its waitFor)")
 
 
+def _blocked() -> Any:
+    return _omitted_unless_set(
+        "the unapproved origin the tab tried to leave for during the action: the request was "
+        "stopped before it was sent, and the tab stayed on its page"
+    )
+
+
 class Tab(BaseModel):
     id: int = Field(description="Chrome's tab id")
     url: str
@@ -732,6 +758,7 @@ class Navigated(BaseModel):
     url: str
     title: str
     observation: Observation | None = _observation()
+    blocked: str | None = _blocked()
 
 
 class PageText(BaseModel):
@@ -840,6 +867,7 @@ class Done(BaseModel):
 
     model_config = {"extra": "allow"}
     observation: Observation | None = _observation()
+    blocked: str | None = _blocked()
 
 
 class Box(BaseModel):
@@ -880,6 +908,7 @@ def _new_tab() -> Any:
 class MouseOut(Pointed):
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
+    blocked: str | None = _blocked()
     clicked: bool = Field(description="false when the point was covered and force was not set")
     navigated: bool
     url: str
@@ -906,6 +935,7 @@ class KeysOut(BaseModel):
     url: str
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
+    blocked: str | None = _blocked()
 
 
 class RecentDialog(BaseModel):
@@ -999,6 +1029,7 @@ class Page(BaseModel):
     url: str
     title: str
     observation: Observation | None = _observation()
+    blocked: str | None = _blocked()
 
 
 # -- act and look in one call: what an action's observe answers, and the new tools' results --
@@ -1446,6 +1477,21 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         description="Reload one of your tabs (bypassCache: without the HTTP cache); the site it "
         "lands on must be approved.",
         arguments=ReloadArgs,
+        result=Page,
+        annotations=ACT,
+        gate=Gate.ORIGIN,
+        risk=Risk.MEDIUM,
+        call=RELAY,
+    ),
+    ToolSpec(
+        name="page_follow",
+        title="Follow a link",
+        description="Follow a link by its ref (page_snapshot, page_find; frame: a frame's link) "
+        "in this tab and wait for the page: the address is read from the link in the page, "
+        "never typed by you. A link to another site passes the same gate as page_navigate (an "
+        "unapproved site asks the person); a ref that is not a link (no href, javascript:) is "
+        "wrong_element.",
+        arguments=FollowArgs,
         result=Page,
         annotations=ACT,
         gate=Gate.ORIGIN,

@@ -25,7 +25,8 @@ import { tabHandlers } from "./tabs.js";
  *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
  *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
  *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture,
- *   downloads: import("../lib/downloads.js").DownloadLog}} ActionDeps
+ *   downloads: import("../lib/downloads.js").DownloadLog,
+ *   navBlock?: import("../lib/nav-block.js").NavBlocker}} ActionDeps
  */
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
@@ -44,6 +45,7 @@ export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} *
   ["page_history", navHandlers],
   ["page_reload", navHandlers],
   ["tab_focus", navHandlers],
+  ["page_follow", navHandlers],
   ["page_screenshot", readHandlers],
   ["cookie_get", readHandlers],
   ["storage_get", readHandlers],

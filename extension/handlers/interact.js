@@ -158,8 +158,9 @@ export function argMs(args, name, fallback, max) {
  * is the tab -> latest-snapshot map every family shares (actions.js makes one).
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
- *   callFrame?: WeakMap<object, number>}} deps `callFrame`: shared by every family (and
- *   withAftermath), so an action's waitFor waits in the frame the action ran in
+ *   callFrame?: WeakMap<object, number>, navBlock?: import("../lib/nav-block.js").NavBlocker}} deps
+ *   `callFrame`: shared by every family (and withAftermath), so an action's waitFor waits in
+ *   the frame the action ran in; `navBlock`: the stops before a tab leaves (lib/nav-block.js)
  */
 export function elementTools(deps) {
   const { browser, ensureOrigin, confirm } = deps;
@@ -346,7 +347,15 @@ export function elementTools(deps) {
     if (navigated && (crossDocument || nav === undefined)) {
       const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
-      if (o !== origin && !isApproved(o, approved)) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
+      if (o !== origin && !isApproved(o, approved)) {
+        // Stopped before the request left (lib/nav-block.js): the tab is back on its page, and
+        // withAftermath reports `blocked`. Landed anyway: refused, as ever.
+        if (deps.navBlock !== undefined && await deps.navBlock.stopped(tabId, after?.url)) {
+          const back = await browser.getTab(tabId).catch(() => null);
+          return { navigated: false, after: { url: typeof back?.url === "string" && back.url !== "" ? back.url : urlBefore } };
+        }
+        throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the click led to an unapproved origin");
+      }
     }
     return { navigated, after };
   }
@@ -899,9 +908,13 @@ export function interactHandlers(deps) {
 export const OBSERVING_ACTIONS = Object.freeze([
   "page_click", "page_fill", "page_press", "page_select", "page_check", "page_clear", "page_scroll", "page_reveal",
   "page_mouse", "page_hover", "page_type", "page_keys", "page_navigate", "page_history", "page_reload",
+  "page_follow",
 ]);
 /** Most characters of page text one observation carries (page_text reads on from there). */
 export const OBSERVE_TEXT_CHARS = 20_000;
+/** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */
+/** @type {ReadonlySet<string>} */
+const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT]);
 /** How long an observation waits for a navigation still loading before it looks. */
 export const OBSERVE_LOAD_MS = 10_000;
 /** What an observation says instead of reading a tab that is not on an approved site. */
@@ -928,10 +941,12 @@ export function argObserve(o) {
  * Wrap each of OBSERVING_ACTIONS' routes: both arguments are checked before the action runs
  * (a bad waitFor or observe acts on nothing), the action runs without them, then the wait
  * (elementTools' waitAfter), then `newTab` when a tab the action opened has joined the session,
- * then the observation.
+ * then `blocked` (the origin) when the action's tab tried to leave for an unapproved origin and
+ * was stopped before the request was sent (lib/nav-block.js; the tab is back on its page first,
+ * and an action that failed on it says so), then the observation.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, docTokens?: DocTokens,
- *   callFrame?: WeakMap<object, number>, popups?: import("../lib/popups.js").Popups}} deps the
- *   routes' shared deps
+ *   callFrame?: WeakMap<object, number>, popups?: import("../lib/popups.js").Popups,
+ *   navBlock?: import("../lib/nav-block.js").NavBlocker}} deps the routes' shared deps
  * @param {Map<string, import("../lib/dispatch.js").Handler>} routes every action's handler
  * @returns {Map<string, import("../lib/dispatch.js").Handler>}
  */
@@ -1011,6 +1026,19 @@ export function withAftermath(deps, routes) {
     return { ...out, newTab: { id: joined.id, url: joined.url } };
   }
 
+  /**
+   * The origin a stop during the action kept the tab from (once the tab is back), or null.
+   * @param {{seen: () => {origin: string} | null, cancel: () => void} | null} stops
+   * @param {number} tabId
+   */
+  async function stoppedBy(stops, tabId) {
+    const stop = stops?.seen() ?? null;
+    stops?.cancel();
+    if (stop === null) return null;
+    await deps.navBlock?.restored(tabId);
+    return stop.origin;
+  }
+
   const wrapped = new Map(routes);
   for (const action of OBSERVING_ACTIONS) {
     const handler = routes.get(action);
@@ -1025,15 +1053,24 @@ export function withAftermath(deps, routes) {
       // A tab the action opens (target=_blank, window.open) joins the session whether or not it
       // is watched (lib/popups.js); watching only lets the result report it.
       const opened = action === "page_click" ? null : deps.popups?.watch(tabId, ctx.policy) ?? null;
+      const stops = deps.navBlock?.watch(tabId) ?? null;
       let out;
       try {
         out = await handler(rest, ctx);
         if (wait !== null) await waitAfter({ waitFor: wait }, tabId, ctx, action);
       } catch (err) {
         opened?.cancel();
+        const stop = await stoppedBy(stops, tabId);
+        // The action (or its wait) failed on the stop itself: it landed "elsewhere", (the tab
+        // already back) "stayed on its page", or the page went away under the wait.
+        if (stop !== null && err instanceof BridgeError && STOP_FAILURES.has(err.code)) {
+          throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `the tab was stopped before it left for ${stop}, which is not approved (nothing was sent there); it stays on its page`);
+        }
         throw err;
       }
       out = withNewTab(out, opened);
+      const stop = await stoppedBy(stops, tabId);
+      if (stop !== null && isPlainObject(out)) out = { ...out, blocked: stop };
       if (want === null) return out;
       const landed = isPlainObject(out) && typeof out.url === "string" ? originOf(out.url) : null;
       return { ...(isPlainObject(out) ? out : {}), observation: await observe(tabId, ctx, want, landed) };

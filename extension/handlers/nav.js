@@ -1,15 +1,19 @@
-// handlers/nav.js — history and focus actions: page_history (back or forward by steps),
-// page_reload, tab_focus.
+// handlers/nav.js — moving a tab: navigateTab (what page_navigate and page_follow share: the
+// origin gate on the target, the load, the check after landing), page_follow (a link by its
+// snapshot ref: its href is resolved in the page's isolated world and never passes through the
+// model), page_history (back or forward by steps), page_reload, tab_focus.
 // Thin glue: browser calls are injected (lib/chrome-api.js via background.js), ownership, the
 // origin gate and load waiting come from lib/ and support.js. It must never touch the chrome
 // global, never act on a tab the session does not own, never move a tab whose current origin is
-// not approved, and never report success when the move landed on an unapproved origin.
+// not approved, never follow anything but an http(s) link's href, and never report success when
+// the move landed on an unapproved origin.
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { toTabSummary } from "../lib/tab-mapping.js";
 import { isPlainObject } from "../lib/wire.js";
+import { argTarget, elementTools } from "./interact.js";
 import { argTabId, ownedTab, settledTab, step } from "./support.js";
 
 /**
@@ -72,12 +76,93 @@ export function checkLanded(tab, gated, ctx) {
 }
 
 /**
+ * Load `url` in the owned tab `tabId` (showing `before`) and wait for it: the target passes the
+ * origin gate first (an unapproved site asks the person; lib/nav-block.js then allows it before
+ * the navigation starts), and where the tab lands is checked again (a redirect to an unapproved
+ * origin answers origin_not_approved; a navigation that never happened, navigation_cancelled).
+ * page_navigate's and page_follow's one way to move a tab.
+ * @param {import("./support.js").HandlerDeps} deps
+ * @param {import("./support.js").Ctx} ctx
+ * @param {{tabId: number, url: string, before: any, tool: string}} move
+ * @returns {Promise<{url: string, title: string}>}
+ */
+export async function navigateTab(deps, ctx, { tabId, url, before, tool }) {
+  const origin = await deps.ensureOrigin(url, ctx, tool);
+  const watch = deps.loads.watch(tabId);
+  try {
+    await deps.browser.updateTab(tabId, { url });
+  } catch {
+    watch.cancel();
+    throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
+  }
+  const tab = await settledTab(deps, tabId, watch);
+  const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+  for (const where of [tab?.url, tab?.pendingUrl]) {
+    if (typeof where !== "string" || where === "") continue;
+    const o = originOf(where);
+    if (o !== origin && !isApproved(o, approved)) {
+      throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "redirected to an unapproved origin");
+    }
+  }
+  // The tab stayed where it was (e.g. a 204 answer, a download, or another navigation won):
+  // say so rather than report the old page as the new one.
+  if (typeof before?.url === "string" && before.url !== "" && tab?.url === before.url
+      && new URL(url).href !== before.url && !tab?.pendingUrl) {
+    throw new BridgeError(CODE.NAVIGATION_CANCELLED, `the tab stayed on ${before.url}`);
+  }
+  return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
+}
+
+/** The schemes page_follow follows (anything else is not a web link for it). */
+const FOLLOWED = new Set(["http:", "https:"]);
+
+/**
+ * The web address a link's resolved href names, or a wrong_element refusal: no link (no href),
+ * a javascript: URL, an unparsable href or another scheme.
+ * @param {unknown} href the page's answer (page/actions.js describe with forFollow)
+ * @param {unknown} desc how the page describes the element
+ * @returns {string}
+ */
+export function followedUrl(href, desc) {
+  const what = typeof desc === "string" && desc !== "" ? desc : "the element";
+  if (typeof href !== "string" || href === "") throw new BridgeError(CODE.WRONG_ELEMENT, `${what} is not a link (it has no href); page_follow follows links, page_click clicks anything else`);
+  let u;
+  try {
+    u = new URL(href);
+  } catch {
+    throw new BridgeError(CODE.WRONG_ELEMENT, `${what} is not a link with a usable address`);
+  }
+  if (u.protocol === "javascript:") throw new BridgeError(CODE.WRONG_ELEMENT, `${what} runs script (a javascript: link) rather than going to a page; use page_click`);
+  if (!FOLLOWED.has(u.protocol)) throw new BridgeError(CODE.WRONG_ELEMENT, `${what} is a ${u.protocol.slice(0, 20)} link, not a web page`);
+  return u.href;
+}
+
+/**
  * Handler entries for the dispatcher.
- * @param {import("./support.js").HandlerDeps & {browser: NavBrowserApi}} deps
+ * @param {import("./support.js").HandlerDeps & {browser: NavBrowserApi & import("./interact.js").InteractBrowserApi,
+ *   docTokens?: import("./interact.js").DocTokens, callFrame?: WeakMap<object, number>}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function navHandlers(deps) {
   const { browser, loads, ensureOrigin } = deps;
+  const elements = elementTools(deps);
+
+  /**
+   * page_follow: the link a ref (from the tab's latest snapshot, in its `frame` or the top one)
+   * names is followed in this tab: its href is resolved in the page's isolated world and goes
+   * straight to navigateTab, so the model never handles the address. A same-origin target is
+   * already approved (the page was gated to be read); another origin passes the same gate as
+   * page_navigate. Not a link (no href, javascript:) → wrong_element.
+   * @type {import("../lib/dispatch.js").Handler}
+   */
+  async function pageFollow(args, ctx) {
+    if (typeof args.ref !== "string") throw new BridgeError(CODE.BAD_REQUEST, 'page_follow takes a ref (like "@e12", from page_snapshot or page_find)');
+    const target = argTarget({ ref: args.ref });
+    const { tabId, tab, origin, docToken } = await elements.open(args, ctx, "page_follow");
+    const d = await elements.page(ctx, tabId, "describe", { origin, target, docToken, forFollow: true });
+    const url = followedUrl(d.href, d.desc);
+    return navigateTab(deps, ctx, { tabId, url, before: tab, tool: "page_follow" });
+  }
 
   /**
    * @param {string} tool
@@ -184,5 +269,6 @@ export function navHandlers(deps) {
     ["page_history", pageHistory],
     ["page_reload", pageReload],
     ["tab_focus", tabFocus],
+    ["page_follow", pageFollow],
   ];
 }

@@ -6,13 +6,14 @@
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
-import { isApproved, originOf } from "../lib/origin.js";
+import { originOf } from "../lib/origin.js";
 import { probePage, readPageText } from "../lib/page-text.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argTarget, elementTools } from "./interact.js";
-import { argInt, argTabId, argUrl, ownedTab, settledTab, step } from "./support.js";
+import { navigateTab } from "./nav.js";
+import { argInt, argTabId, argUrl, ownedTab, step } from "./support.js";
 
 /** Largest page_text slice a caller may ask for (bigger replies are chunked on hop 3). */
 export const MAX_TEXT_CHARS = 5_000_000;
@@ -28,7 +29,7 @@ const TEXT_READS_KEPT = 2;
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function pageHandlers(deps) {
-  const { browser, loads, ensureOrigin } = deps;
+  const { browser, ensureOrigin } = deps;
   const elements = elementTools(deps);
 
   /** @type {import("../lib/dispatch.js").Handler} */
@@ -37,30 +38,7 @@ export function pageHandlers(deps) {
     const url = argUrl(args);
     const before = await ownedTab(deps, ctx, tabId);
     await deps.provenance?.check(args, ctx, "page_navigate", originOf(url), { address: url });
-    const origin = await ensureOrigin(url, ctx, "page_navigate");
-    const watch = loads.watch(tabId);
-    try {
-      await browser.updateTab(tabId, { url });
-    } catch {
-      watch.cancel();
-      throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    }
-    const tab = await settledTab(deps, tabId, watch);
-    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    for (const where of [tab?.url, tab?.pendingUrl]) {
-      if (typeof where !== "string" || where === "") continue;
-      const o = originOf(where);
-      if (o !== origin && !isApproved(o, approved)) {
-        throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "redirected to an unapproved origin");
-      }
-    }
-    // The tab stayed where it was (e.g. a 204 answer, a download, or another navigation won):
-    // say so rather than report the old page as the new one.
-    if (typeof before?.url === "string" && before.url !== "" && tab?.url === before.url
-        && new URL(url).href !== before.url && !tab?.pendingUrl) {
-      throw new BridgeError(CODE.NAVIGATION_CANCELLED, `the tab stayed on ${before.url}`);
-    }
-    return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
+    return navigateTab(deps, ctx, { tabId, url, before, tool: "page_navigate" });
   }
 
   /**

@@ -405,3 +405,29 @@ export function sessionStorageSetItems(items) {
 export function sessionStorageRemove(keys) {
   return chrome.storage.session.remove(keys);
 }
+
+// --- stopping an owned tab's top frame before it leaves (lib/nav-block.js): declarativeNetRequest
+// session rules (scoped to owned tabs) and the top frame's last error (webNavigation.getFrame).
+
+/** @returns {Promise<Array<{id: number}>>} this extension's session rules */
+export function getSessionRules() {
+  return chrome.declarativeNetRequest.getSessionRules();
+}
+
+/**
+ * @param {{removeRuleIds: number[], addRules: unknown[]}} change
+ * @returns {Promise<void>}
+ */
+export function updateSessionRules(change) {
+  return chrome.declarativeNetRequest.updateSessionRules(/** @type {any} */ (change));
+}
+
+/**
+ * The tab's top frame (errorOccurred: its last navigation failed, e.g. blocked by a rule); null
+ * when the tab is gone.
+ * @param {number} tabId
+ * @returns {Promise<{errorOccurred?: boolean, url?: string} | null>}
+ */
+export async function getTopFrame(tabId) {
+  return (await chrome.webNavigation.getFrame({ tabId, frameId: 0 })) ?? null;
+}

@@ -187,10 +187,34 @@ var tabwardenActions = (() => {
     return { names: names.slice(0, MAX_FIELDS), more: Math.max(0, names.length - MAX_FIELDS) };
   }
 
+  /**
+   * The URL the link `el` is (or is inside) points to, resolved here against the document's base
+   * (page_follow: it never passes through the model); null when no link with an href encloses
+   * it, "" when its href does not parse. The caller refuses javascript: and other schemes.
+   * @param {any} el
+   * @returns {string | null}
+   */
+  function linkHref(el) {
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement || (typeof n.getRootNode === "function" ? n.getRootNode().host : null)) {
+      const tag = tagOf(n);
+      if ((tag === "A" || tag === "AREA") && n.hasAttribute("href")) {
+        try {
+          return new URL(n.getAttribute("href"), document.baseURI).href;
+        } catch {
+          return "";
+        }
+      }
+    }
+    return null;
+  }
+
   /** @type {ElementOp} */
   const describeOp = (el, a) => {
     const kind = a.forKey === undefined ? classify(el) : a.forKey === "Enter" ? enterKind(el) : "plain";
-    return { kind, desc: describe(el), password: isPassword(el), tag: tagOf(el).toLowerCase(), ...(kind === "submit" ? { fields: submittedFields(el) } : {}) };
+    return {
+      kind, desc: describe(el), password: isPassword(el), tag: tagOf(el).toLowerCase(), ...(kind === "submit" ? { fields: submittedFields(el) } : {}),
+      ...(a.forFollow === true ? { href: linkHref(el) } : {}),
+    };
   };
 
   /**

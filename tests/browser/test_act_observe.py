@@ -20,6 +20,7 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
 from tests.browser.harness import chromium, code, mcp_client, ok
+from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
@@ -258,23 +259,20 @@ def test_the_observation_skips_a_tab_that_left_the_approved_sites(
                     "observe": {"snapshot": "full", "text": True},
                 },
             )
-            assert not result.is_error, result.content
-            out = result.structured_content
-            assert set(out["observation"]) == {"skipped"}
-            assert "approved" in out["observation"]["skipped"]
-            everything = str(out) + str(result.content)
+            # Issue 13: the navigation is stopped before its request leaves (lib/nav-block.js);
+            # the action says so (blocked, or its wait's failure reported as the stop), and the
+            # observation, when there is one, never holds the other site.
+            error = tool_error(result)
+            if error is None:
+                out = result.structured_content
+                assert out.get("blocked") == elsewhere or set(out["observation"]) == {"skipped"}
+            else:
+                assert error["code"] == "origin_not_approved" and elsewhere in error["message"]
+            everything = str(result.structured_content) + str(result.content)
             assert SECRET not in everything and "Steal" not in everything
-            assert urlparse(elsewhere).netloc not in everything
-            # The skip was real: the tab did go to the other site.
-            RELEASE.set()
-            deadline = asyncio.get_running_loop().time() + 60
-            while True:
-                tabs = (await ok(agent, "tab_list", {}))["tabs"]
-                landed = urlparse(next(t["url"] for t in tabs if t["id"] == tab)).netloc
-                if landed == urlparse(elsewhere).netloc:
-                    break
-                assert asyncio.get_running_loop().time() < deadline, landed
-                await asyncio.sleep(0.1)
+            # The tab stayed on the approved site.
+            tabs = (await ok(agent, "tab_list", {}))["tabs"]
+            assert next(t["url"] for t in tabs if t["id"] == tab).startswith(act_site)
 
     asyncio.run(asyncio.wait_for(scenario(), 240))
 

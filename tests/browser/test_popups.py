@@ -130,14 +130,21 @@ def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
             # A new tab on a site the policy does not approve: owned, but gated like any tab.
             sent = {"tabId": tab, "selector": "#away", "newTab": True}
             away = (await ok(agent, "page_click", sent))["newTab"]
-            assert away["url"].startswith(f"{b}/child")
             assert away["id"] in await my_tabs(agent)
             reading = asyncio.create_task(
                 agent.call_tool("page_get_state", {"tabId": away["id"], "selector": "#via"})
             )
-            window = await confirm_page(context)
-            await shows(window, b)
-            await press(window, "#deny")
+            # Issue 13: once the popup has joined, its top frame cannot leave for b; its first
+            # request races the rule update, and when stopped the tab is left at about:blank
+            # (refused without a question). Landed on b, the read asks the person.
+            asking = asyncio.create_task(confirm_page(context))
+            await asyncio.wait({reading, asking}, return_when=asyncio.FIRST_COMPLETED)
+            if asking.done():
+                window = asking.result()
+                await shows(window, b)
+                await press(window, "#deny")
+            else:
+                asking.cancel()
             denied = tool_error(await reading)
             assert denied is not None and denied["code"] == "origin_not_approved", denied
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createPopups } from "../../extension/lib/popups.js";
+import { BLOCKED_ERROR, createNavBlocker } from "../../extension/lib/nav-block.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { OBSERVE_ELSEWHERE, OBSERVE_TEXT_CHARS, argObserve, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
@@ -163,4 +164,47 @@ test("a tab the action opened and that joined by its end is reported as newTab; 
   assert.equal("newTab" in await wrapped.get("page_keys")({ tabId: 1, keys: "Enter" }, S1), false);
   // page_click answers newTab itself (and can wait for one): the wrapper adds nothing.
   assert.equal("newTab" in await wrapped.get("page_click")({ tabId: 1, selector: "a" }, S1), false);
+});
+
+test("a stop before the tab left (lib/nav-block.js) is reported once, as blocked, after the tab is back", async () => {
+  const ownership = createOwnership();
+  ownership.claim("s1", 1);
+  const tab = { id: 1, url: `${OK}/a`, title: "A", status: "complete" };
+  const moves = [];
+  const navBlock = createNavBlocker({
+    dnr: { getSessionRules: async () => [], updateSessionRules: async () => {} },
+    browser: {
+      getTab: async () => ({ ...tab }),
+      goBack: async () => { moves.push("back"); tab.url = `${OK}/a`; },
+      updateTab: async () => {},
+    },
+    watchLoad: () => ({ promise: Promise.resolve("complete"), cancel: () => {} }),
+  });
+  await navBlock.tabs([1]);
+  await navBlock.policy([OK]);
+  /** The action: its page tries to leave for EVIL (Chrome's error page, then onErrorOccurred). */
+  const leaving = (fail) => async () => {
+    tab.url = `${EVIL}/collect?t=1`;
+    navBlock.failed({ tabId: 1, frameId: 0, error: BLOCKED_ERROR, url: tab.url });
+    if (fail) throw new BridgeError("origin_not_approved", "redirected to an unapproved origin");
+    return { pressed: true };
+  };
+  const deps = {
+    browser: { getTab: async () => ({ ...tab }), executeFiles: async () => {}, executeScriptArgs: async () => [] },
+    ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin: async () => OK, confirm: async () => "deny", navBlock,
+  };
+  const cancelled = async () => {
+    await leaving(false)();
+    throw new BridgeError("navigation_cancelled", "the tab stayed on its page");
+  };
+  const wrapped = withAftermath(deps, new Map([["page_press", leaving(false)], ["page_navigate", leaving(true)], ["page_reload", cancelled],
+    ["page_fill", async () => ({ filled: true })]]));
+  assert.deepEqual(await wrapped.get("page_press")({ tabId: 1, key: "Enter" }, S1), { pressed: true, blocked: EVIL });
+  assert.equal(tab.url, `${OK}/a`, "the tab is back on its page");
+  await assert.rejects(wrapped.get("page_navigate")({ tabId: 1, url: `${OK}/r` }, S1),
+    (e) => e.code === "origin_not_approved" && e.message.includes(EVIL) && /stopped before it left/.test(e.message));
+  await assert.rejects(wrapped.get("page_reload")({ tabId: 1 }, S1), (e) => e.code === "origin_not_approved" && e.message.includes(EVIL));
+  assert.deepEqual(moves, ["back", "back", "back"]);
+  // An action during which nothing was stopped reports nothing.
+  assert.deepEqual(await wrapped.get("page_fill")({ tabId: 1, selector: "#q", value: "x" }, S1), { filled: true });
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [] };
 const queries = [];
 const warnings = [];
 
@@ -56,6 +56,16 @@ globalThis.chrome = {
   },
   webNavigation: {
     onCreatedNavigationTarget: { addListener: (f) => listeners.createdNavigationTarget.push(f) },
+    onErrorOccurred: { addListener: (f) => listeners.navigationError.push(f) },
+  },
+  // Session rules (lib/nav-block.js), as Chrome keeps them.
+  declarativeNetRequest: {
+    rules: [],
+    getSessionRules: async () => globalThis.chrome.declarativeNetRequest.rules,
+    updateSessionRules: async ({ removeRuleIds, addRules }) => {
+      const dnr = globalThis.chrome.declarativeNetRequest;
+      dnr.rules = [...dnr.rules.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
+    },
   },
   debugger: {
     onEvent: { addListener: (f) => listeners.debuggerEvent.push(f) },
@@ -89,7 +99,7 @@ globalThis.chrome = {
 
 const realWarn = console.warn;
 console.warn = (...a) => warnings.push(a.map(String).join(" "));
-const { session } = await import("../../extension/background.js");
+const { session, ownership } = await import("../../extension/background.js");
 
 const flush = () => new Promise((r) => setImmediate(r));
 const waitFor = async (cond, ms = 2000) => {
@@ -160,6 +170,24 @@ test("registers tab, window and message listeners; a web page can never answer a
   assert.doesNotThrow(() => listeners.tabRemoved[0](3, {}));
   assert.doesNotThrow(() => listeners.windowRemoved[0](9));
   assert.doesNotThrow(() => listeners.tabUpdated[0](3, { status: "complete" }, {}));
+});
+
+test("the navigation rules cover exactly the live sessions' tabs and the policy's origins", async () => {
+  const dnr = globalThis.chrome.declarativeNetRequest;
+  assert.equal(listeners.navigationError.length, 1, "webNavigation.onErrorOccurred is wired");
+  ports[0].deliver({ type: "request", id: "nb1", action: "tab_list", args: {}, session: "s1", policy: { origins: ["https://example.com"] }, epoch: 0 });
+  await waitFor(() => ports[0].sent.at(-1)?.id === "nb1");
+  assert.deepEqual(dnr.rules, [], "no owned tab: no rule at all (the person's tab 3 is untouched)");
+  assert.ok(ownership.claim("s1", 3));
+  await waitFor(() => dnr.rules.length === 2);
+  assert.deepEqual(dnr.rules.map((r) => [r.action.type, r.condition.tabIds, r.condition.urlFilter ?? null]),
+    [["block", [3], null], ["allow", [3], "|https://example.com/"]]);
+  // A narrower policy narrows the rules before the request runs.
+  ports[0].deliver({ type: "request", id: "nb2", action: "tab_list", args: {}, session: "s1", policy: { origins: [] }, epoch: 0 });
+  await waitFor(() => ports[0].sent.at(-1)?.id === "nb2");
+  assert.deepEqual(dnr.rules.map((r) => r.action.type), ["block"]);
+  ownership.release(3);
+  await waitFor(() => dnr.rules.length === 0);
 });
 
 test("nothing pinned: the pin gate is unpinned; a web page cannot pair (async refusal)", async () => {

@@ -61,13 +61,20 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    onCreatedNavigationTarget: a tab an owned tab opens (target=_blank,
   //                    window.open) joins its session (issue 12). Its install warning ("Read your
   //                    browsing history") is the one `tabs` already carries: nothing new is asked.
+  //                    Also onErrorOccurred and getFrame: a top-frame request our rules stopped.
+  //  declarativeNetRequest — session rules scoped (tabIds) to the tabs live sessions own: their
+  //                    top frame cannot leave for an unapproved origin, the request is stopped
+  //                    before it is sent (lib/nav-block.js, issue 13). Block and allow rules need
+  //                    no host permission with this one ("...WithHostAccess" would need the
+  //                    blocked site's, which by definition is not granted). Chrome's warning:
+  //                    "Block content on any page"; no rule ever covers a tab of the person's.
   //  downloads       — chrome.downloads.search only (page_wait_download, issue 14): where Chrome
   //                    saved a download an owned tab's debugger reported finished (so the MCP
   //                    server can copy it into its sandbox) and why a failed one stopped. The
   //                    debugger says which tab started it but neither of those; CDP's download
   //                    redirection is browser-level, which Chrome refuses to extensions. Never
   //                    download, open, remove, erase or redirect (tests/extension/files.test.mjs).
-  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms", "webNavigation", "downloads"]);
+  assert.deepEqual(manifest.permissions, ["nativeMessaging", "tabs", "scripting", "cookies", "debugger", "storage", "alarms", "webNavigation", "downloads", "declarativeNetRequest"]);
   // No site is granted at install: approving an origin in the confirm window requests its host
   // permission there (the click is the gesture Chrome needs), ADR 0003.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
-import { checkLanded, historyStep, navHandlers } from "../../extension/handlers/nav.js";
+import { checkLanded, followedUrl, historyStep, navHandlers } from "../../extension/handlers/nav.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";
@@ -67,7 +67,7 @@ function harness() {
 }
 
 test("routes", () => {
-  assert.deepEqual([...harness().routes.keys()], ["page_history", "page_reload", "tab_focus"]);
+  assert.deepEqual([...harness().routes.keys()], ["page_history", "page_reload", "tab_focus", "page_follow"]);
 });
 
 test("page_history (back by default, forward with steps > 0) and page_reload gate the current URL and return where it landed", async () => {
@@ -189,4 +189,69 @@ test("historyStep (page side): sure only when the Navigation API lists the whole
   } finally {
     Object.assign(globalThis, saved);
   }
+});
+
+/** page_follow over a tab at `url` whose page answers describe with `link` (its resolved href). */
+function followHarness(url, link) {
+  const ownership = createOwnership();
+  const loads = createLoadWatcher(fakeTimers());
+  const tab = { id: 1, windowId: 7, status: "complete", url, title: "T" };
+  const calls = { gate: [], update: [], ops: [] };
+  const browser = {
+    getTab: async () => ({ ...tab }),
+    updateTab: async (id, props) => {
+      calls.update.push(props.url);
+      tab.url = props.url; tab.status = "loading";
+      queueMicrotask(() => { tab.status = "complete"; loads.updated(id, { status: "complete" }); });
+    },
+    executeFiles: async () => [],
+    executeScriptArgs: async (_id, _func, [op, a]) => {
+      calls.ops.push([op, a]);
+      return [{ result: { kind: link === null ? "plain" : "link", desc: 'link "Next"', tag: "a", href: link } }];
+    },
+  };
+  const ensureOrigin = async (u, ctx, tool) => {
+    calls.gate.push([u, tool]);
+    const o = new URL(u).origin;
+    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", `${o} is not approved`);
+    return o;
+  };
+  const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny" }));
+  ownership.claim("s1", 1);
+  return { call: (args, ctx = S1) => routes.get("page_follow")({ tabId: 1, ...args }, ctx), calls, tab };
+}
+
+test("page_follow: the page's resolved href is followed (never an address from the call); where it lands is returned", async () => {
+  const h = followHarness(`${OK}/a`, `${OK}/b?x=1`);
+  assert.deepEqual(await h.call({ ref: "@e3", url: "http://evil.test/" }), { url: `${OK}/b?x=1`, title: "T" });
+  assert.deepEqual(h.calls.update, [`${OK}/b?x=1`]);
+  assert.deepEqual(h.calls.ops.map(([op, a]) => [op, a.target, a.forFollow]), [["describe", { ref: "@e3", index: 0 }, true]]);
+  // The current page and the target pass the one gate (page_navigate's), in that order.
+  assert.deepEqual(h.calls.gate, [[`${OK}/a`, "page_follow"], [`${OK}/b?x=1`, "page_follow"]]);
+});
+
+test("page_follow: a link to an unapproved origin is refused by the gate and the tab does not move", async () => {
+  const h = followHarness(`${OK}/a`, "http://evil.test:9/collect?t=secret");
+  await assert.rejects(h.call({ ref: "@e3" }), (e) => e.code === "origin_not_approved");
+  assert.deepEqual(h.calls.update, []);
+  assert.equal(h.tab.url, `${OK}/a`);
+});
+
+test("page_follow: not a link (no href, javascript:, other schemes) is wrong_element; only a ref is taken", async () => {
+  for (const link of [null, "", "javascript:fetch('//evil.test')", "mailto:a@b.test", "data:text/html,x", "file:///etc/passwd"]) {
+    const h = followHarness(`${OK}/a`, link);
+    await assert.rejects(h.call({ ref: "@e3" }), (e) => e.code === "wrong_element", String(link));
+    assert.deepEqual(h.calls.update, [], String(link));
+  }
+  const h = followHarness(`${OK}/a`, `${OK}/b`);
+  for (const args of [{}, { selector: "a" }, { ref: "e3" }, { ref: 3 }]) {
+    await assert.rejects(h.call(args), (e) => e.code === "bad_request", JSON.stringify(args));
+  }
+  assert.deepEqual(h.calls.update, []);
+});
+
+test("followedUrl: the canonical http(s) address, or wrong_element naming the element", () => {
+  assert.equal(followedUrl("HTTP://Example.test:80/a b", "x"), "http://example.test/a%20b");
+  assert.throws(() => followedUrl(null, 'button "Go"'), (e) => e.code === "wrong_element" && /button "Go" is not a link/.test(e.message));
+  assert.throws(() => followedUrl("javascript:void 0", "x"), (e) => e.code === "wrong_element" && /javascript:/.test(e.message));
 });

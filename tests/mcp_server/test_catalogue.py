@@ -38,6 +38,7 @@ REQUIRED = {
     "code": "1",
     "path": "upload.txt",
     "action": "dismiss",
+    "ref": "@e1",
 }
 
 

