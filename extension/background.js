@@ -300,8 +300,18 @@ const session = createSession({
       .catch((err) => log.warn("tabwarden: ending a session failed", err))
       .finally(() => pages.changed());
   },
-  // The record, kill latch or audit log changed (a terminal, another page): pages re-read.
-  onTrustChanged: () => pages.changed(),
+  // The record, kill latch or audit log changed (a terminal, another page). The worker reads the
+  // policy itself first, so a narrowing takes effect now rather than at the next request: capture
+  // turned off drops what it kept, and the navigation rules lose an origin no longer approved.
+  // Then its pages re-read. (policy_get is a read: it writes no audit line, so this never loops.)
+  onTrustChanged: () => {
+    session.hostCall("policy_get", {})
+      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy)
+        ? Promise.all([capture.observe(r.policy), navBlock.policy(r.policy.origins)])
+        : undefined))
+      .catch(() => {}) // the next request states the policy anyway
+      .finally(() => pages.changed());
+  },
   gate: requestGate,
   // hello tells the host the highest epoch this browser has seen for the pinned key.
   helloFields: async () => {

@@ -140,7 +140,8 @@ export function followedUrl(href, desc) {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: NavBrowserApi & import("./interact.js").InteractBrowserApi,
- *   docTokens?: import("./interact.js").DocTokens, callFrame?: WeakMap<object, number>}} deps
+ *   docTokens?: import("./interact.js").DocTokens, callFrame?: WeakMap<object, number>,
+ *   cdp?: import("../lib/debugger.js").DebuggerManager}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function navHandlers(deps) {
@@ -175,6 +176,7 @@ export function navHandlers(deps) {
     const tabId = argTabId(args);
     const tab = await ownedTab(deps, ctx, tabId);
     const gated = await ensureOrigin(tab?.url, ctx, tool);
+    if (move === null) await entryApproved(ctx, tabId, delta, refusal);
     let watch = loads.watch(tabId);
     let fallback = false;
     let moved = false;
@@ -222,6 +224,32 @@ export function navHandlers(deps) {
     checkLanded(after, gated, ctx);
     return { url: typeof after?.url === "string" ? after.url : "", title: typeof after?.title === "string" ? after.title : "" };
   };
+
+  /**
+   * The history entry `n` steps away is looked at before the tab moves (CDP
+   * Page.getNavigationHistory, through the debugger on the owned tab): an entry on a site the
+   * policy does not approve (or no web page) is refused here, so no request for it leaves, and
+   * the refusal never names it. No debugger in the deps (unit tests): the check after landing is
+   * the only one.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {number} n
+   * @param {string} nowhere
+   */
+  async function entryApproved(ctx, tabId, n, nowhere) {
+    if (deps.cdp === undefined) return;
+    const h = /** @type {any} */ (await deps.cdp.send(ctx, tabId, "Page.getNavigationHistory", {}, "read the tab's history"));
+    const entries = Array.isArray(h?.entries) ? h.entries : null;
+    const at = Number.isInteger(h?.currentIndex) ? h.currentIndex : null;
+    if (entries === null || at === null) return; // unreadable: the check after landing decides
+    const entry = entries[at + n];
+    if (entry === undefined) throw new BridgeError(CODE.BAD_REQUEST, nowhere);
+    const origin = originOf(typeof entry.url === "string" ? entry.url : "");
+    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+    if (origin === null || !isApproved(origin, approved)) {
+      throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `the page ${n < 0 ? "back" : "forward"} that way is on a site the policy does not approve; the tab stayed where it was`);
+    }
+  }
 
   /**
    * page_history: `steps` entries back (negative, the default -1) or forward (positive), as the

@@ -56,7 +56,12 @@ APP = """<!doctype html><html><head><title>app</title></head><body>
     const r = await fetch('/api/items?page=2&access_token=QUERY_TOKEN', {
       method: 'POST', credentials: 'include', body: JSON.stringify({q: 'widgets'}),
       headers: {'Authorization': 'Bearer AUTH', 'Content-Type': 'application/json'}});
-    state('fetched ' + (await r.json()).items.length);
+    const items = (await r.json()).items.length;
+    // The same JSON by XMLHttpRequest, with its own Authorization header.
+    await new Promise((done) => { const x = new XMLHttpRequest();
+      x.open('GET', '/api/items?via=xhr'); x.setRequestHeader('Authorization', 'Bearer AUTH');
+      x.onloadend = done; x.send(); });
+    state('fetched ' + items);
   });
   on('big', async () => {
     const r = await fetch('/api/big'); state('big ' + (await r.text()).length); });
@@ -167,7 +172,7 @@ def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped
     )
 
     async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
             await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
@@ -232,8 +237,16 @@ def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped
             assert json.loads(items["body"]) == json.loads(ITEMS)
             assert items["origin"] == site and items["size"] == len(ITEMS)
             assert "access_token=[masked" in items["url"] and "page=2" in items["url"]
+            xhr_out, seen_xhr = await _until(
+                agent, "page_network", {"tabId": tab, "url": "via=xhr"},
+                lambda o: any(e["type"] == "XHR" for e in o["entries"]),
+            )  # fmt: skip
+            xhr = next(e for e in xhr_out["entries"] if e["type"] == "XHR")
+            assert xhr["method"] == "GET" and xhr["status"] == 200
+            assert json.loads(xhr["body"]) == json.loads(ITEMS)
             for secret in (AUTH, COOKIE, SET_COOKIE, QUERY_TOKEN, "widgets"):
                 assert secret not in seen, secret
+                assert secret not in seen_xhr, secret
             assert "authorization" not in seen.lower() and "cookie" not in seen.lower()
 
             # The unapproved frame (another origin): its console and its requests withheld.
@@ -282,6 +295,37 @@ def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped
                 agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o)
             )
             assert len([t for t in _texts(resumed) if t.startswith("save failed")]) == 1
+
+            # Off from the terminal while the agent is idle: the host pushes the change and the
+            # worker reads the policy itself, so what was kept is dropped now, not at the agent's
+            # next call. The same push narrows the navigation rules: the site taken out of the
+            # policy loses its allow rule with no request in between (that is the condition
+            # waited on; the capture drop runs before it in the same handler).
+            worker = context.service_workers[0] if context.service_workers else None
+            if worker is None:
+                worker = await context.wait_for_event("serviceworker", timeout=30_000)
+
+            async def allowed_in_rules() -> bool:
+                rules = await worker.evaluate("chrome.declarativeNetRequest.getSessionRules()")
+                return any(
+                    r["action"]["type"] == "allow"
+                    and f"{site}/" in r["condition"].get("urlFilter", "")
+                    for r in rules
+                )
+
+            assert await allowed_in_rules()
+            store.add_restrictions(
+                browser.root / "config" / "trust.json",
+                {"consoleCapture": False, "origins": []},
+                int(time.time()),
+            )
+            deadline = asyncio.get_running_loop().time() + 60
+            while await allowed_in_rules():
+                assert asyncio.get_running_loop().time() < deadline, "the push never narrowed"
+                await asyncio.sleep(0.2)
+            widen(browser, consoleCapture=True, origins=[site])
+            pushed = await ok(agent, "page_console", {"tabId": tab})
+            assert pushed["enabled"] is True and pushed["entries"] == [], pushed
 
     asyncio.run(asyncio.wait_for(scenario(), 300))
 

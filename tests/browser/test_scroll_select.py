@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -20,6 +21,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.trust import store
 from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press
 from tests.fakes import tool_error
 
@@ -84,9 +86,13 @@ def history_page(name: str, elsewhere: str) -> bytes:
 
 
 class _Elsewhere(http.server.BaseHTTPRequestHandler):
-    """A site nobody approved: its page goes back to where it came from 1.5 s after it loads."""
+    """Another site: its page goes back to where it came from 1.5 s after it loads. Every
+    request it receives is counted (``requests``)."""
+
+    requests: list[str] = []
 
     def do_GET(self) -> None:  # noqa: N802
+        self.requests.append(self.path)
         data = (
             b"<!doctype html><title>elsewhere</title><p>elsewhere</p>"
             b"<script>setTimeout(() => history.back(), 1500)</script>"
@@ -134,9 +140,9 @@ def scroll_site(elsewhere: str) -> Iterator[tuple[str, list[dict[str, str]]]]:
         yield origin, seen
 
 
-def trust(browser: ThrowawayBrowser, site: str) -> None:
+def trust(browser: ThrowawayBrowser, *origins: str) -> None:
     provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[*origins]
     )
 
 
@@ -283,7 +289,9 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
     browser: ThrowawayBrowser, scroll_site: tuple[str, list[dict[str, str]]], elsewhere: str
 ) -> None:
     site, h1_requests = scroll_site
-    trust(browser, site)
+    # The other site is approved at first, so the page can take the tab there (an unapproved
+    # one is stopped before its request leaves); the person withdraws it further down.
+    trust(browser, site, elsewhere)
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:
@@ -311,7 +319,7 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
             assert len(h1_requests) > before
             assert h1_requests[-1].get("cache-control") == "no-cache"
 
-            # The unapproved site enters the history: from h1 the page goes there by itself, and
+            # The other site enters the history: from h1 the page goes there by itself, and
             # from there back to h1 (tab_list shows where the tab is without reading it).
             await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
 
@@ -327,11 +335,20 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
 
             await until(urlparse(elsewhere).netloc, "/")
             await until(urlparse(site).netloc, "/h1")
-            # One step forward lands on it: refused, and the refusal does not say where.
+            # The person withdraws the other site (a free restriction). One step forward would
+            # land on it: refused before the tab moves (no request reaches the site), and the
+            # refusal does not say where.
+            store.add_restrictions(
+                browser.root / "config" / "trust.json", {"origins": [site]}, int(time.time())
+            )
+            asked = len(_Elsewhere.requests)
             refused = await agent.call_tool("page_history", {"tabId": tab, "steps": 1})
             error = tool_error(refused) or {}
             assert error.get("code") == "origin_not_approved"
             everything = str(refused.content) + str(error)
             assert urlparse(elsewhere).netloc not in everything and "elsewhere" not in everything
+            assert len(_Elsewhere.requests) == asked
+            landed = (await ok(agent, "page_text", {"tabId": tab}))["text"]
+            assert landed.startswith("h1")
 
     asyncio.run(asyncio.wait_for(scenario(), 300))

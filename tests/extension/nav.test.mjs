@@ -11,7 +11,7 @@ const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
 const S1 = { session: "s1", policy: POLICY };
 
 /** Tabs with a history list; navigations complete on the next microtask. */
-function harness() {
+function harness({ withDebugger = false } = {}) {
   const ownership = createOwnership();
   let loads;
   const stepAt = (d) => step(d, true);
@@ -56,7 +56,16 @@ function harness() {
     return o;
   };
   loads = createLoadWatcher(timers);
-  const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny" }));
+  // The debugger on the owned tab (lib/debugger.js send), answering Page.getNavigationHistory.
+  const cdp = {
+    send: async (ctx, id, method) => {
+      calls.cdp = [...(calls.cdp ?? []), method];
+      const t = tabs.get(id);
+      if (method !== "Page.getNavigationHistory" || !t) throw new Error(`unexpected ${method}`);
+      return { currentIndex: t.index, entries: t.history.map((url, i) => ({ id: i, url, title: `T ${url}` })) };
+    },
+  };
+  const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny", ...(withDebugger ? { cdp } : {}) }));
   /** A tab owned by s1 whose history is `urls`, currently at `index`. */
   const open = (id, urls, index = urls.length - 1, session = "s1") => {
     tabs.set(id, { id, windowId: 7, active: false, status: "complete", history: urls, index, url: urls[index], title: `T ${urls[index]}` });
@@ -254,4 +263,24 @@ test("followedUrl: the canonical http(s) address, or wrong_element naming the el
   assert.equal(followedUrl("HTTP://Example.test:80/a b", "x"), "http://example.test/a%20b");
   assert.throws(() => followedUrl(null, 'button "Go"'), (e) => e.code === "wrong_element" && /button "Go" is not a link/.test(e.message));
   assert.throws(() => followedUrl("javascript:void 0", "x"), (e) => e.code === "wrong_element" && /javascript:/.test(e.message));
+});
+
+test("page_history looks at the entry first: an unapproved one is refused before the tab moves, never named", async () => {
+  const h = harness({ withDebugger: true });
+  h.open(1, [`${OK}/a`, "http://evil.test:9/collect?token=abc", `${OK}/c`], 0);
+  await assert.rejects(h.call("page_history", { tabId: 1, steps: 1 }), (err) => {
+    assert.equal(err.code, "origin_not_approved");
+    assert.doesNotMatch(err.message, /evil|collect|token/);
+    return true;
+  });
+  assert.deepEqual(h.calls.moves, [], "the tab never moved");
+  assert.deepEqual(h.calls.script, []);
+  assert.equal(h.tabs.get(1).url, `${OK}/a`);
+  // No entry that way: bad_request, still without moving.
+  await assert.rejects(h.call("page_history", { tabId: 1, steps: -1 }), { code: "bad_request" });
+  assert.deepEqual(h.calls.moves, []);
+  // Two steps forward is approved: it moves, and lands there.
+  const landed = await h.call("page_history", { tabId: 1, steps: 2 });
+  assert.equal(landed.url, `${OK}/c`);
+  assert.deepEqual(h.calls.cdp, ["Page.getNavigationHistory", "Page.getNavigationHistory", "Page.getNavigationHistory"]);
 });
