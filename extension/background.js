@@ -174,14 +174,21 @@ const deps = {
 const routes = provenance.withDecision(createRoutes({
   ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture, downloads, navBlock,
 }));
+/**
+ * Take the policy into effect in the worker's own state: capture turned off drops its buffers,
+ * and the navigation rules follow the approved origins (a narrowing too). Every request states
+ * the policy; the host's change notice makes the worker read it itself (onTrustChanged).
+ * @param {unknown} policy
+ */
+const applyPolicy = async (policy) => {
+  await capture.observe(policy);
+  await navBlock.policy(isPlainObject(policy) ? policy.origins : undefined);
+};
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
   action, async (args, ctx) => {
     await ownershipLoaded;
-    // Every request states the policy: capture turned off drops its buffers before anything runs.
-    await capture.observe(ctx.policy);
-    // The rules follow the approved origins of the policy each request carries (a narrowing too).
-    await navBlock.policy(isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
+    await applyPolicy(ctx.policy); // before anything runs
     return handler(args, ctx);
   },
 ]);
@@ -306,9 +313,7 @@ const session = createSession({
   // Then its pages re-read. (policy_get is a read: it writes no audit line, so this never loops.)
   onTrustChanged: () => {
     session.hostCall("policy_get", {})
-      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy)
-        ? Promise.all([capture.observe(r.policy), navBlock.policy(r.policy.origins)])
-        : undefined))
+      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(r.policy) : undefined))
       .catch(() => {}) // the next request states the policy anyway
       .finally(() => pages.changed());
   },
