@@ -8,6 +8,7 @@
 // to close a tab no agent opened (the worker lists agent tabs only, and checks again).
 
 import { CODE } from "./error-codes.js";
+import { replaceChildrenIfChanged } from "./dom-keep.js";
 
 /** @param {unknown} ms a wall-clock time, or anything else (then null) */
 const clock = (ms) => (typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? new Date(ms).toLocaleTimeString() : null);
@@ -106,7 +107,7 @@ export async function runAgentTabsView({ doc, api }) {
       li.textContent = rows === null ? "agent tabs unavailable (is the service worker running?)" : "no agent tabs open";
       items.push(li);
     }
-    list?.replaceChildren(...items);
+    replaceChildrenIfChanged(list, JSON.stringify(rows), () => items);
     if (closeAll) closeAll.disabled = !(rows ?? []).some((row) => row?.orphaned === true);
   }
 

@@ -6,6 +6,7 @@
 // as textContent, never as HTML. Entries were redacted by the host when written.
 
 import { CODE } from "./error-codes.js";
+import { replaceChildrenIfChanged } from "./dom-keep.js";
 
 export const AUDIT_LIMIT = 200;
 export const EXPORT_NAME = "tabwarden-audit.json";
@@ -74,7 +75,7 @@ export function renderAudit(doc, table, entries) {
     }
     return tr;
   });
-  body.replaceChildren(...rows);
+  replaceChildrenIfChanged(body, JSON.stringify(entries), () => rows);
 }
 
 /**

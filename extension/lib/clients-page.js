@@ -7,6 +7,7 @@
 // (textContent only) and never pair anything without the host verifying the tap.
 
 import { canonicalJson } from "./canonical-json.js";
+import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE } from "./error-codes.js";
 import { refusalHint } from "./policy-page.js";
 import { refusedText } from "./presence-reasons.js";
@@ -55,15 +56,16 @@ export async function runClientsPage({ doc, api }) {
     const paired = doc.getElementById("clients-paired");
     const seen = doc.getElementById("clients-recent");
     if (!r || r.ok !== true) {
-      paired?.replaceChildren();
-      seen?.replaceChildren();
+      replaceChildrenIfChanged(paired, "", () => []);
+      replaceChildrenIfChanged(seen, "", () => []);
       recent = [];
       say(`unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
       return;
     }
     /** @type {Array<{label?: unknown, exe?: unknown, sha256?: unknown} | null>} */
     const clients = Array.isArray(r.clients) ? r.clients : [];
-    paired?.replaceChildren(...(clients.length === 0 ? [node("li", "none")]
+    const pairedShown = clients.map((c) => [String(c?.label ?? ""), String(c?.exe ?? "")]);
+    replaceChildrenIfChanged(paired, JSON.stringify(pairedShown), () => (clients.length === 0 ? [node("li", "none")]
       : clients.map((c, n) => {
         const label = String(c?.label ?? "");
         const li = node("li", `${label} — ${String(c?.exe ?? "")} `);
@@ -85,7 +87,7 @@ export async function runClientsPage({ doc, api }) {
       .filter(/** @returns {s is {path: string, sha256: string}} */ (s) =>
         typeof s.path === "string" && s.path !== "" && typeof s.sha256 === "string" && s.sha256 !== "")
       .filter((s) => !pairedKeys.has(`${s.path}\n${s.sha256}`));
-    seen?.replaceChildren(...(recent.length === 0 ? [node("li", "none")] : recent.map((s, n) => {
+    replaceChildrenIfChanged(seen, JSON.stringify(recent), () => (recent.length === 0 ? [node("li", "none")] : recent.map((s, n) => {
       const li = node("li", `${s.path} (${s.sha256.slice(0, 12)}…) `);
       const button = /** @type {HTMLButtonElement} */ (node("button", "Pair"));
       button.id = `pair-client-${n}`;

@@ -17,6 +17,7 @@
 // under the control that asked (#policy-feedback moves there).
 
 import { canonicalJson } from "./canonical-json.js";
+import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE, ERROR_TABLE } from "./error-codes.js";
 import { normaliseOrigin } from "./origin.js";
 import { refusedText } from "./presence-reasons.js";
@@ -150,11 +151,15 @@ export async function runPolicyPage({ doc, api }) {
   function renderSites(origins) {
     const ul = el("sites-list");
     if (!ul) return;
+    replaceChildrenIfChanged(ul, JSON.stringify(origins), () => siteItems(origins));
+  }
+
+  /** @param {string[]} origins */
+  function siteItems(origins) {
     if (origins.length === 0) {
       const li = doc.createElement("li");
       li.textContent = "No site yet: the agent asks you before it uses any site.";
-      ul.replaceChildren(li);
-      return;
+      return [li];
     }
     const items = [];
     for (const origin of origins) {
@@ -173,7 +178,7 @@ export async function runPolicyPage({ doc, api }) {
       li.append(span, " ", remove);
       items.push(li);
     }
-    ul.replaceChildren(...items);
+    return items;
   }
 
   /** @param {any} s a policy_get answer */
@@ -182,8 +187,8 @@ export async function runPolicyPage({ doc, api }) {
     if (!s || s.ok !== true) {
       policy = null;
       killed = null;
-      list?.replaceChildren();
-      el("sites-list")?.replaceChildren();
+      replaceChildrenIfChanged(list, "", () => []);
+      replaceChildrenIfChanged(el("sites-list"), "", () => []);
       show("killed", "unknown");
       show("enrolled", "unknown");
       show("policy-summary", `Policy unavailable: ${String(s?.code ?? CODE.INTERNAL_ERROR)}`);
@@ -202,7 +207,7 @@ export async function runPolicyPage({ doc, api }) {
           + "run `tabwarden pair --browser LABEL` in a terminal and enter its code under \"Pair this browser\"");
     const credList = el("credentials");
     if (credList) {
-      credList.replaceChildren(...creds.map((/** @type {any} */ c) => {
+      replaceChildrenIfChanged(credList, JSON.stringify(creds), () => creds.map((/** @type {any} */ c) => {
         const li = doc.createElement("li");
         const when = typeof c.enrolledAt === "number" ? new Date(c.enrolledAt * 1000).toISOString() : "?";
         li.textContent = `${String(c.credentialId).slice(0, 16)}… enrolled ${when}; `
@@ -213,19 +218,17 @@ export async function runPolicyPage({ doc, api }) {
     const browsers = Array.isArray(s.browsers) ? s.browsers.map(String).join(", ") : "";
     show("policy-summary", `Trust record version ${String(s.epoch ?? "?")} · browsers paired: ${browsers || "none"}`);
     renderSites(Array.isArray(policy.origins) ? policy.origins.map(String) : []);
-    if (list) {
-      const rows = [];
-      for (const key of Object.keys(policy).sort()) {
-        if (key === "origins") continue; // the Sites section
-        const dt = doc.createElement("dt");
-        dt.textContent = POLICY_WORDS[key] ?? key;
-        dt.setAttribute("title", key);
-        const dd = doc.createElement("dd");
-        dd.textContent = valueWords(key, policy[key]);
-        rows.push(dt, dd);
-      }
-      list.replaceChildren(...rows);
-    }
+    // origins have their own section (Sites)
+    const shownPolicy = Object.keys(policy).sort().filter((key) => key !== "origins")
+      .map((key) => [POLICY_WORDS[key] ?? key, key, valueWords(key, policy[key])]);
+    replaceChildrenIfChanged(list, JSON.stringify(shownPolicy), () => shownPolicy.flatMap(([words, key, value]) => {
+      const dt = doc.createElement("dt");
+      dt.textContent = words;
+      dt.setAttribute("title", key);
+      const dd = doc.createElement("dd");
+      dd.textContent = value;
+      return [dt, dd];
+    }));
     // The number fields show the policy in force (after every change, done or refused) — but a
     // re-read (lib/live-refresh.js) never overwrites the field the person is typing in.
     for (const [key, { input }] of Object.entries(SECONDS)) {

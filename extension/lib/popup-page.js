@@ -9,6 +9,7 @@
 // a tap on the options page, or the terminal).
 
 import { CODE } from "./error-codes.js";
+import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
 const PHASE_TEXT = Object.freeze({
@@ -123,7 +124,7 @@ export async function runPopupPage({ doc, api }) {
       li.textContent = "no calls yet";
       items.push(li);
     }
-    list?.replaceChildren(...items);
+    replaceChildrenIfChanged(list, JSON.stringify(calls), () => items);
   }
 
   async function refresh() {

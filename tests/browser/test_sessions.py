@@ -89,15 +89,19 @@ async def _one_host(browser: ThrowawayBrowser, other_than: int | None = None) ->
     return pids[0]
 
 
-def _tabs_cli(browser: ThrowawayBrowser, *args: str) -> dict[str, Any]:
+def _run_tabs(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedProcess[str]:
     """`tabwarden tabs --json` as a person runs it (the attested command, the real bridge)."""
-    proc = subprocess.run(  # noqa: S603 - our own interpreter and command
+    return subprocess.run(  # noqa: S603 - our own interpreter and command
         [sys.executable, "-m", "tabwarden", "tabs", "--json", *args],
         env=browser.env,
         capture_output=True,
         text=True,
         timeout=WAIT_S,
     )
+
+
+def _tabs_cli(browser: ThrowawayBrowser, *args: str) -> dict[str, Any]:
+    proc = _run_tabs(browser, *args)
     assert proc.returncode == 0, proc.stderr
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
@@ -107,8 +111,23 @@ async def _cli_tabs(browser: ThrowawayBrowser, *args: str) -> dict[str, Any]:
     return await asyncio.to_thread(_tabs_cli, browser, *args)
 
 
-async def _orphans(browser: ThrowawayBrowser) -> list[int]:
-    return sorted(t["id"] for t in (await _cli_tabs(browser))["tabs"] if t["orphaned"])
+def _tabs_cli_or_away(browser: ThrowawayBrowser) -> dict[str, Any] | None:
+    """`tabwarden tabs --json`, or None while it refuses with ``extension_away``: right after a
+    host is killed Chrome is starting the next one, and the CLI says so instead of waiting."""
+    proc = _run_tabs(browser)
+    if proc.returncode != 0 and "error[extension_away]" in proc.stderr:
+        return None
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+async def _orphans(browser: ThrowawayBrowser) -> list[int] | None:
+    """The orphaned tabs' ids, or None while the extension is reconnecting (poll again)."""
+    listing = await asyncio.to_thread(_tabs_cli_or_away, browser)
+    if listing is None:
+        return None
+    return sorted(t["id"] for t in listing["tabs"] if t["orphaned"])
 
 
 def _page(context: Any, url: str) -> Any:
@@ -364,7 +383,8 @@ def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
 
 
 async def _n_orphans(browser: ThrowawayBrowser, n: int) -> bool:
-    return len(await _orphans(browser)) == n
+    orphans = await _orphans(browser)
+    return orphans is not None and len(orphans) == n
 
 
 async def _viewed(browser: ThrowawayBrowser, tab_id: int) -> bool:

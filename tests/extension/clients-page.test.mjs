@@ -60,6 +60,23 @@ function harness({ begin, complete, revokeAnswer } = {}) {
   return { doc, sent, assertions, run: () => runClientsPage({ doc, api }) };
 }
 
+test("a re-read with the same answer keeps every node (a focused Pair button stays focused); a change rebuilds", async () => {
+  const h = harness();
+  const page = await h.run();
+  const seen = h.doc.getElementById("clients-recent");
+  const paired = h.doc.getElementById("clients-paired");
+  const [pairRow] = seen.children;
+  const [pairedRow] = paired.children;
+  await page.refresh();
+  assert.equal(seen.children[0], pairRow, "an unchanged recent list is not rebuilt");
+  assert.equal(paired.children[0], pairedRow, "an unchanged paired list is not rebuilt");
+  await h.doc.getElementById("revoke-client-0").click();
+  for (let i = 0; i < 20 && paired.children[0] === pairedRow; i += 1) await tick();
+  assert.notEqual(paired.children[0], pairedRow, "a revoked client's row goes");
+  assert.equal(paired.textContent, "none");
+  assert.equal(seen.children.length, 2, "the revoked client is offered again, in a rebuilt list");
+});
+
 test("defaultLabel: basename, lower-cased, invalid characters -> '-'", () => {
   assert.equal(defaultLabel("/opt/My Agent/Cursor.AppImage"), "cursor-appimage");
   assert.equal(defaultLabel("/usr/bin/claude"), "claude");
