@@ -58,7 +58,7 @@ from pydantic.fields import FieldInfo
 from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, Save, ToolSpec
-from tabwarden.mcp_server.downloads import DownloadSandbox
+from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     UNKNOWN_ORIGIN,
     Evidence,
@@ -393,26 +393,26 @@ class ToolCalls:
         client). A malformed reply writes nothing (``ValueError``)."""
         out = {k: v for k, v in reply.items() if k != "data"}
         spec.result.model_validate(out)
-        try:
-            data = base64.b64decode(str(reply.get("data", "")), validate=True)
-        except (binascii.Error, ValueError):
-            raise ValueError("the extension returned a malformed body") from None
-        saved = self._downloads.save_bytes(name, data, fallback="response.bin")
+        saved = self._write(name, reply.get("data"), fallback="response.bin")
         return out | {"savedTo": str(saved.path)}
+
+    def _write(self, name: object, data: object, *, fallback: str) -> Saved:
+        """Base64 ``data`` written into the download sandbox as ``name`` (sanitised, never
+        overwriting); ``ValueError`` for a reply that carries no file, nothing written."""
+        if not isinstance(data, str) or not isinstance(name, str):
+            raise ValueError("no file in the reply")
+        try:
+            content = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("the file is not base64") from None
+        return self._downloads.save_bytes(name, content, fallback=fallback)
 
     def _save(self, how: Save, reply: dict[str, Any]) -> dict[str, Any]:
         """The reply with the file it carries or names written into the download sandbox, and
         its ``path`` and ``size`` in place of the bytes or Chrome's own path (ValueError when
         the reply is malformed, a ``TabwardenError`` when the sandbox refuses)."""
         if how is Save.BYTES:
-            data, name = reply.get("data"), reply.get("name")
-            if not isinstance(data, str) or not isinstance(name, str):
-                raise ValueError("no file in the reply")
-            try:
-                content = base64.b64decode(data, validate=True)
-            except binascii.Error:
-                raise ValueError("the file is not base64") from None
-            saved = self._downloads.save_bytes(name, content, fallback="page.pdf")
+            saved = self._write(reply.get("name"), reply.get("data"), fallback="page.pdf")
             return {"path": str(saved.path), "size": saved.size}
         rest = {k: v for k, v in reply.items() if k != "file"}
         if reply.get("state") != "complete":
