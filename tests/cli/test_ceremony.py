@@ -79,12 +79,27 @@ class Child:
                 raise AssertionError(f"{text!r} never appeared; got {self.output!r}")
             self._pump(0.1)
 
+    def _state(self) -> str:
+        """What a hung driver is doing: where it waits, its signal masks, what it printed."""
+        self._pump(0.1)
+        proc = Path(f"/proc/{self.proc.pid}")
+        try:
+            wchan = (proc / "wchan").read_text()
+            status = (proc / "status").read_text().splitlines()
+        except OSError as exc:
+            return f"(unreadable: {exc}); output {self.output!r}"
+        masks = [line for line in status if line.startswith(("State", "Sig", "Shd"))]
+        return f"wchan {wchan!r}, {masks}, output {self.output!r}"
+
     def send(self, data: bytes) -> None:
         assert self.master is not None
         os.write(self.master, data)
 
     def finish(self, timeout: float = 60.0) -> tuple[int, str]:
-        status = self.proc.wait(timeout)
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the driver did not exit: {self._state()}") from None
         deadline = time.monotonic() + 2
         while self.master is not None and time.monotonic() < deadline:
             self._pump(0.05)
