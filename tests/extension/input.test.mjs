@@ -1,8 +1,8 @@
-import { createProvenanceGate } from "../../extension/lib/provenance-gate.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createDialogs } from "../../extension/lib/dialogs.js";
+import { createProvenanceGate } from "../../extension/lib/provenance-gate.js";
 import { createGrace } from "../../extension/lib/grace.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
