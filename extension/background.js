@@ -110,7 +110,14 @@ const gateOrigin = createOriginGate({
   log,
 });
 // Addresses and typed values that carry another site's page content (lib/provenance-gate.js).
-const provenance = createProvenanceGate({ confirm });
+// An enrolled browser confirms them with a tap (the host's policy_get says, each time it asks).
+const provenance = createProvenanceGate({
+  confirm,
+  enrolled: async () => {
+    const r = await session.hostCall("policy_get", {});
+    return r !== null && typeof r === "object" ? r.enrolled : undefined;
+  },
+});
 /** The origin gate; an origin it approves is allowed in the rules before any tab goes there. */
 const ensureOrigin = /** @type {typeof gateOrigin} */ (async (url, ctx, tool) => {
   const origin = await gateOrigin(url, ctx, tool);

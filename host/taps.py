@@ -5,7 +5,9 @@ response}`` — an assertion from this host's own browser credential, bound to e
 ``policy.widen`` (detail = canonical JSON of the changes) or ``unkill`` (detail ``""``); also
 ``confirm.eval`` / ``confirm.upload`` (canonical ``{code, origin}`` / ``{origin, path}``; only
 when the signed policy already enables eval / upload with ``presenceConfirm``, else
-``policy_denied``: the host verifies, stores the counter and answers ``{done}``, nothing more)
+``policy_denied``: the host verifies, stores the counter and answers ``{done}``, nothing more);
+``confirm.provenance`` (canonical ``{origin, sha256, sources}``: an enrolled browser's answer to
+the provenance gate, only while policy ``provenance`` is ``confirm``; likewise nothing more)
 and ``pair_client`` (canonical ``{exe, label, sha256}``; a client grant, path ``webauthn``).
 
 The detail must be exactly the canonical form of what it names, checked before any ceremony.
@@ -37,7 +39,14 @@ from tabwarden.trust.presence import (
 from tabwarden.trust.verify import Effective
 
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
-PRESENCE_ACTIONS = ("policy.widen", "unkill", "confirm.eval", "confirm.upload", "pair_client")
+PRESENCE_ACTIONS = (
+    "policy.widen",
+    "unkill",
+    "confirm.eval",
+    "confirm.upload",
+    "confirm.provenance",
+    "pair_client",
+)
 
 
 #: The canonical JSON of a whole policy change (1000 origins of 300 chars fit comfortably).
@@ -62,6 +71,16 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 #: The policy key each confirm action needs enabled (with ``presenceConfirm: true``).
 _CONFIRM_KEYS = {"confirm.eval": "eval", "confirm.upload": "upload"}
+
+#: ``confirm.provenance``: most source origins named, and the longest one.
+MAX_PROVENANCE_SOURCES = 8
+MAX_SOURCE_CHARS = 300
+#: A source whose page is not known (mcp_server/provenance.py ``UNKNOWN_ORIGIN``).
+_UNKNOWN_SOURCE = "unknown"
+
+
+#: Actions whose tap replaces a confirm window's click (nothing is performed but the answer).
+_CONFIRM_ACTIONS = frozenset({*_CONFIRM_KEYS, "confirm.provenance"})
 
 
 def _presence_action(args: dict[str, Any]) -> str:
@@ -149,6 +168,30 @@ def _confirm_detail(action: str, detail: Any) -> dict[str, Any]:
     return value
 
 
+def _provenance_detail(detail: Any) -> dict[str, Any]:
+    """``confirm.provenance`` → ``{origin, sha256, sources}``: the target's exact origin, the
+    SHA-256 of the address or typed value (never the value itself), and the other origins whose
+    pages supplied it (sorted, distinct, 1 to ``MAX_PROVENANCE_SOURCES``)."""
+    value = _canonical_object(detail, frozenset({"origin", "sha256", "sources"}), MAX_DETAIL_CHARS)
+    sources = value["sources"]
+    if (
+        not isinstance(sources, list)
+        or not 1 <= len(sources) <= MAX_PROVENANCE_SOURCES
+        or not all(isinstance(s, str) and 0 < len(s) <= MAX_SOURCE_CHARS for s in sources)
+        or sources != sorted(set(sources))
+    ):
+        raise BadHostCall("sources must be the sorted, distinct origins that supplied the value")
+    for source in sources:
+        if source != _UNKNOWN_SOURCE:
+            _exact_origin(source)
+    if not isinstance(value["sha256"], str) or not _HEX64.match(value["sha256"]):
+        raise BadHostCall("sha256 must be 64 lower-case hex digits")
+    _exact_origin(value["origin"])
+    if value["origin"] in sources:
+        raise BadHostCall("a source of the same origin as the target needs no confirmation")
+    return value
+
+
 def _client_detail(detail: Any) -> dict[str, Any]:
     """``pair_client`` → ``{exe, label, sha256}``, checked by the trust store's rules."""
     value = _canonical_object(detail, frozenset({"exe", "label", "sha256"}), MAX_DETAIL_CHARS)
@@ -171,6 +214,8 @@ def _parsed_detail(action: str, detail: Any) -> dict[str, Any]:
     """What ``detail`` names for ``action``; refuses anything but its exact canonical form."""
     if action in _CONFIRM_KEYS:
         return _confirm_detail(action, detail)
+    if action == "confirm.provenance":
+        return _provenance_detail(detail)
     if action == "pair_client":
         return _client_detail(detail)
     return _changes(action, detail)
@@ -178,6 +223,11 @@ def _parsed_detail(action: str, detail: Any) -> dict[str, Any]:
 
 def _require_confirm_policy(eff: Effective, action: str) -> None:
     """A tap replaces the confirm window's click; it never turns on what the policy keeps off."""
+    if action == "confirm.provenance":
+        if eff.killed or eff.policy.provenance != "confirm":
+            log.warning("%s refused: policy provenance is not confirm", action)
+            raise PolicyDenied("the policy does not confirm page-supplied values")
+        return
     key = _CONFIRM_KEYS[action]
     if eff.killed or not getattr(eff.policy, key) or not eff.policy.presence_confirm:
         log.warning("%s refused: the policy does not allow %s with presenceConfirm", action, key)
@@ -192,7 +242,7 @@ def presence_begin(
     detail = args.get("detail")
     _parsed_detail(action, detail)
     _, eff = calls.paired_key(ctx)
-    if action in _CONFIRM_KEYS:
+    if action in _CONFIRM_ACTIONS:
         _require_confirm_policy(eff, action)
     credentials = calls.own_credentials(ctx, eff)
     if not credentials:
@@ -210,6 +260,7 @@ _AUDIT_EVENT = {
     "unkill": "unkill",
     "confirm.eval": "confirm_eval",
     "confirm.upload": "confirm_upload",
+    "confirm.provenance": "confirm_provenance",
     "pair_client": "pair_client",
 }
 
@@ -226,7 +277,7 @@ def presence_complete(
     key, eff = calls.paired_key(ctx)
     if action == "policy.widen":
         apply_set(eff.policy, parsed)  # policy_invalid before any ceremony
-    elif action in _CONFIRM_KEYS:
+    elif action in _CONFIRM_ACTIONS:
         _require_confirm_policy(eff, action)  # policy_denied before any ceremony
     credentials = calls.own_credentials(ctx, eff)
     try:
@@ -258,13 +309,15 @@ def presence_complete(
         browser=ctx.browser_label, owner=ctx.browser_label, credential=stored,
         new_sign_count=outcome.new_sign_count, user_verified=outcome.user_verified,
     )  # fmt: skip
-    if action in _CONFIRM_KEYS:
+    if action in _CONFIRM_ACTIONS:
         operations.record_tap(ctx.trust, key, tap, now)
         # The record may have changed while the person tapped: check the policy once more.
         _require_confirm_policy(ctx.trust.effective(), action)
         fields: dict[str, Any] = {"origin": parsed["origin"]}
         if action == "confirm.eval":
             fields["evalSha256"] = hashlib.sha256(parsed["code"].encode("utf-8")).hexdigest()
+        elif action == "confirm.provenance":
+            fields["sources"] = parsed["sources"]  # the value's hash stays out of the log
         else:
             fields["file"] = parsed["path"]
         ctx.trust.audit().append(

@@ -117,9 +117,12 @@ class Relay:
     #: as ``savedTo``: the bytes never reach the client.
     save_file: str | None = None
     #: This argument is an address the tab goes to (``address``) or text typed into the page
-    #: (``typed``): its page lineage (``provenance.py``) goes with the call as ``provenance``.
+    #: (``typed``: one argument, or several; a list argument's strings each count): its page
+    #: lineage (``provenance.py``) goes with the call as ``provenance``. ``keys``: this argument
+    #: is keys pressed, and the text its character keys type counts as typed text.
     address: str | None = None
-    typed: str | None = None
+    typed: str | tuple[str, ...] | None = None
+    keys: str | None = None
     #: What the server writes into the download sandbox (``downloads.py``) from the reply
     #: before answering; the file's bytes never reach the client.
     save: Save | None = None
@@ -1652,7 +1655,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed=("value", "values", "label")),
     ),
     ToolSpec(
         name="page_check",
@@ -1711,7 +1714,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(typed="promptText"),
     ),
     ToolSpec(
         name="page_type",
@@ -1739,7 +1742,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
-        call=RELAY,
+        call=Relay(keys="keys"),
     ),
     ToolSpec(
         name="page_scroll",

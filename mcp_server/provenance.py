@@ -43,7 +43,12 @@ listed above (base64 starting mid-run, rot13, base64 three times over, a hash); 
 first ``MAX_SCAN_CHARS`` of one result; content evicted from the ledger (oldest first once it
 holds ``MAX_ENTRIES`` items or ``MAX_BYTES`` of text); what the model read elsewhere than a page
 tool (its own knowledge, another MCP server); ``page_history``'s destinations (entries the tab
-itself loaded earlier, each through the origin gate then; the history step takes no address).
+itself loaded earlier, each through the origin gate then; the history step takes no address);
+``page_keys`` text broken by a non-typing key (an arrow, Backspace) or typed through shortcuts.
+
+Typed values are ``page_fill`` / ``page_type`` values, ``page_select`` values and labels (each
+of a list), ``page_dialog``'s ``promptText`` and the text ``page_keys``' character keys type
+(``keys_text``).
 
 Bounded memory: at most ``MAX_ENTRIES`` items and ``MAX_BYTES`` bytes of recorded text per
 session; the oldest are evicted first; one result gives at most ``MAX_ENTRIES`` items, its URLs
@@ -87,6 +92,7 @@ __all__ = [
     "Item",
     "Ledger",
     "extract",
+    "keys_text",
     "mask",
     "mask_argument",
     "origin_of",
@@ -182,6 +188,38 @@ def mask_argument(argument: str, *, address: bool) -> str:
             rest = len(argument) - len(origin)
             return f"{origin}… (+{max(rest, 0)} chars)"
     return mask(argument)
+
+
+#: Named keys that type text (``page_keys``; extension/lib/keyboard.js): Enter and Tab end a
+#: line of typed text, Space types a space.
+_KEY_TEXT = {"Space": " ", "Enter": "\n", "Tab": "\n"}
+#: Modifiers that make a key a shortcut rather than typing (``Mod`` is Control or Meta).
+_SHORTCUT_MODIFIERS = frozenset({"Control", "Meta", "Alt", "Mod"})
+
+
+def keys_text(keys: object) -> str:
+    """The text ``page_keys`` types with ``keys`` (a key name or a list of them): each single
+    character key (alone or with Shift) as its character, Space as a space, Enter and Tab as a
+    line break; shortcuts (Control, Meta, Alt, Mod) and other named keys type nothing. A page's
+    token spelled out key by key is then caught like typed text."""
+    names = [keys] if isinstance(keys, str) else keys if isinstance(keys, list) else []
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not name:
+            continue
+        if name == "+":
+            main, held = "+", []
+        elif name.endswith("++"):
+            main, held = "+", name[:-2].split("+")
+        else:
+            *held, main = name.split("+")
+        if _SHORTCUT_MODIFIERS.intersection(held):
+            continue
+        if len(main) == 1:
+            out.append(main.upper() if "Shift" in held else main)
+        elif main in _KEY_TEXT:
+            out.append(_KEY_TEXT[main])
+    return "".join(out)
 
 
 def origin_of(url: object) -> str | None:

@@ -103,11 +103,17 @@ class ToolGuard:
             log.warning("audit log not written: %s", exc)
 
     def provenance(
-        self, tool: str, how: str, argument: str, evidence: list[dict[str, Any]]
+        self,
+        tool: str,
+        how: str,
+        argument: str,
+        evidence: list[dict[str, Any]],
+        path: str | None = None,
     ) -> None:
         """Record the provenance gate's decision with its evidence, masked: the argument
         (``mask_argument``), each matched item (``mask``) under ``matched``, the origin that
-        supplied it and when it was read."""
+        supplied it and when it was read; for a confirmation, its ``path`` (``window``: a
+        click; ``webauthn``: a tap the host verified)."""
         if self._audit is None:
             return
         try:
@@ -126,6 +132,7 @@ class ToolGuard:
                     for e in evidence
                 ],
                 client=self._spawner.exe if self._spawner else None,
+                **({"path": path} if path is not None else {}),
             )
         except Exception as exc:  # an audit failure must not break the answer
             log.warning("audit log not written: %s", exc)

@@ -60,9 +60,12 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
 from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, Save, ToolSpec
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
+    MAX_EVIDENCE,
     UNKNOWN_ORIGIN,
     Evidence,
+    Item,
     Ledger,
+    keys_text,
     mask_argument,
     origin_of,
 )
@@ -141,10 +144,16 @@ class Gatekeeper(Protocol):
         ...
 
     def provenance(
-        self, tool: str, how: str, argument: str, evidence: list[dict[str, Any]]
+        self,
+        tool: str,
+        how: str,
+        argument: str,
+        evidence: list[dict[str, Any]],
+        path: str | None = None,
     ) -> None:
         """Audit the provenance gate's decision on a call whose argument carried page lineage:
-        ``argument`` masked, ``evidence`` as ``Evidence.public`` gives it; never raises."""
+        ``argument`` masked, ``evidence`` as ``Evidence.public`` gives it, ``path`` how a
+        confirmation was given (``window`` or ``webauthn``); never raises."""
         ...
 
 
@@ -293,9 +302,10 @@ class ToolCalls:
     ) -> CallToolResult:
         action = spec.name
         lineage: list[Evidence] = []
+        carrier = ""
         try:
             request = args.wire()
-            lineage = self._lineage(call, request)
+            lineage, carrier = self._lineage(call, request)
             if lineage:
                 request["provenance"] = {"evidence": [e.public() for e in lineage]}
             if call.sandbox_file is not None:
@@ -316,11 +326,15 @@ class ToolCalls:
             if exc.code in CONFIRM_OUTCOMES:
                 self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)
             if lineage:
-                self._audit_lineage(spec, call, args, lineage, exc.code)
+                self._audit_lineage(spec, call, carrier, lineage, exc.code)
             return error_result(exc.code, str(exc), read_only=spec.read_only)
         decided = reply.pop("provenance", None)
+        path = reply.pop("provenancePath", None)
         if lineage:
-            self._audit_lineage(spec, call, args, lineage, str(decided or "unanswered"))
+            how = str(decided or "unanswered")
+            self._audit_lineage(
+                spec, call, carrier, lineage, how, path if path in ("window", "webauthn") else None
+            )
         try:
             self._record(args, reply, image=call.image)
         except Exception:  # content that cannot be recorded is not handed to the model
@@ -346,20 +360,39 @@ class ToolCalls:
                 read_only=spec.read_only,
             )
 
-    def _lineage(self, call: Relay, request: dict[str, Any]) -> list[Evidence]:
-        """The page lineage of the call's address or typed value (every source origin: the
-        extension compares them with the target's real origin)."""
-        name = call.address or call.typed
-        value = request.get(name) if name is not None else None
-        return self.ledger.lineage(value) if isinstance(value, str) else []
+    def _lineage(self, call: Relay, request: dict[str, Any]) -> tuple[list[Evidence], str]:
+        """The page lineage of the call's address or typed values (every source origin: the
+        extension compares them with the target's real origin), newest first, at most
+        ``MAX_EVIDENCE``; and the value that carried the newest of it (for the audit, masked)."""
+        found: dict[Item, tuple[Evidence, str]] = {}
+        for text in _argument_texts(call, request):
+            for evidence in self.ledger.lineage(text):
+                found.setdefault(evidence.item, (evidence, text))
+        if not found:
+            return [], ""
+        ranked = sorted(found.values(), key=lambda pair: pair[0].read_at, reverse=True)
+        first: list[Evidence] = []
+        rest: list[Evidence] = []
+        origins: set[str] = set()
+        for evidence, _ in ranked:  # the newest of each source origin first, as Ledger.lineage
+            if evidence.source_origin in origins:
+                rest.append(evidence)
+            else:
+                origins.add(evidence.source_origin)
+                first.append(evidence)
+        return (first + rest)[:MAX_EVIDENCE], ranked[0][1]
 
     def _audit_lineage(
-        self, spec: ToolSpec, call: Relay, args: Arguments, lineage: list[Evidence], how: str
+        self,
+        spec: ToolSpec,
+        call: Relay,
+        carrier: str,
+        lineage: list[Evidence],
+        how: str,
+        path: str | None = None,
     ) -> None:
-        name = call.address or call.typed or ""
-        value = getattr(args, name, "")
-        masked = mask_argument(value if isinstance(value, str) else "", address=bool(call.address))
-        self._guard.provenance(spec.name, how, masked, [e.public() for e in lineage])
+        masked = mask_argument(carrier, address=bool(call.address))
+        self._guard.provenance(spec.name, how, masked, [e.public() for e in lineage], path)
 
     def _record(self, args: Arguments, reply: dict[str, Any], *, image: bool) -> None:
         """Record what the reply tells the model under the origin of the page it came from: a
@@ -428,6 +461,30 @@ class ToolCalls:
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)
         return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
+
+
+def _argument_texts(call: Relay, request: dict[str, Any]) -> list[str]:
+    """The texts of a request whose page lineage is checked: the address, each typed argument's
+    string (each string of a list), and the text a keys argument's character keys type."""
+    names: tuple[str, ...] = (
+        (call.address,)
+        if call.address is not None
+        else (call.typed,)
+        if isinstance(call.typed, str)
+        else call.typed or ()
+    )
+    texts: list[str] = []
+    for name in names:
+        value = request.get(name)
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            texts.extend(v for v in value if isinstance(v, str))
+    if call.keys is not None:
+        typed = keys_text(request.get(call.keys))
+        if typed:
+            texts.append(typed)
+    return texts
 
 
 async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) -> dict[str, Any]:

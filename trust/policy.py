@@ -151,7 +151,7 @@ POLICY_MEANINGS: dict[str, str] = {
     "what was recorded at once",
     "provenance": "an address to open or a value to type that carries what a page on another "
     "site said (a link, a token it showed): strict refuses it, confirm asks you naming that "
-    "page, off lets it through",
+    "page (a tap on your security key once this browser is enrolled), off lets it through",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000

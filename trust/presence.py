@@ -100,7 +100,15 @@ CHALLENGE_TTL = 120
 """Seconds a challenge stays answerable (at most; ``ttl=`` may only shorten it)."""
 MAX_OUTSTANDING = 64
 """How many unanswered challenges a ``ChallengeBook`` holds; the oldest is dropped first."""
-ACTIONS = ("enrol", "policy.widen", "unkill", "pair_client", "confirm.eval", "confirm.upload")
+ACTIONS = (
+    "enrol",
+    "policy.widen",
+    "unkill",
+    "pair_client",
+    "confirm.eval",
+    "confirm.upload",
+    "confirm.provenance",
+)
 _CHALLENGE_BYTES = 32
 _ID_BYTES = 16
 #: COSE algorithms offered at enrolment: ES256, EdDSA, RS256 (what Chrome's authenticators make).

@@ -215,8 +215,9 @@ export function inputHandlers(deps) {
    * @param {number} tabId
    * @param {"accept" | "dismiss" | "off"} how
    * @param {string | undefined} promptText
+   * @param {Record<string, unknown>} args the call's arguments (their `provenance`)
    */
-  async function arm(ctx, tabId, how, promptText) {
+  async function arm(ctx, tabId, how, promptText, args) {
     const tab = await ownedTab(deps, ctx, tabId);
     if (how === "off") {
       dialogs.arm(tabId, null);
@@ -231,18 +232,25 @@ export function inputHandlers(deps) {
     if (dialogs.blocking(tabId) !== null) throw new BridgeError(CODE.BAD_REQUEST, `a dialog is open on tab ${tabId} now: answer it with action "accept" or "dismiss"`);
     const accept = how === "accept";
     const before = dialogs.navigations(tabId);
+    // A prompt answer carrying another site's page content asks first (lib/provenance-gate.js);
+    // that answer covers the submit question below: one window per call.
+    const lineage = typeof promptText === "string"
+      ? await deps.provenance?.check(args, ctx, "page_dialog", origin, { value: promptText, doing: `press OK on the next dialog ${origin} opens on this page, answering a prompt() with` })
+      : null;
     // OK on a confirm()/prompt() is confirmed like a submit: armed, nobody sees the dialog before
     // it is answered, so the person is asked now, for whatever this page asks next. Leaving
     // (beforeunload) lets through the navigation the agent asks for, which passes the origin
     // gate itself; an alert has only OK.
-    if (accept && needsConfirm(ctx, "submit")) {
-      const typed = typeof promptText === "string" ? `, answering a prompt() with ${promptText.length} typed characters` : "";
-      const decision = await confirm({
-        kind: "action", tool: "page_dialog", origin,
-        detail: `Press OK on the next dialog (confirm(), prompt(), alert or "leave this page?") that ${origin} opens on this page${typed}, without showing it to you first? It applies once, and ends when the page navigates.`,
-        timeoutMs: confirmTimeoutMs(ctx.policy),
-      });
-      refuseUnlessAllowed(decision, "arming the dialog answer");
+    if (accept && (needsConfirm(ctx, "submit") || lineage === "confirmed")) {
+      if (lineage !== "confirmed") {
+        const typed = typeof promptText === "string" ? `, answering a prompt() with ${promptText.length} typed characters` : "";
+        const decision = await confirm({
+          kind: "action", tool: "page_dialog", origin,
+          detail: `Press OK on the next dialog (confirm(), prompt(), alert or "leave this page?") that ${origin} opens on this page${typed}, without showing it to you first? It applies once, and ends when the page navigates.`,
+          timeoutMs: confirmTimeoutMs(ctx.policy),
+        });
+        refuseUnlessAllowed(decision, "arming the dialog answer");
+      }
       const now = await ownedTab(deps, ctx, tabId);
       if (dialogs.navigations(tabId) !== before || originOf(now?.url) !== origin) {
         throw new BridgeError(CODE.BAD_REQUEST, "the page navigated while you were asked, so nothing was armed; look at the page and arm again");
@@ -267,7 +275,7 @@ export function inputHandlers(deps) {
     }
     const typedText = typeof promptText === "string" ? promptText : undefined;
     if (typedText !== undefined && (answer ?? armed) !== "accept") throw new BridgeError(CODE.BAD_REQUEST, 'promptText goes with "accept" only');
-    if (armed !== null) return arm(ctx, tabId, armed, typedText);
+    if (armed !== null) return arm(ctx, tabId, armed, typedText, args);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, "page_dialog");
     if (answer === null) return { handled: false, ...dialogState(ctx, tabId) };
@@ -275,17 +283,25 @@ export function inputHandlers(deps) {
     if (d === null) throw new BridgeError(CODE.BAD_REQUEST, `no JavaScript dialog is open on tab ${tabId} (it may have been answered already)`);
     if (typedText !== undefined && d.type !== "prompt") throw new BridgeError(CODE.BAD_REQUEST, `promptText is only for a prompt() dialog; this one is ${d.type}()`);
     const accept = answer === "accept";
+    // A prompt answer carrying another site's page content asks first, against the dialog's own
+    // origin (lib/provenance-gate.js); that answer covers the submit question below.
+    const lineage = typedText !== undefined
+      ? await deps.provenance?.check(args, ctx, "page_dialog", originOf(d.url) ?? origin,
+        { value: typedText, doing: `press OK on the prompt() ${JSON.stringify(String(d.message ?? "").slice(0, 100))} of ${origin}, answering it with` })
+      : null;
     // OK on a confirm() or prompt() is the second half of an action the page asks about ("Delete
     // this?"): confirmed like a submit. Leaving a page (beforeunload) is gated like navigation
     // (the navigation it lets through passed the origin gate); an alert has only OK; saying no is free.
-    if (accept && (d.type === "confirm" || d.type === "prompt") && needsConfirm(ctx, "submit")) {
-      const typed = typedText !== undefined ? ` and answer it with ${typedText.length} typed characters` : "";
-      const decision = await confirm({
-        kind: "action", tool: "page_dialog", origin, client: ctx.client,
-        detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
-        timeoutMs: confirmTimeoutMs(ctx.policy),
-      });
-      refuseUnlessAllowed(decision, "answering the dialog");
+    if (accept && (d.type === "confirm" || d.type === "prompt") && (needsConfirm(ctx, "submit") || lineage === "confirmed")) {
+      if (lineage !== "confirmed") {
+        const typed = typedText !== undefined ? ` and answer it with ${typedText.length} typed characters` : "";
+        const decision = await confirm({
+          kind: "action", tool: "page_dialog", origin, client: ctx.client,
+          detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
+          timeoutMs: confirmTimeoutMs(ctx.policy),
+        });
+        refuseUnlessAllowed(decision, "answering the dialog");
+      }
       if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
       if (dialogs.blocking(tabId) !== d) throw new BridgeError(CODE.BAD_REQUEST, "the dialog was answered or replaced while you were asked; look at the page again");
     }

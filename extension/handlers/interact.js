@@ -729,11 +729,14 @@ export function interactHandlers(deps) {
     const choice = argChoice(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_select");
     const base = { origin, target, docToken };
-    const d = needsConfirm(ctx, "select") ? await page(ctx, tabId, "describe", base) : null;
+    const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
+      : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
+    // A value or label carrying another site's page content asks first (lib/provenance-gate.js);
+    // that answer covers the policy's "select" question too: one window per call.
+    const lineage = await deps.provenance?.check(args, ctx, "page_select", origin, { value: JSON.stringify(choice), doing: `select ${shown} on ${origin},` });
+    const d = needsConfirm(ctx, "select") && lineage !== "confirmed" ? await page(ctx, tabId, "describe", base) : null;
     // Not a <select>: the select op answers wrong_element; nobody is asked about it first.
     if (d !== null && d.tag === "select") {
-      const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
-        : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
       await ask(ctx, { tabId, origin, tool: "page_select", detail: `Select ${shown} in ${d.desc} on ${origin}?` });
     }
     // Skipped the question: the op must then not find a <select> (the page swapped it in).

@@ -72,6 +72,11 @@ export function keyboardHandlers(deps) {
     const keys = argKeys(args.keys, mac);
     const target = argTarget(args, { optional: true });
     const { tabId, origin, docToken } = await open(args, ctx, "page_keys");
+    const names = keys.map((k) => k.name);
+    const shown = names.length > 10 ? `${names.slice(0, 10).join(", ")}, … (${names.length} keys)` : names.join(", ");
+    // Keys that spell another site's page content ask first (lib/provenance-gate.js); that answer
+    // covers the policy's "press" question for the call (a submit or link key still asks).
+    const lineage = await deps.provenance?.check(args, ctx, "page_keys", origin, { value: names.join("\n"), doing: `press ${shown} on ${origin}, typing` });
     await cdp.ensure(ctx, tabId);
     const allowPassword = passwordFill(ctx);
     /** The focused node before key `i` (the first look focuses the target). @param {number} i */
@@ -81,12 +86,10 @@ export function keyboardHandlers(deps) {
     });
     let at = await look(0);
     const urlBefore = at.url;
-    const names = keys.map((k) => k.name);
-    const shown = names.length > 10 ? `${names.slice(0, 10).join(", ")}, … (${names.length} keys)` : names.join(", ");
     // The policy's "press" confirm covers the whole call, and the first key's submit or link
     // when it says so; a later Enter or Space on one asks on its own, as page_click would.
     let firstAsked = false;
-    if (needsConfirm(ctx, "press")) {
+    if (needsConfirm(ctx, "press") && lineage !== "confirmed") {
       const first = activation(keys[0]) !== null && at.kind !== "plain";
       const what = !first ? "" : at.kind === "submit" ? " The first key submits a form." : " The first key follows a link.";
       await ask(ctx, { tabId, origin, tool: "page_keys", detail: `Press ${shown} on ${at.desc} on ${origin}?${what}` });

@@ -32,8 +32,9 @@ import { originOf } from "../lib/origin.js";
  * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
  *   discard protection (background.js always gives it)
  * @property {{check: (args: Record<string, unknown>, ctx: Ctx, tool: string, target: string | null,
- *   shown?: {address?: string}) => Promise<unknown>}} [provenance] the provenance gate
- *   (lib/provenance-gate.js) tab_open, page_navigate, page_fill and page_type ask before acting
+ *   shown?: {address?: string, value?: string, doing?: string}) => Promise<unknown>}} [provenance]
+ *   the provenance gate (lib/provenance-gate.js) tab_open, page_navigate, page_fill, page_type,
+ *   page_keys, page_select and page_dialog (promptText) ask before acting
  */
 
 /** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline?: number}} Ctx */

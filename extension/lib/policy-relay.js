@@ -17,7 +17,7 @@ const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "pol
 const CLIENT_LABEL = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 /**
  * Actions the options page may have tapped (docs/protocol.md "What a tap authorises" and "More
- * tap-authorised actions"). confirm.eval / confirm.upload are not here: only the confirm window
+ * tap-authorised actions"). confirm.eval / confirm.upload / confirm.provenance are not here: only the confirm window
  * taps for those (lib/presence-confirm.js), for a call the worker itself is holding.
  */
 export const TAP_ACTIONS = Object.freeze(["policy.widen", "unkill", "pair_client"]);

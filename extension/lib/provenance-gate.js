@@ -5,14 +5,19 @@
 // origin; the tab's or frame's current origin for typed text) before they act. Lineage from
 // another origin's page follows the signed policy `provenance`: "strict" refuses
 // (provenance_refused), "off" lets it through, anything else asks the person in the confirm
-// window, naming the page that supplied it (and, for typed text, both origins). Lineage only
+// window, naming the page that supplied it (and, for typed text, both origins); for an enrolled
+// browser (the host's word, asked each time) the window asks for a tap instead of the click: a
+// `confirm.provenance` challenge naming the target origin, the sources and the SHA-256 of the
+// value, which only the host's verdict on the tap allows (lib/presence-confirm.js). Lineage only
 // from the target's own origin is allowed; no lineage: nothing to decide. The target origin
-// being approved does not exempt a call. Pure: the confirm window is injected. It must never let
-// foreign lineage through without the person's yes unless the policy says "off", never treat a
-// malformed `provenance` as none, and never show more of a recorded value than the masked form
-// the server sent.
+// being approved does not exempt a call. Pure: the confirm window and the host's enrolment answer
+// are injected. It must never let foreign lineage through without the person's yes unless the
+// policy says "off", never downgrade an enrolled browser's tap to a click (nor guess when the
+// host cannot say), never treat a malformed `provenance` as none, and never show more of a
+// recorded value than the masked form the server sent.
 
 import { BridgeError } from "./bridge-error.js";
+import { canonicalJson, compareCodePoints } from "./canonical-json.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "./confirm-window.js";
 import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
@@ -24,6 +29,28 @@ const MAX_SHOWN = 300;
 
 /** @typedef {{sourceOrigin: string, kind: string, token: string, readAt: number | null}} Evidence */
 /** @typedef {"same_origin" | "off" | "confirmed"} ProvenanceDecision */
+/** How a "confirmed" decision was given: a click in the window, or a tap the host verified. @typedef {"window" | "webauthn"} ProvenancePath */
+
+/**
+ * Lower-case hex SHA-256 of a text's UTF-8 (Web Crypto: the service worker's and Node's).
+ * @param {string} text
+ */
+export async function sha256Hex(text) {
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The detail a `confirm.provenance` tap signs for (host/taps.py checks it is exactly this):
+ * canonical `{origin, sha256, sources}`, the sources sorted by code point, each once.
+ * @param {string} target
+ * @param {string} value the address or typed value (only its hash is named)
+ * @param {string[]} sources
+ */
+export async function provenanceTapDetail(target, value, sources) {
+  const sorted = [...new Set(sources)].sort(compareCodePoints);
+  return canonicalJson({ origin: target, sha256: await sha256Hex(value), sources: sorted });
+}
 
 /**
  * The call's evidence, checked; null when the call carries none; BridgeError(bad_request) when
@@ -67,11 +94,28 @@ function when(at) {
 }
 
 /**
- * @param {{confirm: import("./confirm-window.js").Confirm}} deps
+ * @param {{confirm: import("./confirm-window.js").Confirm, enrolled?: () => Promise<unknown>}} deps
+ *   enrolled: whether this browser holds an enrolled credential (the host's policy_get
+ *   `enrolled`); asked only when the person must be asked; a failure refuses the call
  */
-export function createProvenanceGate({ confirm }) {
-  /** Each call's decision, for the reply (`withDecision`). @type {WeakMap<object, ProvenanceDecision>} */
+export function createProvenanceGate({ confirm, enrolled = async () => false }) {
+  /** Each call's decision (and how a confirmation was given), for the reply (`withDecision`). */
+  /** @type {WeakMap<object, {decision: ProvenanceDecision, path?: ProvenancePath}>} */
   const decided = new WeakMap();
+
+  /** @param {string} why */
+  async function isEnrolled(why) {
+    let answer;
+    try {
+      answer = await enrolled();
+    } catch {
+      answer = undefined;
+    }
+    if (typeof answer !== "boolean") {
+      throw new BridgeError(CODE.INTERNAL_ERROR, `the host could not say whether this browser confirms with a tap; ${why} was not done`);
+    }
+    return answer;
+  }
 
   /**
    * Decide on the call's lineage against `target`, the origin the call really goes to or types
@@ -81,7 +125,9 @@ export function createProvenanceGate({ confirm }) {
    * @param {import("../handlers/support.js").Ctx} ctx
    * @param {string} tool
    * @param {string | null} target
-   * @param {{address?: string}} [shown] the address, for a navigation's window
+   * @param {{address?: string, value?: string, doing?: string}} [shown] the address, for a
+   *   navigation's window; else the typed value (hashed for a tap, never shown) and what the call
+   *   does (`doing`, e.g. "choose an option in …"; default "type into <target>")
    * @returns {Promise<ProvenanceDecision | null>}
    */
   async function check(args, ctx, tool, target, shown = {}) {
@@ -90,6 +136,8 @@ export function createProvenanceGate({ confirm }) {
     const foreign = evidence.filter((e) => e.sourceOrigin !== target);
     /** @type {ProvenanceDecision} */
     let decision;
+    /** @type {ProvenancePath | undefined} */
+    let path;
     if (foreign.length === 0) {
       decision = "same_origin";
     } else {
@@ -106,33 +154,46 @@ export function createProvenanceGate({ confirm }) {
       } else {
         const first = foreign[0];
         const what = `(matched: ${first.kind} ${first.token}, read ${when(first.readAt)})`;
-        const detail = shown.address !== undefined
+        const doing = (shown.doing ?? `type into ${target ?? "this page"}`).slice(0, MAX_SHOWN);
+        const why = shown.address !== undefined ? "opening an address a page suggested" : "typing a value from another site's page";
+        const tap = await isEnrolled(why);
+        let detail = shown.address !== undefined
           ? `${named[0].toUpperCase()}${named.slice(1)} suggested this address: ${shown.address.slice(0, MAX_SHOWN)} ${what}. `
             + `Let the agent open it${target ? ` on ${target}` : ""}? Only say yes if you asked for this.`
-          : `The agent wants to type into ${target ?? "this page"} a value that came from ${named} ${what}. `
+          : `The agent wants to ${doing} a value that came from ${named} ${what}. `
             + "Only say yes if you meant that site's text to go here.";
+        /** @type {{action: string, detail: string} | null} */
+        let presence = null;
+        if (tap) {
+          if (target === null) throw new BridgeError(CODE.PROVENANCE_REFUSED, `the site this goes to is not known, so a tap cannot name it; ${why} was not done`);
+          presence = { action: "confirm.provenance", detail: await provenanceTapDetail(target, shown.address ?? shown.value ?? "", sources) };
+          detail += " Confirm with your security key.";
+        }
         const answer = await confirm({
-          kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail,
+          kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence,
           timeoutMs: confirmTimeoutMs(ctx.policy),
         });
-        refuseUnlessAllowed(answer, shown.address !== undefined ? "opening an address a page suggested" : "typing a value from another site's page");
+        refuseUnlessAllowed(answer, why);
         decision = "confirmed";
+        path = tap ? "webauthn" : "window";
       }
     }
-    decided.set(ctx, decision);
+    decided.set(ctx, path === undefined ? { decision } : { decision, path });
     return decision;
   }
 
   /**
-   * Routes whose replies say what the gate decided (`provenance`), for the MCP server's audit.
+   * Routes whose replies say what the gate decided (`provenance`) and, for a confirmation, how it
+   * was given (`provenancePath`: "window" or "webauthn"), for the MCP server's audit.
    * @param {Iterable<[string, import("./dispatch.js").Handler]>} routes
    * @returns {Array<[string, import("./dispatch.js").Handler]>}
    */
   function withDecision(routes) {
     return [...routes].map(([action, handler]) => [action, async (args, ctx) => {
       const result = await handler(args, ctx);
-      const decision = decided.get(ctx);
-      return decision !== undefined && isPlainObject(result) ? { ...result, provenance: decision } : result;
+      const d = decided.get(ctx);
+      if (d === undefined || !isPlainObject(result)) return result;
+      return { ...result, provenance: d.decision, ...(d.path !== undefined ? { provenancePath: d.path } : {}) };
     }]);
   }
 

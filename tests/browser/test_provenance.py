@@ -21,7 +21,18 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press, shows, widen
+from tests.browser.harness import (
+    chromium,
+    code,
+    confirm_page,
+    keep_dialogs_open,
+    mcp_client,
+    ok,
+    press,
+    shows,
+    widen,
+)
+from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
@@ -29,6 +40,14 @@ pytestmark = pytest.mark.browser
 GUARD = 240.0  # hang guard only
 TOKEN = "Zx81kq2PLmQ9"
 FLAGS = ["--host-resolver-rules=MAP *.test 127.0.0.1"]
+#: b.test's other page: a select (one of whose options is the planted token), a field, a prompt().
+WIDGETS = """<!doctype html><title>b</title><body><p id=state>ready</p>
+<select id=s aria-label=Plan><option value=none>none</option>
+<option value={token}>x</option></select>
+<input id=field aria-label=Notes><button type=button id=ask>Ask</button>
+<script>document.getElementById('ask').addEventListener('click',
+  () => {{ document.getElementById('state').textContent = 'name=' + prompt('Your code?'); }});
+</script></body>"""
 
 
 class _Sites(http.server.BaseHTTPRequestHandler):
@@ -51,6 +70,8 @@ class _Sites(http.server.BaseHTTPRequestHandler):
             )
         elif host == "b.test" and self.path.startswith("/form"):
             body = "<!doctype html><title>b</title><body><input id=user></body>"
+        elif host == "b.test" and self.path.startswith("/widgets"):
+            body = WIDGETS.format(token=TOKEN)
         else:
             body = f"<!doctype html><title>{host}</title><body><p>{host} here</p></body>"
         data = body.encode()
@@ -167,4 +188,79 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
     assert all(d["evidence"] and d["evidence"][0]["readAt"] for d in decisions)
     assert decisions[0]["evidence"][0]["sourceOrigin"] == a
     assert decisions[0]["argument"].startswith(evil)
+    assert TOKEN not in (config / "audit.jsonl").read_text()
+
+
+def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_asks_naming_both(
+    browser: ThrowawayBrowser, port: int
+) -> None:
+    """page_select, page_dialog's promptText and page_keys get the gate page_fill has: the token
+    a.test planted, used on b.test, asks in one window naming both origins; denied, nothing on
+    b.test changes; allowed (page_keys), that window is the call's only one."""
+    a, b = (f"http://{h}.test:{port}" for h in ("a", "b"))
+    config = browser.root / "config"
+    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b])
+    _grant_test_hosts(browser)
+
+    async def scenario() -> None:
+        async with chromium(browser, extra_flags=FLAGS) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+            assert TOKEN in (await ok(agent, "page_text", {"tabId": tab}))["text"]
+            form = (await ok(agent, "tab_open", {"url": f"{b}/widgets"}))["tab"]["id"]
+
+            async def state(selector: str) -> dict[str, Any]:
+                return await ok(agent, "page_get_state", {"tabId": form, "selector": selector})
+
+            # The token chosen in b.test's select: one window naming both; denied, unchanged.
+            choosing = asyncio.create_task(
+                agent.call_tool("page_select", {"tabId": form, "selector": "#s", "value": TOKEN})
+            )
+            window = await confirm_page(context)
+            await shows(window, f'"{TOKEN}" on {b}, a value that came from a page on {a}')
+            await press(window, "#deny")
+            assert (tool_error(await choosing) or {}).get("code") == "confirm_denied"
+            assert (await state("#s"))["value"] == "none"
+
+            # The token answered to b.test's prompt(): asked, denied; the prompt is still open,
+            # and dismissing it (free) shows nothing was typed.
+            opened = tool_error(
+                await agent.call_tool("page_click", {"tabId": form, "selector": "#ask"})
+            )
+            assert (opened or {}).get("code") == "dialog_open"
+            answering = asyncio.create_task(
+                agent.call_tool(
+                    "page_dialog", {"tabId": form, "action": "accept", "promptText": TOKEN}
+                )
+            )
+            window = await confirm_page(context)
+            await shows(window, f"answering it with a value that came from a page on {a}")
+            await press(window, "#deny")
+            assert (tool_error(await answering) or {}).get("code") == "confirm_denied"
+            await ok(agent, "page_dialog", {"tabId": form, "action": "dismiss"})
+            assert (await state("#state"))["text"] == "name=null"
+
+            # The token keyed in letter by letter: asked once (that answer covers the policy's
+            # "press" question); allowed, it is typed.
+            keying = asyncio.create_task(
+                agent.call_tool(
+                    "page_keys", {"tabId": form, "selector": "#field", "keys": list(TOKEN)}
+                )
+            )
+            window = await confirm_page(context)
+            await shows(window, f"on {b}, typing a value that came from a page on {a}")
+            await press(window, "#allow")
+            keyed = await keying
+            assert not keyed.is_error, keyed.content
+            assert (await state("#field"))["value"] == TOKEN
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    decisions = [e for e in audit_entries(config) if e["event"] == "provenance"]
+    assert [(d["tool"], d["decision"], d.get("path")) for d in decisions] == [
+        ("page_select", "confirm_denied", None),
+        ("page_dialog", "confirm_denied", None),
+        ("page_keys", "confirmed", "window"),
+    ]
+    assert all(d["evidence"][0]["sourceOrigin"] == a for d in decisions)
     assert TOKEN not in (config / "audit.jsonl").read_text()

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createDialogs } from "../../extension/lib/dialogs.js";
+import { createProvenanceGate } from "../../extension/lib/provenance-gate.js";
 import { createGrace } from "../../extension/lib/grace.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
@@ -16,7 +17,7 @@ const S1 = { session: "s1", policy: POLICY, deadline: Date.now() + 60_000 };
  * The handlers over fakes: `points` are the page's answers to the "point" op, in order (the
  * last one repeats); `sent` records every CDP command.
  */
-function harness({ points = [], decision = "allow" } = {}) {
+function harness({ points = [], decision = "allow", provenance = undefined } = {}) {
   const ownership = createOwnership();
   const dialogs = createDialogs();
   const tabs = new Map();
@@ -55,7 +56,7 @@ function harness({ points = [], decision = "allow" } = {}) {
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
   const deps = {
     browser, ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin, confirm, grace: createGrace(),
-    sleep: async () => {}, cdp, dialogs,
+    sleep: async () => {}, cdp, dialogs, ...(provenance ? { provenance: provenance(confirm) } : {}),
   };
   const routes = new Map(inputHandlers(deps));
   addTab(1, `${ORIGIN}/a`);
@@ -247,4 +248,22 @@ test("page_dialog lists recent dialogs, withholding the text of those from unapp
     { type: "alert", message: "card [card]", origin: ORIGIN, answered: "auto-dismissed", by: "tabwarden" },
     { type: "confirm", message: "", origin: "http://ads.test", answered: "auto-dismissed", by: "tabwarden" },
   ]);
+});
+
+test("page_dialog: a prompt answer from another origin's page asks once naming both (against the dialog's origin); denied, the prompt stays open", async () => {
+  const lineage = { provenance: { evidence: [{ sourceOrigin: "http://evil.test", kind: "token", token: "[12 chars]", readAt: 1 }] } };
+  const gate = (confirm) => createProvenanceGate({ confirm });
+  const deny = harness({ decision: "deny", provenance: gate });
+  deny.dialogs.opened(1, { type: "prompt", message: "Code?", url: `${ORIGIN}/a` });
+  await assert.rejects(deny.call("page_dialog", { tabId: 1, action: "accept", promptText: "Zx81kq2PLmQ9", ...lineage }), (e) => e.code === "confirm_denied");
+  assert.equal(deny.calls.confirm.length, 1);
+  assert.match(deny.calls.confirm[0].detail, /answering it with a value that came from a page on http:\/\/evil\.test/);
+  assert.doesNotMatch(deny.calls.confirm[0].detail, /Zx81/);
+  assert.equal(deny.calls.sent.filter(([, m]) => m === "Page.handleJavaScriptDialog").length, 0);
+  assert.notEqual(deny.dialogs.blocking(1), null);
+  const allow = harness({ provenance: gate });
+  allow.dialogs.opened(1, { type: "prompt", message: "Code?", url: `${ORIGIN}/a` });
+  await allow.call("page_dialog", { tabId: 1, action: "accept", promptText: "Zx81kq2PLmQ9", ...lineage });
+  assert.equal(allow.calls.confirm.length, 1, "the lineage window covers the submit question");
+  assert.deepEqual(allow.calls.sent.at(-1), [1, "Page.handleJavaScriptDialog", { accept: true, promptText: "Zx81kq2PLmQ9" }]);
 });

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createGrace } from "../../extension/lib/grace.js";
+import { createProvenanceGate } from "../../extension/lib/provenance-gate.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { interactHandlers, withAftermath } from "../../extension/handlers/interact.js";
@@ -31,7 +32,7 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined, provenance = undefined } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -97,7 +98,8 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
   const debuggerFake = cdp === undefined ? undefined : cdp(tabs);
-  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}) };
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}),
+    ...(provenance ? { provenance: provenance(confirm) } : {}) };
   const routes = withAftermath(deps, new Map(interactHandlers(deps)));
   const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
   addTab(1, `${ORIGIN}/a`);
@@ -513,4 +515,23 @@ test("page_find: ranked refs, role filter, limit; arguments checked", async () =
   assert.deepEqual(exact.matches.map((m) => [m.name, m.role, m.tag]), [["Next page", "link", "a"]]);
   await assert.rejects(h.call("page_find", { tabId: 1 }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_find", { tabId: 1, name: "x", limit: 51 }), (e) => e.code === "bad_request");
+});
+
+test("page_select with another origin's value: one window names both origins and covers the select question; denied, nothing is chosen", async () => {
+  const lineage = { provenance: { evidence: [{ sourceOrigin: "http://evil.test", kind: "token", token: "[6 chars]", readAt: 1 }] } };
+  const gate = (confirm) => createProvenanceGate({ confirm });
+  const h = harness({ provenance: gate });
+  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana", ...lineage }), { selected: ["b"], labels: ["Banana"] });
+  assert.equal(h.calls.confirm.length, 1);
+  assert.match(h.calls.confirm[0].detail, /^The agent wants to select "Banana" on http:\/\/127\.0\.0\.1:8000, a value that came from a page on http:\/\/evil\.test/);
+  const deny = harness({ decision: "deny", provenance: gate });
+  await assert.rejects(deny.call("page_select", { tabId: 1, selector: "#s", value: "b", ...lineage }), (e) => e.code === "confirm_denied");
+  assert.equal(deny.doc().getElementById("s").value, "a");
+  assert.equal(deny.calls.script.filter(([, op]) => op === "select").length, 0, "the page was never asked to select");
+  // Same-origin lineage: only the policy's own select question.
+  const same = harness({ provenance: gate });
+  const own = { provenance: { evidence: [{ sourceOrigin: ORIGIN, kind: "value", token: "[6 chars]", readAt: 1 }] } };
+  await same.call("page_select", { tabId: 1, selector: "#s", value: "b", ...own });
+  assert.equal(same.calls.confirm.length, 1);
+  assert.match(same.calls.confirm[0].detail, /^Select "b" in /);
 });

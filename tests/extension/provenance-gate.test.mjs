@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createProvenanceGate, evidenceOf, provenanceMode } from "../../extension/lib/provenance-gate.js";
+import { createProvenanceGate, evidenceOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/lib/provenance-gate.js";
 
 const ctx = (provenance) => ({ session: "s1", client: "agent", policy: { origins: ["http://a.test", "http://evil.test"], confirmTimeoutSeconds: 30, ...(provenance ? { provenance } : {}) } });
 const from = (sourceOrigin, token = "Zx…Lm (12 chars)") => ({ provenance: { evidence: [{ sourceOrigin, kind: "token", token, readAt: 1_700_000_000_000 }] } });
@@ -74,6 +74,64 @@ test("withDecision adds the decision to that call's reply only", async () => {
   const { gate } = make("allow");
   const routes = gate.withDecision([["page_fill", async (args, c) => { await gate.check(args, c, "page_fill", "http://a.test"); return { filled: true }; }]]);
   const [, handler] = routes[0];
-  assert.deepEqual(await handler(from("http://evil.test"), ctx()), { filled: true, provenance: "confirmed" });
+  assert.deepEqual(await handler(from("http://evil.test"), ctx()), { filled: true, provenance: "confirmed", provenancePath: "window" });
   assert.deepEqual(await handler({}, ctx()), { filled: true });
+});
+
+function enrolled(answer = "allow", isEnrolled = async () => true) {
+  const asked = [];
+  const gate = createProvenanceGate({ confirm: async (req) => { asked.push(req); return answer; }, enrolled: isEnrolled });
+  return { gate, asked };
+}
+
+test("an enrolled browser is asked for a tap naming the target, the sources and the value's hash, never a click", async () => {
+  const { gate, asked } = enrolled("allow");
+  const value = "Zx81kq2PLmQ9";
+  const args = { provenance: { evidence: [
+    { sourceOrigin: "http://z.test", kind: "token", token: "Zx…Q9 (12 chars)", readAt: 1 },
+    { sourceOrigin: "http://a.test", kind: "token", token: "Zx…Q9 (12 chars)", readAt: 2 },
+    { sourceOrigin: "http://b.test", kind: "value", token: "[12 chars]", readAt: 3 },
+  ] } };
+  const [[, handler]] = gate.withDecision([["page_fill", async (a, c) => { await gate.check(a, c, "page_fill", "http://b.test", { value }); return { filled: true }; }]]);
+  assert.deepEqual(await handler(args, ctx()), { filled: true, provenance: "confirmed", provenancePath: "webauthn" });
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].presence.action, "confirm.provenance");
+  assert.equal(asked[0].presence.detail, await provenanceTapDetail("http://b.test", value, ["http://z.test", "http://a.test"]));
+  assert.deepEqual(JSON.parse(asked[0].presence.detail), { origin: "http://b.test", sha256: await sha256Hex(value), sources: ["http://a.test", "http://z.test"] });
+  assert.ok(!asked[0].presence.detail.includes(value), "the tap names the value's hash, not the value");
+  assert.match(asked[0].detail, /security key/);
+  assert.equal(await sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+});
+
+test("a refused or absent tap refuses the call; the same-origin case asks nobody", async () => {
+  for (const [answer, code] of [["deny", "confirm_denied"], ["timeout", "confirm_timeout"]]) {
+    const { gate } = enrolled(answer);
+    await assert.rejects(gate.check(from("http://a.test"), ctx(), "page_navigate", "http://evil.test", { address: "http://evil.test/" }), { code });
+  }
+  const { gate, asked } = enrolled("deny", async () => { throw new Error("never asked"); });
+  assert.equal(await gate.check(from("http://a.test"), ctx(), "page_fill", "http://a.test"), "same_origin");
+  assert.equal(asked.length, 0);
+});
+
+test("when the host cannot say whether the browser is enrolled, nothing is asked and the call is refused", async () => {
+  for (const isEnrolled of [async () => { throw new Error("host gone"); }, async () => undefined, async () => "yes"]) {
+    const { gate, asked } = enrolled("allow", isEnrolled);
+    await assert.rejects(gate.check(from("http://a.test"), ctx(), "page_fill", "http://b.test", { value: "x" }), { code: "internal_error" });
+    assert.equal(asked.length, 0);
+  }
+});
+
+test("an enrolled browser with an unknown target is refused (a tap must name the site); strict and off never ask the host", async () => {
+  const { gate, asked } = enrolled("allow");
+  await assert.rejects(gate.check(from("http://a.test"), ctx(), "page_fill", null, { value: "x" }), { code: "provenance_refused" });
+  assert.equal(asked.length, 0);
+  const never = async () => { throw new Error("asked"); };
+  await assert.rejects(enrolled("allow", never).gate.check(from("http://a.test"), ctx("strict"), "page_fill", "http://b.test"), { code: "provenance_refused" });
+  assert.equal(await enrolled("allow", never).gate.check(from("http://a.test"), ctx("off"), "page_fill", "http://b.test"), "off");
+});
+
+test("what the call does is named in the window (page_select, page_keys, page_dialog)", async () => {
+  const { gate, asked } = make("allow");
+  await gate.check(from("http://evil.test"), ctx(), "page_select", "http://a.test", { value: "{}", doing: 'select "Zx81" on http://a.test,' });
+  assert.match(asked[0].detail, /^The agent wants to select "Zx81" on http:\/\/a\.test, a value that came from a page on http:\/\/evil\.test/);
 });
