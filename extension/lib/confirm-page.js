@@ -64,7 +64,7 @@ export function tapRefusal(code, reason) {
   const why = c === CODE.PRESENCE_REFUSED && reasonText(reason) === "" ? "unspecified" : reason;
   const status = refusedText(c, why);
   const next = refusalHint(status);
-  return { status, hint: `${next === "" ? "" : `${next} `}This request was denied: the agent has to ask again.` };
+  return { status, hint: `${next === "" ? "" : `${next} `}The agent has to ask again.` };
 }
 
 /** What the window says after a tap: a sentence, or a refusal's words and next step. @typedef {string | {status: string, hint: string}} TapOutcome */
@@ -203,6 +203,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     doc.getElementById("status")?.classList?.toggle("refused", refused);
     const close = /** @type {HTMLButtonElement | null} */ (doc.getElementById("close"));
     if (!refused || !close) return;
+    show("heading", "Not allowed: the tap was refused"); // the outcome first; why is under the tap
     close.hidden = false;
     close.disabled = false;
     close.addEventListener("click", () => api.closeWindow?.());

@@ -210,7 +210,8 @@ test("a refused tap says why next to the control: the host's reason in plain wor
   assert.equal(status, `refused: presence_refused — ${REASON_TEXT.counter_not_increased}`, "the options page's words");
   assert.match(status, /sign counter did not increase/);
   assert.match(w.doc.el("hint").textContent, /try the tap again/, "the code's next step");
-  assert.match(w.doc.el("hint").textContent, /the agent has to ask again/);
+  assert.match(w.doc.el("hint").textContent, /The agent has to ask again/);
+  assert.match(w.doc.el("heading").textContent, /Not allowed/);
   assert.equal(w.doc.el("status").classList.contains("refused"), true);
   assert.equal(w.decision.value, "deny", "the agent's answer is a bare deny: no reason travels to it");
   assert.equal(w.doc.el("tap").disabled, true, "one tap per confirmation");
