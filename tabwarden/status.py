@@ -112,6 +112,16 @@ def collect() -> dict[str, Any]:
     }
 
 
+#: What tabwarden/paths.py reads to find the socket and the trust record (Codex passes an MCP
+#: server only the variables it is told to; Claude Code passes its whole environment).
+CODEX_ENV_VARS = (
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "TABWARDEN_RUNTIME_DIR",
+    "TABWARDEN_CONFIG_DIR",
+)
+
+
 def mcp_config_lines() -> list[str]:
     """How to point the common MCP clients at this installation's server."""
     import shutil
@@ -122,7 +132,10 @@ def mcp_config_lines() -> list[str]:
     server = json.dumps({"mcpServers": {"tabwarden": {"command": exe, "args": ["mcp"]}}})
     return [
         f"Claude Code: claude mcp add tabwarden -- {exe} mcp",
-        f'Codex (~/.codex/config.toml): [mcp_servers.tabwarden] command = "{exe}" args = ["mcp"]',
+        # Codex starts MCP servers with a short list of variables (HOME, PATH, …): the ones
+        # that say where the socket and the trust record are must be passed on by name.
+        f'Codex (~/.codex/config.toml): [mcp_servers.tabwarden] command = "{exe}" args = ["mcp"]'
+        f" env_vars = {json.dumps(list(CODEX_ENV_VARS))}",
         f"JSON (Cursor, Claude Desktop, …): {server}",
     ]
 

@@ -20,10 +20,11 @@ options page"):
 Every check has its own precise reason; outward there is one opaque ``PresenceRefused``
 (``code = "presence_refused"``) whose ``str()`` never says which check failed. Log ``.reason``
 locally only. Its ``.reason_code`` (one of ``REASON_CODES``) is the coarse kind of check that
-failed, for the *person* on their own options page (the host puts it only into the host_reply to
-the extension, which shows it only to its own options page: never to an agent, never in a tool
-result): e.g. ``counter_not_increased`` ("a cloned key?"). It names no counter value, origin,
-credential id or key material, and it is the same for every check of its kind.
+failed, for the *person* on their own options page or confirm window (the host puts it only into
+the host_reply to the extension, which shows it only on those pages of its own: never to an
+agent, never in a tool result): e.g. ``counter_not_increased`` ("a cloned key?"). It names no
+counter value, origin, credential id or key material, and it is the same for every check of its
+kind.
 
 Sign counter rule: authenticators that do not implement a counter always send 0 (passkeys synced
 across devices do this), so ``stored == 0 and new == 0`` is accepted; otherwise the new counter

@@ -3,6 +3,8 @@
 // confirmation twice (only the first answer counts), and must resolve every confirmation with
 // "deny" when its window closes or the answer is anything but "allow", and with "timeout" when
 // nobody answered in time (a refusal too, told apart so the agent and the audit can say so).
+// A deny may ask to keep its window open (a refused tap: the window says why until the person
+// closes it); an allow never does.
 
 /** @typedef {"allow" | "deny" | "timeout"} Decision */
 /** @typedef {"origin" | "action"} ConfirmKind */
@@ -48,8 +50,11 @@ function checkedFields(f) {
  *   pattern?: string | null, presence?: Presence | null, timeoutMs: number,
  *   client?: string | null, fields?: unknown, expiresAt?: number | null}) =>
  *   {id: string, promise: Promise<Decision>}} open
- * @property {(id: string, decision: unknown) => boolean} answer first answer wins; unknown id,
- *   a settled id, or anything but "allow" for a pending id → false / "deny"
+ * @property {(id: string, decision: unknown, opts?: {keepWindow?: boolean}) => boolean} answer
+ *   first answer wins; unknown id, a settled id, or anything but "allow" for a pending id →
+ *   false / "deny". keepWindow (a deny only): its window stays open, showing why
+ * @property {(id: string) => boolean} keepsWindow whether `id` settled asking to keep its window
+ *   open (asked once, by the confirmer, when it settles; forgotten then)
  * @property {(id: string, windowId: number) => void} attachWindow the window showing `id`
  * @property {(windowId: number) => number} closed a window closed: deny what it showed
  * @property {(id: string) => ConfirmDetails | null} details for the page; null once settled
@@ -63,6 +68,8 @@ function checkedFields(f) {
 export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   /** @type {Map<string, {details: ConfirmDetails, resolve: (d: Decision) => void, timer: unknown, windowId: number | null}>} */
   const entries = new Map();
+  /** Settled ids whose window stays open, until the confirmer asks. @type {Set<string>} */
+  const kept = new Set();
 
   /**
    * @param {string} id
@@ -105,7 +112,12 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
       });
       return { id, promise };
     },
-    answer: (id, decision) => settle(id, decision === "allow" ? "allow" : "deny"),
+    answer(id, decision, { keepWindow = false } = {}) {
+      const allow = decision === "allow";
+      if (keepWindow === true && !allow && entries.has(id)) kept.add(id); // before settle wakes the confirmer
+      return settle(id, allow ? "allow" : "deny");
+    },
+    keepsWindow: (id) => kept.delete(id),
     attachWindow(id, windowId) {
       const entry = entries.get(id);
       if (entry !== undefined) entry.windowId = windowId;

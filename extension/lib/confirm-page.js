@@ -11,8 +11,13 @@
 // who asks (#client: the paired label the host named), a countdown to the timeout (#countdown;
 // at zero the worker has already answered "timeout"), and for a submit the NAMES of the fields
 // the form will send (#fields; the page side never hands over a value). Esc denies, as Deny does.
+// A refused tap says why under the tap control (#status: the host's reason code in the options
+// page's words, lib/presence-reasons.js; #hint: the code's next step) — never a bare code — and
+// the window stays open (the deny asks the worker to keep it) until the person closes it (#close).
 
-import { CODE } from "./error-codes.js";
+import { CODE, isErrorCode } from "./error-codes.js";
+import { refusalHint } from "./policy-page.js";
+import { reasonText, refusedText } from "./presence-reasons.js";
 
 /**
  * @typedef {object} ConfirmPageApi
@@ -20,6 +25,7 @@ import { CODE } from "./error-codes.js";
  * @property {(pattern: string) => Promise<boolean>} requestPermission chrome.permissions.request
  * @property {(optionsJSON: object) => Promise<object>} [getAssertion] parse the request options,
  *   navigator.credentials.get({publicKey}), and return the assertion's toJSON() (presence mode)
+ * @property {() => void} [closeWindow] window.close(): #close, after a refused tap
  */
 
 /**
@@ -44,6 +50,24 @@ export function fieldItems(fields) {
   if (Number.isSafeInteger(f.more) && f.more > 0) items.push(`and ${f.more} more`);
   return items.length === 0 ? null : items;
 }
+
+/**
+ * What the window says about a refused tap: the options page's sentence ("refused:
+ * presence_refused — this authenticator's sign counter did not increase …") and the next step.
+ * A presence_refused without a known reason still gets a sentence ("the host refused this tap").
+ * @param {unknown} code the worker's answer's code
+ * @param {unknown} reason the host's reason code, if any (unknown ones are dropped)
+ * @returns {{status: string, hint: string}}
+ */
+export function tapRefusal(code, reason) {
+  const c = isErrorCode(code) ? /** @type {string} */ (code) : CODE.INTERNAL_ERROR; // a table code, never page text
+  const why = c === CODE.PRESENCE_REFUSED && reasonText(reason) === "" ? "unspecified" : reason;
+  const status = refusedText(c, why);
+  const next = refusalHint(status);
+  return { status, hint: `${next === "" ? "" : `${next} `}The agent has to ask again.` };
+}
+
+/** What the window says after a tap: a sentence, or a refusal's words and next step. @typedef {string | {status: string, hint: string}} TapOutcome */
 
 /**
  * @typedef {{now: () => number, every: (fn: () => void, ms: number) => unknown, stop: (timer: unknown) => void}} Clock
@@ -158,18 +182,47 @@ export async function runConfirmPage({ doc, search, api, clock }) {
         }
       }
       setEnabled(false);
-      permission.then((granted) => (granted === true ? runTap() : refuseTap("Denied (no site permission).")), () => refuseTap("Denied (no site permission)."))
-        .then((text) => show("status", text), () => show("status", "Denied."));
+      /** @type {Promise<TapOutcome>} */
+      const outcome = permission.then((granted) => (granted === true ? runTap() : refuseTap("Denied (no site permission).")),
+        () => refuseTap("Denied (no site permission)."));
+      outcome.then(say, () => say("Denied."));
     });
   }
 
-  /** @param {string} text */
-  function refuseTap(text) {
-    api.sendMessage({ type: "confirm_answer", id, decision: "deny" }).catch(() => {});
-    return text;
+  /**
+   * The tap's outcome under the control; a refusal also says what to do, and offers #close.
+   * @param {TapOutcome} outcome
+   */
+  function say(outcome) {
+    const refused = typeof outcome !== "string" || outcome.startsWith("Denied");
+    const { status, hint } = typeof outcome === "string" ? { status: outcome, hint: "" } : outcome;
+    stopTicking(); // the tap settled it: no countdown left
+    show("countdown", "");
+    show("status", status);
+    show("hint", hint);
+    doc.getElementById("status")?.classList?.toggle("refused", refused);
+    const close = /** @type {HTMLButtonElement | null} */ (doc.getElementById("close"));
+    if (!refused || !close) return;
+    show("heading", "Not allowed: the tap was refused"); // the outcome first; why is under the tap
+    close.hidden = false;
+    close.disabled = false;
+    close.addEventListener("click", () => api.closeWindow?.());
+    doc.addEventListener?.("keydown", (/** @type {KeyboardEvent} */ e) => {
+      if (e?.key === "Escape") api.closeWindow?.();
+    });
+    close.focus();
   }
 
-  /** presence_begin (via the worker), WebAuthn get() here, presence_complete (via the worker). */
+  /** @param {TapOutcome} outcome @returns {TapOutcome} */
+  function refuseTap(outcome) {
+    api.sendMessage({ type: "confirm_answer", id, decision: "deny", keepWindow: true }).catch(() => {});
+    return outcome;
+  }
+
+  /**
+   * presence_begin (via the worker), WebAuthn get() here, presence_complete (via the worker).
+   * @returns {Promise<TapOutcome>}
+   */
   async function runTap() {
     const refuse = refuseTap;
     show("status", "Asking the host…");
@@ -179,7 +232,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     } catch {
       begun = null;
     }
-    if (!begun || begun.ok !== true) return refuse(`Denied (${String(begun?.code ?? CODE.INTERNAL_ERROR)}).`);
+    if (!begun || begun.ok !== true) return refuse(tapRefusal(begun?.code, begun?.reason));
     show("status", "Touch your security key…");
     let response;
     try {
@@ -187,7 +240,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
       const opts = begun.options && typeof begun.options === "object" ? begun.options : {};
       response = await api.getAssertion(opts.publicKey ?? opts);
     } catch {
-      return refuse("Denied (no tap).");
+      return refuse(tapRefusal(CODE.PRESENCE_REFUSED, "no_answer")); // cancelled, timed out, no key
     }
     let done;
     try {
@@ -195,7 +248,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     } catch {
       done = null;
     }
-    return done && done.ok === true ? "Allowed (tap verified by the host)." : `Denied (${String(done?.code ?? CODE.INTERNAL_ERROR)}).`;
+    return done && done.ok === true ? "Allowed (tap verified by the host)." : tapRefusal(done?.code, done?.reason);
   }
 
   // The countdown to the worker's own timeout (it answers "timeout" then, whatever this page does).

@@ -89,7 +89,8 @@ export function createConfirmer({ broker, windows, log = console, now = () => Da
       broker.answer(id, "deny");
     }
     const decision = await promise;
-    if (windowId !== null) {
+    // A refused tap's window stays, saying why, until the person closes it.
+    if (!broker.keepsWindow(id) && windowId !== null) {
       windows.removeWindow(windowId).catch(() => {}); // already closed by the person
     }
     return decision;
@@ -122,7 +123,8 @@ export function handleConfirmMessage(msg, sender, { broker, extensionId, pageUrl
     return { ok: false };
   }
   const decision = msg.decision === "allow" ? "allow" : "deny";
-  return { ok: broker.answer(id, decision) };
+  // keepWindow: the page denies after a refused tap and keeps saying why (a deny only).
+  return { ok: broker.answer(id, decision, { keepWindow: decision === "deny" && msg.keepWindow === true }) };
 }
 
 /**

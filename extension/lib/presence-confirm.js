@@ -6,7 +6,9 @@
 // host answers {done: true}, anything else denies). Pure: the broker and host call are injected.
 // It must never take the action or detail from the page (only from the pending confirmation),
 // never answer anything but this extension's confirm page for that very id, and never allow a
-// confirmation without the host's verdict on a fresh tap (every call taps; no grace).
+// confirmation without the host's verdict on a fresh tap (every call taps; no grace). A refusal
+// carries the host's reason code (lib/presence-reasons.js) back to that confirm page only, for the
+// person; the broker's answer to the agent stays a bare deny.
 
 import { BridgeError } from "./bridge-error.js";
 import { trustedSender } from "./confirm-window.js";
@@ -31,14 +33,18 @@ export function createPresenceConfirm({ broker, hostCall }) {
     for (const id of [...begun.keys()]) if (broker.details(id) === null) begun.delete(id);
   }
 
+  /** The host's reason code for a refused tap, if it sent one. @param {unknown} err */
+  const reasonOf = (err) => (err instanceof BridgeError && typeof err.reason === "string" ? { reason: err.reason } : {});
+
   /**
    * @param {string} id
    * @param {string} why
+   * @param {{reason?: string}} [reason] for the confirm page's words, never for the agent
    */
-  function deny(id, why) {
+  function deny(id, why, reason = {}) {
     begun.delete(id);
-    broker.answer(id, "deny");
-    return { ok: false, code: why };
+    broker.answer(id, "deny", { keepWindow: true }); // the window says why until the person closes it
+    return { ok: false, code: why, ...reason };
   }
 
   /** @param {string} id */
@@ -52,7 +58,7 @@ export function createPresenceConfirm({ broker, hostCall }) {
     try {
       r = await hostCall("presence_begin", { action: d.presence.action, detail: d.presence.detail });
     } catch (err) {
-      return deny(id, code(err)); // e.g. presence_refused: no enrolled credential
+      return deny(id, code(err), reasonOf(err)); // e.g. presence_refused: no enrolled credential
     }
     if (!isPlainObject(r) || typeof r.challengeId !== "string" || r.challengeId === "" || !isPlainObject(r.options)) {
       return deny(id, CODE.INTERNAL_ERROR);
@@ -79,7 +85,7 @@ export function createPresenceConfirm({ broker, hostCall }) {
     try {
       r = await hostCall("presence_complete", { challengeId, action: d.presence.action, detail: d.presence.detail, response });
     } catch (err) {
-      return deny(id, code(err));
+      return deny(id, code(err), reasonOf(err)); // e.g. counter_not_increased
     }
     if (!isPlainObject(r) || r.done !== true) return deny(id, CODE.INTERNAL_ERROR);
     return broker.answer(id, "allow") ? { ok: true } : { ok: false, code: CODE.CONFIRM_DENIED };

@@ -1,9 +1,9 @@
-// presence-reasons.js — the words a person reads on their own options page when a tap (or a
-// pairing) was refused: one sentence per stable reason code the host sends with presence_refused
-// (trust/presence.py REASON_CODES; a test holds the two sets equal), plus "no_answer" for an
-// authenticator that never answered in this page. Pure. It must never be used for anything an
-// agent sees (the confirm window's refusals and tool results carry the code only), and never
-// show the code's raw text as anything but text.
+// presence-reasons.js — the words a person reads when a tap (or a pairing) was refused, on their
+// own options page or in the confirm window (extension pages only the person sees): one
+// sentence per stable reason code the host sends with presence_refused (trust/presence.py
+// REASON_CODES; a test holds the two sets equal), plus "no_answer" for an authenticator that
+// never answered in the page. Pure. It must never be used for anything an agent sees (tool
+// results carry the code only), and never show the code's raw text as anything but text.
 
 /** A reason code as the host spells it (anything else is dropped on the way in). */
 export const REASON_RE = /^[a-z_]{1,40}$/;

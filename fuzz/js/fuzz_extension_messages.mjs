@@ -83,8 +83,8 @@ function fakeBroker(pendingPresence) {
   return {
     answers,
     details: (id) => (id === "c1" ? { id, kind: "action", tool: "page_click", origin: "", detail: "", pattern: null, presence: pendingPresence ? { action: "confirm.eval", detail: "x" } : null } : null),
-    answer: (id, decision) => {
-      answers.push([id, decision]);
+    answer: (id, decision, opts) => {
+      answers.push([id, decision, opts]);
       return id === "c1";
     },
   };
@@ -114,9 +114,10 @@ async function targetConfirm(input) {
   }
   check(plain(out) && typeof out.ok === "boolean", "answer shape");
   if (!trusted) check(!out.ok && broker.answers.length === 0, "untrusted sender: refused, nothing answered");
-  for (const [id, decision] of broker.answers) {
+  for (const [id, decision, opts] of broker.answers) {
     check(id === msg.id, "answered only its own id");
     if (decision === "allow") check(msg.decision === "allow" && presence !== true, "allow only from an allow click, never for presence");
+    if (opts?.keepWindow === true) check(decision === "deny" && msg.keepWindow === true, "a window is kept only for a deny that asked");
   }
   if (out.ok && msg.type === "confirm_details") check(out.details?.id === msg.id, "details for its own id");
 }

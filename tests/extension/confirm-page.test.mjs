@@ -1,7 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { countdownText, fieldItems, runConfirmPage } from "../../extension/lib/confirm-page.js";
-import { flush } from "./helpers/fakes.mjs";
+import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
+import { countdownText, fieldItems, runConfirmPage, tapRefusal } from "../../extension/lib/confirm-page.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
+import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
+import { REASON_TEXT } from "../../extension/lib/presence-reasons.js";
+import { fakeTimers, flush } from "./helpers/fakes.mjs";
 
 /** A tiny document: elements by id with textContent, disabled, click listeners, focus. */
 function fakeDoc() {
@@ -20,7 +25,7 @@ function fakeDoc() {
       set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
     };
   };
-  for (const id of ["heading", "client", "tool", "origin", "detail", "fields-box", "fields", "countdown", "status", "allow", "deny"]) {
+  for (const id of ["heading", "client", "tool", "origin", "detail", "fields-box", "fields", "countdown", "status", "hint", "allow", "deny", "tap", "close"]) {
     els.set(id, make(id));
   }
   return {
@@ -148,4 +153,128 @@ test("no client label: said plainly; not a submit: no field list; Esc denies", a
   assert.deepEqual(h.sent.slice(1), [{ type: "confirm_answer", id: "c7", decision: "deny" }]);
   assert.equal(clock.running(), 0, "the countdown stops once answered");
   assert.equal(h.doc.el("countdown").textContent, "");
+});
+
+// A refused tap, through the worker's real presence relay and broker: the window says why in the
+// options page's words, with the next step, next to the tap control; the agent learns only "deny".
+const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
+const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
+
+/**
+ * The confirm page of one presence confirmation, talking to the real relay and broker; `host`
+ * answers presence_begin / presence_complete as the host would (throwing its BridgeError).
+ */
+function tapWindow(host, { getAssertion } = {}) {
+  const broker = createConfirmBroker({ ...fakeTimers(), newId: () => "c1" });
+  const asked = broker.open({ kind: "action", tool: "page_eval", origin: "https://a.test", detail: "1+1", timeoutMs: 30_000,
+    presence: { action: "confirm.eval", detail: '{"code":"1+1","origin":"https://a.test"}' } });
+  const decision = { value: null };
+  asked.promise.then((d) => { decision.value = d; });
+  const relay = createPresenceConfirm({ broker, hostCall: async (action, args) => host(action, args) });
+  const doc = fakeDoc();
+  const sender = { id: EXT_ID, url: `${PAGE}?id=c1&mode=presence` };
+  const api = {
+    sendMessage: async (m) => {
+      const msg = structuredClone(m);
+      const viaRelay = relay.handleMessage(msg, sender, { extensionId: EXT_ID, pageUrl: PAGE });
+      if (viaRelay !== undefined) return viaRelay;
+      if (msg.type === "confirm_details") return { ok: true, details: broker.details(msg.id) };
+      if (msg.type === "confirm_answer") return { ok: broker.answer(msg.id, msg.decision) };
+      return { ok: false };
+    },
+    requestPermission: async () => false,
+    getAssertion: getAssertion ?? (async () => ({ id: "cred", response: { signature: "sig" } })),
+    closeWindow: () => { closed.n += 1; },
+  };
+  const closed = { n: 0 };
+  return { doc, decision, broker, closed, run: () => runConfirmPage({ doc, search: "?id=c1&mode=presence", api }) };
+}
+
+const begun = { challengeId: "ch1", options: { publicKey: { challenge: "AAAA" } } };
+/** @param {string} reason */
+const refusing = (reason) => (action) => {
+  if (action === "presence_begin") return begun;
+  const err = new BridgeError("presence_refused", "presence refused");
+  err.reason = reason;
+  throw err;
+};
+
+test("a refused tap says why next to the control: the host's reason in plain words, then what to do", async () => {
+  const w = tapWindow(refusing("counter_not_increased"));
+  await w.run();
+  assert.equal(w.doc.el("tap").hidden, false);
+  w.doc.el("tap").click();
+  for (let i = 0; i < 20 && w.decision.value === null; i += 1) await flush();
+  await flush();
+  const status = w.doc.el("status").textContent;
+  assert.equal(status, `refused: presence_refused — ${REASON_TEXT.counter_not_increased}`, "the options page's words");
+  assert.match(status, /sign counter did not increase/);
+  assert.match(w.doc.el("hint").textContent, /try the tap again/, "the code's next step");
+  assert.match(w.doc.el("hint").textContent, /The agent has to ask again/);
+  assert.match(w.doc.el("heading").textContent, /Not allowed/);
+  assert.equal(w.doc.el("status").classList.contains("refused"), true);
+  assert.equal(w.decision.value, "deny", "the agent's answer is a bare deny: no reason travels to it");
+  assert.equal(w.doc.el("tap").disabled, true, "one tap per confirmation");
+  // The window stays open saying so, until the person closes it (the button, or Esc).
+  assert.equal(w.broker.keepsWindow("c1"), true);
+  assert.equal(w.doc.el("close").hidden, false);
+  assert.equal(w.doc.el("close").focused, true);
+  w.doc.el("close").click();
+  w.doc.key("Escape");
+  assert.equal(w.closed.n, 2);
+});
+
+test("only a deny keeps its window: a refused tap's stays, every other settled window is removed", async () => {
+  const run = async (answerWith) => {
+    let n = 0;
+    const broker = createConfirmBroker({ ...fakeTimers(), newId: () => `c${++n}` });
+    const removed = [];
+    const confirm = createConfirmer({
+      broker,
+      windows: { createWindow: async () => ({ id: 9 }), removeWindow: async (wid) => { removed.push(wid); } },
+      log: { warn() {} },
+    });
+    const asking = confirm({ kind: "action", tool: "page_eval", origin: "https://a.test", detail: "1", timeoutMs: 30_000 });
+    await flush();
+    const sender = { id: EXT_ID, url: `${PAGE}?id=c1` };
+    const reply = handleConfirmMessage({ type: "confirm_answer", id: "c1", ...answerWith }, sender, { broker, extensionId: EXT_ID, pageUrl: PAGE });
+    return { decision: await asking, removed, reply, leftover: broker.keepsWindow("c1") };
+  };
+  assert.deepEqual(await run({ decision: "deny", keepWindow: true }), { decision: "deny", removed: [], reply: { ok: true }, leftover: false });
+  assert.deepEqual(await run({ decision: "deny" }), { decision: "deny", removed: [9], reply: { ok: true }, leftover: false });
+  assert.deepEqual(await run({ decision: "allow", keepWindow: true }), { decision: "allow", removed: [9], reply: { ok: true }, leftover: false },
+    "an allow never keeps a window");
+});
+
+test("each kind of refusal reads as a sentence, never a bare presence_refused", async () => {
+  for (const reason of ["wrong_origin", "not_enrolled", "no_presence", "not_verified", "challenge_stale", "signature_invalid"]) {
+    const w = tapWindow(refusing(reason));
+    await w.run();
+    w.doc.el("tap").click();
+    for (let i = 0; i < 20 && w.decision.value === null; i += 1) await flush();
+    await flush();
+    assert.equal(w.doc.el("status").textContent, `refused: presence_refused — ${REASON_TEXT[reason]}`, reason);
+    assert.equal(w.decision.value, "deny", reason);
+  }
+  // Refused before any tap (presence_begin: e.g. no credential enrolled any more).
+  const early = tapWindow(() => { const e = new BridgeError("presence_refused", "x"); e.reason = "not_enrolled"; throw e; });
+  await early.run();
+  early.doc.el("tap").click();
+  for (let i = 0; i < 20 && early.decision.value === null; i += 1) await flush();
+  await flush();
+  assert.equal(early.doc.el("status").textContent, `refused: presence_refused — ${REASON_TEXT.not_enrolled}`);
+  assert.equal(early.decision.value, "deny");
+  // The person cancelled the key's prompt, or it timed out, or no key answered.
+  const cancelled = tapWindow(refusing("unspecified"), { getAssertion: async () => { throw new Error("NotAllowedError"); } });
+  await cancelled.run();
+  cancelled.doc.el("tap").click();
+  for (let i = 0; i < 20 && cancelled.decision.value === null; i += 1) await flush();
+  await flush();
+  assert.equal(cancelled.doc.el("status").textContent, `refused: presence_refused — ${REASON_TEXT.no_answer}`);
+  assert.equal(cancelled.decision.value, "deny");
+  // A host without a reason, or one the page does not know: still a sentence; page text never shows.
+  assert.equal(tapRefusal("presence_refused", undefined).status, `refused: presence_refused — ${REASON_TEXT.unspecified}`);
+  assert.equal(tapRefusal("presence_refused", "<b>evil</b>").status, `refused: presence_refused — ${REASON_TEXT.unspecified}`);
+  assert.equal(tapRefusal("<img src=x>", "counter_not_increased").status.startsWith("refused: internal_error"), true);
+  assert.match(tapRefusal("confirm_denied", undefined).hint, /denied/);
 });
