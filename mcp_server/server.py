@@ -66,6 +66,7 @@ class ToolGuard:
         self._spawner = spawner
         self._spawner_error = spawner_error
         self._audit = audit
+        self._judged: Effective | None = None
 
     def check(self, tool: str) -> tuple[str, str] | None:
         """``refusal()``, recorded in the audit log (tool name and outcome only, never
@@ -85,7 +86,10 @@ class ToolGuard:
         return refused
 
     def confirm_timeout(self) -> int:
-        return int(self._trust().policy.confirm_timeout_seconds)
+        """The policy's confirm timeout, from the record the latest ``refusal`` judged (the call
+        asking is the one that was just let through: no second read of the record per call)."""
+        eff = self._judged if self._judged is not None else self._trust()
+        return int(eff.policy.confirm_timeout_seconds)
 
     def outcome(self, tool: str, how: str, code: str) -> None:
         """Record how an allowed call ended when a confirmation said no or went unanswered
@@ -135,7 +139,7 @@ class ToolGuard:
         """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us;
         ``despite_kill``: as if the kill switch were released (``bridge_status`` answers while
         killed, to a client nothing else refuses)."""
-        eff = self._trust()
+        eff = self._judged = self._trust()
         if despite_kill:
             eff = dataclasses.replace(eff, killed=False)
         if eff.refused:
