@@ -504,6 +504,19 @@ async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) 
             task.cancel()
 
 
+def _decoded_size(data: str) -> int:
+    """How many bytes the base64 ``data`` decodes to: by arithmetic when it is whole 4-character
+    groups of ASCII with at most two ``=`` of padding (what a capture is), so a 10 MB image is
+    not decoded only to be counted (~55 ms, a fifth of this server's CPU for it); otherwise as
+    ``b64decode(data, validate=False)`` counts it. (A string that has those shapes and also
+    characters outside the alphabet is counted as if it had none; the count is metadata, the
+    image content is passed on as received either way.)"""
+    padding = len(data) - len(data.rstrip("="))
+    if len(data) % 4 == 0 and padding <= 2 and data.isascii():
+        return len(data) // 4 * 3 - padding
+    return len(base64.b64decode(data, validate=False))
+
+
 def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
     """A screenshot reply as MCP image content, with its metadata as structured content."""
     data = reply.get("data")
@@ -516,7 +529,7 @@ def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
         "mimeType": mime_type,
         "width": reply.get("width"),
         "height": reply.get("height"),
-        "bytes": len(base64.b64decode(data, validate=False)),
+        "bytes": _decoded_size(data),
     }
     return CallToolResult(
         content=[ImageContent(type="image", data=data, mime_type=mime_type)],
