@@ -7,13 +7,16 @@ server, and this process: the client plus the fake extension), which a loaded ma
 less than wall time. Figures, never pass/fail::
 
     .venv/bin/python -m bench.textpath --chars 5000000 --rounds 7
+    .venv/bin/python -m bench.textpath --screenshot --chars 10000000 --rounds 5
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -45,6 +48,8 @@ def _serve(browser: FakeBrowser, text: str) -> None:
         if request["action"] == "page_text":
             result = {"text": text, "nextOffset": None, "totalChars": len(text)}
             result |= {"url": "http://127.0.0.1/", "title": "text"}
+        elif request["action"] == "page_screenshot":
+            result = {"data": text, "mimeType": "image/png", "width": 1280, "height": 4200}
         reply = {"type": "reply", "id": request["id"], "ok": True, "result": result}
         body = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
         if len(body) <= CHUNK_CHARS:
@@ -64,6 +69,8 @@ def _cpu_ms(process: psutil.Process) -> float:
 
 async def measure(chars: int, rounds: int, *, tool: str = "page_text") -> dict[str, float]:
     text = (LINE * (chars // len(LINE) + 1))[:chars]
+    if tool == "page_screenshot":  # ``chars`` bytes of noise, base64 as the extension sends it
+        text = base64.b64encode(os.urandom(chars)).decode()
     root = Path(tempfile.mkdtemp(prefix="tw-textpath-"))
     runtime = root / "run"
     runtime.mkdir(mode=0o700)
@@ -92,13 +99,15 @@ async def measure(chars: int, rounds: int, *, tool: str = "page_text") -> dict[s
                     before = {"host": _cpu_ms(host), "mcp": _cpu_ms(server), "client": _cpu_ms(me)}
                     start = time.perf_counter()
                     result = await client.call_tool(
-                        tool, {"tabId": 1} if tool == "page_text" else {}
+                        tool, {"tabId": 1} if tool != "tab_list" else {}
                     )
                     samples["wall"].append((time.perf_counter() - start) * 1000)
                     samples["host"].append(_cpu_ms(host) - before["host"])
                     samples["mcp"].append(_cpu_ms(server) - before["mcp"])
                     samples["client"].append(_cpu_ms(me) - before["client"])
                     got = (result.structured_content or {}).get("text", text)
+                    if tool == "page_screenshot":
+                        got = getattr(result.content[0], "data", None) if result.content else None
                     if result.is_error or got != text:
                         raise SystemExit(f"wrong answer: {str(result.content)[:300]}")
     finally:
@@ -114,7 +123,21 @@ def main() -> None:
     parser.add_argument(
         "--light", action="store_true", help="measure tab_list instead (per call, --rounds calls)"
     )
+    parser.add_argument(
+        "--screenshot",
+        action="store_true",
+        help="measure page_screenshot instead: a PNG of --chars bytes (base64 on the wire)",
+    )
     args = parser.parse_args()
+    if args.screenshot:
+        figures = asyncio.run(measure(args.chars, args.rounds, tool="page_screenshot"))
+        print(
+            f"page_screenshot of {args.chars:,} bytes, median of {args.rounds}: "
+            f"wall {figures['wall']:.0f} ms; CPU host {figures['host']:.0f} ms, "
+            f"tabwarden mcp {figures['mcp']:.0f} ms, client + fake extension "
+            f"{figures['client']:.0f} ms"
+        )
+        return
     if args.light:
         figures = asyncio.run(measure(0, args.rounds, tool="tab_list"))
         print(

@@ -14,6 +14,11 @@ It also keeps ``uvicorn`` out (``NEVER_IMPORTED``): only the SDK's HTTP transpor
 ``sse_starlette`` (which the SDK's server imports) merely patches it when it is importable —
 48 modules, ~3 MB of every session's memory and tens of milliseconds of its start, for a
 server that speaks stdio alone. Importing it in that process then fails (``ImportError``).
+
+And it runs ``httpx2``'s ``__init__`` only when something asks it for a name (``LAZY``, deferred
+the same way): the SDK's resource types import it at their top for ``HttpResource.read`` alone,
+which tabwarden never serves — ~45 ms of CPU at every start. (``importlib.util.LazyLoader`` does
+not do here: the import statement itself reads the module's ``__spec__``, which loads it.)
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ from types import ModuleType
 DEFERRED = ("mcp", "mcp.server")
 #: What ``tabwarden mcp`` (stdio only) never imports: the SDK's HTTP transports' server.
 NEVER_IMPORTED = ("uvicorn",)
+#: Imported at the top of SDK modules ``tabwarden mcp`` loads, used only in calls it never makes.
+LAZY = ("httpx2",)
 
 
 def defer_package_inits() -> bool:
     """Install the deferred packages; False (and nothing changed) when the SDK is already
     imported or its layout is not the expected one."""
-    if any(name in sys.modules for name in (*DEFERRED, *NEVER_IMPORTED)):
+    if any(name in sys.modules for name in (*DEFERRED, *NEVER_IMPORTED, *LAZY)):
         return False
     staged: list[tuple[str, ModuleType]] = []
     for name in DEFERRED:
@@ -41,12 +48,21 @@ def defer_package_inits() -> bool:
         staged.append((name, _deferred(spec)))
     for name in NEVER_IMPORTED:
         sys.modules[name] = None  # type: ignore[assignment]  # the import system's "not here"
+    for name in LAZY:
+        _lazy(name)
     for name, module in staged:
         sys.modules[name] = module
         parent, _, child = name.rpartition(".")
         if parent:
             setattr(sys.modules[parent], child, module)
     return True
+
+
+def _lazy(name: str) -> None:
+    """``name`` in ``sys.modules`` as a deferred module (``_deferred``); nothing when not found."""
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.loader is not None:
+        sys.modules[name] = _deferred(spec)
 
 
 def _child_spec(name: str, parent: ModuleType) -> importlib.machinery.ModuleSpec | None:

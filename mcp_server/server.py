@@ -7,12 +7,12 @@ latch → ``killed``; clients paired and the spawner not one of them (or unmeasu
 ``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
 start that the posture is unpinned, and remembers the spawner for ``tabwarden pair-client``.
 
-The tools are the catalogue's (``catalogue.py``), added by ``tools.register`` alone, so each one
-asks ``ToolGuard.check`` before its body runs. stdout carries JSON-RPC only; every log line goes
+The tools are the catalogue's (``catalogue.py``), made by ``tools.catalogue_tools`` alone, so each
+one asks ``ToolGuard.check`` before its body runs. stdout carries JSON-RPC only; every log line goes
 to stderr. Each tool either returns its structured result or an error result carrying a stable
 ``code`` from the shared table and a one-line ``hint`` (``results.py``). A tool never hangs: the
-bridge client has deadlines for connecting, the handshake and every call. Nothing here may serve
-a tool past a refusal, or log a tool's arguments.
+bridge client has deadlines for connecting, the handshake and every call. Nothing here may serve a
+tool past a refusal, or log a tool's arguments.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tabwarden import __version__
 from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
+from tabwarden.mcp_server.schema_cache import SchemaCache
 from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.mcp_server.tools import ReadUpload
 from tabwarden.trust.refusal import refusal
@@ -65,6 +66,7 @@ class ToolGuard:
         self._spawner = spawner
         self._spawner_error = spawner_error
         self._audit = audit
+        self._judged: Effective | None = None
 
     def check(self, tool: str) -> tuple[str, str] | None:
         """``refusal()``, recorded in the audit log (tool name and outcome only, never
@@ -84,7 +86,10 @@ class ToolGuard:
         return refused
 
     def confirm_timeout(self) -> int:
-        return int(self._trust().policy.confirm_timeout_seconds)
+        """The policy's confirm timeout, from the record the latest ``refusal`` judged (the call
+        asking is the one that was just let through: no second read of the record per call)."""
+        eff = self._judged if self._judged is not None else self._trust()
+        return int(eff.policy.confirm_timeout_seconds)
 
     def outcome(self, tool: str, how: str, code: str) -> None:
         """Record how an allowed call ended when a confirmation said no or went unanswered
@@ -141,7 +146,7 @@ class ToolGuard:
         """The one refusal rule (``tabwarden.trust.refusal``) for the program that spawned us;
         ``despite_kill``: as if the kill switch were released (``bridge_status`` answers while
         killed, to a client nothing else refuses)."""
-        eff = self._trust()
+        eff = self._judged = self._trust()
         if despite_kill:
             eff = dataclasses.replace(eff, killed=False)
         if eff.refused:
@@ -155,15 +160,23 @@ class ToolGuard:
 
 
 def build_server(
-    bridge: BridgeClient, guard: ToolGuard, *, read_upload: ReadUpload = uploads.read_upload
+    bridge: BridgeClient,
+    guard: ToolGuard,
+    *,
+    read_upload: ReadUpload = uploads.read_upload,
+    schemas: SchemaCache | None = None,
 ) -> MCPServer[Any]:
-    """The MCP server with every catalogue tool, each behind ``guard`` (``tools.register``)."""
-    server: MCPServer[Any] = MCPServer(
-        name="tabwarden", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+    """The MCP server with every catalogue tool, each behind ``guard``
+    (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them)."""
     calls = tools.CallLog()
-    tools.register(server, guard, tools.ToolCalls(bridge, guard, read_upload, calls).answer, calls)
-    return server
+    answer = tools.ToolCalls(bridge, guard, read_upload, calls).answer
+    return MCPServer(
+        name="tabwarden",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        tools=tools.catalogue_tools(guard, answer, calls, schemas),
+    )
 
 
 def _audit_log() -> AuditLog | None:
@@ -231,7 +244,7 @@ def run() -> int:
 
         from tabwarden.mcp_server import stdio
 
-        anyio.run(stdio.serve, build_server(bridge, guard))
+        anyio.run(stdio.serve, build_server(bridge, guard, schemas=SchemaCache(gate.config)))
     finally:
         if audit is not None and not audit.flush(timeout=AUDIT_FLUSH_SECONDS):
             log.warning("audit log: not every line was synced to disk before exit")

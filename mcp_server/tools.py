@@ -1,6 +1,6 @@
-"""The catalogue's tools on an MCP server: registered in one loop, each behind the hop-1 gate.
+"""The catalogue's tools on an MCP server: made in one loop, each behind the hop-1 gate.
 
-``register`` is the only code that adds tools to the server. Every tool it adds is a
+``catalogue_tools`` is the only code that makes the server's tools. Every tool it makes is a
 ``GatedTool``: its input and output schemas come from the ``ToolSpec``'s argument and result
 models (``catalogue.py``), and its body first asks the gate (``ToolGuard.check``: trust record,
 kill switch, paired client) and returns the refusal before anything else happens — before the
@@ -50,7 +50,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp_types import CallToolResult, ImageContent
 from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -70,6 +72,7 @@ from tabwarden.mcp_server.provenance import (
     origin_of,
 )
 from tabwarden.mcp_server.results import ERROR_META_KEY, error_result, ok_result
+from tabwarden.mcp_server.schema_cache import SchemaCache, cache_key
 from tabwarden.paths import live_endpoints, runtime_dir
 from tabwarden.protocol.codes import (
     BAD_REQUEST,
@@ -241,20 +244,67 @@ def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     )
 
 
-def register(
-    server: MCPServer[Any], guard: Gatekeeper, answer: Answer, calls: CallLog | None = None
-) -> None:
-    """Add every catalogue tool to ``server``, each behind ``guard``, each call's outcome kept in
-    ``calls``."""
-    for spec in CATALOGUE:
-        server.add_tool(
-            GatedTool(spec, guard, answer, calls),
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            annotations=spec.annotations,
+def catalogue_tools(
+    guard: Gatekeeper,
+    answer: Answer,
+    calls: CallLog | None = None,
+    schemas: SchemaCache | None = None,
+) -> list[Tool]:
+    """Every catalogue tool as the SDK's ``Tool``, each behind ``guard``, each call's outcome
+    kept in ``calls``: what ``MCPServer(tools=...)`` serves. With ``schemas``, the published
+    schemas come from that cache when it holds this code's (``schema_cache.cache_key``) and are
+    stored there when it did not; everything else is built afresh either way."""
+    gated = [GatedTool(spec, guard, answer, calls) for spec in CATALOGUE]
+    key = cached = None
+    if schemas is not None:
+        models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]
+        key = cache_key(models, __file__)
+        cached = schemas.load(key, [spec.name for spec in CATALOGUE])
+    if cached is not None:
+        return [_tool_with(g, cached[g.spec.name]) for g in gated]
+    built = [
+        Tool.from_function(  # what MCPServer.add_tool does
+            g,
+            name=g.spec.name,
+            title=g.spec.title,
+            description=g.spec.description,
+            annotations=g.spec.annotations,
             structured_output=True,
         )
+        for g in gated
+    ]
+    published = {
+        t.name: {"parameters": t.parameters, "outputSchema": t.output_schema} for t in built
+    }
+    if schemas is not None and key is not None and all(t.output_schema for t in built):
+        schemas.store(key, published)  # type: ignore[arg-type]  # every output schema is set
+    return built
+
+
+def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:
+    """The ``Tool`` ``Tool.from_function`` makes of ``gated``, its published schemas given: the
+    argument model is built from the signature as the SDK builds it (it validates every call),
+    the output model is the result model (tests/mcp_server/test_schema_cache.py holds both ways
+    equal for every tool)."""
+    spec = gated.spec
+    arguments = func_metadata(gated, skip_names=[_CONTEXT], structured_output=False).arg_model
+    metadata = FuncMetadata(
+        arg_model=arguments,
+        output_schema=schemas["outputSchema"],
+        output_model=spec.result,
+        wrap_output=False,
+    )
+    return Tool(
+        fn=gated,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=schemas["parameters"],
+        fn_metadata=metadata,
+        is_async=True,
+        context_kwarg=_CONTEXT,
+        annotations=spec.annotations,
+    )
 
 
 class ToolCalls:
@@ -511,6 +561,19 @@ async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) 
             task.cancel()
 
 
+def _decoded_size(data: str) -> int:
+    """How many bytes the base64 ``data`` decodes to: by arithmetic when it is whole 4-character
+    groups of ASCII with at most two ``=`` of padding (what a capture is), so a 10 MB image is
+    not decoded only to be counted (~55 ms, a fifth of this server's CPU for it); otherwise as
+    ``b64decode(data, validate=False)`` counts it. (A string that has those shapes and also
+    characters outside the alphabet is counted as if it had none; the count is metadata, the
+    image content is passed on as received either way.)"""
+    padding = len(data) - len(data.rstrip("="))
+    if len(data) % 4 == 0 and padding <= 2 and data.isascii():
+        return len(data) // 4 * 3 - padding
+    return len(base64.b64decode(data, validate=False))
+
+
 def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
     """A screenshot reply as MCP image content, with its metadata as structured content."""
     data = reply.get("data")
@@ -523,7 +586,7 @@ def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
         "mimeType": mime_type,
         "width": reply.get("width"),
         "height": reply.get("height"),
-        "bytes": len(base64.b64decode(data, validate=False)),
+        "bytes": _decoded_size(data),
     }
     return CallToolResult(
         content=[ImageContent(type="image", data=data, mime_type=mime_type)],

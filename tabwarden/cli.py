@@ -8,13 +8,17 @@ that subcommand runs, so ``tabwarden --help`` never pays for importing the MCP S
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tabwarden import __version__
-from tabwarden.errors import TabwardenError
+
+if TYPE_CHECKING:  # imported where used: ``tabwarden mcp`` re-executes before it needs them
+    import argparse
+    from pathlib import Path
+
+    from tabwarden.errors import TabwardenError
 
 DESCRIPTION = """\
 tabwarden — a guarded bridge between MCP clients (Claude Code, Codex, Cursor, ...) and your browser.
@@ -128,6 +132,8 @@ def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     from tabwarden.cli_help import JSON_HELP, add_command
     from tabwarden.manifests import browser_locations
 
@@ -267,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _path(value: str) -> Path:
+    from pathlib import Path
+
     return Path(value).expanduser().absolute()
 
 
@@ -296,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # imported, and run without building the parser (it imports every subcommand's options).
         if not sys.flags.isolated:
             _reexec_isolated(argv)
+        import argparse
+
         return _run(_cmd_mcp, argparse.Namespace(command="mcp"))
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -309,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a subcommand: a ``TabwardenError`` becomes its hint and exit status, here alone."""
+    from tabwarden.errors import TabwardenError
+
     try:
         return int(func(args))
     except TabwardenError as exc:

@@ -23,15 +23,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
-
-import keyring
-import keyring.backend
-import keyring.backends.chainer
-import keyring.backends.fail
-import keyring.backends.null
-import keyring.errors
-import keyring.util.platform_
+from typing import TYPE_CHECKING, Protocol
 
 from tabwarden.errors import StorageFull, TabwardenError, UsageError
 from tabwarden.private_fs import (
@@ -50,6 +42,9 @@ from tabwarden.protocol.codes import (
     KEYSTORE_UNAVAILABLE,
 )
 from tabwarden.trust.keys import HostKey
+
+if TYPE_CHECKING:  # imported where used (~70 ms of CPU): a file store never pays for it
+    import keyring.backend
 
 __all__ = [
     "FileStore",
@@ -180,6 +175,9 @@ def _uses_dbus(backend: keyring.backend.KeyringBackend) -> bool:
 
 
 def _check_one(backend: keyring.backend.KeyringBackend) -> None:
+    import keyring.backends.fail
+    import keyring.backends.null
+
     name = _backend_name(backend)
     if isinstance(backend, keyring.backends.null.Keyring):
         raise KeyStoreUnavailable("the OS keyring is disabled (null backend)")
@@ -225,6 +223,9 @@ class KeyringStore:
 
     def _backend(self) -> keyring.backend.KeyringBackend:
         """The current keyring backend, or ``KeyStoreUnavailable``: never a silent fallback."""
+        import keyring.backends.chainer  # and ``keyring`` itself
+        import keyring.util.platform_
+
         if "PYTHON_KEYRING_BACKEND" in os.environ:
             raise KeyStoreUnavailable(
                 "PYTHON_KEYRING_BACKEND is set; tabwarden will not keep the host key in a "
@@ -312,6 +313,8 @@ class KeyringStore:
         except Exception as exc:  # KeyringError, InitError, D-Bus errors, ...
             reason = type(exc).__name__
             # PasswordDeleteError can mean "already gone" (a concurrent delete): check.
+            import keyring.errors
+
             gone = isinstance(exc, keyring.errors.PasswordDeleteError)
         else:
             return True
@@ -320,6 +323,8 @@ class KeyringStore:
         raise KeyStoreUnavailable(f"deleting the host key from the OS keyring failed ({reason})")
 
     def describe(self) -> str:
+        import keyring
+
         try:
             name = _backend_name(keyring.get_keyring())
         except Exception:

@@ -224,13 +224,18 @@ def _server_modules() -> dict[str, ast.Module]:
     return {p.name: ast.parse(p.read_text("utf-8")) for p in sorted(MCP_SERVER.glob("*.py"))}
 
 
-def test_only_tools_py_adds_tools_to_the_server() -> None:
-    adders = {"tool", "add_tool"}
+def test_only_tools_py_makes_the_servers_tools() -> None:
+    adders = {"tool", "add_tool", "from_function"}
     found = {
         name
         for name, tree in _server_modules().items()
         for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute) and node.attr in adders
+        if (isinstance(node, ast.Attribute) and node.attr in adders)
+        or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Tool"
+        )
     }
     assert found == {"tools.py"}
 

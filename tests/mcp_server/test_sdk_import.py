@@ -63,3 +63,37 @@ def test_the_stdio_server_never_imports_the_http_server() -> None:
         "    raise SystemExit('uvicorn was importable')\n"
     )
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603
+
+
+def test_httpx2_runs_only_when_a_name_is_asked_for_and_then_answers_every_one() -> None:
+    probe = (
+        "import json, sys\n"
+        "from tabwarden.mcp_server.sdk import defer_package_inits\n"
+        "assert defer_package_inits() is True\n"
+        "import tabwarden.mcp_server.server\n"
+        "before = sorted(m for m in sys.modules if m.startswith('httpx2.'))\n"
+        "from httpx2 import AsyncClient\n"
+        "import httpx2\n"
+        "print(json.dumps({'before': before, 'after': 'httpx2._client' in sys.modules,\n"
+        "                  'same': httpx2.AsyncClient is AsyncClient,\n"
+        "                  'names': len(httpx2.__all__)}))\n"
+    )
+    out = subprocess.run(  # noqa: S603 (this interpreter and a fixed script)
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    seen = json.loads(out.stdout)
+    assert seen["before"] == []  # imported at the SDK's top, never run...
+    assert seen["after"] is True  # ...until a name was asked for: then in full
+    assert seen["same"] is True
+    assert seen["names"] > 10
+
+
+def test_starting_the_server_with_a_file_store_never_imports_keyring() -> None:
+    probe = (
+        "import sys\n"
+        "from tabwarden.mcp_server.sdk import defer_package_inits\n"
+        "defer_package_inits()\n"
+        "import tabwarden.mcp_server.server, tabwarden.trust.keystore, tabwarden.trust.gate\n"
+        "assert 'keyring' not in sys.modules, 'keyring imported at start'\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603

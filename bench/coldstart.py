@@ -1,0 +1,119 @@
+"""A focused micro-bench of ``tabwarden mcp``'s start without a browser: spawn → ``initialize``
+answered, and → ``tools/list`` answered, as the bench's client spawns it (``python -m tabwarden
+mcp``, re-executed isolated), against a throwaway trust record (a file-store host key, this
+process paired: the path a paired client takes), wall time and the server's CPU at each answer.
+
+``--against PYTHON`` runs another checkout's interpreter (its venv's ``python``) interleaved
+with this one, round by round, so a before/after pair shares the machine's load. The CPU figure
+moves far less than wall time on a loaded machine. Figures, never pass/fail::
+
+    .venv/bin/python -m bench.coldstart --rounds 12 --against ../main/.venv/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+from tabwarden.demo import provision_throwaway_trust
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench.coldstart", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+def _line(message: Mapping[str, object]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def _cpu_ms(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return (times.user + times.system) * 1000
+
+
+def one_start(python: str, env: dict[str, str], errlog: IO[str]) -> dict[str, float]:
+    """One spawn: wall ms and the server's CPU ms when ``initialize`` and ``tools/list`` were
+    answered (the reply is checked after the clock stops)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(  # noqa: S603 (an interpreter the operator named, fixed arguments)
+        [python, "-m", "tabwarden", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        env=env,
+        cwd="/",
+    )
+    assert proc.stdin is not None and proc.stdout is not None  # noqa: S101 (PIPE above)
+    try:
+        proc.stdin.write(_line(INITIALIZE))
+        proc.stdin.flush()
+        first = proc.stdout.readline()
+        out = {"init_ms": (time.perf_counter() - start) * 1000, "init_cpu": _cpu_ms(proc.pid)}
+        proc.stdin.write(_line(INITIALIZED) + _line(TOOLS_LIST))
+        proc.stdin.flush()
+        second = proc.stdout.readline()
+        out |= {"list_ms": (time.perf_counter() - start) * 1000, "list_cpu": _cpu_ms(proc.pid)}
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    if b'"serverInfo"' not in first or b'"tools"' not in second:
+        raise SystemExit(f"{python}: a wrong answer: {first[:200]!r} {second[:200]!r}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--against", help="another checkout's python, run interleaved")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="tw-coldstart-"))
+    config, runtime = root / "config", root / "run"
+    config.mkdir(mode=0o700)
+    runtime.mkdir(mode=0o700)
+    provision_throwaway_trust(config, client_exe=sys.executable, origins=[])
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root),
+        "TABWARDEN_CONFIG_DIR": str(config),
+        "TABWARDEN_RUNTIME_DIR": str(runtime),
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    pythons = {"this": sys.executable} | ({"against": args.against} if args.against else {})
+    samples: dict[str, list[dict[str, float]]] = {name: [] for name in pythons}
+    with open(root / "mcp.err", "w") as errlog:
+        for round_ in range(args.rounds):
+            order = list(pythons.items())
+            for name, python in order if round_ % 2 == 0 else reversed(order):
+                samples[name].append(one_start(python, env, errlog))
+    for name, runs in samples.items():
+        median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        print(
+            f"{name} ({pythons[name]}), median of {len(runs)}: initialize {median['init_ms']:.0f} "
+            f"ms (CPU {median['init_cpu']:.0f} ms); tools/list {median['list_ms']:.0f} ms "
+            f"(CPU {median['list_cpu']:.0f} ms)"
+        )
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
