@@ -210,7 +210,7 @@ class TrustContext:
             kill_latch=gate.kill_latch,
             load_key=load_key,
             effective=gate.current,
-            audit=AuditLog.default,
+            audit=lambda: AuditLog.default(gate.env),  # beside the record it reads
         )
 
 

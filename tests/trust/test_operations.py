@@ -388,3 +388,21 @@ def test_a_tap_verified_before_revoke_cannot_bring_the_browser_back(tmp_path: Pa
         operations.widen(world.ctx, tap, {"eval": True}, NOW)
     assert world.record_bytes() == before and len(world.audit()) == entries
     assert _browsers(world) == {} and world.ctx.effective().policy.eval is False
+
+
+def test_a_context_for_a_gate_audits_beside_that_gates_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gate built for another config directory (a throwaway browser's, a second profile's)
+    writes its audit entries there, never into the process's own config directory."""
+    from tabwarden.trust.gate import TrustGate
+
+    own = tmp_path / "own"
+    monkeypatch.setenv("TABWARDEN_CONFIG_DIR", str(own))
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    ctx = operations.TrustContext.for_gate(TrustGate({"TABWARDEN_CONFIG_DIR": str(other)}))
+    assert ctx.audit().path == other / "audit.jsonl"
+    operations.kill(ctx, "test", NOW)
+    assert (other / "audit.jsonl").read_text().count('"event":"kill"') == 1
+    assert not (own / "audit.jsonl").exists()
