@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes import FakeBrowser
+
+# Every process the suite starts that builds its environment from ours finds a throwaway config
+# directory, never the person's real ~/.config/tabwarden (their trust record, audit log and
+# spawner list). Tests that need a particular one set TABWARDEN_CONFIG_DIR themselves; tests of a
+# fresh HOME strip every TABWARDEN_ variable (tests/cli/test_readme_first_steps.py).
+if "TABWARDEN_CONFIG_DIR" not in os.environ:
+    _THROWAWAY_CONFIG = tempfile.mkdtemp(prefix="tabwarden-test-config-")
+    os.environ["TABWARDEN_CONFIG_DIR"] = _THROWAWAY_CONFIG
+    atexit.register(shutil.rmtree, _THROWAWAY_CONFIG, ignore_errors=True)
 
 
 @pytest.fixture
