@@ -38,7 +38,12 @@ class _Guard:
         return None
 
     def provenance(
-        self, tool: str, how: str, argument: str, evidence: list[dict[str, Any]]
+        self,
+        tool: str,
+        how: str,
+        argument: str,
+        evidence: list[dict[str, Any]],
+        path: str | None = None,
     ) -> None:
         return None
 
