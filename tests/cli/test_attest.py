@@ -85,6 +85,7 @@ class Listener:
         env.update(
             TW_SOCK=str(self.path),
             TABWARDEN_RUNTIME_DIR=str(self.directory),
+            TABWARDEN_CONFIG_DIR=str(self.directory.parent / "config"),  # never the real one
             TABWARDEN_BROWSER=LABEL,
         )
         env.update(extra)
@@ -528,6 +529,7 @@ ATTEST_FROM_UNPRIVILEGED = textwrap.dedent(
 def real_host(runtime_dir: Path, procs: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TABWARDEN_"))}
     env["TABWARDEN_RUNTIME_DIR"] = str(runtime_dir)
+    env["TABWARDEN_CONFIG_DIR"] = str(runtime_dir.parent / "config")  # never the real one
     host = spawn(
         procs,
         [sys.executable, "-I", "-m", "tabwarden", "host", "--browser", LABEL, ALLOWED_ORIGIN],
