@@ -247,6 +247,15 @@ def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_
 
             # -- too large to return: a coded answer, and the port still works -------------
             noisy = (await ok(agent, "tab_open", {"url": f"{files_site}/noise"}))["tab"]["id"]
+            # The noise is drawn by the page's own script: capture only once it says it is done
+            # (a capture of the still-empty canvas compresses to almost nothing).
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:
+                tabs = (await ok(agent, "tab_list", {}))["tabs"]
+                if any(t["id"] == noisy and t["title"] == "noise ready" for t in tabs):
+                    break
+                assert asyncio.get_running_loop().time() < deadline, "the noise page never drew"
+                await asyncio.sleep(0.1)
             big = await agent.call_tool("page_screenshot", {"tabId": noisy, "fullPage": True})
             error = tool_error(big) or {}
             assert error.get("code") == "screenshot_too_large", big.content
