@@ -2,6 +2,11 @@
 ``--chars`` characters from a fake extension (chunked as the extension chunks), through the real
 host and the real ``tabwarden mcp``, read by the ``mcp`` SDK's stdio client.
 
+The posture is the bench's own (``bench/servers.py``): a throwaway trust record with this
+interpreter paired as the MCP client, so the host and the server read a cached record as a paired
+user's do; ``--unpaired`` measures the posture before pairing instead, where no record exists
+and every call looks for one (and for a host key) afresh.
+
 Prints the median wall time per call and the CPU each process spent on it (the host, the MCP
 server, and this process: the client plus the fake extension), which a loaded machine moves far
 less than wall time. Figures, never pass/fail::
@@ -29,6 +34,7 @@ import psutil
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tabwarden.demo import provision_throwaway_trust
 from tests.fakes import FakeBrowser, host_env
 
 LINE = "The quick brown fox jumps over the lazy dog, again and again.\n"
@@ -67,13 +73,19 @@ def _cpu_ms(process: psutil.Process) -> float:
     return (times.user + times.system) * 1000
 
 
-async def measure(chars: int, rounds: int, *, tool: str = "page_text") -> dict[str, float]:
+async def measure(
+    chars: int, rounds: int, *, tool: str = "page_text", paired: bool = True
+) -> dict[str, float]:
     text = (LINE * (chars // len(LINE) + 1))[:chars]
     if tool == "page_screenshot":  # ``chars`` bytes of noise, base64 as the extension sends it
         text = base64.b64encode(os.urandom(chars)).decode()
     root = Path(tempfile.mkdtemp(prefix="tw-textpath-"))
     runtime = root / "run"
     runtime.mkdir(mode=0o700)
+    if paired:  # host_env's config directory; the MCP server's spawner is this interpreter
+        config = root / "config"
+        config.mkdir(mode=0o700)
+        provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
     browser = FakeBrowser(runtime, attested=True)
     samples: dict[str, list[float]] = {"wall": [], "host": [], "mcp": [], "client": []}
     try:
@@ -128,9 +140,17 @@ def main() -> None:
         action="store_true",
         help="measure page_screenshot instead: a PNG of --chars bytes (base64 on the wire)",
     )
+    parser.add_argument(
+        "--unpaired",
+        action="store_true",
+        help="no trust record (the posture before pairing) instead of the bench's paired one",
+    )
     args = parser.parse_args()
+    paired = not args.unpaired
     if args.screenshot:
-        figures = asyncio.run(measure(args.chars, args.rounds, tool="page_screenshot"))
+        figures = asyncio.run(
+            measure(args.chars, args.rounds, tool="page_screenshot", paired=paired)
+        )
         print(
             f"page_screenshot of {args.chars:,} bytes, median of {args.rounds}: "
             f"wall {figures['wall']:.0f} ms; CPU host {figures['host']:.0f} ms, "
@@ -139,7 +159,7 @@ def main() -> None:
         )
         return
     if args.light:
-        figures = asyncio.run(measure(0, args.rounds, tool="tab_list"))
+        figures = asyncio.run(measure(0, args.rounds, tool="tab_list", paired=paired))
         print(
             f"tab_list, median of {args.rounds}: wall {figures['wall']:.2f} ms; CPU per call "
             f"host {figures['host_total'] / args.rounds:.2f} ms, tabwarden mcp "
@@ -147,7 +167,7 @@ def main() -> None:
             f"{figures['client_total'] / args.rounds:.2f} ms"
         )
         return
-    figures = asyncio.run(measure(args.chars, args.rounds))
+    figures = asyncio.run(measure(args.chars, args.rounds, paired=paired))
     print(
         f"page_text of {args.chars:,} characters, median of {args.rounds}: "
         f"wall {figures['wall']:.0f} ms; CPU host {figures['host']:.0f} ms, "

@@ -48,8 +48,12 @@ function isRecentCall(e) {
  *   now: () => number, max?: number, log?: {warn: (...a: unknown[]) => void}}} deps
  */
 export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MAX, log = console }) {
-  /** Writes one after another, each reading the stored list first (the worker may have restarted). */
+  /** Writes one after another. */
   let chain = Promise.resolve();
+  /** The list, read from storage once per worker start (only this worker writes it), then kept
+   * here: a call's record costs one storage write, not a read and a write. @type {Promise<RecentCall[]> | null} */
+  let kept = null;
+  const current = () => (kept ??= load());
 
   /** @returns {Promise<RecentCall[]>} */
   async function load() {
@@ -72,12 +76,14 @@ export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MA
     record(action, reply, client) {
       const entry = recentEntry(action, reply, now(), client);
       chain = chain.then(async () => {
-        const list = [...(await load()), entry].slice(-max);
-        await storageSet(RECENT_STORAGE_KEY, list);
+        const list = await current();
+        list.push(entry);
+        if (list.length > max) list.splice(0, list.length - max);
+        await storageSet(RECENT_STORAGE_KEY, [...list]);
       }).catch((err) => log.warn("tabwarden: could not record a recent call", err));
       return chain;
     },
     /** @returns {Promise<RecentCall[]>} oldest first */
-    list: () => chain.then(load),
+    list: () => chain.then(current).then((list) => [...list]),
   };
 }

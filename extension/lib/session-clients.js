@@ -19,6 +19,10 @@ const MAX_TEXT = 200;
  */
 export function createSessionClients({ storageGet, storageSet, now, log = console }) {
   let chain = Promise.resolve();
+  /** The records, read from storage once per worker start (only this worker writes them), then
+   * kept here: a call costs one storage write, not a read and a write. @type {Promise<Record<string, SessionSeen>> | null} */
+  let kept = null;
+  const current = () => (kept ??= load());
 
   /** @returns {Promise<Record<string, SessionSeen>>} */
   async function load() {
@@ -50,15 +54,18 @@ export function createSessionClients({ storageGet, storageSet, now, log = consol
       if (typeof session !== "string" || session === "" || session.length > MAX_TEXT) return chain;
       const entry = { client: typeof client === "string" && client !== "" ? client.slice(0, MAX_TEXT) : null, lastAt: now() };
       chain = chain.then(async () => {
-        const all = await load();
+        const all = await current();
         delete all[session];
         all[session] = entry;
-        const kept = Object.entries(all).sort((a, b) => a[1].lastAt - b[1].lastAt).slice(-MAX_SESSIONS);
-        await storageSet(SESSION_CLIENTS_KEY, Object.fromEntries(kept));
+        const over = Object.keys(all).length - MAX_SESSIONS;
+        if (over > 0) {
+          for (const [name] of Object.entries(all).sort((a, b) => a[1].lastAt - b[1].lastAt).slice(0, over)) delete all[name];
+        }
+        await storageSet(SESSION_CLIENTS_KEY, { ...all });
       }).catch((err) => log.warn("tabwarden: could not record a session's client", err));
       return chain;
     },
     /** @returns {Promise<Map<string, SessionSeen>>} */
-    snapshot: () => chain.then(load).then((all) => new Map(Object.entries(all))),
+    snapshot: () => chain.then(current).then((all) => new Map(Object.entries(all))),
   };
 }

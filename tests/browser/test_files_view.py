@@ -72,7 +72,8 @@ NOISE = b"""<!doctype html><html><head><title>noise</title>
   }
   for (let i = 3; i < img.data.length; i += 4) img.data[i] = 255;
   g.putImageData(img, 0, 0);
-  document.title = 'noise ready';
+  // Ready once a frame holding the drawn canvas has been produced, not when the script returns.
+  requestAnimationFrame(() => requestAnimationFrame(() => { document.title = 'noise ready'; }));
 </script></body></html>"""
 
 
@@ -247,8 +248,9 @@ def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_
 
             # -- too large to return: a coded answer, and the port still works -------------
             noisy = (await ok(agent, "tab_open", {"url": f"{files_site}/noise"}))["tab"]["id"]
-            # The noise is drawn by the page's own script: capture only once it says it is done
-            # (a capture of the still-empty canvas compresses to almost nothing).
+            # The noise is drawn by the page's own script: capture only once it says a frame
+            # holding it was produced (a capture of the still-empty canvas compresses to almost
+            # nothing).
             deadline = asyncio.get_running_loop().time() + 60
             while True:
                 tabs = (await ok(agent, "tab_list", {}))["tabs"]

@@ -197,3 +197,26 @@ test("popup: each last call names its client and tool; the client label is recor
     { action: "tab_list", ok: true, at: 7 },
   ]);
 });
+
+test("recent calls: storage is read once per worker start, then each call is one write; a restarted worker continues the stored list", async () => {
+  const store = memoryStorage();
+  let reads = 0;
+  let writes = 0;
+  const deps = {
+    storageGet: (k) => { reads += 1; return store.get(k); },
+    storageSet: (k, v) => { writes += 1; return store.set(k, v); },
+    now: () => 1,
+  };
+  const recent = createRecentCalls(deps);
+  for (let i = 0; i < 5; i += 1) await recent.record(`a${i}`, { ok: true });
+  assert.equal(reads, 1);
+  assert.equal(writes, 5);
+  assert.deepEqual(store.items[RECENT_STORAGE_KEY].map((e) => e.action), ["a0", "a1", "a2", "a3", "a4"]);
+  // What list() hands out is a copy: changing it changes nothing recorded.
+  (await recent.list()).length = 0;
+  assert.equal((await recent.list()).length, 5);
+  const restarted = createRecentCalls(deps);
+  await restarted.record("b", { ok: false, error: { code: "busy" } });
+  assert.deepEqual((await restarted.list()).map((e) => e.action), ["a0", "a1", "a2", "a3", "a4", "b"]);
+  assert.equal(reads, 2);
+});

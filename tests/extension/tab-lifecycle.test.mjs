@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/lib/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
-import { MAX_SESSIONS, createSessionClients } from "../../extension/lib/session-clients.js";
+import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/lib/session-clients.js";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
 
 function world() {
@@ -169,4 +169,29 @@ test("the relay names each row's client and last call from what the session's re
   assert.equal(snap.size, MAX_SESSIONS);
   assert.equal(snap.has("s-0-x"), false);
   assert.equal(snap.has(`s-${MAX_SESSIONS + 4}-x`), true);
+});
+
+test("session clients: storage is read once per worker start, then each call is one write; a restarted worker keeps what was stored", async () => {
+  const items = {};
+  let reads = 0;
+  let writes = 0;
+  let t = 0;
+  const deps = {
+    storageGet: async (k) => { reads += 1; return structuredClone(items[k]); },
+    storageSet: async (k, v) => { writes += 1; items[k] = structuredClone(v); },
+    now: () => t++,
+  };
+  const clients = createSessionClients(deps);
+  await clients.seen("s-1-a", "claude-code");
+  await clients.seen("s-2-b", "codex");
+  await clients.seen("s-1-a", "claude-code");
+  assert.equal(reads, 1);
+  assert.equal(writes, 3);
+  assert.deepEqual(Object.keys(items[SESSION_CLIENTS_KEY]), ["s-2-b", "s-1-a"]); // least recently seen first
+  const restarted = createSessionClients(deps);
+  await restarted.seen("s-3-c", null);
+  const snap = await restarted.snapshot();
+  assert.deepEqual([...snap.keys()], ["s-2-b", "s-1-a", "s-3-c"]);
+  assert.deepEqual(snap.get("s-1-a"), { client: "claude-code", lastAt: 2 });
+  assert.equal(reads, 2);
 });
