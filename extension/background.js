@@ -65,7 +65,10 @@ const ownership = createOwnership({
 });
 const ownershipLoaded = Promise.all([api.sessionStorageGet(AGENT_TABS_KEY), api.queryAllTabs()]).then(
   ([stored, open]) => {
-    ownership.load(stored, (Array.isArray(open) ? open : []).map((t) => /** @type {any} */ (t)?.id).filter(Number.isInteger));
+    const ids = (Array.isArray(open) ? open : []).map((t) => /** @type {any} */ (t)?.id).filter(Number.isInteger);
+    ownership.load(stored, ids);
+    // The tabs open now are the person's or a session's: the opened-tab rules never block them.
+    navBlock.everyTab(ids);
   },
   (err) => log.warn("tabwarden: could not restore tab ownership; starting empty", err),
 );
@@ -443,6 +446,13 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
 chrome.storage.onChanged.addListener(guarded("storage.onChanged", (changes, area) => {
   if (area === "local" && changes && Object.hasOwn(changes, PIN_STORAGE_KEY)) pinGate.setPinned(changes[PIN_STORAGE_KEY].newValue);
 }));
+// A new tab: one a live session's tab opened is held by the opened-tab rules until it joins; any
+// other is the person's and is excluded from them (lib/nav-block.js).
+chrome.tabs.onCreated.addListener(guarded("tabs.onCreated", (tab) => {
+  ownershipLoaded
+    .then(() => navBlock.created(tab?.id, tab?.openerTabId))
+    .catch((err) => log.warn("tabwarden: could not place a new tab in the navigation rules", err));
+}));
 chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo, tab) => loads.updated(tabId, changeInfo, tab)));
 chrome.tabs.onActivated.addListener(guarded("tabs.onActivated", (info) => lifecycle.activated(info.tabId)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
@@ -460,7 +470,10 @@ chrome.webNavigation.onErrorOccurred.addListener(guarded("webNavigation.onErrorO
 // session when a live session owns the opener (lib/popups.js), once ownership is back.
 chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigation.onCreatedNavigationTarget", (details) => {
   ownershipLoaded
-    .then(() => popups.created(details.sourceTabId, details.tabId, details.url))
+    .then(() => {
+      navBlock.sourced(details.tabId, details.sourceTabId);
+      return popups.created(details.sourceTabId, details.tabId, details.url);
+    })
     .catch((err) => log.warn("tabwarden: a new tab could not join its opener's session", err));
 }));
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method, params) => {

@@ -7,6 +7,16 @@
 // shows its error page in the tab; this module records the stop (the action that caused it
 // reports `blocked`) and brings the tab back to the page it was on, so later calls keep working.
 //
+// A tab an owned tab opens (window.open, target=_blank) has no id before Chrome creates it, and its
+// first request can leave before a rule naming it exists (measured: 1 in 12). So a second family
+// of rules exists BEFORE any popup: main_frame requests initiated by a page on an approved site's
+// host, from every tab but the ones known to be the person's (`excludedTabIds`), to any origin
+// but the approved ones, are blocked too. The price is on the person's side: a tab the person
+// opens from a page on one of those hosts can have its first request blocked before its id is
+// excluded; once Chrome says the tab's opener is not a live session's tab (never for an agent's
+// popup), that navigation is sent again, once (a form POST's body is not: the page shows Chrome's
+// error page and a reload asks to resubmit).
+//
 // Pure: no chrome. The session-rule calls, the tab moves and the load wait are injected
 // (lib/chrome-api.js via background.js). It must never put a rule on a tab no live session owns
 // (the person's tabs navigate freely), never allow an origin by prefix or wildcard
@@ -33,6 +43,14 @@ const RESTORE_LOOKS = 3;
 export const STOP_EVENT_WAIT_MS = 3000;
 /** Where a stopped tab goes when it has no page to go back to (a page tool refuses it then). */
 export const RESTORE_FALLBACK_URL = "about:blank";
+/** The opened-tab family's block rule's id (its allow rules follow), after the per-tab family. */
+export const OPENED_RULE_ID_BASE = RULE_ID_BASE + MAX_ALLOWED_ORIGINS + 1;
+/** How long after a person's tab opened a stop of its navigation is taken for ours and sent again. */
+export const RESEND_WINDOW_MS = 30_000;
+/** How long a new tab whose opener tabs.onCreated names as a live session's tab is held for
+ * webNavigation to confirm that tab opened it (Chrome also names the active tab as the opener of
+ * a tab it did not open, e.g. one a DevTools client created); unconfirmed, it is the person's. */
+export const HOLD_MS = 2000;
 
 /**
  * The urlFilter that matches exactly the URLs of `origin`: Chrome matches it against the
@@ -48,27 +66,71 @@ export function allowFilter(origin) {
 }
 
 /**
+ * The host of an approved origin as declarativeNetRequest's `initiatorDomains` takes it (a
+ * name or an IPv4 address; not an IPv6 literal, which it does not match), else null.
+ * @param {unknown} origin
+ * @returns {string | null}
+ */
+export function initiatorHost(origin) {
+  const o = normaliseOrigin(origin);
+  if (o === null) return null;
+  let host;
+  try {
+    host = new URL(o).hostname;
+  } catch {
+    return null;
+  }
+  return /^[a-z0-9.-]+$/.test(host) && host !== "" ? host : null;
+}
+
+/** @param {Iterable<number>} ids */
+const tabList = (ids) => [...new Set([...ids].filter((t) => Number.isInteger(t) && t >= 0))].sort((a, b) => a - b);
+
+/**
+ * @typedef {{id: number, priority: number, action: {type: "block" | "allow"},
+ *   condition: {tabIds?: number[], excludedTabIds?: number[], initiatorDomains?: string[],
+ *   resourceTypes: ["main_frame"], urlFilter?: string}}} Rule
+ */
+
+/**
  * The session rules for `tabIds` and the approved `origins`: none without a tab (Chrome refuses
  * an empty tabIds), else one block rule for every main_frame request of those tabs and one
- * higher-priority allow rule per approved origin (sorted, deduplicated, capped).
+ * higher-priority allow rule per approved origin (sorted, deduplicated, capped). With `opened`
+ * (every tab known to be the person's), the opened-tab family too: the same block and allows
+ * for requests a page on an approved host initiates, from any tab but those.
  * @param {Iterable<number>} tabIds
  * @param {Iterable<unknown>} origins
- * @returns {Array<{id: number, priority: number, action: {type: "block" | "allow"},
- *   condition: {tabIds: number[], resourceTypes: ["main_frame"], urlFilter?: string}}>}
+ * @param {{excluded: Iterable<number>} | null} [opened]
+ * @returns {Rule[]}
  */
-export function navBlockRules(tabIds, origins) {
-  const tabs = [...new Set([...tabIds].filter((t) => Number.isInteger(t) && t >= 0))].sort((a, b) => a - b);
+export function navBlockRules(tabIds, origins, opened = null) {
+  const tabs = tabList(tabIds);
   if (tabs.length === 0) return [];
-  const filters = [...new Set([...origins].map(allowFilter).filter((f) => f !== null))].sort().slice(0, MAX_ALLOWED_ORIGINS);
+  const approved = [...origins];
+  const filters = [...new Set(approved.map(allowFilter).filter((f) => f !== null))].sort().slice(0, MAX_ALLOWED_ORIGINS);
   /** @type {["main_frame"]} */
   const types = ["main_frame"];
-  return [
+  /** @type {Rule[]} */
+  const rules = [
     { id: RULE_ID_BASE, priority: 1, action: { type: "block" }, condition: { tabIds: tabs, resourceTypes: types } },
     ...filters.map((urlFilter, i) => ({
       id: RULE_ID_BASE + 1 + i, priority: 2, action: { type: /** @type {"allow"} */ ("allow") },
       condition: { tabIds: tabs, resourceTypes: types, urlFilter },
     })),
   ];
+  const hosts = [...new Set(approved.map(initiatorHost).filter((h) => h !== null))].sort();
+  if (opened === null || opened === undefined || hosts.length === 0) return rules;
+  const excluded = tabList(opened.excluded);
+  /** @type {{excludedTabIds?: number[], initiatorDomains: string[], resourceTypes: ["main_frame"]}} */
+  const scope = { initiatorDomains: hosts, resourceTypes: types, ...(excluded.length > 0 ? { excludedTabIds: excluded } : {}) };
+  rules.push(
+    { id: OPENED_RULE_ID_BASE, priority: 1, action: { type: "block" }, condition: scope },
+    ...filters.map((urlFilter, i) => ({
+      id: OPENED_RULE_ID_BASE + 1 + i, priority: 2, action: { type: /** @type {"allow"} */ ("allow") },
+      condition: { ...scope, urlFilter },
+    })),
+  );
+  return rules;
 }
 
 /**
@@ -101,7 +163,7 @@ export async function backOneEntry({ send, goBack }, tabId, allowed = () => true
 
 /** True for a rule id this module owns. @param {unknown} id */
 export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (id) >= RULE_ID_BASE
-  && /** @type {number} */ (id) <= RULE_ID_BASE + MAX_ALLOWED_ORIGINS;
+  && /** @type {number} */ (id) <= OPENED_RULE_ID_BASE + MAX_ALLOWED_ORIGINS;
 
 /**
  * @typedef {object} NavBlockDeps
@@ -112,6 +174,7 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  * @property {(tabId: number, timeoutMs: number) => {promise: Promise<unknown>, cancel: () => void}} watchLoad
  *   lib/tab-load.js's watch
  * @property {import("./pending.js").Timers} [timers] (default: setTimeout)
+ * @property {() => number} [now] milliseconds (default: Date.now)
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
@@ -132,6 +195,13 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  * @property {(tabId: number, url: unknown) => Promise<boolean>} stopped whether the tab showing
  *   `url` is Chrome's error page for a stop of ours; when it is, resolves once the tab is back
  * @property {(tabId: number) => Promise<void>} restored resolves when no bringing-back is under way
+ * @property {(tabIds: Iterable<number>) => Promise<void>} everyTab every tab open when the worker
+ *   started (until this is known the opened-tab family is not applied: it would block the person)
+ * @property {(tabId: unknown, openerTabId: unknown) => Promise<void>} created tabs.onCreated: a tab
+ *   a live session's tab opened waits to join it; any other is the person's and is excluded
+ * @property {(tabId: unknown, sourceTabId: unknown) => Promise<void>} sourced
+ *   webNavigation.onCreatedNavigationTarget: which tab opened `tabId` (the word that decides
+ *   whether a stopped first navigation of it is sent again)
  * @property {(tabId: number) => void} removed tabs.onRemoved
  * @property {() => unknown[]} rules the rules last applied (for inspection and tests)
  */
@@ -140,7 +210,7 @@ export const ownRuleId = (id) => Number.isInteger(id) && /** @type {number} */ (
  * @param {NavBlockDeps} deps
  * @returns {NavBlocker}
  */
-export function createNavBlocker({ dnr, browser, watchLoad, timers, log = console }) {
+export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => Date.now(), log = console }) {
   const setTimer = timers?.setTimer ?? ((/** @type {() => void} */ fn, /** @type {number} */ ms) => setTimeout(fn, ms));
   const clearTimer = timers?.clearTimer ?? ((/** @type {unknown} */ h) => clearTimeout(/** @type {any} */ (h)));
   /** @type {Set<number>} */
@@ -161,14 +231,35 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, log = consol
   const restoring = new Map();
   /** tabId -> armed watches. @type {Map<number, Set<{take: (s: Stop) => void}>>} */
   const watching = new Map();
+  /** Every tab known not to be an agent's popup waiting to join; null until the worker's start
+   * listed the open tabs. @type {Set<number> | null} */
+  let others = null;
+  /** Tabs created before that list came. @type {Set<number>} */
+  const early = new Set();
+  /** Tabs a live session's tab opened (or, unconfirmed yet, may have), not yet (or never) joined:
+   * not excluded. @type {Set<number>} */
+  const pending = new Set();
+  /** Of those, the ones webNavigation confirmed a live session's tab opened. @type {Set<number>} */
+  const confirmed = new Set();
+  /** tabId -> the timer that ends its unconfirmed hold. @type {Map<number, unknown>} */
+  const holds = new Map();
+  /** tabId -> when tabs.onCreated reported it. @type {Map<number, number>} */
+  const born = new Map();
+  /** Tabs of the person's whose stopped navigation was sent again already. @type {Set<number>} */
+  const resent = new Set();
+  /** Tabs Chrome said a tab no live session owns opened. @type {Set<number>} */
+  const persons = new Set();
+  /** tabId -> the URL of a stop that may be the opened-tab family's. @type {Map<number, string>} */
+  const stoppedAt = new Map();
 
   const allowedNow = () => new Set([...(approved ?? []), ...granted]);
+  const excludedNow = () => [...(others ?? [])].filter((t) => !owned.has(t) && !pending.has(t));
 
   /** Rewrite the rules when what they should say changed; serialised, never rejects. */
   function sync() {
     chain = chain.then(async () => {
       if (approved === null) return;
-      const want = navBlockRules(owned, allowedNow());
+      const want = navBlockRules(owned, allowedNow(), others === null ? null : { excluded: excludedNow() });
       const key = JSON.stringify(want);
       if (key === appliedKey) return;
       try {
@@ -267,9 +358,89 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, log = consol
     return origin;
   }
 
+  /**
+   * A person's tab whose first navigation one of our opened-tab rules stopped: once Chrome said
+   * which tab opened it (webNavigation's sourceTabId, not a live session's) and the stop came,
+   * exclude it and send that navigation again, once.
+   * @param {number} tabId
+   */
+  async function resend(tabId) {
+    const url = stoppedAt.get(tabId);
+    if (url === undefined || !persons.has(tabId) || resent.has(tabId) || owned.has(tabId) || confirmed.has(tabId) || others === null) return;
+    resent.add(tabId);
+    stoppedAt.delete(tabId);
+    others.add(tabId);
+    await sync();
+    if (!excludedNow().includes(tabId)) return;
+    await browser.updateTab(tabId, { url });
+  }
+
+  /**
+   * The tab is the person's: excluded from now on, and a stop of ours on it sent on.
+   * @param {number} tabId
+   */
+  function toPerson(tabId) {
+    const hold = holds.get(tabId);
+    if (hold !== undefined) clearTimer(hold);
+    holds.delete(tabId);
+    pending.delete(tabId);
+    confirmed.delete(tabId);
+    persons.add(tabId);
+    if (others === null) early.add(tabId);
+    else others.add(tabId);
+    sync();
+    resend(tabId).catch((err) => log.warn("tabwarden: could not send a new tab's navigation again", err));
+  }
+
+  /**
+   * Whether a stop on a tab that is not a live session's may be one of the opened-tab family's.
+   * @param {number} tabId
+   * @param {unknown} url
+   */
+  function personStopped(tabId, url) {
+    if (owned.has(tabId) || confirmed.has(tabId) || resent.has(tabId) || typeof url !== "string") return false;
+    const origin = originOf(url);
+    if (origin === null || allowedNow().has(origin) || !/^https?:/.test(url)) return false;
+    if (!applied.some((r) => /** @type {any} */ (r)?.id === OPENED_RULE_ID_BASE)) return false;
+    const at = born.get(tabId);
+    // Open before the worker started: excluded since the family first existed, so not ours.
+    if (at === undefined) return !(others?.has(tabId) ?? false);
+    return now() - at <= RESEND_WINDOW_MS;
+  }
+
   return {
     tabs(tabIds) {
       owned = new Set([...tabIds].filter((t) => Number.isInteger(t)));
+      // A popup that joined is a session's tab like any other from now on (an orphan later).
+      for (const t of owned) {
+        if (!pending.delete(t)) continue;
+        confirmed.delete(t);
+        const hold = holds.get(t);
+        if (hold !== undefined) clearTimer(hold);
+        holds.delete(t);
+        others?.add(t);
+      }
+      return sync();
+    },
+    everyTab(tabIds) {
+      const open = [...tabIds].filter((t) => Number.isInteger(t) && !pending.has(t));
+      others = new Set([...(others ?? []), ...open, ...early]);
+      early.clear();
+      return sync();
+    },
+    created(tabId, openerTabId) {
+      if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return chain;
+      const id = /** @type {number} */ (tabId);
+      born.set(id, now());
+      if (confirmed.has(id) || persons.has(id)) return chain; // webNavigation spoke first
+      if (Number.isInteger(openerTabId) && owned.has(/** @type {number} */ (openerTabId))) {
+        pending.add(id);
+        holds.set(id, setTimer(() => {
+          holds.delete(id);
+          if (!confirmed.has(id) && pending.has(id)) toPerson(id);
+        }, HOLD_MS));
+      } else if (others === null) early.add(id);
+      else others.add(id);
       return sync();
     },
     policy(origins) {
@@ -292,6 +463,29 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, log = consol
       const tabId = /** @type {number} */ (d.tabId);
       const origin = ours(tabId, d.url);
       if (origin !== null) record(tabId, origin);
+      else if (personStopped(tabId, d.url)) {
+        stoppedAt.set(tabId, /** @type {string} */ (d.url));
+        resend(tabId).catch((err) => log.warn("tabwarden: could not send a new tab's navigation again", err));
+      }
+    },
+    sourced(tabId, sourceTabId) {
+      if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return chain;
+      const id = /** @type {number} */ (tabId);
+      if (Number.isInteger(sourceTabId) && owned.has(/** @type {number} */ (sourceTabId))) {
+        // An agent tab's (tabs.onCreated may not have named the opener): held until it joins.
+        const hold = holds.get(id);
+        if (hold !== undefined) clearTimer(hold);
+        holds.delete(id);
+        confirmed.add(id);
+        if (!owned.has(id)) {
+          pending.add(id);
+          others?.delete(id);
+          early.delete(id);
+        }
+        return sync();
+      }
+      toPerson(id);
+      return chain;
     },
     watch(tabId) {
       /** @type {Stop | null} */
@@ -333,6 +527,17 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, log = consol
     removed(tabId) {
       lastStop.delete(tabId);
       watching.delete(tabId);
+      pending.delete(tabId);
+      confirmed.delete(tabId);
+      const hold = holds.get(tabId);
+      if (hold !== undefined) clearTimer(hold);
+      holds.delete(tabId);
+      born.delete(tabId);
+      resent.delete(tabId);
+      persons.delete(tabId);
+      stoppedAt.delete(tabId);
+      early.delete(tabId);
+      if (others?.delete(tabId)) sync();
     },
     rules: () => applied,
   };

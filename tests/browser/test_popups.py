@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -33,13 +34,30 @@ def _opener(port: int) -> bytes:
         "'width=320,height=240')\">Popup</button>"
         f"<button type=button id=away onclick=\"window.open('http://localhost:{port}/child?via=away')\">"
         "Away</button>"
+        f"<button type=button id=awaynoopener onclick=\"window.open('http://localhost:{port}/child?via="
+        "noopener', '_blank', 'noopener')\">Away, no opener</button>"
+        f"<a id=blankaway href='http://localhost:{port}/child?via=blankaway' target=_blank>"
+        "Elsewhere</a>"
+        f"<a id=inplace href='http://localhost:{port}/child?via=inplace'>Elsewhere here</a>"
         "<button type=button id=nothing>Nothing</button>"
         "</body></html>"
     ).encode()
 
 
+#: Every request the site answered: (host as the browser named it, path).
+SEEN: list[tuple[str, str]] = []
+SEEN_LOCK = threading.Lock()
+
+
+def seen_on(host: str) -> list[str]:
+    with SEEN_LOCK:
+        return [path for h, path in SEEN if h == host]
+
+
 class _Site(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
+        with SEEN_LOCK:
+            SEEN.append((self.headers.get("Host", "").partition(":")[0], self.path))
         url = urlparse(self.path)
         if url.path == "/child":
             via = parse_qs(url.query).get("via", ["?"])[0]
@@ -196,5 +214,95 @@ def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site
                 refused = tool_error(await agent.call_tool(tool, {"tabId": ids[0], **args}))
                 assert refused is not None and refused["code"] == "tab_not_owned", (tool, refused)
             assert not popup.is_closed() and (await popup.text_content("#via")) == "open"
+
+    asyncio.run(scenario())
+
+
+def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
+    """Issue 13: the attacker's page on an approved site opens popups to its own server (the
+    address carries what it wants to leak). The opened-tab rules exist before any popup, so not
+    one request reaches that server, however fast Chrome starts the popup's navigation (measured
+    before them: 1 popup in 12 got its first request out). The person's own tabs on the same
+    approved site still open a link to that server in a new tab and in place."""
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    provision_throwaway_trust(
+        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
+    )
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            worker = context.service_workers[0] if context.service_workers else None
+            if worker is None:
+                worker = await context.wait_for_event("serviceworker", timeout=30_000)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+
+            # What Chrome reports of each tab's top-frame navigations, from the worker.
+            await worker.evaluate(
+                "() => { const log = self.__popupNav = [];"
+                " chrome.webNavigation.onErrorOccurred.addListener((d) => { if (d.frameId === 0)"
+                " log.push({tabId: d.tabId, url: d.url, error: d.error}); });"
+                " chrome.webNavigation.onCommitted.addListener((d) => { if (d.frameId === 0)"
+                " log.push({tabId: d.tabId, url: d.url}); });"
+                " chrome.tabs.onCreated.addListener((t) =>"
+                " log.push({created: t.id, opener: t.openerTabId, url: t.url})); }"
+            )
+
+            async def person_sees(page: Any, via: str) -> None:
+                """The person's page ends up showing the child page ``via`` (or the failure
+                says what Chrome reported and which rules stood)."""
+                try:
+                    await page.wait_for_function(
+                        "(via) => document.getElementById('via')?.textContent === via",
+                        arg=via,
+                        timeout=60_000,
+                    )
+                except Exception:
+                    nav = await worker.evaluate("() => self.__popupNav.slice(-9)")
+                    rules = await worker.evaluate(
+                        "() => chrome.declarativeNetRequest.getSessionRules()"
+                    )
+                    raise AssertionError((via, page.url, nav, rules)) from None
+
+            async def settled(popup: int) -> dict[str, Any]:
+                """Wait until Chrome has reported the popup's navigation to b: stopped (an
+                error) or, were it let through, committed."""
+                deadline = asyncio.get_running_loop().time() + 60
+                while True:
+                    seen = await worker.evaluate(
+                        "(id) => self.__popupNav.filter((n) => n.tabId === id)", popup
+                    )
+                    done = [n for n in seen if n["url"].startswith(b)]
+                    if done:
+                        return dict(done[0])
+                    assert asyncio.get_running_loop().time() < deadline, seen
+                    await asyncio.sleep(0.05)
+
+            for i in range(24):
+                button = "#away" if i % 4 else "#awaynoopener"
+                opened = await ok(
+                    agent, "page_click", {"tabId": tab, "selector": button, "newTab": True}
+                )
+                popup = opened["newTab"]["id"]
+                outcome = await settled(popup)
+                assert outcome.get("error") == "net::ERR_BLOCKED_BY_CLIENT", (i, button, outcome)
+                assert seen_on("localhost") == [], (i, button, seen_on("localhost"))
+                await worker.evaluate("(id) => chrome.tabs.remove(id)", popup)
+
+            # The person's tab on the same approved site, while the agent's tab is open there.
+            person = await context.new_page()
+            await person.goto(f"{a}/")
+            async with context.expect_page() as opened_info:
+                await person.click("#blankaway")
+            await person_sees(await opened_info.value, "blankaway")
+            await person.click("#inplace")
+            await person_sees(person, "inplace")
+            assert "/child?via=blankaway" in seen_on("localhost")
+            assert "/child?via=inplace" in seen_on("localhost")
+            assert not any("via=away" in p or "via=noopener" in p for p in seen_on("localhost"))
+            # Neither of the person's tabs joined the agent's session.
+            assert await my_tabs(agent) == {tab}
 
     asyncio.run(scenario())

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], tabCreated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [] };
 const queries = [];
 const warnings = [];
 
@@ -85,6 +85,7 @@ globalThis.chrome = {
   management: { getSelf: async () => ({ installType: "development" }) },
   tabs: {
     onUpdated: { addListener: (f) => listeners.tabUpdated.push(f) },
+    onCreated: { addListener: (f) => listeners.tabCreated.push(f) },
     onRemoved: { addListener: (f) => listeners.tabRemoved.push(f) },
     onActivated: { addListener: (f) => listeners.tabActivated.push(f) },
     query: async (q) => {
@@ -179,9 +180,19 @@ test("the navigation rules cover exactly the live sessions' tabs and the policy'
   await waitFor(() => ports[0].sent.at(-1)?.id === "nb1");
   assert.deepEqual(dnr.rules, [], "no owned tab: no rule at all (the person's tab 3 is untouched)");
   assert.ok(ownership.claim("s1", 3));
-  await waitFor(() => dnr.rules.length === 2);
+  await waitFor(() => dnr.rules.length === 4);
   assert.deepEqual(dnr.rules.map((r) => [r.action.type, r.condition.tabIds, r.condition.urlFilter ?? null]),
-    [["block", [3], null], ["allow", [3], "|https://example.com/"]]);
+    [["block", [3], null], ["allow", [3], "|https://example.com/"], ["block", undefined, null], ["allow", undefined, "|https://example.com/"]]);
+  // The opened-tab family: pages on example.com, every tab but the person's.
+  const opened = () => dnr.rules.find((r) => r.condition.tabIds === undefined && r.action.type === "block");
+  assert.deepEqual(opened().condition.initiatorDomains, ["example.com"]);
+  assert.equal(opened().condition.excludedTabIds, undefined);
+  assert.equal(listeners.tabCreated.length, 1, "tabs.onCreated is wired");
+  listeners.tabCreated[0]({ id: 40, openerTabId: 3 }); // the owned tab's popup: held
+  listeners.tabCreated[0]({ id: 41 }); // the person's new tab: excluded
+  listeners.createdNavigationTarget[0]({ sourceTabId: 99, tabId: 42, url: "https://elsewhere.test/" }); // the person's tab 99's popup
+  listeners.tabCreated[0]({ id: 42, openerTabId: 99 });
+  await waitFor(() => opened()?.condition.excludedTabIds?.join() === "41,42");
   // A narrower policy narrows the rules before the request runs.
   ports[0].deliver({ type: "request", id: "nb2", action: "tab_list", args: {}, session: "s1", policy: { origins: [] }, epoch: 0 });
   await waitFor(() => ports[0].sent.at(-1)?.id === "nb2");
