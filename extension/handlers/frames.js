@@ -221,6 +221,58 @@ const WORLD_TOKEN_FN = "function () { const s = globalThis.__tabwardenRefs; retu
  */
 
 /**
+ * An iframe element's box as drawn, from DOM.getBoxModel's model: its content quad (corners
+ * top-left, top-right, bottom-right, bottom-left, in the enclosing viewport, after CSS
+ * transforms and zoom) spans the frame's viewport, whose size in the frame's own CSS pixels is
+ * the element's untransformed content box: `model.width`/`height` (the border box, untransformed)
+ * times the content quad's share of the border quad along each edge. `place` maps a point of
+ * the frame's viewport into the enclosing viewport (an affine map, so rotation, scale, skew and
+ * zoom all land where Chrome draws the point); `inset` gives it in the element's own
+ * untransformed box (DOM.scrollIntoViewIfNeeded's rect), times `scale`; `drawnScale` is how much
+ * larger the frame is drawn than laid out (zoom or a transform's scale). Null for a box drawn
+ * with no area.
+ * @param {unknown} model
+ * @returns {{place: (x: number, y: number) => {x: number, y: number}, drawnScale: number,
+ *   inset: (x: number, y: number, scale?: number) => {x: number, y: number}} | null}
+ */
+export function frameBox(model) {
+  if (!isPlainObject(model)) return null;
+  const quad = (/** @type {unknown} */ q) => Array.isArray(q) && q.length >= 8 && q.slice(0, 8).every((v) => Number.isFinite(v))
+    ? /** @type {number[]} */ (q).map(Number) : null;
+  const c = quad(model.content);
+  const b = quad(model.border);
+  const width = Number(model.width);
+  const height = Number(model.height);
+  if (c === null || b === null || !(width > 0) || !(height > 0)) return null;
+  const len = (/** @type {number} */ dx, /** @type {number} */ dy) => Math.hypot(dx, dy);
+  const topC = len(c[2] - c[0], c[3] - c[1]);
+  const leftC = len(c[6] - c[0], c[7] - c[1]);
+  const topB = len(b[2] - b[0], b[3] - b[1]);
+  const leftB = len(b[6] - b[0], b[7] - b[1]);
+  if (!(topC > 0 && leftC > 0 && topB > 0 && leftB > 0)) return null;
+  // The frame's viewport in its own CSS pixels.
+  const w = (width * topC) / topB;
+  const h = (height * leftC) / leftB;
+  return {
+    place: (x, y) => ({
+      x: c[0] + (x / w) * (c[2] - c[0]) + (y / h) * (c[6] - c[0]),
+      y: c[1] + (x / w) * (c[3] - c[1]) + (y / h) * (c[7] - c[1]),
+    }),
+    drawnScale: topC / w,
+    inset: (x, y, scale = 1) => {
+      // The content corner's offset from the border corner, along each edge, untransformed.
+      const ux = [(b[2] - b[0]) / topB, (b[3] - b[1]) / topB];
+      const uy = [(b[6] - b[0]) / leftB, (b[7] - b[1]) / leftB];
+      const d = [c[0] - b[0], c[1] - b[1]];
+      return {
+        x: (((d[0] * ux[0] + d[1] * ux[1]) * width) / topB + x) * scale,
+        y: (((d[0] * uy[0] + d[1] * uy[1]) * height) / leftB + y) * scale,
+      };
+    },
+  };
+}
+
+/**
  * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
  */
 export function createFrameWorlds({ cdp, sleep }) {
@@ -358,10 +410,11 @@ export function createFrameWorlds({ cdp, sleep }) {
   /**
    * The point (x, y) of `world`'s frame viewport in the tab's viewport (CSS pixels): each
    * enclosing iframe element's content box (DOM.getBoxModel, scrolled into view first so the
-   * point shows) added, up to the top frame. A same-process frame's boxes are in its local
-   * root's viewport already; an out-of-process frame's owner is asked in its parent session.
+   * point shows) mapped through, up to the top frame (frameBox: CSS transforms and zoom on an
+   * iframe are followed). A same-process frame's boxes are in its local root's viewport
+   * already; an out-of-process frame's owner is asked in its parent session.
    * `coveredBy`: the enclosing document has another element over the frame at that point (then
-   * input there would not reach the frame). CSS transforms and zoom on an iframe are not followed.
+   * input there would not reach the frame).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {FrameWorld} world
@@ -370,6 +423,17 @@ export function createFrameWorlds({ cdp, sleep }) {
    * @returns {Promise<{x: number, y: number, coveredBy: string | null}>}
    */
   async function toTop(ctx, tabId, world, x, y) {
+    /**
+     * Whether a point of a local root's viewport is inside that viewport.
+     * @param {string | undefined} session
+     * @param {{x: number, y: number}} at
+     */
+    const inView = async (session, at) => {
+      const metrics = await send(ctx, tabId, session, "Page.getLayoutMetrics", {}, "read the page's viewport").catch(() => null);
+      const w = Number(metrics?.cssLayoutViewport?.clientWidth);
+      const h = Number(metrics?.cssLayoutViewport?.clientHeight);
+      return w > 0 && h > 0 && at.x >= 0 && at.y >= 0 && at.x < w && at.y < h;
+    };
     const byId = new Map(debuggerOf().children(tabId).map((c) => [c.sessionId, c]));
     let session = world.session;
     let frameId = world.frameId;
@@ -386,20 +450,26 @@ export function createFrameWorlds({ cdp, sleep }) {
       if (!Number.isInteger(backendNodeId)) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the frame's iframe element left the page");
       const boxOf = async () => {
         const m = await send(ctx, tabId, ownerSession, "DOM.getBoxModel", { backendNodeId }, "measure the frame's iframe element");
-        const content = m?.model?.content;
-        const border = m?.model?.border;
-        if (!Array.isArray(content) || content.length < 2 || !Array.isArray(border) || border.length < 2) {
-          throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the frame's iframe element is not rendered");
-        }
-        return { cx: Number(content[0]), cy: Number(content[1]), bx: Number(border[0]), by: Number(border[1]) };
+        const box = frameBox(m?.model);
+        if (box === null) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the frame's iframe element is not rendered");
+        return box;
       };
       let box = await boxOf();
-      await send(ctx, tabId, ownerSession, "DOM.scrollIntoViewIfNeeded", {
-        backendNodeId, rect: { x: box.cx - box.bx + px, y: box.cy - box.by + py, width: 1, height: 1 },
-      }, "scroll the frame into view").catch(() => {});
-      box = await boxOf();
-      px += box.cx;
-      py += box.cy;
+      let at = box.place(px, py);
+      // The element's own scrollIntoView (page/actions.js) usually brought the point into view
+      // through every enclosing document already. If not, scroll the iframe element so the
+      // point shows: its rect is in the element's layout pixels, which zoom scales and a
+      // transform does not, and the box cannot tell one from the other, so each is tried.
+      for (const scale of [1, box.drawnScale]) {
+        if (await inView(ownerSession, at)) break;
+        const inset = box.inset(px, py, scale);
+        await send(ctx, tabId, ownerSession, "DOM.scrollIntoViewIfNeeded", {
+          backendNodeId, rect: { x: inset.x, y: inset.y, width: 1, height: 1 },
+        }, "scroll the frame into view").catch(() => {});
+        box = await boxOf();
+        at = box.place(px, py);
+      }
+      ({ x: px, y: py } = at);
       if (coveredBy === null) {
         // What the enclosing document has at that point: the iframe (or, in a same-process
         // frame, something inside it) is fine; another element of that document is on top.

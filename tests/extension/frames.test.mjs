@@ -204,7 +204,12 @@ function fakeFrameCdp({ hits = {} } = {}) {
     S2: { frameTree: { frame: { id: "F2", parentId: "F1" } } },
   };
   const owners = { F1: 33, F2: 40 };
-  const boxes = { 33: { content: [30, 200], border: [20, 190] }, 40: { content: [100, 50], border: [90, 40] } };
+  // Quads as DOM.getBoxModel gives them (corners clockwise from top-left), 100x100 content.
+  const square = (x, y, size) => [x, y, x + size, y, x + size, y + size, x, y + size];
+  const boxes = {
+    33: { content: square(30, 200, 100), border: square(20, 190, 120), width: 120, height: 120 },
+    40: { content: square(100, 50, 100), border: square(90, 40, 120), width: 120, height: 120 },
+  };
   const hit = { top: { backendNodeId: 33, frameId: "T" }, S1: { backendNodeId: 40, frameId: "F1" }, ...hits };
   const children = [
     { sessionId: "S1", parent: undefined, targetId: "F1", type: "iframe" },
@@ -225,7 +230,7 @@ function fakeFrameCdp({ hits = {} } = {}) {
       if (method === "DOM.getFrameOwner") return { backendNodeId: owners[params.frameId] };
       if (method === "DOM.getBoxModel") return { model: boxes[params.backendNodeId] };
       if (method === "Page.getFrameTree") return trees[where];
-      if (method === "Page.getLayoutMetrics") return { cssLayoutViewport: { pageX: 0, pageY: 0 } };
+      if (method === "Page.getLayoutMetrics") return { cssLayoutViewport: { pageX: 0, pageY: 0, clientWidth: 1000, clientHeight: 800 } };
       if (method === "DOM.getNodeForLocation") return hit[where];
       return {};
     },
@@ -254,7 +259,7 @@ test("createFrameWorlds.locate: tabwarden's world by its document token, in the 
   await assert.rejects(fresh.locate(DCTX, 1, "doc-nobody"), (e) => e.code === "internal_error" && /retry/.test(e.message));
 });
 
-test("createFrameWorlds.toTop: a nested out-of-process frame's point plus each enclosing iframe's content box", async () => {
+test("createFrameWorlds.toTop: a nested out-of-process frame's point mapped through each enclosing iframe's content box", async () => {
   const cdp = fakeFrameCdp();
   const worlds = createFrameWorlds({ cdp, sleep: noSleep });
   const world = await worlds.locate(DCTX, 1, "doc-f2");
@@ -271,4 +276,27 @@ test("createFrameWorlds.toTop: a nested out-of-process frame's point plus each e
   const inner = fakeFrameCdp({ hits: { top: { backendNodeId: 7, frameId: "F1" } } });
   const w3 = createFrameWorlds({ cdp: inner, sleep: noSleep });
   assert.equal((await w3.toTop(DCTX, 1, await w3.locate(DCTX, 1, "doc-f2"), 10, 20)).coveredBy, null);
+});
+
+test("frameBox: a frame's point lands where Chrome draws it, under transforms and zoom (quads measured on Chromium 156)", async () => {
+  const { frameBox } = await import("../../extension/handlers/frames.js");
+  // A 600x400 frame (border 5, padding 3: a 616x416 border box) and a point (250, 120) in it:
+  // each mapped point was clicked in Chromium and hit the button there.
+  const measured = {
+    plain: { content: [48, 58, 648, 58, 648, 458, 48, 458], border: [40, 50, 656, 50, 656, 466, 40, 466], width: 616, height: 416, at: [298, 178] },
+    scale: { content: [44, 54, 344, 54, 344, 254, 44, 254], border: [40, 50, 348, 50, 348, 258, 40, 258], width: 616, height: 416, at: [169, 114] },
+    rotate: { content: [87.3, 8.9, 678.2, 113.1, 608.7, 507.1, 17.8, 402.9], border: [80.8, -0.3, 687.4, 106.6, 615.2, 516.3, 8.6, 409.4], width: 616, height: 416, at: [312.6, 170.5] },
+    zoom: { content: [96, 66, 1296, 66, 1296, 866, 96, 866], border: [80, 50, 1312, 50, 1312, 882, 80, 882], width: 616, height: 416, at: [596, 306] },
+  };
+  for (const [name, m] of Object.entries(measured)) {
+    const p = frameBox(m).place(250, 120);
+    assert.ok(Math.abs(p.x - m.at[0]) < 0.5 && Math.abs(p.y - m.at[1]) < 0.5, `${name}: ${JSON.stringify(p)}`);
+  }
+  assert.equal(frameBox(measured.zoom).drawnScale, 2);
+  assert.deepEqual(frameBox(measured.plain).inset(250, 120), { x: 258, y: 128 });
+  assert.deepEqual(frameBox(measured.zoom).inset(250, 120, 2), { x: 516, y: 256 });
+  // Nothing to place a point in: no area, too few corners, not a box.
+  for (const bad of [{ ...measured.plain, content: [1, 1, 1, 1, 1, 1, 1, 1] }, { ...measured.plain, border: [1, 2] }, { ...measured.plain, width: 0 }, null, "box"]) {
+    assert.equal(frameBox(bad), null, JSON.stringify(bad));
+  }
 });
