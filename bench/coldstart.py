@@ -81,30 +81,39 @@ def one_start(python: str, env: dict[str, str], errlog: IO[str]) -> dict[str, fl
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--against", help="another checkout's python, run interleaved")
-    args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="tw-coldstart-"))
+def _throwaway_env(root: Path) -> dict[str, str]:
+    """A config and runtime dir of its own under ``root`` for one interpreter: two checkouts'
+    catalogues have different schema-cache keys, and a shared config dir would make each start
+    regenerate the other's cache (``mcp_server/schema_cache.py``)."""
     config, runtime = root / "config", root / "run"
-    config.mkdir(mode=0o700)
-    runtime.mkdir(mode=0o700)
+    for directory in (root, config, runtime):
+        directory.mkdir(mode=0o700)
     provision_throwaway_trust(config, client_exe=sys.executable, origins=[])
-    env = {
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(root),
         "TABWARDEN_CONFIG_DIR": str(config),
         "TABWARDEN_RUNTIME_DIR": str(runtime),
         "XDG_RUNTIME_DIR": str(runtime),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--against", help="another checkout's python, run interleaved")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="tw-coldstart-"))
     pythons = {"this": sys.executable} | ({"against": args.against} if args.against else {})
+    envs = {name: _throwaway_env(root / name) for name in pythons}
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in pythons}
     with open(root / "mcp.err", "w") as errlog:
+        for name, python in pythons.items():  # untimed: fills each one's tool-schema cache
+            one_start(python, envs[name], errlog)
         for round_ in range(args.rounds):
             order = list(pythons.items())
             for name, python in order if round_ % 2 == 0 else reversed(order):
-                samples[name].append(one_start(python, env, errlog))
+                samples[name].append(one_start(python, envs[name], errlog))
     for name, runs in samples.items():
         median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
         print(

@@ -28,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 
 from tabwarden import __version__
 from tabwarden.errors import TabwardenError
-from tabwarden.mcp_server import tools, uploads
+from tabwarden.mcp_server import sdk, tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
 from tabwarden.mcp_server.spawner import Spawner
@@ -167,7 +167,9 @@ def build_server(
     schemas: SchemaCache | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with every catalogue tool, each behind ``guard``
-    (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them)."""
+    (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them).
+    No tool's validators are built until it is first called (``sdk.defer_argument_models``)."""
+    sdk.defer_argument_models()
     calls = tools.CallLog()
     answer = tools.ToolCalls(bridge, guard, read_upload, calls).answer
     return MCPServer(
