@@ -18,6 +18,7 @@ tool past a refusal, or log a tool's arguments.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 import sys
@@ -194,6 +195,17 @@ def _audit_log() -> AuditLog | None:
         return None
 
 
+def _freeze_start() -> None:
+    """Move everything the start made (modules, models, the tools: ~120k objects) to the
+    collector's permanent generation and enable collection (``cli._cmd_mcp`` turned it off for
+    the start): no later collection walks them, so a full one takes ~2 ms instead of ~35-65 ms
+    on a call's path, and the start pays for no collection at all (~0.1 s of CPU). Garbage the
+    start left in cycles stays (~0.4 MiB); objects it made are still freed when their last
+    reference goes."""
+    gc.freeze()
+    gc.enable()
+
+
 def run() -> int:
     level = os.environ.get("TABWARDEN_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(
@@ -246,7 +258,9 @@ def run() -> int:
 
         from tabwarden.mcp_server import stdio
 
-        anyio.run(stdio.serve, build_server(bridge, guard, schemas=SchemaCache(gate.config)))
+        server = build_server(bridge, guard, schemas=SchemaCache(gate.config))
+        _freeze_start()
+        anyio.run(stdio.serve, server)
     finally:
         if audit is not None and not audit.flush(timeout=AUDIT_FLUSH_SECONDS):
             log.warning("audit log: not every line was synced to disk before exit")

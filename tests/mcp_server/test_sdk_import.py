@@ -103,24 +103,24 @@ def test_starting_the_server_with_a_file_store_never_imports_keyring() -> None:
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603
 
 
-#: ``tabwarden mcp`` as ``cli._cmd_mcp`` runs it (after its re-exec), saying at exit what of the
-#: SDK it imported; stdout stays JSON-RPC only.
+#: ``tabwarden mcp`` as an agent's spawn runs it after its re-exec (``-I``: ``cli.main`` does not
+#: re-execute), saying at exit what of the SDK it imported and how it left the collector;
+#: stdout stays JSON-RPC only.
 SERVING_PROBE = """
-import atexit, json, sys
-from tabwarden.mcp_server.sdk import defer_package_inits
-deferred = defer_package_inits()
+import atexit, gc, json, sys
 
 def imported() -> None:
     print(json.dumps({
-        "deferred": deferred,
         "client": sorted(m for m in sys.modules if m.startswith("mcp.client")),
         "uvicorn": sorted(m for m, v in sys.modules.items() if m.split(".")[0] == "uvicorn" and v),
         "mcp_init_ran": "__getattr__" not in vars(sys.modules["mcp"]),
+        "gc_enabled": gc.isenabled(),
+        "frozen": gc.get_freeze_count(),
     }), file=sys.stderr)
 
 atexit.register(imported)
-from tabwarden.mcp_server.server import run
-sys.exit(run())
+from tabwarden.cli import main
+sys.exit(main(["mcp"]))
 """
 
 
@@ -128,10 +128,14 @@ def _rpc(message: dict[str, object]) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def test_a_serving_server_never_imports_the_client_half(tmp_path: Path) -> None:
+def test_a_serving_server_never_imports_the_client_half_and_froze_its_start(
+    tmp_path: Path,
+) -> None:
     """Over real stdio: initialize, tools/list and a tool call answered, and at exit the
     SDK's client half, uvicorn and ``mcp/__init__.py`` were never run. If an SDK upgrade moves
-    what the server half needs into them, this fails (and the shim should be revisited)."""
+    what the server half needs into them, this fails (and the shim should be revisited). The
+    collector, off during the start, is on again, and the start's objects are frozen
+    (``server._freeze_start``)."""
     runtime, config = tmp_path / "run", tmp_path / "config"
     runtime.mkdir(mode=0o700)
     config.mkdir(mode=0o700)
@@ -158,7 +162,7 @@ def test_a_serving_server_never_imports_the_client_half(tmp_path: Path) -> None:
     errlog = tmp_path / "mcp.err"
     with open(errlog, "wb") as stderr:
         proc = subprocess.Popen(  # noqa: S603 (this interpreter and a fixed script)
-            [sys.executable, "-c", SERVING_PROBE],
+            [sys.executable, "-I", "-c", SERVING_PROBE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -186,7 +190,8 @@ def test_a_serving_server_never_imports_the_client_half(tmp_path: Path) -> None:
     assert len(answers[2]["result"]["tools"]) > 10
     assert "result" in answers[3]  # answered (the bridge's state, no browser here)
     seen = json.loads(errlog.read_text().strip().splitlines()[-1])
-    assert seen["deferred"] is True
     assert seen["client"] == []
     assert seen["uvicorn"] == []
     assert seen["mcp_init_ran"] is False
+    assert seen["gc_enabled"] is True
+    assert seen["frozen"] > 50_000  # the modules, models and tools the start made
