@@ -1,11 +1,21 @@
-"""Peak resident memory of each server's own processes (never Chromium's), sampled with psutil.
+"""Peak memory of each server's own processes (never Chromium's), sampled with psutil.
 
 Every server runs as a child of the bench (the MCP client spawns it) or, for tabwarden's host, as
 a descendant of the throwaway Chromium the bench started. A process belongs to a server when
 ``owner`` maps its top-level ancestor among the bench's children to that server's name; any
-process whose executable lives in Chromium's directory is Chromium's and never counted. The
-figure is the sum of RSS over a server's processes at one instant, its peak over a phase. It
-must never signal or otherwise touch the processes it reads.
+process whose executable lives in Chromium's directory is Chromium's and never counted. A figure
+is a sum over a server's processes at one instant, its peak over a phase, of each of ``KINDS``
+(``memory_full_info``, from ``/proc/PID/smaps_rollup``):
+
+- ``rss``: every page the process maps, shared ones included, so a shared library (the
+  interpreter, pydantic-core, cryptography; node and V8) counts once *per process*: summed over
+  eight sessions it bills the same pages eight times.
+- ``uss``: the pages only this process maps: what its exit would free.
+- ``pss``: each page divided by the number of processes mapping it. Summed over a set of
+  processes it is the memory they take together, each shared page once; the growth of that sum
+  from one session to eight, over seven, is what an extra session costs the machine.
+
+It must never signal or otherwise touch the processes it reads.
 """
 
 from __future__ import annotations
@@ -18,6 +28,8 @@ from collections.abc import Callable
 import psutil
 
 INTERVAL_S = 0.2  # the sampler costs CPU the servers share; 5 Hz catches a phase's peak
+#: What is summed and peaked: bytes of each (see above).
+KINDS = ("rss", "uss", "pss")
 
 #: ``owner(child)`` → the server a direct child of the bench (and all below it) belongs to.
 Owner = Callable[[psutil.Process], "str | None"]
@@ -34,8 +46,9 @@ class PeakSampler:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.phases: dict[str, str] = {}
-        self.peaks: dict[str, dict[str, int]] = {}
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+        #: server → phase → kind → the peak of the sum (each kind peaked on its own).
+        self.peaks: dict[str, dict[str, dict[str, int]]] = {}
+        self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
 
     def __enter__(self) -> PeakSampler:
         self._thread.start()
@@ -51,9 +64,9 @@ class PeakSampler:
         self.phases = dict(phases)
         self._record(self.phases)
 
-    def peak(self, server: str, phase: str) -> int | None:
+    def peak(self, server: str, phase: str, kind: str = "rss") -> int | None:
         with self._lock:
-            return self.peaks.get(server, {}).get(phase)
+            return self.peaks.get(server, {}).get(phase, {}).get(kind)
 
     def _is_chromium(self, proc: psutil.Process) -> bool:
         try:
@@ -61,9 +74,9 @@ class PeakSampler:
         except (psutil.Error, OSError):
             return False
 
-    def sample(self) -> dict[str, int]:
-        """RSS summed per server right now."""
-        totals: dict[str, int] = {}
+    def sample(self) -> dict[str, dict[str, int]]:
+        """Each of ``KINDS`` summed per server right now."""
+        totals: dict[str, dict[str, int]] = {}
         for child in self._me.children():
             with contextlib.suppress(psutil.Error):
                 server = self._owner(child)
@@ -71,8 +84,12 @@ class PeakSampler:
                     continue
                 for proc in [child, *child.children(recursive=True)]:
                     with contextlib.suppress(psutil.Error):
-                        if not self._is_chromium(proc):
-                            totals[server] = totals.get(server, 0) + proc.memory_info().rss
+                        if self._is_chromium(proc):
+                            continue
+                        info = proc.memory_full_info()
+                        sums = totals.setdefault(server, dict.fromkeys(KINDS, 0))
+                        for kind in KINDS:
+                            sums[kind] += getattr(info, kind)
         return totals
 
     def _run(self) -> None:
@@ -83,9 +100,10 @@ class PeakSampler:
         if phases:
             totals = self.sample()
             with self._lock:
-                for server, rss in totals.items():
+                for server, sums in totals.items():
                     phase = phases.get(server)
                     if phase is None:
                         continue
-                    slot = self.peaks.setdefault(server, {})
-                    slot[phase] = max(slot.get(phase, 0), rss)
+                    slot = self.peaks.setdefault(server, {}).setdefault(phase, {})
+                    for kind, value in sums.items():
+                        slot[kind] = max(slot.get(kind, 0), value)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from bench.figures import IMAGE_HEIGHT, IMAGE_WIDTH
+from bench.figures import IMAGE_HEIGHT, IMAGE_WIDTH, SESSIONS
+from bench.memory import KINDS
 from bench.run import EIGHT, ONE, Results, Settings
 from bench.servers import PEERS, SERVERS, TABWARDEN, TITLES, describe_tools
 from bench.stats import median, percentile
@@ -70,14 +71,19 @@ def summarize(settings: Settings, results: Results, machine: dict[str, Any]) -> 
         }
         for server, c in results.concurrent.items()
     }
-    memory = {}
+    memory: dict[str, dict[str, float | None]] = {}
     for server, peaks in results.memory.items():
-        one, eight = peaks.get(ONE), peaks.get(EIGHT)
-        memory[server] = {
-            "one_session_mb": one / MB if one else None,
-            "eight_sessions_mb": eight / MB if eight else None,
-            "per_extra_session_mb": (eight - one) / MB / 7 if one and eight else None,
-        }
+        memory[server] = {}
+        for kind in KINDS:  # RSS under the keys of runs before USS and PSS were measured
+            suffix = "" if kind == "rss" else f"_{kind}"
+            one, eight = peaks.get(ONE, {}).get(kind), peaks.get(EIGHT, {}).get(kind)
+            memory[server] |= {
+                f"one_session{suffix}_mb": one / MB if one else None,
+                f"eight_sessions{suffix}_mb": eight / MB if eight else None,
+                f"per_extra_session{suffix}_mb": (
+                    (eight - one) / MB / (SESSIONS - 1) if one and eight else None
+                ),
+            }
     floor: dict[str, Any] | None = None
     if results.floor is not None:
         f = results.floor
@@ -195,14 +201,15 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "met": s["lost"] == 0 and s["p99_ms"] <= 3 * s["p50_ms"] if s and measured else None,
         }
     )
-    per = doc["memory"].get(TABWARDEN, {}).get("per_extra_session_mb")
-    out.append(
-        {
-            "target": "memory per extra session ≤ 30 MB",
-            "value": None if per is None else round(per, 1),
-            "met": None if per is None else per <= 30,
-        }
-    )
+    for key, label in (("per_extra_session_mb", "RSS"), ("per_extra_session_pss_mb", "PSS")):
+        per = doc["memory"].get(TABWARDEN, {}).get(key)
+        out.append(
+            {
+                "target": f"memory per extra session ≤ 30 MB ({label})",
+                "value": None if per is None else round(per, 1),
+                "met": None if per is None else per <= 30,
+            }
+        )
     return out
 
 
@@ -257,6 +264,10 @@ def table(doc: dict[str, Any]) -> str:
         for key, label in (
             ("one_session_mb", "peak RSS of the server's own processes, one session"),
             ("per_extra_session_mb", f"peak RSS per extra session ({EIGHT})"),
+            ("one_session_pss_mb", "peak PSS of the server's own processes, one session"),
+            ("per_extra_session_pss_mb", f"peak PSS per extra session ({EIGHT})"),
+            ("one_session_uss_mb", "peak USS of the server's own processes, one session"),
+            ("per_extra_session_uss_mb", f"peak USS per extra session ({EIGHT})"),
         ):
             if all(memory.get(s, {}).get(key) is None for s in servers):
                 continue

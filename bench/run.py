@@ -83,7 +83,8 @@ class Cell:
 class Results:
     cells: dict[str, dict[str, Cell]] = field(default_factory=dict)
     concurrent: dict[str, figures.Concurrent] = field(default_factory=dict)
-    memory: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: server → phase → ``memory.KINDS`` kind → peak bytes.
+    memory: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     floor: Floor | None = None
     floor_error: str | None = None
 
@@ -136,7 +137,7 @@ async def _servers(settings: Settings, results: Results, root: Path, origin: str
             launcher.start_tabwarden_browser()
         with PeakSampler(
             _owner(launcher), os.path.dirname(os.path.realpath(settings.chrome))
-        ) as rss:
+        ) as sampler:
             async with AsyncExitStack() as stack:
                 live: dict[str, Session] = {}
                 for server in settings.servers:
@@ -151,10 +152,12 @@ async def _servers(settings: Settings, results: Results, root: Path, origin: str
                                 )
                         _say(f"{server} did not start: {exc} (logs in {root})")
                 order = [s for s in settings.servers if s in live]
-                rss.measure(dict.fromkeys(order, ONE))
-                await _interleave(settings, results, launcher, live, order, origin, rss)
-                rss.measure({})
-        results.memory = {s: dict(p) for s, p in rss.peaks.items()}  # the sampler has stopped
+                sampler.measure(dict.fromkeys(order, ONE))
+                await _interleave(settings, results, launcher, live, order, origin, sampler)
+                sampler.measure({})
+        results.memory = {  # the sampler has stopped
+            s: {phase: dict(kinds) for phase, kinds in p.items()} for s, p in sampler.peaks.items()
+        }
     finally:
         launcher.close()
 
@@ -166,7 +169,7 @@ async def _interleave(
     live: dict[str, Session],
     order: list[str],
     origin: str,
-    rss: PeakSampler,
+    sampler: PeakSampler,
 ) -> None:
     for figure in settings.figures:
         if figure == "floor" or not order:
@@ -186,18 +189,18 @@ async def _interleave(
                     results, f"{figure}:open", server, _opened(opener, live[server], origin)
                 )
         if figure == "sessions":
-            saved = rss.phases
+            saved = sampler.phases
             for server in _order(order, 0):
-                rss.measure({server: EIGHT})
+                sampler.measure({server: EIGHT})
                 results.concurrent[server] = await figures.sessions(
                     live[server], launcher, settings.session_calls
                 )
-            rss.measure(saved)
+            sampler.measure(saved)
             _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
             continue
         if figure == "cold":
-            saved = rss.phases
-            rss.measure({})  # an extra process per server: not "one session"
+            saved = sampler.phases
+            sampler.measure({})  # an extra process per server: not "one session"
         for round_no in range(rounds):
             for server in _order(order, round_no):
                 session = live[server]
@@ -213,7 +216,7 @@ async def _interleave(
                     measure = figures.cold_start(launcher, server)
                 await _record(results, figure, server, measure)
         if figure == "cold":
-            rss.measure(saved)
+            sampler.measure(saved)
         _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
 
 

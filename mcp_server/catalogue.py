@@ -134,7 +134,7 @@ class ToolSpec:
     title: str
     description: str
     arguments: type[Arguments]
-    result: type[BaseModel]
+    result: type[Model]
     annotations: ToolAnnotations
     gate: Gate
     risk: Risk
@@ -178,7 +178,18 @@ Frame = Annotated[
 MaxChars = Annotated[int, Field(ge=1, le=5_000_000)]
 
 
-class Arguments(BaseModel):
+class Model(BaseModel):
+    """Every model of the catalogue: its validator and serializer are built when it is first
+    used (a call's arguments or result, a schema generated), not when this module is imported.
+    ``tabwarden mcp`` publishes its tools' schemas from the schema cache and validates through
+    the SDK's own argument models, so a session builds only the models of the tools it calls
+    (~100 models here; tests/mcp_server/test_catalogue_lazy.py). Behaviour is pydantic's own:
+    deferring changes when the work is done, never what a model accepts or publishes."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Arguments(Model):
     """A tool's validated arguments; ``wire()`` is the ``args`` object the extension's handler
     takes (docs/protocol.md, "The page-tool catalogue")."""
 
@@ -272,7 +283,7 @@ class ElementArgs(TabArgs):
 WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this many ms")]
 
 
-class WaitFor(BaseModel):
+class WaitFor(Model):
     """After the action: wait until exactly one of ref, selector or text is visible / absent."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -284,7 +295,7 @@ class WaitFor(BaseModel):
     timeoutMs: WaitMs = 5000  # noqa: N815
 
 
-class Observe(BaseModel):
+class Observe(Model):
     """After the action (and the wait): what the tab shows now, read as page_snapshot and
     page_text read it; skipped when the tab is not on an approved site."""
 
@@ -335,7 +346,7 @@ class SettleArgs(TabArgs):
     ] = 10_000
 
 
-class ElementName(BaseModel):
+class ElementName(Model):
     """An element named by exactly one of ref, selector, text or xpath (a scroll container)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -437,7 +448,7 @@ class CheckArgs(Acting, ElementArgs):
     checked: bool
 
 
-class ScrollPoint(BaseModel):
+class ScrollPoint(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     x: Annotated[float, Field(ge=0, le=1e7)]
@@ -658,7 +669,7 @@ class ScrapeArgs(TabArgs):
         return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or []}
 
 
-class Region(BaseModel):
+class Region(Model):
     """A rectangle of the page, in CSS pixels from its top-left corner."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -737,7 +748,7 @@ def _blocked() -> Any:
     )
 
 
-class Tab(BaseModel):
+class Tab(Model):
     id: int = Field(description="Chrome's tab id")
     url: str
     title: str
@@ -745,26 +756,26 @@ class Tab(BaseModel):
     windowId: int  # noqa: N815 — wire name
 
 
-class TabList(BaseModel):
+class TabList(Model):
     tabs: list[Tab]
 
 
-class TabOut(BaseModel):
+class TabOut(Model):
     tab: Tab
 
 
-class Closed(BaseModel):
+class Closed(Model):
     closed: int = Field(description="how many tabs were closed")
 
 
-class Navigated(BaseModel):
+class Navigated(Model):
     url: str
     title: str
     observation: Observation | None = _observation()
     blocked: str | None = _blocked()
 
 
-class PageText(BaseModel):
+class PageText(Model):
     text: str
     nextOffset: int | None = Field(  # noqa: N815
         description="pass as offset to read on; null at the end"
@@ -774,16 +785,16 @@ class PageText(BaseModel):
     title: str
 
 
-class BrowserEntry(BaseModel):
+class BrowserEntry(Model):
     label: str
     current: bool
 
 
-class BrowserList(BaseModel):
+class BrowserList(Model):
     browsers: list[BrowserEntry]
 
 
-class BridgeStatusOut(BaseModel):
+class BridgeStatusOut(Model):
     hostReachable: bool  # noqa: N815
     extensionConnected: bool  # noqa: N815
     protocolVersion: int | None  # noqa: N815
@@ -808,20 +819,20 @@ class BridgeStatusOut(BaseModel):
     )
 
 
-class RecentCall(BaseModel):
+class RecentCall(Model):
     tool: str
     ok: bool
     ms: int = Field(description="how long the call took, in milliseconds")
     code: str | None = Field(description="the error code when it failed")
 
 
-class LastError(BaseModel):
+class LastError(Model):
     tool: str
     code: str
     at: float = Field(description="when, in Unix seconds")
 
 
-class SnapshotItem(BaseModel):
+class SnapshotItem(Model):
     ref: str
     role: str
     name: str
@@ -837,7 +848,7 @@ class SnapshotItem(BaseModel):
     source: str | None = Field(default=None, description='"dom": merged in from the DOM walk')
 
 
-class Snapshot(BaseModel):
+class Snapshot(Model):
     url: str
     title: str
     snapshot: list[SnapshotItem]
@@ -850,7 +861,7 @@ class Snapshot(BaseModel):
     )
 
 
-class FoundItem(BaseModel):
+class FoundItem(Model):
     ref: str
     role: str
     name: str
@@ -858,14 +869,14 @@ class FoundItem(BaseModel):
     visible: bool
 
 
-class Found(BaseModel):
+class Found(Model):
     url: str
     matches: list[FoundItem]
     total: int = Field(description="how many elements matched (at most limit are listed)")
     mode: Literal["a11y", "dom", "a11y+dom"]
 
 
-class Done(BaseModel):
+class Done(Model):
     """Whatever the action reports (e.g. ``clicked``, ``navigated``, ``url``)."""
 
     model_config = {"extra": "allow"}
@@ -873,14 +884,14 @@ class Done(BaseModel):
     blocked: str | None = _blocked()
 
 
-class Box(BaseModel):
+class Box(Model):
     x: float
     y: float
     width: float
     height: float
 
 
-class ElementState(BaseModel):
+class ElementState(Model):
     model_config = {"extra": "allow"}
     exists: bool = True
     reason: str | None = Field(default=None, description="why the element is not there")
@@ -889,7 +900,7 @@ class ElementState(BaseModel):
     inViewport: bool | None = None  # noqa: N815
 
 
-class Pointed(BaseModel):
+class Pointed(Model):
     x: float = Field(description="where the pointer went, viewport CSS pixels")
     y: float
     covered: bool = Field(description="another element is on top of the target at that point")
@@ -899,7 +910,7 @@ class Pointed(BaseModel):
     )
 
 
-class NewTab(BaseModel):
+class NewTab(Model):
     id: int = Field(description="the tab's id: it joined your session")
     url: str
 
@@ -922,7 +933,7 @@ class HoverOut(Pointed):
     observation: Observation | None = _observation()
 
 
-class Typed(BaseModel):
+class Typed(Model):
     typed: bool
     applied: str = Field(description="yes, no or unclear: whether the field holds the text after")
     length: int = Field(description="characters typed")
@@ -931,7 +942,7 @@ class Typed(BaseModel):
     observation: Observation | None = _observation()
 
 
-class KeysOut(BaseModel):
+class KeysOut(Model):
     pressed: int
     keys: list[str] = Field(description="the keys as pressed (Mod resolved)")
     navigated: bool
@@ -941,7 +952,7 @@ class KeysOut(BaseModel):
     blocked: str | None = _blocked()
 
 
-class RecentDialog(BaseModel):
+class RecentDialog(Model):
     type: str = Field(description="alert, confirm, prompt or beforeunload")
     message: str = Field(description="card-like numbers masked; empty from an unapproved site")
     origin: str = Field(description="the origin of the frame that opened it")
@@ -949,12 +960,12 @@ class RecentDialog(BaseModel):
     by: str = Field(description="agent, arm, tabwarden (nothing armed), or page or person")
 
 
-class ArmedAnswer(BaseModel):
+class ArmedAnswer(Model):
     answer: str = Field(description="accept or dismiss")
     origin: str = Field(description="only a dialog from this origin uses it")
 
 
-class DialogOut(BaseModel):
+class DialogOut(Model):
     handled: bool = Field(description="true when an open dialog was answered by this call")
     type: str | None = Field(None, description="alert, confirm, prompt or beforeunload")
     accepted: bool | None = None
@@ -963,7 +974,7 @@ class DialogOut(BaseModel):
     recent: list[RecentDialog] = Field(default_factory=list, description="oldest first, at most 10")
 
 
-class FrameRow(BaseModel):
+class FrameRow(Model):
     index: int
     frameId: int  # noqa: N815
     parentFrameId: int | None  # noqa: N815
@@ -973,19 +984,19 @@ class FrameRow(BaseModel):
     name: str | None
 
 
-class Frames(BaseModel):
+class Frames(Model):
     frames: list[FrameRow]
     truncated: bool
 
 
-class Shot(BaseModel):
+class Shot(Model):
     mimeType: str  # noqa: N815
     width: int | None = None
     height: int | None = None
     bytes: int
 
 
-class Cookie(BaseModel):
+class Cookie(Model):
     name: str
     value: str = Field(description="masked: shape only, never the value")
     domain: str
@@ -994,20 +1005,20 @@ class Cookie(BaseModel):
     secure: bool
 
 
-class Cookies(BaseModel):
+class Cookies(Model):
     cookies: list[Cookie]
 
 
-class StorageItem(BaseModel):
+class StorageItem(Model):
     key: str
     value: str = Field(description="masked: shape only")
 
 
-class Storage(BaseModel):
+class Storage(Model):
     items: list[StorageItem]
 
 
-class Markdown(BaseModel):
+class Markdown(Model):
     text: str
     nextOffset: int | None  # noqa: N815
     totalChars: int  # noqa: N815
@@ -1015,20 +1026,20 @@ class Markdown(BaseModel):
     title: str
 
 
-class ScrapeItem(BaseModel):
+class ScrapeItem(Model):
     text: str
     attrs: dict[str, str] = Field(default_factory=dict)
 
 
-class Scrape(BaseModel):
+class Scrape(Model):
     items: list[ScrapeItem]
 
 
-class EvalOut(BaseModel):
+class EvalOut(Model):
     result: Any = None
 
 
-class Page(BaseModel):
+class Page(Model):
     url: str
     title: str
     observation: Observation | None = _observation()
@@ -1038,7 +1049,7 @@ class Page(BaseModel):
 # -- act and look in one call: what an action's observe answers, and the new tools' results --
 
 
-class Observation(BaseModel):
+class Observation(Model):
     """What the tab showed after the action, or why nothing was read."""
 
     skipped: str | None = _omitted_unless_set(
@@ -1048,7 +1059,7 @@ class Observation(BaseModel):
     text: PageText | None = _omitted_unless_set("as page_text answers (its first 20,000 chars)")
 
 
-class Scrolled(BaseModel):
+class Scrolled(Model):
     scrollX: int  # noqa: N815
     scrollY: int  # noqa: N815
     atTop: bool  # noqa: N815
@@ -1056,19 +1067,19 @@ class Scrolled(BaseModel):
     observation: Observation | None = _observation()
 
 
-class Selected(BaseModel):
+class Selected(Model):
     selected: list[str] = Field(description="the chosen options' values")
     labels: list[str] = Field(description="their labels")
     observation: Observation | None = _observation()
 
 
-class Settled(BaseModel):
+class Settled(Model):
     settled: bool = Field(description="false: still changing when timeoutMs ran out")
     waitedMs: int = Field(description="how long it waited")  # noqa: N815
     quietMs: int = Field(description="how long the document had been quiet at the end")  # noqa: N815
 
 
-class Revealed(BaseModel):
+class Revealed(Model):
     found: bool
     steps: int = Field(description="screenfuls scrolled")
     scrollY: int  # noqa: N815
@@ -1170,7 +1181,7 @@ class NetworkArgs(TabArgs):
         return self.model_dump(mode="json", exclude_none=True)
 
 
-class Fetched(BaseModel):
+class Fetched(Model):
     url: str = Field(description="the URL requested")
     method: str
     status: int = Field(description="the HTTP status; 0 for a redirect (never followed)")
@@ -1188,7 +1199,7 @@ class Fetched(BaseModel):
     )
 
 
-class ConsoleEntry(BaseModel):
+class ConsoleEntry(Model):
     ts: int = Field(description="when the page logged it (ms since the epoch)")
     level: str = Field(description="error or warning")
     text: str = Field(description="masked: card-like numbers, tokens, secret-named values")
@@ -1197,7 +1208,7 @@ class ConsoleEntry(BaseModel):
     origin: str = Field(description="the origin of the document that logged it (approved)")
 
 
-class ConsoleOut(BaseModel):
+class ConsoleOut(Model):
     enabled: bool = Field(description="false while policy consoleCapture is off: nothing recorded")
     entries: list[ConsoleEntry]
     withheld: int = Field(description="entries from origins the policy does not approve (left out)")
@@ -1205,7 +1216,7 @@ class ConsoleOut(BaseModel):
     hint: str | None = _omitted_unless_set("what to do while capture is off")
 
 
-class NetworkEntry(BaseModel):
+class NetworkEntry(Model):
     """One response: never a request or response header, a cookie or an auth value."""
 
     ts: int = Field(description="when the request was sent (ms since the epoch)")
@@ -1224,7 +1235,7 @@ class NetworkEntry(BaseModel):
     failed: str | None = _omitted_unless_set("why the request failed (Chrome's net error)")
 
 
-class NetworkOut(BaseModel):
+class NetworkOut(Model):
     enabled: bool = Field(description="false while policy networkCapture is off: nothing recorded")
     entries: list[NetworkEntry]
     withheld: int = Field(description="responses for documents of unapproved origins (left out)")
@@ -1309,12 +1320,12 @@ class ViewportArgs(TabArgs):
         return wired
 
 
-class Saved(BaseModel):
+class Saved(Model):
     path: str = Field(description="the file in the download sandbox")
     size: int = Field(description="its size in bytes")
 
 
-class DownloadOut(BaseModel):
+class DownloadOut(Model):
     state: Literal["started", "complete", "failed"] = Field(
         description="started: still downloading when timeoutMs ran out"
     )
@@ -1327,7 +1338,7 @@ class DownloadOut(BaseModel):
     reason: str | None = _omitted_unless_set("failed: why (Chrome's interrupt reason)")
 
 
-class ViewportSettings(BaseModel):
+class ViewportSettings(Model):
     width: int
     height: int
     deviceScaleFactor: float  # noqa: N815
@@ -1335,7 +1346,7 @@ class ViewportSettings(BaseModel):
     touch: bool
 
 
-class PageView(BaseModel):
+class PageView(Model):
     """What the page itself reports."""
 
     innerWidth: int  # noqa: N815
@@ -1345,7 +1356,7 @@ class PageView(BaseModel):
     maxTouchPoints: int  # noqa: N815
 
 
-class ViewportOut(BaseModel):
+class ViewportOut(Model):
     emulating: ViewportSettings | None = Field(description="the emulation now on; null after reset")
     page: PageView
 

@@ -15,6 +15,12 @@ It also keeps ``uvicorn`` out (``NEVER_IMPORTED``): only the SDK's HTTP transpor
 48 modules, ~3 MB of every session's memory and tens of milliseconds of its start, for a
 server that speaks stdio alone. Importing it in that process then fails (``ImportError``).
 
+``defer_argument_models`` (called by ``server.build_server``) makes the SDK build each tool's
+argument model (``func_metadata``'s ``ArgModelBase`` subclass, one per tool, made at every start)
+on that tool's first call instead of at start, as the catalogue's own models are
+(``catalogue.Model``): a session pays only for the tools it calls. Pydantic's ``defer_build``
+changes when a validator is built, never what it accepts.
+
 And it runs ``httpx2``'s ``__init__`` only when something asks it for a name (``LAZY``, deferred
 the same way): the SDK's resource types import it at their top for ``HttpResource.read`` alone,
 which tabwarden never serves — ~45 ms of CPU at every start. (``importlib.util.LazyLoader`` does
@@ -55,6 +61,22 @@ def defer_package_inits() -> bool:
         parent, _, child = name.rpartition(".")
         if parent:
             setattr(sys.modules[parent], child, module)
+    return True
+
+
+def defer_argument_models() -> bool:
+    """Every SDK argument model made from now on builds its validator at its first use; False
+    (nothing changed) when the SDK no longer makes them from ``ArgModelBase``
+    (tests/mcp_server/test_catalogue_lazy.py fails then)."""
+    from mcp.server.mcpserver.utilities import func_metadata
+    from pydantic import BaseModel
+
+    base = getattr(func_metadata, "ArgModelBase", None)
+    if not (isinstance(base, type) and issubclass(base, BaseModel)):
+        return False
+    # A model's config is its bases' merged with its own when its class is made, so this
+    # reaches every argument model made after it (none is made before build_server).
+    base.model_config = {**base.model_config, "defer_build": True}
     return True
 
 

@@ -18,6 +18,7 @@ tool past a refusal, or log a tool's arguments.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 import sys
@@ -28,7 +29,7 @@ from mcp.server.mcpserver import MCPServer
 
 from tabwarden import __version__
 from tabwarden.errors import TabwardenError
-from tabwarden.mcp_server import tools, uploads
+from tabwarden.mcp_server import sdk, tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
 from tabwarden.mcp_server.spawner import Spawner
@@ -167,7 +168,9 @@ def build_server(
     schemas: SchemaCache | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with every catalogue tool, each behind ``guard``
-    (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them)."""
+    (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them).
+    No tool's validators are built until it is first called (``sdk.defer_argument_models``)."""
+    sdk.defer_argument_models()
     calls = tools.CallLog()
     answer = tools.ToolCalls(bridge, guard, read_upload, calls).answer
     return MCPServer(
@@ -190,6 +193,17 @@ def _audit_log() -> AuditLog | None:
     except TabwardenError as exc:
         log.error("audit log unavailable: %s", exc)
         return None
+
+
+def _freeze_start() -> None:
+    """Move everything the start made (modules, models, the tools: ~120k objects) to the
+    collector's permanent generation and enable collection (``cli._cmd_mcp`` turned it off for
+    the start): no later collection walks them, so a full one takes ~2 ms instead of ~35-65 ms
+    on a call's path, and the start pays for no collection at all (~0.1 s of CPU). Garbage the
+    start left in cycles stays (~0.4 MiB); objects it made are still freed when their last
+    reference goes."""
+    gc.freeze()
+    gc.enable()
 
 
 def run() -> int:
@@ -244,7 +258,9 @@ def run() -> int:
 
         from tabwarden.mcp_server import stdio
 
-        anyio.run(stdio.serve, build_server(bridge, guard, schemas=SchemaCache(gate.config)))
+        server = build_server(bridge, guard, schemas=SchemaCache(gate.config))
+        _freeze_start()
+        anyio.run(stdio.serve, server)
     finally:
         if audit is not None and not audit.flush(timeout=AUDIT_FLUSH_SECONDS):
             log.warning("audit log: not every line was synced to disk before exit")

@@ -52,6 +52,9 @@ def _cmd_host(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    import gc
+
+    gc.disable()  # no collection walks the start's ~120k new objects; server.run freezes them
     from tabwarden.mcp_server.sdk import defer_package_inits
 
     defer_package_inits()  # the SDK's server half only: not the client its package imports

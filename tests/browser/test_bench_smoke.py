@@ -31,7 +31,9 @@ def test_quick_bench_measures_tabwarden_and_the_floor_without_the_peers(tmp_path
         cell = doc["figures"][figure]["tabwarden"]
         assert cell["errors"] == 0, cell["error_kinds"]
         assert cell["n"] == doc["settings"]["rounds"][figure] and cell["median_ms"] > 0
-    assert doc["memory"]["tabwarden"]["one_session_mb"] > 0
+    memory = doc["memory"]["tabwarden"]
+    assert memory["one_session_mb"] >= memory["one_session_pss_mb"] >= memory["one_session_uss_mb"]
+    assert memory["one_session_uss_mb"] > 0
     floor = doc["floor"]
     assert floor["echo"]["n"] == 50 and floor["bulk"]["n"] == 2, floor
     assert floor["bulk_bytes"] == 10_000_000

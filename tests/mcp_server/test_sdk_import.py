@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakes import host_env
 
 PROBE = """
 import json, sys
@@ -97,3 +101,97 @@ def test_starting_the_server_with_a_file_store_never_imports_keyring() -> None:
         "assert 'keyring' not in sys.modules, 'keyring imported at start'\n"
     )
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)  # noqa: S603
+
+
+#: ``tabwarden mcp`` as an agent's spawn runs it after its re-exec (``-I``: ``cli.main`` does not
+#: re-execute), saying at exit what of the SDK it imported and how it left the collector;
+#: stdout stays JSON-RPC only.
+SERVING_PROBE = """
+import atexit, gc, json, sys
+
+def imported() -> None:
+    print(json.dumps({
+        "client": sorted(m for m in sys.modules if m.startswith("mcp.client")),
+        "uvicorn": sorted(m for m, v in sys.modules.items() if m.split(".")[0] == "uvicorn" and v),
+        "mcp_init_ran": "__getattr__" not in vars(sys.modules["mcp"]),
+        "gc_enabled": gc.isenabled(),
+        "frozen": gc.get_freeze_count(),
+    }), file=sys.stderr)
+
+atexit.register(imported)
+from tabwarden.cli import main
+sys.exit(main(["mcp"]))
+"""
+
+
+def _rpc(message: dict[str, object]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def test_a_serving_server_never_imports_the_client_half_and_froze_its_start(
+    tmp_path: Path,
+) -> None:
+    """Over real stdio: initialize, tools/list and a tool call answered, and at exit the
+    SDK's client half, uvicorn and ``mcp/__init__.py`` were never run. If an SDK upgrade moves
+    what the server half needs into them, this fails (and the shim should be revisited). The
+    collector, off during the start, is on again, and the start's objects are frozen
+    (``server._freeze_start``)."""
+    runtime, config = tmp_path / "run", tmp_path / "config"
+    runtime.mkdir(mode=0o700)
+    config.mkdir(mode=0o700)
+    messages: list[dict[str, Any]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "pytest", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "bridge_status", "arguments": {}},
+        },
+    ]
+    errlog = tmp_path / "mcp.err"
+    with open(errlog, "wb") as stderr:
+        proc = subprocess.Popen(  # noqa: S603 (this interpreter and a fixed script)
+            [sys.executable, "-I", "-c", SERVING_PROBE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=host_env(runtime),
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: dict[object, dict[str, Any]] = {}
+    try:
+        for message in messages:
+            proc.stdin.write(_rpc(message))
+            proc.stdin.flush()
+            if "id" in message:  # wait for its answer before the next request
+                while message["id"] not in answers:
+                    line = proc.stdout.readline()
+                    assert line, "the server closed stdout early"
+                    reply = json.loads(line)
+                    answers[reply.get("id")] = reply
+        proc.stdin.close()  # the client goes away: the server exits
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "serverInfo" in answers[1]["result"]
+    assert len(answers[2]["result"]["tools"]) > 10
+    assert "result" in answers[3]  # answered (the bridge's state, no browser here)
+    seen = json.loads(errlog.read_text().strip().splitlines()[-1])
+    assert seen["client"] == []
+    assert seen["uvicorn"] == []
+    assert seen["mcp_init_ran"] is False
+    assert seen["gc_enabled"] is True
+    assert seen["frozen"] > 50_000  # the modules, models and tools the start made
