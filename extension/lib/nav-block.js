@@ -375,14 +375,19 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
     await browser.updateTab(tabId, { url });
   }
 
+  /** @param {number} tabId */
+  function endHold(tabId) {
+    const hold = holds.get(tabId);
+    if (hold !== undefined) clearTimer(hold);
+    holds.delete(tabId);
+  }
+
   /**
    * The tab is the person's: excluded from now on, and a stop of ours on it sent on.
    * @param {number} tabId
    */
   function toPerson(tabId) {
-    const hold = holds.get(tabId);
-    if (hold !== undefined) clearTimer(hold);
-    holds.delete(tabId);
+    endHold(tabId);
     pending.delete(tabId);
     confirmed.delete(tabId);
     persons.add(tabId);
@@ -415,9 +420,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       for (const t of owned) {
         if (!pending.delete(t)) continue;
         confirmed.delete(t);
-        const hold = holds.get(t);
-        if (hold !== undefined) clearTimer(hold);
-        holds.delete(t);
+        endHold(t);
         others?.add(t);
       }
       return sync();
@@ -473,9 +476,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       const id = /** @type {number} */ (tabId);
       if (Number.isInteger(sourceTabId) && owned.has(/** @type {number} */ (sourceTabId))) {
         // An agent tab's (tabs.onCreated may not have named the opener): held until it joins.
-        const hold = holds.get(id);
-        if (hold !== undefined) clearTimer(hold);
-        holds.delete(id);
+        endHold(id);
         confirmed.add(id);
         if (!owned.has(id)) {
           pending.add(id);
@@ -529,9 +530,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       watching.delete(tabId);
       pending.delete(tabId);
       confirmed.delete(tabId);
-      const hold = holds.get(tabId);
-      if (hold !== undefined) clearTimer(hold);
-      holds.delete(tabId);
+      endHold(tabId);
       born.delete(tabId);
       resent.delete(tabId);
       persons.delete(tabId);
