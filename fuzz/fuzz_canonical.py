@@ -21,28 +21,22 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.trust.canonical import NotCanonical, canonical
-else:
-    from tabwarden.trust.canonical import NotCanonical, canonical
-
 if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
     from fuzz.seed_edits import Recipe
 else:
-    try:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
         from fuzz.seed_edits import Recipe
-    except ImportError:
+    except ImportError:  # `python fuzz/fuzz_canonical.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
         from seed_edits import Recipe
+
+with instrumented(__name__):
+    from tabwarden.trust.canonical import NotCanonical, canonical
 
 PEER = Path(__file__).resolve().parent / "js" / "canonical_peer.mjs"
 SAFE = 2**53 - 1
@@ -220,10 +214,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

@@ -8,18 +8,17 @@ Run: ``python fuzz/fuzz_frames.py -runs=100000 -max_len=4096`` (or ``python -m f
 from __future__ import annotations
 
 import struct
-import sys
 from typing import TYPE_CHECKING
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:  # the harness logic still runs under fuzz.run's fallback and pytest
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.protocol import frames as codec
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
 else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+    except ImportError:  # `python fuzz/fuzz_frames.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+
+with instrumented(__name__):
     from tabwarden.protocol import frames as codec
 
 if TYPE_CHECKING:
@@ -63,10 +62,7 @@ def test_one_input(data: bytes) -> None:
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

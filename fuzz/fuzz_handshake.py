@@ -13,28 +13,25 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.protocol import frames
-        from tabwarden.protocol.framing import FramingError, loads_object
-        from tabwarden.protocol.handshake import (
-            ClientHandshake,
-            HandshakeFailed,
-            HostHandshake,
-            State,
-        )
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
 else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+    except ImportError:  # `python fuzz/fuzz_handshake.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+
+with instrumented(__name__):
     from tabwarden.protocol import frames
     from tabwarden.protocol.framing import FramingError, loads_object
-    from tabwarden.protocol.handshake import ClientHandshake, HandshakeFailed, HostHandshake, State
+    from tabwarden.protocol.handshake import (
+        ClientHandshake,
+        HandshakeFailed,
+        HostHandshake,
+        State,
+    )
 
 K = bytes(range(32))
 NH = bytes.fromhex("a1" * 32)
@@ -258,10 +255,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

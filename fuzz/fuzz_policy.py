@@ -12,27 +12,21 @@ Run: ``python fuzz/fuzz_policy.py -runs=100000 -max_len=4096`` (or ``python -m f
 from __future__ import annotations
 
 import re
-import sys
 from typing import TYPE_CHECKING, Any
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.trust import policy as lattice
-else:
-    from tabwarden.trust import policy as lattice
-
 if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
     from fuzz.seed_edits import SCALARS, Recipe
 else:
-    try:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
         from fuzz.seed_edits import SCALARS, Recipe
-    except ImportError:
+    except ImportError:  # `python fuzz/fuzz_policy.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
         from seed_edits import SCALARS, Recipe
+
+with instrumented(__name__):
+    from tabwarden.trust import policy as lattice
 
 Policy = lattice.Policy
 PolicyError = lattice.PolicyError
@@ -253,10 +247,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 import urllib.parse
+from typing import TYPE_CHECKING
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.mcp_server import provenance
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
 else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+    except ImportError:  # `python fuzz/fuzz_provenance.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+
+with instrumented(__name__):
     from tabwarden.mcp_server import provenance
 
 A = "http://a.test"
@@ -77,10 +77,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,18 @@ Run: ``python fuzz/fuzz_tool_args.py -runs=100000 -max_len=4096`` (or ``python -
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
+    from fuzz.seed_edits import SCALARS, Recipe
+else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+        from fuzz.seed_edits import SCALARS, Recipe
+    except ImportError:  # `python fuzz/fuzz_tool_args.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+        from seed_edits import SCALARS, Recipe
 
 # pydantic and the MCP types are imported first, uninstrumented: instrumenting them costs
 # tens of seconds per start and guides nothing (their validators are compiled code anyway).
@@ -28,21 +33,9 @@ from pydantic import ValidationError
 
 from tabwarden.protocol.codes import BAD_REQUEST
 
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, Relay
-        from tabwarden.protocol import frames
-else:
+with instrumented(__name__):
     from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, Relay
     from tabwarden.protocol import frames
-
-if TYPE_CHECKING:
-    from fuzz.seed_edits import SCALARS, Recipe
-else:
-    try:
-        from fuzz.seed_edits import SCALARS, Recipe
-    except ImportError:
-        from seed_edits import SCALARS, Recipe
 
 #: Values a client might send for any field: the right types, the wrong ones, the edges.
 POOL: tuple[Any, ...] = (
@@ -152,10 +145,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

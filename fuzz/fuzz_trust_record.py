@@ -25,7 +25,6 @@ import binascii
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,26 +33,18 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:  # the harness logic still runs under fuzz.run's fallback and pytest
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.trust import record_file
-        from tabwarden.trust.grants import sign_grant
-        from tabwarden.trust.keys import HostKey
-        from tabwarden.trust.policy import (
-            DEFAULT_POLICY,
-            Policy,
-            PolicyError,
-            is_wider,
-            validate_values,
-        )
-        from tabwarden.trust.record import TrustDocument, TrustUnreadable, parse, serialise
-        from tabwarden.trust.verify import effective
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
+    from fuzz.seed_edits import Recipe, edit_json, subtrees
 else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+        from fuzz.seed_edits import Recipe, edit_json, subtrees
+    except ImportError:  # `python fuzz/fuzz_trust_record.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+        from seed_edits import Recipe, edit_json, subtrees
+
+with instrumented(__name__):
     from tabwarden.trust import record_file
     from tabwarden.trust.grants import sign_grant
     from tabwarden.trust.keys import HostKey
@@ -66,14 +57,6 @@ else:
     )
     from tabwarden.trust.record import TrustDocument, TrustUnreadable, parse, serialise
     from tabwarden.trust.verify import effective
-
-if TYPE_CHECKING:
-    from fuzz.seed_edits import Recipe, edit_json, subtrees
-else:
-    try:  # `python -m fuzz.run`, pytest
-        from fuzz.seed_edits import Recipe, edit_json, subtrees
-    except ImportError:  # `python fuzz/fuzz_trust_record.py`: this directory is sys.path[0]
-        from seed_edits import Recipe, edit_json, subtrees
 
 #: Fixed keys, so a failing input replays against the same signatures (test keys, not secrets).
 KEY = HostKey(ec.derive_private_key(0x7AB0_C0DE_F00D_5EED, ec.SECP256R1()))
@@ -330,10 +313,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import base64
 import binascii
 import copy
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,24 +23,18 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2 import cbor
 
-try:
-    import atheris  # type: ignore[import-untyped]  # no stubs: types-atheris is not installed
-except ImportError:
-    atheris = None
-
-if atheris is not None and __name__ == "__main__":
-    with atheris.instrument_imports():
-        from tabwarden.trust import presence
-        from tabwarden.trust.keys import HostKey
-        from tabwarden.trust.record import (
-            BrowserRecord,
-            Credential,
-            TrustUnreadable,
-            empty_document,
-            parse,
-            serialise,
-        )
+if TYPE_CHECKING:
+    from fuzz.preamble import instrumented, run_libfuzzer
+    from fuzz.seed_edits import Recipe, edit_bytes, edit_json, subtrees
 else:
+    try:  # `python -m fuzz.run`, pytest
+        from fuzz.preamble import instrumented, run_libfuzzer
+        from fuzz.seed_edits import Recipe, edit_bytes, edit_json, subtrees
+    except ImportError:  # `python fuzz/fuzz_webauthn.py`: this directory is sys.path[0]
+        from preamble import instrumented, run_libfuzzer
+        from seed_edits import Recipe, edit_bytes, edit_json, subtrees
+
+with instrumented(__name__):
     from tabwarden.trust import presence
     from tabwarden.trust.keys import HostKey
     from tabwarden.trust.record import (
@@ -52,14 +45,6 @@ else:
         parse,
         serialise,
     )
-
-if TYPE_CHECKING:
-    from fuzz.seed_edits import Recipe, edit_bytes, edit_json, subtrees
-else:
-    try:
-        from fuzz.seed_edits import Recipe, edit_bytes, edit_json, subtrees
-    except ImportError:
-        from seed_edits import Recipe, edit_bytes, edit_json, subtrees
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests/trust/fixtures/webauthn-chromium.json"
 RECORDING: dict[str, Any] = json.loads(FIXTURE.read_text("utf-8"))
@@ -256,10 +241,7 @@ SEEDS: list[bytes] = [
 
 
 def main() -> None:
-    if atheris is None:
-        sys.exit("atheris is not installed; use `python -m fuzz.run` for the fallback fuzzer")
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
+    run_libfuzzer(test_one_input)
 
 
 if __name__ == "__main__":

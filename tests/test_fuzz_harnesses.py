@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import subprocess
 import sys
@@ -95,11 +96,29 @@ def test_node_harness_contract(name: str) -> None:
 def test_harness_contract(name: str) -> None:
     source = (REPO / "fuzz" / f"{name}.py").read_text(encoding="utf-8")
     assert source.splitlines()[0].startswith("# Invariant: ")
-    assert "atheris.instrument_imports()" in source
-    assert "atheris.Setup(sys.argv, test_one_input)" in source
+    # fuzz/preamble.py: the code under test imported instrumented, main() is libFuzzer's entry.
+    assert "\nwith instrumented(__name__):\n    from tabwarden." in source
+    assert "\ndef main() -> None:\n    run_libfuzzer(test_one_input)\n" in source
+    assert "import atheris" not in source
     module = load(name)
     assert callable(module.test_one_input) and callable(module.main)
     assert module.SEEDS
+
+
+def test_the_preamble_instruments_only_a_script_under_atheris() -> None:
+    from fuzz import preamble
+
+    source = (REPO / "fuzz" / "preamble.py").read_text(encoding="utf-8")
+    assert "atheris.instrument_imports()" in source
+    assert "atheris.Setup(sys.argv, test_one_input)" in source
+    # Imported (pytest, fuzz.run's fallback), a harness's imports are plain ones.
+    assert isinstance(preamble.instrumented("fuzz.fuzz_frames"), contextlib.nullcontext)
+    if preamble.atheris is None:
+        assert isinstance(preamble.instrumented("__main__"), contextlib.nullcontext)
+        with pytest.raises(SystemExit, match="atheris is not installed"):
+            preamble.run_libfuzzer(lambda data: None)
+    else:
+        assert not isinstance(preamble.instrumented("__main__"), contextlib.nullcontext)
 
 
 @pytest.mark.parametrize("name", HARNESSES)

@@ -7,16 +7,14 @@ having driven a real browser.
 
 from __future__ import annotations
 
-import http.server
 from collections.abc import Iterator
-from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import serve_http, serve_page
+from tabwarden.demo import serve_page
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
+from tests.browser.harness import Answer, Reply, served_pages
 
 
 @pytest.fixture
@@ -102,57 +100,38 @@ Late</button>
 </body></html>"""
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        path = urlparse(self.path).path
-        if path == "/nocontent":
-            self.send_response(204)
-            self.end_headers()
-            return
-        if path == "/":
-            body = FORM
-        elif path == "/upload":
-            body = (
-                b"<!doctype html><title>upload</title><input id=file type=file "
-                b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
-                b"f.name+':'+f.size\"><p id=got>none</p><input id=text>"
-            )
-        elif path == "/refs":
-            body = REFS
-        elif path in ("/settle", "/pushed"):
-            body = SETTLE
-        elif path == "/dialog":
-            body = (
-                b"<!doctype html><title>dialog</title><p id=state>ready</p>"
-                b"<button type=button id=ask onclick=\"alert('card 4111 1111 1111 1111');"
-                b"document.getElementById('state').textContent='answered'\">Ask</button>"
-            )
-        elif path == "/done":
-            body = b"<!doctype html><title>done</title><p>submitted</p>"
-        elif path == "/growing":
-            body = (
-                b"<!doctype html><title>growing</title><p>" + b"word " * 4000 + b"</p>"
-                b"<p id=log></p><script>let n = 0; setInterval(() => "
-                b"{ document.getElementById('log').textContent += ' tick' + (++n); }, 20);</script>"
-            )
-        elif path == "/page2":
-            body = (
-                b"<!doctype html><title>page2</title><p>second page</p>"
-                b"<ul><li>one</li><li>two</li></ul>"
-            )
-        else:
-            body = b"<!doctype html><title>other</title><p>other</p>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+UPLOAD = (
+    b"<!doctype html><title>upload</title><input id=file type=file "
+    b"onchange=\"const f=this.files[0]; document.getElementById('got').textContent="
+    b"f.name+':'+f.size\"><p id=got>none</p><input id=text>"
+)
+DIALOG = (
+    b"<!doctype html><title>dialog</title><p id=state>ready</p>"
+    b"<button type=button id=ask onclick=\"alert('card 4111 1111 1111 1111');"
+    b"document.getElementById('state').textContent='answered'\">Ask</button>"
+)
+GROWING = (
+    b"<!doctype html><title>growing</title><p>" + b"word " * 4000 + b"</p>"
+    b"<p id=log></p><script>let n = 0; setInterval(() => "
+    b"{ document.getElementById('log').textContent += ' tick' + (++n); }, 20);</script>"
+)
+PAGE2 = b"<!doctype html><title>page2</title><p>second page</p><ul><li>one</li><li>two</li></ul>"
+SITE: dict[str, Answer] = {
+    "/nocontent": Reply(status=204, content_type=None),
+    "/": FORM,
+    "/upload": UPLOAD,
+    "/refs": REFS,
+    "/settle": SETTLE,
+    "/pushed": SETTLE,
+    "/dialog": DIALOG,
+    "/done": b"<!doctype html><title>done</title><p>submitted</p>",
+    "/growing": GROWING,
+    "/page2": PAGE2,
+}
 
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    with serve_http(_Site) as origin:
-        yield origin
+    fallback = b"<!doctype html><title>other</title><p>other</p>"
+    with served_pages(SITE, fallback=fallback) as served:
+        yield served.origin

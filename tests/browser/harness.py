@@ -1,16 +1,21 @@
 """Helpers every real-Chromium test shares: a browser with the extension and our host, an MCP
-client through the real chain, the confirm window, and the options page's pairing steps.
+client through the real chain, the confirm window, the options page's pairing steps, and the
+local sites the tests' tabs visit (``served_pages``).
 
 Helpers only (no tests): test modules import from here, never from each other."""
 
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -18,6 +23,7 @@ from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.demo import serve_http
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
@@ -173,3 +179,144 @@ async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 async def code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
     """The error code a call answers (None when it succeeds)."""
     return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
+
+
+# -- the local sites the tests' tabs visit --
+
+HTML = "text/html; charset=utf-8"
+#: A served page's content: its body (text is sent as UTF-8) and its content type.
+Content = tuple[bytes | str, str]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A response other than a plain 200 page: a status, more headers (a redirect's
+    ``Location``, a ``Set-Cookie``), or no content type at all (``None``)."""
+
+    body: bytes | str = b""
+    content_type: str | None = HTML
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+#: What a site answers with: a reply, a content, or a bare body (an HTML page).
+Answer = Reply | Content | bytes | str
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request a served site received, as it arrived."""
+
+    method: str
+    target: str  # the request target: path and query, as sent
+    host: str  # the Host header's name (no port)
+    port: int | None  # the Host header's port
+    headers: Mapping[str, str]  # names lower-cased
+    body: bytes
+
+    @property
+    def path(self) -> str:
+        """The target's path, without the query."""
+        return urlsplit(self.target).path
+
+    def query(self, name: str, default: str = "") -> str:
+        """The first value of query parameter ``name``."""
+        return parse_qs(urlsplit(self.target).query).get(name, [default])[0]
+
+
+#: Answers a request before the pages are looked at (``None``: look them up). It runs on the
+#: server's thread for that request, so it may wait for the test (an answer held back).
+Hook = Callable[[Request], Answer | None]
+
+
+class ServedSite:
+    """A site being served: its origin and every request it has received (``requests``)."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        self.port = int(origin.rsplit(":", 1)[1])
+        self._lock = threading.Lock()
+        self._requests: list[Request] = []
+
+    def record(self, request: Request) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def requests(self, path: str | None = None) -> list[Request]:
+        """What it received so far, in order (only those for ``path``, if given)."""
+        with self._lock:
+            return [r for r in self._requests if path is None or r.path == path]
+
+
+_NOT_HERE = Reply(b"not here", "text/plain; charset=utf-8", 404)
+
+
+def _reply(answer: Answer) -> Reply:
+    if isinstance(answer, Reply):
+        return answer
+    if isinstance(answer, tuple):
+        return Reply(*answer)
+    return Reply(answer)
+
+
+_BODYLESS = (204, 304)
+
+
+@contextlib.contextmanager
+def served_pages(
+    pages: Mapping[str, Answer] | None = None,
+    *,
+    fallback: Answer | None = None,
+    hook: Hook | None = None,
+    methods: Collection[str] = ("GET",),
+) -> Iterator[ServedSite]:
+    """A threaded local HTTP site on 127.0.0.1 (an ephemeral port) while the block runs: each
+    request is recorded, then answered by ``hook`` if it answers, else by ``pages[path]`` (the
+    path without the query), else ``fallback``, else a 404. A bare body is an HTML page
+    (``HTML``, status 200). Only ``methods`` are served (others
+    get http.server's 501)."""
+    table = dict(pages or {})
+    holder: list[ServedSite] = []
+
+    class Site(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            host_header = self.headers.get("Host", "")
+            split = urlsplit(f"http://{host_header}")
+            try:
+                port = split.port
+            except ValueError:
+                port = None
+            request = Request(
+                method=self.command,
+                target=self.path,
+                host=split.hostname or "",
+                port=port,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=self.rfile.read(length) if length else b"",
+            )
+            holder[0].record(request)
+            found = hook(request) if hook is not None else None
+            if found is None:
+                found = table.get(request.path, fallback)
+            reply = _reply(_NOT_HERE if found is None else found)
+            data = reply.body.encode() if isinstance(reply.body, str) else reply.body
+            self.send_response(reply.status)
+            if reply.content_type is not None:
+                self.send_header("Content-Type", reply.content_type)
+            if reply.status not in _BODYLESS:
+                self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            if reply.status not in _BODYLESS and self.command != "HEAD":
+                self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return
+
+    for method in methods:
+        setattr(Site, f"do_{method}", Site._answer)
+    with serve_http(Site) as origin:
+        holder.append(ServedSite(origin))
+        yield holder[0]

@@ -8,18 +8,16 @@ of one ref — with the redaction an attacker would probe (password values, card
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import os
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, served_pages
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -104,23 +102,10 @@ SPARSE = (
 PAGES = {"/aria": ARIA, "/virtual": VIRTUAL, "/mutating": MUTATING, "/sparse": SPARSE}
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        body = PAGES.get(urlparse(self.path).path, b"<!doctype html><title>other</title>")
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-
 @pytest.fixture
 def a11y_site() -> Iterator[str]:
-    with serve_http(_Site) as origin:
-        yield origin
+    with served_pages(PAGES, fallback=b"<!doctype html><title>other</title>") as served:
+        yield served.origin
 
 
 def by_name(snap: dict[str, Any]) -> dict[str, dict[str, Any]]:

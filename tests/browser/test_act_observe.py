@@ -8,18 +8,16 @@ that stops, does."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 import threading
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, code, mcp_client, ok
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import Request, chromium, code, mcp_client, ok, served_pages
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -72,52 +70,27 @@ FOREVER = b"""<!doctype html><html><head><title>forever</title></head><body>
 RELEASE = threading.Event()
 
 
-class _Elsewhere(http.server.BaseHTTPRequestHandler):
-    """The site nobody approved: it answers once the test releases it."""
-
-    def do_GET(self) -> None:  # noqa: N802
-        RELEASE.wait(120)
-        body = f"<!doctype html><title>{SECRET}</title><p>{SECRET}</p><button>Steal</button>"
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+def _held(request: Request) -> None:
+    RELEASE.wait(120)
 
 
 @pytest.fixture
 def elsewhere() -> Iterator[str]:
+    """The site nobody approved: it answers once the test releases it."""
     RELEASE.clear()
-    with serve_http(_Elsewhere) as origin:
+    page = f"<!doctype html><title>{SECRET}</title><p>{SECRET}</p><button>Steal</button>"
+    with served_pages(fallback=page, hook=_held) as served:
         try:
-            yield origin
+            yield served.origin
         finally:
             RELEASE.set()
 
 
 @pytest.fixture
 def act_site(elsewhere: str) -> Iterator[str]:
-    page = act_page(elsewhere)
-
-    class _Act(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            path = urlparse(self.path).path
-            body = {"/mutating": MUTATING, "/forever": FOREVER}.get(path, page)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-    with serve_http(_Act) as origin:
-        yield origin
+    pages = {"/mutating": MUTATING, "/forever": FOREVER}
+    with served_pages(pages, fallback=act_page(elsewhere)) as served:
+        yield served.origin
 
 
 def test_an_action_waits_then_observes_through_the_read_tools(

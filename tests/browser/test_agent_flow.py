@@ -14,7 +14,6 @@ back outside the bridge at the end: what the page holds is what the agent was to
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tests.browser.harness import (
     chromium,
     confirm_page,
@@ -30,6 +29,7 @@ from tests.browser.harness import (
     mcp_client,
     ok,
     press,
+    served_pages,
     shows,
     widen,
 )
@@ -70,23 +70,10 @@ COMPOSE = b"""<!doctype html><html><head><title>compose</title><style>
 POST = "Hello from the agent"
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        body = COMPOSE if self.path.startswith("/compose") else HOME
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    with serve_http(_Site) as origin:
-        yield origin
+    with served_pages({"/compose": COMPOSE}, fallback=HOME) as served:
+        yield served.origin
 
 
 def _row(snapshot: dict[str, Any], role: str, name: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ is dropped at once and nothing more is recorded until it is turned on again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -20,9 +21,18 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client, ok, policy_status, widen
+from tests.browser.harness import (
+    Reply,
+    Request,
+    chromium,
+    mcp_client,
+    ok,
+    policy_status,
+    served_pages,
+    widen,
+)
 from tests.browser.paired import paired_options_page, provision_for_pairing
 
 pytestmark = pytest.mark.browser
@@ -75,39 +85,25 @@ FRAME = f"""<!doctype html><title>frame</title><script>
 ITEMS = json.dumps({"items": [{"id": 1, "name": "widget"}, {"id": 2, "name": "gadget"}]})
 
 
-def _handler(pages: Callable[[str], tuple[str, bytes] | None]) -> type[Any]:
-    import http.server
+#: Every answer but the big one sets a cookie the page's requests must never reveal.
+RESP_COOKIE = {"Set-Cookie": f"resp={SET_COOKIE}; Path=/"}
 
-    class Site(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            path = urlparse(self.path).path
-            if path == "/api/big":
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(BIG_BYTES))
-                self.end_headers()
-                chunk = b" " * (1024 * 1024)
-                for _ in range(BIG_BYTES // len(chunk)):
-                    self.wfile.write(chunk)
-                return
-            if self.command == "POST":
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            found = pages(path)
-            kind, body = found if found is not None else ("text/plain", b"not here")
-            self.send_response(200 if found is not None else 404)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Set-Cookie", f"resp={SET_COOKIE}; Path=/")
-            self.end_headers()
-            self.wfile.write(body)
 
-        do_GET = _answer  # noqa: N815
-        do_POST = _answer  # noqa: N815
+def _big(request: Request) -> Reply | None:
+    """A 20 MB JSON response (without the cookie)."""
+    return Reply(b" " * BIG_BYTES, "application/json") if request.path == "/api/big" else None
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
 
-    return Site
+@contextlib.contextmanager
+def _serve(pages: dict[str, tuple[str, bytes]]) -> Iterator[str]:
+    """``pages`` (path -> (content type, body)) and the big response, GET or POST."""
+    with served_pages(
+        {path: Reply(body, kind, headers=RESP_COOKIE) for path, (kind, body) in pages.items()},
+        fallback=Reply(b"not here", "text/plain", 404, RESP_COOKIE),
+        hook=_big,
+        methods=("GET", "POST"),
+    ) as served:
+        yield served.origin
 
 
 @pytest.fixture
@@ -117,7 +113,7 @@ def other() -> Iterator[str]:
         "/frame": ("text/html", FRAME.encode()),
         "/frame-api": ("text/plain", f"frame data {FRAME_SECRET}".encode()),
     }
-    with serve_http(_handler(pages.get)) as origin:
+    with _serve(pages) as origin:
         yield origin
 
 
@@ -131,7 +127,7 @@ def site(other: str) -> Iterator[str]:
         .replace("Bearer AUTH", f"Bearer {AUTH}")
     )
     pages = {"/": ("text/html", app.encode()), "/api/items": ("application/json", ITEMS.encode())}
-    with serve_http(_handler(pages.get)) as origin:
+    with _serve(pages) as origin:
         yield origin
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import os
 import signal
 import subprocess
@@ -25,20 +24,28 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.client_identity import measure_process
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import (
+    Request,
+    ServedSite,
+    chromium,
+    confirm_page,
+    mcp_client,
+    press,
+    served_pages,
+    shows,
+)
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
@@ -54,50 +61,38 @@ HANG_GUARD = CALL_DEADLINE + 30
 
 @dataclass
 class Effects:
-    """What the counting site received."""
+    """The counting site: every request it received, and the answers it holds back."""
 
-    count: int = 0
-    values: list[str] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    site: ServedSite
+    release: threading.Event
+
+    @property
+    def count(self) -> int:
+        """How many times the side effect (``/effect``) reached the site."""
+        return len(self.site.requests("/effect"))
 
 
-def _site(effects: Effects) -> type[http.server.BaseHTTPRequestHandler]:
-    class Site(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            url = urlparse(self.path)
-            if url.path == "/effect":
-                with effects.lock:
-                    effects.count += 1
-                effects.release.wait(120)  # held until the test has broken something
-                body = b"<!doctype html><title>effect</title><p>effect</p>"
-            elif url.path == "/value":
-                value = parse_qs(url.query).get("v", [""])[0]
-                with effects.lock:
-                    effects.values.append(value)
-                body = f"<!doctype html><title>value</title><p>{value}</p>".encode()
-            else:
-                body = b"<!doctype html><title>plain</title><p>plain page</p>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+def _counting(release: threading.Event) -> Callable[[Request], bytes | None]:
+    def hook(request: Request) -> bytes | None:
+        if request.path == "/effect":
+            release.wait(120)  # held until the test has broken something
+            return b"<!doctype html><title>effect</title><p>effect</p>"
+        if request.path == "/value":
+            return f"<!doctype html><title>value</title><p>{request.query('v')}</p>".encode()
+        return None
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-    return Site
+    return hook
 
 
 @pytest.fixture
 def counting_site() -> Iterator[tuple[str, Effects]]:
-    effects = Effects()
-    with serve_http(_site(effects)) as origin:
+    release = threading.Event()
+    plain = b"<!doctype html><title>plain</title><p>plain page</p>"
+    with served_pages(fallback=plain, hook=_counting(release)) as served:
         try:
-            yield origin, effects
+            yield served.origin, Effects(served, release)
         finally:
-            effects.release.set()
+            release.set()
 
 
 def _trust(browser: ThrowawayBrowser, site: str) -> None:

@@ -6,21 +6,28 @@ through the manifest our `install` wrote). Two origins: http://127.0.0.1:P and h
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import os
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
-from tests.browser.harness import chromium, confirm_page, mcp_client, press, shows
+from tests.browser.harness import (
+    Reply,
+    Request,
+    chromium,
+    confirm_page,
+    mcp_client,
+    press,
+    served_pages,
+    shows,
+)
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
@@ -30,53 +37,40 @@ GUARD = 180.0  # hang guard only
 BIG_CHARS = 5_000_000  # 10 MB of UTF-8 in one page_text reply
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        url = urlparse(self.path)
-        if url.path == "/redirect":
-            self.send_response(302)
-            self.send_header("Location", parse_qs(url.query)["to"][0])
-            self.end_headers()
-            return
-        if url.path == "/big":
-            body = (
-                "<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>"
-            ).encode()
-        elif url.path == "/noise":
-            # Random pixels compress to nothing: a full-page PNG of this is well over 10 MB.
-            body = (
-                b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
-                b"<canvas id=c width=1200 height=3200></canvas><script>"
-                b"const c=document.getElementById('c'),x=c.getContext('2d'),"
-                b"d=x.createImageData(1200,3200);"
-                b"crypto.getRandomValues(new Uint8Array(65536));"
-                b"for(let i=0;i<d.data.length;i+=65536)"
-                b"{crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
-                b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);"
-                b"document.title='noise ready'"
-                b"</script>"
-            )
-        elif url.path == "/secrets":
-            body = (
-                b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
-                b"<input type=password value=hunter2></body>"
-            )
-        else:
-            body = b"<!doctype html><title>fixture</title><body><p>Hello fixture</p></body>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+#: Random pixels compress to nothing: a full-page PNG of this is well over 10 MB.
+NOISE = (
+    b"<!doctype html><title>noise</title><style>body{margin:0}</style>"
+    b"<canvas id=c width=1200 height=3200></canvas><script>"
+    b"const c=document.getElementById('c'),x=c.getContext('2d'),"
+    b"d=x.createImageData(1200,3200);"
+    b"crypto.getRandomValues(new Uint8Array(65536));"
+    b"for(let i=0;i<d.data.length;i+=65536)"
+    b"{crypto.getRandomValues(d.data.subarray(i,Math.min(i+65536,d.data.length)))}"
+    b"for(let i=3;i<d.data.length;i+=4)d.data[i]=255;x.putImageData(d,0,0);"
+    b"document.title='noise ready'"
+    b"</script>"
+)
+PAGES = {
+    "/big": ("<!doctype html><title>big</title><body><p>" + "é" * BIG_CHARS + "</p>").encode(),
+    "/noise": NOISE,
+    "/secrets": (
+        b"<!doctype html><title>secrets</title><body><p>card 4111 1111 1111 1111 here</p>"
+        b"<input type=password value=hunter2></body>"
+    ),
+}
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+
+def _redirect(request: Request) -> Reply | None:
+    if request.path != "/redirect":
+        return None
+    return Reply(status=302, content_type=None, headers={"Location": request.query("to")})
 
 
 @pytest.fixture
 def site_port() -> Iterator[int]:
-    with serve_http(_Site) as origin:
-        yield int(origin.rsplit(":", 1)[1])
+    fallback = b"<!doctype html><title>fixture</title><body><p>Hello fixture</p></body>"
+    with served_pages(PAGES, fallback=fallback, hook=_redirect) as served:
+        yield served.port
 
 
 def _err(result: Any) -> str | None:

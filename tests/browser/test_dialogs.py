@@ -14,25 +14,27 @@ see nor answer it."""
 from __future__ import annotations
 
 import asyncio
-import http.server
+import contextlib
 import os
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tests.browser.harness import (
+    Reply,
+    Request,
     chromium,
     confirm_page,
     keep_dialogs_open,
     mcp_client,
     ok,
     press,
+    served_pages,
     shows,
     widen,
 )
@@ -101,37 +103,32 @@ ASKER = b"""<!doctype html><title>asker</title><script>
 </script>"""
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        path = urlparse(self.path).path
-        if path == "/slow.png":
-            time.sleep(3)  # a slow resource: the page is still loading when it greets
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        pages = {
-            "/": DIALOGS,
-            "/greeting": GREETING,
-            "/inline": INLINE,
-            "/transfer": TRANSFER,
-            "/framed": FRAMED,
-            "/asker": ASKER,
-        }
-        body = pages.get(path, b"<!doctype html><p>elsewhere</p>")
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+PAGES = {
+    "/": DIALOGS,
+    "/greeting": GREETING,
+    "/inline": INLINE,
+    "/transfer": TRANSFER,
+    "/framed": FRAMED,
+    "/asker": ASKER,
+}
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+
+def _slow(request: Request) -> Reply | None:
+    if request.path != "/slow.png":
+        return None
+    time.sleep(3)  # a slow resource: the page is still loading when it greets
+    return Reply(status=404, content_type=None)
+
+
+@contextlib.contextmanager
+def _served() -> Iterator[str]:
+    with served_pages(PAGES, fallback=b"<!doctype html><p>elsewhere</p>", hook=_slow) as served:
+        yield served.origin
 
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    with serve_http(_Site) as origin:
+    with _served() as origin:
         yield origin
 
 
@@ -497,7 +494,7 @@ def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
 @pytest.fixture
 def other_site() -> Iterator[str]:
     """A second local origin (another port), not approved."""
-    with serve_http(_Site) as origin:
+    with _served() as origin:
         yield origin
 
 

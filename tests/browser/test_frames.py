@@ -9,19 +9,26 @@ person like a navigation there; denied, it is refused and nothing from the frame
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import os
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust.gate import TrustGate
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows
+from tests.browser.harness import (
+    Request,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -53,28 +60,16 @@ def _inner(who: str) -> bytes:
     ).encode()
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        url = urlparse(self.path)
-        port = urlparse(f"http://{self.headers['Host']}").port or 80
-        if url.path == "/inner":
-            body = _inner(parse_qs(url.query).get("who", ["?"])[0])
-        else:
-            body = _top(port, "localhost")
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+def _page(request: Request) -> bytes:
+    if request.path == "/inner":
+        return _inner(request.query("who", "?"))
+    return _top(request.port or 80, "localhost")
 
 
 @pytest.fixture
 def site_port() -> Iterator[int]:
-    with serve_http(_Site) as origin:
-        yield int(origin.rsplit(":", 1)[1])
+    with served_pages(hook=_page) as served:
+        yield served.port
 
 
 async def refused(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -12,24 +12,24 @@ frame's counters, hover state and file field are untouched."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import os
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tests.browser.harness import (
+    Request,
     chromium,
     confirm_page,
     keep_dialogs_open,
     mcp_client,
     ok,
     press,
+    served_pages,
     shows,
     widen,
 )
@@ -123,34 +123,23 @@ def _transformed(port: int) -> bytes:
     ).encode()
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        url = urlparse(self.path)
-        port = urlparse(f"http://{self.headers['Host']}").port or 80
-        if url.path == "/inner":
-            body = _inner(parse_qs(url.query).get("who", ["?"])[0])
-        elif url.path == "/nested":
-            body = _nested_top(port)
-        elif url.path == "/nest":
-            body = _nest(port)
-        elif url.path == "/transformed":
-            body = _transformed(port)
-        else:
-            body = _top(port)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+def _page(request: Request) -> bytes:
+    port = request.port or 80
+    if request.path == "/inner":
+        return _inner(request.query("who", "?"))
+    if request.path == "/nested":
+        return _nested_top(port)
+    if request.path == "/nest":
+        return _nest(port)
+    if request.path == "/transformed":
+        return _transformed(port)
+    return _top(port)
 
 
 @pytest.fixture
 def site_port() -> Iterator[int]:
-    with serve_http(_Site) as origin:
-        yield int(origin.rsplit(":", 1)[1])
+    with served_pages(hook=_page) as served:
+        yield served.port
 
 
 async def loaded_frames(agent: Any, tab: int) -> dict[str, int]:

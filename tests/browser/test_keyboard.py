@@ -9,20 +9,28 @@ form field asks the person as a submit click does (denied: the server never sees
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 from collections.abc import Iterator
-from typing import Any, ClassVar
-from urllib.parse import urlparse
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows
+from tests.browser.harness import (
+    ServedSite,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -107,32 +115,27 @@ document.getElementById('fpw').addEventListener('input', (e) => {
 </script>"""
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    #: Every form submission the server received (the query strings of /done).
-    submitted: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:  # noqa: N802
-        url = urlparse(self.path)
-        if url.path == "/done":
-            self.submitted.append(url.query)
-            body = b"<!doctype html><title>done</title><p>done</p>"
-        else:
-            body = {"/frame": FRAME, "/framepw": FRAME_PW}.get(url.path, PAGE)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+PAGES = {
+    "/frame": FRAME,
+    "/framepw": FRAME_PW,
+    "/done": b"<!doctype html><title>done</title><p>done</p>",
+}
 
 
 @pytest.fixture
-def site() -> Iterator[str]:
-    _Site.submitted.clear()
-    with serve_http(_Site) as origin:
-        yield origin
+def served() -> Iterator[ServedSite]:
+    with served_pages(PAGES, fallback=PAGE) as served:
+        yield served
+
+
+@pytest.fixture
+def site(served: ServedSite) -> str:
+    return served.origin
+
+
+def submitted(served: ServedSite) -> list[str]:
+    """Every form submission the site received (the query strings of /done)."""
+    return [urlsplit(r.target).query for r in served.requests("/done")]
 
 
 def set_policy(browser: ThrowawayBrowser, **changes: Any) -> None:
@@ -324,7 +327,9 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_enter_that_submits_asks_the_person(browser: ThrowawayBrowser, site: str) -> None:
+def test_enter_that_submits_asks_the_person(
+    browser: ThrowawayBrowser, site: str, served: ServedSite
+) -> None:
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
     )
@@ -344,14 +349,14 @@ def test_enter_that_submits_asks_the_person(browser: ThrowawayBrowser, site: str
             await shows(window, "This submits a form.")
             await press(window, "#deny")
             assert (tool_error(await keys) or {}).get("code") == "confirm_denied"
-            assert _Site.submitted == []
+            assert submitted(served) == []
 
             # A key after an Enter that submits is refused before anything is pressed.
             error = await refused(
                 agent, "page_keys", {"tabId": tab, "selector": "#q", "keys": ["Enter", "a"]}
             )
             assert error["code"] == "bad_request" and "end the keys there" in error["message"]
-            assert _Site.submitted == []
+            assert submitted(served) == []
 
             # Allowed: the form goes, and the reply says the tab navigated.
             keys = asyncio.create_task(
@@ -362,6 +367,6 @@ def test_enter_that_submits_asks_the_person(browser: ThrowawayBrowser, site: str
             assert not result.is_error, result.content
             out = result.structured_content
             assert out["navigated"] is True and "/done?q=cats" in out["url"], out
-            assert _Site.submitted == ["q=cats"]
+            assert submitted(served) == ["q=cats"]
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

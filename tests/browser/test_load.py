@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -18,8 +17,8 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, mcp_client
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import chromium, mcp_client, served_pages
 
 pytestmark = pytest.mark.browser
 
@@ -30,22 +29,10 @@ FIELD = b"""<!doctype html><html><head><title>load</title></head><body>
 <label>Value <input id="v"></label></body></html>"""
 
 
-class _Field(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(FIELD)))
-        self.end_headers()
-        self.wfile.write(FIELD)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-
 @pytest.fixture
 def field_site() -> Iterator[str]:
-    with serve_http(_Field) as origin:
-        yield origin
+    with served_pages(fallback=FIELD) as served:
+        yield served.origin
 
 
 def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_site: str) -> None:

@@ -9,17 +9,28 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows, widen
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import (
+    Answer,
+    Reply,
+    Request,
+    ServedSite,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+    widen,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -29,67 +40,46 @@ SESSION = "sid-7c1e0b5a9d"
 DATA = b'{"items": [1, 2, 3], "card": "4111 1111 1111 1111"}'
 
 
-class _Logged(BaseHTTPRequestHandler):
-    """A site that sets a session cookie on its page and logs every request to /api."""
-
-    log: ClassVar[list[dict[str, Any]]] = []
-    lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def _record(self, body: bytes) -> None:
-        if self.path.startswith("/api"):
-            with self.lock:
-                self.log.append(
-                    {
-                        "method": self.command,
-                        "path": self.path,
-                        "cookie": self.headers.get("Cookie"),
-                        "body": body.decode(errors="replace"),
-                    }
-                )
-
-    def _send(self, status: int, body: bytes, kind: str, cookie: bool = False) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        if cookie:
-            self.send_header("Set-Cookie", f"sid={SESSION}; Path=/; HttpOnly")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._record(b"")
-        if self.path == "/":
-            self._send(200, b"<!doctype html><title>app</title><p>app</p>", "text/html", True)
-        elif self.path.startswith("/api/data"):
-            self._send(200, DATA, "application/json")
-        else:
-            self._send(404, b"no", "text/plain")
-
-    def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
-        self._record(self.rfile.read(length))
-        self._send(201, b'{"created": true}', "application/json")
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+def _created(request: Request) -> Reply | None:
+    if request.method != "POST":
+        return None
+    return Reply(b'{"created": true}', "application/json", 201)
 
 
 @pytest.fixture
-def logged_site() -> Iterator[str]:
-    _Logged.log = []
-    with serve_http(_Logged) as origin:
-        yield origin
+def logged_site() -> Iterator[ServedSite]:
+    """A site that sets a session cookie on its page; every request is recorded."""
+    pages: dict[str, Answer] = {
+        "/": Reply(
+            b"<!doctype html><title>app</title><p>app</p>",
+            "text/html",
+            headers={"Set-Cookie": f"sid={SESSION}; Path=/; HttpOnly"},
+        ),
+        "/api/data": (DATA, "application/json"),
+    }
+    fallback = Reply(b"no", "text/plain", 404)
+    with served_pages(pages, fallback=fallback, hook=_created, methods=("GET", "POST")) as served:
+        yield served
 
 
-def _api_requests() -> list[dict[str, Any]]:
-    with _Logged.lock:
-        return list(_Logged.log)
+def _api_requests(site: ServedSite) -> list[dict[str, Any]]:
+    """The requests to /api, as the page sent them."""
+    return [
+        {
+            "method": r.method,
+            "path": r.target,
+            "cookie": r.headers.get("cookie"),
+            "body": r.body.decode(errors="replace"),
+        }
+        for r in site.requests()
+        if r.target.startswith("/api")
+    ]
 
 
 def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_cookie(
-    browser: ThrowawayBrowser, logged_site: str
+    browser: ThrowawayBrowser, logged_site: ServedSite
 ) -> None:
-    site = logged_site
+    site = logged_site.origin
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
     )
@@ -105,7 +95,7 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
             )
             assert refused is not None and refused["code"] == "fetch_off", refused
             assert "tabwarden policy set pageFetch=true" in refused["hint"]
-            assert _api_requests() == []
+            assert _api_requests(logged_site) == []
 
             widen(browser, pageFetch=True)
 
@@ -120,7 +110,7 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
             await shows(window, f"POST {site}/api/items")
             await press(window, "#deny")
             assert (tool_error(await posting) or {}).get("code") == "confirm_denied"
-            assert _api_requests() == []
+            assert _api_requests(logged_site) == []
 
             # Allowed: sent with the page's own cookie; the answer is masked.
             getting = asyncio.create_task(
@@ -137,7 +127,7 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
             assert answer["bodyTruncated"] is False and answer["bytes"] == len(DATA)
             assert '"items": [1, 2, 3]' in answer["body"]
             assert "4111 1111 1111 1111" not in answer["body"]
-            sent = _api_requests()
+            sent = _api_requests(logged_site)
             assert [(r["method"], r["path"]) for r in sent] == [("GET", "/api/data?x=1")]
             assert sent[0]["cookie"] == f"sid={SESSION}"
 
@@ -158,6 +148,6 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
             assert path == browser.root / "config" / "downloads" / "data.json"
             assert path.read_bytes() == DATA
             assert os.stat(path).st_mode & 0o777 == 0o600
-            assert len(_api_requests()) == 2
+            assert len(_api_requests(logged_site)) == 2
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))

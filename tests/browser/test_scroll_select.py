@@ -10,7 +10,6 @@ naming it."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 import time
 from collections.abc import Iterator
@@ -20,9 +19,19 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.trust import store
-from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press
+from tests.browser.harness import (
+    Request,
+    ServedSite,
+    chromium,
+    code,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -85,59 +94,36 @@ def history_page(name: str, elsewhere: str) -> bytes:
 </body></html>""".encode()
 
 
-class _Elsewhere(http.server.BaseHTTPRequestHandler):
+@pytest.fixture
+def elsewhere_site() -> Iterator[ServedSite]:
     """Another site: its page goes back to where it came from 1.5 s after it loads. Every
-    request it receives is counted (``requests``)."""
-
-    requests: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.requests.append(self.path)
-        data = (
-            b"<!doctype html><title>elsewhere</title><p>elsewhere</p>"
-            b"<script>setTimeout(() => history.back(), 1500)</script>"
-        )
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+    request it receives is recorded."""
+    page = (
+        b"<!doctype html><title>elsewhere</title><p>elsewhere</p>"
+        b"<script>setTimeout(() => history.back(), 1500)</script>"
+    )
+    with served_pages(fallback=page) as served:
+        yield served
 
 
 @pytest.fixture
-def elsewhere() -> Iterator[str]:
-    with serve_http(_Elsewhere) as origin:
-        yield origin
+def elsewhere(elsewhere_site: ServedSite) -> str:
+    return elsewhere_site.origin
 
 
 @pytest.fixture
-def scroll_site(elsewhere: str) -> Iterator[tuple[str, list[dict[str, str]]]]:
-    """The site, and the headers of every request for /h1 (reload with or without the cache)."""
-    seen: list[dict[str, str]] = []
+def scroll_site(elsewhere: str) -> Iterator[ServedSite]:
+    """The site; it records every request (the reloads of /h1, with or without the cache)."""
 
-    class _Site(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            path = urlparse(self.path).path
-            if path == "/h1":
-                seen.append({k.lower(): v for k, v in self.headers.items()})
-            if path.startswith("/h") and path[2:].isdigit():
-                body = history_page(path[1:], elsewhere)
-            else:
-                body = {"/virtual": VIRTUAL, "/short": SHORT}.get(path, FORM)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def history(request: Request) -> bytes | None:
+        path = request.path
+        if path.startswith("/h") and path[2:].isdigit():
+            return history_page(path[1:], elsewhere)
+        return None
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-    with serve_http(_Site) as origin:
-        yield origin, seen
+    pages = {"/virtual": VIRTUAL, "/short": SHORT}
+    with served_pages(pages, fallback=FORM, hook=history) as served:
+        yield served
 
 
 def trust(browser: ThrowawayBrowser, *origins: str) -> None:
@@ -147,9 +133,9 @@ def trust(browser: ThrowawayBrowser, *origins: str) -> None:
 
 
 def test_reveal_and_scroll_a_virtualised_list(
-    browser: ThrowawayBrowser, scroll_site: tuple[str, list[dict[str, str]]]
+    browser: ThrowawayBrowser, scroll_site: ServedSite
 ) -> None:
-    site, _ = scroll_site
+    site = scroll_site.origin
     trust(browser, site)
 
     async def scenario() -> None:
@@ -224,9 +210,9 @@ def test_reveal_and_scroll_a_virtualised_list(
 
 
 def test_select_clear_and_a_custom_combobox(
-    browser: ThrowawayBrowser, scroll_site: tuple[str, list[dict[str, str]]]
+    browser: ThrowawayBrowser, scroll_site: ServedSite
 ) -> None:
-    site, _ = scroll_site
+    site = scroll_site.origin
     trust(browser, site)
 
     async def scenario() -> None:
@@ -286,9 +272,12 @@ def test_select_clear_and_a_custom_combobox(
 
 
 def test_history_by_steps_reload_and_an_unapproved_entry(
-    browser: ThrowawayBrowser, scroll_site: tuple[str, list[dict[str, str]]], elsewhere: str
+    browser: ThrowawayBrowser,
+    scroll_site: ServedSite,
+    elsewhere: str,
+    elsewhere_site: ServedSite,
 ) -> None:
-    site, h1_requests = scroll_site
+    site = scroll_site.origin
     # The other site is approved at first, so the page can take the tab there (an unapproved
     # one is stopped before its request leaves); the person withdraws it further down.
     trust(browser, site, elsewhere)
@@ -313,11 +302,12 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
 
             # page_reload: the normal one may revalidate; bypassCache asks past every cache.
             await ok(agent, "page_history", {"tabId": tab, "steps": -1})
-            before = len(h1_requests)
+            before = len(scroll_site.requests("/h1"))
             reloaded = await ok(agent, "page_reload", {"tabId": tab, "bypassCache": True})
             assert urlparse(reloaded["url"]).path == "/h1"
+            h1_requests = scroll_site.requests("/h1")
             assert len(h1_requests) > before
-            assert h1_requests[-1].get("cache-control") == "no-cache"
+            assert h1_requests[-1].headers.get("cache-control") == "no-cache"
 
             # The other site enters the history: from h1 the page goes there by itself, and
             # from there back to h1 (tab_list shows where the tab is without reading it).
@@ -341,13 +331,13 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
             store.add_restrictions(
                 browser.root / "config" / "trust.json", {"origins": [site]}, int(time.time())
             )
-            asked = len(_Elsewhere.requests)
+            asked = len(elsewhere_site.requests())
             refused = await agent.call_tool("page_history", {"tabId": tab, "steps": 1})
             error = tool_error(refused) or {}
             assert error.get("code") == "origin_not_approved"
             everything = str(refused.content) + str(error)
             assert urlparse(elsewhere).netloc not in everything and "elsewhere" not in everything
-            assert len(_Elsewhere.requests) == asked
+            assert len(elsewhere_site.requests()) == asked
             landed = (await ok(agent, "page_text", {"tabId": tab}))["text"]
             assert landed.startswith("h1")
 

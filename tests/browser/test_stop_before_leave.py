@@ -9,97 +9,87 @@ not a link is wrong_element. A tab of the person's is never touched by the rules
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows, widen
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import (
+    Answer,
+    Hook,
+    Reply,
+    Request,
+    ServedSite,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+    widen,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-#: The attacker's server's request log (paths), shared with its handler.
-_SEEN: list[str] = []
-_SEEN_LOCK = threading.Lock()
 
-
-class _Attacker(http.server.BaseHTTPRequestHandler):
-    """Whatever reaches it is logged: the test asserts nothing did (the person's tab aside)."""
-
-    def do_GET(self) -> None:  # noqa: N802
-        with _SEEN_LOCK:
-            _SEEN.append(self.path)
-        body = b"<!doctype html><title>attacker</title><p id=got>got it</p>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-
-def _site(evil: str, other: str) -> type[http.server.BaseHTTPRequestHandler]:
-    class Site(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            path = urlparse(self.path).path
-            if path == "/redir":
-                self.send_response(302)
-                self.send_header("Location", f"{evil}/stolen?via=redirect")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            if path == "/next":
-                body = b"<!doctype html><title>next</title><p id=where>next page</p>"
-            else:
-                body = (
-                    "<!doctype html><html><head><title>start</title></head><body>"
-                    "<p id=where>start page</p>"
-                    f"<a id=away href='{evil}/collect?token=s3cret'>Away</a>"
-                    "<a id=same href='/next?from=follow'>Same</a>"
-                    f"<a id=other href='{other}/next?from=other'>Other</a>"
-                    "<a id=bounce href='/redir'>Bounce</a>"
-                    "<a id=js href='javascript:void 0'>Script link</a>"
-                    "<button type=button id=plain>Plain</button>"
-                    f"<button type=button id=assign onclick=\"location.href='{evil}/assigned'\">"
-                    "Assign</button>"
-                    f"<form id=f action='{evil}/form' method=get><input name=q value=secret>"
-                    "<button id=send>Send</button></form>"
-                    "</body></html>"
-                ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-    return Site
+@pytest.fixture
+def attacker_site() -> Iterator[ServedSite]:
+    """The unapproved site: its own server. Whatever reaches it is recorded: the test asserts
+    nothing did (the person's tab aside)."""
+    with served_pages(fallback=b"<!doctype html><title>attacker</title><p id=got>got it</p>") as s:
+        yield s
 
 
 @pytest.fixture
-def attacker() -> Iterator[str]:
-    """The unapproved site: its own server, reached as http://localhost:PORT."""
-    with _SEEN_LOCK:
-        _SEEN.clear()
-    with serve_http(_Attacker) as origin:
-        yield f"http://localhost:{origin.rsplit(':', 1)[1]}"
+def attacker(attacker_site: ServedSite) -> str:
+    """The unapproved site's origin, reached as http://localhost:PORT."""
+    return f"http://localhost:{attacker_site.port}"
 
 
-def seen() -> list[str]:
-    with _SEEN_LOCK:
-        return list(_SEEN)
+def _start(evil: str) -> Hook:
+    """The real site (127.0.0.1:P), also reached as a second approved origin (localhost:P)."""
+
+    def page(request: Request) -> Answer:
+        other = f"http://localhost:{request.port}"
+        if request.path == "/redir":
+            return Reply(
+                status=302, content_type=None, headers={"Location": f"{evil}/stolen?via=redirect"}
+            )
+        if request.path == "/next":
+            return b"<!doctype html><title>next</title><p id=where>next page</p>"
+        return (
+            "<!doctype html><html><head><title>start</title></head><body>"
+            "<p id=where>start page</p>"
+            f"<a id=away href='{evil}/collect?token=s3cret'>Away</a>"
+            "<a id=same href='/next?from=follow'>Same</a>"
+            f"<a id=other href='{other}/next?from=other'>Other</a>"
+            "<a id=bounce href='/redir'>Bounce</a>"
+            "<a id=js href='javascript:void 0'>Script link</a>"
+            "<button type=button id=plain>Plain</button>"
+            f"<button type=button id=assign onclick=\"location.href='{evil}/assigned'\">"
+            "Assign</button>"
+            f"<form id=f action='{evil}/form' method=get><input name=q value=secret>"
+            "<button id=send>Send</button></form>"
+            "</body></html>"
+        )
+
+    return page
+
+
+@pytest.fixture
+def start(attacker: str) -> Iterator[ServedSite]:
+    with served_pages(hook=_start(attacker)) as served:
+        yield served
+
+
+def seen(attacker_site: ServedSite) -> list[str]:
+    return [r.target for r in attacker_site.requests()]
 
 
 async def where(agent: Any, tab: int) -> str:
@@ -113,15 +103,10 @@ async def ref_of(agent: Any, tab: int, name: str) -> str:
 
 
 def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
-    browser: ThrowawayBrowser, attacker: str
+    browser: ThrowawayBrowser, attacker: str, attacker_site: ServedSite, start: ServedSite
 ) -> None:
     # The real site (127.0.0.1:P) and a second approved origin on the same server (localhost:P).
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Attacker)
-    port = server.server_address[1]
-    a, other = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
-    server.RequestHandlerClass = _site(attacker, other)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    a, other = start.origin, f"http://localhost:{start.port}"
     provision_throwaway_trust(
         browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, other]
     )
@@ -159,7 +144,7 @@ def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
             assert await where(agent, tab) == "start page"
 
             # Nothing of any of it reached the attacker's server.
-            assert seen() == [], seen()
+            assert seen(attacker_site) == [], seen(attacker_site)
 
             # page_follow, same origin: by ref, no prompt, lands.
             followed = await ok(
@@ -200,20 +185,16 @@ def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
             denied = tool_error(await following)
             assert denied is not None and denied["code"] == "origin_not_approved", denied
             assert await where(agent, tab) == "start page"
-            assert seen() == [], seen()
+            assert seen(attacker_site) == [], seen(attacker_site)
 
             # The person's own tab (no session): the rules never touch it.
             mine = await context.new_page()
             await mine.goto(f"{a}/")
             await mine.click("#away")
             deadline = time.monotonic() + 30
-            while not any(p.startswith("/collect?token=") for p in seen()):
-                assert time.monotonic() < deadline, seen()
+            while not any(p.startswith("/collect?token=") for p in seen(attacker_site)):
+                assert time.monotonic() < deadline, seen(attacker_site)
                 await asyncio.sleep(0.05)
             await mine.wait_for_selector("#got")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        server.shutdown()
-        server.server_close()
+    asyncio.run(scenario())

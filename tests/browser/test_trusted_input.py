@@ -7,7 +7,6 @@ debugger is taken off the tab, the next call says so and the one after re-attach
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +14,8 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, served_pages
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -46,22 +45,10 @@ INPUT = b"""<!doctype html><html><head><title>input</title><style>
 </body></html>"""
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(INPUT)))
-        self.end_headers()
-        self.wfile.write(INPUT)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
-
-
 @pytest.fixture
 def site() -> Iterator[str]:
-    with serve_http(_Site) as origin:
-        yield origin
+    with served_pages(fallback=INPUT) as served:
+        yield served.origin
 
 
 async def text_of(agent: Any, tab: int, selector: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import os
 import threading
 import time
@@ -20,10 +19,10 @@ import pytest
 from playwright.async_api import BrowserContext, CDPSession
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.protocol.codes import WIRE_CODES
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import Request, chromium, mcp_client, served_pages
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -35,37 +34,28 @@ WORKER_URL = f"chrome-extension://{EXTENSION_ID}/background.js"
 EXPECTED_BACK_S = 10
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    """``/`` answers at once; ``/hang`` holds its answer until the test releases it, so a
-    tab_open to it stays in flight (and its tab sends no load event that could wake the worker)."""
+#: ``/`` answers at once; ``/hang`` holds its answer until the test releases it, so a tab_open to
+#: it stays in flight (and its tab sends no load event that could wake the worker).
+HUNG = threading.Event()
+RELEASE = threading.Event()
 
-    hung = threading.Event()
-    release = threading.Event()
 
-    def do_GET(self) -> None:  # noqa: N802
-        if self.path == "/hang":
-            type(self).hung.set()
-            type(self).release.wait(120)
-        body = b"<!doctype html><title>wake</title><p>wake</p>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
+def _hang(request: Request) -> None:
+    if request.target == "/hang":
+        HUNG.set()
+        RELEASE.wait(120)
 
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    _Site.hung.clear()
-    _Site.release.clear()
-    with serve_http(_Site) as origin:
+    HUNG.clear()
+    RELEASE.clear()
+    page = (b"<!doctype html><title>wake</title><p>wake</p>", "text/html")
+    with served_pages(fallback=page, hook=_hang) as served:
         try:
-            yield origin
+            yield served.origin
         finally:
-            _Site.release.set()
+            RELEASE.set()
 
 
 def _hosts(browser: ThrowawayBrowser) -> set[int]:
@@ -214,7 +204,7 @@ def test_call_in_flight_when_the_worker_stops_fails_coded_and_the_next_succeeds(
             cdp = await context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
             [old] = _hosts(browser)
             in_flight = asyncio.create_task(client.call_tool("tab_open", {"url": f"{site}/hang"}))
-            await _until(_Site.hung.is_set, 60, "the tab_open reached the site")
+            await _until(HUNG.is_set, 60, "the tab_open reached the site")
             assert not in_flight.done()
             await _stop_worker(cdp)
             failed = await asyncio.wait_for(in_flight, 120)
