@@ -8,18 +8,25 @@ agent cannot reach it even knowing its id."""
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
-import threading
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, confirm_page, mcp_client, ok, press, shows
+from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tests.browser.harness import (
+    Request,
+    ServedSite,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -44,40 +51,27 @@ def _opener(port: int) -> bytes:
     ).encode()
 
 
-#: Every request the site answered: (host as the browser named it, path).
-SEEN: list[tuple[str, str]] = []
-SEEN_LOCK = threading.Lock()
-
-
-def seen_on(host: str) -> list[str]:
-    with SEEN_LOCK:
-        return [path for h, path in SEEN if h == host]
-
-
-class _Site(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
-        with SEEN_LOCK:
-            SEEN.append((self.headers.get("Host", "").partition(":")[0], self.path))
-        url = urlparse(self.path)
-        if url.path == "/child":
-            via = parse_qs(url.query).get("via", ["?"])[0]
-            body = f"<!doctype html><title>child {via}</title><p id=via>{via}</p>".encode()
-        else:
-            body = _opener(urlparse(f"http://{self.headers['Host']}").port or 80)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        return
+def _page(request: Request) -> bytes:
+    if request.path == "/child":
+        via = request.query("via", "?")
+        return f"<!doctype html><title>child {via}</title><p id=via>{via}</p>".encode()
+    return _opener(request.port or 80)
 
 
 @pytest.fixture
-def site_port() -> Iterator[int]:
-    with serve_http(_Site) as origin:
-        yield int(origin.rsplit(":", 1)[1])
+def site() -> Iterator[ServedSite]:
+    with served_pages(hook=_page) as served:
+        yield served
+
+
+@pytest.fixture
+def site_port(site: ServedSite) -> int:
+    return site.port
+
+
+def seen_on(site: ServedSite, host: str) -> list[str]:
+    """The request targets the site received for ``host`` (as the browser named it)."""
+    return [r.target for r in site.requests() if r.host == host]
 
 
 async def text_of(agent: Any, tab: int) -> str:
@@ -219,7 +213,7 @@ def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site
 
 
 def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(
-    browser: ThrowawayBrowser, site_port: int
+    browser: ThrowawayBrowser, site: ServedSite, site_port: int
 ) -> None:
     """Issue 13: the attacker's page on an approved site opens popups to its own server (the
     address carries what it wants to leak). The opened-tab rules exist before any popup, so not
@@ -288,7 +282,7 @@ def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new
                 popup = opened["newTab"]["id"]
                 outcome = await settled(popup)
                 assert outcome.get("error") == "net::ERR_BLOCKED_BY_CLIENT", (i, button, outcome)
-                assert seen_on("localhost") == [], (i, button, seen_on("localhost"))
+                assert seen_on(site, "localhost") == [], (i, button, seen_on(site, "localhost"))
                 await worker.evaluate("(id) => chrome.tabs.remove(id)", popup)
 
             # The person's tab on the same approved site, while the agent's tab is open there.
@@ -299,9 +293,11 @@ def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new
             await person_sees(await opened_info.value, "blankaway")
             await person.click("#inplace")
             await person_sees(person, "inplace")
-            assert "/child?via=blankaway" in seen_on("localhost")
-            assert "/child?via=inplace" in seen_on("localhost")
-            assert not any("via=away" in p or "via=noopener" in p for p in seen_on("localhost"))
+            assert "/child?via=blankaway" in seen_on(site, "localhost")
+            assert "/child?via=inplace" in seen_on(site, "localhost")
+            assert not any(
+                "via=away" in p or "via=noopener" in p for p in seen_on(site, "localhost")
+            )
             # Neither of the person's tabs joined the agent's session.
             assert await my_tabs(agent) == {tab}
 
