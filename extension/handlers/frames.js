@@ -424,16 +424,20 @@ export function createFrameWorlds({ cdp, sleep }) {
    */
   async function toTop(ctx, tabId, world, x, y) {
     /**
-     * Whether a point of a local root's viewport is inside that viewport.
+     * A local root's layout viewport: its size and scroll (zeros when it does not answer).
      * @param {string | undefined} session
+     */
+    const viewportOf = async (session) => {
+      const metrics = await send(ctx, tabId, session, "Page.getLayoutMetrics", {}, "read the page's viewport").catch(() => null);
+      const v = metrics?.cssLayoutViewport;
+      return { w: Number(v?.clientWidth) || 0, h: Number(v?.clientHeight) || 0, sx: Number(v?.pageX) || 0, sy: Number(v?.pageY) || 0 };
+    };
+    /**
+     * Whether a point of a local root's viewport is inside that viewport.
+     * @param {{w: number, h: number}} view
      * @param {{x: number, y: number}} at
      */
-    const inView = async (session, at) => {
-      const metrics = await send(ctx, tabId, session, "Page.getLayoutMetrics", {}, "read the page's viewport").catch(() => null);
-      const w = Number(metrics?.cssLayoutViewport?.clientWidth);
-      const h = Number(metrics?.cssLayoutViewport?.clientHeight);
-      return w > 0 && h > 0 && at.x >= 0 && at.y >= 0 && at.x < w && at.y < h;
-    };
+    const inView = (view, at) => view.w > 0 && view.h > 0 && at.x >= 0 && at.y >= 0 && at.x < view.w && at.y < view.h;
     const byId = new Map(debuggerOf().children(tabId).map((c) => [c.sessionId, c]));
     let session = world.session;
     let frameId = world.frameId;
@@ -456,18 +460,20 @@ export function createFrameWorlds({ cdp, sleep }) {
       };
       let box = await boxOf();
       let at = box.place(px, py);
+      let view = await viewportOf(ownerSession);
       // The element's own scrollIntoView (page/actions.js) usually brought the point into view
       // through every enclosing document already. If not, scroll the iframe element so the
       // point shows: its rect is in the element's layout pixels, which zoom scales and a
       // transform does not, and the box cannot tell one from the other, so each is tried.
       for (const scale of [1, box.drawnScale]) {
-        if (await inView(ownerSession, at)) break;
+        if (inView(view, at)) break;
         const inset = box.inset(px, py, scale);
         await send(ctx, tabId, ownerSession, "DOM.scrollIntoViewIfNeeded", {
           backendNodeId, rect: { x: inset.x, y: inset.y, width: 1, height: 1 },
         }, "scroll the frame into view").catch(() => {});
         box = await boxOf();
         at = box.place(px, py);
+        view = await viewportOf(ownerSession);
       }
       ({ x: px, y: py } = at);
       if (coveredBy === null) {
@@ -475,11 +481,8 @@ export function createFrameWorlds({ cdp, sleep }) {
         // frame, something inside it) is fine; another element of that document is on top.
         const around = await parentOf(ctx, tabId, session, frameId);
         // DOM.getNodeForLocation takes document coordinates: the viewport point plus the scroll.
-        const metrics = await send(ctx, tabId, ownerSession, "Page.getLayoutMetrics", {}, "read the page's scroll position").catch(() => null);
-        const sx = Number(metrics?.cssLayoutViewport?.pageX) || 0;
-        const sy = Number(metrics?.cssLayoutViewport?.pageY) || 0;
         const hit = await send(ctx, tabId, ownerSession, "DOM.getNodeForLocation",
-          { x: Math.floor(px + sx), y: Math.floor(py + sy), includeUserAgentShadowDOM: false, ignorePointerEventsNone: true }, "look at what is over the frame").catch(() => null);
+          { x: Math.floor(px + view.sx), y: Math.floor(py + view.sy), includeUserAgentShadowDOM: false, ignorePointerEventsNone: true }, "look at what is over the frame").catch(() => null);
         if (around !== null && hit?.frameId === around && Number.isInteger(hit?.backendNodeId) && hit.backendNodeId !== backendNodeId) {
           coveredBy = "an element of the enclosing page, over the frame";
         }

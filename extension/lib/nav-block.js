@@ -231,17 +231,15 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
   const restoring = new Map();
   /** tabId -> armed watches. @type {Map<number, Set<{take: (s: Stop) => void}>>} */
   const watching = new Map();
-  /** Every tab known not to be an agent's popup waiting to join; null until the worker's start
-   * listed the open tabs. @type {Set<number> | null} */
-  let others = null;
-  /** Tabs created before that list came. @type {Set<number>} */
-  const early = new Set();
+  /** Every tab known not to be an agent's popup waiting to join. @type {Set<number>} */
+  const others = new Set();
+  /** Whether the worker's start has listed the open tabs (until then no opened-tab rule). */
+  let listed = false;
   /** Tabs a live session's tab opened (or, unconfirmed yet, may have), not yet (or never) joined:
    * not excluded. @type {Set<number>} */
   const pending = new Set();
-  /** Of those, the ones webNavigation confirmed a live session's tab opened. @type {Set<number>} */
-  const confirmed = new Set();
-  /** tabId -> the timer that ends its unconfirmed hold. @type {Map<number, unknown>} */
+  /** tabId -> the timer that ends its unconfirmed hold (a pending tab without one is confirmed:
+   * webNavigation said a live session's tab opened it). @type {Map<number, unknown>} */
   const holds = new Map();
   /** tabId -> when tabs.onCreated reported it. @type {Map<number, number>} */
   const born = new Map();
@@ -253,13 +251,15 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
   const stoppedAt = new Map();
 
   const allowedNow = () => new Set([...(approved ?? []), ...granted]);
-  const excludedNow = () => [...(others ?? [])].filter((t) => !owned.has(t) && !pending.has(t));
+  const excludedNow = () => [...others].filter((t) => !owned.has(t) && !pending.has(t));
+  /** @param {number} tabId */
+  const confirmedPopup = (tabId) => pending.has(tabId) && !holds.has(tabId);
 
   /** Rewrite the rules when what they should say changed; serialised, never rejects. */
   function sync() {
     chain = chain.then(async () => {
       if (approved === null) return;
-      const want = navBlockRules(owned, allowedNow(), others === null ? null : { excluded: excludedNow() });
+      const want = navBlockRules(owned, allowedNow(), listed ? { excluded: excludedNow() } : null);
       const key = JSON.stringify(want);
       if (key === appliedKey) return;
       try {
@@ -366,7 +366,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
    */
   async function resend(tabId) {
     const url = stoppedAt.get(tabId);
-    if (url === undefined || !persons.has(tabId) || resent.has(tabId) || owned.has(tabId) || confirmed.has(tabId) || others === null) return;
+    if (url === undefined || !persons.has(tabId) || resent.has(tabId) || owned.has(tabId) || confirmedPopup(tabId) || !listed) return;
     resent.add(tabId);
     stoppedAt.delete(tabId);
     others.add(tabId);
@@ -389,10 +389,8 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
   function toPerson(tabId) {
     endHold(tabId);
     pending.delete(tabId);
-    confirmed.delete(tabId);
     persons.add(tabId);
-    if (others === null) early.add(tabId);
-    else others.add(tabId);
+    others.add(tabId);
     sync();
     resend(tabId).catch((err) => log.warn("tabwarden: could not send a new tab's navigation again", err));
   }
@@ -403,13 +401,13 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
    * @param {unknown} url
    */
   function personStopped(tabId, url) {
-    if (owned.has(tabId) || confirmed.has(tabId) || resent.has(tabId) || typeof url !== "string") return false;
+    if (owned.has(tabId) || confirmedPopup(tabId) || resent.has(tabId) || typeof url !== "string") return false;
     const origin = originOf(url);
     if (origin === null || allowedNow().has(origin) || !/^https?:/.test(url)) return false;
     if (!applied.some((r) => /** @type {any} */ (r)?.id === OPENED_RULE_ID_BASE)) return false;
     const at = born.get(tabId);
     // Open before the worker started: excluded since the family first existed, so not ours.
-    if (at === undefined) return !(others?.has(tabId) ?? false);
+    if (at === undefined) return !others.has(tabId);
     return now() - at <= RESEND_WINDOW_MS;
   }
 
@@ -419,31 +417,27 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       // A popup that joined is a session's tab like any other from now on (an orphan later).
       for (const t of owned) {
         if (!pending.delete(t)) continue;
-        confirmed.delete(t);
         endHold(t);
-        others?.add(t);
+        others.add(t);
       }
       return sync();
     },
     everyTab(tabIds) {
-      const open = [...tabIds].filter((t) => Number.isInteger(t) && !pending.has(t));
-      others = new Set([...(others ?? []), ...open, ...early]);
-      early.clear();
+      for (const t of tabIds) if (Number.isInteger(t) && !pending.has(t)) others.add(t);
+      listed = true;
       return sync();
     },
     created(tabId, openerTabId) {
       if (!Number.isInteger(tabId) || /** @type {number} */ (tabId) < 0) return chain;
       const id = /** @type {number} */ (tabId);
       born.set(id, now());
-      if (confirmed.has(id) || persons.has(id)) return chain; // webNavigation spoke first
+      if (confirmedPopup(id) || persons.has(id)) return chain; // webNavigation spoke first
       if (Number.isInteger(openerTabId) && owned.has(/** @type {number} */ (openerTabId))) {
         pending.add(id);
-        holds.set(id, setTimer(() => {
-          holds.delete(id);
-          if (!confirmed.has(id) && pending.has(id)) toPerson(id);
-        }, HOLD_MS));
-      } else if (others === null) early.add(id);
-      else others.add(id);
+        // Confirming, joining or closing clears it first: if it fires, nothing confirmed it.
+        endHold(id);
+        holds.set(id, setTimer(() => toPerson(id), HOLD_MS));
+      } else others.add(id);
       return sync();
     },
     policy(origins) {
@@ -477,11 +471,9 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       if (Number.isInteger(sourceTabId) && owned.has(/** @type {number} */ (sourceTabId))) {
         // An agent tab's (tabs.onCreated may not have named the opener): held until it joins.
         endHold(id);
-        confirmed.add(id);
         if (!owned.has(id)) {
           pending.add(id);
-          others?.delete(id);
-          early.delete(id);
+          others.delete(id);
         }
         return sync();
       }
@@ -529,14 +521,12 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       lastStop.delete(tabId);
       watching.delete(tabId);
       pending.delete(tabId);
-      confirmed.delete(tabId);
       endHold(tabId);
       born.delete(tabId);
       resent.delete(tabId);
       persons.delete(tabId);
       stoppedAt.delete(tabId);
-      early.delete(tabId);
-      if (others?.delete(tabId)) sync();
+      if (others.delete(tabId)) sync();
     },
     rules: () => applied,
   };
