@@ -9,6 +9,7 @@
 // JWTs, bearer tokens, secret-named values, secret query values), never answer an entry whose
 // origin the policy does not approve (withheld, counted), and never let an event throw.
 
+import { utf8Length } from "./chunking.js";
 import { normaliseOrigin, originOf, isApproved } from "./origin.js";
 import { maskValue } from "./mask.js";
 import { maskCards } from "./redact.js";
@@ -95,20 +96,6 @@ export function maskUrl(url) {
   return out.length > MAX_URL ? `${out.slice(0, MAX_URL)}…` : out;
 }
 
-/** UTF-8 length of a string. @param {string} s */
-export function utf8Length(s) {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
 
 /** True for a MIME type whose body is text. @param {unknown} mime */
 export function isTextMime(mime) {

@@ -13,22 +13,28 @@ export const MAX_REASSEMBLED = 64 * 1024 * 1024;
  * capture is refused with a code instead of a dropped connection. */
 export const MAX_RETURNED_BASE64 = 24_000_000;
 
+/** Any UTF-16 unit outside ASCII. A string without one has as many UTF-8 bytes as units, which
+ * the regular expression engine finds far faster than a loop over the units: replies are mostly
+ * ASCII (JSON, and the base64 of every screenshot and PDF). */
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /**
- * UTF-8 length of one UTF-16 unit at `i` of `s`, and how many units that code point spans.
- * A lone surrogate counts as U+FFFD (3 bytes), as TextEncoder encodes it.
+ * UTF-8 length of the code point at `i` of `s` (`s.charCodeAt(i)` is `c`), and the units it
+ * spans, packed as `bytes * 4 + units` so the hot loops allocate nothing. A lone surrogate
+ * counts as U+FFFD (3 bytes), as TextEncoder encodes it.
  * @param {string} s
  * @param {number} i
- * @returns {[bytes: number, units: number]}
+ * @param {number} c
+ * @returns {number}
  */
-function codePointAt(s, i) {
-  const c = s.charCodeAt(i);
-  if (c < 0x80) return [1, 1];
-  if (c < 0x800) return [2, 1];
+function codePoint(s, i, c) {
+  if (c < 0x80) return 5; // 1 byte, 1 unit
+  if (c < 0x800) return 9;
   if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
     const d = s.charCodeAt(i + 1);
-    if (d >= 0xdc00 && d <= 0xdfff) return [4, 2];
+    if (d >= 0xdc00 && d <= 0xdfff) return 18; // 4 bytes, 2 units
   }
-  return [3, 1];
+  return 13;
 }
 
 /**
@@ -37,11 +43,13 @@ function codePointAt(s, i) {
  * @returns {number}
  */
 export function utf8Length(s) {
-  let bytes = 0;
-  for (let i = 0; i < s.length; ) {
-    const [b, u] = codePointAt(s, i);
-    bytes += b;
-    i += u;
+  const first = s.search(NON_ASCII);
+  if (first < 0) return s.length;
+  let bytes = first;
+  for (let i = first; i < s.length; ) {
+    const packed = codePoint(s, i, s.charCodeAt(i));
+    bytes += packed >> 2;
+    i += packed & 3;
   }
   return bytes;
 }
@@ -60,19 +68,25 @@ export function chunkReply(id, jsonText, limitBytes = CHUNK_BYTES) {
   if (!Number.isInteger(limitBytes) || limitBytes < 4) throw new RangeError("chunkReply: limitBytes must be an integer >= 4");
   /** @type {string[]} */
   const slices = [];
-  let start = 0;
-  let bytes = 0;
-  for (let i = 0; i < jsonText.length; ) {
-    const [b, u] = codePointAt(jsonText, i);
-    if (bytes + b > limitBytes) {
-      slices.push(jsonText.slice(start, i));
-      start = i;
-      bytes = 0;
+  const n = jsonText.length;
+  for (let start = 0; start < n; ) {
+    const ascii = jsonText.slice(start, start + limitBytes);
+    if (!NON_ASCII.test(ascii)) {
+      slices.push(ascii); // limitBytes units of ASCII are limitBytes bytes (or the rest)
+      start += ascii.length;
+      continue;
     }
-    bytes += b;
-    i += u;
+    let i = start;
+    for (let bytes = 0; i < n; ) {
+      const packed = codePoint(jsonText, i, jsonText.charCodeAt(i));
+      if (bytes + (packed >> 2) > limitBytes) break;
+      bytes += packed >> 2;
+      i += packed & 3;
+    }
+    slices.push(jsonText.slice(start, i));
+    start = i;
   }
-  if (start < jsonText.length || slices.length === 0) slices.push(jsonText.slice(start));
+  if (slices.length === 0) slices.push("");
   const total = slices.length;
   return slices.map((data, seq) => ({ type: "chunk", id, seq, total, data }));
 }

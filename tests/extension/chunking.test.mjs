@@ -73,3 +73,31 @@ test("bad arguments are refused", () => {
   assert.throws(() => chunkReply("a", {}), TypeError);
   assert.throws(() => chunkReply("a", "x", 3), RangeError);
 });
+
+test("ASCII runs and multi-byte code points mixed at every offset: the greedy split, byte for byte", () => {
+  // The reference: fill each slice code point by code point while the next one still fits.
+  const greedy = (s, limit) => {
+    const out = [];
+    let cur = "";
+    for (const cp of s) {
+      if (bytes(cur + cp) > limit) {
+        out.push(cur);
+        cur = "";
+      }
+      cur += cp;
+    }
+    if (cur !== "" || out.length === 0) out.push(cur);
+    return out;
+  };
+  let seed = 7;
+  const rand = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  const pieces = ["a", "bcdefgh", "é", "€", "😀", "\ud800", "\udc00", "x".repeat(23)];
+  for (let round = 0; round < 300; round++) {
+    let s = "";
+    for (let k = rand(12); k > 0; k--) s += pieces[rand(pieces.length)];
+    const limit = 4 + rand(20);
+    const chunks = chunkReply("p", s, limit).map((c) => c.data);
+    assert.deepEqual(chunks, greedy(s, limit), `${JSON.stringify(s)} at ${limit}`);
+    assert.equal(utf8Length(s), new TextEncoder().encode(s).length, JSON.stringify(s));
+  }
+});
