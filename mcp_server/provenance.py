@@ -140,6 +140,8 @@ _B64_RUNS = (
 _HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})")
 _SPACE = re.compile(r"\s+")
+#: What every bare URL, host and e-mail address holds: a label's last character, a dot, a letter.
+_DOTTED = re.compile(r"\w\.[^\W\d_]")
 _TRAILING_PUNCT = ".,;:!?)]}'\""
 
 
@@ -302,6 +304,36 @@ def extract(text: str) -> Iterator[Item]:
 def _extract(text: str) -> Iterator[Item]:
     for m in _URL.finditer(text):
         yield from _url_items(m.group(0))
+    lines = text.splitlines()
+    yield from _dotted_items(_dotted_lines(lines))
+    for run in dict.fromkeys(m.group(0) for m in _TOKEN.finditer(text)):
+        if _is_token(run):
+            yield Item(kind="token", text=run)  # as written: its encodings depend on case
+    if len(text) <= MAX_VALUE or len(_fold(text[: 4 * MAX_VALUE])) <= MAX_VALUE:
+        whole = _fold(text)
+        if MIN_VALUE <= len(whole) <= MAX_VALUE:
+            yield Item(kind="value", text=whole)
+            return
+        if len(whole) < MIN_VALUE:
+            return
+    # Longer than MAX_VALUE folded (a prefix's fold is never longer than the whole's): each line.
+    for line in dict.fromkeys(lines):
+        folded = _fold(line)
+        if MIN_VALUE <= len(folded) <= MAX_VALUE:
+            yield Item(kind="value", text=folded)
+
+
+def _dotted_lines(lines: list[str]) -> str:
+    """The lines holding a word character, a dot and a letter, joined by newlines: every match of
+    the bare-URL, host and e-mail patterns holds that (each ends in ``label.tld``), and none spans
+    a line break, which ``\\s`` matches as it does every separator ``splitlines`` cuts at, so
+    their matches here are their matches in the whole text, in order. Most of a long page has no
+    such line, and scanning only these is what keeps a 1 MB result cheap."""
+    return "\n".join(line for line in lines if _DOTTED.search(line))
+
+
+def _dotted_items(text: str) -> Iterator[Item]:
+    """The bare URLs, hosts and e-mail addresses in ``text``, in that order."""
     for m in _BARE_URL.finditer(text):
         yield from _url_items(m.group(0))
     for m in _HOST.finditer(text):
@@ -313,17 +345,6 @@ def _extract(text: str) -> Iterator[Item]:
         host = _ascii_host(domain)
         if host is not None:
             yield Item(kind="email", text=f"{local.casefold()}@{host}")
-    for m in _TOKEN.finditer(text):
-        if _is_token(m.group(0)):
-            yield Item(kind="token", text=m.group(0))  # as written: its encodings depend on case
-    whole = _fold(text)
-    if MIN_VALUE <= len(whole) <= MAX_VALUE:
-        yield Item(kind="value", text=whole)
-    elif len(whole) > MAX_VALUE:
-        for line in text.splitlines():
-            folded = _fold(line)
-            if MIN_VALUE <= len(folded) <= MAX_VALUE:
-                yield Item(kind="value", text=folded)
 
 
 def _strings(content: object) -> Iterator[str]:

@@ -15,10 +15,11 @@ import urllib.parse
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from tabwarden.mcp_server import provenance
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
@@ -175,6 +176,83 @@ def test_matching_never_raises_and_evidence_is_always_masked(page: str, argument
         shown = json.dumps(e.public())
         if len(e.item.text) >= 5:
             assert e.item.text not in shown
+
+
+#: Pieces a page's text is made of for the extraction properties: addresses, hosts, e-mail
+#: addresses, tokens, near-misses (a dot before a digit, a trailing dot), words in two scripts,
+#: and every line separator ``str.splitlines`` cuts at.
+_PIECES = st.sampled_from(
+    [
+        "https://a.test/p?q=1",
+        "b.example/x/y",
+        "mail bob@c.example",
+        "d.example.",
+        "e.g.",
+        "v1.2",
+        "Ab12cd34ef",
+        "sk_live_0123456789",
+        "bücher.example",
+        "straße",
+        "word",
+        "x",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\v",
+        "\f",
+        "\x1c",
+        "\x1d",
+        "\x1e",
+        "\x85",
+        "\u2028",
+        "\u2029",
+        "\u00a0",
+        ".",
+        "@",
+        "-",
+        "a" * 90,
+        "9.example",
+        "Q.ab",
+        "_.cd",
+        "ü.ef",
+        "1.2.3",
+        " " * 60,
+        "\n" * 40,
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=60).map("".join))
+def test_scanning_only_the_dotted_lines_finds_what_scanning_everything_finds(text: str) -> None:
+    """The bare-URL, host and e-mail patterns give the same matches, in the same order, over the
+    lines holding ``\\w.letter`` as over the whole text (the shortcut extract takes)."""
+    assert list(provenance._dotted_items(provenance._dotted_lines(text.splitlines()))) == list(
+        provenance._dotted_items(text)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=60).map("".join))
+@example("\n" * 300 + "word\nmore")  # long, yet short once folded: one whole value
+@example(" " * 3 + "a" * 256 + "\nbbbb")  # one character too long folded: its lines
+def test_whole_values_are_the_folded_text_or_else_its_folded_lines(text: str) -> None:
+    """A text's whole-value items: the folded text when it is MIN_VALUE..MAX_VALUE long, each
+    line's when it is longer (extract decides that from a prefix when the text is long)."""
+    fold = provenance._fold
+    whole = fold(text)
+    if provenance.MIN_VALUE <= len(whole) <= provenance.MAX_VALUE:
+        expected = [whole]
+    elif len(whole) > provenance.MAX_VALUE:
+        folded = (fold(line) for line in text.splitlines())
+        expected = [f for f in folded if provenance.MIN_VALUE <= len(f) <= provenance.MAX_VALUE]
+    else:
+        expected = []
+    got = [item.text for item in provenance._extract(text) if item.kind == "value"]
+    assert list(dict.fromkeys(got)) == list(dict.fromkeys(expected))
 
 
 # -- the documented misses (module docstring "What still passes") -----------------------------
