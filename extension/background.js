@@ -268,7 +268,7 @@ const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.host
 const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args) => session.hostCall(action, args) });
 // The popup's last calls (action and outcome only), in chrome.storage.session.
 const recentCalls = createRecentCalls({
-  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
+  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), setTimer: timers.setTimer, log,
 });
 // Open extension pages re-read their lists after a change (lib/live-refresh.js).
 const pages = createChangeNotifier({
@@ -276,7 +276,7 @@ const pages = createChangeNotifier({
 });
 // Which client each session is (the host's label), for the agent-tab rows.
 const sessionClients = createSessionClients({
-  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), log,
+  storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), setTimer: timers.setTimer, log,
 });
 const popupRelay = createPopupRelay({
   hostCall: (action, args) => session.hostCall(action, args),

@@ -1,10 +1,12 @@
 // recent-calls.js — a small ring buffer of the host requests the worker answered, for the popup:
 // {action, client?, ok, code?, at} per request (client: the paired label the host named), newest last, at most RECENT_MAX, kept in
-// chrome.storage.session (survives worker restarts, not browser restarts). Pure: storage and the
+// memory and mirrored to chrome.storage.session (lib/mirror.js: survives worker restarts, not
+// browser restarts; a call's answer never waits on the write). Pure: storage, the timer and the
 // clock are injected. It must never store a request's args or a reply's result or message — only
 // the action name, the client's label, the outcome and the error code.
 
 import { CODE } from "./error-codes.js";
+import { createMirror } from "./mirror.js";
 import { isPlainObject } from "./wire.js";
 
 export const RECENT_MAX = 20;
@@ -45,15 +47,19 @@ function isRecentCall(e) {
 
 /**
  * @param {{storageGet: (key: string) => Promise<unknown>, storageSet: (key: string, value: unknown) => Promise<void>,
- *   now: () => number, max?: number, log?: {warn: (...a: unknown[]) => void}}} deps
+ *   now: () => number, setTimer?: (fn: () => void, ms: number) => unknown, max?: number,
+ *   log?: {warn: (...a: unknown[]) => void}}} deps
  */
-export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MAX, log = console }) {
-  /** Writes one after another. */
+export function createRecentCalls({ storageGet, storageSet, now, setTimer = (fn, ms) => setTimeout(fn, ms), max = RECENT_MAX, log = console }) {
+  /** Changes to the list, one after another. */
   let chain = Promise.resolve();
   /** The list, read from storage once per worker start (only this worker writes it), then kept
-   * here: a call's record costs one storage write, not a read and a write. @type {Promise<RecentCall[]> | null} */
+   * here and mirrored back at most once per interval. @type {Promise<RecentCall[]> | null} */
   let kept = null;
   const current = () => (kept ??= load());
+  const mirror = createMirror({
+    write: async () => storageSet(RECENT_STORAGE_KEY, [...(await current())]), setTimer, log, what: "recent calls",
+  });
 
   /** @returns {Promise<RecentCall[]>} */
   async function load() {
@@ -71,7 +77,7 @@ export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MA
      * @param {unknown} action
      * @param {unknown} reply
      * @param {unknown} [client] the requesting client's label
-     * @returns {Promise<void>} settles once stored (never rejects)
+     * @returns {Promise<void>} settles once listed (never rejects); stored within the mirror's interval
      */
     record(action, reply, client) {
       const entry = recentEntry(action, reply, now(), client);
@@ -79,11 +85,13 @@ export function createRecentCalls({ storageGet, storageSet, now, max = RECENT_MA
         const list = await current();
         list.push(entry);
         if (list.length > max) list.splice(0, list.length - max);
-        await storageSet(RECENT_STORAGE_KEY, [...list]);
+        mirror.changed();
       }).catch((err) => log.warn("tabwarden: could not record a recent call", err));
       return chain;
     },
     /** @returns {Promise<RecentCall[]>} oldest first */
     list: () => chain.then(current).then((list) => [...list]),
+    /** Settles once the writes started so far have ended. */
+    stored: () => chain.then(mirror.settled),
   };
 }

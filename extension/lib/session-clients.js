@@ -1,10 +1,12 @@
 // session-clients.js — which paired client each session is, for the person's eyes: the label
 // the host named on a session's requests (dispatch.js Context.client) and when it last called,
 // so the popup's and options page's agent-tab rows say "claude-code, last call 17:42" instead of
-// a raw session name. At most MAX_SESSIONS, least recently seen dropped first, kept in
-// chrome.storage.session (survives a worker restart). Pure: storage and the clock are injected.
+// a raw session name. At most MAX_SESSIONS, least recently seen dropped first, kept in memory
+// and mirrored to chrome.storage.session (lib/mirror.js: survives a worker restart; a call's
+// answer never waits on the write). Pure: storage, the timer and the clock are injected.
 // It must never decide anything (a label here grants nothing) and never store a request's args.
 
+import { createMirror } from "./mirror.js";
 import { isPlainObject } from "./wire.js";
 
 export const SESSION_CLIENTS_KEY = "sessionClients";
@@ -15,14 +17,17 @@ const MAX_TEXT = 200;
 
 /**
  * @param {{storageGet: (key: string) => Promise<unknown>, storageSet: (key: string, value: unknown) => Promise<void>,
- *   now: () => number, log?: {warn: (...a: unknown[]) => void}}} deps
+ *   now: () => number, setTimer?: (fn: () => void, ms: number) => unknown, log?: {warn: (...a: unknown[]) => void}}} deps
  */
-export function createSessionClients({ storageGet, storageSet, now, log = console }) {
+export function createSessionClients({ storageGet, storageSet, now, setTimer = (fn, ms) => setTimeout(fn, ms), log = console }) {
   let chain = Promise.resolve();
   /** The records, read from storage once per worker start (only this worker writes them), then
-   * kept here: a call costs one storage write, not a read and a write. @type {Promise<Record<string, SessionSeen>> | null} */
+   * kept here and mirrored back at most once per interval. @type {Promise<Record<string, SessionSeen>> | null} */
   let kept = null;
   const current = () => (kept ??= load());
+  const mirror = createMirror({
+    write: async () => storageSet(SESSION_CLIENTS_KEY, { ...(await current()) }), setTimer, log, what: "sessions' clients",
+  });
 
   /** @returns {Promise<Record<string, SessionSeen>>} */
   async function load() {
@@ -61,11 +66,13 @@ export function createSessionClients({ storageGet, storageSet, now, log = consol
         if (over > 0) {
           for (const [name] of Object.entries(all).sort((a, b) => a[1].lastAt - b[1].lastAt).slice(0, over)) delete all[name];
         }
-        await storageSet(SESSION_CLIENTS_KEY, { ...all });
+        mirror.changed();
       }).catch((err) => log.warn("tabwarden: could not record a session's client", err));
       return chain;
     },
     /** @returns {Promise<Map<string, SessionSeen>>} */
     snapshot: () => chain.then(current).then((all) => new Map(Object.entries(all))),
+    /** Settles once the writes started so far have ended. */
+    stored: () => chain.then(mirror.settled),
   };
 }

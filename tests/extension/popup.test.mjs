@@ -4,6 +4,7 @@ import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { callText, indicatorOf, runPopupPage, stateText } from "../../extension/lib/popup-page.js";
 import { createPopupRelay } from "../../extension/lib/popup-relay.js";
 import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "../../extension/lib/recent-calls.js";
+import { MIRROR_INTERVAL_MS } from "../../extension/lib/mirror.js";
 import { createSession } from "../../extension/lib/session.js";
 import { createDispatcher } from "../../extension/lib/dispatch.js";
 import { fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
@@ -41,16 +42,22 @@ function memoryStorage() {
 test("recent calls: {action, ok, code?, at} only — never args, results or messages; a ring of 20", async () => {
   const store = memoryStorage();
   let t = 1000;
-  const recent = createRecentCalls({ storageGet: store.get, storageSet: store.set, now: () => t++ });
+  const timers = fakeTimers();
+  const recent = createRecentCalls({ storageGet: store.get, storageSet: store.set, now: () => t++, setTimer: timers.setTimer });
   await recent.record("page_eval", { type: "reply", id: "r1", ok: true, result: { result: "s3cret-result" } });
   await recent.record("cookie_get", { type: "reply", id: "r2", ok: false, error: { code: "origin_not_approved", message: "s3cret-message" } });
   assert.deepEqual(await recent.list(), [
     { action: "page_eval", ok: true, at: 1000 },
     { action: "cookie_get", ok: false, code: "origin_not_approved", at: 1001 },
   ]);
+  timers.advance(MIRROR_INTERVAL_MS);
+  await recent.stored();
+  assert.equal(store.items[RECENT_STORAGE_KEY].length, 2);
   assert.ok(!JSON.stringify(store.items).includes("s3cret"));
   for (let i = 0; i < 30; i += 1) recent.record(`a${i}`, { ok: true });
   const list = await recent.list();
+  timers.advance(MIRROR_INTERVAL_MS);
+  await recent.stored();
   assert.equal(list.length, RECENT_MAX);
   assert.equal(list[0].action, "a10");
   assert.equal(list[19].action, "a29");
@@ -198,25 +205,39 @@ test("popup: each last call names its client and tool; the client label is recor
   ]);
 });
 
-test("recent calls: storage is read once per worker start, then each call is one write; a restarted worker continues the stored list", async () => {
+test("recent calls: storage is read once per worker start; the calls of one interval are one write, after the answers; a restarted worker continues the stored list", async () => {
   const store = memoryStorage();
+  const timers = fakeTimers();
   let reads = 0;
   let writes = 0;
   const deps = {
     storageGet: (k) => { reads += 1; return store.get(k); },
     storageSet: (k, v) => { writes += 1; return store.set(k, v); },
     now: () => 1,
+    setTimer: timers.setTimer,
   };
   const recent = createRecentCalls(deps);
   for (let i = 0; i < 5; i += 1) await recent.record(`a${i}`, { ok: true });
   assert.equal(reads, 1);
-  assert.equal(writes, 5);
+  assert.equal(writes, 0, "no call waits on a storage write");
+  assert.deepEqual((await recent.list()).map((e) => e.action), ["a0", "a1", "a2", "a3", "a4"]);
+  assert.deepEqual(timers.delays(), [MIRROR_INTERVAL_MS], "one write is due, within the interval");
+  timers.advance(MIRROR_INTERVAL_MS);
+  await recent.stored();
+  assert.equal(writes, 1);
   assert.deepEqual(store.items[RECENT_STORAGE_KEY].map((e) => e.action), ["a0", "a1", "a2", "a3", "a4"]);
+  // A call after the write gets a write of its own, of the whole latest list.
+  await recent.record("a5", { ok: true });
+  timers.advance(MIRROR_INTERVAL_MS);
+  await recent.stored();
+  assert.equal(writes, 2);
+  assert.equal(store.items[RECENT_STORAGE_KEY].at(-1).action, "a5");
+  assert.equal(timers.pending(), 0, "nothing changed: nothing is due");
   // What list() hands out is a copy: changing it changes nothing recorded.
   (await recent.list()).length = 0;
-  assert.equal((await recent.list()).length, 5);
+  assert.equal((await recent.list()).length, 6);
   const restarted = createRecentCalls(deps);
   await restarted.record("b", { ok: false, error: { code: "busy" } });
-  assert.deepEqual((await restarted.list()).map((e) => e.action), ["a0", "a1", "a2", "a3", "a4", "b"]);
+  assert.deepEqual((await restarted.list()).map((e) => e.action), ["a0", "a1", "a2", "a3", "a4", "a5", "b"]);
   assert.equal(reads, 2);
 });

@@ -4,6 +4,8 @@ import { createOwnership } from "../../extension/lib/ownership.js";
 import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/lib/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
 import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/lib/session-clients.js";
+import { MIRROR_INTERVAL_MS } from "../../extension/lib/mirror.js";
+import { fakeTimers } from "./helpers/fakes.mjs";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
 
 function world() {
@@ -171,8 +173,9 @@ test("the relay names each row's client and last call from what the session's re
   assert.equal(snap.has(`s-${MAX_SESSIONS + 4}-x`), true);
 });
 
-test("session clients: storage is read once per worker start, then each call is one write; a restarted worker keeps what was stored", async () => {
+test("session clients: storage is read once per worker start; the calls of one interval are one write; a restarted worker keeps what was stored", async () => {
   const items = {};
+  const timers = fakeTimers();
   let reads = 0;
   let writes = 0;
   let t = 0;
@@ -180,13 +183,17 @@ test("session clients: storage is read once per worker start, then each call is 
     storageGet: async (k) => { reads += 1; return structuredClone(items[k]); },
     storageSet: async (k, v) => { writes += 1; items[k] = structuredClone(v); },
     now: () => t++,
+    setTimer: timers.setTimer,
   };
   const clients = createSessionClients(deps);
   await clients.seen("s-1-a", "claude-code");
   await clients.seen("s-2-b", "codex");
   await clients.seen("s-1-a", "claude-code");
   assert.equal(reads, 1);
-  assert.equal(writes, 3);
+  assert.equal(writes, 0, "no call waits on a storage write");
+  timers.advance(MIRROR_INTERVAL_MS);
+  await clients.stored();
+  assert.equal(writes, 1);
   assert.deepEqual(Object.keys(items[SESSION_CLIENTS_KEY]), ["s-2-b", "s-1-a"]); // least recently seen first
   const restarted = createSessionClients(deps);
   await restarted.seen("s-3-c", null);
