@@ -20,7 +20,7 @@ from typing import Any
 
 from tabwarden import ceremony
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust
+from tests.browser.harness import trust_this_process
 from tests.browser.scripted_api import Script, Step, ToolResult
 from tests.pty_cli import PROMPT, spawn_cli
 
@@ -46,9 +46,7 @@ def agent_test(cli: Path, scenario: Callable[[ThrowawayBrowser], Awaitable[None]
 def pin_another_client(browser: ThrowawayBrowser, site: str) -> None:
     """The throwaway record: ``site`` approved, and this process's interpreter paired as the MCP
     client, so clients are pinned and the agent is not that client."""
-    provision_throwaway_trust(
-        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
 
 def agent_env(browser: ThrowawayBrowser, home: Path, **extra: str) -> dict[str, str]:

@@ -23,11 +23,20 @@ from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
-from tabwarden.demo import serve_http
+from tabwarden.demo import provision_throwaway_trust, serve_http
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
 from tests.fakes import tool_error
+
+
+def trust_this_process(browser: ThrowawayBrowser, origins: Sequence[str]) -> str:
+    """The throwaway record most browser tests start from, in ``browser``'s config dir: this
+    test process's interpreter paired (it spawns ``tabwarden mcp`` as the agent, through
+    ``mcp_client``) and ``origins`` approved. Returns the host key's fingerprint."""
+    return provision_throwaway_trust(
+        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins)
+    )
 
 
 def mcp_client(browser: ThrowawayBrowser) -> Client:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, served_pages
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, served_pages, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -115,9 +114,7 @@ def by_name(snap: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a11y_site]
-    )
+    trust_this_process(browser, [a11y_site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:
@@ -223,9 +220,7 @@ def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
 def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a11y_site]
-    )
+    trust_this_process(browser, [a11y_site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:

@@ -8,7 +8,6 @@ that stops, does."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,8 +15,16 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import Request, chromium, code, mcp_client, ok, served_pages
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import (
+    Request,
+    chromium,
+    code,
+    mcp_client,
+    ok,
+    served_pages,
+    trust_this_process,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -96,9 +103,7 @@ def act_site(elsewhere: str) -> Iterator[str]:
 def test_an_action_waits_then_observes_through_the_read_tools(
     browser: ThrowawayBrowser, act_site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
-    )
+    trust_this_process(browser, [act_site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:
@@ -214,9 +219,7 @@ def test_the_observation_skips_a_tab_that_left_the_approved_sites(
 ) -> None:
     """The attacker's page sends the tab to a site nobody approved right after the click; the
     agent asked to observe. It gets ``skipped`` and not one byte of the other site."""
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
-    )
+    trust_this_process(browser, [act_site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:
@@ -253,9 +256,7 @@ def test_the_observation_skips_a_tab_that_left_the_approved_sites(
 def test_page_settle_waits_for_quiet_and_says_when_it_never_came(
     browser: ThrowawayBrowser, act_site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[act_site]
-    )
+    trust_this_process(browser, [act_site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:

@@ -14,14 +14,13 @@ back outside the bridge at the end: what the page holds is what the agent was to
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     chromium,
     confirm_page,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 
@@ -86,9 +86,7 @@ def _row(snapshot: dict[str, Any], role: str, name: str) -> dict[str, Any]:
 def test_navigate_snapshot_type_click_through_confirm_and_observe(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     widen(browser, dialogArming=True)
 
     async def scenario() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,7 +20,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
 from tests.browser.harness import (
     Reply,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     ok,
     policy_status,
     served_pages,
+    trust_this_process,
     widen,
 )
 from tests.browser.paired import paired_options_page, provision_for_pairing
@@ -163,9 +163,7 @@ def _entry(out: dict[str, Any], path: str) -> dict[str, Any] | None:
 def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped_when_off(
     browser: ThrowawayBrowser, site: str, other: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

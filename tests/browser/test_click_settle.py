@@ -7,24 +7,21 @@ navigation, and when it lands the old document's refs are dead (bad_ref), never 
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 
 def test_a_click_settles_on_the_navigation_it_started(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:

@@ -27,6 +27,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
@@ -92,9 +93,7 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[]
-    )
+    trust_this_process(browser, [])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -160,9 +159,7 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
 
 def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -196,9 +193,7 @@ catch (e) { out.fetch = "blocked"; }
 
 def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as _context, mcp_client(browser) as agent:
@@ -274,9 +269,7 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     import struct
 
     a = f"http://127.0.0.1:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as _context, mcp_client(browser) as agent:

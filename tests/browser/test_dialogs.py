@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,7 +23,7 @@ import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Reply,
     Request,
@@ -36,6 +35,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 from tests.fakes import tool_error
@@ -145,9 +145,7 @@ async def state_of(agent: Any, tab: int) -> str:
 def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -250,9 +248,7 @@ def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
 def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -297,9 +293,7 @@ def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
 def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -325,9 +319,7 @@ def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeou
 ) -> None:
     """Issue 11: tab_open attaches the debugger to the empty tab before it navigates, so even a
     dialog from the page's first parse is seen."""
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -360,9 +352,7 @@ async def until_text(agent: Any, tab: int, text: str) -> None:
 def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_page(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     widen(browser, dialogArming=True)
 
     async def scenario() -> None:
@@ -467,9 +457,7 @@ def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_pag
 def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -501,9 +489,7 @@ def other_site() -> Iterator[str]:
 def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
     browser: ThrowawayBrowser, site: str, other_site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     widen(browser, dialogArming=True)
 
     async def scenario() -> None:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Request,
@@ -28,6 +27,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 
@@ -106,9 +106,7 @@ def test_frames_are_listed_and_acted_in_each_on_its_own(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b]
-    )
+    trust_this_process(browser, [a, b])
 
     async def scenario() -> None:
         async with chromium(browser) as _context, mcp_client(browser) as agent:
@@ -205,9 +203,7 @@ def test_an_approved_page_cannot_lend_its_approval_to_an_embedded_site(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

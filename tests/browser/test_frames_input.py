@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     chromium,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 from tests.fakes import tool_error
@@ -177,9 +177,7 @@ def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b]
-    )
+    trust_this_process(browser, [a, b])
     _sandbox(browser)
     widen(browser, upload=True)
 
@@ -283,9 +281,7 @@ def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
     _sandbox(browser)
     widen(browser, upload=True)
 
@@ -338,9 +334,7 @@ def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     """127.0.0.1 embeds localhost (out of process), which embeds localhost (same process as it)
     and 127.0.0.1 (back in the top's process, under an out-of-process parent)."""
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b]
-    )
+    trust_this_process(browser, [a, b])
 
     async def scenario() -> None:
         async with chromium(browser) as _context, mcp_client(browser) as agent:
@@ -378,9 +372,7 @@ def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     rotated and scaled out-of-process frame and a zoomed same-origin one each count exactly the
     clicks aimed at them (adding the content box's corner, as before, misses their low button)."""
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b]
-    )
+    trust_this_process(browser, [a, b])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

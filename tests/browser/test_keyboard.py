@@ -9,7 +9,6 @@ form field asks the person as a submit click does (denied: the server never sees
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
@@ -30,6 +29,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 
@@ -160,9 +160,7 @@ async def text_of(agent: Any, tab: int, selector: str) -> str:
 
 
 def test_trusted_typing_through_every_fixture(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     # Key presses are not confirmed here (submits and links still are): the keys reach the page.
     set_policy(browser, confirm=["link_click", "select", "submit", "tab_close"])
 
@@ -258,9 +256,7 @@ def test_trusted_typing_through_every_fixture(browser: ThrowawayBrowser, site: s
 def test_the_password_guard_holds_on_the_node_that_has_focus(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     set_policy(browser, confirm=["link_click", "select", "submit", "tab_close"])
     secret = "hunter2-from-the-agent"
 
@@ -330,9 +326,7 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
 def test_enter_that_submits_asks_the_person(
     browser: ThrowawayBrowser, site: str, served: ServedSite
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
     set_policy(browser, confirm=["link_click", "select", "submit", "tab_close"])
 
     async def scenario() -> None:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, served_pages
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, mcp_client, served_pages, trust_this_process
 
 pytestmark = pytest.mark.browser
 
@@ -36,9 +35,7 @@ def field_site() -> Iterator[str]:
 
 
 def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_site: str) -> None:
-    provision_throwaway_trust(
-        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[field_site]
-    )
+    trust_this_process(browser, [field_site])
     outcomes: dict[str, int] = {"ok": 0, "lost": 0, "misrouted": 0}
     failures: list[str] = []
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Reply,
@@ -29,6 +29,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 from tests.fakes import tool_error
@@ -80,9 +81,7 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
     browser: ThrowawayBrowser, logged_site: ServedSite
 ) -> None:
     site = logged_site.origin
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

@@ -6,13 +6,12 @@ real chain (Chrome's `documentId` is what tells "the same document")."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
 
 pytestmark = pytest.mark.browser
 
@@ -20,9 +19,7 @@ pytestmark = pytest.mark.browser
 def test_the_slices_of_one_read_fit_together_on_a_changing_page(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:

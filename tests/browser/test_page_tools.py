@@ -13,7 +13,17 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, code, confirm_page, mcp_client, ok, press, shows, widen
+from tests.browser.harness import (
+    chromium,
+    code,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    shows,
+    trust_this_process,
+    widen,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -22,9 +32,7 @@ GUARD = 240.0
 
 
 def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -171,9 +179,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
 def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def session(n: int) -> None:
         async with mcp_client(browser) as agent:

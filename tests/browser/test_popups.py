@@ -8,14 +8,13 @@ agent cannot reach it even knowing its id."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
@@ -26,6 +25,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 
@@ -97,9 +97,7 @@ def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -170,9 +168,7 @@ def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
 
 def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
@@ -221,9 +217,7 @@ def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new
     before them: 1 popup in 12 got its first request out). The person's own tabs on the same
     approved site still open a link to that server in a new tab and in place."""
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a]
-    )
+    trust_this_process(browser, [a])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

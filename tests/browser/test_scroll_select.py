@@ -10,7 +10,6 @@ naming it."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +18,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
 from tests.browser.harness import (
     Request,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     ok,
     press,
     served_pages,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 
@@ -127,9 +127,7 @@ def scroll_site(elsewhere: str) -> Iterator[ServedSite]:
 
 
 def trust(browser: ThrowawayBrowser, *origins: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[*origins]
-    )
+    trust_this_process(browser, [*origins])
 
 
 def test_reveal_and_scroll_a_virtualised_list(

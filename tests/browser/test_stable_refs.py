@@ -5,14 +5,13 @@ Real headless Chromium, the real chain, a fixture page that records every click 
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, code, mcp_client, ok
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, code, mcp_client, ok, trust_this_process
 
 pytestmark = pytest.mark.browser
 
@@ -22,9 +21,7 @@ def refs(snap: dict[str, Any]) -> dict[str, str]:
 
 
 def test_refs_follow_their_elements_across_snapshots(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser), mcp_client(browser) as agent:

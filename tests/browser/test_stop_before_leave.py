@@ -9,7 +9,6 @@ not a link is wrong_element. A tab of the person's is never touched by the rules
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Hook,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 from tests.fakes import tool_error
@@ -107,9 +107,7 @@ def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
 ) -> None:
     # The real site (127.0.0.1:P) and a second approved origin on the same server (localhost:P).
     a, other = start.origin, f"http://localhost:{start.port}"
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[a, other]
-    )
+    trust_this_process(browser, [a, other])
     widen(browser, confirm=[])  # link and submit clicks without the window: the stop is the guard
 
     async def scenario() -> None:

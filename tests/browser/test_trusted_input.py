@@ -7,15 +7,14 @@ debugger is taken off the tab, the next call says so and the one after re-attach
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, served_pages
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import chromium, mcp_client, ok, served_pages, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -56,9 +55,7 @@ async def text_of(agent: Any, tab: int, selector: str) -> str:
 
 
 def test_trusted_clicks_hover_and_covered_targets(browser: ThrowawayBrowser, site: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:

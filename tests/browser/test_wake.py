@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -19,10 +18,10 @@ import pytest
 from playwright.async_api import BrowserContext, CDPSession
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.protocol.codes import WIRE_CODES
-from tests.browser.harness import Request, chromium, mcp_client, served_pages
+from tests.browser.harness import Request, chromium, mcp_client, served_pages, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -116,9 +115,7 @@ async def _back(client: Any) -> list[dict[str, Any]]:
 
 
 def _provision(browser: ThrowawayBrowser, origin: str) -> None:
-    provision_throwaway_trust(
-        browser.root / "config", client_exe=os.path.realpath("/proc/self/exe"), origins=[origin]
-    )
+    trust_this_process(browser, [origin])
 
 
 def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
