@@ -140,6 +140,9 @@ _B64_RUNS = (
 _HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})")
 _SPACE = re.compile(r"\s+")
+#: Characters folded first to learn whether a text can be a whole value (a prefix's fold is
+#: never longer than the whole's; whitespace runs collapse, so a value may be written longer).
+_HEAD = 4 * MAX_VALUE
 #: What every bare URL, host and e-mail address holds: a label's last character, a dot, a letter.
 _DOTTED = re.compile(r"\w\.[^\W\d_]")
 _TRAILING_PUNCT = ".,;:!?)]}'\""
@@ -309,8 +312,9 @@ def _extract(text: str) -> Iterator[Item]:
     for run in dict.fromkeys(m.group(0) for m in _TOKEN.finditer(text)):
         if _is_token(run):
             yield Item(kind="token", text=run)  # as written: its encodings depend on case
-    if len(text) <= MAX_VALUE or len(_fold(text[: 4 * MAX_VALUE])) <= MAX_VALUE:
-        whole = _fold(text)
+    head = _fold(text[:_HEAD])  # the whole text's fold when the text is that short
+    if len(head) <= MAX_VALUE:
+        whole = head if len(text) <= _HEAD else _fold(text)
         if MIN_VALUE <= len(whole) <= MAX_VALUE:
             yield Item(kind="value", text=whole)
             return

@@ -239,6 +239,7 @@ def test_scanning_only_the_dotted_lines_finds_what_scanning_everything_finds(tex
 @given(st.lists(_PIECES, max_size=60).map("".join))
 @example("\n" * 300 + "word\nmore")  # long, yet short once folded: one whole value
 @example(" " * 3 + "a" * 256 + "\nbbbb")  # one character too long folded: its lines
+@example(" " * 2000 + "word\nmore")  # what decides lies past the folded prefix
 def test_whole_values_are_the_folded_text_or_else_its_folded_lines(text: str) -> None:
     """A text's whole-value items: the folded text when it is MIN_VALUE..MAX_VALUE long, each
     line's when it is longer (extract decides that from a prefix when the text is long)."""
