@@ -7,18 +7,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
-from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
+from tests.browser.harness import (
+    CODE,
+    chromium,
+    mcp_client,
+    options_status,
+    pair_options_page,
+    trust_this_process,
+)
 from tests.browser.webauthn import add_authenticator
 
 OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
@@ -28,9 +34,7 @@ def provision_for_pairing(browser: ThrowawayBrowser, origins: Sequence[str] = ()
     """A record with this process's interpreter paired as the MCP client, ``origins`` approved
     and the pairing code ``CODE`` set; the gate that reads it."""
     config = browser.config
-    provision_throwaway_trust(
-        config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins)
-    )
+    trust_this_process(browser, origins)
     store.set_pairing_code(
         config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
     )

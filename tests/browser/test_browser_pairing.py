@@ -17,12 +17,19 @@ import psutil
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.keys import HostKey
-from tests.browser.harness import CODE, chromium, mcp_client, options_status, pair_options_page
+from tests.browser.harness import (
+    CODE,
+    chromium,
+    mcp_client,
+    options_status,
+    pair_options_page,
+    trust_this_process,
+)
 from tests.browser.webauthn import add_authenticator
 from tests.fakes import tool_error
 from tests.fixtures import our_identity
@@ -52,7 +59,7 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
     browser: ThrowawayBrowser,
 ) -> None:
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    trust_this_process(browser, [])
     store.set_pairing_code(
         config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
     )

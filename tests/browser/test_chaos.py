@@ -32,7 +32,7 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.client_identity import measure_process
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
@@ -45,6 +45,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
 )
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
@@ -97,7 +98,7 @@ def counting_site() -> Iterator[tuple[str, Effects]]:
 
 def _trust(browser: ThrowawayBrowser, site: str) -> None:
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    trust_this_process(browser, [site])
     store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", CONFIRM_SECONDS, _now())
 
 

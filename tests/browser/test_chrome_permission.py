@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (
@@ -28,6 +27,7 @@ from tests.browser.harness import (
     options_status,
     pair_options_page,
     press,
+    trust_this_process,
 )
 from tests.browser.paired import OPTIONS
 from tests.browser.webauthn import add_authenticator, copy_credentials
@@ -79,9 +79,7 @@ async def _open_answering(context: Any, agent: Any, display: str, url: str, *, a
 def test_a_new_origin_needs_tabwarden_and_chrome(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
-    provision_throwaway_trust(
-        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[]
-    )
+    trust_this_process(shipped, [])
     other = site.replace("127.0.0.1", "localhost")
 
     async def scenario() -> None:
@@ -114,9 +112,7 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
     # The person approved the site at the terminal (signed policy); Chrome has granted nothing.
-    provision_throwaway_trust(
-        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-    )
+    trust_this_process(shipped, [site])
 
     async def scenario() -> None:
         async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
@@ -147,9 +143,7 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
 
     from tabwarden.trust import store
 
-    provision_throwaway_trust(
-        shipped.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[]
-    )
+    trust_this_process(shipped, [])
     store.set_pairing_code(
         shipped.config / "trust.json",
         hashlib.sha256(CODE.encode()).hexdigest(),

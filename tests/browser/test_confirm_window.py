@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +15,7 @@ from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,
@@ -219,7 +218,7 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
 
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a])
+    trust_this_process(browser, [a])
     store.add_restriction(
         config / "trust.json", "confirmTimeoutSeconds", 12, 1_800_000_000
     )  # narrowing: free; long enough for the server's progress (every 5 s) to be seen

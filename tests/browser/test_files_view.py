@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http, wait_for_extension
-from tests.browser.harness import chromium, code, mcp_client, ok
+from tabwarden.demo import serve_http, wait_for_extension
+from tests.browser.harness import chromium, code, mcp_client, ok, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -143,9 +143,7 @@ async def _shot(agent: object, args: dict[str, object]) -> tuple[str, int, int, 
 
 def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_site: str) -> None:
     config = browser.root / "config"
-    provision_throwaway_trust(
-        config, client_exe=os.path.realpath("/proc/self/exe"), origins=[files_site]
-    )
+    trust_this_process(browser, [files_site])
     sandbox = config / "downloads"  # the default: <config>/downloads
 
     async def scenario() -> None:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
 from urllib.parse import urlparse
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     chromium,
     code,
@@ -202,7 +201,7 @@ def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    trust_this_process(browser, [site])
     sandbox = config / "uploads"
     sandbox.mkdir(mode=0o700)
     (sandbox / "report.txt").write_bytes(b"quarterly numbers\n")

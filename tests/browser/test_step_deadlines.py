@@ -8,15 +8,14 @@ the person answers the dialog themselves, the tab works again. The real chain: M
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client, ok
+from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -26,7 +25,7 @@ def test_a_dialog_blocked_page_answers_dialog_open_at_once(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    trust_this_process(browser, [site])
     # Narrowing, free: the call's budget becomes 5 + 15 s (the server) and 18 s (the extension).
     store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000)
 

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import wait_for_extension
 from tabwarden.mcp_server.spawner import recent_spawners
 from tabwarden.trust import store
 from tabwarden.trust.gate import host_key_store
-from tests.browser.harness import mcp_client
+from tests.browser.harness import mcp_client, trust_this_process
 from tests.pty_cli import spawn_cli
 
 pytestmark = pytest.mark.browser
@@ -34,7 +33,7 @@ def test_call_round_trip_from_a_real_terminal_into_real_chromium(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.root / "config"
-    provision_throwaway_trust(config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site])
+    trust_this_process(browser, [site])
     browser.start("about:blank")
 
     async def connected() -> None:

@@ -114,14 +114,10 @@ async def _back(client: Any) -> list[dict[str, Any]]:
         await asyncio.sleep(0.1)
 
 
-def _provision(browser: ThrowawayBrowser, origin: str) -> None:
-    trust_this_process(browser, [origin])
-
-
 def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    _provision(browser, site)
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as client:
@@ -193,7 +189,7 @@ def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
 def test_call_in_flight_when_the_worker_stops_fails_coded_and_the_next_succeeds(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    _provision(browser, site)
+    trust_this_process(browser, [site])
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as client:
