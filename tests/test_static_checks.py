@@ -4,6 +4,7 @@ name (``scripts/typecheck``). A missing tool fails: it is installed by ``scripts
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -32,3 +33,37 @@ def test_ruff_format_is_clean() -> None:
 def test_mypy_strict_is_clean() -> None:
     done = _run("bash", str(ROOT / "scripts" / "typecheck"))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def late_waiters(source: str) -> list[int]:
+    """Lines where a Playwright ``wait_for_event`` is called but not awaited on the spot. Its
+    listener is only added when the coroutine first runs, so one kept to await after an action
+    misses an event the action already fired (the confirm window's "close" did, in CI). Arm it
+    with ``async with page.expect_event(...)`` around the action instead."""
+    tree = ast.parse(source)
+    awaited = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Await)}
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "wait_for_event"
+        and id(node) not in awaited
+    )
+
+
+def test_every_playwright_waiter_is_armed_before_the_action_it_waits_for() -> None:
+    late = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if (lines := late_waiters(path.read_text()))
+    }
+    assert late == {}, late
+
+
+def test_a_waiter_kept_for_later_is_found() -> None:
+    kept = 'closing = w.wait_for_event("close")\nawait press(w)\nawait closing\n'
+    armed = 'async with w.expect_event("close"):\n    await press(w)\n'
+    at_once = 'page = await w.wait_for_event("page")\n'
+    assert late_waiters(kept) == [1]
+    assert late_waiters(armed) == late_waiters(at_once) == []

@@ -103,9 +103,11 @@ def test_a_refused_tap_says_why_in_the_confirm_window_and_stays_open(
                 "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
             )
 
-            # Close closes it.
-            closing = window.wait_for_event("close", timeout=30_000)
-            await press(window, "#close")
-            await closing
+            # Close closes it. The waiter is registered before the click: the window can close
+            # while the click is still being acknowledged, and a listener added after that waits
+            # for a close that has already happened.
+            async with window.expect_event("close", timeout=30_000):
+                await press(window, "#close")
+            assert window.is_closed()
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
