@@ -11,8 +11,7 @@
 
 import { utf8Length } from "./chunking.js";
 import { normaliseOrigin, originOf, isApproved } from "./origin.js";
-import { maskValue } from "./mask.js";
-import { maskCards } from "./redact.js";
+import { maskText, maskUrl } from "./mask.js";
 import { isPlainObject } from "./wire.js";
 
 /** Most console entries kept per tab (the oldest go first). */
@@ -41,61 +40,11 @@ export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget",
 
 // ---------------------------------------------------------------- masking
 
-/** A name that says its value is a credential. */
-const SECRET_NAME = /(pass(word|wd)?|secret|token|api[-_]?key|apikey|auth|session|sid|cookie|credential|signature|sig|private|otp|code)/i;
-const JWT_ANYWHERE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
-const SCHEME_TOKEN = /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
-/** `name=value`, `name: value`, `"name": "value"` with a secret word in the name. The name
- * starts only where a name cannot go on (the lookbehind) and its parts are bounded, so a long
- * run is scanned once, never from each of its characters. */
-const NAMED_VALUE = /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{0,32}(?:pass(?:word|wd)?|secret|token|api[-_]?key|apikey|auth|session|credential)[A-Za-z0-9_-]{0,32})(["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([^\s"'&,;}]+)/gi;
+// What is kept is masked on arrival by lib/mask.js's rules (the one place they live), so nothing
+// unmasked is ever held; lib/dispatch.js masks every reply again on its way out.
 
-/**
- * Text as it may leave the extension: card-like numbers, JWTs, `Bearer …` tokens and the values
- * of secret-named `name=value` / `"name": "value"` pairs masked by shape (lib/mask.js).
- * @param {unknown} text
- * @returns {string}
- */
-export function maskText(text) {
-  let s = maskCards(typeof text === "string" ? text : "");
-  s = s.replace(JWT_ANYWHERE, "[masked: JWT]");
-  s = s.replace(SCHEME_TOKEN, (_, scheme, tok) => `${scheme} ${maskValue("", tok)}`);
-  s = s.replace(NAMED_VALUE, (all, name, sep, value) => (value.startsWith("[masked") ? all : `${name}${sep}${maskValue(name, value)}`));
-  return s;
-}
-
-/** A query value that looks like a token whatever its name. @param {string} v */
-const tokenLike = (v) => /^eyJ/.test(v) || (v.length >= 20 && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && /^[A-Za-z0-9._~+/=-]+$/.test(v));
-
-/**
- * A request URL as it may leave the extension: no userinfo, no fragment, each query value whose
- * name is secret-like or that looks like a token masked by shape; capped at MAX_URL. Anything
- * that is not an http(s) URL becomes its scheme alone ("data:", "blob:").
- * @param {unknown} url
- * @returns {string}
- */
-export function maskUrl(url) {
-  if (typeof url !== "string") return "";
-  let u;
-  try {
-    u = new URL(url);
-  } catch {
-    return "";
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return u.protocol;
-  u.username = "";
-  u.password = "";
-  u.hash = "";
-  const parts = [];
-  for (const [name, value] of u.searchParams) {
-    const masked = SECRET_NAME.test(name) || tokenLike(value) ? maskValue(name, value) : maskCards(value);
-    parts.push(`${encodeURIComponent(name)}=${masked === value ? encodeURIComponent(value) : masked}`);
-  }
-  const base = `${u.origin}${maskCards(u.pathname)}`;
-  const out = parts.length > 0 ? `${base}?${parts.join("&")}` : base;
-  return out.length > MAX_URL ? `${out.slice(0, MAX_URL)}…` : out;
-}
-
+/** A request URL as kept (lib/mask.js `maskUrl`), capped at MAX_URL. @param {unknown} url */
+const keptUrl = (url) => maskUrl(url, MAX_URL);
 
 /** True for a MIME type whose body is text. @param {unknown} mime */
 export function isTextMime(mime) {
@@ -364,7 +313,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       t.pending.set(p.requestId, {
         ts,
         method: String(p.request.method ?? "GET").slice(0, 16),
-        url: maskUrl(p.request.url),
+        url: keptUrl(p.request.url),
         type: String(p.type),
         origin: originOf(p.documentURL),
         targetOrigin: originOf(p.request.url),

@@ -3,12 +3,14 @@
 // It must never look actions up on a plain object (so "constructor"/"__proto__" stay unknown),
 // and must never put a stack trace or an unexpected exception's text into a reply. A request that
 // names a command (its `command` field) runs through the injected journal (lib/journal.js), so a
-// retry of it never runs it twice.
+// retry of it never runs it twice. Every reply it makes, result and error alike, leaves through
+// lib/mask.js's `maskOutcome` in this file's one exit (`reply`): no handler can opt out.
 
 import { BridgeError, MAX_ERROR_MESSAGE } from "./bridge-error.js";
 import { confirmTimeoutMs } from "./confirm-window.js";
 import { CODE, errorReply } from "./error-codes.js";
 import { parseCommand } from "./journal.js";
+import { maskOutcome } from "./mask.js";
 import { isPlainObject } from "./wire.js";
 
 /**
@@ -105,12 +107,15 @@ export function validateRequest(msg) {
 /**
  * @param {Map<string, Handler> | Iterable<[string, Handler]>} handlers copied; later changes
  *   to the source do not affect the dispatcher
- * @param {{log?: Logger, now?: () => number, journal?: import("./journal.js").Journal}} [options]
+ * @param {{log?: Logger, now?: () => number, journal?: import("./journal.js").Journal,
+ *   maskContext?: () => import("./mask.js").MaskContext | Promise<import("./mask.js").MaskContext>}} [options]
  *   where unexpected handler failures are reported locally; the clock the call deadlines are
- *   taken from; the journal requests naming a command run through (none: each runs as it comes)
+ *   taken from; the journal requests naming a command run through (none: each runs as it comes);
+ *   what every reply is masked with beyond the fixed rules (learned URLs and names; none: the
+ *   fixed rules alone, never less)
  * @returns {Dispatcher}
  */
-export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal } = {}) {
+export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal, maskContext = () => ({}) } = {}) {
   /** @type {Map<string, Handler>} */
   const routes = new Map(handlers);
   for (const [action, handler] of routes) {
@@ -119,18 +124,36 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
     }
   }
 
+  /**
+   * The one way out: the outcome masked (lib/mask.js), then made a reply.
+   * @param {string} id
+   * @param {string} action
+   * @param {import("./journal.js").Outcome} outcome
+   * @returns {Promise<Reply>}
+   */
+  async function reply(id, action, outcome) {
+    let context = {};
+    try {
+      context = await maskContext();
+    } catch (err) {
+      log.warn("tabwarden: the learned masking rules are unavailable; the fixed ones apply", err);
+    }
+    const out = maskOutcome(action, outcome, context);
+    return out.ok ? { type: "reply", id, ok: true, result: out.result } : errorReply(id, out.error.code, out.error.message);
+  }
+
   return {
     has: (action) => routes.has(action),
 
     async dispatch(msg) {
       const checked = validateRequest(msg);
       if (!checked.ok) {
-        return checked.id === null ? null : errorReply(checked.id, CODE.BAD_REQUEST, checked.message);
+        return checked.id === null ? null : reply(checked.id, "", failed(CODE.BAD_REQUEST, checked.message));
       }
       const { id, action, args, session, client, policy, command } = checked.request;
       const handler = routes.get(action);
       if (handler === undefined) {
-        return errorReply(id, CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`);
+        return reply(id, action, failed(CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`));
       }
       /** @returns {Promise<import("./journal.js").Outcome>} */
       const run = async () => {
@@ -149,8 +172,7 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
         }
       };
       const outcome = command !== null && journal !== undefined ? await journal.run(session, command, run) : await run();
-      return outcome.ok ? { type: "reply", id, ok: true, result: outcome.result }
-        : errorReply(id, outcome.error.code, outcome.error.message);
+      return reply(id, action, outcome);
     },
   };
 }

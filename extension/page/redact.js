@@ -13,9 +13,9 @@
 // Everything else stays inside the function below, so re-injection never redeclares a binding.
 
 var tabwardenRedact = (() => {
-  /** Maximal runs of digit groups joined by single spaces, no-break spaces or dashes. */
-  const RUN = /(?<![0-9])[0-9]+(?:[ \u00a0-][0-9]+)*(?![0-9])/g;
   const SEPARATOR = /[ \u00a0-]/;
+  const isDigit = (/** @type {string} */ c) => c >= "0" && c <= "9";
+  const isSeparator = (/** @type {string} */ c) => c === " " || c === "\u00a0" || c === "-";
 
   /**
    * Luhn checksum over a string of digits.
@@ -64,7 +64,33 @@ var tabwardenRedact = (() => {
    */
   function maskCards(text) {
     if (typeof text !== "string") return "";
-    return text.replace(RUN, (run) => (holdsCard(run.split(SEPARATOR)) ? "[card]" : run));
+    // Maximal runs of digit groups joined by single spaces, no-break spaces or dashes, found by
+    // one forward scan: a regex would keep a backtrack entry per group and overflow its stack on
+    // megabytes of "4 4 4 …".
+    let out = "";
+    let last = 0;
+    let i = 0;
+    const n = text.length;
+    while (i < n) {
+      if (!isDigit(text[i])) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let end = i;
+      while (end < n && isDigit(text[end])) end++;
+      while (end + 1 < n && isSeparator(text[end]) && isDigit(text[end + 1])) {
+        end += 1;
+        while (end < n && isDigit(text[end])) end++;
+      }
+      const run = text.slice(start, end);
+      if (end - start >= 13 && holdsCard(run.split(SEPARATOR))) {
+        out += `${text.slice(last, start)}[card]`;
+        last = end;
+      }
+      i = end;
+    }
+    return last === 0 ? text : out + text.slice(last);
   }
 
   return Object.freeze({ luhnValid, maskCards });

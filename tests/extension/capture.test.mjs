@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  BODY_CAP, CONSOLE_RING, GLOBAL_BODY_BUDGET, NETWORK_RING, TAB_BODY_BUDGET, createCapture, maskText, maskUrl,
+  BODY_CAP, CONSOLE_RING, GLOBAL_BODY_BUDGET, NETWORK_RING, TAB_BODY_BUDGET, createCapture,
 } from "../../extension/lib/capture.js";
+import { maskText, maskUrl } from "../../extension/lib/mask.js";
 import { utf8Length } from "../../extension/lib/chunking.js";
 import { createDebuggerManager } from "../../extension/lib/debugger.js";
 import { createDialogs } from "../../extension/lib/dialogs.js";
@@ -51,8 +52,9 @@ const Q = { level: "all", limit: 50, clear: false };
 
 test("masking: cards, JWTs, bearer tokens, secret-named values; URLs lose userinfo, fragment and secret query values", () => {
   const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX2hlcmU";
-  assert.equal(maskText("save failed: token=abc123 ok"), "save failed: token=[masked: 6 chars, letters+digits] ok");
-  const text = maskText(`card 4111 1111 1111 1111 token=${"s3cr3tV4lue"} jwt ${jwt} Authorization: Bearer abcdefgh12345678 {"password": "hunter22"}`);
+  // An unquoted value runs to the next "&" or the end of the line: a multi-word secret is masked whole.
+  assert.equal(maskText("save failed: token=abc123 ok"), "save failed: token=[masked: 9 chars, letters+digits+spaces]");
+  const text = maskText(`card 4111 1111 1111 1111 token=${"s3cr3tV4lue"}\njwt ${jwt} Authorization: Bearer abcdefgh12345678 {"password": "hunter22"}`);
   for (const secret of ["4111", "s3cr3tV4lue", jwt.slice(0, 20), "abcdefgh12345678", "hunter22"]) assert.ok(!text.includes(secret), `${secret} in ${text}`);
   assert.match(text, /card \[card\]/);
   assert.match(text, /token=\[masked: 11 chars/);
