@@ -18,6 +18,7 @@ import { createDownloadLog } from "./lib/downloads.js";
 import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
+import { FORM_URLS_KEY, createFormUrls } from "./lib/form-urls.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createJournal } from "./lib/journal.js";
@@ -202,6 +203,17 @@ const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => 
     return handler(args, ctx);
   },
 ]);
+// URLs an owned tab reached by a GET form carry what was typed: every reply masks their query
+// values (lib/form-urls.js, lib/mask.js). Kept in chrome.storage.session across worker restarts.
+const formUrls = createFormUrls({
+  save: (snapshot) => {
+    api.sessionStorageSet(FORM_URLS_KEY, snapshot).catch((err) => log.warn("tabwarden: could not persist the form URLs", err));
+  },
+});
+const formUrlsLoaded = api.sessionStorageGet(FORM_URLS_KEY).then(
+  (stored) => { formUrls.load(stored); },
+  (err) => log.warn("tabwarden: could not restore the form URLs", err),
+);
 // Each command id at most once per session, across worker restarts (lib/journal.js).
 const journal = createJournal({
   storage: { getAll: api.sessionStorageAll, set: api.sessionStorageSetItems, remove: api.sessionStorageRemove },
@@ -211,7 +223,14 @@ const journal = createJournal({
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
 const dispatcher = createDispatcher(
   afterOwnershipLoad([...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle })]),
-  { log, journal },
+  {
+    log,
+    journal,
+    maskContext: async () => {
+      await formUrlsLoaded;
+      return { urls: formUrls.rules() };
+    },
+  },
 );
 
 // Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
@@ -484,6 +503,17 @@ chrome.debugger.onEvent.addListener(guarded("debugger.onEvent", (source, method,
 // "canceled_by_user": the person closed Chrome's "is debugging this browser" bar.
 chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reason) => {
   if (source.tabId !== undefined) cdp.onDetach(source.tabId, reason);
+}));
+// A GET form submitted in an owned tab (any frame): its URL is learned before it loads (the
+// debugger's word) and when it commits (webNavigation's), for lib/form-urls.js.
+chrome.debugger.onEvent.addListener(guarded("debugger.onEvent (form URLs)", (source, method, params) => {
+  if (source.tabId !== undefined && ownership.owner(source.tabId) !== null) formUrls.cdpEvent(method, params);
+}));
+chrome.webNavigation.onCommitted.addListener(guarded("webNavigation.onCommitted", (details) => {
+  if (details.transitionType !== "form_submit") return;
+  ownershipLoaded
+    .then(() => { if (ownership.owner(details.tabId) !== null) formUrls.committed(details); })
+    .catch((err) => log.warn("tabwarden: a form URL could not be learned", err));
 }));
 chrome.windows.onRemoved.addListener(guarded("windows.onRemoved", (windowId) => {
   broker.closed(windowId); // closing the confirm window denies

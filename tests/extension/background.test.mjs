@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], tabCreated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], tabCreated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [], navigationCommitted: [] };
 const queries = [];
 const warnings = [];
 
@@ -57,6 +57,7 @@ globalThis.chrome = {
   webNavigation: {
     onCreatedNavigationTarget: { addListener: (f) => listeners.createdNavigationTarget.push(f) },
     onErrorOccurred: { addListener: (f) => listeners.navigationError.push(f) },
+    onCommitted: { addListener: (f) => listeners.navigationCommitted.push(f) },
   },
   // Session rules (lib/nav-block.js), as Chrome keeps them.
   declarativeNetRequest: {
@@ -176,6 +177,7 @@ test("registers tab, window and message listeners; a web page can never answer a
 test("the navigation rules cover exactly the live sessions' tabs and the policy's origins", async () => {
   const dnr = globalThis.chrome.declarativeNetRequest;
   assert.equal(listeners.navigationError.length, 1, "webNavigation.onErrorOccurred is wired");
+  assert.equal(listeners.navigationCommitted.length, 1, "webNavigation.onCommitted is wired (form URLs)");
   ports[0].deliver({ type: "request", id: "nb1", action: "tab_list", args: {}, session: "s1", policy: { origins: ["https://example.com"] }, epoch: 0 });
   await waitFor(() => ports[0].sent.at(-1)?.id === "nb1");
   assert.deepEqual(dnr.rules, [], "no owned tab: no rule at all (the person's tab 3 is untouched)");
