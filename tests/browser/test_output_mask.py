@@ -1,0 +1,226 @@
+"""Issue 28, "one output pipeline", in real Chromium through the real chain: every reply the
+extension sends passes one masking step (extension/lib/mask.js, applied in lib/dispatch.js), so
+a secret a page holds reaches the agent nowhere in a result's text or structured content. A GET
+login form's URL carries what was typed: after it is submitted, page_click's result, tab_list and
+page_text's url mask every query value of it (the extension learned the URL from Chrome's form
+submission signal, whatever the fields are named). page_network masks pwd/pin/key query values
+(a multi-word one whole), page_console masks `pwd=<a multi-word password>` whole, page_fetch masks
+the httpOnly cookie an endpoint echoes back, and an alert()'s token and card are masked in the
+dialog_open error. What is not secret stays readable in each."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import wait_for_extension
+from tests.browser.harness import (
+    Reply,
+    Request,
+    ServedSite,
+    chromium,
+    confirm_page,
+    keep_dialogs_open,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    trust_this_process,
+    widen,
+)
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+GUARD = 240.0
+#: What a person typed into the GET login form's password field (its name is not secret-like).
+TYPED = "Tr0ub4dor and more"
+#: A multi-word password the page logs and sends as `pwd`.
+MULTI = "mauve zebra quartet"
+PIN = "83146259"
+KEY = "KEYc0ffee42"
+ALERT_TOKEN = "ALERTSECRET91x"
+SESSION_COOKIE = "COOKIEc4f3b00k"
+
+LOGIN = """<!doctype html><title>sign in</title>
+<form action="/welcome" method="get">
+  <input name="login" value="alice">
+  <input type="password" name="answer">
+  <button id="go" type="submit">Sign in</button>
+</form>
+<script>document.querySelector('[name=answer]').value = 'TYPED';</script>"""
+
+WELCOME = """<!doctype html><title>welcome</title><p id="state">welcome back</p>
+<button type="button" id="log">Log</button>
+<button type="button" id="net">Check</button>
+<button type="button" id="alert">Alert</button>
+<script>
+  const state = (t) => { document.getElementById('state').textContent = t; };
+  const on = (id, f) => document.getElementById(id).addEventListener('click', f);
+  on('log', () => { console.error('login failed: pwd=MULTI'); state('logged'); });
+  on('net', async () => {
+    const pwd = encodeURIComponent('MULTI');
+    const r = await fetch('/api/check?pwd=' + pwd + '&pin=PIN&key=KEY&spinner=3');
+    state('checked ' + (await r.text()).length);
+  });
+  on('alert', () => { alert('card 4111 1111 1111 1111 on file; token=ALERT_TOKEN'); });
+</script>"""
+
+
+def _echo(request: Request) -> Reply | None:
+    """/api/echo answers with the request's headers, as httpbin's /headers does."""
+    if request.path != "/api/echo":
+        return None
+    headers = {
+        "Cookie": request.headers.get("cookie", ""),
+        "Accept": request.headers.get("accept", ""),
+    }
+    return Reply(json.dumps({"headers": headers, "echoed": "yes"}), "application/json")
+
+
+@pytest.fixture
+def site() -> Iterator[ServedSite]:
+    login = LOGIN.replace("TYPED", TYPED)
+    welcome = (
+        WELCOME.replace("MULTI", MULTI)
+        .replace("PIN", PIN)
+        .replace("KEY", KEY)
+        .replace("ALERT_TOKEN", ALERT_TOKEN)
+    )
+    pages = {
+        "/": Reply(
+            login,
+            headers={"Set-Cookie": f"sid={SESSION_COOKIE}; Path=/; HttpOnly"},
+        ),
+        "/welcome": welcome,
+        "/api/check": ("ok", "text/plain"),
+    }
+    with served_pages(pages, hook=_echo) as served:
+        yield served
+
+
+def _everything(result: Any) -> str:
+    """All a client receives of one result: its text content and its structured content."""
+    texts = [getattr(c, "text", "") for c in result.content]
+    return json.dumps(result.structured_content) + "".join(texts)
+
+
+def _leaks(seen: str) -> list[str]:
+    """The secrets (each word of each) that appear in ``seen``."""
+    words = [*TYPED.split(), *MULTI.split(), PIN, KEY, ALERT_TOKEN, SESSION_COOKIE, "4111"]
+    return [w for w in words if w in seen and w not in ("and", "more")]
+
+
+async def _call(agent: Any, tool: str, args: dict[str, Any]) -> tuple[Any, str]:
+    result = await agent.call_tool(tool, args)
+    seen = _everything(result)
+    assert _leaks(seen) == [], (tool, seen)
+    return result, seen
+
+
+async def _until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
+    """Call ``tool`` until what it returns holds ``needle`` (generous deadline); each answer is
+    checked for leaks on the way."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        result, seen = await _call(agent, tool, args)
+        assert not result.is_error, seen
+        if needle in seen:
+            return seen
+        assert asyncio.get_running_loop().time() < deadline, seen
+        await asyncio.sleep(0.2)
+
+
+def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret(
+    browser: ThrowawayBrowser, site: ServedSite
+) -> None:
+    origin = site.origin
+    trust_this_process(browser, [origin])
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            keep_dialogs_open(context)
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+            widen(browser, consoleCapture=True, networkCapture=True)
+
+            # The GET form is submitted (the person allows it: it holds a password field), and
+            # the password is in the URL Chrome loads.
+            clicking = asyncio.create_task(
+                agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+            )
+            await press(await confirm_page(context), "#allow")
+            clicked = await clicking
+            seen = _everything(clicked)
+            assert not clicked.is_error, seen
+            assert _leaks(seen) == [], seen
+            sent = site.requests("/welcome")
+            assert len(sent) == 1 and sent[0].query("answer") == TYPED  # the site got it
+            await _until(
+                agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "welcome back"
+            )
+            listed = await _until(agent, "tab_list", {}, "/welcome?")
+            assert "login=[masked" in listed and "answer=[masked" in listed, listed
+            text = await _until(agent, "page_text", {"tabId": tab}, "welcome back")
+            assert "/welcome?" in text and "answer=[masked" in text, text
+
+            # page_console: `pwd=<a multi-word password>` masked whole.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#log"})
+            console = await _until(agent, "page_console", {"tabId": tab}, "login failed")
+            assert "login failed: pwd=[masked" in console, console
+
+            # page_network: pwd, pin and key query values masked; spinner stays.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#net"})
+            network = await _until(
+                agent, "page_network", {"tabId": tab, "url": "/api/check"}, "spinner=3"
+            )
+            for name in ("pwd", "pin", "key"):
+                assert f"{name}=[masked" in network, (name, network)
+
+            # alert(): its token and card are masked in the dialog_open error.
+            opened, seen = await _call(agent, "page_click", {"tabId": tab, "selector": "#alert"})
+            refusal = tool_error(opened)
+            assert refusal is not None and refusal["code"] == "dialog_open", seen
+            assert "alert()" in refusal["message"] and "token=[masked" in refusal["message"], (
+                refusal
+            )
+            assert "[card]" in refusal["message"]
+            answered, _ = await _call(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+            assert not answered.is_error
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def test_b_page_fetch_of_an_endpoint_echoing_the_httponly_cookie_masks_it(
+    browser: ThrowawayBrowser, site: ServedSite
+) -> None:
+    origin = site.origin
+    trust_this_process(browser, [origin])
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+            widen(browser, pageFetch=True)
+            cookie, seen = await _call(agent, "cookie_get", {"tabId": tab})
+            assert not cookie.is_error and "sid" in seen, seen  # masked there already
+            fetching = asyncio.create_task(
+                agent.call_tool("page_fetch", {"tabId": tab, "url": f"{origin}/api/echo"})
+            )
+            window = await confirm_page(context)
+            await press(window, "#allow")
+            got = await fetching
+            seen = _everything(got)
+            assert not got.is_error, seen
+            echoed = site.requests("/api/echo")
+            assert len(echoed) == 1 and SESSION_COOKIE in echoed[0].headers.get("cookie", "")
+            assert _leaks(seen) == [], seen
+            body = json.loads(got.structured_content["body"])
+            assert body["echoed"] == "yes" and body["headers"]["Cookie"].startswith("[masked")
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
