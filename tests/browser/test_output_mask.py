@@ -20,6 +20,7 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
+    Answer,
     Reply,
     Request,
     ServedSite,
@@ -92,7 +93,7 @@ def site() -> Iterator[ServedSite]:
         .replace("KEY", KEY)
         .replace("ALERT_TOKEN", ALERT_TOKEN)
     )
-    pages = {
+    pages: dict[str, Answer] = {
         "/": Reply(
             login,
             headers={"Set-Cookie": f"sid={SESSION_COOKIE}; Path=/; HttpOnly"},
