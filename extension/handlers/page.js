@@ -8,7 +8,7 @@ import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
 import { originOf } from "../lib/origin.js";
 import { probePage, readPageText } from "../lib/page-text.js";
-import { maskCards } from "../lib/redact.js";
+import { maskText } from "../lib/mask.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
 import { argTarget, elementTools } from "./interact.js";
@@ -98,7 +98,7 @@ export function pageHandlers(deps) {
     const r = await elements.page(ctx, tabId, "text", { origin, target, docToken });
     if (typeof r.text !== "string" || typeof r.url !== "string") throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this element's text");
     if (originOf(r.url) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
-    return { ...truncate(maskCards(r.text), offset, maxChars), url: r.url, title: typeof tab?.title === "string" ? tab.title : "" };
+    return { ...truncate(maskText(r.text), offset, maxChars), url: r.url, title: typeof tab?.title === "string" ? tab.title : "" };
   }
 
   /** @type {import("../lib/dispatch.js").Handler} */
@@ -117,7 +117,7 @@ export function pageHandlers(deps) {
       if (!isPlainObject(got) || typeof got.text !== "string") {
         throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's text");
       }
-      read = { session: ctx.session, documentId: fresh.documentId, href: String(got.href), text: maskCards(got.text), at: now() };
+      read = { session: ctx.session, documentId: fresh.documentId, href: String(got.href), text: maskText(got.text), at: now() };
     }
     // The page may have navigated between the gate and the read: refuse text from elsewhere.
     if (originOf(read.href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");

@@ -14,7 +14,7 @@ import { canonicalJson } from "../lib/canonical-json.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
-import { maskValue } from "../lib/mask.js";
+import { maskText, maskValue } from "../lib/mask.js";
 import { maskCards } from "../lib/redact.js";
 import { truncate } from "../lib/text.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -429,7 +429,7 @@ export function readHandlers(deps) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
     sameOrigin(read.href, origin);
-    const slice = truncate(maskCards(renderMarkdown(read.blocks)), offset, maxChars);
+    const slice = truncate(maskText(renderMarkdown(read.blocks)), offset, maxChars);
     return { ...slice, url: String(read.href), title: typeof tab?.title === "string" ? tab.title : "" };
   }
 

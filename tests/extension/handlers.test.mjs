@@ -12,7 +12,7 @@ const S1 = { session: "s1", policy: POLICY };
 const S2 = { session: "s2", policy: POLICY };
 
 /** A fake browser whose tabs finish loading when `finish(tabId)` is called (or at once). */
-function harness({ decision = "allow", autoComplete = true, pageHref, documentId, clock } = {}) {
+function harness({ decision = "allow", autoComplete = true, pageHref, documentId, clock, pageText = "Hello\nCard 4111 1111 1111 1111 end" } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -58,7 +58,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
       const href = pageHref ?? tabs.get(tabId).url;
       const doc = documentId === undefined ? {} : { documentId: documentId() };
       if (func.name === "probePage") return [{ result: { href }, ...doc }];
-      return [{ result: { text: "Hello\nCard 4111 1111 1111 1111 end", href }, ...doc }];
+      return [{ result: { text: pageText, href }, ...doc }];
     },
   };
   const ensureOrigin = async (url, ctx, tool) => {
@@ -223,6 +223,17 @@ test("page_text: gates the CURRENT url, masks cards, pages with offset/maxChars"
   h.tabs.get(1).url = "http://evil.test/";
   await assert.rejects(h.call("page_text", { tabId: 1 }), (e) => e.code === "origin_not_approved");
   assert.equal(h.calls.script.length, 2);
+});
+
+test("page_text: a slice is cut from the masked text, so no offset starts past a secret's name", async () => {
+  const h = harness({ pageText: "debug: pwd=mauve zebra quartet\nnext line" });
+  await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
+  const past = "debug: pwd=".length;
+  for (const offset of [past, past + 6]) {
+    const { text } = await h.call("page_text", { tabId: 1, offset, maxChars: 200 });
+    assert.ok(!/zebra|quartet/.test(text), text);
+    assert.ok(text.endsWith("\nnext line"), text);
+  }
 });
 
 test("page_text: one read serves the slices of one document, never another's or another session's", async () => {
