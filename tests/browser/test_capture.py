@@ -58,8 +58,9 @@ APP = """<!doctype html><html><head><title>app</title></head><body>
   const state = (t) => { document.getElementById('state').textContent = t; };
   const on = (id, f) => document.getElementById(id).addEventListener('click', f);
   console.error('logged at load, before capture');
-  on('err', () => { console.error('save failed: token=CONSOLE_SECRET card 4111 1111 1111 1111 '
-    + 'n=' + (++window.n || (window.n = 1))); console.warn('slow save'); state('logged'); });
+  on('err', () => { console.error('save failed: n=' + (++window.n || (window.n = 1))
+    + ' card 4111 1111 1111 1111 token=CONSOLE_SECRET');
+    console.warn('slow save'); state('logged'); });
   on('throw', () => { setTimeout(() => { state('threw'); }, 0);
     throw new Error('handler threw: boom'); });
   on('fetch', async () => {
@@ -218,7 +219,8 @@ def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped
             assert snap["mode"] == "a11y" and any(r["name"] == "Throw" for r in snap["snapshot"])
             await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
             await _until(agent, "page_console", {"tabId": tab},
-                         lambda o: any(t.endswith("n=3") for t in _texts(o)))  # fmt: skip
+                         lambda o: any(t.startswith("save failed: n=3 ")
+                                       for t in _texts(o)))  # fmt: skip
 
             network, seen = await _until(
                 agent, "page_network", {"tabId": tab, "url": "/api/items"},
