@@ -105,6 +105,9 @@ export function isSecretName(name, { extraNames, url = false } = {}) {
 const HEADER_LINE = /^([ \t]{0,16}(?:set-)?cookie2?|[ \t]{0,16}(?:proxy-)?authorization)([ \t]{0,16}:[ \t]*)([^\r\n]+)/gim;
 /** Where an auth scheme's credential begins (read on by `runEnd`, never by backtracking). */
 const SCHEME_START = /(?<![A-Za-z0-9])(?:Bearer|Basic|Token)[ \t]{1,16}(?=[A-Za-z0-9._~+/=-]{8})/gi;
+/** Whether SCHEME_START can match at all (a cheap test first). */
+const SCHEME_WORD = /bearer|basic|token/i;
+const ANY_DIGIT = /[0-9]/;
 /** Where a JWT begins (header `{"` → "eyJ"): only where a token cannot go on. */
 const JWT_START = /(?<![A-Za-z0-9_-])eyJ/g;
 /** The characters of an auth scheme's credential, and of a JWT's parts. */
@@ -130,7 +133,8 @@ function runEnd(s, i, chars) {
  *   match is s[from, to); returns how far the replaced text reaches and what replaces it
  */
 function replaceScanned(s, start, scan) {
-  const re = new RegExp(start.source, start.flags);
+  const re = start; // module-level and global: reset here, used synchronously to the end
+  re.lastIndex = 0;
   let out = "";
   let last = 0;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
@@ -198,22 +202,27 @@ function valueAt(s, i, json) {
 /** After a `"` at j-1: the end, or what ends a string in JSON, HTML or code. @param {string} s @param {number} j */
 const closesString = (s, j) => j >= s.length || /[,}\]>);\s]/.test(s[j]);
 
+/** isSecretName's answers for the fixed rules (texts and results repeat their names), bounded. */
+const knownNames = new Map();
+const MAX_KNOWN_NAMES = 4096;
+
 /**
  * Mask the values of secret-named pairs, each whole.
  * @param {string} s
  * @param {ReadonlySet<string> | undefined} extraNames
  */
 function maskNamedValues(s, extraNames) {
-  const re = new RegExp(NAME_SEPARATOR.source, "g");
-  /** @type {Map<string, boolean>} a text repeats its names */
-  const secret = new Map();
+  const re = NAME_SEPARATOR; // global: reset here, used synchronously to the end
+  re.lastIndex = 0;
+  const secret = extraNames === undefined ? knownNames : new Map();
   let out = "";
   let last = 0;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
     let named = secret.get(m[2]);
     if (named === undefined) {
       named = isSecretName(m[2], { extraNames });
-      if (secret.size < 1000) secret.set(m[2], named);
+      if (secret.size >= MAX_KNOWN_NAMES) secret.clear();
+      secret.set(m[2], named);
     }
     if (!named) continue;
     const at = m.index + m[0].length;
@@ -281,11 +290,14 @@ export function learnedUrlRule(url) {
 export function maskText(text, ctx = {}) {
   let s = typeof text === "string" ? text : "";
   for (const rule of ctx.urls ?? []) if (s.includes(rule.find)) s = s.replaceAll(rule.find, () => rule.replace);
-  s = s.replace(HEADER_LINE, (all, name, sep, value) => (ALREADY.some((a) => value.startsWith(a)) ? all : `${name}${sep}${maskValue(name, value)}`));
-  s = replaceScanned(s, SCHEME_START, schemeCredential);
-  s = replaceScanned(s, JWT_START, jwt);
-  s = maskNamedValues(s, ctx.extraNames);
-  return maskCards(s);
+  // Each rule runs only where what it needs is present: most strings of a result (names, refs,
+  // short labels) hold none of it, and a snapshot has tens of thousands of them.
+  const colon = s.includes(":");
+  if (colon) s = s.replace(HEADER_LINE, (all, name, sep, value) => (ALREADY.some((a) => value.startsWith(a)) ? all : `${name}${sep}${maskValue(name, value)}`));
+  if (SCHEME_WORD.test(s)) s = replaceScanned(s, SCHEME_START, schemeCredential);
+  if (s.includes("eyJ")) s = replaceScanned(s, JWT_START, jwt);
+  if (colon || s.includes("=")) s = maskNamedValues(s, ctx.extraNames);
+  return ANY_DIGIT.test(s) ? maskCards(s) : s;
 }
 
 /** A query value that looks like a token whatever its name. @param {string} v */
