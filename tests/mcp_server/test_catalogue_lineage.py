@@ -5,10 +5,12 @@ address, request or typed text the provenance gate would silently skip."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Annotated
 
 import pytest
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from tabwarden.mcp_server import catalogue
 from tabwarden.mcp_server.catalogue import (
@@ -21,6 +23,8 @@ from tabwarden.mcp_server.catalogue import (
     declared_texts,
     undeclared_lineage,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spec(name: str, arguments: type[catalogue.Arguments]) -> ToolSpec:
@@ -119,3 +123,34 @@ def test_declared_texts_reads_lists_mappings_and_leaves_inert_out() -> None:
         {"tabId": 1, "selector": "#s", "values": ["x", "y"]}
     )
     assert list(declared_texts(select)) == [(Lineage.TYPED, "x"), (Lineage.TYPED, "y")]
+
+
+#: Tools that declare gated lineage but never carry any: one key types at most one character,
+#: shorter than any recorded item (provenance.MIN_VALUE). Were one ever to carry lineage, the
+#: extension's gate refuses it (no rule: refused before the handler runs).
+NEVER_CARRIES_LINEAGE = {"page_press"}
+
+
+def test_every_tool_whose_arguments_carry_lineage_has_a_rule_in_the_extensions_gate() -> None:
+    """The server attaches lineage to a call of every tool with a gated declaration; the
+    extension's gate (one wrapper around every route) must know where to decide each, or it
+    refuses the call: held here so a new gated tool cannot be refused by surprise, nor a rule be
+    left for a tool that no longer carries lineage."""
+    source = (ROOT / "extension" / "lib" / "provenance-gate.js").read_text()
+    block = source[source.index("export const LINEAGE_RULES") :]
+    block = block[: block.index("]));")]
+    rules = set(re.findall(r'\["([a-z_]+)",', block))
+
+    def gated(spec: ToolSpec) -> bool:
+        def walk(model: type[BaseModel]) -> bool:
+            for info in model.model_fields.values():
+                if any(isinstance(m, Lineage) and m is not Lineage.INERT for m in info.metadata):
+                    return True
+                if any(walk(n) for n in catalogue._nested_models(info.annotation)):
+                    return True
+            return False
+
+        return walk(spec.arguments)
+
+    carrying = {spec.name for spec in CATALOGUE if gated(spec)} - NEVER_CARRIES_LINEAGE
+    assert rules == carrying
