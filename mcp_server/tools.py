@@ -490,9 +490,11 @@ class ToolCalls:
         tab = getattr(args, "tabId", None)
         observation = content.pop("observation", None)
         url = content.get("url")
-        # A frame's reply is that frame's page: it tells nothing of the tab's own.
-        origin = origin_of(url) if getattr(args, "frame", None) else self._learn(tab, url)
-        if origin is None and isinstance(tab, int):
+        framed = getattr(args, "frame", None) is not None
+        # A frame's reply is that frame's page: it tells nothing of the tab's own, and without
+        # its url its origin is not known (never the top page's).
+        origin = origin_of(url) if framed else self._learn(tab, url)
+        if origin is None and isinstance(tab, int) and not framed:
             origin = self._tab_origins.get(tab)
         new_tab = content.get("newTab")
         if isinstance(new_tab, dict):  # a popup: known by its own url from now on
@@ -589,7 +591,8 @@ def _argument_texts(args: Arguments) -> list[tuple[Lineage, str]]:
 
 def _without_url(content: dict[str, Any]) -> dict[str, Any]:
     """``content`` without its ``url``: what the bridge reports of where a page is, not what the
-    page wrote (recorded, it made the tab's own address "suggested by a page")."""
+    page wrote (recorded, it made the tab's own address "suggested by a page"). A ``title`` is
+    the page's own words and stays: a title typed into another site asks like any text."""
     return {k: v for k, v in content.items() if k != "url"}
 
 

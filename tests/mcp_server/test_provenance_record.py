@@ -223,3 +223,30 @@ def test_page_fetch_url_body_and_headers_carry_lineage(tmp_path: Path) -> None:
          ("page_fetch", {"tabId": 3, "url": f"{B}/api", "headers": {"accept": TOKEN}})],
     )  # fmt: skip
     assert [_evidence(r) for _, r in bridge.sent[1:]] == [{A}, {A}, {A}]
+
+
+def test_a_frames_content_is_filed_under_the_frame_not_the_top_page(tmp_path: Path) -> None:
+    """A frame-scoped read is the frame's page: under its url's origin, and under no known
+    origin when it has none — never the top page's (typing it into the top page asks)."""
+    framed = {
+        "url": f"{EVIL}/frame",
+        "title": "f",
+        "snapshot": [{"ref": "@e1", "role": "text", "name": f"code {TOKEN}", "tag": "p"}],
+        "truncated": False,
+    }
+    unlabelled = {
+        "title": "f",
+        "snapshot": [{"ref": "@e1", "role": "text", "name": "key Qq77ab3CDzz1", "tag": "p"}],
+        "truncated": False,
+    }
+    bridge, _ = _run(
+        tmp_path,
+        [_page(f"{A}/", "top"), framed, {"typed": True}, unlabelled, {"typed": True}],
+        [("page_text", {"tabId": 3}),
+         ("page_snapshot", {"tabId": 3, "frame": 7}),
+         ("page_fill", {"tabId": 3, "selector": "#q", "value": TOKEN}),
+         ("page_snapshot", {"tabId": 3, "frame": 8}),
+         ("page_fill", {"tabId": 3, "selector": "#q", "value": "Qq77ab3CDzz1"})],
+    )  # fmt: skip
+    assert _evidence(bridge.sent[2][1]) == {EVIL}
+    assert _evidence(bridge.sent[4][1]) == {"unknown"}
