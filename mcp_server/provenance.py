@@ -163,8 +163,14 @@ _B64_RUNS = (
     (re.compile(r"[A-Za-z0-9+]{12,}={0,2}"), b"+/"),
 )
 _HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
-#: A run that may be base64 (either alphabet), base32 or hex, in page content.
-_ENCODED_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,6}")
+#: A run that may be base64 (either alphabet), base32 or hex, in page content: from a run's
+#: start, with a digit, an upper-case letter or ``+/_-`` after its first character — so the
+#: words prose is made of (lower or title case) are passed over by the regex engine itself.
+#: Linear: the look-behind lets a match start only where a run starts, and ``[a-z]*`` cannot
+#: trade characters with the class after it.
+_ENCODED_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-][a-z]*[A-Z0-9+/_-][A-Za-z0-9+/_-]*={0,6}"
+)
 _HEX_WHOLE = re.compile(r"[0-9A-Fa-f]+")
 _B32_WHOLE = re.compile(r"[A-Za-z2-7]+")
 _B32_RUN = re.compile(r"[A-Za-z2-7]{13,}={0,6}")
@@ -180,8 +186,12 @@ _INVISIBLE = re.compile(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
 #: Defanged addresses as threat reports write them: ``evil[.]test``, ``evil(dot)test``,
-#: ``hxxp://``, ``bob[at]evil.test``, ``http[:]//``.
-_DEFANG = re.compile(r" ?[\[({] ?(?:\.|dot|:|://|at|@) ?[\])}] ?|\bhxxp", re.IGNORECASE)
+#: ``evil [.] test``, ``bob[at]evil.test``, ``http[:]//``; and ``hxxp://``. A bracket starts every
+#: match, so the engine skips to brackets (the spaces around are dropped after, ``_refanged``).
+_DEFANG = re.compile(r"[\[({] ?(?:\.|dot|:|://|at|@) ?[\])}]", re.IGNORECASE)
+_HXXP = re.compile(r"\b[hH][xX][xX][pP]")
+#: Where a refanged piece was: the spaces around it go, then the mark.
+_MARK = "\x00"
 _DEFANGED = {".": ".", "dot": ".", ":": ":", "://": "://", "at": "@", "@": "@"}
 _SPACE = re.compile(r"\s+")
 #: Characters folded first to learn whether a text can be a whole value (a prefix's fold is
@@ -320,9 +330,20 @@ def _fold(text: str) -> str:
 
 def _refang(m: re.Match[str]) -> str:
     found = m.group(0)
-    if found.casefold() == "hxxp":
-        return "http"
-    return _DEFANGED.get(found.strip(" [](){}").casefold(), found)
+    plain = _DEFANGED.get(found.strip(" [](){}").casefold())
+    return found if plain is None else f"{_MARK}{plain}{_MARK}"
+
+
+def _refanged(text: str) -> str:
+    """``text`` with its defanged pieces plain (one space either side of one dropped)."""
+    if "[" in text or "(" in text or "{" in text:
+        marked, n = _DEFANG.subn(_refang, text)
+        if n:
+            text = marked.replace(f" {_MARK}", _MARK).replace(f"{_MARK} ", _MARK)
+            text = text.replace(_MARK, "")
+    if _HXXP.search(text):
+        text = _HXXP.sub("http", text)
+    return text
 
 
 def _clean(text: str) -> str:
@@ -333,9 +354,7 @@ def _clean(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
         text = _INVISIBLE.sub("", text)
-    if "[" in text or "(" in text or "{" in text or "xxp" in text or "XXP" in text:
-        text = _DEFANG.sub(_refang, text)
-    return text
+    return _refanged(text)
 
 
 def _unwrapped(text: str, *, plus: bool) -> list[str]:
@@ -466,14 +485,13 @@ def _strings(content: object) -> Iterator[str]:
 
 
 def _content_decoded(text: str) -> Iterator[str]:
-    """The encoded runs of page content, decoded where they are UTF-8 throughout: words of letters
-    alone in lower or title case are skipped (page prose is made of them; an encoding of text
-    rarely is one, a miss the module docstring lists)."""
+    """The encoded runs of page content (``_ENCODED_RUN``, 12 characters and more), decoded where
+    they are UTF-8 throughout: words in lower or title case are not tried (page prose is made of
+    them; an encoding of text rarely is one, a miss the module docstring lists)."""
     for m in _ENCODED_RUN.finditer(text):
-        run = m.group(0)
-        if run.isalpha() and (run.islower() or run.istitle()):
+        core = m.group(0).rstrip("=")
+        if len(core) < 12:
             continue
-        core = run.rstrip("=")
         attempts: list[Callable[[], bytes]] = [
             functools.partial(base64.b64decode, core + "=" * (-len(core) % 4), alt, validate=True)
             for alt in (b"+/", b"-_")
