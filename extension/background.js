@@ -182,7 +182,7 @@ const deps = {
 };
 
 // Every family gets every chrome-api.js wrapper it uses (nav, read and interact use more).
-const routes = provenance.withDecision(createRoutes({
+const routes = provenance.gated(createRoutes({
   ...deps, browser: lifecycle.agentBrowser({ ...api, ...deps.browser }), grace, cdp, dialogs, mac: isMac(globalThis.navigator), popups, capture, downloads, navBlock,
 }));
 /**

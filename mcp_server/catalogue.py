@@ -16,11 +16,11 @@ Pure declarations: no I/O, no bridge, no trust record. Nothing here may make a p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum, auto
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,11 +35,14 @@ __all__ = [
     "Arguments",
     "BadArguments",
     "Gate",
+    "Lineage",
     "Local",
     "Relay",
     "Risk",
     "Save",
     "ToolSpec",
+    "declared_texts",
+    "undeclared_lineage",
 ]
 
 
@@ -103,6 +106,37 @@ class Save(Enum):
     COPY = auto()
 
 
+class Lineage(Enum):
+    """What an argument that can carry text is, for the provenance ledger (``provenance.py``):
+    every field of an argument model (nested models' too) whose type holds ``str`` declares one
+    (``Annotated[..., Lineage.X]``), or the catalogue does not load (``undeclared_lineage``).
+    The gated kinds' page lineage goes with the call as ``provenance``; the extension's gate
+    (``lib/provenance-gate.js``) decides on it, and refuses lineage on an action it has no rule
+    for."""
+
+    #: An address the tab goes to (tab_open, page_navigate): gated against its own origin.
+    ADDRESS = "address"
+    #: The URL a request goes to (page_fetch): gated against its own origin, as an address.
+    REQUEST_TARGET = "request_target"
+    #: What a request sends (page_fetch's body, its header values): gated against the request
+    #: target's origin.
+    REQUEST_BODY = "request_body"
+    #: Text typed or chosen into the page (a fill, a select, a prompt's answer): gated against
+    #: the origin of the page or frame it goes into.
+    TYPED = "typed"
+    #: Keys pressed: the text their character keys type counts as typed text.
+    KEYS = "keys"
+    #: Not gated: it names or filters what is read in the page (a selector, a ref, a role), names
+    #: a local file, or is shown whole to the person, who confirms every call (page_eval's code).
+    INERT = "inert"
+
+
+#: The kinds whose lineage is checked.
+GATED_LINEAGE = frozenset(
+    {Lineage.ADDRESS, Lineage.REQUEST_TARGET, Lineage.REQUEST_BODY, Lineage.TYPED, Lineage.KEYS}
+)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Relay:
     """Relayed over the bridge as the extension action named like the tool."""
@@ -116,13 +150,6 @@ class Relay:
     #: sandbox under that name (``downloads.DownloadSandbox``, never overwriting) and answered
     #: as ``savedTo``: the bytes never reach the client.
     save_file: str | None = None
-    #: This argument is an address the tab goes to (``address``) or text typed into the page
-    #: (``typed``: one argument, or several; a list argument's strings each count): its page
-    #: lineage (``provenance.py``) goes with the call as ``provenance``. ``keys``: this argument
-    #: is keys pressed, and the text its character keys type counts as typed text.
-    address: str | None = None
-    typed: str | tuple[str, ...] | None = None
-    keys: str | None = None
     #: What the server writes into the download sandbox (``downloads.py``) from the reply
     #: before answering; the file's bytes never reach the client.
     save: Save | None = None
@@ -157,14 +184,20 @@ class ToolSpec:
 TabId = Annotated[
     int, Field(ge=0, description="a tab id from tab_open or tab_list (your own tabs only)")
 ]
-Url = Annotated[str, Field(min_length=1, max_length=8192, description="an absolute http(s) URL")]
+Url = Annotated[
+    str,
+    Field(min_length=1, max_length=8192, description="an absolute http(s) URL"),
+    Lineage.ADDRESS,
+]
+# Naming an element: read in the page, never sent or typed.
 Ref = Annotated[
     str | None,
     Field(description='element ref from page_snapshot, e.g. "@e12" (bound to that document)'),
+    Lineage.INERT,
 ]
-Selector = Annotated[str | None, Field(description="CSS selector")]
-Text = Annotated[str | None, Field(description="visible text of the element")]
-XPath = Annotated[str | None, Field(description="XPath expression")]
+Selector = Annotated[str | None, Field(description="CSS selector"), Lineage.INERT]
+Text = Annotated[str | None, Field(description="visible text of the element"), Lineage.INERT]
+XPath = Annotated[str | None, Field(description="XPath expression"), Lineage.INERT]
 Index = Annotated[int, Field(ge=0, description="which match, 0-based")]
 Frame = Annotated[
     int | None,
@@ -219,6 +252,7 @@ class TextArgs(TabArgs):
     ref: Annotated[
         str | None,
         Field(description="only this element's text: a ref from page_snapshot or page_find"),
+        Lineage.INERT,
     ] = None
 
     def wire(self) -> dict[str, Any]:
@@ -365,8 +399,12 @@ class ElementName(Model):
 
 
 class RevealArgs(Acting, TabArgs):
-    selector: Annotated[str | None, Field(description="CSS selector of what to reveal")] = None
-    text: Annotated[str | None, Field(description="visible text of what to reveal")] = None
+    selector: Annotated[
+        str | None, Field(description="CSS selector of what to reveal"), Lineage.INERT
+    ] = None
+    text: Annotated[
+        str | None, Field(description="visible text of what to reveal"), Lineage.INERT
+    ] = None
     container: Annotated[
         ElementName | None, Field(description="the scrolling list (default: the page)")
     ] = None
@@ -404,6 +442,7 @@ class FollowArgs(Acting, TabArgs):
             "address it points to is read in the page and followed in this tab (it never passes "
             "through you)",
         ),
+        Lineage.INERT,
     ]
     frame: Frame = None
 
@@ -413,7 +452,7 @@ class FollowArgs(Acting, TabArgs):
 
 
 class FillArgs(Acting, ElementArgs):
-    value: str
+    value: Annotated[str, Lineage.TYPED]
     method: Annotated[
         Literal["value", "insertText"],
         Field(
@@ -425,17 +464,23 @@ class FillArgs(Acting, ElementArgs):
 
 class PressArgs(Acting, ElementArgs):
     TARGET_OPTIONAL = True
-    key: str
+    key: Annotated[str, Lineage.KEYS]
 
 
 class SelectArgs(Acting, ElementArgs):
     """Exactly one of value, values, label or optionIndex (the extension checks)."""
 
-    value: Annotated[str | None, Field(description="an option's value (else its label)")] = None
-    values: Annotated[
-        list[str] | None, Field(max_length=1000, description="several, for <select multiple>")
+    value: Annotated[
+        str | None, Field(description="an option's value (else its label)"), Lineage.TYPED
     ] = None
-    label: Annotated[str | None, Field(description="an option's visible label")] = None
+    values: Annotated[
+        list[str] | None,
+        Field(max_length=1000, description="several, for <select multiple>"),
+        Lineage.TYPED,
+    ] = None
+    label: Annotated[str | None, Field(description="an option's visible label"), Lineage.TYPED] = (
+        None
+    )
     optionIndex: Annotated[  # noqa: N815
         int | None, Field(ge=0, description="an option by position, 0-based")
     ] = None
@@ -498,10 +543,14 @@ class SnapshotArgs(FrameArgs):
     ] = "auto"
     compact: Annotated[bool, Field(description="interactive elements only")] = False
     ref: Annotated[
-        str | None, Field(description="scope: only this element and what it contains (a ref)")
+        str | None,
+        Field(description="scope: only this element and what it contains (a ref)"),
+        Lineage.INERT,
     ] = None
     selector: Annotated[
-        str | None, Field(description="scope: the first element matching this CSS selector")
+        str | None,
+        Field(description="scope: the first element matching this CSS selector"),
+        Lineage.INERT,
     ] = None
     maxNodes: Annotated[  # noqa: N815
         int, Field(ge=1, le=5000, description="list at most this many elements (truncated)")
@@ -517,10 +566,12 @@ class FindArgs(TabArgs):
     role: Annotated[
         str | None,
         Field(max_length=2000, description='a role as Chrome computes it, e.g. "button"'),
+        Lineage.INERT,
     ] = None
     name: Annotated[
         str | None,
         Field(max_length=2000, description="the accessible name (any case)"),
+        Lineage.INERT,
     ] = None
     exact: Annotated[
         bool, Field(description="the whole name only (else exact, then prefix, then substring)")
@@ -535,7 +586,7 @@ class FindArgs(TabArgs):
 
 
 class UploadArgs(ElementArgs):
-    path: str
+    path: Annotated[str, Lineage.INERT]  # a file in the upload sandbox; the person confirms
 
 
 Coordinate = Annotated[
@@ -611,6 +662,7 @@ class DialogArgs(TabArgs):
         Field(
             max_length=10_000, description="the answer to a prompt() (accept only; never echoed)"
         ),
+        Lineage.TYPED,
     ] = None
 
     def wire(self) -> dict[str, Any]:
@@ -633,7 +685,9 @@ class TypeArgs(Acting, ElementArgs):
     """Text typed into the focused node, or into the element named (focused first)."""
 
     TARGET_OPTIONAL = True
-    value: Annotated[str, Field(min_length=1, max_length=100_000, description="the text to type")]
+    value: Annotated[
+        str, Field(min_length=1, max_length=100_000, description="the text to type"), Lineage.TYPED
+    ]
 
 
 class KeysArgs(Acting, ElementArgs):
@@ -644,13 +698,14 @@ class KeysArgs(Acting, ElementArgs):
             description='a key or chord ("Enter", "Shift+Tab", "Mod+A", "ArrowDown", "F5", "a"; '
             "Mod is Meta on macOS, Control elsewhere) or a list of up to 50"
         ),
+        Lineage.KEYS,
     ]
 
 
 class WaitForArgs(TabArgs):
     selector: Selector = None
     text: Text = None
-    state: str = "visible"
+    state: Annotated[str, Lineage.INERT] = "visible"
     timeoutMs: Annotated[int, Field(ge=0, le=60_000)] = 10_000  # noqa: N815
     frame: Frame = None
 
@@ -662,8 +717,8 @@ class WaitForArgs(TabArgs):
 
 
 class ScrapeArgs(TabArgs):
-    selector: str
-    attrs: list[str] | None = None
+    selector: Annotated[str, Lineage.INERT]
+    attrs: Annotated[list[str] | None, Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
         return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or []}
@@ -708,15 +763,15 @@ class ScreenshotArgs(TabArgs):
 
 
 class CookieArgs(TabArgs):
-    name: str | None = None
+    name: Annotated[str | None, Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
         return {"tabId": self.tabId, **({"name": self.name} if self.name else {})}
 
 
 class StorageArgs(TabArgs):
-    area: str = "local"
-    key: str | None = None
+    area: Annotated[str, Lineage.INERT] = "local"
+    key: Annotated[str | None, Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
         key = {"key": self.key} if self.key else {}
@@ -724,7 +779,8 @@ class StorageArgs(TabArgs):
 
 
 class EvalArgs(TabArgs):
-    code: Annotated[str, Field(min_length=1, max_length=100_000)]
+    # Shown whole to the person, who confirms every call (off by default).
+    code: Annotated[str, Field(min_length=1, max_length=100_000), Lineage.INERT]
 
 
 # -- result models: the tools' output schemas -------------------------------------------------
@@ -1123,15 +1179,18 @@ class FetchArgs(TabArgs):
             max_length=8192,
             description="an absolute http(s) URL on the tab's site or another approved site",
         ),
+        Lineage.REQUEST_TARGET,
     ]
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
     body: Annotated[
         str | None,
         Field(max_length=1_000_000, description="a text body (not with GET or HEAD)"),
+        Lineage.REQUEST_BODY,
     ] = None
     headers: Annotated[
         dict[str, str] | None,
         Field(description="request headers, only: " + ", ".join(FETCH_HEADERS)),
+        Lineage.REQUEST_BODY,
     ] = None
     maxBytes: Annotated[  # noqa: N815
         int,
@@ -1146,6 +1205,7 @@ class FetchArgs(TabArgs):
             description="write the body (up to 10 MiB) into the download sandbox under this file "
             "name instead of returning it",
         ),
+        Lineage.INERT,
     ] = None
 
     def wire(self) -> dict[str, Any]:
@@ -1173,6 +1233,7 @@ class NetworkArgs(TabArgs):
     url: Annotated[
         str | None,
         Field(min_length=1, max_length=2048, description="only responses whose URL contains this"),
+        Lineage.INERT,
     ] = None
     limit: CaptureLimit = 20
     clear: CaptureClear = False
@@ -1259,6 +1320,7 @@ class PdfArgs(TabArgs):
             pattern=r"^[0-9][0-9 ,\-]*$",
             description='pages to print, e.g. "1-3, 5" (default all)',
         ),
+        Lineage.INERT,
     ] = None
     name: Annotated[
         str | None,
@@ -1267,6 +1329,7 @@ class PdfArgs(TabArgs):
             max_length=200,
             description="file name in the download sandbox (sanitised; never overwrites)",
         ),
+        Lineage.INERT,
     ] = None
 
     def wire(self) -> dict[str, Any]:
@@ -1275,10 +1338,14 @@ class PdfArgs(TabArgs):
 
 class WaitDownloadArgs(TabArgs):
     filename: Annotated[
-        str | None, Field(min_length=1, max_length=500, description="substring of the file name")
+        str | None,
+        Field(min_length=1, max_length=500, description="substring of the file name"),
+        Lineage.INERT,
     ] = None
     url: Annotated[
-        str | None, Field(min_length=1, max_length=2000, description="substring of its URL")
+        str | None,
+        Field(min_length=1, max_length=2000, description="substring of its URL"),
+        Lineage.INERT,
     ] = None
     timeoutMs: Annotated[  # noqa: N815
         int, Field(ge=100, le=40_000, description="how long to wait for it to finish")
@@ -1423,7 +1490,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=Relay(address="url"),
+        call=RELAY,
     ),
     ToolSpec(
         name="tab_focus",
@@ -1470,7 +1537,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=Relay(address="url"),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_history",
@@ -1641,7 +1708,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=Relay(typed="value"),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_press",
@@ -1666,7 +1733,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
-        call=Relay(typed=("value", "values", "label")),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_check",
@@ -1725,7 +1792,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=Relay(typed="promptText"),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_type",
@@ -1739,7 +1806,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
-        call=Relay(typed="value"),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_keys",
@@ -1753,7 +1820,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
-        call=Relay(keys="keys"),
+        call=RELAY,
     ),
     ToolSpec(
         name="page_scroll",
@@ -1953,11 +2020,73 @@ CATALOGUE: tuple[ToolSpec, ...] = (
 )
 
 
+def _carries_text(annotation: object) -> bool:
+    """Whether a field of this type can hold free text (``str`` anywhere in it but a
+    ``Literal``'s fixed choices; a nested model's own fields are looked at on their own)."""
+    if annotation is str or annotation is Any:
+        return True
+    if get_origin(annotation) is Literal:
+        return False
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return False
+    return any(_carries_text(a) for a in get_args(annotation))
+
+
+def _nested_models(annotation: object) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    elif get_origin(annotation) is not Literal:
+        for a in get_args(annotation):
+            yield from _nested_models(a)
+
+
+def _declared(metadata: list[Any]) -> Lineage | None:
+    found = [m for m in metadata if isinstance(m, Lineage)]
+    return found[-1] if found else None
+
+
+def undeclared_lineage(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """The fields of ``model`` (and of the models nested in it) that can hold text and declare no
+    ``Lineage``, as dotted paths. Reads the declared fields only: no validator is built."""
+    missing: list[str] = []
+    for name, field in model.model_fields.items():
+        if _carries_text(field.annotation) and _declared(field.metadata) is None:
+            missing.append(prefix + name)
+        for nested in _nested_models(field.annotation):
+            missing.extend(undeclared_lineage(nested, f"{prefix}{name}."))
+    return missing
+
+
+def declared_texts(args: BaseModel) -> Iterator[tuple[Lineage, str]]:
+    """Every string the call's arguments carry under a gated ``Lineage`` (a list's strings, a
+    mapping's values, nested models' fields), with its declaration; keys as the key names
+    themselves (``provenance.keys_text`` makes them the text they type)."""
+    for name, field in type(args).model_fields.items():
+        value = getattr(args, name)
+        if isinstance(value, BaseModel):
+            yield from declared_texts(value)
+            continue
+        lineage = _declared(field.metadata)
+        if lineage is None or lineage not in GATED_LINEAGE:
+            continue
+        values = value.values() if isinstance(value, Mapping) else value
+        if isinstance(values, str):
+            yield lineage, values
+        elif isinstance(values, (list, tuple)) or isinstance(value, Mapping):
+            yield from ((lineage, v) for v in values if isinstance(v, str))
+
+
 def _index(specs: tuple[ToolSpec, ...]) -> dict[str, ToolSpec]:
     index: dict[str, ToolSpec] = {}
     for spec in specs:
         if spec.name in index:
             raise ValueError(f"the catalogue declares {spec.name} twice")
+        undeclared = undeclared_lineage(spec.arguments)
+        if undeclared:
+            raise TypeError(
+                f"{spec.name}: every argument that can carry text declares its Lineage "
+                f"(catalogue.Lineage); these do not: {', '.join(undeclared)}"
+            )
         file_arg = spec.call.sandbox_file if isinstance(spec.call, Relay) else None
         if file_arg is not None and file_arg not in spec.arguments.model_fields:
             raise ValueError(f"{spec.name}: sandbox_file {file_arg!r} is not one of its arguments")

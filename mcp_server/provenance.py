@@ -23,12 +23,27 @@ What is recorded (``extract``), from every string in a result:
 - **whole values**: every string leaf, and every line of a longer text, of ``MIN_VALUE`` (4) to
   ``MAX_VALUE`` (256) characters, whitespace collapsed.
 
-How an argument is matched (``lineage``). Both sides are normalised: case-folded, whitespace
-collapsed; the argument also percent-decoded (up to ``DECODE_ROUNDS`` times, ``+`` as space),
+Both sides are read as they read (``_clean``), before anything else: invisible characters removed
+(every Unicode format character, category Cf: zero-width space and joiners, soft hyphen, bidi
+controls, word joiner, BOM, tags; variation selectors; fillers), Unicode NFKC (full-width letters,
+ligatures, a no-break space and every other compatibility form as its plain character), defanged
+addresses refanged (``evil[.]test``, ``evil(dot)test``, ``hxxp://``, ``bob[at]evil.test``).
+
+What is recorded from page content is also read from its percent- and HTML-entity-decoded forms
+(repeated, up to ``DECODE_ROUNDS``; a long text's lines that hold ``%`` or ``&``) and from every
+run of it that decodes as base64, base32 or hex to UTF-8 text (words of letters alone in lower or
+title case are not tried: that is prose), so a page that writes its token encoded and asks the
+model to decode it is caught when the model uses it decoded.
+
+How an argument is matched (``lineage``). Both sides are normalised: cleaned as above,
+case-folded, whitespace collapsed; the argument also percent-decoded (up to ``DECODE_ROUNDS``
+times, with ``+`` as a space and without) and HTML-entity-decoded (named and numeric, in the
+same rounds, so entities of percent-encoding and the reverse are undone),
 ``\\xNN``/``\\uNNNN``-unescaped, with every host in it in both IDNA and Unicode form and trailing
-dots dropped; every base64 (standard or URL-safe, padding optional) and hex run in the argument of
-at least 12 characters is decoded and matched too (a token is also searched for as its own
-base64 and hex, so base64 twice over is caught). An item is found when:
+dots dropped; every base64 (standard or URL-safe, padding optional), base32 (either case, padding
+optional) and hex run in the argument (12 characters and more; base32 13) is decoded and matched
+too (a token is also searched for as its own base64 and hex, so base64 twice over is caught). An
+item is found when:
 
 - it is a host, an e-mail address, a URL, or any item of at least ``MIN_NEEDLE`` (8) characters,
   and it occurs *inside* any normalised form of the argument (substring containment); or
@@ -38,17 +53,25 @@ base64 and hex, so base64 twice over is caught). An item is found when:
 What still passes (asserted as misses in tests/mcp_server/test_provenance.py, so this stays true):
 plain words shorter than ``MIN_NEEDLE`` inside a longer argument (``cat`` in ``black cat``);
 letters-only words that are not tokens, used inside a longer argument; a value the model
-paraphrases, translates, reverses, splits, re-cases into another token or re-encodes in a way not
-listed above (base64 starting mid-run, rot13, base64 three times over, a hash); content beyond the
-first ``MAX_SCAN_CHARS`` of one result; content evicted from the ledger (oldest first once it
-holds ``MAX_ENTRIES`` items or ``MAX_BYTES`` of text); what the model read elsewhere than a page
-tool (its own knowledge, another MCP server); ``page_history``'s destinations (entries the tab
-itself loaded earlier, each through the origin gate then; the history step takes no address);
-``page_keys`` text broken by a non-typing key (an arrow, Backspace) or typed through shortcuts.
+paraphrases, translates, reverses, splits (a page that hands its token over in pieces and asks for
+them joined), re-cases into another token or re-encodes in a way not listed above (base64
+starting mid-run, rot13, base64 three times over, a hash, a homoglyph NFKC does not fold such as
+Cyrillic ``а`` for Latin ``a``); a page's encoded run that is one word of letters in lower or
+title case (not decoded on the page's side); what a page drew rather than wrote (a ``<canvas>``,
+an image: the model reads it only in a screenshot, whose pixels the ledger cannot read); content
+beyond the first ``MAX_SCAN_CHARS`` of one result; content evicted from the ledger (oldest first
+once it holds ``MAX_ENTRIES`` items or ``MAX_BYTES`` of text); what the model read elsewhere
+than a page tool (its own knowledge, another MCP server); ``page_history``'s destinations
+(entries the tab itself loaded earlier, each through the origin gate then; the history step takes
+no address); ``page_keys`` text broken by a non-typing key (an arrow, Backspace) or typed through
+shortcuts.
 
-Typed values are ``page_fill`` / ``page_type`` values, ``page_select`` values and labels (each
-of a list), ``page_dialog``'s ``promptText`` and the text ``page_keys``' character keys type
-(``keys_text``).
+What is checked is declared, argument by argument, in the catalogue (``catalogue.Lineage``): an
+address (``tab_open``, ``page_navigate``), a request's target and body (``page_fetch``'s url, body
+and header values), typed text (``page_fill`` / ``page_type`` values, ``page_select`` values and
+labels, each of a list, ``page_dialog``'s ``promptText``) and keys (the text ``page_keys``'
+character keys type, ``keys_text``). An argument that can carry text and declares nothing stops
+the catalogue from loading.
 
 Bounded memory: at most ``MAX_ENTRIES`` items and ``MAX_BYTES`` bytes of recorded text per
 session; the oldest are evicted first; one result gives at most ``MAX_ENTRIES`` items, its URLs
@@ -69,10 +92,12 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import html
 import re
+import unicodedata
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -138,7 +163,36 @@ _B64_RUNS = (
     (re.compile(r"[A-Za-z0-9+]{12,}={0,2}"), b"+/"),
 )
 _HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
+#: A run that may be base64 (either alphabet), base32 or hex, in page content: from a run's
+#: start, with a digit, an upper-case letter or ``+/_-`` after its first character — so the
+#: words prose is made of (lower or title case) are passed over by the regex engine itself.
+#: Linear: the look-behind lets a match start only where a run starts, and ``[a-z]*`` cannot
+#: trade characters with the class after it.
+_ENCODED_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-][a-z]*[A-Z0-9+/_-][A-Za-z0-9+/_-]*={0,6}"
+)
+_HEX_WHOLE = re.compile(r"[0-9A-Fa-f]+")
+_B32_WHOLE = re.compile(r"[A-Za-z2-7]+")
+_B32_RUN = re.compile(r"[A-Za-z2-7]{13,}={0,6}")
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})")
+#: Characters that show nothing: every Unicode format character (category Cf: soft hyphen,
+#: zero-width space and joiners, bidi controls, word joiner, BOM, tag characters), variation
+#: selectors, the combining grapheme joiner and the Hangul fillers. Removed before matching, so
+#: a token cut by them is whole again (tests hold it to this Python's Cf table).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u115f\u1160"
+    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+    "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+#: Defanged addresses as threat reports write them: ``evil[.]test``, ``evil(dot)test``,
+#: ``evil [.] test``, ``bob[at]evil.test``, ``http[:]//``; and ``hxxp://``. A bracket starts every
+#: match, so the engine skips to brackets (the spaces around are dropped after, ``_refanged``).
+_DEFANG = re.compile(r"[\[({] ?(?:\.|dot|:|://|at|@) ?[\])}]", re.IGNORECASE)
+_HXXP = re.compile(r"\b[hH][xX][xX][pP]")
+#: Where a refanged piece was: the spaces around it go, then the mark.
+_MARK = "\x00"
+_DEFANGED = {".": ".", "dot": ".", ":": ":", "://": "://", "at": "@", "@": "@"}
 _SPACE = re.compile(r"\s+")
 #: Characters folded first to learn whether a text can be a whole value (a prefix's fold is
 #: never longer than the whole's; whitespace runs collapse, so a value may be written longer).
@@ -274,6 +328,53 @@ def _fold(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
+def _refang(m: re.Match[str]) -> str:
+    found = m.group(0)
+    plain = _DEFANGED.get(found.strip(" [](){}").casefold())
+    return found if plain is None else f"{_MARK}{plain}{_MARK}"
+
+
+def _refanged(text: str) -> str:
+    """``text`` with its defanged pieces plain (one space either side of one dropped)."""
+    if "[" in text or "(" in text or "{" in text:
+        marked, n = _DEFANG.subn(_refang, text)
+        if n:
+            text = marked.replace(f" {_MARK}", _MARK).replace(f"{_MARK} ", _MARK)
+            text = text.replace(_MARK, "")
+    if _HXXP.search(text):
+        text = _HXXP.sub("http", text)
+    return text
+
+
+def _clean(text: str) -> str:
+    """``text`` as it reads: invisible characters removed, Unicode NFKC (full-width letters,
+    ligatures, a no-break space and other compatibility forms as their plain characters), and
+    defanged addresses (``evil[.]test``, ``hxxp://``) refanged. Linear; ASCII without a bracket
+    or ``hxxp`` is returned as it is."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+        text = _INVISIBLE.sub("", text)
+    return _refanged(text)
+
+
+def _unwrapped(text: str, *, plus: bool) -> list[str]:
+    """``text`` and what repeated percent-decoding (``plus``: ``+`` as a space) and HTML entity
+    decoding (named and numeric) make of it, up to ``DECODE_ROUNDS`` rounds, each cleaned."""
+    out = [text]
+    current = text
+    for _ in range(DECODE_ROUNDS):
+        decoded = current
+        if "%" in decoded or (plus and "+" in decoded):
+            decoded = urllib.parse.unquote_plus(decoded) if plus else urllib.parse.unquote(decoded)
+        if "&" in decoded:
+            decoded = html.unescape(decoded)
+        if decoded == current:
+            break
+        current = _clean(decoded)
+        out.append(current)
+    return out
+
+
 def _is_token(run: str) -> bool:
     return any(c.isdigit() for c in run) or any(c.isupper() for c in run[1:])
 
@@ -298,10 +399,29 @@ def _url_items(url: str) -> Iterator[Item]:
 
 
 def extract(text: str) -> Iterator[Item]:
-    """Every item one string of page content gives (see the module docstring); may repeat."""
-    for item in _extract(text[:MAX_SCAN_CHARS]):
-        if item.kind == "host" or len(item.text) >= MIN_VALUE:
-            yield item
+    """Every item one string of page content gives (see the module docstring), read as it reads
+    (``_clean``) and as its percent- and entity-decoded forms and its printable base64, base32
+    and hex runs read; may repeat."""
+    text = _clean(text[:MAX_SCAN_CHARS])
+    texts = [text]
+    if "%" in text or "&" in text:
+        # A long text's decoded forms are read only where they differ: the lines that can.
+        wrapped = text if len(text) <= _HEAD else _lines_with(text, ("%", "&"))
+        texts += _unwrapped(wrapped, plus=False)[1:]
+    texts += [_clean(d) for t in texts for d in _content_decoded(t) if _printable(d)]
+    for one in texts:
+        for item in _extract(one):
+            if item.kind == "host" or len(item.text) >= MIN_VALUE:
+                yield item
+
+
+def _lines_with(text: str, marks: tuple[str, ...]) -> str:
+    return "\n".join(line for line in text.splitlines() if any(m in line for m in marks))
+
+
+def _printable(text: str) -> bool:
+    """A decoded run that reads as text (what a page would ask the model to decode)."""
+    return len(text) >= MIN_VALUE and text.replace("\n", " ").isprintable()
 
 
 def _extract(text: str) -> Iterator[Item]:
@@ -364,8 +484,34 @@ def _strings(content: object) -> Iterator[str]:
             stack.extend(value)
 
 
-def _decoded(text: str) -> Iterator[str]:
-    """The base64 and hex runs of ``text``, decoded (those that decode to text)."""
+def _content_decoded(text: str) -> Iterator[str]:
+    """The encoded runs of page content (``_ENCODED_RUN``, 12 characters and more), decoded where
+    they are UTF-8 throughout: words in lower or title case are not tried (page prose is made of
+    them; an encoding of text rarely is one, a miss the module docstring lists)."""
+    for m in _ENCODED_RUN.finditer(text):
+        core = m.group(0).rstrip("=")
+        if len(core) < 12:
+            continue
+        attempts: list[Callable[[], bytes]] = [
+            functools.partial(base64.b64decode, core + "=" * (-len(core) % 4), alt, validate=True)
+            for alt in (b"+/", b"-_")
+        ]
+        if len(core) % 2 == 0 and _HEX_WHOLE.fullmatch(core):
+            attempts.append(functools.partial(bytes.fromhex, core))
+        if _B32_WHOLE.fullmatch(core):
+            attempts.append(
+                functools.partial(base64.b32decode, core.upper() + "=" * (-len(core) % 8))
+            )
+        for attempt in attempts:
+            try:
+                yield attempt().decode("utf-8")
+            except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+                continue
+
+
+def _decoded(text: str, errors: str = "ignore") -> Iterator[str]:
+    """The base64, hex and base32 runs of ``text``, decoded (those that decode to text; with
+    ``errors="strict"`` only those that are UTF-8 throughout)."""
     for pattern, altchars in _B64_RUNS:
         for m in pattern.finditer(text):
             run = m.group(0).rstrip("=")
@@ -373,14 +519,29 @@ def _decoded(text: str) -> Iterator[str]:
                 raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars, validate=True)
             except (binascii.Error, ValueError):
                 continue
-            decoded = raw.decode("utf-8", errors="ignore")
+            try:
+                decoded = raw.decode("utf-8", errors=errors)
+            except UnicodeDecodeError:
+                continue
             if decoded:
                 yield decoded
     for m in _HEX_RUN.finditer(text):
         try:
-            yield bytes.fromhex(m.group(0)).decode("utf-8", errors="ignore")
+            yield bytes.fromhex(m.group(0)).decode("utf-8", errors=errors)
         except ValueError:
             continue
+    for m in _B32_RUN.finditer(text):
+        run = m.group(0).rstrip("=").upper()
+        try:
+            raw = base64.b32decode(run + "=" * (-len(run) % 8))
+        except (binascii.Error, ValueError):
+            continue
+        try:
+            decoded = raw.decode("utf-8", errors=errors)
+        except UnicodeDecodeError:
+            continue
+        if decoded:
+            yield decoded
 
 
 def _unescape(text: str) -> str:
@@ -390,16 +551,12 @@ def _unescape(text: str) -> str:
 def _forms(argument: str) -> tuple[set[str], set[str]]:
     """The normalised forms of an argument (searched for long items) and its parts (compared
     whole with short ones)."""
-    raw: set[str] = {argument, _unescape(argument)}
-    current = argument
-    for _ in range(DECODE_ROUNDS):
-        decoded = urllib.parse.unquote_plus(current)
-        if decoded == current:
-            break
-        raw.add(decoded)
-        current = decoded
+    argument = _clean(argument)
+    raw: set[str] = {argument, _clean(_unescape(argument))}
+    raw.update(_unwrapped(argument, plus=True))
+    raw.update(_unwrapped(argument, plus=False))
     for text in list(raw):
-        raw.update(_decoded(text))
+        raw.update(_clean(d) for d in _decoded(text))
     forms: set[str] = set()
     parts: set[str] = set()
     for text in raw:
@@ -486,11 +643,14 @@ class Ledger:
     def size_bytes(self) -> int:
         return self._bytes
 
-    def record(self, origin: str, content: object, now: float) -> None:
+    def record(
+        self, origin: str, content: object, now: float, *, exclude: Collection[Item] = ()
+    ) -> None:
         """Record the items in ``content`` (a result: any JSON-like value) as read from a page
         on ``origin`` at ``now``: at most ``MAX_ENTRIES`` of them, in ``extract``'s order (URLs,
         hosts, e-mail addresses, tokens, then whole values), added so that the URLs are the
-        newest (the last evicted)."""
+        newest (the last evicted); none of ``exclude`` (what the content echoes of the agent's
+        own words)."""
         budget = MAX_SCAN_CHARS
         items: dict[Item, None] = {}
         for text in _strings(content):
@@ -499,6 +659,8 @@ class Ledger:
             chunk = text[:budget]
             budget -= len(chunk)
             for item in extract(chunk):
+                if item in exclude:
+                    continue
                 items[item] = None
                 if len(items) >= self._max_entries:
                     break

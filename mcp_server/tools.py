@@ -24,11 +24,16 @@ Every call's outcome — tool, ok, duration, code; never an argument — is kept
 (saying so, ``killed: true``): it is a local diagnostic that reaches no page; every other refusal
 (an unreadable record, an unpaired client) still refuses it too.
 
-Every relayed result is recorded in the session's provenance ledger (``provenance.py``) under the
-origin of the page it was read from; an address a call goes to (``Relay.address``) or a value it
-types (``Relay.typed``) that carries recorded content goes to the extension with that lineage
-attached (``provenance``: source origins, masked items, when they were read) — the extension's
-gate decides (policy ``provenance``), and the outcome is audited here with the masked evidence
+Every relayed result — an error's message too — is recorded in the session's provenance ledger
+(``provenance.py``) under the origin of the content it carries: a result under its page's, an
+action's ``observation`` under the page it was read from, a tab row under its own, an error under
+the tab's (``UNKNOWN_ORIGIN`` when none is known). What the bridge itself reports about a tab — its
+``url`` in a result, a tab row, a new tab or an observation, and an error's echo of the call's own
+arguments — is not page content and is not recorded. Every argument whose ``catalogue.Lineage``
+declaration is gated (an address, a request's target or body, typed text, keys) that carries
+recorded content goes to the extension with that lineage attached (``provenance``: source
+origins, masked items, when they were read) — the extension's gate decides (policy
+``provenance``), and the outcome is audited here with the masked evidence
 (``Gatekeeper.provenance``).
 
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
@@ -58,8 +63,17 @@ from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from tabwarden.errors import TabwardenError
-from tabwarden.mcp_server.bridge_client import BridgeClient, new_command_id
-from tabwarden.mcp_server.catalogue import CATALOGUE, Arguments, Local, Relay, Save, ToolSpec
+from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError, new_command_id
+from tabwarden.mcp_server.catalogue import (
+    CATALOGUE,
+    Arguments,
+    Lineage,
+    Local,
+    Relay,
+    Save,
+    ToolSpec,
+    declared_texts,
+)
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
@@ -67,6 +81,7 @@ from tabwarden.mcp_server.provenance import (
     Evidence,
     Item,
     Ledger,
+    extract,
     keys_text,
     mask_argument,
     origin_of,
@@ -327,8 +342,9 @@ class ToolCalls:
         self._clock = clock
         #: What pages told the model in this session (one ``ToolCalls`` per MCP session).
         self.ledger = Ledger()
-        #: Each tab's origin as its latest result showed it.
+        #: Each tab's origin and URL as its latest result showed them.
         self._tab_origins: dict[int, str] = {}
+        self._tab_urls: dict[int, str] = {}
         self._downloads = downloads or DownloadSandbox.from_env(bridge.env)
 
     async def answer(self, spec: ToolSpec, args: Arguments, progress: Progress) -> CallToolResult:
@@ -352,10 +368,10 @@ class ToolCalls:
     ) -> CallToolResult:
         action = spec.name
         lineage: list[Evidence] = []
-        carrier = ""
+        carrier: tuple[Lineage, str] = (Lineage.TYPED, "")
         try:
             request = args.wire()
-            lineage, carrier = self._lineage(call, request)
+            lineage, carrier = self._lineage(args)
             if lineage:
                 request["provenance"] = {"evidence": [e.public() for e in lineage]}
             if call.sandbox_file is not None:
@@ -376,14 +392,24 @@ class ToolCalls:
             if exc.code in CONFIRM_OUTCOMES:
                 self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)
             if lineage:
-                self._audit_lineage(spec, call, carrier, lineage, exc.code)
+                self._audit_lineage(spec, carrier, lineage, exc.code)
+            if isinstance(exc, BridgeError):  # the browser's words: they may quote the page
+                try:
+                    self._record_error(args, str(exc))
+                except Exception:  # an error that cannot be recorded is not handed on
+                    return error_result(
+                        exc.code,
+                        f"{action} failed ({exc.code}); its message could not be recorded in "
+                        "the provenance ledger",
+                        read_only=spec.read_only,
+                    )
             return error_result(exc.code, str(exc), read_only=spec.read_only)
         decided = reply.pop("provenance", None)
         path = reply.pop("provenancePath", None)
         if lineage:
             how = str(decided or "unanswered")
             self._audit_lineage(
-                spec, call, carrier, lineage, how, path if path in ("window", "webauthn") else None
+                spec, carrier, lineage, how, path if path in ("window", "webauthn") else None
             )
         try:
             self._record(args, reply, image=call.image)
@@ -410,16 +436,16 @@ class ToolCalls:
                 read_only=spec.read_only,
             )
 
-    def _lineage(self, call: Relay, request: dict[str, Any]) -> tuple[list[Evidence], str]:
-        """The page lineage of the call's address or typed values (every source origin: the
-        extension compares them with the target's real origin), newest first, at most
-        ``MAX_EVIDENCE``; and the value that carried the newest of it (for the audit, masked)."""
-        found: dict[Item, tuple[Evidence, str]] = {}
-        for text in _argument_texts(call, request):
-            for evidence in self.ledger.lineage(text):
-                found.setdefault(evidence.item, (evidence, text))
+    def _lineage(self, args: Arguments) -> tuple[list[Evidence], tuple[Lineage, str]]:
+        """The page lineage of the call's gated arguments (every source origin: the extension
+        compares them with the target's real origin), newest first, at most ``MAX_EVIDENCE``;
+        and the argument that carried the newest of it (for the audit, masked)."""
+        found: dict[Item, tuple[Evidence, tuple[Lineage, str]]] = {}
+        for declared in _argument_texts(args):
+            for evidence in self.ledger.lineage(declared[1]):
+                found.setdefault(evidence.item, (evidence, declared))
         if not found:
-            return [], ""
+            return [], (Lineage.TYPED, "")
         ranked = sorted(found.values(), key=lambda pair: pair[0].read_at, reverse=True)
         first: list[Evidence] = []
         rest: list[Evidence] = []
@@ -435,40 +461,73 @@ class ToolCalls:
     def _audit_lineage(
         self,
         spec: ToolSpec,
-        call: Relay,
-        carrier: str,
+        carrier: tuple[Lineage, str],
         lineage: list[Evidence],
         how: str,
         path: str | None = None,
     ) -> None:
-        masked = mask_argument(carrier, address=bool(call.address))
+        kind, text = carrier
+        masked = mask_argument(text, address=kind in (Lineage.ADDRESS, Lineage.REQUEST_TARGET))
         self._guard.provenance(spec.name, how, masked, [e.public() for e in lineage], path)
 
     def _record(self, args: Arguments, reply: dict[str, Any], *, image: bool) -> None:
         """Record what the reply tells the model under the origin of the page it came from: a
-        tab row's own url; else the reply's ``url`` (the page's, read by the extension); else
-        the tab's latest known origin; else ``UNKNOWN_ORIGIN`` (another origin than any)."""
+        tab row under its own url; an ``observation`` under the url it was read at (else
+        ``UNKNOWN_ORIGIN``); the rest under the reply's ``url`` (the page's, read by the
+        extension), else the tab's latest known origin, else ``UNKNOWN_ORIGIN`` (another origin
+        than any). The ``url`` fields themselves are the bridge's report, not page content."""
         now = self._clock()
-        content = {k: v for k, v in reply.items() if k != "data"} if image else reply
+        content = {k: v for k, v in reply.items() if k != "data"} if image else dict(reply)
         rows = content.get("tabs") if isinstance(content.get("tabs"), list) else None
         if rows is None and isinstance(content.get("tab"), dict):
             rows = [content["tab"]]
         if rows is not None:
             for row in rows:
-                if not isinstance(row, dict):
-                    continue
-                origin = origin_of(row.get("url"))
-                if isinstance(row.get("id"), int) and origin is not None:
-                    self._tab_origins[row["id"]] = origin
-                self.ledger.record(origin or UNKNOWN_ORIGIN, row, now)
+                if isinstance(row, dict):
+                    origin = self._learn(row.get("id"), row.get("url"))
+                    self.ledger.record(origin or UNKNOWN_ORIGIN, _without_url(row), now)
             return
         tab = getattr(args, "tabId", None)
-        origin = origin_of(content.get("url"))  # a frame's reply: that frame's page
-        if origin is not None and isinstance(tab, int) and not getattr(args, "frame", None):
-            self._tab_origins[tab] = origin
-        if origin is None and isinstance(tab, int):
+        observation = content.pop("observation", None)
+        url = content.get("url")
+        framed = getattr(args, "frame", None) is not None
+        # A frame's reply is that frame's page: it tells nothing of the tab's own, and without
+        # its url its origin is not known (never the top page's).
+        origin = origin_of(url) if framed else self._learn(tab, url)
+        if origin is None and isinstance(tab, int) and not framed:
             origin = self._tab_origins.get(tab)
-        self.ledger.record(origin or UNKNOWN_ORIGIN, content, now)
+        new_tab = content.get("newTab")
+        if isinstance(new_tab, dict):  # a popup: known by its own url from now on
+            self._learn(new_tab.get("id"), new_tab.get("url"))
+            content["newTab"] = _without_url(new_tab)
+        self.ledger.record(origin or UNKNOWN_ORIGIN, _without_url(content), now)
+        if isinstance(observation, dict):
+            for part in observation.values():
+                if isinstance(part, dict):
+                    seen = origin_of(part.get("url")) or UNKNOWN_ORIGIN
+                    self.ledger.record(seen, _without_url(part), now)
+
+    def _learn(self, tab: object, url: object) -> str | None:
+        """The origin of ``url``, remembered as tab ``tab``'s (with the url) when both are
+        known."""
+        origin = origin_of(url)
+        if origin is not None and isinstance(tab, int) and isinstance(url, str):
+            self._tab_origins[tab] = origin
+            self._tab_urls[tab] = url
+        return origin
+
+    def _record_error(self, args: Arguments, message: str) -> None:
+        """Record an error's message (a dialog's text, a page's exception) under the tab's known
+        origin, else ``UNKNOWN_ORIGIN``: without what it echoes of the call's own arguments or
+        of the tab's own URL (the bridge's words, not the page's)."""
+        tab = getattr(args, "tabId", None)
+        origin = self._tab_origins.get(tab) if isinstance(tab, int) else None
+        own = _strings(args.wire())
+        if isinstance(tab, int) and tab in self._tab_urls:
+            own.append(self._tab_urls[tab])
+        own += [o for text in own if (o := origin_of(text)) is not None]  # "{origin} was denied"
+        echoed = {item for text in own for item in extract(text)}
+        self.ledger.record(origin or UNKNOWN_ORIGIN, message, self._clock(), exclude=echoed)
 
     def _saved(self, reply: dict[str, Any], name: str, spec: ToolSpec) -> dict[str, Any]:
         """The reply with its base64 ``data`` written into the download sandbox as ``name``
@@ -513,28 +572,38 @@ class ToolCalls:
         return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
 
 
-def _argument_texts(call: Relay, request: dict[str, Any]) -> list[str]:
-    """The texts of a request whose page lineage is checked: the address, each typed argument's
-    string (each string of a list), and the text a keys argument's character keys type."""
-    names: tuple[str, ...] = (
-        (call.address,)
-        if call.address is not None
-        else (call.typed,)
-        if isinstance(call.typed, str)
-        else call.typed or ()
-    )
-    texts: list[str] = []
-    for name in names:
-        value = request.get(name)
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, list):
-            texts.extend(v for v in value if isinstance(v, str))
-    if call.keys is not None:
-        typed = keys_text(request.get(call.keys))
-        if typed:
-            texts.append(typed)
+def _argument_texts(args: Arguments) -> list[tuple[Lineage, str]]:
+    """The texts of a call whose page lineage is checked, each with its declaration
+    (``catalogue.Lineage``): every gated argument's string (each string of a list, each value of
+    a mapping), and the text a keys argument's character keys type."""
+    texts: list[tuple[Lineage, str]] = []
+    keys: list[str] = []
+    for lineage, text in declared_texts(args):
+        if lineage is Lineage.KEYS:
+            keys.append(text)
+        else:
+            texts.append((lineage, text))
+    typed = keys_text(keys)
+    if typed:
+        texts.append((Lineage.KEYS, typed))
     return texts
+
+
+def _without_url(content: dict[str, Any]) -> dict[str, Any]:
+    """``content`` without its ``url``: what the bridge reports of where a page is, not what the
+    page wrote (recorded, it made the tab's own address "suggested by a page"). A ``title`` is
+    the page's own words and stays: a title typed into another site asks like any text."""
+    return {k: v for k, v in content.items() if k != "url"}
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 async def _while_reporting(call: Awaitable[dict[str, Any]], progress: Progress) -> dict[str, Any]:

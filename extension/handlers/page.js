@@ -37,7 +37,6 @@ export function pageHandlers(deps) {
     const tabId = argTabId(args);
     const url = argUrl(args);
     const before = await ownedTab(deps, ctx, tabId);
-    await deps.provenance?.check(args, ctx, "page_navigate", originOf(url), { address: url });
     return navigateTab(deps, ctx, { tabId, url, before, tool: "page_navigate" });
   }
 

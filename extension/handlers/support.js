@@ -33,8 +33,9 @@ import { originOf } from "../lib/origin.js";
  *   discard protection (background.js always gives it)
  * @property {{check: (args: Record<string, unknown>, ctx: Ctx, tool: string, target: string | null,
  *   shown?: {address?: string, value?: string, doing?: string}) => Promise<unknown>}} [provenance]
- *   the provenance gate (lib/provenance-gate.js) tab_open, page_navigate, page_fill, page_type,
- *   page_keys, page_select and page_dialog (promptText) ask before acting
+ *   the provenance gate (lib/provenance-gate.js) page_fill, page_type, page_keys, page_select and
+ *   page_dialog (promptText) ask before acting (an address's lineage — tab_open, page_navigate,
+ *   page_fetch — is decided before any handler runs, by the gate's `gated` wrapper)
  */
 
 /** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline?: number}} Ctx */

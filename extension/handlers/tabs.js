@@ -49,7 +49,7 @@ export function tabHandlers(deps) {
   /** @type {import("../lib/dispatch.js").Handler} */
   async function tabOpen(args, ctx) {
     const url = argUrl(args);
-    await deps.provenance?.check(args, ctx, "tab_open", originOf(url), { address: url });
+    // Its lineage was decided before this handler ran (lib/provenance-gate.js `gated`).
     await ensureOrigin(url, ctx, "tab_open");
     await lifecycle?.makeRoom(ctx.policy); // tab_limit when only live or person-viewed tabs remain
     // The tab opens empty (about:blank) and goes to `url` only once the debugger is on it: a

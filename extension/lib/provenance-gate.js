@@ -1,8 +1,12 @@
-// provenance-gate.js — the one decision on an address the agent opens or a value it types that
-// carries what a page said: the MCP server's ledger (mcp_server/provenance.py) attaches that
-// lineage to the call as `args.provenance` ({evidence: [{sourceOrigin, kind, token (masked),
-// readAt}]}), and the handlers ask this gate with the call's real target origin (the address's
-// origin; the tab's or frame's current origin for typed text) before they act. Lineage from
+// provenance-gate.js — the one decision on an address the agent opens, a request it sends or a
+// value it types that carries what a page said: the MCP server's ledger (mcp_server/provenance.py)
+// attaches that lineage to the call as `args.provenance` ({evidence: [{sourceOrigin, kind, token
+// (masked), readAt}]}), and every request passes `gated` (one wrapper around every route), which
+// decides by LINEAGE_RULES before the handler runs: an address or a request's URL (tab_open,
+// page_navigate, page_fetch — its body goes where its URL goes) is checked there against its own
+// origin; typed text is checked by its handler against the tab's or frame's current origin (only
+// the handler knows which), through `check`; an action with no rule that carries lineage is
+// refused before its handler runs (a new tool cannot skip the gate by forgetting it). Lineage from
 // another origin's page follows the signed policy `provenance`: "strict" refuses
 // (provenance_refused), "off" lets it through, anything else asks the person in the confirm
 // window, naming the page that supplied it (and, for typed text, both origins); for an enrolled
@@ -20,12 +24,32 @@ import { BridgeError } from "./bridge-error.js";
 import { canonicalJson, compareCodePoints } from "./canonical-json.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "./confirm-window.js";
 import { CODE } from "./error-codes.js";
+import { originOf } from "./origin.js";
 import { isPlainObject } from "./wire.js";
 
 /** Most evidence items read from one call (the server sends at most 4). */
 const MAX_EVIDENCE = 8;
 /** Longest text of an evidence field or an address shown in the confirm window. */
 const MAX_SHOWN = 300;
+
+/**
+ * Where each action's lineage is decided: `{address}`: here, before the handler, against the
+ * origin of that argument (the address a tab goes to; the URL a request goes to, whose body and
+ * headers go there too); "handler": by the handler, against the origin of the page or frame the
+ * text goes into. The MCP server's catalogue declares which arguments carry lineage
+ * (mcp_server/catalogue.py `Lineage`); tests hold every action it gates to a rule here.
+ * @type {ReadonlyMap<string, {address: string, request?: boolean} | "handler">}
+ */
+export const LINEAGE_RULES = new Map(/** @type {Array<[string, {address: string, request?: boolean} | "handler"]>} */ ([
+  ["tab_open", { address: "url" }],
+  ["page_navigate", { address: "url" }],
+  ["page_fetch", { address: "url", request: true }],
+  ["page_fill", "handler"],
+  ["page_type", "handler"],
+  ["page_select", "handler"],
+  ["page_keys", "handler"],
+  ["page_dialog", "handler"],
+]));
 
 /** @typedef {{sourceOrigin: string, kind: string, token: string, readAt: number | null}} Evidence */
 /** @typedef {"same_origin" | "off" | "confirmed"} ProvenanceDecision */
@@ -125,9 +149,10 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
    * @param {import("../handlers/support.js").Ctx} ctx
    * @param {string} tool
    * @param {string | null} target
-   * @param {{address?: string, value?: string, doing?: string}} [shown] the address, for a
-   *   navigation's window; else the typed value (hashed for a tap, never shown) and what the call
-   *   does (`doing`, e.g. "choose an option in …"; default "type into <target>")
+   * @param {{address?: string, value?: string, doing?: string, request?: boolean}} [shown] the
+   *   address, for a navigation's window (`request`: a request sent to it, whose body counts too);
+   *   else the typed value (hashed for a tap, never shown) and what the call does (`doing`, e.g.
+   *   "choose an option in …"; default "type into <target>")
    * @returns {Promise<ProvenanceDecision | null>}
    */
   async function check(args, ctx, tool, target, shown = {}) {
@@ -145,7 +170,9 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
       const sources = [...new Set(foreign.map((e) => e.sourceOrigin))];
       const named = sources.map((s) => (s === "unknown" ? "a page whose site is not known" : `a page on ${s}`)).join(" and ");
       if (mode === "strict") {
-        throw new BridgeError(CODE.PROVENANCE_REFUSED, shown.address !== undefined
+        throw new BridgeError(CODE.PROVENANCE_REFUSED, shown.request
+          ? `${named} suggested this request (its address or what it sends); policy provenance is strict`
+          : shown.address !== undefined
           ? `${named} suggested this address; policy provenance is strict`
           : `this value came from ${named}, not from ${target ?? "the page typed into"}; policy provenance is strict`);
       }
@@ -155,9 +182,13 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
         const first = foreign[0];
         const what = `(matched: ${first.kind} ${first.token}, read ${when(first.readAt)})`;
         const doing = (shown.doing ?? `type into ${target ?? "this page"}`).slice(0, MAX_SHOWN);
-        const why = shown.address !== undefined ? "opening an address a page suggested" : "typing a value from another site's page";
+        const why = shown.request ? "sending a request a page suggested"
+          : shown.address !== undefined ? "opening an address a page suggested" : "typing a value from another site's page";
         const tap = await isEnrolled(why);
-        let detail = shown.address !== undefined
+        let detail = shown.request && shown.address !== undefined
+          ? `${named[0].toUpperCase()}${named.slice(1)} suggested this request: ${shown.address.slice(0, MAX_SHOWN)} ${what}. `
+            + `Let the agent send it${target ? ` to ${target}` : ""} with this tab's cookies? Only say yes if you asked for this.`
+          : shown.address !== undefined
           ? `${named[0].toUpperCase()}${named.slice(1)} suggested this address: ${shown.address.slice(0, MAX_SHOWN)} ${what}. `
             + `Let the agent open it${target ? ` on ${target}` : ""}? Only say yes if you asked for this.`
           : `The agent wants to ${doing} a value that came from ${named} ${what}. `
@@ -183,13 +214,27 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
   }
 
   /**
-   * Routes whose replies say what the gate decided (`provenance`) and, for a confirmation, how it
-   * was given (`provenancePath`: "window" or "webauthn"), for the MCP server's audit.
+   * Every route behind the gate, the one place a request's lineage is looked at: an action whose
+   * rule is an address is decided here before its handler runs; one whose rule is "handler" is
+   * decided by its handler (`check`); an action without a rule that carries lineage is refused
+   * before its handler runs. Replies say what the gate decided (`provenance`) and, for a
+   * confirmation, how it was given (`provenancePath`: "window" or "webauthn"), for the MCP
+   * server's audit.
    * @param {Iterable<[string, import("./dispatch.js").Handler]>} routes
    * @returns {Array<[string, import("./dispatch.js").Handler]>}
    */
-  function withDecision(routes) {
+  function gated(routes) {
     return [...routes].map(([action, handler]) => [action, async (args, ctx) => {
+      if (evidenceOf(args) !== null) {
+        const rule = LINEAGE_RULES.get(action);
+        if (rule === undefined) {
+          throw new BridgeError(CODE.PROVENANCE_REFUSED, `${action} carries page lineage but has no provenance rule; nothing was done`);
+        }
+        if (rule !== "handler") {
+          const address = typeof args[rule.address] === "string" ? /** @type {string} */ (args[rule.address]) : "";
+          await check(args, ctx, action, originOf(address), { address, request: rule.request === true });
+        }
+      }
       const result = await handler(args, ctx);
       const d = decided.get(ctx);
       if (d === undefined || !isPlainObject(result)) return result;
@@ -197,5 +242,5 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
     }]);
   }
 
-  return { check, withDecision };
+  return { check, gated };
 }

@@ -133,7 +133,8 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
             assert "confirm_denied" in str((await filling).content)
             state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
             assert state["value"] == ""
-            # A value of the form's own origin (its own URL) is same-origin lineage: no window.
+            # The form's own URL is the bridge's report of where the tab is, not what a page
+            # wrote: typing it carries no lineage at all (no window, nothing audited; issue 28).
             await ok(agent, "page_fill", {"tabId": form, "selector": "#user", "value": f"{b}/form"})
 
             # An address no page mentioned: the policy decides (c is approved): no window.
@@ -163,7 +164,6 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
     assert [(d["tool"], d["decision"]) for d in decisions] == [
         ("page_navigate", "confirm_denied"),
         ("page_fill", "confirm_denied"),
-        ("page_fill", "same_origin"),
         ("page_navigate", "provenance_refused"),
         ("tab_open", "provenance_refused"),
         ("page_type", "provenance_refused"),

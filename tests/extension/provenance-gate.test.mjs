@@ -70,9 +70,9 @@ test("a malformed provenance is refused, never read as no lineage", () => {
   }
 });
 
-test("withDecision adds the decision to that call's reply only", async () => {
+test("gated adds the decision to that call's reply only", async () => {
   const { gate } = make("allow");
-  const routes = gate.withDecision([["page_fill", async (args, c) => { await gate.check(args, c, "page_fill", "http://a.test"); return { filled: true }; }]]);
+  const routes = gate.gated([["page_fill", async (args, c) => { await gate.check(args, c, "page_fill", "http://a.test"); return { filled: true }; }]]);
   const [, handler] = routes[0];
   assert.deepEqual(await handler(from("http://evil.test"), ctx()), { filled: true, provenance: "confirmed", provenancePath: "window" });
   assert.deepEqual(await handler({}, ctx()), { filled: true });
@@ -92,7 +92,7 @@ test("an enrolled browser is asked for a tap naming the target, the sources and 
     { sourceOrigin: "http://a.test", kind: "token", token: "Zx…Q9 (12 chars)", readAt: 2 },
     { sourceOrigin: "http://b.test", kind: "value", token: "[12 chars]", readAt: 3 },
   ] } };
-  const [[, handler]] = gate.withDecision([["page_fill", async (a, c) => { await gate.check(a, c, "page_fill", "http://b.test", { value }); return { filled: true }; }]]);
+  const [[, handler]] = gate.gated([["page_fill", async (a, c) => { await gate.check(a, c, "page_fill", "http://b.test", { value }); return { filled: true }; }]]);
   assert.deepEqual(await handler(args, ctx()), { filled: true, provenance: "confirmed", provenancePath: "webauthn" });
   assert.equal(asked.length, 1);
   assert.equal(asked[0].presence.action, "confirm.provenance");
@@ -134,4 +134,46 @@ test("what the call does is named in the window (page_select, page_keys, page_di
   const { gate, asked } = make("allow");
   await gate.check(from("http://evil.test"), ctx(), "page_select", "http://a.test", { value: "{}", doing: 'select "Zx81" on http://a.test,' });
   assert.match(asked[0].detail, /^The agent wants to select "Zx81" on http:\/\/a\.test, a value that came from a page on http:\/\/evil\.test/);
+});
+
+test("gated decides an address's and a request's lineage before the handler runs, against that address's origin", async () => {
+  for (const [action, args] of [
+    ["page_navigate", { tabId: 1, url: "http://evil.test/c?t=x" }],
+    ["tab_open", { url: "http://evil.test/c?t=x" }],
+    ["page_fetch", { tabId: 1, url: "http://evil.test/c", method: "POST", body: "t=x" }],
+  ]) {
+    let ran = 0;
+    const strict = make("allow");
+    const [[, handler]] = strict.gate.gated([[action, async () => { ran += 1; return { done: true }; }]]);
+    await assert.rejects(handler({ ...args, ...from("http://a.test") }, ctx("strict")), { code: "provenance_refused" });
+    assert.equal(ran, 0, `${action} ran under strict`);
+    assert.equal(strict.asked.length, 0);
+    const denied = make("deny");
+    const [[, deniedHandler]] = denied.gate.gated([[action, async () => { ran += 1; return { done: true }; }]]);
+    await assert.rejects(deniedHandler({ ...args, ...from("http://a.test") }, ctx()), { code: "confirm_denied" });
+    assert.equal(ran, 0, `${action} ran after a denial`);
+    assert.equal(denied.asked[0].origin, "http://evil.test");
+    // Lineage from the address's own origin goes through without a question.
+    assert.deepEqual(await deniedHandler({ ...args, ...from("http://evil.test") }, ctx()), { done: true, provenance: "same_origin" });
+    assert.equal(ran, 1);
+    ran = 0;
+  }
+});
+
+test("a page_fetch a page suggested is named as a request in the window", async () => {
+  const { gate, asked } = make("allow");
+  const [[, handler]] = gate.gated([["page_fetch", async () => ({ ok: true })]]);
+  await handler({ tabId: 1, url: "http://evil.test/c", method: "POST", body: "x", ...from("http://a.test") }, ctx());
+  assert.match(asked[0].detail, /suggested this request: http:\/\/evil\.test\/c/);
+});
+
+test("an action without a provenance rule that carries lineage is refused before its handler runs; without lineage it runs", async () => {
+  const { gate, asked } = make("allow");
+  let ran = 0;
+  const [[, handler]] = gate.gated([["page_new_thing", async () => { ran += 1; return { ok: true }; }]]);
+  await assert.rejects(handler({ tabId: 1, ...from("http://a.test") }, ctx("off")), { code: "provenance_refused" });
+  await assert.rejects(handler({ tabId: 1, provenance: { evidence: [] } }, ctx()), { code: "bad_request" });
+  assert.equal(ran, 0);
+  assert.equal(asked.length, 0);
+  assert.deepEqual(await handler({ tabId: 1 }, ctx()), { ok: true });
 });

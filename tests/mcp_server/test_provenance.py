@@ -269,6 +269,8 @@ def test_whole_values_are_the_folded_text_or_else_its_folded_lines(text: str) ->
         ("code Zx81kq2PLmQ9", _b64(_b64(_b64("Zx81kq2PLmQ9")))),  # base64 three times over
         ("code Zx81kq2PLmQ9", _b64("a Zx81kq2PLmQ9")[1:]),  # base64 starting mid-run
         ("code Zx81kq2PLmQ9", "Mk81xd2CYzD9"),  # rot13
+        ("code Zx81kq2PLmQ9", "Z\u044581kq2PLmQ9"),  # a homoglyph NFKC does not fold (Cyrillic x)
+        ("decode gaydambqgayec", "0000000A"),  # a page's encoded run that reads as a prose word
     ],
 )
 def test_documented_misses_still_pass(page: str, argument: str) -> None:
