@@ -80,6 +80,7 @@ __all__ = [
     "OriginDecision",
     "approve_origin",
     "authenticators_enrolled",
+    "enrolled_credentials",
     "decide_origin",
     "enrol_browser",
     "enrolled",
@@ -143,8 +144,8 @@ class TapRequired(TabwardenError):
 
 #: What ``SecondFactorRequired`` tells the person to do.
 SECOND_FACTOR_HINT = (
-    "Do it from the tabwarden options page of the browser that holds the security key (a tap "
-    "there); the terminal cannot ask for the tap yet."
+    "Run the command with the browser that holds your security key open: its tabwarden window "
+    "asks for the tap. Or do it from that browser's tabwarden options page."
 )
 
 
@@ -320,39 +321,59 @@ def record_tap(ctx: TrustContext, key: HostKey, tap: VerifiedTap, now: int) -> N
     store.add_browser_credential(ctx.trust_path, key, tap.owner, stored, now, enrolled_only=True)
 
 
-def authenticators_enrolled(ctx: TrustContext, key: HostKey, now: int) -> bool:
-    """Whether any browser holds an enrolled credential in the record on disk, judged by its
-    signatures alone (the ratchet aside, so a record being accepted after tampering is judged
-    too). ``TrustUnreadable`` when there is no record or it cannot be read: the caller refuses."""
+def enrolled_credentials(
+    ctx: TrustContext, key: HostKey, now: int
+) -> dict[str, tuple[Credential, ...]]:
+    """Each browser's enrolled credentials in the record on disk, judged by its signatures alone
+    (the ratchet aside, so a record being accepted after tampering is judged too); browsers
+    without one are left out. ``TrustUnreadable`` when there is no record or it cannot be read."""
     from tabwarden.trust.record_file import load
     from tabwarden.trust.verify import effective
 
     doc = load(ctx.trust_path, expect_paired=True)
     if doc is None:
         raise TrustUnreadable("the trust record is missing")
-    return any(b.credentials for b in effective(doc, key.public, now).browsers)
+    return {
+        b.label: b.credentials for b in effective(doc, key.public, now).browsers if b.credentials
+    }
 
 
-def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
-    """Spend ``proof`` for a grant audited as ``event``: the two-factor rule (module docstring),
-    then a tap's new sign count stored. Refuses before anything is written."""
-    if isinstance(proof, TerminalPhrase):
-        try:
-            needs_tap = authenticators_enrolled(ctx, key, now)
-        except Exception as exc:  # fail closed: a record we cannot judge grants nothing
-            _audit(ctx, event, "refused", path=proof.path, reason="record unreadable")
-            raise TrustUnreadable("the trust record cannot be read; nothing was changed") from exc
-        if needs_tap:
-            _audit(ctx, event, "refused", path=proof.path, reason="tap required")
-            raise SecondFactorRequired(
-                "an authenticator is enrolled: the phrase alone does not grant this, a tap on "
-                "the security key is needed too; nothing was changed",
-                hint=SECOND_FACTOR_HINT,
-            )
-    elif isinstance(proof, VerifiedTap):
+def authenticators_enrolled(ctx: TrustContext, key: HostKey, now: int) -> bool:
+    """Whether any browser holds an enrolled credential (``enrolled_credentials``)."""
+    return bool(enrolled_credentials(ctx, key, now))
+
+
+def _check_factors(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
+    """The two-factor rule (module docstring): refuses, audited, before anything is written."""
+    if not isinstance(proof, TerminalPhrase):
+        return
+    try:
+        needs_tap = authenticators_enrolled(ctx, key, now)
+    except Exception as exc:  # fail closed: a record we cannot judge grants nothing
+        _audit(ctx, event, "refused", path=proof.path, reason="record unreadable")
+        raise TrustUnreadable("the trust record cannot be read; nothing was changed") from exc
+    if needs_tap:
+        _audit(ctx, event, "refused", path=proof.path, reason="tap required")
+        raise SecondFactorRequired(
+            "an authenticator is enrolled: the phrase alone does not grant this, a tap on "
+            "the security key is needed too; nothing was changed",
+            hint=SECOND_FACTOR_HINT,
+        )
+
+
+def _spend_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int) -> None:
+    """A tap's new sign count stored (before the action it authorises)."""
+    if isinstance(proof, VerifiedTap):
         record_tap(ctx, key, proof, now)
     elif isinstance(proof, TerminalAndTap):
         record_tap(ctx, key, proof.tap, now)
+
+
+def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
+    """Spend ``proof`` for a grant audited as ``event``: the two-factor rule, then a tap's new
+    sign count stored. Refuses before anything is written."""
+    _check_factors(ctx, key, proof, now, event=event)
+    _spend_proof(ctx, key, proof, now)
 
 
 # --- the host key --------------------------------------------------------------------------
@@ -473,8 +494,9 @@ def release_kill(ctx: TrustContext, proof: Proof, now: int) -> int:
         raise TrustTampered(tamper)
     if tamper is not None:
         key = require_key(ctx)
-        _take_proof(ctx, key, proof, now, event="unkill")
+        _check_factors(ctx, key, proof, now, event="unkill")
         epoch = store.accept_record(ctx.trust_path, key, now).epoch
+        _spend_proof(ctx, key, proof, now)  # the counter lands in the accepted record
         _audit(
             ctx, "trust_accepted", "granted", **_proof_fields(proof), kind=tamper.kind,
             reason=tamper.reason, epoch=epoch,

@@ -146,7 +146,7 @@ export function tabHandlers(deps) {
 /** The session name the host gives a terminal connection (host/sessions.py TERMINAL_SESSION). */
 export const TERMINAL_SESSION = "terminal";
 /** The terminal's requests (host/sessions.py TERMINAL_ACTIONS). */
-export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close"]);
+export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close", "terminal_tap"]);
 
 /**
  * The terminal's requests (`tabwarden tabs`): every session's agent tabs, masked, and closing the

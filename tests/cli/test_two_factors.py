@@ -91,7 +91,7 @@ def test_a_program_typing_the_phrase_at_its_own_pty_is_refused_without_a_tap(
     output = _attempt(paired, args, typed)
 
     assert b"error[presence_required]" in output, output
-    assert b"tap" in output
+    assert b"tap" in output and b"Open the browser" in output  # the next step
     assert paired.trust_file.read_bytes() == before  # nothing changed in trust
     entries = paired.json_list("audit", "--json")[audited:]
     assert [(e["event"], e["decision"], e["path"]) for e in entries] == [
