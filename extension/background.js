@@ -252,12 +252,16 @@ const ratchet = createEpochRatchet({
   now: () => Date.now(),
   log,
 });
-/** Every request: the host proved the pinned key, then its epoch is not older than one seen. */
+/** Every request: the host proved the pinned key, then its epoch is not older than one seen
+ * (the terminal's tap request aside: handlers/terminal-tap.js). */
 const requestGate = {
   /** @param {Record<string, unknown>} request */
   async admit(request) {
     const verdict = await pinGate.admit();
-    return verdict !== null ? verdict : ratchet.admit(request.epoch);
+    if (verdict !== null) return verdict;
+    // The terminal's tap grants nothing (the terminal verifies it against the signed record), and
+    // it is how a person with an enrolled key accepts a rolled-back record (`tabwarden unkill`).
+    return request.action === "terminal_tap" ? null : ratchet.admit(request.epoch);
   },
 };
 const pairing = createPairing({
