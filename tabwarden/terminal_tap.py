@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from tabwarden.trust.keys import HostKey
     from tabwarden.trust.record import Credential
 
-__all__ = ["TAP_WAIT_SECONDS", "TapNotGiven", "TapRequest", "grant"]
+__all__ = ["TAP_WAIT_SECONDS", "TapNotGiven", "TapRequest", "grant", "tap_refusal"]
 
 log = logging.getLogger("tabwarden.cli")
 
@@ -183,7 +183,7 @@ async def _tap(
     try:
         reply = await client.call("terminal_tap", args, timeout=TAP_WAIT_SECONDS)
     except BridgeError as exc:
-        raise _refusal(exc.code, str(exc)) from None
+        raise tap_refusal(exc.code, str(exc)) from None
     response = reply.get("response")
     try:
         if not isinstance(response, dict):
@@ -215,7 +215,7 @@ async def _tap(
     )
 
 
-def _refusal(code: str, text: str) -> TapNotGiven:
+def tap_refusal(code: str, text: str) -> TapNotGiven:
     """What the window's answer (or the bridge's failure) means for the person."""
     if code == CONFIRM_TIMEOUT:
         return TapNotGiven(
