@@ -13,14 +13,12 @@ from typing import IO, Any, Literal
 #: The first phrase prompt of a ceremony.
 PROMPT = b"phrase (1/3)> "
 
-# Optionally make fd 0 the controlling terminal (argv[1] == "ctty"), then exec the real CLI
-# (argv[2] == "-I": isolated, `python -I -m tabwarden`, the entry the host attests).
+# Optionally make fd 0 the controlling terminal (argv[1] == "ctty"), then exec the real CLI.
 _WRAPPER = (
     "import fcntl, os, sys, termios\n"
     "if sys.argv[1] == 'ctty':\n"
     "    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
-    "flags = ['-I'] if sys.argv[2] == '-I' else []\n"
-    "os.execv(sys.executable, [sys.executable, *flags, '-m', 'tabwarden', *sys.argv[3:]])\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'tabwarden', *sys.argv[2:]])\n"
 )
 
 #: A child's standard stream: "pty" (the slave), a raw fd, or a file object.
@@ -33,11 +31,9 @@ def spawn_cli(
     ctty: bool = True,
     stdin: Stream = "pty",
     stdout: Stream = "pty",
-    isolated: bool = False,
 ) -> Pty:
     """``tabwarden ARGS`` in a new session on a pty; ``ctty`` makes the pty its controlling
-    terminal (stderr is always the pty); ``isolated`` runs it as ``python -I -m tabwarden``, the
-    entry the host attests (a terminal command that talks to the host needs it)."""
+    terminal (stderr is always the pty)."""
     master, slave = os.openpty()
 
     def pick(spec: Stream) -> int | IO[Any]:
@@ -45,14 +41,7 @@ def spawn_cli(
 
     try:
         proc = subprocess.Popen(  # noqa: S603 (our interpreter and our CLI)
-            [
-                sys.executable,
-                "-c",
-                _WRAPPER,
-                "ctty" if ctty else "none",
-                "-I" if isolated else "-",
-                *args,
-            ],
+            [sys.executable, "-c", _WRAPPER, "ctty" if ctty else "none", *args],
             env=env,
             stdin=pick(stdin),
             stdout=pick(stdout),

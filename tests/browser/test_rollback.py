@@ -200,7 +200,7 @@ def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_wit
                 # The person confirms the record as it is at the terminal (`tabwarden unkill`:
                 # the typed phrase, and a tap in the window, since this browser holds an
                 # enrolled key): a newer epoch than any seen, the latch released.
-                child = spawn_cli(browser.env, "unkill", isolated=True)
+                child = spawn_cli(browser.env, "unkill")
                 await asyncio.to_thread(child.expect, PROMPT)
                 child.send(ceremony.phrase_for("unkill") + "\n")
                 window = await confirm_page_presence(context)

@@ -46,7 +46,7 @@ def _sign_count(config: Path) -> int:
 
 async def _typed_unkill(env: dict[str, str]) -> Pty:
     """`tabwarden unkill` on a pty that is its controlling terminal, the phrase typed."""
-    child = spawn_cli(env, "unkill", isolated=True)
+    child = spawn_cli(env, "unkill")
     await asyncio.to_thread(child.expect, PROMPT)
     child.send(ceremony.phrase_for("unkill") + "\n")
     return child
@@ -139,7 +139,7 @@ async def _tapped(
 ) -> bytes:
     """``tabwarden ARGS`` at a real terminal: the phrase, then a tap in the window it opens."""
     config = browser.config
-    child = spawn_cli(browser.env, *args, isolated=True)
+    child = spawn_cli(browser.env, *args)
     await asyncio.to_thread(child.expect, PROMPT)
     child.send(phrase + "\n")
     window = await _window(paired.context, child)
