@@ -45,6 +45,7 @@ import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
 import { step } from "./handlers/support.js";
 import { TERMINAL_ACTIONS, terminalTabHandlers } from "./handlers/tabs.js";
+import { terminalTapHandlers } from "./handlers/terminal-tap.js";
 
 const log = console;
 
@@ -105,6 +106,9 @@ const confirm = createConfirmer({
   windows: { createWindow: api.createWindow, removeWindow: api.removeWindow },
   log,
 });
+// Presence-confirm mode (policy presenceConfirm): the confirm window's tap for page_eval/page_upload,
+// and for the terminal's second factor (handlers/terminal-tap.js).
+const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args) => session.hostCall(action, args) });
 const gateOrigin = createOriginGate({
   confirm,
   permissionsContains: api.permissionsContains,
@@ -222,7 +226,10 @@ const journal = createJournal({
 // One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
 const dispatcher = createDispatcher(
-  afterOwnershipLoad([...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle })]),
+  afterOwnershipLoad([
+    ...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle }),
+    ...terminalTapHandlers({ confirm, presenceConfirm }),
+  ]),
   {
     log,
     journal,
@@ -264,12 +271,16 @@ const ratchet = createEpochRatchet({
   now: () => Date.now(),
   log,
 });
-/** Every request: the host proved the pinned key, then its epoch is not older than one seen. */
+/** Every request: the host proved the pinned key, then its epoch is not older than one seen
+ * (the terminal's tap request aside: handlers/terminal-tap.js). */
 const requestGate = {
   /** @param {Record<string, unknown>} request */
   async admit(request) {
     const verdict = await pinGate.admit();
-    return verdict !== null ? verdict : ratchet.admit(request.epoch);
+    if (verdict !== null) return verdict;
+    // The terminal's tap grants nothing (the terminal verifies it against the signed record), and
+    // it is how a person with an enrolled key accepts a rolled-back record (`tabwarden unkill`).
+    return request.action === "terminal_tap" ? null : ratchet.admit(request.epoch);
   },
 };
 const pairing = createPairing({
@@ -283,8 +294,6 @@ const pairing = createPairing({
 });
 // The options page's Policy section (lib/policy-relay.js): the host verifies taps and signs changes.
 const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
-// Presence-confirm mode (policy presenceConfirm): the confirm window's tap for page_eval/page_upload.
-const presenceConfirm = createPresenceConfirm({ broker, hostCall: (action, args) => session.hostCall(action, args) });
 // The popup's last calls (action and outcome only), in chrome.storage.session.
 const recentCalls = createRecentCalls({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), setTimer: timers.setTimer, log,

@@ -16,8 +16,9 @@ connection as soon as the record's epoch moves, without waiting for its next req
 Sessions (``host.sessions``): an MCP connection speaks for the session the host names from the
 pinned peer process, never from anything it sends; the session ends (``session_end``) when that
 process exits — watched through a pidfd once its last connection closes — not when a socket does.
-A terminal (role ``cli``) may send only the two terminal requests, relayed under the reserved
-terminal session; no MCP server may send them.
+A terminal (role ``cli``) may send only the terminal requests (``host.sessions.TERMINAL_ACTIONS``:
+the agent tabs, closing orphans, and the tap a terminal widening asks for), relayed under the
+reserved terminal session; no MCP server may send them.
 """
 
 from __future__ import annotations
@@ -537,8 +538,9 @@ class Relay:
                 error_reply(request_id, UNKNOWN_ACTION, f"unknown action {action!r}")
             )
             return True
-        # A terminal asks only for the agent tabs and for closing orphans (never a widening):
-        # served whatever the record says, like the popup's list; everything else it is refused.
+        # A terminal asks only for the agent tabs, for closing orphans and for a tap the terminal
+        # verifies itself (none of them grants anything): served whatever the record says, like
+        # the popup's list, so `unkill` can ask for its tap while killed; anything else, refused.
         refusal = None if terminal else trust_refusal(eff, client)
         if refusal is not None:
             code, text = refusal

@@ -129,10 +129,14 @@ def _stated_epoch(gate: TrustGate) -> Callable[[], int]:
 
 
 def _attestor() -> PeerAttestor:
-    """Hop 2 attestation of connecting peers: only our own MCP server or CLI."""
+    """Hop 2 attestation of connecting peers: only our own MCP server or CLI (the granting
+    commands connect to ask the extension's window for the tap a widening needs:
+    ``tabwarden.terminal_tap``)."""
     from tabwarden.attest import make_attestor
 
-    return make_attestor({"mcp", "status", "doctor", "tabs"})
+    return make_attestor(
+        {"mcp", "status", "doctor", "tabs", "unkill", "policy", "pair-client", "pair"}
+    )
 
 
 class _LastSeenWriter:

@@ -53,8 +53,10 @@ _PROC = Path("/proc")
 #: MCP server can be given it (MCP sessions always match ``s-<pid>-<digest>``).
 TERMINAL_SESSION = "terminal"
 #: The only requests a terminal connection may send, and that no MCP server may send: the agent
-#: tabs of every session (masked), and closing orphaned ones (narrowing, free).
-TERMINAL_ACTIONS = frozenset({"agent_tabs", "agent_tabs_close"})
+#: tabs of every session (masked), closing orphaned ones (narrowing, free), and asking the
+#: extension's window for the tap a terminal widening needs (it grants nothing: the terminal
+#: verifies the answer; ``tabwarden.terminal_tap``).
+TERMINAL_ACTIONS = frozenset({"agent_tabs", "agent_tabs_close", "terminal_tap"})
 #: Most session names one ``sessions_alive`` host call may ask about.
 MAX_SESSIONS_ASKED = 1000
 

@@ -289,8 +289,12 @@ def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
 
 #: Subcommands that talk to the bridge run as ``python -I -m tabwarden <command>``: that is the
 #: exact shape the other end attests (docs/adr/0001-attestation.md), and -I keeps PYTHON*
-#: variables, the working directory and the user site out of the import path.
-ISOLATED_COMMANDS = frozenset({"mcp", "status", "doctor", "tabs", "call"})
+#: variables, the working directory and the user site out of the import path. The granting
+#: commands are among them: with an authenticator enrolled they ask the host for a tap
+#: (``tabwarden.terminal_tap``).
+ISOLATED_COMMANDS = frozenset(
+    {"mcp", "status", "doctor", "tabs", "call", "unkill", "policy", "pair-client", "pair"}
+)
 
 
 def _reexec_isolated(argv: Sequence[str] | None) -> None:

@@ -2,12 +2,13 @@
 
 Granting (``pair``, ``pair-client``, ``unkill``, ``policy set``, a widening ``policy rollback``)
 needs a person at a real terminal typing a phrase — checked *before* any prompt, so a pipe, a
-redirect or a detached process is refused having printed nothing and changed nothing. Removing
-power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof and no key.
-What each change does — refusal checks, validation, the write and its audit entry — is the trust
-operation's (``tabwarden.trust.operations``); this module only asks, proves and prints. No
-secret is ever printed except the one-time pairing code, which is shown once and stored only as
-its SHA-256.
+redirect or a detached process is refused having printed nothing and changed nothing — and, once
+an authenticator is enrolled, a tap on it in the extension's window (``tabwarden.terminal_tap``).
+Removing power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof
+and no key. What each change does — refusal checks, validation, the write and its audit entry —
+is the trust operation's (``tabwarden.trust.operations``); this module only asks, proves and
+prints. No secret is ever printed except the one-time pairing code, which is shown once and
+stored only as its SHA-256.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tabwarden import terminal_tap
 from tabwarden.errors import UsageError
 from tabwarden.paths import config_dir
+from tabwarden.terminal_tap import TapRequest
 from tabwarden.trust import operations
 from tabwarden.trust.operations import NotPaired, TerminalPhrase, TrustContext
 
@@ -176,7 +179,14 @@ def _pair_browser(args: argparse.Namespace) -> int:
         phrase=reenrol_phrase(label),
     )
     code = one_time_code()
-    operations.reissue_browser_code(ctx, proof, label, code, _now())
+    request = TapRequest(
+        command="pair --browser",
+        params={"browser": label},
+        summary=f"Let browser {label!r} enrol a new authenticator with a one-time code.",
+    )
+    terminal_tap.grant(
+        ctx, proof, request, lambda p: operations.reissue_browser_code(ctx, p, label, code, _now())
+    )
     print(f"host key fingerprint (unchanged): {key.public.fingerprint}")
     print(
         f"one-time code for browser {label!r}: {code}  (valid {minutes} minutes; only that "
@@ -328,8 +338,19 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
             hint_only=candidate.hint_only,
         ),
     )
-    operations.pair_client(
-        _ctx(), proof, label=label, exe=candidate.exe, sha256=candidate.sha256, now=_now()
+    ctx = _ctx()
+    request = TapRequest(
+        command="pair-client",
+        params={"label": label, "exe": candidate.exe, "sha256": candidate.sha256},
+        summary=f"Pair the MCP client {label!r}: {candidate.exe} (SHA-256 {candidate.sha256}).",
+    )
+    terminal_tap.grant(
+        ctx,
+        proof,
+        request,
+        lambda p: operations.pair_client(
+            ctx, p, label=label, exe=candidate.exe, sha256=candidate.sha256, now=_now()
+        ),
     )
     print(f"paired client {label!r}: {candidate.exe}")
     if candidate.broad:
@@ -440,7 +461,14 @@ def cmd_unkill(args: argparse.Namespace) -> int:
                 f"({noted.reason}); the record is intact again now.",
             )
     proof = _ceremony("unkill", explanation)
-    operations.release_kill(ctx, proof, _now())
+    request = TapRequest(
+        command="unkill",
+        params={} if tamper is None else {"accept": tamper.kind},
+        summary="Release the kill switch: tabwarden serves paired clients again."
+        if tamper is None
+        else f"Accept the trust record as it is now ({tamper.reason}) and release the kill switch.",
+    )
+    terminal_tap.grant(ctx, proof, request, lambda p: operations.release_kill(ctx, p, _now()))
     if tamper is not None:
         print("trust record accepted as it is now and sealed; kill switch released")
     else:
@@ -538,11 +566,14 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
     _require_key()
     ctx = _ctx()
     new = operations.preview_widen(ctx, changes)
-    proof = _ceremony(
-        "policy set",
-        ["This signs a new policy baseline:", *(f"  {k} = {json.dumps(new[k])}" for k in changes)],
+    shown = [f"  {k} = {json.dumps(new[k])}" for k in changes]
+    proof = _ceremony("policy set", ["This signs a new policy baseline:", *shown])
+    request = TapRequest(
+        command="policy set",
+        params={"changes": changes},
+        summary="Sign a new policy baseline:\n" + "\n".join(line.strip() for line in shown),
     )
-    operations.widen(ctx, proof, changes, _now())
+    terminal_tap.grant(ctx, proof, request, lambda p: operations.widen(ctx, p, changes, _now()))
     print("policy updated")
     return 0
 
@@ -587,7 +618,14 @@ def cmd_policy_rollback(args: argparse.Namespace) -> int:
     require_real_terminal()
     _require_key()
     proof = _ceremony("policy set", [f"Rolling back {args.steps} step(s) widens the policy."])
-    operations.rollback(ctx, args.steps, _now(), proof)
+    request = TapRequest(
+        command="policy rollback",
+        params={"steps": args.steps},
+        summary=f"Roll the policy back {args.steps} step(s); this widens it.",
+    )
+    terminal_tap.grant(
+        ctx, proof, request, lambda p: operations.rollback(ctx, args.steps, _now(), p)
+    )
     print("policy rolled back")
     return 0
 

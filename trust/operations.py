@@ -11,7 +11,15 @@ A grant takes a *proof*: a frozen value saying how a person was present —
 * ``TerminalPhrase`` — the phrase was typed at a real terminal (``tabwarden.ceremony``);
 * ``VerifiedTap`` — a WebAuthn assertion the host verified for exactly this action
   (``trust.presence.complete_assertion``); its new sign count is stored before the action;
-* ``WindowClick`` — a click in the extension's confirm window (software confirmation).
+* ``WindowClick`` — a click in the extension's confirm window (software confirmation);
+* ``TerminalAndTap`` — both of the first two, for exactly one action: what a grant started at the
+  terminal takes once the record holds an enrolled authenticator.
+
+The two-factor rule (``_take_proof``, for every grant): while any browser in the record holds an
+enrolled credential, a ``TerminalPhrase`` alone is refused (``SecondFactorRequired``, audited,
+nothing written) — a same-user program can open its own pty and type a phrase, it cannot touch
+the security key. A record that cannot be read refuses the phrase alone too (fail closed). With
+no authenticator enrolled (window-only pairings) the phrase alone remains the proof.
 
 Removing power (kill, restrict, revoke, a narrowing rollback) takes no proof and no key.
 
@@ -32,7 +40,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tabwarden.errors import StorageFull, TabwardenError, UsageError
-from tabwarden.protocol.codes import ALREADY_PAIRED, KILLED, NOT_PAIRED, PRESENCE_REFUSED
+from tabwarden.protocol.codes import (
+    ALREADY_PAIRED,
+    KILLED,
+    NOT_PAIRED,
+    PRESENCE_REFUSED,
+    PRESENCE_REQUIRED,
+)
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
@@ -56,13 +70,17 @@ __all__ = [
     "Killed",
     "NotPaired",
     "Proof",
+    "SecondFactorRequired",
     "TapRequired",
+    "TerminalAndTap",
     "TerminalPhrase",
     "TrustContext",
     "VerifiedTap",
     "WindowClick",
     "OriginDecision",
     "approve_origin",
+    "authenticators_enrolled",
+    "enrolled_credentials",
     "decide_origin",
     "enrol_browser",
     "enrolled",
@@ -124,6 +142,19 @@ class TapRequired(TabwardenError):
     code = PRESENCE_REFUSED
 
 
+#: What ``SecondFactorRequired`` tells the person to do.
+SECOND_FACTOR_HINT = (
+    "Run the command with the browser that holds your security key open: its tabwarden window "
+    "asks for the tap. Or do it from that browser's tabwarden options page."
+)
+
+
+class SecondFactorRequired(TabwardenError):
+    """An authenticator is enrolled: the phrase alone does not grant, a tap on it is needed too."""
+
+    code = PRESENCE_REQUIRED
+
+
 class GrantRefused(TabwardenError):
     """Nothing is paired, so there is no key to sign that grant with."""
 
@@ -181,7 +212,21 @@ class WindowClick:
         return {"browser": self.browser}
 
 
-Proof = TerminalPhrase | VerifiedTap | WindowClick
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalAndTap:
+    """Both factors for one action: ``phrase`` typed at a real terminal, then ``tap``, an
+    assertion verified against a challenge naming exactly that action and its parameters.
+    Audited under ``path`` ``webauthn`` with ``paths`` naming both."""
+
+    phrase: TerminalPhrase
+    tap: VerifiedTap
+    path: ClassVar[str] = "webauthn"
+
+    def audit_fields(self) -> dict[str, Any]:
+        return {"paths": [TerminalPhrase.path, VerifiedTap.path], **self.tap.audit_fields()}
+
+
+Proof = TerminalPhrase | VerifiedTap | WindowClick | TerminalAndTap
 
 
 # --- where the record, the key and the audit log live --------------------------------------
@@ -276,9 +321,59 @@ def record_tap(ctx: TrustContext, key: HostKey, tap: VerifiedTap, now: int) -> N
     store.add_browser_credential(ctx.trust_path, key, tap.owner, stored, now, enrolled_only=True)
 
 
-def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int) -> None:
+def enrolled_credentials(
+    ctx: TrustContext, key: HostKey, now: int
+) -> dict[str, tuple[Credential, ...]]:
+    """Each browser's enrolled credentials in the record on disk, judged by its signatures alone
+    (the ratchet aside, so a record being accepted after tampering is judged too); browsers
+    without one are left out. ``TrustUnreadable`` when there is no record or it cannot be read."""
+    from tabwarden.trust.record_file import load
+    from tabwarden.trust.verify import effective
+
+    doc = load(ctx.trust_path, expect_paired=True)
+    if doc is None:
+        raise TrustUnreadable("the trust record is missing")
+    return {
+        b.label: b.credentials for b in effective(doc, key.public, now).browsers if b.credentials
+    }
+
+
+def authenticators_enrolled(ctx: TrustContext, key: HostKey, now: int) -> bool:
+    """Whether any browser holds an enrolled credential (``enrolled_credentials``)."""
+    return bool(enrolled_credentials(ctx, key, now))
+
+
+def _check_factors(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
+    """The two-factor rule (module docstring): refuses, audited, before anything is written."""
+    if not isinstance(proof, TerminalPhrase):
+        return
+    try:
+        needs_tap = authenticators_enrolled(ctx, key, now)
+    except Exception as exc:  # fail closed: a record we cannot judge grants nothing
+        _audit(ctx, event, "refused", path=proof.path, reason="record unreadable")
+        raise TrustUnreadable("the trust record cannot be read; nothing was changed") from exc
+    if needs_tap:
+        _audit(ctx, event, "refused", path=proof.path, reason="tap required")
+        raise SecondFactorRequired(
+            "an authenticator is enrolled: the phrase alone does not grant this, a tap on "
+            "the security key is needed too; nothing was changed",
+            hint=SECOND_FACTOR_HINT,
+        )
+
+
+def _spend_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int) -> None:
+    """A tap's new sign count stored (before the action it authorises)."""
     if isinstance(proof, VerifiedTap):
         record_tap(ctx, key, proof, now)
+    elif isinstance(proof, TerminalAndTap):
+        record_tap(ctx, key, proof.tap, now)
+
+
+def _take_proof(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
+    """Spend ``proof`` for a grant audited as ``event``: the two-factor rule, then a tap's new
+    sign count stored. Refuses before anything is written."""
+    _check_factors(ctx, key, proof, now, event=event)
+    _spend_proof(ctx, key, proof, now)
 
 
 # --- the host key --------------------------------------------------------------------------
@@ -399,15 +494,16 @@ def release_kill(ctx: TrustContext, proof: Proof, now: int) -> int:
         raise TrustTampered(tamper)
     if tamper is not None:
         key = require_key(ctx)
-        _take_proof(ctx, key, proof, now)
+        _check_factors(ctx, key, proof, now, event="unkill")
         epoch = store.accept_record(ctx.trust_path, key, now).epoch
+        _spend_proof(ctx, key, proof, now)  # the counter lands in the accepted record
         _audit(
             ctx, "trust_accepted", "granted", **_proof_fields(proof), kind=tamper.kind,
             reason=tamper.reason, epoch=epoch,
         )  # fmt: skip
     elif ctx.trust_path.exists():
         key, _ = require_paired(ctx)
-        _take_proof(ctx, key, proof, now)
+        _take_proof(ctx, key, proof, now, event="unkill")
         epoch = store.release_kill(ctx.trust_path, key, now).epoch
     elif not os.path.lexists(ctx.kill_latch):
         raise NotPaired()
@@ -474,7 +570,7 @@ def widen(ctx: TrustContext, proof: Proof, changes: Mapping[str, object], now: i
     ``policy.widen``). Restrictions on the keys set are dropped. Returns the new epoch."""
     key, eff = require_paired(ctx)
     new = apply_set(eff.policy, dict(changes))  # PolicyError before the proof is spent
-    _take_proof(ctx, key, proof, now)
+    _take_proof(ctx, key, proof, now, event="policy_set")
     doc = store.set_baseline(ctx.trust_path, key, new.to_json(), now, set_keys=changes)
     _audit(ctx, "policy_set", "granted", **_proof_fields(proof), changed=sorted(changes))
     return doc.epoch
@@ -488,7 +584,7 @@ def rollback(ctx: TrustContext, steps: int, now: int, proof: Proof | None = None
         _audit(ctx, "policy_rollback", "narrowed", steps=steps)
         return doc.epoch
     key, _ = require_paired(ctx)
-    _take_proof(ctx, key, proof, now)
+    _take_proof(ctx, key, proof, now, event="policy_rollback")
     doc = store.rollback(ctx.trust_path, key, steps, now)
     _audit(ctx, "policy_rollback", "granted", **_proof_fields(proof), steps=steps)
     return doc.epoch
@@ -544,7 +640,7 @@ def approve_origin(ctx: TrustContext, proof: Proof, origin: str, now: int) -> in
         raise Killed("the kill switch is engaged: no site can be approved")
     if isinstance(proof, WindowClick) and enrolled(eff, proof.browser):
         raise TapRequired("this browser is enrolled: approve with a tap")
-    _take_proof(ctx, key, proof, now)
+    _take_proof(ctx, key, proof, now, event="origin_grant")
     epoch = eff.epoch
     if exact not in eff.policy.origins:
         widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
@@ -562,7 +658,7 @@ def pair_client(
 ) -> int:
     """Pin the MCP client ``exe`` (by ``sha256``) as ``label``. Returns the new epoch."""
     key, _ = require_paired(ctx)
-    _take_proof(ctx, key, proof, now)
+    _take_proof(ctx, key, proof, now, event="pair_client")
     doc = store.add_client(ctx.trust_path, key, label, exe, sha256, now, via=proof.path)
     _audit(
         ctx, "pair_client", "granted", **_proof_fields(proof), label=label, exe=exe,
@@ -640,17 +736,22 @@ def require_reissuable(ctx: TrustContext, label: str) -> Effective:
 
 
 def reissue_browser_code(
-    ctx: TrustContext, proof: TerminalPhrase, label: str, code: str, now: int
+    ctx: TrustContext, proof: TerminalPhrase | TerminalAndTap, label: str, code: str, now: int
 ) -> int:
     """Store ``code`` (hashed, ``PAIRING_CODE_TTL``) as a one-time code only browser ``label``
     can redeem (``pair --browser LABEL``; the binding is signed with the host key, so the file
     alone can never make one): the recovery after ``revoke browser LABEL`` that rotates no key.
     The person's phrase stands in for an enrolled credential's approval: while ``label`` holds
-    no credential, ``pair_begin`` with this code asks for none. Paired clients and other
+    no credential, ``pair_begin`` with this code asks for none — and while another browser holds
+    one, the phrase alone is refused (the two-factor rule). Paired clients and other
     browsers are untouched; any pending code is replaced. Returns the new epoch."""
     require_reissuable(ctx, label)
     key = require_key(ctx)
+    _take_proof(ctx, key, proof, now, event="browser_code")
     digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
     doc = store.set_pairing_code(ctx.trust_path, digest, now + PAIRING_CODE_TTL, bind=(key, label))
-    _audit(ctx, "browser_code", "granted", **_proof_fields(proof), browser=label)
+    fields = _proof_fields(proof)
+    if "browser" in fields:  # the browser tapped in is not the browser the code is for
+        fields["tapped_in"] = fields.pop("browser")
+    _audit(ctx, "browser_code", "granted", **fields, browser=label)
     return doc.epoch

@@ -109,6 +109,9 @@ ACTIONS = (
     "confirm.eval",
     "confirm.upload",
     "confirm.provenance",
+    # A terminal grant's second factor (tabwarden/terminal_tap.py): minted and verified by the
+    # terminal itself, its detail the canonical JSON of the command and its parameters.
+    "terminal",
 )
 _CHALLENGE_BYTES = 32
 _ID_BYTES = 16

@@ -145,8 +145,8 @@ export function tabHandlers(deps) {
 
 /** The session name the host gives a terminal connection (host/sessions.py TERMINAL_SESSION). */
 export const TERMINAL_SESSION = "terminal";
-/** The terminal's requests (host/sessions.py TERMINAL_ACTIONS). */
-export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close"]);
+/** The terminal's requests (host/sessions.py TERMINAL_ACTIONS); terminal_tap is handlers/terminal-tap.js's. */
+export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close", "terminal_tap"]);
 
 /**
  * The terminal's requests (`tabwarden tabs`): every session's agent tabs, masked, and closing the

@@ -9,6 +9,13 @@
 // confirmation without the host's verdict on a fresh tap (every call taps; no grace). A refusal
 // carries the host's reason code (lib/presence-reasons.js) back to that confirm page only, for the
 // person; the broker's answer to the agent stays a bare deny.
+//
+// A terminal tap (handlers/terminal-tap.js, issue 28) is the one exception to "the host verifies":
+// the terminal (`tabwarden unkill`, `policy set`, …) minted the challenge and verifies the answer
+// itself against the signed record, so the window's tap answers with the page's assertion, handed
+// back to the terminal and to nothing else. Its confirmation's presence action is
+// TERMINAL_PRESENCE and its detail the terminal's challenge id, the key the options were
+// registered under (expectTerminal); the page gets exactly those options, never any from itself.
 
 import { BridgeError } from "./bridge-error.js";
 import { trustedSender } from "./confirm-window.js";
@@ -17,6 +24,9 @@ import { isPlainObject } from "./wire.js";
 
 const TYPES = new Set(["confirm_presence_begin", "confirm_presence_complete"]);
 
+/** The presence action of a confirmation that asks a tap for the terminal. */
+export const TERMINAL_PRESENCE = "terminal";
+
 /**
  * @param {{broker: import("./confirm-broker.js").ConfirmBroker,
  *   hostCall: (action: string, args: object) => Promise<any>}} deps
@@ -24,6 +34,11 @@ const TYPES = new Set(["confirm_presence_begin", "confirm_presence_complete"]);
 export function createPresenceConfirm({ broker, hostCall }) {
   /** Challenge begun per confirmation id (single use). @type {Map<string, string>} */
   const begun = new Map();
+  /**
+   * Terminal taps by the terminal's challenge id: its options, then the page's assertion.
+   * @type {Map<string, {options: object, response: object | null}>}
+   */
+  const terminal = new Map();
 
   /** @param {unknown} err */
   const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
@@ -53,6 +68,12 @@ export function createPresenceConfirm({ broker, hostCall }) {
     const d = broker.details(id);
     if (d === null || d.presence === null) return { ok: false, code: CODE.BAD_REQUEST };
     if (begun.has(id)) return deny(id, CODE.BAD_REQUEST); // one tap per confirmation
+    if (d.presence.action === TERMINAL_PRESENCE) {
+      const t = terminal.get(d.presence.detail);
+      if (t === undefined || t.response !== null) return deny(id, CODE.BAD_REQUEST);
+      begun.set(id, d.presence.detail);
+      return { ok: true, options: t.options };
+    }
     begun.set(id, ""); // reserved while the host answers
     let r;
     try {
@@ -81,6 +102,12 @@ export function createPresenceConfirm({ broker, hostCall }) {
     }
     if (typeof challengeId !== "string" || challengeId === "" || !isPlainObject(response)) return deny(id, CODE.BAD_REQUEST);
     begun.delete(id); // single use, whatever the host says
+    if (d.presence.action === TERMINAL_PRESENCE) {
+      const t = terminal.get(d.presence.detail);
+      if (t === undefined || challengeId !== d.presence.detail || t.response !== null) return deny(id, CODE.BAD_REQUEST);
+      t.response = response; // the terminal verifies it; the window only carries it
+      return broker.answer(id, "allow") ? { ok: true } : { ok: false, code: CODE.CONFIRM_DENIED };
+    }
     let r;
     try {
       r = await hostCall("presence_complete", { challengeId, action: d.presence.action, detail: d.presence.detail, response });
@@ -104,6 +131,24 @@ export function createPresenceConfirm({ broker, hostCall }) {
       if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
       const id = /** @type {string} */ (msg.id);
       return msg.type === "confirm_presence_begin" ? begin(id) : complete(id, msg.response);
+    },
+    /**
+     * Register a terminal tap's options under its challenge id (before its confirmation opens).
+     * @param {string} challengeId
+     * @param {object} options
+     */
+    expectTerminal(challengeId, options) {
+      terminal.set(challengeId, { options, response: null });
+    },
+    /**
+     * The page's assertion for a terminal tap (null: none came), forgetting the tap.
+     * @param {string} challengeId
+     * @returns {object | null}
+     */
+    takeTerminal(challengeId) {
+      const t = terminal.get(challengeId);
+      terminal.delete(challengeId);
+      return t === undefined ? null : t.response;
     },
     /** Challenges held (for tests and inspection). */
     size: () => begun.size,

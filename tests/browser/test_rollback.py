@@ -16,23 +16,23 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
+from tabwarden import ceremony
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
-from tabwarden.trust import operations
 from tabwarden.trust.gate import TrustGate
-from tabwarden.trust.operations import TerminalPhrase, TrustContext
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.verify import Effective
-from tests.browser.harness import mcp_client
+from tests.browser.harness import confirm_page_presence, mcp_client, press
 from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
+from tests.pty_cli import PROMPT, spawn_cli
 
 pytestmark = pytest.mark.browser
 
@@ -197,10 +197,17 @@ def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_wit
                 assert banner.startswith("Trust record rolled back"), banner
                 await options.screenshot(path=str(SHOTS / "options-rolled-back.png"))
 
-                # The person confirms the record as it is at the terminal (`tabwarden unkill`,
-                # the typed phrase): a newer epoch than any seen, the latch released.
-                ctx = TrustContext.for_gate(TrustGate(browser.env))
-                operations.release_kill(ctx, TerminalPhrase(action="unkill"), int(time.time()))
+                # The person confirms the record as it is at the terminal (`tabwarden unkill`:
+                # the typed phrase, and a tap in the window, since this browser holds an
+                # enrolled key): a newer epoch than any seen, the latch released.
+                child = spawn_cli(browser.env, "unkill")
+                await asyncio.to_thread(child.expect, PROMPT)
+                child.send(ceremony.phrase_for("unkill") + "\n")
+                window = await confirm_page_presence(context)
+                await copy_credentials(paired.cdp, paired.authenticator, context, window)
+                await press(window, "#tap")
+                status, output = await asyncio.to_thread(child.finish)
+                assert status == 0 and b"accepted as it is now" in output, output
                 assert _fresh_read(browser).refused is None
                 assert _fresh_read(browser).epoch > seen_epoch
                 await _code_becomes(agent2, "tab_list", {}, None)

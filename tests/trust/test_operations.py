@@ -5,6 +5,7 @@ that must fail with nothing written and nothing audited as granted."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from tabwarden.trust.operations import (
     WindowClick,
 )
 from tabwarden.trust.policy import PolicyError
-from tabwarden.trust.record import Credential
+from tabwarden.trust.record import Credential, TrustUnreadable
 from tabwarden.trust.record_file import load
 from tabwarden.trust.store import PresenceRequired
 from tests.fixtures import TrustWorld, trust_world
@@ -212,8 +213,8 @@ def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> 
     world = trust_world(tmp_path)
     before = world.record_bytes()
     assert operations.decide_origin(world.ctx, "chromium", ORIGIN).ask == "click"
-    _enrol(world)
     operations.widen(world.ctx, PHRASE, {"origins": ["https://a.example"]}, NOW)
+    _enrol(world)
     enrolled_record = world.record_bytes()
     decision = operations.decide_origin(world.ctx, "chromium", ORIGIN)
     assert decision.ask == "tap"
@@ -252,15 +253,22 @@ def test_reissue_binds_a_fresh_code_to_the_label_and_keeps_every_other_grant(
     tmp_path: Path,
 ) -> None:
     world = trust_world(tmp_path)
-    _enrol(world, "chromium")
-    _enrol(world, "brave")
     operations.pair_client(
         world.ctx, PHRASE, label="claude", exe="/usr/bin/claude", sha256=SHA_A, now=NOW
     )
+    _enrol(world, "chromium")
+    brave = _enrol(world, "brave")
     operations.revoke(world.ctx, "browser", "chromium", NOW)
     policy_before = world.ctx.effective().policy
+    both = operations.TerminalAndTap(
+        phrase=REENROL,
+        tap=VerifiedTap(
+            browser="brave", owner="brave", credential=brave, new_sign_count=6,
+            user_verified=True,
+        ),
+    )  # fmt: skip
 
-    operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
+    operations.reissue_browser_code(world.ctx, both, "chromium", "1234-5678", NOW)
 
     doc = read_json(world.ctx.trust_path)
     code = doc["pairingCode"]
@@ -283,9 +291,10 @@ def test_reissue_binds_a_fresh_code_to_the_label_and_keeps_every_other_grant(
     assert (entry["event"], entry["decision"], entry["path"], entry["browser"]) == (
         "browser_code",
         "granted",
-        "terminal",
+        "webauthn",
         "chromium",
     )
+    assert entry["paths"] == ["terminal", "webauthn"]
     for raw in (world.ctx.trust_path.read_bytes(), (world.config / "audit.jsonl").read_bytes()):
         assert b"1234-5678" not in raw and b"12345678" not in raw
 
@@ -406,3 +415,109 @@ def test_a_context_for_a_gate_audits_beside_that_gates_record(
     operations.kill(ctx, "test", NOW)
     assert (other / "audit.jsonl").read_text().count('"event":"kill"') == 1
     assert not (own / "audit.jsonl").exists()
+
+
+# --- two factors where an authenticator exists (issue 28) ------------------------------------
+
+
+def _both(cred: Credential, new: int, action: str = "test") -> operations.TerminalAndTap:
+    return operations.TerminalAndTap(phrase=TerminalPhrase(action=action), tap=_tap(cred, new))
+
+
+def test_the_phrase_alone_grants_nothing_once_an_authenticator_is_enrolled(
+    tmp_path: Path,
+) -> None:
+    """A same-user program typing the phrase at its own pty: every grant a terminal starts is
+    refused, nothing written, and each refusal audited."""
+    world = trust_world(tmp_path)
+    cred = _enrol(world)
+    operations.widen(world.ctx, _both(cred, 6), {"origins": ["https://a.example"]}, NOW)
+    operations.kill(world.ctx, "test", NOW)
+    before, entries = world.record_bytes(), len(world.audit())
+    attempts: list[tuple[str, Callable[[], object]]] = [
+        ("unkill", lambda: operations.release_kill(world.ctx, PHRASE, NOW)),
+        ("policy_set", lambda: operations.widen(world.ctx, PHRASE, {"eval": True}, NOW)),
+        ("policy_rollback", lambda: operations.rollback(world.ctx, 1, NOW, PHRASE)),
+        (
+            "pair_client",
+            lambda: operations.pair_client(
+                world.ctx, PHRASE, label="evil", exe="/tmp/evil", sha256=SHA_A, now=NOW
+            ),
+        ),
+    ]
+    for event, attempt in attempts:
+        with pytest.raises(operations.SecondFactorRequired) as refused:
+            attempt()
+        assert refused.value.code == "presence_required"
+        assert "tap" in str(refused.value) and "options page" in refused.value.hint
+        assert world.record_bytes() == before
+        last = world.audit()[-1]
+        assert (last["event"], last["decision"], last["path"]) == (event, "refused", "terminal")
+    assert len(world.audit()) == entries + len(attempts)
+    assert world.ctx.effective().killed
+    assert [c.label for c in world.ctx.effective().paired_clients] == []
+
+
+def test_pair_browser_needs_a_tap_while_another_browser_holds_an_authenticator(
+    tmp_path: Path,
+) -> None:
+    world = trust_world(tmp_path)
+    _enrol(world, "brave")
+    before = world.record_bytes()
+    with pytest.raises(operations.SecondFactorRequired):
+        operations.reissue_browser_code(world.ctx, REENROL, "chromium", "1234-5678", NOW)
+    assert world.record_bytes() == before
+    assert world.audit()[-1]["decision"] == "refused"
+
+
+def test_phrase_and_tap_grant_and_the_audit_names_both_paths(tmp_path: Path) -> None:
+    world = trust_world(tmp_path)
+    cred = _enrol(world, count=5)
+    operations.kill(world.ctx, "test", NOW)
+    operations.release_kill(world.ctx, _both(cred, 6, "unkill"), NOW)
+    assert not world.ctx.effective().killed
+    entry = world.audit()[-1]
+    assert (entry["event"], entry["decision"], entry["path"]) == ("unkill", "granted", "webauthn")
+    assert entry["paths"] == ["terminal", "webauthn"] and entry["credential"] == "cred-1"
+    [browser] = world.ctx.effective().browsers
+    assert browser.credentials[0].sign_count == 6  # stored: the same assertion cannot replay
+
+
+def test_window_only_pairings_keep_the_phrase_alone(tmp_path: Path) -> None:
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    store.add_window_only_browser(world.ctx.trust_path, world.key, "chromium", NOW)
+    operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
+    operations.kill(world.ctx, "test", NOW)
+    operations.release_kill(world.ctx, PHRASE, NOW)
+    assert world.ctx.effective().policy.origins == (ORIGIN,)
+    assert [e["path"] for e in world.audit() if e["decision"] == "granted"] == [
+        "terminal",
+        "terminal",
+    ]
+
+
+def test_a_tampered_record_naming_an_authenticator_is_not_accepted_by_the_phrase_alone(
+    tmp_path: Path,
+) -> None:
+    """``unkill`` after tampering accepts the record as it is: with an authenticator in it, that
+    acceptance needs a tap as well (its signatures alone decide what the record holds)."""
+    world = trust_world(tmp_path)
+    _enrol(world)
+    doc = read_json(world.ctx.trust_path)
+    doc["policy"]["restrictions"] = []
+    hand_edit(world.ctx.trust_path, doc, reseal=False)  # the seal no longer vouches for it
+    assert operations.tampering(world.ctx) is not None
+    before = world.record_bytes()
+    with pytest.raises(operations.SecondFactorRequired):
+        operations.release_kill(world.ctx, PHRASE, NOW)
+    assert world.record_bytes() == before
+    assert world.audit()[-1]["decision"] == "refused"
+
+
+def test_a_record_that_cannot_be_read_refuses_the_phrase(tmp_path: Path) -> None:
+    world = trust_world(tmp_path)
+    world.ctx.trust_path.write_bytes(b"{not json")
+    with pytest.raises(TrustUnreadable):
+        operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
+    assert world.ctx.trust_path.read_bytes() == b"{not json"

@@ -1,0 +1,116 @@
+"""Two factors where an authenticator exists (issue 28): the attacker's attempt, for real.
+
+A same-user program with no terminal of its own opens a pty, starts the CLI on it as its
+controlling terminal and types the phrase correctly — exactly what ``spawn`` does here. Once a
+browser in the record holds an enrolled authenticator, that is refused for every widening a
+terminal can start (``unkill``, ``policy set``, ``pair-client``, ``pair --browser``): no tap comes,
+so ``trust.json`` keeps its very bytes, and the audit log names the refusal. Window-only
+pairings keep the phrase alone (``test_cli_ceremonies.py`` covers those paths).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from tabwarden import ceremony
+from tabwarden.commands import reenrol_phrase
+from tabwarden.trust.keystore import FileStore
+from tests.cli.world import CODE_RE, World, plain_binary
+from tests.fixtures import enrol_direct
+from tests.pty_cli import PROMPT
+from tests.trust.softauthn import SoftAuthenticator
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
+
+
+def _enrolled(world: World, label: str = "chromium") -> None:
+    """A browser's enrolled authenticator, as a finished options-page pairing leaves it."""
+    key = FileStore(world.key_file).load()
+    assert key is not None
+    enrol_direct(world.config, key, label, SoftAuthenticator())
+
+
+def _attempt(world: World, args: tuple[str, ...], phrase: str) -> bytes:
+    """The attacker's program: its own pty, the CLI on it, the phrase typed correctly."""
+    child = world.spawn(*args)
+    child.expect(PROMPT)
+    child.send(phrase + "\n")
+    status, output = child.finish()
+    assert status != 0, output
+    return output
+
+
+ATTEMPTS: list[tuple[str, Callable[[World], object], tuple[str, ...], str, str]] = [
+    ("unkill", lambda w: w.run("kill", "--reason", "t"), ("unkill",), "unkill", "unkill"),
+    (
+        "policy set",
+        lambda w: None,
+        ("policy", "set", "eval=true"),
+        "policy set",
+        "policy_set",
+    ),
+    (
+        "pair-client",
+        lambda w: None,
+        ("pair-client", "--exe", plain_binary(), "--label", "evil"),
+        "pair-client",
+        "pair_client",
+    ),
+    (
+        "pair --browser",
+        lambda w: w.run("revoke", "browser", "brave"),
+        ("pair", "--browser", "brave"),
+        reenrol_phrase("brave"),
+        "browser_code",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "setup", "args", "phrase", "event"), ATTEMPTS, ids=[a[0] for a in ATTEMPTS]
+)
+def test_a_program_typing_the_phrase_at_its_own_pty_is_refused_without_a_tap(
+    paired: World,
+    name: str,
+    setup: Callable[[World], object],
+    args: tuple[str, ...],
+    phrase: str,
+    event: str,
+) -> None:
+    _enrolled(paired, "chromium")
+    _enrolled(paired, "brave")
+    setup(paired)
+    typed = phrase if phrase.startswith("enrol") else ceremony.phrase_for(phrase)
+    before = paired.trust_file.read_bytes()
+    audited = len(paired.json_list("audit", "--json"))
+
+    output = _attempt(paired, args, typed)
+
+    assert b"error[presence_required]" in output, output
+    assert b"tap" in output and b"Open the browser" in output  # the next step
+    assert paired.trust_file.read_bytes() == before  # nothing changed in trust
+    entries = paired.json_list("audit", "--json")[audited:]
+    assert [(e["event"], e["decision"], e["path"]) for e in entries] == [
+        (event, "refused", "terminal")
+    ]
+    shown = paired.json("policy", "show", "--json")
+    assert shown["policy"]["eval"] is False
+    assert paired.json("clients", "--json")["paired"] == []
+    assert CODE_RE.search(output) is None  # no one-time code was minted
+
+
+def test_window_only_pairing_keeps_the_phrase_alone(paired: World) -> None:
+    """No authenticator enrolled: the phrase typed at a terminal is the whole proof."""
+    child = paired.spawn("policy", "set", "clickGraceSeconds=10")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("policy set") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    assert json.loads(paired.trust_file.read_bytes())["epoch"] > 0
+    assert paired.json("policy", "show", "--json")["policy"]["clickGraceSeconds"] == 10
+    [entry] = [e for e in paired.json_list("audit", "--json") if e["event"] == "policy_set"]
+    assert (entry["decision"], entry["path"]) == ("granted", "terminal")
