@@ -34,6 +34,7 @@ __all__ = [
     "RELAYED_ACTIONS",
     "Arguments",
     "BadArguments",
+    "FrameOutput",
     "Gate",
     "Local",
     "Relay",
@@ -81,6 +82,24 @@ class Risk(str, Enum):
     MEDIUM = "medium"
     HIGH = "high"
     HIGHEST = "highest"
+
+
+class FrameOutput(str, Enum):
+    """What a tool's output can hold of the page's frames (docs/adr/0007). The extension holds
+    its table of the RENDERS and SAVES actions to this one (handlers/actions.js FRAME_OUTPUT,
+    tests/mcp_server/test_frames_declared.py) and runs one check around every such handler: a
+    tool that forgets cannot start."""
+
+    #: Nothing of any page's content: tab bookkeeping, or answered in this process.
+    NONE = "none"
+    #: What the origin gate allows: the top frame, or the frame its ``frame`` argument names,
+    #: each gated on its own origin (or entries each filtered by their own origin).
+    GATED = "gated"
+    #: Pixels or a PDF of the whole page, subframes included: refused while any frame's origin
+    #: is not approved (each is asked about first, as a navigation to it would be).
+    RENDERS = "renders"
+    #: A file the page started: only one a frame of an approved origin started.
+    SAVES = "saves"
 
 
 class Local(Enum):
@@ -138,6 +157,8 @@ class ToolSpec:
     annotations: ToolAnnotations
     gate: Gate
     risk: Risk
+    #: Declared, never defaulted: what the tool's output can include of frames.
+    frames: FrameOutput
     call: Relay | Local
 
     @property
@@ -1386,6 +1407,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.LOCAL,
         risk=Risk.NONE,
+        frames=FrameOutput.NONE,
         call=Local.BRIDGE_STATUS,
     ),
     ToolSpec(
@@ -1398,6 +1420,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.LOCAL,
         risk=Risk.NONE,
+        frames=FrameOutput.NONE,
         call=Local.LIVE_BROWSERS,
     ),
     ToolSpec(
@@ -1410,6 +1433,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1423,6 +1447,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(address="url"),
     ),
     ToolSpec(
@@ -1434,6 +1459,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1446,6 +1472,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=CLOSE,
         gate=Gate.CONFIRM,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1457,6 +1484,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=CLOSE,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1470,6 +1498,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(address="url"),
     ),
     ToolSpec(
@@ -1483,6 +1512,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1495,6 +1525,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1510,6 +1541,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1525,6 +1557,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1537,6 +1570,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1553,6 +1587,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1566,6 +1601,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1578,6 +1614,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1591,6 +1628,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.RENDERS,
         call=Relay(image=True),
     ),
     ToolSpec(
@@ -1604,6 +1642,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1616,6 +1655,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.NONE,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1629,6 +1669,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1641,6 +1682,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(typed="value"),
     ),
     ToolSpec(
@@ -1653,6 +1695,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1666,6 +1709,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(typed=("value", "values", "label")),
     ),
     ToolSpec(
@@ -1677,6 +1721,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1691,6 +1736,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1708,6 +1754,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1725,6 +1772,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(typed="promptText"),
     ),
     ToolSpec(
@@ -1739,6 +1787,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(typed="value"),
     ),
     ToolSpec(
@@ -1753,6 +1802,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=Relay(keys="keys"),
     ),
     ToolSpec(
@@ -1765,6 +1815,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1776,6 +1827,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1789,6 +1841,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.NONE,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1802,6 +1855,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1813,6 +1867,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1824,6 +1879,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1836,6 +1892,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGHEST,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1849,6 +1906,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=Relay(sandbox_file="path"),
     ),
     ToolSpec(
@@ -1862,6 +1920,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1878,6 +1937,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=Relay(save_file="saveAs"),
     ),
     ToolSpec(
@@ -1892,6 +1952,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1906,6 +1967,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     # -- files and the view (issue 14) --
@@ -1920,6 +1982,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.RENDERS,
         call=Relay(save=Save.BYTES),
     ),
     ToolSpec(
@@ -1935,6 +1998,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.SAVES,
         call=Relay(save=Save.COPY),
     ),
     ToolSpec(
@@ -1948,6 +2012,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
 )

@@ -63,3 +63,88 @@ test("createRoutes: one handler per action, in catalogue order; a mismatch throw
   }
   assert.deepEqual([...PAGE_ACTIONS], saved);
 });
+
+// ---- the frame check around RENDERS actions (docs/adr/0007-frames-in-rendered-output.md) ----
+
+/**
+ * A tab owned by session "s" whose frames are `frames` (getAllFrames' answer, switched by the
+ * test between calls), an origin gate that approves `approved` and refuses the rest, and a
+ * RENDERS handler that records whether it ran.
+ */
+function renderRig(frames, approved) {
+  const ownership = createOwnership();
+  ownership.claim("s", 7);
+  const state = { frames, ran: 0, asked: [] };
+  const deps = {
+    ...inert(),
+    ownership,
+    browser: { getTab: async () => ({ id: 7, url: "http://top.test/" }), getAllFrames: async () => state.frames },
+    ensureOrigin: async (url, _ctx, tool) => {
+      const origin = new URL(url).origin;
+      state.asked.push([origin, tool]);
+      if (!approved.includes(origin)) {
+        const err = new Error("not approved");
+        err.code = "origin_not_approved";
+        throw err;
+      }
+      return origin;
+    },
+  };
+  return { deps, state };
+}
+const ctx = { session: "s", policy: { origins: ["http://top.test"] }, deadline: Date.now() + 60_000 };
+const TOP = { frameId: 0, parentFrameId: -1, url: "http://top.test/" };
+
+test("a RENDERS action asks about every frame's origin first and never runs while one is unapproved", async () => {
+  const { deps, state } = renderRig([TOP, { frameId: 3, parentFrameId: 0, url: "http://evil.test/ad?card=4111" }], ["http://top.test"]);
+  const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
+  const handler = rendersOnlyApproved(deps, "page_screenshot", async () => { state.ran += 1; return { data: "pixels" }; });
+  await assert.rejects(handler({ tabId: 7 }, ctx), (err) => err.code === "origin_not_approved");
+  assert.equal(state.ran, 0);
+  assert.deepEqual(state.asked, [["http://top.test", "page_screenshot"], ["http://evil.test", "page_screenshot"]]);
+});
+
+test("an about:blank or srcdoc frame counts as its parent; a data: frame is refused without asking", async () => {
+  const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
+  const blank = renderRig([TOP, { frameId: 4, parentFrameId: 0, url: "about:blank" }, { frameId: 5, parentFrameId: 0, url: "about:srcdoc" }], ["http://top.test"]);
+  const ok = rendersOnlyApproved(blank.deps, "page_pdf", async () => { blank.state.ran += 1; return { data: "JVBERi0" }; });
+  assert.deepEqual(await ok({ tabId: 7 }, ctx), { data: "JVBERi0" });
+  assert.equal(blank.state.ran, 1);
+  const data = renderRig([TOP, { frameId: 4, parentFrameId: 0, url: "data:text/html,<p>4111 1111 1111 1111</p>" }], ["http://top.test"]);
+  const refused = rendersOnlyApproved(data.deps, "page_pdf", async () => { data.state.ran += 1; return {}; });
+  await assert.rejects(refused({ tabId: 7 }, ctx), (err) => err.code === "origin_not_approved" && /no web origin/.test(err.message));
+  assert.equal(data.state.ran, 0);
+  assert.deepEqual(data.state.asked, [["http://top.test", "page_pdf"]]);
+});
+
+test("a frame that arrives during the capture drops the output: refused, naming its origin", async () => {
+  const { deps, state } = renderRig([TOP], ["http://top.test"]);
+  const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
+  const handler = rendersOnlyApproved(deps, "page_screenshot", async () => {
+    state.frames = [TOP, { frameId: 9, parentFrameId: 0, url: "http://late.test/x" }];
+    return { data: "pixels with the late frame" };
+  });
+  await assert.rejects(handler({ tabId: 7 }, ctx), (err) => err.code === "origin_not_approved" && err.message.includes("http://late.test")
+    && !err.message.includes("/x"));
+});
+
+test("a RENDERS action of a tab the session does not own lists no frames and names no origin", async () => {
+  const { deps, state } = renderRig([TOP, { frameId: 3, parentFrameId: 0, url: "http://evil.test/" }], []);
+  const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
+  const handler = rendersOnlyApproved(deps, "page_screenshot", async () => { state.ran += 1; return {}; });
+  await assert.rejects(handler({ tabId: 7 }, { ...ctx, session: "other" }), (err) => err.code === "tab_not_owned" && !err.message.includes("evil"));
+  assert.deepEqual(state.asked, []);
+});
+
+test("createRoutes wraps exactly the RENDERS actions of FRAME_OUTPUT in the frame check", async () => {
+  const { FRAME_OUTPUT } = await import("../../extension/handlers/actions.js");
+  const { deps, state } = renderRig([TOP, { frameId: 3, parentFrameId: 0, url: "http://evil.test/" }], ["http://top.test"]);
+  const routes = createRoutes(deps);
+  for (const [action, kind] of FRAME_OUTPUT) {
+    assert.ok(PAGE_ACTIONS.has(action), action);
+    if (kind !== "renders") continue;
+    state.asked = [];
+    await assert.rejects(routes.get(action)({ tabId: 7 }, ctx), (err) => err.code === "origin_not_approved", action);
+    assert.deepEqual(state.asked.map(([o]) => o), ["http://top.test", "http://evil.test"], action);
+  }
+});

@@ -1,0 +1,117 @@
+"""Frames in what a tool renders or saves (issue 28, docs/adr/0007-frames-in-rendered-output.md),
+in real Chromium through the real chain. The attacker's page: an approved page on 127.0.0.1
+embedding a frame from localhost (another site, so out of process) whose text holds a secret and
+a card number. page_screenshot and page_pdf render every frame, so each asks the person about the
+frame's origin first; denied, each is refused naming that origin, no image comes back, nothing is
+written into the download sandbox, and the secret is nowhere in the result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tabwarden.browser import ThrowawayBrowser
+from tabwarden.demo import wait_for_extension
+from tabwarden.trust.gate import TrustGate
+from tests.browser.harness import (
+    Request,
+    chromium,
+    confirm_page,
+    mcp_client,
+    ok,
+    press,
+    served_pages,
+    shows,
+    trust_this_process,
+)
+from tests.fakes import tool_error
+
+pytestmark = pytest.mark.browser
+
+SECRET = "frame-secret-8c2d"
+CARD = "4111 1111 1111 1111"
+
+
+def _page(request: Request) -> bytes | None:
+    if request.host == "localhost" and request.path == "/frame":
+        return (
+            "<!doctype html><html><body style='background:#fdd'>"
+            f"<h1>{SECRET}</h1><p>Card on file: {CARD}</p></body></html>"
+        ).encode()
+    if request.host == "127.0.0.1" and request.path == "/":
+        port = request.port
+        return (
+            "<!doctype html><html><head><title>approved</title></head><body>"
+            "<h1>Approved page</h1>"
+            f"<iframe id=cross src='http://localhost:{port}/frame' width=600 height=300></iframe>"
+            "</body></html>"
+        ).encode()
+    return None
+
+
+@pytest.fixture
+def site_port() -> Iterator[int]:
+    with served_pages(hook=_page) as served:
+        yield served.port
+
+
+def _text(result: Any) -> str:
+    return json.dumps(result.structured_content) + " ".join(
+        getattr(c, "text", "") for c in result.content
+    )
+
+
+async def _frame_loaded(agent: Any, tab: int, origin: str) -> None:
+    """Until page_frames lists the cross frame at its own origin (it starts as about:blank)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+        if any(f["origin"] == origin for f in frames):
+            return
+        assert asyncio.get_running_loop().time() < deadline, frames
+        await asyncio.sleep(0.1)
+
+
+def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
+    a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
+    trust_this_process(browser, [a])
+    sandbox = browser.root / "config" / "downloads"
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+            await _frame_loaded(agent, tab, b)
+            for tool, args in (
+                ("page_screenshot", {}),
+                ("page_screenshot", {"fullPage": True}),
+                ("page_pdf", {"name": "report"}),
+            ):
+                attempt = asyncio.create_task(agent.call_tool(tool, {"tabId": tab, **args}))
+                window = await confirm_page(context)
+                await shows(window, b)
+                await press(window, "#deny")
+                result = await attempt
+                error = tool_error(result)
+                assert error is not None and error["code"] == "origin_not_approved", result
+                assert all(getattr(c, "type", "") == "text" for c in result.content)
+                text = _text(result)
+                assert b in text, text
+                assert SECRET not in text and CARD not in text and "JVBERi0" not in text
+                assert not sandbox.exists() or list(sandbox.iterdir()) == []
+            policy = TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current()
+            assert policy.policy.origins == (a,)
+            # Control: the tab renders once the frame is gone (the frame, not the tab, refused).
+            page = next(p for p in context.pages if p.url == f"{a}/")
+            await page.evaluate("document.getElementById('cross').remove()")
+            pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
+            assert Path(pdf["path"]).parent == sandbox.resolve()
+
+    asyncio.run(scenario())
