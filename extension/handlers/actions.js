@@ -168,6 +168,36 @@ export function rendersOnlyApproved(deps, action, handler) {
 }
 
 /**
+ * Wraps a SAVES action: its answer must name the origin of the frame that started the file
+ * (`frameOrigin`, from lib/downloads.js), approved by the policy, or nothing is answered (and so
+ * nothing copied into the sandbox); the field is removed before the answer leaves. The handler
+ * already never sees a download it must withhold (so this refusal is a second lock that answers
+ * nothing about such a download: it fires only on a handler that lost its attribution).
+ * @param {string} action
+ * @param {import("../lib/dispatch.js").Handler} handler
+ * @returns {import("../lib/dispatch.js").Handler}
+ */
+export function savesOnlyApproved(action, handler) {
+  return async (args, ctx) => {
+    const result = await handler(args, ctx);
+    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
+    if (!isPlainObject(result) || typeof result.frameOrigin !== "string" || !isApproved(result.frameOrigin, approved)) {
+      throw new BridgeError(CODE.INTERNAL_ERROR, `${action} could not tell which frame started the file: nothing was saved`);
+    }
+    const { frameOrigin: _, ...answer } = result;
+    return answer;
+  };
+}
+
+/** @param {ActionDeps} deps @param {string} action @param {import("../lib/dispatch.js").Handler} handler */
+function frameChecked(deps, action, handler) {
+  const kind = FRAME_OUTPUT.get(action);
+  if (kind === "renders") return rendersOnlyApproved(deps, action, handler);
+  if (kind === "saves") return savesOnlyApproved(action, handler);
+  return handler;
+}
+
+/**
  * The handler of every action in PAGE_ACTIONS, in its order. Throws when a family serves an
  * action the catalogue does not list for it, or leaves one of its listed actions unserved.
  * @param {ActionDeps} deps
@@ -192,7 +222,7 @@ export function createRoutes(deps) {
   for (const action of PAGE_ACTIONS.keys()) {
     const handler = served.get(action);
     if (handler === undefined) throw new Error(`actions: nothing serves ${JSON.stringify(action)}`);
-    routes.set(action, FRAME_OUTPUT.get(action) === "renders" ? rendersOnlyApproved(shared, action, handler) : handler);
+    routes.set(action, frameChecked(shared, action, handler));
   }
   // Every action's optional waitFor and observe (handlers/interact.js), around the handlers.
   return withAftermath(shared, routes);

@@ -19,6 +19,8 @@ from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
+    Answer,
+    Reply,
     Request,
     chromium,
     confirm_page,
@@ -113,5 +115,73 @@ def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
             await page.evaluate("document.getElementById('cross').remove()")
             pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
             assert Path(pdf["path"]).parent == sandbox.resolve()
+
+    asyncio.run(scenario())
+
+
+MINE = b"the approved page's own file\n" * 8
+THEIRS = b"what the unapproved frame downloads\n" * 8
+
+
+def test_a_download_an_unapproved_frame_starts_is_withheld_and_answers_no_filter(
+    browser: ThrowawayBrowser,
+) -> None:
+    """The frame (another local origin, 127.0.0.1 on another port: same site, so in the page's
+    process and reported by the tab's own debugger) downloads a file whose URL holds a token.
+    page_wait_download never hands it out, with or without a `url` filter matching that URL: each
+    wait times out as if it never began, and nothing reaches the sandbox. The page's own download
+    still comes through."""
+    octet = "application/octet-stream"
+    frame_page = (
+        "<!doctype html><html><body>"
+        f"<a id=dl href='/files/token-7f3a.bin' download>{SECRET}</a></body></html>"
+    )
+    theirs_pages: dict[str, Answer] = {
+        "/frame": frame_page,
+        "/files/token-7f3a.bin": Reply(THEIRS, octet),
+    }
+    with served_pages(theirs_pages) as theirs:
+        top = (
+            '<!doctype html><html><body><button id=mine type=button onclick="const a = '
+            "document.createElement('a'); a.href = '/files/mine.bin'; a.download = 'mine.bin'; "
+            'document.body.append(a); a.click()">Get mine</button>'
+            f"<iframe id=ad src='{theirs.origin}/frame'></iframe></body></html>"
+        )
+        with served_pages({"/": top, "/files/mine.bin": Reply(MINE, octet)}) as mine:
+            _withheld_download(browser, mine.origin, theirs)
+
+
+def _withheld_download(browser: ThrowawayBrowser, a: str, theirs: Any) -> None:
+    trust_this_process(browser, [a])
+    sandbox = browser.root / "config" / "downloads"
+
+    async def scenario() -> None:
+        async with chromium(browser) as context, mcp_client(browser) as agent:
+            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+            await _frame_loaded(agent, tab, theirs.origin)
+            # The frame's link is clicked (the person, or a click the page steered into it).
+            page = next(p for p in context.pages if p.url == f"{a}/")
+            frame = next(f for f in page.frames if f.url.startswith(theirs.origin))
+            await frame.click("#dl")
+            deadline = asyncio.get_running_loop().time() + 30
+            while not theirs.requests("/files/token-7f3a.bin"):
+                assert asyncio.get_running_loop().time() < deadline, "the frame never downloaded"
+                await asyncio.sleep(0.05)
+            for args in ({"url": "token-7f3a"}, {"filename": "token"}, {}):
+                result = await agent.call_tool(
+                    "page_wait_download", {"tabId": tab, "timeoutMs": 5000, **args}
+                )
+                error = tool_error(result)
+                assert error is not None and error["code"] == "timeout", result
+                text = _text(result)
+                assert theirs.origin not in text and ".bin" not in text, text
+                assert not sandbox.exists() or list(sandbox.iterdir()) == []
+            # Control: the approved page's own download is found and copied.
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#mine"})
+            got = await ok(agent, "page_wait_download", {"tabId": tab, "timeoutMs": 30_000})
+            assert got["state"] == "complete" and got["url"] == f"{a}/files/mine.bin", got
+            assert Path(got["path"]).read_bytes() == MINE
+            assert [p.read_bytes() for p in sandbox.iterdir()] == [MINE]
 
     asyncio.run(scenario())

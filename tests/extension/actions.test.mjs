@@ -148,3 +148,14 @@ test("createRoutes wraps exactly the RENDERS actions of FRAME_OUTPUT in the fram
     assert.deepEqual(state.asked.map(([o]) => o), ["http://top.test", "http://evil.test"], action);
   }
 });
+
+test("a SAVES action answers only a file whose frame's origin is approved, and never says which frame", async () => {
+  const { savesOnlyApproved, FRAME_OUTPUT } = await import("../../extension/handlers/actions.js");
+  assert.equal(FRAME_OUTPUT.get("page_wait_download"), "saves");
+  const answering = (result) => savesOnlyApproved("page_wait_download", async () => result);
+  const file = { state: "complete", file: { source: "/home/p/Downloads/x", size: 1 } };
+  assert.deepEqual(await answering({ ...file, frameOrigin: "http://top.test" })({}, ctx), file);
+  for (const lost of [{ ...file }, { ...file, frameOrigin: null }, { ...file, frameOrigin: "http://evil.test" }]) {
+    await assert.rejects(answering(lost)({}, ctx), (err) => err.code === "internal_error" && !err.message.includes("evil"));
+  }
+});
