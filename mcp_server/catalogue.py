@@ -96,7 +96,8 @@ class FrameOutput(str, Enum):
     #: each gated on its own origin (or entries each filtered by their own origin).
     GATED = "gated"
     #: Pixels or a PDF of the whole page, subframes included: refused while any frame's origin
-    #: is not approved (each is asked about first, as a navigation to it would be).
+    #: is not approved (each is asked about first, as a navigation to it would be), and while
+    #: any frame's text shows a card number (a picture or a PDF cannot be masked).
     RENDERS = "renders"
     #: A file the page started: only one a frame of an approved origin started.
     SAVES = "saves"

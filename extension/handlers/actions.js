@@ -11,6 +11,7 @@
 import { BridgeError } from "../lib/bridge-error.js";
 import { CODE } from "../lib/error-codes.js";
 import { isApproved } from "../lib/origin.js";
+import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
 import { fetchHandlers } from "./fetch.js";
 import { captureHandlers } from "./capture.js";
@@ -114,6 +115,55 @@ export function frameRefusal(tool, origin) {
       : `Ask the person to approve ${origin} (they are asked when you call again), or use page_text, page_snapshot or page_markdown, which read only approved frames`);
 }
 
+/** Most characters of one frame's text the card check reads; a frame with more is refused. */
+export const MAX_CHECKED_TEXT = 5_000_000;
+
+/**
+ * Runs in each frame (isolated world; serialised by executeScript, so self-contained): the text a
+ * render of it would show — the body's rendered text, and what form fields display (a password
+ * field shows dots) — or null past MAX_CHECKED_TEXT (kept in step by hand: it cannot import).
+ */
+export function renderedText() {
+  const parts = [document.body instanceof HTMLElement ? document.body.innerText : String(document.documentElement?.textContent ?? "")];
+  for (const el of document.querySelectorAll("input, textarea, select")) {
+    if (el instanceof HTMLInputElement && el.type !== "password" && el.type !== "hidden") parts.push(el.value);
+    else if (el instanceof HTMLTextAreaElement) parts.push(el.value);
+    else if (el instanceof HTMLSelectElement) for (const o of el.selectedOptions) parts.push(o.text);
+  }
+  const text = parts.join("\n");
+  return text.length > 5_000_000 ? null : text;
+}
+
+/**
+ * A render cannot be masked afterwards: refused while any frame's text shows a card number
+ * (lib/redact.js maskCards finds one), or a frame's text cannot be read or is too long to check.
+ * @param {ActionDeps} deps @param {import("./support.js").Ctx} ctx @param {string} action
+ * @param {number} tabId @param {number[]} frameIds
+ */
+async function refuseShownCards(deps, ctx, action, tabId, frameIds) {
+  const run = deps.browser.executeInFrames;
+  if (typeof run !== "function") throw new BridgeError(CODE.INTERNAL_ERROR, "frames cannot be read in this extension");
+  let results;
+  try {
+    results = await step(ctx, "check the page for card numbers", run(tabId, frameIds, renderedText));
+  } catch (err) {
+    if (err instanceof BridgeError) throw err;
+    results = null;
+  }
+  const read = new Map((Array.isArray(results) ? results : []).map((r) => [r?.frameId, r?.result]));
+  for (const frameId of frameIds) {
+    const text = read.get(frameId);
+    if (typeof text !== "string") {
+      throw new BridgeError(CODE.POLICY_DENIED, `${action} could not check every frame of the page for card numbers (one could not be read, or holds over ${MAX_CHECKED_TEXT} characters); nothing was captured`);
+    }
+    if (maskCards(text) !== text) {
+      throw new BridgeError(CODE.POLICY_DENIED,
+        `${action} would show a card number that is on the page, and a picture or a PDF cannot be masked; nothing was captured. `
+        + "Read the page with page_text, page_snapshot or page_markdown (card numbers masked), or capture after the number is gone from the page");
+    }
+  }
+}
+
 /**
  * Wraps a RENDERS action: before it runs, the tab is owned, its top origin passes the origin
  * gate and then every other frame's origin, outermost first, each on its own (the person is
@@ -121,7 +171,8 @@ export function frameRefusal(tool, origin) {
  * count as the frame whose origin they inherit, a frame with no web origin is refused); after it
  * ran, the tab's frames are listed again and the output is dropped, refused, when any frame's
  * origin is not one the check passed or the policy approves (a frame that came or navigated
- * during the capture). The refusal is origin_not_approved naming the frame's origin.
+ * during the capture). The refusal is origin_not_approved naming the frame's origin. Before and
+ * after, every frame's text is checked for card numbers (refuseShownCards: policy_denied).
  * @param {ActionDeps} deps
  * @param {string} action
  * @param {import("../lib/dispatch.js").Handler} handler
@@ -156,13 +207,16 @@ export function rendersOnlyApproved(deps, action, handler) {
       if (f.origin === null) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, frameRefusal(action, null));
       if (!passed.has(f.origin)) passed.add(await deps.ensureOrigin(f.gateUrl, ctx, action));
     }
+    await refuseShownCards(deps, ctx, action, tabId, before.map((f) => f.frameId));
     const result = await handler(args, ctx);
     const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    for (const f of await frames(tabId, ctx)) {
+    const after = await frames(tabId, ctx);
+    for (const f of after) {
       if (f.origin === null || !(passed.has(f.origin) || isApproved(f.origin, approved))) {
         throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, frameRefusal(action, f.origin));
       }
     }
+    await refuseShownCards(deps, ctx, action, tabId, after.map((f) => f.frameId));
     return result;
   };
 }

@@ -3,7 +3,9 @@ in real Chromium through the real chain. The attacker's page: an approved page o
 embedding a frame from localhost (another site, so out of process) whose text holds a secret and
 a card number. page_screenshot and page_pdf render every frame, so each asks the person about the
 frame's origin first; denied, each is refused naming that origin, no image comes back, nothing is
-written into the download sandbox, and the secret is nowhere in the result."""
+written into the download sandbox, and the secret is nowhere in the result. A card number on the
+approved page itself refuses both too (pixels and PDF text cannot be masked). A download the
+frame starts is withheld from page_wait_download, whatever its filters say."""
 
 from __future__ import annotations
 
@@ -115,6 +117,16 @@ def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
             await page.evaluate("document.getElementById('cross').remove()")
             pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
             assert Path(pdf["path"]).parent == sandbox.resolve()
+            # The approved page itself shows a card number: a PDF or a picture cannot be masked,
+            # so both are refused and nothing more is written.
+            await page.evaluate(f"document.body.append('Card on file: {CARD}')")
+            for tool in ("page_pdf", "page_screenshot"):
+                result = await agent.call_tool(tool, {"tabId": tab})
+                error = tool_error(result)
+                assert error is not None and error["code"] == "policy_denied", result
+                assert all(getattr(c, "type", "") == "text" for c in result.content)
+                assert CARD not in _text(result) and "4111" not in _text(result)
+            assert list(sandbox.iterdir()) == [Path(pdf["path"])]
 
     asyncio.run(scenario())
 

@@ -74,11 +74,19 @@ test("createRoutes: one handler per action, in catalogue order; a mismatch throw
 function renderRig(frames, approved) {
   const ownership = createOwnership();
   ownership.claim("s", 7);
-  const state = { frames, ran: 0, asked: [] };
+  const state = { frames, ran: 0, asked: [], texts: new Map(), read: [] };
   const deps = {
     ...inert(),
     ownership,
-    browser: { getTab: async () => ({ id: 7, url: "http://top.test/" }), getAllFrames: async () => state.frames },
+    browser: {
+      getTab: async () => ({ id: 7, url: "http://top.test/" }),
+      getAllFrames: async () => state.frames,
+      executeInFrames: async (_tabId, frameIds, func) => {
+        assert.equal(func.name, "renderedText");
+        state.read.push(frameIds);
+        return frameIds.filter((id) => state.texts.get(id) !== "unreadable").map((id) => ({ frameId: id, result: state.texts.get(id) ?? "Quarterly report" }));
+      },
+    },
     ensureOrigin: async (url, _ctx, tool) => {
       const origin = new URL(url).origin;
       state.asked.push([origin, tool]);
@@ -158,4 +166,30 @@ test("a SAVES action answers only a file whose frame's origin is approved, and n
   for (const lost of [{ ...file }, { ...file, frameOrigin: null }, { ...file, frameOrigin: "http://evil.test" }]) {
     await assert.rejects(answering(lost)({}, ctx), (err) => err.code === "internal_error" && !err.message.includes("evil"));
   }
+});
+
+test("a RENDERS action refuses while any frame's text shows a card number, before and after the capture", async () => {
+  const { rendersOnlyApproved, MAX_CHECKED_TEXT, renderedText } = await import("../../extension/handlers/actions.js");
+  assert.ok(renderedText.toString().includes(String(MAX_CHECKED_TEXT).replace(/\B(?=(\d{3})+$)/g, "_")), "the page-side limit is the worker's");
+  const frames = [TOP, { frameId: 4, parentFrameId: 0, url: "about:blank" }];
+  // In a subframe's text: refused, nothing captured, and the number is not in the refusal.
+  const before = renderRig(frames, ["http://top.test"]);
+  before.state.texts.set(4, "Card on file: 4111 1111 1111 1111");
+  const shot = rendersOnlyApproved(before.deps, "page_pdf", async () => { before.state.ran += 1; return { data: "JVBERi0" }; });
+  await assert.rejects(shot({ tabId: 7 }, ctx), (err) => err.code === "policy_denied" && !/4111/.test(err.message) && /card number/.test(err.message));
+  assert.equal(before.state.ran, 0);
+  assert.deepEqual(before.state.read, [[0, 4]]);
+  // A masked or partial number is not a card number: rendered.
+  const partial = renderRig(frames, ["http://top.test"]);
+  partial.state.texts.set(0, "Visa ending 1111, **** **** **** 1111");
+  assert.deepEqual(await rendersOnlyApproved(partial.deps, "page_screenshot", async () => ({ data: "png" }))({ tabId: 7 }, ctx), { data: "png" });
+  assert.deepEqual(partial.state.read, [[0, 4], [0, 4]]);
+  // One typed into a field while the capture ran: the output is dropped.
+  const during = renderRig(frames, ["http://top.test"]);
+  const typed = rendersOnlyApproved(during.deps, "page_screenshot", async () => { during.state.texts.set(0, "4111111111111111"); return { data: "png" }; });
+  await assert.rejects(typed({ tabId: 7 }, ctx), (err) => err.code === "policy_denied");
+  // A frame whose text cannot be read is not assumed clean.
+  const unreadable = renderRig(frames, ["http://top.test"]);
+  unreadable.state.texts.set(4, "unreadable");
+  await assert.rejects(rendersOnlyApproved(unreadable.deps, "page_pdf", async () => ({}))({ tabId: 7 }, ctx), (err) => err.code === "policy_denied");
 });
