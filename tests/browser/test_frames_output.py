@@ -53,6 +53,8 @@ def _page(request: Request) -> bytes | None:
             "<!doctype html><html><head><title>approved</title></head><body>"
             "<h1>Approved page</h1>"
             f"<iframe id=cross src='http://localhost:{port}/frame' width=600 height=300></iframe>"
+            # Frames that inherit the page's origin: rendered with it, never refused for it.
+            "<iframe id=blank></iframe><iframe id=inline srcdoc='<p>inline words</p>'></iframe>"
             "</body></html>"
         ).encode()
     return None
