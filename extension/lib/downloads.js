@@ -2,7 +2,8 @@
 // (Page.downloadWillBegin and Page.downloadProgress: lib/debugger.js keeps Chrome's debugger,
 // with Page enabled, on every owned tab), so a download belongs to the tab that started it by
 // construction, and to the frame Chrome names (its frameId), whose origin is the securityOrigin
-// its latest Page.frameNavigated stated before the download began (docs/adr/0007); and
+// its latest Page.frameNavigated stated before the download began — for an empty document (just
+// attached, about:blank, about:srcdoc) its parent frame's (docs/adr/0007); and
 // page_wait_download's wait for one. Pure: no chrome, timers injected. It must never record a
 // download of a tab no session owns (background.js feeds it only owned tabs' events), never hold
 // more than MAX_TOTAL_PER_TAB downloads or MAX_FRAMES_PER_TAB frames per tab, never let one
@@ -75,11 +76,25 @@ export function createDownloadLog({ timers, now = () => Date.now() }) {
     }
   }
 
-  /** @param {number} tabId @param {string} frameId @param {unknown} securityOrigin */
-  function frameSeen(tabId, frameId, securityOrigin) {
+  /**
+   * The origin a frame's document has: its securityOrigin; for an empty document (a frame just
+   * attached, about:blank, about:srcdoc: measured, Chrome states "://" for those) the origin of
+   * the frame that holds it, which created it (a frame of another site may not navigate it).
+   * @param {number} tabId @param {unknown} url @param {unknown} securityOrigin @param {unknown} parentId
+   * @returns {string | null}
+   */
+  function originIn(tabId, url, securityOrigin, parentId) {
+    if (url === undefined || (typeof url === "string" && /^about:(blank|srcdoc)([?#]|$)/.test(url))) {
+      return typeof parentId === "string" && parentId !== "" ? framesOf.get(tabId)?.get(parentId) ?? null : null;
+    }
+    return originOf(securityOrigin);
+  }
+
+  /** @param {number} tabId @param {string} frameId @param {string | null} origin */
+  function frameSeen(tabId, frameId, origin) {
     const frames = framesOf.get(tabId) ?? new Map();
     frames.delete(frameId); // re-inserted last: the oldest-seen goes first
-    frames.set(frameId, originOf(securityOrigin));
+    frames.set(frameId, origin);
     while (frames.size > MAX_FRAMES_PER_TAB) frames.delete(/** @type {string} */ (frames.keys().next().value));
     framesOf.set(tabId, frames);
   }
@@ -99,7 +114,12 @@ export function createDownloadLog({ timers, now = () => Date.now() }) {
     onEvent(tabId, method, params) {
       if (method === "Page.frameNavigated") {
         const frame = params?.frame;
-        if (typeof frame?.id === "string") frameSeen(tabId, frame.id, frame.securityOrigin);
+        if (typeof frame?.id === "string") frameSeen(tabId, frame.id, originIn(tabId, String(frame.url ?? ""), frame.securityOrigin, frame.parentId));
+        return;
+      }
+      if (method === "Page.frameAttached") {
+        // Its first, empty document (a hidden iframe whose src is a download never commits one).
+        if (typeof params?.frameId === "string") frameSeen(tabId, params.frameId, originIn(tabId, undefined, undefined, params.parentFrameId));
         return;
       }
       if (method === "Page.frameDetached") {
@@ -147,7 +167,9 @@ export function createDownloadLog({ timers, now = () => Date.now() }) {
       const walk = (node, depth) => {
         const frame = node?.frame;
         if (depth > 64 || typeof frame?.id !== "string") return;
-        if (!(framesOf.get(tabId)?.has(frame.id) ?? false)) frameSeen(tabId, frame.id, frame.securityOrigin);
+        if (!(framesOf.get(tabId)?.has(frame.id) ?? false)) {
+          frameSeen(tabId, frame.id, originIn(tabId, String(frame.url ?? ""), frame.securityOrigin, frame.parentId));
+        }
         for (const child of Array.isArray(node.childFrames) ? node.childFrames : []) walk(child, depth + 1);
       };
       walk(/** @type {any} */ (tree)?.frameTree, 0);

@@ -142,6 +142,34 @@ test("downloads: a download from a frame never seen navigating is withheld (fail
   assert.equal((await log.wait(1, {}, 100, approvedOK))?.guid, "v");
 });
 
+test("downloads: an empty frame (just attached, about:blank, srcdoc) is its parent's; a child of an unapproved frame is withheld", async () => {
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  const kid = (id, parent) => ["Page.frameAttached", { frameId: id, parentFrameId: parent }];
+  // A hidden iframe whose src is the download: attached, never navigated (measured).
+  log.onEvent(1, ...kid("H", "F"));
+  // An about:blank frame: Chrome states securityOrigin "://" for it (measured).
+  log.onEvent(1, ...kid("B", "F"));
+  log.onEvent(1, "Page.frameNavigated", { frame: { id: "B", parentId: "F", url: "about:blank", securityOrigin: "://" } });
+  // An unapproved frame and the empty frame it made; a data: frame of the approved page.
+  log.onEvent(1, ...nav("EVIL", "http://127.0.0.1:9999"));
+  log.onEvent(1, ...kid("EK", "EVIL"));
+  log.onEvent(1, "Page.frameNavigated", { frame: { id: "D", parentId: "F", url: "data:text/html,x", securityOrigin: "null" } });
+  for (const [guid, frameId] of [["h", "H"], ["b", "B"], ["ek", "EK"], ["d", "D"]]) {
+    log.onEvent(1, "Page.downloadWillBegin", { guid, frameId, url: `${OK}/${guid}`, suggestedFilename: guid });
+    log.onEvent(1, ...progress(guid, "completed"));
+  }
+  const got = [];
+  for (;;) {
+    const waiting = log.wait(1, {}, 100, approvedOK);
+    timers.advance(100);
+    const d = await waiting;
+    if (d === null) break;
+    got.push(d.guid);
+  }
+  assert.deepEqual(got, ["h", "b"]);
+});
+
 test("downloads: a filter matches only what the answer shows: not a withheld URL, not an unmasked card number", async () => {
   const timers = fakeTimers();
   const log = okLog(timers);
