@@ -108,7 +108,7 @@ export const FRAME_OUTPUT = new Map(/** @type {Array<[string, "renders" | "saves
  * @param {string} tool @param {string | null} origin
  */
 export function frameRefusal(tool, origin) {
-  const which = origin === null ? "a frame with no web origin (data:, blob: or sandboxed)" : `a frame from ${origin}`;
+  const which = origin === null ? "a frame with no web origin (data:, blob:, or an error page)" : `a frame from ${origin}`;
   return `${tool} renders every frame of the page and ${which} is not approved; nothing was captured. `
     + (origin === null
       ? "Such a frame can never be approved: use page_text, page_snapshot or page_markdown, which read only approved frames"
