@@ -349,7 +349,12 @@ const session = createSession({
   // policy itself first, so a narrowing takes effect now rather than at the next request: capture
   // turned off drops what it kept, and the navigation rules lose an origin no longer approved.
   // Then its pages re-read. (policy_get is a read: it writes no audit line, so this never loops.)
-  onTrustChanged: () => {
+  // The notice states the record's epoch too: the ratchet witnesses it now (a kill typed while
+  // no agent calls raises it), not at the next request — a host that has not proved the pinned
+  // key on this connection yet has it witnessed once it does, as a welcome's.
+  onTrustChanged: ({ epoch }) => {
+    if (pinGate.snapshot().state === "trusted") ratchet.observe(epoch);
+    else welcomeEpoch = epoch;
     session.hostCall("policy_get", {})
       .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(r.policy) : undefined))
       .catch(() => {}) // the next request states the policy anyway

@@ -245,10 +245,15 @@ async def _serve(ep: HostEndpoint, attestor: PeerAttestor | None) -> int:
         )
         serving = asyncio.create_task(server.serve())
         watching = asyncio.create_task(relay.watch_trust())
-        # Open extension pages show a change made elsewhere without a reload (host/notices.py).
+        # Open extension pages show a change made elsewhere without a reload, and the
+        # extension's rollback witness learns the epoch of a kill nobody's request followed
+        # (host/notices.py).
         noticing = asyncio.create_task(
             push_trust_changes(
-                ChangeWatch(watched_paths(gate)), pipe.send, lambda: relay.extension_connected
+                ChangeWatch(watched_paths(gate)),
+                pipe.send,
+                lambda: relay.extension_connected,
+                _stated_epoch(gate),
             )
         )
         log.info("serving %s for browser %r", ep.socket, ep.label)

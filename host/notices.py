@@ -7,12 +7,19 @@ client starting, without a reload.
 Cost, bounded and fixed: one ``lstat`` of each of four paths every ``POLL_INTERVAL`` in the
 host's event loop (inotify is not in the standard library), and no file is ever read. A change is
 a path's ``(st_mtime_ns, st_size, st_ino)`` moving, or the path appearing or vanishing (an atomic
-rename gives a new inode; an audit append a new size). The notice carries a counter and nothing
-else — no record content, no epoch a tampered record could state, no secret: each page asks again
+rename gives a new inode; an audit append a new size). The notice carries a counter and the
+record's epoch as the host's welcome would state it (``host/main.py`` ``_stated_epoch``: the
+record's when it is served, a rolled-back record's own older one, else -1 — never an epoch an
+edited record claims) and nothing else — no record content, no secret: each page asks again
 through its own checked message and the host's enforcement points judge the record as before.
+The epoch is what lets the extension's rollback witness (``extension/lib/epoch-ratchet.js``)
+see a kill typed while no agent is calling: without it the witness only ever learnt an epoch
+from a request or a welcome, and a record and seal rolled back to before an idle kill were
+undone by a host restart.
 
-It must never read or judge the trust record (that is ``TrustGate``'s) and never let an error
-stop the host: a failed probe or an undelivered notice is logged and the watch goes on.
+It must never judge the trust record itself (the injected ``epoch`` reads it, once per change
+noticed, through ``TrustGate``) and never let an error stop the host: a failed probe, an epoch
+that cannot be read (-1 is stated) or an undelivered notice is logged and the watch goes on.
 """
 
 from __future__ import annotations
@@ -74,15 +81,21 @@ class ChangeWatch:
         return True
 
 
+#: The epoch stated when the record cannot be read for a notice (the extension compares nothing).
+UNSTATED_EPOCH = -1
+
+
 async def push_trust_changes(
     watch: ChangeWatch,
     send: Callable[[dict[str, Any]], Awaitable[None]],
     connected: Callable[[], bool],
+    epoch: Callable[[], int],
     interval: float = POLL_INTERVAL,
 ) -> None:
     """Probe every ``interval`` seconds; after a change, while the extension is connected, send
-    ``{"type": "trust_changed", "seq": n}`` (``n`` counts this host's notices). A change while it
-    is away is not queued: its next welcome makes the pages re-read anyway."""
+    ``{"type": "trust_changed", "seq": n, "epoch": e}`` (``n`` counts this host's notices, ``e``
+    is ``epoch()`` read after the change, off the event loop). A change while it is away is not
+    queued: its next welcome states the epoch and makes the pages re-read anyway."""
     seq = 0
     while True:
         await asyncio.sleep(interval)
@@ -95,6 +108,11 @@ async def push_trust_changes(
             continue
         seq += 1
         try:
-            await send({"type": TRUST_CHANGED, "seq": seq})
+            stated = await asyncio.to_thread(epoch)
+        except Exception as exc:  # the witness compares nothing this time; the request still does
+            log.warning("trust_changed without an epoch: %s", type(exc).__name__)
+            stated = UNSTATED_EPOCH
+        try:
+            await send({"type": TRUST_CHANGED, "seq": seq, "epoch": stated})
         except Exception as exc:  # the browser may be gone already
             log.info("trust_changed not delivered: %s", type(exc).__name__)

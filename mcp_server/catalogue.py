@@ -34,6 +34,7 @@ __all__ = [
     "RELAYED_ACTIONS",
     "Arguments",
     "BadArguments",
+    "FrameOutput",
     "Gate",
     "Lineage",
     "Local",
@@ -84,6 +85,25 @@ class Risk(str, Enum):
     MEDIUM = "medium"
     HIGH = "high"
     HIGHEST = "highest"
+
+
+class FrameOutput(str, Enum):
+    """What a tool's output can hold of the page's frames (docs/adr/0007). The extension holds
+    its table of the RENDERS and SAVES actions to this one (handlers/actions.js FRAME_OUTPUT,
+    tests/mcp_server/test_frames_declared.py) and runs one check around every such handler: a
+    tool that forgets cannot start."""
+
+    #: Nothing of any page's content: tab bookkeeping, or answered in this process.
+    NONE = "none"
+    #: What the origin gate allows: the top frame, or the frame its ``frame`` argument names,
+    #: each gated on its own origin (or entries each filtered by their own origin).
+    GATED = "gated"
+    #: Pixels or a PDF of the whole page, subframes included: refused while any frame's origin
+    #: is not approved (each is asked about first, as a navigation to it would be), and while
+    #: any frame's text shows a card number (a picture or a PDF cannot be masked).
+    RENDERS = "renders"
+    #: A file the page started: only one a frame of an approved origin started.
+    SAVES = "saves"
 
 
 class Local(Enum):
@@ -165,6 +185,8 @@ class ToolSpec:
     annotations: ToolAnnotations
     gate: Gate
     risk: Risk
+    #: Declared, never defaulted: what the tool's output can include of frames.
+    frames: FrameOutput
     call: Relay | Local
 
     @property
@@ -1453,6 +1475,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.LOCAL,
         risk=Risk.NONE,
+        frames=FrameOutput.NONE,
         call=Local.BRIDGE_STATUS,
     ),
     ToolSpec(
@@ -1465,6 +1488,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.LOCAL,
         risk=Risk.NONE,
+        frames=FrameOutput.NONE,
         call=Local.LIVE_BROWSERS,
     ),
     ToolSpec(
@@ -1477,6 +1501,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=LOCAL_READ,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1490,6 +1515,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1501,6 +1527,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1513,6 +1540,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=CLOSE,
         gate=Gate.CONFIRM,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1524,6 +1552,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=CLOSE,
         gate=Gate.OWN_TAB,
         risk=Risk.LOW,
+        frames=FrameOutput.NONE,
         call=RELAY,
     ),
     ToolSpec(
@@ -1537,6 +1566,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1550,6 +1580,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1562,6 +1593,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1577,6 +1609,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1592,6 +1625,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1604,6 +1638,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1620,6 +1655,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1633,6 +1669,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1645,6 +1682,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1658,6 +1696,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.RENDERS,
         call=Relay(image=True),
     ),
     ToolSpec(
@@ -1671,6 +1710,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1683,6 +1723,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.NONE,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1696,6 +1737,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1708,6 +1750,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1720,6 +1763,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1733,6 +1777,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1744,6 +1789,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1758,6 +1804,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1775,6 +1822,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1792,6 +1840,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1806,6 +1855,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1820,6 +1870,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.CONFIRM,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1832,6 +1883,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1843,6 +1895,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1856,6 +1909,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.NONE,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1869,6 +1923,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1880,6 +1935,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1891,6 +1947,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1903,6 +1960,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGHEST,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1916,6 +1974,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=Relay(sandbox_file="path"),
     ),
     ToolSpec(
@@ -1929,6 +1988,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1945,6 +2005,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=RISKY,
         gate=Gate.OFF_BY_DEFAULT,
         risk=Risk.HIGH,
+        frames=FrameOutput.GATED,
         call=Relay(save_file="saveAs"),
     ),
     ToolSpec(
@@ -1959,6 +2020,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     ToolSpec(
@@ -1973,6 +2035,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=READ,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
     # -- files and the view (issue 14) --
@@ -1987,6 +2050,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.RENDERS,
         call=Relay(save=Save.BYTES),
     ),
     ToolSpec(
@@ -2002,6 +2066,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.MEDIUM,
+        frames=FrameOutput.SAVES,
         call=Relay(save=Save.COPY),
     ),
     ToolSpec(
@@ -2015,6 +2080,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         annotations=ACT,
         gate=Gate.ORIGIN,
         risk=Risk.LOW,
+        frames=FrameOutput.GATED,
         call=RELAY,
     ),
 )

@@ -1,11 +1,12 @@
 // handlers/files.js — files out of an owned tab and the screen it is shown on: page_pdf
 // (Page.printToPDF; the MCP server writes the bytes into its download sandbox, so they never
-// reach the agent), page_wait_download (a download the tab started, from lib/downloads.js; where
-// Chrome saved a finished one comes from chrome.downloads, and the MCP server copies it into the
-// sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees).
+// reach the agent), page_wait_download (a download a frame of an approved site in the tab
+// started, from lib/downloads.js; where Chrome saved a finished one comes from chrome.downloads,
+// and the MCP server copies it into the sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees).
 // Thin glue: the debugger and chrome.downloads are injected. It must never touch the chrome
 // global, never act on a tab the session does not own or whose site is not approved, never
-// return a download's URL from an unapproved site, and never redirect, open, remove or erase a
+// return a download's URL from an unapproved site nor a download a frame of one started (never
+// matching a filter against what it withholds), and never redirect, open, remove or erase a
 // download (observe only: Chrome's file and history stay as they are).
 
 import { BridgeError } from "../lib/bridge-error.js";
@@ -176,16 +177,22 @@ export function filesHandlers(deps) {
     const timeoutMs = argInt(args, "timeoutMs", 30_000, 100, MAX_WAIT_MS);
     const { tabId } = await gatedTab(deps, args, ctx, "page_wait_download");
     await cdp.ensure(ctx, tabId); // its events are the only source: it must be listening
+    // Frames whose navigation the debugger missed (attached after them): known from now on.
+    downloads.framesKnown(tabId, await cdp.send(ctx, tabId, "Page.getFrameTree", {}, "read the frame tree"));
     const left = typeof ctx.deadline === "number" ? ctx.deadline - Date.now() - LISTED_WITHIN_MS : timeoutMs;
-    const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)));
+    const origins = /** @type {any} */ (ctx.policy)?.origins;
+    // Only a download a frame of an approved site started is ever seen (lib/downloads.js).
+    const approved = (/** @type {string | null} */ o) => isApproved(o, origins);
+    const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)), approved);
     if (found === null) {
       const what = [match.filename && `named like "${match.filename}"`, match.url && `from a URL with "${match.url}"`].filter(Boolean).join(" and ");
       throw new BridgeError(CODE.TIMEOUT, `no download${what ? ` ${what}` : ""} began on tab ${tabId} within ${(timeoutMs / 1000).toFixed(1)} s`);
     }
     await ownedTab(deps, ctx, tabId);
     const shown = {
+      frameOrigin: found.frameOrigin, // checked and removed by actions.js savesOnlyApproved
       filename: maskCards(found.filename).slice(0, 500),
-      url: isApproved(originOf(found.url), /** @type {any} */ (ctx.policy)?.origins) ? found.url.slice(0, 2000) : null,
+      url: approved(originOf(found.url)) ? found.url.slice(0, 2000) : null,
       receivedBytes: found.receivedBytes,
       totalBytes: found.totalBytes,
     };

@@ -67,8 +67,10 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {number} [chunkBytes] replies over this many bytes go as chunks (default CHUNK_BYTES)
  * @property {(session: string, opts: {closeTabs: boolean}) => void} [onSessionEnd] the host's
  *   session_end for `session` (closeTabs: the policy closes its tabs rather than orphaning them)
- * @property {() => void} [onTrustChanged] the host's trust_changed notice (host/notices.py): the
- *   trust record, kill latch or audit log changed on disk; it carries nothing to act on
+ * @property {(notice: {epoch: unknown}) => void} [onTrustChanged] the host's trust_changed notice
+ *   (host/notices.py) on a ready connection: the trust record, kill latch or audit log changed on
+ *   disk; `epoch` is the record's epoch as the host states it then (unchecked, as a welcome's),
+ *   the rollback witness's input; nothing else in it is acted on
  * @property {{admit: (request: Record<string, unknown>) => Promise<GateVerdict>}} [gate] asked
  *   with the host's request frame before serving it: null serves it, a table code (or a code and
  *   message) answers it with that error (lib/pinning.js: host_compromised; lib/epoch-ratchet.js:
@@ -270,7 +272,9 @@ export function createSession(options) {
       if (!calls.settle(msg)) log.warn("tabwarden: ignoring a host_reply for no pending host_call");
     } else if (msg.type === "session_end") {
       if (typeof msg.session === "string" && msg.session !== "") onSessionEnd(msg.session, { closeTabs: msg.closeTabs === true });
-    } else if (msg.type === "trust_changed") onTrustChanged();
+    } else if (msg.type === "trust_changed") {
+      if (c.phase === "ready") hook(() => onTrustChanged({ epoch: msg.epoch }));
+    }
     else log.warn(`tabwarden: ignoring host message of type ${JSON.stringify(String(msg.type).slice(0, 32))}`);
   }
 

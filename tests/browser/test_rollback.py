@@ -220,3 +220,93 @@ def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_wit
                 await popup.screenshot(path=str(SHOTS / "popup-cleared.png"))
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+def _kill_at_the_terminal(browser: ThrowawayBrowser) -> None:
+    """`tabwarden kill` typed in a terminal (free: removing power never needs the person)."""
+    done = subprocess.run(  # noqa: S603 (a fixed argv: our interpreter and our CLI)
+        [sys.executable, "-m", "tabwarden", "kill"],
+        capture_output=True,
+        text=True,
+        env=browser.env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def _witnessed(context: Any, epoch: int) -> None:
+    """Until the extension's own ratchet (chrome.storage.local, lib/epoch-ratchet.js) records
+    `epoch` for the pinned key: read from its service worker, a condition with a deadline."""
+    [worker] = context.service_workers or [await context.wait_for_event("serviceworker")]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    seen: Any = None
+    while loop.time() < deadline:
+        seen = await worker.evaluate(
+            "async () => Object.values((await chrome.storage.local.get('epochSeen')).epochSeen"
+            " ?? {}).map((e) => e.epoch)"
+        )
+        if epoch in seen:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the extension never witnessed epoch {epoch}: it holds {seen}")
+
+
+def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_it_is_caught(
+    browser: ThrowawayBrowser, site: str
+) -> None:
+    """Issue 28: the person types `tabwarden kill` while no agent is calling. The host's change
+    notice states the killed record's epoch, so the extension witnesses it with no request at
+    all. A same-user attacker then stops the host, puts the record and its seal from before the
+    kill back and kills the host: the fresh host hears from the extension that it has seen the
+    kill's epoch, and the agent's next call is refused; nothing happens in the page."""
+    gate = provision_for_pairing(browser, [site])
+    record = gate.path
+    seal = browser.config / SEAL_FILE_NAME
+
+    async def scenario() -> None:
+        async with paired_options_page(browser) as paired:
+            context, agent = paired.context, paired.agent
+            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+            [page] = _site_pages(context, site)
+            # What the attacker keeps: the record and seal as they were before the kill.
+            before_kill, before_kill_seal = record.read_bytes(), seal.read_bytes()
+            before_epoch = gate.current().epoch
+
+            # The agent is idle; the person kills. No request follows.
+            _kill_at_the_terminal(browser)
+            killed = _fresh_read(browser)
+            assert killed.killed and killed.epoch > before_epoch
+            await _witnessed(context, killed.epoch)
+
+            # The attack: stop the host, put the pre-kill record and its seal back, kill it.
+            [host] = _hosts(browser)
+            host.send_signal(signal.SIGSTOP)
+            _put_back(seal, before_kill_seal)
+            _put_back(record, before_kill)
+            host.send_signal(signal.SIGKILL)
+            host.wait(WAIT_S)
+            # From the files alone the kill is gone: a process starting now reads no kill.
+            assert not _fresh_read(browser).killed
+
+            async with mcp_client(browser) as agent2:
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + WAIT_S
+                while True:
+                    result = await agent2.call_tool("tab_open", {"url": f"{site}/page2"})
+                    refused = tool_error(result)
+                    assert refused is not None, ("the rolled-back record was served", result)
+                    # Refused at the extension (an older epoch than it has seen) or, once the
+                    # fresh host heard its hello, by the host's latch and every reader.
+                    if refused["code"] in {"trust_unreadable", "trust_rolled_back", "killed"}:
+                        break
+                    assert loop.time() < deadline, f"never refused as rolled back: {refused}"
+                    await asyncio.sleep(0.25)
+                # Nothing happened in the browser: no tab opened, the page is as it was.
+                assert len(_site_pages(context, site)) == 1
+                assert await page.text_content("#out") == "clicked:1"
+                fresh = _fresh_read(browser)
+                assert fresh.refused is not None and fresh.killed, fresh
+
+    asyncio.run(asyncio.wait_for(scenario(), GUARD))

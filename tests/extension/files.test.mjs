@@ -16,28 +16,38 @@ const OK = "http://127.0.0.1:8000";
 const S1 = { session: "s1", policy: { origins: [OK], confirm: [] } };
 const begin = (guid, url, suggestedFilename) => ["Page.downloadWillBegin", { guid, url, suggestedFilename, frameId: "F" }];
 const progress = (guid, state, receivedBytes = 10, totalBytes = 10) => ["Page.downloadProgress", { guid, state, receivedBytes, totalBytes }];
+/** Frame `id` navigated to a document of `origin` (what attributes a download to it). */
+const nav = (id, origin) => ["Page.frameNavigated", { frame: { id, url: `${origin}/`, securityOrigin: origin } }];
+/** The policy of these tests approves OK only. */
+const approvedOK = (origin) => origin === OK;
+/** A download log whose tabs' frame "F" is on OK. */
+function okLog(timers, tabs = [1]) {
+  const log = createDownloadLog({ timers, now: timers.now });
+  for (const tab of tabs) log.onEvent(tab, ...nav("F", OK));
+  return log;
+}
 
 // ---------------------------------------------------------------- lib/downloads.js
 
 test("downloads: a download that began before the wait counts; each finished one is answered once", async () => {
   const timers = fakeTimers();
-  const log = createDownloadLog({ timers, now: timers.now });
+  const log = okLog(timers);
   log.onEvent(1, ...begin("g1", `${OK}/a.csv`, "a.csv"));
   log.onEvent(1, ...progress("g1", "completed"));
-  const first = await log.wait(1, {}, 1000);
+  const first = await log.wait(1, {}, 1000, approvedOK);
   assert.equal(first?.guid, "g1");
   assert.equal(first?.state, "complete");
-  const again = log.wait(1, {}, 1000);
+  const again = log.wait(1, {}, 1000, approvedOK);
   timers.advance(1000);
   assert.equal(await again, null, "the same download is never handed out twice");
 });
 
 test("downloads: the filter picks by file name or URL; another tab's download is not this tab's", async () => {
   const timers = fakeTimers();
-  const log = createDownloadLog({ timers, now: timers.now });
+  const log = okLog(timers, [1, 2]);
   log.onEvent(2, ...begin("other", `${OK}/report.pdf`, "report.pdf"));
   log.onEvent(2, ...progress("other", "completed"));
-  const waiting = log.wait(1, { filename: "REPORT" }, 5000);
+  const waiting = log.wait(1, { filename: "REPORT" }, 5000, approvedOK);
   log.onEvent(1, ...begin("g1", `${OK}/data.json`, "data.json"));
   log.onEvent(1, ...progress("g1", "completed"));
   log.onEvent(1, ...begin("g2", `${OK}/files/report.pdf`, "report.pdf"));
@@ -46,34 +56,144 @@ test("downloads: the filter picks by file name or URL; another tab's download is
   const got = await waiting;
   assert.equal(got?.guid, "g2");
   assert.equal(got?.state, "failed");
-  assert.equal((await log.wait(1, { url: "/data" }, 10))?.guid, "g1");
+  assert.equal((await log.wait(1, { url: "/data" }, 10, approvedOK))?.guid, "g1");
 });
 
 test("downloads: at the timeout a running download is reported started, and still answered later", async () => {
   const timers = fakeTimers();
-  const log = createDownloadLog({ timers, now: timers.now });
+  const log = okLog(timers);
   log.onEvent(1, ...begin("g1", `${OK}/big.iso`, "big.iso"));
   log.onEvent(1, ...progress("g1", "inProgress", 3, 100));
-  const waiting = log.wait(1, {}, 500);
+  const waiting = log.wait(1, {}, 500, approvedOK);
   timers.advance(500);
   const running = await waiting;
   assert.deepEqual([running?.state, running?.receivedBytes, running?.totalBytes], ["started", 3, 100]);
-  const later = log.wait(1, {}, 500);
+  const later = log.wait(1, {}, 500, approvedOK);
   log.onEvent(1, ...progress("g1", "completed", 100, 100));
   assert.equal((await later)?.state, "complete");
 });
 
 test("downloads: a closed tab's downloads are forgotten; unknown events and guids are ignored", async () => {
   const timers = fakeTimers();
-  const log = createDownloadLog({ timers, now: timers.now });
+  const log = okLog(timers);
   log.onEvent(1, ...begin("g1", `${OK}/a`, "a"));
   log.onEvent(1, ...progress("g1", "completed"));
   log.onEvent(1, "Page.downloadProgress", { guid: "nobody", state: "completed" });
   log.onEvent(1, "Page.frameNavigated", { guid: "g9" });
   log.removed(1);
-  const waiting = log.wait(1, {}, 100);
+  const waiting = log.wait(1, {}, 100, approvedOK);
   timers.advance(100);
   assert.equal(await waiting, null);
+});
+
+/** Whether `promise` has settled after the microtasks queued so far have run. */
+async function settled(promise) {
+  let done = false;
+  promise.then(() => { done = true; }, () => { done = true; });
+  for (let i = 0; i < 10; i += 1) await Promise.resolve();
+  return done;
+}
+
+test("downloads: a download an unapproved frame started is never matched; the wait ends as if it never began", async () => {
+  /** The same wait on two logs, one of which sees the attacker's frame download a matching URL. */
+  const run = async (withAttack) => {
+    const timers = fakeTimers();
+    const log = okLog(timers);
+    log.onEvent(1, ...nav("EVIL", "http://127.0.0.1:9999"));
+    const waiting = log.wait(1, { url: "token=s3cret" }, 3000, approvedOK);
+    if (withAttack) {
+      log.onEvent(1, "Page.downloadWillBegin", { guid: "x", frameId: "EVIL", url: `${OK}/f?token=s3cret`, suggestedFilename: "f" });
+      log.onEvent(1, ...progress("x", "completed"));
+    }
+    const early = await settled(waiting);
+    timers.advance(3000);
+    return { early, answer: await waiting, pending: timers.pending() };
+  };
+  assert.deepEqual(await run(true), await run(false));
+  assert.deepEqual(await run(true), { early: false, answer: null, pending: 0 });
+  // Without a filter as well: nothing is handed out, not even as "started".
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  log.onEvent(1, ...nav("EVIL", "http://127.0.0.1:9999"));
+  log.onEvent(1, "Page.downloadWillBegin", { guid: "y", frameId: "EVIL", url: `${OK}/big`, suggestedFilename: "big" });
+  const any = log.wait(1, {}, 100, approvedOK);
+  timers.advance(100);
+  assert.equal(await any, null);
+});
+
+test("downloads: a download from a frame never seen navigating is withheld (fail closed); attribution is fixed when it begins", async () => {
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  log.onEvent(1, "Page.downloadWillBegin", { guid: "u", frameId: "UNSEEN", url: `${OK}/u`, suggestedFilename: "u" });
+  log.onEvent(1, ...progress("u", "completed"));
+  // A frame that started a download on another site, then navigated to an approved one.
+  log.onEvent(1, ...nav("G", "http://127.0.0.1:9999"));
+  log.onEvent(1, "Page.downloadWillBegin", { guid: "g", frameId: "G", url: `${OK}/g`, suggestedFilename: "g" });
+  log.onEvent(1, ...progress("g", "completed"));
+  log.onEvent(1, ...nav("G", OK));
+  // Page.getFrameTree's later view never rewrites a frame the events already named.
+  log.framesKnown(1, { frameTree: { frame: { id: "F", securityOrigin: "http://127.0.0.1:9999" }, childFrames: [{ frame: { id: "UNSEEN", securityOrigin: OK } }] } });
+  const waiting = log.wait(1, {}, 100, approvedOK);
+  timers.advance(100);
+  assert.equal(await waiting, null);
+  // A frame the tree named first is attributed from then on.
+  log.onEvent(1, "Page.downloadWillBegin", { guid: "v", frameId: "UNSEEN", url: `${OK}/v`, suggestedFilename: "v" });
+  log.onEvent(1, ...progress("v", "completed"));
+  assert.equal((await log.wait(1, {}, 100, approvedOK))?.guid, "v");
+});
+
+test("downloads: an empty frame (just attached, about:blank, srcdoc) is its parent's; a child of an unapproved frame is withheld", async () => {
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  const kid = (id, parent) => ["Page.frameAttached", { frameId: id, parentFrameId: parent }];
+  // A hidden iframe whose src is the download: attached, never navigated (measured).
+  log.onEvent(1, ...kid("H", "F"));
+  // An about:blank frame: Chrome states securityOrigin "://" for it (measured).
+  log.onEvent(1, ...kid("B", "F"));
+  log.onEvent(1, "Page.frameNavigated", { frame: { id: "B", parentId: "F", url: "about:blank", securityOrigin: "://" } });
+  // An unapproved frame and the empty frame it made; a data: frame of the approved page.
+  log.onEvent(1, ...nav("EVIL", "http://127.0.0.1:9999"));
+  log.onEvent(1, ...kid("EK", "EVIL"));
+  log.onEvent(1, "Page.frameNavigated", { frame: { id: "D", parentId: "F", url: "data:text/html,x", securityOrigin: "null" } });
+  for (const [guid, frameId] of [["h", "H"], ["b", "B"], ["ek", "EK"], ["d", "D"]]) {
+    log.onEvent(1, "Page.downloadWillBegin", { guid, frameId, url: `${OK}/${guid}`, suggestedFilename: guid });
+    log.onEvent(1, ...progress(guid, "completed"));
+  }
+  const got = [];
+  for (;;) {
+    const waiting = log.wait(1, {}, 100, approvedOK);
+    timers.advance(100);
+    const d = await waiting;
+    if (d === null) break;
+    got.push(d.guid);
+  }
+  assert.deepEqual(got, ["h", "b"]);
+});
+
+test("downloads: a filter matches only what the answer shows: not a withheld URL, not an unmasked card number", async () => {
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  log.onEvent(1, ...begin("cdn", "https://cdn.test/export?id=77", "4111111111111111.csv"));
+  log.onEvent(1, ...progress("cdn", "completed"));
+  for (const match of [{ url: "cdn.test" }, { url: "id=77" }, { filename: "4111" }]) {
+    const waiting = log.wait(1, match, 100, approvedOK);
+    timers.advance(100);
+    assert.equal(await waiting, null, JSON.stringify(match));
+  }
+  assert.equal((await log.wait(1, { filename: "[card]" }, 100, approvedOK))?.guid, "cdn");
+});
+
+test("downloads: a frame that floods downloads crowds out only its own", async () => {
+  const timers = fakeTimers();
+  const log = okLog(timers);
+  log.onEvent(1, ...begin("mine", `${OK}/mine`, "mine"));
+  log.onEvent(1, ...progress("mine", "completed"));
+  for (let n = 0; n < 12; n += 1) {
+    const origin = `http://127.0.0.1:${9000 + n}`;
+    log.onEvent(1, ...nav(`E${n}`, origin));
+    for (let i = 0; i < 30; i += 1) log.onEvent(1, "Page.downloadWillBegin", { guid: `e${n}-${i}`, frameId: `E${n}`, url: `${origin}/${i}`, suggestedFilename: "x" });
+  }
+  assert.equal((await log.wait(1, {}, 100, approvedOK))?.guid, "mine");
 });
 
 // ---------------------------------------------------------------- lib/screenshot.js
@@ -154,6 +274,7 @@ function harness() {
     ensure: async () => {},
     send: async (_ctx, tabId, method, params) => {
       sent.push([method, params]);
+      if (method === "Page.getFrameTree") return { frameTree: { frame: { id: "F", securityOrigin: OK }, childFrames: [{ frame: { id: "E", securityOrigin: "https://evil.test" } }] } };
       return method === "Page.printToPDF" ? { data: "JVBERi0xLjQK" } : {};
     },
   };
@@ -188,6 +309,7 @@ test("page_wait_download: Chrome's path for a finished one; the URL only from an
   const h = harness();
   h.open(1, `${OK}/`);
   const started = new Date().toISOString();
+  h.downloads.onEvent(1, ...nav("F", OK));
   h.downloads.onEvent(1, ...begin("g1", "https://cdn.test/4111111111111111.bin", "4111111111111111.bin"));
   h.downloads.onEvent(1, ...progress("g1", "completed", 7, 7));
   h.setItems([{ id: 1, state: "complete", filename: "/home/p/Downloads/4111111111111111.bin", fileSize: 7, startTime: started }]);
@@ -202,7 +324,7 @@ test("page_wait_download: Chrome's path for a finished one; the URL only from an
   h.setItems([{ id: 2, state: "interrupted", error: "NETWORK_FAILED", filename: "", startTime: new Date().toISOString() }]);
   const failed = await h.call("page_wait_download", { tabId: 1, timeoutMs: 1000 });
   assert.deepEqual([failed.state, failed.reason, failed.url, failed.file], ["failed", "NETWORK_FAILED", `${OK}/b.zip`, undefined]);
-  assert.ok(h.sent.every(([what]) => what === "search"), "only chrome.downloads.search: nothing downloaded, erased or opened");
+  assert.ok(h.sent.every(([what]) => what === "search" || what === "Page.getFrameTree"), "only chrome.downloads.search: nothing downloaded, erased or opened");
   await assert.rejects(h.call("page_wait_download", { tabId: 1, timeoutMs: 99 }), (e) => e.code === "bad_request");
 });
 

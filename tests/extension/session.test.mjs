@@ -335,15 +335,16 @@ test("session_end calls onSessionEnd with the session name; malformed ones are i
   assert.deepEqual(ended, ["s3-9f2c"]);
 });
 
-test("trust_changed calls onTrustChanged (whatever it carries) and nothing else", () => {
-  let changed = 0;
-  const h = harness({ onTrustChanged: () => { changed += 1; } });
+test("trust_changed on a ready connection calls onTrustChanged with its epoch (only) and nothing else", () => {
+  const changed = [];
+  const h = harness({ onTrustChanged: (notice) => { changed.push(notice); } });
   h.session.start();
+  h.port().deliver({ type: "trust_changed", seq: 1, epoch: 99 }); // before the welcome: not the host's word yet
   h.port().deliver(WELCOME);
   const sent = h.port().sent.length;
-  h.port().deliver({ type: "trust_changed", seq: 1 });
+  h.port().deliver({ type: "trust_changed", seq: 1, epoch: 12 });
   h.port().deliver({ type: "trust_changed", seq: 2, killed: true });
-  assert.equal(changed, 2);
+  assert.deepEqual(changed, [{ epoch: 12 }, { epoch: undefined }]);
   assert.equal(h.port().sent.length, sent, "no answer goes back to the host");
   assert.ok(!h.log.warnings.some((w) => w.includes("trust_changed")));
 });

@@ -75,7 +75,9 @@ def test_the_push_sends_a_counter_only_while_connected_and_outlives_a_failed_sen
             return real_moved()
 
         watch.moved = counting  # type: ignore[method-assign]
-        task = asyncio.create_task(push_trust_changes(watch, send, lambda: connected, 0.01))
+        task = asyncio.create_task(
+            push_trust_changes(watch, send, lambda: connected, lambda: 7, 0.01)
+        )
         try:
             record.write_text('{"a":1}')  # changed while the extension is away: not queued
             while probes < 3:
@@ -91,4 +93,45 @@ def test_the_push_sends_a_counter_only_while_connected_and_outlives_a_failed_sen
         return sent
 
     sent = asyncio.run(asyncio.wait_for(scenario(), GUARD))
-    assert sent == [{"type": "trust_changed", "seq": 2}]
+    assert sent == [{"type": "trust_changed", "seq": 2, "epoch": 7}]
+
+
+def test_an_epoch_that_cannot_be_read_is_stated_as_minus_one_and_the_watch_goes_on(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "trust.json"
+    record.write_text("{}")
+
+    async def scenario() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        arrived = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if len(sent) == 2:
+                arrived.set()
+
+        calls = 0
+
+        def epoch() -> int:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise OSError("the record is being replaced")
+            return 9
+
+        task = asyncio.create_task(
+            push_trust_changes(ChangeWatch((record,)), send, lambda: True, epoch, 0.01)
+        )
+        try:
+            record.write_text('{"a":1}')
+            while not sent:
+                await asyncio.sleep(0.01)
+            record.write_text('{"a":22}')
+            await asyncio.wait_for(arrived.wait(), GUARD)
+        finally:
+            task.cancel()
+        return sent
+
+    sent = asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert [n["epoch"] for n in sent] == [-1, 9]

@@ -1,6 +1,7 @@
 """Live updates (issue 15): the real host notices the trust record, the kill latch and the audit
 log changing on disk — a `tabwarden kill` or `policy restrict` typed in a terminal — and pushes a
-``trust_changed`` notice to the extension that carries a counter and nothing else; a refused tap's
+``trust_changed`` notice to the extension that carries a counter and the record's epoch (the
+rollback witness's input) and nothing else; a refused tap's
 host_reply names the kind of check that failed for the person's own page, and nothing more."""
 
 from __future__ import annotations
@@ -43,9 +44,15 @@ def test_a_kill_and_a_policy_restrict_typed_in_a_terminal_are_pushed_to_the_exte
     assert host_call(fake_browser, "policy_get", {})["result"]["killed"] is False
 
     assert cli(fake_browser.runtime, "kill").returncode == 0
-    [first, *_] = fake_browser.wait_notices(1)
-    # Only a counter: no record content, no epoch, nothing secret.
-    assert first == {"type": "trust_changed", "seq": 1}
+    killed_epoch = gate_of(config).current().epoch
+    notices = fake_browser.wait_notices(1)
+    # The killed record's epoch arrives with a notice (the witness needs it: no request may
+    # follow), whichever of the record and the audit log the watch saw move first.
+    while all(n["epoch"] != killed_epoch for n in notices):
+        notices = fake_browser.wait_notices(len(notices) + 1)
+    # A counter and the epoch: no record content, nothing secret.
+    assert notices[0] == {"type": "trust_changed", "seq": 1, "epoch": notices[0]["epoch"]}
+    assert all(n["epoch"] <= killed_epoch for n in notices)
     # The page's re-read then sees the kill (the notice itself says nothing about it).
     assert host_call(fake_browser, "policy_get", {})["result"]["killed"] is True
 
@@ -54,7 +61,7 @@ def test_a_kill_and_a_policy_restrict_typed_in_a_terminal_are_pushed_to_the_exte
     assert done.returncode == 0, done.stderr
     notices = fake_browser.wait_notices(before + 1)
     assert [n["seq"] for n in notices] == list(range(1, len(notices) + 1))
-    assert all(set(n) == {"type", "seq"} for n in notices)
+    assert all(set(n) == {"type", "seq", "epoch"} for n in notices)
     assert gate_of(config).current().policy["confirmTimeoutSeconds"] == 5
 
 
