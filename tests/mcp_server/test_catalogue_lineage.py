@@ -37,6 +37,7 @@ def _spec(name: str, arguments: type[catalogue.Arguments]) -> ToolSpec:
         annotations=catalogue.ACT,
         gate=catalogue.Gate.ORIGIN,
         risk=catalogue.Risk.MEDIUM,
+        frames=catalogue.FrameOutput.GATED,
         call=Relay(),
     )
 
