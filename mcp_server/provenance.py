@@ -41,9 +41,9 @@ times, with ``+`` as a space and without) and HTML-entity-decoded (named and num
 same rounds, so entities of percent-encoding and the reverse are undone),
 ``\\xNN``/``\\uNNNN``-unescaped, with every host in it in both IDNA and Unicode form and trailing
 dots dropped; every base64 (standard or URL-safe, padding optional), base32 (either case, padding
-optional) and hex run in the argument (12 characters and more; base32 13) is decoded and matched
-too (a token is also searched for as its own base64 and hex, so base64 twice over is caught). An
-item is found when:
+optional) and hex run in the argument (base64 of 11 characters and more, a ``MIN_TOKEN`` token's
+unpadded length; hex 12, base32 13) is decoded and matched too (a token is also searched for as
+its own base64 and hex, so base64 twice over is caught). An item is found when:
 
 - it is a host, an e-mail address, a URL, or any item of at least ``MIN_NEEDLE`` (8) characters,
   and it occurs *inside* any normalised form of the argument (substring containment); or
@@ -157,10 +157,12 @@ _EMAIL = re.compile(rf"(?<![\w.+-])[\w.+-]++@(?:{_LABEL}\.)+[^\W\d_]{{2,63}}")
 _TOKEN = re.compile(rf"[A-Za-z0-9_-]{{{MIN_TOKEN},}}")
 #: Base64 runs, with their alphabet's two last characters: standard; URL-safe; and standard
 #: without "/" (a run cut by a path's slashes).
+#: The shortest base64 run worth decoding: a ``MIN_TOKEN``-character token's, unpadded (11).
+_MIN_B64 = -(-MIN_TOKEN * 4 // 3)
 _B64_RUNS = (
-    (re.compile(r"[A-Za-z0-9+/]{12,}={0,2}"), b"+/"),
-    (re.compile(r"[A-Za-z0-9_-]{12,}={0,2}"), b"-_"),
-    (re.compile(r"[A-Za-z0-9+]{12,}={0,2}"), b"+/"),
+    (re.compile(rf"[A-Za-z0-9+/]{{{_MIN_B64},}}={{0,2}}"), b"+/"),
+    (re.compile(rf"[A-Za-z0-9_-]{{{_MIN_B64},}}={{0,2}}"), b"-_"),
+    (re.compile(rf"[A-Za-z0-9+]{{{_MIN_B64},}}={{0,2}}"), b"+/"),
 )
 _HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){6,}")
 #: A run that may be base64 (either alphabet), base32 or hex, in page content: from a run's
@@ -485,12 +487,12 @@ def _strings(content: object) -> Iterator[str]:
 
 
 def _content_decoded(text: str) -> Iterator[str]:
-    """The encoded runs of page content (``_ENCODED_RUN``, 12 characters and more), decoded where
-    they are UTF-8 throughout: words in lower or title case are not tried (page prose is made of
-    them; an encoding of text rarely is one, a miss the module docstring lists)."""
+    """The encoded runs of page content (``_ENCODED_RUN``, from ``_MIN_B64`` characters), decoded
+    where they are UTF-8 throughout: words in lower or title case are not tried (page prose is
+    made of them; an encoding of text rarely is one, a miss the module docstring lists)."""
     for m in _ENCODED_RUN.finditer(text):
         core = m.group(0).rstrip("=")
-        if len(core) < 12:
+        if len(core) < _MIN_B64:
             continue
         attempts: list[Callable[[], bytes]] = [
             functools.partial(base64.b64decode, core + "=" * (-len(core) % 4), alt, validate=True)
