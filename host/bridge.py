@@ -160,6 +160,16 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     return None if found is None else (found.code, found.message)
 
 
+def terminal_refusal(eff: Effective) -> tuple[str, str] | None:
+    """(code, message) if the record refuses the terminal's own requests (``TERMINAL_ACTIONS``):
+    the one rule's first two steps — a refused record, the kill switch. Its client pin does not
+    apply: the connection was attested as our own ``tabwarden tabs``, which no pairing names."""
+    found = refusal(eff, None)
+    if found is None or found.code == CLIENT_NOT_PAIRED:
+        return None
+    return found.code, found.message
+
+
 def _unrestricted() -> Effective:
     return Effective.unpaired()
 
@@ -537,9 +547,10 @@ class Relay:
                 error_reply(request_id, UNKNOWN_ACTION, f"unknown action {action!r}")
             )
             return True
-        # A terminal asks only for the agent tabs and for closing orphans (never a widening):
-        # served whatever the record says, like the popup's list; everything else it is refused.
-        refusal = None if terminal else trust_refusal(eff, client)
+        # A terminal asks only for the agent tabs and for closing orphans (never a widening), and
+        # obeys the kill switch and a refused record like every other request; no client pin
+        # applies (the host attested it as our own `tabwarden tabs`).
+        refusal = terminal_refusal(eff) if terminal else trust_refusal(eff, client)
         if refusal is not None:
             code, text = refusal
             log.warning(
