@@ -1,7 +1,8 @@
 // confirm.js — entry script of confirm.html, the extension-owned confirm window. Thin wiring
 // only: hands the real document, chrome calls (via lib/chrome-api.js), WebAuthn get() (via
-// lib/webauthn.js, presence mode), window.close() (after a refused tap) and the clock for the
-// countdown to lib/confirm-page.js. It must never hold confirmation logic itself.
+// lib/webauthn.js, presence mode), window.close() (after a refused tap), the window (its focus and
+// blur) and the clock for the countdown and the input delay to lib/confirm-page.js. It must never
+// hold confirmation logic itself.
 
 import { requestPermission, sendRuntimeMessage } from "./lib/chrome-api.js";
 import { runConfirmPage } from "./lib/confirm-page.js";
@@ -11,5 +12,12 @@ runConfirmPage({
   doc: document,
   search: location.search,
   api: { sendMessage: sendRuntimeMessage, requestPermission, getAssertion, closeWindow: () => window.close() },
-  clock: { now: () => Date.now(), every: (fn, ms) => setInterval(fn, ms), stop: (t) => clearInterval(/** @type {ReturnType<typeof setInterval>} */ (t)) },
+  clock: {
+    now: () => Date.now(),
+    every: (fn, ms) => setInterval(fn, ms),
+    stop: (t) => clearInterval(/** @type {ReturnType<typeof setInterval>} */ (t)),
+    after: (fn, ms) => setTimeout(fn, ms),
+    cancel: (t) => clearTimeout(/** @type {ReturnType<typeof setTimeout>} */ (t)),
+  },
+  win: window,
 }).catch((err) => console.warn("tabwarden: confirm page failed", err));

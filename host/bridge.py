@@ -40,6 +40,7 @@ from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.host.sessions import (
     TERMINAL_ACTIONS,
+    UNGATED_TERMINAL_ACTIONS,
     TERMINAL_SESSION,
     SessionUnmeasurable,
     closes_tabs,
@@ -159,6 +160,16 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
     return None if found is None else (found.code, found.message)
+
+
+def terminal_refusal(eff: Effective) -> tuple[str, str] | None:
+    """(code, message) if the record refuses the terminal's own requests (``TERMINAL_ACTIONS``):
+    the one rule's first two steps — a refused record, the kill switch. Its client pin does not
+    apply: the connection was attested as our own ``tabwarden tabs``, which no pairing names."""
+    found = refusal(eff, None)
+    if found is None or found.code == CLIENT_NOT_PAIRED:
+        return None
+    return found.code, found.message
 
 
 def _unrestricted() -> Effective:
@@ -539,9 +550,16 @@ class Relay:
             )
             return True
         # A terminal asks only for the agent tabs, for closing orphans and for a tap the terminal
-        # verifies itself (none of them grants anything): served whatever the record says, like
-        # the popup's list, so `unkill` can ask for its tap while killed; anything else, refused.
-        refusal = None if terminal else trust_refusal(eff, client)
+        # verifies itself (none of them grants anything). The tabs obey the kill switch and a
+        # refused record like every other request (no client pin: the host attested our own
+        # `tabwarden tabs`); the tap is served whatever the record says, so `unkill` can ask for
+        # it while killed and a person can recover from a rolled-back record.
+        if not terminal:
+            refusal = trust_refusal(eff, client)
+        elif action in UNGATED_TERMINAL_ACTIONS:
+            refusal = None
+        else:
+            refusal = terminal_refusal(eff)
         if refusal is not None:
             code, text = refusal
             log.warning(

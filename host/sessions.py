@@ -57,6 +57,10 @@ TERMINAL_SESSION = "terminal"
 #: extension's window for the tap a terminal widening needs (it grants nothing: the terminal
 #: verifies the answer; ``tabwarden.terminal_tap``).
 TERMINAL_ACTIONS = frozenset({"agent_tabs", "agent_tabs_close", "terminal_tap"})
+#: The terminal requests served even while killed or with a refused record: the tap a terminal
+#: widening asks for grants nothing by itself (the terminal verifies it, then the operation in
+#: ``trust/`` decides), and it is how a person with an enrolled key unkills.
+UNGATED_TERMINAL_ACTIONS = frozenset({"terminal_tap"})
 #: Most session names one ``sessions_alive`` host call may ask about.
 MAX_SESSIONS_ASKED = 1000
 

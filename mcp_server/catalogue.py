@@ -1267,6 +1267,17 @@ class NetworkArgs(TabArgs):
 class Fetched(Model):
     url: str = Field(description="the URL requested")
     method: str
+    delivery: Literal["answered", "sent_unreadable", "unknown"] = Field(
+        default="answered",
+        description="answered: the page read the answer below; sent_unreadable: the server "
+        "received the request and answered, but this page may not read the answer (CORS), so "
+        "status and body are empty; unknown: it is not known whether it reached the server. "
+        "A request Chrome never sent is the error fetch_failed instead",
+    )
+    hint: str | None = _omitted_unless_set(
+        "unless answered: what to do before repeating the request (never repeat a POST, PUT, "
+        "PATCH or DELETE that may have reached the server without checking)"
+    )
     status: int = Field(description="the HTTP status; 0 for a redirect (never followed)")
     statusText: str  # noqa: N815
     ok: bool

@@ -11,9 +11,11 @@ its download history are left alone).
 Every file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` relative to the sandbox's directory
 descriptor, mode 0600, under a name ``safe_name`` made from the suggested one: one path component,
 no ``..``, no leading dot, no control characters; a taken name gets a `` (n)`` suffix, so nothing
-is ever overwritten and no name from the page or the agent can leave the directory. It must never
-write outside the sandbox, overwrite a file, follow a symlink, or put file content into a log line
-or an error.
+is ever overwritten and no name from the page or the agent can leave the directory. The sandbox
+itself must be a directory we own, not a symlink (its ancestors are taken as the system has them);
+a finished download is copied only from a regular file with one name, judged on the descriptor
+that is read. It must never write outside the sandbox, overwrite a file, follow a symlink, or
+put file content into a log line or an error.
 """
 
 from __future__ import annotations
@@ -121,17 +123,23 @@ class DownloadSandbox:
         return Saved(path, len(data))
 
     def copy_in(self, source: str, suggested: str, *, expected_size: int | None) -> Saved:
-        """Copy the regular file Chrome saved at ``source`` (never a symlink; at most
-        ``MAX_SANDBOX_FILE_BYTES``; exactly ``expected_size`` bytes when given) into a new
+        """Copy the regular file Chrome saved at ``source`` (never a symlink nor a hard link; at
+        most ``MAX_SANDBOX_FILE_BYTES``; exactly ``expected_size`` bytes when given) into a new
         file named after ``suggested``. ``source`` is left as it is."""
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
             src = os.open(source, flags)
         except OSError:
             raise SandboxUnavailable("the finished download could not be opened") from None
-        if not stat.S_ISREG(os.fstat(src).st_mode):
+        st = os.fstat(src)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             os.close(src)
-            raise SandboxRefused("the finished download is not a regular file")
+            raise SandboxRefused(
+                "the finished download is not a regular file"
+                if not stat.S_ISREG(st.st_mode)
+                # Chrome writes a new file: a second name is someone else's, maybe a secret's.
+                else "the finished download is a hard link: its other name may be any file"
+            )
         with os.fdopen(src, "rb") as fh:
             st = os.fstat(fh.fileno())
             if st.st_size > MAX_SANDBOX_FILE_BYTES:

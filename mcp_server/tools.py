@@ -535,6 +535,8 @@ class ToolCalls:
         client). A malformed reply writes nothing (``ValueError``)."""
         out = {k: v for k, v in reply.items() if k != "data"}
         spec.result.model_validate(out)
+        if "data" not in reply and reply.get("delivery") in ("sent_unreadable", "unknown"):
+            return out  # page_fetch: no answer the page could read, so nothing to save
         saved = self._write(name, reply.get("data"), fallback="response.bin")
         return out | {"savedTo": str(saved.path)}
 

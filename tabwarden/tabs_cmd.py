@@ -6,7 +6,9 @@ It reaches the browser the way every terminal command reaches the host: over the
 this process as our own ``tabwarden tabs`` in turn. The host relays only the two terminal
 requests (``agent_tabs``, ``agent_tabs_close``: ``host/sessions.py``) from such a connection;
 it never opens another channel. The list is what the extension sends: origins (never paths or
-queries) and titles with card-like numbers masked. It never prints a secret.
+queries) and titles with card-like numbers masked. It never prints a secret, and never runs
+without a real terminal (``require_real_terminal``, before anything is asked or printed); the host
+refuses both requests while the kill switch is engaged or the record is refused.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def _line(tab: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tabwarden.ceremony import require_real_terminal
+
+    # Every session's tabs are the person's business: at their terminal, never a pipe's. Checked
+    # before the bridge is reached; the host refuses both requests while killed (host/bridge.py).
+    require_real_terminal()
     report = asyncio.run(_ask(args.browser, args.close_orphans))
     if args.json:
         print(json.dumps(report, indent=2))
@@ -81,7 +88,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "MCP server process) that opened each, its site and its title (card-like numbers "
         "masked), and whether it is orphaned (its session ended). --close-orphans closes the "
         "orphaned ones (free: removing power needs no proof). Needs the browser running with "
-        "the extension connected.",
+        "the extension connected, a real terminal (not a pipe: an agent cannot run it), and "
+        "the kill switch released.",
         examples=[
             ("tabwarden tabs", "every agent tab"),
             ("tabwarden tabs --close-orphans", "close the tabs no session drives any more"),

@@ -6,13 +6,20 @@
 // page's cookies to a site nobody approved), and sets only the headers in FETCH_HEADERS. The text
 // body comes back masked (card-like numbers) and capped at maxBytes (bodyTruncated); with saveAs
 // the raw bytes (at most MAX_SAVE_BYTES, refused above) go to the MCP server, which writes them
-// into its download sandbox and never hands them to the agent. Thin glue: it must never touch the
+// into its download sandbox and never hands them to the agent. Whether the request reached the
+// server is told apart (`delivery`, lib/fetch-delivery.js from the tab's CDP Network events):
+// "answered" (the page read the answer), "sent_unreadable" (the server answered, the page may not
+// read it: CORS) and "unknown" (no word either way) come back as results with a hint not to repeat
+// a request that changes something; only a request Chrome failed before sending it is
+// `fetch_failed`. Thin glue: it must never touch the
 // chrome global, send anything before the policy, the ownership, both origins and the person
-// said yes, or return an answer read after the tab left the gated origin.
+// said yes, return an answer read after the tab left the gated origin, or claim a request failed
+// when it may have reached the server.
 
 import { BridgeError } from "../lib/bridge-error.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { CODE } from "../lib/error-codes.js";
+import { DELIVERY, createDeliveryWatch } from "../lib/fetch-delivery.js";
 import { isApproved, originOf } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
 import { isPlainObject } from "../lib/wire.js";
@@ -36,6 +43,10 @@ const MAX_HEADER_VALUE = 1000;
 const SHOWN_BODY = 2000;
 /** Longest wait for the answer (within the call's deadline). */
 const FETCH_STEP_MS = 60_000;
+/** Longest wait, after fetch() rejected, for Chrome's word on what became of the request. */
+const DELIVERY_WAIT_MS = 3000;
+/** Methods that change nothing when repeated. */
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
 const SAVE_NAME = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
 
 /**
@@ -163,14 +174,82 @@ export async function fetchInPage(url, method, headers, body, limit, binary) {
   return { ...head, bytes: total, truncated, data: btoa(bin) };
 }
 
+/**
+ * The result of a request that may have reached the server though the page could not read an
+ * answer: never a failure, with what to do before repeating it.
+ * @param {FetchRequest} req
+ * @param {string} delivery DELIVERY.SENT_UNREADABLE or DELIVERY.UNKNOWN
+ * @param {string} reason Chrome's word (a CORS error name or a net error), for the hint
+ */
+export function undeliveredAnswer(req, delivery, reason) {
+  const again = SAFE_METHODS.has(req.method)
+    ? `A ${req.method} changes nothing, so repeating it is safe.`
+    : `Do not repeat this ${req.method}: it would act twice. Check on the site (e.g. read the page) whether it took effect.`;
+  const hint = delivery === DELIVERY.SENT_UNREADABLE
+    ? `The server received this request and answered, but this page may not read the answer (${reason.slice(0, 100)}). ${again}`
+    : `It is not known whether this request reached the server (${reason.slice(0, 100)}). ${again}`;
+  return { url: req.url, method: req.method, delivery, status: 0, statusText: "", ok: false, redirected: false,
+    contentType: null, bytes: 0, bodyTruncated: false, hint };
+}
+
 // ---------------------------------------------------------------- the handler
 
 /**
- * @param {import("./support.js").HandlerDeps & {browser: import("./read.js").ReadBrowserApi}} deps
+ * @param {import("./support.js").HandlerDeps & {browser: import("./read.js").ReadBrowserApi, cdp?: import("../lib/debugger.js").DebuggerManager}} deps
  * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
  */
 export function fetchHandlers(deps) {
-  const { browser, ensureOrigin, confirm } = deps;
+  const { browser, ensureOrigin, confirm, cdp } = deps;
+
+  /**
+   * Watch the tab's Network events for the request (none when the debugger is away): the
+   * domain is enabled for the call unless the network capture holds it already.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {FetchRequest} req
+   */
+  async function watchDelivery(ctx, tabId, req) {
+    const watch = createDeliveryWatch(req.method, req.url);
+    if (cdp === undefined || !(await cdp.ensureSoft(ctx, tabId))) return null;
+    const unlisten = cdp.listen(tabId, (method, params, sessionId) => {
+      if (sessionId === undefined) watch.event(method, params);
+    });
+    const captured = isPlainObject(ctx.policy) && ctx.policy.networkCapture === true;
+    try {
+      if (!captured) await cdp.send(ctx, tabId, "Network.enable", {}, "watch the request");
+    } catch {
+      unlisten();
+      return null;
+    }
+    const stop = () => {
+      unlisten();
+      if (!captured) cdp.send(ctx, tabId, "Network.disable", {}, "stop watching").catch(() => {});
+    };
+    return { watch, stop };
+  }
+
+  /**
+   * What became of a request whose fetch() did not answer: throws fetch_failed only when Chrome
+   * says it was never sent, else the result that says it may have arrived.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {FetchRequest} req
+   * @param {{watch: ReturnType<typeof createDeliveryWatch>} | null} watching
+   * @param {string} what the page's own error
+   * @param {boolean} started whether the fetch ran at all (the script answered)
+   */
+  async function judged(ctx, req, watching, what, started) {
+    if (watching === null) return undeliveredAnswer(req, DELIVERY.UNKNOWN, `the debugger is not on this tab: ${what}`);
+    try {
+      await step(ctx, "learn whether the request was sent", watching.watch.whenSettled(), DELIVERY_WAIT_MS);
+    } catch {
+      // Chrome did not finish reporting in time: judged on what it said so far.
+    }
+    const { delivery, reason } = watching.watch.verdict();
+    if (delivery === DELIVERY.NOT_SENT || (!started && reason === "Chrome reported no such request")) {
+      throw new BridgeError(CODE.FETCH_FAILED, `the request was not sent (${started ? reason : what}): nothing reached ${req.origin}, so repeating it is safe`);
+    }
+    return undeliveredAnswer(req, delivery, started ? reason : what);
+  }
 
   /** @type {import("../lib/dispatch.js").Handler} */
   async function pageFetch(args, ctx) {
@@ -193,25 +272,41 @@ export function fetchHandlers(deps) {
     if (originOf(now?.url) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
     const binary = req.saveAs !== null;
     const limit = binary ? MAX_SAVE_BYTES + 1 : req.maxBytes;
-    let results;
+    const watching = await watchDelivery(ctx, tabId, req);
     try {
-      results = await step(ctx, "send the request", browser.executeScriptArgs(tabId, fetchInPage,
-        [req.url, req.method, req.headers, req.body, limit, binary], "ISOLATED"), FETCH_STEP_MS);
-    } catch (err) {
-      if (err instanceof BridgeError) throw err; // the step's timeout
-      await ownedTab(deps, ctx, tabId);
-      throw new BridgeError(CODE.FETCH_FAILED, "the request could not be sent from this page");
+      let results;
+      try {
+        results = await step(ctx, "send the request", browser.executeScriptArgs(tabId, fetchInPage,
+          [req.url, req.method, req.headers, req.body, limit, binary], "ISOLATED"), FETCH_STEP_MS);
+      } catch (err) {
+        if (err instanceof BridgeError) throw err; // the step's timeout
+        await ownedTab(deps, ctx, tabId);
+        return await judged(ctx, req, watching, "the script did not run in this page", false);
+      }
+      const out = Array.isArray(results) ? results[0]?.result : undefined;
+      if (!isPlainObject(out)) return await judged(ctx, req, watching, "the script did not run in this page", false);
+      if (originOf(out.href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
+      if (typeof out.error === "string") return await judged(ctx, req, watching, out.error.slice(0, 200), true);
+      return answered(req, out, binary);
+    } finally {
+      watching?.stop();
     }
-    const out = Array.isArray(results) ? results[0]?.result : undefined;
-    if (!isPlainObject(out)) throw new BridgeError(CODE.FETCH_FAILED, "the request could not be sent from this page");
-    if (originOf(out.href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
-    if (typeof out.error === "string") throw new BridgeError(CODE.FETCH_FAILED, `the request failed in the page: ${out.error}`);
+  }
+
+  /**
+   * The answer the page read.
+   * @param {FetchRequest} req
+   * @param {Record<string, unknown>} out
+   * @param {boolean} binary
+   */
+  function answered(req, out, binary) {
     if (binary && out.truncated === true) {
       throw new BridgeError(CODE.MESSAGE_TOO_LARGE, `the answer is larger than ${MAX_SAVE_BYTES} bytes: nothing was saved`);
     }
     const answer = {
       url: req.url,
       method: req.method,
+      delivery: DELIVERY.ANSWERED,
       status: Number.isInteger(out.status) ? out.status : 0,
       statusText: typeof out.statusText === "string" ? out.statusText.slice(0, 200) : "",
       ok: out.ok === true,

@@ -19,16 +19,19 @@
  * What the confirm page shows (and, for kind "origin", the permission pattern it requests; with
  * `presence`, the page asks for a tap instead of a click). Display only, never consulted for a
  * decision: `client` the asking client's paired label, `fields` a submit's field names (never a
- * value), `expiresAt` when it times out (wall-clock ms; the page counts down to it).
+ * value) and method, `source` where an address or value came from ("a page on https://…", the
+ * provenance gate's words), `expiresAt` when it times out (wall-clock ms; the page counts down).
  * @typedef {{id: string, kind: ConfirmKind, tool: string, origin: string, detail: string,
  *   pattern: string | null, presence: Presence | null, client: string | null,
- *   fields: Fields | null, expiresAt: number | null}} ConfirmDetails
+ *   fields: Fields | null, source: string | null, expiresAt: number | null}} ConfirmDetails
  */
-/** @typedef {{names: string[], more: number}} Fields */
+/** `method`: how the form is sent ("get" puts the values into the address), when known. @typedef {{names: string[], more: number, method?: "get" | "post"}} Fields */
 
 /** Most field names shown, and their longest (the page already bounds both; this is the worker's own check). */
 const MAX_FIELDS = 20;
 const MAX_FIELD_NAME = 80;
+/** Longest `source` shown. */
+const MAX_SOURCE = 300;
 
 /**
  * `fields` as the page sent them, reduced to strings and a count; null for anything else.
@@ -37,18 +40,21 @@ const MAX_FIELD_NAME = 80;
  */
 function checkedFields(f) {
   if (f === null || typeof f !== "object" || !Array.isArray(/** @type {any} */ (f).names)) return null;
-  const { names, more } = /** @type {{names: unknown[], more: unknown}} */ (f);
+  const { names, more, method } = /** @type {{names: unknown[], more: unknown, method: unknown}} */ (f);
   const kept = names.filter((n) => typeof n === "string").map((n) => String(n).slice(0, MAX_FIELD_NAME));
   const extra = (Number.isSafeInteger(more) && /** @type {number} */ (more) > 0 ? /** @type {number} */ (more) : 0)
     + Math.max(0, kept.length - MAX_FIELDS);
-  return { names: kept.slice(0, MAX_FIELDS), more: extra };
+  /** @type {Fields} */
+  const out = { names: kept.slice(0, MAX_FIELDS), more: extra };
+  if (method === "get" || method === "post") out.method = method;
+  return out;
 }
 
 /**
  * @typedef {object} ConfirmBroker
  * @property {(req: {kind: ConfirmKind, tool: string, origin?: string, detail?: string,
  *   pattern?: string | null, presence?: Presence | null, timeoutMs: number,
- *   client?: string | null, fields?: unknown, expiresAt?: number | null}) =>
+ *   client?: string | null, fields?: unknown, source?: string | null, expiresAt?: number | null}) =>
  *   {id: string, promise: Promise<Decision>}} open
  * @property {(id: string, decision: unknown, opts?: {keepWindow?: boolean}) => boolean} answer
  *   first answer wins; unknown id, a settled id, or anything but "allow" for a pending id →
@@ -85,7 +91,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   }
 
   return {
-    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs, client = null, fields = null, expiresAt = null }) {
+    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs, client = null, fields = null, source = null, expiresAt = null }) {
       if (kind !== "origin" && kind !== "action") throw new TypeError("confirm: kind must be origin or action");
       if (presence !== null && (typeof presence?.action !== "string" || typeof presence?.detail !== "string"
         || (kind === "origin" && presence.action !== "policy.widen"))) {
@@ -103,6 +109,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
             id, kind, tool: String(tool), origin: String(origin), detail: String(detail), pattern, presence: tap,
             client: typeof client === "string" && client !== "" ? client.slice(0, 64) : null,
             fields: checkedFields(fields),
+            source: typeof source === "string" && source !== "" ? source.slice(0, MAX_SOURCE) : null,
             expiresAt: typeof expiresAt === "number" && Number.isFinite(expiresAt) ? expiresAt : null,
           },
           resolve,

@@ -14,6 +14,13 @@
 // A refused tap says why under the tap control (#status: the host's reason code in the options
 // page's words, lib/presence-reasons.js; #hint: the code's next step) — never a bare code — and
 // the window stays open (the deny asks the worker to keep it) until the person closes it (#close).
+// It names where an address or value came from (#source, the provenance gate's words) and says
+// when a form is sent by GET (its values go into the address). Input protection, as Chrome's own
+// permission prompts do it: for INPUT_DELAY_MS after the window is shown, and again after every
+// time it regains focus or becomes visible, every button is disabled (visibly) and a click or
+// key on it is ignored, so keys typed for the page underneath (Tab, Enter, Space) or a click
+// aimed at where the window pops up cannot answer it; <body data-armed> says when input counts.
+// Esc denies at any time (refusing is free).
 
 import { CODE, isErrorCode } from "./error-codes.js";
 import { refusalHint } from "./policy-page.js";
@@ -27,6 +34,18 @@ import { reasonText, refusedText } from "./presence-reasons.js";
  *   navigator.credentials.get({publicKey}), and return the assertion's toJSON() (presence mode)
  * @property {() => void} [closeWindow] window.close(): #close, after a refused tap
  */
+
+/** How long the window ignores input after it is shown or regains focus or visibility:
+ * Chrome's permission bubbles protect their buttons for about as long after showing. */
+export const INPUT_DELAY_MS = 500;
+
+/** The words over a submit's field list. @param {unknown} fields details.fields */
+export function fieldsLabel(fields) {
+  const byGet = /** @type {any} */ (fields)?.method === "get";
+  return byGet
+    ? "Sent by GET: the values go into the address (kept in history and logs). It sends these fields (values not shown):"
+    : "The form will send these fields (values not shown):";
+}
 
 /**
  * The countdown's words: "Denies itself in 38 s" (null once it is over).
@@ -70,15 +89,23 @@ export function tapRefusal(code, reason) {
 /** What the window says after a tap: a sentence, or a refusal's words and next step. @typedef {string | {status: string, hint: string}} TapOutcome */
 
 /**
- * @typedef {{now: () => number, every: (fn: () => void, ms: number) => unknown, stop: (timer: unknown) => void}} Clock
+ * `after`: one call of `fn` in `ms` (setTimeout), `cancel` undoes it.
+ * @typedef {{now: () => number, every: (fn: () => void, ms: number) => unknown, stop: (timer: unknown) => void,
+ *   after: (fn: () => void, ms: number) => unknown, cancel: (timer: unknown) => void}} Clock
  */
 
 /**
- * @param {{doc: Document, search: string, api: ConfirmPageApi, clock?: Clock}} deps clock: for
- *   the countdown (none: no countdown is shown)
+ * Where focus and visibility changes are heard: the window (focus, blur).
+ * @typedef {{addEventListener: (type: string, fn: () => void) => void}} FocusSource
+ */
+
+/**
+ * @param {{doc: Document, search: string, api: ConfirmPageApi, clock: Clock, win?: FocusSource}} deps
+ *   clock: the countdown and the input delay (the buttons wake only through it); win: the
+ *   window's focus and blur
  * @returns {Promise<"shown" | "expired">}
  */
-export async function runConfirmPage({ doc, search, api, clock }) {
+export async function runConfirmPage({ doc, search, api, clock, win }) {
   const id = new URLSearchParams(search).get("id") ?? "";
   const allow = /** @type {HTMLButtonElement} */ (doc.getElementById("allow"));
   const deny = /** @type {HTMLButtonElement} */ (doc.getElementById("deny"));
@@ -114,6 +141,11 @@ export async function runConfirmPage({ doc, search, api, clock }) {
   show("origin", String(d.origin ?? ""));
   show("detail", String(d.detail ?? ""));
   show("client", typeof d.client === "string" && d.client !== "" ? d.client : "an MCP client (not paired by name)");
+  const source = typeof d.source === "string" && d.source !== "" ? d.source : null;
+  show("source", source ?? "");
+  for (const el of [doc.getElementById("source"), doc.getElementById("source-label")]) if (el) el.hidden = source === null;
+  show("fields-label", fieldsLabel(d.fields));
+  doc.getElementById("fields-label")?.classList?.toggle("by-get", /** @type {any} */ (d.fields)?.method === "get");
   const items = fieldItems(d.fields);
   const fieldsBox = doc.getElementById("fields-box");
   if (fieldsBox) fieldsBox.hidden = items === null;
@@ -124,10 +156,34 @@ export async function runConfirmPage({ doc, search, api, clock }) {
   }));
 
   let answered = false;
+  /** Whether input counts now (INPUT_DELAY_MS after the window was shown or last regained focus). */
+  let armed = false;
+  /** @type {unknown} */
+  let arming = null;
+  const body = /** @type {HTMLElement | null} */ (doc.body ?? null);
+  /** Ignore input from now on, and count it again INPUT_DELAY_MS later (if still unanswered). */
+  const rearm = () => {
+    disarm();
+    arming = clock.after(() => {
+      arming = null;
+      if (answered) return;
+      armed = true;
+      body?.setAttribute?.("data-armed", "true");
+      setEnabled(true);
+      deny.focus(); // Enter on an unread window denies
+    }, INPUT_DELAY_MS);
+  };
+  const disarm = () => {
+    armed = false;
+    if (arming !== null) clock.cancel(arming);
+    arming = null;
+    body?.setAttribute?.("data-armed", "false");
+    if (!answered) setEnabled(false);
+  };
   /** @type {unknown} */
   let ticking = null;
   const stopTicking = () => {
-    if (ticking !== null && clock) clock.stop(ticking);
+    if (ticking !== null) clock.stop(ticking);
     ticking = null;
   };
   /** @param {"allow" | "deny"} decision */
@@ -135,6 +191,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     if (answered) return;
     answered = true;
     stopTicking();
+    disarm();
     show("countdown", "");
     setEnabled(false);
     show("status", decision === "allow" ? "Allowed." : "Denied.");
@@ -142,7 +199,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
   };
 
   allow.addEventListener("click", () => {
-    if (answered || allow.disabled) return;
+    if (answered || !armed || allow.disabled) return;
     if (!isOrigin) {
       answer("allow");
       return;
@@ -160,7 +217,9 @@ export async function runConfirmPage({ doc, search, api, clock }) {
       () => answer("deny"),
     );
   });
-  deny.addEventListener("click", () => answer("deny"));
+  deny.addEventListener("click", () => {
+    if (armed) answer("deny");
+  });
   // Esc denies, like closing the window; once a tap is under way it is the host's to answer.
   doc.addEventListener?.("keydown", (/** @type {KeyboardEvent} */ e) => {
     if (e?.key === "Escape" && !answered) answer("deny");
@@ -170,7 +229,7 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     allow.hidden = true; // a click never allows here: only a tap the host verified
     if (tap) tap.hidden = false;
     tap?.addEventListener("click", () => {
-      if (answered || tap.disabled) return;
+      if (answered || !armed || tap.disabled) return;
       answered = true;
       /** @type {Promise<unknown>} */
       let permission = Promise.resolve(true);
@@ -255,13 +314,14 @@ export async function runConfirmPage({ doc, search, api, clock }) {
   const expiresAt = typeof d.expiresAt === "number" && Number.isFinite(d.expiresAt) ? d.expiresAt : null;
   const countdown = doc.getElementById("countdown");
   const tick = () => {
-    if (expiresAt === null || !clock) return;
+    if (expiresAt === null) return;
     const left = expiresAt - clock.now();
     const words = countdownText(left);
     if (answered) return;
     if (words === null) {
       stopTicking();
       answered = true;
+      disarm();
       setEnabled(false);
       show("countdown", "");
       show("status", "Timed out: nobody answered in time, so it was refused. You can close this window.");
@@ -270,12 +330,16 @@ export async function runConfirmPage({ doc, search, api, clock }) {
     show("countdown", words);
     countdown?.classList?.toggle("soon", left <= 10_000);
   };
-  if (expiresAt !== null && clock) {
+  if (expiresAt !== null) {
     tick();
     if (!answered) ticking = clock.every(tick, 250);
   }
 
-  if (!answered) setEnabled(true);
-  deny.focus(); // Enter on an unread window denies
+  // Input protection: from now (the details are on screen), and again whenever the window comes
+  // back (focus regained, shown again); leaving it (blur, hidden) stops input at once.
+  win?.addEventListener("blur", disarm);
+  win?.addEventListener("focus", rearm);
+  doc.addEventListener?.("visibilitychange", () => (doc.visibilityState === "visible" ? rearm() : disarm()));
+  if (!answered) rearm();
   return "shown";
 }

@@ -37,11 +37,12 @@ export function confirmTimeoutMs(policy) {
 /**
  * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
  * window asks for a tap on the security key for that action and detail instead of a click.
- * `client` (the asking client's paired label, ctx.client) and `fields` (a submit's field names,
- * page/actions.js describe) are shown, never decided on.
+ * `client` (the asking client's paired label, ctx.client), `fields` (a submit's field names and
+ * method, page/actions.js describe) and `source` (where an address or value came from, the
+ * provenance gate's words) are shown, never decided on.
  * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
  *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number,
- *   client?: string | null, fields?: unknown}} ConfirmRequest
+ *   client?: string | null, fields?: unknown, source?: string | null}} ConfirmRequest
  */
 /** @typedef {(req: ConfirmRequest) => Promise<import("./confirm-broker.js").Decision>} Confirm */
 

@@ -201,7 +201,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
           detail += " Confirm with your security key.";
         }
         const answer = await confirm({
-          kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence,
+          kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence, source: named,
           timeoutMs: confirmTimeoutMs(ctx.policy),
         });
         refuseUnlessAllowed(answer, why);

@@ -163,9 +163,9 @@ var tabwardenActions = (() => {
   /**
    * The NAMES of the fields a submit from `el` would send, for the confirm window — never a
    * value (so never a password's), page text capped and card-masked, at most MAX_FIELDS (the
-   * rest counted in `more`); null when `el` belongs to no form.
+   * rest counted in `more`), and the method it is sent by; null when `el` belongs to no form.
    * @param {any} el
-   * @returns {{names: string[], more: number} | null}
+   * @returns {{names: string[], more: number, method: string} | null}
    */
   function submittedFields(el) {
     let n = el;
@@ -184,7 +184,11 @@ var tabwardenActions = (() => {
       seen.add(cap(maskCards(name), 60) + (isPassword(f) ? " (password)" : ""));
     }
     const names = [...seen];
-    return { names: names.slice(0, MAX_FIELDS), more: Math.max(0, names.length - MAX_FIELDS) };
+    // How it is sent: the submitter's formmethod wins over the form's method (both reflect as
+    // "get", "post" or "dialog"); GET puts every value into the address.
+    const submitter = el !== form && el.hasAttribute?.("formmethod") ? el.formMethod : null;
+    const method = String(submitter ?? form.method ?? "get").toLowerCase();
+    return { names: names.slice(0, MAX_FIELDS), more: Math.max(0, names.length - MAX_FIELDS), method };
   }
 
   /**

@@ -15,8 +15,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tests.browser.harness import chromium, mcp_client, trust_this_process
 from tests.fakes import tool_error
+from tests.pty_cli import spawn_cli
 
 pytestmark = pytest.mark.browser
 
@@ -89,21 +88,17 @@ async def _one_host(browser: ThrowawayBrowser, other_than: int | None = None) ->
     return pids[0]
 
 
-def _run_tabs(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedProcess[str]:
-    """`tabwarden tabs --json` as a person runs it (the attested command, the real bridge)."""
-    return subprocess.run(  # noqa: S603 - our own interpreter and command
-        [sys.executable, "-m", "tabwarden", "tabs", "--json", *args],
-        env=browser.env,
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-    )
+def _run_tabs(browser: ThrowawayBrowser, *args: str) -> tuple[int, str]:
+    """`tabwarden tabs --json` as a person runs it (the attested command, the real bridge, on a
+    pty that is its controlling terminal): its exit status and what it printed."""
+    status, raw = spawn_cli(browser.env, "tabs", "--json", *args).finish(WAIT_S)
+    return status, raw.decode()
 
 
 def _tabs_cli(browser: ThrowawayBrowser, *args: str) -> dict[str, Any]:
-    proc = _run_tabs(browser, *args)
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, Any] = json.loads(proc.stdout)
+    status, out = _run_tabs(browser, *args)
+    assert status == 0, out
+    result: dict[str, Any] = json.loads(out)
     return result
 
 
@@ -114,11 +109,11 @@ async def _cli_tabs(browser: ThrowawayBrowser, *args: str) -> dict[str, Any]:
 def _tabs_cli_or_away(browser: ThrowawayBrowser) -> dict[str, Any] | None:
     """`tabwarden tabs --json`, or None while it refuses with ``extension_away``: right after a
     host is killed Chrome is starting the next one, and the CLI says so instead of waiting."""
-    proc = _run_tabs(browser)
-    if proc.returncode != 0 and "error[extension_away]" in proc.stderr:
+    status, out = _run_tabs(browser)
+    if status != 0 and "error[extension_away]" in out:
         return None
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, Any] = json.loads(proc.stdout)
+    assert status == 0, out
+    result: dict[str, Any] = json.loads(out)
     return result
 
 

@@ -15,7 +15,7 @@ test("open gives an id and details; allow resolves allow", async () => {
   const { id, promise } = broker.open(REQ);
   assert.equal(id, "c1");
   assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", presence: null,
-    client: null, fields: null, expiresAt: null });
+    client: null, fields: null, source: null, expiresAt: null });
   assert.equal(broker.answer(id, "allow"), true);
   assert.equal(await promise, "allow");
   assert.equal(timers.pending(), 0);
@@ -106,4 +106,16 @@ test("display details: the asking client's label, a submit's field names (string
   for (const fields of ["user", { names: "user" }, 5]) {
     assert.equal(broker.details(broker.open({ kind: "action", tool: "t", timeoutMs: 1, fields }).id).fields, null);
   }
+});
+
+test("a submit's method and an address's source reach the page, checked (display only)", () => {
+  const { broker } = make();
+  const get = broker.open({ ...REQ, kind: "action", fields: { names: ["q"], more: 0, method: "get" }, source: "a page on https://evil.test" });
+  assert.deepEqual(broker.details(get.id).fields, { names: ["q"], more: 0, method: "get" });
+  assert.equal(broker.details(get.id).source, "a page on https://evil.test");
+  const odd = broker.open({ ...REQ, kind: "action", fields: { names: ["q"], more: 0, method: "<b>x</b>" }, source: 42 });
+  assert.deepEqual(broker.details(odd.id).fields, { names: ["q"], more: 0 }, "an unknown method is dropped");
+  assert.equal(broker.details(odd.id).source, null, "a non-string source is dropped");
+  const long = broker.open({ ...REQ, kind: "action", source: "x".repeat(5000) });
+  assert.equal(broker.details(long.id).source.length, 300);
 });

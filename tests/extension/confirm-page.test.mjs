@@ -2,11 +2,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { countdownText, fieldItems, runConfirmPage, tapRefusal } from "../../extension/lib/confirm-page.js";
+import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, runConfirmPage, tapRefusal } from "../../extension/lib/confirm-page.js";
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
 import { REASON_TEXT } from "../../extension/lib/presence-reasons.js";
-import { fakeTimers, flush } from "./helpers/fakes.mjs";
+import { fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 
 /** A tiny document: elements by id with textContent, disabled, click listeners, focus. */
 function fakeDoc() {
@@ -25,25 +25,47 @@ function fakeDoc() {
       set innerHTML(_v) { throw new Error("innerHTML must never be used"); },
     };
   };
-  for (const id of ["heading", "client", "tool", "origin", "detail", "fields-box", "fields", "countdown", "status", "hint", "allow", "deny", "tap", "close"]) {
+  for (const id of ["heading", "client", "tool", "origin", "source-label", "source", "detail", "fields-box", "fields-label", "fields",
+    "countdown", "status", "hint", "allow", "deny", "tap", "close"]) {
     els.set(id, make(id));
   }
+  const attrs = new Map();
+  const visibility = [];
   return {
     getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id), createElement: () => make(null),
-    addEventListener: (type, fn) => { if (type === "keydown") keys.push(fn); },
+    body: { setAttribute: (k, v) => attrs.set(k, v), getAttribute: (k) => attrs.get(k) ?? null },
+    visibilityState: "visible",
+    addEventListener(type, fn) { if (type === "keydown") keys.push(fn); if (type === "visibilitychange") visibility.push(fn); },
     key: (key) => { for (const fn of keys) fn({ key }); },
+    setVisible(on) { this.visibilityState = on ? "visible" : "hidden"; for (const fn of visibility) fn(); },
   };
 }
 
-function make(details, { permission = true, throwOnRequest = false, clock } = {}) {
+/** The window's focus and blur (confirm.js passes `window`). */
+function fakeWin() {
+  const on = { focus: [], blur: [] };
+  return { addEventListener: (type, fn) => on[type]?.push(fn), fire: (type) => { for (const fn of on[type]) fn(); } };
+}
+
+/** The page with these details; `run` waits out the input delay unless `armed: false` or the
+ *  test brings its own clock (then it moves time itself). */
+function make(details, { permission = true, throwOnRequest = false, clock, armed = true } = {}) {
   const doc = fakeDoc();
+  const win = fakeWin();
+  const own = clock === undefined;
+  const time = clock ?? testClock(0);
   const sent = [];
   const requested = [];
   const api = {
     sendMessage: async (m) => { sent.push(m); return m.type === "confirm_details" ? (details ? { ok: true, details } : { ok: false }) : { ok: true }; },
     requestPermission: (p) => { requested.push({ p, answeredBefore: sent.some((m) => m.type === "confirm_answer") }); if (throwOnRequest) throw new Error("no gesture"); return Promise.resolve(permission); },
   };
-  return { doc, sent, requested, run: () => runConfirmPage({ doc, search: "?id=c7", api, clock }) };
+  const run = async () => {
+    const shown = await runConfirmPage({ doc, search: "?id=c7", api, clock: time, win });
+    if (own && armed) time.advance(INPUT_DELAY_MS);
+    return shown;
+  };
+  return { doc, win, clock: time, sent, requested, run };
 }
 const ORIGIN = { id: "c7", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow tabwarden's agent on http://127.0.0.1:8000?", pattern: "http://127.0.0.1:8000/*" };
 const ACTION = { id: "c7", kind: "action", tool: "tab_close", origin: "https://a.test", detail: '<img src=x onerror=alert(1)> "Close"?', pattern: null };
@@ -101,19 +123,6 @@ test("Deny answers deny; expired confirmations keep the buttons disabled", async
   await flush();
   assert.equal(gone.sent.length, 1);
 });
-
-/** A clock the test moves; `every` callbacks run on each advance. */
-function testClock(start) {
-  let t = start;
-  const timers = new Set();
-  return {
-    now: () => t,
-    every: (fn) => { timers.add(fn); return fn; },
-    stop: (fn) => timers.delete(fn),
-    advance(ms) { t += ms; for (const fn of [...timers]) fn(); },
-    running: () => timers.size,
-  };
-}
 
 test("who asks, the submit's field names with masked values, and a countdown to the timeout", async () => {
   const clock = testClock(1_000_000);
@@ -187,7 +196,13 @@ function tapWindow(host, { getAssertion } = {}) {
     closeWindow: () => { closed.n += 1; },
   };
   const closed = { n: 0 };
-  return { doc, decision, broker, closed, run: () => runConfirmPage({ doc, search: "?id=c1&mode=presence", api }) };
+  const clock = testClock(0);
+  const run = async () => {
+    const shown = await runConfirmPage({ doc, search: "?id=c1&mode=presence", api, clock });
+    clock.advance(INPUT_DELAY_MS);
+    return shown;
+  };
+  return { doc, decision, broker, closed, run };
 }
 
 const begun = { challengeId: "ch1", options: { publicKey: { challenge: "AAAA" } } };
@@ -277,4 +292,91 @@ test("each kind of refusal reads as a sentence, never a bare presence_refused", 
   assert.equal(tapRefusal("presence_refused", "<b>evil</b>").status, `refused: presence_refused — ${REASON_TEXT.unspecified}`);
   assert.equal(tapRefusal("<img src=x>", "counter_not_increased").status.startsWith("refused: internal_error"), true);
   assert.match(tapRefusal("confirm_denied", undefined).hint, /denied/);
+});
+
+// Input protection: keys typed for the page underneath (Tab, Enter) or a click aimed where the
+// window pops up must not answer it. Chrome's own permission prompts ignore input for a moment
+// after they show; so does this window, after it shows and after every return of focus.
+test("input is ignored for INPUT_DELAY_MS after the window shows: buttons inactive, clicks dropped", async () => {
+  const h = make(ACTION, { armed: false });
+  assert.equal(await h.run(), "shown");
+  assert.equal(INPUT_DELAY_MS >= 500, true, "at least as long as Chrome's permission prompts");
+  assert.equal(h.doc.el("allow").disabled, true, "visibly inactive");
+  assert.equal(h.doc.el("deny").disabled, true);
+  assert.equal(h.doc.body.getAttribute("data-armed"), "false");
+  h.doc.el("allow").click(); // a click (or Enter on a focused button) that lands too early
+  h.clock.advance(INPUT_DELAY_MS - 1);
+  h.doc.el("allow").click();
+  await flush();
+  assert.equal(h.sent.length, 1, "nothing answered during the delay");
+  h.clock.advance(1);
+  assert.equal(h.doc.body.getAttribute("data-armed"), "true");
+  assert.equal(h.doc.el("allow").disabled, false);
+  assert.equal(h.doc.el("deny").focused, true, "then Deny has the focus");
+  h.doc.el("allow").click();
+  await flush();
+  assert.deepEqual(h.sent.slice(1), [{ type: "confirm_answer", id: "c7", decision: "allow" }]);
+});
+
+test("losing focus disarms at once; regaining it (or becoming visible) waits the delay again", async () => {
+  const h = make(ACTION);
+  await h.run();
+  assert.equal(h.doc.el("allow").disabled, false);
+  for (const [leave, back] of [[() => h.win.fire("blur"), () => h.win.fire("focus")], [() => h.doc.setVisible(false), () => h.doc.setVisible(true)]]) {
+    leave();
+    assert.equal(h.doc.el("allow").disabled, true);
+    assert.equal(h.doc.body.getAttribute("data-armed"), "false");
+    back();
+    h.doc.el("allow").click();
+    h.clock.advance(INPUT_DELAY_MS / 2);
+    h.doc.el("allow").click();
+    await flush();
+    assert.equal(h.sent.length, 1, "nothing answered right after the window came back");
+    h.clock.advance(INPUT_DELAY_MS / 2);
+    assert.equal(h.doc.el("allow").disabled, false);
+  }
+  // Focus back again before the delay ran out starts it over.
+  h.win.fire("focus");
+  h.clock.advance(INPUT_DELAY_MS - 1);
+  h.win.fire("focus");
+  h.clock.advance(INPUT_DELAY_MS - 1);
+  assert.equal(h.doc.el("allow").disabled, true);
+  h.clock.advance(1);
+  h.doc.el("allow").click();
+  await flush();
+  assert.deepEqual(h.sent.slice(1), [{ type: "confirm_answer", id: "c7", decision: "allow" }]);
+  h.win.fire("focus");
+  h.clock.advance(INPUT_DELAY_MS);
+  assert.equal(h.doc.el("allow").disabled, true, "an answered window never wakes again");
+});
+
+test("Esc denies even during the delay (refusing is free); a tap waits for the delay too", async () => {
+  const h = make(ACTION, { armed: false });
+  await h.run();
+  h.doc.key("Escape");
+  await flush();
+  assert.deepEqual(h.sent.slice(1), [{ type: "confirm_answer", id: "c7", decision: "deny" }]);
+  const p = make({ ...ACTION, presence: { action: "confirm.eval", detail: "{}" } }, { armed: false });
+  await p.run();
+  p.doc.el("tap").click();
+  await flush();
+  assert.equal(p.sent.length, 1, "no tap begins during the delay");
+});
+
+test("names where an address came from, and says when a form is sent by GET", async () => {
+  const h = make({ ...ACTION, tool: "page_navigate", source: "a page on https://evil.test" });
+  await h.run();
+  assert.equal(h.doc.el("source").textContent, "a page on https://evil.test");
+  assert.equal(h.doc.el("source").hidden, false);
+  assert.equal(h.doc.el("source-label").hidden, false);
+  const plain = make(ACTION);
+  await plain.run();
+  assert.equal(plain.doc.el("source").hidden, true, "no source row without lineage");
+  const get = make({ ...ACTION, tool: "page_click", fields: { names: ["user", "pwd (password)"], more: 0, method: "get" } });
+  await get.run();
+  assert.match(get.doc.el("fields-label").textContent, /^Sent by GET: the values go into the address/);
+  const post = make({ ...ACTION, tool: "page_click", fields: { names: ["user"], more: 0, method: "post" } });
+  await post.run();
+  assert.doesNotMatch(post.doc.el("fields-label").textContent, /GET/);
+  assert.equal(fieldsLabel(null), "The form will send these fields (values not shown):");
 });

@@ -220,6 +220,16 @@ test("describe classifies clicks: submit, link, plain", async () => {
   assert.equal((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).kind, "submit");
 });
 
+test("describe of a submit says how the form is sent: its method, or the submitter's formmethod", async () => {
+  const doc = loginPage();
+  assert.equal((await op(doc, "describe", { target: { selector: "#go" } })).fields.method, "get", "no method attribute: GET");
+  doc.getElementById("f").setAttribute("method", "POST");
+  assert.equal((await op(doc, "describe", { target: { selector: "#go" } })).fields.method, "post");
+  assert.equal((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).fields.method, "post");
+  doc.getElementById("go").setAttribute("formmethod", "get");
+  assert.equal((await op(doc, "describe", { target: { selector: "#go" } })).fields.method, "get", "the submitter's formmethod wins");
+});
+
 test("describe of a submit names the fields the form will send: names only, never a value", async () => {
   const doc = loginPage();
   const form = doc.getElementById("f");
@@ -233,7 +243,7 @@ test("describe of a submit names the fields the form will send: names only, neve
     doc.h("textarea", { name: "note" }),
   );
   const d = await op(doc, "describe", { target: { selector: "#go" } });
-  assert.deepEqual(d.fields, { names: ["user", "password (password)", "terms", "csrf", "[card]", "note"], more: 0 });
+  assert.deepEqual(d.fields, { names: ["user", "password (password)", "terms", "csrf", "[card]", "note"], more: 0, method: "get" });
   const text = JSON.stringify(d);
   for (const secret of ["hunter2", "tok-s3cret", "4111"]) assert.ok(!text.includes(secret), secret);
   assert.deepEqual((await op(doc, "describe", { target: { selector: "#user" }, forKey: "Enter" })).fields.names[0], "user");

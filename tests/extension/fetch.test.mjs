@@ -4,6 +4,7 @@ import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { FETCH_HEADERS, MAX_SAVE_BYTES, fetchDetail, fetchHandlers, fetchInPage, fetchRequest } from "../../extension/handlers/fetch.js";
+import { DELIVERY, createDeliveryWatch } from "../../extension/lib/fetch-delivery.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";
@@ -15,7 +16,7 @@ const ON = { session: "s1", policy: { ...POLICY, pageFetch: true } };
  * The handler with a fake browser whose executeScriptArgs runs fetchInPage against a scripted
  * server (`answer(url, init)` → a Response), the page at the tab's URL.
  */
-function harness({ decision = "allow", answer = () => new Response("hello 4111 1111 1111 1111") } = {}) {
+function harness({ decision = "allow", answer = () => new Response("hello 4111 1111 1111 1111"), cdp } = {}) {
   const ownership = createOwnership();
   const loads = createLoadWatcher(fakeTimers());
   const tabs = new Map();
@@ -42,7 +43,7 @@ function harness({ decision = "allow", answer = () => new Response("hello 4111 1
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
-  const routes = new Map(fetchHandlers({ browser, ownership, loads, ensureOrigin, confirm }));
+  const routes = new Map(fetchHandlers({ browser, ownership, loads, ensureOrigin, confirm, ...(cdp ? { cdp } : {}) }));
   const open = (id, url, session = "s1") => {
     tabs.set(id, { id, windowId: 7, url, title: "t", status: "complete" });
     ownership.claim(session, id);
@@ -145,10 +146,13 @@ test("maxBytes caps the text (bodyTruncated); saveAs carries base64 and refuses 
   await assert.rejects(huge.call({ tabId: 1, url: `${OK}/huge`, saveAs: "huge.bin" }), (e) => e.code === "message_too_large");
 });
 
-test("a redirect is reported, never followed; a network failure is fetch_failed", async () => {
+test("a redirect is reported, never followed; a failure with no debugger to ask is unknown, not fetch_failed", async () => {
   const h = harness({ answer: () => { throw new TypeError("Failed to fetch"); } });
   h.open(1, `${OK}/`);
-  await assert.rejects(h.call({ tabId: 1, url: `${OK}/api` }), (e) => e.code === "fetch_failed" && /Failed to fetch/.test(e.message));
+  const unknown = await h.call({ tabId: 1, url: `${OK}/api`, method: "POST", body: "x" });
+  assert.equal(unknown.delivery, "unknown");
+  assert.match(unknown.hint, /not known whether this request reached the server/);
+  assert.match(unknown.hint, /Do not repeat this POST/);
   const r = Response.error();
   Object.defineProperty(r, "type", { value: "opaqueredirect" });
   const redirect = harness({ answer: () => r });
@@ -160,4 +164,122 @@ test("a redirect is reported, never followed; a network failure is fetch_failed"
 
 test("fetchInPage is self-contained (it is serialised into the page)", () => {
   assert.doesNotMatch(fetchInPage.toString(), /\bimport\b|BridgeError|CODE\./);
+});
+
+// ---------------------------------------------------------------- delivery (issue 28)
+
+/** The tab's debugger, as lib/debugger.js offers it: listeners fed by `emit`, commands recorded. */
+function fakeCdp({ attached = true } = {}) {
+  const listeners = new Set();
+  const sent = [];
+  return {
+    sent,
+    ensureSoft: async () => attached,
+    listen: (_tabId, fn) => { listeners.add(fn); return () => listeners.delete(fn); },
+    send: async (_ctx, _tabId, method) => { sent.push(method); return {}; },
+    emit: (method, params, sessionId) => { for (const fn of [...listeners]) fn(method, params, sessionId); },
+    listening: () => listeners.size,
+  };
+}
+
+const sentAs = (id, url, method, initiator = "script") => ["Network.requestWillBeSent",
+  { requestId: id, request: { url, method }, initiator: { type: initiator }, type: initiator === "preflight" ? "Preflight" : "Fetch" }];
+
+/** The events Chromium 156 sent (measured) for each way a cross-origin fetch ends. */
+const STORIES = {
+  corsBlocked: (url) => [sentAs("r1", url, "POST"), ["Network.requestWillBeSentExtraInfo", { requestId: "r1" }],
+    ["Network.responseReceivedExtraInfo", { requestId: "r1", statusCode: 200 }],
+    ["Network.loadingFailed", { requestId: "r1", errorText: "net::ERR_FAILED", corsErrorStatus: { corsError: "MissingAllowOriginHeader" } }]],
+  refused: (url) => [sentAs("r2", url, "POST"), ["Network.loadingFailed", { requestId: "r2", errorText: "net::ERR_CONNECTION_REFUSED" }]],
+  preflightRefused: (url) => [sentAs("p1", url, "OPTIONS", "preflight"), sentAs("r3", url, "PUT"),
+    ["Network.requestWillBeSentExtraInfo", { requestId: "p1" }], ["Network.responseReceivedExtraInfo", { requestId: "p1", statusCode: 200 }],
+    ["Network.responseReceived", { requestId: "p1", response: { status: 200 } }], ["Network.loadingFinished", { requestId: "p1" }],
+    ["Network.loadingFailed", { requestId: "r3", errorText: "net::ERR_FAILED", corsErrorStatus: { corsError: "PreflightMissingAllowOriginHeader" } }]],
+  resetAfterSending: (url, method) => [sentAs("r4", url, method), ["Network.requestWillBeSentExtraInfo", { requestId: "r4" }],
+    ["Network.loadingFailed", { requestId: "r4", errorText: "net::ERR_CONNECTION_RESET" }]],
+};
+
+/** A harness whose page fetch fails after the debugger reported `story` (late: after the rejection). */
+function failing(story, { late = false, policy = {} } = {}) {
+  const cdp = fakeCdp();
+  const h = harness({ cdp, answer: (url, init) => {
+    const tell = () => { for (const [m, p] of STORIES[story](url, init?.method ?? "GET")) cdp.emit(m, p); };
+    if (late) setImmediate(tell);
+    else tell();
+    throw new TypeError("Failed to fetch");
+  } });
+  h.open(1, `${OK}/`);
+  const ctx = { ...ON, policy: { ...ON.policy, ...policy } };
+  return { cdp, call: (args) => h.call({ tabId: 1, ...args }, ctx) };
+}
+
+test("a POST the server answered without CORS headers was delivered: never fetch_failed, and not to be repeated", async () => {
+  for (const late of [false, true]) {
+    const f = failing("corsBlocked", { late });
+    const out = await f.call({ url: `${OTHER}/api/pay`, method: "POST", body: "amount=5" });
+    assert.equal(out.delivery, DELIVERY.SENT_UNREADABLE, `late=${late}`);
+    assert.equal(out.ok, false);
+    assert.equal("body" in out, false, "no answer is made up");
+    assert.match(out.hint, /server received this request and answered/);
+    assert.match(out.hint, /MissingAllowOriginHeader/);
+    assert.match(out.hint, /Do not repeat this POST: it would act twice/);
+    assert.deepEqual(f.cdp.sent, ["Network.enable", "Network.disable"], "watched for this call only");
+    assert.equal(f.cdp.listening(), 0);
+  }
+});
+
+test("a request Chrome never sent is fetch_failed, said to be safe to repeat", async () => {
+  for (const [story, method, body] of [["refused", "POST", "x"], ["preflightRefused", "PUT", "{}"]]) {
+    const f = failing(story);
+    await assert.rejects(f.call({ url: `${OTHER}/api`, method, body }),
+      (e) => e.code === "fetch_failed" && /was not sent/.test(e.message) && /repeating it is safe/.test(e.message), story);
+  }
+});
+
+test("sent but unanswered (a reset connection) is unknown, with a hint not to repeat a POST; a GET may be", async () => {
+  const f = failing("resetAfterSending");
+  const out = await f.call({ url: `${OTHER}/api`, method: "POST", body: "x" });
+  assert.equal(out.delivery, DELIVERY.UNKNOWN);
+  assert.match(out.hint, /Do not repeat this POST/);
+  const get = await failing("resetAfterSending").call({ url: `${OTHER}/api` });
+  assert.equal(get.delivery, DELIVERY.UNKNOWN);
+  assert.match(get.hint, /A GET changes nothing, so repeating it is safe/);
+});
+
+test("with networkCapture on, the capture's Network domain is left as it is", async () => {
+  const f = failing("corsBlocked", { policy: { networkCapture: true } });
+  const out = await f.call({ url: `${OTHER}/api`, method: "POST", body: "x" });
+  assert.equal(out.delivery, DELIVERY.SENT_UNREADABLE);
+  assert.deepEqual(f.cdp.sent, [], "neither enabled nor disabled");
+});
+
+test("an answered fetch says so", async () => {
+  const cdp = fakeCdp();
+  const h = harness({ cdp });
+  h.open(1, `${OK}/`);
+  const out = await h.call({ tabId: 1, url: `${OK}/api` });
+  assert.equal(out.delivery, DELIVERY.ANSWERED);
+  assert.equal(out.hint, undefined);
+});
+
+test("the watch: only our method and URL, never the preflight; identical requests in flight are unknown", () => {
+  const url = `${OTHER}/a?b=1`;
+  const w = createDeliveryWatch("POST", `${url}#frag`);
+  w.event(...sentAs("x", url, "OPTIONS", "preflight"));
+  w.event("Network.loadingFailed", { requestId: "x", errorText: "net::ERR_CONNECTION_REFUSED" });
+  assert.equal(w.settled(), false, "a preflight is not the request");
+  w.event(...sentAs("y", `${OTHER}/other`, "POST"));
+  w.event("Network.loadingFailed", { requestId: "y", errorText: "net::ERR_CONNECTION_REFUSED" });
+  assert.equal(w.verdict().delivery, DELIVERY.UNKNOWN, "another URL is not ours");
+  // ExtraInfo may come before requestWillBeSent.
+  w.event("Network.requestWillBeSentExtraInfo", { requestId: "z" });
+  w.event(...sentAs("z", url, "POST"));
+  w.event("Network.loadingFailed", { requestId: "z", errorText: "net::ERR_CONNECTION_REFUSED" });
+  assert.equal(w.verdict().delivery, DELIVERY.UNKNOWN, "on the wire: never 'not sent', whatever the error says");
+  const two = createDeliveryWatch("POST", url);
+  for (const id of ["a", "b"]) two.event(...sentAs(id, url, "POST"));
+  two.event("Network.loadingFailed", { requestId: "a", errorText: "net::ERR_CONNECTION_REFUSED" });
+  two.event("Network.responseReceivedExtraInfo", { requestId: "b", statusCode: 200 });
+  two.event("Network.loadingFailed", { requestId: "b", errorText: "net::ERR_FAILED", corsErrorStatus: { corsError: "MissingAllowOriginHeader" } });
+  assert.equal(two.verdict().delivery, DELIVERY.UNKNOWN, "which one was ours is not known");
 });

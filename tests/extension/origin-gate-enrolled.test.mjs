@@ -10,10 +10,10 @@ import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { canonicalJson } from "../../extension/lib/canonical-json.js";
 import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
-import { runConfirmPage } from "../../extension/lib/confirm-page.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
 import { createOriginGate } from "../../extension/lib/origin-gate.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
@@ -67,7 +67,9 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
       requestPermission: async (p) => { requested.push(p); if (permission) granted.add(p); return permission; },
       getAssertion: async () => ({ id: "cred", response: { signature: "sig" } }),
     };
-    await runConfirmPage({ doc, search: url.slice(url.indexOf("?")), api });
+    const clock = testClock();
+    await runConfirmPage({ doc, search: url.slice(url.indexOf("?")), api, clock });
+    clock.advance(INPUT_DELAY_MS); // the input delay, then the person's click
     pages.push(doc);
     doc.el(press).click();
   };

@@ -6,13 +6,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/lib/bridge-error.js";
 import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { runConfirmPage } from "../../extension/lib/confirm-page.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
 import { createOwnership } from "../../extension/lib/ownership.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
 import { createLoadWatcher } from "../../extension/lib/tab-load.js";
 import { readHandlers } from "../../extension/handlers/read.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
@@ -57,7 +57,9 @@ function harness({ host, onWindow } = {}) {
         requestPermission: async () => false,
         getAssertion: getAssertion ?? (async (opts) => { assertions.push(opts); return { id: "cred", response: { signature: "sig" } }; }),
       };
-      const shown = await runConfirmPage({ doc, search, api });
+      const clock = testClock();
+      const shown = await runConfirmPage({ doc, search, api, clock });
+      clock.advance(INPUT_DELAY_MS); // the input delay, then the person's click
       h.pages.push(doc);
       return { doc, shown };
     },

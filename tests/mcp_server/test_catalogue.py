@@ -314,3 +314,34 @@ def test_save_as_writes_the_body_into_the_download_sandbox_never_into_the_result
     failed = _fetch(broken, args | {"saveAs": "b.txt"})
     assert (tool_error(failed) or {}).get("code") == "internal_error"
     assert not (tmp_path / "dl" / "b.txt").exists()
+
+
+def test_save_as_of_a_request_the_page_could_not_read_saves_nothing_and_says_so(
+    runtime_dir: Path, tmp_path: Path
+) -> None:
+    """page_fetch delivered a request but the page could not read the answer (CORS): there is
+    nothing to save, and the result says it was delivered (with its hint) instead of an error
+    that would have the agent send it again."""
+    unreadable = {
+        "url": "http://127.0.0.1:1/a",
+        "method": "POST",
+        "delivery": "sent_unreadable",
+        "status": 0,
+        "statusText": "",
+        "ok": False,
+        "redirected": False,
+        "contentType": None,
+        "bytes": 0,
+        "bodyTruncated": False,
+        "hint": "The server received this request and answered. Do not repeat this POST.",
+    }
+    bridge = FetchingBridge(runtime_dir, unreadable)
+    assert bridge.env is not None
+    bridge.env["TABWARDEN_DOWNLOAD_DIR"] = str(tmp_path / "dl")
+    args = {"tabId": 1, "url": "http://127.0.0.1:1/a", "method": "POST", "saveAs": "a.txt"}
+    result = _fetch(bridge, args)
+    assert not result.is_error, result.content
+    assert result.structured_content["delivery"] == "sent_unreadable"
+    assert "Do not repeat this POST" in result.structured_content["hint"]
+    assert "savedTo" not in result.structured_content
+    assert not (tmp_path / "dl").exists() or list((tmp_path / "dl").iterdir()) == []

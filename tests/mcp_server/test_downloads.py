@@ -119,6 +119,23 @@ def test_copy_in_refuses_a_symlink_a_directory_and_a_changed_size(tmp_path: Path
     assert not (tmp_path / "box").exists() or list((tmp_path / "box").iterdir()) == []
 
 
+def test_copy_in_refuses_a_hard_link_to_a_file_outside(tmp_path: Path) -> None:
+    """A same-user program swaps Chrome's finished file for a hard link to a secret: nothing is
+    copied, the sandbox stays empty, the secret stays as it was and is named in no error."""
+    secret = tmp_path / "id_ed25519"
+    secret.write_bytes(b"PRIVATE-KEY-BYTES")
+    chrome_dir = tmp_path / "Downloads"
+    chrome_dir.mkdir()
+    planted = chrome_dir / "report.pdf"
+    os.link(secret, planted)
+    box = tmp_path / "box"
+    with pytest.raises(SandboxRefused, match="hard link") as refused:
+        DownloadSandbox(box).copy_in(str(planted), "report.pdf", expected_size=17)
+    assert "PRIVATE" not in str(refused.value)
+    assert not box.exists() or list(box.iterdir()) == []
+    assert secret.read_bytes() == b"PRIVATE-KEY-BYTES"
+
+
 class _Replies(BridgeClient):
     """A bridge whose browser answers with canned replies, by action."""
 

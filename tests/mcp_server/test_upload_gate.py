@@ -5,7 +5,7 @@ paired client, ask to upload (a) a file the sandbox does not hold, (b) a file ou
 (c) a file it does hold. A server that looked at the file before the hop-1 gate would answer
 "no such file" for (a), "outside the upload sandbox" for (b) and only then the refusal for (c):
 an existence oracle. Every probe must get the same refusal, and no file may be opened or even
-resolved (a spy on the sandbox's resolver, plus Python's ``open`` audit events under tmp_path).
+resolved (a spy on the sandbox's opener, plus Python's ``open`` audit events under tmp_path).
 """
 
 from __future__ import annotations
@@ -94,13 +94,13 @@ def test_refused_client_cannot_probe_the_sandbox(
     (tmp_path / "secret.txt").write_text("outside the sandbox")
     monkeypatch.setenv("TABWARDEN_UPLOAD_DIR", str(box))
     resolved: list[str] = []
-    real_resolve = uploads.resolve_upload
+    real_open = uploads.open_upload
 
-    def resolve_spy(sandbox: Path, requested: str) -> Path:
+    def open_spy(sandbox: Path, requested: str) -> tuple[Path, int]:
         resolved.append(requested)
-        return real_resolve(sandbox, requested)
+        return real_open(sandbox, requested)
 
-    monkeypatch.setattr(uploads, "resolve_upload", resolve_spy)
+    monkeypatch.setattr(uploads, "open_upload", open_spy)
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime_dir)})
     server = build_server(bridge, ToolGuard(lambda: eff, spawner, "not measurable"))
     probes = {
@@ -146,13 +146,13 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
     (box / "real.txt").write_bytes(b"inside the sandbox")
     monkeypatch.setenv("TABWARDEN_UPLOAD_DIR", str(box))
     resolved: list[str] = []
-    real_resolve = uploads.resolve_upload
+    real_open = uploads.open_upload
 
-    def resolve_spy(sandbox: Path, requested: str) -> Path:
+    def open_spy(sandbox: Path, requested: str) -> tuple[Path, int]:
         resolved.append(requested)
-        return real_resolve(sandbox, requested)
+        return real_open(sandbox, requested)
 
-    monkeypatch.setattr(uploads, "resolve_upload", resolve_spy)
+    monkeypatch.setattr(uploads, "open_upload", open_spy)
     fake_browser.wait_socket()
     fake_browser.hello()
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
@@ -181,7 +181,9 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
     result = asyncio.run(scenario())
     assert tool_error(result) is None and result.structured_content == {"uploaded": True}
     assert resolved == ["./real.txt"]
-    assert opened == [str((box / "real.txt").resolve())]
+    # The walk opens the sandbox by its path, then each component relative to its parent's
+    # descriptor (never a path that could be swapped): the detector sees the sandbox opened.
+    assert opened == [str(box)]
     [request] = received
     assert request["action"] == "page_upload"
     assert request["args"] == {

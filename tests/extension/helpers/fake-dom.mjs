@@ -23,6 +23,12 @@ function* descendants(node) {
   }
 }
 
+/** @param {string | null} value */
+function reflectMethod(value) {
+  const m = String(value ?? "").toLowerCase();
+  return m === "post" || m === "dialog" ? m : "get";
+}
+
 export class FakeElement {
   constructor(doc, tag, attrs = {}) {
     this.ownerDocument = doc;
@@ -80,6 +86,9 @@ export class FakeElement {
     for (let n = this.parentElement; n; n = n.parentElement) if (n.tagName === "FORM") return n;
     return null;
   }
+  /** As the DOM reflects them: "get" (also for a missing or unknown value), "post" or "dialog". */
+  get method() { return reflectMethod(this.getAttribute("method")); }
+  get formMethod() { return this.hasAttribute("formmethod") ? reflectMethod(this.getAttribute("formmethod")) : ""; }
   get elements() { return [...descendants(this)].filter((e) => ["INPUT", "BUTTON", "SELECT", "TEXTAREA"].includes(e.tagName)); }
   get isConnected() {
     let n = this;

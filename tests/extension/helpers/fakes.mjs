@@ -100,3 +100,25 @@ export function fakeConfirmDoc() {
   }
   return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
 }
+
+/** A clock the test moves (lib/confirm-page.js Clock): `every` callbacks run on each advance,
+ *  `after` callbacks once their time has come. */
+export function testClock(start = 0) {
+  let t = start;
+  const timers = new Set();
+  const once = new Set();
+  return {
+    now: () => t,
+    every: (fn) => { timers.add(fn); return fn; },
+    stop: (fn) => timers.delete(fn),
+    after: (fn, ms) => { const entry = { fn, due: t + ms }; once.add(entry); return entry; },
+    cancel: (entry) => once.delete(entry),
+    advance(ms) {
+      t += ms;
+      for (const fn of [...timers]) fn();
+      for (const entry of [...once]) if (entry.due <= t && once.delete(entry)) entry.fn();
+    },
+    running: () => timers.size,
+    pending: () => once.size,
+  };
+}
