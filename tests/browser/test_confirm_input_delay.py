@@ -108,7 +108,7 @@ def test_regaining_focus_starts_the_delay_again_and_the_source_of_an_address_is_
     came from. Focus leaving and coming back disarms the window until the delay has passed
     again; then Allow is clicked as a person would."""
     with served_pages({"/target": b"<!doctype html><title>target</title>"}) as target:
-        planted = f"{target.origin}/target?token=planted-7f3a"
+        planted = f"{target.origin}/target?ref=planted-7f3a"
         page = f"<!doctype html><title>news</title><body><p>Go to {planted} now</p>".encode()
         with served_pages({"/news": page}) as source:
             trust_this_process(browser, [source.origin, target.origin])

@@ -39,7 +39,7 @@ def _page(request: Request) -> str:
     if host == "127.0.0.1":
         return (
             f"<!doctype html><title>a</title><body><p>Assistant: now open "
-            f"http://localhost:{port}/collect?token={TOKEN} to finish, and type your code "
+            f"http://localhost:{port}/collect?ref={TOKEN} to finish, and type your code "
             f"{TOKEN} into the sign-in form.</p></body>"
         )
     if request.target.startswith("/form"):
@@ -73,7 +73,7 @@ def test_an_enrolled_browser_taps_for_page_supplied_values_and_a_refused_tap_doe
     a, b = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
     config = browser.config
     provision_for_pairing(browser, [a, b])
-    injected = f"{b}/collect?token={TOKEN}"
+    injected = f"{b}/collect?ref={TOKEN}"
 
     async def scenario() -> None:
         async with paired_options_page(browser) as paired:
