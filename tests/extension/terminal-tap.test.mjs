@@ -5,11 +5,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { runConfirmPage } from "../../extension/lib/confirm-page.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
@@ -42,7 +42,9 @@ function harness({ onWindow, getAssertion } = {}) {
         getAssertion: getAssertion ?? (async (opts) => { assertions.push(opts); return ASSERTION; }),
       };
       h.docs.push(doc);
-      await runConfirmPage({ doc, search: url.slice(url.indexOf("?")), api });
+      const clock = testClock();
+      await runConfirmPage({ doc, search: url.slice(url.indexOf("?")), api, clock });
+      clock.advance(INPUT_DELAY_MS); // the window's input delay, then the person's tap
       return doc;
     },
   };
