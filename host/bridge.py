@@ -40,8 +40,8 @@ from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.host.sessions import (
     TERMINAL_ACTIONS,
-    UNGATED_TERMINAL_ACTIONS,
     TERMINAL_SESSION,
+    UNGATED_TERMINAL_ACTIONS,
     SessionUnmeasurable,
     closes_tabs,
     measure_session,
