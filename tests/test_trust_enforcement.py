@@ -83,6 +83,7 @@ def _code(result: Any) -> str | None:
 # -- the kill switch -------------------------------------------------------------------------
 
 
+@pytest.mark.promise("TR-10")
 def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
@@ -105,6 +106,7 @@ def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> 
     fake_browser.wait_stderr("the kill switch is engaged")
 
 
+@pytest.mark.promise("H1-06", "TR-10")
 def test_kill_reaches_the_mcp_server_mid_session(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -134,6 +136,7 @@ def test_kill_reaches_the_mcp_server_mid_session(
 # -- pairing and revocation ------------------------------------------------------------------
 
 
+@pytest.mark.promise("H1-04")
 def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -148,6 +151,7 @@ def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
     assert our_identity().sha256 in spawners
 
 
+@pytest.mark.promise("H1-01")
 def test_unpaired_spawner_is_refused_once_a_client_is_paired(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -169,6 +173,7 @@ def test_unpaired_spawner_is_refused_once_a_client_is_paired(
     assert (config / "trust.json").read_bytes() == before
 
 
+@pytest.mark.promise("H1-05", "TR-11")
 def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_path: Path) -> None:
     runtime = attested_browser.runtime
     pair_record(runtime.parent / "config", client_exe=our_interpreter(), label="pytest")
@@ -190,6 +195,7 @@ def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("TR-05")
 def test_paired_client_is_served_and_an_unreadable_record_refuses(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -217,6 +223,7 @@ def test_paired_client_is_served_and_an_unreadable_record_refuses(
 # -- attestation on the real socket ----------------------------------------------------------
 
 
+@pytest.mark.promise("H2-04")
 def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(
     attested_browser: FakeBrowser,
 ) -> None:
@@ -235,6 +242,7 @@ def test_impostor_on_the_socket_is_refused_with_the_reason_in_the_host_log(
 # -- a vanished record ------------------------------------------------------------------------
 
 
+@pytest.mark.promise("TR-06")
 def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -265,6 +273,7 @@ def test_deleting_record_and_key_while_killed_never_falls_back_to_unpaired(
     nothing_relayed(attested_browser)
 
 
+@pytest.mark.promise("TR-06")
 def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
     """Hop 2: the same deletion under a running host; its next request is refused with the
     reason in its log and nothing reaches the extension."""
@@ -360,6 +369,7 @@ def _one_request_served(browser: FakeBrowser) -> None:
 
 
 @pytest.mark.parametrize("forgery", ROLLBACKS)
+@pytest.mark.promise("BP-06")
 def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: str) -> None:
     """Hole 4, host side: the host serves a record with eval on; a copy is taken; the person
     narrows (eval off, kill on); the host is stopped (Chrome would relaunch it) and the copy —
@@ -405,6 +415,7 @@ def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: 
     "deleted",
     [("trust.json",), ("trust.json", "host-key.pem"), ("trust.json", "trust-ratchet.json")],
 )
+@pytest.mark.promise("BP-06")
 def test_a_vanished_record_is_tampering_for_a_fresh_host(
     runtime_dir: Path, deleted: tuple[str, ...]
 ) -> None:
@@ -431,6 +442,7 @@ def test_a_vanished_record_is_tampering_for_a_fresh_host(
     assert "vanished" in status.stdout and "tabwarden pair --reset" in status.stdout
 
 
+@pytest.mark.promise("BP-06")
 def test_the_extensions_witness_catches_record_and_seal_rolled_back_together(
     runtime_dir: Path,
 ) -> None:

@@ -111,6 +111,7 @@ def by_name(snap: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {item["name"]: item for item in snap["snapshot"]}
 
 
+@pytest.mark.promise("H4-32")
 def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:
@@ -217,6 +218,7 @@ def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-32")
 def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:

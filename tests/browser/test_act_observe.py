@@ -100,6 +100,7 @@ def act_site(elsewhere: str) -> Iterator[str]:
         yield served.origin
 
 
+@pytest.mark.promise("H4-33")
 def test_an_action_waits_then_observes_through_the_read_tools(
     browser: ThrowawayBrowser, act_site: str
 ) -> None:
@@ -214,6 +215,7 @@ def test_an_action_waits_then_observes_through_the_read_tools(
     asyncio.run(asyncio.wait_for(scenario(), 240))
 
 
+@pytest.mark.promise("H4-33")
 def test_the_observation_skips_a_tab_that_left_the_approved_sites(
     browser: ThrowawayBrowser, act_site: str, elsewhere: str
 ) -> None:

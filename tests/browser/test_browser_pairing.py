@@ -55,6 +55,7 @@ def _kill_hosts(browser: ThrowawayBrowser) -> int:
     return killed
 
 
+@pytest.mark.promise("PR-05", "BP-01", "BP-08")
 def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
     browser: ThrowawayBrowser,
 ) -> None:

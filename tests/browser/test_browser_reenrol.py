@@ -42,6 +42,7 @@ async def _enrolled_text(page: Any, prefix: str) -> str:
     return str(await page.text_content("#enrolled"))
 
 
+@pytest.mark.promise("PR-06")
 def test_a_revoked_browser_re_enrols_a_new_authenticator_from_the_options_page(
     browser: ThrowawayBrowser,
 ) -> None:

@@ -161,6 +161,7 @@ def _entry(out: dict[str, Any], path: str) -> dict[str, Any] | None:
     return next((e for e in out["entries"] if urlparse(e["url"]).path == path), None)
 
 
+@pytest.mark.promise("H4-52")
 def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped_when_off(
     browser: ThrowawayBrowser, site: str, other: str
 ) -> None:
@@ -334,6 +335,7 @@ async def _act(page: Any, selector: str, prefix: str) -> str:
     return await policy_status(page, prefix)
 
 
+@pytest.mark.promise("H4-52")
 def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
     browser: ThrowawayBrowser, site: str
 ) -> None:

@@ -33,6 +33,7 @@ def _params(env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "tabwarden", "mcp"], env=env)
 
 
+@pytest.mark.promise("H3-01")
 def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
     manifest = json.loads(
         (browser.profile / "NativeMessagingHosts" / "dev.tabwarden.host.json").read_text()
@@ -41,6 +42,7 @@ def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
     assert manifest["type"] == "stdio"
 
 
+@pytest.mark.promise("H3-06", "H4-10")
 def test_tab_list_through_every_hop_then_browser_closed(
     browser: ThrowawayBrowser, page_url: str
 ) -> None:
@@ -94,6 +96,7 @@ def test_tab_list_through_every_hop_then_browser_closed(
     assert list((browser.root / "run").glob("*.secret")) == []
 
 
+@pytest.mark.promise("H1-01")
 def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
     browser: ThrowawayBrowser, page_url: str
 ) -> None:

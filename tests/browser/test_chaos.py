@@ -172,6 +172,7 @@ async def _chain(browser: ThrowawayBrowser) -> AsyncIterator[tuple[Any, Any]]:
         yield context, agent
 
 
+@pytest.mark.promise("H4-21")
 def test_host_sigkilled_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -197,6 +198,7 @@ def test_host_sigkilled_mid_call(
     _run(scenario)
 
 
+@pytest.mark.promise("H4-21")
 def test_service_worker_stopped_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -228,6 +230,7 @@ def test_service_worker_stopped_mid_call(
     _run(scenario)
 
 
+@pytest.mark.promise("H4-21")
 def test_bridge_socket_dropped_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -266,6 +269,7 @@ def _chromium_pid(browser: ThrowawayBrowser) -> int | None:
     return None
 
 
+@pytest.mark.promise("H4-21")
 def test_chromium_killed_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -306,6 +310,7 @@ def _tabwarden(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.promise("H4-21")
 def test_kill_switch_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -332,6 +337,7 @@ def test_kill_switch_mid_call(
     _run(scenario)
 
 
+@pytest.mark.promise("H4-21")
 def test_client_revoked_mid_call(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:
@@ -358,6 +364,7 @@ def test_client_revoked_mid_call(
     _run(scenario)
 
 
+@pytest.mark.promise("H4-21")
 def test_host_sigkilled_mid_confirmation(
     browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
 ) -> None:

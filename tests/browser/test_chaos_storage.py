@@ -128,6 +128,7 @@ async def _page_counter(context: Any, site: str) -> str:
     raise AssertionError(f"no page of {site} open")
 
 
+@pytest.mark.promise("TR-09")
 def test_a_trust_write_on_a_full_disk_loses_nothing_and_a_kill_still_takes(site: str) -> None:
     with _browser_on_tmpfs(site) as (browser, config, disk):
         asyncio.run(asyncio.wait_for(_full_disk(browser, config, disk, site), GUARD))
@@ -175,6 +176,7 @@ async def _full_disk(browser: ThrowawayBrowser, config: Path, disk: Path, site: 
         assert status.returncode != 0 and "kill" in status.stdout.lower()
 
 
+@pytest.mark.promise("TR-09")
 def test_two_trust_writers_at_once_lose_neither_write(site: str) -> None:
     """A person narrows the policy in one terminal and engages the kill switch in another while
     the agent works: both land (the record's lock orders them), the record stays sealed, and the

@@ -76,6 +76,7 @@ async def _open_answering(context: Any, agent: Any, display: str, url: str, *, a
     return await opening
 
 
+@pytest.mark.promise("H4-42")
 def test_a_new_origin_needs_tabwarden_and_chrome(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
@@ -108,6 +109,7 @@ def test_a_new_origin_needs_tabwarden_and_chrome(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-42")
 def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
@@ -132,6 +134,7 @@ def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-42")
 def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:

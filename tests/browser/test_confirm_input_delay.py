@@ -55,6 +55,7 @@ async def _record_keys(window: Page) -> None:
     )
 
 
+@pytest.mark.promise("H4-04")
 def test_tab_enter_right_after_the_window_appears_does_nothing_and_after_the_delay_works(
     browser: ThrowawayBrowser, tmp_path: Path
 ) -> None:
@@ -113,6 +114,7 @@ def test_tab_enter_right_after_the_window_appears_does_nothing_and_after_the_del
         asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-04")
 def test_regaining_focus_starts_the_delay_again_and_the_source_of_an_address_is_named(
     browser: ThrowawayBrowser, tmp_path: Path
 ) -> None:

@@ -36,6 +36,7 @@ async def _clone(cdp: Any, authenticator: str) -> list[dict[str, Any]]:
     return creds
 
 
+@pytest.mark.promise("PR-10")
 def test_a_refused_tap_says_why_in_the_confirm_window_and_stays_open(
     browser: ThrowawayBrowser, site: str, tmp_path: Path
 ) -> None:

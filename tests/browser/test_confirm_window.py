@@ -88,6 +88,7 @@ def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.mark.promise("PR-07", "H4-02", "H4-09", "H4-10", "H4-11", "H4-12")
 def test_origin_approval_tab_ownership_and_confirmed_actions(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -156,6 +157,7 @@ def test_origin_approval_tab_ownership_and_confirmed_actions(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-07", "H4-03")
 def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
@@ -190,6 +192,7 @@ catch (e) { out.fetch = "blocked"; }
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-07", "H4-29")
 def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
@@ -211,6 +214,7 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-07", "H4-02")
 def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -261,6 +265,7 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-07", "H4-29")
 def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:

@@ -142,6 +142,7 @@ async def state_of(agent: Any, tab: int) -> str:
     return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"}))["text"])
 
 
+@pytest.mark.promise("H4-43")
 def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -245,6 +246,7 @@ def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     asyncio.run(asyncio.wait_for(scenario(), 240))
 
 
+@pytest.mark.promise("H4-43")
 def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -290,6 +292,7 @@ def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
     asyncio.run(asyncio.wait_for(scenario(), 240))
 
 
+@pytest.mark.promise("H4-43")
 def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -314,6 +317,7 @@ def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
     asyncio.run(asyncio.wait_for(scenario(), 240))
 
 
+@pytest.mark.promise("H4-44")
 def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeout(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -349,6 +353,7 @@ async def until_text(agent: Any, tab: int, text: str) -> None:
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.promise("H4-45")
 def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_page(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -454,6 +459,7 @@ def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_pag
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-45")
 def test_with_arming_off_an_arm_is_refused_and_nothing_is_armed(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -486,6 +492,7 @@ def other_site() -> Iterator[str]:
         yield origin
 
 
+@pytest.mark.promise("H4-45")
 def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
     browser: ThrowawayBrowser, site: str, other_site: str
 ) -> None:

@@ -141,6 +141,7 @@ async def _shot(agent: object, args: dict[str, object]) -> tuple[str, int, int, 
     return kind, width, height, meta
 
 
+@pytest.mark.promise("H4-59", "H4-60")
 def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_site: str) -> None:
     config = browser.root / "config"
     trust_this_process(browser, [files_site])

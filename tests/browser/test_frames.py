@@ -102,6 +102,7 @@ def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
     )
 
 
+@pytest.mark.promise("H4-35", "H4-39")
 def test_frames_are_listed_and_acted_in_each_on_its_own(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -199,6 +200,7 @@ def test_frames_are_listed_and_acted_in_each_on_its_own(
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-35")
 def test_an_approved_page_cannot_lend_its_approval_to_an_embedded_site(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:

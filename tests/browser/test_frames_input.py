@@ -173,6 +173,7 @@ def _sandbox(browser: ThrowawayBrowser) -> None:
     (sandbox / "report.txt").write_bytes(b"quarterly numbers\n")
 
 
+@pytest.mark.promise("H4-37", "H4-38")
 def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -277,6 +278,7 @@ def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-35", "H4-38")
 def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -328,6 +330,7 @@ def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-38")
 def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -365,6 +368,7 @@ def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-38")
 def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:

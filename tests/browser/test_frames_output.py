@@ -83,6 +83,7 @@ async def _frame_loaded(agent: Any, tab: int, origin: str) -> None:
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.promise("H4-36")
 def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -137,6 +138,7 @@ MINE = b"the approved page's own file\n" * 8
 THEIRS = b"what the unapproved frame downloads\n" * 8
 
 
+@pytest.mark.promise("H4-59")
 def test_a_download_an_unapproved_frame_starts_is_withheld_and_answers_no_filter(
     browser: ThrowawayBrowser,
 ) -> None:

@@ -159,6 +159,7 @@ async def text_of(agent: Any, tab: int, selector: str) -> str:
     return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": selector}))["text"])
 
 
+@pytest.mark.promise("H4-30")
 def test_trusted_typing_through_every_fixture(browser: ThrowawayBrowser, site: str) -> None:
     trust_this_process(browser, [site])
     # Key presses are not confirmed here (submits and links still are): the keys reach the page.
@@ -253,6 +254,7 @@ def test_trusted_typing_through_every_fixture(browser: ThrowawayBrowser, site: s
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-30")
 def test_the_password_guard_holds_on_the_node_that_has_focus(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -323,6 +325,7 @@ def test_the_password_guard_holds_on_the_node_that_has_focus(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-31")
 def test_enter_that_submits_asks_the_person(
     browser: ThrowawayBrowser, site: str, served: ServedSite
 ) -> None:

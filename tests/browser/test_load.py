@@ -34,6 +34,7 @@ def field_site() -> Iterator[str]:
         yield served.origin
 
 
+@pytest.mark.promise("H4-23")
 def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_site: str) -> None:
     trust_this_process(browser, [field_site])
     outcomes: dict[str, int] = {"ok": 0, "lost": 0, "misrouted": 0}

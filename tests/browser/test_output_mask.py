@@ -137,6 +137,7 @@ async def _until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> st
         await asyncio.sleep(0.2)
 
 
+@pytest.mark.promise("H4-13", "H4-14")
 def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret(
     browser: ThrowawayBrowser, site: ServedSite
 ) -> None:
@@ -197,6 +198,7 @@ def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-13")
 def test_b_page_fetch_of_an_endpoint_echoing_the_httponly_cookie_masks_it(
     browser: ThrowawayBrowser, site: ServedSite
 ) -> None:

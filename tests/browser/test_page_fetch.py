@@ -152,6 +152,7 @@ def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_c
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-51")
 def test_a_post_the_server_answered_without_cors_is_delivered_and_a_dead_port_is_not_sent(
     browser: ThrowawayBrowser, logged_site: ServedSite
 ) -> None:

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.browser
 GUARD = 240.0
 
 
+@pytest.mark.promise("H4-15", "H4-16", "H4-18", "H4-19")
 def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str) -> None:
     trust_this_process(browser, [site])
 
@@ -175,6 +176,7 @@ def test_every_page_tool_in_a_real_browser(browser: ThrowawayBrowser, site: str)
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-27")
 def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -197,6 +199,7 @@ def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-16", "H4-17")
 def test_upload_is_off_then_confirmed_showing_the_path_and_sandboxed(
     browser: ThrowawayBrowser, site: str
 ) -> None:

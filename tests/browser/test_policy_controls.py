@@ -71,6 +71,7 @@ async def _field_shows(page: Any, selector: str, value: int) -> None:
     )
 
 
+@pytest.mark.promise("BP-11")
 def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -198,6 +199,7 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     assert [r for r in record["restrictions"] if r["key"] in keys] == []
 
 
+@pytest.mark.promise("H4-45")
 def test_dialog_arming_on_needs_a_tap_and_off_is_free(browser: ThrowawayBrowser, site: str) -> None:
     """Letting an agent arm an answer to a dialog nobody has read is a widening: the options
     page's button lands it in the signed policy only with a tap; turning it off is free."""

@@ -93,6 +93,7 @@ async def allowed_click(context: Any, agent: Any, args: dict[str, Any]) -> dict[
     return content
 
 
+@pytest.mark.promise("H4-40")
 def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -166,6 +167,7 @@ def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-40")
 def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
@@ -208,6 +210,7 @@ def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-57")
 def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(
     browser: ThrowawayBrowser, site: ServedSite, site_port: int
 ) -> None:

@@ -62,6 +62,7 @@ def _trust(config: Path) -> bytes:
     return (config / "trust.json").read_bytes()
 
 
+@pytest.mark.promise("BP-09")
 def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
     browser: ThrowawayBrowser,
 ) -> None:
@@ -130,6 +131,7 @@ STALE_TAP = (
 )
 
 
+@pytest.mark.promise("BP-09")
 def test_a_stale_challenge_is_refused_in_real_chromium(
     browser: ThrowawayBrowser, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,7 @@ def _trust(config: Path) -> bytes:
     return (config / "trust.json").read_bytes()
 
 
+@pytest.mark.promise("TR-14", "PR-08", "BP-09", "BP-12", "BP-15")
 def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -104,6 +105,7 @@ def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-04", "PR-08", "PR-09", "BP-13")
 def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -183,6 +185,7 @@ def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("PR-08", "BP-14")
 def test_an_enrolled_browser_approves_a_new_origin_with_a_tap_not_a_click(
     browser: ThrowawayBrowser, site: str
 ) -> None:

@@ -92,6 +92,7 @@ def _evil_requests(sites: ServedSite) -> list[str]:
     return [r.target for r in sites.requests() if r.host == "evil.test"]
 
 
+@pytest.mark.promise("H4-53")
 def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends_nothing(
     browser: ThrowawayBrowser, port: int, sites: ServedSite
 ) -> None:
@@ -175,6 +176,7 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
     assert TOKEN not in (config / "audit.jsonl").read_text()
 
 
+@pytest.mark.promise("H4-55")
 def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_asks_naming_both(
     browser: ThrowawayBrowser, port: int
 ) -> None:

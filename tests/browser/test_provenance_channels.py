@@ -84,6 +84,7 @@ def _decisions(browser: ThrowawayBrowser) -> list[tuple[str, str]]:
     return [(e["tool"], e["decision"]) for e in entries if e["event"] == "provenance"]
 
 
+@pytest.mark.promise("H4-56")
 def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
@@ -113,6 +114,7 @@ def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
     ]
 
 
+@pytest.mark.promise("H4-53")
 def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
@@ -147,6 +149,7 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
     ]
 
 
+@pytest.mark.promise("H4-53")
 def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
@@ -186,6 +189,7 @@ def form_site(hostile: ServedSite) -> Iterator[ServedSite]:
         yield site
 
 
+@pytest.mark.promise("H4-56")
 def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previous_origin(
     browser: ThrowawayBrowser, hostile: ServedSite, form_site: ServedSite
 ) -> None:
@@ -236,6 +240,7 @@ def _dev_page(request: Request) -> str:
     )
 
 
+@pytest.mark.promise("H4-56")
 def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
     browser: ThrowawayBrowser,
 ) -> None:

@@ -67,6 +67,7 @@ def _collected(sites: ServedSite) -> list[str]:
     return [r.target for r in sites.requests() if r.target.startswith("/collect")]
 
 
+@pytest.mark.promise("H4-54")
 def test_an_enrolled_browser_taps_for_page_supplied_values_and_a_refused_tap_does_nothing(
     browser: ThrowawayBrowser, port: int, sites: ServedSite
 ) -> None:

@@ -114,6 +114,7 @@ def _site_pages(context: Any, site: str) -> list[Any]:
     return [p for p in context.pages if p.url.startswith(site)]
 
 
+@pytest.mark.promise("PR-02", "BP-06", "BP-07")
 def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_witness(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -252,6 +253,7 @@ async def _witnessed(context: Any, epoch: int) -> None:
     raise AssertionError(f"the extension never witnessed epoch {epoch}: it holds {seen}")
 
 
+@pytest.mark.promise("BP-07")
 def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_it_is_caught(
     browser: ThrowawayBrowser, site: str
 ) -> None:

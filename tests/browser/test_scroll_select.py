@@ -207,6 +207,7 @@ def test_reveal_and_scroll_a_virtualised_list(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-34")
 def test_select_clear_and_a_custom_combobox(
     browser: ThrowawayBrowser, scroll_site: ServedSite
 ) -> None:
@@ -269,6 +270,7 @@ def test_select_clear_and_a_custom_combobox(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-34")
 def test_history_by_steps_reload_and_an_unapproved_entry(
     browser: ThrowawayBrowser,
     scroll_site: ServedSite,

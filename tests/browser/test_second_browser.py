@@ -99,6 +99,7 @@ def second(browser: ThrowawayBrowser) -> Iterator[ThrowawayBrowser]:
         b.close()
 
 
+@pytest.mark.promise("BP-03")
 def test_a_second_browser_needs_an_enrolled_credential_and_a_foreign_one_is_refused(
     browser: ThrowawayBrowser, second: ThrowawayBrowser
 ) -> None:
@@ -193,6 +194,7 @@ def _b64url(standard_b64: str) -> str:
     return standard_b64.replace("+", "-").replace("/", "_").rstrip("=")
 
 
+@pytest.mark.promise("BP-04")
 def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_the_window(
     browser: ThrowawayBrowser, site: str
 ) -> None:

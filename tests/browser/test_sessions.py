@@ -159,6 +159,7 @@ async def _stop_worker(context: Any) -> None:
     await page.close()
 
 
+@pytest.mark.promise("H4-24")
 def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -222,6 +223,7 @@ async def _gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.promise("H4-25")
 def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -313,6 +315,7 @@ def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-26")
 def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: str) -> None:
     """Turned on from the options page (a narrowing: one click, no tap, no authenticator)."""
     _provision(browser, site)
@@ -337,6 +340,7 @@ def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: 
     asyncio.run(asyncio.wait_for(scenario(), 300))
 
 
+@pytest.mark.promise("H4-26")
 def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
     browser: ThrowawayBrowser, site: str
 ) -> None:

@@ -20,6 +20,7 @@ def refs(snap: dict[str, Any]) -> dict[str, str]:
     return {item["name"]: item["ref"] for item in snap["snapshot"]}
 
 
+@pytest.mark.promise("H4-20")
 def test_refs_follow_their_elements_across_snapshots(browser: ThrowawayBrowser, site: str) -> None:
     trust_this_process(browser, [site])
 

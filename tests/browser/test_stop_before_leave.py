@@ -102,6 +102,7 @@ async def ref_of(agent: Any, tab: int, name: str) -> str:
     return str(found["matches"][0]["ref"])
 
 
+@pytest.mark.promise("H4-57", "H4-58")
 def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
     browser: ThrowawayBrowser, attacker: str, attacker_site: ServedSite, start: ServedSite
 ) -> None:

@@ -29,6 +29,7 @@ def _json(output: bytes) -> dict[str, Any]:
     return parsed
 
 
+@pytest.mark.promise("H1-10")
 def test_call_round_trip_from_a_real_terminal_into_real_chromium(
     browser: ThrowawayBrowser, site: str
 ) -> None:

@@ -61,6 +61,7 @@ async def _window(context: Any, child: Pty) -> Any:
         raise AssertionError(f"no confirm window; the terminal said {output!r}") from None
 
 
+@pytest.mark.promise("PR-02")
 def test_unkill_at_the_terminal_needs_the_phrase_and_a_tap_in_the_extension_window(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -150,6 +151,7 @@ async def _tapped(
     return output
 
 
+@pytest.mark.promise("PR-02")
 def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_tap_too(
     browser: ThrowawayBrowser, site: str
 ) -> None:

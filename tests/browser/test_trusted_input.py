@@ -54,6 +54,7 @@ async def text_of(agent: Any, tab: int, selector: str) -> str:
     return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": selector}))["text"])
 
 
+@pytest.mark.promise("H4-46", "H4-47")
 def test_trusted_clicks_hover_and_covered_targets(browser: ThrowawayBrowser, site: str) -> None:
     trust_this_process(browser, [site])
 

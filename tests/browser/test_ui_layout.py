@@ -127,6 +127,7 @@ async def check_layout(page: Any, name: str, shots: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.promise("H4-08")
 def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
     browser: ThrowawayBrowser, site: str, tmp_path: Path
 ) -> None:
@@ -231,6 +232,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.promise("H4-08")
 def test_the_layout_check_catches_overlap_and_overflow(browser: ThrowawayBrowser) -> None:
     """The check above is only worth something if it fails: each fault alone makes it say so, and
     the same page without the fault is clean."""

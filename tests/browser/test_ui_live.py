@@ -47,6 +47,7 @@ def _trust(browser: ThrowawayBrowser) -> bytes:
     return (browser.config / "trust.json").read_bytes()
 
 
+@pytest.mark.promise("H4-07")
 def test_pages_follow_the_terminal_a_cloned_tap_says_why_and_the_popup_closes_agent_tabs(
     browser: ThrowawayBrowser, site: str, tmp_path: Path
 ) -> None:

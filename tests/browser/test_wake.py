@@ -114,6 +114,7 @@ async def _back(client: Any) -> list[dict[str, Any]]:
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.promise("H4-48")
 def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -186,6 +187,7 @@ def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
+@pytest.mark.promise("H4-48")
 def test_call_in_flight_when_the_worker_stops_fails_coded_and_the_next_succeeds(
     browser: ThrowawayBrowser, site: str
 ) -> None:

@@ -45,6 +45,7 @@ def _public(options: dict[str, Any]) -> dict[str, Any]:
     return public
 
 
+@pytest.mark.promise("BP-02")
 def test_registration_and_assertions_from_a_real_virtual_authenticator(
     browser: ThrowawayBrowser,
 ) -> None:

@@ -221,6 +221,7 @@ def other_interpreter(tmp_path: Path) -> str:
 # ------------------------------------------------------------------------------------ (i)
 
 
+@pytest.mark.promise("H2-04")
 def test_our_real_mcp_server_is_attested(
     listener: Listener, procs: list[subprocess.Popen[bytes]], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -237,6 +238,7 @@ def test_our_real_mcp_server_is_attested(
 # ----------------------------------------------------------------------------------- (ii)
 
 
+@pytest.mark.promise("H2-04")
 def test_same_interpreter_other_script_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
@@ -253,6 +255,7 @@ def test_same_interpreter_other_script_is_refused(
 
 
 @pytest.mark.parametrize("flags", [["-c"], ["-I", "-c"]])
+@pytest.mark.promise("H2-04")
 def test_dash_c_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], flags: list[str]
 ) -> None:
@@ -275,6 +278,7 @@ def _modified_copy(dest: Path) -> Path:
     return marker
 
 
+@pytest.mark.promise("H2-04")
 def test_modified_copy_first_on_pythonpath_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
@@ -309,6 +313,7 @@ def test_modified_copy_shadowing_from_cwd_is_refused(
     assert "without `-I`" in reason
 
 
+@pytest.mark.promise("H2-04")
 def test_modified_copy_in_another_venv_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
@@ -336,6 +341,7 @@ def test_modified_copy_in_another_venv_is_refused(
 # ------------------------------------------------------------------------------------ (v)
 
 
+@pytest.mark.promise("H2-04")
 def test_different_interpreter_image_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
@@ -351,6 +357,7 @@ def test_different_interpreter_image_is_refused(
 # ----------------------------------------------------------------------------------- (vi)
 
 
+@pytest.mark.promise("H2-04")
 def test_package_modified_in_place_after_start_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
@@ -371,6 +378,7 @@ def test_package_modified_in_place_after_start_is_refused(
 # ---------------------------------------------------------------------------------- (vii)
 
 
+@pytest.mark.promise("H2-04")
 def test_peer_that_exits_after_connecting_is_refused(
     listener: Listener, procs: list[subprocess.Popen[bytes]]
 ) -> None:

@@ -271,6 +271,7 @@ def test_new_session_without_controlling_terminal_is_refused(driver: Path) -> No
     no_prompt(child.output)
 
 
+@pytest.mark.promise("PR-01")
 def test_background_process_group_is_refused(driver: Path) -> None:
     child = spawn(driver, ctty=0, background=True)
     assert refused(child, "in the background")

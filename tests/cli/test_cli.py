@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fakes import FakeBrowser, host_env
 
 
@@ -52,6 +54,7 @@ def test_usage_error_exit_2() -> None:
     assert "invalid choice" in proc.stderr
 
 
+@pytest.mark.promise("IN-01")
 def test_install_and_uninstall_round_trip(tmp_path: Path) -> None:
     target = tmp_path / "NativeMessagingHosts"
     proc = _tabwarden("install", "--browser", "chromium", "--manifest-dir", str(target))
@@ -64,6 +67,7 @@ def test_install_and_uninstall_round_trip(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["other.host.json"]
 
 
+@pytest.mark.promise("EV-03")
 def test_status_reports_a_running_host(tmp_path: Path, runtime_dir: Path) -> None:
     fake_browser = FakeBrowser(runtime_dir, attested=True)  # status attests the host: the real one
     try:
@@ -88,6 +92,7 @@ def _status_reports_a_running_host(tmp_path: Path, fake_browser: FakeBrowser) ->
     assert "host test: extension connected" in human.stdout
 
 
+@pytest.mark.promise("BP-04")
 def test_status_shows_how_each_paired_browser_confirms(tmp_path: Path, runtime_dir: Path) -> None:
     import time
 

@@ -51,6 +51,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session sem
 # --------------------------------------------------------------------------- 1. refusals of pair
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_refused_with_stdin_a_pipe(world: World) -> None:
     proc = world.run("pair", "--file-store", input=ceremony.phrase_for("pair").encode() + b"\n")
     assert proc.returncode == 2
@@ -60,6 +61,7 @@ def test_pair_refused_with_stdin_a_pipe(world: World) -> None:
     assert not world.config.exists()
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_refused_with_stdin_from_a_file(world: World, tmp_path: Path) -> None:
     answers = tmp_path / "answers.txt"
     answers.write_text(ceremony.phrase_for("pair") + "\n")
@@ -71,6 +73,7 @@ def test_pair_refused_with_stdin_from_a_file(world: World, tmp_path: Path) -> No
     assert not world.config.exists()
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_refused_with_stdout_redirected_to_a_file(world: World, tmp_path: Path) -> None:
     out_file = tmp_path / "out.txt"
     with out_file.open("wb") as fh:
@@ -83,6 +86,7 @@ def test_pair_refused_with_stdout_redirected_to_a_file(world: World, tmp_path: P
     assert not world.config.exists()
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_refused_on_a_pty_that_is_not_the_controlling_terminal(world: World) -> None:
     child = world.spawn("pair", "--file-store", ctty=False)
     status, output = child.finish()
@@ -120,6 +124,7 @@ def test_pair_at_a_real_terminal(world: World) -> None:
         assert code.encode() not in data, name
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_wrong_phrase_three_times_writes_nothing(world: World) -> None:
     child = world.spawn("pair", "--file-store")
     for attempt in (1, 2, 3):
@@ -205,6 +210,7 @@ def _running(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+@pytest.mark.promise("PR-01")
 def test_pair_client_says_it_pins_the_interpreter_and_the_script(
     paired: World, tmp_path: Path
 ) -> None:
@@ -241,6 +247,7 @@ def test_pair_client_says_it_pins_the_interpreter_and_the_script(
     )
 
 
+@pytest.mark.promise("PR-01")
 def test_pair_client_warns_in_words_when_the_identity_admits_more_than_one_program(
     paired: World, tmp_path: Path
 ) -> None:
@@ -266,6 +273,7 @@ def test_pair_client_warns_in_words_when_the_identity_admits_more_than_one_progr
 
 
 @pytest.mark.parametrize("program", ["interpreter", "wrapper"])
+@pytest.mark.promise("PR-01")
 def test_pair_client_refuses_an_interpreter_or_a_wrapper_by_path(
     paired: World, program: str
 ) -> None:
@@ -283,6 +291,7 @@ def test_pair_client_refuses_an_interpreter_or_a_wrapper_by_path(
 # --------------------------------------------------------------------------- 5. kill / unkill
 
 
+@pytest.mark.promise("PR-01", "PR-04")
 def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
     assert paired.json("policy", "show", "--json")["killed"] is False
     proc = paired.run("kill", "--reason", "test")
@@ -306,6 +315,7 @@ def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
     assert paired.json("policy", "show", "--json")["killed"] is False
 
 
+@pytest.mark.promise("BP-06")
 def test_unkill_after_a_rollback_says_what_happened_and_accepts_the_record_as_it_is(
     paired: World,
 ) -> None:
@@ -351,6 +361,7 @@ def test_unkill_after_a_rollback_says_what_happened_and_accepts_the_record_as_it
 # --------------------------------------------------------------------------- 6. policy
 
 
+@pytest.mark.promise("PR-01")
 def test_policy_restrict_is_free_but_never_widens_and_set_needs_a_person(paired: World) -> None:
     assert paired.json("policy", "show", "--json")["policy"]["eval"] is False
     proc = paired.run("policy", "restrict", "eval=false")
@@ -383,6 +394,7 @@ def test_policy_restrict_is_free_but_never_widens_and_set_needs_a_person(paired:
 # --------------------------------------------------------------------------- 7. no keyring
 
 
+@pytest.mark.promise("TR-12")
 def test_pair_without_file_store_and_no_keyring_fails_clearly(world: World) -> None:
     child = world.spawn("pair")
     deadline = time.monotonic() + 30
@@ -405,6 +417,7 @@ def test_pair_without_file_store_and_no_keyring_fails_clearly(world: World) -> N
 # --------------------------------------------------------------------------- 8. the audit trail
 
 
+@pytest.mark.promise("TR-13")
 def test_audit_lists_grants_with_their_path_and_no_code_in_clear(world: World) -> None:
     output = world.pair()
     code = CODE_RE.findall(output.split(b"one-time pairing code", 1)[1])[0]
@@ -664,6 +677,7 @@ def _status_text(world: World) -> str:
 NO_BROWSER_ENROLLED = "enrolled browsers: none — no browser is enrolled with an authenticator"
 
 
+@pytest.mark.promise("PR-06")
 def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) -> None:
     """The person lost the authenticator of browser "test": `revoke browser test`, then
     `pair --browser test` at the terminal prints a code that browser redeems with a new
@@ -765,6 +779,7 @@ def test_pair_browser_re_enrols_a_revoked_browser_without_a_reset(world: World) 
         other.close()
 
 
+@pytest.mark.promise("PR-06")
 def test_pair_browser_is_refused_for_an_enrolled_browser_and_before_pairing(world: World) -> None:
     child = world.spawn("pair", "--browser", "test")
     status, output = child.finish()

@@ -129,6 +129,7 @@ def test_extension_id_derives_from_public_key() -> None:
     assert extension_id_from_key(PUBLIC_KEY) == EXTENSION_ID
 
 
+@pytest.mark.promise("H3-02")
 def test_extension_id_matches_extension_manifest_key() -> None:
     manifest = REPO / "extension" / "manifest.json"
     assert manifest.is_file(), f"{manifest} is missing; the extension must pin its key"
@@ -162,6 +163,7 @@ def test_locations_table_shape() -> None:
 # ------------------------------------------------------------------------------------ install
 
 
+@pytest.mark.promise("H3-01")
 def test_install_writes_manifest_and_wrapper(mdir: Path) -> None:
     report = install("chromium", mdir, platform="linux")
     manifest_path, wrapper_path = mdir / MANIFEST_FILENAME, mdir / WRAPPER_FILENAME
@@ -197,6 +199,7 @@ def test_wrapper_is_valid_sh(mdir: Path) -> None:
     subprocess.run(["sh", "-n", str(mdir / WRAPPER_FILENAME)], check=True)
 
 
+@pytest.mark.promise("IN-02")
 def test_wrapper_execs_interpreter_isolated_with_args(tmp_path: Path, mdir: Path) -> None:
     # A fake "python" in an awkward path: proves quoting, -I, the host argv and "$@" pass-through.
     odd = tmp_path / "it's a dir $HOME"
@@ -332,6 +335,7 @@ def test_reinstall_repairs_modified_wrapper(mdir: Path) -> None:
     assert parse_wrapper(wrapper.read_text()) is not None
 
 
+@pytest.mark.promise("IN-01")
 def test_foreign_manifest_refused_without_force(mdir: Path) -> None:
     foreign = _foreign_manifest(mdir)
     before = foreign.read_bytes()
@@ -360,6 +364,7 @@ def test_foreign_wrapper_refused_without_force(mdir: Path) -> None:
 
 
 @pytest.mark.parametrize("name", [MANIFEST_FILENAME, WRAPPER_FILENAME])
+@pytest.mark.promise("IN-01")
 def test_symlink_is_never_written_through(name: str, tmp_path: Path, mdir: Path) -> None:
     target = tmp_path / "victim.txt"
     target.write_text("precious\n")
@@ -438,6 +443,7 @@ def test_uninstall_leaves_foreign_manifest(mdir: Path) -> None:
     assert any("left in place" in line for line in report.as_lines())
 
 
+@pytest.mark.promise("IN-01")
 def test_uninstall_leaves_modified_wrapper_and_its_manifest(mdir: Path) -> None:
     _install(mdir)
     wrapper = mdir / WRAPPER_FILENAME
@@ -451,6 +457,7 @@ def test_uninstall_leaves_modified_wrapper_and_its_manifest(mdir: Path) -> None:
     assert (mdir / MANIFEST_FILENAME).exists()
 
 
+@pytest.mark.promise("IN-01")
 def test_uninstall_leaves_foreign_wrapper_and_symlink(tmp_path: Path, mdir: Path) -> None:
     target = tmp_path / "elsewhere.json"
     target.write_text("{}")

@@ -52,6 +52,7 @@ def _says_pair_first(status: int, output: bytes) -> None:
     ],
     ids=lambda argv: " ".join(argv[:2]),
 )
+@pytest.mark.promise("PR-03")
 def test_granting_before_pair_says_pair_first_at_a_real_terminal(
     world: World, argv: list[str]
 ) -> None:

@@ -90,6 +90,7 @@ print(len(received))
 """
 
 
+@pytest.mark.promise("H2-02")
 def test_host_refuses_other_uid_before_reading(
     shared_tmp: Path, intruder: pwd.struct_passwd
 ) -> None:
@@ -151,6 +152,7 @@ print(len(received), flush=True)
 """
 
 
+@pytest.mark.promise("H2-03")
 def test_client_refuses_host_of_other_uid(
     shared_tmp: Path, runtime_dir: Path, intruder: pwd.struct_passwd
 ) -> None:
@@ -178,6 +180,7 @@ def test_client_refuses_host_of_other_uid(
     assert out.strip() == "0"  # we sent the impostor nothing, not even a frame header
 
 
+@pytest.mark.promise("H2-03")
 def test_unix_socket_peer_credentials_report_real_uid(
     intruder: pwd.struct_passwd, shared_tmp: Path
 ) -> None:

@@ -88,6 +88,7 @@ def test_tabs_without_a_host_says_so(runtime_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [(), ("--close-orphans",), ("--json",)])
+@pytest.mark.promise("H4-25")
 def test_tabs_without_a_terminal_lists_and_closes_nothing(
     attested_browser: FakeBrowser, args: tuple[str, ...]
 ) -> None:
@@ -101,6 +102,7 @@ def test_tabs_without_a_terminal_lists_and_closes_nothing(
     nothing_relayed(attested_browser)
 
 
+@pytest.mark.promise("H4-25")
 def test_tabs_on_a_pty_that_is_not_its_controlling_terminal_is_refused(
     attested_browser: FakeBrowser,
 ) -> None:
@@ -137,6 +139,7 @@ def killed_browser(runtime_dir: Path) -> Any:
 
 
 @pytest.mark.parametrize("args", [(), ("--close-orphans",)])
+@pytest.mark.promise("H4-25")
 def test_tabs_while_killed_lists_and_closes_nothing(
     killed_browser: FakeBrowser, args: tuple[str, ...]
 ) -> None:

@@ -61,6 +61,7 @@ def _play(browser: FakeBrowser, action: str, result: dict[str, Any]) -> threadin
     return thread
 
 
+@pytest.mark.promise("H1-10")
 def test_parse_arguments_reads_json_values_else_text() -> None:
     assert parse_arguments(["tabId=3", "fullPage=true", "url=https://a.test/?q=1", "x="], None) == {
         "tabId": 3,
@@ -79,6 +80,7 @@ def test_parse_arguments_reads_json_values_else_text() -> None:
         parse_arguments([], "[1]")
 
 
+@pytest.mark.promise("H1-10")
 def test_tools_prints_the_catalogue_offline(tmp_path: Path) -> None:
     env = host_env(tmp_path / "run")  # neither directory exists: nothing may be created
     table = subprocess.run(
@@ -109,6 +111,7 @@ def test_tools_prints_the_catalogue_offline(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.promise("H1-10")
 def test_call_round_trip_from_a_real_terminal_as_a_paired_client(
     browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -137,6 +140,7 @@ def test_call_round_trip_from_a_real_terminal_as_a_paired_client(
     assert json.loads(text[text.index("{") : text.rindex("}") + 1]) == {"tabs": tabs}
 
 
+@pytest.mark.promise("H1-10")
 def test_call_saves_image_content_to_the_file_it_names(
     browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -162,6 +166,7 @@ def test_call_saves_image_content_to_the_file_it_names(
     assert data not in text  # the image went to the file, not the terminal
 
 
+@pytest.mark.promise("H1-10")
 def test_call_needs_a_terminal_and_reaches_nothing_without_one(browser: FakeBrowser) -> None:
     piped = subprocess.run(
         [sys.executable, "-m", "tabwarden", "call", "tab_list"],

@@ -73,6 +73,7 @@ ATTEMPTS: list[tuple[str, Callable[[World], object], tuple[str, ...], str, str]]
 @pytest.mark.parametrize(
     ("name", "setup", "args", "phrase", "event"), ATTEMPTS, ids=[a[0] for a in ATTEMPTS]
 )
+@pytest.mark.promise("PR-02")
 def test_a_program_typing_the_phrase_at_its_own_pty_is_refused_without_a_tap(
     paired: World,
     name: str,
@@ -103,6 +104,7 @@ def test_a_program_typing_the_phrase_at_its_own_pty_is_refused_without_a_tap(
     assert CODE_RE.search(output) is None  # no one-time code was minted
 
 
+@pytest.mark.promise("PR-02")
 def test_window_only_pairing_keeps_the_phrase_alone(paired: World) -> None:
     """No authenticator enrolled: the phrase typed at a terminal is the whole proof."""
     child = paired.spawn("policy", "set", "clickGraceSeconds=10")

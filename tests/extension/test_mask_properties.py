@@ -233,6 +233,7 @@ def test_a_card_number_is_masked_however_it_is_grouped(
     before=around,
     after=around,
 )
+@pytest.mark.promise("H4-14")
 def test_a_learned_form_url_has_every_query_value_masked_wherever_it_appears(
     mask: Masker, fields: list[tuple[str, str]], path: str, before: str, after: str
 ) -> None:

@@ -53,6 +53,7 @@ def _answer_in_background(
     ],
     ids=["missing", "other-extension", "slash-less", "path-suffix", "case-changed"],
 )
+@pytest.mark.promise("H3-01")
 def test_host_refuses_wrong_origin_and_creates_nothing(
     runtime_dir: Path, origin_args: list[str]
 ) -> None:
@@ -84,6 +85,7 @@ def _run_host(runtime: Path) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+@pytest.mark.promise("H2-01")
 def test_host_refuses_group_readable_runtime_dir(tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
@@ -94,6 +96,7 @@ def test_host_refuses_group_readable_runtime_dir(tmp_path: Path) -> None:
     assert list(runtime.iterdir()) == []
 
 
+@pytest.mark.promise("H2-01")
 def test_host_refuses_symlinked_runtime_dir(tmp_path: Path) -> None:
     real = tmp_path / "real"
     real.mkdir(mode=0o700)
@@ -106,6 +109,7 @@ def test_host_refuses_symlinked_runtime_dir(tmp_path: Path) -> None:
 
 
 @pytest.mark.root  # chown to another owner
+@pytest.mark.promise("H2-01")
 def test_host_refuses_runtime_dir_owned_by_someone_else(tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
@@ -119,6 +123,7 @@ def test_host_refuses_runtime_dir_owned_by_someone_else(tmp_path: Path) -> None:
 # -- the working path ------------------------------------------------------------------------
 
 
+@pytest.mark.promise("H2-01")
 def test_host_files_are_private_and_removed_at_eof(fake_browser: FakeBrowser) -> None:
     sock = fake_browser.wait_socket()
     secret = fake_browser.runtime / "test.secret"
@@ -129,6 +134,7 @@ def test_host_files_are_private_and_removed_at_eof(fake_browser: FakeBrowser) ->
     assert not sock.exists() and not secret.exists()
 
 
+@pytest.mark.promise("H3-04")
 def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
 
@@ -173,6 +179,7 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H3-06")
 def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
@@ -226,6 +233,7 @@ def _recv_frame(s: socket.socket) -> dict[str, object] | None:
             return decoder.next_frame()
 
 
+@pytest.mark.promise("H2-06", "H2-09")
 def test_wrong_secret_is_refused_and_learns_nothing(fake_browser: FakeBrowser) -> None:
     sock_path = fake_browser.wait_socket()
     fake_browser.hello()
@@ -243,6 +251,7 @@ def test_wrong_secret_is_refused_and_learns_nothing(fake_browser: FakeBrowser) -
     assert real_secret not in log
 
 
+@pytest.mark.promise("H2-08")
 def test_replayed_proof_is_refused(fake_browser: FakeBrowser) -> None:
     sock_path = fake_browser.wait_socket()
     secret = (fake_browser.runtime / "test.secret").read_bytes()
@@ -264,6 +273,7 @@ def test_replayed_proof_is_refused(fake_browser: FakeBrowser) -> None:
     s2.close()
 
 
+@pytest.mark.promise("H2-08")
 def test_reflected_challenge_is_refused(fake_browser: FakeBrowser) -> None:
     """An attacker without the secret opens two connections and feeds each the other's data."""
     sock_path = fake_browser.wait_socket()
@@ -278,6 +288,7 @@ def test_reflected_challenge_is_refused(fake_browser: FakeBrowser) -> None:
     s.close()
 
 
+@pytest.mark.promise("H2-10")
 def test_garbage_and_oversize_frames_do_not_hurt_other_clients(fake_browser: FakeBrowser) -> None:
     sock_path = fake_browser.wait_socket()
     fake_browser.hello()
@@ -301,6 +312,7 @@ def test_garbage_and_oversize_frames_do_not_hurt_other_clients(fake_browser: Fak
     assert fake_browser.proc.poll() is None
 
 
+@pytest.mark.promise("H2-11")
 def test_second_host_for_same_label_refuses(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     proc = _run_host(fake_browser.runtime)
@@ -312,6 +324,7 @@ def test_second_host_for_same_label_refuses(fake_browser: FakeBrowser) -> None:
 # -- process hardening -----------------------------------------------------------------------
 
 
+@pytest.mark.promise("H3-05")
 def test_host_runs_without_core_dumps_and_non_dumpable(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     limits = Path(f"/proc/{fake_browser.proc.pid}/limits").read_text()
@@ -320,6 +333,7 @@ def test_host_runs_without_core_dumps_and_non_dumpable(fake_browser: FakeBrowser
     fake_browser.wait_stderr("hardening: no_core_dumps, not_dumpable")
 
 
+@pytest.mark.promise("H3-05")
 def test_harden_process_really_clears_dumpable() -> None:
     code = (
         "import ctypes, ctypes.util\n"

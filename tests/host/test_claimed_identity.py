@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.fakes import FakeBrowser, host_env
 from tests.fixtures import (
     answer_one_tab_list,
@@ -65,6 +67,7 @@ def _connect_claiming(browser: FakeBrowser, tmp_path: Path, claim: str) -> dict[
     return answer
 
 
+@pytest.mark.promise("H1-07", "H2-07")
 def test_claiming_a_paired_clients_hash_is_refused_and_logged(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -85,6 +88,7 @@ def test_claiming_a_paired_clients_hash_is_refused_and_logged(
     nothing_relayed(fake_browser)
 
 
+@pytest.mark.promise("H1-07", "H2-07")
 def test_the_measured_client_is_served_when_paired(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -114,6 +118,7 @@ def _answer_and_keep(browser: FakeBrowser, seen: list[dict[str, object]]) -> Non
     browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
 
 
+@pytest.mark.promise("H1-07", "H4-05")
 def test_the_request_names_the_paired_label_the_host_measured(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -136,6 +141,7 @@ def test_the_request_names_the_paired_label_the_host_measured(
     assert [r.get("client") for r in seen] == ["claude-code", "claude-code"], seen
 
 
+@pytest.mark.promise("H1-07", "H4-05")
 def test_no_label_while_nothing_is_paired(fake_browser: FakeBrowser, tmp_path: Path) -> None:
     config = fake_browser.runtime.parent / "config"
     pair_record(config)  # a host key, no client: every measured client is served, unnamed

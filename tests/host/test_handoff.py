@@ -200,6 +200,7 @@ def _wait_for_refusal_naming(browser: FakeBrowser, pid: int) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.promise("H2-05")
 def test_handoff_with_the_host_stopped_during_the_switch_is_refused(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -209,6 +210,7 @@ def test_handoff_with_the_host_stopped_during_the_switch_is_refused(
     _refused_for_handoff(attested_browser, result)
 
 
+@pytest.mark.promise("H2-05")
 def test_handoff_by_race_alone_is_refused(attested_browser: FakeBrowser, tmp_path: Path) -> None:
     """No signal: the attacker races the host's accept. Every attempt fails — at attestation
     when the host measured the attacker before its exec (no challenge comes), else at the
@@ -282,6 +284,7 @@ ADMITTED_THEN_PASSES = textwrap.dedent(
 )
 
 
+@pytest.mark.promise("H2-05")
 def test_a_second_process_writing_on_an_admitted_connection_is_refused(
     fake_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -358,6 +361,7 @@ def _bridge_socket_of(pid: int, sock_path: Path) -> socket.socket:
 
 
 @pytest.mark.root
+@pytest.mark.promise("H2-05")
 def test_another_process_writing_on_the_genuine_servers_connection_is_refused(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -451,6 +455,7 @@ HANDING_HOST = textwrap.dedent(
 )
 
 
+@pytest.mark.promise("H2-05")
 def test_the_mcp_side_refuses_a_host_that_handed_its_socket_on(
     runtime_dir: Path, tmp_path: Path
 ) -> None:

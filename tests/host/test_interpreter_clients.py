@@ -167,6 +167,7 @@ def host(fake_browser: FakeBrowser) -> Iterator[FakeBrowser]:
 
 
 @pytest.mark.parametrize("kind", [pytest.param("node", marks=needs_node), "python"])
+@pytest.mark.promise("H1-01")
 def test_a_second_script_of_a_paired_interpreter_is_refused(
     host: FakeBrowser, tmp_path: Path, kind: str
 ) -> None:
@@ -186,6 +187,7 @@ def test_a_second_script_of_a_paired_interpreter_is_refused(
 
 
 @pytest.mark.parametrize("wrapper", ["timeout", "sh -c", "env"])
+@pytest.mark.promise("H1-01")
 def test_the_client_is_measured_through_a_wrapper(
     host: FakeBrowser, tmp_path: Path, wrapper: str
 ) -> None:
@@ -215,6 +217,7 @@ def test_the_client_is_measured_through_a_wrapper(
     nothing_relayed(host)
 
 
+@pytest.mark.promise("H1-02")
 def test_a_paired_script_that_changed_is_told_to_re_pair(host: FakeBrowser, tmp_path: Path) -> None:
     paired = _write_client(tmp_path, "python", "a")
     before = _measure_held(PYTHON, paired)
@@ -276,6 +279,7 @@ NODE_MCP_CLIENT = textwrap.dedent(
 
 
 @needs_node
+@pytest.mark.promise("H1-01")
 def test_a_node_mcp_client_is_served_and_another_script_of_that_node_refused_at_hop_1(
     runtime_dir: Path, tmp_path: Path
 ) -> None:

@@ -74,6 +74,7 @@ def _plant(runtime: Path, data: bytes, label: str = "test") -> Path:
 # -- the real host leaves the record --------------------------------------------------------------
 
 
+@pytest.mark.promise("H4-48")
 def test_worker_gone_answers_extension_away_with_the_wait(fake_browser: FakeBrowser) -> None:
     runtime = fake_browser.runtime
     fake_browser.wait_socket()
@@ -227,6 +228,7 @@ def test_record_from_a_browser_that_exited_is_not_away(runtime_dir: Path) -> Non
     assert error.code == "extension_not_connected"
 
 
+@pytest.mark.promise("H4-48")
 def test_forged_connected_record_never_makes_a_connection(runtime_dir: Path) -> None:
     """An attacker's record claiming a live, connected host (with live PIDs) and no socket: the
     server still says nobody is connected; the record only picks the words."""

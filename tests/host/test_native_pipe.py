@@ -15,6 +15,8 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 from tabwarden.protocol import nativemsg
 
 ECHO = """
@@ -80,6 +82,7 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[int, str, bytes]:
     return proc.returncode, err.decode(), out
 
 
+@pytest.mark.promise("H4-28")
 def test_big_answers_wait_for_a_slow_reader_and_arrive_whole_in_order() -> None:
     proc = start()
     assert proc.stdin is not None
@@ -94,6 +97,7 @@ def test_big_answers_wait_for_a_slow_reader_and_arrive_whole_in_order() -> None:
     assert status == 0 and "reason: None" in err and rest == b""  # EOF is a clean end
 
 
+@pytest.mark.promise("H4-28")
 def test_an_answer_above_chromes_limit_is_refused_before_a_byte_is_written() -> None:
     proc = start()
     assert proc.stdin is not None
@@ -105,6 +109,7 @@ def test_an_answer_above_chromes_limit_is_refused_before_a_byte_is_written() -> 
     assert finish(proc)[0] == 0
 
 
+@pytest.mark.promise("H4-28")
 def test_an_oversized_browser_frame_is_refused_from_its_header() -> None:
     proc = start()
     assert proc.stdin is not None
@@ -118,6 +123,7 @@ def test_an_oversized_browser_frame_is_refused_from_its_header() -> None:
     assert rest == b""  # nothing answered after the refusal
 
 
+@pytest.mark.promise("H4-28")
 def test_a_stop_signal_ends_a_pipe_waiting_on_a_silent_browser() -> None:
     proc = start()
     assert proc.stdin is not None
@@ -130,6 +136,7 @@ def test_a_stop_signal_ends_a_pipe_waiting_on_a_silent_browser() -> None:
     assert status == 0 and "reason: stopped" in err
 
 
+@pytest.mark.promise("H4-28")
 def test_a_message_whose_sender_is_cancelled_mid_write_is_still_sent_whole() -> None:
     proc = start()
     assert proc.stdin is not None

@@ -43,6 +43,7 @@ def _serve_once(
     return thread, seen
 
 
+@pytest.mark.promise("H4-10")
 def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
@@ -67,6 +68,7 @@ def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
+@pytest.mark.promise("H4-02")
 def test_origin_grant_without_pairing_is_refused_and_writes_nothing(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -81,6 +83,7 @@ def test_origin_grant_without_pairing_is_refused_and_writes_nothing(
     assert not (fake_browser.runtime.parent / "config" / "trust.json").exists()
 
 
+@pytest.mark.promise("H4-02")
 def test_origin_grant_is_signed_into_the_policy_and_audited(fake_browser: FakeBrowser) -> None:
     config = fake_browser.runtime.parent / "config"
     pair_record(config)
@@ -102,6 +105,7 @@ def test_origin_grant_is_signed_into_the_policy_and_audited(fake_browser: FakeBr
     assert gate.current().policy.origins == ("http://127.0.0.1:8000",)
 
 
+@pytest.mark.promise("H4-02")
 def test_killed_record_refuses_grants(fake_browser: FakeBrowser) -> None:
     config = fake_browser.runtime.parent / "config"
     pair_record(config)
@@ -127,6 +131,7 @@ def _chunked(reply: dict[str, Any], size: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.promise("H4-29")
 def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
@@ -149,6 +154,7 @@ def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) ->
     asyncio.run(asyncio.wait_for(scenario(), 120))
 
 
+@pytest.mark.promise("H4-29")
 def test_malformed_chunks_fail_that_call_only(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()

@@ -31,6 +31,7 @@ from tests.fixtures import (
 from tests.trust.softauthn import SoftAuthenticator
 
 
+@pytest.mark.promise("BP-05")
 def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeBrowser) -> None:
     key = paired_host(fake_browser)
     config = config_of(fake_browser)
@@ -84,6 +85,7 @@ def test_pairing_happy_path_stores_a_verified_webauthn_grant(fake_browser: FakeB
     assert PAIRING_CODE not in fake_browser.stderr and key.public.b64 not in fake_browser.stderr
 
 
+@pytest.mark.promise("BP-01")
 def test_wrong_code_is_refused_and_pairs_nothing(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)
     config = config_of(fake_browser)
@@ -96,12 +98,14 @@ def test_wrong_code_is_refused_and_pairs_nothing(fake_browser: FakeBrowser) -> N
     ]
 
 
+@pytest.mark.promise("BP-01")
 def test_the_right_code_works_once(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)
     assert host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE})["ok"] is True
     refused(host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE}), "presence_refused")
 
 
+@pytest.mark.promise("BP-01")
 def test_expired_code_is_refused(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)
     store.set_pairing_code(
@@ -112,6 +116,7 @@ def test_expired_code_is_refused(fake_browser: FakeBrowser) -> None:
     refused(host_call(fake_browser, "pair_begin", {"code": PAIRING_CODE}), "presence_refused")
 
 
+@pytest.mark.promise("BP-02")
 def test_unknown_challenge_id_is_refused(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)
     config = config_of(fake_browser)
@@ -130,6 +135,7 @@ def test_unknown_challenge_id_is_refused(fake_browser: FakeBrowser) -> None:
 
 
 @pytest.mark.parametrize("tamper", ["challenge", "origin", "attestation", "ids", "not_an_object"])
+@pytest.mark.promise("BP-02")
 def test_tampered_registration_is_refused_and_changes_nothing(
     fake_browser: FakeBrowser, tamper: str
 ) -> None:
@@ -176,6 +182,7 @@ def test_tampered_registration_is_refused_and_changes_nothing(
     )
 
 
+@pytest.mark.promise("BP-08")
 def test_host_proof_signs_the_domain_separated_nonce(fake_browser: FakeBrowser) -> None:
     key = paired_host(fake_browser)
     nonce = os.urandom(32)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser
 from tests.fixtures import (
@@ -28,6 +30,7 @@ from tests.fixtures import (
 from tests.trust.softauthn import SoftAuthenticator
 
 
+@pytest.mark.promise("BP-09")
 def test_widen_with_a_tap_then_replay_is_refused(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -60,6 +63,7 @@ def test_widen_with_a_tap_then_replay_is_refused(fake_browser: FakeBrowser) -> N
     assert (config / "trust.json").read_bytes() == before
 
 
+@pytest.mark.promise("BP-09")
 def test_assertion_for_unkill_cannot_widen(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -78,6 +82,7 @@ def test_assertion_for_unkill_cannot_widen(fake_browser: FakeBrowser) -> None:
     ]
 
 
+@pytest.mark.promise("BP-09")
 def test_assertion_for_other_changes_is_refused(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -120,6 +125,7 @@ def test_non_canonical_detail_is_refused_before_any_ceremony(fake_browser: FakeB
     )
 
 
+@pytest.mark.promise("BP-09")
 def test_credential_of_another_browser_is_refused(fake_browser: FakeBrowser) -> None:
     key, _ = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -146,6 +152,7 @@ def test_only_another_browser_enrolled_means_no_challenge(fake_browser: FakeBrow
     )
 
 
+@pytest.mark.promise("BP-09")
 def test_non_increasing_sign_counter_is_refused(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -180,6 +187,7 @@ def test_non_increasing_sign_counter_is_refused(fake_browser: FakeBrowser) -> No
     assert gate_of(config).current().policy["upload"] is False
 
 
+@pytest.mark.promise("BP-09")
 def test_user_presence_is_required(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -198,6 +206,7 @@ def test_user_presence_is_required(fake_browser: FakeBrowser) -> None:
     assert (config / "trust.json").read_bytes() == before
 
 
+@pytest.mark.promise("BP-12")
 def test_a_tap_without_uv_is_refused_when_the_credential_verified_at_enrolment(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -248,6 +257,7 @@ def test_unkill_with_a_tap_releases_the_kill(fake_browser: FakeBrowser) -> None:
     )
 
 
+@pytest.mark.promise("BP-15")
 def test_kill_is_free_and_unkill_removes_the_latch(fake_browser: FakeBrowser) -> None:
     _, authenticator = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)
@@ -265,6 +275,7 @@ def test_kill_is_free_and_unkill_removes_the_latch(fake_browser: FakeBrowser) ->
     assert not latch.exists() and gate_of(config).current().killed is False
 
 
+@pytest.mark.promise("BP-15")
 def test_policy_restrict_is_free_and_refuses_widening(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)  # no credential needed
     config = config_of(fake_browser)

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
@@ -275,6 +277,7 @@ def test_clients_recent_shape(fake_browser: FakeBrowser) -> None:
     assert isinstance(seen["firstSeen"], int) and isinstance(seen["lastSeen"], int)
 
 
+@pytest.mark.promise("PR-04")
 def test_client_revoke_is_free_and_only_for_a_paired_label(fake_browser: FakeBrowser) -> None:
     key, _ = enrol_via_pairing(fake_browser)
     config = config_of(fake_browser)

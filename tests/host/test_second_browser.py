@@ -75,6 +75,7 @@ def _labels(config: Path) -> dict[str, int]:
     return {b.label: len(b.credentials) for b in browser_grants(config)}
 
 
+@pytest.mark.promise("BP-03")
 def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     fake_browser: FakeBrowser, second: FakeBrowser
 ) -> None:
@@ -176,6 +177,7 @@ def test_a_second_browser_needs_an_assertion_from_an_enrolled_credential(
     assert entry["path"] == "webauthn" and entry["approved_by"] == first_cred.credential_id
 
 
+@pytest.mark.promise("BP-03")
 def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: FakeBrowser) -> None:
     a = _enrol_first(fake_browser)
     config = config_of(fake_browser)
@@ -212,6 +214,7 @@ def test_replaying_an_approval_is_refused(fake_browser: FakeBrowser, second: Fak
     assert (config / "trust.json").read_bytes() == before
 
 
+@pytest.mark.promise("BP-04")
 def test_window_only_pairing_is_recorded_as_software_confirmation(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -239,6 +242,7 @@ def test_window_only_pairing_is_recorded_as_software_confirmation(
     )
 
 
+@pytest.mark.promise("BP-04")
 def test_an_enrolled_browser_is_never_downgraded_to_window_only(fake_browser: FakeBrowser) -> None:
     _enrol_first(fake_browser)
     config = config_of(fake_browser)
@@ -279,6 +283,7 @@ def test_a_window_only_browser_can_later_enrol_a_credential(fake_browser: FakeBr
     assert not browser.window_only and len(browser.credentials) == 1
 
 
+@pytest.mark.promise("BP-03")
 def test_a_second_browser_going_window_only_still_needs_the_approval(
     fake_browser: FakeBrowser, second: FakeBrowser
 ) -> None:

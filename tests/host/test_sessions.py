@@ -67,6 +67,7 @@ def _answer_tab_list(browser: FakeBrowser) -> dict[str, Any]:
     return request
 
 
+@pytest.mark.promise("H4-24")
 def test_a_session_is_named_by_its_process_and_nothing_else() -> None:
     one = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
     two = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
@@ -135,6 +136,7 @@ def test_sessions_alive_names_the_sessions_whose_process_is_gone(
     refused(host_call(fake_browser, "sessions_alive", {"sessions": "s-1"}), "bad_request")
 
 
+@pytest.mark.promise("H4-25")
 def test_only_a_terminal_may_ask_for_every_sessions_tabs(fake_browser: FakeBrowser) -> None:
     """An MCP server asking for the agent tabs of every session (or closing other sessions'
     orphans) is told the action does not exist, and nothing reaches the extension; the

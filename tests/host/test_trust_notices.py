@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tabwarden.host.notices import ChangeWatch, watched_paths
 from tabwarden.trust.presence import REASON_CODES
 from tests.fakes import FakeBrowser, host_env
@@ -36,6 +38,7 @@ def cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.promise("H4-06")
 def test_a_kill_and_a_policy_restrict_typed_in_a_terminal_are_pushed_to_the_extension(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -81,6 +84,7 @@ def test_reading_the_record_moves_nothing_a_change_does(fake_browser: FakeBrowse
     assert watch.moved() is False  # once per change
 
 
+@pytest.mark.promise("PR-10")
 def test_a_cloned_authenticator_is_refused_with_its_reason_for_the_person_only(
     fake_browser: FakeBrowser,
 ) -> None:

@@ -74,6 +74,7 @@ def _refuse_next_request(browser: FakeBrowser) -> dict[str, Any]:
     return request
 
 
+@pytest.mark.promise("H1-09")
 def test_recent_calls_name_tools_and_outcomes_never_arguments(
     browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -114,6 +115,7 @@ def test_recent_calls_name_tools_and_outcomes_never_arguments(
     assert not audit.exists() or SECRET not in audit.read_text()
 
 
+@pytest.mark.promise("H1-09")
 def test_bridge_status_answers_while_killed_and_every_other_tool_is_refused(
     browser: FakeBrowser, tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def _run_every_tool(server: Any) -> dict[str, Any]:
     return asyncio.run(scenario())
 
 
+@pytest.mark.promise("H1-01")
 def test_a_refused_client_reaches_nothing_through_any_tool(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
     ]
 
 
+@pytest.mark.promise("H1-09")
 def test_bridge_status_while_killed_still_refuses_an_unpaired_client(runtime_dir: Path) -> None:
     """The kill switch is the only refusal bridge_status looks past: a client the record does
     not pair is refused it as every other tool, killed or not."""
@@ -287,6 +289,7 @@ def _fetch(bridge: BridgeSpy, args: dict[str, Any]) -> Any:
     return asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-50")
 def test_save_as_writes_the_body_into_the_download_sandbox_never_into_the_result(
     runtime_dir: Path, tmp_path: Path
 ) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tabwarden.mcp_server.catalogue import CATALOGUE
 
 IMPORT_PROBE = """
@@ -87,6 +89,7 @@ def _probe(script: str, *args: str) -> dict[str, object]:
     return seen
 
 
+@pytest.mark.promise("H1-08")
 def test_importing_the_catalogue_builds_no_validator() -> None:
     seen = _probe(IMPORT_PROBE)
     assert isinstance(seen["models"], int) and seen["models"] > 50
@@ -94,6 +97,7 @@ def test_importing_the_catalogue_builds_no_validator() -> None:
     assert seen["close_built_on_use"] is True  # the observation can see a model being built
 
 
+@pytest.mark.promise("H1-08")
 def test_a_start_from_the_schema_cache_builds_a_tools_validators_only_at_its_first_call(
     tmp_path: Path,
 ) -> None:

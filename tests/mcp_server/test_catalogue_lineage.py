@@ -132,6 +132,7 @@ def test_declared_texts_reads_lists_mappings_and_leaves_inert_out() -> None:
 NEVER_CARRIES_LINEAGE = {"page_press"}
 
 
+@pytest.mark.promise("H4-53")
 def test_every_tool_whose_arguments_carry_lineage_has_a_rule_in_the_extensions_gate() -> None:
     """The server attaches lineage to a call of every tool with a gated declaration; the
     extension's gate (one wrapper around every route) must know where to decide each, or it

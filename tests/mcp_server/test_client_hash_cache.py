@@ -61,6 +61,7 @@ def measure(exe: Path, cache: ImageHashCache) -> str:
     raise AssertionError("unreachable")
 
 
+@pytest.mark.promise("H1-07")
 def test_a_cached_image_is_not_hashed_again(
     program: Path, config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +77,7 @@ def test_a_cached_image_is_not_hashed_again(
     assert measure(program, ImageHashCache(config)) == sha256_of(program)  # a new start
 
 
+@pytest.mark.promise("H1-07")
 def test_an_image_rewritten_with_its_old_mtime_restored_is_hashed_again(
     program: Path, config: Path
 ) -> None:
@@ -99,6 +101,7 @@ def test_an_image_rewritten_with_its_old_mtime_restored_is_hashed_again(
     assert measured == sha256_of(program) != genuine  # hashed again: the change is seen
 
 
+@pytest.mark.promise("H1-07")
 def test_a_planted_unsafe_cache_is_neither_believed_nor_replaced(
     program: Path, config: Path
 ) -> None:
@@ -112,6 +115,7 @@ def test_a_planted_unsafe_cache_is_neither_believed_nor_replaced(
     assert planted.read_bytes() == forged and planted.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.promise("H1-07")
 def test_a_damaged_cache_is_as_if_empty(program: Path, config: Path) -> None:
     cached = config / HASH_CACHE_FILE
     fd = os.open(cached, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

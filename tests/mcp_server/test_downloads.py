@@ -81,6 +81,7 @@ def test_a_symlink_planted_under_the_expected_name_is_not_followed(tmp_path: Pat
     assert victim.read_bytes() == b"precious"
 
 
+@pytest.mark.promise("H4-59")
 def test_a_sandbox_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -119,6 +120,7 @@ def test_copy_in_refuses_a_symlink_a_directory_and_a_changed_size(tmp_path: Path
     assert not (tmp_path / "box").exists() or list((tmp_path / "box").iterdir()) == []
 
 
+@pytest.mark.promise("H4-59")
 def test_copy_in_refuses_a_hard_link_to_a_file_outside(tmp_path: Path) -> None:
     """A same-user program swaps Chrome's finished file for a hard link to a secret: nothing is
     copied, the sandbox stays empty, the secret stays as it was and is named in no error."""

@@ -273,6 +273,7 @@ def test_whole_values_are_the_folded_text_or_else_its_folded_lines(text: str) ->
         ("decode gaydambqgayec", "0000000A"),  # a page's encoded run that reads as a prose word
     ],
 )
+@pytest.mark.promise("H4-56")
 def test_documented_misses_still_pass(page: str, argument: str) -> None:
     ledger = Ledger()
     _read(ledger, A, page)
@@ -330,6 +331,7 @@ def test_masks_never_show_the_value() -> None:
 # -- the server's hook, in process ------------------------------------------------------------
 
 
+@pytest.mark.promise("H4-56")
 def test_the_server_attaches_lineage_masked_and_audits_the_decision(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -412,6 +414,7 @@ def test_a_token_spelled_key_by_key_is_lineage_and_a_word_keyed_is_not() -> None
     assert ledger.foreign(keys_text(list("hello") + ["Tab"]), B) == []
 
 
+@pytest.mark.promise("H4-55")
 def test_typed_values_of_keys_select_and_prompts_carry_their_lineage_to_the_browser(
     fake_browser: FakeBrowser,
 ) -> None:

@@ -100,6 +100,7 @@ def test_a_killed_host_is_replaced_and_the_call_retried_there(runtime_dir: Path)
             new.close()
 
 
+@pytest.mark.promise("H4-21")
 def test_a_host_that_never_comes_back_ends_the_call_at_its_deadline(
     fake_browser: FakeBrowser,
 ) -> None:
@@ -121,6 +122,7 @@ def test_a_host_that_never_comes_back_ends_the_call_at_its_deadline(
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-22")
 def test_a_malformed_command_is_refused_by_the_host_before_the_browser(
     fake_browser: FakeBrowser,
 ) -> None:

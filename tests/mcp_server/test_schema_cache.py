@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
@@ -77,6 +78,7 @@ def _key() -> str:
     return cache_key(models, tools_module.__file__)
 
 
+@pytest.mark.promise("H1-08")
 def test_a_start_from_the_cache_serves_what_a_fresh_generation_serves(
     tmp_path: Path, runtime_dir: Path
 ) -> None:
@@ -89,6 +91,7 @@ def test_a_start_from_the_cache_serves_what_a_fresh_generation_serves(
     assert second == fresh
 
 
+@pytest.mark.promise("H1-08")
 def test_every_cached_tool_is_the_tool_the_sdk_builds(tmp_path: Path) -> None:
     schemas = SchemaCache(tmp_path / "config")
     built = catalogue_tools(_Guard(), _no_answer, CallLog(), schemas)  # a miss
@@ -126,6 +129,7 @@ def _served_parameters(config: Path) -> dict[str, Any]:
     return tool.parameters
 
 
+@pytest.mark.promise("H1-08")
 def test_a_cache_of_other_code_is_not_believed_and_is_replaced(tmp_path: Path) -> None:
     config = tmp_path / "config"
     _poison(config, "0" * 64)  # what an older or edited catalogue left
@@ -135,6 +139,7 @@ def test_a_cache_of_other_code_is_not_believed_and_is_replaced(tmp_path: Path) -
     assert "INJECTED" not in json.dumps(document)
 
 
+@pytest.mark.promise("H1-08")
 def test_a_damaged_or_incomplete_cache_is_as_if_empty(tmp_path: Path) -> None:
     config = tmp_path / "config"
     catalogue_tools(_Guard(), _no_answer, CallLog(), SchemaCache(config))
@@ -149,6 +154,7 @@ def test_a_damaged_or_incomplete_cache_is_as_if_empty(tmp_path: Path) -> None:
     assert json.loads(path.read_bytes())["key"] == _key()
 
 
+@pytest.mark.promise("H1-08")
 def test_a_cache_the_private_fs_rules_refuse_is_never_read_nor_replaced(tmp_path: Path) -> None:
     config = tmp_path / "config"
     _poison(config, _key())
@@ -160,6 +166,7 @@ def test_a_cache_the_private_fs_rules_refuse_is_never_read_nor_replaced(tmp_path
     assert path.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.promise("H1-08")
 def test_an_edit_to_a_source_is_a_new_key(tmp_path: Path) -> None:
     models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]
     publisher = tmp_path / "tools.py"

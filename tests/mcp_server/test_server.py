@@ -77,6 +77,7 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("EV-02")
 def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(_server(runtime_dir), raise_exceptions=True) as client:
@@ -185,6 +186,7 @@ def test_element_tools_need_exactly_one_way_to_name_the_element(runtime_dir: Pat
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-17")
 def test_upload_outside_the_sandbox_is_refused_before_any_browser_call(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,6 +251,7 @@ def test_errors_say_whether_a_retry_is_safe_for_that_tool(fake_browser: FakeBrow
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-02")
 def test_a_waiting_call_reports_progress_and_an_unanswered_confirm_is_audited(
     fake_browser: FakeBrowser, monkeypatch: pytest.MonkeyPatch
 ) -> None:

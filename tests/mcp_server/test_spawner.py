@@ -52,6 +52,7 @@ def _our_image_sha256() -> str:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
+@pytest.mark.promise("H1-01")
 def test_child_measures_its_real_parent() -> None:
     """The test process is a Python-hosted client: the child pins our interpreter *and* what
     it runs, exactly as we measure ourselves."""
@@ -69,6 +70,7 @@ def test_child_measures_its_real_parent() -> None:
     assert (seen["sha256"], seen["exe"]) == (me.sha256, me.exe)
 
 
+@pytest.mark.promise("H1-01")
 def test_a_plain_binary_is_pinned_by_its_image() -> None:
     sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607
     try:
@@ -89,6 +91,7 @@ def test_a_plain_binary_is_pinned_by_its_image() -> None:
         sleeper.wait(timeout=30)
 
 
+@pytest.mark.promise("H1-03")
 def test_gone_parent_is_unmeasurable() -> None:
     proc = subprocess.Popen([sys.executable, "-I", "-c", "pass"])  # noqa: S603
     proc.wait(timeout=30)
@@ -97,6 +100,7 @@ def test_gone_parent_is_unmeasurable() -> None:
     assert info.value.code == "client_not_paired"
 
 
+@pytest.mark.promise("H1-03")
 def test_zombie_parent_is_unmeasurable() -> None:
     proc = subprocess.Popen([sys.executable, "-I", "-c", "pass"])  # noqa: S603
     try:
@@ -110,6 +114,7 @@ def test_zombie_parent_is_unmeasurable() -> None:
 @pytest.mark.skipif(
     os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root + setpriv"
 )
+@pytest.mark.promise("H1-03")
 def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
     # A same-UID reader without CAP_SYS_PTRACE cannot read a non-dumpable process's image.
     target = subprocess.Popen(  # noqa: S603
@@ -287,6 +292,7 @@ def _state(tmp_path: Path) -> dict[str, tuple[int, bytes | None]]:
         ),
     ],
 )
+@pytest.mark.promise("EV-01")
 def test_an_unsafe_list_is_never_read_and_never_replaced(tmp_path: Path, kind: str) -> None:
     config = _attack(kind, tmp_path)
     before = _state(tmp_path)

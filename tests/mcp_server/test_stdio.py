@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tabwarden.mcp_server.stdio import LoopLines, LoopWriter, pollable
 from tests.fakes import host_env
 
@@ -94,6 +96,7 @@ def _serve_once(runtime_dir: Path, stdin: int | None, data: bytes | None) -> dic
     return answer
 
 
+@pytest.mark.promise("H1-11")
 def test_a_real_server_answers_over_pipes_and_with_a_file_on_stdin(
     runtime_dir: Path, tmp_path: Path
 ) -> None:

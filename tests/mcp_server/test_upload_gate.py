@@ -79,6 +79,7 @@ INTRUDER = Spawner(pid=1, exe="/home/mallory/agent", sha256="b" * 64, create_tim
     ],
     ids=["killed", "killed-with-spawner", "unpaired-spawner", "unmeasured-spawner"],
 )
+@pytest.mark.promise("H4-17")
 def test_refused_client_cannot_probe_the_sandbox(
     eff: Effective,
     spawner: Spawner | None,

@@ -65,6 +65,7 @@ def test_symlink_leaving_the_sandbox_is_refused(sandbox: Path) -> None:
         assert "ssh key" not in str(refused.value)
 
 
+@pytest.mark.promise("H4-17")
 def test_a_symlink_staying_inside_is_refused_too(sandbox: Path) -> None:
     """No symlink is followed, not even one that points inside today: the walk never follows
     one, so what it checks is what it reads."""
@@ -75,6 +76,7 @@ def test_a_symlink_staying_inside_is_refused_too(sandbox: Path) -> None:
             resolve_upload(sandbox, path)
 
 
+@pytest.mark.promise("H4-17")
 def test_a_sandbox_root_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     """The attacker points the sandbox at a directory of secrets: nothing in it is read."""
     secrets_dir = tmp_path / "home"
@@ -88,6 +90,7 @@ def test_a_sandbox_root_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
         assert "PRIVATE KEY" not in str(refused.value)
 
 
+@pytest.mark.promise("H4-17")
 def test_a_hard_link_to_a_file_outside_is_refused(sandbox: Path) -> None:
     """A hard link has no inside: its other name is the secret outside the sandbox."""
     os.link(sandbox.parent / "secret.txt", sandbox / "report.txt")
@@ -139,6 +142,7 @@ def test_a_fifo_is_refused_without_waiting_on_it(sandbox: Path) -> None:
 
 
 @pytest.mark.parametrize("plant", ["hard link", "symlinked root"])
+@pytest.mark.promise("H4-17")
 def test_page_upload_of_a_planted_file_relays_nothing_and_shows_no_byte(
     fake_browser: FakeBrowser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
 ) -> None:

@@ -177,6 +177,7 @@ _JSON_PIECES = st.sampled_from(
 
 @settings(max_examples=400)
 @given(pieces=st.lists(_JSON_PIECES, max_size=14))
+@pytest.mark.promise("H4-61")
 def test_object_members_refuses_exactly_what_loads_object_refuses(pieces: list[str]) -> None:
     text = "".join(pieces)
     try:

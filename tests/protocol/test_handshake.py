@@ -185,6 +185,7 @@ def test_host_with_wrong_secret_fails_in_pair() -> None:
 # --- replay, reflection, domain separation ------------------------------------------------------
 
 
+@pytest.mark.promise("H2-08")
 def test_replayed_client_proof_is_refused() -> None:
     first = ConnectionPair(host(nonce=NH), client(nonce=NC))
     first.run()
@@ -194,6 +195,7 @@ def test_replayed_client_proof_is_refused() -> None:
     assert_refused(replay_target, recorded)
 
 
+@pytest.mark.promise("H2-08")
 def test_replayed_host_proof_is_refused() -> None:
     first = ConnectionPair(host(nonce=NH), client(nonce=NC))
     first.run()
@@ -203,6 +205,7 @@ def test_replayed_host_proof_is_refused() -> None:
     assert_refused(victim, recorded)
 
 
+@pytest.mark.promise("H2-08")
 def test_client_echoing_host_nonce_is_refused() -> None:
     h = host()
     challenge = h.start()
@@ -213,6 +216,7 @@ def test_client_echoing_host_nonce_is_refused() -> None:
     )
 
 
+@pytest.mark.promise("H2-08")
 def test_reflected_host_proof_is_refused() -> None:
     # Session 1 gives the attacker the host's MAC("host-to-client", X, Y). In session 2 the host's
     # nonce is X and the attacker picks Y: the expected client proof covers the same bytes in the
@@ -225,6 +229,7 @@ def test_reflected_host_proof_is_refused() -> None:
     assert_refused(second, {"t": "proof", "nonce": NH.hex(), "mac": host_mac["mac"]})
 
 
+@pytest.mark.promise("H2-08")
 def test_host_to_client_label_presented_as_client_proof_is_refused() -> None:
     h = host()
     h.start()
@@ -497,6 +502,7 @@ def _failures() -> list[HandshakeFailed]:
     return caught
 
 
+@pytest.mark.promise("H2-09")
 def test_failure_messages_never_contain_secret_nonces_or_macs() -> None:
     needles = [
         K.hex(),

@@ -39,6 +39,7 @@ def test_encode_header_is_native_byte_order() -> None:
     assert body == b'{"type":"hello","protocol":1,"extensionVersion":"0.1.0"}'
 
 
+@pytest.mark.promise("H3-03")
 def test_encode_exactly_one_mebibyte_is_allowed() -> None:
     encoded = nativemsg.encode(message_with_body_size(1_048_576))
     assert len(encoded) == 4 + 1_048_576
@@ -46,6 +47,7 @@ def test_encode_exactly_one_mebibyte_is_allowed() -> None:
     assert int.from_bytes(encoded[:4], sys.byteorder) == 1_048_576
 
 
+@pytest.mark.promise("H3-03")
 def test_encode_one_byte_over_raises_and_returns_nothing() -> None:
     result = None
     with pytest.raises(FrameTooLarge) as info:

@@ -84,6 +84,7 @@ for i in range(n):
 
 
 @pytest.mark.parametrize("max_bytes", [5 * 1024 * 1024, 4096], ids=["no-rotation", "rotating"])
+@pytest.mark.promise("TR-15")
 def test_concurrent_appends_from_processes_lose_nothing(tmp_path: Path, max_bytes: int) -> None:
     path = tmp_path / "audit.jsonl"
     writers, per_writer = 6, 60
@@ -141,6 +142,7 @@ def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     assert scan.corrupt == 4 and len(scan.records) == 2
 
 
+@pytest.mark.promise("TR-15")
 def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.jsonl")
     secret = "s3cr3t-VALUE-7f2a9c"
@@ -180,6 +182,7 @@ def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
     assert redact_fields({"keys": [1]}) == {"keys": REDACTED}
 
 
+@pytest.mark.promise("TR-15")
 def test_symlinked_log_is_refused_and_target_untouched(tmp_path: Path) -> None:
     target = tmp_path / "victim.txt"
     target.write_bytes(b"precious\n")
@@ -330,6 +333,7 @@ os.kill(os.getpid(), signal.SIGKILL)  # the crash: right after the last append r
 """
 
 
+@pytest.mark.promise("H1-06")
 def test_group_sync_loses_nothing_when_the_writer_dies_right_after_append(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     proc = subprocess.run(  # noqa: S603 (this interpreter and a fixed script)
@@ -341,6 +345,7 @@ def test_group_sync_loses_nothing_when_the_writer_dies_right_after_append(tmp_pa
     assert log.corrupt_lines == 0
 
 
+@pytest.mark.promise("H1-06")
 def test_group_sync_fsyncs_every_line_off_the_callers_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.ratchet import SEAL_FILE_NAME, digest, parse_seal
@@ -33,6 +35,7 @@ def _worker(path: str, pem: bytes, idx: int, barrier: Any) -> None:
             store.add_client(path, key, f"w{tag}", f"/usr/bin/w{tag}", f"{tag:064x}", tag)
 
 
+@pytest.mark.promise("TR-08")
 def test_eight_processes_lose_no_update(tmp_path: Path) -> None:
     key = HostKey.generate()
     cfg = tmp_path / "cfg"
@@ -81,6 +84,7 @@ def _writer(path: str, pem: bytes, idx: int) -> None:
             store.add_client(path, key, f"w{idx}-{i}", "/usr/bin/w", f"{i:064x}", i)
 
 
+@pytest.mark.promise("BP-06")
 def test_readers_never_mistake_a_write_in_flight_for_tampering(tmp_path: Path) -> None:
     """Readers take no lock; writers seal, write, seal. A fresh reader (no cache, no history)
     polling while two processes write must judge every read sound — never rolled back or

@@ -214,6 +214,7 @@ def test_replace_swaps_the_key_atomically(config_dir: Path, key: HostKey) -> Non
 
 
 @pytest.mark.parametrize("dangling", [False, True], ids=["existing-target", "dangling"])
+@pytest.mark.promise("TR-12")
 def test_save_refuses_a_planted_symlink_and_leaves_its_target_alone(
     tmp_path: Path, config_dir: Path, key: HostKey, dangling: bool
 ) -> None:
@@ -408,11 +409,13 @@ def _assert_refused(tmp_path: Path, key: HostKey, *, hint_has: str = "--file-sto
     assert _pem_files_under(tmp_path) == []  # no silent fallback to a file anywhere
 
 
+@pytest.mark.promise("TR-12")
 def test_null_backend_is_refused(tmp_path: Path, key: HostKey) -> None:
     keyring.set_keyring(keyring.backends.null.Keyring())  # type: ignore[no-untyped-call]
     _assert_refused(tmp_path, key)
 
 
+@pytest.mark.promise("TR-12")
 def test_fail_backend_is_refused(tmp_path: Path, key: HostKey) -> None:
     keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     _assert_refused(tmp_path, key)
@@ -433,6 +436,7 @@ def test_backends_that_are_not_recommended_are_refused(
     assert backend.items == {}
 
 
+@pytest.mark.promise("TR-12")
 def test_python_keyring_backend_env_is_refused_even_with_a_good_backend(
     tmp_path: Path, key: HostKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -443,6 +447,7 @@ def test_python_keyring_backend_env_is_refused_even_with_a_good_backend(
     assert backend.items == {}
 
 
+@pytest.mark.promise("TR-12")
 def test_keyringrc_cfg_redirect_is_refused(tmp_path: Path, key: HostKey, isolated: Path) -> None:
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
@@ -454,6 +459,7 @@ def test_keyringrc_cfg_redirect_is_refused(tmp_path: Path, key: HostKey, isolate
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="D-Bus check is Linux-only")
+@pytest.mark.promise("TR-12")
 def test_secret_service_without_dbus_session_is_refused(
     tmp_path: Path, key: HostKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:

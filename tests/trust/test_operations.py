@@ -118,6 +118,7 @@ def test_a_widening_rollback_needs_a_proof(tmp_path: Path) -> None:
     assert world.audit()[-1]["path"] == "terminal"
 
 
+@pytest.mark.promise("BP-14")
 def test_a_window_click_cannot_approve_an_origin_for_an_enrolled_browser(tmp_path: Path) -> None:
     world = trust_world(tmp_path)
     _enrol(world)
@@ -325,6 +326,7 @@ def test_reissue_is_refused_for_an_enrolled_label_while_killed_unpaired_or_for_a
     assert unpaired.record_bytes() is None and unpaired.audit() == []
 
 
+@pytest.mark.promise("TR-07")
 def test_a_re_inserted_revoked_grant_stays_revoked_after_the_label_re_enrols(
     tmp_path: Path,
 ) -> None:
@@ -355,6 +357,7 @@ def test_a_re_inserted_revoked_grant_stays_revoked_after_the_label_re_enrols(
     assert not operations.enrolled(world.ctx.effective(), "chromium")
 
 
+@pytest.mark.promise("TR-07")
 def test_a_revocation_written_before_revocations_had_an_epoch_keeps_revoking_after_re_enrolment(
     tmp_path: Path,
 ) -> None:
@@ -382,6 +385,7 @@ def test_a_revocation_written_before_revocations_had_an_epoch_keeps_revoking_aft
     assert _browsers(world) == {"chromium": ["cred-new"]}
 
 
+@pytest.mark.promise("TR-07")
 def test_a_tap_verified_before_revoke_cannot_bring_the_browser_back(tmp_path: Path) -> None:
     """A tap verified just before `revoke browser` lands after it: storing its sign count must
     not re-create the revoked grant (its credential is no longer enrolled)."""
@@ -424,6 +428,7 @@ def _both(cred: Credential, new: int, action: str = "test") -> operations.Termin
     return operations.TerminalAndTap(phrase=TerminalPhrase(action=action), tap=_tap(cred, new))
 
 
+@pytest.mark.promise("PR-02")
 def test_the_phrase_alone_grants_nothing_once_an_authenticator_is_enrolled(
     tmp_path: Path,
 ) -> None:
@@ -458,6 +463,7 @@ def test_the_phrase_alone_grants_nothing_once_an_authenticator_is_enrolled(
     assert [c.label for c in world.ctx.effective().paired_clients] == []
 
 
+@pytest.mark.promise("PR-02")
 def test_pair_browser_needs_a_tap_while_another_browser_holds_an_authenticator(
     tmp_path: Path,
 ) -> None:
@@ -470,6 +476,7 @@ def test_pair_browser_needs_a_tap_while_another_browser_holds_an_authenticator(
     assert world.audit()[-1]["decision"] == "refused"
 
 
+@pytest.mark.promise("PR-02")
 def test_phrase_and_tap_grant_and_the_audit_names_both_paths(tmp_path: Path) -> None:
     world = trust_world(tmp_path)
     cred = _enrol(world, count=5)
@@ -483,6 +490,7 @@ def test_phrase_and_tap_grant_and_the_audit_names_both_paths(tmp_path: Path) -> 
     assert browser.credentials[0].sign_count == 6  # stored: the same assertion cannot replay
 
 
+@pytest.mark.promise("PR-02")
 def test_window_only_pairings_keep_the_phrase_alone(tmp_path: Path) -> None:
     world = trust_world(tmp_path)
     assert world.key is not None
@@ -497,6 +505,7 @@ def test_window_only_pairings_keep_the_phrase_alone(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.promise("PR-02")
 def test_a_tampered_record_naming_an_authenticator_is_not_accepted_by_the_phrase_alone(
     tmp_path: Path,
 ) -> None:
@@ -515,6 +524,7 @@ def test_a_tampered_record_naming_an_authenticator_is_not_accepted_by_the_phrase
     assert world.audit()[-1]["decision"] == "refused"
 
 
+@pytest.mark.promise("PR-02")
 def test_a_record_that_cannot_be_read_refuses_the_phrase(tmp_path: Path) -> None:
     world = trust_world(tmp_path)
     world.ctx.trust_path.write_bytes(b"{not json")

@@ -96,6 +96,7 @@ def test_normalise_origin_refuses_anything_but_an_exact_origin(raw: str) -> None
     assert info.value.code == "policy_invalid"
 
 
+@pytest.mark.promise("TR-04", "H4-01")
 def test_lookalike_origin_is_not_the_approved_one() -> None:
     base = validate_values({"origins": ["http://127.0.0.1"]})
     assert not is_narrowing(base, "origins", ["http://127.0.0.1.evil.test"])
@@ -149,6 +150,7 @@ def test_restrict_narrows_and_ignores_widening() -> None:
     )
 
 
+@pytest.mark.promise("H4-26")
 def test_tab_lifecycle_keys_close_and_fewer_tabs_narrow() -> None:
     """Closing an ended session's tabs and a lower tab cap are narrowings (free); turning the
     closing off again or raising the cap widens (signed, with presence)."""
@@ -164,6 +166,7 @@ def test_tab_lifecycle_keys_close_and_fewer_tabs_narrow() -> None:
     assert is_wider(DEFAULT_POLICY, narrowed)
 
 
+@pytest.mark.promise("H4-45")
 def test_dialog_arming_on_widens_and_off_is_free() -> None:
     """Arming an answer to a dialog nobody saw yet is a grant: turning it on needs the signed
     path, a restriction turning it on is ignored, and turning it off is a free narrowing."""
@@ -179,6 +182,7 @@ def test_dialog_arming_on_widens_and_off_is_free() -> None:
     assert not is_narrowing(armed, "dialogArming", "false")  # invalid: not narrowing
 
 
+@pytest.mark.promise("H4-50")
 def test_page_fetch_on_widens_and_off_is_free() -> None:
     """page_fetch sends requests with the page's cookies: on is the signed widening, a
     restriction turning it on is ignored, off is free."""
@@ -232,11 +236,13 @@ restrictions = st.lists(restriction, max_size=12)
 
 
 @given(policies, restrictions)
+@pytest.mark.promise("TR-04")
 def test_restrict_is_never_wider_than_its_baseline(base: Policy, rs: list[Any]) -> None:
     assert not is_wider(restrict(base, rs), base)
 
 
 @given(policies, restrictions, restrictions)
+@pytest.mark.promise("TR-04")
 def test_more_restrictions_never_widen(base: Policy, first: list[Any], more: list[Any]) -> None:
     assert not is_wider(restrict(base, first + more), restrict(base, first))
 
@@ -263,6 +269,7 @@ def test_is_wider_is_a_partial_order(a: Policy, b: Policy) -> None:
         assert a == b
 
 
+@pytest.mark.promise("H4-53")
 def test_provenance_loosening_widens_and_tightening_is_free() -> None:
     """strict < confirm < off: towards off needs the signed path, towards strict is a free
     restriction; any other word is invalid (and so never narrowing)."""

@@ -261,6 +261,7 @@ def test_uv_absent_is_fine_for_a_credential_enrolled_without_uv() -> None:
     assert out.user_verified is False
 
 
+@pytest.mark.promise("BP-12")
 def test_uv_absent_is_refused_for_a_credential_enrolled_with_uv(s: Setup) -> None:
     """The authenticator verified the person at enrolment: presence alone no longer suffices,
     even when the challenge itself only said "preferred" (minted for a stale copy)."""

@@ -203,6 +203,7 @@ def test_narrowing_writers_do_not_launder_a_tampered_record(tmp_path: Path) -> N
 # --- crash safety: seal {new, pending} → record → seal {new} ---------------------------------
 
 
+@pytest.mark.promise("BP-06")
 def test_a_crash_before_the_record_lands_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -232,6 +233,7 @@ def test_a_crash_before_the_record_lands_loses_nothing(
     assert parse(path.read_bytes()).epoch == 3
 
 
+@pytest.mark.promise("BP-06")
 def test_a_crash_after_the_record_lands_keeps_it_and_the_next_write_closes_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -376,6 +378,7 @@ def _reader_of(path: Path, key_store: FileStore) -> TrustReader:
     return TrustReader(path, public)
 
 
+@pytest.mark.promise("BP-06")
 def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -421,6 +424,7 @@ def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
     assert _reader_of(path, key_store).read(NOW).tamper is None
 
 
+@pytest.mark.promise("BP-06")
 def test_a_key_with_neither_record_nor_seal_is_vanished(tmp_path: Path) -> None:
     """Hole 3's last step: `pair` never leaves a key alone, so a host key with the record *and*
     its seal deleted is tampering — denied and latched, never "not paired yet"."""
@@ -457,6 +461,7 @@ def test_pair_killed_before_storing_the_key_leaves_nothing_to_reset(
     assert _reader_of(world.ctx.trust_path, key_store).read(NOW).effective.refused is None
 
 
+@pytest.mark.promise("BP-06")
 def test_pair_killed_after_storing_the_key_is_denied_not_latched_until_pair_reset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

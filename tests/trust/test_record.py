@@ -227,6 +227,7 @@ def test_credential_uv_other_than_true_is_unreadable(tmp_path: Path, value: Any)
     assert "uv" in info.value.reason
 
 
+@pytest.mark.promise("BP-12")
 def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) -> None:
     """An attacker with write access cannot quietly relax UV: the grant no longer verifies."""
     path, key = paired(tmp_path)
@@ -237,6 +238,7 @@ def test_dropping_uv_from_a_signed_grant_breaks_its_signature(tmp_path: Path) ->
     assert eff.browsers == () or all(not b.credentials for b in eff.browsers)
 
 
+@pytest.mark.promise("BP-04")
 def test_window_only_browser_round_trips_and_is_never_a_downgrade(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
     store.add_window_only_browser(path, key, "edge", 2)

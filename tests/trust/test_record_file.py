@@ -59,6 +59,7 @@ ATTACKS: dict[str, tuple[Callable[[Path, Path], None], str]] = {
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
+@pytest.mark.promise("EV-01")
 def test_update_refuses_and_writes_nothing(tmp_path: Path, name: str) -> None:
     if "someone else" in name and os.geteuid() != 0:
         pytest.skip("needs root to chown")

@@ -149,6 +149,7 @@ def refused(reason_part: str, call: Any, *args: Any, **kw: Any) -> None:
 # --- what real Chrome sends -------------------------------------------------------------------
 
 
+@pytest.mark.promise("BP-10")
 def test_recording_says_what_made_it() -> None:
     made = fixture()["recordedWith"]
     assert made["browser"].startswith("Chromium ")
@@ -159,6 +160,7 @@ def test_recording_says_what_made_it() -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), CEREMONIES)
+@pytest.mark.promise("BP-10")
 def test_client_data_origin_is_the_extension_origin_without_a_slash(group: str, name: str) -> None:
     body = client_data(group, name)
     assert body["origin"] == ORIGIN == RP_ORIGIN
@@ -169,6 +171,7 @@ def test_client_data_origin_is_the_extension_origin_without_a_slash(group: str, 
 
 
 @pytest.mark.parametrize(("group", "name"), CEREMONIES)
+@pytest.mark.promise("BP-10")
 def test_page_named_the_bare_id_but_rp_id_hash_is_sha256_of_the_origin(
     group: str, name: str
 ) -> None:
@@ -180,6 +183,7 @@ def test_page_named_the_bare_id_but_rp_id_hash_is_sha256_of_the_origin(
 
 
 @pytest.mark.parametrize("group", ["uv", "noUv"])
+@pytest.mark.promise("BP-10")
 def test_attestation_is_format_none_with_an_empty_statement(group: str) -> None:
     response = entry(group, "registration")["response"]["response"]
     attestation = cbor_map(unb64u(response["attestationObject"]))
@@ -189,6 +193,7 @@ def test_attestation_is_format_none_with_an_empty_statement(group: str) -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), CEREMONIES)
+@pytest.mark.promise("BP-10")
 def test_flags_user_present_always_user_verified_only_with_uv(group: str, name: str) -> None:
     flags = auth_data(group, name)[32]
     assert flags & UP
@@ -200,6 +205,7 @@ def test_flags_user_present_always_user_verified_only_with_uv(group: str, name: 
 
 
 @pytest.mark.parametrize("group", ["uv", "noUv"])
+@pytest.mark.promise("BP-10")
 def test_recorded_registration_verifies_to_the_recorded_key(group: str) -> None:
     response = entry(group, "registration")["response"]
     cred = register(group)
@@ -221,12 +227,14 @@ def test_recorded_registration_verifies_to_the_recorded_key(group: str) -> None:
     assert (numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")) == (cose[-2], cose[-3])
 
 
+@pytest.mark.promise("BP-10")
 def test_the_two_authenticators_made_different_credentials() -> None:
     uv, no_uv = register("uv"), register("noUv")
     assert uv.credential_id != no_uv.credential_id
     assert uv.public_key != no_uv.public_key
 
 
+@pytest.mark.promise("BP-10")
 def test_recorded_registration_refused_when_used_expired_or_already_enrolled() -> None:
     e = entry("uv", "registration")
     refused(
@@ -254,6 +262,7 @@ def test_recorded_registration_refused_when_used_expired_or_already_enrolled() -
     )
 
 
+@pytest.mark.promise("BP-10")
 def test_recorded_registration_is_not_an_assertion() -> None:
     e = entry("uv", "registration")
     refused(
@@ -265,6 +274,7 @@ def test_recorded_registration_is_not_an_assertion() -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_recorded_assertion_verifies_and_the_counter_rises(group: str, name: str) -> None:
     stored = stored_before(group, name)
     outcome = present(group, name, credentials=[stored])
@@ -274,6 +284,7 @@ def test_recorded_assertion_verifies_and_the_counter_rises(group: str, name: str
     assert outcome.user_verified is (group == "uv")
 
 
+@pytest.mark.promise("BP-10")
 def test_policy_widen_detail_is_canonical_json() -> None:
     detail = entry("uv", "policyWiden")["challenge"]["detail"]
     assert detail == '{"eval":true}'
@@ -281,18 +292,21 @@ def test_policy_widen_detail_is_canonical_json() -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_still_verifies_one_second_before_expiry(group: str, name: str) -> None:
     expires = entry(group, name)["challenge"]["expiresAt"]
     assert present(group, name, now=expires - 1).new_sign_count == counter(group, name)
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_for_another_action(group: str, name: str) -> None:
     other = "unkill" if entry(group, name)["challenge"]["action"] != "unkill" else "policy.widen"
     refused("action mismatch", present, group, name, action=other)
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_for_another_detail(group: str, name: str) -> None:
     other = {"": '{"eval":true}', '{"eval":true}': '{"eval":false}'}
     refused(
@@ -305,11 +319,13 @@ def test_presented_for_another_detail(group: str, name: str) -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_for_another_browser(group: str, name: str) -> None:
     refused("browser mismatch", present, group, name, browser_label="chrome")
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_after_expiry(group: str, name: str) -> None:
     expires = entry(group, name)["challenge"]["expiresAt"]
     refused("expired", present, group, name, now=expires)
@@ -317,6 +333,7 @@ def test_presented_after_expiry(group: str, name: str) -> None:
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_with_the_challenge_used(group: str, name: str) -> None:
     refused("already used", present, group, name, challenge=challenge(group, name, used=True))
     refused("already used", present, group, name, challenge=challenge(group, name).mark_used())
@@ -324,6 +341,7 @@ def test_presented_with_the_challenge_used(group: str, name: str) -> None:
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
 @pytest.mark.parametrize("above", [0, 1, 1000])
+@pytest.mark.promise("BP-10")
 def test_presented_against_a_counter_already_there(group: str, name: str, above: int) -> None:
     # The host stored this tap's counter (or more): the same tap again is a replay or a clone.
     stored = replace(stored_before(group, name), sign_count=counter(group, name) + above)
@@ -331,6 +349,7 @@ def test_presented_against_a_counter_already_there(group: str, name: str, above:
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_against_another_credentials_public_key(group: str, name: str) -> None:
     other = register("noUv" if group == "uv" else "uv")
     stored = replace(stored_before(group, name), public_key=other.public_key)
@@ -338,12 +357,14 @@ def test_presented_against_another_credentials_public_key(group: str, name: str)
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_presented_against_another_credential(group: str, name: str) -> None:
     other = register("noUv" if group == "uv" else "uv")
     refused("not enrolled", present, group, name, credentials=[other])
 
 
 @pytest.mark.parametrize(("group", "name"), ASSERTIONS)
+@pytest.mark.promise("BP-10")
 def test_signature_bit_flipped(group: str, name: str) -> None:
     response = entry(group, name)["response"]
     sig = bytearray(unb64u(response["response"]["signature"]))
@@ -352,6 +373,7 @@ def test_signature_bit_flipped(group: str, name: str) -> None:
     refused("signature invalid", present, group, name, response=response)
 
 
+@pytest.mark.promise("BP-10")
 def test_one_recorded_tap_does_not_answer_another_challenge() -> None:
     # The unkill answer against the policy.widen challenge (same credential, same browser).
     refused(
@@ -366,16 +388,19 @@ def test_one_recorded_tap_does_not_answer_another_challenge() -> None:
 # --- user verification ------------------------------------------------------------------------
 
 
+@pytest.mark.promise("BP-10")
 def test_uv_tap_satisfies_uv_required() -> None:
     outcome = present("uv", "unkill", uv_required=True)
     assert outcome.user_verified is True
 
 
+@pytest.mark.promise("BP-10")
 def test_no_uv_tap_verifies_when_uv_is_not_required() -> None:
     outcome = present("noUv", "unkill", uv_required=False)
     assert outcome.user_verified is False
     assert outcome.new_sign_count == counter("noUv", "unkill")
 
 
+@pytest.mark.promise("BP-10")
 def test_no_uv_tap_refused_when_uv_is_required() -> None:
     refused("user verification (UV) required", present, "noUv", "unkill", uv_required=True)

@@ -41,6 +41,7 @@ def test_an_unpaired_or_unmeasured_client_is_refused(client: MeasuredClient | No
     assert found.message == "/tmp/evil is not a paired MCP client"
 
 
+@pytest.mark.promise("H1-02")
 def test_a_paired_client_whose_hash_changed_is_told_how_to_re_pair() -> None:
     updated = MeasuredClient(sha256="c" * 64, description="/usr/bin/cc")
     found = refusal(_eff(), updated)
@@ -51,6 +52,7 @@ def test_a_paired_client_whose_hash_changed_is_told_how_to_re_pair() -> None:
     )
 
 
+@pytest.mark.promise("H1-02")
 def test_a_script_of_an_interpreter_paired_alone_is_refused_and_told_why() -> None:
     """A record from before interpreters were pinned with their script: `/usr/bin/cc` paired by
     its image. A script it hosts is refused, and the message says what changed."""

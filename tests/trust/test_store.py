@@ -116,6 +116,7 @@ CORRUPTIONS: dict[str, tuple[Any, str]] = {
 
 
 @pytest.mark.parametrize("name", list(CORRUPTIONS))
+@pytest.mark.promise("TR-05")
 def test_reader_fails_closed(tmp_path: Path, name: str) -> None:
     corrupt, fragment = CORRUPTIONS[name]
     path, key, watcher = _sound(tmp_path)
@@ -126,6 +127,7 @@ def test_reader_fails_closed(tmp_path: Path, name: str) -> None:
         load(path, expect_paired=True)
 
 
+@pytest.mark.promise("TR-05")
 def test_symlinked_record_is_refused_even_to_a_valid_record(tmp_path: Path) -> None:
     path, key, watcher = _sound(tmp_path)
     elsewhere = tmp_path / "real.json"
@@ -145,6 +147,7 @@ def test_symlinked_config_dir_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.root  # chown to another user
+@pytest.mark.promise("TR-05")
 def test_record_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
     path, _key, watcher = _sound(tmp_path)
     os.chown(path, 65534, 65534)
@@ -168,6 +171,7 @@ def test_missing_record_without_a_host_key_is_unpaired(tmp_path: Path) -> None:
     assert not eff.killed and eff.policy == DEFAULT_POLICY
 
 
+@pytest.mark.promise("TR-06")
 def test_a_record_that_vanishes_after_being_seen_paired_is_tampering(tmp_path: Path) -> None:
     """Deleting trust.json and the host key under a running reader never turns it back into
     the unpaired posture (which would serve anyone): it denies, and keeps denying."""
@@ -237,6 +241,7 @@ settings_files = settings(
 
 @settings_files
 @given(raw=st.binary(max_size=512))
+@pytest.mark.promise("TR-05")
 def test_reader_never_raises_on_arbitrary_file_contents(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "cfg" / "trust.json"
     if not path.exists():
@@ -269,6 +274,7 @@ def test_epoch_increments_by_one_per_write(tmp_path: Path) -> None:
     assert epochs == list(range(1, len(writes) + 2))
 
 
+@pytest.mark.promise("TR-05")
 def test_epoch_regression_seen_by_a_reader_is_denied(tmp_path: Path) -> None:
     path, key, watcher = _sound(tmp_path)
     old = path.read_bytes()
@@ -309,6 +315,7 @@ def test_initialise_refuses_to_overwrite_unless_re_pairing(tmp_path: Path) -> No
     assert not reader(path, new_key).current(NOW).killed
 
 
+@pytest.mark.promise("TR-08")
 def test_failed_mutation_writes_nothing(tmp_path: Path) -> None:
     path, _ = paired(tmp_path)
     before = path.read_bytes()
@@ -365,6 +372,7 @@ def test_add_client_validates_and_re_pairing_lifts_a_revocation(tmp_path: Path) 
     assert eff.client_matching(SHA_B) is not None and eff.client_matching(SHA_A) is None
 
 
+@pytest.mark.promise("BP-05")
 def test_browser_credentials_are_signed_grants(tmp_path: Path) -> None:
     from tabwarden.trust.record import Credential
 
@@ -408,6 +416,7 @@ def test_set_baseline_keeps_history_and_drops_restrictions_on_keys_it_sets(tmp_p
 # --- rollback --------------------------------------------------------------------------------
 
 
+@pytest.mark.promise("PR-04")
 def test_narrowing_rollback_needs_no_key(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
     store.set_baseline(path, key, {"eval": True, "origins": ["https://a.test"]}, NOW)
@@ -416,6 +425,7 @@ def test_narrowing_rollback_needs_no_key(tmp_path: Path) -> None:
     assert eff.policy == DEFAULT_POLICY
 
 
+@pytest.mark.promise("PR-04")
 def test_widening_rollback_without_key_needs_presence_and_changes_nothing(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
     store.set_baseline(path, key, {"origins": ["https://a.test"], "eval": True}, NOW)
@@ -445,6 +455,7 @@ def test_rollback_refuses_a_forged_history_entry(tmp_path: Path) -> None:
 # --- the pairing code ------------------------------------------------------------------------
 
 
+@pytest.mark.promise("TR-13")
 def test_pairing_code_is_stored_hashed_and_used_once(tmp_path: Path) -> None:
     path, _ = paired(tmp_path)
     code = "482-913"
@@ -457,6 +468,7 @@ def test_pairing_code_is_stored_hashed_and_used_once(tmp_path: Path) -> None:
     assert not store.consume_pairing_code(path, code, NOW)
 
 
+@pytest.mark.promise("TR-13")
 def test_pairing_code_expires_and_burns_after_too_many_attempts(tmp_path: Path) -> None:
     path, _ = paired(tmp_path)
     digest = hashlib.sha256(b"right").hexdigest()
@@ -468,6 +480,7 @@ def test_pairing_code_expires_and_burns_after_too_many_attempts(tmp_path: Path) 
     assert not store.consume_pairing_code(path, "right", NOW)
 
 
+@pytest.mark.promise("BP-11")
 def test_setting_a_key_back_to_its_signed_value_lifts_its_restriction(tmp_path: Path) -> None:
     """Lower grace 30 -> 10 for free, then set it back to exactly 30 with presence: the person
     just set that key, so the restriction must go, not silently keep 10."""

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def _forged_client(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
 # --- grants that do not verify are ignored -----------------------------------------------------
 
 
+@pytest.mark.promise("TR-01")
 def test_client_added_with_empty_sig_is_ignored(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     obj = read_json(path)
@@ -57,6 +59,7 @@ def test_client_added_without_sig_field_refuses_the_record(tmp_path: Path) -> No
     assert eff.refused is not None and "missing field 'sig'" in eff.refused
 
 
+@pytest.mark.promise("TR-01")
 def test_client_with_sig_copied_from_another_grant_is_ignored(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     obj = read_json(path)
@@ -68,6 +71,7 @@ def test_client_with_sig_copied_from_another_grant_is_ignored(tmp_path: Path) ->
     assert sum("signature does not verify" in r for r in eff.ignored) == 2
 
 
+@pytest.mark.promise("TR-01")
 def test_modifying_a_signed_client_field_voids_the_grant(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     assert [c.exe for c in _eff(path, key).paired_clients] == ["/usr/bin/claude"]
@@ -79,6 +83,7 @@ def test_modifying_a_signed_client_field_voids_the_grant(tmp_path: Path) -> None
     assert any("clients[0] ('claude'): signature does not verify" in r for r in eff.ignored)
 
 
+@pytest.mark.promise("TR-01")
 def test_flipping_eval_in_the_signed_baseline_falls_back_to_default(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
     store.set_baseline(path, key, {"origins": ["https://a.test"], "clickGraceSeconds": 5}, NOW)
@@ -92,6 +97,7 @@ def test_flipping_eval_in_the_signed_baseline_falls_back_to_default(tmp_path: Pa
     assert any("policy.baseline: signature does not verify" in r for r in eff.ignored)
 
 
+@pytest.mark.promise("TR-01")
 def test_swapping_the_host_key_and_resigning_everything_is_tampering(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     store.engage_kill(path, "cli", NOW + 2)
@@ -156,6 +162,7 @@ SAMPLE_DOC, SAMPLE_KEY = _sample()
 # --- the kill latch --------------------------------------------------------------------------
 
 
+@pytest.mark.promise("TR-03")
 def test_deleting_kill_events_does_not_release_when_a_later_grant_records_the_kill(
     tmp_path: Path,
 ) -> None:
@@ -169,6 +176,7 @@ def test_deleting_kill_events_does_not_release_when_a_later_grant_records_the_ki
     assert eff.killed and eff.kill_serial == 1
 
 
+@pytest.mark.promise("TR-03")
 def test_deleting_kill_events_is_caught_by_a_reader_that_saw_the_kill(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     watcher = reader(path, key)
@@ -184,6 +192,7 @@ def test_deleting_kill_events_is_caught_by_a_reader_that_saw_the_kill(tmp_path: 
     assert eff.refused is not None and "kill serial went backwards" in eff.refused
 
 
+@pytest.mark.promise("TR-03")
 def test_replaying_an_old_release_does_not_release_a_newer_kill(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     store.engage_kill(path, "first", NOW)
@@ -203,6 +212,7 @@ def test_replaying_an_old_release_does_not_release_a_newer_kill(tmp_path: Path) 
 # --- narrowing records need no signature -------------------------------------------------------
 
 
+@pytest.mark.promise("TR-02")
 def test_hand_added_kill_event_is_honoured(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     obj = read_json(path)
@@ -214,6 +224,7 @@ def test_hand_added_kill_event_is_honoured(tmp_path: Path) -> None:
     assert not _eff(path, key).killed
 
 
+@pytest.mark.promise("TR-02")
 def test_hand_added_restrictions_are_honoured_and_widening_ones_ignored(tmp_path: Path) -> None:
     path, key = paired(tmp_path)
     store.set_baseline(
@@ -233,6 +244,7 @@ def test_hand_added_restrictions_are_honoured_and_widening_ones_ignored(tmp_path
     assert sum("would widen" in r for r in eff.ignored) == 2
 
 
+@pytest.mark.promise("TR-02")
 def test_hand_added_revocation_is_honoured(tmp_path: Path) -> None:
     path, key = with_client(tmp_path)
     obj = read_json(path)
@@ -294,6 +306,7 @@ def test_the_fixture_grant_is_valid_and_domain_separated() -> None:
 
 
 @given(st.sampled_from(sorted(k for k in GRANT if k != "sig")), _values)
+@pytest.mark.promise("TR-01")
 def test_changing_any_signed_field_invalidates(field: str, value: Any) -> None:
     if value == GRANT[field] and type(value) is type(GRANT[field]):
         value = [value]
