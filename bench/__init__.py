@@ -1,1 +1,1 @@
-"""tabwarden's bench (issue 16): see bench/README.md."""
+"""tabwarden's bench, which measures the performance targets: see bench/README.md."""

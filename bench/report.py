@@ -1,7 +1,8 @@
-"""The bench's results as a JSON document (``summarize``) and as the Markdown table the README
-shows (``table``, rendered from that document alone, so a table can be re-rendered from any
-saved run). Pure: no clock, no processes; a figure that was not measured prints "—", and every
-error is counted in its cell and listed under the table. Nothing here may invent a figure.
+"""The bench's results as a JSON document (``summarize``) and as the Markdown table
+docs/performance.md shows (``table``, rendered from that document alone, so a table can be
+re-rendered from any saved run). Pure: no clock, no processes; a figure that was not measured
+prints "—", and every error is counted in its cell and listed under the table. Nothing here may
+invent a figure.
 """
 
 from __future__ import annotations
@@ -148,8 +149,8 @@ def _best_ratio(doc: dict[str, Any], figure: str) -> float | None:
 
 
 def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 16's targets, each with the figures it compares and whether it is met (``None``:
-    not measured in this run)."""
+    """The performance targets (docs/performance.md), each with the figures it compares and
+    whether it is met (``None``: not measured in this run)."""
     out: list[dict[str, Any]] = []
     figures, floor = doc["figures"], doc["floor"] or {}
     for figure, _label in ROWS:

@@ -80,7 +80,7 @@ class Call:
     args: Callable[[Target], dict[str, Any]]
 
 
-#: operation → server → the call. The README's performance section prints this table.
+#: operation → server → the call. docs/performance.md's bench section prints this table.
 TOOLS: Final[Mapping[str, Mapping[str, Call]]] = {
     "light": {
         TABWARDEN: Call("tab_list", lambda t: {}),

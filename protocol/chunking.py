@@ -7,7 +7,8 @@ hold more than ``MAX_REASSEMBLED`` bytes, never accept a gap, a reorder or an in
 report every such case as ``ChunkError`` (the caller answers ``internal_error``) without
 affecting other replies.
 
-Pass-through (issue 16): the reassembled text is checked exactly as ``loads_object`` checks a
+Pass-through (so a large result is not decoded and encoded again on its way): the reassembled
+text is checked exactly as ``loads_object`` checks a
 frame (one UTF-8 JSON object, no duplicate key at any depth, no NaN or infinity), but when it is
 a successful reply its ``result`` member is also handed out as the very bytes the extension
 serialised (``Reassembled.result_json``), so the host frames them for its client without

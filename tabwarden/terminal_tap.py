@@ -1,4 +1,5 @@
-"""The second factor at the terminal (issue 28): a tap on an enrolled authenticator, asked in the
+"""The second factor at the terminal (a program can type the phrase but cannot touch a key): a
+tap on an enrolled authenticator, asked in the
 extension's own window, for exactly the grant the phrase was typed for.
 
 Once any browser in the record holds an enrolled credential, the trust operations refuse a grant

@@ -371,7 +371,7 @@ def _one_request_served(browser: FakeBrowser) -> None:
 @pytest.mark.parametrize("forgery", ROLLBACKS)
 @pytest.mark.promise("BP-06")
 def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: str) -> None:
-    """Hole 4, host side: the host serves a record with eval on; a copy is taken; the person
+    """A rollback, host side: the host serves a record with eval on; a copy is taken; the person
     narrows (eval off, kill on); the host is stopped (Chrome would relaunch it) and the copy —
     as is, with its epoch raised, or the newest record with the kill dropped — put back. The
     new host refuses every request with the reason in its log, relays nothing, latches the kill
@@ -419,9 +419,9 @@ def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: 
 def test_a_vanished_record_is_tampering_for_a_fresh_host(
     runtime_dir: Path, deleted: tuple[str, ...]
 ) -> None:
-    """Hole 3 for a process started after the deletion: the key store still holds the host key
-    or the ratchet seal (or both), so the missing record is tampering, never "nothing paired
-    yet" — `pair` seals before it stores a key, so a key alone is never a step of pairing."""
+    """A deleted record, for a process started after the deletion: the key store still holds the
+    host key or the ratchet seal (or both), so the missing record is tampering, never "nothing
+    paired yet" — `pair` seals before it stores a key, so a key alone is never a step of pairing."""
     config = runtime_dir.parent / "config"
     pair_record(config)
     assert cli(runtime_dir, "kill").returncode == 0

@@ -1,4 +1,5 @@
-// handlers/keyboard.js — trusted keyboard input through Chrome's debugger (issue 12): page_type
+// handlers/keyboard.js — trusted keyboard input through Chrome's debugger (events the page sees
+// as the person's own): page_type
 // (CDP Input.insertText into the node that really has focus) and page_keys (keys and chords
 // through CDP Input.dispatchKeyEvent, lib/keyboard.js's key table). Thin glue over
 // handlers/interact.js's elementTools (ownership, origin gate, page code, the person's

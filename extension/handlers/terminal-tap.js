@@ -1,4 +1,5 @@
-// handlers/terminal-tap.js — the terminal's second factor (issue 28): `terminal_tap`, served only
+// handlers/terminal-tap.js — the terminal's second factor (a program can type the phrase but
+// cannot tap a key): `terminal_tap`, served only
 // to the host's reserved "terminal" session (an attested `tabwarden` at a terminal). Once an
 // authenticator is enrolled, a widening started at the terminal (`unkill`, `policy set`,
 // `pair-client`, `pair --browser`) needs a tap as well as the phrase: the terminal mints the

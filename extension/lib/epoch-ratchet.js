@@ -1,4 +1,5 @@
-// epoch-ratchet.js — this browser's witness of the trust record's epoch (issue 10): the highest
+// epoch-ratchet.js — this browser's witness of the trust record's epoch (so a record put back
+// from an older copy is caught): the highest
 // epoch the host has stated for the pinned host key (docs/protocol.md "The epoch ratchet"), kept
 // in chrome.storage.local under RATCHET_STORAGE_KEY, keyed by the key's fingerprint. A host that
 // states an older epoch is serving a record older than one this browser has seen: every request

@@ -1,4 +1,5 @@
-// keyboard.js — trusted keyboard input through Chrome's debugger (issue 12): the key table that
+// keyboard.js — trusted keyboard input through Chrome's debugger (events the page sees as the
+// person's own): the key table that
 // turns a key name or chord ("Enter", "Shift+Tab", "Mod+A", "F5", "a") into CDP
 // Input.dispatchKeyEvent parameters (key, code, windowsVirtualKeyCode, modifiers, text), and the
 // one insert flow page_type and page_fill's insertText share (page/actions.js focuses and checks

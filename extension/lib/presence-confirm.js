@@ -10,7 +10,7 @@
 // carries the host's reason code (lib/presence-reasons.js) back to that confirm page only, for the
 // person; the broker's answer to the agent stays a bare deny.
 //
-// A terminal tap (handlers/terminal-tap.js, issue 28) is the one exception to "the host verifies":
+// A terminal tap (handlers/terminal-tap.js) is the one exception to "the host verifies":
 // the terminal (`tabwarden unkill`, `policy set`, …) minted the challenge and verifies the answer
 // itself against the signed record, so the window's tap answers with the page's assertion, handed
 // back to the terminal and to nothing else. Its confirmation's presence action is

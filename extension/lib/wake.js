@@ -1,4 +1,5 @@
-// wake.js — how the service worker wakes itself after Chrome stopped it (issue 18): one named
+// wake.js — how the service worker wakes itself after Chrome stopped it (so the bridge comes
+// back with no browser event): one named
 // chrome.alarms alarm whose only job is to start the worker (every worker start connects the
 // native port, background.js), created idempotently, and the bound the host records as "expected
 // back within N s". Pure: the alarms API is injected (lib/chrome-api.js wraps the real one). It

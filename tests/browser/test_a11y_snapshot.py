@@ -1,4 +1,4 @@
-"""The accessibility snapshot in real Chromium through the real chain (issue 12): page_snapshot
+"""The accessibility snapshot in real Chromium through the real chain: page_snapshot
 from Chrome's accessibility tree (roles, names, heading levels and states as Chrome computes them,
 hidden nodes left out, open shadow roots in), its stable refs shared with the DOM walk, scope,
 compact, maxNodes on a virtualised list of 10,000 rows, a page that never stops mutating, the

@@ -237,9 +237,9 @@ def test_the_observation_skips_a_tab_that_left_the_approved_sites(
                     "observe": {"snapshot": "full", "text": True},
                 },
             )
-            # Issue 13: the navigation is stopped before its request leaves (lib/nav-block.js);
-            # the action says so (blocked, or its wait's failure reported as the stop), and the
-            # observation, when there is one, never holds the other site.
+            # Stopped before it leaves: the navigation is stopped before its request leaves
+            # (lib/nav-block.js); the action says so (blocked, or its wait's failure reported as the
+            # stop), and the observation, when there is one, never holds the other site.
             error = tool_error(result)
             if error is None:
                 out = result.structured_content

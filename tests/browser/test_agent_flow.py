@@ -1,4 +1,4 @@
-"""Issue 12's agent-style flow, end to end through the real chain (an MCP client → `tabwarden mcp`
+"""An agent-style flow, end to end through the real chain (an MCP client → `tabwarden mcp`
 → the host Chrome launched → the extension in real Chromium), on a page built to break naive
 bridges: an editor that ignores a programmatic value, a Publish button under a transparent
 overlay that only a trusted click passes through, and a `confirm()` before anything is

@@ -1,4 +1,4 @@
-"""The bench (issue 16) runs its tabwarden part end to end, the way CI may smoke it: a quick run
+"""The bench runs its tabwarden part end to end, the way CI may smoke it: a quick run
 of the floor, the light call, the agent flow and cold start against a real headless Chromium,
 without the npm peers. A smoke of the instrument, never a timing assertion: it checks that each
 figure was measured with no error, not how fast."""

@@ -1,9 +1,9 @@
-"""Re-enrolling a browser for real after `revoke browser` (issue 10): Chromium's options page
-enrols a virtual authenticator, the person revokes the browser (the authenticator is lost —
-removed from Chrome), the options page then shows software confirmation, and the code
-``pair --browser chromium`` issues (the same trust operation, run here in-process with the
-terminal's proof) enrols a new authenticator through the real host. The host key, the paired
-client and the MCP tools carry on throughout."""
+"""Re-enrolling a browser for real after `revoke browser` (recovery without a key rotation):
+Chromium's options page enrols a virtual authenticator, the person revokes the browser (the
+authenticator is lost — removed from Chrome), the options page then shows software confirmation, and
+the code ``pair --browser chromium`` issues (the same trust operation, run here in-process with the
+terminal's proof) enrols a new authenticator through the real host. The host key, the paired client
+and the MCP tools carry on throughout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""page_console and page_network (issue 14), in real Chromium through the real chain: with the
+"""page_console and page_network, in real Chromium through the real chain: with the
 policy's consoleCapture / networkCapture off (the default) nothing is recorded and both answer
 `enabled: false`; turned on by a signed widening, a click handler's console.error, an uncaught
 exception and a fetch of JSON (with its body) appear, masked; an iframe of an unapproved origin

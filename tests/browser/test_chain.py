@@ -100,8 +100,9 @@ def test_tab_list_through_every_hop_then_browser_closed(
 def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
     browser: ThrowawayBrowser, page_url: str
 ) -> None:
-    """Issue 3's pinned posture, end to end: the record pairs this test's interpreter (the program
-    that spawns `tabwarden mcp`), the host Chrome launched enforces it too."""
+    """The pinned posture (only a paired client is served), end to end: the record pairs this test's
+    interpreter (the program that spawns `tabwarden mcp`), the host Chrome launched enforces it
+    too."""
     provision_throwaway_trust(
         browser.root / "config", client_exe=_our_interpreter(), origins=[page_url.rstrip("/")]
     )

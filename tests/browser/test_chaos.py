@@ -1,6 +1,6 @@
-"""The chaos suite (issue 11): a call's transport breaks mid-call, in real Chromium, through the
-real chain (MCP client → `tabwarden mcp` → the host Chrome launched → the extension), and the
-command still runs at most once.
+"""The chaos suite (a write must never run twice): a call's transport breaks mid-call, in real
+Chromium, through the real chain (MCP client → `tabwarden mcp` → the host Chrome launched → the
+extension), and the command still runs at most once.
 
 Each case drives `page_navigate` to a counting URL (one first asks the person, and the host dies
 while the confirm window waits): the fixture site counts every request for
@@ -217,7 +217,7 @@ def test_service_worker_stopped_mid_call(
             # The worker's port closed, so Chrome's host exits.
             await _until(lambda: listener_pid(_socket(browser)) != host, "the old host to exit")
             effects.release.set()
-            # A worker that stopped does not wake by itself yet (issue 18, helper C): an
+            # A worker that stopped does not wake by itself yet (that is the wake alarm's job): an
             # extension page messaging it does.
             await page.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
             result = await mid.outcome()

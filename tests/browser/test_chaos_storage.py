@@ -1,4 +1,4 @@
-"""Chaos, the trust record's half (issue 11): a trust write on a full disk and two trust writers
+"""Chaos, the trust record's half: a trust write on a full disk and two trust writers
 at once, while an agent drives a real page through the real chain (MCP client, `tabwarden mcp`,
 the host Chrome launched, the extension in Debian's Chromium).
 

@@ -1,8 +1,8 @@
-"""A real agent in CI (issue 15): Claude Code (npm `@anthropic-ai/claude-code`, pinned in
-tests/agent/package.json) drives tabwarden in real Chromium, offline, its "model" a scripted
-Messages API on 127.0.0.1 (``scripted_messages_api`` in tests/browser/scripted_api.py) that
-answers with tool calls and checks every tool result Claude Code sends back; the driving code it
-shares with Codex's test is tests/browser/agent_cli.py.
+"""A real agent in CI (the chain as a person's agent drives it): Claude Code (npm
+`@anthropic-ai/claude-code`, pinned in tests/agent/package.json) drives tabwarden in real Chromium,
+offline, its "model" a scripted Messages API on 127.0.0.1 (``scripted_messages_api`` in
+tests/browser/scripted_api.py) that answers with tool calls and checks every tool result Claude Code
+sends back; the driving code it shares with Codex's test is tests/browser/agent_cli.py.
 
 As a person would follow the README: `claude mcp add tabwarden -- "$(command -v tabwarden)" mcp`
 (the README's line, run by a shell); the first run is refused with `client_not_paired` (another

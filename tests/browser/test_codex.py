@@ -1,8 +1,9 @@
-"""A second real agent (issue 15: "if another agent CLI can be driven the same way offline, add
-it"): Codex (npm `@openai/codex`, pinned in tests/agent/package.json) drives tabwarden in real
-Chromium, offline, its "model" a scripted Responses API on 127.0.0.1 (``scripted_responses_api``
-in tests/browser/scripted_api.py) reached through a custom ``model_providers`` entry; the driving
-code it shares with Claude Code's test is tests/browser/agent_cli.py.
+"""A second real agent (another agent CLI driven the same way offline, so the chain is not shaped to
+one client): Codex (npm `@openai/codex`, pinned in tests/agent/package.json) drives tabwarden in
+real Chromium, offline, its "model" a scripted Responses API on 127.0.0.1
+(``scripted_responses_api`` in tests/browser/scripted_api.py) reached through a custom
+``model_providers`` entry; the driving code it shares with Claude Code's test is
+tests/browser/agent_cli.py.
 
 As a person would: ``~/.codex/config.toml`` gets the MCP server block ``tabwarden status``
 prints for Codex (its ``env_vars`` matter: Codex starts an MCP server with only a short list of

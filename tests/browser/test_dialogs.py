@@ -1,4 +1,4 @@
-"""JavaScript dialogs never freeze a tab (issues 11 and 12), in real Chromium through the real
+"""JavaScript dialogs never freeze a tab, in real Chromium through the real
 chain: alert(), confirm(), prompt() and a beforeunload on an owned tab make the call that opened
 them and every next call on that tab answer `dialog_open` at once, with the dialog's type and its
 text masked; page_dialog answers it (OK on a confirm() or prompt() only after the person allowed
@@ -321,8 +321,8 @@ def test_a_dialog_while_tab_open_loads_ends_the_call_with_dialog_open(
 def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_timeout(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    """Issue 11: tab_open attaches the debugger to the empty tab before it navigates, so even a
-    dialog from the page's first parse is seen."""
+    """Seen from the first parse: tab_open attaches the debugger to the empty tab before it
+    navigates, so even a dialog from the page's first parse is seen."""
     trust_this_process(browser, [site])
 
     async def scenario() -> None:
@@ -545,7 +545,7 @@ def test_a_debugger_attached_after_a_dialog_opened_cannot_see_or_answer_it(
     attached while a dialog is already open gets no `Page.javascriptDialogOpening`, and its
     `Page.handleJavaScriptDialog` answers "No dialog is showing" and leaves the dialog open. So
     the debugger is not detached when idle: a dialog opened meanwhile would freeze the tab. This
-    fails the day Chromium lets a late attach answer the dialog; re-measure then (issue 12)."""
+    fails the day Chromium lets a late attach answer the dialog; re-measure then."""
 
     async def scenario() -> None:
         async with chromium(browser) as context:

@@ -1,4 +1,4 @@
-"""Files out of a tab and the screen it is shown on (issue 14), through the real chain in real
+"""Files out of a tab and the screen it is shown on, through the real chain in real
 headless Chromium: page_pdf writes a PDF into the download sandbox (opened here: magic bytes, page
 count, a landscape MediaBox), page_wait_download finds a download the page started copied into the
 sandbox with the right bytes (a page naming it ``../../x`` stays inside), page_viewport's mobile

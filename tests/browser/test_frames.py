@@ -1,4 +1,4 @@
-"""Frames (issue 12), in real Chromium through the real chain: a top page on 127.0.0.1 embeds a
+"""Frames, in real Chromium through the real chain: a top page on 127.0.0.1 embeds a
 same-origin iframe and a cross-origin one on localhost (another site, so Chrome runs it out of
 process). page_frames lists them; snapshot, fill and click work inside each with `frame`, and
 redaction applies there; a ref is bound to its frame's document; a frame the tab does not have

@@ -1,4 +1,4 @@
-"""Frames, the rest of issue 12, in real Chromium through the real chain: trusted input
+"""Frames, the rest, in real Chromium through the real chain: trusted input
 (page_mouse, page_hover), page_upload, the accessibility snapshot and page_find, each inside a
 same-origin iframe and inside a cross-origin one (127.0.0.1 embeds localhost: another site, so
 Chrome runs it out of process). The frames sit below a scrolled-away spacer, with borders and

@@ -1,4 +1,4 @@
-"""Frames in what a tool renders or saves (issue 28, docs/adr/0007-frames-in-rendered-output.md),
+"""Frames in what a tool renders or saves (docs/adr/0007-frames-in-rendered-output.md),
 in real Chromium through the real chain. The attacker's page: an approved page on 127.0.0.1
 embedding a frame from localhost (another site, so out of process) whose text holds a secret and
 a card number. page_screenshot and page_pdf render every frame, so each asks the person about the

@@ -1,4 +1,4 @@
-"""Trusted keyboard input (issue 12), in real Chromium through the real chain: page_type,
+"""Trusted keyboard input, in real Chromium through the real chain: page_type,
 page_keys and page_fill's insertText against fixtures that break naive bridges — a React-style
 controlled input that only takes trusted input, a contenteditable editor that ignores a set
 textContent, a field in an open shadow root, fields in a same-origin iframe, a field that hands

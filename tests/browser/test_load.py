@@ -1,4 +1,4 @@
-"""Load (issue 11): 8 sessions × 200 calls at once, each session a real `tabwarden mcp` over
+"""Load: 8 sessions × 200 calls at once, each session a real `tabwarden mcp` over
 stdio, all against one real Chromium — 0 lost, 0 misrouted.
 
 Every session drives its own tab: it fills a field with a value unique to the call

@@ -1,4 +1,4 @@
-"""Issue 28, "one output pipeline", in real Chromium through the real chain: every reply the
+"""One output pipeline, in real Chromium through the real chain: every reply the
 extension sends passes one masking step (extension/lib/mask.js, applied in lib/dispatch.js), so
 a secret a page holds reaches the agent nowhere in a result's text or structured content. A GET
 login form's URL carries what was typed: after it is submitted, page_click's result, tab_list and

@@ -1,7 +1,7 @@
-"""One read of a page serves every slice of its text (issue 16): on a page whose text grows
-every 20 ms, the slices of one read fit together exactly — the same `totalChars` in each, joined
-they are one text — while a fresh read (offset 0) sees the page as it is now. Real Chromium, the
-real chain (Chrome's `documentId` is what tells "the same document")."""
+"""One read of a page serves every slice of its text (one read, not one per slice): on a page whose
+text grows every 20 ms, the slices of one read fit together exactly — the same `totalChars` in each,
+joined they are one text — while a fresh read (offset 0) sees the page as it is now. Real Chromium,
+the real chain (Chrome's `documentId` is what tells "the same document")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Popups and new tabs (issue 12), in real Chromium through the real chain: a tab an agent's tab
+"""Popups and new tabs, in real Chromium through the real chain: a tab an agent's tab
 opens — a link with target=_blank, window.open, a window.open popup window — joins the agent's
 session, is reported by the click (`newTab`, waited for with `newTab: true`) and is driven like
 any tab of the session; one on an unapproved site is owned but gated (the person is asked, and
@@ -145,9 +145,9 @@ def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
             reading = asyncio.create_task(
                 agent.call_tool("page_get_state", {"tabId": away["id"], "selector": "#via"})
             )
-            # Issue 13: once the popup has joined, its top frame cannot leave for b; its first
-            # request races the rule update, and when stopped the tab is left at about:blank
-            # (refused without a question). Landed on b, the read asks the person.
+            # Stopped before it leaves: once the popup has joined, its top frame cannot leave for b;
+            # its first request races the rule update, and when stopped the tab is left at
+            # about:blank (refused without a question). Landed on b, the read asks the person.
             asking = asyncio.create_task(confirm_page(context))
             await asyncio.wait({reading, asking}, return_when=asyncio.FIRST_COMPLETED)
             if asking.done():
@@ -214,11 +214,11 @@ def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site
 def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(
     browser: ThrowawayBrowser, site: ServedSite, site_port: int
 ) -> None:
-    """Issue 13: the attacker's page on an approved site opens popups to its own server (the
-    address carries what it wants to leak). The opened-tab rules exist before any popup, so not
-    one request reaches that server, however fast Chrome starts the popup's navigation (measured
-    before them: 1 popup in 12 got its first request out). The person's own tabs on the same
-    approved site still open a link to that server in a new tab and in place."""
+    """Stopped before it leaves: the attacker's page on an approved site opens popups to its own
+    server (the address carries what it wants to leak). The opened-tab rules exist before any popup,
+    so not one request reaches that server, however fast Chrome starts the popup's navigation
+    (measured before them: 1 popup in 12 got its first request out). The person's own tabs on the
+    same approved site still open a link to that server in a new tab and in place."""
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
 

@@ -1,4 +1,4 @@
-"""The provenance channels issue 28 found open, each attempted by a hostile page in real Chromium
+"""The provenance channels once found open, each attempted by a hostile page in real Chromium
 through the real chain: a page on one local origin plants an address or a token; a second local
 origin is the attacker's collector, and its request log is the proof of what left. Under policy
 ``provenance`` strict each attempt is refused and the collector receives nothing: an address a

@@ -1,5 +1,5 @@
-"""The provenance gate on an enrolled browser, in real Chromium through the real chain (issue 13:
-"the confirm window (or tap, for an enrolled browser)"): the window asks for a tap on the security
+"""The provenance gate on an enrolled browser, in real Chromium through the real chain ("the
+confirm window (or tap, for an enrolled browser)"): the window asks for a tap on the security
 key, never a click; a refused tap or a denial does nothing (nothing reaches the collector, the
 field stays empty, the select keeps its option); a verified tap lets the call through, audited
 with its path (webauthn) by the MCP server and the host. Two origins on loopback: the injecting

@@ -1,11 +1,11 @@
-"""Rollback after a host restart, for real (issue 10, hole 4): a paired browser (code + a tap of
-Chrome's virtual authenticator), an agent driving the fixture site at the record's epoch; then a
-same-user attacker stops the host, puts the older trust.json **and its seal** back (the seal
-beside the host key is as private as the key: an attacker who can write one can write the other)
-and kills the host so Chrome starts a fresh one. From the files alone that host could not tell;
-the extension is the witness: its `hello` says the highest epoch this browser has seen, the host
-finds the record older, latches the kill switch and refuses everything, and the popup and options
-page show "Trust record rolled back" — until the person confirms the record at the terminal
+"""Rollback after a host restart, for real (an old record put back must not be served): a paired
+browser (code + a tap of Chrome's virtual authenticator), an agent driving the fixture site at the
+record's epoch; then a same-user attacker stops the host, puts the older trust.json **and its seal**
+back (the seal beside the host key is as private as the key: an attacker who can write one can write
+the other) and kills the host so Chrome starts a fresh one. From the files alone that host could not
+tell; the extension is the witness: its `hello` says the highest epoch this browser has seen, the
+host finds the record older, latches the kill switch and refuses everything, and the popup and
+options page show "Trust record rolled back" — until the person confirms the record at the terminal
 (`tabwarden unkill`), which writes a newer epoch than any seen."""
 
 from __future__ import annotations
@@ -257,11 +257,11 @@ async def _witnessed(context: Any, epoch: int) -> None:
 def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_it_is_caught(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    """Issue 28: the person types `tabwarden kill` while no agent is calling. The host's change
-    notice states the killed record's epoch, so the extension witnesses it with no request at
-    all. A same-user attacker then stops the host, puts the record and its seal from before the
-    kill back and kills the host: the fresh host hears from the extension that it has seen the
-    kill's epoch, and the agent's next call is refused; nothing happens in the page."""
+    """A kill while idle: the person types `tabwarden kill` while no agent is calling. The host's
+    change notice states the killed record's epoch, so the extension witnesses it with no request at
+    all. A same-user attacker then stops the host, puts the record and its seal from before the kill
+    back and kills the host: the fresh host hears from the extension that it has seen the kill's
+    epoch, and the agent's next call is refused; nothing happens in the page."""
     gate = provision_for_pairing(browser, [site])
     record = gate.path
     seal = browser.config / SEAL_FILE_NAME

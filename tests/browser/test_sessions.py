@@ -1,4 +1,4 @@
-"""Sessions that survive restarts and the tab lifecycle (issue 11), in real Chromium: the real
+"""Sessions that survive restarts and the tab lifecycle, in real Chromium: the real
 MCP client, `tabwarden mcp`, the host Chrome launched, the extension.
 
 - A session's tabs are still its own after the host is SIGKILLed (Chrome starts another) and
@@ -183,7 +183,7 @@ def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
             assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
 
             # 2. The service worker is stopped (its memory is gone; the port closes and the host
-            # exits). Nothing in this branch wakes it by itself (that is issue 18's alarm): the
+            # exits). Nothing in this branch wakes it by itself (that is the wake alarm's job): the
             # person opening the popup is the browser event that starts it again here.
             second = await _one_host(browser)
             await _stop_worker(context)

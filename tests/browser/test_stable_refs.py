@@ -1,6 +1,7 @@
-"""Stable refs in a real page (issue 11): re-snapshot after the page removes, inserts and
-reorders elements; an old ref names its own element or answers ``bad_ref`` — never another one.
-Real headless Chromium, the real chain, a fixture page that records every click it receives."""
+"""Stable refs in a real page (a click must land on the element meant): re-snapshot after the page
+removes, inserts and reorders elements; an old ref names its own element or answers ``bad_ref`` —
+never another one. Real headless Chromium, the real chain, a fixture page that records every click
+it receives."""
 
 from __future__ import annotations
 

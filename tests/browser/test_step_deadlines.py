@@ -1,6 +1,6 @@
-"""Deadlines on every step (issue 11), in real Chromium: a page blocked by a JavaScript dialog
-ends the call at once with `dialog_open` — from the extension, long before the MCP server's own
-deadline (a page stuck otherwise ends with `timeout` naming the step: tests/extension) — and
+"""Deadlines on every step (so no call hangs), in real Chromium: a page blocked by a JavaScript
+dialog ends the call at once with `dialog_open` — from the extension, long before the MCP server's
+own deadline (a page stuck otherwise ends with `timeout` naming the step: tests/extension) — and
 later calls on that tab answer the same instead of hanging behind it, while other tabs work; once
 the person answers the dialog themselves, the tab works again. The real chain: MCP client,
 `tabwarden mcp`, the host Chrome launched, the extension."""

@@ -1,10 +1,11 @@
-"""Stopped before it leaves (issue 13), in real Chromium through the real chain: a tab a session
-owns cannot take its top frame to an origin the person has not approved — a link, a form submit,
-a script's location assignment, a redirect from the approved site — and the attacker's server
-(a second local server) receives NO request at all; the action names the blocked origin and the
-tab stays usable on its page. page_follow follows a link by its ref (no address passes through
-the agent): same origin with no prompt, another approved origin through the gate; a ref that is
-not a link is wrong_element. A tab of the person's is never touched by the rules."""
+"""Stopped before it leaves (a request to an unapproved site never goes out), in real Chromium
+through the real chain: a tab a session owns cannot take its top frame to an origin the person has
+not approved — a link, a form submit, a script's location assignment, a redirect from the approved
+site — and the attacker's server (a second local server) receives NO request at all; the action
+names the blocked origin and the tab stays usable on its page. page_follow follows a link by its ref
+(no address passes through the agent): same origin with no prompt, another approved origin through
+the gate; a ref that is not a link is wrong_element. A tab of the person's is never touched by the
+rules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Two factors at the terminal (issue 28), in real Chromium: once the browser holds an enrolled
-authenticator, `tabwarden unkill` typed at a real terminal also asks for a tap, in the extension's
-own confirm window, and verifies it itself.
+"""Two factors at the terminal (a program can type a phrase), in real Chromium: once the browser
+holds an enrolled authenticator, `tabwarden unkill` typed at a real terminal also asks for a tap, in
+the extension's own confirm window, and verifies it itself.
 
 The person's path: the phrase, then a tap of Chrome's virtual authenticator in that window →
 released, audited with both proofs' paths, the counter stored. The attacker's path with the same

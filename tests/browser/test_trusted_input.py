@@ -1,4 +1,4 @@
-"""Trusted input through Chrome's debugger (issue 12), in real Chromium through the real chain:
+"""Trusted input through Chrome's debugger, in real Chromium through the real chain:
 a button that only honours `event.isTrusted` is reached by page_mouse and not by page_click; a
 CSS `:hover` menu opens under page_hover; a button under an overlay is reported covered (with
 what is on top and its ref) and not clicked, as the page's own counter proves; and when the

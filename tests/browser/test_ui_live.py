@@ -1,4 +1,4 @@
-"""Live pages in real Chromium (issue 15): the options page and the popup, left open, show what a
+"""Live pages in real Chromium: the options page and the popup, left open, show what a
 terminal changes — `tabwarden kill` turns the popup's indicator red, `tabwarden revoke client`
 takes the client off the options page's list — without a reload: the real host notices the
 trust record change on disk and pushes ``trust_changed`` (host/notices.py), the worker tells its

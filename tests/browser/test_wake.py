@@ -1,8 +1,9 @@
-"""Issue 18 in real Chromium: the extension's service worker is stopped through CDP
-(``Target.closeTarget`` on its target, from the browser's own DevTools session) and nothing in the
-browser happens afterwards — no tab, no click, no navigation. The wake alarm (extension/lib/
-wake.js) must bring the bridge back by itself; meanwhile calls answer ``extension_away`` with the
-expected wait. Repeated stops leave one alarm and one host (one native port)."""
+"""A stopped worker wakes by itself, in real Chromium: the extension's service worker is stopped
+through CDP (``Target.closeTarget`` on its target, from the browser's own DevTools session) and
+nothing in the browser happens afterwards — no tab, no click, no navigation. The wake alarm
+(extension/lib/ wake.js) must bring the bridge back by itself; meanwhile calls answer
+``extension_away`` with the expected wait. Repeated stops leave one alarm and one host (one native
+port)."""
 
 from __future__ import annotations
 

@@ -319,7 +319,7 @@ def test_kill_is_free_unkill_needs_a_person(paired: World) -> None:
 def test_unkill_after_a_rollback_says_what_happened_and_accepts_the_record_as_it_is(
     paired: World,
 ) -> None:
-    """Recovery from a rolled-back record (issue 10, hole 4) without a reset: `status` says what
+    """Recovery from a rolled-back record without a reset: `status` says what
     happened, `unkill` at the terminal shows it and what the record grants, and on the phrase
     accepts it at a new epoch with a fresh seal and releases the latched kill switch."""
     old = paired.trust_file.read_bytes()

@@ -1,5 +1,5 @@
-"""The README's first steps, followed from a fresh HOME as written (issue 15: "the README's install
-path followed from a fresh HOME works exactly as written").
+"""The README's first steps, followed from a fresh HOME as written (the README's install
+path must work exactly as written).
 
 The commands are read from README.md itself — the "On a fresh machine" block's demo line and the
 code spans of "Use it with your own Chrome" — never copied into this test, so the test fails when

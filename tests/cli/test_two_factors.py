@@ -1,4 +1,4 @@
-"""Two factors where an authenticator exists (issue 28): the attacker's attempt, for real.
+"""Two factors where an authenticator exists: the attacker's attempt, for real.
 
 A same-user program with no terminal of its own opens a pty, starts the CLI on it as its
 controlling terminal and types the phrase correctly — exactly what ``spawn`` does here. Once a

@@ -5,7 +5,7 @@ import { createTabLifecycle } from "../../extension/lib/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
 import { CHANGING } from "../../extension/lib/live-refresh.js";
 
-// The person closes an agent tab from the popup or the options page (issue 15): a live session's
+// The person closes an agent tab from the popup or the options page: a live session's
 // tab closes and its session forgets it; a tab no agent opened is never closed this way.
 function world() {
   let t = 0;

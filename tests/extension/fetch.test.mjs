@@ -166,7 +166,7 @@ test("fetchInPage is self-contained (it is serialised into the page)", () => {
   assert.doesNotMatch(fetchInPage.toString(), /\bimport\b|BridgeError|CODE\./);
 });
 
-// ---------------------------------------------------------------- delivery (issue 28)
+// ---------------------------------------------------------------- delivery
 
 /** The tab's debugger, as lib/debugger.js offers it: listeners fed by `emit`, commands recorded. */
 function fakeCdp({ attached = true } = {}) {

@@ -51,24 +51,24 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    (tabs.captureVisibleTab would need "<all_urls>", every site at install.)
   //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
   //                    browser label, credential id) from pairing on the options page; pages
-  //                    cannot read or write it (lib/pinning.js, docs/protocol.md issue 5);
+  //                    cannot read or write it (lib/pinning.js, docs/protocol.md);
   //                    and the trust-record epoch ratchet per pinned key (lib/epoch-ratchet.js,
-  //                    issue 10), beside it.
+  //                    catching a rolled-back record), beside it.
   //  alarms          — one wake alarm (lib/wake.js): Chrome starts a stopped worker to deliver
-  //                    it, so the bridge comes back with no browser event (issue 18).
+  //                    it, so the bridge comes back with no browser event.
   //  webNavigation   — getAllFrames for page_frames and the `frame` argument (which frames an
   //                    owned tab has, each frame's url for its own origin gate), and
   //                    onCreatedNavigationTarget: a tab an owned tab opens (target=_blank,
-  //                    window.open) joins its session (issue 12). Its install warning ("Read your
+  //                    window.open) joins its session. Its install warning ("Read your
   //                    browsing history") is the one `tabs` already carries: nothing new is asked.
   //                    Also onErrorOccurred and getFrame: a top-frame request our rules stopped.
   //  declarativeNetRequest — session rules scoped (tabIds) to the tabs live sessions own: their
   //                    top frame cannot leave for an unapproved origin, the request is stopped
-  //                    before it is sent (lib/nav-block.js, issue 13). Block and allow rules need
+  //                    before it is sent (lib/nav-block.js). Block and allow rules need
   //                    no host permission with this one ("...WithHostAccess" would need the
   //                    blocked site's, which by definition is not granted). Chrome's warning:
   //                    "Block content on any page"; no rule ever covers a tab of the person's.
-  //  downloads       — chrome.downloads.search only (page_wait_download, issue 14): where Chrome
+  //  downloads       — chrome.downloads.search only (page_wait_download): where Chrome
   //                    saved a download an owned tab's debugger reported finished (so the MCP
   //                    server can copy it into its sandbox) and why a failed one stopped. The
   //                    debugger says which tab started it but neither of those; CDP's download

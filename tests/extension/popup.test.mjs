@@ -150,7 +150,7 @@ test("popup page: #state at a glance, #recent newest first with ok/error, #kill 
   assert.equal(typeof page.refresh, "function");
   assert.match(stateText({ ok: true, phase: "reconnect_wait", gate: "compromised", killed: null }), /disconnected.*NOT proven.*unknown/);
   assert.match(stateText(null), /unavailable/);
-  // How the connection was last seen (issue 18): since when, or the next try and why it dropped.
+  // How the connection was last seen: since when, or the next try and why it dropped.
   assert.match(stateText({ ok: true, phase: "ready", connectedSince: 0, gate: "trusted", killed: false }), /^connected \(since [^)]+\) · /);
   const away = stateText({ ok: true, phase: "reconnect_wait", reconnectInMs: 4_200, lastDisconnectAt: 0,
     lastDisconnectReason: "Native host has exited.", gate: "trusted", killed: null });

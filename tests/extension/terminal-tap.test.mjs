@@ -1,4 +1,4 @@
-// terminal_tap (handlers/terminal-tap.js, issue 28) end to end in Node: the terminal's request →
+// terminal_tap (handlers/terminal-tap.js) end to end in Node: the terminal's request →
 // the real confirm broker and window (presence mode) → the real confirm page logic tapping
 // through the worker's presence relay (lib/presence-confirm.js), which hands the page exactly the
 // terminal's options and carries the assertion back — the host is never asked to verify or act.

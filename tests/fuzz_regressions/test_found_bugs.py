@@ -1,4 +1,4 @@
-"""The bugs the issue-17 fuzzers found, each as the attack that found it (fuzz/README.md lists
+"""The bugs the fuzzers found, each as the attack that found it (fuzz/README.md lists
 them). The minimised inputs also replay through their harnesses in ``test_replay.py``."""
 
 from __future__ import annotations

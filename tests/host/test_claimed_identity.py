@@ -1,4 +1,4 @@
-"""The host measures the client itself (issue 10, hole 2): the executable that spawned the
+"""The host measures the client itself (a claim can be copied): the executable that spawned the
 connecting MCP server, never the hash the admission frame claims. Real processes: a real host, a
 real socket, and a child process that connects claiming an identity."""
 

@@ -1,4 +1,4 @@
-"""The host states the trust record's epoch to the extension (issue 10, the extension's ratchet):
+"""The host states the trust record's epoch to the extension (for the extension's ratchet):
 in its welcome and in every relayed request, always the epoch of the record it is enforcing at
 that moment. The real host process; Chrome is played by ``FakeBrowser``."""
 

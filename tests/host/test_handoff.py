@@ -1,4 +1,4 @@
-"""Hole 1 of issue 10, the socket hand-off, as a same-user attacker plays it against real
+"""The socket hand-off, as a same-user attacker plays it against real
 processes: a process connects to the host's bridge socket, hands the connected socket to its
 child and execs the genuine ``<our python> -I -m tabwarden mcp`` in the connecting PID, so the
 host's attestation of that PID passes; the child (the run secret is readable by the same user)

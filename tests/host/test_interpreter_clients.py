@@ -1,4 +1,5 @@
-"""Clients pinned by what they run (issue 10, hole 5), with real processes against a real host.
+"""Clients pinned by what they run (not only by the interpreter), with real processes against a real
+host.
 
 A paired Node (or Python) client is its interpreter *and* its script: a second script run by the
 same interpreter is refused, with the reason in the host's log and nothing relayed. A wrapper

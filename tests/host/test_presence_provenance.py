@@ -1,4 +1,4 @@
-"""An enrolled browser answers the provenance gate with a tap (issue 13: "the confirm window (or
+"""An enrolled browser answers the provenance gate with a tap ("the confirm window (or
 tap, for an enrolled browser)"), against the real host process: ``confirm.provenance`` names the
 target origin, the sources and the SHA-256 of the value; the host verifies the tap, stores the
 counter and audits it (path ``webauthn``, sources, never the value or its hash), and refuses it

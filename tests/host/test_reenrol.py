@@ -1,4 +1,4 @@
-"""Re-enrolling a browser after ``revoke browser LABEL`` (issue 10, "recovery without a reset"),
+"""Re-enrolling a browser after ``revoke browser LABEL`` ("recovery without a reset"),
 against real host processes and software authenticators: until it re-enrols, the revoked
 browser confirms in the window (software confirmation) and its old credential authorises
 nothing; a code from ``pair --browser LABEL`` is bound to that label — another browser

@@ -1,4 +1,4 @@
-"""Live updates (issue 15): the real host notices the trust record, the kill latch and the audit
+"""Live updates: the real host notices the trust record, the kill latch and the audit
 log changing on disk — a `tabwarden kill` or `policy restrict` typed in a terminal — and pushes a
 ``trust_changed`` notice to the extension that carries a counter and the record's epoch (the
 rollback witness's input) and nothing else; a refused tap's

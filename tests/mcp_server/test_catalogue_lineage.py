@@ -1,7 +1,7 @@
-"""Lineage by construction (issue 28): every argument of every tool that can carry text declares
-what it is for the provenance ledger (``catalogue.Lineage``), and a catalogue with an argument
-that declares nothing does not load — so ``tabwarden mcp`` cannot start with a new tool whose
-address, request or typed text the provenance gate would silently skip."""
+"""Lineage by construction (a tool that forgets cannot load): every argument of every tool that can
+carry text declares what it is for the provenance ledger (``catalogue.Lineage``), and a catalogue
+with an argument that declares nothing does not load — so ``tabwarden mcp`` cannot start with a new
+tool whose address, request or typed text the provenance gate would silently skip."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 ``_unwrapped``, the binary-to-text decoders): a token a page planted is caught when the agent
 uses it in any supported encoding, inserted at any position of an argument; and a page that
 writes its token encoded is caught when the agent uses the token decoded. Each encoding is one
-a hostile page can ask the model for in a sentence (issue 28)."""
+a hostile page can ask the model for in a sentence."""
 
 from __future__ import annotations
 

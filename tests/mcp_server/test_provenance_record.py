@@ -1,4 +1,4 @@
-"""What the MCP server records in the provenance ledger, and under which origin (issue 28): an
+"""What the MCP server records in the provenance ledger, and under which origin: an
 error's message (a page's alert text) is recorded; an action's observation is filed under the
 page it was read from, not the tab's previous origin; a popup is known by its own origin; and the
 bridge's own words — a tab's url, a result's url, an error's echo of the call's arguments — are

@@ -106,7 +106,7 @@ def test_malformed_fields(bad: dict[str, object]) -> None:
         Reassembler().add(bad)
 
 
-# -- pass-through: the result's bytes as the extension wrote them (issue 16) -------------------
+# -- pass-through: the result's bytes as the extension wrote them ------------------------------
 
 #: A reply as a serialiser other than Python's might write it: escapes, spacing, a trailing zero.
 WRITTEN = (

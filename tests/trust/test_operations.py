@@ -232,7 +232,7 @@ def test_the_origin_decision_is_the_hosts_and_writes_nothing(tmp_path: Path) -> 
         operations.decide_origin(trust_world(tmp_path / "u", paired=False).ctx, "chromium", ORIGIN)
 
 
-# --- re-enrolling a browser without a reset (issue 10) ---------------------------------------
+# --- re-enrolling a browser without a reset ------------------------------------------------
 
 REENROL = TerminalPhrase(action="pair --browser")
 
@@ -421,7 +421,7 @@ def test_a_context_for_a_gate_audits_beside_that_gates_record(
     assert not (own / "audit.jsonl").exists()
 
 
-# --- two factors where an authenticator exists (issue 28) ------------------------------------
+# --- two factors where an authenticator exists ---------------------------------------------
 
 
 def _both(cred: Credential, new: int, action: str = "test") -> operations.TerminalAndTap:

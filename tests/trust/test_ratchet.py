@@ -426,8 +426,8 @@ def test_a_reader_looking_while_pair_writes_the_first_record_latches_nothing(
 
 @pytest.mark.promise("BP-06")
 def test_a_key_with_neither_record_nor_seal_is_vanished(tmp_path: Path) -> None:
-    """Hole 3's last step: `pair` never leaves a key alone, so a host key with the record *and*
-    its seal deleted is tampering — denied and latched, never "not paired yet"."""
+    """A deleted record, the last step: `pair` never leaves a key alone, so a host key with the
+    record *and* its seal deleted is tampering — denied and latched, never "not paired yet"."""
     world = trust_world(tmp_path, paired=False)
     path = world.ctx.trust_path
     key_store = FileStore(world.config / "host-key.pem")
