@@ -1,12 +1,13 @@
-"""The README's troubleshooting table, rendered from the one error-code table.
+"""The troubleshooting table (docs/troubleshooting.md), rendered from the one error-code table.
 
 Every code in ``protocol/error_codes.json`` — the numbered ones an MCP tool result or the
 extension shows, and the ``cliOnly`` ones only a terminal shows — becomes one row: the code,
 where a person meets it, and its hint (what to do). The hints are written once, in that table;
-the README holds a generated copy between two markers, and tests/cli/test_troubleshooting.py
-fails when the copy differs from what this renders (a new code without its row, an edited hint).
-Regenerate with ``python -m tabwarden.troubleshooting --write README.md``. It never reads
-anything but the packaged table and the file it is given.
+docs/troubleshooting.md holds a generated copy between two markers, and
+tests/cli/test_troubleshooting.py fails when the copy differs from what this renders (a new code
+without its row, an edited hint). Regenerate with
+``python -m tabwarden.troubleshooting --write docs/troubleshooting.md``. It never reads anything
+but the packaged table and the file it is given.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ __all__ = ["BEGIN", "END", "render", "replace_block"]
 
 BEGIN = (
     "<!-- troubleshooting: generated from protocol/error_codes.json by "
-    "`python -m tabwarden.troubleshooting --write README.md`; edit that table, not these rows -->"
+    "`python -m tabwarden.troubleshooting --write docs/troubleshooting.md`; edit that table, not "
+    "these rows -->"
 )
 END = "<!-- troubleshooting: end -->"
 
@@ -66,7 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m tabwarden.troubleshooting",
         description="Check (default) or rewrite the generated troubleshooting table in a file.",
     )
-    parser.add_argument("path", type=Path, help="the file holding the markers (README.md)")
+    parser.add_argument(
+        "path", type=Path, help="the file holding the markers (docs/troubleshooting.md)"
+    )
     parser.add_argument("--write", action="store_true", help="rewrite the block in place")
     args = parser.parse_args(argv)
     text = args.path.read_text("utf-8")

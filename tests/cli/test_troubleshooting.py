@@ -1,6 +1,6 @@
-"""The README's troubleshooting table holds a row for every error code, with the hint the code
-table holds: generated from protocol/error_codes.json (tabwarden/troubleshooting.py), so a code
-added without its row — or a hint edited in one place only — fails here."""
+"""The troubleshooting table (docs/troubleshooting.md) holds a row for every error code, with the
+hint the code table holds: generated from protocol/error_codes.json (tabwarden/troubleshooting.py),
+so a code added without its row — or a hint edited in one place only — fails here."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from pathlib import Path
 from tabwarden.errors import cli_only_table, error_table
 from tabwarden.troubleshooting import BEGIN, END, render
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TABLE = Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md"
 
 
 def _block() -> str:
-    text = README.read_text("utf-8")
+    text = TABLE.read_text("utf-8")
     assert text.count(BEGIN) == 1 and text.count(END) == 1
     return text[text.index(BEGIN) : text.index(END) + len(END)]
 
 
-def test_readme_troubleshooting_table_is_the_generated_one() -> None:
+def test_the_troubleshooting_table_is_the_generated_one() -> None:
     assert _block() == render(), (
-        "README.md's troubleshooting table is stale: "
-        "python -m tabwarden.troubleshooting --write README.md"
+        "docs/troubleshooting.md's table is stale: "
+        "python -m tabwarden.troubleshooting --write docs/troubleshooting.md"
     )
 
 
@@ -42,8 +42,8 @@ def test_every_code_has_one_row_with_its_hint() -> None:
 
 
 def test_the_check_command_fails_on_a_stale_copy(tmp_path: Path) -> None:
-    stale = tmp_path / "README.md"
-    text = README.read_text("utf-8")
+    stale = tmp_path / "troubleshooting.md"
+    text = TABLE.read_text("utf-8")
     first = next(iter(error_table()))
     stale.write_text(text.replace(f"| `{first}` |", "| `renamed_code` |", 1), "utf-8")
     check = [sys.executable, "-m", "tabwarden.troubleshooting", str(stale)]
