@@ -214,11 +214,10 @@ const formUrls = createFormUrls({
   save: (snapshot) => {
     api.sessionStorageSet(FORM_URLS_KEY, snapshot).catch((err) => log.warn("tabwarden: could not persist the form URLs", err));
   },
+  log,
 });
-const formUrlsLoaded = api.sessionStorageGet(FORM_URLS_KEY).then(
-  (stored) => { formUrls.load(stored); },
-  (err) => log.warn("tabwarden: could not restore the form URLs", err),
-);
+// Restored before any reply leaves; if it fails, every URL's query values are masked (fail closed).
+formUrls.restore(api.sessionStorageGet(FORM_URLS_KEY));
 // The names and ids password fields had on owned tabs' pages: every reply masks their values as
 // it masks secret names (lib/secret-fields.js). Learned before and after each call on an owned
 // tab, in every frame the extension may read; kept in chrome.storage.session.
@@ -252,8 +251,8 @@ const dispatcher = createDispatcher(
     log,
     journal,
     maskContext: async () => {
-      await formUrlsLoaded;
-      return { urls: formUrls.rules(), ...(await secretFields.maskContext()) };
+      const [urls, names] = await Promise.all([formUrls.maskContext(), secretFields.maskContext()]);
+      return { ...urls, ...names, everyQuery: urls.everyQuery === true || names.everyQuery === true };
     },
   },
 );
