@@ -232,7 +232,11 @@ secretFields.restore(api.sessionStorageGet(SECRET_FIELDS_KEY));
 const learnFieldNames = async (tabId) => {
   // A tab a dialog blocks runs no script until it is answered: nothing to read then.
   if (ownership.owner(tabId) === null || dialogs.current(tabId) !== null) return;
-  for (const frame of await api.executeInAllFrames(tabId, passwordFieldNames)) secretFields.learn(frame?.result);
+  // Frames the extension may not read are skipped; should Chrome refuse the whole call for one,
+  // the top frame is read alone.
+  const frames = await api.executeInAllFrames(tabId, passwordFieldNames)
+    .catch(() => api.executeInFrames(tabId, [0], passwordFieldNames));
+  for (const frame of frames) secretFields.learn(frame?.result);
 };
 // Each command id at most once per session, across worker restarts (lib/journal.js).
 const journal = createJournal({

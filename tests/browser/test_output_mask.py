@@ -240,6 +240,7 @@ ODD_FIELD = """<!doctype html><title>odd sign in</title>
 <button type="button" id="reveal">Reveal</button>
 <button type="button" id="send">Send</button>
 <p id="state">ready</p>
+<iframe src="SINK/frame" title="another site"></iframe>
 <script>
   const state = (t) => { document.getElementById('state').textContent = t; };
   // The password field arrives after the page loaded, under a name no rule calls secret.
@@ -265,8 +266,9 @@ def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_s
     browser: ThrowawayBrowser,
 ) -> None:
     """A password field named `zz9` (no secret word) whose value the page then logs and sends by
-    fetch to a second origin under that name: the extension learned the field's name on the page,
-    so page_network, page_console and every other reply mask it; the user field stays readable."""
+    fetch to a second origin under that name: the extension learned the field's name on the page
+    (a frame of that unapproved origin in it does not stop the reading), so page_network,
+    page_console and every other reply mask it; the user field stays readable."""
 
     def odd_leaks(seen: str) -> list[str]:
         return [w for w in (ODD_PASSWORD, "Plover8", "quietly") if w in seen]
@@ -287,7 +289,8 @@ def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_s
             assert asyncio.get_running_loop().time() < deadline, seen
             await asyncio.sleep(0.2)
 
-    with served_pages({"/collect": ("ok", "text/plain")}) as sink:
+    frame = "<!doctype html><p>an embedded page of a site the policy does not approve</p>"
+    with served_pages({"/collect": ("ok", "text/plain"), "/frame": frame}) as sink:
         page = ODD_FIELD.replace("SINK", sink.origin).replace("USER", VISIBLE_USER)
         with served_pages({"/": page}) as site:
             origin = site.origin
@@ -328,7 +331,7 @@ def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_s
                         ("page_snapshot", {"tabId": tab}),
                     ):
                         await checked(agent, tool, args)
-                    # Nothing but the one request the page made reached the second origin.
-                    assert [r.path for r in sink.requests()] == ["/collect"]
+                    # Nothing but the frame's load and the page's one request reached it.
+                    assert sorted(r.path for r in sink.requests()) == ["/collect", "/frame"]
 
             asyncio.run(asyncio.wait_for(scenario(), GUARD))
