@@ -214,17 +214,17 @@ const MAX_KNOWN_NAMES = 4096;
 function maskNamedValues(s, extraNames) {
   const re = NAME_SEPARATOR; // global: reset here, used synchronously to the end
   re.lastIndex = 0;
-  const secret = extraNames === undefined ? knownNames : new Map();
+  const learned = extraNames !== undefined && extraNames.size > 0 ? extraNames : undefined;
   let out = "";
   let last = 0;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-    let named = secret.get(m[2]);
+    let named = knownNames.get(m[2]);
     if (named === undefined) {
-      named = isSecretName(m[2], { extraNames });
-      if (secret.size >= MAX_KNOWN_NAMES) secret.clear();
-      secret.set(m[2], named);
+      named = isSecretName(m[2]);
+      if (knownNames.size >= MAX_KNOWN_NAMES) knownNames.clear();
+      knownNames.set(m[2], named);
     }
-    if (!named) continue;
+    if (!named && (learned === undefined || !learned.has(m[2].toLowerCase()))) continue;
     const at = m.index + m[0].length;
     const inside = s[at] === '"' || s[at] === "'" ? at + 1 : at;
     const done = ALREADY.find((a) => s.startsWith(a, inside));
