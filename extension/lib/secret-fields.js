@@ -2,8 +2,8 @@
 // sends or logs under such a name (`zz9=…` in a request URL, a form body, a console line) is what
 // was typed into the field, whatever the name says, so every reply masks the values of these
 // names as it masks secret names (lib/mask.js `extraNames`, applied by lib/dispatch.js). Learned
-// by reading the pages: the caller runs `passwordFieldNames` in every frame of an owned tab before
-// and after each call on it (handlers/… never opt out: background.js wraps every tab route).
+// by reading the pages: `learningAround` wraps every route that names a tab (background.js), so
+// `passwordFieldNames` runs in every frame of an owned tab before and after each call on it.
 // Kept for the browser session and used for every reply, not only the tab's: a value can reach a
 // reply about another tab, or about none. Pure: no chrome; the caller persists `snapshot()`
 // (chrome.storage.session, so a worker restart does not forget) through `save` and hands the
