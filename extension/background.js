@@ -19,6 +19,7 @@ import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confi
 import { createDispatcher } from "./lib/dispatch.js";
 import { createEpochRatchet } from "./lib/epoch-ratchet.js";
 import { FORM_URLS_KEY, createFormUrls } from "./lib/form-urls.js";
+import { SECRET_FIELDS_KEY, createSecretFields, learningAround, passwordFieldNames } from "./lib/secret-fields.js";
 import { CODE } from "./lib/error-codes.js";
 import { createGrace } from "./lib/grace.js";
 import { createJournal } from "./lib/journal.js";
@@ -213,11 +214,30 @@ const formUrls = createFormUrls({
   save: (snapshot) => {
     api.sessionStorageSet(FORM_URLS_KEY, snapshot).catch((err) => log.warn("tabwarden: could not persist the form URLs", err));
   },
+  log,
 });
-const formUrlsLoaded = api.sessionStorageGet(FORM_URLS_KEY).then(
-  (stored) => { formUrls.load(stored); },
-  (err) => log.warn("tabwarden: could not restore the form URLs", err),
-);
+// Restored before any reply leaves; if it fails, every URL's query values are masked (fail closed).
+formUrls.restore(api.sessionStorageGet(FORM_URLS_KEY));
+// The names and ids password fields had on owned tabs' pages: every reply masks their values as
+// it masks secret names (lib/secret-fields.js). Learned before and after each call on an owned
+// tab, in every frame the extension may read; kept in chrome.storage.session.
+const secretFields = createSecretFields({
+  save: (snapshot) => {
+    api.sessionStorageSet(SECRET_FIELDS_KEY, snapshot).catch((err) => log.warn("tabwarden: could not persist the password field names", err));
+  },
+  log,
+});
+secretFields.restore(api.sessionStorageGet(SECRET_FIELDS_KEY));
+/** @param {number} tabId */
+const learnFieldNames = async (tabId) => {
+  // A tab a dialog blocks runs no script until it is answered: nothing to read then.
+  if (ownership.owner(tabId) === null || dialogs.current(tabId) !== null) return;
+  // Frames the extension may not read are skipped; should Chrome refuse the whole call for one,
+  // the top frame is read alone.
+  const frames = await api.executeInAllFrames(tabId, passwordFieldNames)
+    .catch(() => api.executeInFrames(tabId, [0], passwordFieldNames));
+  for (const frame of frames) secretFields.learn(frame?.result);
+};
 // Each command id at most once per session, across worker restarts (lib/journal.js).
 const journal = createJournal({
   storage: { getAll: api.sessionStorageAll, set: api.sessionStorageSetItems, remove: api.sessionStorageRemove },
@@ -227,15 +247,16 @@ const journal = createJournal({
 // JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
 const dispatcher = createDispatcher(
   afterOwnershipLoad([
-    ...serialiseByTab(routes, createTabQueue(), dialogGuard), ...terminalTabHandlers({ lifecycle }),
+    ...serialiseByTab(learningAround(routes, { fields: secretFields, learnTab: learnFieldNames, timers }), createTabQueue(), dialogGuard),
+    ...terminalTabHandlers({ lifecycle }),
     ...terminalTapHandlers({ confirm, presenceConfirm }),
   ]),
   {
     log,
     journal,
     maskContext: async () => {
-      await formUrlsLoaded;
-      return { urls: formUrls.rules() };
+      const [urls, names] = await Promise.all([formUrls.maskContext(), secretFields.maskContext()]);
+      return { ...urls, ...names, everyQuery: urls.everyQuery === true || names.everyQuery === true };
     },
   },
 );

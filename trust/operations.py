@@ -21,6 +21,13 @@ nothing written) — a same-user program can open its own pty and type a phrase,
 the security key. A record that cannot be read refuses the phrase alone too (fail closed). With
 no authenticator enrolled (window-only pairings) the phrase alone remains the proof.
 
+``pair_host`` is outside the rule, ``reset`` included, because a reset is a narrowing: it drops
+every grant (clients, browsers, their authenticators, baselines) and re-signs none, keeps an
+engaged kill switch, and its new key is refused by every browser that paired before (each pinned
+the old one) until the person pairs that browser again at its options page. A tap could not guard
+it anyway: it is the way out of a record that cannot be read or is refused, which a tap is
+verified against, and ``revoke`` (free) already removes an authenticator.
+
 Removing power (kill, restrict, revoke, a narrowing rollback) takes no proof and no key.
 
 Nothing here may write a grant without a proof, widen through a narrowing entry point, write
@@ -398,7 +405,8 @@ def pair_host(
     one-time pairing code. A reset drops every grant but never releases the kill switch; it also
     replaces a record the ratchet refuses (rolled back, edited, vanished), carrying on above the
     seal's epoch and kill serial. Without ``reset``, a ratchet seal left behind is refused
-    (``TrustTampered``) before anything is minted."""
+    (``TrustTampered``) before anything is minted. The phrase alone is the proof even while an
+    authenticator is enrolled: a reset narrows (module docstring)."""
     require_unpaired(ctx, key_store, reset=reset)
     if not reset:
         tamper = tampering(ctx)  # a seal left without record or key: nothing minted or stored

@@ -292,6 +292,17 @@ export function executeInFrames(tabId, frameIds, func) {
 }
 
 /**
+ * Run a self-contained `func()` in every frame of the tab this extension may read (isolated
+ * world), at once, not waiting for a loading document; one result per frame that ran it.
+ * @param {number} tabId
+ * @param {() => unknown} func
+ * @returns {Promise<Array<{frameId: number, result?: unknown}>>}
+ */
+export function executeInAllFrames(tabId, func) {
+  return chrome.scripting.executeScript({ target: { tabId, allFrames: true }, func, injectImmediately: true });
+}
+
+/**
  * Every frame of the tab (chrome.webNavigation.getAllFrames): frameId, parentFrameId, url,
  * documentId; null when the tab is gone.
  * @param {number} tabId

@@ -24,6 +24,7 @@
 
 import { CODE, isErrorCode } from "./error-codes.js";
 import { refusalHint } from "./policy-page.js";
+import { TERMINAL_PRESENCE } from "./presence-confirm.js";
 import { reasonText, refusedText } from "./presence-reasons.js";
 
 /**
@@ -135,6 +136,8 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
   }
   const isOrigin = d.kind === "origin";
   const presence = Boolean(d.presence && typeof d.presence === "object");
+  // A tap for the terminal: the window only carries the assertion; the terminal verifies it.
+  const forTerminal = presence && d.presence.action === TERMINAL_PRESENCE;
   show("heading", isOrigin ? (presence ? "Allow a new site? Confirm with your security key" : "Allow a new site?")
     : presence ? "Confirm with your security key" : "Confirm an action");
   show("tool", String(d.tool ?? ""));
@@ -284,7 +287,7 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
    */
   async function runTap() {
     const refuse = refuseTap;
-    show("status", "Asking the host…");
+    show("status", forTerminal ? "Preparing the tap your terminal asked for…" : "Asking the host…");
     let begun;
     try {
       begun = await api.sendMessage({ type: "confirm_presence_begin", id });
@@ -307,7 +310,10 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
     } catch {
       done = null;
     }
-    return done && done.ok === true ? "Allowed (tap verified by the host)." : tapRefusal(done?.code, done?.reason);
+    if (done && done.ok === true) {
+      return forTerminal ? "Tap sent to your terminal, which verifies it and shows the result." : "Allowed (tap verified by the host).";
+    }
+    return tapRefusal(done?.code, done?.reason);
   }
 
   // The countdown to the worker's own timeout (it answers "timeout" then, whatever this page does).

@@ -112,7 +112,7 @@ export function validateRequest(msg) {
  *   where unexpected handler failures are reported locally; the clock the call deadlines are
  *   taken from; the journal requests naming a command run through (none: each runs as it comes);
  *   what every reply is masked with beyond the fixed rules (learned URLs and names; none: the
- *   fixed rules alone, never less)
+ *   fixed rules alone; one that fails: every URL query value as well, never less)
  * @returns {Dispatcher}
  */
 export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal, maskContext = () => ({}) } = {}) {
@@ -132,11 +132,14 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
    * @returns {Promise<Reply>}
    */
   async function reply(id, action, outcome) {
-    let context = {};
+    /** @type {import("./mask.js").MaskContext} */
+    let context;
     try {
       context = await maskContext();
     } catch (err) {
-      log.warn("tabwarden: the learned masking rules are unavailable; the fixed ones apply", err);
+      // What was learned is unknown: every URL's query values are masked instead (fail closed).
+      log.warn("tabwarden: the learned masking rules are unavailable; every URL query value is masked", err);
+      context = { everyQuery: true };
     }
     const out = maskOutcome(action, outcome, context);
     return out.ok ? { type: "reply", id, ok: true, result: out.result } : errorReply(id, out.error.code, out.error.message);

@@ -4,9 +4,10 @@
 // lib/dispatch.js). Learned from Chrome's word only: webNavigation.onCommitted's transitionType
 // "form_submit" and the debugger's Page.frameRequestedNavigation reason "formSubmissionGet".
 // Pure: no chrome; the caller persists `snapshot()` (chrome.storage.session, so a worker restart
-// does not forget) through the injected `save` and restores it with `load`. It must never hold
-// more than MAX_FORM_URLS rules (the oldest go first) and never load anything but well-formed
-// rules.
+// does not forget) through the injected `save` and hands the stored one to `restore`. It must
+// never hold more than MAX_FORM_URLS rules (the oldest go first), never load anything but
+// well-formed rules, and never answer as if nothing was learned when restoring failed
+// (`maskContext` then asks for every URL query value to be masked: it fails closed).
 
 import { learnedUrlRule } from "./mask.js";
 
@@ -27,16 +28,21 @@ export const MAX_FORM_URL = 8192;
  * @property {(method: string, params: unknown) => boolean} cdpEvent a debugger event of an owned tab
  * @property {() => UrlRule[]} rules oldest first
  * @property {(snapshot: unknown) => number} load restore a snapshot (merged, bounded); how many kept
+ * @property {(stored: Promise<unknown>) => Promise<void>} restore load what storage answers, once
+ * @property {() => Promise<{urls: UrlRule[], everyQuery?: true}>} maskContext after the restore
  * @property {() => FormUrlsSnapshot} snapshot
  */
 
 /**
- * @param {{save?: (snapshot: FormUrlsSnapshot) => void}} [options]
+ * @param {{save?: (snapshot: FormUrlsSnapshot) => void, log?: {warn: (...a: unknown[]) => void}}} [options]
  * @returns {FormUrls}
  */
-export function createFormUrls({ save = () => {} } = {}) {
+export function createFormUrls({ save = () => {}, log = console } = {}) {
   /** @type {Map<string, UrlRule>} by `find`, oldest first */
   const known = new Map();
+  /** @type {Promise<void>} */
+  let restored = Promise.resolve();
+  let restoreFailed = false;
 
   /** @param {UrlRule} rule */
   function keep(rule) {
@@ -58,6 +64,22 @@ export function createFormUrls({ save = () => {} } = {}) {
     return fresh;
   }
 
+  /** @param {unknown} stored */
+  function load(stored) {
+    const s = /** @type {any} */ (stored);
+    if (s === null || typeof s !== "object" || s.v !== 1 || !Array.isArray(s.rules)) return 0;
+    const since = [...known.values()]; // learned since the worker started: newer than any stored
+    known.clear();
+    /** @type {(r: any) => boolean} */
+    const wellFormed = (r) => r !== null && typeof r === "object" && typeof r.find === "string" && typeof r.replace === "string"
+      && r.find !== "" && r.find.length <= MAX_FORM_URL && r.replace.length <= 4 * MAX_FORM_URL;
+    const valid = s.rules.slice(-4 * MAX_FORM_URLS).filter(wellFormed).slice(-MAX_FORM_URLS);
+    for (const r of valid) known.set(r.find, { find: r.find, replace: r.replace });
+    const kept = known.size;
+    for (const r of since) keep(r);
+    return kept;
+  }
+
   return {
     learn,
     committed(details) {
@@ -69,19 +91,22 @@ export function createFormUrls({ save = () => {} } = {}) {
       return method === "Page.frameRequestedNavigation" && p !== null && typeof p === "object" && p.reason === "formSubmissionGet" ? learn(p.url) : false;
     },
     rules: () => [...known.values()],
-    load(stored) {
-      const s = /** @type {any} */ (stored);
-      if (s === null || typeof s !== "object" || s.v !== 1 || !Array.isArray(s.rules)) return 0;
-      const since = [...known.values()]; // learned since the worker started: newer than any stored
-      known.clear();
-      /** @type {(r: any) => boolean} */
-      const wellFormed = (r) => r !== null && typeof r === "object" && typeof r.find === "string" && typeof r.replace === "string"
-        && r.find !== "" && r.find.length <= MAX_FORM_URL && r.replace.length <= 4 * MAX_FORM_URL;
-      const valid = s.rules.slice(-4 * MAX_FORM_URLS).filter(wellFormed).slice(-MAX_FORM_URLS);
-      for (const r of valid) known.set(r.find, { find: r.find, replace: r.replace });
-      const kept = known.size;
-      for (const r of since) keep(r);
-      return kept;
+    load,
+    restore(stored) {
+      restored = stored.then(
+        (snap) => { load(snap); },
+        (err) => {
+          // The URLs learned before are lost: which of them a reply may show is unknown, so every
+          // query value of every URL is masked instead.
+          restoreFailed = true;
+          log.warn("tabwarden: could not restore the form URLs; every URL query value is masked", err);
+        },
+      );
+      return restored;
+    },
+    async maskContext() {
+      await restored;
+      return restoreFailed ? { urls: [...known.values()], everyQuery: true } : { urls: [...known.values()] };
     },
     snapshot,
   };

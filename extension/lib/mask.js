@@ -214,17 +214,17 @@ const MAX_KNOWN_NAMES = 4096;
 function maskNamedValues(s, extraNames) {
   const re = NAME_SEPARATOR; // global: reset here, used synchronously to the end
   re.lastIndex = 0;
-  const secret = extraNames === undefined ? knownNames : new Map();
+  const learned = extraNames !== undefined && extraNames.size > 0 ? extraNames : undefined;
   let out = "";
   let last = 0;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-    let named = secret.get(m[2]);
+    let named = knownNames.get(m[2]);
     if (named === undefined) {
-      named = isSecretName(m[2], { extraNames });
-      if (secret.size >= MAX_KNOWN_NAMES) secret.clear();
-      secret.set(m[2], named);
+      named = isSecretName(m[2]);
+      if (knownNames.size >= MAX_KNOWN_NAMES) knownNames.clear();
+      knownNames.set(m[2], named);
     }
-    if (!named) continue;
+    if (!named && (learned === undefined || !learned.has(m[2].toLowerCase()))) continue;
     const at = m.index + m[0].length;
     const inside = s[at] === '"' || s[at] === "'" ? at + 1 : at;
     const done = ALREADY.find((a) => s.startsWith(a, inside));
@@ -272,14 +272,62 @@ export function learnedUrlRule(url) {
   return { find, replace: `${u.host}${u.pathname}?${parts.join("&")}` };
 }
 
+/** What a query value runs over (it ends at `&`, at a space or quote, at `<`, `>` or `#`). */
+const QUERY_CHAR = /[^\s"'`<>#&]/;
+
+/**
+ * Every query value of every URL in `s` masked (each `?` starts a query; each `name=value` pair
+ * up to `&` or a character a URL cannot hold): what a reply is masked with when the learned rules
+ * could not be restored, so it fails closed. A value masked before is stepped over.
+ * @param {string} s
+ */
+function maskEveryQuery(s) {
+  const n = s.length;
+  let out = "";
+  let last = 0;
+  let q = s.indexOf("?");
+  while (q >= 0) {
+    let i = q + 1;
+    while (i < n) {
+      let eq = i;
+      while (eq < n && s[eq] !== "=" && QUERY_CHAR.test(s[eq])) eq++;
+      if (eq < n && s[eq] === "=") {
+        const from = eq + 1;
+        let to = from;
+        if (ALREADY.some((a) => s.startsWith(a, from))) {
+          const close = s.indexOf("]", from);
+          to = close < 0 ? n : close + 1;
+        } else {
+          while (to < n && QUERY_CHAR.test(s[to])) to++;
+          if (to > from) {
+            out += s.slice(last, from) + maskValue("", s.slice(from, to));
+            last = to;
+          }
+        }
+        eq = to;
+      }
+      if (eq < n && s[eq] === "&") i = eq + 1;
+      else {
+        i = eq;
+        break;
+      }
+    }
+    q = s.indexOf("?", Math.max(i, q + 1));
+  }
+  return last === 0 ? s : out + s.slice(last);
+}
+
 /**
  * What a reply is masked with beyond the fixed rules: the URLs learned to carry typed values
- * (`learnedUrlRule`), the names password inputs had (lowercased).
- * @typedef {{urls?: ReadonlyArray<{find: string, replace: string}>, extraNames?: ReadonlySet<string>}} MaskContext
+ * (`learnedUrlRule`), the names password fields had (lowercased, lib/secret-fields.js), and
+ * `everyQuery` when a learned rule may be missing (storage failed): every URL query value.
+ * @typedef {{urls?: ReadonlyArray<{find: string, replace: string}>, extraNames?: ReadonlySet<string>,
+ *   everyQuery?: boolean}} MaskContext
  */
 
 /**
- * Text as it may leave the extension: learned URLs' query values; `Cookie:`/`Set-Cookie:`/
+ * Text as it may leave the extension: learned URLs' query values (every URL's with `everyQuery`);
+ * the values of names password fields had (`extraNames`); `Cookie:`/`Set-Cookie:`/
  * `Authorization:` lines whole; `Bearer`/`Basic`/`Token` credentials; JWTs; the values of
  * secret-named pairs whole (quoted, JSON, form-encoded, multi-word); card-like numbers.
  * Idempotent: a value masked before is left as it is.
@@ -290,6 +338,7 @@ export function learnedUrlRule(url) {
 export function maskText(text, ctx = {}) {
   let s = typeof text === "string" ? text : "";
   for (const rule of ctx.urls ?? []) if (s.includes(rule.find)) s = s.replaceAll(rule.find, () => rule.replace);
+  if (ctx.everyQuery === true && s.includes("?")) s = maskEveryQuery(s);
   // Each rule runs only where what it needs is present: most strings of a result (names, refs,
   // short labels) hold none of it, and a snapshot has tens of thousands of them.
   const colon = s.includes(":");

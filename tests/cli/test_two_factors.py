@@ -116,3 +116,52 @@ def test_window_only_pairing_keeps_the_phrase_alone(paired: World) -> None:
     assert paired.json("policy", "show", "--json")["policy"]["clickGraceSeconds"] == 10
     [entry] = [e for e in paired.json_list("audit", "--json") if e["event"] == "policy_set"]
     assert (entry["decision"], entry["path"]) == ("granted", "terminal")
+
+
+def test_pair_reset_at_a_programs_own_pty_takes_the_phrase_alone_and_widens_nothing(
+    paired: World,
+) -> None:
+    """`pair --reset` is a narrowing (trust/operations.py ``pair_host``): the attacker's program
+    types the phrase at its own pty while an authenticator is enrolled and a client is paired,
+    the kill switch engaged. The reset goes through — and leaves a record that grants nothing to
+    anyone: no client, no browser, the default locked-down policy, the kill switch still engaged,
+    under a new host key that every browser paired before pinned against (so each refuses this
+    host until the person pairs it again at its options page)."""
+    from tabwarden.trust.gate import TrustGate
+    from tabwarden.trust.policy import DEFAULT_POLICY
+
+    exe = plain_binary()
+    child = paired.spawn("pair-client", "--exe", exe, "--label", "mine")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair-client") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    child = paired.spawn("policy", "set", "clickGraceSeconds=10")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("policy set") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    _enrolled(paired, "chromium")
+    assert paired.run("kill", "--reason", "t").returncode == 0
+    old_public = json.loads(paired.run("status", "--json").stdout)["trust"]["fingerprint"]
+    before = TrustGate({"TABWARDEN_CONFIG_DIR": str(paired.config)}).current()
+    assert [c.label for c in before.paired_clients] == ["mine"] and before.browsers
+    assert before.policy != DEFAULT_POLICY and before.killed
+
+    child = paired.spawn("pair", "--file-store", "--reset")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+
+    after = TrustGate({"TABWARDEN_CONFIG_DIR": str(paired.config)}).current()
+    assert after.refused is None
+    assert (
+        after.paired_clients == () and after.browsers == ()
+    )  # every grant dropped, none re-signed
+    assert after.policy == DEFAULT_POLICY  # no site, eval/upload/password fill off
+    assert after.killed  # a reset never unkills
+    assert json.loads(paired.run("status", "--json").stdout)["trust"]["fingerprint"] != old_public
+    assert paired.json("clients", "--json")["paired"] == []
+    [entry] = [e for e in paired.json_list("audit", "--json") if e.get("reset") is True]
+    assert (entry["event"], entry["decision"], entry["path"]) == ("pair", "granted", "terminal")

@@ -35,3 +35,18 @@ test("bounded (the oldest go first) and restored from a snapshot, rejecting malf
   assert.equal(createFormUrls().load({ v: 2, rules: [] }), 0);
   assert.equal(createFormUrls().load("junk"), 0);
 });
+
+test("a restore that fails fails closed: every query value of every URL is masked in every reply", async () => {
+  const { maskOutcome } = await import("../../extension/lib/mask.js");
+  const urls = createFormUrls({ log: { warn() {} } });
+  urls.restore(Promise.reject(new Error("storage.session unavailable")));
+  const ctx = await urls.maskContext();
+  const reply = { ok: true, result: { tabs: [{ url: `${LOGIN}&next=%2Fhome`, title: "127.0.0.1:8000/login?user=bob&pwd=hunter2" }] } };
+  const out = JSON.stringify(maskOutcome("tab_list", reply, ctx));
+  assert.ok(!out.includes("hunter2") && !out.includes("bob") && !out.includes("%2Fhome"), out);
+  assert.ok(out.includes("127.0.0.1:8000/login?user=[masked"), out);
+  const fine = createFormUrls();
+  await fine.restore(Promise.resolve(undefined));
+  const plain = JSON.stringify(maskOutcome("tab_list", { ok: true, result: { url: "http://a.test/?q=shoes" } }, await fine.maskContext()));
+  assert.ok(plain.includes("q=shoes"), "a restore that worked masks nothing more");
+});

@@ -119,7 +119,7 @@ test("linear on 10 MB of input built to make a regex backtrack (or overflow its 
   }
 });
 
-test("the dispatcher masks every reply: ok results, BridgeError messages, with learned rules; a failing context still masks", async () => {
+test("the dispatcher masks every reply: ok results, BridgeError messages, with learned rules; a failing context masks every query value", async () => {
   const rule = learnedUrlRule("http://a.test/login?user=bob&pwd=hunter2");
   const handlers = [
     ["tab_list", async () => ({ tabs: [{ url: "http://a.test/login?user=bob&pwd=hunter2", title: `pwd=${SECRET}` }] })],
@@ -133,5 +133,18 @@ test("the dispatcher masks every reply: ok results, BridgeError messages, with l
   assert.ok(failed.includes("dialog_open") && !failed.includes("horse"), failed);
   const broken = createDispatcher(handlers, { log: fakeLog(), maskContext: () => { throw new Error("storage gone"); } });
   const fixed = JSON.stringify(await broken.dispatch(req("tab_list")));
-  assert.ok(!fixed.includes("hunter2") && !fixed.includes("horse"), fixed);
+  assert.ok(!fixed.includes("hunter2") && !fixed.includes("horse") && !fixed.includes("user=bob"), `fails closed: ${fixed}`);
+});
+
+test("failing closed (everyQuery): every URL's query values masked, linear on 10 MB built against it", () => {
+  const out = maskText('see http://a.test/p?user=bob&next=%2Fhome#top and "h/q?x=1", then?', { everyQuery: true });
+  assert.ok(!out.includes("bob") && !out.includes("%2Fhome") && !out.includes("x=1"), out);
+  assert.ok(out.includes("#top") && out.endsWith("then?"), out);
+  assert.equal(maskText(out, { everyQuery: true }), out, "idempotent");
+  const size = 10 * 1024 * 1024;
+  const dense = 1024 * 1024;
+  for (const text of ["?".repeat(size), `?${"a".repeat(size)}`, "?a&".repeat(size / 3), "?a=[masked".repeat(dense / 10),
+    `?a=[masked${"]".repeat(size)}`, "?=".repeat(dense / 2), "&=".repeat(size / 2)]) {
+    assert.equal(typeof maskText(text, { everyQuery: true }), "string");
+  }
 });

@@ -9,7 +9,7 @@ import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page
 import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
@@ -79,6 +79,11 @@ test("terminal_tap: the window asks for a tap with exactly the terminal's option
   assert.equal(doc.el("detail").textContent, "Release the kill switch.");
   assert.equal(doc.el("tool").textContent, "tabwarden unkill");
   assert.equal(h.relay.takeTerminal(ARGS.challengeId), null, "nothing is left behind");
+  await flush();
+  const status = doc.el("status").textContent;
+  assert.match(status, /terminal/, "the window says who verifies the tap: the terminal");
+  assert.doesNotMatch(status, /host/, status);
+  assert.doesNotMatch(status, /^Allowed/, "the terminal decides, after verifying; the window cannot say allowed");
 });
 
 test("terminal_tap is unknown to every session but the terminal, and opens nothing", async () => {

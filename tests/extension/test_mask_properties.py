@@ -43,9 +43,16 @@ class Masker:
             encoding="utf-8",
         )
 
-    def __call__(self, text: str, learn: tuple[str, ...] = ()) -> str:
+    def __call__(
+        self,
+        text: str,
+        learn: tuple[str, ...] = (),
+        names: tuple[str, ...] = (),
+        every_query: bool = False,
+    ) -> str:
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps({"text": text, "learn": list(learn)}) + "\n")
+        line = {"text": text, "learn": list(learn), "names": list(names), "everyQuery": every_query}
+        self._proc.stdin.write(json.dumps(line) + "\n")
         self._proc.stdin.flush()
         out = json.loads(self._proc.stdout.readline())["out"]
         assert isinstance(out, str)
@@ -245,6 +252,63 @@ def test_a_learned_form_url_has_every_query_value_masked_wherever_it_appears(
     assert f"127.0.0.1:8000{path}?" in out  # where it went stays visible
     # Without the lesson, names that are not secret-like stay as they are.
     assert mask(url) == url
+
+
+#: Names a page may give its password field that no fixed rule calls secret.
+odd_names = st.sampled_from(["zz9", "fieldq", "answer", "u", "login_field", "Field2", "x-y"])
+
+
+@PROPERTY
+@given(
+    name=odd_names,
+    words=secret_values(),
+    encoding=st.sampled_from(["raw", "form", "query", "json"]),
+    before=around,
+    sep=boundary,
+    after=around,
+)
+def test_a_value_under_a_learned_password_field_name_is_masked_whole_at_any_position(
+    mask: Masker, name: str, words: list[str], encoding: str, before: str, sep: str, after: str
+) -> None:
+    value = " ".join(w.replace("&", "") or "Q" for w in words)
+    words = value.split(" ")
+    if encoding == "raw":  # a console line
+        pair, shown = f"{name}={value}", words
+    elif encoding == "form":
+        pair, shown = f"{name}={quote_plus(value)}", [quote_plus(w) for w in words]
+    elif encoding == "query":
+        pair = f"https://sink.test/c?{name}={quote(value)}&page=2"
+        shown = [quote(w) for w in words]
+    else:
+        pair = json.dumps({name: value, "n": 1})
+        shown = [json.dumps(w)[1:-1] for w in words]
+    text = f"{before}{sep}{pair}{after}"
+    out = mask(text, names=(name.upper(),))  # learned in any case
+    assert leaked(out, shown) == [] and leaked(out, words) == [], (text, out)
+    assert name in out
+    assert mask(out, names=(name,)) == out
+
+
+@PROPERTY
+@given(
+    fields=st.lists(
+        st.tuples(st.sampled_from(["q", "answer", "u", "next", "1", ""]), secret_words()),
+        min_size=1,
+        max_size=3,
+    ),
+    before=around,
+    after=around,
+)
+def test_failing_closed_masks_every_query_value_of_every_url(
+    mask: Masker, fields: list[tuple[str, str]], before: str, after: str
+) -> None:
+    url = "http://h.test/p?" + "&".join(f"{k}={quote_plus(v)}" for k, v in fields)
+    text = f"{before} {url} {after} h.test/p?{url.split('?', 1)[1]}#frag"
+    out = mask(text, every_query=True)
+    values = [v for _, v in fields] + [quote_plus(v) for _, v in fields]
+    assert leaked(out, values) == [], (text, out)
+    assert "h.test/p?" in out and out.endswith("#frag")
+    assert mask(out, every_query=True) == out
 
 
 @PROPERTY
