@@ -77,11 +77,15 @@ async def connected_agent(browser: ThrowawayBrowser) -> AsyncIterator[Client]:
 
 @contextlib.asynccontextmanager
 async def launched(
-    browser: ThrowawayBrowser, display: str | None = None
+    browser: ThrowawayBrowser, display: str | None = None, extra_flags: Sequence[str] = ()
 ) -> AsyncIterator[tuple[BrowserContext, Client]]:
-    """``chromium(browser, display)`` and a ``connected_agent``: what the ``context`` and
-    ``agent`` fixtures give, for a test that launches (again) in its body."""
-    async with chromium(browser, display) as context, connected_agent(browser) as agent:
+    """``chromium(browser, display, extra_flags)`` and a ``connected_agent``: what the
+    ``context`` and ``agent`` fixtures give, for a test that provisions first or launches again
+    in its body."""
+    async with (
+        chromium(browser, display, extra_flags) as context,
+        connected_agent(browser) as agent,
+    ):
         yield context, agent
 
 

@@ -186,25 +186,23 @@ catch (e) { out.fetch = "blocked"; }
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
 
-def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+async def test_a_ten_megabyte_page_text_arrives_intact(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
-            assert _err(opened) is None, opened.content
-            result = await agent.call_tool(
-                "page_text",
-                {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000},
-            )
-            assert _err(result) is None, result.content
-            text = result.structured_content["text"]
-            assert text == "é" * BIG_CHARS  # 10 MB of UTF-8: chunked on hop 3, reassembled intact
-            assert result.structured_content["nextOffset"] is None
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (_, agent):
+        opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
+        assert _err(opened) is None, opened.content
+        result = await agent.call_tool(
+            "page_text",
+            {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000},
+        )
+        assert _err(result) is None, result.content
+        text = result.structured_content["text"]
+        assert text == "é" * BIG_CHARS  # 10 MB of UTF-8: chunked on hop 3, reassembled intact
+        assert result.structured_content["nextOffset"] is None
 
 
 async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
@@ -251,7 +249,7 @@ async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_
         assert [(e["tool"], e["refusal"]) for e in timed_out] == [("tab_open", "confirm_timeout")]
 
 
-def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
+async def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     import base64
@@ -260,27 +258,23 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
-            assert _err(opened) is None, opened.content
-            tab = opened.structured_content["tab"]["id"]
-            ready = await agent.call_tool(
-                "page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000}
-            )
-            assert _err(ready) is None, ready.content
-            shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
-            assert _err(shot) is None, shot.content
-            image = shot.content[0]
-            assert isinstance(image, ImageContent), image
-            png = base64.b64decode(image.data, validate=True)
-            assert (
-                png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
-            )  # complete
-            width, height = struct.unpack(">II", png[16:24])
-            assert width >= 1200 and height >= 3200  # the whole page, not the viewport
-            assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte
-            assert shot.structured_content["bytes"] == len(png)
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (_, agent):
+        opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
+        assert _err(opened) is None, opened.content
+        tab = opened.structured_content["tab"]["id"]
+        ready = await agent.call_tool(
+            "page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000}
+        )
+        assert _err(ready) is None, ready.content
+        shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
+        assert _err(shot) is None, shot.content
+        image = shot.content[0]
+        assert isinstance(image, ImageContent), image
+        png = base64.b64decode(image.data, validate=True)
+        assert (
+            png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
+        )  # complete
+        width, height = struct.unpack(">II", png[16:24])
+        assert width >= 1200 and height >= 3200  # the whole page, not the viewport
+        assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte
+        assert shot.structured_content["bytes"] == len(png)

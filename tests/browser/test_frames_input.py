@@ -19,14 +19,11 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
-    chromium,
     confirm_page,
     keep_dialogs_open,
     launched,
-    mcp_client,
     ok,
     press,
     served_pages,
@@ -321,7 +318,7 @@ async def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_up
         assert await same.text_content("#out") == "trusted"
 
 
-def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
+async def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     """127.0.0.1 embeds localhost (out of process), which embeds localhost (same process as it)
@@ -329,36 +326,32 @@ def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a, b])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/nested"}))["tab"]["id"]
-            deadline = asyncio.get_running_loop().time() + 30
-            while True:
-                frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-                deep = {
-                    f["url"].split("who=")[1]: f["frameId"]
-                    for f in frames
-                    if f["url"] is not None and "who=deep" in f["url"]
-                }
-                if set(deep) == {"deep-cross", "deep-back"}:
-                    break
-                assert asyncio.get_running_loop().time() < deadline, frames
-                await asyncio.sleep(0.1)
-            for who, frame in deep.items():
-                at = {"tabId": tab, "frame": frame}
-                snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
-                assert snap["mode"] == "a11y", snap
-                assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
-                clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
-                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted", who
-                assert (await state(agent, tab, frame, "#count"))["text"] == "1", who
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/nested"}))["tab"]["id"]
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+            deep = {
+                f["url"].split("who=")[1]: f["frameId"]
+                for f in frames
+                if f["url"] is not None and "who=deep" in f["url"]
+            }
+            if set(deep) == {"deep-cross", "deep-back"}:
+                break
+            assert asyncio.get_running_loop().time() < deadline, frames
+            await asyncio.sleep(0.1)
+        for who, frame in deep.items():
+            at = {"tabId": tab, "frame": frame}
+            snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+            assert snap["mode"] == "a11y", snap
+            assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
+            clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
+            assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+            assert (await state(agent, tab, frame, "#out"))["text"] == "trusted", who
+            assert (await state(agent, tab, frame, "#count"))["text"] == "1", who
 
 
-def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
+async def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     """A point in a frame is mapped through its iframe element's box as Chrome draws it: a
@@ -367,24 +360,20 @@ def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a, b])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/transformed"}))["tab"]["id"]
-            frames = await loaded_frames(agent, tab)
-            for frame in (frames["same"], frames["cross"]):
-                at = {"tabId": tab, "frame": frame}
-                for n in ("1", "2"):
-                    clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
-                    assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-                    assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
-                    assert (await state(agent, tab, frame, "#count"))["text"] == n
-                low = await ok(agent, "page_mouse", {**at, "selector": "#low"})
-                assert low["clicked"] is True, low
-                assert (await state(agent, tab, frame, "#lowcount"))["text"] == "1", low
-            # Nothing else was hit: each frame counted only its own clicks.
-            for frame in (frames["same"], frames["cross"]):
-                assert (await state(agent, tab, frame, "#count"))["text"] == "2"
-
-    asyncio.run(scenario())
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/transformed"}))["tab"]["id"]
+        frames = await loaded_frames(agent, tab)
+        for frame in (frames["same"], frames["cross"]):
+            at = {"tabId": tab, "frame": frame}
+            for n in ("1", "2"):
+                clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
+                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
+                assert (await state(agent, tab, frame, "#count"))["text"] == n
+            low = await ok(agent, "page_mouse", {**at, "selector": "#low"})
+            assert low["clicked"] is True, low
+            assert (await state(agent, tab, frame, "#lowcount"))["text"] == "1", low
+        # Nothing else was hit: each frame counted only its own clicks.
+        for frame in (frames["same"], frames["cross"]):
+            assert (await state(agent, tab, frame, "#count"))["text"] == "2"
