@@ -21,9 +21,12 @@ from tests.fakes import FakeBrowser
 # directory, never the person's real ~/.config/tabwarden (their trust record, audit log and
 # spawner list). Tests that need a particular one set TABWARDEN_CONFIG_DIR themselves; tests of a
 # fresh HOME strip every TABWARDEN_ variable (tests/cli/test_readme_first_steps.py).
-if "TABWARDEN_CONFIG_DIR" not in os.environ:
+# Each worker process of a parallel run (tests/README.md) makes its own: it inherits the
+# controller's environment, and so the controller's directory, marked as ours.
+_OURS = "TABWARDEN_TEST_THROWAWAY_CONFIG"
+if os.environ.get("TABWARDEN_CONFIG_DIR", _OURS) == os.environ.get(_OURS, _OURS):
     _THROWAWAY_CONFIG = tempfile.mkdtemp(prefix="tabwarden-test-config-")
-    os.environ["TABWARDEN_CONFIG_DIR"] = _THROWAWAY_CONFIG
+    os.environ["TABWARDEN_CONFIG_DIR"] = os.environ[_OURS] = _THROWAWAY_CONFIG
     atexit.register(shutil.rmtree, _THROWAWAY_CONFIG, ignore_errors=True)
 
 
