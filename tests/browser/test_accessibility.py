@@ -35,7 +35,6 @@ from tests.browser.harness import launched
 
 pytestmark = pytest.mark.browser
 
-GUARD = 180.0  # hang guard only
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 ORIGIN = "https://example.com"
 # Two recently seen, unpaired MCP clients: two "Pair" buttons that must not share a name.

@@ -33,7 +33,6 @@ from tests.fixtures import our_identity
 
 pytestmark = pytest.mark.browser
 
-GUARD = 180.0
 NEW_CODE = "5151-7373"
 
 

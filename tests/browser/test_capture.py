@@ -322,7 +322,7 @@ async def _act(page: Any, selector: str, prefix: str) -> str:
     return await policy_status(page, prefix)
 
 
-def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
+async def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """The person's switch: on lands in the signed policy only with a tap; off needs none (the
@@ -330,25 +330,22 @@ def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
     gate = provision_for_pairing(browser, [site])
     assert gate.current().policy.console_capture is False
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            page, agent = paired.page, paired.agent
-            await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('yes')",
-                timeout=60_000,
-            )
-            assert await page.is_disabled("#console-capture-off")  # already off
-            assert await _act(page, "#console-capture-on", "done") == "done: policy.widen"
-            assert gate.current().policy.console_capture is True
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await _until(agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o))
-            await paired.cdp.send(
-                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": paired.authenticator}
-            )
-            assert await _act(page, "#console-capture-off", "done") == "done: policy_restrict"
-            assert gate.current().policy.console_capture is False
-            off = await ok(agent, "page_console", {"tabId": tab})
-            assert off["enabled"] is False and off["entries"] == []
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    async with paired_options_page(browser) as paired:
+        page, agent = paired.page, paired.agent
+        await page.wait_for_function(
+            "() => (document.getElementById('enrolled')?.textContent || '').startsWith('yes')",
+            timeout=60_000,
+        )
+        assert await page.is_disabled("#console-capture-off")  # already off
+        assert await _act(page, "#console-capture-on", "done") == "done: policy.widen"
+        assert gate.current().policy.console_capture is True
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+        await _until(agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o))
+        await paired.cdp.send(
+            "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": paired.authenticator}
+        )
+        assert await _act(page, "#console-capture-off", "done") == "done: policy_restrict"
+        assert gate.current().policy.console_capture is False
+        off = await ok(agent, "page_console", {"tabId": tab})
+        assert off["enabled"] is False and off["entries"] == []

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -16,8 +15,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust
 from tabwarden.manifests import ALLOWED_ORIGIN
+from tests.browser.harness import extension_connected
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -59,7 +59,7 @@ def test_tab_list_through_every_hop_then_browser_closed(
             assert tools["tab_list"].output_schema is not None
             assert "tabs" in tools["tab_list"].output_schema["properties"]
 
-            status = await wait_for_extension(client, time.monotonic() + 60)
+            status = await extension_connected(client)
             assert status["hostReachable"] and status["protocolVersion"] == 1
             assert status["browser"] == "chromium"
 
@@ -106,7 +106,7 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
 
     async def paired() -> None:
         async with Client(_params(browser.env)) as client:
-            await wait_for_extension(client, time.monotonic() + 60)
+            await extension_connected(client)
             result = await client.call_tool("tab_open", {"url": page_url})
             assert not result.is_error, result.content
             text = await client.call_tool(

@@ -32,7 +32,6 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.client_identity import measure_process
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
@@ -41,6 +40,7 @@ from tests.browser.harness import (
     ServedSite,
     chromium,
     confirm_page,
+    extension_connected,
     mcp_client,
     press,
     served_pages,
@@ -168,7 +168,7 @@ def _run(scenario: Callable[[], Awaitable[None]]) -> None:
 @contextlib.asynccontextmanager
 async def _chain(browser: ThrowawayBrowser) -> AsyncIterator[tuple[Any, Any]]:
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        await extension_connected(agent)
         yield context, agent
 
 
@@ -276,7 +276,7 @@ def test_chromium_killed_mid_call(
         async with mcp_client(browser) as agent:
             with contextlib.suppress(Exception):  # the browser dies under Playwright's feet
                 async with chromium(browser):
-                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                    await extension_connected(agent)
                     mid = await _mid_call(agent, site, effects)
                     pid = _chromium_pid(browser)
                     assert pid is not None
@@ -380,7 +380,7 @@ def test_host_sigkilled_mid_confirmation(
             await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
             assert effects.count == 0  # nothing happened before the person's yes
             # The yes is recorded through the host (a signed grant): wait for the new one.
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             await shows(window, other)
             await press(window, "#allow")
             try:

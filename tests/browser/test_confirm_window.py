@@ -15,13 +15,13 @@ from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,
     Request,
     chromium,
     confirm_page,
+    extension_connected,
     launched,
     mcp_client,
     press,
@@ -158,7 +158,7 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             attacker = await context.new_page()
             await attacker.goto(f"{a}/")
             attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))

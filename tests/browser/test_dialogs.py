@@ -486,7 +486,7 @@ async def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
         assert await state_of(agent, tab) == "own yes"
 
 
-def test_a_debugger_attached_after_a_dialog_opened_cannot_see_or_answer_it(
+async def test_a_debugger_attached_after_a_dialog_opened_cannot_see_or_answer_it(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """The platform fact ADR 0005 stands on (docs/platform-facts-dialogs.md): a CDP session
@@ -495,27 +495,24 @@ def test_a_debugger_attached_after_a_dialog_opened_cannot_see_or_answer_it(
     the debugger is not detached when idle: a dialog opened meanwhile would freeze the tab. This
     fails the day Chromium lets a late attach answer the dialog; re-measure then (issue 12)."""
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            seen = keep_dialogs_open(context)
-            page = await context.new_page()
-            await page.goto(f"{site}/")
-            # The page's own timer opens it; no session of ours is attached yet.
-            await page.evaluate("setTimeout(() => alert('opened before the attach'), 0)")
-            deadline = asyncio.get_running_loop().time() + 30
-            while not seen:
-                assert asyncio.get_running_loop().time() < deadline, "the alert never opened"
-                await asyncio.sleep(0.05)
-            late = await context.new_cdp_session(page)
-            announced: list[Any] = []
-            late.on("Page.javascriptDialogOpening", lambda event: announced.append(event))
-            enabling = asyncio.ensure_future(late.send("Page.enable"))
-            with pytest.raises(PlaywrightError, match="No dialog is showing"):
-                await late.send("Page.handleJavaScriptDialog", {"accept": False})
-            # Still open, and still answerable by the session that saw it open.
-            await seen[0].dismiss()
-            await asyncio.wait_for(enabling, 30)  # answers once the page is unblocked
-            assert announced == []
-            assert await page.evaluate("1 + 1") == 2
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+    async with chromium(browser) as context:
+        seen = keep_dialogs_open(context)
+        page = await context.new_page()
+        await page.goto(f"{site}/")
+        # The page's own timer opens it; no session of ours is attached yet.
+        await page.evaluate("setTimeout(() => alert('opened before the attach'), 0)")
+        deadline = asyncio.get_running_loop().time() + 30
+        while not seen:
+            assert asyncio.get_running_loop().time() < deadline, "the alert never opened"
+            await asyncio.sleep(0.05)
+        late = await context.new_cdp_session(page)
+        announced: list[Any] = []
+        late.on("Page.javascriptDialogOpening", lambda event: announced.append(event))
+        enabling = asyncio.ensure_future(late.send("Page.enable"))
+        with pytest.raises(PlaywrightError, match="No dialog is showing"):
+            await late.send("Page.handleJavaScriptDialog", {"accept": False})
+        # Still open, and still answerable by the session that saw it open.
+        await seen[0].dismiss()
+        await asyncio.wait_for(enabling, 30)  # answers once the page is unblocked
+        assert announced == []
+        assert await page.evaluate("1 + 1") == 2

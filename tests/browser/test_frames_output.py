@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Answer,
@@ -26,6 +25,7 @@ from tests.browser.harness import (
     Request,
     chromium,
     confirm_page,
+    extension_connected,
     launched,
     mcp_client,
     ok,
@@ -172,7 +172,7 @@ def _withheld_download(browser: ThrowawayBrowser, a: str, theirs: Any) -> None:
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
             await _frame_loaded(agent, tab, theirs.origin)
             # The frame's link is clicked (the person, or a click the page steered into it).

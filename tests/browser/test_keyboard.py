@@ -33,7 +33,6 @@ from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
 
 PAGE = b"""<!doctype html><html><head><title>keyboard</title><style>
 iframe { width: 300px; height: 40px; border: 0; display: block; }

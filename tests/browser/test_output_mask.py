@@ -36,7 +36,6 @@ from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0
 #: What a person typed into the GET login form's password field (its name is not secret-like).
 TYPED = "Tr0ub4dor and more"
 #: A multi-word password the page logs and sends as `pwd`.

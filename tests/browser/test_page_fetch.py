@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Reply,
@@ -24,6 +23,7 @@ from tests.browser.harness import (
     ServedSite,
     chromium,
     confirm_page,
+    extension_connected,
     launched,
     mcp_client,
     ok,
@@ -168,7 +168,7 @@ def test_a_post_the_server_answered_without_cors_is_delivered_and_a_dead_port_is
 
         async def scenario() -> None:
             async with chromium(browser) as context, mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
                 tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
                 widen(browser, pageFetch=True)
 

@@ -36,7 +36,6 @@ from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
 TOKEN = "Zx81kq2PLmQ9"
 FLAGS = ["--host-resolver-rules=MAP *.test 127.0.0.1"]
 #: b.test's other page: a select (one of whose options is the planted token), a field, a prompt().

@@ -17,13 +17,13 @@ from collections.abc import Iterator
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
     chromium,
     code,
     confirm_page,
+    extension_connected,
     keep_dialogs_open,
     launched,
     mcp_client,
@@ -122,7 +122,7 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
 
     async def scenario() -> None:
         async with chromium(browser) as _, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
             assert planted in (await ok(agent, "page_text", {"tabId": tab}))["text"]
             get = {"tabId": tab, "url": planted}
@@ -242,7 +242,7 @@ def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
                 context.on(
                     "page", lambda p: windows.append(p.url) if "/confirm.html" in p.url else None
                 )
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
                 opened = await ok(agent, "tab_open", {"url": f"{one.origin}{DEV_PATHS[0]}"})
                 tab = opened["tab"]["id"]
                 for path in DEV_PATHS:
