@@ -44,7 +44,7 @@ class NeverHappened(AssertionError):
 @overload
 async def until(
     what: str,
-    check: Callable[[], Awaitable[T]],
+    check: Callable[[], Awaitable[T | None]],
     *,
     timeout_s: float = ...,
     interval_s: float = ...,
@@ -52,7 +52,7 @@ async def until(
 @overload
 async def until(
     what: str,
-    check: Callable[[], T],
+    check: Callable[[], T | None],
     *,
     timeout_s: float = ...,
     interval_s: float = ...,

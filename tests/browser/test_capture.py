@@ -32,6 +32,7 @@ from tests.browser.harness import (
     widen,
 )
 from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.deadline import until
 
 pytestmark = pytest.mark.browser
 
@@ -141,14 +142,18 @@ async def _until(
 ) -> tuple[dict[str, Any], str]:
     """Call ``tool`` until ``done`` holds for its result (generous deadline); the result and
     everything the client received of it."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
+
+    async def answered() -> tuple[dict[str, Any], str] | None:
         result = await agent.call_tool(tool, args)
         assert not result.is_error, (tool, result.content)
         if done(result.structured_content):
             return result.structured_content, _everything(result)
-        assert asyncio.get_running_loop().time() < deadline, result.structured_content
-        await asyncio.sleep(0.2)
+        return None
+
+    found: tuple[dict[str, Any], str] = await until(
+        f"{tool} answered as wanted", answered, interval_s=0.2
+    )
+    return found
 
 
 def _texts(out: dict[str, Any]) -> list[str]:

@@ -47,6 +47,7 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
@@ -112,11 +113,7 @@ def _socket(browser: ThrowawayBrowser) -> Path:
 
 async def _until(condition: Callable[[], Any], what: str, timeout: float = 60) -> Any:
     """Poll ``condition`` until it is truthy (a hang guard with a generous deadline)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (value := condition()):
-        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.05)
-    return value
+    return await until(what, condition, timeout_s=timeout, interval_s=0.05)
 
 
 async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -124,14 +125,14 @@ async def _call(agent: Any, tool: str, args: dict[str, Any]) -> tuple[Any, str]:
 async def _until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
     """Call ``tool`` until what it returns holds ``needle`` (generous deadline); each answer is
     checked for leaks on the way."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
+
+    async def holds() -> str | None:
         result, seen = await _call(agent, tool, args)
         assert not result.is_error, seen
-        if needle in seen:
-            return seen
-        assert asyncio.get_running_loop().time() < deadline, seen
-        await asyncio.sleep(0.2)
+        return seen if needle in seen else None
+
+    found: str = await until(f"{tool} answered with {needle!r}", holds, interval_s=0.2)
+    return found
 
 
 async def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret(

@@ -26,6 +26,7 @@ from tabwarden.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tests.browser.harness import chromium, extension_connected, mcp_client, trust_this_process
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.pty_cli import spawn_cli
 
@@ -58,11 +59,7 @@ async def _code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
 async def _until(what: str, check: Callable[[], Awaitable[bool]]) -> None:
     """Poll ``check`` until it holds; a hang guard with a generous deadline, never a timing
     assertion."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
-    while not await check():
-        assert loop.time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.1)
+    await until(what, check, timeout_s=WAIT_S)
 
 
 def _hosts(browser: ThrowawayBrowser) -> list[psutil.Process]:

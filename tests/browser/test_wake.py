@@ -28,6 +28,7 @@ from tests.browser.harness import (
     served_pages,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -78,11 +79,7 @@ def _hosts(browser: ThrowawayBrowser) -> set[int]:
 
 
 async def _until(condition: Any, deadline_s: float, what: str) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.05)
+    await until(what, condition, timeout_s=deadline_s, interval_s=0.05)
 
 
 async def _stop_worker(cdp: CDPSession) -> None:
