@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -39,6 +39,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -143,6 +144,10 @@ async def state_of(agent: Any, tab: int) -> str:
     return str((await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"}))["text"])
 
 
+async def _is_state(agent: Any, tab: int, wanted: Callable[[str], bool]) -> bool:
+    return wanted(await state_of(agent, tab))
+
+
 async def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     agent: Client, context: BrowserContext, site: str
 ) -> None:
@@ -226,13 +231,7 @@ async def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     assert leaving["code"] == "dialog_open" and "beforeunload" in leaving["message"]
     left = await ok(agent, "page_dialog", {"tabId": tab, "action": "accept"})
     assert left["type"] == "beforeunload" and left["accepted"] is True
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        read = await agent.call_tool("page_text", {"tabId": tab})
-        if not read.is_error and "elsewhere" in read.structured_content["text"]:
-            break
-        assert asyncio.get_running_loop().time() < deadline, read.content
-        await asyncio.sleep(0.1)
+    await until_text(agent, tab, "elsewhere")
 
 
 async def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
@@ -244,10 +243,7 @@ async def test_a_dialog_on_a_tab_the_session_does_not_own_is_never_touched(
     person = await context.new_page()
     await person.goto(f"{site}/")
     await person.evaluate("setTimeout(() => alert('the person reads this'), 0)")
-    deadline = asyncio.get_running_loop().time() + 30
-    while not seen:
-        assert asyncio.get_running_loop().time() < deadline, "the alert never opened"
-        await asyncio.sleep(0.05)
+    await until("the alert opened", lambda: seen, interval_s=0.05)
     worker = context.service_workers[0] if context.service_workers else None
     if worker is None:
         worker = await context.wait_for_event("serviceworker", timeout=30_000)
@@ -310,13 +306,11 @@ async def test_an_inline_alert_while_the_page_is_parsed_answers_dialog_open_not_
 
 
 async def until_text(agent: Any, tab: int, text: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+    async def shows_text() -> bool:
         read = await agent.call_tool("page_text", {"tabId": tab})
-        if not read.is_error and text in read.structured_content["text"]:
-            return
-        assert asyncio.get_running_loop().time() < deadline, read.content
-        await asyncio.sleep(0.1)
+        return not read.is_error and text in read.structured_content["text"]
+
+    await until(f"page_text shows {text!r}", shows_text)
 
 
 async def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_its_page(
@@ -455,10 +449,9 @@ async def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
         keep_dialogs_open(context)
         url = f"{site}/framed?other={other_site}"
         tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
-        deadline = asyncio.get_running_loop().time() + 30
-        while await state_of(agent, tab) != "frame said ready":
-            assert asyncio.get_running_loop().time() < deadline, "the frame never loaded"
-            await asyncio.sleep(0.1)
+        await until(
+            "the frame loaded", lambda: _is_state(agent, tab, lambda s: s == "frame said ready")
+        )
         arming = asyncio.ensure_future(
             agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
         )
@@ -466,10 +459,9 @@ async def test_an_arm_answers_only_a_dialog_of_the_origin_it_was_armed_on(
         assert not (await arming).is_error
         # The embedded frame of another origin asks: dismissed, and the arm stays.
         await ok(agent, "page_click", {"tabId": tab, "selector": "#ask"})
-        deadline = asyncio.get_running_loop().time() + 30
-        while await state_of(agent, tab) == "frame said ready":
-            assert asyncio.get_running_loop().time() < deadline, "the frame never answered"
-            await asyncio.sleep(0.1)
+        await until(
+            "the frame answered", lambda: _is_state(agent, tab, lambda s: s != "frame said ready")
+        )
         assert await state_of(agent, tab) == "frame said no"
         listed = await ok(agent, "page_dialog", {"tabId": tab})
         assert listed["armed"] == {"answer": "accept", "origin": site}
@@ -501,10 +493,7 @@ async def test_a_debugger_attached_after_a_dialog_opened_cannot_see_or_answer_it
         await page.goto(f"{site}/")
         # The page's own timer opens it; no session of ours is attached yet.
         await page.evaluate("setTimeout(() => alert('opened before the attach'), 0)")
-        deadline = asyncio.get_running_loop().time() + 30
-        while not seen:
-            assert asyncio.get_running_loop().time() < deadline, "the alert never opened"
-            await asyncio.sleep(0.05)
+        await until("the alert opened", lambda: seen, interval_s=0.05)
         late = await context.new_cdp_session(page)
         announced: list[Any] = []
         late.on("Page.javascriptDialogOpening", lambda event: announced.append(event))
