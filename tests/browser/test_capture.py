@@ -9,7 +9,6 @@ is dropped at once and nothing more is recorded until it is turned on again."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
@@ -310,10 +309,11 @@ async def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_d
         {"consoleCapture": False, "origins": []},
         int(time.time()),
     )
-    deadline = asyncio.get_running_loop().time() + 60
-    while await allowed_in_rules():
-        assert asyncio.get_running_loop().time() < deadline, "the push never narrowed"
-        await asyncio.sleep(0.2)
+
+    async def narrowed() -> bool:
+        return not await allowed_in_rules()
+
+    await until("the push narrowed the session rules", narrowed, interval_s=0.2)
     widen(browser, consoleCapture=True, origins=[site])
     pushed = await ok(agent, "page_console", {"tabId": tab})
     assert pushed["enabled"] is True and pushed["entries"] == [], pushed

@@ -8,7 +8,6 @@ screenshot_too_large and the same tab's next call still works."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import http.server
 import os
@@ -23,6 +22,7 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import serve_http
 from tests.browser.harness import code, launched, ok, trust_this_process
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -247,13 +247,12 @@ async def test_pdf_download_viewport_and_screenshots(
         # The noise is drawn by the page's own script: capture only once it says a frame
         # holding it was produced (a capture of the still-empty canvas compresses to almost
         # nothing).
-        deadline = asyncio.get_running_loop().time() + 60
-        while True:
+
+        async def drawn() -> bool:
             tabs = (await ok(agent, "tab_list", {}))["tabs"]
-            if any(t["id"] == noisy and t["title"] == "noise ready" for t in tabs):
-                break
-            assert asyncio.get_running_loop().time() < deadline, "the noise page never drew"
-            await asyncio.sleep(0.1)
+            return any(t["id"] == noisy and t["title"] == "noise ready" for t in tabs)
+
+        await until("the noise page drew", drawn)
         big = await agent.call_tool("page_screenshot", {"tabId": noisy, "fullPage": True})
         error = tool_error(big) or {}
         assert error.get("code") == "screenshot_too_large", big.content

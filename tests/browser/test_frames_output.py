@@ -34,6 +34,7 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -75,13 +76,12 @@ def _text(result: Any) -> str:
 
 async def _frame_loaded(agent: Any, tab: int, origin: str) -> None:
     """Until page_frames lists the cross frame at its own origin (it starts as about:blank)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+
+    async def listed() -> bool:
         frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-        if any(f["origin"] == origin for f in frames):
-            return
-        assert asyncio.get_running_loop().time() < deadline, frames
-        await asyncio.sleep(0.1)
+        return any(f["origin"] == origin for f in frames)
+
+    await until(f"page_frames lists a frame of {origin}", listed)
 
 
 async def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
@@ -179,10 +179,11 @@ def _withheld_download(browser: ThrowawayBrowser, a: str, theirs: Any) -> None:
             page = next(p for p in context.pages if p.url == f"{a}/")
             frame = next(f for f in page.frames if f.url.startswith(theirs.origin))
             await frame.click("#dl")
-            deadline = asyncio.get_running_loop().time() + 30
-            while not theirs.requests("/files/token-7f3a.bin"):
-                assert asyncio.get_running_loop().time() < deadline, "the frame never downloaded"
-                await asyncio.sleep(0.05)
+            await until(
+                "the frame downloaded",
+                lambda: theirs.requests("/files/token-7f3a.bin"),
+                interval_s=0.05,
+            )
             for args in ({"url": "token-7f3a"}, {"filename": "token"}, {}):
                 result = await agent.call_tool(
                     "page_wait_download", {"tabId": tab, "timeoutMs": 5000, **args}

@@ -11,7 +11,6 @@ gave, is asked nothing."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -34,6 +33,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
@@ -193,10 +193,10 @@ async def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_
     async with launched(browser) as (context, agent):
         form = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/form"}))["tab"]["id"]
         tab = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/hop"}))["tab"]["id"]
-        deadline = time.monotonic() + 30
-        while not any(p.url == f"{bank.origin}/account" for p in context.pages):
-            assert time.monotonic() < deadline, [p.url for p in context.pages]
-            await asyncio.sleep(0.1)
+        await until(
+            "the bank's account page opened",
+            lambda: any(p.url == f"{bank.origin}/account" for p in context.pages),
+        )
         scrolled = await ok(agent, "page_scroll", {"tabId": tab, "observe": {"text": True}})
         assert TOKEN in scrolled["observation"]["text"]["text"]
         typed = {"tabId": form, "selector": "#user", "value": TOKEN}

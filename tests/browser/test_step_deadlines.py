@@ -7,14 +7,13 @@ the person answers the dialog themselves, the tab works again. The real chain: M
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tests.browser.harness import chromium, extension_connected, mcp_client, ok, trust_this_process
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -62,12 +61,11 @@ async def test_a_dialog_blocked_page_answers_dialog_open_at_once(
         # The dialog was really open all along; once answered, the tab works again.
         assert [d.type for d in dialogs] == ["alert"]
         await dialogs[0].dismiss()
-        deadline = asyncio.get_running_loop().time() + 30
-        while True:
+
+        async def answered() -> bool:
             after = await agent.call_tool(
                 "page_get_state", {"tabId": blocked, "selector": "#state"}
             )
-            if not after.is_error and after.structured_content["text"] == "answered":
-                break
-            assert asyncio.get_running_loop().time() < deadline, after.content
-            await asyncio.sleep(0.1)
+            return not after.is_error and after.structured_content["text"] == "answered"
+
+        await until("the blocked tab answers again", answered)

@@ -9,7 +9,6 @@ not a link is wrong_element. A tab of the person's is never touched by the rules
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -183,8 +183,9 @@ async def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref
         mine = await context.new_page()
         await mine.goto(f"{a}/")
         await mine.click("#away")
-        deadline = time.monotonic() + 30
-        while not any(p.startswith("/collect?token=") for p in seen(attacker_site)):
-            assert time.monotonic() < deadline, seen(attacker_site)
-            await asyncio.sleep(0.05)
+        await until(
+            "the attacker's site was sent the token",
+            lambda: any(p.startswith("/collect?token=") for p in seen(attacker_site)),
+            interval_s=0.05,
+        )
         await mine.wait_for_selector("#got")
