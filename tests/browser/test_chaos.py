@@ -42,6 +42,7 @@ from tests.browser.harness import (
     confirm_page,
     extension_connected,
     mcp_client,
+    ok,
     press,
     served_pages,
     shows,
@@ -116,13 +117,6 @@ async def _until(condition: Callable[[], Any], what: str, timeout: float = 60) -
     return await until(what, condition, timeout_s=timeout, interval_s=0.05)
 
 
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
 async def _works(agent: Any, site: str) -> None:
     """The next call works: a new tab, and its text read back (retried while the part comes
     back, within a generous deadline)."""
@@ -134,7 +128,7 @@ async def _works(agent: Any, site: str) -> None:
         assert asyncio.get_running_loop().time() < deadline, opened.content
         await asyncio.sleep(0.25)
     tab = opened.structured_content["tab"]["id"]
-    assert "plain page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+    assert "plain page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
 
 @dataclass
@@ -150,7 +144,7 @@ class MidCall:
 
 
 async def _mid_call(agent: Any, site: str, effects: Effects) -> MidCall:
-    tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
     call = asyncio.create_task(
         agent.call_tool("page_navigate", {"tabId": tab, "url": f"{site}/effect"})
     )
@@ -365,7 +359,7 @@ def test_host_sigkilled_mid_confirmation(
 
     async def scenario() -> None:
         async with _chain(browser) as (context, agent):
-            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
             asking = asyncio.ensure_future(confirm_page(context))
             call = asyncio.create_task(
                 agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})

@@ -28,7 +28,7 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.verify import Effective
-from tests.browser.harness import confirm_page_presence, mcp_client, press
+from tests.browser.harness import confirm_page_presence, mcp_client, ok, press
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
@@ -79,13 +79,6 @@ def _restrict(browser: ThrowawayBrowser, setting: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
 async def _code_becomes(agent: Any, tool: str, args: dict[str, Any], want: str | None) -> None:
     """Poll a read-only tool until its error code is ``want`` (None: it succeeds)."""
     loop = asyncio.get_running_loop()
@@ -126,15 +119,15 @@ async def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensio
         # The record as the person paired it, and its seal: what the attacker keeps a copy of.
         older, older_seal = record.read_bytes(), seal.read_bytes()
         older_epoch = gate.current().epoch
-        tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
 
         # The person narrows something: a newer record, and the agent works at its epoch.
         _restrict(browser, "clickGraceSeconds=10")
         seen_epoch = gate.current().epoch
         assert seen_epoch > older_epoch
-        await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        state = await _ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+        state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
         assert state["text"] == "clicked:2"
         [page] = _site_pages(context, site)
 
@@ -207,7 +200,7 @@ async def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensio
             assert _fresh_read(browser).refused is None
             assert _fresh_read(browser).epoch > seen_epoch
             await _code_becomes(agent2, "tab_list", {}, None)
-            opened = await _ok(agent2, "tab_open", {"url": f"{site}/page2"})
+            opened = await ok(agent2, "tab_open", {"url": f"{site}/page2"})
             assert opened["tab"]["url"].startswith(site)
             await popup.reload()
             await _banner(popup, shown=False)
@@ -260,8 +253,8 @@ async def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_
 
     async with paired_options_page(browser) as paired:
         context, agent = paired.context, paired.agent
-        tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
         [page] = _site_pages(context, site)
         # What the attacker keeps: the record and seal as they were before the kill.
         before_kill, before_kill_seal = record.read_bytes(), seal.read_bytes()

@@ -25,7 +25,14 @@ import pytest
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tests.browser.harness import chromium, extension_connected, mcp_client, trust_this_process
+from tests.browser.harness import (
+    chromium,
+    code,
+    extension_connected,
+    mcp_client,
+    ok,
+    trust_this_process,
+)
 from tests.deadline import until
 from tests.fakes import tool_error
 from tests.pty_cli import spawn_cli
@@ -43,17 +50,6 @@ def _provision(browser: ThrowawayBrowser, site: str, **restrictions: Any) -> Non
     trust_this_process(browser, [site])
     for key, value in restrictions.items():  # narrowing: free, unsigned
         store.add_restriction(config / "trust.json", key, value, 1_800_000_000)
-
-
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
-async def _code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
-    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
 
 
 async def _until(what: str, check: Callable[[], Awaitable[bool]]) -> None:
@@ -163,8 +159,8 @@ async def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
     async with chromium(browser) as context, mcp_client(browser) as agent:
         await extension_connected(agent)
         url = f"{site}/page2"
-        tab = (await _ok(agent, "tab_open", {"url": url}))["tab"]["id"]
-        assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+        tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
         # 1. The host is SIGKILLed: no session_end, no goodbye. Chrome starts another when
         # the worker reconnects; the same MCP process still drives its tab.
@@ -172,9 +168,9 @@ async def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
         os.kill(first, signal.SIGKILL)
         await _one_host(browser, other_than=first)
         await extension_connected(agent)
-        listed = await _ok(agent, "tab_list", {})
+        listed = await ok(agent, "tab_list", {})
         assert [t["id"] for t in listed["tabs"]] == [tab]
-        assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
         # 2. The service worker is stopped (its memory is gone; the port closes and the host
         # exits). Nothing in this branch wakes it by itself (that is issue 18's alarm): the
@@ -186,26 +182,26 @@ async def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
         await popup.goto(POPUP)
         await _one_host(browser, other_than=second)
         await extension_connected(agent)
-        listed = await _ok(agent, "tab_list", {})
+        listed = await ok(agent, "tab_list", {})
         assert [t["id"] for t in listed["tabs"]] == [tab], "ownership came back from storage"
-        assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
         await popup.close()
 
         # 3. The attacker: a second MCP server (another process, attested and paired like
         # the first) goes for the first one's tab. It is another session: not its tab.
         async with mcp_client(browser) as intruder:
             await extension_connected(intruder)
-            assert (await _ok(intruder, "tab_list", {}))["tabs"] == []
+            assert (await ok(intruder, "tab_list", {}))["tabs"] == []
             for tool, args in (
                 ("page_text", {"tabId": tab}),
                 ("page_navigate", {"tabId": tab, "url": f"{site}/done"}),
                 ("tab_close", {"tabId": tab}),
             ):
-                assert await _code(intruder, tool, args) == "tab_not_owned", tool
+                assert await code(intruder, tool, args) == "tab_not_owned", tool
             # ...and it cannot ask for every session's tabs either: no such action for it.
         assert url in _urls(context), "the tab is untouched"
         assert _page(context, url).url == url
-        assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
 
 async def _gone(pid: int) -> bool:
@@ -225,7 +221,7 @@ async def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_ter
         urls = [f"{site}/other?tab={n}" for n in (1, 2, 3)]
         async with mcp_client(browser) as agent:
             await extension_connected(agent)
-            ids = [(await _ok(agent, "tab_open", {"url": u}))["tab"]["id"] for u in urls]
+            ids = [(await ok(agent, "tab_open", {"url": u}))["tab"]["id"] for u in urls]
             live = await _cli_tabs(browser)
             assert sorted(t["id"] for t in live["tabs"]) == sorted(ids)
             assert not any(t["orphaned"] for t in live["tabs"])
@@ -289,7 +285,7 @@ async def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
         url = f"{site}/other?lost"
         async with mcp_client(browser) as agent:
             await extension_connected(agent)
-            tab = (await _ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+            tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
             os.kill(await _one_host(browser), signal.SIGKILL)
         # The MCP server exited (its client closed it) with no host to see it.
 
@@ -315,7 +311,7 @@ async def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, 
                 "() => document.getElementById('policy-status').textContent.startsWith('done')"
             )
             assert await options.is_disabled("#close-tabs-on")
-            await _ok(agent, "tab_open", {"url": url})
+            await ok(agent, "tab_open", {"url": url})
             await _pages_are(context, present={url})
         await _pages_are(context, present=set(), absent={url})  # the session ended
         assert (await _cli_tabs(browser))["tabs"] == []
@@ -330,8 +326,8 @@ async def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked
         seen, unseen = f"{site}/other?seen", f"{site}/other?unseen"
         async with mcp_client(browser) as first:
             await extension_connected(first)
-            seen_id = (await _ok(first, "tab_open", {"url": seen}))["tab"]["id"]
-            await _ok(first, "tab_open", {"url": unseen})  # the active tab of its window
+            seen_id = (await ok(first, "tab_open", {"url": seen}))["tab"]["id"]
+            await ok(first, "tab_open", {"url": unseen})  # the active tab of its window
         await _until("both orphaned", lambda: _n_orphans(browser, 2))
         # The person looks at one of them (activates it: tabs.onActivated).
         await _pages_are(context, present={seen, unseen})
@@ -342,7 +338,7 @@ async def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked
             await extension_connected(second)
             # At the cap: the orphan nobody looked at makes room.
             new = f"{site}/other?new"
-            await _ok(second, "tab_open", {"url": new})
+            await ok(second, "tab_open", {"url": new})
             await _pages_are(context, present={seen, new}, absent={unseen})
             # At the cap again: one live tab and one the person looked at. Refused, and
             # nothing closed.
@@ -354,7 +350,7 @@ async def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked
             assert f"{site}/other?more" not in _urls(context)
             rows = (await _cli_tabs(browser))["tabs"]
             assert sorted(r["id"] for r in rows) == sorted(
-                [seen_id, (await _ok(second, "tab_list", {}))["tabs"][0]["id"]]
+                [seen_id, (await ok(second, "tab_list", {}))["tabs"][0]["id"]]
             )
 
 
