@@ -13,11 +13,11 @@ from mcp import Client
 from playwright.async_api import BrowserContext
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     chromium,
     code,
     confirm_page,
+    extension_connected,
     launched,
     mcp_client,
     ok,
@@ -168,7 +168,7 @@ async def test_eight_concurrent_sessions_never_lose_or_misroute_a_reply(
 
     async def session(n: int) -> None:
         async with mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 90)
+            await extension_connected(agent, timeout_s=90)
             tab = (await ok(agent, "tab_open", {"url": f"{site}/page2?s={n}"}))["tab"]["id"]
             for _ in range(3):
                 tabs = (await ok(agent, "tab_list", {}))["tabs"]
