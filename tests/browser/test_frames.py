@@ -27,6 +27,7 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -79,8 +80,8 @@ async def refused(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]
 
 async def frames_of(agent: Any, tab: int, want: int) -> list[dict[str, Any]]:
     """page_frames once all `want` frames are there (subframes commit after the top load)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+
+    async def all_there() -> list[dict[str, Any]] | None:
         frames: list[dict[str, Any]] = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
         # Each iframe starts as about:blank (its parent's origin) before /inner commits.
         loaded = all(f["url"] is None or "/inner" in f["url"] for f in frames[1:])
@@ -90,8 +91,10 @@ async def frames_of(agent: Any, tab: int, want: int) -> list[dict[str, Any]]:
             and any(f["origin"].startswith("http://localhost") for f in frames)
         ):
             return frames
-        assert asyncio.get_running_loop().time() < deadline, frames
-        await asyncio.sleep(0.1)
+        return None
+
+    found: list[dict[str, Any]] = await until(f"page_frames lists {want} loaded frames", all_there)
+    return found
 
 
 def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -142,16 +143,18 @@ def site_port() -> Iterator[int]:
 
 async def loaded_frames(agent: Any, tab: int) -> dict[str, int]:
     """The frameIds of the two iframes once both have committed /inner (by origin)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+
+    async def both_committed() -> dict[str, int] | None:
         frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
         subs = [f for f in frames if f["frameId"] != 0]
         if len(subs) == 2 and all(f["url"] is None or "/inner" in f["url"] for f in subs):
             by = {f["origin"].split(":")[1].strip("/"): f["frameId"] for f in subs}
             if set(by) == {"127.0.0.1", "localhost"}:
                 return {"same": by["127.0.0.1"], "cross": by["localhost"]}
-        assert asyncio.get_running_loop().time() < deadline, frames
-        await asyncio.sleep(0.1)
+        return None
+
+    found: dict[str, int] = await until("both iframes committed /inner", both_committed)
+    return found
 
 
 async def state(agent: Any, tab: int, frame: int, selector: str) -> dict[str, Any]:
@@ -237,14 +240,13 @@ async def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
         page_of = next(p for p in context.pages if p.url == f"{a}/")
         inner = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
         await inner.evaluate("location.reload()")
-        deadline = asyncio.get_running_loop().time() + 30
-        while True:  # the frame's new document (its counter starts again), once it answers
+
+        async def reloaded() -> bool:  # the frame's new document (its counter starts again)
             again = await agent.call_tool("page_get_state", {"tabId": tab, "frame": frames[
                 "same"], "selector": "#count"})  # fmt: skip
-            if not again.is_error and again.structured_content["text"] == "0":
-                break
-            assert asyncio.get_running_loop().time() < deadline, again
-            await asyncio.sleep(0.1)
+            return not again.is_error and again.structured_content["text"] == "0"
+
+        await until("the reloaded frame answers", reloaded)
         stale = await refused(agent, "page_mouse", {"tabId": tab, "frame": frames["same"],
                                                     "ref": refs["same"]})  # fmt: skip
         assert stale["code"] == "bad_ref", stale
