@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import inspect
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.deadline import TEST_S, within
 from tests.fakes import FakeBrowser
 
 # Every process the suite starts that builds its environment from ours finds a throwaway config
 # directory, never the person's real ~/.config/tabwarden (their trust record, audit log and
 # spawner list). Tests that need a particular one set TABWARDEN_CONFIG_DIR themselves; tests of a
 # fresh HOME strip every TABWARDEN_ variable (tests/cli/test_readme_first_steps.py).
-if "TABWARDEN_CONFIG_DIR" not in os.environ:
+# Each worker process of a parallel run (tests/README.md) makes its own: it inherits the
+# controller's environment, and so the controller's directory, marked as ours.
+_OURS = "TABWARDEN_TEST_THROWAWAY_CONFIG"
+if os.environ.get("TABWARDEN_CONFIG_DIR", _OURS) == os.environ.get(_OURS, _OURS):
     _THROWAWAY_CONFIG = tempfile.mkdtemp(prefix="tabwarden-test-config-")
-    os.environ["TABWARDEN_CONFIG_DIR"] = _THROWAWAY_CONFIG
+    os.environ["TABWARDEN_CONFIG_DIR"] = os.environ[_OURS] = _THROWAWAY_CONFIG
     atexit.register(shutil.rmtree, _THROWAWAY_CONFIG, ignore_errors=True)
 
 
@@ -48,3 +55,55 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail("this test needs root, and CI=true: run the suite as root", pytrace=False)
     pytest.skip("needs root (CI runs it as root)")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (``async def test_…``) and async fixtures run on asyncio, the loop the product
+    runs on; anyio's pytest plugin (installed with the MCP SDK) drives them."""
+    return "asyncio"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    """Every async test body runs under one hang guard: ``TEST_S``, or the seconds of the
+    closest ``@pytest.mark.deadline(seconds)`` (a module's ``pytestmark``). Its fixtures wait
+    under their own deadlines (tests/deadline.py)."""
+    test = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(test):
+        return (yield)
+    marker = pyfuncitem.get_closest_marker("deadline")
+    seconds = float(marker.args[0]) if marker is not None else TEST_S
+
+    @functools.wraps(test)
+    async def guarded(**kwargs: Any) -> None:
+        await within(
+            f"{pyfuncitem.name} finished (its hang guard)", test(**kwargs), timeout_s=seconds
+        )
+
+    pyfuncitem.obj = guarded
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = test
+
+
+#: Tests that must not overlap each other when the suite runs on several workers (pytest-xdist
+#: ``--dist loadgroup`` runs one group's tests on one worker, one after another), by a fixture
+#: they use: what they share.
+SERIAL_BY_FIXTURE = {
+    # Chrome's permission dialog, found in screenshots of a headful Chromium on Xvfb and clicked
+    # with XTEST input: one such window at a time keeps the machine quiet enough for it.
+    "x_display": "x-display",
+    # useradd/userdel take /etc/passwd's lock.
+    "intruder": "system-users",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        for fixture, group in SERIAL_BY_FIXTURE.items():
+            if fixture in names:
+                item.add_marker(pytest.mark.xdist_group(group))

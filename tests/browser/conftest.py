@@ -7,14 +7,24 @@ having driven a real browser.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.demo import serve_page
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
-from tests.browser.harness import Answer, Reply, served_pages
+from tests.browser.harness import (
+    Answer,
+    Reply,
+    chromium,
+    connected_agent,
+    ok,
+    served_pages,
+    trust_this_process,
+)
 
 
 @pytest.fixture
@@ -31,6 +41,48 @@ def browser() -> Iterator[ThrowawayBrowser]:
         yield b
     finally:
         b.close()
+
+
+# -- the usual setup, in the order it happens: record, browser, agent, tab --
+
+
+@pytest.fixture
+def origins(site: str) -> list[str]:
+    """The origins the trust record approves: ``site``'s. A module that needs others overrides
+    this fixture."""
+    return [site]
+
+
+@pytest.fixture
+def trusted(browser: ThrowawayBrowser, origins: list[str]) -> ThrowawayBrowser:
+    """``browser`` with the trust record most tests start from: this test process paired as the
+    MCP client (``agent``), ``origins`` approved."""
+    trust_this_process(browser, origins)
+    return browser
+
+
+@pytest.fixture
+async def context(trusted: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
+    """The throwaway Chromium, headless, with the extension and our host, launched through
+    Playwright (so the test can click extension windows); closed after the test."""
+    async with chromium(trusted) as launched:
+        yield launched
+
+
+@pytest.fixture
+async def agent(trusted: ThrowawayBrowser, context: BrowserContext) -> AsyncIterator[Client]:
+    """A real MCP client through the whole chain (it spawns ``tabwarden mcp``), connected: the
+    extension answered ``bridge_status``. Closed before the browser."""
+    async with connected_agent(trusted) as client:
+        yield client
+
+
+@pytest.fixture
+async def tab(agent: Client, site: str) -> int:
+    """A tab the agent opened (and so owns) on ``site``'s form page; its id."""
+    opened = await ok(agent, "tab_open", {"url": f"{site}/"})
+    tab_id: int = opened["tab"]["id"]
+    return tab_id
 
 
 # -- the fixture site the page-tool tests drive (one origin: http://127.0.0.1:<port>) --

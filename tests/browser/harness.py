@@ -1,6 +1,7 @@
 """Helpers every real-Chromium test shares: a browser with the extension and our host, an MCP
 client through the real chain, the confirm window, the options page's pairing steps, and the
-local sites the tests' tabs visit (``served_pages``).
+local sites the tests' tabs visit (``served_pages``). tests/browser/conftest.py turns the usual
+setup into fixtures (``agent``, ``context``, ``tab``); tests/README.md says which to use.
 
 Helpers only (no tests): test modules import from here, never from each other."""
 
@@ -27,6 +28,7 @@ from tabwarden.demo import provision_throwaway_trust, serve_http
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
+from tests.deadline import WAIT_S, until
 from tests.fakes import tool_error
 
 
@@ -45,6 +47,46 @@ def mcp_client(browser: ThrowawayBrowser) -> Client:
             command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env
         )
     )
+
+
+async def extension_connected(agent: Client, timeout_s: float = WAIT_S) -> dict[str, Any]:
+    """Wait until ``agent``'s ``bridge_status`` says the extension is connected; its status."""
+    seen: list[Any] = []
+
+    async def connected() -> dict[str, Any] | None:
+        status: dict[str, Any] = (await agent.call_tool("bridge_status", {})).structured_content
+        seen[:] = [status]
+        return status if status.get("extensionConnected") else None
+
+    try:
+        status = await until("the extension connected to the host", connected, timeout_s=timeout_s)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc} (last bridge_status: {seen[-1] if seen else None})") from None
+    connected_status: dict[str, Any] = status
+    return connected_status
+
+
+@contextlib.asynccontextmanager
+async def connected_agent(browser: ThrowawayBrowser) -> AsyncIterator[Client]:
+    """An MCP client through the real chain (``tabwarden mcp`` spawned as an agent would),
+    once the extension is connected; closed when the block ends."""
+    async with mcp_client(browser) as agent:
+        await extension_connected(agent)
+        yield agent
+
+
+@contextlib.asynccontextmanager
+async def launched(
+    browser: ThrowawayBrowser, display: str | None = None, extra_flags: Sequence[str] = ()
+) -> AsyncIterator[tuple[BrowserContext, Client]]:
+    """``chromium(browser, display, extra_flags)`` and a ``connected_agent``: what the
+    ``context`` and ``agent`` fixtures give, for a test that provisions first or launches again
+    in its body."""
+    async with (
+        chromium(browser, display, extra_flags) as context,
+        connected_agent(browser) as agent,
+    ):
+        yield context, agent
 
 
 @contextlib.asynccontextmanager

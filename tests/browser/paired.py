@@ -4,7 +4,6 @@ Chrome's virtual authenticator."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import time
@@ -13,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     CODE,
     chromium,
+    extension_connected,
     mcp_client,
     options_status,
     pair_options_page,
@@ -54,7 +53,7 @@ class Paired:
 async def paired_options_page(browser: ThrowawayBrowser) -> AsyncIterator[Paired]:
     """Launch the browser and an MCP client, pair the options page with ``CODE`` and a tap."""
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        await extension_connected(agent)
         page = await context.new_page()
         await page.goto(OPTIONS)
         cdp, authenticator = await add_authenticator(context, page)

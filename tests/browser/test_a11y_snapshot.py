@@ -7,7 +7,6 @@ of one ref — with the redaction an attacker would probe (password values, card
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +14,12 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, served_pages, trust_this_process
+from tests.browser.harness import (
+    launched,
+    ok,
+    served_pages,
+    trust_this_process,
+)
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -112,153 +115,143 @@ def by_name(snap: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.promise("H4-32")
-def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
+async def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:
     trust_this_process(browser, [a11y_site])
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/aria"}))["tab"]["id"]
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/aria"}))["tab"]["id"]
 
-            snap = await ok(agent, "page_snapshot", {"tabId": tab})
-            assert snap["mode"] == "a11y" and snap["truncated"] is False, snap
-            rows = by_name(snap)
-            # Roles, names, levels and states as Chrome computes them.
-            assert (rows["Orders"]["role"], rows["Orders"]["level"]) == ("heading", 1)
-            assert (rows["Filters"]["role"], rows["Filters"]["level"]) == ("heading", 3)
-            assert rows["Agree"]["role"] == "checkbox"
-            assert rows["Agree"]["states"]["checked"] is True
-            assert rows["Some"]["states"]["checked"] == "mixed"
-            assert rows["Menu"]["states"]["expanded"] is False
-            assert rows["Bold"]["states"]["pressed"] is True
-            assert rows["Disabled action"]["states"]["disabled"] is True
-            assert rows["Email"]["states"]["required"] is True
-            assert rows["Email"]["value"] == "a@b.c"
-            assert rows["First tab"]["states"]["selected"] is True
-            assert rows["Shadow action"]["role"] == "button"  # an open shadow root
-            assert rows["Panel"]["role"] == "region"
-            assert rows["Save draft"]["depth"] > rows["Panel"]["depth"]
-            # Hidden nodes are left out; a password's value never appears, nor its bullets;
-            # a card number is masked in a value.
-            assert "Ghost button" not in rows and "Gone button" not in rows
-            assert rows["Password"]["role"] == "textbox" and rows["Password"].get("value") is None
-            assert CARD not in rows["Card number"]["value"]
-            pay = next(item for item in snap["snapshot"] if item["name"].startswith("Pay"))
-            assert CARD not in pay["name"] and pay["role"] == "button"
-            dump = json.dumps(snap)
-            assert "hunter2" not in dump and "\u2022" not in dump and CARD not in dump
+        snap = await ok(agent, "page_snapshot", {"tabId": tab})
+        assert snap["mode"] == "a11y" and snap["truncated"] is False, snap
+        rows = by_name(snap)
+        # Roles, names, levels and states as Chrome computes them.
+        assert (rows["Orders"]["role"], rows["Orders"]["level"]) == ("heading", 1)
+        assert (rows["Filters"]["role"], rows["Filters"]["level"]) == ("heading", 3)
+        assert rows["Agree"]["role"] == "checkbox"
+        assert rows["Agree"]["states"]["checked"] is True
+        assert rows["Some"]["states"]["checked"] == "mixed"
+        assert rows["Menu"]["states"]["expanded"] is False
+        assert rows["Bold"]["states"]["pressed"] is True
+        assert rows["Disabled action"]["states"]["disabled"] is True
+        assert rows["Email"]["states"]["required"] is True
+        assert rows["Email"]["value"] == "a@b.c"
+        assert rows["First tab"]["states"]["selected"] is True
+        assert rows["Shadow action"]["role"] == "button"  # an open shadow root
+        assert rows["Panel"]["role"] == "region"
+        assert rows["Save draft"]["depth"] > rows["Panel"]["depth"]
+        # Hidden nodes are left out; a password's value never appears, nor its bullets;
+        # a card number is masked in a value.
+        assert "Ghost button" not in rows and "Gone button" not in rows
+        assert rows["Password"]["role"] == "textbox" and rows["Password"].get("value") is None
+        assert CARD not in rows["Card number"]["value"]
+        pay = next(item for item in snap["snapshot"] if item["name"].startswith("Pay"))
+        assert CARD not in pay["name"] and pay["role"] == "button"
+        dump = json.dumps(snap)
+        assert "hunter2" not in dump and "\u2022" not in dump and CARD not in dump
 
-            # Stable refs: the same elements keep their refs across a11y snapshots, and the DOM
-            # walk hands out the very same refs (one ref store); the walk lists what the tree
-            # hides.
-            again = by_name(await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"}))
-            assert {n: r["ref"] for n, r in again.items()} == {n: r["ref"] for n, r in rows.items()}
-            dom = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "dom"})
-            assert dom["mode"] == "dom"
-            dom_rows = by_name(dom)
-            assert dom_rows["Save"]["ref"] == rows["Save"]["ref"]
-            assert dom_rows["Menu"]["ref"] == rows["Menu"]["ref"]
-            assert "Ghost button" in dom_rows
-            assert "hunter2" not in json.dumps(dom)
+        # Stable refs: the same elements keep their refs across a11y snapshots, and the DOM
+        # walk hands out the very same refs (one ref store); the walk lists what the tree
+        # hides.
+        again = by_name(await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"}))
+        assert {n: r["ref"] for n, r in again.items()} == {n: r["ref"] for n, r in rows.items()}
+        dom = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "dom"})
+        assert dom["mode"] == "dom"
+        dom_rows = by_name(dom)
+        assert dom_rows["Save"]["ref"] == rows["Save"]["ref"]
+        assert dom_rows["Menu"]["ref"] == rows["Menu"]["ref"]
+        assert "Ghost button" in dom_rows
+        assert "hunter2" not in json.dumps(dom)
 
-            # compact: interactive elements only.
-            compact = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
-            roles = {item["role"] for item in compact["snapshot"]}
-            assert "heading" not in roles and "region" not in roles
-            assert {"button", "checkbox", "textbox", "link", "tab"} <= roles
+        # compact: interactive elements only.
+        compact = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        roles = {item["role"] for item in compact["snapshot"]}
+        assert "heading" not in roles and "region" not in roles
+        assert {"button", "checkbox", "textbox", "link", "tab"} <= roles
 
-            # Scope by ref and by selector: the region and what it holds, nothing else.
-            panel = rows["Panel"]["ref"]
-            scoped = await ok(agent, "page_snapshot", {"tabId": tab, "ref": panel})
-            names = [item["name"] for item in scoped["snapshot"]]
-            assert names == ["Panel", "Save draft", "Save", "Autosave"], names
-            by_selector = await ok(agent, "page_snapshot", {"tabId": tab, "selector": "#panel"})
-            assert [item["name"] for item in by_selector["snapshot"]] == names
+        # Scope by ref and by selector: the region and what it holds, nothing else.
+        panel = rows["Panel"]["ref"]
+        scoped = await ok(agent, "page_snapshot", {"tabId": tab, "ref": panel})
+        names = [item["name"] for item in scoped["snapshot"]]
+        assert names == ["Panel", "Save draft", "Save", "Autosave"], names
+        by_selector = await ok(agent, "page_snapshot", {"tabId": tab, "selector": "#panel"})
+        assert [item["name"] for item in by_selector["snapshot"]] == names
 
-            # page_find: exact name first, then prefix, then substring; role filters; limit.
-            found = await ok(agent, "page_find", {"tabId": tab, "role": "button", "name": "save"})
-            assert [m["name"] for m in found["matches"]] == ["Save", "Save draft", "Autosave"]
-            assert found["matches"][0]["ref"] == rows["Save"]["ref"] and found["total"] == 3
-            exact = await ok(
-                agent, "page_find", {"tabId": tab, "role": "button", "name": "Save", "exact": True}
-            )
-            assert [m["ref"] for m in exact["matches"]] == [rows["Save"]["ref"]]
-            one = await ok(agent, "page_find", {"tabId": tab, "name": "save", "limit": 1})
-            assert len(one["matches"]) == 1 and one["total"] == 4  # the link counts too
-            too_many = await agent.call_tool("page_find", {"tabId": tab, "name": "x", "limit": 51})
-            assert too_many.is_error
+        # page_find: exact name first, then prefix, then substring; role filters; limit.
+        found = await ok(agent, "page_find", {"tabId": tab, "role": "button", "name": "save"})
+        assert [m["name"] for m in found["matches"]] == ["Save", "Save draft", "Autosave"]
+        assert found["matches"][0]["ref"] == rows["Save"]["ref"] and found["total"] == 3
+        exact = await ok(
+            agent, "page_find", {"tabId": tab, "role": "button", "name": "Save", "exact": True}
+        )
+        assert [m["ref"] for m in exact["matches"]] == [rows["Save"]["ref"]]
+        one = await ok(agent, "page_find", {"tabId": tab, "name": "save", "limit": 1})
+        assert len(one["matches"]) == 1 and one["total"] == 4  # the link counts too
+        too_many = await agent.call_tool("page_find", {"tabId": tab, "name": "x", "limit": 51})
+        assert too_many.is_error
 
-            # page_get_state: box and inViewport; {exists: false} for no match and a stale ref.
-            state = await ok(agent, "page_get_state", {"tabId": tab, "ref": rows["Save"]["ref"]})
-            assert state["exists"] is True and state["tag"] == "button"
-            assert state["box"]["width"] > 0 and state["box"]["height"] > 0
-            assert state["inViewport"] is True
-            missing = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#nope"})
-            assert missing["exists"] is False and "#nope" in missing["reason"]
+        # page_get_state: box and inViewport; {exists: false} for no match and a stale ref.
+        state = await ok(agent, "page_get_state", {"tabId": tab, "ref": rows["Save"]["ref"]})
+        assert state["exists"] is True and state["tag"] == "button"
+        assert state["box"]["width"] > 0 and state["box"]["height"] > 0
+        assert state["inViewport"] is True
+        missing = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#nope"})
+        assert missing["exists"] is False and "#nope" in missing["reason"]
 
-            # page_text of one ref: its text, masked as page text; a password field has none.
-            text = await ok(agent, "page_text", {"tabId": tab, "ref": rows["Orders"]["ref"]})
-            assert text["text"] == "Orders" and text["totalChars"] == 6
-            main = next(item for item in snap["snapshot"] if item["role"] == "main")
-            body = await ok(agent, "page_text", {"tabId": tab, "ref": main["ref"]})
-            assert "Total: 42 items" in body["text"] and CARD not in body["text"]
-            assert "hunter2" not in body["text"]
-            pw = await ok(agent, "page_text", {"tabId": tab, "ref": rows["Password"]["ref"]})
-            assert pw["text"] == ""
+        # page_text of one ref: its text, masked as page text; a password field has none.
+        text = await ok(agent, "page_text", {"tabId": tab, "ref": rows["Orders"]["ref"]})
+        assert text["text"] == "Orders" and text["totalChars"] == 6
+        main = next(item for item in snap["snapshot"] if item["role"] == "main")
+        body = await ok(agent, "page_text", {"tabId": tab, "ref": main["ref"]})
+        assert "Total: 42 items" in body["text"] and CARD not in body["text"]
+        assert "hunter2" not in body["text"]
+        pw = await ok(agent, "page_text", {"tabId": tab, "ref": rows["Password"]["ref"]})
+        assert pw["text"] == ""
 
-            # A new document: the old refs answer {exists: false}, never another element.
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/aria"})
-            stale = await ok(agent, "page_get_state", {"tabId": tab, "ref": rows["Save"]["ref"]})
-            assert stale["exists"] is False and "page_snapshot" in stale["reason"]
-            fresh = by_name(await ok(agent, "page_snapshot", {"tabId": tab}))
-            assert fresh["Save"]["ref"] != rows["Save"]["ref"]
-
-    asyncio.run(scenario())
+        # A new document: the old refs answer {exists: false}, never another element.
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/aria"})
+        stale = await ok(agent, "page_get_state", {"tabId": tab, "ref": rows["Save"]["ref"]})
+        assert stale["exists"] is False and "page_snapshot" in stale["reason"]
+        fresh = by_name(await ok(agent, "page_snapshot", {"tabId": tab}))
+        assert fresh["Save"]["ref"] != rows["Save"]["ref"]
 
 
 @pytest.mark.promise("H4-32")
-def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
+async def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
     browser: ThrowawayBrowser, a11y_site: str
 ) -> None:
     trust_this_process(browser, [a11y_site])
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/virtual"}))["tab"]["id"]
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/virtual"}))["tab"]["id"]
 
-            # 10,000 rows, a few dozen rendered: maxNodes bounds the answer and says so.
-            bounded = await ok(agent, "page_snapshot", {"tabId": tab, "maxNodes": 10})
-            assert len(bounded["snapshot"]) == 10 and bounded["truncated"] is True
-            whole = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
-            assert whole["mode"] == "a11y"
-            names = [item["name"] for item in whole["snapshot"]]
-            assert "Row 1" in names and "Row 10000" not in names and len(names) <= 40
+        # 10,000 rows, a few dozen rendered: maxNodes bounds the answer and says so.
+        bounded = await ok(agent, "page_snapshot", {"tabId": tab, "maxNodes": 10})
+        assert len(bounded["snapshot"]) == 10 and bounded["truncated"] is True
+        whole = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        assert whole["mode"] == "a11y"
+        names = [item["name"] for item in whole["snapshot"]]
+        assert "Row 1" in names and "Row 10000" not in names and len(names) <= 40
 
-            # A page that mutates every few milliseconds: every snapshot answers, and the
-            # element that stays keeps its ref.
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/mutating"})
-            seen = set()
-            for _ in range(5):
-                snap = await ok(agent, "page_snapshot", {"tabId": tab})
-                assert snap["mode"] == "a11y"
-                seen.add(by_name(snap)["Stable"]["ref"])
-            assert len(seen) == 1
+        # A page that mutates every few milliseconds: every snapshot answers, and the
+        # element that stays keeps its ref.
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/mutating"})
+        seen = set()
+        for _ in range(5):
+            snap = await ok(agent, "page_snapshot", {"tabId": tab})
+            assert snap["mode"] == "a11y"
+            seen.add(by_name(snap)["Stable"]["ref"])
+        assert len(seen) == 1
 
-            # A sparse tree (visible buttons under aria-hidden): auto merges the DOM walk's rows,
-            # marked; mode a11y alone lists only what the tree has.
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/sparse"})
-            auto = await ok(agent, "page_snapshot", {"tabId": tab})
-            assert auto["mode"] == "a11y+dom"
-            rows = by_name(auto)
-            assert rows["Reachable"].get("source") is None
-            assert rows["Hidden 3"]["source"] == "dom"
-            only = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
-            assert [item["name"] for item in only["snapshot"]] == ["Reachable"]
-            assert tool_error(
-                await agent.call_tool("page_snapshot", {"tabId": tab, "ref": "@e999"})
-            )
-
-    asyncio.run(scenario())
+        # A sparse tree (visible buttons under aria-hidden): auto merges the DOM walk's rows,
+        # marked; mode a11y alone lists only what the tree has.
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/sparse"})
+        auto = await ok(agent, "page_snapshot", {"tabId": tab})
+        assert auto["mode"] == "a11y+dom"
+        rows = by_name(auto)
+        assert rows["Reachable"].get("source") is None
+        assert rows["Hidden 3"]["source"] == "dom"
+        only = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
+        assert [item["name"] for item in only["snapshot"]] == ["Reachable"]
+        assert tool_error(await agent.call_tool("page_snapshot", {"tabId": tab, "ref": "@e999"}))

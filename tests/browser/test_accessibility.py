@@ -19,7 +19,6 @@ For each page this proves:
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from pathlib import Path
@@ -28,15 +27,14 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 from tabwarden.trust.audit import AuditLog
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import launched
 
 pytestmark = pytest.mark.browser
 
-GUARD = 180.0  # hang guard only
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 ORIGIN = "https://example.com"
 # Two recently seen, unpaired MCP clients: two "Pair" buttons that must not share a name.
@@ -350,7 +348,7 @@ def _seed(config: Path) -> None:
     audit.append("browser_pair", decision="granted", path="webauthn")
 
 
-def test_options_popup_and_confirm_pages_are_accessible_and_offline(
+async def test_options_popup_and_confirm_pages_are_accessible_and_offline(
     browser: ThrowawayBrowser,
 ) -> None:
     _seed(browser.root / "config")
@@ -375,40 +373,36 @@ def test_options_popup_and_confirm_pages_are_accessible_and_offline(
         problems.extend(f"{name}: requested {u}" for u in requests if not u.startswith(BASE))
         await page.close()
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            # Options: wait until every section has rendered from the host's answers.
-            await visit(
-                context,
-                "options.html",
-                """() => {
-                const t = (id) => document.getElementById(id)?.textContent || '';
-                const n = (sel) => document.querySelectorAll(sel).length;
-                return t('policy-summary').startsWith('Trust record version')
-                  && t('audit-status').endsWith('entries') && n('#audit tbody tr') > 0
-                  && n('#clients-recent button') === 2
-                  && n('#sites-list button[data-origin]') === 1; }""",
-            )
-            await visit(
-                context,
-                "popup.html",
-                """() => {
-                const s = document.getElementById('state')?.textContent || '';
-                return s !== '' && !s.startsWith('Loading')
-                  && document.querySelectorAll('#recent li').length > 0; }""",
-            )
-            # Confirm: an unknown id shows "expired" with Deny/Allow disabled; enable them as a real
-            # request would, so their focus order and indicator are checked too.
-            await visit(
-                context,
-                "confirm.html?id=x",
-                "() => (document.getElementById('status')?.textContent || '').includes('expired')",
-                "() => { for (const b of document.querySelectorAll('#deny, #allow')) "
-                "b.disabled = false; }",
-            )
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        # Options: wait until every section has rendered from the host's answers.
+        await visit(
+            context,
+            "options.html",
+            """() => {
+            const t = (id) => document.getElementById(id)?.textContent || '';
+            const n = (sel) => document.querySelectorAll(sel).length;
+            return t('policy-summary').startsWith('Trust record version')
+              && t('audit-status').endsWith('entries') && n('#audit tbody tr') > 0
+              && n('#clients-recent button') === 2
+              && n('#sites-list button[data-origin]') === 1; }""",
+        )
+        await visit(
+            context,
+            "popup.html",
+            """() => {
+            const s = document.getElementById('state')?.textContent || '';
+            return s !== '' && !s.startsWith('Loading')
+              && document.querySelectorAll('#recent li').length > 0; }""",
+        )
+        # Confirm: an unknown id shows "expired" with Deny/Allow disabled; enable them as a real
+        # request would, so their focus order and indicator are checked too.
+        await visit(
+            context,
+            "confirm.html?id=x",
+            "() => (document.getElementById('status')?.textContent || '').includes('expired')",
+            "() => { for (const b of document.querySelectorAll('#deny, #allow')) "
+            "b.disabled = false; }",
+        )
     assert problems == [], "\n".join(problems)
     # The walk covered the dynamic controls and the ones that matter most.
     must = {

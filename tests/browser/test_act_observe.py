@@ -7,7 +7,6 @@ that stops, does."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,12 +14,10 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
-    chromium,
     code,
-    mcp_client,
+    launched,
     ok,
     served_pages,
     trust_this_process,
@@ -101,183 +98,165 @@ def act_site(elsewhere: str) -> Iterator[str]:
 
 
 @pytest.mark.promise("H4-33")
-def test_an_action_waits_then_observes_through_the_read_tools(
+async def test_an_action_waits_then_observes_through_the_read_tools(
     browser: ThrowawayBrowser, act_site: str
 ) -> None:
     trust_this_process(browser, [act_site])
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
 
-            # The effect comes 200 ms after the click: waitFor holds the answer until it shows,
-            # and the observation sees it.
-            done = await ok(
-                agent,
-                "page_click",
-                {
-                    "tabId": tab,
-                    "selector": "#add",
-                    "waitFor": {"selector": "#result", "timeoutMs": 30_000},
-                    "observe": {"snapshot": "compact", "text": True},
-                },
-            )
-            assert done["clicked"] is True and done["navigated"] is False
-            seen = done["observation"]
-            assert "skipped" not in seen
-            assert "added 1" in seen["text"]["text"]
-            # The observation is page_text's and page_snapshot's: masked, no password values.
-            assert "4111 1111 1111 1111" not in str(done) and "hunter2" not in str(done)
-            names = {item["name"]: item["ref"] for item in seen["snapshot"]["snapshot"]}
-            assert {"Add", "Hide", "Doomed"} <= set(names)
+        # The effect comes 200 ms after the click: waitFor holds the answer until it shows,
+        # and the observation sees it.
+        done = await ok(
+            agent,
+            "page_click",
+            {
+                "tabId": tab,
+                "selector": "#add",
+                "waitFor": {"selector": "#result", "timeoutMs": 30_000},
+                "observe": {"snapshot": "compact", "text": True},
+            },
+        )
+        assert done["clicked"] is True and done["navigated"] is False
+        seen = done["observation"]
+        assert "skipped" not in seen
+        assert "added 1" in seen["text"]["text"]
+        # The observation is page_text's and page_snapshot's: masked, no password values.
+        assert "4111 1111 1111 1111" not in str(done) and "hunter2" not in str(done)
+        names = {item["name"]: item["ref"] for item in seen["snapshot"]["snapshot"]}
+        assert {"Add", "Hide", "Doomed"} <= set(names)
 
-            # Its refs are this document's: usable at once, and waitFor takes a ref too.
-            hidden = await ok(
-                agent,
-                "page_click",
-                {
-                    "tabId": tab,
-                    "selector": "#hide",
-                    "waitFor": {"ref": names["Doomed"], "state": "absent", "timeoutMs": 30_000},
-                },
-            )
-            assert "observation" not in hidden  # not asked for: the result reads as before
-            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#status"})
-            assert state["text"] == "here"
-            assert (
-                await code(agent, "page_click", {"tabId": tab, "ref": names["Doomed"]}) == "bad_ref"
-            )
+        # Its refs are this document's: usable at once, and waitFor takes a ref too.
+        hidden = await ok(
+            agent,
+            "page_click",
+            {
+                "tabId": tab,
+                "selector": "#hide",
+                "waitFor": {"ref": names["Doomed"], "state": "absent", "timeoutMs": 30_000},
+            },
+        )
+        assert "observation" not in hidden  # not asked for: the result reads as before
+        state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#status"})
+        assert state["text"] == "here"
+        assert await code(agent, "page_click", {"tabId": tab, "ref": names["Doomed"]}) == "bad_ref"
 
-            filled = await ok(
+        filled = await ok(
+            agent,
+            "page_fill",
+            {"tabId": tab, "selector": "#name", "value": "alice", "observe": {"text": True}},
+        )
+        assert filled["filled"] is True and "text" in filled["observation"]
+
+        # A bad waitFor or observe acts on nothing: the counter stays at one click. The
+        # schema refuses some (the SDK's error), the extension the rest (bad_request).
+        schema_bad: list[dict[str, Any]] = [
+            {"waitFor": {"selector": "#result", "state": "gone"}},
+            {"observe": {"snapshot": "everything"}},
+        ]
+        for bad in schema_bad:
+            refused = await agent.call_tool("page_click", {"tabId": tab, "selector": "#add", **bad})
+            assert refused.is_error, bad
+        extension_bad: list[dict[str, Any]] = [
+            {"waitFor": {"selector": "#result", "text": "added"}},
+            {"observe": {}},
+        ]
+        for bad in extension_bad:
+            refusal = await code(agent, "page_click", {"tabId": tab, "selector": "#add", **bad})
+            assert refusal == "bad_request", bad
+        counted = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#result"})
+        assert counted["text"] == "added 1"
+
+        # The trusted-input and navigation actions observe the same way.
+        mouse = await ok(
+            agent,
+            "page_mouse",
+            {
+                "tabId": tab,
+                "selector": "#add",
+                "waitFor": {"text": "added 2", "timeoutMs": 30_000},
+                "observe": {"text": True},
+            },
+        )
+        assert mouse["clicked"] is True and "added 2" in mouse["observation"]["text"]["text"]
+        moved = await ok(
+            agent,
+            "page_navigate",
+            {"tabId": tab, "url": f"{act_site}/mutating", "observe": {"snapshot": "full"}},
+        )
+        assert moved["observation"]["snapshot"]["title"] == "mutating"
+
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
+        # An unmet waitFor: the action was done, the answer says timeout.
+        assert (
+            await code(
                 agent,
                 "page_fill",
-                {"tabId": tab, "selector": "#name", "value": "alice", "observe": {"text": True}},
-            )
-            assert filled["filled"] is True and "text" in filled["observation"]
-
-            # A bad waitFor or observe acts on nothing: the counter stays at one click. The
-            # schema refuses some (the SDK's error), the extension the rest (bad_request).
-            schema_bad: list[dict[str, Any]] = [
-                {"waitFor": {"selector": "#result", "state": "gone"}},
-                {"observe": {"snapshot": "everything"}},
-            ]
-            for bad in schema_bad:
-                refused = await agent.call_tool(
-                    "page_click", {"tabId": tab, "selector": "#add", **bad}
-                )
-                assert refused.is_error, bad
-            extension_bad: list[dict[str, Any]] = [
-                {"waitFor": {"selector": "#result", "text": "added"}},
-                {"observe": {}},
-            ]
-            for bad in extension_bad:
-                refusal = await code(agent, "page_click", {"tabId": tab, "selector": "#add", **bad})
-                assert refusal == "bad_request", bad
-            counted = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#result"})
-            assert counted["text"] == "added 1"
-
-            # The trusted-input and navigation actions observe the same way.
-            mouse = await ok(
-                agent,
-                "page_mouse",
                 {
                     "tabId": tab,
-                    "selector": "#add",
-                    "waitFor": {"text": "added 2", "timeoutMs": 30_000},
-                    "observe": {"text": True},
+                    "selector": "#name",
+                    "value": "bob",
+                    "waitFor": {"selector": "#never", "timeoutMs": 300},
                 },
             )
-            assert mouse["clicked"] is True and "added 2" in mouse["observation"]["text"]["text"]
-            moved = await ok(
-                agent,
-                "page_navigate",
-                {"tabId": tab, "url": f"{act_site}/mutating", "observe": {"snapshot": "full"}},
-            )
-            assert moved["observation"]["snapshot"]["title"] == "mutating"
-
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
-            # An unmet waitFor: the action was done, the answer says timeout.
-            assert (
-                await code(
-                    agent,
-                    "page_fill",
-                    {
-                        "tabId": tab,
-                        "selector": "#name",
-                        "value": "bob",
-                        "waitFor": {"selector": "#never", "timeoutMs": 300},
-                    },
-                )
-                == "timeout"
-            )
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+            == "timeout"
+        )
 
 
 @pytest.mark.promise("H4-33")
-def test_the_observation_skips_a_tab_that_left_the_approved_sites(
+async def test_the_observation_skips_a_tab_that_left_the_approved_sites(
     browser: ThrowawayBrowser, act_site: str, elsewhere: str
 ) -> None:
     """The attacker's page sends the tab to a site nobody approved right after the click; the
     agent asked to observe. It gets ``skipped`` and not one byte of the other site."""
     trust_this_process(browser, [act_site])
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
-            result = await agent.call_tool(
-                "page_click",
-                {
-                    "tabId": tab,
-                    "selector": "#leave",
-                    # "leaving" shows 500 ms after the navigation to the other site started.
-                    "waitFor": {"text": "leaving", "timeoutMs": 30_000},
-                    "observe": {"snapshot": "full", "text": True},
-                },
-            )
-            # Stopped before it leaves: the navigation is stopped before its request leaves
-            # (lib/nav-block.js); the action says so (blocked, or its wait's failure reported as the
-            # stop), and the observation, when there is one, never holds the other site.
-            error = tool_error(result)
-            if error is None:
-                out = result.structured_content
-                assert out.get("blocked") == elsewhere or set(out["observation"]) == {"skipped"}
-            else:
-                assert error["code"] == "origin_not_approved" and elsewhere in error["message"]
-            everything = str(result.structured_content) + str(result.content)
-            assert SECRET not in everything and "Steal" not in everything
-            # The tab stayed on the approved site.
-            tabs = (await ok(agent, "tab_list", {}))["tabs"]
-            assert next(t["url"] for t in tabs if t["id"] == tab).startswith(act_site)
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{act_site}/"}))["tab"]["id"]
+        result = await agent.call_tool(
+            "page_click",
+            {
+                "tabId": tab,
+                "selector": "#leave",
+                # "leaving" shows 500 ms after the navigation to the other site started.
+                "waitFor": {"text": "leaving", "timeoutMs": 30_000},
+                "observe": {"snapshot": "full", "text": True},
+            },
+        )
+        # Stopped before it leaves: the navigation is stopped before its request leaves
+        # (lib/nav-block.js); the action says so (blocked, or its wait's failure reported as the
+        # stop), and the observation, when there is one, never holds the other site.
+        error = tool_error(result)
+        if error is None:
+            out = result.structured_content
+            assert out.get("blocked") == elsewhere or set(out["observation"]) == {"skipped"}
+        else:
+            assert error["code"] == "origin_not_approved" and elsewhere in error["message"]
+        everything = str(result.structured_content) + str(result.content)
+        assert SECRET not in everything and "Steal" not in everything
+        # The tab stayed on the approved site.
+        tabs = (await ok(agent, "tab_list", {}))["tabs"]
+        assert next(t["url"] for t in tabs if t["id"] == tab).startswith(act_site)
 
 
-def test_page_settle_waits_for_quiet_and_says_when_it_never_came(
+async def test_page_settle_waits_for_quiet_and_says_when_it_never_came(
     browser: ThrowawayBrowser, act_site: str
 ) -> None:
     trust_this_process(browser, [act_site])
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{act_site}/mutating"}))["tab"]["id"]
-            settled = await ok(
-                agent, "page_settle", {"tabId": tab, "stableMs": 400, "timeoutMs": 60_000}
-            )
-            assert settled["settled"] is True and settled["quietMs"] >= 400
-            # Settled means the mutations had stopped: the page says so.
-            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"})
-            assert state["text"] == "stopped"
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{act_site}/mutating"}))["tab"]["id"]
+        settled = await ok(
+            agent, "page_settle", {"tabId": tab, "stableMs": 400, "timeoutMs": 60_000}
+        )
+        assert settled["settled"] is True and settled["quietMs"] >= 400
+        # Settled means the mutations had stopped: the page says so.
+        state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#state"})
+        assert state["text"] == "stopped"
 
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/forever"})
-            never = await ok(
-                agent, "page_settle", {"tabId": tab, "stableMs": 500, "timeoutMs": 1500}
-            )
-            assert never["settled"] is False and never["quietMs"] < 500
-            negative = await agent.call_tool("page_settle", {"tabId": tab, "stableMs": -1})
-            assert negative.is_error
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/forever"})
+        never = await ok(agent, "page_settle", {"tabId": tab, "stableMs": 500, "timeoutMs": 1500})
+        assert never["settled"] is False and never["quietMs"] < 500
+        negative = await agent.call_tool("page_settle", {"tabId": tab, "stableMs": -1})
+        assert negative.is_error

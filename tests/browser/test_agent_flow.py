@@ -20,12 +20,10 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
-    chromium,
     confirm_page,
     keep_dialogs_open,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -83,84 +81,78 @@ def _row(snapshot: dict[str, Any], role: str, name: str) -> dict[str, Any]:
     return row
 
 
-def test_navigate_snapshot_type_click_through_confirm_and_observe(
+async def test_navigate_snapshot_type_click_through_confirm_and_observe(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     trust_this_process(browser, [site])
     widen(browser, dialogArming=True)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)  # Playwright must not answer the page's confirm() for us
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)  # Playwright must not answer the page's confirm() for us
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-            # navigate
-            landed = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/compose"})
-            assert landed["url"] == f"{site}/compose" and landed["title"] == "compose"
+        # navigate
+        landed = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/compose"})
+        assert landed["url"] == f"{site}/compose" and landed["title"] == "compose"
 
-            # compact snapshot: interactive elements only, from the accessibility tree
-            snap = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
-            assert snap["mode"] in ("a11y", "a11y+dom"), snap
-            editor = _row(snap, "textbox", "Post body")
-            publish = _row(snap, "button", "Publish")
-            assert not [r for r in snap["snapshot"] if r["role"] == "heading"], "compact"
+        # compact snapshot: interactive elements only, from the accessibility tree
+        snap = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        assert snap["mode"] in ("a11y", "a11y+dom"), snap
+        editor = _row(snap, "textbox", "Post body")
+        publish = _row(snap, "button", "Publish")
+        assert not [r for r in snap["snapshot"] if r["role"] == "heading"], "compact"
 
-            # A programmatic value does not take in this editor; trusted typing does.
-            tried = await ok(
-                agent, "page_fill", {"tabId": tab, "ref": editor["ref"], "value": POST}
-            )
-            assert tried["applied"] == "no", tried
-            typed = await ok(
-                agent,
-                "page_fill",
-                {"tabId": tab, "ref": editor["ref"], "value": POST, "method": "insertText"},
-            )
-            assert typed == {"filled": True, "applied": "yes", "length": len(POST)}
-            assert POST not in str(typed)  # the content never comes back
+        # A programmatic value does not take in this editor; trusted typing does.
+        tried = await ok(agent, "page_fill", {"tabId": tab, "ref": editor["ref"], "value": POST})
+        assert tried["applied"] == "no", tried
+        typed = await ok(
+            agent,
+            "page_fill",
+            {"tabId": tab, "ref": editor["ref"], "value": POST, "method": "insertText"},
+        )
+        assert typed == {"filled": True, "applied": "yes", "length": len(POST)}
+        assert POST not in str(typed)  # the content never comes back
 
-            # The button is covered: reported with what is on top, and not clicked.
-            covered = await ok(agent, "page_mouse", {"tabId": tab, "ref": publish["ref"]})
-            assert covered["covered"] is True and covered["clicked"] is False, covered
-            assert "Publish for real" in covered["hitTarget"]
-            assert covered["hitRef"].startswith("@e")
+        # The button is covered: reported with what is on top, and not clicked.
+        covered = await ok(agent, "page_mouse", {"tabId": tab, "ref": publish["ref"]})
+        assert covered["covered"] is True and covered["clicked"] is False, covered
+        assert "Publish for real" in covered["hitTarget"]
+        assert covered["hitRef"].startswith("@e")
 
-            # Arm an OK for the page's next dialog: the person allows it in the confirm window.
-            arming = asyncio.ensure_future(
-                agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
-            )
-            window = await confirm_page(context)
-            await shows(window, "Press OK on the next dialog")
-            await press(window, "#allow")
-            armed = await arming
-            assert not armed.is_error, armed.content
-            assert armed.structured_content["armed"] == {"answer": "accept", "origin": site}
+        # Arm an OK for the page's next dialog: the person allows it in the confirm window.
+        arming = asyncio.ensure_future(
+            agent.call_tool("page_dialog", {"tabId": tab, "arm": "accept"})
+        )
+        window = await confirm_page(context)
+        await shows(window, "Press OK on the next dialog")
+        await press(window, "#allow")
+        armed = await arming
+        assert not armed.is_error, armed.content
+        assert armed.structured_content["armed"] == {"answer": "accept", "origin": site}
 
-            # Click through the hit target, and read the outcome in the same call.
-            clicked = await ok(
-                agent,
-                "page_mouse",
-                {"tabId": tab, "ref": covered["hitRef"], "observe": {"text": True}},
-            )
-            assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-            observed = clicked["observation"]
-            assert "skipped" not in observed, observed
-            assert f"published: {POST}" in observed["text"]["text"]
+        # Click through the hit target, and read the outcome in the same call.
+        clicked = await ok(
+            agent,
+            "page_mouse",
+            {"tabId": tab, "ref": covered["hitRef"], "observe": {"text": True}},
+        )
+        assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+        observed = clicked["observation"]
+        assert "skipped" not in observed, observed
+        assert f"published: {POST}" in observed["text"]["text"]
 
-            # The confirm() was answered by the arm, once, its text as the page wrote it.
-            recent = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"]
-            assert recent[-1] == {
-                "type": "confirm",
-                "message": f"Publish {len(POST)} characters?",
-                "origin": site,
-                "answered": "accepted",
-                "by": "arm",
-            }
-            assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
+        # The confirm() was answered by the arm, once, its text as the page wrote it.
+        recent = (await ok(agent, "page_dialog", {"tabId": tab}))["recent"]
+        assert recent[-1] == {
+            "type": "confirm",
+            "message": f"Publish {len(POST)} characters?",
+            "origin": site,
+            "answered": "accepted",
+            "by": "arm",
+        }
+        assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
 
-            # Outside the bridge: the page holds what the agent was told.
-            [page] = [p for p in context.pages if p.url == f"{site}/compose"]
-            assert await page.text_content("#status") == f"published: {POST}"
-            assert await page.text_content("#preview") == POST
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        # Outside the bridge: the page holds what the agent was told.
+        [page] = [p for p in context.pages if p.url == f"{site}/compose"]
+        assert await page.text_content("#status") == f"published: {POST}"
+        assert await page.text_content("#preview") == POST

@@ -17,7 +17,6 @@ import psutil
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
@@ -25,6 +24,7 @@ from tabwarden.trust.keys import HostKey
 from tests.browser.harness import (
     CODE,
     chromium,
+    extension_connected,
     mcp_client,
     options_status,
     pair_options_page,
@@ -75,7 +75,7 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
 
     async def pair_then_swap(context: Any) -> None:
         async with mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             page = await context.new_page()
             await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
             cdp, _ = await add_authenticator(context, page)

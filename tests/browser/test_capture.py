@@ -9,7 +9,6 @@ is dropped at once and nothing more is recorded until it is turned on again."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
@@ -18,22 +17,21 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
 from tests.browser.harness import (
     Reply,
     Request,
-    chromium,
-    mcp_client,
     ok,
     policy_status,
     served_pages,
-    trust_this_process,
     widen,
 )
 from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.deadline import until
 
 pytestmark = pytest.mark.browser
 
@@ -143,14 +141,18 @@ async def _until(
 ) -> tuple[dict[str, Any], str]:
     """Call ``tool`` until ``done`` holds for its result (generous deadline); the result and
     everything the client received of it."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
+
+    async def answered() -> tuple[dict[str, Any], str] | None:
         result = await agent.call_tool(tool, args)
         assert not result.is_error, (tool, result.content)
         if done(result.structured_content):
             return result.structured_content, _everything(result)
-        assert asyncio.get_running_loop().time() < deadline, result.structured_content
-        await asyncio.sleep(0.2)
+        return None
+
+    found: tuple[dict[str, Any], str] = await until(
+        f"{tool} answered as wanted", answered, interval_s=0.2
+    )
+    return found
 
 
 def _texts(out: dict[str, Any]) -> list[str]:
@@ -162,169 +164,160 @@ def _entry(out: dict[str, Any], path: str) -> dict[str, Any] | None:
 
 
 @pytest.mark.promise("H4-52")
-def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped_when_off(
-    browser: ThrowawayBrowser, site: str, other: str
+async def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_dropped_when_off(
+    browser: ThrowawayBrowser, agent: Client, context: BrowserContext, site: str, other: str
 ) -> None:
-    trust_this_process(browser, [site])
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    # Off (the default): the page logs and fetches; nothing is recorded.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
+    await _until(agent, "page_get_state", {"tabId": tab, "selector": "#state"},
+                 lambda s: s["text"] == "fetched 2")  # fmt: skip
+    off = await ok(agent, "page_console", {"tabId": tab})
+    assert off["enabled"] is False and off["entries"] == []
+    assert "consoleCapture=true" in off["hint"]
+    net_off = await ok(agent, "page_network", {"tabId": tab})
+    assert net_off["enabled"] is False and net_off["entries"] == []
 
-            # Off (the default): the page logs and fetches; nothing is recorded.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
-            await _until(agent, "page_get_state", {"tabId": tab, "selector": "#state"},
-                         lambda s: s["text"] == "fetched 2")  # fmt: skip
-            off = await ok(agent, "page_console", {"tabId": tab})
-            assert off["enabled"] is False and off["entries"] == []
-            assert "consoleCapture=true" in off["hint"]
-            net_off = await ok(agent, "page_network", {"tabId": tab})
-            assert net_off["enabled"] is False and net_off["entries"] == []
+    # On, by a signed widening (what `tabwarden policy set` signs).
+    widen(browser, consoleCapture=True, networkCapture=True)
+    first = await ok(agent, "page_console", {"tabId": tab})
+    assert first["enabled"] is True
+    # What the page logged before capture began is not there (Chrome replays it).
+    assert first["entries"] == [], first
 
-            # On, by a signed widening (what `tabwarden policy set` signs).
-            widen(browser, consoleCapture=True, networkCapture=True)
-            first = await ok(agent, "page_console", {"tabId": tab})
-            assert first["enabled"] is True
-            # What the page logged before capture began is not there (Chrome replays it).
-            assert first["entries"] == [], first
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#throw"})
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
+    console, seen = await _until(
+        agent, "page_console", {"tabId": tab},
+        lambda o: any("handler threw: boom" in t for t in _texts(o)),
+    )  # fmt: skip
+    texts = _texts(console)
+    saved = next(e for e in console["entries"] if e["text"].startswith("save failed"))
+    assert saved["level"] == "error" and saved["origin"] == site
+    assert saved["source"] == "console"
+    assert "[card]" in saved["text"] and "token=[masked" in saved["text"], saved
+    assert CONSOLE_SECRET not in seen and "4111" not in seen
+    assert "slow save" in texts
+    warned = next(e for e in console["entries"] if e["text"] == "slow save")
+    assert warned["level"] == "warning"
+    threw = next(e for e in console["entries"] if "handler threw: boom" in e["text"])
+    assert threw["level"] == "error" and threw["source"] == "exception"
+    assert threw["text"].startswith("Uncaught")
+    assert "logged at load, before capture" not in seen
+    only_warnings = await ok(agent, "page_console", {"tabId": tab, "level": "warning"})
+    assert "slow save" in _texts(only_warnings)
+    assert {e["level"] for e in only_warnings["entries"]} == {"warning"}
 
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#throw"})
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
-            console, seen = await _until(
-                agent, "page_console", {"tabId": tab},
-                lambda o: any("handler threw: boom" in t for t in _texts(o)),
-            )  # fmt: skip
-            texts = _texts(console)
-            saved = next(e for e in console["entries"] if e["text"].startswith("save failed"))
-            assert saved["level"] == "error" and saved["origin"] == site
-            assert saved["source"] == "console"
-            assert "[card]" in saved["text"] and "token=[masked" in saved["text"], saved
-            assert CONSOLE_SECRET not in seen and "4111" not in seen
-            assert "slow save" in texts
-            warned = next(e for e in console["entries"] if e["text"] == "slow save")
-            assert warned["level"] == "warning"
-            threw = next(e for e in console["entries"] if "handler threw: boom" in e["text"])
-            assert threw["level"] == "error" and threw["source"] == "exception"
-            assert threw["text"].startswith("Uncaught")
-            assert "logged at load, before capture" not in seen
-            only_warnings = await ok(agent, "page_console", {"tabId": tab, "level": "warning"})
-            assert "slow save" in _texts(only_warnings)
-            assert {e["level"] for e in only_warnings["entries"]} == {"warning"}
+    # The accessibility snapshot enables and disables Chrome's Runtime domain for
+    # itself: it still works, and capture keeps recording after it.
+    snap = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
+    assert snap["mode"] == "a11y" and any(r["name"] == "Throw" for r in snap["snapshot"])
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+    await _until(agent, "page_console", {"tabId": tab},
+                 lambda o: any(t.startswith("save failed: n=3 ")
+                               for t in _texts(o)))  # fmt: skip
 
-            # The accessibility snapshot enables and disables Chrome's Runtime domain for
-            # itself: it still works, and capture keeps recording after it.
-            snap = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
-            assert snap["mode"] == "a11y" and any(r["name"] == "Throw" for r in snap["snapshot"])
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await _until(agent, "page_console", {"tabId": tab},
-                         lambda o: any(t.startswith("save failed: n=3 ")
-                                       for t in _texts(o)))  # fmt: skip
+    network, seen = await _until(
+        agent, "page_network", {"tabId": tab, "url": "/api/items"},
+        lambda o: _entry(o, "/api/items") is not None,
+    )  # fmt: skip
+    items = _entry(network, "/api/items")
+    assert items is not None
+    assert items["method"] == "POST" and items["status"] == 200
+    assert items["type"] == "Fetch" and items["mimeType"] == "application/json"
+    assert json.loads(items["body"]) == json.loads(ITEMS)
+    assert items["origin"] == site and items["size"] == len(ITEMS)
+    assert "access_token=[masked" in items["url"] and "page=2" in items["url"]
+    xhr_out, seen_xhr = await _until(
+        agent, "page_network", {"tabId": tab, "url": "via=xhr"},
+        lambda o: any(e["type"] == "XHR" for e in o["entries"]),
+    )  # fmt: skip
+    xhr = next(e for e in xhr_out["entries"] if e["type"] == "XHR")
+    assert xhr["method"] == "GET" and xhr["status"] == 200
+    assert json.loads(xhr["body"]) == json.loads(ITEMS)
+    for secret in (AUTH, COOKIE, SET_COOKIE, QUERY_TOKEN, "widgets"):
+        assert secret not in seen, secret
+        assert secret not in seen_xhr, secret
+    assert "authorization" not in seen.lower() and "cookie" not in seen.lower()
 
-            network, seen = await _until(
-                agent, "page_network", {"tabId": tab, "url": "/api/items"},
-                lambda o: _entry(o, "/api/items") is not None,
-            )  # fmt: skip
-            items = _entry(network, "/api/items")
-            assert items is not None
-            assert items["method"] == "POST" and items["status"] == 200
-            assert items["type"] == "Fetch" and items["mimeType"] == "application/json"
-            assert json.loads(items["body"]) == json.loads(ITEMS)
-            assert items["origin"] == site and items["size"] == len(ITEMS)
-            assert "access_token=[masked" in items["url"] and "page=2" in items["url"]
-            xhr_out, seen_xhr = await _until(
-                agent, "page_network", {"tabId": tab, "url": "via=xhr"},
-                lambda o: any(e["type"] == "XHR" for e in o["entries"]),
-            )  # fmt: skip
-            xhr = next(e for e in xhr_out["entries"] if e["type"] == "XHR")
-            assert xhr["method"] == "GET" and xhr["status"] == 200
-            assert json.loads(xhr["body"]) == json.loads(ITEMS)
-            for secret in (AUTH, COOKIE, SET_COOKIE, QUERY_TOKEN, "widgets"):
-                assert secret not in seen, secret
-                assert secret not in seen_xhr, secret
-            assert "authorization" not in seen.lower() and "cookie" not in seen.lower()
+    # The unapproved frame (another origin): its console and its requests withheld.
+    reload = await ok(agent, "page_reload", {"tabId": tab})
+    assert reload["url"].startswith(site)
+    await _until(agent, "page_console", {"tabId": tab},
+                 lambda o: o["withheld"] >= 1)  # fmt: skip
+    framed = await agent.call_tool("page_console", {"tabId": tab})
+    assert FRAME_SECRET not in _everything(framed)
+    _, seen = await _until(agent, "page_network", {"tabId": tab}, lambda o: o["withheld"] >= 1)
+    assert FRAME_SECRET not in seen and other not in seen
 
-            # The unapproved frame (another origin): its console and its requests withheld.
-            reload = await ok(agent, "page_reload", {"tabId": tab})
-            assert reload["url"].startswith(site)
-            await _until(agent, "page_console", {"tabId": tab},
-                         lambda o: o["withheld"] >= 1)  # fmt: skip
-            framed = await agent.call_tool("page_console", {"tabId": tab})
-            assert FRAME_SECRET not in _everything(framed)
-            _, seen = await _until(
-                agent, "page_network", {"tabId": tab}, lambda o: o["withheld"] >= 1
-            )
-            assert FRAME_SECRET not in seen and other not in seen
+    # A 20 MB response: listed, its body omitted as too large.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#big"})
+    big, _ = await _until(
+        agent, "page_network", {"tabId": tab, "url": "/api/big"},
+        lambda o: _entry(o, "/api/big") is not None,
+    )  # fmt: skip
+    entry = _entry(big, "/api/big")
+    assert entry is not None and entry["bodyOmitted"] == "too_large"
+    assert "body" not in entry and entry["size"] == BIG_BYTES
 
-            # A 20 MB response: listed, its body omitted as too large.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#big"})
-            big, _ = await _until(
-                agent, "page_network", {"tabId": tab, "url": "/api/big"},
-                lambda o: _entry(o, "/api/big") is not None,
-            )  # fmt: skip
-            entry = _entry(big, "/api/big")
-            assert entry is not None and entry["bodyOmitted"] == "too_large"
-            assert "body" not in entry and entry["size"] == BIG_BYTES
+    # Off mid-session, for free (a restriction, as `tabwarden policy restrict` writes):
+    # the next call finds everything dropped; what the page does meanwhile is not kept.
+    store.add_restrictions(
+        browser.root / "config" / "trust.json",
+        {"consoleCapture": False, "networkCapture": False},
+        int(time.time()),
+    )
+    dropped = await ok(agent, "page_console", {"tabId": tab})
+    assert dropped["enabled"] is False and dropped["entries"] == []
+    assert (await ok(agent, "page_network", {"tabId": tab}))["entries"] == []
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
+    await _until(agent, "page_get_state", {"tabId": tab, "selector": "#state"},
+                 lambda s: s["text"] == "fetched 2")  # fmt: skip
+    widen(browser, consoleCapture=True, networkCapture=True)
+    again = await ok(agent, "page_console", {"tabId": tab})
+    assert again["enabled"] is True and again["entries"] == [], again
+    assert (await ok(agent, "page_network", {"tabId": tab}))["entries"] == []
+    # And it records again from now on.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+    resumed, _ = await _until(
+        agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o)
+    )
+    assert len([t for t in _texts(resumed) if t.startswith("save failed")]) == 1
 
-            # Off mid-session, for free (a restriction, as `tabwarden policy restrict` writes):
-            # the next call finds everything dropped; what the page does meanwhile is not kept.
-            store.add_restrictions(
-                browser.root / "config" / "trust.json",
-                {"consoleCapture": False, "networkCapture": False},
-                int(time.time()),
-            )
-            dropped = await ok(agent, "page_console", {"tabId": tab})
-            assert dropped["enabled"] is False and dropped["entries"] == []
-            assert (await ok(agent, "page_network", {"tabId": tab}))["entries"] == []
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#fetch"})
-            await _until(agent, "page_get_state", {"tabId": tab, "selector": "#state"},
-                         lambda s: s["text"] == "fetched 2")  # fmt: skip
-            widen(browser, consoleCapture=True, networkCapture=True)
-            again = await ok(agent, "page_console", {"tabId": tab})
-            assert again["enabled"] is True and again["entries"] == [], again
-            assert (await ok(agent, "page_network", {"tabId": tab}))["entries"] == []
-            # And it records again from now on.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            resumed, _ = await _until(
-                agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o)
-            )
-            assert len([t for t in _texts(resumed) if t.startswith("save failed")]) == 1
+    # Off from the terminal while the agent is idle: the host pushes the change and the
+    # worker reads the policy itself, so what was kept is dropped now, not at the agent's
+    # next call. The same push narrows the navigation rules: the site taken out of the
+    # policy loses its allow rule with no request in between (that is the condition
+    # waited on; the capture drop runs before it in the same handler).
+    worker = context.service_workers[0] if context.service_workers else None
+    if worker is None:
+        worker = await context.wait_for_event("serviceworker", timeout=30_000)
 
-            # Off from the terminal while the agent is idle: the host pushes the change and the
-            # worker reads the policy itself, so what was kept is dropped now, not at the agent's
-            # next call. The same push narrows the navigation rules: the site taken out of the
-            # policy loses its allow rule with no request in between (that is the condition
-            # waited on; the capture drop runs before it in the same handler).
-            worker = context.service_workers[0] if context.service_workers else None
-            if worker is None:
-                worker = await context.wait_for_event("serviceworker", timeout=30_000)
+    async def allowed_in_rules() -> bool:
+        rules = await worker.evaluate("chrome.declarativeNetRequest.getSessionRules()")
+        return any(
+            r["action"]["type"] == "allow" and f"{site}/" in r["condition"].get("urlFilter", "")
+            for r in rules
+        )
 
-            async def allowed_in_rules() -> bool:
-                rules = await worker.evaluate("chrome.declarativeNetRequest.getSessionRules()")
-                return any(
-                    r["action"]["type"] == "allow"
-                    and f"{site}/" in r["condition"].get("urlFilter", "")
-                    for r in rules
-                )
+    assert await allowed_in_rules()
+    store.add_restrictions(
+        browser.root / "config" / "trust.json",
+        {"consoleCapture": False, "origins": []},
+        int(time.time()),
+    )
 
-            assert await allowed_in_rules()
-            store.add_restrictions(
-                browser.root / "config" / "trust.json",
-                {"consoleCapture": False, "origins": []},
-                int(time.time()),
-            )
-            deadline = asyncio.get_running_loop().time() + 60
-            while await allowed_in_rules():
-                assert asyncio.get_running_loop().time() < deadline, "the push never narrowed"
-                await asyncio.sleep(0.2)
-            widen(browser, consoleCapture=True, origins=[site])
-            pushed = await ok(agent, "page_console", {"tabId": tab})
-            assert pushed["enabled"] is True and pushed["entries"] == [], pushed
+    async def narrowed() -> bool:
+        return not await allowed_in_rules()
 
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    await until("the push narrowed the session rules", narrowed, interval_s=0.2)
+    widen(browser, consoleCapture=True, origins=[site])
+    pushed = await ok(agent, "page_console", {"tabId": tab})
+    assert pushed["enabled"] is True and pushed["entries"] == [], pushed
 
 
 async def _act(page: Any, selector: str, prefix: str) -> str:
@@ -336,7 +329,7 @@ async def _act(page: Any, selector: str, prefix: str) -> str:
 
 
 @pytest.mark.promise("H4-52")
-def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
+async def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """The person's switch: on lands in the signed policy only with a tap; off needs none (the
@@ -344,25 +337,22 @@ def test_the_options_page_turns_capture_on_with_a_tap_and_off_for_free(
     gate = provision_for_pairing(browser, [site])
     assert gate.current().policy.console_capture is False
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            page, agent = paired.page, paired.agent
-            await page.wait_for_function(
-                "() => (document.getElementById('enrolled')?.textContent || '').startsWith('yes')",
-                timeout=60_000,
-            )
-            assert await page.is_disabled("#console-capture-off")  # already off
-            assert await _act(page, "#console-capture-on", "done") == "done: policy.widen"
-            assert gate.current().policy.console_capture is True
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
-            await _until(agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o))
-            await paired.cdp.send(
-                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": paired.authenticator}
-            )
-            assert await _act(page, "#console-capture-off", "done") == "done: policy_restrict"
-            assert gate.current().policy.console_capture is False
-            off = await ok(agent, "page_console", {"tabId": tab})
-            assert off["enabled"] is False and off["entries"] == []
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    async with paired_options_page(browser) as paired:
+        page, agent = paired.page, paired.agent
+        await page.wait_for_function(
+            "() => (document.getElementById('enrolled')?.textContent || '').startsWith('yes')",
+            timeout=60_000,
+        )
+        assert await page.is_disabled("#console-capture-off")  # already off
+        assert await _act(page, "#console-capture-on", "done") == "done: policy.widen"
+        assert gate.current().policy.console_capture is True
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
+        await _until(agent, "page_console", {"tabId": tab}, lambda o: "slow save" in _texts(o))
+        await paired.cdp.send(
+            "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": paired.authenticator}
+        )
+        assert await _act(page, "#console-capture-off", "done") == "done: policy_restrict"
+        assert gate.current().policy.console_capture is False
+        off = await ok(agent, "page_console", {"tabId": tab})
+        assert off["enabled"] is False and off["entries"] == []

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -16,13 +15,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust
 from tabwarden.manifests import ALLOWED_ORIGIN
+from tests.browser.harness import extension_connected
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
-
-GUARD = 90.0  # a hang guard, not a timing assertion
 
 
 def _our_interpreter() -> str:
@@ -43,7 +41,7 @@ def test_installed_manifest_is_pinned(browser: ThrowawayBrowser) -> None:
 
 
 @pytest.mark.promise("H3-06", "H4-10")
-def test_tab_list_through_every_hop_then_browser_closed(
+async def test_tab_list_through_every_hop_then_browser_closed(
     browser: ThrowawayBrowser, page_url: str
 ) -> None:
     provision_throwaway_trust(
@@ -51,53 +49,51 @@ def test_tab_list_through_every_hop_then_browser_closed(
     )
     browser.start(page_url)  # the person's own tab: the agent must never see it
 
-    async def scenario() -> None:
-        async with Client(_params(browser.env)) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert (
-                tools["tab_list"].annotations is not None
-                and tools["tab_list"].annotations.read_only_hint
-            )
-            assert tools["tab_list"].output_schema is not None
-            assert "tabs" in tools["tab_list"].output_schema["properties"]
+    async with Client(_params(browser.env)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert (
+            tools["tab_list"].annotations is not None
+            and tools["tab_list"].annotations.read_only_hint
+        )
+        assert tools["tab_list"].output_schema is not None
+        assert "tabs" in tools["tab_list"].output_schema["properties"]
 
-            status = await wait_for_extension(client, time.monotonic() + 60)
-            assert status["hostReachable"] and status["protocolVersion"] == 1
-            assert status["browser"] == "chromium"
+        status = await extension_connected(client)
+        assert status["hostReachable"] and status["protocolVersion"] == 1
+        assert status["browser"] == "chromium"
 
-            result = await client.call_tool("tab_list", {})
-            assert not result.is_error, result.content
-            assert result.structured_content["tabs"] == []  # the person's tab is invisible
+        result = await client.call_tool("tab_list", {})
+        assert not result.is_error, result.content
+        assert result.structured_content["tabs"] == []  # the person's tab is invisible
 
-            opened = await client.call_tool("tab_open", {"url": page_url})
-            assert not opened.is_error, opened.content
-            tab = opened.structured_content["tab"]
-            result = await client.call_tool("tab_list", {})
-            tabs: list[dict[str, Any]] = result.structured_content["tabs"]
-            assert [(t["id"], t["url"], t["title"]) for t in tabs] == [
-                (tab["id"], page_url, PAGE_TITLE)
-            ]
+        opened = await client.call_tool("tab_open", {"url": page_url})
+        assert not opened.is_error, opened.content
+        tab = opened.structured_content["tab"]
+        result = await client.call_tool("tab_list", {})
+        tabs: list[dict[str, Any]] = result.structured_content["tabs"]
+        assert [(t["id"], t["url"], t["title"]) for t in tabs] == [
+            (tab["id"], page_url, PAGE_TITLE)
+        ]
 
-            # The browser goes away: the next call answers, with the stable code, instead of
-            # hanging.
-            await asyncio.to_thread(browser.stop)
-            after = await client.call_tool("tab_list", {})
-            assert after.is_error
-            error = tool_error(after)
-            assert error is not None
-            assert error["code"] == "extension_not_connected"
-            assert error["hint"]
-            status = (await client.call_tool("bridge_status", {})).structured_content
-            assert status["extensionConnected"] is False and status["hostReachable"] is False
+        # The browser goes away: the next call answers, with the stable code, instead of
+        # hanging.
+        await asyncio.to_thread(browser.stop)
+        after = await client.call_tool("tab_list", {})
+        assert after.is_error
+        error = tool_error(after)
+        assert error is not None
+        assert error["code"] == "extension_not_connected"
+        assert error["hint"]
+        status = (await client.call_tool("bridge_status", {})).structured_content
+        assert status["extensionConnected"] is False and status["hostReachable"] is False
 
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
     # Chrome's EOF (or the signal) made the host remove its socket and run secret.
     assert list((browser.root / "run").glob("*.sock")) == []
     assert list((browser.root / "run").glob("*.secret")) == []
 
 
 @pytest.mark.promise("H1-01")
-def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
+async def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
     browser: ThrowawayBrowser, page_url: str
 ) -> None:
     """The pinned posture (only a paired client is served), end to end: the record pairs this test's
@@ -108,18 +104,15 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
     )
     browser.start("about:blank")
 
-    async def paired() -> None:
-        async with Client(_params(browser.env)) as client:
-            await wait_for_extension(client, time.monotonic() + 60)
-            result = await client.call_tool("tab_open", {"url": page_url})
-            assert not result.is_error, result.content
-            text = await client.call_tool(
-                "page_text", {"tabId": result.structured_content["tab"]["id"]}
-            )
-            assert not text.is_error, text.content
-            assert "Hello from a local page" in text.structured_content["text"]
-
-    asyncio.run(asyncio.wait_for(paired(), GUARD))
+    async with Client(_params(browser.env)) as client:
+        await extension_connected(client)
+        result = await client.call_tool("tab_open", {"url": page_url})
+        assert not result.is_error, result.content
+        text = await client.call_tool(
+            "page_text", {"tabId": result.structured_content["tab"]["id"]}
+        )
+        assert not text.is_error, text.content
+        assert "Hello from a local page" in text.structured_content["text"]
 
     # Another MCP client program: the same interpreter running other code, which forks
     # `tabwarden mcp`. (A `/bin/sh -c` parent would be a wrapper, measured through to this
@@ -134,12 +127,9 @@ def test_paired_client_drives_the_browser_and_an_unpaired_one_is_refused(
         env=browser.env,
     )
 
-    async def unpaired() -> None:
-        async with Client(sh_params) as client:
-            result = await client.call_tool("tab_list", {})
-            assert result.is_error
-            error = tool_error(result)
-            assert error is not None
-            assert error["code"] == "client_not_paired"
-
-    asyncio.run(asyncio.wait_for(unpaired(), GUARD))
+    async with Client(sh_params) as client:
+        result = await client.call_tool("tab_list", {})
+        assert result.is_error
+        error = tool_error(result)
+        assert error is not None
+        assert error["code"] == "client_not_paired"

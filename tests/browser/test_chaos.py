@@ -32,7 +32,6 @@ import pytest
 
 from tabwarden.browser import ThrowawayBrowser
 from tabwarden.client_identity import measure_process
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
@@ -41,12 +40,15 @@ from tests.browser.harness import (
     ServedSite,
     chromium,
     confirm_page,
+    extension_connected,
     mcp_client,
+    ok,
     press,
     served_pages,
     shows,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
@@ -112,18 +114,7 @@ def _socket(browser: ThrowawayBrowser) -> Path:
 
 async def _until(condition: Callable[[], Any], what: str, timeout: float = 60) -> Any:
     """Poll ``condition`` until it is truthy (a hang guard with a generous deadline)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (value := condition()):
-        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.05)
-    return value
-
-
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
+    return await until(what, condition, timeout_s=timeout, interval_s=0.05)
 
 
 async def _works(agent: Any, site: str) -> None:
@@ -137,7 +128,7 @@ async def _works(agent: Any, site: str) -> None:
         assert asyncio.get_running_loop().time() < deadline, opened.content
         await asyncio.sleep(0.25)
     tab = opened.structured_content["tab"]["id"]
-    assert "plain page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+    assert "plain page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
 
 @dataclass
@@ -153,7 +144,7 @@ class MidCall:
 
 
 async def _mid_call(agent: Any, site: str, effects: Effects) -> MidCall:
-    tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
     call = asyncio.create_task(
         agent.call_tool("page_navigate", {"tabId": tab, "url": f"{site}/effect"})
     )
@@ -168,7 +159,7 @@ def _run(scenario: Callable[[], Awaitable[None]]) -> None:
 @contextlib.asynccontextmanager
 async def _chain(browser: ThrowawayBrowser) -> AsyncIterator[tuple[Any, Any]]:
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        await extension_connected(agent)
         yield context, agent
 
 
@@ -280,7 +271,7 @@ def test_chromium_killed_mid_call(
         async with mcp_client(browser) as agent:
             with contextlib.suppress(Exception):  # the browser dies under Playwright's feet
                 async with chromium(browser):
-                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                    await extension_connected(agent)
                     mid = await _mid_call(agent, site, effects)
                     pid = _chromium_pid(browser)
                     assert pid is not None
@@ -375,7 +366,7 @@ def test_host_sigkilled_mid_confirmation(
 
     async def scenario() -> None:
         async with _chain(browser) as (context, agent):
-            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
             asking = asyncio.ensure_future(confirm_page(context))
             call = asyncio.create_task(
                 agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})
@@ -387,7 +378,7 @@ def test_host_sigkilled_mid_confirmation(
             await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
             assert effects.count == 0  # nothing happened before the person's yes
             # The yes is recorded through the host (a signed grant): wait for the new one.
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             await shows(window, other)
             await press(window, "#allow")
             try:

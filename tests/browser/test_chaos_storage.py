@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.demo import provision_throwaway_trust
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
-from tests.browser.harness import chromium, code, mcp_client, ok
+from tests.browser.harness import chromium, code, extension_connected, mcp_client, ok
 
 pytestmark = pytest.mark.browser
 
@@ -136,7 +136,7 @@ def test_a_trust_write_on_a_full_disk_loses_nothing_and_a_kill_still_takes(site:
 
 async def _full_disk(browser: ThrowawayBrowser, config: Path, disk: Path, site: str) -> None:
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        await extension_connected(agent)
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
         await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
         assert await _clicks(agent, tab) == "clicked:1"
@@ -187,7 +187,7 @@ def test_two_trust_writers_at_once_lose_neither_write(site: str) -> None:
 
 async def _two_writers(browser: ThrowawayBrowser, config: Path, site: str) -> None:
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+        await extension_connected(agent)
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
         await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
         epoch = _sound(config).epoch

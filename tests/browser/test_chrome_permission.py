@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (
@@ -23,6 +22,7 @@ from tests.browser.harness import (
     chromium,
     confirm_page,
     confirm_page_presence,
+    extension_connected,
     mcp_client,
     options_status,
     pair_options_page,
@@ -34,8 +34,6 @@ from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
-
-GUARD = 180.0
 
 
 @pytest.fixture
@@ -77,65 +75,59 @@ async def _open_answering(context: Any, agent: Any, display: str, url: str, *, a
 
 
 @pytest.mark.promise("H4-42")
-def test_a_new_origin_needs_tabwarden_and_chrome(
+async def test_a_new_origin_needs_tabwarden_and_chrome(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
     trust_this_process(shipped, [])
     other = site.replace("127.0.0.1", "localhost")
 
-    async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            assert not await _chrome_grants(context, site)  # nothing granted at install
+    async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
+        await extension_connected(agent)
+        assert not await _chrome_grants(context, site)  # nothing granted at install
 
-            # Chrome's Deny: the tool is refused and nothing is recorded anywhere.
-            denied = await _open_answering(context, agent, x_display, f"{other}/", allow=False)
-            assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
-            assert _origins(shipped) == () and _grants(shipped) == []
-            assert not await _chrome_grants(context, other)
+        # Chrome's Deny: the tool is refused and nothing is recorded anywhere.
+        denied = await _open_answering(context, agent, x_display, f"{other}/", allow=False)
+        assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
+        assert _origins(shipped) == () and _grants(shipped) == []
+        assert not await _chrome_grants(context, other)
 
-            # Allow in both: Chrome holds the permission, the grant is signed, tools work.
-            opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
-            assert not opened.is_error, opened.content
-            assert await _chrome_grants(context, site)
-            assert _origins(shipped) == (site,)
-            assert [g["path"] for g in _grants(shipped)] == ["window"]
-            tab = opened.structured_content["tab"]["id"]
-            text = await agent.call_tool("page_text", {"tabId": tab})
-            assert not text.is_error and "Sign in" in text.structured_content["text"]
-            shot = await agent.call_tool("page_screenshot", {"tabId": tab})
-            assert not shot.is_error and shot.content[0].type == "image"
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # Allow in both: Chrome holds the permission, the grant is signed, tools work.
+        opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
+        assert not opened.is_error, opened.content
+        assert await _chrome_grants(context, site)
+        assert _origins(shipped) == (site,)
+        assert [g["path"] for g in _grants(shipped)] == ["window"]
+        tab = opened.structured_content["tab"]["id"]
+        text = await agent.call_tool("page_text", {"tabId": tab})
+        assert not text.is_error and "Sign in" in text.structured_content["text"]
+        shot = await agent.call_tool("page_screenshot", {"tabId": tab})
+        assert not shot.is_error and shot.content[0].type == "image"
 
 
 @pytest.mark.promise("H4-42")
-def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
+async def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
     # The person approved the site at the terminal (signed policy); Chrome has granted nothing.
     trust_this_process(shipped, [site])
 
-    async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
-            assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
-            assert not await _chrome_grants(context, site)
-            assert _origins(shipped) == (site,)  # the signed approval itself is untouched
+    async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
+        await extension_connected(agent)
+        denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
+        assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
+        assert not await _chrome_grants(context, site)
+        assert _origins(shipped) == (site,)  # the signed approval itself is untouched
 
-            opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
-            assert not opened.is_error, opened.content
-            assert await _chrome_grants(context, site)
-            # Granted once, it is remembered by Chrome: the next call asks nobody.
-            again = await agent.call_tool("tab_open", {"url": f"{site}/page2"})
-            assert not again.is_error, again.content
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
+        assert not opened.is_error, opened.content
+        assert await _chrome_grants(context, site)
+        # Granted once, it is remembered by Chrome: the next call asks nobody.
+        again = await agent.call_tool("tab_open", {"url": f"{site}/page2"})
+        assert not again.is_error, again.content
 
 
 @pytest.mark.promise("H4-42")
-def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
+async def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
     shipped: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
     """For an enrolled browser a new site's window shows only Tap: that click requests Chrome's
@@ -153,40 +145,36 @@ def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
         int(time.time()) + 600,
     )
 
-    async def scenario() -> None:
-        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            options = await context.new_page()
-            await options.goto(OPTIONS)
-            cdp, authenticator = await add_authenticator(context, options)
-            await pair_options_page(options, CODE)
-            assert (await options_status(options, "paired")).startswith("paired")
+    async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
+        await extension_connected(agent)
+        options = await context.new_page()
+        await options.goto(OPTIONS)
+        cdp, authenticator = await add_authenticator(context, options)
+        await pair_options_page(options, CODE)
+        assert (await options_status(options, "paired")).startswith("paired")
 
-            # A site approved on the options page with a tap: only Chrome's grant is missing, so
-            # the window asks for a click (no second tap), and that click requests the grant.
-            other = site.replace("127.0.0.1", "localhost")
-            await options.fill("#origin", other)
-            await options.click("#approve-origin")
-            await options.wait_for_function(
-                "() => (document.getElementById('policy-status')?.textContent || '')"
-                ".startsWith('done')"
-            )
-            assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
-            opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
-            assert not opened.is_error, opened.content
-            assert await _chrome_grants(context, other)
+        # A site approved on the options page with a tap: only Chrome's grant is missing, so
+        # the window asks for a click (no second tap), and that click requests the grant.
+        other = site.replace("127.0.0.1", "localhost")
+        await options.fill("#origin", other)
+        await options.click("#approve-origin")
+        await options.wait_for_function(
+            "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')"
+        )
+        assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
+        opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
+        assert not opened.is_error, opened.content
+        assert await _chrome_grants(context, other)
 
-            # A new site: the window shows only Tap; its click requests Chrome's grant, then taps.
-            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
-            window = await confirm_page_presence(context)
-            assert not await window.is_visible("#allow")  # an enrolled browser never clicks
-            await copy_credentials(cdp, authenticator, context, window)
-            await press(window, "#tap")
-            answer = await answer_permission_dialog(x_display, True, when_done(opening), 60)
-            assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
-            opened = await opening
-            assert not opened.is_error, opened.content
-            assert await _chrome_grants(context, site)
-            assert set(_origins(shipped)) == {other, site}
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # A new site: the window shows only Tap; its click requests Chrome's grant, then taps.
+        opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{site}/"}))
+        window = await confirm_page_presence(context)
+        assert not await window.is_visible("#allow")  # an enrolled browser never clicks
+        await copy_credentials(cdp, authenticator, context, window)
+        await press(window, "#tap")
+        answer = await answer_permission_dialog(x_display, True, when_done(opening), 60)
+        assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
+        opened = await opening
+        assert not opened.is_error, opened.content
+        assert await _chrome_grants(context, site)
+        assert set(_origins(shipped)) == {other, site}

@@ -6,66 +6,57 @@ navigation, and when it lands the old document's refs are dead (bad_ref), never 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from mcp import Client
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
+from tests.browser.harness import ok
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 
-def test_a_click_settles_on_the_navigation_it_started(browser: ThrowawayBrowser, site: str) -> None:
-    trust_this_process(browser, [site])
+async def test_a_click_settles_on_the_navigation_it_started(agent: Client, site: str) -> None:
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/settle"}))["tab"]["id"]
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            loop = asyncio.get_running_loop()
-            await wait_for_extension(agent, loop.time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/settle"}))["tab"]["id"]
+    def click(selector: str) -> Any:
+        return ok(agent, "page_click", {"tabId": tab, "selector": selector})
 
-            def click(selector: str) -> Any:
-                return ok(agent, "page_click", {"tabId": tab, "selector": selector})
+    # No navigation: answered as such, and the click's effect is already there.
+    stay = await click("#stay")
+    assert stay == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
+    out = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+    assert out["text"] == "stayed"
 
-            # No navigation: answered as such, and the click's effect is already there.
-            stay = await click("#stay")
-            assert stay == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
-            out = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
-            assert out["text"] == "stayed"
+    # Same-document navigations: reported with where they went.
+    hashed = await click("#hash")
+    assert hashed["navigated"] is True and hashed["url"] == f"{site}/settle#part"
+    pushed = await click("#push")
+    assert pushed["navigated"] is True and urlparse(pushed["url"]).path == "/pushed"
 
-            # Same-document navigations: reported with where they went.
-            hashed = await click("#hash")
-            assert hashed["navigated"] is True and hashed["url"] == f"{site}/settle#part"
-            pushed = await click("#push")
-            assert pushed["navigated"] is True and urlparse(pushed["url"]).path == "/pushed"
+    # A navigation the click started at once: the answer waits for the next document.
+    now = await click("#now")
+    assert now["navigated"] is True and urlparse(now["url"]).path == "/page2"
+    text = await ok(agent, "page_text", {"tabId": tab})
+    assert "second page" in str(text)
 
-            # A navigation the click started at once: the answer waits for the next document.
-            now = await click("#now")
-            assert now["navigated"] is True and urlparse(now["url"]).path == "/page2"
-            text = await ok(agent, "page_text", {"tabId": tab})
-            assert "second page" in str(text)
+    # A navigation started 300 ms after the click: not claimed by the click...
+    await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/settle"})
+    snap = await ok(agent, "page_snapshot", {"tabId": tab})
+    stay_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Stay")
+    late = await click("#late")
+    assert late == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
 
-            # A navigation started 300 ms after the click: not claimed by the click...
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/settle"})
-            snap = await ok(agent, "page_snapshot", {"tabId": tab})
-            stay_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Stay")
-            late = await click("#late")
-            assert late == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
-            # ...but it lands, and the old document's refs are dead there, never re-aimed.
-            deadline = loop.time() + 30
-            while True:
-                tabs = (await ok(agent, "tab_list", {}))["tabs"]
-                [mine] = [t for t in tabs if t["id"] == tab]
-                if urlparse(mine["url"]).path == "/page2" and mine.get("title") == "page2":
-                    break
-                assert loop.time() < deadline, mine
-                await asyncio.sleep(0.05)
-            stale = await agent.call_tool("page_click", {"tabId": tab, "ref": stay_ref})
-            assert (tool_error(stale) or {}).get("code") == "bad_ref", stale.content
+    # ...but it lands, and the old document's refs are dead there, never re-aimed.
 
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+    async def landed() -> bool:
+        tabs = (await ok(agent, "tab_list", {}))["tabs"]
+        [mine] = [t for t in tabs if t["id"] == tab]
+        return bool(urlparse(mine["url"]).path == "/page2" and mine.get("title") == "page2")
+
+    await until("the late navigation landed on /page2", landed)
+    stale = await agent.call_tool("page_click", {"tabId": tab, "ref": stay_ref})
+    assert (tool_error(stale) or {}).get("code") == "bad_ref", stale.content

@@ -19,10 +19,10 @@ import pytest
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     chromium,
     confirm_page,
+    extension_connected,
     mcp_client,
     press,
     served_pages,
@@ -65,7 +65,7 @@ def test_tab_enter_right_after_the_window_appears_does_nothing_and_after_the_del
 
         async def scenario() -> None:
             async with chromium(browser) as context, mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
                 opened = await agent.call_tool("tab_open", {"url": f"{site.origin}/form"})
                 assert tool_error(opened) is None, opened.content
                 tab = opened.structured_content["tab"]["id"]
@@ -129,7 +129,7 @@ def test_regaining_focus_starts_the_delay_again_and_the_source_of_an_address_is_
 
             async def scenario() -> None:
                 async with chromium(browser) as context, mcp_client(browser) as agent:
-                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                    await extension_connected(agent)
                     opened = await agent.call_tool("tab_open", {"url": f"{source.origin}/news"})
                     assert tool_error(opened) is None, opened.content
                     tab = opened.structured_content["tab"]["id"]

@@ -15,13 +15,14 @@ from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,
     Request,
     chromium,
     confirm_page,
+    extension_connected,
+    launched,
     mcp_client,
     press,
     served_pages,
@@ -89,72 +90,67 @@ def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
 
 
 @pytest.mark.promise("PR-07", "H4-02", "H4-09", "H4-10", "H4-11", "H4-12")
-def test_origin_approval_tab_ownership_and_confirmed_actions(
+async def test_origin_approval_tab_ownership_and_confirmed_actions(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+    async with launched(browser) as (context, agent):
+        # 1. A new origin: the person allows it in the confirm window.
+        opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
+        window = await confirm_page(context)
+        await shows(window, a)
+        await press(window, "#allow")
+        opened = await opening
+        assert _err(opened) is None, opened.content
+        tab = opened.structured_content["tab"]["id"]
+        assert _origins(browser) == (a,)
+        grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
+        assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
+        text = await agent.call_tool("page_text", {"tabId": tab})
+        assert "Hello fixture" in text.structured_content["text"]
 
-            # 1. A new origin: the person allows it in the confirm window.
-            opening = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{a}/"}))
+        # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
+        for how in ("deny", "close"):
+            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
             window = await confirm_page(context)
-            await shows(window, a)
-            await press(window, "#allow")
-            opened = await opening
-            assert _err(opened) is None, opened.content
-            tab = opened.structured_content["tab"]["id"]
+            if how == "deny":
+                await press(window, "#deny")
+            else:
+                await window.close()
+            assert _err(await attempt) == "origin_not_approved"
             assert _origins(browser) == (a,)
-            grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
-            assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
-            text = await agent.call_tool("page_text", {"tabId": tab})
-            assert "Hello fixture" in text.structured_content["text"]
 
-            # 2. Another origin, denied: nothing recorded. 3. Window closed: also a denial.
-            for how in ("deny", "close"):
-                attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-                window = await confirm_page(context)
-                if how == "deny":
-                    await press(window, "#deny")
-                else:
-                    await window.close()
-                assert _err(await attempt) == "origin_not_approved"
-                assert _origins(browser) == (a,)
+        # 4. A redirect to an unapproved origin stops the tool.
+        bounce = await agent.call_tool(
+            "page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"}
+        )
+        assert _err(bounce) == "origin_not_approved"
+        back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
+        assert _err(back) is None, back.content
 
-            # 4. A redirect to an unapproved origin stops the tool.
-            bounce = await agent.call_tool(
-                "page_navigate", {"tabId": tab, "url": f"{a}/redirect?to={b}/"}
-            )
-            assert _err(bounce) == "origin_not_approved"
-            back = await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/secrets"})
-            assert _err(back) is None, back.content
+        # 5. Redaction: card-like numbers masked, password values never present.
+        text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
+        assert "4111" not in text and "hunter2" not in text and "card" in text
 
-            # 5. Redaction: card-like numbers masked, password values never present.
-            text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
-            assert "4111" not in text and "hunter2" not in text and "card" in text
+        # 6. A second MCP session sees none of the first's tabs and cannot touch them.
+        async with mcp_client(browser) as other:
+            assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
+            assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
+            assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
 
-            # 6. A second MCP session sees none of the first's tabs and cannot touch them.
-            async with mcp_client(browser) as other:
-                assert (await other.call_tool("tab_list", {})).structured_content["tabs"] == []
-                assert _err(await other.call_tool("page_text", {"tabId": tab})) == "tab_not_owned"
-                assert _err(await other.call_tool("tab_close", {"tabId": tab})) == "tab_not_owned"
-
-            # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
-            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await confirm_page(context), "#deny")
-            assert _err(await closing) == "confirm_denied"
-            assert [
-                t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
-            ] == [tab]
-            closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
-            await press(await confirm_page(context), "#allow")
-            assert _err(await closing) is None
-            assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # 7. Closing a tab needs confirmation (default policy): denied, then allowed.
+        closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+        await press(await confirm_page(context), "#deny")
+        assert _err(await closing) == "confirm_denied"
+        assert [
+            t["id"] for t in (await agent.call_tool("tab_list", {})).structured_content["tabs"]
+        ] == [tab]
+        closing = asyncio.create_task(agent.call_tool("tab_close", {"tabId": tab}))
+        await press(await confirm_page(context), "#allow")
+        assert _err(await closing) is None
+        assert (await agent.call_tool("tab_list", {})).structured_content["tabs"] == []
 
 
 @pytest.mark.promise("PR-07", "H4-03")
@@ -164,7 +160,7 @@ def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             attacker = await context.new_page()
             await attacker.goto(f"{a}/")
             attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
@@ -193,29 +189,27 @@ catch (e) { out.fetch = "blocked"; }
 
 
 @pytest.mark.promise("PR-07", "H4-29")
-def test_a_ten_megabyte_page_text_arrives_intact(browser: ThrowawayBrowser, site_port: int) -> None:
+async def test_a_ten_megabyte_page_text_arrives_intact(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
-            assert _err(opened) is None, opened.content
-            result = await agent.call_tool(
-                "page_text",
-                {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000},
-            )
-            assert _err(result) is None, result.content
-            text = result.structured_content["text"]
-            assert text == "é" * BIG_CHARS  # 10 MB of UTF-8: chunked on hop 3, reassembled intact
-            assert result.structured_content["nextOffset"] is None
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (_, agent):
+        opened = await agent.call_tool("tab_open", {"url": f"{a}/big"})
+        assert _err(opened) is None, opened.content
+        result = await agent.call_tool(
+            "page_text",
+            {"tabId": opened.structured_content["tab"]["id"], "maxChars": 5_000_000},
+        )
+        assert _err(result) is None, result.content
+        text = result.structured_content["text"]
+        assert text == "é" * BIG_CHARS  # 10 MB of UTF-8: chunked on hop 3, reassembled intact
+        assert result.structured_content["nextOffset"] is None
 
 
 @pytest.mark.promise("PR-07", "H4-02")
-def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
+async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audited(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     from tabwarden.trust import store
@@ -233,40 +227,34 @@ def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_audite
     ) -> None:
         messages.append(message)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            attempt = asyncio.create_task(
-                agent.call_tool("tab_open", {"url": f"{b}/"}, progress_callback=on_progress)
-            )
-            window = await confirm_page(context)
-            closed = asyncio.get_running_loop().create_future()
+    async with launched(browser) as (context, agent):
+        attempt = asyncio.create_task(
+            agent.call_tool("tab_open", {"url": f"{b}/"}, progress_callback=on_progress)
+        )
+        window = await confirm_page(context)
+        closed = asyncio.get_running_loop().create_future()
 
-            def on_close(_page: Page) -> None:
-                if not closed.done():
-                    closed.set_result(True)
+        def on_close(_page: Page) -> None:
+            if not closed.done():
+                closed.set_result(True)
 
-            window.on("close", on_close)
-            assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
-            # Meanwhile the client heard that the call still waits (a client's own request
-            # timeout would otherwise end it with no tabwarden code).
-            assert messages and all(m and "confirmation may be waiting" in m for m in messages)
-            await asyncio.wait_for(closed, 30)  # and the window went away with the request
-            assert _origins(browser) == (a,)  # nothing recorded
-            timed_out = [
-                e
-                for e in audit_entries(config)
-                if e.get("event") == "tool_call" and e.get("decision") == "timed_out"
-            ]
-            assert [(e["tool"], e["refusal"]) for e in timed_out] == [
-                ("tab_open", "confirm_timeout")
-            ]
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        window.on("close", on_close)
+        assert _err(await attempt) == "confirm_timeout"  # nobody answered: said so
+        # Meanwhile the client heard that the call still waits (a client's own request
+        # timeout would otherwise end it with no tabwarden code).
+        assert messages and all(m and "confirmation may be waiting" in m for m in messages)
+        await asyncio.wait_for(closed, 30)  # and the window went away with the request
+        assert _origins(browser) == (a,)  # nothing recorded
+        timed_out = [
+            e
+            for e in audit_entries(config)
+            if e.get("event") == "tool_call" and e.get("decision") == "timed_out"
+        ]
+        assert [(e["tool"], e["refusal"]) for e in timed_out] == [("tab_open", "confirm_timeout")]
 
 
 @pytest.mark.promise("PR-07", "H4-29")
-def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
+async def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     import base64
@@ -275,27 +263,23 @@ def test_a_ten_megabyte_full_page_screenshot_arrives_intact(
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
-            assert _err(opened) is None, opened.content
-            tab = opened.structured_content["tab"]["id"]
-            ready = await agent.call_tool(
-                "page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000}
-            )
-            assert _err(ready) is None, ready.content
-            shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
-            assert _err(shot) is None, shot.content
-            image = shot.content[0]
-            assert isinstance(image, ImageContent), image
-            png = base64.b64decode(image.data, validate=True)
-            assert (
-                png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
-            )  # complete
-            width, height = struct.unpack(">II", png[16:24])
-            assert width >= 1200 and height >= 3200  # the whole page, not the viewport
-            assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte
-            assert shot.structured_content["bytes"] == len(png)
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (_, agent):
+        opened = await agent.call_tool("tab_open", {"url": f"{a}/noise"})
+        assert _err(opened) is None, opened.content
+        tab = opened.structured_content["tab"]["id"]
+        ready = await agent.call_tool(
+            "page_wait_for", {"tabId": tab, "selector": "canvas", "timeoutMs": 10_000}
+        )
+        assert _err(ready) is None, ready.content
+        shot = await agent.call_tool("page_screenshot", {"tabId": tab, "fullPage": True})
+        assert _err(shot) is None, shot.content
+        image = shot.content[0]
+        assert isinstance(image, ImageContent), image
+        png = base64.b64decode(image.data, validate=True)
+        assert (
+            png[:8] == b"\x89PNG\r\n\x1a\n" and png[-12:-4] == b"\x00\x00\x00\x00IEND"
+        )  # complete
+        width, height = struct.unpack(">II", png[16:24])
+        assert width >= 1200 and height >= 3200  # the whole page, not the viewport
+        assert len(png) >= 10 * 1024 * 1024  # chunked on hop 3 and reassembled byte for byte
+        assert shot.structured_content["bytes"] == len(png)

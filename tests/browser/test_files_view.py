@@ -8,7 +8,6 @@ screenshot_too_large and the same tab's next call still works."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import http.server
 import os
@@ -21,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import serve_http, wait_for_extension
-from tests.browser.harness import chromium, code, mcp_client, ok, trust_this_process
+from tabwarden.demo import serve_http
+from tests.browser.harness import code, launched, ok, trust_this_process
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -142,130 +142,125 @@ async def _shot(agent: object, args: dict[str, object]) -> tuple[str, int, int, 
 
 
 @pytest.mark.promise("H4-59", "H4-60")
-def test_pdf_download_viewport_and_screenshots(browser: ThrowawayBrowser, files_site: str) -> None:
+async def test_pdf_download_viewport_and_screenshots(
+    browser: ThrowawayBrowser, files_site: str
+) -> None:
     config = browser.root / "config"
     trust_this_process(browser, [files_site])
     sandbox = config / "downloads"  # the default: <config>/downloads
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{files_site}/"}))["tab"]["id"]
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{files_site}/"}))["tab"]["id"]
 
-            # -- page_pdf: a real PDF in the sandbox, its bytes never in the result --------
-            pdf = await ok(agent, "page_pdf", {"tabId": tab, "landscape": True, "name": "q3"})
-            path = Path(pdf["path"])
-            assert path.parent == sandbox.resolve() and path.name == "q3.pdf"
-            assert set(pdf) == {"path", "size"}
-            content = path.read_bytes()
-            assert content[:5] == b"%PDF-" and len(content) == pdf["size"]
-            pages = len(re.findall(rb"/Type\s*/Page(?![a-z])", content))
-            assert pages >= 2, pages  # a 3,600 px page does not fit on one sheet
-            width, height = (
-                float(v)
-                for v in re.search(
-                    rb"/MediaBox\s*\[\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+([\d.]+)", content
-                ).groups()  # type: ignore[union-attr]
-            )
-            assert width > height  # landscape
-            assert os.stat(path).st_mode & 0o777 == 0o600
-            # Never overwritten: the same name again is a new file; a path in the name stays in.
-            again = await ok(agent, "page_pdf", {"tabId": tab, "name": "q3"})
-            assert Path(again["path"]).name == "q3 (1).pdf" and path.read_bytes() == content
-            escaped = await ok(agent, "page_pdf", {"tabId": tab, "name": "../../escape"})
-            assert Path(escaped["path"]).parent == sandbox.resolve()
-            assert [p for p in browser.root.rglob("escape*") if p.parent != sandbox] == []
+        # -- page_pdf: a real PDF in the sandbox, its bytes never in the result --------
+        pdf = await ok(agent, "page_pdf", {"tabId": tab, "landscape": True, "name": "q3"})
+        path = Path(pdf["path"])
+        assert path.parent == sandbox.resolve() and path.name == "q3.pdf"
+        assert set(pdf) == {"path", "size"}
+        content = path.read_bytes()
+        assert content[:5] == b"%PDF-" and len(content) == pdf["size"]
+        pages = len(re.findall(rb"/Type\s*/Page(?![a-z])", content))
+        assert pages >= 2, pages  # a 3,600 px page does not fit on one sheet
+        width, height = (
+            float(v)
+            for v in re.search(
+                rb"/MediaBox\s*\[\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+([\d.]+)", content
+            ).groups()  # type: ignore[union-attr]
+        )
+        assert width > height  # landscape
+        assert os.stat(path).st_mode & 0o777 == 0o600
+        # Never overwritten: the same name again is a new file; a path in the name stays in.
+        again = await ok(agent, "page_pdf", {"tabId": tab, "name": "q3"})
+        assert Path(again["path"]).name == "q3 (1).pdf" and path.read_bytes() == content
+        escaped = await ok(agent, "page_pdf", {"tabId": tab, "name": "../../escape"})
+        assert Path(escaped["path"]).parent == sandbox.resolve()
+        assert [p for p in browser.root.rglob("escape*") if p.parent != sandbox] == []
 
-            # -- page_wait_download: the page's own download, copied into the sandbox ------
-            assert await code(
-                agent, "page_wait_download", {"tabId": tab, "filename": "x", "timeoutMs": 300}
-            ) == "timeout"  # fmt: skip
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#get"})
-            got = await ok(agent, "page_wait_download", {"tabId": tab, "timeoutMs": 30_000})
-            assert got["state"] == "complete", got
-            assert got["url"] == f"{files_site}/files/payload.bin"
-            copy = Path(got["path"])
-            assert copy.parent == sandbox.resolve(), copy  # "../../x" stayed inside
-            assert ".." not in copy.name and copy.read_bytes() == PAYLOAD
-            assert got["size"] == len(PAYLOAD)
-            assert [p for p in browser.root.rglob("x") if p.is_file()] == []
-            # A download the server cut short: failed, with Chrome's reason, nothing copied.
-            in_box = set(sandbox.iterdir())
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#broken"})
-            cut = await ok(agent, "page_wait_download", {"tabId": tab, "filename": "broken"})
-            assert cut["state"] == "failed", cut
-            assert cut["reason"] in {
-                "SERVER_CONTENT_LENGTH_MISMATCH",
-                "NETWORK_FAILED",
-                "NETWORK_DISCONNECTED",
-            }, cut
-            assert "path" not in cut and set(sandbox.iterdir()) == in_box
-            # Each finished download is answered once.
-            assert await code(
-                agent, "page_wait_download", {"tabId": tab, "timeoutMs": 300}
-            ) == "timeout"  # fmt: skip
+        # -- page_wait_download: the page's own download, copied into the sandbox ------
+        assert await code(
+            agent, "page_wait_download", {"tabId": tab, "filename": "x", "timeoutMs": 300}
+        ) == "timeout"  # fmt: skip
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#get"})
+        got = await ok(agent, "page_wait_download", {"tabId": tab, "timeoutMs": 30_000})
+        assert got["state"] == "complete", got
+        assert got["url"] == f"{files_site}/files/payload.bin"
+        copy = Path(got["path"])
+        assert copy.parent == sandbox.resolve(), copy  # "../../x" stayed inside
+        assert ".." not in copy.name and copy.read_bytes() == PAYLOAD
+        assert got["size"] == len(PAYLOAD)
+        assert [p for p in browser.root.rglob("x") if p.is_file()] == []
+        # A download the server cut short: failed, with Chrome's reason, nothing copied.
+        in_box = set(sandbox.iterdir())
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#broken"})
+        cut = await ok(agent, "page_wait_download", {"tabId": tab, "filename": "broken"})
+        assert cut["state"] == "failed", cut
+        assert cut["reason"] in {
+            "SERVER_CONTENT_LENGTH_MISMATCH",
+            "NETWORK_FAILED",
+            "NETWORK_DISCONNECTED",
+        }, cut
+        assert "path" not in cut and set(sandbox.iterdir()) == in_box
+        # Each finished download is answered once.
+        assert await code(
+            agent, "page_wait_download", {"tabId": tab, "timeoutMs": 300}
+        ) == "timeout"  # fmt: skip
 
-            # -- page_viewport: the mobile preset as the page itself sees it, then reset ---
-            plain = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"})
-            mobile = await ok(agent, "page_viewport", {"tabId": tab, "preset": "mobile"})
-            assert mobile["emulating"]["deviceScaleFactor"] == 3
-            seen = mobile["page"]
-            assert (seen["innerWidth"], seen["devicePixelRatio"]) == (390, 3)
-            assert seen["coarsePointer"] is True and seen["maxTouchPoints"] > 0
-            shown = (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"}))["text"]
-            assert shown.startswith("390x") and shown.endswith("@3 coarse"), shown
-            _, w, _, _ = await _shot(agent, {"tabId": tab})
-            assert w == 390 * 3  # the capture is the emulated screen, in device pixels
-            reset = await ok(agent, "page_viewport", {"tabId": tab, "reset": True})
-            assert reset["emulating"] is None
-            assert reset["page"]["devicePixelRatio"] == 1 and not reset["page"]["coarsePointer"]
-            restored = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"})
-            # The width, ratio and pointer the page had before. (Its height may differ here:
-            # Playwright emulates its own 1280x720 viewport through another debugger session,
-            # which ending ours does not re-apply; a person's window has no such second client.)
-            before_w, after_w = plain["text"].split("x")[0], restored["text"].split("x")[0]
-            assert after_w == before_w and restored["text"].endswith("@1 fine"), (plain, restored)
+        # -- page_viewport: the mobile preset as the page itself sees it, then reset ---
+        plain = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"})
+        mobile = await ok(agent, "page_viewport", {"tabId": tab, "preset": "mobile"})
+        assert mobile["emulating"]["deviceScaleFactor"] == 3
+        seen = mobile["page"]
+        assert (seen["innerWidth"], seen["devicePixelRatio"]) == (390, 3)
+        assert seen["coarsePointer"] is True and seen["maxTouchPoints"] > 0
+        shown = (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"}))["text"]
+        assert shown.startswith("390x") and shown.endswith("@3 coarse"), shown
+        _, w, _, _ = await _shot(agent, {"tabId": tab})
+        assert w == 390 * 3  # the capture is the emulated screen, in device pixels
+        reset = await ok(agent, "page_viewport", {"tabId": tab, "reset": True})
+        assert reset["emulating"] is None
+        assert reset["page"]["devicePixelRatio"] == 1 and not reset["page"]["coarsePointer"]
+        restored = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#view"})
+        # The width, ratio and pointer the page had before. (Its height may differ here:
+        # Playwright emulates its own 1280x720 viewport through another debugger session,
+        # which ending ours does not re-apply; a person's window has no such second client.)
+        before_w, after_w = plain["text"].split("x")[0], restored["text"].split("x")[0]
+        assert after_w == before_w and restored["text"].endswith("@1 fine"), (plain, restored)
 
-            # -- page_screenshot options ---------------------------------------------------
-            vw, vh = reset["page"]["innerWidth"], reset["page"]["innerHeight"]
-            kind, w, h, meta = await _shot(agent, {"tabId": tab, "format": "jpeg", "quality": 40})
-            assert (kind, w, h) == ("jpeg", vw, vh)
-            png_bytes = (await _shot(agent, {"tabId": tab}))[3]["bytes"]
-            assert meta["bytes"] < png_bytes  # type: ignore[operator]
-            region = {"x": 10, "y": 20, "width": 200, "height": 100}
-            assert (await _shot(agent, {"tabId": tab, "region": region}))[:3] == ("png", 200, 100)
-            kind, w, h, _ = await _shot(agent, {"tabId": tab, "maxWidth": 300})
-            assert w == 300 and abs(h - round(vh * 300 / vw)) <= 1
-            wide = {"x": 0, "y": 1000, "width": 400, "height": 200}
-            both = await _shot(
-                agent, {"tabId": tab, "region": wide, "maxWidth": 100, "format": "jpeg"}
-            )
-            assert both[:3] == ("jpeg", 100, 50)
-            assert await code(agent, "page_screenshot", {"tabId": tab, "quality": 50}) == (
-                "bad_request"
-            )
+        # -- page_screenshot options ---------------------------------------------------
+        vw, vh = reset["page"]["innerWidth"], reset["page"]["innerHeight"]
+        kind, w, h, meta = await _shot(agent, {"tabId": tab, "format": "jpeg", "quality": 40})
+        assert (kind, w, h) == ("jpeg", vw, vh)
+        png_bytes = (await _shot(agent, {"tabId": tab}))[3]["bytes"]
+        assert meta["bytes"] < png_bytes  # type: ignore[operator]
+        region = {"x": 10, "y": 20, "width": 200, "height": 100}
+        assert (await _shot(agent, {"tabId": tab, "region": region}))[:3] == ("png", 200, 100)
+        kind, w, h, _ = await _shot(agent, {"tabId": tab, "maxWidth": 300})
+        assert w == 300 and abs(h - round(vh * 300 / vw)) <= 1
+        wide = {"x": 0, "y": 1000, "width": 400, "height": 200}
+        both = await _shot(agent, {"tabId": tab, "region": wide, "maxWidth": 100, "format": "jpeg"})
+        assert both[:3] == ("jpeg", 100, 50)
+        assert await code(agent, "page_screenshot", {"tabId": tab, "quality": 50}) == (
+            "bad_request"
+        )
 
-            # -- too large to return: a coded answer, and the port still works -------------
-            noisy = (await ok(agent, "tab_open", {"url": f"{files_site}/noise"}))["tab"]["id"]
-            # The noise is drawn by the page's own script: capture only once it says a frame
-            # holding it was produced (a capture of the still-empty canvas compresses to almost
-            # nothing).
-            deadline = asyncio.get_running_loop().time() + 60
-            while True:
-                tabs = (await ok(agent, "tab_list", {}))["tabs"]
-                if any(t["id"] == noisy and t["title"] == "noise ready" for t in tabs):
-                    break
-                assert asyncio.get_running_loop().time() < deadline, "the noise page never drew"
-                await asyncio.sleep(0.1)
-            big = await agent.call_tool("page_screenshot", {"tabId": noisy, "fullPage": True})
-            error = tool_error(big) or {}
-            assert error.get("code") == "screenshot_too_large", big.content
-            assert "maxWidth" in error["message"] and "region" in error["hint"]
-            status = await ok(agent, "bridge_status", {})
-            assert status["extensionConnected"] is True
-            small = await _shot(
-                agent, {"tabId": noisy, "fullPage": True, "maxWidth": 200, "format": "jpeg"}
-            )
-            assert small[:2] == ("jpeg", 200) and abs(small[2] - 267) <= 1
+        # -- too large to return: a coded answer, and the port still works -------------
+        noisy = (await ok(agent, "tab_open", {"url": f"{files_site}/noise"}))["tab"]["id"]
+        # The noise is drawn by the page's own script: capture only once it says a frame
+        # holding it was produced (a capture of the still-empty canvas compresses to almost
+        # nothing).
 
-    asyncio.run(scenario())
+        async def drawn() -> bool:
+            tabs = (await ok(agent, "tab_list", {}))["tabs"]
+            return any(t["id"] == noisy and t["title"] == "noise ready" for t in tabs)
+
+        await until("the noise page drew", drawn)
+        big = await agent.call_tool("page_screenshot", {"tabId": noisy, "fullPage": True})
+        error = tool_error(big) or {}
+        assert error.get("code") == "screenshot_too_large", big.content
+        assert "maxWidth" in error["message"] and "region" in error["hint"]
+        status = await ok(agent, "bridge_status", {})
+        assert status["extensionConnected"] is True
+        small = await _shot(
+            agent, {"tabId": noisy, "fullPage": True, "maxWidth": 200, "format": "jpeg"}
+        )
+        assert small[:2] == ("jpeg", 200) and abs(small[2] - 267) <= 1

@@ -19,13 +19,11 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
-    chromium,
     confirm_page,
     keep_dialogs_open,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -33,6 +31,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -144,16 +143,18 @@ def site_port() -> Iterator[int]:
 
 async def loaded_frames(agent: Any, tab: int) -> dict[str, int]:
     """The frameIds of the two iframes once both have committed /inner (by origin)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+
+    async def both_committed() -> dict[str, int] | None:
         frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
         subs = [f for f in frames if f["frameId"] != 0]
         if len(subs) == 2 and all(f["url"] is None or "/inner" in f["url"] for f in subs):
             by = {f["origin"].split(":")[1].strip("/"): f["frameId"] for f in subs}
             if set(by) == {"127.0.0.1", "localhost"}:
                 return {"same": by["127.0.0.1"], "cross": by["localhost"]}
-        assert asyncio.get_running_loop().time() < deadline, frames
-        await asyncio.sleep(0.1)
+        return None
+
+    found: dict[str, int] = await until("both iframes committed /inner", both_committed)
+    return found
 
 
 async def state(agent: Any, tab: int, frame: int, selector: str) -> dict[str, Any]:
@@ -174,7 +175,7 @@ def _sandbox(browser: ThrowawayBrowser) -> None:
 
 
 @pytest.mark.promise("H4-37", "H4-38")
-def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
+async def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
@@ -182,104 +183,99 @@ def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
     _sandbox(browser)
     widen(browser, upload=True)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            frames = await loaded_frames(agent, tab)
-            refs: dict[str, str] = {}
-            for who, frame in frames.items():
-                at = {"tabId": tab, "frame": frame}
-                # A compact accessibility snapshot of the frame: its own controls only.
-                snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
-                assert snap["mode"] == "a11y" and snap.get("fallback") is None, snap
-                names = [i["name"] for i in snap["snapshot"]]
-                assert f"Trusted {who}" in names and f"Low {who}" in names, names
-                assert not any(n.startswith(("Menu", "Settings", "none")) for n in names), names
-                assert "top untouched" not in json.dumps(snap)
-                # page_find in the frame; its ref drives a trusted click there.
-                found = await ok(agent, "page_find", {**at, "role": "button", "name": "trusted"})
-                assert found["matches"][0]["name"] == f"Trusted {who}", found
-                refs[who] = found["matches"][0]["ref"]
-                clicked = await ok(agent, "page_mouse", {**at, "ref": refs[who]})
-                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-                assert f"Trusted {who}" in clicked["hitTarget"]
-                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
-                assert (await state(agent, tab, frame, "#count"))["text"] == "1"
-                # The answered point is the tab's viewport: past the iframe's border and padding.
-                assert clicked["x"] > 37 + 9 + 6 and clicked["y"] > 9 + 6, clicked
-                # The real pointer over the frame's :hover menu opens it.
-                assert (await state(agent, tab, frame, "#item"))["visible"] is False
-                hovered = await ok(agent, "page_hover", {**at, "text": f"Menu {who}"})
-                assert hovered["hovered"] is True and hovered["covered"] is False, hovered
-                assert (await state(agent, tab, frame, "#item"))["visible"] is True
-                # The top page's overlay over the frame's bottom: covered, not clicked, even forced.
-                for force in (False, True):
-                    low = await ok(agent, "page_mouse", {**at, "selector": "#low", "force": force})
-                    assert low["clicked"] is False and low["covered"] is True, low
-                    assert "enclosing page" in low["hitTarget"] and low.get("hitRef") is None, low
-                assert (await state(agent, tab, frame, "#lowcount"))["text"] == "0"
-                # A file into the frame's own file input, confirmed showing the path and origin.
-                uploading = asyncio.create_task(
-                    agent.call_tool(
-                        "page_upload", {**at, "selector": "#file", "path": "report.txt"}
-                    )  # fmt: skip
-                )
-                window = await confirm_page(context)
-                await shows(window, "report.txt")
-                await shows(window, a if who == "same" else b)
-                await press(window, "#allow")
-                result = await uploading
-                assert not result.is_error, result.content
-                assert (await state(agent, tab, frame, "#got"))["text"] == "report.txt:18"
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        frames = await loaded_frames(agent, tab)
+        refs: dict[str, str] = {}
+        for who, frame in frames.items():
+            at = {"tabId": tab, "frame": frame}
+            # A compact accessibility snapshot of the frame: its own controls only.
+            snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+            assert snap["mode"] == "a11y" and snap.get("fallback") is None, snap
+            names = [i["name"] for i in snap["snapshot"]]
+            assert f"Trusted {who}" in names and f"Low {who}" in names, names
+            assert not any(n.startswith(("Menu", "Settings", "none")) for n in names), names
+            assert "top untouched" not in json.dumps(snap)
+            # page_find in the frame; its ref drives a trusted click there.
+            found = await ok(agent, "page_find", {**at, "role": "button", "name": "trusted"})
+            assert found["matches"][0]["name"] == f"Trusted {who}", found
+            refs[who] = found["matches"][0]["ref"]
+            clicked = await ok(agent, "page_mouse", {**at, "ref": refs[who]})
+            assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+            assert f"Trusted {who}" in clicked["hitTarget"]
+            assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
+            assert (await state(agent, tab, frame, "#count"))["text"] == "1"
+            # The answered point is the tab's viewport: past the iframe's border and padding.
+            assert clicked["x"] > 37 + 9 + 6 and clicked["y"] > 9 + 6, clicked
+            # The real pointer over the frame's :hover menu opens it.
+            assert (await state(agent, tab, frame, "#item"))["visible"] is False
+            hovered = await ok(agent, "page_hover", {**at, "text": f"Menu {who}"})
+            assert hovered["hovered"] is True and hovered["covered"] is False, hovered
+            assert (await state(agent, tab, frame, "#item"))["visible"] is True
+            # The top page's overlay over the frame's bottom: covered, not clicked, even forced.
+            for force in (False, True):
+                low = await ok(agent, "page_mouse", {**at, "selector": "#low", "force": force})
+                assert low["clicked"] is False and low["covered"] is True, low
+                assert "enclosing page" in low["hitTarget"] and low.get("hitRef") is None, low
+            assert (await state(agent, tab, frame, "#lowcount"))["text"] == "0"
+            # A file into the frame's own file input, confirmed showing the path and origin.
+            uploading = asyncio.create_task(
+                agent.call_tool(
+                    "page_upload", {**at, "selector": "#file", "path": "report.txt"}
+                )  # fmt: skip
+            )
+            window = await confirm_page(context)
+            await shows(window, "report.txt")
+            await shows(window, a if who == "same" else b)
+            await press(window, "#allow")
+            result = await uploading
+            assert not result.is_error, result.content
+            assert (await state(agent, tab, frame, "#got"))["text"] == "report.txt:18"
 
-            # A ref from the other frame is not this frame's: refused, nothing clicked.
-            wrong = await refused(agent, "page_mouse", {"tabId": tab, "frame": frames["cross"],
-                                                        "ref": refs["same"]})  # fmt: skip
-            assert wrong["code"] == "bad_ref", wrong
-            # A ref from an earlier document of the same frame: refused after the frame reloads.
-            page_of = next(p for p in context.pages if p.url == f"{a}/")
-            inner = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
-            await inner.evaluate("location.reload()")
-            deadline = asyncio.get_running_loop().time() + 30
-            while True:  # the frame's new document (its counter starts again), once it answers
-                again = await agent.call_tool("page_get_state", {"tabId": tab, "frame": frames[
-                    "same"], "selector": "#count"})  # fmt: skip
-                if not again.is_error and again.structured_content["text"] == "0":
-                    break
-                assert asyncio.get_running_loop().time() < deadline, again
-                await asyncio.sleep(0.1)
-            stale = await refused(agent, "page_mouse", {"tabId": tab, "frame": frames["same"],
-                                                        "ref": refs["same"]})  # fmt: skip
-            assert stale["code"] == "bad_ref", stale
-            for frame in frames.values():
-                assert (await state(agent, tab, frame, "#lowcount"))["text"] == "0"
-            assert (await state(agent, tab, frames["same"], "#count"))["text"] == "0"
-            assert (await state(agent, tab, frames["cross"], "#count"))["text"] == "1"
-            # A frame the tab does not have.
-            for tool in ("page_mouse", "page_hover", "page_find"):
-                args = {"role": "button"} if tool == "page_find" else {"selector": "#trusted"}
-                missing = await refused(agent, tool, {"tabId": tab, "frame": 987654, **args})
-                assert missing["code"] == "element_not_found", missing
-                assert "page_frames" in missing["text"]
-            # A dialog the out-of-process frame opens is still the tab's (its child session,
-            # attached for the calls above, does not take it): reported, then answered.
-            asked = await refused(agent, "page_click", {"tabId": tab, "frame": frames["cross"],
-                                                        "selector": "#ask"})  # fmt: skip
-            assert asked["code"] == "dialog_open", asked
-            answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
-            assert answered["handled"] is True and answered["type"] == "confirm", answered
-            assert (await state(agent, tab, frames["cross"], "#asked"))["text"] == "no"
-            # None of it reached the top document.
-            top = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
-            assert top["text"] == "top untouched"
+        # A ref from the other frame is not this frame's: refused, nothing clicked.
+        wrong = await refused(agent, "page_mouse", {"tabId": tab, "frame": frames["cross"],
+                                                    "ref": refs["same"]})  # fmt: skip
+        assert wrong["code"] == "bad_ref", wrong
+        # A ref from an earlier document of the same frame: refused after the frame reloads.
+        page_of = next(p for p in context.pages if p.url == f"{a}/")
+        inner = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
+        await inner.evaluate("location.reload()")
 
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        async def reloaded() -> bool:  # the frame's new document (its counter starts again)
+            again = await agent.call_tool("page_get_state", {"tabId": tab, "frame": frames[
+                "same"], "selector": "#count"})  # fmt: skip
+            return not again.is_error and again.structured_content["text"] == "0"
+
+        await until("the reloaded frame answers", reloaded)
+        stale = await refused(agent, "page_mouse", {"tabId": tab, "frame": frames["same"],
+                                                    "ref": refs["same"]})  # fmt: skip
+        assert stale["code"] == "bad_ref", stale
+        for frame in frames.values():
+            assert (await state(agent, tab, frame, "#lowcount"))["text"] == "0"
+        assert (await state(agent, tab, frames["same"], "#count"))["text"] == "0"
+        assert (await state(agent, tab, frames["cross"], "#count"))["text"] == "1"
+        # A frame the tab does not have.
+        for tool in ("page_mouse", "page_hover", "page_find"):
+            args = {"role": "button"} if tool == "page_find" else {"selector": "#trusted"}
+            missing = await refused(agent, tool, {"tabId": tab, "frame": 987654, **args})
+            assert missing["code"] == "element_not_found", missing
+            assert "page_frames" in missing["text"]
+        # A dialog the out-of-process frame opens is still the tab's (its child session,
+        # attached for the calls above, does not take it): reported, then answered.
+        asked = await refused(agent, "page_click", {"tabId": tab, "frame": frames["cross"],
+                                                    "selector": "#ask"})  # fmt: skip
+        assert asked["code"] == "dialog_open", asked
+        answered = await ok(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+        assert answered["handled"] is True and answered["type"] == "confirm", answered
+        assert (await state(agent, tab, frames["cross"], "#asked"))["text"] == "no"
+        # None of it reached the top document.
+        top = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+        assert top["text"] == "top untouched"
 
 
 @pytest.mark.promise("H4-35", "H4-38")
-def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
+async def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
@@ -287,51 +283,47 @@ def test_an_approved_page_cannot_lend_its_approval_for_trusted_input_or_upload(
     _sandbox(browser)
     widen(browser, upload=True)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            frames = await loaded_frames(agent, tab)
-            cross = frames["cross"]
-            for tool, args in (
-                ("page_mouse", {"selector": "#trusted"}),
-                ("page_hover", {"text": "Menu cross"}),
-                ("page_upload", {"selector": "#file", "path": "report.txt"}),
-                ("page_find", {"role": "button"}),
-            ):
-                attempt = asyncio.create_task(
-                    agent.call_tool(tool, {"tabId": tab, "frame": cross, **args})
-                )
-                window = await confirm_page(context)
-                await shows(window, b)
-                await press(window, "#deny")
-                result = await attempt
-                error = tool_error(result)
-                assert error is not None and error["code"] == "origin_not_approved", result
-                text = json.dumps(result.structured_content) + " ".join(
-                    getattr(c, "text", "") for c in result.content
-                )
-                assert "Trusted cross" not in text and "Menu cross" not in text, text
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        frames = await loaded_frames(agent, tab)
+        cross = frames["cross"]
+        for tool, args in (
+            ("page_mouse", {"selector": "#trusted"}),
+            ("page_hover", {"text": "Menu cross"}),
+            ("page_upload", {"selector": "#file", "path": "report.txt"}),
+            ("page_find", {"role": "button"}),
+        ):
+            attempt = asyncio.create_task(
+                agent.call_tool(tool, {"tabId": tab, "frame": cross, **args})
+            )
+            window = await confirm_page(context)
+            await shows(window, b)
+            await press(window, "#deny")
+            result = await attempt
+            error = tool_error(result)
+            assert error is not None and error["code"] == "origin_not_approved", result
+            text = json.dumps(result.structured_content) + " ".join(
+                getattr(c, "text", "") for c in result.content
+            )
+            assert "Trusted cross" not in text and "Menu cross" not in text, text
 
-            # Read outside the bridge: nothing was clicked, hovered or put into the file field.
-            page_of = next(p for p in context.pages if p.url == f"{a}/")
-            frame = next(f for f in page_of.frames if f.url.startswith(b))
-            assert await frame.text_content("#count") == "0"
-            assert await frame.text_content("#out") == "none"
-            assert await frame.text_content("#got") == "no file"
-            assert await frame.is_visible("#item") is False
-            # The approved frame beside it still takes trusted input.
-            clicked = await ok(agent, "page_mouse", {"tabId": tab, "frame": frames["same"],
-                                                     "selector": "#trusted"})  # fmt: skip
-            assert clicked["clicked"] is True
-            same = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
-            assert await same.text_content("#out") == "trusted"
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        # Read outside the bridge: nothing was clicked, hovered or put into the file field.
+        page_of = next(p for p in context.pages if p.url == f"{a}/")
+        frame = next(f for f in page_of.frames if f.url.startswith(b))
+        assert await frame.text_content("#count") == "0"
+        assert await frame.text_content("#out") == "none"
+        assert await frame.text_content("#got") == "no file"
+        assert await frame.is_visible("#item") is False
+        # The approved frame beside it still takes trusted input.
+        clicked = await ok(agent, "page_mouse", {"tabId": tab, "frame": frames["same"],
+                                                 "selector": "#trusted"})  # fmt: skip
+        assert clicked["clicked"] is True
+        same = next(f for f in page_of.frames if f.url.startswith(f"{a}/inner"))
+        assert await same.text_content("#out") == "trusted"
 
 
 @pytest.mark.promise("H4-38")
-def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
+async def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     """127.0.0.1 embeds localhost (out of process), which embeds localhost (same process as it)
@@ -339,37 +331,33 @@ def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a, b])
 
-    async def scenario() -> None:
-        async with chromium(browser) as _context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/nested"}))["tab"]["id"]
-            deadline = asyncio.get_running_loop().time() + 30
-            while True:
-                frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-                deep = {
-                    f["url"].split("who=")[1]: f["frameId"]
-                    for f in frames
-                    if f["url"] is not None and "who=deep" in f["url"]
-                }
-                if set(deep) == {"deep-cross", "deep-back"}:
-                    break
-                assert asyncio.get_running_loop().time() < deadline, frames
-                await asyncio.sleep(0.1)
-            for who, frame in deep.items():
-                at = {"tabId": tab, "frame": frame}
-                snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
-                assert snap["mode"] == "a11y", snap
-                assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
-                clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
-                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted", who
-                assert (await state(agent, tab, frame, "#count"))["text"] == "1", who
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/nested"}))["tab"]["id"]
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+            deep = {
+                f["url"].split("who=")[1]: f["frameId"]
+                for f in frames
+                if f["url"] is not None and "who=deep" in f["url"]
+            }
+            if set(deep) == {"deep-cross", "deep-back"}:
+                break
+            assert asyncio.get_running_loop().time() < deadline, frames
+            await asyncio.sleep(0.1)
+        for who, frame in deep.items():
+            at = {"tabId": tab, "frame": frame}
+            snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+            assert snap["mode"] == "a11y", snap
+            assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
+            clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
+            assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+            assert (await state(agent, tab, frame, "#out"))["text"] == "trusted", who
+            assert (await state(agent, tab, frame, "#count"))["text"] == "1", who
 
 
 @pytest.mark.promise("H4-38")
-def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
+async def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     """A point in a frame is mapped through its iframe element's box as Chrome draws it: a
@@ -378,24 +366,20 @@ def test_trusted_clicks_land_in_frames_drawn_transformed_or_zoomed(
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a, b])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/transformed"}))["tab"]["id"]
-            frames = await loaded_frames(agent, tab)
-            for frame in (frames["same"], frames["cross"]):
-                at = {"tabId": tab, "frame": frame}
-                for n in ("1", "2"):
-                    clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
-                    assert clicked["clicked"] is True and clicked["covered"] is False, clicked
-                    assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
-                    assert (await state(agent, tab, frame, "#count"))["text"] == n
-                low = await ok(agent, "page_mouse", {**at, "selector": "#low"})
-                assert low["clicked"] is True, low
-                assert (await state(agent, tab, frame, "#lowcount"))["text"] == "1", low
-            # Nothing else was hit: each frame counted only its own clicks.
-            for frame in (frames["same"], frames["cross"]):
-                assert (await state(agent, tab, frame, "#count"))["text"] == "2"
-
-    asyncio.run(scenario())
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/transformed"}))["tab"]["id"]
+        frames = await loaded_frames(agent, tab)
+        for frame in (frames["same"], frames["cross"]):
+            at = {"tabId": tab, "frame": frame}
+            for n in ("1", "2"):
+                clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})
+                assert clicked["clicked"] is True and clicked["covered"] is False, clicked
+                assert (await state(agent, tab, frame, "#out"))["text"] == "trusted"
+                assert (await state(agent, tab, frame, "#count"))["text"] == n
+            low = await ok(agent, "page_mouse", {**at, "selector": "#low"})
+            assert low["clicked"] is True, low
+            assert (await state(agent, tab, frame, "#lowcount"))["text"] == "1", low
+        # Nothing else was hit: each frame counted only its own clicks.
+        for frame in (frames["same"], frames["cross"]):
+            assert (await state(agent, tab, frame, "#count"))["text"] == "2"

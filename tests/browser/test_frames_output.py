@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Answer,
@@ -26,6 +25,8 @@ from tests.browser.harness import (
     Request,
     chromium,
     confirm_page,
+    extension_connected,
+    launched,
     mcp_client,
     ok,
     press,
@@ -33,6 +34,7 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -74,64 +76,59 @@ def _text(result: Any) -> str:
 
 async def _frame_loaded(agent: Any, tab: int, origin: str) -> None:
     """Until page_frames lists the cross frame at its own origin (it starts as about:blank)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
+
+    async def listed() -> bool:
         frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-        if any(f["origin"] == origin for f in frames):
-            return
-        assert asyncio.get_running_loop().time() < deadline, frames
-        await asyncio.sleep(0.1)
+        return any(f["origin"] == origin for f in frames)
+
+    await until(f"page_frames lists a frame of {origin}", listed)
 
 
 @pytest.mark.promise("H4-36")
-def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
+async def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
     sandbox = browser.root / "config" / "downloads"
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            await _frame_loaded(agent, tab, b)
-            for tool, args in (
-                ("page_screenshot", {}),
-                ("page_screenshot", {"fullPage": True}),
-                ("page_pdf", {"name": "report"}),
-            ):
-                attempt = asyncio.create_task(agent.call_tool(tool, {"tabId": tab, **args}))
-                window = await confirm_page(context)
-                await shows(window, b)
-                await press(window, "#deny")
-                result = await attempt
-                error = tool_error(result)
-                assert error is not None and error["code"] == "origin_not_approved", result
-                assert all(getattr(c, "type", "") == "text" for c in result.content)
-                text = _text(result)
-                assert b in text, text
-                assert SECRET not in text and CARD not in text and "JVBERi0" not in text
-                assert not sandbox.exists() or list(sandbox.iterdir()) == []
-            policy = TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current()
-            assert policy.policy.origins == (a,)
-            # Control: the tab renders once the frame is gone (the frame, not the tab, refused).
-            page = next(p for p in context.pages if p.url == f"{a}/")
-            await page.evaluate("document.getElementById('cross').remove()")
-            pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
-            assert Path(pdf["path"]).parent == sandbox.resolve()
-            # The approved page itself shows a card number: a PDF or a picture cannot be masked,
-            # so both are refused and nothing more is written.
-            await page.evaluate(f"document.body.append('Card on file: {CARD}')")
-            for tool in ("page_pdf", "page_screenshot"):
-                result = await agent.call_tool(tool, {"tabId": tab})
-                error = tool_error(result)
-                assert error is not None and error["code"] == "policy_denied", result
-                assert all(getattr(c, "type", "") == "text" for c in result.content)
-                assert CARD not in _text(result) and "4111" not in _text(result)
-            assert list(sandbox.iterdir()) == [Path(pdf["path"])]
-
-    asyncio.run(scenario())
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        await _frame_loaded(agent, tab, b)
+        for tool, args in (
+            ("page_screenshot", {}),
+            ("page_screenshot", {"fullPage": True}),
+            ("page_pdf", {"name": "report"}),
+        ):
+            attempt = asyncio.create_task(agent.call_tool(tool, {"tabId": tab, **args}))
+            window = await confirm_page(context)
+            await shows(window, b)
+            await press(window, "#deny")
+            result = await attempt
+            error = tool_error(result)
+            assert error is not None and error["code"] == "origin_not_approved", result
+            assert all(getattr(c, "type", "") == "text" for c in result.content)
+            text = _text(result)
+            assert b in text, text
+            assert SECRET not in text and CARD not in text and "JVBERi0" not in text
+            assert not sandbox.exists() or list(sandbox.iterdir()) == []
+        policy = TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current()
+        assert policy.policy.origins == (a,)
+        # Control: the tab renders once the frame is gone (the frame, not the tab, refused).
+        page = next(p for p in context.pages if p.url == f"{a}/")
+        await page.evaluate("document.getElementById('cross').remove()")
+        pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
+        assert Path(pdf["path"]).parent == sandbox.resolve()
+        # The approved page itself shows a card number: a PDF or a picture cannot be masked,
+        # so both are refused and nothing more is written.
+        await page.evaluate(f"document.body.append('Card on file: {CARD}')")
+        for tool in ("page_pdf", "page_screenshot"):
+            result = await agent.call_tool(tool, {"tabId": tab})
+            error = tool_error(result)
+            assert error is not None and error["code"] == "policy_denied", result
+            assert all(getattr(c, "type", "") == "text" for c in result.content)
+            assert CARD not in _text(result) and "4111" not in _text(result)
+        assert list(sandbox.iterdir()) == [Path(pdf["path"])]
 
 
 MINE = b"the approved page's own file\n" * 8
@@ -177,17 +174,18 @@ def _withheld_download(browser: ThrowawayBrowser, a: str, theirs: Any) -> None:
 
     async def scenario() -> None:
         async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
             await _frame_loaded(agent, tab, theirs.origin)
             # The frame's link is clicked (the person, or a click the page steered into it).
             page = next(p for p in context.pages if p.url == f"{a}/")
             frame = next(f for f in page.frames if f.url.startswith(theirs.origin))
             await frame.click("#dl")
-            deadline = asyncio.get_running_loop().time() + 30
-            while not theirs.requests("/files/token-7f3a.bin"):
-                assert asyncio.get_running_loop().time() < deadline, "the frame never downloaded"
-                await asyncio.sleep(0.05)
+            await until(
+                "the frame downloaded",
+                lambda: theirs.requests("/files/token-7f3a.bin"),
+                interval_s=0.05,
+            )
             for args in ({"url": "token-7f3a"}, {"filename": "token"}, {}):
                 result = await agent.call_tool(
                     "page_wait_download", {"tabId": tab, "timeoutMs": 5000, **args}

@@ -16,8 +16,13 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
-from tests.browser.harness import chromium, mcp_client, served_pages, trust_this_process
+from tests.browser.harness import (
+    chromium,
+    extension_connected,
+    mcp_client,
+    served_pages,
+    trust_this_process,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -64,7 +69,7 @@ def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_
         async with chromium(browser), contextlib.AsyncExitStack() as stack:
             agents = [await stack.enter_async_context(mcp_client(browser)) for _ in range(SESSIONS)]
             for agent in agents:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
             await asyncio.gather(*(session(a, n) for n, a in enumerate(agents)))
 
     asyncio.run(asyncio.wait_for(scenario(), 600))

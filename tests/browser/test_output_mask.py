@@ -27,6 +27,7 @@ from tests.browser.harness import (
     chromium,
     confirm_page,
     keep_dialogs_open,
+    launched,
     mcp_client,
     ok,
     press,
@@ -34,11 +35,13 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 GUARD = 240.0
+
 #: What a person typed into the GET login form's password field (its name is not secret-like).
 TYPED = "Tr0ub4dor and more"
 #: A multi-word password the page logs and sends as `pwd`.
@@ -127,106 +130,94 @@ async def _call(agent: Any, tool: str, args: dict[str, Any]) -> tuple[Any, str]:
 async def _until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
     """Call ``tool`` until what it returns holds ``needle`` (generous deadline); each answer is
     checked for leaks on the way."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
+
+    async def holds() -> str | None:
         result, seen = await _call(agent, tool, args)
         assert not result.is_error, seen
-        if needle in seen:
-            return seen
-        assert asyncio.get_running_loop().time() < deadline, seen
-        await asyncio.sleep(0.2)
+        return seen if needle in seen else None
+
+    found: str = await until(f"{tool} answered with {needle!r}", holds, interval_s=0.2)
+    return found
 
 
 @pytest.mark.promise("H4-13", "H4-14")
-def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret(
+async def test_a_get_login_form_url_and_page_tails_and_an_alert_never_carry_the_secret(
     browser: ThrowawayBrowser, site: ServedSite
 ) -> None:
     origin = site.origin
     trust_this_process(browser, [origin])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
-            widen(browser, consoleCapture=True, networkCapture=True)
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+        widen(browser, consoleCapture=True, networkCapture=True)
 
-            # The GET form is submitted (the person allows it: it holds a password field), and
-            # the password is in the URL Chrome loads.
-            clicking = asyncio.create_task(
-                agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
-            )
-            await press(await confirm_page(context), "#allow")
-            clicked = await clicking
-            seen = _everything(clicked)
-            assert not clicked.is_error, seen
-            assert _leaks(seen) == [], seen
-            sent = site.requests("/welcome")
-            assert len(sent) == 1 and sent[0].query("answer") == TYPED  # the site got it
-            await _until(
-                agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "welcome back"
-            )
-            listed = await _until(agent, "tab_list", {}, "/welcome?")
-            assert "login=[masked" in listed and "answer=[masked" in listed, listed
-            text = await _until(agent, "page_text", {"tabId": tab}, "welcome back")
-            assert "/welcome?" in text and "answer=[masked" in text, text
+        # The GET form is submitted (the person allows it: it holds a password field), and
+        # the password is in the URL Chrome loads.
+        clicking = asyncio.create_task(
+            agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+        )
+        await press(await confirm_page(context), "#allow")
+        clicked = await clicking
+        seen = _everything(clicked)
+        assert not clicked.is_error, seen
+        assert _leaks(seen) == [], seen
+        sent = site.requests("/welcome")
+        assert len(sent) == 1 and sent[0].query("answer") == TYPED  # the site got it
+        await _until(agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "welcome back")
+        listed = await _until(agent, "tab_list", {}, "/welcome?")
+        assert "login=[masked" in listed and "answer=[masked" in listed, listed
+        text = await _until(agent, "page_text", {"tabId": tab}, "welcome back")
+        assert "/welcome?" in text and "answer=[masked" in text, text
 
-            # page_console: `pwd=<a multi-word password>` masked whole.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#log"})
-            console = await _until(agent, "page_console", {"tabId": tab}, "login failed")
-            assert "login failed: pwd=[masked" in console, console
+        # page_console: `pwd=<a multi-word password>` masked whole.
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#log"})
+        console = await _until(agent, "page_console", {"tabId": tab}, "login failed")
+        assert "login failed: pwd=[masked" in console, console
 
-            # page_network: pwd, pin and key query values masked; spinner stays.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#net"})
-            network = await _until(
-                agent, "page_network", {"tabId": tab, "url": "/api/check"}, "spinner=3"
-            )
-            for name in ("pwd", "pin", "key"):
-                assert f"{name}=[masked" in network, (name, network)
+        # page_network: pwd, pin and key query values masked; spinner stays.
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#net"})
+        network = await _until(
+            agent, "page_network", {"tabId": tab, "url": "/api/check"}, "spinner=3"
+        )
+        for name in ("pwd", "pin", "key"):
+            assert f"{name}=[masked" in network, (name, network)
 
-            # alert(): its token and card are masked in the dialog_open error.
-            opened, seen = await _call(agent, "page_click", {"tabId": tab, "selector": "#alert"})
-            refusal = tool_error(opened)
-            assert refusal is not None and refusal["code"] == "dialog_open", seen
-            assert "alert()" in refusal["message"] and "token=[masked" in refusal["message"], (
-                refusal
-            )
-            assert "[card]" in refusal["message"]
-            answered, _ = await _call(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
-            assert not answered.is_error
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # alert(): its token and card are masked in the dialog_open error.
+        opened, seen = await _call(agent, "page_click", {"tabId": tab, "selector": "#alert"})
+        refusal = tool_error(opened)
+        assert refusal is not None and refusal["code"] == "dialog_open", seen
+        assert "alert()" in refusal["message"] and "token=[masked" in refusal["message"], refusal
+        assert "[card]" in refusal["message"]
+        answered, _ = await _call(agent, "page_dialog", {"tabId": tab, "action": "dismiss"})
+        assert not answered.is_error
 
 
 @pytest.mark.promise("H4-13")
-def test_b_page_fetch_of_an_endpoint_echoing_the_httponly_cookie_masks_it(
+async def test_b_page_fetch_of_an_endpoint_echoing_the_httponly_cookie_masks_it(
     browser: ThrowawayBrowser, site: ServedSite
 ) -> None:
     origin = site.origin
     trust_this_process(browser, [origin])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
-            widen(browser, pageFetch=True)
-            cookie, seen = await _call(agent, "cookie_get", {"tabId": tab})
-            assert not cookie.is_error and "sid" in seen, seen  # masked there already
-            fetching = asyncio.create_task(
-                agent.call_tool("page_fetch", {"tabId": tab, "url": f"{origin}/api/echo"})
-            )
-            window = await confirm_page(context)
-            await press(window, "#allow")
-            got = await fetching
-            seen = _everything(got)
-            assert not got.is_error, seen
-            echoed = site.requests("/api/echo")
-            assert len(echoed) == 1 and SESSION_COOKIE in echoed[0].headers.get("cookie", "")
-            assert _leaks(seen) == [], seen
-            body = json.loads(got.structured_content["body"])
-            assert body["echoed"] == "yes" and body["headers"]["Cookie"].startswith("[masked")
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+        widen(browser, pageFetch=True)
+        cookie, seen = await _call(agent, "cookie_get", {"tabId": tab})
+        assert not cookie.is_error and "sid" in seen, seen  # masked there already
+        fetching = asyncio.create_task(
+            agent.call_tool("page_fetch", {"tabId": tab, "url": f"{origin}/api/echo"})
+        )
+        window = await confirm_page(context)
+        await press(window, "#allow")
+        got = await fetching
+        seen = _everything(got)
+        assert not got.is_error, seen
+        echoed = site.requests("/api/echo")
+        assert len(echoed) == 1 and SESSION_COOKIE in echoed[0].headers.get("cookie", "")
+        assert _leaks(seen) == [], seen
+        body = json.loads(got.structured_content["body"])
+        assert body["echoed"] == "yes" and body["headers"]["Cookie"].startswith("[masked")
 
 
 #: What the agent types into a password field whose name no rule calls secret.

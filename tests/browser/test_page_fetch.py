@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Reply,
@@ -24,6 +23,8 @@ from tests.browser.harness import (
     ServedSite,
     chromium,
     confirm_page,
+    extension_connected,
+    launched,
     mcp_client,
     ok,
     press,
@@ -77,79 +78,75 @@ def _api_requests(site: ServedSite) -> list[dict[str, Any]]:
     ]
 
 
-def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_cookie(
+async def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_page_cookie(
     browser: ThrowawayBrowser, logged_site: ServedSite
 ) -> None:
     site = logged_site.origin
     trust_this_process(browser, [site])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-            # Off by default: the hint names the key and the command; the site hears nothing.
-            refused = tool_error(
-                await agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data"})
+        # Off by default: the hint names the key and the command; the site hears nothing.
+        refused = tool_error(
+            await agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data"})
+        )
+        assert refused is not None and refused["code"] == "fetch_off", refused
+        assert "tabwarden policy set pageFetch=true" in refused["hint"]
+        assert _api_requests(logged_site) == []
+
+        widen(browser, pageFetch=True)
+
+        # Denied in the window, which showed the method and the URL: nothing is sent.
+        posting = asyncio.create_task(
+            agent.call_tool(
+                "page_fetch",
+                {"tabId": tab, "url": f"{site}/api/items", "method": "POST", "body": "n=1"},
             )
-            assert refused is not None and refused["code"] == "fetch_off", refused
-            assert "tabwarden policy set pageFetch=true" in refused["hint"]
-            assert _api_requests(logged_site) == []
+        )
+        window = await confirm_page(context)
+        await shows(window, f"POST {site}/api/items")
+        await press(window, "#deny")
+        assert (tool_error(await posting) or {}).get("code") == "confirm_denied"
+        assert _api_requests(logged_site) == []
 
-            widen(browser, pageFetch=True)
+        # Allowed: sent with the page's own cookie; the answer is masked.
+        getting = asyncio.create_task(
+            agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data?x=1"})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"GET {site}/api/data?x=1")
+        await press(window, "#allow")
+        got = await getting
+        assert not got.is_error, got.content
+        answer = got.structured_content
+        assert answer["status"] == 200 and answer["ok"] is True
+        assert answer["contentType"] == "application/json"
+        assert answer["bodyTruncated"] is False and answer["bytes"] == len(DATA)
+        assert '"items": [1, 2, 3]' in answer["body"]
+        assert "4111 1111 1111 1111" not in answer["body"]
+        sent = _api_requests(logged_site)
+        assert [(r["method"], r["path"]) for r in sent] == [("GET", "/api/data?x=1")]
+        assert sent[0]["cookie"] == f"sid={SESSION}"
 
-            # Denied in the window, which showed the method and the URL: nothing is sent.
-            posting = asyncio.create_task(
-                agent.call_tool(
-                    "page_fetch",
-                    {"tabId": tab, "url": f"{site}/api/items", "method": "POST", "body": "n=1"},
-                )
+        # Every call asks again (no grace), and saveAs writes the raw body to the sandbox.
+        saving = asyncio.create_task(
+            agent.call_tool(
+                "page_fetch", {"tabId": tab, "url": f"{site}/api/data", "saveAs": "data.json"}
             )
-            window = await confirm_page(context)
-            await shows(window, f"POST {site}/api/items")
-            await press(window, "#deny")
-            assert (tool_error(await posting) or {}).get("code") == "confirm_denied"
-            assert _api_requests(logged_site) == []
-
-            # Allowed: sent with the page's own cookie; the answer is masked.
-            getting = asyncio.create_task(
-                agent.call_tool("page_fetch", {"tabId": tab, "url": f"{site}/api/data?x=1"})
-            )
-            window = await confirm_page(context)
-            await shows(window, f"GET {site}/api/data?x=1")
-            await press(window, "#allow")
-            got = await getting
-            assert not got.is_error, got.content
-            answer = got.structured_content
-            assert answer["status"] == 200 and answer["ok"] is True
-            assert answer["contentType"] == "application/json"
-            assert answer["bodyTruncated"] is False and answer["bytes"] == len(DATA)
-            assert '"items": [1, 2, 3]' in answer["body"]
-            assert "4111 1111 1111 1111" not in answer["body"]
-            sent = _api_requests(logged_site)
-            assert [(r["method"], r["path"]) for r in sent] == [("GET", "/api/data?x=1")]
-            assert sent[0]["cookie"] == f"sid={SESSION}"
-
-            # Every call asks again (no grace), and saveAs writes the raw body to the sandbox.
-            saving = asyncio.create_task(
-                agent.call_tool(
-                    "page_fetch", {"tabId": tab, "url": f"{site}/api/data", "saveAs": "data.json"}
-                )
-            )
-            window = await confirm_page(context)
-            await shows(window, "data.json")
-            await press(window, "#allow")
-            saved = await saving
-            assert not saved.is_error, saved.content
-            out = saved.structured_content
-            assert "body" not in out and "4111" not in json.dumps(out)
-            path = Path(out["savedTo"])
-            assert path == browser.root / "config" / "downloads" / "data.json"
-            assert path.read_bytes() == DATA
-            assert os.stat(path).st_mode & 0o777 == 0o600
-            assert len(_api_requests(logged_site)) == 2
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        )
+        window = await confirm_page(context)
+        await shows(window, "data.json")
+        await press(window, "#allow")
+        saved = await saving
+        assert not saved.is_error, saved.content
+        out = saved.structured_content
+        assert "body" not in out and "4111" not in json.dumps(out)
+        path = Path(out["savedTo"])
+        assert path == browser.root / "config" / "downloads" / "data.json"
+        assert path.read_bytes() == DATA
+        assert os.stat(path).st_mode & 0o777 == 0o600
+        assert len(_api_requests(logged_site)) == 2
 
 
 @pytest.mark.promise("H4-51")
@@ -172,7 +169,7 @@ def test_a_post_the_server_answered_without_cors_is_delivered_and_a_dead_port_is
 
         async def scenario() -> None:
             async with chromium(browser) as context, mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
                 tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
                 widen(browser, pageFetch=True)
 

@@ -5,39 +5,27 @@ the real chain (Chrome's `documentId` is what tells "the same document")."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from mcp import Client
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
+from tests.browser.harness import ok
 
 pytestmark = pytest.mark.browser
 
 
-def test_the_slices_of_one_read_fit_together_on_a_changing_page(
-    browser: ThrowawayBrowser, site: str
+async def test_the_slices_of_one_read_fit_together_on_a_changing_page(
+    agent: Client, site: str
 ) -> None:
-    trust_this_process(browser, [site])
-
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/growing"}))["tab"]["id"]
-            first = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
-            assert first["nextOffset"] == 7000
-            parts, offset = [first["text"]], first["nextOffset"]
-            while offset is not None:
-                more = await ok(
-                    agent, "page_text", {"tabId": tab, "offset": offset, "maxChars": 7000}
-                )
-                assert more["totalChars"] == first["totalChars"]  # the same read
-                parts.append(more["text"])
-                offset = more["nextOffset"]
-            whole = "".join(parts)
-            assert len(whole) == first["totalChars"] and whole.startswith("word word")
-            fresh = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
-            assert fresh["totalChars"] > first["totalChars"]  # offset 0 reads the page as it is
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/growing"}))["tab"]["id"]
+    first = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
+    assert first["nextOffset"] == 7000
+    parts, offset = [first["text"]], first["nextOffset"]
+    while offset is not None:
+        more = await ok(agent, "page_text", {"tabId": tab, "offset": offset, "maxChars": 7000})
+        assert more["totalChars"] == first["totalChars"]  # the same read
+        parts.append(more["text"])
+        offset = more["nextOffset"]
+    whole = "".join(parts)
+    assert len(whole) == first["totalChars"] and whole.startswith("word word")
+    fresh = await ok(agent, "page_text", {"tabId": tab, "maxChars": 7000})
+    assert fresh["totalChars"] > first["totalChars"]  # offset 0 reads the page as it is

@@ -7,7 +7,6 @@ trust.json byte-identical. dialogArming the same way: on is a tap, off is free."
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,13 @@ from tabwarden.trust.gate import TrustGate
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.deadline(600)]
 
 #: A tap Chrome itself refused (no verified answer): said next to the button, in words.
 NO_ANSWER = (
     "refused: presence_refused — no authenticator answered (cancelled, timed out, or none present)"
 )
 
-GUARD = 600.0  # hang guard only
 #: Deadline of each wait on the page; generous, because a tap under CPU load can take seconds.
 WAIT_MS = 90_000
 
@@ -72,7 +70,7 @@ async def _field_shows(page: Any, selector: str, value: int) -> None:
 
 
 @pytest.mark.promise("BP-11")
-def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
+async def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.config
@@ -82,111 +80,104 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
     timing = ("click_grace_seconds", "confirm_timeout_seconds", "presence_confirm")
     assert tuple(getattr(start, k) for k in timing) == (30, 40, False)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
-            assert gate.current().browsers[0].credentials[0].uv is True
-            await _policy_section_shows_enrolled(page)
-            await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
-            await _field_shows(page, "#confirm-timeout", 40)
-            assert await page.is_disabled("#presence-off")  # presenceConfirm is already off
+    async with paired_options_page(browser) as paired:
+        page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
+        assert gate.current().browsers[0].credentials[0].uv is True
+        await _policy_section_shows_enrolled(page)
+        await _field_shows(page, "#grace", 30)  # pre-filled from the policy in force
+        await _field_shows(page, "#confirm-timeout", 40)
+        assert await page.is_disabled("#presence-off")  # presenceConfirm is already off
 
-            # Narrowing is free: with the authenticator gone, no tap could happen at all.
-            held = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
-            credentials = held["credentials"]
-            assert len(credentials) == 1
+        # Narrowing is free: with the authenticator gone, no tap could happen at all.
+        held = await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+        credentials = held["credentials"]
+        assert len(credentials) == 1
+        await cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+        audited = len(_audit(config))
+        await page.fill("#grace", "10")
+        assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
+        assert gate.current().policy.click_grace_seconds == 10
+        await page.fill("#confirm-timeout", "20")
+        assert await _act(page, "#set-timeout", "done") == "done: policy_restrict"
+        assert gate.current().policy.confirm_timeout_seconds == 20
+        assert await _act(page, "#presence-on", "done") == "done: policy_restrict"
+        assert gate.current().policy.presence_confirm is True
+        narrowed = _audit(config)[audited:]
+        assert [(e["event"], e["decision"], e["changed"]) for e in narrowed] == [
+            ("policy_restrict", "narrowed", ["clickGraceSeconds"]),
+            ("policy_restrict", "narrowed", ["confirmTimeoutSeconds"]),
+            ("policy_restrict", "narrowed", ["presenceConfirm"]),
+        ]
+        await _field_shows(page, "#grace", 10)
+        assert await page.is_disabled("#presence-on")
+        assert not await page.is_disabled("#presence-off")
+
+        # Bad input and an equal value are answered by the page; nothing reaches the record.
+        before = trust.read_bytes()
+        for bad in ("700", "2.5", "-1"):
+            await page.fill("#grace", bad)
+            refused = await _act(page, "#set-grace", "refused")
+            assert refused.startswith("refused: bad_request ("), refused
+            assert "from 0 to 600" in refused, refused
+        await page.fill("#confirm-timeout", "4")
+        refused = await _act(page, "#set-timeout", "refused")
+        assert refused.startswith("refused: bad_request (") and "5 to 600" in refused, refused
+        await page.fill("#grace", "10")
+        unchanged = await _act(page, "#set-grace", "unchanged")
+        assert unchanged == ("unchanged: No new question after an allowed click for: already 10 s")
+        assert trust.read_bytes() == before
+
+        # The authenticator is back (same credential and counter), but stops verifying the
+        # person: a widening tap is refused and trust.json is byte-identical.
+        cdp, authenticator = await add_authenticator(paired.context, page)
+        for cred in credentials:
             await cdp.send(
-                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator}
+                "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
             )
-            audited = len(_audit(config))
-            await page.fill("#grace", "10")
-            assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
-            assert gate.current().policy.click_grace_seconds == 10
-            await page.fill("#confirm-timeout", "20")
-            assert await _act(page, "#set-timeout", "done") == "done: policy_restrict"
-            assert gate.current().policy.confirm_timeout_seconds == 20
-            assert await _act(page, "#presence-on", "done") == "done: policy_restrict"
-            assert gate.current().policy.presence_confirm is True
-            narrowed = _audit(config)[audited:]
-            assert [(e["event"], e["decision"], e["changed"]) for e in narrowed] == [
-                ("policy_restrict", "narrowed", ["clickGraceSeconds"]),
-                ("policy_restrict", "narrowed", ["confirmTimeoutSeconds"]),
-                ("policy_restrict", "narrowed", ["presenceConfirm"]),
-            ]
-            await _field_shows(page, "#grace", 10)
-            assert await page.is_disabled("#presence-on")
-            assert not await page.is_disabled("#presence-off")
+        await cdp.send(
+            "WebAuthn.setUserVerified",
+            {"authenticatorId": authenticator, "isUserVerified": False},
+        )
+        before = trust.read_bytes()
+        audited = len(_audit(config))
+        await page.fill("#grace", "90")
+        # Chrome itself refuses the assertion (the host asks for user verification).
+        assert await _act(page, "#set-grace", "refused") == NO_ANSWER
+        assert await _act(page, "#presence-off", "refused") == NO_ANSWER
+        assert trust.read_bytes() == before
+        assert [e for e in _audit(config)[audited:] if e["decision"] != "refused"] == []
+        now = gate.current().policy
+        assert (now.click_grace_seconds, now.presence_confirm) == (10, True)
+        await _field_shows(page, "#grace", 10)  # the field shows the policy in force again
 
-            # Bad input and an equal value are answered by the page; nothing reaches the record.
-            before = trust.read_bytes()
-            for bad in ("700", "2.5", "-1"):
-                await page.fill("#grace", bad)
-                refused = await _act(page, "#set-grace", "refused")
-                assert refused.startswith("refused: bad_request ("), refused
-                assert "from 0 to 600" in refused, refused
-            await page.fill("#confirm-timeout", "4")
-            refused = await _act(page, "#set-timeout", "refused")
-            assert refused.startswith("refused: bad_request (") and "5 to 600" in refused, refused
-            await page.fill("#grace", "10")
-            unchanged = await _act(page, "#set-grace", "unchanged")
-            assert unchanged == (
-                "unchanged: No new question after an allowed click for: already 10 s"
-            )
-            assert trust.read_bytes() == before
+        # With a verified tap each widening lands in the signed policy.
+        await cdp.send(
+            "WebAuthn.setUserVerified",
+            {"authenticatorId": authenticator, "isUserVerified": True},
+        )
+        audited = len(_audit(config))
+        await page.fill("#grace", "45")
+        assert await _act(page, "#set-grace", "done") == "done: policy.widen"
+        assert gate.current().policy.click_grace_seconds == 45
+        await page.fill("#confirm-timeout", "120")
+        assert await _act(page, "#set-timeout", "done") == "done: policy.widen"
+        assert gate.current().policy.confirm_timeout_seconds == 120
+        assert await _act(page, "#presence-off", "done") == "done: policy.widen"
+        widened = _audit(config)[audited:]
+        assert [(e["event"], e["decision"], e["path"], e["changed"]) for e in widened] == [
+            ("policy_set", "granted", "webauthn", ["clickGraceSeconds"]),
+            ("policy_set", "granted", "webauthn", ["confirmTimeoutSeconds"]),
+            ("policy_set", "granted", "webauthn", ["presenceConfirm"]),
+        ]
+        await _field_shows(page, "#confirm-timeout", 120)
 
-            # The authenticator is back (same credential and counter), but stops verifying the
-            # person: a widening tap is refused and trust.json is byte-identical.
-            cdp, authenticator = await add_authenticator(paired.context, page)
-            for cred in credentials:
-                await cdp.send(
-                    "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
-                )
-            await cdp.send(
-                "WebAuthn.setUserVerified",
-                {"authenticatorId": authenticator, "isUserVerified": False},
-            )
-            before = trust.read_bytes()
-            audited = len(_audit(config))
-            await page.fill("#grace", "90")
-            # Chrome itself refuses the assertion (the host asks for user verification).
-            assert await _act(page, "#set-grace", "refused") == NO_ANSWER
-            assert await _act(page, "#presence-off", "refused") == NO_ANSWER
-            assert trust.read_bytes() == before
-            assert [e for e in _audit(config)[audited:] if e["decision"] != "refused"] == []
-            now = gate.current().policy
-            assert (now.click_grace_seconds, now.presence_confirm) == (10, True)
-            await _field_shows(page, "#grace", 10)  # the field shows the policy in force again
-
-            # With a verified tap each widening lands in the signed policy.
-            await cdp.send(
-                "WebAuthn.setUserVerified",
-                {"authenticatorId": authenticator, "isUserVerified": True},
-            )
-            audited = len(_audit(config))
-            await page.fill("#grace", "45")
-            assert await _act(page, "#set-grace", "done") == "done: policy.widen"
-            assert gate.current().policy.click_grace_seconds == 45
-            await page.fill("#confirm-timeout", "120")
-            assert await _act(page, "#set-timeout", "done") == "done: policy.widen"
-            assert gate.current().policy.confirm_timeout_seconds == 120
-            assert await _act(page, "#presence-off", "done") == "done: policy.widen"
-            widened = _audit(config)[audited:]
-            assert [(e["event"], e["decision"], e["path"], e["changed"]) for e in widened] == [
-                ("policy_set", "granted", "webauthn", ["clickGraceSeconds"]),
-                ("policy_set", "granted", "webauthn", ["confirmTimeoutSeconds"]),
-                ("policy_set", "granted", "webauthn", ["presenceConfirm"]),
-            ]
-            await _field_shows(page, "#confirm-timeout", 120)
-
-            # Lower it for free, then tap it back to exactly the signed value: the person set
-            # that key, so the narrowing goes (it must not stay at 20 behind a "done").
-            await page.fill("#grace", "20")
-            assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
-            await page.fill("#grace", "45")
-            assert await _act(page, "#set-grace", "done") == "done: policy.widen"
-            assert gate.current().policy.click_grace_seconds == 45
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # Lower it for free, then tap it back to exactly the signed value: the person set
+        # that key, so the narrowing goes (it must not stay at 20 behind a "done").
+        await page.fill("#grace", "20")
+        assert await _act(page, "#set-grace", "done") == "done: policy_restrict"
+        await page.fill("#grace", "45")
+        assert await _act(page, "#set-grace", "done") == "done: policy.widen"
+        assert gate.current().policy.click_grace_seconds == 45
 
     # A fresh gate reads the record from disk and verifies its signatures: the signed baseline
     # holds the widened values, and no restriction is left narrowing them.
@@ -200,7 +191,9 @@ def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
 
 
 @pytest.mark.promise("H4-45")
-def test_dialog_arming_on_needs_a_tap_and_off_is_free(browser: ThrowawayBrowser, site: str) -> None:
+async def test_dialog_arming_on_needs_a_tap_and_off_is_free(
+    browser: ThrowawayBrowser, site: str
+) -> None:
     """Letting an agent arm an answer to a dialog nobody has read is a widening: the options
     page's button lands it in the signed policy only with a tap; turning it off is free."""
     config = browser.config
@@ -208,38 +201,33 @@ def test_dialog_arming_on_needs_a_tap_and_off_is_free(browser: ThrowawayBrowser,
     gate = provision_for_pairing(browser, [site])
     assert gate.current().policy.dialog_arming is False
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
-            await _policy_section_shows_enrolled(page)
-            assert await page.is_disabled("#dialog-arming-off")  # already off
-            # A tap that does not verify the person turns nothing on.
-            await cdp.send(
-                "WebAuthn.setUserVerified",
-                {"authenticatorId": authenticator, "isUserVerified": False},
-            )
-            before = trust.read_bytes()
-            refused = await _act(page, "#dialog-arming-on", "refused")
-            assert refused == NO_ANSWER
-            assert trust.read_bytes() == before
-            assert gate.current().policy.dialog_arming is False
-            await cdp.send(
-                "WebAuthn.setUserVerified",
-                {"authenticatorId": authenticator, "isUserVerified": True},
-            )
-            audited = len(_audit(config))
-            assert await _act(page, "#dialog-arming-on", "done") == "done: policy.widen"
-            assert gate.current().policy.dialog_arming is True
-            # Off is free: with the authenticator gone, no tap could happen at all.
-            await cdp.send(
-                "WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator}
-            )
-            assert await _act(page, "#dialog-arming-off", "done") == "done: policy_restrict"
-            assert gate.current().policy.dialog_arming is False
-            entries = _audit(config)[audited:]
-            assert [(e["event"], e["decision"], e["changed"]) for e in entries] == [
-                ("policy_set", "granted", ["dialogArming"]),
-                ("policy_restrict", "narrowed", ["dialogArming"]),
-            ]
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with paired_options_page(browser) as paired:
+        page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
+        await _policy_section_shows_enrolled(page)
+        assert await page.is_disabled("#dialog-arming-off")  # already off
+        # A tap that does not verify the person turns nothing on.
+        await cdp.send(
+            "WebAuthn.setUserVerified",
+            {"authenticatorId": authenticator, "isUserVerified": False},
+        )
+        before = trust.read_bytes()
+        refused = await _act(page, "#dialog-arming-on", "refused")
+        assert refused == NO_ANSWER
+        assert trust.read_bytes() == before
+        assert gate.current().policy.dialog_arming is False
+        await cdp.send(
+            "WebAuthn.setUserVerified",
+            {"authenticatorId": authenticator, "isUserVerified": True},
+        )
+        audited = len(_audit(config))
+        assert await _act(page, "#dialog-arming-on", "done") == "done: policy.widen"
+        assert gate.current().policy.dialog_arming is True
+        # Off is free: with the authenticator gone, no tap could happen at all.
+        await cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+        assert await _act(page, "#dialog-arming-off", "done") == "done: policy_restrict"
+        assert gate.current().policy.dialog_arming is False
+        entries = _audit(config)[audited:]
+        assert [(e["event"], e["decision"], e["changed"]) for e in entries] == [
+            ("policy_set", "granted", ["dialogArming"]),
+            ("policy_restrict", "narrowed", ["dialogArming"]),
+        ]

@@ -14,13 +14,11 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
-    chromium,
     confirm_page,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -94,124 +92,114 @@ async def allowed_click(context: Any, agent: Any, args: dict[str, Any]) -> dict[
 
 
 @pytest.mark.promise("H4-40")
-def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
+async def test_tabs_an_agent_tab_opens_join_its_session_and_are_gated(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
 
-            # A click that opens nothing reports no newTab.
-            plain = await ok(agent, "page_click", {"tabId": tab, "selector": "#nothing"})
-            assert "newTab" not in plain and await my_tabs(agent) == {tab}
+        # A click that opens nothing reports no newTab.
+        plain = await ok(agent, "page_click", {"tabId": tab, "selector": "#nothing"})
+        assert "newTab" not in plain and await my_tabs(agent) == {tab}
 
-            # window.open: waited for, reported, loaded, and the session's own.
-            opened = await ok(
-                agent, "page_click", {"tabId": tab, "selector": "#open", "newTab": True}
-            )
-            new = opened["newTab"]
-            assert new["url"] == f"{a}/child?via=open" and new["id"] != tab, opened
-            assert await my_tabs(agent) == {tab, new["id"]}
-            assert await text_of(agent, new["id"]) == "open"
+        # window.open: waited for, reported, loaded, and the session's own.
+        opened = await ok(agent, "page_click", {"tabId": tab, "selector": "#open", "newTab": True})
+        new = opened["newTab"]
+        assert new["url"] == f"{a}/child?via=open" and new["id"] != tab, opened
+        assert await my_tabs(agent) == {tab, new["id"]}
+        assert await text_of(agent, new["id"]) == "open"
 
-            # A link with target=_blank (a link click: the person allows it).
-            linked = await allowed_click(
-                context, agent, {"tabId": tab, "selector": "#blank", "newTab": True}
-            )
-            blank = linked["newTab"]
-            assert blank["url"] == f"{a}/child?via=blank" and linked["navigated"] is False
-            assert await text_of(agent, blank["id"]) == "blank"
+        # A link with target=_blank (a link click: the person allows it).
+        linked = await allowed_click(
+            context, agent, {"tabId": tab, "selector": "#blank", "newTab": True}
+        )
+        blank = linked["newTab"]
+        assert blank["url"] == f"{a}/child?via=blank" and linked["navigated"] is False
+        assert await text_of(agent, blank["id"]) == "blank"
 
-            # A popup window (window.open with features).
-            popped = await ok(
-                agent, "page_click", {"tabId": tab, "selector": "#popup", "newTab": True}
-            )
-            popup = popped["newTab"]
-            assert await text_of(agent, popup["id"]) == "popup"
-            assert await my_tabs(agent) == {tab, new["id"], blank["id"], popup["id"]}
-            # The opener is unchanged by all this.
-            assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#open"}))[
-                "text"
-            ] == "Open"
+        # A popup window (window.open with features).
+        popped = await ok(agent, "page_click", {"tabId": tab, "selector": "#popup", "newTab": True})
+        popup = popped["newTab"]
+        assert await text_of(agent, popup["id"]) == "popup"
+        assert await my_tabs(agent) == {tab, new["id"], blank["id"], popup["id"]}
+        # The opener is unchanged by all this.
+        assert (await ok(agent, "page_get_state", {"tabId": tab, "selector": "#open"}))[
+            "text"
+        ] == "Open"
 
-            # A new tab on a site the policy does not approve: owned, but gated like any tab.
-            sent = {"tabId": tab, "selector": "#away", "newTab": True}
-            away = (await ok(agent, "page_click", sent))["newTab"]
-            assert away["id"] in await my_tabs(agent)
-            reading = asyncio.create_task(
-                agent.call_tool("page_get_state", {"tabId": away["id"], "selector": "#via"})
-            )
-            # Stopped before it leaves: once the popup has joined, its top frame cannot leave for b;
-            # its first request races the rule update, and when stopped the tab is left at
-            # about:blank (refused without a question). Landed on b, the read asks the person.
-            asking = asyncio.create_task(confirm_page(context))
-            await asyncio.wait({reading, asking}, return_when=asyncio.FIRST_COMPLETED)
-            if asking.done():
-                window = asking.result()
-                await shows(window, b)
-                await press(window, "#deny")
-            else:
-                asking.cancel()
-            denied = tool_error(await reading)
-            assert denied is not None and denied["code"] == "origin_not_approved", denied
+        # A new tab on a site the policy does not approve: owned, but gated like any tab.
+        sent = {"tabId": tab, "selector": "#away", "newTab": True}
+        away = (await ok(agent, "page_click", sent))["newTab"]
+        assert away["id"] in await my_tabs(agent)
+        reading = asyncio.create_task(
+            agent.call_tool("page_get_state", {"tabId": away["id"], "selector": "#via"})
+        )
+        # Stopped before it leaves: once the popup has joined, its top frame cannot leave for b;
+        # its first request races the rule update, and when stopped the tab is left at
+        # about:blank (refused without a question). Landed on b, the read asks the person.
+        asking = asyncio.create_task(confirm_page(context))
+        await asyncio.wait({reading, asking}, return_when=asyncio.FIRST_COMPLETED)
+        if asking.done():
+            window = asking.result()
+            await shows(window, b)
+            await press(window, "#deny")
+        else:
+            asking.cancel()
+        denied = tool_error(await reading)
+        assert denied is not None and denied["code"] == "origin_not_approved", denied
 
-            # Tabs the session got this way close with it like its own.
-            closed = await ok(agent, "tab_close_all", {})
-            assert closed["closed"] == 5
-            assert await my_tabs(agent) == set()
-
-    asyncio.run(scenario())
+        # Tabs the session got this way close with it like its own.
+        closed = await ok(agent, "tab_close_all", {})
+        assert closed["closed"] == 5
+        assert await my_tabs(agent) == set()
 
 
 @pytest.mark.promise("H4-40")
-def test_a_popup_a_persons_tab_opens_never_joins(browser: ThrowawayBrowser, site_port: int) -> None:
+async def test_a_popup_a_persons_tab_opens_never_joins(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            mine = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        mine = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
 
-            # The person's own tab (opened outside the bridge) opens a popup.
-            person = await context.new_page()
-            await person.goto(f"{a}/")
-            async with context.expect_page() as popup_info:
-                await person.click("#open")
-            popup = await popup_info.value
-            await popup.wait_for_load_state()
-            assert (await popup.text_content("#via")) == "open"
+        # The person's own tab (opened outside the bridge) opens a popup.
+        person = await context.new_page()
+        await person.goto(f"{a}/")
+        async with context.expect_page() as popup_info:
+            await person.click("#open")
+        popup = await popup_info.value
+        await popup.wait_for_load_state()
+        assert (await popup.text_content("#via")) == "open"
 
-            # Find its tab id as the agent might (ids are small integers): from the worker.
-            worker = context.service_workers[0] if context.service_workers else None
-            if worker is None:
-                worker = await context.wait_for_event("serviceworker", timeout=30_000)
-            ids = await worker.evaluate(
-                "async () => (await chrome.tabs.query({})).filter((t) => "
-                "(t.url || '').includes('/child?via=open')).map((t) => t.id)"
-            )
-            assert len(ids) == 1, ids
-            # An agent tab's popup joins within a deadline; the person's has had as long by then.
-            await ok(agent, "page_click", {"tabId": mine, "selector": "#open", "newTab": True})
-            assert ids[0] not in await my_tabs(agent)
-            for tool, args in (
-                ("page_get_state", {"selector": "#via"}),
-                ("page_snapshot", {}),
-                ("tab_close", {}),
-            ):
-                refused = tool_error(await agent.call_tool(tool, {"tabId": ids[0], **args}))
-                assert refused is not None and refused["code"] == "tab_not_owned", (tool, refused)
-            assert not popup.is_closed() and (await popup.text_content("#via")) == "open"
-
-    asyncio.run(scenario())
+        # Find its tab id as the agent might (ids are small integers): from the worker.
+        worker = context.service_workers[0] if context.service_workers else None
+        if worker is None:
+            worker = await context.wait_for_event("serviceworker", timeout=30_000)
+        ids = await worker.evaluate(
+            "async () => (await chrome.tabs.query({})).filter((t) => "
+            "(t.url || '').includes('/child?via=open')).map((t) => t.id)"
+        )
+        assert len(ids) == 1, ids
+        # An agent tab's popup joins within a deadline; the person's has had as long by then.
+        await ok(agent, "page_click", {"tabId": mine, "selector": "#open", "newTab": True})
+        assert ids[0] not in await my_tabs(agent)
+        for tool, args in (
+            ("page_get_state", {"selector": "#via"}),
+            ("page_snapshot", {}),
+            ("tab_close", {}),
+        ):
+            refused = tool_error(await agent.call_tool(tool, {"tabId": ids[0], **args}))
+            assert refused is not None and refused["code"] == "tab_not_owned", (tool, refused)
+        assert not popup.is_closed() and (await popup.text_content("#via")) == "open"
 
 
 @pytest.mark.promise("H4-57")
-def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(
+async def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new_tabs_still_open(  # noqa: E501 - the name says the whole scenario
     browser: ThrowawayBrowser, site: ServedSite, site_port: int
 ) -> None:
     """Stopped before it leaves: the attacker's page on an approved site opens popups to its own
@@ -222,80 +210,74 @@ def test_an_agent_tabs_popup_to_an_unapproved_site_sends_nothing_the_persons_new
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            worker = context.service_workers[0] if context.service_workers else None
-            if worker is None:
-                worker = await context.wait_for_event("serviceworker", timeout=30_000)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        worker = context.service_workers[0] if context.service_workers else None
+        if worker is None:
+            worker = await context.wait_for_event("serviceworker", timeout=30_000)
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
 
-            # What Chrome reports of each tab's top-frame navigations, from the worker.
-            await worker.evaluate(
-                "() => { const log = self.__popupNav = [];"
-                " chrome.webNavigation.onErrorOccurred.addListener((d) => { if (d.frameId === 0)"
-                " log.push({tabId: d.tabId, url: d.url, error: d.error}); });"
-                " chrome.webNavigation.onCommitted.addListener((d) => { if (d.frameId === 0)"
-                " log.push({tabId: d.tabId, url: d.url}); });"
-                " chrome.tabs.onCreated.addListener((t) =>"
-                " log.push({created: t.id, opener: t.openerTabId, url: t.url})); }"
-            )
+        # What Chrome reports of each tab's top-frame navigations, from the worker.
+        await worker.evaluate(
+            "() => { const log = self.__popupNav = [];"
+            " chrome.webNavigation.onErrorOccurred.addListener((d) => { if (d.frameId === 0)"
+            " log.push({tabId: d.tabId, url: d.url, error: d.error}); });"
+            " chrome.webNavigation.onCommitted.addListener((d) => { if (d.frameId === 0)"
+            " log.push({tabId: d.tabId, url: d.url}); });"
+            " chrome.tabs.onCreated.addListener((t) =>"
+            " log.push({created: t.id, opener: t.openerTabId, url: t.url})); }"
+        )
 
-            async def person_sees(page: Any, via: str) -> None:
-                """The person's page ends up showing the child page ``via`` (or the failure
-                says what Chrome reported and which rules stood)."""
-                try:
-                    await page.wait_for_function(
-                        "(via) => document.getElementById('via')?.textContent === via",
-                        arg=via,
-                        timeout=60_000,
-                    )
-                except Exception:
-                    nav = await worker.evaluate("() => self.__popupNav.slice(-9)")
-                    rules = await worker.evaluate(
-                        "() => chrome.declarativeNetRequest.getSessionRules()"
-                    )
-                    raise AssertionError((via, page.url, nav, rules)) from None
-
-            async def settled(popup: int) -> dict[str, Any]:
-                """Wait until Chrome has reported the popup's navigation to b: stopped (an
-                error) or, were it let through, committed."""
-                deadline = asyncio.get_running_loop().time() + 60
-                while True:
-                    seen = await worker.evaluate(
-                        "(id) => self.__popupNav.filter((n) => n.tabId === id)", popup
-                    )
-                    done = [n for n in seen if n["url"].startswith(b)]
-                    if done:
-                        return dict(done[0])
-                    assert asyncio.get_running_loop().time() < deadline, seen
-                    await asyncio.sleep(0.05)
-
-            for i in range(24):
-                button = "#away" if i % 4 else "#awaynoopener"
-                opened = await ok(
-                    agent, "page_click", {"tabId": tab, "selector": button, "newTab": True}
+        async def person_sees(page: Any, via: str) -> None:
+            """The person's page ends up showing the child page ``via`` (or the failure
+            says what Chrome reported and which rules stood)."""
+            try:
+                await page.wait_for_function(
+                    "(via) => document.getElementById('via')?.textContent === via",
+                    arg=via,
+                    timeout=60_000,
                 )
-                popup = opened["newTab"]["id"]
-                outcome = await settled(popup)
-                assert outcome.get("error") == "net::ERR_BLOCKED_BY_CLIENT", (i, button, outcome)
-                assert seen_on(site, "localhost") == [], (i, button, seen_on(site, "localhost"))
-                await worker.evaluate("(id) => chrome.tabs.remove(id)", popup)
+            except Exception:
+                nav = await worker.evaluate("() => self.__popupNav.slice(-9)")
+                rules = await worker.evaluate(
+                    "() => chrome.declarativeNetRequest.getSessionRules()"
+                )
+                raise AssertionError((via, page.url, nav, rules)) from None
 
-            # The person's tab on the same approved site, while the agent's tab is open there.
-            person = await context.new_page()
-            await person.goto(f"{a}/")
-            async with context.expect_page() as opened_info:
-                await person.click("#blankaway")
-            await person_sees(await opened_info.value, "blankaway")
-            await person.click("#inplace")
-            await person_sees(person, "inplace")
-            assert "/child?via=blankaway" in seen_on(site, "localhost")
-            assert "/child?via=inplace" in seen_on(site, "localhost")
-            assert not any(
-                "via=away" in p or "via=noopener" in p for p in seen_on(site, "localhost")
+        async def settled(popup: int) -> dict[str, Any]:
+            """Wait until Chrome has reported the popup's navigation to b: stopped (an
+            error) or, were it let through, committed."""
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:
+                seen = await worker.evaluate(
+                    "(id) => self.__popupNav.filter((n) => n.tabId === id)", popup
+                )
+                done = [n for n in seen if n["url"].startswith(b)]
+                if done:
+                    return dict(done[0])
+                assert asyncio.get_running_loop().time() < deadline, seen
+                await asyncio.sleep(0.05)
+
+        for i in range(24):
+            button = "#away" if i % 4 else "#awaynoopener"
+            opened = await ok(
+                agent, "page_click", {"tabId": tab, "selector": button, "newTab": True}
             )
-            # Neither of the person's tabs joined the agent's session.
-            assert await my_tabs(agent) == {tab}
+            popup = opened["newTab"]["id"]
+            outcome = await settled(popup)
+            assert outcome.get("error") == "net::ERR_BLOCKED_BY_CLIENT", (i, button, outcome)
+            assert seen_on(site, "localhost") == [], (i, button, seen_on(site, "localhost"))
+            await worker.evaluate("(id) => chrome.tabs.remove(id)", popup)
 
-    asyncio.run(scenario())
+        # The person's tab on the same approved site, while the agent's tab is open there.
+        person = await context.new_page()
+        await person.goto(f"{a}/")
+        async with context.expect_page() as opened_info:
+            await person.click("#blankaway")
+        await person_sees(await opened_info.value, "blankaway")
+        await person.click("#inplace")
+        await person_sees(person, "inplace")
+        assert "/child?via=blankaway" in seen_on(site, "localhost")
+        assert "/child?via=inplace" in seen_on(site, "localhost")
+        assert not any("via=away" in p or "via=noopener" in p for p in seen_on(site, "localhost"))
+        # Neither of the person's tabs joined the agent's session.
+        assert await my_tabs(agent) == {tab}

@@ -7,7 +7,6 @@ absent: test_presence_taps.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from tests.browser.paired import paired_options_page, provision_for_pairing
 
 pytestmark = pytest.mark.browser
 
-GUARD = 180.0
 
 # Helpers the attacker script uses: begin a tap, answer a challenge, complete with anything.
 HELPERS = """
@@ -63,60 +61,57 @@ def _trust(config: Path) -> bytes:
 
 
 @pytest.mark.promise("BP-09")
-def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
+async def test_replayed_cross_action_and_cloned_counter_taps_are_refused(
     browser: ThrowawayBrowser,
 ) -> None:
     config = browser.config
     gate = provision_for_pairing(browser)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
-            # One real tap works; replaying its assertion (same or a fresh challenge) does not.
-            outcome = await page.evaluate(TAP_THEN_REPLAY)
-            assert outcome["ok"]["ok"] is True, outcome
-            assert outcome["again"] == {"ok": False, "code": "bad_request"}, (
-                outcome
-            )  # the worker's single use
-            assert outcome["replayed"] == {
-                "ok": False,
-                "code": "presence_refused",
-                "reason": "wrong_request",
-            }, outcome  # the host's
-            assert gate.current().policy.upload is True
-            after_upload = _trust(config)
+    async with paired_options_page(browser) as paired:
+        page, cdp, authenticator = paired.page, paired.cdp, paired.authenticator
+        # One real tap works; replaying its assertion (same or a fresh challenge) does not.
+        outcome = await page.evaluate(TAP_THEN_REPLAY)
+        assert outcome["ok"]["ok"] is True, outcome
+        assert outcome["again"] == {"ok": False, "code": "bad_request"}, (
+            outcome
+        )  # the worker's single use
+        assert outcome["replayed"] == {
+            "ok": False,
+            "code": "presence_refused",
+            "reason": "wrong_request",
+        }, outcome  # the host's
+        assert gate.current().policy.upload is True
+        after_upload = _trust(config)
 
-            # An assertion made for "unkill" presented for a policy widening: refused by the host.
-            assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {
-                "ok": False,
-                "code": "presence_refused",
-                "reason": "wrong_request",
-            }
-            assert _trust(config) == after_upload and gate.current().policy.eval is False
+        # An assertion made for "unkill" presented for a policy widening: refused by the host.
+        assert await page.evaluate(ANSWER_FOR_ANOTHER_ACTION) == {
+            "ok": False,
+            "code": "presence_refused",
+            "reason": "wrong_request",
+        }
+        assert _trust(config) == after_upload and gate.current().policy.eval is False
 
-            # A cloned authenticator: the credential comes back with the counter it had before the
-            # last tap. The host sees the counter not rising and refuses; nothing changes.
-            [cred] = (
-                await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
-            )["credentials"]
-            await page.click("#enable-eval")
-            assert await policy_status(page, "done") == "done: policy.widen"
-            assert gate.current().policy.eval is True
-            await cdp.send(
-                "WebAuthn.removeCredential",
-                {"authenticatorId": authenticator, "credentialId": cred["credentialId"]},
-            )
-            await cdp.send(
-                "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
-            )
-            await page.click("#restrict-eval")  # narrowing: free, so the counter plays no part
-            assert await policy_status(page, "done") == "done: policy_restrict"
-            before = _trust(config)
-            await page.click("#enable-eval")
-            assert (await policy_status(page, "refused")).startswith("refused: presence_refused")
-            assert _trust(config) == before and gate.current().policy.eval is False
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # A cloned authenticator: the credential comes back with the counter it had before the
+        # last tap. The host sees the counter not rising and refuses; nothing changes.
+        [cred] = (await cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator}))[
+            "credentials"
+        ]
+        await page.click("#enable-eval")
+        assert await policy_status(page, "done") == "done: policy.widen"
+        assert gate.current().policy.eval is True
+        await cdp.send(
+            "WebAuthn.removeCredential",
+            {"authenticatorId": authenticator, "credentialId": cred["credentialId"]},
+        )
+        await cdp.send(
+            "WebAuthn.addCredential", {"authenticatorId": authenticator, "credential": cred}
+        )
+        await page.click("#restrict-eval")  # narrowing: free, so the counter plays no part
+        assert await policy_status(page, "done") == "done: policy_restrict"
+        before = _trust(config)
+        await page.click("#enable-eval")
+        assert (await policy_status(page, "refused")).startswith("refused: presence_refused")
+        assert _trust(config) == before and gate.current().policy.eval is False
 
 
 STALE_TAP = (
@@ -132,7 +127,7 @@ STALE_TAP = (
 
 
 @pytest.mark.promise("BP-09")
-def test_a_stale_challenge_is_refused_in_real_chromium(
+async def test_a_stale_challenge_is_refused_in_real_chromium(
     browser: ThrowawayBrowser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The host started by Chrome runs with a ceremony TTL shortened to 10 s (the environment may
@@ -141,18 +136,15 @@ def test_a_stale_challenge_is_refused_in_real_chromium(
     config = browser.config
     gate = provision_for_pairing(browser)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            before = _trust(config)
-            outcome = await paired.page.evaluate(STALE_TAP, 11_000)
-            assert outcome == {
-                "ok": False,
-                "code": "presence_refused",
-                "reason": "challenge_stale",
-            }, outcome
-            assert _trust(config) == before and gate.current().policy.eval is False
-            # The same tap, answered at once, works: it was the wait that was refused.
-            assert (await paired.page.evaluate(STALE_TAP, 0))["ok"] is True
-            assert gate.current().policy.eval is True
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with paired_options_page(browser) as paired:
+        before = _trust(config)
+        outcome = await paired.page.evaluate(STALE_TAP, 11_000)
+        assert outcome == {
+            "ok": False,
+            "code": "presence_refused",
+            "reason": "challenge_stale",
+        }, outcome
+        assert _trust(config) == before and gate.current().policy.eval is False
+        # The same tap, answered at once, works: it was the wait that was refused.
+        assert (await paired.page.evaluate(STALE_TAP, 0))["ok"] is True
+        assert gate.current().policy.eval is True

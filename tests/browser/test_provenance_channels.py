@@ -11,20 +11,20 @@ gave, is asked nothing."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
     chromium,
     code,
     confirm_page,
+    extension_connected,
     keep_dialogs_open,
+    launched,
     mcp_client,
     ok,
     press,
@@ -33,6 +33,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
@@ -85,28 +86,24 @@ def _decisions(browser: ThrowawayBrowser) -> list[tuple[str, str]]:
 
 
 @pytest.mark.promise("H4-56")
-def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
+async def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
     trust_this_process(browser, [hostile.origin, collector.origin])
     widen(browser, provenance="strict")
     planted = f"{collector.origin}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            keep_dialogs_open(context)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/alert"}))["tab"]["id"]
-            clicked = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
-            error = tool_error(clicked) or {}
-            assert error.get("code") == "dialog_open"
-            assert planted in str(clicked.content)  # the alert's text reached the model
-            other = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/plain"}))["tab"]["id"]
-            going = {"tabId": other, "url": planted}
-            assert await code(agent, "page_navigate", going) == "provenance_refused"
-            assert await code(agent, "tab_open", {"url": planted}) == "provenance_refused"
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        keep_dialogs_open(context)
+        tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/alert"}))["tab"]["id"]
+        clicked = await agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+        error = tool_error(clicked) or {}
+        assert error.get("code") == "dialog_open"
+        assert planted in str(clicked.content)  # the alert's text reached the model
+        other = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/plain"}))["tab"]["id"]
+        going = {"tabId": other, "url": planted}
+        assert await code(agent, "page_navigate", going) == "provenance_refused"
+        assert await code(agent, "tab_open", {"url": planted}) == "provenance_refused"
     assert _collected(collector) == []
     assert _decisions(browser) == [
         ("page_navigate", "provenance_refused"),
@@ -127,7 +124,7 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
 
     async def scenario() -> None:
         async with chromium(browser) as _, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+            await extension_connected(agent)
             tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
             assert planted in (await ok(agent, "page_text", {"tabId": tab}))["text"]
             get = {"tabId": tab, "url": planted}
@@ -150,7 +147,7 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
 
 
 @pytest.mark.promise("H4-53")
-def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
+async def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_window(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
     """Under the default policy (confirm) the provenance question comes first, naming the page
@@ -159,20 +156,16 @@ def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fetch_wi
     widen(browser, pageFetch=True)
     planted = f"{collector.origin}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
-            await ok(agent, "page_text", {"tabId": tab})
-            fetching = asyncio.create_task(
-                agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
-            )
-            window = await confirm_page(context)
-            await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
-            await press(window, "#deny")
-            assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
+        await ok(agent, "page_text", {"tabId": tab})
+        fetching = asyncio.create_task(
+            agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
+        )
+        window = await confirm_page(context)
+        await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
+        await press(window, "#deny")
+        assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
     assert _collected(collector) == []
     assert _decisions(browser) == [("page_fetch", "confirm_denied")]
 
@@ -190,7 +183,7 @@ def form_site(hostile: ServedSite) -> Iterator[ServedSite]:
 
 
 @pytest.mark.promise("H4-56")
-def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previous_origin(
+async def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previous_origin(
     browser: ThrowawayBrowser, hostile: ServedSite, form_site: ServedSite
 ) -> None:
     """A tab last seen on the form's site moves by itself to the bank's account page; the agent
@@ -201,23 +194,19 @@ def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_previo
     trust_this_process(browser, [bank.origin, form_site.origin])
     widen(browser, provenance="strict")
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            form = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/form"}))["tab"]["id"]
-            tab = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/hop"}))["tab"]["id"]
-            deadline = time.monotonic() + 30
-            while not any(p.url == f"{bank.origin}/account" for p in context.pages):
-                assert time.monotonic() < deadline, [p.url for p in context.pages]
-                await asyncio.sleep(0.1)
-            scrolled = await ok(agent, "page_scroll", {"tabId": tab, "observe": {"text": True}})
-            assert TOKEN in scrolled["observation"]["text"]["text"]
-            typed = {"tabId": form, "selector": "#user", "value": TOKEN}
-            assert await code(agent, "page_fill", typed) == "provenance_refused"
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
-            assert state["value"] == ""
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        form = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/form"}))["tab"]["id"]
+        tab = (await ok(agent, "tab_open", {"url": f"{form_site.origin}/hop"}))["tab"]["id"]
+        await until(
+            "the bank's account page opened",
+            lambda: any(p.url == f"{bank.origin}/account" for p in context.pages),
+        )
+        scrolled = await ok(agent, "page_scroll", {"tabId": tab, "observe": {"text": True}})
+        assert TOKEN in scrolled["observation"]["text"]["text"]
+        typed = {"tabId": form, "selector": "#user", "value": TOKEN}
+        assert await code(agent, "page_fill", typed) == "provenance_refused"
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+        assert state["value"] == ""
     assert _decisions(browser) == [("page_fill", "provenance_refused")]
 
 
@@ -258,7 +247,7 @@ def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
                 context.on(
                     "page", lambda p: windows.append(p.url) if "/confirm.html" in p.url else None
                 )
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
+                await extension_connected(agent)
                 opened = await ok(agent, "tab_open", {"url": f"{one.origin}{DEV_PATHS[0]}"})
                 tab = opened["tab"]["id"]
                 for path in DEV_PATHS:

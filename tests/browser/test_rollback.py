@@ -28,15 +28,14 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.verify import Effective
-from tests.browser.harness import confirm_page_presence, mcp_client, press
+from tests.browser.harness import confirm_page_presence, mcp_client, ok, press
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 from tests.pty_cli import PROMPT, spawn_cli
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.deadline(600)]
 
-GUARD = 600.0  # hang guard only
 WAIT_S = 60.0  # deadline of each wait on a condition; generous for a busy 2-core machine
 POPUP = f"chrome-extension://{EXTENSION_ID}/popup.html"
 SHOTS = Path("/tmp/shots-d")
@@ -80,13 +79,6 @@ def _restrict(browser: ThrowawayBrowser, setting: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
 async def _code_becomes(agent: Any, tool: str, args: dict[str, Any], want: str | None) -> None:
     """Poll a read-only tool until its error code is ``want`` (None: it succeeds)."""
     loop = asyncio.get_running_loop()
@@ -115,7 +107,7 @@ def _site_pages(context: Any, site: str) -> list[Any]:
 
 
 @pytest.mark.promise("PR-02", "BP-06", "BP-07")
-def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_witness(
+async def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_witness(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     gate = provision_for_pairing(browser, [site])
@@ -123,104 +115,99 @@ def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_wit
     seal = browser.config / SEAL_FILE_NAME
     SHOTS.mkdir(exist_ok=True)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            context, agent = paired.context, paired.agent
-            # The record as the person paired it, and its seal: what the attacker keeps a copy of.
-            older, older_seal = record.read_bytes(), seal.read_bytes()
-            older_epoch = gate.current().epoch
-            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+    async with paired_options_page(browser) as paired:
+        context, agent = paired.context, paired.agent
+        # The record as the person paired it, and its seal: what the attacker keeps a copy of.
+        older, older_seal = record.read_bytes(), seal.read_bytes()
+        older_epoch = gate.current().epoch
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
 
-            # The person narrows something: a newer record, and the agent works at its epoch.
-            _restrict(browser, "clickGraceSeconds=10")
-            seen_epoch = gate.current().epoch
-            assert seen_epoch > older_epoch
-            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-            state = await _ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
-            assert state["text"] == "clicked:2"
-            [page] = _site_pages(context, site)
+        # The person narrows something: a newer record, and the agent works at its epoch.
+        _restrict(browser, "clickGraceSeconds=10")
+        seen_epoch = gate.current().epoch
+        assert seen_epoch > older_epoch
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+        state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
+        assert state["text"] == "clicked:2"
+        [page] = _site_pages(context, site)
 
-            # The attack: stop the host, put the older record and its seal back, kill the host.
-            [host] = _hosts(browser)
-            host.send_signal(signal.SIGSTOP)
-            _put_back(seal, older_seal)
-            _put_back(record, older)
-            host.send_signal(signal.SIGKILL)
-            host.wait(WAIT_S)
+        # The attack: stop the host, put the older record and its seal back, kill the host.
+        [host] = _hosts(browser)
+        host.send_signal(signal.SIGSTOP)
+        _put_back(seal, older_seal)
+        _put_back(record, older)
+        host.send_signal(signal.SIGKILL)
+        host.wait(WAIT_S)
 
-            # A fresh host starts when the extension reconnects; the extension's hello says it
-            # has seen a later epoch, so the host refuses the older record.
-            async with mcp_client(browser) as agent2:
-                # Until the fresh host has heard the extension, nothing vouches for the newer
-                # epoch; every call is refused from then on (bridge_status too: the gate is
-                # first), at hop 1 already.
-                loop = asyncio.get_running_loop()
-                deadline = loop.time() + WAIT_S
-                while True:
-                    refused = tool_error(
-                        await agent2.call_tool("tab_open", {"url": f"{site}/page2"})
-                    )
-                    # Refused by the gate (the reason is in the log and in `status`), or, had a
-                    # call beaten the extension's hello to the fresh host, by the extension.
-                    if refused is not None and refused["code"] in {
-                        "trust_unreadable",
-                        "trust_rolled_back",
-                    }:
-                        break
-                    assert loop.time() < deadline, f"never refused as rolled back: {refused}"
-                    await asyncio.sleep(0.25)
-                assert len(_hosts(browser)) == 1
-                # Nothing happened in the browser: no tab opened, the page is as it was.
-                assert len(_site_pages(context, site)) == 1
-                assert await page.text_content("#out") == "clicked:2"
-                # ...and a process started now is refused too: the kill switch is latched.
-                fresh = _fresh_read(browser)
-                assert fresh.refused is not None and "rolled back" in fresh.refused, fresh
-                assert fresh.killed
-                assert gate.kill_latch.exists()
+        # A fresh host starts when the extension reconnects; the extension's hello says it
+        # has seen a later epoch, so the host refuses the older record.
+        async with mcp_client(browser) as agent2:
+            # Until the fresh host has heard the extension, nothing vouches for the newer
+            # epoch; every call is refused from then on (bridge_status too: the gate is
+            # first), at hop 1 already.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + WAIT_S
+            while True:
+                refused = tool_error(await agent2.call_tool("tab_open", {"url": f"{site}/page2"}))
+                # Refused by the gate (the reason is in the log and in `status`), or, had a
+                # call beaten the extension's hello to the fresh host, by the extension.
+                if refused is not None and refused["code"] in {
+                    "trust_unreadable",
+                    "trust_rolled_back",
+                }:
+                    break
+                assert loop.time() < deadline, f"never refused as rolled back: {refused}"
+                await asyncio.sleep(0.25)
+            assert len(_hosts(browser)) == 1
+            # Nothing happened in the browser: no tab opened, the page is as it was.
+            assert len(_site_pages(context, site)) == 1
+            assert await page.text_content("#out") == "clicked:2"
+            # ...and a process started now is refused too: the kill switch is latched.
+            fresh = _fresh_read(browser)
+            assert fresh.refused is not None and "rolled back" in fresh.refused, fresh
+            assert fresh.killed
+            assert gate.kill_latch.exists()
 
-                # The popup and the options page say so, with the two ways on.
-                popup = await context.new_page()
-                await popup.set_viewport_size({"width": 380, "height": 420})
-                await popup.goto(POPUP)
-                banner = await _banner(popup, shown=True)
-                assert banner.startswith("Trust record rolled back"), banner
-                commands = await popup.eval_on_selector_all(
-                    "#rollback code", "(els) => els.map((e) => e.textContent)"
-                )
-                assert commands == ["tabwarden unkill", "tabwarden pair --reset"], commands
-                assert f"epoch {older_epoch}, older than epoch {seen_epoch}" in banner, banner
-                await popup.screenshot(path=str(SHOTS / "popup-rolled-back.png"))
-                options = paired.page
-                await options.reload()
-                banner = await _banner(options, shown=True)
-                assert banner.startswith("Trust record rolled back"), banner
-                await options.screenshot(path=str(SHOTS / "options-rolled-back.png"))
+            # The popup and the options page say so, with the two ways on.
+            popup = await context.new_page()
+            await popup.set_viewport_size({"width": 380, "height": 420})
+            await popup.goto(POPUP)
+            banner = await _banner(popup, shown=True)
+            assert banner.startswith("Trust record rolled back"), banner
+            commands = await popup.eval_on_selector_all(
+                "#rollback code", "(els) => els.map((e) => e.textContent)"
+            )
+            assert commands == ["tabwarden unkill", "tabwarden pair --reset"], commands
+            assert f"epoch {older_epoch}, older than epoch {seen_epoch}" in banner, banner
+            await popup.screenshot(path=str(SHOTS / "popup-rolled-back.png"))
+            options = paired.page
+            await options.reload()
+            banner = await _banner(options, shown=True)
+            assert banner.startswith("Trust record rolled back"), banner
+            await options.screenshot(path=str(SHOTS / "options-rolled-back.png"))
 
-                # The person confirms the record as it is at the terminal (`tabwarden unkill`:
-                # the typed phrase, and a tap in the window, since this browser holds an
-                # enrolled key): a newer epoch than any seen, the latch released.
-                child = spawn_cli(browser.env, "unkill")
-                await asyncio.to_thread(child.expect, PROMPT)
-                child.send(ceremony.phrase_for("unkill") + "\n")
-                window = await confirm_page_presence(context)
-                await copy_credentials(paired.cdp, paired.authenticator, context, window)
-                await press(window, "#tap")
-                status, output = await asyncio.to_thread(child.finish)
-                assert status == 0 and b"accepted as it is now" in output, output
-                assert _fresh_read(browser).refused is None
-                assert _fresh_read(browser).epoch > seen_epoch
-                await _code_becomes(agent2, "tab_list", {}, None)
-                opened = await _ok(agent2, "tab_open", {"url": f"{site}/page2"})
-                assert opened["tab"]["url"].startswith(site)
-                await popup.reload()
-                await _banner(popup, shown=False)
-                await options.reload()
-                await _banner(options, shown=False)
-                await popup.screenshot(path=str(SHOTS / "popup-cleared.png"))
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+            # The person confirms the record as it is at the terminal (`tabwarden unkill`:
+            # the typed phrase, and a tap in the window, since this browser holds an
+            # enrolled key): a newer epoch than any seen, the latch released.
+            child = spawn_cli(browser.env, "unkill")
+            await asyncio.to_thread(child.expect, PROMPT)
+            child.send(ceremony.phrase_for("unkill") + "\n")
+            window = await confirm_page_presence(context)
+            await copy_credentials(paired.cdp, paired.authenticator, context, window)
+            await press(window, "#tap")
+            status, output = await asyncio.to_thread(child.finish)
+            assert status == 0 and b"accepted as it is now" in output, output
+            assert _fresh_read(browser).refused is None
+            assert _fresh_read(browser).epoch > seen_epoch
+            await _code_becomes(agent2, "tab_list", {}, None)
+            opened = await ok(agent2, "tab_open", {"url": f"{site}/page2"})
+            assert opened["tab"]["url"].startswith(site)
+            await popup.reload()
+            await _banner(popup, shown=False)
+            await options.reload()
+            await _banner(options, shown=False)
+            await popup.screenshot(path=str(SHOTS / "popup-cleared.png"))
 
 
 def _kill_at_the_terminal(browser: ThrowawayBrowser) -> None:
@@ -254,7 +241,7 @@ async def _witnessed(context: Any, epoch: int) -> None:
 
 
 @pytest.mark.promise("BP-07")
-def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_it_is_caught(
+async def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_it_is_caught(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """A kill while idle: the person types `tabwarden kill` while no agent is calling. The host's
@@ -266,49 +253,46 @@ def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_after_
     record = gate.path
     seal = browser.config / SEAL_FILE_NAME
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            context, agent = paired.context, paired.agent
-            tab = (await _ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            await _ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-            [page] = _site_pages(context, site)
-            # What the attacker keeps: the record and seal as they were before the kill.
-            before_kill, before_kill_seal = record.read_bytes(), seal.read_bytes()
-            before_epoch = gate.current().epoch
+    async with paired_options_page(browser) as paired:
+        context, agent = paired.context, paired.agent
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+        [page] = _site_pages(context, site)
+        # What the attacker keeps: the record and seal as they were before the kill.
+        before_kill, before_kill_seal = record.read_bytes(), seal.read_bytes()
+        before_epoch = gate.current().epoch
 
-            # The agent is idle; the person kills. No request follows.
-            _kill_at_the_terminal(browser)
-            killed = _fresh_read(browser)
-            assert killed.killed and killed.epoch > before_epoch
-            await _witnessed(context, killed.epoch)
+        # The agent is idle; the person kills. No request follows.
+        _kill_at_the_terminal(browser)
+        killed = _fresh_read(browser)
+        assert killed.killed and killed.epoch > before_epoch
+        await _witnessed(context, killed.epoch)
 
-            # The attack: stop the host, put the pre-kill record and its seal back, kill it.
-            [host] = _hosts(browser)
-            host.send_signal(signal.SIGSTOP)
-            _put_back(seal, before_kill_seal)
-            _put_back(record, before_kill)
-            host.send_signal(signal.SIGKILL)
-            host.wait(WAIT_S)
-            # From the files alone the kill is gone: a process starting now reads no kill.
-            assert not _fresh_read(browser).killed
+        # The attack: stop the host, put the pre-kill record and its seal back, kill it.
+        [host] = _hosts(browser)
+        host.send_signal(signal.SIGSTOP)
+        _put_back(seal, before_kill_seal)
+        _put_back(record, before_kill)
+        host.send_signal(signal.SIGKILL)
+        host.wait(WAIT_S)
+        # From the files alone the kill is gone: a process starting now reads no kill.
+        assert not _fresh_read(browser).killed
 
-            async with mcp_client(browser) as agent2:
-                loop = asyncio.get_running_loop()
-                deadline = loop.time() + WAIT_S
-                while True:
-                    result = await agent2.call_tool("tab_open", {"url": f"{site}/page2"})
-                    refused = tool_error(result)
-                    assert refused is not None, ("the rolled-back record was served", result)
-                    # Refused at the extension (an older epoch than it has seen) or, once the
-                    # fresh host heard its hello, by the host's latch and every reader.
-                    if refused["code"] in {"trust_unreadable", "trust_rolled_back", "killed"}:
-                        break
-                    assert loop.time() < deadline, f"never refused as rolled back: {refused}"
-                    await asyncio.sleep(0.25)
-                # Nothing happened in the browser: no tab opened, the page is as it was.
-                assert len(_site_pages(context, site)) == 1
-                assert await page.text_content("#out") == "clicked:1"
-                fresh = _fresh_read(browser)
-                assert fresh.refused is not None and fresh.killed, fresh
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        async with mcp_client(browser) as agent2:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + WAIT_S
+            while True:
+                result = await agent2.call_tool("tab_open", {"url": f"{site}/page2"})
+                refused = tool_error(result)
+                assert refused is not None, ("the rolled-back record was served", result)
+                # Refused at the extension (an older epoch than it has seen) or, once the
+                # fresh host heard its hello, by the host's latch and every reader.
+                if refused["code"] in {"trust_unreadable", "trust_rolled_back", "killed"}:
+                    break
+                assert loop.time() < deadline, f"never refused as rolled back: {refused}"
+                await asyncio.sleep(0.25)
+            # Nothing happened in the browser: no tab opened, the page is as it was.
+            assert len(_site_pages(context, site)) == 1
+            assert await page.text_content("#out") == "clicked:1"
+            fresh = _fresh_read(browser)
+            assert fresh.refused is not None and fresh.killed, fresh

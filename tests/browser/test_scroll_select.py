@@ -18,15 +18,13 @@ from urllib.parse import urlparse
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
 from tests.browser.harness import (
     Request,
     ServedSite,
-    chromium,
     code,
     confirm_page,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -130,148 +128,138 @@ def trust(browser: ThrowawayBrowser, *origins: str) -> None:
     trust_this_process(browser, [*origins])
 
 
-def test_reveal_and_scroll_a_virtualised_list(
+async def test_reveal_and_scroll_a_virtualised_list(
     browser: ThrowawayBrowser, scroll_site: ServedSite
 ) -> None:
     site = scroll_site.origin
     trust(browser, site)
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/virtual"}))["tab"]["id"]
-            # Not rendered until scrolled to (get_state answers that, not an error).
-            absent = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 3000"})
-            assert absent["exists"] is False, absent
-            box = {"selector": "#list"}
-            found = await ok(
-                agent,
-                "page_reveal",
-                {
-                    "tabId": tab,
-                    "text": "Row 3000",
-                    "container": box,
-                    "maxSteps": 1000,
-                    "timeoutMs": 120_000,
-                },
-            )
-            assert found["found"] is True and found["steps"] > 1 and found["ref"].startswith("@e")
-            await ok(agent, "page_click", {"tabId": tab, "ref": found["ref"]})
-            picked = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#picked"})
-            assert picked["text"] == "Row 3000"
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/virtual"}))["tab"]["id"]
+        # Not rendered until scrolled to (get_state answers that, not an error).
+        absent = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 3000"})
+        assert absent["exists"] is False, absent
+        box = {"selector": "#list"}
+        found = await ok(
+            agent,
+            "page_reveal",
+            {
+                "tabId": tab,
+                "text": "Row 3000",
+                "container": box,
+                "maxSteps": 1000,
+                "timeoutMs": 120_000,
+            },
+        )
+        assert found["found"] is True and found["steps"] > 1 and found["ref"].startswith("@e")
+        await ok(agent, "page_click", {"tabId": tab, "ref": found["ref"]})
+        picked = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#picked"})
+        assert picked["text"] == "Row 3000"
 
-            # Bounded: a row past the steps allowed is not found, and it says why.
-            capped = await ok(
-                agent,
-                "page_reveal",
-                {"tabId": tab, "text": "Row 9999", "container": box, "maxSteps": 3},
-            )
-            assert capped == {
-                "found": False,
-                "steps": 3,
-                "scrollY": capped["scrollY"],
-                "atBottom": False,
-                "stopped": "maxSteps",
-            }
+        # Bounded: a row past the steps allowed is not found, and it says why.
+        capped = await ok(
+            agent,
+            "page_reveal",
+            {"tabId": tab, "text": "Row 9999", "container": box, "maxSteps": 3},
+        )
+        assert capped == {
+            "found": False,
+            "steps": 3,
+            "scrollY": capped["scrollY"],
+            "atBottom": False,
+            "stopped": "maxSteps",
+        }
 
-            # page_scroll: the container by dy, then to its ends, answering where it is.
-            top = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "top"})
-            assert top["scrollY"] == 0 and top["atTop"] is True and top["atBottom"] is False
-            moved = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "dy": 500})
-            assert moved["scrollY"] == 500 and moved["atBottom"] is False
-            point = {"x": 0, "y": 1000}
-            placed = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": point})
-            assert placed["scrollY"] == 1000
-            end = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "bottom"})
-            assert end["atBottom"] is True and end["scrollY"] > 190_000
-            last = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 10000"})
-            assert last["visible"] is True
-            both = await agent.call_tool(
-                "page_scroll", {"tabId": tab, "selector": "#picked", "dy": 5}
-            )
-            assert tool_error(both) is not None  # an element to scroll to, or a move: not both
+        # page_scroll: the container by dy, then to its ends, answering where it is.
+        top = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "top"})
+        assert top["scrollY"] == 0 and top["atTop"] is True and top["atBottom"] is False
+        moved = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "dy": 500})
+        assert moved["scrollY"] == 500 and moved["atBottom"] is False
+        point = {"x": 0, "y": 1000}
+        placed = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": point})
+        assert placed["scrollY"] == 1000
+        end = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "bottom"})
+        assert end["atBottom"] is True and end["scrollY"] > 190_000
+        last = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 10000"})
+        assert last["visible"] is True
+        both = await agent.call_tool("page_scroll", {"tabId": tab, "selector": "#picked", "dy": 5})
+        assert tool_error(both) is not None  # an element to scroll to, or a move: not both
 
-            # A short list stops growing: reveal stops at its end, long before maxSteps.
-            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/short"})
-            short = await ok(
-                agent,
-                "page_reveal",
-                {"tabId": tab, "text": "Item 999", "container": box, "maxSteps": 500},
-            )
-            assert short["found"] is False and short["stopped"] == "end" and short["steps"] < 500
-            assert short["atBottom"] is True
-            # The page itself scrolls by dy and reports its own position.
-            page = await ok(agent, "page_scroll", {"tabId": tab, "dy": 300})
-            assert page["scrollY"] == 300 and page["atTop"] is False
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        # A short list stops growing: reveal stops at its end, long before maxSteps.
+        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/short"})
+        short = await ok(
+            agent,
+            "page_reveal",
+            {"tabId": tab, "text": "Item 999", "container": box, "maxSteps": 500},
+        )
+        assert short["found"] is False and short["stopped"] == "end" and short["steps"] < 500
+        assert short["atBottom"] is True
+        # The page itself scrolls by dy and reports its own position.
+        page = await ok(agent, "page_scroll", {"tabId": tab, "dy": 300})
+        assert page["scrollY"] == 300 and page["atTop"] is False
 
 
 @pytest.mark.promise("H4-34")
-def test_select_clear_and_a_custom_combobox(
+async def test_select_clear_and_a_custom_combobox(
     browser: ThrowawayBrowser, scroll_site: ServedSite
 ) -> None:
     site = scroll_site.origin
     trust(browser, site)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-            async def select(**how: Any) -> dict[str, Any]:
-                """page_select, which the default policy confirms: the person allows it."""
-                call = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, **how}))
-                await press(await confirm_page(context), "#allow")
-                result = await call
-                assert not result.is_error, (how, result.content)
-                content: dict[str, Any] = result.structured_content
-                return content
+        async def select(**how: Any) -> dict[str, Any]:
+            """page_select, which the default policy confirms: the person allows it."""
+            call = asyncio.create_task(agent.call_tool("page_select", {"tabId": tab, **how}))
+            await press(await confirm_page(context), "#allow")
+            result = await call
+            assert not result.is_error, (how, result.content)
+            content: dict[str, Any] = result.structured_content
+            return content
 
-            assert await select(selector="#fruit", value="b") == {
-                "selected": ["b"],
-                "labels": ["Banana"],
-            }
-            assert (await select(selector="#fruit", label="Cherry"))["selected"] == ["c"]
-            assert (await select(selector="#fruit", optionIndex=0))["labels"] == ["Apple"]
-            many = await select(selector="#many", values=["r", "Blue"])
-            assert many == {"selected": ["r", "u"], "labels": ["Red", "Blue"]}
-            state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#fruit"})
-            assert state["value"] == "a"
+        assert await select(selector="#fruit", value="b") == {
+            "selected": ["b"],
+            "labels": ["Banana"],
+        }
+        assert (await select(selector="#fruit", label="Cherry"))["selected"] == ["c"]
+        assert (await select(selector="#fruit", optionIndex=0))["labels"] == ["Apple"]
+        many = await select(selector="#many", values=["r", "Blue"])
+        assert many == {"selected": ["r", "u"], "labels": ["Red", "Blue"]}
+        state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#fruit"})
+        assert state["value"] == "a"
 
-            # A custom combobox: wrong_element at once, without a confirm window.
-            combo = await agent.call_tool(
-                "page_select", {"tabId": tab, "selector": "#combo", "value": "Red"}
-            )
-            error = tool_error(combo) or {}
-            assert error.get("code") == "wrong_element" and "combobox" in error["message"]
-            assert not any("/confirm.html" in p.url for p in context.pages)
-            # Neither the arguments' shape nor one select's single value is stretched.
-            two = await agent.call_tool(
-                "page_select", {"tabId": tab, "selector": "#fruit", "value": "a", "label": "B"}
-            )
-            assert (tool_error(two) or {}).get("code") == "bad_request"
+        # A custom combobox: wrong_element at once, without a confirm window.
+        combo = await agent.call_tool(
+            "page_select", {"tabId": tab, "selector": "#combo", "value": "Red"}
+        )
+        error = tool_error(combo) or {}
+        assert error.get("code") == "wrong_element" and "combobox" in error["message"]
+        assert not any("/confirm.html" in p.url for p in context.pages)
+        # Neither the arguments' shape nor one select's single value is stretched.
+        two = await agent.call_tool(
+            "page_select", {"tabId": tab, "selector": "#fruit", "value": "a", "label": "B"}
+        )
+        assert (tool_error(two) or {}).get("code") == "bad_request"
 
-            # page_clear empties a field, and a password field is refused (and kept).
-            assert await ok(agent, "page_clear", {"tabId": tab, "selector": "#name"}) == {
-                "cleared": True
-            }
-            name = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#name"})
-            assert name["value"] == ""
-            assert await code(agent, "page_clear", {"tabId": tab, "selector": "#pw"}) == (
-                "policy_denied"
-            )
-            assert await code(agent, "page_clear", {"tabId": tab, "selector": "#fruit"}) == (
-                "wrong_element"
-            )
-            pw = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#pw"})
-            assert pw["type"] == "password" and "hunter2" not in str(pw)
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        # page_clear empties a field, and a password field is refused (and kept).
+        assert await ok(agent, "page_clear", {"tabId": tab, "selector": "#name"}) == {
+            "cleared": True
+        }
+        name = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#name"})
+        assert name["value"] == ""
+        assert await code(agent, "page_clear", {"tabId": tab, "selector": "#pw"}) == (
+            "policy_denied"
+        )
+        assert await code(agent, "page_clear", {"tabId": tab, "selector": "#fruit"}) == (
+            "wrong_element"
+        )
+        pw = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#pw"})
+        assert pw["type"] == "password" and "hunter2" not in str(pw)
 
 
 @pytest.mark.promise("H4-34")
-def test_history_by_steps_reload_and_an_unapproved_entry(
+async def test_history_by_steps_reload_and_an_unapproved_entry(
     browser: ThrowawayBrowser,
     scroll_site: ServedSite,
     elsewhere: str,
@@ -282,63 +270,59 @@ def test_history_by_steps_reload_and_an_unapproved_entry(
     # one is stopped before its request leaves); the person withdraws it further down.
     trust(browser, site, elsewhere)
 
-    async def scenario() -> None:
-        async with chromium(browser), mcp_client(browser) as agent:
-            loop = asyncio.get_running_loop()
-            await wait_for_extension(agent, loop.time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/h1"}))["tab"]["id"]
-            for _ in range(2):  # h1 -> h2 -> h3
-                await ok(agent, "page_click", {"tabId": tab, "selector": "#next"})
-            assert (await ok(agent, "page_text", {"tabId": tab}))["text"].startswith("h3")
+    async with launched(browser) as (_, agent):
+        loop = asyncio.get_running_loop()
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/h1"}))["tab"]["id"]
+        for _ in range(2):  # h1 -> h2 -> h3
+            await ok(agent, "page_click", {"tabId": tab, "selector": "#next"})
+        assert (await ok(agent, "page_text", {"tabId": tab}))["text"].startswith("h3")
 
-            # Two steps back in one jump, then one forward: where it landed, each time.
-            back = await ok(agent, "page_history", {"tabId": tab, "steps": -2})
-            assert urlparse(back["url"]).path == "/h1" and back["steps"] == -2
-            assert back["title"] == "h1"
-            forward = await ok(agent, "page_history", {"tabId": tab, "steps": 1})
-            assert urlparse(forward["url"]).path == "/h2"
-            too_far = await code(agent, "page_history", {"tabId": tab, "steps": -5})
-            assert too_far == "bad_request"
+        # Two steps back in one jump, then one forward: where it landed, each time.
+        back = await ok(agent, "page_history", {"tabId": tab, "steps": -2})
+        assert urlparse(back["url"]).path == "/h1" and back["steps"] == -2
+        assert back["title"] == "h1"
+        forward = await ok(agent, "page_history", {"tabId": tab, "steps": 1})
+        assert urlparse(forward["url"]).path == "/h2"
+        too_far = await code(agent, "page_history", {"tabId": tab, "steps": -5})
+        assert too_far == "bad_request"
 
-            # page_reload: the normal one may revalidate; bypassCache asks past every cache.
-            await ok(agent, "page_history", {"tabId": tab, "steps": -1})
-            before = len(scroll_site.requests("/h1"))
-            reloaded = await ok(agent, "page_reload", {"tabId": tab, "bypassCache": True})
-            assert urlparse(reloaded["url"]).path == "/h1"
-            h1_requests = scroll_site.requests("/h1")
-            assert len(h1_requests) > before
-            assert h1_requests[-1].headers.get("cache-control") == "no-cache"
+        # page_reload: the normal one may revalidate; bypassCache asks past every cache.
+        await ok(agent, "page_history", {"tabId": tab, "steps": -1})
+        before = len(scroll_site.requests("/h1"))
+        reloaded = await ok(agent, "page_reload", {"tabId": tab, "bypassCache": True})
+        assert urlparse(reloaded["url"]).path == "/h1"
+        h1_requests = scroll_site.requests("/h1")
+        assert len(h1_requests) > before
+        assert h1_requests[-1].headers.get("cache-control") == "no-cache"
 
-            # The other site enters the history: from h1 the page goes there by itself, and
-            # from there back to h1 (tab_list shows where the tab is without reading it).
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
+        # The other site enters the history: from h1 the page goes there by itself, and
+        # from there back to h1 (tab_list shows where the tab is without reading it).
+        await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
 
-            async def until(netloc: str, path: str) -> None:
-                deadline = loop.time() + 60
-                while loop.time() < deadline:
-                    tabs = (await ok(agent, "tab_list", {}))["tabs"]
-                    url = urlparse(next(t["url"] for t in tabs if t["id"] == tab))
-                    if url.netloc == netloc and url.path == path:
-                        return
-                    await asyncio.sleep(0.1)  # polling a condition, with a deadline
-                raise AssertionError(f"the tab never reached {netloc}{path}")
+        async def until(netloc: str, path: str) -> None:
+            deadline = loop.time() + 60
+            while loop.time() < deadline:
+                tabs = (await ok(agent, "tab_list", {}))["tabs"]
+                url = urlparse(next(t["url"] for t in tabs if t["id"] == tab))
+                if url.netloc == netloc and url.path == path:
+                    return
+                await asyncio.sleep(0.1)  # polling a condition, with a deadline
+            raise AssertionError(f"the tab never reached {netloc}{path}")
 
-            await until(urlparse(elsewhere).netloc, "/")
-            await until(urlparse(site).netloc, "/h1")
-            # The person withdraws the other site (a free restriction). One step forward would
-            # land on it: refused before the tab moves (no request reaches the site), and the
-            # refusal does not say where.
-            store.add_restrictions(
-                browser.root / "config" / "trust.json", {"origins": [site]}, int(time.time())
-            )
-            asked = len(elsewhere_site.requests())
-            refused = await agent.call_tool("page_history", {"tabId": tab, "steps": 1})
-            error = tool_error(refused) or {}
-            assert error.get("code") == "origin_not_approved"
-            everything = str(refused.content) + str(error)
-            assert urlparse(elsewhere).netloc not in everything and "elsewhere" not in everything
-            assert len(elsewhere_site.requests()) == asked
-            landed = (await ok(agent, "page_text", {"tabId": tab}))["text"]
-            assert landed.startswith("h1")
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        await until(urlparse(elsewhere).netloc, "/")
+        await until(urlparse(site).netloc, "/h1")
+        # The person withdraws the other site (a free restriction). One step forward would
+        # land on it: refused before the tab moves (no request reaches the site), and the
+        # refusal does not say where.
+        store.add_restrictions(
+            browser.root / "config" / "trust.json", {"origins": [site]}, int(time.time())
+        )
+        asked = len(elsewhere_site.requests())
+        refused = await agent.call_tool("page_history", {"tabId": tab, "steps": 1})
+        error = tool_error(refused) or {}
+        assert error.get("code") == "origin_not_approved"
+        everything = str(refused.content) + str(error)
+        assert urlparse(elsewhere).netloc not in everything and "elsewhere" not in everything
+        assert len(elsewhere_site.requests()) == asked
+        landed = (await ok(agent, "page_text", {"tabId": tab}))["text"]
+        assert landed.startswith("h1")

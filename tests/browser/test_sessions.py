@@ -23,10 +23,17 @@ import psutil
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client, trust_this_process
+from tests.browser.harness import (
+    chromium,
+    code,
+    extension_connected,
+    mcp_client,
+    ok,
+    trust_this_process,
+)
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.pty_cli import spawn_cli
 
@@ -45,25 +52,10 @@ def _provision(browser: ThrowawayBrowser, site: str, **restrictions: Any) -> Non
         store.add_restriction(config / "trust.json", key, value, 1_800_000_000)
 
 
-async def _ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await agent.call_tool(tool, args)
-    assert not result.is_error, (tool, result.content)
-    content: dict[str, Any] = result.structured_content
-    return content
-
-
-async def _code(agent: Any, tool: str, args: dict[str, Any]) -> str | None:
-    return (tool_error(await agent.call_tool(tool, args)) or {}).get("code")
-
-
 async def _until(what: str, check: Callable[[], Awaitable[bool]]) -> None:
     """Poll ``check`` until it holds; a hang guard with a generous deadline, never a timing
     assertion."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
-    while not await check():
-        assert loop.time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.1)
+    await until(what, check, timeout_s=WAIT_S)
 
 
 def _hosts(browser: ThrowawayBrowser) -> list[psutil.Process]:
@@ -160,60 +152,57 @@ async def _stop_worker(context: Any) -> None:
 
 
 @pytest.mark.promise("H4-24")
-def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
+async def test_a_sessions_tabs_survive_a_host_kill_and_a_worker_stop(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     _provision(browser, site)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-            url = f"{site}/page2"
-            tab = (await _ok(agent, "tab_open", {"url": url}))["tab"]["id"]
-            assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+    async with chromium(browser) as context, mcp_client(browser) as agent:
+        await extension_connected(agent)
+        url = f"{site}/page2"
+        tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
-            # 1. The host is SIGKILLed: no session_end, no goodbye. Chrome starts another when
-            # the worker reconnects; the same MCP process still drives its tab.
-            first = await _one_host(browser)
-            os.kill(first, signal.SIGKILL)
-            await _one_host(browser, other_than=first)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-            listed = await _ok(agent, "tab_list", {})
-            assert [t["id"] for t in listed["tabs"]] == [tab]
-            assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
+        # 1. The host is SIGKILLed: no session_end, no goodbye. Chrome starts another when
+        # the worker reconnects; the same MCP process still drives its tab.
+        first = await _one_host(browser)
+        os.kill(first, signal.SIGKILL)
+        await _one_host(browser, other_than=first)
+        await extension_connected(agent)
+        listed = await ok(agent, "tab_list", {})
+        assert [t["id"] for t in listed["tabs"]] == [tab]
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
-            # 2. The service worker is stopped (its memory is gone; the port closes and the host
-            # exits). Nothing in this branch wakes it by itself (that is the wake alarm's job): the
-            # person opening the popup is the browser event that starts it again here.
-            second = await _one_host(browser)
-            await _stop_worker(context)
-            await _until("the host exits with the port", lambda: _gone(second))
-            popup = await context.new_page()
-            await popup.goto(POPUP)
-            await _one_host(browser, other_than=second)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-            listed = await _ok(agent, "tab_list", {})
-            assert [t["id"] for t in listed["tabs"]] == [tab], "ownership came back from storage"
-            assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
-            await popup.close()
+        # 2. The service worker is stopped (its memory is gone; the port closes and the host
+        # exits). Nothing in this branch wakes it by itself (that is the wake alarm's job): the
+        # person opening the popup is the browser event that starts it again here.
+        second = await _one_host(browser)
+        await _stop_worker(context)
+        await _until("the host exits with the port", lambda: _gone(second))
+        popup = await context.new_page()
+        await popup.goto(POPUP)
+        await _one_host(browser, other_than=second)
+        await extension_connected(agent)
+        listed = await ok(agent, "tab_list", {})
+        assert [t["id"] for t in listed["tabs"]] == [tab], "ownership came back from storage"
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
+        await popup.close()
 
-            # 3. The attacker: a second MCP server (another process, attested and paired like
-            # the first) goes for the first one's tab. It is another session: not its tab.
-            async with mcp_client(browser) as intruder:
-                await wait_for_extension(intruder, asyncio.get_running_loop().time() + WAIT_S)
-                assert (await _ok(intruder, "tab_list", {}))["tabs"] == []
-                for tool, args in (
-                    ("page_text", {"tabId": tab}),
-                    ("page_navigate", {"tabId": tab, "url": f"{site}/done"}),
-                    ("tab_close", {"tabId": tab}),
-                ):
-                    assert await _code(intruder, tool, args) == "tab_not_owned", tool
-                # ...and it cannot ask for every session's tabs either: no such action for it.
-            assert url in _urls(context), "the tab is untouched"
-            assert _page(context, url).url == url
-            assert "second page" in (await _ok(agent, "page_text", {"tabId": tab}))["text"]
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        # 3. The attacker: a second MCP server (another process, attested and paired like
+        # the first) goes for the first one's tab. It is another session: not its tab.
+        async with mcp_client(browser) as intruder:
+            await extension_connected(intruder)
+            assert (await ok(intruder, "tab_list", {}))["tabs"] == []
+            for tool, args in (
+                ("page_text", {"tabId": tab}),
+                ("page_navigate", {"tabId": tab, "url": f"{site}/done"}),
+                ("tab_close", {"tabId": tab}),
+            ):
+                assert await code(intruder, tool, args) == "tab_not_owned", tool
+            # ...and it cannot ask for every session's tabs either: no such action for it.
+        assert url in _urls(context), "the tab is untouched"
+        assert _page(context, url).url == url
+        assert "second page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
 
 async def _gone(pid: int) -> bool:
@@ -224,72 +213,69 @@ async def _gone(pid: int) -> bool:
 
 
 @pytest.mark.promise("H4-25")
-def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
+async def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_terminal(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     _provision(browser, site)
     SHOTS.mkdir(exist_ok=True)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            urls = [f"{site}/other?tab={n}" for n in (1, 2, 3)]
-            async with mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-                ids = [(await _ok(agent, "tab_open", {"url": u}))["tab"]["id"] for u in urls]
-                live = await _cli_tabs(browser)
-                assert sorted(t["id"] for t in live["tabs"]) == sorted(ids)
-                assert not any(t["orphaned"] for t in live["tabs"])
-                session = live["tabs"][0]["session"]
-                assert session.startswith("s-")
-            # The MCP process exited: its session ended, its tabs stay open as orphans.
+    async with chromium(browser) as context:
+        urls = [f"{site}/other?tab={n}" for n in (1, 2, 3)]
+        async with mcp_client(browser) as agent:
+            await extension_connected(agent)
+            ids = [(await ok(agent, "tab_open", {"url": u}))["tab"]["id"] for u in urls]
+            live = await _cli_tabs(browser)
+            assert sorted(t["id"] for t in live["tabs"]) == sorted(ids)
+            assert not any(t["orphaned"] for t in live["tabs"])
+            session = live["tabs"][0]["session"]
+            assert session.startswith("s-")
+        # The MCP process exited: its session ended, its tabs stay open as orphans.
 
-            async def all_orphaned() -> bool:
-                return await _orphans(browser) == sorted(ids)
+        async def all_orphaned() -> bool:
+            return await _orphans(browser) == sorted(ids)
 
-            await _until("the tabs are orphaned", all_orphaned)
-            await _pages_are(context, present=set(urls))
-            listing = (await _cli_tabs(browser))["tabs"]
-            for row in listing:
-                assert row["session"] == session and row["origin"] == site
-                assert row["title"] == "other" and "?tab=" not in json.dumps(row)
+        await _until("the tabs are orphaned", all_orphaned)
+        await _pages_are(context, present=set(urls))
+        listing = (await _cli_tabs(browser))["tabs"]
+        for row in listing:
+            assert row["session"] == session and row["origin"] == site
+            assert row["title"] == "other" and "?tab=" not in json.dumps(row)
 
-            options = await context.new_page()
-            await options.goto(OPTIONS)
-            await options.wait_for_selector("#agent-tabs li.orphaned .close-orphan")
-            assert await options.locator("#agent-tabs li.orphaned").count() == 3
-            await options.screenshot(path=str(SHOTS / "options-orphans.png"), full_page=True)
+        options = await context.new_page()
+        await options.goto(OPTIONS)
+        await options.wait_for_selector("#agent-tabs li.orphaned .close-orphan")
+        assert await options.locator("#agent-tabs li.orphaned").count() == 3
+        await options.screenshot(path=str(SHOTS / "options-orphans.png"), full_page=True)
 
-            popup = await context.new_page()
-            await popup.set_viewport_size({"width": 400, "height": 420})  # a toolbar popup's size
-            await popup.goto(POPUP)
-            await popup.wait_for_selector("#agent-tabs li.orphaned .close-orphan")
-            assert "orphaned" in (await popup.text_content("#agent-tabs") or "")
-            await popup.screenshot(path=str(SHOTS / "popup-orphans.png"), full_page=True)
-            # One click closes one orphan (the first row: the oldest tab).
-            await popup.locator("#agent-tabs li.orphaned .close-orphan").first.click()
-            await popup.wait_for_function(
-                "() => document.getElementById('agent-tabs-status').textContent.startsWith('done')"
-            )
+        popup = await context.new_page()
+        await popup.set_viewport_size({"width": 400, "height": 420})  # a toolbar popup's size
+        await popup.goto(POPUP)
+        await popup.wait_for_selector("#agent-tabs li.orphaned .close-orphan")
+        assert "orphaned" in (await popup.text_content("#agent-tabs") or "")
+        await popup.screenshot(path=str(SHOTS / "popup-orphans.png"), full_page=True)
+        # One click closes one orphan (the first row: the oldest tab).
+        await popup.locator("#agent-tabs li.orphaned .close-orphan").first.click()
+        await popup.wait_for_function(
+            "() => document.getElementById('agent-tabs-status').textContent.startsWith('done')"
+        )
 
-            async def two_left() -> bool:
-                return await _orphans(browser) == sorted(ids[1:])
+        async def two_left() -> bool:
+            return await _orphans(browser) == sorted(ids[1:])
 
-            await _until("one orphan closed from the popup", two_left)
-            await _pages_are(context, present=set(urls[1:]), absent={urls[0]})
-            await popup.screenshot(path=str(SHOTS / "popup-after-close.png"), full_page=True)
+        await _until("one orphan closed from the popup", two_left)
+        await _pages_are(context, present=set(urls[1:]), absent={urls[0]})
+        await popup.screenshot(path=str(SHOTS / "popup-after-close.png"), full_page=True)
 
-            closed = await _cli_tabs(browser, "--close-orphans")
-            assert closed == {"tabs": [], "closed": 2}
-            await _pages_are(context, present=set(), absent=set(urls))
-            await options.reload()
-            await options.wait_for_function(
-                "() => document.getElementById('agent-tabs').textContent.includes('no agent tabs')"
-            )
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        closed = await _cli_tabs(browser, "--close-orphans")
+        assert closed == {"tabs": [], "closed": 2}
+        await _pages_are(context, present=set(), absent=set(urls))
+        await options.reload()
+        await options.wait_for_function(
+            "() => document.getElementById('agent-tabs').textContent.includes('no agent tabs')"
+        )
 
 
-def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
+async def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """The host is SIGKILLed and the MCP server exits before or while Chrome starts the next
@@ -297,88 +283,79 @@ def test_a_session_that_ends_while_its_host_is_dead_is_ended_too(
     sweep asks the new host, which finds the process gone or watches it until it is)."""
     _provision(browser, site)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            url = f"{site}/other?lost"
-            async with mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-                tab = (await _ok(agent, "tab_open", {"url": url}))["tab"]["id"]
-                os.kill(await _one_host(browser), signal.SIGKILL)
-            # The MCP server exited (its client closed it) with no host to see it.
+    async with chromium(browser) as context:
+        url = f"{site}/other?lost"
+        async with mcp_client(browser) as agent:
+            await extension_connected(agent)
+            tab = (await ok(agent, "tab_open", {"url": url}))["tab"]["id"]
+            os.kill(await _one_host(browser), signal.SIGKILL)
+        # The MCP server exited (its client closed it) with no host to see it.
 
-            async def orphaned() -> bool:
-                return await _orphans(browser) == [tab]
+        async def orphaned() -> bool:
+            return await _orphans(browser) == [tab]
 
-            await _until("the lost session's tab is orphaned", orphaned)
-            await _pages_are(context, present={url})  # kept open: closeTabsOnSessionEnd is off
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        await _until("the lost session's tab is orphaned", orphaned)
+        await _pages_are(context, present={url})  # kept open: closeTabsOnSessionEnd is off
 
 
 @pytest.mark.promise("H4-26")
-def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: str) -> None:
+async def test_close_tabs_on_session_end_closes_them(browser: ThrowawayBrowser, site: str) -> None:
     """Turned on from the options page (a narrowing: one click, no tap, no authenticator)."""
     _provision(browser, site)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            url = f"{site}/other?closing"
-            async with mcp_client(browser) as agent:
-                await wait_for_extension(agent, asyncio.get_running_loop().time() + WAIT_S)
-                options = await context.new_page()  # once the host is there to read the policy
-                await options.goto(OPTIONS)
-                await options.click("#close-tabs-on")
-                await options.wait_for_function(
-                    "() => document.getElementById('policy-status').textContent.startsWith('done')"
-                )
-                assert await options.is_disabled("#close-tabs-on")
-                await _ok(agent, "tab_open", {"url": url})
-                await _pages_are(context, present={url})
-            await _pages_are(context, present=set(), absent={url})  # the session ended
-            assert (await _cli_tabs(browser))["tabs"] == []
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+    async with chromium(browser) as context:
+        url = f"{site}/other?closing"
+        async with mcp_client(browser) as agent:
+            await extension_connected(agent)
+            options = await context.new_page()  # once the host is there to read the policy
+            await options.goto(OPTIONS)
+            await options.click("#close-tabs-on")
+            await options.wait_for_function(
+                "() => document.getElementById('policy-status').textContent.startsWith('done')"
+            )
+            assert await options.is_disabled("#close-tabs-on")
+            await ok(agent, "tab_open", {"url": url})
+            await _pages_are(context, present={url})
+        await _pages_are(context, present=set(), absent={url})  # the session ended
+        assert (await _cli_tabs(browser))["tabs"] == []
 
 
 @pytest.mark.promise("H4-26")
-def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
+async def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked_at(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     _provision(browser, site, maxAgentTabs=2)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            seen, unseen = f"{site}/other?seen", f"{site}/other?unseen"
-            async with mcp_client(browser) as first:
-                await wait_for_extension(first, asyncio.get_running_loop().time() + WAIT_S)
-                seen_id = (await _ok(first, "tab_open", {"url": seen}))["tab"]["id"]
-                await _ok(first, "tab_open", {"url": unseen})  # the active tab of its window
-            await _until("both orphaned", lambda: _n_orphans(browser, 2))
-            # The person looks at one of them (activates it: tabs.onActivated).
-            await _pages_are(context, present={seen, unseen})
-            await _page(context, seen).bring_to_front()
-            await _until("marked as seen", lambda: _viewed(browser, seen_id))
+    async with chromium(browser) as context:
+        seen, unseen = f"{site}/other?seen", f"{site}/other?unseen"
+        async with mcp_client(browser) as first:
+            await extension_connected(first)
+            seen_id = (await ok(first, "tab_open", {"url": seen}))["tab"]["id"]
+            await ok(first, "tab_open", {"url": unseen})  # the active tab of its window
+        await _until("both orphaned", lambda: _n_orphans(browser, 2))
+        # The person looks at one of them (activates it: tabs.onActivated).
+        await _pages_are(context, present={seen, unseen})
+        await _page(context, seen).bring_to_front()
+        await _until("marked as seen", lambda: _viewed(browser, seen_id))
 
-            async with mcp_client(browser) as second:
-                await wait_for_extension(second, asyncio.get_running_loop().time() + WAIT_S)
-                # At the cap: the orphan nobody looked at makes room.
-                new = f"{site}/other?new"
-                await _ok(second, "tab_open", {"url": new})
-                await _pages_are(context, present={seen, new}, absent={unseen})
-                # At the cap again: one live tab and one the person looked at. Refused, and
-                # nothing closed.
-                result = await second.call_tool("tab_open", {"url": f"{site}/other?more"})
-                error = tool_error(result) or {}
-                assert error.get("code") == "tab_limit", result.content
-                assert "cap is 2" in error["message"]
-                assert {seen, new} <= _urls(context)
-                assert f"{site}/other?more" not in _urls(context)
-                rows = (await _cli_tabs(browser))["tabs"]
-                assert sorted(r["id"] for r in rows) == sorted(
-                    [seen_id, (await _ok(second, "tab_list", {}))["tabs"][0]["id"]]
-                )
-
-    asyncio.run(asyncio.wait_for(scenario(), 300))
+        async with mcp_client(browser) as second:
+            await extension_connected(second)
+            # At the cap: the orphan nobody looked at makes room.
+            new = f"{site}/other?new"
+            await ok(second, "tab_open", {"url": new})
+            await _pages_are(context, present={seen, new}, absent={unseen})
+            # At the cap again: one live tab and one the person looked at. Refused, and
+            # nothing closed.
+            result = await second.call_tool("tab_open", {"url": f"{site}/other?more"})
+            error = tool_error(result) or {}
+            assert error.get("code") == "tab_limit", result.content
+            assert "cap is 2" in error["message"]
+            assert {seen, new} <= _urls(context)
+            assert f"{site}/other?more" not in _urls(context)
+            rows = (await _cli_tabs(browser))["tabs"]
+            assert sorted(r["id"] for r in rows) == sorted(
+                [seen_id, (await ok(second, "tab_list", {}))["tabs"][0]["id"]]
+            )
 
 
 async def _n_orphans(browser: ThrowawayBrowser, n: int) -> bool:

@@ -7,21 +7,19 @@ the person answers the dialog themselves, the tab works again. The real chain: M
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from playwright.async_api import Dialog
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.trust import store
-from tests.browser.harness import chromium, mcp_client, ok, trust_this_process
+from tests.browser.harness import chromium, extension_connected, mcp_client, ok, trust_this_process
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
 
-def test_a_dialog_blocked_page_answers_dialog_open_at_once(
+async def test_a_dialog_blocked_page_answers_dialog_open_at_once(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.root / "config"
@@ -29,49 +27,45 @@ def test_a_dialog_blocked_page_answers_dialog_open_at_once(
     # Narrowing, free: the call's budget becomes 5 + 15 s (the server) and 18 s (the extension).
     store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            # Playwright (our window into the browser) dismisses dialogs unless someone listens:
-            # listen and leave them open, as a person who has not looked yet would.
-            dialogs: list[Dialog] = []
+    async with chromium(browser) as context, mcp_client(browser) as agent:
+        # Playwright (our window into the browser) dismisses dialogs unless someone listens:
+        # listen and leave them open, as a person who has not looked yet would.
+        dialogs: list[Dialog] = []
 
-            def keep_open(dialog: Dialog) -> None:
-                dialogs.append(dialog)
+        def keep_open(dialog: Dialog) -> None:
+            dialogs.append(dialog)
 
-            context.on("dialog", keep_open)
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            blocked = (await ok(agent, "tab_open", {"url": f"{site}/dialog"}))["tab"]["id"]
-            other = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        context.on("dialog", keep_open)
+        await extension_connected(agent)
+        blocked = (await ok(agent, "tab_open", {"url": f"{site}/dialog"}))["tab"]["id"]
+        other = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-            clicked = await agent.call_tool("page_click", {"tabId": blocked, "selector": "#ask"})
-            error = tool_error(clicked) or {}
-            assert error.get("code") == "dialog_open", clicked.content
-            # The extension saw the dialog open while the click ran (it may have acted).
-            assert "while page_click ran" in error["message"] and "alert()" in error["message"]
-            assert "4111" not in error["message"]  # the dialog's text, masked as page text is
-            assert error["retry"] == "after_check"
+        clicked = await agent.call_tool("page_click", {"tabId": blocked, "selector": "#ask"})
+        error = tool_error(clicked) or {}
+        assert error.get("code") == "dialog_open", clicked.content
+        # The extension saw the dialog open while the click ran (it may have acted).
+        assert "while page_click ran" in error["message"] and "alert()" in error["message"]
+        assert "4111" not in error["message"]  # the dialog's text, masked as page text is
+        assert error["retry"] == "after_check"
 
-            read = tool_error(await agent.call_tool("page_text", {"tabId": blocked})) or {}
-            assert read.get("code") == "dialog_open" and "blocked by an alert()" in read["message"]
-            assert read["retry"] == "safe"  # a read
+        read = tool_error(await agent.call_tool("page_text", {"tabId": blocked})) or {}
+        assert read.get("code") == "dialog_open" and "blocked by an alert()" in read["message"]
+        assert read["retry"] == "safe"  # a read
 
-            # Other tabs are not stuck behind it.
-            state = await ok(agent, "page_get_state", {"tabId": other, "selector": "#plain"})
-            assert state["text"] == "Plain"
-            tabs = await ok(agent, "tab_list", {})
-            assert {t["id"] for t in tabs["tabs"]} == {blocked, other}
+        # Other tabs are not stuck behind it.
+        state = await ok(agent, "page_get_state", {"tabId": other, "selector": "#plain"})
+        assert state["text"] == "Plain"
+        tabs = await ok(agent, "tab_list", {})
+        assert {t["id"] for t in tabs["tabs"]} == {blocked, other}
 
-            # The dialog was really open all along; once answered, the tab works again.
-            assert [d.type for d in dialogs] == ["alert"]
-            await dialogs[0].dismiss()
-            deadline = asyncio.get_running_loop().time() + 30
-            while True:
-                after = await agent.call_tool(
-                    "page_get_state", {"tabId": blocked, "selector": "#state"}
-                )
-                if not after.is_error and after.structured_content["text"] == "answered":
-                    break
-                assert asyncio.get_running_loop().time() < deadline, after.content
-                await asyncio.sleep(0.1)
+        # The dialog was really open all along; once answered, the tab works again.
+        assert [d.type for d in dialogs] == ["alert"]
+        await dialogs[0].dismiss()
 
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+        async def answered() -> bool:
+            after = await agent.call_tool(
+                "page_get_state", {"tabId": blocked, "selector": "#state"}
+            )
+            return not after.is_error and after.structured_content["text"] == "answered"
+
+        await until("the blocked tab answers again", answered)

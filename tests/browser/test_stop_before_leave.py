@@ -10,23 +10,20 @@ rules."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Hook,
     Reply,
     Request,
     ServedSite,
-    chromium,
     confirm_page,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -34,6 +31,7 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -104,7 +102,7 @@ async def ref_of(agent: Any, tab: int, name: str) -> str:
 
 
 @pytest.mark.promise("H4-57", "H4-58")
-def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
+async def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
     browser: ThrowawayBrowser, attacker: str, attacker_site: ServedSite, start: ServedSite
 ) -> None:
     # The real site (127.0.0.1:P) and a second approved origin on the same server (localhost:P).
@@ -112,89 +110,84 @@ def test_an_agent_tab_is_stopped_before_it_leaves_and_follows_links_by_ref(
     trust_this_process(browser, [a, other])
     widen(browser, confirm=[])  # link and submit clicks without the window: the stop is the guard
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
 
-            # A link to the unapproved site: stopped, named, the tab still on its page.
-            away = await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
-            assert away["blocked"] == attacker and away["url"] == f"{a}/", away
-            assert await where(agent, tab) == "start page"
+        # A link to the unapproved site: stopped, named, the tab still on its page.
+        away = await ok(agent, "page_click", {"tabId": tab, "selector": "#away"})
+        assert away["blocked"] == attacker and away["url"] == f"{a}/", away
+        assert await where(agent, tab) == "start page"
 
-            # A form submit to it (the field's value would have gone in the query).
-            sent = await ok(agent, "page_click", {"tabId": tab, "selector": "#send"})
-            assert sent["blocked"] == attacker, sent
-            assert await where(agent, tab) == "start page"
+        # A form submit to it (the field's value would have gone in the query).
+        sent = await ok(agent, "page_click", {"tabId": tab, "selector": "#send"})
+        assert sent["blocked"] == attacker, sent
+        assert await where(agent, tab) == "start page"
 
-            # A page script assigning location.
-            assigned = await ok(agent, "page_click", {"tabId": tab, "selector": "#assign"})
-            assert assigned["blocked"] == attacker, assigned
-            assert await where(agent, tab) == "start page"
+        # A page script assigning location.
+        assigned = await ok(agent, "page_click", {"tabId": tab, "selector": "#assign"})
+        assert assigned["blocked"] == attacker, assigned
+        assert await where(agent, tab) == "start page"
 
-            # A redirect from the approved site: the hop to the attacker is stopped too.
-            bounced = await ok(agent, "page_click", {"tabId": tab, "selector": "#bounce"})
-            assert bounced["blocked"] == attacker, bounced
-            assert await where(agent, tab) == "start page"
-            redirected = tool_error(
-                await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/redir"})
-            )
-            assert redirected is not None and redirected["code"] == "origin_not_approved"
-            assert attacker in redirected["message"], redirected
-            assert await where(agent, tab) == "start page"
+        # A redirect from the approved site: the hop to the attacker is stopped too.
+        bounced = await ok(agent, "page_click", {"tabId": tab, "selector": "#bounce"})
+        assert bounced["blocked"] == attacker, bounced
+        assert await where(agent, tab) == "start page"
+        redirected = tool_error(
+            await agent.call_tool("page_navigate", {"tabId": tab, "url": f"{a}/redir"})
+        )
+        assert redirected is not None and redirected["code"] == "origin_not_approved"
+        assert attacker in redirected["message"], redirected
+        assert await where(agent, tab) == "start page"
 
-            # Nothing of any of it reached the attacker's server.
-            assert seen(attacker_site) == [], seen(attacker_site)
+        # Nothing of any of it reached the attacker's server.
+        assert seen(attacker_site) == [], seen(attacker_site)
 
-            # page_follow, same origin: by ref, no prompt, lands.
-            followed = await ok(
-                agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Same")}
-            )
-            assert followed["url"] == f"{a}/next?from=follow" and "blocked" not in followed
-            assert await where(agent, tab) == "next page"
-            await ok(agent, "page_history", {"tabId": tab})
+        # page_follow, same origin: by ref, no prompt, lands.
+        followed = await ok(
+            agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Same")}
+        )
+        assert followed["url"] == f"{a}/next?from=follow" and "blocked" not in followed
+        assert await where(agent, tab) == "next page"
+        await ok(agent, "page_history", {"tabId": tab})
 
-            # page_follow to another approved origin: through the gate (approved: no prompt).
-            crossed = await ok(
-                agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Other")}
-            )
-            assert crossed["url"] == f"{other}/next?from=other", crossed
-            await ok(agent, "page_history", {"tabId": tab})
-            assert await where(agent, tab) == "start page"
+        # page_follow to another approved origin: through the gate (approved: no prompt).
+        crossed = await ok(
+            agent, "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Other")}
+        )
+        assert crossed["url"] == f"{other}/next?from=other", crossed
+        await ok(agent, "page_history", {"tabId": tab})
+        assert await where(agent, tab) == "start page"
 
-            # Not links: wrong_element, and the tab does not move.
-            for name in ("Plain", "Script link"):
-                refused = tool_error(
-                    await agent.call_tool(
-                        "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, name)}
-                    )
-                )
-                assert refused is not None and refused["code"] == "wrong_element", (name, refused)
-            assert await where(agent, tab) == "start page"
-
-            # page_follow to the attacker: the same gate as page_navigate asks the person; a
-            # denial refuses, and still nothing was sent there.
-            following = asyncio.create_task(
-                agent.call_tool(
-                    "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Away")}
+        # Not links: wrong_element, and the tab does not move.
+        for name in ("Plain", "Script link"):
+            refused = tool_error(
+                await agent.call_tool(
+                    "page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, name)}
                 )
             )
-            window = await confirm_page(context)
-            await shows(window, attacker)
-            await press(window, "#deny")
-            denied = tool_error(await following)
-            assert denied is not None and denied["code"] == "origin_not_approved", denied
-            assert await where(agent, tab) == "start page"
-            assert seen(attacker_site) == [], seen(attacker_site)
+            assert refused is not None and refused["code"] == "wrong_element", (name, refused)
+        assert await where(agent, tab) == "start page"
 
-            # The person's own tab (no session): the rules never touch it.
-            mine = await context.new_page()
-            await mine.goto(f"{a}/")
-            await mine.click("#away")
-            deadline = time.monotonic() + 30
-            while not any(p.startswith("/collect?token=") for p in seen(attacker_site)):
-                assert time.monotonic() < deadline, seen(attacker_site)
-                await asyncio.sleep(0.05)
-            await mine.wait_for_selector("#got")
+        # page_follow to the attacker: the same gate as page_navigate asks the person; a
+        # denial refuses, and still nothing was sent there.
+        following = asyncio.create_task(
+            agent.call_tool("page_follow", {"tabId": tab, "ref": await ref_of(agent, tab, "Away")})
+        )
+        window = await confirm_page(context)
+        await shows(window, attacker)
+        await press(window, "#deny")
+        denied = tool_error(await following)
+        assert denied is not None and denied["code"] == "origin_not_approved", denied
+        assert await where(agent, tab) == "start page"
+        assert seen(attacker_site) == [], seen(attacker_site)
 
-    asyncio.run(scenario())
+        # The person's own tab (no session): the rules never touch it.
+        mine = await context.new_page()
+        await mine.goto(f"{a}/")
+        await mine.click("#away")
+        await until(
+            "the attacker's site was sent the token",
+            lambda: any(p.startswith("/collect?token=") for p in seen(attacker_site)),
+            interval_s=0.05,
+        )
+        await mine.wait_for_selector("#got")

@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.mcp_server.spawner import recent_spawners
 from tabwarden.trust import store
 from tabwarden.trust.gate import host_key_store
-from tests.browser.harness import mcp_client, trust_this_process
+from tests.browser.harness import extension_connected, mcp_client, trust_this_process
 from tests.pty_cli import spawn_cli
 
 pytestmark = pytest.mark.browser
@@ -39,7 +38,7 @@ def test_call_round_trip_from_a_real_terminal_into_real_chromium(
 
     async def connected() -> None:
         async with mcp_client(browser) as agent:  # this test process is the paired client
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 90)
+            await extension_connected(agent, timeout_s=90)
 
     asyncio.run(asyncio.wait_for(connected(), 120))
 

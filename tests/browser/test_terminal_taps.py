@@ -62,7 +62,7 @@ async def _window(context: Any, child: Pty) -> Any:
 
 
 @pytest.mark.promise("PR-02")
-def test_unkill_at_the_terminal_needs_the_phrase_and_a_tap_in_the_extension_window(
+async def test_unkill_at_the_terminal_needs_the_phrase_and_a_tap_in_the_extension_window(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     config = browser.config
@@ -70,55 +70,52 @@ def test_unkill_at_the_terminal_needs_the_phrase_and_a_tap_in_the_extension_wind
     gate = TrustGate(browser.env)
     ctx = TrustContext.for_gate(gate)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            context, agent = paired.context, paired.agent
-            operations.kill(ctx, "test", int(time.time()))
-            assert gate.current().killed
+    async with paired_options_page(browser) as paired:
+        context, agent = paired.context, paired.agent
+        operations.kill(ctx, "test", int(time.time()))
+        assert gate.current().killed
 
-            # The attacker: the phrase typed at its own pty, and no one to touch the key.
-            before = (config / "trust.json").read_bytes()
-            audited = len(_audit(config))
-            child = await _typed_unkill(browser.env)
-            window = await _window(context, child)
-            await shows(window, "Release the kill switch")
-            assert not await window.is_visible("#allow")  # a click can never answer it
-            await window.close()  # unanswered: the window goes away without a tap
-            status, output = await asyncio.to_thread(child.finish)
-            assert status != 0, output
-            assert b"error[confirm_denied]" in output, output
-            assert (config / "trust.json").read_bytes() == before
-            assert gate.current().killed
-            refusals = [(e["event"], e["decision"], e["path"]) for e in _audit(config)[audited:]]
-            assert refusals == [("unkill", "refused", "terminal")], refusals
+        # The attacker: the phrase typed at its own pty, and no one to touch the key.
+        before = (config / "trust.json").read_bytes()
+        audited = len(_audit(config))
+        child = await _typed_unkill(browser.env)
+        window = await _window(context, child)
+        await shows(window, "Release the kill switch")
+        assert not await window.is_visible("#allow")  # a click can never answer it
+        await window.close()  # unanswered: the window goes away without a tap
+        status, output = await asyncio.to_thread(child.finish)
+        assert status != 0, output
+        assert b"error[confirm_denied]" in output, output
+        assert (config / "trust.json").read_bytes() == before
+        assert gate.current().killed
+        refusals = [(e["event"], e["decision"], e["path"]) for e in _audit(config)[audited:]]
+        assert refusals == [("unkill", "refused", "terminal")], refusals
 
-            # The person: the phrase, then a tap of the enrolled key in the window.
-            counter = _sign_count(config)
-            child = await _typed_unkill(browser.env)
-            window = await _window(context, child)
-            await shows(window, "Release the kill switch")
-            await shows(window, "your terminal")
-            # The credential lives on the options page's authenticator (virtual authenticators
-            # are per page): copy it, with its counter, to this window's.
-            await copy_credentials(paired.cdp, paired.authenticator, context, window)
-            await press(window, "#tap")
-            status, output = await asyncio.to_thread(child.finish)
-            assert status == 0, output
-            assert b"touch your security key in the tabwarden window of chromium" in output
-            assert b"kill switch released" in output
-            assert not gate.current().killed
-            entry = _audit(config)[-1]
-            assert (entry["event"], entry["decision"], entry["path"]) == (
-                "unkill",
-                "granted",
-                "webauthn",
-            )
-            assert entry["paths"] == ["terminal", "webauthn"]
-            assert _sign_count(config) > counter  # stored: that assertion cannot serve again
-            listed = await agent.call_tool("tab_list", {})
-            assert not listed.is_error, listed.content  # served again
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # The person: the phrase, then a tap of the enrolled key in the window.
+        counter = _sign_count(config)
+        child = await _typed_unkill(browser.env)
+        window = await _window(context, child)
+        await shows(window, "Release the kill switch")
+        await shows(window, "your terminal")
+        # The credential lives on the options page's authenticator (virtual authenticators
+        # are per page): copy it, with its counter, to this window's.
+        await copy_credentials(paired.cdp, paired.authenticator, context, window)
+        await press(window, "#tap")
+        status, output = await asyncio.to_thread(child.finish)
+        assert status == 0, output
+        assert b"touch your security key in the tabwarden window of chromium" in output
+        assert b"kill switch released" in output
+        assert not gate.current().killed
+        entry = _audit(config)[-1]
+        assert (entry["event"], entry["decision"], entry["path"]) == (
+            "unkill",
+            "granted",
+            "webauthn",
+        )
+        assert entry["paths"] == ["terminal", "webauthn"]
+        assert _sign_count(config) > counter  # stored: that assertion cannot serve again
+        listed = await agent.call_tool("tab_list", {})
+        assert not listed.is_error, listed.content  # served again
 
 
 async def _key_in(window: Any, paired: Paired, count: int) -> None:
@@ -152,7 +149,7 @@ async def _tapped(
 
 
 @pytest.mark.promise("PR-02")
-def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_tap_too(
+async def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_tap_too(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     from tabwarden.commands import reenrol_phrase
@@ -161,35 +158,32 @@ def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_tap_too(
     provision_for_pairing(browser, [site])
     gate = TrustGate(browser.env)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            counter = _sign_count(config)
-            await _tapped(
-                paired, browser, ("policy", "set", "clickGraceSeconds=45"),
-                ceremony.phrase_for("policy set"),
-            )  # fmt: skip
-            assert gate.current().policy.click_grace_seconds == 45
-            output = await _tapped(
-                paired, browser, ("pair-client", "--exe", plain_binary(), "--label", "sleeper"),
-                ceremony.phrase_for("pair-client"),
-            )  # fmt: skip
-            assert b"paired client 'sleeper'" in output
-            assert any(
-                c.label == "sleeper" and c.path == "webauthn" for c in gate.current().paired_clients
-            )
-            output = await _tapped(
-                paired, browser, ("pair", "--browser", "brave"), reenrol_phrase("brave")
-            )
-            assert b"one-time code for browser 'brave'" in output
-            granted = [e for e in _audit(config) if e["decision"] == "granted"][-3:]
-            assert [(e["event"], e["path"], e["paths"]) for e in granted] == [
-                ("policy_set", "webauthn", ["terminal", "webauthn"]),
-                ("pair_client", "webauthn", ["terminal", "webauthn"]),
-                ("browser_code", "webauthn", ["terminal", "webauthn"]),
-            ]
-            assert _sign_count(config) >= counter + 3  # each tap's counter stored
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with paired_options_page(browser) as paired:
+        counter = _sign_count(config)
+        await _tapped(
+            paired, browser, ("policy", "set", "clickGraceSeconds=45"),
+            ceremony.phrase_for("policy set"),
+        )  # fmt: skip
+        assert gate.current().policy.click_grace_seconds == 45
+        output = await _tapped(
+            paired, browser, ("pair-client", "--exe", plain_binary(), "--label", "sleeper"),
+            ceremony.phrase_for("pair-client"),
+        )  # fmt: skip
+        assert b"paired client 'sleeper'" in output
+        assert any(
+            c.label == "sleeper" and c.path == "webauthn" for c in gate.current().paired_clients
+        )
+        output = await _tapped(
+            paired, browser, ("pair", "--browser", "brave"), reenrol_phrase("brave")
+        )
+        assert b"one-time code for browser 'brave'" in output
+        granted = [e for e in _audit(config) if e["decision"] == "granted"][-3:]
+        assert [(e["event"], e["path"], e["paths"]) for e in granted] == [
+            ("policy_set", "webauthn", ["terminal", "webauthn"]),
+            ("pair_client", "webauthn", ["terminal", "webauthn"]),
+            ("browser_code", "webauthn", ["terminal", "webauthn"]),
+        ]
+        assert _sign_count(config) >= counter + 3  # each tap's counter stored
 
 
 def test_a_widening_policy_rollback_takes_the_phrase_and_a_tap_and_lands_the_older_policy(

@@ -6,15 +6,14 @@ debugger is taken off the tab, the next call says so and the one after re-attach
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
-from tests.browser.harness import chromium, mcp_client, ok, served_pages, trust_this_process
+from tests.browser.harness import ok, served_pages
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -55,67 +54,60 @@ async def text_of(agent: Any, tab: int, selector: str) -> str:
 
 
 @pytest.mark.promise("H4-46", "H4-47")
-def test_trusted_clicks_hover_and_covered_targets(browser: ThrowawayBrowser, site: str) -> None:
-    trust_this_process(browser, [site])
+async def test_trusted_clicks_hover_and_covered_targets(
+    agent: Client, context: BrowserContext, site: str
+) -> None:
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    # Page code's click is not trusted; the debugger's is.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
+    assert await text_of(agent, tab, "#out") == "untrusted"
+    clicked = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#trusted"})
+    assert clicked["clicked"] is True and clicked["covered"] is False
+    assert await text_of(agent, tab, "#out") == "trusted"
+    # The same point given as viewport coordinates reaches the same button.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
+    assert await text_of(agent, tab, "#out") == "untrusted"
+    point = {"x": clicked["x"], "y": clicked["y"]}
+    by_point = await ok(agent, "page_mouse", {"tabId": tab, **point})
+    assert by_point["clicked"] is True and 'button "Trusted only"' in by_point["hitTarget"]
+    assert await text_of(agent, tab, "#out") == "trusted"
 
-            # Page code's click is not trusted; the debugger's is.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
-            assert await text_of(agent, tab, "#out") == "untrusted"
-            clicked = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#trusted"})
-            assert clicked["clicked"] is True and clicked["covered"] is False
-            assert await text_of(agent, tab, "#out") == "trusted"
-            # The same point given as viewport coordinates reaches the same button.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#trusted"})
-            assert await text_of(agent, tab, "#out") == "untrusted"
-            point = {"x": clicked["x"], "y": clicked["y"]}
-            by_point = await ok(agent, "page_mouse", {"tabId": tab, **point})
-            assert by_point["clicked"] is True and 'button "Trusted only"' in by_point["hitTarget"]
-            assert await text_of(agent, tab, "#out") == "trusted"
+    # A :hover-only menu opens under the real pointer.
+    item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
+    assert item["visible"] is False
+    hovered = await ok(agent, "page_hover", {"tabId": tab, "text": "Menu"})
+    assert hovered["hovered"] is True and hovered["covered"] is False
+    item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
+    assert item["visible"] is True
 
-            # A :hover-only menu opens under the real pointer.
-            item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
-            assert item["visible"] is False
-            hovered = await ok(agent, "page_hover", {"tabId": tab, "text": "Menu"})
-            assert hovered["hovered"] is True and hovered["covered"] is False
-            item = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#item"})
-            assert item["visible"] is True
+    # A covered button: reported, with what is on top and its ref, and not clicked.
+    covered = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+    assert covered["clicked"] is False and covered["covered"] is True, covered
+    assert "Cookie banner" in covered["hitTarget"]
+    assert covered["hitRef"].startswith("@e")
+    assert await text_of(agent, tab, "#count") == "0"
+    # The agent deals with what is on top (by its ref), then the button is reachable.
+    away = await ok(agent, "page_mouse", {"tabId": tab, "ref": covered["hitRef"]})
+    assert away["clicked"] is True and away["covered"] is False
+    assert await text_of(agent, tab, "#count") == "0"
+    under = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+    assert under["clicked"] is True and under["covered"] is False
+    assert await text_of(agent, tab, "#count") == "1"
+    # A double click is two trusted clicks on the same point.
+    await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under", "clickCount": 2})
+    assert await text_of(agent, tab, "#count") == "3"
 
-            # A covered button: reported, with what is on top and its ref, and not clicked.
-            covered = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
-            assert covered["clicked"] is False and covered["covered"] is True, covered
-            assert "Cookie banner" in covered["hitTarget"]
-            assert covered["hitRef"].startswith("@e")
-            assert await text_of(agent, tab, "#count") == "0"
-            # The agent deals with what is on top (by its ref), then the button is reachable.
-            away = await ok(agent, "page_mouse", {"tabId": tab, "ref": covered["hitRef"]})
-            assert away["clicked"] is True and away["covered"] is False
-            assert await text_of(agent, tab, "#count") == "0"
-            under = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
-            assert under["clicked"] is True and under["covered"] is False
-            assert await text_of(agent, tab, "#count") == "1"
-            # A double click is two trusted clicks on the same point.
-            await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under", "clickCount": 2})
-            assert await text_of(agent, tab, "#count") == "3"
-
-            # The debugger taken off the tab (as when the person closes Chrome's bar): the next
-            # call says so, clearly, and nothing is clicked; the call after re-attaches.
-            worker = context.service_workers[0] if context.service_workers else None
-            if worker is None:
-                worker = await context.wait_for_event("serviceworker", timeout=30_000)
-            await worker.evaluate("(tabId) => chrome.debugger.detach({tabId})", tab)
-            lost = tool_error(
-                await agent.call_tool("page_mouse", {"tabId": tab, "selector": "#under"})
-            )
-            assert lost is not None and lost["code"] == "debugger_detached", lost
-            assert "call again" in lost["message"]
-            assert await text_of(agent, tab, "#count") == "3"
-            again = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
-            assert again["clicked"] is True
-            assert await text_of(agent, tab, "#count") == "4"
-
-    asyncio.run(asyncio.wait_for(scenario(), 240))
+    # The debugger taken off the tab (as when the person closes Chrome's bar): the next
+    # call says so, clearly, and nothing is clicked; the call after re-attaches.
+    worker = context.service_workers[0] if context.service_workers else None
+    if worker is None:
+        worker = await context.wait_for_event("serviceworker", timeout=30_000)
+    await worker.evaluate("(tabId) => chrome.debugger.detach({tabId})", tab)
+    lost = tool_error(await agent.call_tool("page_mouse", {"tabId": tab, "selector": "#under"}))
+    assert lost is not None and lost["code"] == "debugger_detached", lost
+    assert "call again" in lost["message"]
+    assert await text_of(agent, tab, "#count") == "3"
+    again = await ok(agent, "page_mouse", {"tabId": tab, "selector": "#under"})
+    assert again["clicked"] is True
+    assert await text_of(agent, tab, "#count") == "4"

@@ -19,15 +19,21 @@ import pytest
 from playwright.async_api import BrowserContext, CDPSession
 
 from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.protocol.codes import WIRE_CODES
-from tests.browser.harness import Request, chromium, mcp_client, served_pages, trust_this_process
+from tests.browser.harness import (
+    Request,
+    chromium,
+    extension_connected,
+    mcp_client,
+    served_pages,
+    trust_this_process,
+)
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # a hang guard for the whole scenario, not a timing assertion
 BACK_DEADLINE = 60.0  # generous: the measured wake is one alarm period (5 s) plus start-up
 WORKER_URL = f"chrome-extension://{EXTENSION_ID}/background.js"
 #: One unpacked wake period (lib/wake.js UNPACKED_PERIOD_MINUTES) plus slack, as the hello states.
@@ -74,11 +80,7 @@ def _hosts(browser: ThrowawayBrowser) -> set[int]:
 
 
 async def _until(condition: Any, deadline_s: float, what: str) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.05)
+    await until(what, condition, timeout_s=deadline_s, interval_s=0.05)
 
 
 async def _stop_worker(cdp: CDPSession) -> None:
@@ -116,100 +118,94 @@ async def _back(client: Any) -> list[dict[str, Any]]:
 
 
 @pytest.mark.promise("H4-48")
-def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
+async def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     trust_this_process(browser, [site])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as client:
-            await wait_for_extension(client, time.monotonic() + BACK_DEADLINE)
-            assert not (await client.call_tool("tab_list", {})).is_error
-            cdp = await context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
-            seen_hosts = set(_hosts(browser))
-            assert len(seen_hosts) == 1, seen_hosts
+    async with chromium(browser) as context, mcp_client(browser) as client:
+        await extension_connected(client)
+        assert not (await client.call_tool("tab_list", {})).is_error
+        cdp = await context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
+        seen_hosts = set(_hosts(browser))
+        assert len(seen_hosts) == 1, seen_hosts
 
-            # Restart the alarm's schedule so its next firing is a full period away: the first
-            # call below then lands while the worker is surely still stopped.
-            await _in_worker(
-                context,
-                "chrome.alarms.create('tabwarden-wake', {periodInMinutes: 5 / 60, "
-                "delayInMinutes: 5 / 60})",
-            )
-            [old] = seen_hosts
+        # Restart the alarm's schedule so its next firing is a full period away: the first
+        # call below then lands while the worker is surely still stopped.
+        await _in_worker(
+            context,
+            "chrome.alarms.create('tabwarden-wake', {periodInMinutes: 5 / 60, "
+            "delayInMinutes: 5 / 60})",
+        )
+        [old] = seen_hosts
+        await _stop_worker(cdp)
+        await _until(lambda: not psutil.pid_exists(old), 30, "the host exits with the port")
+        away = await client.call_tool("tab_list", {})
+        error = tool_error(away)
+        assert error is not None and error["code"] == "extension_away", away.content
+        assert error["retry"] == "safe"
+        assert f"expected back within {EXPECTED_BACK_S} s" in str(away.content)
+        status = (await client.call_tool("bridge_status", {})).structured_content
+        if not status["extensionConnected"]:
+            assert status["extensionAway"] is True
+            assert status["expectedBackWithinS"] == EXPECTED_BACK_S
+            assert "native port" in (status["lastDisconnectReason"] or "")
+
+        errors = await _back(client)  # no browser event: only the alarm can wake it
+        assert {e["code"] for e in errors} <= {"extension_away", "extension_not_connected"}
+        seen_hosts |= _hosts(browser)
+        status = (await client.call_tool("bridge_status", {})).structured_content
+        assert status["extensionConnected"] is True and status["connectedSince"] is not None
+        assert status["lastDisconnectAt"] is not None
+
+        for _ in range(5):
+            [current] = _hosts(browser)
             await _stop_worker(cdp)
-            await _until(lambda: not psutil.pid_exists(old), 30, "the host exits with the port")
-            away = await client.call_tool("tab_list", {})
-            error = tool_error(away)
-            assert error is not None and error["code"] == "extension_away", away.content
-            assert error["retry"] == "safe"
-            assert f"expected back within {EXPECTED_BACK_S} s" in str(away.content)
-            status = (await client.call_tool("bridge_status", {})).structured_content
-            if not status["extensionConnected"]:
-                assert status["extensionAway"] is True
-                assert status["expectedBackWithinS"] == EXPECTED_BACK_S
-                assert "native port" in (status["lastDisconnectReason"] or "")
-
-            errors = await _back(client)  # no browser event: only the alarm can wake it
-            assert {e["code"] for e in errors} <= {"extension_away", "extension_not_connected"}
+            await _until(lambda: not psutil.pid_exists(current), 30, "the host exits")  # noqa: B023
+            deadline = time.monotonic() + BACK_DEADLINE
+            while tool_error(await client.call_tool("tab_list", {})) is not None:
+                seen_hosts |= _hosts(browser)  # sampled while waiting: a second port shows
+                assert time.monotonic() < deadline, "the bridge did not come back"
+                await asyncio.sleep(0.1)
             seen_hosts |= _hosts(browser)
-            status = (await client.call_tool("bridge_status", {})).structured_content
-            assert status["extensionConnected"] is True and status["connectedSince"] is not None
-            assert status["lastDisconnectAt"] is not None
 
-            for _ in range(5):
-                [current] = _hosts(browser)
-                await _stop_worker(cdp)
-                await _until(lambda: not psutil.pid_exists(current), 30, "the host exits")  # noqa: B023
-                deadline = time.monotonic() + BACK_DEADLINE
-                while tool_error(await client.call_tool("tab_list", {})) is not None:
-                    seen_hosts |= _hosts(browser)  # sampled while waiting: a second port shows
-                    assert time.monotonic() < deadline, "the bridge did not come back"
-                    await asyncio.sleep(0.1)
-                seen_hosts |= _hosts(browser)
+        alarms = await _in_worker(context, "chrome.alarms.getAll()")
+        assert [a["name"] for a in alarms] == ["tabwarden-wake"], alarms
+        assert len(_hosts(browser)) == 1
+        # One new host per stop and never a second one beside it: one port at a time.
+        assert len(seen_hosts) == 7, seen_hosts
 
-            alarms = await _in_worker(context, "chrome.alarms.getAll()")
-            assert [a["name"] for a in alarms] == ["tabwarden-wake"], alarms
-            assert len(_hosts(browser)) == 1
-            # One new host per stop and never a second one beside it: one port at a time.
-            assert len(seen_hosts) == 7, seen_hosts
-
-            # A stopped worker never sees its own disconnect; the popup shows the one the host
-            # remembers (its welcome says it), as `tabwarden status` does.
-            popup = await context.new_page()
-            await popup.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
-            await popup.wait_for_function(
-                "() => (document.getElementById('state')?.textContent || '')"
-                ".includes('last disconnect')",
-                timeout=30_000,
-            )
-            assert "port_closed" in (await popup.text_content("#state") or "")
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # A stopped worker never sees its own disconnect; the popup shows the one the host
+        # remembers (its welcome says it), as `tabwarden status` does.
+        popup = await context.new_page()
+        await popup.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
+        await popup.wait_for_function(
+            "() => (document.getElementById('state')?.textContent || '')"
+            ".includes('last disconnect')",
+            timeout=30_000,
+        )
+        assert "port_closed" in (await popup.text_content("#state") or "")
 
 
 @pytest.mark.promise("H4-48")
-def test_call_in_flight_when_the_worker_stops_fails_coded_and_the_next_succeeds(
+async def test_call_in_flight_when_the_worker_stops_fails_coded_and_the_next_succeeds(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     trust_this_process(browser, [site])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as client:
-            await wait_for_extension(client, time.monotonic() + BACK_DEADLINE)
-            cdp = await context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
-            [old] = _hosts(browser)
-            in_flight = asyncio.create_task(client.call_tool("tab_open", {"url": f"{site}/hang"}))
-            await _until(HUNG.is_set, 60, "the tab_open reached the site")
-            assert not in_flight.done()
-            await _stop_worker(cdp)
-            failed = await asyncio.wait_for(in_flight, 120)
-            error = tool_error(failed)
-            assert error is not None, failed.content
-            assert error["code"] in WIRE_CODES and error["hint"]
-            await _until(lambda: not psutil.pid_exists(old), 30, "the host exits with the port")
-            # The hung page still loads (the test holds its answer): no tab event wakes the worker.
-            errors = await _back(client)
-            assert {e["code"] for e in errors} <= {"extension_away", "extension_not_connected"}
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with chromium(browser) as context, mcp_client(browser) as client:
+        await extension_connected(client)
+        cdp = await context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
+        [old] = _hosts(browser)
+        in_flight = asyncio.create_task(client.call_tool("tab_open", {"url": f"{site}/hang"}))
+        await _until(HUNG.is_set, 60, "the tab_open reached the site")
+        assert not in_flight.done()
+        await _stop_worker(cdp)
+        failed = await asyncio.wait_for(in_flight, 120)
+        error = tool_error(failed)
+        assert error is not None, failed.content
+        assert error["code"] in WIRE_CODES and error["hint"]
+        await _until(lambda: not psutil.pid_exists(old), 30, "the host exits with the port")
+        # The hung page still loads (the test holds its answer): no tab event wakes the worker.
+        errors = await _back(client)
+        assert {e["code"] for e in errors} <= {"extension_away", "extension_not_connected"}

@@ -6,7 +6,6 @@ any page of our extension is the same origin and secure context."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -46,26 +45,53 @@ def _public(options: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.promise("BP-02")
-def test_registration_and_assertions_from_a_real_virtual_authenticator(
+async def test_registration_and_assertions_from_a_real_virtual_authenticator(
     browser: ThrowawayBrowser,
 ) -> None:
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            page = await context.new_page()
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/confirm.html?id=webauthn-test")
-            cdp, added_id = await add_authenticator(context, page)
+    async with chromium(browser) as context:
+        page = await context.new_page()
+        await page.goto(f"chrome-extension://{EXTENSION_ID}/confirm.html?id=webauthn-test")
+        cdp, added_id = await add_authenticator(context, page)
 
-            now = int(time.time())
-            options, challenge = begin_registration("chromium", user_name="tabwarden", now=now)
-            response = await page.evaluate(CREATE, json.loads(json.dumps(_public(options))))
-            credential = complete_registration(challenge, response, now=now)
-            assert credential.path == "webauthn"
+        now = int(time.time())
+        options, challenge = begin_registration("chromium", user_name="tabwarden", now=now)
+        response = await page.evaluate(CREATE, json.loads(json.dumps(_public(options))))
+        credential = complete_registration(challenge, response, now=now)
+        assert credential.path == "webauthn"
 
-            # A tap for one action verifies once, with a rising counter.
-            options, challenge = begin_assertion("unkill", "", "chromium", [credential], now=now)
-            answer = await page.evaluate(GET, json.loads(json.dumps(_public(options))))
-            outcome = complete_assertion(
+        # A tap for one action verifies once, with a rising counter.
+        options, challenge = begin_assertion("unkill", "", "chromium", [credential], now=now)
+        answer = await page.evaluate(GET, json.loads(json.dumps(_public(options))))
+        outcome = complete_assertion(
+            challenge,
+            answer,
+            action="unkill",
+            detail="",
+            browser_label="chromium",
+            credentials=[credential],
+            now=now,
+        )
+        assert outcome.user_verified
+        assert (
+            outcome.new_sign_count > credential.sign_count
+            or outcome.new_sign_count == credential.sign_count == 0
+        )
+
+        # The same real answer, replayed for another action, or late, is refused.
+        with pytest.raises(PresenceRefused) as other_action:
+            complete_assertion(
                 challenge,
+                answer,
+                action="policy.widen",
+                detail="",
+                browser_label="chromium",
+                credentials=[credential],
+                now=now,
+            )
+        assert "action" in other_action.value.reason
+        with pytest.raises(PresenceRefused):
+            complete_assertion(
+                challenge.mark_used(),
                 answer,
                 action="unkill",
                 detail="",
@@ -73,53 +99,23 @@ def test_registration_and_assertions_from_a_real_virtual_authenticator(
                 credentials=[credential],
                 now=now,
             )
-            assert outcome.user_verified
-            assert (
-                outcome.new_sign_count > credential.sign_count
-                or outcome.new_sign_count == credential.sign_count == 0
+        with pytest.raises(PresenceRefused):
+            complete_assertion(
+                challenge,
+                answer,
+                action="unkill",
+                detail="",
+                browser_label="chromium",
+                credentials=[credential],
+                now=now + 3600,
             )
 
-            # The same real answer, replayed for another action, or late, is refused.
-            with pytest.raises(PresenceRefused) as other_action:
-                complete_assertion(
-                    challenge,
-                    answer,
-                    action="policy.widen",
-                    detail="",
-                    browser_label="chromium",
-                    credentials=[credential],
-                    now=now,
-                )
-            assert "action" in other_action.value.reason
-            with pytest.raises(PresenceRefused):
-                complete_assertion(
-                    challenge.mark_used(),
-                    answer,
-                    action="unkill",
-                    detail="",
-                    browser_label="chromium",
-                    credentials=[credential],
-                    now=now,
-                )
-            with pytest.raises(PresenceRefused):
-                complete_assertion(
-                    challenge,
-                    answer,
-                    action="unkill",
-                    detail="",
-                    browser_label="chromium",
-                    credentials=[credential],
-                    now=now + 3600,
-                )
-
-            # A user-verification-less authenticator cannot satisfy a UV-required tap.
-            await cdp.send(
-                "WebAuthn.setUserVerified", {"authenticatorId": added_id, "isUserVerified": False}
-            )
-            options, challenge = begin_assertion(
-                "unkill", "", "chromium", [credential], now=now, uv_required=True
-            )
-            with pytest.raises(PlaywrightError, match="NotAllowedError"):  # Chrome itself refuses
-                await page.evaluate(GET, json.loads(json.dumps(_public(options))))
-
-    asyncio.run(asyncio.wait_for(scenario(), 120))
+        # A user-verification-less authenticator cannot satisfy a UV-required tap.
+        await cdp.send(
+            "WebAuthn.setUserVerified", {"authenticatorId": added_id, "isUserVerified": False}
+        )
+        options, challenge = begin_assertion(
+            "unkill", "", "chromium", [credential], now=now, uv_required=True
+        )
+        with pytest.raises(PlaywrightError, match="NotAllowedError"):  # Chrome itself refuses
+            await page.evaluate(GET, json.loads(json.dumps(_public(options))))
