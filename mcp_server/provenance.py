@@ -58,7 +58,8 @@ them joined), re-cases into another token or re-encodes in a way not listed abov
 starting mid-run, rot13, base64 three times over, a hash, a homoglyph NFKC does not fold such as
 Cyrillic ``а`` for Latin ``a``); a page's encoded run that is one word of letters in lower or
 title case (not decoded on the page's side); what a page drew rather than wrote (a ``<canvas>``,
-an image: the model reads it only in a screenshot, whose pixels the ledger cannot read); content
+an image: the model reads it only in a capture, whose pixels the ledger cannot read; see
+"Captures" below for what is recorded instead); content
 beyond the first ``MAX_SCAN_CHARS`` of one result; content evicted from the ledger (oldest first
 once it holds ``MAX_ENTRIES`` items or ``MAX_BYTES`` of text); what the model read elsewhere
 than a page tool (its own knowledge, another MCP server); ``page_history``'s destinations
@@ -72,6 +73,15 @@ and header values), typed text (``page_fill`` / ``page_type`` values, ``page_sel
 labels, each of a list, ``page_dialog``'s ``promptText``) and keys (the text ``page_keys``'
 character keys type, ``keys_text``). An argument that can carry text and declares nothing stops
 the catalogue from loading.
+
+Captures (docs/adr/0008). A tool whose output is pixels or a rendered file (the catalogue's
+``FrameOutput`` RENDERS and SAVES: a screenshot, a PDF, a saved download) hands the model content
+no item here can be read from. ``Ledger.capture`` records an **opaque** entry for each origin a
+capture showed instead: no text, only that origin and when; ``Ledger.captures`` answers them, so
+the gate can ask, under policy ``provenance`` strict, about any gated argument aimed at another
+origin afterwards (it cannot know whether the value came from the picture). Opaque entries are
+never lineage (``lineage`` and ``foreign`` do not answer them), are evicted with the rest, and
+leave the process as their origin and time only (``Evidence.public``).
 
 Bounded memory: at most ``MAX_ENTRIES`` items and ``MAX_BYTES`` bytes of recorded text per
 session; the oldest are evicted first; one result gives at most ``MAX_ENTRIES`` items, its URLs
@@ -145,7 +155,7 @@ MAX_EVIDENCE = 4
 #: The origin of content whose page is not known (treated as another origin than any target).
 UNKNOWN_ORIGIN = "unknown"
 
-Kind = Literal["url", "host", "path", "query", "email", "token", "value"]
+Kind = Literal["url", "host", "path", "query", "email", "token", "value", "capture"]
 
 _URL = re.compile(r"https?://[^\s\"'<>`\\^{}|]+", re.IGNORECASE)
 _LABEL = r"[\w](?:[\w-]{0,61}[\w])?"
@@ -222,7 +232,15 @@ class Evidence:
     read_at: float
 
     def public(self) -> dict[str, Any]:
-        """What may leave the process (the extension's confirm, the audit log): masked."""
+        """What may leave the process (the extension's confirm, the audit log): masked. An
+        opaque capture entry holds nothing but its origin: its token is empty."""
+        if self.item.kind == "capture":
+            return {
+                "sourceOrigin": self.source_origin,
+                "kind": "capture",
+                "token": "",
+                "readAt": int(self.read_at * 1000),
+            }
         return {
             "sourceOrigin": self.source_origin,
             "kind": self.item.kind,
@@ -588,7 +606,10 @@ def _looks_like_url(text: str) -> bool:
 
 
 def _contained(item: Item) -> bool:
-    """Whether an item is searched for inside arguments (else compared whole with their parts)."""
+    """Whether an item is searched for inside arguments (else compared whole with their parts;
+    an opaque capture entry is neither: it has no text of the page's)."""
+    if item.kind == "capture":
+        return False
     return item.kind in ("host", "email", "url") or len(item.text) >= MIN_NEEDLE
 
 
@@ -635,6 +656,8 @@ class Ledger:
         self._max_bytes = max_bytes
         self._entries: OrderedDict[Item, _Entry] = OrderedDict()
         self._index: dict[str, dict[str, set[Item]]] = {}
+        #: The opaque capture entries among ``_entries`` (one per captured origin).
+        self._captured: set[Item] = set()
         self._bytes = 0
         self._seq = 0
 
@@ -669,6 +692,24 @@ class Ledger:
         for item in reversed(items):
             self._add(item, origin, now)
 
+    def capture(self, origin: str, now: float) -> None:
+        """Record that a capture (pixels, a rendered or saved file) showed ``origin``'s content
+        to the model at ``now``: an opaque entry, with no text to match (see "Captures"); a
+        repeated capture of one origin refreshes it."""
+        self._add(Item(kind="capture", text=origin), origin, now)
+
+    def captures(self, target_origin: str | None = None) -> list[Evidence]:
+        """The opaque capture entries still held, of another origin than ``target_origin``
+        (all of them when it is ``None``), newest first, at most ``MAX_EVIDENCE`` (one per
+        origin: with two or more, every target is another origin than one of them)."""
+        held = sorted(self._captured, key=lambda item: self._entries[item].seq, reverse=True)
+        found: list[Evidence] = []
+        for item in held:
+            if item.text != target_origin and len(found) < MAX_EVIDENCE:
+                entry = self._entries[item]
+                found.append(Evidence(item=item, source_origin=entry.origin, read_at=entry.read_at))
+        return found
+
     def _add(self, item: Item, origin: str, now: float) -> None:
         old = self._entries.get(item)
         if old is not None:
@@ -684,12 +725,15 @@ class Ledger:
         for needle in needles:
             self._index.setdefault(needle[:_KEY], {}).setdefault(needle, set()).add(item)
         self._bytes += size
+        if item.kind == "capture":
+            self._captured.add(item)
         while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
             self._remove(next(iter(self._entries)))
 
     def _remove(self, item: Item) -> None:
         entry = self._entries.pop(item)
         self._bytes -= entry.size
+        self._captured.discard(item)
         for needle in entry.needles:
             bucket = self._index[needle[:_KEY]]
             holders = bucket[needle]

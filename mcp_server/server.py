@@ -92,6 +92,12 @@ class ToolGuard:
         eff = self._judged if self._judged is not None else self._trust()
         return int(eff.policy.confirm_timeout_seconds)
 
+    def provenance_mode(self) -> str:
+        """The policy's ``provenance``, from the record the latest ``refusal`` judged (to know
+        whether a refused capture question is worth an audit record; the extension decides)."""
+        eff = self._judged if self._judged is not None else self._trust()
+        return str(eff.policy.provenance)
+
     def outcome(self, tool: str, how: str, code: str) -> None:
         """Record how an allowed call ended when a confirmation said no or went unanswered
         (tool name and outcome only, never arguments)."""

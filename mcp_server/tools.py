@@ -36,6 +36,13 @@ origins, masked items, when they were read) — the extension's gate decides (po
 ``provenance``), and the outcome is audited here with the masked evidence
 (``Gatekeeper.provenance``).
 
+A capture is untraceable content (docs/adr/0008): when a tool whose catalogue entry declares
+``frames`` RENDERS or SAVES (pixels, a rendered or saved file) answers, the ledger records an
+opaque entry for each origin it showed (the tab's, and the frames' the extension names) — from
+the declaration, never the tool's name. Every later call with a gated argument carries those
+entries as ``provenance.captures``; the extension asks about them under policy ``provenance``
+strict when the call goes to another origin, and ignores them otherwise.
+
 Nothing here may decide policy (the trust record, the host and the extension do), read a file
 except through the upload sandbox (``uploads.read_upload``), write one except through the
 download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a finished download
@@ -67,6 +74,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError, new_co
 from tabwarden.mcp_server.catalogue import (
     CATALOGUE,
     Arguments,
+    FrameOutput,
     Lineage,
     Local,
     Relay,
@@ -77,6 +85,7 @@ from tabwarden.mcp_server.catalogue import (
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
+    MIN_VALUE,
     UNKNOWN_ORIGIN,
     Evidence,
     Item,
@@ -95,6 +104,7 @@ from tabwarden.protocol.codes import (
     CONFIRM_TIMEOUT,
     INTERNAL_ERROR,
     KILLED,
+    PROVENANCE_REFUSED,
 )
 
 #: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
@@ -114,6 +124,14 @@ PROGRESS_INTERVAL_SECONDS = 5.0
 CONFIRM_OUTCOMES = {CONFIRM_DENIED: "denied", CONFIRM_TIMEOUT: "timed_out"}
 #: How many of this session's calls ``bridge_status`` lists.
 RECENT_CALLS = 20
+#: What a tool's output is when the model sees it as pixels or a file: a capture, whose content
+#: the ledger cannot read (its origins are recorded as opaque entries instead).
+CAPTURES = frozenset({FrameOutput.RENDERS, FrameOutput.SAVES})
+#: The list of origins a RENDERS or SAVES reply names (the frames it showed), removed before the
+#: reply is checked against its output schema.
+CAPTURED_ORIGINS = "capturedOrigins"
+#: How a question about a capture ends without the person's yes (under policy strict).
+CAPTURE_REFUSALS = frozenset({CONFIRM_DENIED, CONFIRM_TIMEOUT, PROVENANCE_REFUSED})
 
 
 class CallLog:
@@ -155,6 +173,12 @@ class Gatekeeper(Protocol):
         ...
 
     def confirm_timeout(self) -> int: ...
+
+    def provenance_mode(self) -> str:
+        """The policy's ``provenance`` (``strict``, ``confirm`` or ``off``), from the record the
+        latest ``refusal`` judged: only to know whether a refused capture question is worth an
+        audit record (the extension decides)."""
+        ...
 
     def outcome(self, tool: str, how: str, code: str) -> None:
         """Audit how a call the gate allowed ended when that is worth a record (a confirmation
@@ -368,12 +392,14 @@ class ToolCalls:
     ) -> CallToolResult:
         action = spec.name
         lineage: list[Evidence] = []
+        captured: list[Evidence] = []
         carrier: tuple[Lineage, str] = (Lineage.TYPED, "")
         try:
             request = args.wire()
             lineage, carrier = self._lineage(args)
-            if lineage:
-                request["provenance"] = {"evidence": [e.public() for e in lineage]}
+            captured, carrier = self._captured(args, carrier)
+            if lineage or captured:
+                request["provenance"] = _provenance(lineage, captured)
             if call.sandbox_file is not None:
                 request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
             save_as = request.get(call.save_file) if call.save_file is not None else None
@@ -392,7 +418,12 @@ class ToolCalls:
             if exc.code in CONFIRM_OUTCOMES:
                 self._guard.outcome(action, CONFIRM_OUTCOMES[exc.code], exc.code)
             if lineage:
-                self._audit_lineage(spec, carrier, lineage, exc.code)
+                self._audit_lineage(spec, carrier, lineage + captured, exc.code)
+            elif captured and exc.code in CAPTURE_REFUSALS:
+                # Only strict asks about a capture: under another mode this code came from
+                # another question (a page_fetch's own window), not the provenance gate.
+                if self._guard.provenance_mode() == "strict":
+                    self._audit_lineage(spec, carrier, captured, exc.code)
             if isinstance(exc, BridgeError):  # the browser's words: they may quote the page
                 try:
                     self._record_error(args, str(exc))
@@ -406,13 +437,24 @@ class ToolCalls:
             return error_result(exc.code, str(exc), read_only=spec.read_only)
         decided = reply.pop("provenance", None)
         path = reply.pop("provenancePath", None)
-        if lineage:
+        if lineage or (captured and decided is not None):
             how = str(decided or "unanswered")
             self._audit_lineage(
-                spec, carrier, lineage, how, path if path in ("window", "webauthn") else None
+                spec,
+                carrier,
+                lineage + captured,
+                how,
+                path if path in ("window", "webauthn") else None,
             )
+        capture = spec.frames in CAPTURES
+        shown = reply.pop(CAPTURED_ORIGINS, None) if capture else None
+        tab = getattr(args, "tabId", None)
+        # The tab's origin before this reply (a saved file's reply names the file's own url).
+        page = self._tab_origins.get(tab) if isinstance(tab, int) else None
         try:
             self._record(args, reply, image=call.image)
+            if capture:
+                self._record_capture(page, reply, shown)
         except Exception:  # content that cannot be recorded is not handed to the model
             return error_result(
                 INTERNAL_ERROR,
@@ -457,6 +499,34 @@ class ToolCalls:
                 origins.add(evidence.source_origin)
                 first.append(evidence)
         return (first + rest)[:MAX_EVIDENCE], ranked[0][1]
+
+    def _captured(
+        self, args: Arguments, carrier: tuple[Lineage, str]
+    ) -> tuple[list[Evidence], tuple[Lineage, str]]:
+        """The ledger's opaque capture entries, when the call has a gated argument of at least
+        ``MIN_VALUE`` characters (shorter text carries no lineage either: one key's character)
+        — the extension compares their origins with the target's — and the argument to audit:
+        the one that carried text lineage, else the call's address, else its first gated text."""
+        texts = [t for t in _argument_texts(args) if len(t[1].strip()) >= MIN_VALUE]
+        if not texts:
+            return [], carrier
+        captured = self.ledger.captures()
+        if carrier[1] or not captured:
+            return captured, carrier
+        addresses = [t for t in texts if t[0] in (Lineage.ADDRESS, Lineage.REQUEST_TARGET)]
+        return captured, (addresses or texts)[0]
+
+    def _record_capture(self, page: str | None, reply: dict[str, Any], shown: object) -> None:
+        """Record the capture a RENDERS or SAVES tool answered with as opaque entries: for the
+        tab's page (``page``; ``UNKNOWN_ORIGIN`` when not known: another origin than any), the
+        reply's ``url`` (a saved file's address) and each origin the extension says the capture
+        showed (the page's frames, the frame that started a file)."""
+        origins = [page or UNKNOWN_ORIGIN, origin_of(reply.get("url"))]
+        if isinstance(shown, list):
+            origins += [origin_of(text) for text in shown]
+        now = self._clock()
+        for origin in dict.fromkeys(o for o in origins if o is not None):
+            self.ledger.capture(origin, now)
 
     def _audit_lineage(
         self,
@@ -572,6 +642,19 @@ class ToolCalls:
     def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
         real, data = self._read_upload(requested)
         return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
+
+
+def _provenance(lineage: list[Evidence], captured: list[Evidence]) -> dict[str, Any]:
+    """What the extension's gate is sent: the text lineage (``evidence``) and the opaque capture
+    entries (``captures``), each only when there is some."""
+    sent: dict[str, Any] = {}
+    if lineage:
+        sent["evidence"] = [e.public() for e in lineage]
+    if captured:
+        sent["captures"] = [
+            {"sourceOrigin": e.source_origin, "readAt": int(e.read_at * 1000)} for e in captured
+        ]
+    return sent
 
 
 def _argument_texts(args: Arguments) -> list[tuple[Lineage, str]]:

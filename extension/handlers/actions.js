@@ -172,7 +172,9 @@ async function refuseShownCards(deps, ctx, action, tabId, frameIds) {
  * ran, the tab's frames are listed again and the output is dropped, refused, when any frame's
  * origin is not one the check passed or the policy approves (a frame that came or navigated
  * during the capture). The refusal is origin_not_approved naming the frame's origin. Before and
- * after, every frame's text is checked for card numbers (refuseShownCards: policy_denied).
+ * after, every frame's text is checked for card numbers (refuseShownCards: policy_denied). The
+ * answer names the origins of the frames the capture showed (`capturedOrigins`): the MCP server
+ * records each as a capture the lineage ledger cannot read (docs/adr/0008) and strips the field.
  * @param {ActionDeps} deps
  * @param {string} action
  * @param {import("../lib/dispatch.js").Handler} handler
@@ -217,7 +219,8 @@ export function rendersOnlyApproved(deps, action, handler) {
       }
     }
     await refuseShownCards(deps, ctx, action, tabId, after.map((f) => f.frameId));
-    return result;
+    if (!isPlainObject(result)) return result;
+    return { ...result, capturedOrigins: [...new Set(after.map((f) => f.origin))] };
   };
 }
 

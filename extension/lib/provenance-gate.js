@@ -19,6 +19,14 @@
 // policy says "off", never downgrade an enrolled browser's tap to a click (nor guess when the
 // host cannot say), never treat a malformed `provenance` as none, and never show more of a
 // recorded value than the masked form the server sent.
+//
+// Captures (docs/adr/0008): the server also sends `provenance.captures` ([{sourceOrigin,
+// readAt}]), the origins a screenshot, PDF or saved file showed the model earlier in the session
+// — pixels nobody can match a value against. Under "strict" a call aimed at another origin than
+// a capture's, with no text lineage to refuse, is asked (there is no proof the value came from
+// the picture), the window's "Came from" row naming the capture and when it was taken; an
+// enrolled browser cannot answer it with a tap (the host confirms no tap under strict), so it is
+// refused. Under "confirm" and "off" captures are a stated residual: ignored, nobody asked.
 
 import { BridgeError } from "./bridge-error.js";
 import { canonicalJson, compareCodePoints } from "./canonical-json.js";
@@ -76,16 +84,54 @@ export async function provenanceTapDetail(target, value, sources) {
   return canonicalJson({ origin: target, sha256: await sha256Hex(value), sources: sorted });
 }
 
+/** @typedef {{sourceOrigin: string, readAt: number | null}} Capture */
+
 /**
- * The call's evidence, checked; null when the call carries none; BridgeError(bad_request) when
- * `provenance` is there but malformed (never read as "no lineage").
+ * The call's lineage, checked: its text `evidence` and its `captures` (each empty when absent);
+ * null when the call carries none; BridgeError(bad_request) when `provenance` is there but
+ * malformed (never read as "no lineage").
+ * @param {Record<string, unknown>} args
+ * @returns {{evidence: Evidence[], captures: Capture[]} | null}
+ */
+export function lineageOf(args) {
+  const p = args.provenance;
+  if (p === undefined || p === null) return null;
+  if (!isPlainObject(p) || (p.evidence === undefined && p.captures === undefined)) {
+    throw new BridgeError(CODE.BAD_REQUEST, "provenance must carry evidence or captures");
+  }
+  const evidence = p.evidence === undefined ? [] : evidenceList(p.evidence);
+  const captures = p.captures === undefined ? [] : captureList(p.captures);
+  return { evidence, captures };
+}
+
+/**
+ * The call's text evidence, checked; null when the call carries no lineage ([] when it carries
+ * only captures).
  * @param {Record<string, unknown>} args
  * @returns {Evidence[] | null}
  */
 export function evidenceOf(args) {
-  const p = args.provenance;
-  if (p === undefined || p === null) return null;
-  const list = isPlainObject(p) ? p.evidence : undefined;
+  return lineageOf(args)?.evidence ?? null;
+}
+
+/** @param {unknown} list @returns {Capture[]} */
+function captureList(list) {
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_EVIDENCE) {
+    throw new BridgeError(CODE.BAD_REQUEST, "provenance must carry 1 to 8 captures");
+  }
+  return list.map((c) => {
+    if (!isPlainObject(c) || typeof c.sourceOrigin !== "string" || c.sourceOrigin === "") {
+      throw new BridgeError(CODE.BAD_REQUEST, "a provenance capture needs its sourceOrigin");
+    }
+    return {
+      sourceOrigin: c.sourceOrigin.slice(0, MAX_SHOWN),
+      readAt: typeof c.readAt === "number" && Number.isFinite(c.readAt) ? c.readAt : null,
+    };
+  });
+}
+
+/** @param {unknown} list @returns {Evidence[]} */
+function evidenceList(list) {
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_EVIDENCE) {
     throw new BridgeError(CODE.BAD_REQUEST, "provenance must carry 1 to 8 evidence items");
   }
@@ -156,14 +202,23 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
    * @returns {Promise<ProvenanceDecision | null>}
    */
   async function check(args, ctx, tool, target, shown = {}) {
-    const evidence = evidenceOf(args);
-    if (evidence === null) return null;
+    const lineage = lineageOf(args);
+    if (lineage === null) return null;
+    const { evidence } = lineage;
     const foreign = evidence.filter((e) => e.sourceOrigin !== target);
+    const pictured = foreign.length === 0 && provenanceMode(ctx.policy) === "strict"
+      ? lineage.captures.filter((c) => c.sourceOrigin !== target) : [];
+    // Captures alone decide nothing unless strict asks about one: no decision to report.
+    if (evidence.length === 0 && pictured.length === 0) return null;
     /** @type {ProvenanceDecision} */
     let decision;
     /** @type {ProvenancePath | undefined} */
     let path;
-    if (foreign.length === 0) {
+    if (pictured.length > 0) {
+      await askAboutCaptures(ctx, tool, target, pictured, shown);
+      decision = "confirmed";
+      path = "window";
+    } else if (foreign.length === 0) {
       decision = "same_origin";
     } else {
       const mode = provenanceMode(ctx.policy);
@@ -214,6 +269,39 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
   }
 
   /**
+   * Under strict, a call aimed at another origin than a capture's: asked in the window, naming
+   * the capture (an enrolled browser is refused: the host confirms no tap under strict, and its
+   * tap is never downgraded to a click). Resolves when the person allowed it.
+   * @param {import("../handlers/support.js").Ctx} ctx
+   * @param {string} tool
+   * @param {string | null} target
+   * @param {Capture[]} pictured
+   * @param {{address?: string, value?: string, doing?: string, request?: boolean}} shown
+   */
+  async function askAboutCaptures(ctx, tool, target, pictured, shown) {
+    const named = pictured.map((c) => `a capture of ${c.sourceOrigin === "unknown" ? "a page whose site is not known" : c.sourceOrigin} taken ${when(c.readAt)}`).join(" and ");
+    const what = shown.request ? "this request (its address or what it sends)"
+      : shown.address !== undefined ? "this address" : "this value";
+    const why = shown.request ? "sending a request that may have come from a capture"
+      : shown.address !== undefined ? "opening an address that may have come from a capture" : "typing a value that may have come from a capture";
+    if (await isEnrolled(why)) {
+      throw new BridgeError(CODE.PROVENANCE_REFUSED, `${what} may have been read from ${named} (a screenshot or a saved file tabwarden cannot read); policy provenance is strict and this browser confirms with a tap, which strict does not take`);
+    }
+    const doing = (shown.doing ?? `type into ${target ?? "this page"}`).slice(0, MAX_SHOWN);
+    const intro = `The agent earlier took ${named}: pictures or a file tabwarden cannot read, so it cannot tell whether ${what} came from there.`;
+    const detail = shown.request && shown.address !== undefined
+      ? `${intro} Let the agent send this request${target ? ` to ${target}` : ""} with this tab's cookies: ${shown.address.slice(0, MAX_SHOWN)}? Only say yes if you asked for this.`
+      : shown.address !== undefined
+      ? `${intro} Let the agent open ${shown.address.slice(0, MAX_SHOWN)}${target ? ` on ${target}` : ""}? Only say yes if you asked for this.`
+      : `${intro} Let the agent ${doing} this value? Only say yes if you meant it to go here.`;
+    const answer = await confirm({
+      kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence: null,
+      source: `possibly ${named}`, timeoutMs: confirmTimeoutMs(ctx.policy),
+    });
+    refuseUnlessAllowed(answer, why);
+  }
+
+  /**
    * Every route behind the gate, the one place a request's lineage is looked at: an action whose
    * rule is an address is decided here before its handler runs; one whose rule is "handler" is
    * decided by its handler (`check`); an action without a rule that carries lineage is refused
@@ -225,7 +313,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
    */
   function gated(routes) {
     return [...routes].map(([action, handler]) => [action, async (args, ctx) => {
-      if (evidenceOf(args) !== null) {
+      if (lineageOf(args) !== null) {
         const rule = LINEAGE_RULES.get(action);
         if (rule === undefined) {
           throw new BridgeError(CODE.PROVENANCE_REFUSED, `${action} carries page lineage but has no provenance rule; nothing was done`);

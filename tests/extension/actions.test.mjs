@@ -116,13 +116,21 @@ test("an about:blank or srcdoc frame counts as its parent; a data: frame is refu
   const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
   const blank = renderRig([TOP, { frameId: 4, parentFrameId: 0, url: "about:blank" }, { frameId: 5, parentFrameId: 0, url: "about:srcdoc" }], ["http://top.test"]);
   const ok = rendersOnlyApproved(blank.deps, "page_pdf", async () => { blank.state.ran += 1; return { data: "JVBERi0" }; });
-  assert.deepEqual(await ok({ tabId: 7 }, ctx), { data: "JVBERi0" });
+  assert.deepEqual(await ok({ tabId: 7 }, ctx), { data: "JVBERi0", capturedOrigins: ["http://top.test"] });
   assert.equal(blank.state.ran, 1);
   const data = renderRig([TOP, { frameId: 4, parentFrameId: 0, url: "data:text/html,<p>4111 1111 1111 1111</p>" }], ["http://top.test"]);
   const refused = rendersOnlyApproved(data.deps, "page_pdf", async () => { data.state.ran += 1; return {}; });
   await assert.rejects(refused({ tabId: 7 }, ctx), (err) => err.code === "origin_not_approved" && /no web origin/.test(err.message));
   assert.equal(data.state.ran, 0);
   assert.deepEqual(data.state.asked, [["http://top.test", "page_pdf"]]);
+});
+
+test("the answer names the origin of every frame the capture showed, once each (the server records them as captures)", async () => {
+  const { rendersOnlyApproved } = await import("../../extension/handlers/actions.js");
+  const framed = renderRig([TOP, { frameId: 3, parentFrameId: 0, url: "http://ads.test/a" }, { frameId: 4, parentFrameId: 0, url: "http://ads.test/b" },
+    { frameId: 5, parentFrameId: 0, url: "about:blank" }], ["http://top.test", "http://ads.test"]);
+  const shot = rendersOnlyApproved(framed.deps, "page_screenshot", async () => ({ data: "png" }));
+  assert.deepEqual(await shot({ tabId: 7 }, ctx), { data: "png", capturedOrigins: ["http://top.test", "http://ads.test"] });
 });
 
 test("a frame that arrives during the capture drops the output: refused, naming its origin", async () => {
@@ -182,7 +190,7 @@ test("a RENDERS action refuses while any frame's text shows a card number, befor
   // A masked or partial number is not a card number: rendered.
   const partial = renderRig(frames, ["http://top.test"]);
   partial.state.texts.set(0, "Visa ending 1111, **** **** **** 1111");
-  assert.deepEqual(await rendersOnlyApproved(partial.deps, "page_screenshot", async () => ({ data: "png" }))({ tabId: 7 }, ctx), { data: "png" });
+  assert.deepEqual(await rendersOnlyApproved(partial.deps, "page_screenshot", async () => ({ data: "png" }))({ tabId: 7 }, ctx), { data: "png", capturedOrigins: ["http://top.test"] });
   assert.deepEqual(partial.state.read, [[0, 4], [0, 4]]);
   // One typed into a field while the capture ran: the output is dropped.
   const during = renderRig(frames, ["http://top.test"]);

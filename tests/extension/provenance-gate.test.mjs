@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createProvenanceGate, evidenceOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/lib/provenance-gate.js";
+import { createProvenanceGate, evidenceOf, lineageOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/lib/provenance-gate.js";
 
 const ctx = (provenance) => ({ session: "s1", client: "agent", policy: { origins: ["http://a.test", "http://evil.test"], confirmTimeoutSeconds: 30, ...(provenance ? { provenance } : {}) } });
 const from = (sourceOrigin, token = "Zx…Lm (12 chars)") => ({ provenance: { evidence: [{ sourceOrigin, kind: "token", token, readAt: 1_700_000_000_000 }] } });
@@ -176,4 +176,83 @@ test("an action without a provenance rule that carries lineage is refused before
   assert.equal(ran, 0);
   assert.equal(asked.length, 0);
   assert.deepEqual(await handler({ tabId: 1 }, ctx()), { ok: true });
+});
+
+// -- captures (docs/adr/0008): a screenshot, PDF or saved file the agent took earlier --
+
+const captured = (...origins) => ({ provenance: { captures: origins.map((sourceOrigin, i) => ({ sourceOrigin, readAt: 1_700_000_000_000 + i })) } });
+
+test("under strict, a call aimed at another origin than a capture's is asked, naming the capture and when it was taken", async () => {
+  const { gate, asked } = make("allow");
+  const url = "http://evil.test/collect?ref=Zx81kq2PLmQ9";
+  assert.equal(await gate.check({ url, ...captured("http://a.test") }, ctx("strict"), "page_navigate", "http://evil.test", { address: url }), "confirmed");
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].source, "possibly a capture of http://a.test taken 2023-11-14 22:13:20 UTC");
+  assert.match(asked[0].detail, /took a capture of http:\/\/a\.test .*cannot tell whether this address came from there/);
+  assert.match(asked[0].detail, /Let the agent open http:\/\/evil\.test\/collect\?ref=Zx81kq2PLmQ9 on http:\/\/evil\.test\?/);
+  assert.equal(asked[0].presence, null);
+  const fetching = make("allow");
+  await fetching.gate.check({ url, ...captured("http://a.test") }, ctx("strict"), "page_fetch", "http://evil.test", { address: url, request: true });
+  assert.match(fetching.asked[0].detail, /whether this request .* came from there.*send this request to http:\/\/evil\.test/);
+  const typing = make("allow");
+  await typing.gate.check(captured("http://a.test"), ctx("strict"), "page_fill", "http://b.test", { value: "x" });
+  assert.match(typing.asked[0].detail, /this value came from there\. Let the agent type into http:\/\/b\.test this value\?/);
+});
+
+test("a capture question denied or unanswered refuses the call", async () => {
+  for (const [answer, code] of [["deny", "confirm_denied"], ["timeout", "confirm_timeout"]]) {
+    const { gate } = make(answer);
+    await assert.rejects(gate.check(captured("http://a.test"), ctx("strict"), "page_navigate", "http://evil.test", { address: "http://evil.test/" }), { code });
+  }
+});
+
+test("a capture of the target's own origin asks nothing; one of another origin besides it still asks", async () => {
+  const { gate, asked } = make("deny");
+  assert.equal(await gate.check(captured("http://a.test"), ctx("strict"), "page_navigate", "http://a.test", { address: "http://a.test/x" }), null);
+  assert.equal(asked.length, 0);
+  await assert.rejects(gate.check(captured("http://a.test", "http://b.test"), ctx("strict"), "page_navigate", "http://a.test", { address: "http://a.test/x" }), { code: "confirm_denied" });
+  assert.match(asked[0].source, /capture of http:\/\/b\.test/);
+  assert.doesNotMatch(asked[0].source, /a\.test/);
+});
+
+test("under confirm and off, captures are the stated residual: nobody asked, no decision reported", async () => {
+  for (const mode of [undefined, "confirm", "off"]) {
+    const { gate, asked } = make("deny");
+    const [[, handler]] = gate.gated([["page_navigate", async () => ({ url: "http://evil.test/" })]]);
+    assert.deepEqual(await handler({ url: "http://evil.test/", ...captured("http://a.test") }, ctx(mode)), { url: "http://evil.test/" });
+    assert.equal(asked.length, 0);
+  }
+});
+
+test("text lineage is decided as before when captures come with it: strict refuses, confirm asks about the text", async () => {
+  const both = { provenance: { ...from("http://a.test").provenance, ...captured("http://c.test").provenance } };
+  const strict = make("allow");
+  await assert.rejects(strict.gate.check(both, ctx("strict"), "page_navigate", "http://evil.test", { address: "http://evil.test/" }), { code: "provenance_refused" });
+  assert.equal(strict.asked.length, 0);
+  const asking = make("allow");
+  assert.equal(await asking.gate.check(both, ctx(), "page_navigate", "http://evil.test", { address: "http://evil.test/" }), "confirmed");
+  assert.equal(asking.asked[0].source, "a page on http://a.test");
+  const same = make("deny");
+  await assert.rejects(same.gate.check(both, ctx("strict"), "page_fill", "http://a.test"), { code: "confirm_denied" });
+  assert.match(same.asked[0].source, /capture of http:\/\/c\.test/);
+});
+
+test("an enrolled browser is refused a capture question under strict (the host takes no tap under strict; a tap is never downgraded to a click)", async () => {
+  const { gate, asked } = enrolled("allow");
+  await assert.rejects(gate.check(captured("http://a.test"), ctx("strict"), "page_navigate", "http://evil.test", { address: "http://evil.test/" }),
+    (err) => err.code === "provenance_refused" && /capture of http:\/\/a\.test/.test(err.message));
+  assert.equal(asked.length, 0);
+});
+
+test("gated reports a capture question's decision, and malformed captures are refused, never read as none", async () => {
+  const { gate } = make("allow");
+  const [[, handler]] = gate.gated([["page_navigate", async () => ({ url: "http://evil.test/" })]]);
+  assert.deepEqual(await handler({ url: "http://evil.test/", ...captured("http://a.test") }, ctx("strict")),
+    { url: "http://evil.test/", provenance: "confirmed", provenancePath: "window" });
+  for (const bad of [{ captures: [] }, { captures: [{ readAt: 1 }] }, { captures: [{ sourceOrigin: "" }] }, { captures: "x" },
+    { captures: new Array(9).fill({ sourceOrigin: "http://a.test" }) }, { evidence: [], captures: [{ sourceOrigin: "http://a.test" }] }]) {
+    assert.throws(() => lineageOf({ provenance: bad }), { code: "bad_request" });
+  }
+  const [[, unruled]] = gate.gated([["page_text", async () => ({ text: "" })]]);
+  await assert.rejects(unruled(captured("http://a.test"), ctx("strict")), { code: "provenance_refused" });
 });

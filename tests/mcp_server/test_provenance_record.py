@@ -2,22 +2,26 @@
 error's message (a page's alert text) is recorded; an action's observation is filed under the
 page it was read from, not the tab's previous origin; a popup is known by its own origin; and the
 bridge's own words — a tab's url, a result's url, an error's echo of the call's arguments — are
-not page content, so moving between two approved origins asks nothing. Each through
-``ToolCalls.answer`` with a scripted bridge, so the lineage the browser would be sent is the
-one asserted."""
+not page content, so moving between two approved origins asks nothing. A capture (a tool whose
+catalogue entry declares ``frames`` RENDERS or SAVES) is recorded as opaque entries for the
+origins it showed, derived from that declaration alone, and sent with every later gated call.
+Each through ``ToolCalls.answer`` with a scripted bridge, so the lineage the browser would be
+sent is the one asserted."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tabwarden.mcp_server.bridge_client import BridgeError
-from tabwarden.mcp_server.catalogue import BY_NAME
+from tabwarden.mcp_server.catalogue import BY_NAME, CATALOGUE, FrameOutput, Relay, ToolSpec
 from tabwarden.mcp_server.downloads import DownloadSandbox
-from tabwarden.mcp_server.tools import ToolCalls
+from tabwarden.mcp_server.provenance import MAX_EVIDENCE, Ledger
+from tabwarden.mcp_server.tools import CAPTURES, ToolCalls
 
 A = "http://127.0.0.1:3000"
 B = "http://127.0.0.1:8080"
@@ -44,17 +48,23 @@ class ScriptedBridge:
 
 
 class Guard:
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "confirm") -> None:
         self.decisions: list[tuple[str, str]] = []
+        self.audited: list[list[dict[str, Any]]] = []
+        self.mode = mode
 
     def confirm_timeout(self) -> int:
         return 40
 
+    def provenance_mode(self) -> str:
+        return self.mode
+
     def outcome(self, tool: str, how: str, code: str) -> None:
         pass
 
-    def provenance(self, tool: str, how: str, *_: Any) -> None:
+    def provenance(self, tool: str, how: str, _argument: str, evidence: Any, *_: Any) -> None:
         self.decisions.append((tool, how))
+        self.audited.append(evidence)
 
 
 async def _nothing(count: int, message: str) -> None:
@@ -250,3 +260,199 @@ def test_a_frames_content_is_filed_under_the_frame_not_the_top_page(tmp_path: Pa
     )  # fmt: skip
     assert _evidence(bridge.sent[2][1]) == {EVIL}
     assert _evidence(bridge.sent[4][1]) == {"unknown"}
+
+
+# -- captures: opaque entries, from the catalogue's frames declaration -----------------------
+
+
+def test_a_capture_is_an_opaque_entry_never_lineage() -> None:
+    """An opaque entry has no text: no argument carries it (not even its own origin's text),
+    ``captures`` answers it for any other target, and what leaves the process is its origin and
+    time only."""
+    ledger = Ledger()
+    ledger.capture(A, 100.0)
+    for argument in (A, f"{A}/x", f"{B}/collect?ref={TOKEN}", "http", "127.0.0.1"):
+        assert ledger.lineage(argument) == []
+        assert ledger.foreign(argument, B) == []
+    [seen] = ledger.captures(B)
+    assert (seen.source_origin, seen.read_at) == (A, 100.0)
+    assert seen.public() == {"sourceOrigin": A, "kind": "capture", "token": "", "readAt": 100000}
+    assert [e.source_origin for e in ledger.captures()] == [A]
+    assert ledger.captures(A) == []  # the page may suggest its own addresses
+
+
+def test_captures_are_newest_first_refreshed_and_capped() -> None:
+    ledger = Ledger()
+    ledger.capture(A, 1.0)
+    ledger.capture(B, 2.0)
+    ledger.capture(A, 3.0)  # a second capture of A: refreshed, newest
+    assert [(e.source_origin, e.read_at) for e in ledger.captures()] == [(A, 3.0), (B, 2.0)]
+    assert len(ledger) == 2
+    for port in range(10):
+        ledger.capture(f"http://127.0.0.1:{4000 + port}", 10.0 + port)
+    newest = ledger.captures()
+    assert len(newest) == MAX_EVIDENCE
+    assert newest[0].source_origin == "http://127.0.0.1:4009"
+
+
+def test_opaque_entries_obey_the_ledgers_caps_and_eviction() -> None:
+    """Oldest first: page content recorded after a capture evicts it, and a capture evicts the
+    oldest page content, within the same item and byte caps."""
+    ledger = Ledger(max_entries=3)
+    ledger.capture(A, 1.0)
+    ledger.record(EVIL, {"a": "Tok00001Xy", "b": "Tok00002Xy", "c": "Tok00003Xy"}, 2.0)
+    assert ledger.captures() == []
+    assert len(ledger) == 3
+    ledger.capture(B, 3.0)
+    assert [e.source_origin for e in ledger.captures()] == [B]
+    assert len(ledger) == 3
+    small = Ledger(max_bytes=len(A) + len("Tok00001Xy"))
+    small.capture(A, 1.0)
+    small.record(EVIL, "Tok00001Xy", 2.0)
+    assert [e.source_origin for e in small.captures()] == [A]
+    small.record(EVIL, "Tok00002Xy", 3.0)
+    assert small.captures() == []
+    assert small.size_bytes <= len(A) + len("Tok00001Xy")
+
+
+def _session(
+    tmp_path: Path, replies: list[dict[str, Any] | BridgeError], mode: str = "confirm"
+) -> tuple[ScriptedBridge, ToolCalls, Guard]:
+    guard = Guard(mode)
+    bridge = ScriptedBridge(replies)
+    tool_calls = ToolCalls(
+        bridge,  # type: ignore[arg-type]
+        guard,  # type: ignore[arg-type]
+        lambda _: (_ for _ in ()).throw(AssertionError("no upload")),
+        downloads=DownloadSandbox(tmp_path),
+    )
+    return bridge, tool_calls, guard
+
+
+def _call(tool_calls: ToolCalls, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+    return asyncio.run(tool_calls.answer(spec, spec.arguments.model_validate(arguments), _nothing))
+
+
+def _captures(request: dict[str, Any]) -> list[str]:
+    return [c["sourceOrigin"] for c in request.get("provenance", {}).get("captures", [])]
+
+
+def _tab_only(spec: ToolSpec) -> bool:
+    try:
+        spec.arguments.model_validate({"tabId": 3})
+    except ValueError:
+        return False
+    return True
+
+
+#: The relayed tools a tab alone is enough to call.
+TAB_ONLY = [s for s in CATALOGUE if isinstance(s.call, Relay) and _tab_only(s)]
+
+
+def test_every_capture_tool_is_covered_by_the_declaration_test() -> None:
+    assert [s.name for s in CATALOGUE if s.frames in CAPTURES]
+    assert {s.name for s in CATALOGUE if s.frames in CAPTURES} <= {s.name for s in TAB_ONLY}
+
+
+@pytest.mark.parametrize("spec", TAB_ONLY, ids=lambda s: s.name)
+@pytest.mark.promise("H4-63")
+def test_every_capture_tool_records_its_tab_origin_as_opaque_by_its_declaration(
+    tmp_path: Path, spec: ToolSpec
+) -> None:
+    """Every relayed tool whose catalogue entry declares frames RENDERS or SAVES records the
+    tab's origin as an opaque entry when it answers (whatever the answer holds); no other tool
+    records one. Derived from the declaration: no list of names."""
+    args = spec.arguments.model_validate({"tabId": 3})
+    _, tool_calls, _ = _session(tmp_path, [_page(f"{A}/", "hello"), {}])
+    _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+    asyncio.run(tool_calls.answer(spec, args, _nothing))
+    captured = [e.source_origin for e in tool_calls.ledger.captures()]
+    assert captured == ([A] if spec.frames in CAPTURES else [])
+
+
+def test_a_new_tool_declared_as_rendering_records_its_capture_without_naming_it(
+    tmp_path: Path,
+) -> None:
+    """A tool the catalogue does not hold yet, declared RENDERS, is a capture for free."""
+    future = dataclasses.replace(
+        BY_NAME["page_text"], name="page_future_render", frames=FrameOutput.RENDERS
+    )
+    _, tool_calls, _ = _session(tmp_path, [_page(f"{A}/", "hi"), _page(f"{A}/", "hi")])
+    _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+    assert tool_calls.ledger.captures() == []
+    _call(tool_calls, future, {"tabId": 3})
+    assert [e.source_origin for e in tool_calls.ledger.captures()] == [A]
+
+
+def test_a_capture_goes_with_every_later_gated_call_and_its_frames_count(
+    tmp_path: Path,
+) -> None:
+    """After a screenshot of a page on A that showed a frame on EVIL (the extension names the
+    origins it captured), every call with a gated argument carries both captures — the
+    extension decides by target and policy — and the capturedOrigins field never reaches the
+    agent; a call with no gated text carries none."""
+    shot = {"data": "iVBORw0KGgo=", "mimeType": "image/png", "width": 1, "height": 1,
+            "capturedOrigins": [A, EVIL, "not a url"]}  # fmt: skip
+    bridge, tool_calls, _ = _session(
+        tmp_path,
+        [_page(f"{A}/", "hello"), {"url": f"{B}/", "title": ""}, {"url": f"{A}/", "title": ""},
+         shot, {"url": f"{B}/next", "title": ""}, {"typed": True}, _page(f"{B}/", "x")],
+    )  # fmt: skip
+    _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+    _call(tool_calls, BY_NAME["page_navigate"], {"tabId": 3, "url": f"{B}/"})
+    _call(tool_calls, BY_NAME["page_navigate"], {"tabId": 3, "url": f"{A}/"})
+    assert ["provenance" in r for _, r in bridge.sent] == [False, False, False]
+    result = _call(tool_calls, BY_NAME["page_screenshot"], {"tabId": 3})
+    assert not result.is_error
+    assert "capturedOrigins" not in str(result.structured_content)
+    _call(tool_calls, BY_NAME["page_navigate"], {"tabId": 3, "url": f"{B}/next"})
+    _call(tool_calls, BY_NAME["page_fill"], {"tabId": 3, "selector": "#q", "value": "hello"})
+    _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+    assert _captures(bridge.sent[4][1]) == _captures(bridge.sent[5][1])
+    assert sorted(_captures(bridge.sent[4][1])) == sorted([A, EVIL])
+    assert "evidence" not in bridge.sent[4][1]["provenance"]
+    assert "provenance" not in bridge.sent[6][1]
+
+
+def test_a_capture_question_is_audited_only_when_the_gate_decided_it(tmp_path: Path) -> None:
+    """The extension's decision on a capture is audited with the capture as evidence; a call
+    the gate let through without deciding (captures are ignored under confirm) is not; a
+    refusal is audited under strict only (under confirm the refusal came from another window)."""
+    captured = {"data": "iVBORw0KGgo=", "mimeType": "image/png", "width": 1, "height": 1}
+    denied = BridgeError("confirm_denied", "the person said no")
+    for mode, replies, decisions in (
+        ("strict", [{"url": f"{B}/", "title": "", "provenance": "confirmed",
+                     "provenancePath": "window"}], [("page_navigate", "confirmed")]),
+        ("strict", [denied], [("page_navigate", "confirm_denied")]),
+        ("confirm", [{"url": f"{B}/", "title": ""}], []),
+        ("confirm", [denied], []),
+    ):  # fmt: skip
+        _, tool_calls, guard = _session(
+            tmp_path, [_page(f"{A}/", "hello"), captured, *replies], mode
+        )
+        _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+        _call(tool_calls, BY_NAME["page_screenshot"], {"tabId": 3})
+        _call(tool_calls, BY_NAME["page_navigate"], {"tabId": 3, "url": f"{B}/x"})
+        assert guard.decisions == decisions
+        for evidence in guard.audited:
+            assert evidence == [{"sourceOrigin": A, "kind": "capture", "token": "",
+                                 "readAt": evidence[0]["readAt"]}]  # fmt: skip
+
+
+def test_a_capture_goes_only_with_text_long_enough_to_carry_lineage(tmp_path: Path) -> None:
+    """A single key (page_press, which the extension's gate has no rule for and would refuse
+    with lineage) and text shorter than a recorded item carry no capture; a longer value does."""
+    captured = {"data": "iVBORw0KGgo=", "mimeType": "image/png", "width": 1, "height": 1}
+    bridge, tool_calls, _ = _session(
+        tmp_path,
+        [_page(f"{A}/", "hello"), captured, {"pressed": True}, {"pressed": True},
+         {"typed": True}, {"typed": True}],
+    )  # fmt: skip
+    _call(tool_calls, BY_NAME["page_text"], {"tabId": 3})
+    _call(tool_calls, BY_NAME["page_screenshot"], {"tabId": 3})
+    _call(tool_calls, BY_NAME["page_press"], {"tabId": 3, "key": "Enter"})
+    _call(tool_calls, BY_NAME["page_press"], {"tabId": 3, "key": "a"})
+    _call(tool_calls, BY_NAME["page_fill"], {"tabId": 3, "selector": "#q", "value": "ab"})
+    _call(tool_calls, BY_NAME["page_fill"], {"tabId": 3, "selector": "#q", "value": "abcd"})
+    assert ["provenance" in r for _, r in bridge.sent[2:]] == [False, False, False, True]
+    assert _captures(bridge.sent[5][1]) == [A]

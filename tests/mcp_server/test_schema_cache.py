@@ -35,6 +35,9 @@ class _Guard:
     def confirm_timeout(self) -> int:
         return 40
 
+    def provenance_mode(self) -> str:
+        return "confirm"
+
     def outcome(self, tool: str, how: str, code: str) -> None:
         return None
 
