@@ -37,7 +37,7 @@ const MAX_SHOWN = 300;
  * origin of that argument (the address a tab goes to; the URL a request goes to, whose body and
  * headers go there too); "handler": by the handler, against the origin of the page or frame the
  * text goes into. The MCP server's catalogue declares which arguments carry lineage
- * (mcp_server/catalogue.py `Lineage`); tests hold every action it gates to a rule here.
+ * (mcp_server/catalogue/ `Lineage`); tests hold every action it gates to a rule here.
  * @type {ReadonlyMap<string, {address: string, request?: boolean} | "handler">}
  */
 export const LINEAGE_RULES = new Map(/** @type {Array<[string, {address: string, request?: boolean} | "handler"]>} */ ([

@@ -48,7 +48,7 @@ from .arguments import (
     WaitFor as WaitFor,
 )
 from .files import ViewportArgs as ViewportArgs
-from .interact import FindArgs as FindArgs
+from .interact.reading import FindArgs as FindArgs
 from .lineage import _nested_models as _nested_models
 from .lineage import declared_texts, undeclared_lineage
 from .results import Done as Done
@@ -61,6 +61,7 @@ from .vocabulary import (
     Gate,
     Lineage,
     Local,
+    Reference,
     Relay,
     Risk,
     Save,
@@ -79,6 +80,7 @@ __all__ = [
     "Gate",
     "Lineage",
     "Local",
+    "Reference",
     "Relay",
     "Risk",
     "Save",
@@ -195,7 +197,16 @@ def _index(specs: tuple[ToolSpec, ...]) -> dict[str, ToolSpec]:
         save_arg = spec.call.save_file if isinstance(spec.call, Relay) else None
         if save_arg is not None and save_arg not in spec.arguments.model_fields:
             raise ValueError(f"{spec.name}: save_file {save_arg!r} is not one of its arguments")
+        docs = spec.docs
+        if (docs.listed_with is None) == (not docs.does):
+            raise ValueError(f"{spec.name}: docs say what it does, or which row it is listed with")
+        if spec.action is not None and (docs.args is None or docs.result is None):
+            raise ValueError(f"{spec.name}: docs give a relayed tool's args and result")
         index[spec.name] = spec
+    for spec in index.values():
+        row = index.get(spec.docs.listed_with or spec.name)
+        if row is None or row.docs.listed_with is not None:
+            raise ValueError(f"{spec.name}: listed with {spec.docs.listed_with}, which has no row")
     return index
 
 

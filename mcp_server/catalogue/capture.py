@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Model, TabArgs
 from .results import _omitted_unless_set
-from .vocabulary import READ, RELAY, FrameOutput, Gate, Lineage, Risk, ToolSpec
+from .vocabulary import READ, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 CaptureLimit = Annotated[
     int, Field(ge=1, le=200, description="at most this many entries, the newest (oldest first)")
@@ -58,6 +58,29 @@ PAGE_CONSOLE = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "console errors and warnings and uncaught exceptions of a tab since capture began "
+            "(`level`, `limit`, `clear`), **masked** (card numbers, tokens, secret-named values), "
+            "only from **approved origins** (the rest counted as `withheld`); recorded only while "
+            "policy `consoleCapture` is on (**a widening**: `tabwarden policy set "
+            "consoleCapture=true`; turning it off is free and drops what was recorded at once), "
+            "otherwise `enabled: false`"
+        ),
+        args=(
+            "`tabId`, `level?` (`error` \\| `warning` \\| `all`), `limit?` (1–200, default 50), "
+            "`clear?`"
+        ),
+        result=(
+            "`{enabled, entries: [{ts, level, text (masked), source: "
+            "console\\|exception\\|browser, origin}], withheld, more, hint?}` (oldest first; "
+            "`enabled: false` and nothing while `consoleCapture` is off)"
+        ),
+        guard=(
+            "recorded only under `consoleCapture` (off drops every buffer when the extension next "
+            "sees the policy); entries of unapproved origins withheld (counted)"
+        ),
+    ),
 )
 
 
@@ -115,6 +138,26 @@ PAGE_NETWORK = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "recent XHR/fetch responses of a tab: method, URL (secret query values masked), "
+            "status, type, size and the text body up to 256 KB (else `bodyOmitted`: `too_large`, "
+            "`budget`, `binary`, `origin`); **never a request header, a cookie or an auth value**; "
+            "`url` substring filter, `limit`; documents of unapproved origins withheld; recorded "
+            "only while policy `networkCapture` is on (**a widening**; off is free and drops "
+            "everything at once), otherwise `enabled: false`"
+        ),
+        args="`tabId`, `url?` (substring), `limit?` (1–200, default 50), `clear?`",
+        result=(
+            "`{enabled, entries: [{ts, method, url (masked), status, type, mimeType, size, origin, "
+            "body? (masked) \\| bodyOmitted: too_large\\|budget\\|binary\\|origin\\|unavailable, "
+            "failed?}], withheld, more, hint?}` (never a header or cookie)"
+        ),
+        guard=(
+            "recorded only under `networkCapture`; documents of unapproved origins withheld; a "
+            "body only when its URL's origin is approved"
+        ),
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Model, TabArgs
 from .results import _omitted_unless_set
-from .vocabulary import RISKY, FrameOutput, Gate, Lineage, Relay, Risk, ToolSpec
+from .vocabulary import RISKY, FrameOutput, Gate, Lineage, Reference, Relay, Risk, ToolSpec
 
 #: The request headers page_fetch may set (the extension refuses any other; never Cookie,
 #: Authorization or anything the browser computes).
@@ -116,6 +116,43 @@ PAGE_FETCH = ToolSpec(
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=Relay(save_file="saveAs"),
+    docs=Reference(
+        does=(
+            "send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD) from one of your tabs "
+            "**with the page's cookies**, to that site or another approved one; a text body and a "
+            "few safe headers (never Cookie or Authorization); the answer's text masked and capped "
+            "(`bodyTruncated`), redirects never followed; `saveAs` writes the body into the "
+            "download sandbox (`<config>/downloads`) instead of returning it"
+        ),
+        gate=(
+            "**off-by-default** (policy `pageFetch`: `tabwarden policy set pageFetch=true`); then "
+            "**confirmed every call, showing the method and URL** (in the window: "
+            "`presenceConfirm`'s tap covers `page_eval` and `page_upload` only)"
+        ),
+        args=(
+            "`tabId`, `url`, `method?` (GET\\|POST\\|PUT\\|PATCH\\|DELETE\\|HEAD), `body?` (text; "
+            "not with GET/HEAD), `headers?` (only accept, accept-language, cache-control, "
+            "content-type, if-match, if-modified-since, if-none-match, x-requested-with), "
+            "`maxBytes?` (1–1,000,000, default 100,000), `saveAs?` (a plain file name)"
+        ),
+        result=(
+            "`{url, method, delivery, status, statusText, ok, redirected, contentType, bytes, "
+            "bodyTruncated, body? (masked), hint?}`; with `saveAs` the extension answers base64 "
+            "`data` (≤ 10 MiB, else `message_too_large`) which the MCP server writes into the "
+            "download sandbox and answers `savedTo` instead"
+        ),
+        guard=(
+            "off unless `pageFetch` (else `fetch_off`); the target must be the tab's origin or "
+            "another approved one; confirm **every** call showing method and URL; runs in the "
+            'isolated world with the page\'s credentials, `redirect: "manual"` (a redirect is '
+            "reported, never followed); when fetch() rejects, the tab's CDP Network events decide "
+            "(`extension/lib/fetch-delivery.js`): answered but unreadable (CORS) → `delivery: "
+            '"sent_unreadable"`, no word either way → `delivery: "unknown"` (both results, '
+            "empty status and body, a `hint` not to repeat a non-idempotent method); only a "
+            "request Chrome never sent (connection refused, name not resolved, a refused "
+            "preflight, blocked) → `fetch_failed`"
+        ),
+    ),
 )
 
 

@@ -16,6 +16,7 @@ from .vocabulary import (
     FrameOutput,
     Gate,
     Lineage,
+    Reference,
     Relay,
     Risk,
     Save,
@@ -70,6 +71,26 @@ PAGE_PDF = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.RENDERS,
     call=Relay(save=Save.BYTES),
+    docs=Reference(
+        does=(
+            "print a tab to a PDF in the **download sandbox** (`TABWARDEN_DOWNLOAD_DIR`, default "
+            "`<config>/downloads`; names sanitised, never overwriting); answers `{path, size}`, "
+            "never the PDF; `landscape`, `printBackground`, `scale` 0.1–2, `pageRanges`"
+        ),
+        args="`tabId`, `landscape?`, `printBackground?`, `scale?` (0.1–2), `pageRanges?`, `name?`",
+        result=(
+            "extension → server `{data: base64 PDF, name}`; the MCP server writes it into the "
+            "download sandbox and answers `{path, size}` (the bytes never reach the client)"
+        ),
+        guard=(
+            "CDP `Page.printToPDF` (debugger); over `MAX_RETURNED_BASE64` → `bad_request` (fewer "
+            "pages); chunked over hop 3 like any large reply; Declared `RENDERS` (ADR 0007): "
+            "before and after the capture every frame's origin must pass the origin gate (an "
+            "unapproved one is asked about; refused → `origin_not_approved` naming it) and no "
+            "frame's text may show a full card number (→ `policy_denied`); nothing rendered leaves "
+            "the extension otherwise"
+        ),
+    ),
 )
 
 
@@ -120,6 +141,31 @@ PAGE_WAIT_DOWNLOAD = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.SAVES,
     call=Relay(save=Save.COPY),
+    docs=Reference(
+        does=(
+            "wait for a download **your tab** started (file name / URL substring, `timeoutMs`): "
+            "`started`, `complete` (copied into the download sandbox: `path`, `size`) or `failed` "
+            "(`reason`); observes only — Chrome's file and download history are left alone"
+        ),
+        args="`tabId`, `filename?`, `url?` (substrings), `timeoutMs?` (100–40,000)",
+        result=(
+            'extension → server `{state: "started"|"complete"|"failed", filename, url (null '
+            "unless approved), receivedBytes, totalBytes, reason? (failed), file? {source, size} "
+            "(complete: where Chrome saved it)}`; the server copies `file` into the download "
+            "sandbox and answers `path`, `size` in its place"
+        ),
+        guard=(
+            "the tab's own debugger events (`Page.downloadWillBegin` / `Page.downloadProgress`, "
+            "lib/downloads.js) say which tab started it; `chrome.downloads.search` (permission "
+            "`downloads`, read only) where Chrome saved it and why it failed; a download that "
+            "began before the call counts, each finished one is answered once; none began → "
+            "`timeout`. Declared `SAVES` (ADR 0007): a download is attributed to the frame "
+            "`Page.downloadWillBegin` names, by the origin that frame's last `Page.frameNavigated` "
+            "stated; one from a frame of an unapproved site (or an unknown frame) is never "
+            "matched, never ends a wait and is never copied; `url` matches only a URL the answer "
+            "shows, `filename` only the masked name"
+        ),
+    ),
 )
 
 
@@ -191,6 +237,27 @@ PAGE_VIEWPORT = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "emulate a screen on a tab (presets `mobile`, `tablet`, `desktop`, or "
+            "`width`/`height`, `deviceScaleFactor` ≤ 3, `mobile`, `touch`; `reset`), answering "
+            "what the page then sees (`innerWidth`, `innerHeight`, `devicePixelRatio`, coarse "
+            "pointer)"
+        ),
+        args=(
+            '`tabId`; `preset?: "mobile"|"tablet"|"desktop"`, `width?`, `height?`, '
+            "`deviceScaleFactor?` (≤ 3), `mobile?`, `touch?`; or `reset: true`"
+        ),
+        result=(
+            "`{emulating: {width, height, deviceScaleFactor, mobile, touch} \\| null, page: "
+            "{innerWidth, innerHeight, devicePixelRatio, coarsePointer, maxTouchPoints}}`"
+        ),
+        guard=(
+            "CDP `Emulation.setDeviceMetricsOverride`, `setTouchEmulationEnabled`, "
+            "`setEmitTouchEventsForMouse` (debugger); the read-back runs in the page's isolated "
+            "world"
+        ),
+    ),
 )
 
 

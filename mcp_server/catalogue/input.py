@@ -9,7 +9,17 @@ from pydantic import Field
 
 from .arguments import Acting, ElementArgs, Model, TabArgs
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .vocabulary import ACT, RELAY, BadArguments, FrameOutput, Gate, Lineage, Risk, ToolSpec
+from .vocabulary import (
+    ACT,
+    RELAY,
+    BadArguments,
+    FrameOutput,
+    Gate,
+    Lineage,
+    Reference,
+    Risk,
+    ToolSpec,
+)
 
 Coordinate = Annotated[
     float | None,
@@ -67,6 +77,15 @@ PAGE_HOVER = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "move the **real pointer** (Chrome's debugger) over an element or a point, so CSS "
+            "`:hover` applies; says when something covers it"
+        ),
+        args="`tabId`, element or `x`, `y`, `waitFor?`",
+        result="`{hovered: true, x, y, covered, hitTarget, hitRef?}`",
+        guard="CDP `Input` (debugger)",
+    ),
 )
 
 
@@ -108,6 +127,27 @@ PAGE_MOUSE = ToolSpec(
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "a **trusted click** (`event.isTrusted`) through Chrome's debugger: button, 1–3 "
+            "clicks, modifiers; a covered point is reported (`covered`, `hitTarget`, `hitRef`) and "
+            "not clicked unless `force`; **submit buttons and links ask you**, as `page_click`"
+        ),
+        gate="origin (+ **confirm** for submits and links)",
+        risk="high for submits",
+        args=(
+            "`tabId`, element or `x`, `y`, `button?`, `clickCount?` (1–3), `modifiers?`, `force?`, "
+            "`waitFor?`"
+        ),
+        result=(
+            "`{clicked, navigated, url, x, y, covered, hitTarget, hitRef?}` (covered and not "
+            "`force`: `clicked: false`, nothing dispatched)"
+        ),
+        guard=(
+            "CDP `Input` (debugger); what receives the click decides: submit buttons and links "
+            "confirm, then grace period per tab"
+        ),
+    ),
 )
 
 
@@ -181,6 +221,35 @@ PAGE_DIALOG = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "accept or dismiss the alert/confirm/prompt/leave-page dialog blocking a tab "
+            "(meanwhile every call on it answers `dialog_open`); with policy `dialogArming` on "
+            "(**a widening**: `tabwarden policy set dialogArming=true`), dialogs never block — "
+            "each is dismissed and logged unless the agent **armed** a one-shot answer for that "
+            "page (bound to its document and origin, gone at any navigation); lists the last 10 "
+            "dialogs (masked) and how each was answered; **OK on a `confirm()`/`prompt()`, or "
+            "arming an accept, asks you** when policy confirms submits; a `promptText` another "
+            "site's page supplied **asks you, naming both sites** (policy `provenance`)"
+        ),
+        gate="origin (+ **confirm** to accept or arm an accept; arming needs `dialogArming`)",
+        args=(
+            '`tabId`, `action?: "accept"|"dismiss"` (the open dialog) or `arm?: '
+            '"accept"|"dismiss"|"off"` (the next one), `promptText?` (accept only); neither: '
+            "list"
+        ),
+        result=(
+            "`{handled, type?, accepted?, message? (masked), armed: {answer, origin} \\| null, "
+            "recent: [{type, message (masked; empty from an unapproved site), origin, answered: "
+            "accepted\\|dismissed\\|auto-dismissed\\|open, by: agent\\|arm\\|tabwarden\\|page or "
+            "person}]}` (last 10; the prompt answer never)"
+        ),
+        guard=(
+            "runs at once, outside the tab queue; accepting a confirm()/prompt(), or arming an "
+            "accept: confirm when policy `confirm` lists `submit`; `arm` accept/dismiss: "
+            '`policy_denied` unless `dialogArming`; `arm: "off"` free'
+        ),
+    ),
 )
 
 

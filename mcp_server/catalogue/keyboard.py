@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, ElementArgs, Model
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Risk, ToolSpec
+from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 
 class TypeArgs(Acting, ElementArgs):
@@ -44,6 +44,25 @@ PAGE_TYPE = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "type text as **trusted input** (Chrome's debugger) into the focused element or the "
+            "one named; **password fields refused** (the node that really has focus, through "
+            "shadow roots and same-origin frames) unless policy allows; never returns the text; "
+            "text another site's page supplied **asks you, naming both sites** (policy "
+            "`provenance`)"
+        ),
+        args="`tabId`, `value`, element? (focused first), `waitFor?`",
+        result="`{typed: true, applied, length, focused, ref?}` (never the text)",
+        guard=(
+            "CDP `Input.insertText` (debugger) into the node that really has focus (open shadow "
+            "roots, same-origin frames; another site's frame refused): a password field refused "
+            "unless `passwordFill`; a page-side guard cancels an insertion whose target or focus "
+            "is not that node when it is dispatched (a focus the page moved during it and the "
+            "guard could not cancel answers `policy_denied` saying the text may have gone "
+            "elsewhere)"
+        ),
+    ),
 )
 
 
@@ -86,6 +105,23 @@ PAGE_KEYS = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "keys and chords as **trusted input**: `Enter`, `Tab`, `Shift+Tab`, `Mod+A` (Cmd on "
+            "macOS, Ctrl elsewhere), arrows, `Backspace`, F-keys; up to 50 in one call; **Enter or "
+            "Space on a submit or link asks you**, as `page_click`; keys spelling what another "
+            "site's page supplied **ask you, naming both sites** (policy `provenance`)"
+        ),
+        args=(
+            "`tabId`, `keys` (a key/chord or a list of ≤ 50), element? (focused first), `waitFor?`"
+        ),
+        result="`{pressed, keys, navigated, url}`",
+        guard=(
+            "CDP `Input.dispatchKeyEvent` (debugger); confirm (`press`); Enter/Space on a submit "
+            "or link: confirm as `page_click` (and must be the last key); typing keys on a "
+            "password field refused unless `passwordFill`"
+        ),
+    ),
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .arguments import Model, NoArgs
-from .vocabulary import LOCAL_READ, FrameOutput, Gate, Local, Risk, ToolSpec
+from .vocabulary import LOCAL_READ, FrameOutput, Gate, Local, Reference, Risk, ToolSpec
 
 
 class BridgeStatusOut(Model):
@@ -61,6 +61,14 @@ BRIDGE_STATUS = ToolSpec(
     risk=Risk.NONE,
     frames=FrameOutput.NONE,
     call=Local.BRIDGE_STATUS,
+    docs=Reference(
+        does=(
+            "host reachable, extension connected (since when), protocol, last handshake error, "
+            "last disconnect and reason, away and expected back within N s; this session's last 20 "
+            "calls (`{tool, ok, ms, code}`, never arguments) and `lastError`; answers **while "
+            "killed**, saying so (`killed: true`; every other tool is refused)"
+        ),
+    ),
 )
 
 
@@ -85,6 +93,9 @@ BROWSER_LIST = ToolSpec(
     risk=Risk.NONE,
     frames=FrameOutput.NONE,
     call=Local.LIVE_BROWSERS,
+    docs=Reference(
+        does="browsers with a running host, and which one this session uses",
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, Frame, TabArgs
 from .results import Done, Page
-from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Risk, ToolSpec
+from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 TAB_FOCUS = ToolSpec(
     name="tab_focus",
@@ -22,6 +22,12 @@ TAB_FOCUS = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.NONE,
     call=RELAY,
+    docs=Reference(
+        does="bring one of your tabs forward",
+        args="`tabId`",
+        result="`{tab}`",
+        guard="no origin gate",
+    ),
 )
 
 
@@ -48,6 +54,15 @@ PAGE_HISTORY = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="page_navigate",
+        args="`tabId`, `steps?` (±1–50, default -1: back)",
+        result="`{url, title, steps}`",
+        guard=(
+            "origin re-checked after; ±1 through Chrome, more in one jump (`history.go`); a "
+            "refusal never names the blocked entry's site"
+        ),
+    ),
 )
 
 
@@ -67,6 +82,12 @@ PAGE_RELOAD = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="page_navigate",
+        args="`tabId`, `bypassCache?`",
+        result="`{url, title}`",
+        guard="origin re-checked after",
+    ),
 )
 
 
@@ -105,6 +126,20 @@ PAGE_FOLLOW = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "follow a link by its `ref` (and `frame`): the address is read from the link in the "
+            "page, never typed by the agent; another site passes the same gate as `page_navigate`; "
+            "not a link → `wrong_element`"
+        ),
+        args="`tabId`, `ref` (a link's), `frame?`",
+        result="`{url, title}`",
+        guard=(
+            "the link's href is resolved in the page (never through the model); origin gate on its "
+            "target as `page_navigate`; not a link (no href, `javascript:`, another scheme) → "
+            "`wrong_element`"
+        ),
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, Model, TabArgs, Url
 from .results import Observation, PageText, _blocked, _observation
-from .vocabulary import ACT, READ, RELAY, FrameOutput, Gate, Lineage, Risk, ToolSpec
+from .vocabulary import ACT, READ, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 
 class NavigateArgs(Acting, TabArgs):
@@ -36,6 +36,17 @@ PAGE_NAVIGATE = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "move a tab (`page_history`: `steps` back or forward; `page_reload`: `bypassCache`); "
+            "the landing site is re-checked, and a refusal never names a blocked entry's site; a "
+            "`page_navigate` URL carrying what another site's page said **asks you, naming that "
+            "page** (policy `provenance`)"
+        ),
+        args="`tabId`, `url`",
+        result="`{url, title}`",
+        guard="origin gate on `url`; a redirect to an unapproved site is refused",
+    ),
 )
 
 
@@ -69,6 +80,16 @@ PAGE_TEXT = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "visible text (paged: `offset`, `maxChars`, `nextOffset`; `page_text` of one element "
+            "with `ref`); card numbers masked"
+        ),
+        risk="medium: reads pages you are logged into",
+        args="`tabId`, `offset?`, `maxChars?`, `ref?` (one element's text)",
+        result="`{text, nextOffset, totalChars, url, title}`",
+        guard="card-like numbers masked, password fields never",
+    ),
 )
 
 

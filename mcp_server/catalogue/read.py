@@ -17,6 +17,7 @@ from .vocabulary import (
     FrameOutput,
     Gate,
     Lineage,
+    Reference,
     Relay,
     Risk,
     ToolSpec,
@@ -48,6 +49,12 @@ PAGE_MARKDOWN = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="page_text",
+        args="`tabId`, `offset?`, `maxChars?`",
+        result="like `page_text`, Markdown",
+        guard="redaction as page_text",
+    ),
 )
 
 
@@ -80,6 +87,12 @@ PAGE_SCRAPE = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does="text + chosen attributes of matching elements (≤1000)",
+        args="`tabId`, `selector`, `attrs?`",
+        result="`{items: [{text, attrs}]}`",
+        guard="redaction as page_text",
+    ),
 )
 
 
@@ -141,6 +154,31 @@ PAGE_SCREENSHOT = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.RENDERS,
     call=Relay(image=True),
+    docs=Reference(
+        does=(
+            "PNG or JPEG (`format`, `quality`) as MCP image content: the viewport, `fullPage`, or "
+            "a `region`, scaled down to `maxWidth`; captured through Chrome's debugger; too large "
+            "to return → `screenshot_too_large` (what to change), never a dropped port"
+        ),
+        args=(
+            '`tabId`, `fullPage?`, `format?: "png"|"jpeg"`, `quality?` (jpeg, 1–100), '
+            "`maxWidth?` (16–16384), `region?: {x, y, width, height}` (page CSS pixels; not with "
+            "`fullPage`)"
+        ),
+        result=(
+            '`{mimeType: "image/png"|"image/jpeg", data: base64, width, height}` (the size '
+            "read from the image's header)"
+        ),
+        guard=(
+            "a capture over 24,000,000 base64 characters (`MAX_RETURNED_BASE64`, "
+            "extension/lib/chunking.js: the reply must fit the bridge's 32 MiB frame) answers "
+            "`screenshot_too_large` naming its size and what to change, before anything is sent; "
+            "Declared `RENDERS` (ADR 0007): before and after the capture every frame's origin must "
+            "pass the origin gate (an unapproved one is asked about; refused → "
+            "`origin_not_approved` naming it) and no frame's text may show a full card number (→ "
+            "`policy_denied`); nothing rendered leaves the extension otherwise"
+        ),
+    ),
 )
 
 
@@ -175,6 +213,12 @@ COOKIE_GET = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does="read-only; every value **masked** (name and shape only)",
+        args="`tabId`, `name?`",
+        result="`{cookies: [{name, value (masked), domain, path, httpOnly, secure}]}`",
+        guard="read-only, masked",
+    ),
 )
 
 
@@ -207,6 +251,12 @@ STORAGE_GET = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="cookie_get",
+        args='`tabId`, `area: "local"|"session"`, `key?`',
+        result="`{items: [{key, value (masked)}]}`",
+        guard="read-only, masked",
+    ),
 )
 
 
@@ -231,6 +281,13 @@ PAGE_EVAL = ToolSpec(
     risk=Risk.HIGHEST,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does="run JavaScript",
+        gate="**off-by-default**; then **confirmed every call, showing the code**",
+        args="`tabId`, `code`",
+        result="`{result}` (JSON-serialisable)",
+        guard="off unless `eval`; confirm **every** call showing the full code",
+    ),
 )
 
 
@@ -251,6 +308,16 @@ PAGE_UPLOAD = ToolSpec(
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=Relay(sandbox_file="path"),
+    docs=Reference(
+        does="put a file from the upload sandbox (`<config>/uploads`) into a file input",
+        gate="**off-by-default**; then **confirmed every call, showing the path**",
+        args=(
+            "`tabId`, element, `path`, `name`, `data` (base64, read by the MCP server from the "
+            "upload sandbox after its gate let the call through)"
+        ),
+        result="`{uploaded: true}`",
+        guard="off unless `upload`; confirm every call showing the file path; file input only",
+    ),
 )
 
 

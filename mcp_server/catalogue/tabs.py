@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .arguments import Arguments, Model, NoArgs, TabArgs, Url
-from .vocabulary import ACT, CLOSE, LOCAL_READ, RELAY, FrameOutput, Gate, Risk, ToolSpec
+from .vocabulary import ACT, CLOSE, LOCAL_READ, RELAY, FrameOutput, Gate, Reference, Risk, ToolSpec
 
 
 class Tab(Model):
@@ -33,6 +33,12 @@ TAB_LIST = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.NONE,
     call=RELAY,
+    docs=Reference(
+        does="the tabs **this session** opened",
+        args="—",
+        result="`{tabs: [{id, url, title, active, windowId}]}`",
+        guard="only the session's own tabs",
+    ),
 )
 
 
@@ -57,6 +63,17 @@ TAB_OPEN = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "open a URL in the session's own window, wait for load; a URL carrying what another "
+            "site's page said **asks you, naming that page** (policy `provenance`)"
+        ),
+        gate="origin (the confirm window asks for a new site)",
+        risk="medium: visits a site as you",
+        args="`url`",
+        result="`{tab}`",
+        guard="origin gate on `url` (confirm window for a new site)",
+    ),
 )
 
 
@@ -75,6 +92,13 @@ TAB_CLOSE = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.NONE,
     call=RELAY,
+    docs=Reference(
+        does="close one of your tabs",
+        gate="**confirm** (in the default policy)",
+        args="`tabId`",
+        result="`{closed}`",
+        guard="confirm when policy `confirm` lists `tab_close`; no origin gate",
+    ),
 )
 
 
@@ -89,6 +113,12 @@ TAB_CLOSE_ALL = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.NONE,
     call=RELAY,
+    docs=Reference(
+        does="close every tab this session opened",
+        args="—",
+        result="`{closed}`",
+        guard="the session's own tabs only",
+    ),
 )
 
 

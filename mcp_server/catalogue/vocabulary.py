@@ -143,6 +143,26 @@ class Relay:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Reference:
+    """How people read about the tool: its row of the README's Tools table and of
+    docs/protocol.md's action catalogue (``generate.py`` writes both from these words; Markdown)."""
+
+    #: The README's "what it does", for the person choosing what to allow.
+    does: str = ""
+    #: The README's gate and risk cells when they say more than the gate's and risk's names (they
+    #: start with them: a test holds each cell to the declared gate and risk).
+    gate: str | None = None
+    risk: str | None = None
+    #: Listed in the README row of this tool (whose ``does`` covers both) instead of its own.
+    listed_with: str | None = None
+    #: docs/protocol.md, for a relayed tool: the action's args and result as the extension sees
+    #: them, and its guards beyond origin and ownership.
+    args: str | None = None
+    result: str | None = None
+    guard: str = "—"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolSpec:
     name: str
     title: str
@@ -155,6 +175,8 @@ class ToolSpec:
     #: Declared, never defaulted: what the tool's output can include of frames.
     frames: FrameOutput
     call: Relay | Local
+    #: Its rows of the README's Tools table and docs/protocol.md (generate.py).
+    docs: Reference
 
     @property
     def action(self) -> str | None:

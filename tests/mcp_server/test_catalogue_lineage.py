@@ -39,6 +39,7 @@ def _spec(name: str, arguments: type[catalogue.Arguments]) -> ToolSpec:
         risk=catalogue.Risk.MEDIUM,
         frames=catalogue.FrameOutput.GATED,
         call=Relay(),
+        docs=catalogue.Reference(does="d", args="a", result="r"),
     )
 
 

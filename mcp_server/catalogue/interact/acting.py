@@ -1,5 +1,5 @@
-"""The interact family: the tools whose extension half is ``extension/handlers/interact.js``,
-each with its arguments, result and declaration side by side. Pure declarations: no I/O."""
+"""The interact family's actions on elements: click, fill, press, select, check, scroll, clear
+and reveal, each taking the optional ``waitFor`` / ``observe``. Pure declarations: no I/O."""
 
 from __future__ import annotations
 
@@ -7,182 +7,24 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .arguments import (
+from ..arguments import (
     Acting,
     ElementArgs,
     ElementName,
-    Frame,
-    FrameArgs,
     Model,
-    Selector,
     TabArgs,
-    Text,
 )
-from .results import Done, Observation, Snapshot, _observation, _omitted_unless_set
-from .vocabulary import ACT, READ, RELAY, BadArguments, FrameOutput, Gate, Lineage, Risk, ToolSpec
-
-
-class SnapshotArgs(FrameArgs):
-    mode: Annotated[
-        Literal["auto", "a11y", "dom"],
-        Field(
-            description="auto: Chrome's accessibility tree, merged with the DOM walk when the "
-            "tree has under half the walk's interactive elements, the walk alone when the tree "
-            "cannot be read; a11y: the tree only; dom: the DOM walk only"
-        ),
-    ] = "auto"
-    compact: Annotated[bool, Field(description="interactive elements only")] = False
-    ref: Annotated[
-        str | None,
-        Field(description="scope: only this element and what it contains (a ref)"),
-        Lineage.INERT,
-    ] = None
-    selector: Annotated[
-        str | None,
-        Field(description="scope: the first element matching this CSS selector"),
-        Lineage.INERT,
-    ] = None
-    maxNodes: Annotated[  # noqa: N815
-        int, Field(ge=1, le=5000, description="list at most this many elements (truncated)")
-    ] = 1000
-
-    def wire(self) -> dict[str, Any]:
-        if self.ref and self.selector:
-            raise BadArguments("scope the snapshot by ref or by selector, not both")
-        return self.model_dump(mode="json", exclude_none=True)
-
-
-PAGE_SNAPSHOT = ToolSpec(
-    name="page_snapshot",
-    title="Snapshot a page",
-    description="The elements of one of your tabs from Chrome's accessibility tree (roles, "
-    "names, heading levels and states as Chrome computes them; hidden nodes left out), with "
-    "refs (@eN) to address them; compact for interactive elements only, scope by ref or "
-    "selector, at most maxNodes. An element keeps its ref across snapshots of the same "
-    "document and a ref never names another element; after a navigation old refs answer "
-    "bad_ref: snapshot again. Password values never appear.",
-    arguments=SnapshotArgs,
-    result=Snapshot,
-    annotations=READ,
-    gate=Gate.ORIGIN,
-    risk=Risk.MEDIUM,
-    frames=FrameOutput.GATED,
-    call=RELAY,
-)
-
-
-class FindArgs(TabArgs):
-    role: Annotated[
-        str | None,
-        Field(max_length=2000, description='a role as Chrome computes it, e.g. "button"'),
-        Lineage.INERT,
-    ] = None
-    name: Annotated[
-        str | None,
-        Field(max_length=2000, description="the accessible name (any case)"),
-        Lineage.INERT,
-    ] = None
-    exact: Annotated[
-        bool, Field(description="the whole name only (else exact, then prefix, then substring)")
-    ] = False
-    limit: Annotated[int, Field(ge=1, le=50, description="at most this many matches")] = 10
-    frame: Frame = None
-
-    def wire(self) -> dict[str, Any]:
-        if not (self.role or self.name):
-            raise BadArguments("give a role, a name or both")
-        return self.model_dump(mode="json", exclude_none=True)
-
-
-class FoundItem(Model):
-    ref: str
-    role: str
-    name: str
-    tag: str
-    visible: bool
-
-
-class Found(Model):
-    url: str
-    matches: list[FoundItem]
-    total: int = Field(description="how many elements matched (at most limit are listed)")
-    mode: Literal["a11y", "dom", "a11y+dom"]
-
-
-PAGE_FIND = ToolSpec(
-    name="page_find",
-    title="Find elements by role and name",
-    description="Elements of one of your tabs by role and/or accessible name, ranked: exact "
-    "names first, then prefixes, then substrings (exact: only whole names); visible ones "
-    "first. Answers refs to act on, at most limit (50).",
-    arguments=FindArgs,
-    result=Found,
-    annotations=READ,
-    gate=Gate.ORIGIN,
-    risk=Risk.MEDIUM,
-    frames=FrameOutput.GATED,
-    call=RELAY,
-)
-
-
-class Box(Model):
-    x: float
-    y: float
-    width: float
-    height: float
-
-
-class ElementState(Model):
-    model_config = {"extra": "allow"}
-    exists: bool = True
-    reason: str | None = Field(default=None, description="why the element is not there")
-    tag: str | None = None
-    box: Box | None = Field(default=None, description="border box, viewport CSS pixels")
-    inViewport: bool | None = None  # noqa: N815
-
-
-PAGE_GET_STATE = ToolSpec(
-    name="page_get_state",
-    title="Read an element's state",
-    description="Tag, type, value, checked, disabled, visible, text, box (viewport CSS "
-    "pixels) and inViewport of one element (a password field's value is never returned); "
-    "{exists: false, reason} when it is not there (no match, or a stale ref).",
-    arguments=ElementArgs,
-    result=ElementState,
-    annotations=READ,
-    gate=Gate.ORIGIN,
-    risk=Risk.LOW,
-    frames=FrameOutput.GATED,
-    call=RELAY,
-)
-
-
-class WaitForArgs(TabArgs):
-    selector: Selector = None
-    text: Text = None
-    state: Annotated[str, Lineage.INERT] = "visible"
-    timeoutMs: Annotated[int, Field(ge=0, le=60_000)] = 10_000  # noqa: N815
-    frame: Frame = None
-
-    def wire(self) -> dict[str, Any]:
-        named = {k: v for k, v in (("selector", self.selector), ("text", self.text)) if v}
-        framed = {"frame": self.frame} if self.frame is not None else {}
-        wait = {"state": self.state, "timeoutMs": self.timeoutMs}
-        return {"tabId": self.tabId, **wait, **named, **framed}
-
-
-PAGE_WAIT_FOR = ToolSpec(
-    name="page_wait_for",
-    title="Wait for an element",
-    description='Wait until a selector or text is "visible" or "absent"; answers timeout '
-    "otherwise.",
-    arguments=WaitForArgs,
-    result=Done,
-    annotations=READ,
-    gate=Gate.ORIGIN,
-    risk=Risk.NONE,
-    frames=FrameOutput.GATED,
-    call=RELAY,
+from ..results import Done, Observation, _observation, _omitted_unless_set
+from ..vocabulary import (
+    ACT,
+    RELAY,
+    BadArguments,
+    FrameOutput,
+    Gate,
+    Lineage,
+    Reference,
+    Risk,
+    ToolSpec,
 )
 
 
@@ -216,6 +58,21 @@ PAGE_CLICK = ToolSpec(
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "click; **submit buttons and links ask you**, one approval covers repeats on that tab "
+            "for the grace period; a tab the click opens (`target=_blank`, `window.open`) joins "
+            "the session and is reported as `newTab` (`newTab: true` waits for it)"
+        ),
+        gate="origin (+ **confirm** for submits and links)",
+        risk="high for submits",
+        args="`tabId`, element, `waitFor?`, `newTab?`",
+        result="`{clicked: true, navigated: bool, url, newTab?: {id, url}}`",
+        guard=(
+            "submit buttons and links: confirm, then grace period per tab; `newTab: true` waits "
+            "(within the deadline) for the tab the click opens and its first load"
+        ),
+    ),
 )
 
 
@@ -242,6 +99,24 @@ PAGE_FILL = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            'type into a field (`method: "insertText"` types it as trusted input, for fields '
+            "that ignore a set value); says whether it took (`applied`, `length`), never the "
+            "content; **password fields refused** unless policy allows; a value another site's "
+            "page supplied **asks you, naming both sites** (policy `provenance`)"
+        ),
+        args='`tabId`, element, `value`, `method?` (`"value"` \\| `"insertText"`)',
+        result=(
+            '`{filled: true, applied: "yes"\\|"no"\\|"unclear", length}` (read back and '
+            "compared in the page; never the content)"
+        ),
+        guard=(
+            "password field (resolved node or focused node, through open shadow roots and "
+            "same-origin frames): refused unless `passwordFill`; `insertText`: CDP "
+            "`Input.insertText` (debugger) after selecting the content"
+        ),
+    ),
 )
 
 
@@ -261,6 +136,16 @@ PAGE_PRESS = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "key press / choose options of a `<select>` by value, label or index (`values` for "
+            "`multiple`; a custom combobox answers `wrong_element`); a select value or label "
+            "another site's page supplied **asks you, naming both sites** (policy `provenance`)"
+        ),
+        args="`tabId`, `key`, element?",
+        result="`{pressed: true}`",
+        guard="confirm",
+    ),
 )
 
 
@@ -305,6 +190,14 @@ PAGE_SELECT = ToolSpec(
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="page_press",
+        args=(
+            "`tabId`, element, one of `value` (string, or array), `values`, `label`, `optionIndex`"
+        ),
+        result="`{selected: [values], labels: [...]}`",
+        guard="confirm; not a `<select>` (a custom combobox) → `wrong_element`",
+    ),
 )
 
 
@@ -323,6 +216,14 @@ PAGE_CHECK = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "checkbox/radio; scroll an element into view, or the page or a container `to` "
+            "top/bottom or by `dx`/`dy` (answers the position and `atBottom`)"
+        ),
+        args="`tabId`, element, `checked`",
+        result="`{checked: bool}`",
+    ),
 )
 
 
@@ -382,6 +283,14 @@ PAGE_SCROLL = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        listed_with="page_check",
+        args=(
+            '`tabId`; an element (into view), or `to`: `"top"|"bottom"|{x,y}` or `dx`/`dy`, '
+            "with `container?` (element; default the page)"
+        ),
+        result="`{scrollX, scrollY, atTop, atBottom}` (of the container when given)",
+    ),
 )
 
 
@@ -400,37 +309,12 @@ PAGE_CLEAR = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
-)
-
-
-class SettleArgs(TabArgs):
-    stableMs: Annotated[  # noqa: N815
-        int, Field(ge=0, le=120_000, description="quiet (no DOM change) for this long")
-    ] = 500
-    timeoutMs: Annotated[  # noqa: N815
-        int, Field(ge=0, le=120_000, description="give up after this many ms")
-    ] = 10_000
-
-
-class Settled(Model):
-    settled: bool = Field(description="false: still changing when timeoutMs ran out")
-    waitedMs: int = Field(description="how long it waited")  # noqa: N815
-    quietMs: int = Field(description="how long the document had been quiet at the end")  # noqa: N815
-
-
-PAGE_SETTLE = ToolSpec(
-    name="page_settle",
-    title="Wait for the page to settle",
-    description="Wait until one of your tabs is quiet: loaded, no navigation in progress and "
-    "no DOM change for stableMs (at most timeoutMs); says whether it settled and how long "
-    "it waited.",
-    arguments=SettleArgs,
-    result=Settled,
-    annotations=READ,
-    gate=Gate.ORIGIN,
-    risk=Risk.NONE,
-    frames=FrameOutput.GATED,
-    call=RELAY,
+    docs=Reference(
+        does="empty a text field; **password fields refused** unless policy allows",
+        args="`tabId`, element",
+        result="`{cleared: true}`",
+        guard="password field as `page_fill`; not a text field → `wrong_element`",
+    ),
 )
 
 
@@ -479,15 +363,29 @@ PAGE_REVEAL = ToolSpec(
     risk=Risk.LOW,
     frames=FrameOutput.GATED,
     call=RELAY,
+    docs=Reference(
+        does=(
+            "scroll a list (or the page) until a match appears, bounded; stops when the list stops "
+            "growing; answers its ref"
+        ),
+        args=(
+            "`tabId`, `selector`\\|`text`, `container?` (element), `maxSteps?` (200), `timeoutMs?` "
+            "(20000)"
+        ),
+        result=(
+            "`{found, steps, scrollY, atBottom, ref?, element?, stopped?}` (`stopped`: `maxSteps`, "
+            "`timeout` or `end`)"
+        ),
+        guard="the match's ref is of that document, as a snapshot's",
+    ),
 )
 
 
 #: This family's tools, in the order they are listed.
+
+
+#: These tools, in the order they are listed.
 TOOLS: tuple[ToolSpec, ...] = (
-    PAGE_SNAPSHOT,
-    PAGE_FIND,
-    PAGE_GET_STATE,
-    PAGE_WAIT_FOR,
     PAGE_CLICK,
     PAGE_FILL,
     PAGE_PRESS,
@@ -495,6 +393,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     PAGE_CHECK,
     PAGE_SCROLL,
     PAGE_CLEAR,
-    PAGE_SETTLE,
     PAGE_REVEAL,
 )
