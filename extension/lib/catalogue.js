@@ -86,3 +86,15 @@ export const FRAME_OUTPUT = Object.freeze([
   ["page_pdf", "renders"],
   ["page_wait_download", "saves"],
 ]);
+
+/**
+ * The actions whose address lineage lib/provenance-gate.js decides before the handler runs: the
+ * argument the catalogue declares an address (`Lineage.ADDRESS`) or a request's target
+ * (`Lineage.REQUEST_TARGET`: `request`, its body and headers go there too).
+ * @type {ReadonlyArray<[string, {address: string, request?: boolean}]>}
+ */
+export const ADDRESS_LINEAGE = Object.freeze([
+  ["tab_open", {"address": "url"}],
+  ["page_navigate", {"address": "url"}],
+  ["page_fetch", {"address": "url", "request": true}],
+]);

@@ -8,7 +8,8 @@ declarations in this package:
 - README.md's Tools table and docs/protocol.md's action catalogue, each between its markers
   (``ToolSpec.docs`` holds the rows' words);
 - ``extension/lib/catalogue.js``: the facts the extension acts on (which handler family serves
-  each action, the actions that take ``waitFor`` / ``observe``, the frame table).
+  each action, the actions that take ``waitFor`` / ``observe``, the frame table, the actions
+  whose address lineage the provenance gate decides and on which argument).
 
 Without ``--write`` it checks and names each stale file (exit status 1);
 tests/mcp_server/test_generated_references.py runs the check. This is the one module of the
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import CATALOGUE, FAMILY, Acting, FrameOutput, Gate
+from . import CATALOGUE, FAMILY, Acting, FrameOutput, Gate, Lineage, ToolSpec
 
 __all__ = ["COMMAND", "TARGETS", "generated", "main"]
 
@@ -94,6 +95,23 @@ def _js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _address(spec: ToolSpec) -> dict[str, Any] | None:
+    """Where the provenance gate decides a tool's address lineage: the one argument declared
+    ``Lineage.ADDRESS`` or ``Lineage.REQUEST_TARGET`` (``request``: its body goes there too)."""
+    found = [
+        (name, lineage)
+        for name, field in spec.arguments.model_fields.items()
+        for lineage in field.metadata
+        if lineage in (Lineage.ADDRESS, Lineage.REQUEST_TARGET)
+    ]
+    if len(found) > 1:
+        raise ValueError(f"{spec.name}: the provenance gate decides one address per call")
+    if not found:
+        return None
+    name, lineage = found[0]
+    return {"address": name, **({"request": True} if lineage is Lineage.REQUEST_TARGET else {})}
+
+
 def extension_module() -> str:
     """``extension/lib/catalogue.js``: the catalogue's facts the extension acts on."""
     relayed = [spec for spec in CATALOGUE if spec.action is not None]
@@ -101,6 +119,8 @@ def extension_module() -> str:
     observing = "".join(f"  {_js(s.name)},\n" for s in relayed if issubclass(s.arguments, Acting))
     framed = [s for s in relayed if s.frames in (FrameOutput.RENDERS, FrameOutput.SAVES)]
     frames = "".join(f"  [{_js(s.name)}, {_js(s.frames.value)}],\n" for s in framed)
+    addressed = [(s.name, rule) for s in relayed if (rule := _address(s)) is not None]
+    addresses = "".join(f"  [{_js(name)}, {_js(rule)}],\n" for name, rule in addressed)
     return f"""\
 // lib/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
 // edit the tools' declarations there, never this file (a test fails when it differs from what
@@ -129,6 +149,15 @@ export const OBSERVING_ACTIONS = Object.freeze([
  */
 export const FRAME_OUTPUT = Object.freeze([
 {frames}]);
+
+/**
+ * The actions whose address lineage lib/provenance-gate.js decides before the handler runs: the
+ * argument the catalogue declares an address (`Lineage.ADDRESS`) or a request's target
+ * (`Lineage.REQUEST_TARGET`: `request`, its body and headers go there too).
+ * @type {{ReadonlyArray<[string, {{address: string, request?: boolean}}]>}}
+ */
+export const ADDRESS_LINEAGE = Object.freeze([
+{addresses}]);
 """
 
 
