@@ -7,7 +7,7 @@ latch → ``killed``; clients paired and the spawner not one of them (or unmeasu
 ``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
 start that the posture is unpinned, and remembers the spawner for ``tabwarden pair-client``.
 
-The tools are the catalogue's (``catalogue.py``), made by ``tools.catalogue_tools`` alone, so each
+The tools are the catalogue's (``catalogue/``), made by ``tools.catalogue_tools`` alone, so each
 one asks ``ToolGuard.check`` before its body runs. stdout carries JSON-RPC only; every log line goes
 to stderr. Each tool either returns its structured result or an error result carrying a stable
 ``code`` from the shared table and a one-line ``hint`` (``results.py``). A tool never hangs: the

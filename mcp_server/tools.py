@@ -2,7 +2,7 @@
 
 ``catalogue_tools`` is the only code that makes the server's tools. Every tool it makes is a
 ``GatedTool``: its input and output schemas come from the ``ToolSpec``'s argument and result
-models (``catalogue.py``), and its body first asks the gate (``ToolGuard.check``: trust record,
+models (``catalogue/``), and its body first asks the gate (``ToolGuard.check``: trust record,
 kill switch, paired client) and returns the refusal before anything else happens — before the
 arguments are turned into a request, before the upload sandbox is looked at, before the bridge
 is touched. Only the SDK's schema validation of the arguments comes earlier, and it depends on

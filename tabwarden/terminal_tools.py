@@ -1,6 +1,6 @@
 """``tabwarden tools`` and ``tabwarden call`` — every MCP tool at the terminal.
 
-``tools`` prints the catalogue (``mcp_server/catalogue.py``) offline: name, gate, risk and title
+``tools`` prints the catalogue (``mcp_server/catalogue/``) offline: name, gate, risk and title
 (``--json``: also the description and the argument schema). It touches no socket and no file.
 
 ``call TOOL key=value …`` makes one tool call through the whole chain as an MCP client would: it

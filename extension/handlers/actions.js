@@ -1,14 +1,16 @@
 // handlers/actions.js — the catalogue of page actions the extension serves: one Map from each
-// action name to the handler family (handlers/*.js) that answers it, and the dispatch routes
-// built from it for background.js (each action that takes waitFor / observe wrapped once), and
+// action name to the handler family (handlers/*.js) that answers it (lib/catalogue.js, generated
+// from the MCP tool catalogue, names the family), and the dispatch routes built from it for
+// background.js (each action that takes waitFor / observe wrapped once), and
 // FRAME_OUTPUT: the actions whose output renders every frame of the page or saves a file a frame
-// started (mcp_server/catalogue.py FrameOutput; docs/adr/0007-frames-in-rendered-output.md), each
+// started (mcp_server/catalogue/ FrameOutput; docs/adr/0007-frames-in-rendered-output.md), each
 // route of which createRoutes wraps in the frame check. Pure: imports no chrome, so Node (and a
 // Python test comparing it with the MCP tool catalogue) can import it. It must never route an
 // action that is not a key of PAGE_ACTIONS, nor start with a key that has no handler, nor route
 // a RENDERS action around the frame check: createRoutes throws or wraps instead.
 
 import { BridgeError } from "../lib/bridge-error.js";
+import { ACTION_FAMILIES, FRAME_OUTPUT as DECLARED_FRAME_OUTPUT } from "../lib/catalogue.js";
 import { CODE } from "../lib/error-codes.js";
 import { isApproved } from "../lib/origin.js";
 import { maskCards } from "../lib/redact.js";
@@ -41,67 +43,44 @@ import { argTabId, ownedTab, step } from "./support.js";
 /** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
 
 /**
- * Every page action, in catalogue order, with the family that serves it. The keys are the
- * action names the host may send (docs/protocol.md "The page-tool catalogue").
+ * The handler module of each family (handlers/<family>.js), by the family name the MCP catalogue
+ * gives each action (mcp_server/catalogue/<family>.py; lib/catalogue.js).
  * @type {ReadonlyMap<string, HandlerFamily>}
  */
-export const PAGE_ACTIONS = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
-  ["tab_list", tabHandlers],
-  ["tab_open", tabHandlers],
-  ["tab_close", tabHandlers],
-  ["tab_close_all", tabHandlers],
-  ["page_navigate", pageHandlers],
-  ["page_text", pageHandlers],
-  ["page_history", navHandlers],
-  ["page_reload", navHandlers],
-  ["tab_focus", navHandlers],
-  ["page_follow", navHandlers],
-  ["page_screenshot", readHandlers],
-  ["cookie_get", readHandlers],
-  ["storage_get", readHandlers],
-  ["page_markdown", readHandlers],
-  ["page_scrape", readHandlers],
-  ["page_eval", readHandlers],
-  ["page_upload", readHandlers],
-  ["page_snapshot", interactHandlers],
-  ["page_find", interactHandlers],
-  ["page_click", interactHandlers],
-  ["page_fill", interactHandlers],
-  ["page_press", interactHandlers],
-  ["page_select", interactHandlers],
-  ["page_check", interactHandlers],
-  ["page_clear", interactHandlers],
-  ["page_hover", inputHandlers],
-  ["page_scroll", interactHandlers],
-  ["page_settle", interactHandlers],
-  ["page_reveal", interactHandlers],
-  ["page_wait_for", interactHandlers],
-  ["page_get_state", interactHandlers],
-  ["page_mouse", inputHandlers],
-  ["page_dialog", inputHandlers],
-  ["page_frames", framesHandlers],
-  ["page_type", keyboardHandlers],
-  ["page_keys", keyboardHandlers],
-  ["page_fetch", fetchHandlers],
-  ["page_console", captureHandlers],
-  ["page_network", captureHandlers],
-  ["page_pdf", filesHandlers],
-  ["page_wait_download", filesHandlers],
-  ["page_viewport", filesHandlers],
+const FAMILIES = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
+  ["tabs", tabHandlers],
+  ["page", pageHandlers],
+  ["nav", navHandlers],
+  ["read", readHandlers],
+  ["interact", interactHandlers],
+  ["input", inputHandlers],
+  ["frames", framesHandlers],
+  ["keyboard", keyboardHandlers],
+  ["fetch", fetchHandlers],
+  ["capture", captureHandlers],
+  ["files", filesHandlers],
 ]));
 
 /**
+ * Every page action, in catalogue order, with the family that serves it: lib/catalogue.js, which
+ * is generated from the MCP tool catalogue. The keys are the action names the host may send
+ * (docs/protocol.md "The page-tool catalogue"). A family this file does not know stops the worker.
+ * @type {ReadonlyMap<string, HandlerFamily>}
+ */
+export const PAGE_ACTIONS = new Map(ACTION_FAMILIES.map(([action, name]) => {
+  const family = FAMILIES.get(name);
+  if (family === undefined) throw new Error(`actions: ${JSON.stringify(action)} is of the family ${JSON.stringify(name)}, which has no handler module`);
+  return /** @type {[string, HandlerFamily]} */ ([action, family]);
+}));
+
+/**
  * The actions whose output can include frames other than the one the origin gate passed, as the
- * MCP catalogue declares them (FrameOutput; tests/mcp_server/test_frames_declared.py holds the
- * two equal): "renders" (pixels or a PDF of the whole page, subframes included) and "saves" (a
- * file a frame of the page started; lib/downloads.js attributes it to that frame).
+ * MCP catalogue declares them (FrameOutput; lib/catalogue.js is generated from it): "renders"
+ * (pixels or a PDF of the whole page, subframes included) and "saves" (a file a frame of the page
+ * started; lib/downloads.js attributes it to that frame).
  * @type {ReadonlyMap<string, "renders" | "saves">}
  */
-export const FRAME_OUTPUT = new Map(/** @type {Array<[string, "renders" | "saves"]>} */ ([
-  ["page_screenshot", "renders"],
-  ["page_pdf", "renders"],
-  ["page_wait_download", "saves"],
-]));
+export const FRAME_OUTPUT = new Map(DECLARED_FRAME_OUTPUT);
 
 /**
  * The hint of a refusal over a frame: which origin, and what the person can do.

@@ -27,7 +27,7 @@ import { MAX_URL, argInt, argTabId, ownedTab, step } from "./support.js";
 
 /** The methods page_fetch sends. */
 export const FETCH_METHODS = Object.freeze(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]);
-/** The request headers it may set (mcp_server/catalogue.py FETCH_HEADERS): never Cookie,
+/** The request headers it may set (mcp_server/catalogue/fetch.py FETCH_HEADERS): never Cookie,
  * Authorization, Origin or anything else the browser computes. */
 export const FETCH_HEADERS = Object.freeze(["accept", "accept-language", "cache-control", "content-type",
   "if-match", "if-modified-since", "if-none-match", "x-requested-with"]);

@@ -12,6 +12,7 @@
 
 import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../lib/a11y.js";
 import { BridgeError } from "../lib/bridge-error.js";
+import { OBSERVING_ACTIONS } from "../lib/catalogue.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../lib/elements.js";
 import { CODE } from "../lib/error-codes.js";
@@ -903,16 +904,13 @@ export function interactHandlers(deps) {
 // ---------------------------------------------------------------- act and look in one call
 
 /**
- * The actions that take `waitFor` and `observe`: after the action (and the wait) the result
+ * The actions that take `waitFor` and `observe` (lib/catalogue.js, generated from the MCP tool
+ * catalogue: the tools whose arguments are its `Acting`): after the action (and the wait) the result
  * carries `observation` — what page_snapshot and page_text would answer now, read through those
  * very handlers (their gate, redaction and masking), or `{skipped}` when the tab is not on an
  * approved site (checked before the read and again after it).
  */
-export const OBSERVING_ACTIONS = Object.freeze([
-  "page_click", "page_fill", "page_press", "page_select", "page_check", "page_clear", "page_scroll", "page_reveal",
-  "page_mouse", "page_hover", "page_type", "page_keys", "page_navigate", "page_history", "page_reload",
-  "page_follow",
-]);
+export { OBSERVING_ACTIONS };
 /** Most characters of page text one observation carries (page_text reads on from there). */
 export const OBSERVE_TEXT_CHARS = 20_000;
 /** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */

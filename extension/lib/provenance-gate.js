@@ -30,6 +30,7 @@
 
 import { BridgeError } from "./bridge-error.js";
 import { canonicalJson, compareCodePoints } from "./canonical-json.js";
+import { ADDRESS_LINEAGE } from "./catalogue.js";
 import { confirmTimeoutMs, refuseUnlessAllowed } from "./confirm-window.js";
 import { CODE } from "./error-codes.js";
 import { originOf } from "./origin.js";
@@ -45,13 +46,13 @@ const MAX_SHOWN = 300;
  * origin of that argument (the address a tab goes to; the URL a request goes to, whose body and
  * headers go there too); "handler": by the handler, against the origin of the page or frame the
  * text goes into. The MCP server's catalogue declares which arguments carry lineage
- * (mcp_server/catalogue.py `Lineage`); tests hold every action it gates to a rule here.
+ * (mcp_server/catalogue/ `Lineage`): the address rules are generated from it (lib/catalogue.js
+ * ADDRESS_LINEAGE); the "handler" ones say the handler checks, and tests hold every action the
+ * catalogue gates to a rule here.
  * @type {ReadonlyMap<string, {address: string, request?: boolean} | "handler">}
  */
 export const LINEAGE_RULES = new Map(/** @type {Array<[string, {address: string, request?: boolean} | "handler"]>} */ ([
-  ["tab_open", { address: "url" }],
-  ["page_navigate", { address: "url" }],
-  ["page_fetch", { address: "url", request: true }],
+  ...ADDRESS_LINEAGE,
   ["page_fill", "handler"],
   ["page_type", "handler"],
   ["page_select", "handler"],

@@ -24,7 +24,7 @@ from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import tool_error
 
-MCP_SERVER = Path(catalogue.__file__).resolve().parent
+MCP_SERVER = Path(catalogue.__file__).resolve().parents[1]
 
 #: A valid value for every required argument any tool has.
 REQUIRED = {
@@ -223,7 +223,10 @@ def test_a_find_names_a_role_or_a_name_and_a_snapshot_one_scope() -> None:
 
 
 def _server_modules() -> dict[str, ast.Module]:
-    return {p.name: ast.parse(p.read_text("utf-8")) for p in sorted(MCP_SERVER.glob("*.py"))}
+    return {
+        p.relative_to(MCP_SERVER).as_posix(): ast.parse(p.read_text("utf-8"))
+        for p in sorted(MCP_SERVER.rglob("*.py"))
+    }
 
 
 def test_only_tools_py_makes_the_servers_tools() -> None:
@@ -247,7 +250,7 @@ def test_tool_and_action_names_are_spelled_only_in_the_catalogue() -> None:
     spelled = {
         (module, node.value)
         for module, tree in _server_modules().items()
-        if module != "catalogue.py"
+        if not module.startswith("catalogue/")
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and node.value in names
     }

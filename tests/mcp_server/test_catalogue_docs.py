@@ -2,7 +2,7 @@
 
 A tool added to the catalogue and not documented, documented and not served, or documented with
 another gate or risk than it is declared with, fails here: a person choosing what to allow reads
-the README, not ``mcp_server/catalogue.py``.
+the README, not ``mcp_server/catalogue/``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ tool whose address, request or typed text the provenance gate would silently ski
 
 from __future__ import annotations
 
-import re
+import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Annotated
 
@@ -39,6 +41,7 @@ def _spec(name: str, arguments: type[catalogue.Arguments]) -> ToolSpec:
         risk=catalogue.Risk.MEDIUM,
         frames=catalogue.FrameOutput.GATED,
         call=Relay(),
+        docs=catalogue.Reference(does="d", args="a", result="r"),
     )
 
 
@@ -132,16 +135,44 @@ def test_declared_texts_reads_lists_mappings_and_leaves_inert_out() -> None:
 NEVER_CARRIES_LINEAGE = {"page_press"}
 
 
+def _lineage_rules() -> dict[str, object]:
+    """The extension gate's LINEAGE_RULES, as the service worker builds it (imported in Node)."""
+    node = shutil.which("node")
+    assert node, "Node.js is required (scripts/setup installs it)"
+    script = (
+        "import(process.argv[1]).then((m) => "
+        "console.log(JSON.stringify(Object.fromEntries(m.LINEAGE_RULES))))"
+    )
+    gate = ROOT / "extension" / "lib" / "provenance-gate.js"
+    proc = subprocess.run(  # noqa: S603 - Node from PATH, the repo's own module
+        [node, "--input-type=module", "-e", script, gate.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rules: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    return rules
+
+
+def test_the_gate_decides_each_address_on_the_argument_the_catalogue_declares() -> None:
+    addressed = {
+        "tab_open": {"address": "url"},
+        "page_navigate": {"address": "url"},
+        "page_fetch": {"address": "url", "request": True},
+    }
+    rules = _lineage_rules()
+    assert {name: rule for name, rule in rules.items() if rule != "handler"} == addressed
+
+
 @pytest.mark.promise("H4-53")
 def test_every_tool_whose_arguments_carry_lineage_has_a_rule_in_the_extensions_gate() -> None:
     """The server attaches lineage to a call of every tool with a gated declaration; the
     extension's gate (one wrapper around every route) must know where to decide each, or it
     refuses the call: held here so a new gated tool cannot be refused by surprise, nor a rule be
     left for a tool that no longer carries lineage."""
-    source = (ROOT / "extension" / "lib" / "provenance-gate.js").read_text()
-    block = source[source.index("export const LINEAGE_RULES") :]
-    block = block[: block.index("]));")]
-    rules = set(re.findall(r'\["([a-z_]+)",', block))
+    rules = set(_lineage_rules())
 
     def gated(spec: ToolSpec) -> bool:
         def walk(model: type[BaseModel]) -> bool:

@@ -1,8 +1,9 @@
 """``tools/list`` is what every MCP client sees: names, titles, descriptions, input and output
 schemas and annotations. ``tools_list.json`` was generated from main's hand-written registrations
-(before the catalogue, ``mcp_server/catalogue.py``, existed); the catalogue-derived registration
-must reproduce it exactly. A deliberate change is made by editing the snapshot in the same commit,
-so the diff shows what every client will see differently."""
+(before the catalogue, ``mcp_server/catalogue/``, existed); the catalogue-derived registration
+must reproduce it exactly. A deliberate change is made by regenerating the snapshot
+(``python -m tabwarden.mcp_server.catalogue.generate --write``) in the same commit, so the diff
+shows what every client will see differently."""
 
 from __future__ import annotations
 

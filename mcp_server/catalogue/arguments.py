@@ -1,0 +1,204 @@
+"""The argument models and field types the tool families share: a tab, an element named one of
+four ways, a frame, and an action's optional ``waitFor`` / ``observe``. Their fields are the
+tools' input schemas; ``wire()`` is what the extension's handler takes. Pure: no I/O."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .vocabulary import BadArguments, Lineage
+
+TabId = Annotated[
+    int, Field(ge=0, description="a tab id from tab_open or tab_list (your own tabs only)")
+]
+
+
+Url = Annotated[
+    str,
+    Field(min_length=1, max_length=8192, description="an absolute http(s) URL"),
+    Lineage.ADDRESS,
+]
+
+
+# Naming an element: read in the page, never sent or typed.
+Ref = Annotated[
+    str | None,
+    Field(description='element ref from page_snapshot, e.g. "@e12" (bound to that document)'),
+    Lineage.INERT,
+]
+
+
+Selector = Annotated[str | None, Field(description="CSS selector"), Lineage.INERT]
+
+
+Text = Annotated[str | None, Field(description="visible text of the element"), Lineage.INERT]
+
+
+XPath = Annotated[str | None, Field(description="XPath expression"), Lineage.INERT]
+
+
+Index = Annotated[int, Field(ge=0, description="which match, 0-based")]
+
+
+Frame = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        le=2**31 - 1,
+        description="a frameId from page_frames: act inside that frame, whose origin is gated on "
+        "its own (default: the top frame)",
+    ),
+]
+
+
+MaxChars = Annotated[int, Field(ge=1, le=5_000_000)]
+
+
+class Model(BaseModel):
+    """Every model of the catalogue: its validator and serializer are built when it is first
+    used (a call's arguments or result, a schema generated), not when this module is imported.
+    ``tabwarden mcp`` publishes its tools' schemas from the schema cache and validates through
+    the SDK's own argument models, so a session builds only the models of the tools it calls
+    (~100 models here; tests/mcp_server/test_catalogue_lazy.py). Behaviour is pydantic's own:
+    deferring changes when the work is done, never what a model accepts or publishes."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Arguments(Model):
+    """A tool's validated arguments; ``wire()`` is the ``args`` object the extension's handler
+    takes (docs/protocol.md, "The page-tool catalogue")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class NoArgs(Arguments):
+    pass
+
+
+class TabArgs(Arguments):
+    tabId: TabId  # noqa: N815 — wire name
+
+
+class FrameArgs(TabArgs):
+    """A tab and, optionally, one of its frames (page_frames)."""
+
+    frame: Frame = None
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class ElementArgs(TabArgs):
+    """An element named by exactly one of ref, selector, text or xpath, plus index; the
+    subclass's own fields travel alongside."""
+
+    TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text", "xpath")
+    #: The element may be left out (the action then applies to the page or the focused node).
+    TARGET_OPTIONAL: ClassVar[bool] = False
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    xpath: XPath = None
+    index: Index = 0
+    frame: Frame = None
+
+    def named(self) -> dict[str, str]:
+        """The ways of naming the element that were given (an empty string is not given)."""
+        given = {key: getattr(self, key) for key in self.TARGET}
+        return {key: value for key, value in given.items() if value}
+
+    def element(self) -> dict[str, Any]:
+        named = self.named()
+        if len(named) != 1:
+            raise BadArguments("name the element by exactly one of ref, selector, text or xpath")
+        return {**named, "index": self.index}
+
+    def own(self) -> dict[str, Any]:
+        """The subclass's own fields (not tabId, not the element; frame only when given)."""
+        own = self.model_dump(mode="json", exclude={"tabId", "index", *self.TARGET})
+        if own.get("frame") is None:
+            own.pop("frame", None)
+        return own
+
+    def wire(self) -> dict[str, Any]:
+        if self.TARGET_OPTIONAL and not self.named():
+            return {"tabId": self.tabId, **self.own()}
+        return {"tabId": self.tabId, **self.element(), **self.own()}
+
+
+WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this many ms")]
+
+
+class WaitFor(Model):
+    """After the action: wait until exactly one of ref, selector or text is visible / absent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    state: Literal["visible", "absent"] = "visible"
+    timeoutMs: WaitMs = 5000  # noqa: N815
+
+
+class Observe(Model):
+    """After the action (and the wait): what the tab shows now, read as page_snapshot and
+    page_text read it; skipped when the tab is not on an approved site."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    snapshot: Annotated[
+        Literal["compact", "full"] | None,
+        Field(description="compact: interactive elements only; full: the whole snapshot"),
+    ] = None
+    text: Annotated[bool, Field(description="the page's visible text (its first 20,000 chars)")] = (
+        False
+    )
+
+
+class Acting(Arguments):
+    """An action's optional aftermath: ``waitFor`` then ``observe`` (the extension checks both
+    before it acts)."""
+
+    waitFor: Annotated[  # noqa: N815
+        WaitFor | None, Field(description="after the action, wait for this (else: timeout)")
+    ] = None
+    observe: Annotated[
+        Observe | None, Field(description="after the action, return what the tab shows now")
+    ] = None
+
+    AFTER: ClassVar[tuple[str, ...]] = ("waitFor", "observe")
+
+    def aftermath(self) -> dict[str, Any]:
+        """The waitFor and observe that were given, without their unset fields."""
+        given = {k: getattr(self, k) for k in self.AFTER}
+        return {k: v.model_dump(mode="json", exclude_none=True) for k, v in given.items() if v}
+
+    def wire(self) -> dict[str, Any]:
+        base = {k: v for k, v in super().wire().items() if k not in self.AFTER}
+        return {**base, **self.aftermath()}
+
+
+class ElementName(Model):
+    """An element named by exactly one of ref, selector, text or xpath (a scroll container)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    xpath: XPath = None
+    index: Index = 0
+
+    def wire(self) -> dict[str, Any]:
+        named = {k: v for k in ElementArgs.TARGET if (v := getattr(self, k))}
+        if len(named) != 1:
+            raise BadArguments("name the container by exactly one of ref, selector, text or xpath")
+        return {**named, "index": self.index}

@@ -1,0 +1,168 @@
+"""The capture family: the tools whose extension half is ``extension/handlers/capture.js``,
+each with its arguments, result and declaration side by side. Pure declarations: no I/O."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .arguments import Model, TabArgs
+from .results import _omitted_unless_set
+from .vocabulary import READ, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
+
+CaptureLimit = Annotated[
+    int, Field(ge=1, le=200, description="at most this many entries, the newest (oldest first)")
+]
+
+
+CaptureClear = Annotated[
+    bool, Field(description="empty this tab's recorded entries after answering")
+]
+
+
+class ConsoleArgs(TabArgs):
+    level: Literal["error", "warning", "all"] = "all"
+    limit: CaptureLimit = 50
+    clear: CaptureClear = False
+
+
+class ConsoleEntry(Model):
+    ts: int = Field(description="when the page logged it (ms since the epoch)")
+    level: str = Field(description="error or warning")
+    text: str = Field(description="masked: card-like numbers, tokens, secret-named values")
+    source: str = Field(description="console (console.error/warn/assert), exception (uncaught), "
+                        "or browser (Chrome's own message about the page)")  # fmt: skip
+    origin: str = Field(description="the origin of the document that logged it (approved)")
+
+
+class ConsoleOut(Model):
+    enabled: bool = Field(description="false while policy consoleCapture is off: nothing recorded")
+    entries: list[ConsoleEntry]
+    withheld: int = Field(description="entries from origins the policy does not approve (left out)")
+    more: int = Field(description="older shown-able entries beyond limit")
+    hint: str | None = _omitted_unless_set("what to do while capture is off")
+
+
+PAGE_CONSOLE = ToolSpec(
+    name="page_console",
+    title="Read a tab's console errors",
+    description="Console errors and warnings and uncaught exceptions of one of your tabs "
+    "since capture began (oldest first; level, limit, clear), masked, from approved origins "
+    "only (others counted as withheld). Recorded only while the signed policy enables "
+    "consoleCapture; otherwise enabled: false.",
+    arguments=ConsoleArgs,
+    result=ConsoleOut,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.MEDIUM,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "console errors and warnings and uncaught exceptions of a tab since capture began "
+            "(`level`, `limit`, `clear`), **masked** (card numbers, tokens, secret-named values), "
+            "only from **approved origins** (the rest counted as `withheld`); recorded only while "
+            "policy `consoleCapture` is on (**a widening**: `tabwarden policy set "
+            "consoleCapture=true`; turning it off is free and drops what was recorded at once), "
+            "otherwise `enabled: false`"
+        ),
+        args=(
+            "`tabId`, `level?` (`error` \\| `warning` \\| `all`), `limit?` (1–200, default 50), "
+            "`clear?`"
+        ),
+        result=(
+            "`{enabled, entries: [{ts, level, text (masked), source: "
+            "console\\|exception\\|browser, origin}], withheld, more, hint?}` (oldest first; "
+            "`enabled: false` and nothing while `consoleCapture` is off)"
+        ),
+        guard=(
+            "recorded only under `consoleCapture` (off drops every buffer when the extension next "
+            "sees the policy); entries of unapproved origins withheld (counted)"
+        ),
+    ),
+)
+
+
+class NetworkArgs(TabArgs):
+    url: Annotated[
+        str | None,
+        Field(min_length=1, max_length=2048, description="only responses whose URL contains this"),
+        Lineage.INERT,
+    ] = None
+    limit: CaptureLimit = 20
+    clear: CaptureClear = False
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class NetworkEntry(Model):
+    """One response: never a request or response header, a cookie or an auth value."""
+
+    ts: int = Field(description="when the request was sent (ms since the epoch)")
+    method: str
+    url: str = Field(description="secret-looking query values masked; no fragment, no userinfo")
+    status: int = Field(description="HTTP status (0: no response)")
+    type: str = Field(description="XHR or Fetch")
+    mimeType: str  # noqa: N815
+    size: int = Field(description="body bytes received")
+    origin: str = Field(description="the origin of the document that made the request")
+    body: str | None = _omitted_unless_set("the text body (masked), when kept")
+    bodyOmitted: str | None = _omitted_unless_set(  # noqa: N815
+        "why there is no body: too_large, budget, binary, origin (the URL's site is not "
+        "approved) or unavailable"
+    )
+    failed: str | None = _omitted_unless_set("why the request failed (Chrome's net error)")
+
+
+class NetworkOut(Model):
+    enabled: bool = Field(description="false while policy networkCapture is off: nothing recorded")
+    entries: list[NetworkEntry]
+    withheld: int = Field(description="responses for documents of unapproved origins (left out)")
+    more: int = Field(description="older shown-able entries beyond limit")
+    hint: str | None = _omitted_unless_set("what to do while capture is off")
+
+
+PAGE_NETWORK = ToolSpec(
+    name="page_network",
+    title="Read a tab's XHR/fetch responses",
+    description="Recent XHR/fetch responses of one of your tabs: method, URL (secret query "
+    "values masked), status, type, size and the text body up to 256 KB (else bodyOmitted "
+    "and why); never a header or a cookie. url filters by substring. Recorded only while "
+    "the signed policy enables networkCapture; otherwise enabled: false.",
+    arguments=NetworkArgs,
+    result=NetworkOut,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.MEDIUM,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "recent XHR/fetch responses of a tab: method, URL (secret query values masked), "
+            "status, type, size and the text body up to 256 KB (else `bodyOmitted`: `too_large`, "
+            "`budget`, `binary`, `origin`); **never a request header, a cookie or an auth value**; "
+            "`url` substring filter, `limit`; documents of unapproved origins withheld; recorded "
+            "only while policy `networkCapture` is on (**a widening**; off is free and drops "
+            "everything at once), otherwise `enabled: false`"
+        ),
+        args="`tabId`, `url?` (substring), `limit?` (1–200, default 50), `clear?`",
+        result=(
+            "`{enabled, entries: [{ts, method, url (masked), status, type, mimeType, size, origin, "
+            "body? (masked) \\| bodyOmitted: too_large\\|budget\\|binary\\|origin\\|unavailable, "
+            "failed?}], withheld, more, hint?}` (never a header or cookie)"
+        ),
+        guard=(
+            "recorded only under `networkCapture`; documents of unapproved origins withheld; a "
+            "body only when its URL's origin is approved"
+        ),
+    ),
+)
+
+
+#: This family's tools, in the order they are listed.
+TOOLS: tuple[ToolSpec, ...] = (
+    PAGE_CONSOLE,
+    PAGE_NETWORK,
+)

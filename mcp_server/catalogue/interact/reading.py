@@ -1,0 +1,286 @@
+"""The interact family's reads: the accessibility snapshot, finding elements, an element's
+state, waiting for one and for the page to settle. Pure declarations: no I/O."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..arguments import (
+    ElementArgs,
+    Frame,
+    FrameArgs,
+    Model,
+    Selector,
+    TabArgs,
+    Text,
+)
+from ..results import Done, Snapshot
+from ..vocabulary import (
+    READ,
+    RELAY,
+    BadArguments,
+    FrameOutput,
+    Gate,
+    Lineage,
+    Reference,
+    Risk,
+    ToolSpec,
+)
+
+
+class SnapshotArgs(FrameArgs):
+    mode: Annotated[
+        Literal["auto", "a11y", "dom"],
+        Field(
+            description="auto: Chrome's accessibility tree, merged with the DOM walk when the "
+            "tree has under half the walk's interactive elements, the walk alone when the tree "
+            "cannot be read; a11y: the tree only; dom: the DOM walk only"
+        ),
+    ] = "auto"
+    compact: Annotated[bool, Field(description="interactive elements only")] = False
+    ref: Annotated[
+        str | None,
+        Field(description="scope: only this element and what it contains (a ref)"),
+        Lineage.INERT,
+    ] = None
+    selector: Annotated[
+        str | None,
+        Field(description="scope: the first element matching this CSS selector"),
+        Lineage.INERT,
+    ] = None
+    maxNodes: Annotated[  # noqa: N815
+        int, Field(ge=1, le=5000, description="list at most this many elements (truncated)")
+    ] = 1000
+
+    def wire(self) -> dict[str, Any]:
+        if self.ref and self.selector:
+            raise BadArguments("scope the snapshot by ref or by selector, not both")
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+PAGE_SNAPSHOT = ToolSpec(
+    name="page_snapshot",
+    title="Snapshot a page",
+    description="The elements of one of your tabs from Chrome's accessibility tree (roles, "
+    "names, heading levels and states as Chrome computes them; hidden nodes left out), with "
+    "refs (@eN) to address them; compact for interactive elements only, scope by ref or "
+    "selector, at most maxNodes. An element keeps its ref across snapshots of the same "
+    "document and a ref never names another element; after a navigation old refs answer "
+    "bad_ref: snapshot again. Password values never appear.",
+    arguments=SnapshotArgs,
+    result=Snapshot,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.MEDIUM,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "the elements from Chrome's **accessibility tree** (roles, names, heading levels, "
+            "states; hidden nodes left out) with stable refs; `mode` auto / a11y / dom, `compact` "
+            "(interactive only), scope by `ref` or `selector`, `maxNodes`; password values never "
+            "included"
+        ),
+        args=(
+            "`tabId`, `mode?` (`auto` \\| `a11y` \\| `dom`), `compact?`, `ref?` \\| `selector?` "
+            "(scope), `maxNodes?` (1–5000, default 1000)"
+        ),
+        result=(
+            "`{url, title, snapshot: [{ref, role, name, tag, value?, level?, states?, depth?, "
+            "source?}], truncated, mode, fallback?}`"
+        ),
+        guard="— (password values never; names masked; ignored/hidden AX nodes left out)",
+    ),
+)
+
+
+class FindArgs(TabArgs):
+    role: Annotated[
+        str | None,
+        Field(max_length=2000, description='a role as Chrome computes it, e.g. "button"'),
+        Lineage.INERT,
+    ] = None
+    name: Annotated[
+        str | None,
+        Field(max_length=2000, description="the accessible name (any case)"),
+        Lineage.INERT,
+    ] = None
+    exact: Annotated[
+        bool, Field(description="the whole name only (else exact, then prefix, then substring)")
+    ] = False
+    limit: Annotated[int, Field(ge=1, le=50, description="at most this many matches")] = 10
+    frame: Frame = None
+
+    def wire(self) -> dict[str, Any]:
+        if not (self.role or self.name):
+            raise BadArguments("give a role, a name or both")
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class FoundItem(Model):
+    ref: str
+    role: str
+    name: str
+    tag: str
+    visible: bool
+
+
+class Found(Model):
+    url: str
+    matches: list[FoundItem]
+    total: int = Field(description="how many elements matched (at most limit are listed)")
+    mode: Literal["a11y", "dom", "a11y+dom"]
+
+
+PAGE_FIND = ToolSpec(
+    name="page_find",
+    title="Find elements by role and name",
+    description="Elements of one of your tabs by role and/or accessible name, ranked: exact "
+    "names first, then prefixes, then substrings (exact: only whole names); visible ones "
+    "first. Answers refs to act on, at most limit (50).",
+    arguments=FindArgs,
+    result=Found,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.MEDIUM,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "elements by role and/or accessible name, ranked (exact, prefix, substring; visible "
+            "first), at most 50 refs"
+        ),
+        args="`tabId`, `role?`, `name?` (at least one), `exact?`, `limit?` (1–50, default 10)",
+        result="`{url, matches: [{ref, role, name, tag, visible}], total, mode}`",
+        guard="as `page_snapshot`",
+    ),
+)
+
+
+class Box(Model):
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class ElementState(Model):
+    model_config = {"extra": "allow"}
+    exists: bool = True
+    reason: str | None = Field(default=None, description="why the element is not there")
+    tag: str | None = None
+    box: Box | None = Field(default=None, description="border box, viewport CSS pixels")
+    inViewport: bool | None = None  # noqa: N815
+
+
+PAGE_GET_STATE = ToolSpec(
+    name="page_get_state",
+    title="Read an element's state",
+    description="Tag, type, value, checked, disabled, visible, text, box (viewport CSS "
+    "pixels) and inViewport of one element (a password field's value is never returned); "
+    "{exists: false, reason} when it is not there (no match, or a stale ref).",
+    arguments=ElementArgs,
+    result=ElementState,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.LOW,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "one element's state, its `box` and `inViewport`; `{exists: false, reason}` when it is "
+            "not there; a password's value is never returned"
+        ),
+        args="`tabId`, element",
+        result=(
+            "`{exists: true, tag, type, value?, checked?, disabled, visible, text, box: {x, y, "
+            "width, height}, inViewport}`, or `{exists: false, reason}` (no match, stale ref)"
+        ),
+        guard="password value never returned",
+    ),
+)
+
+
+class WaitForArgs(TabArgs):
+    selector: Selector = None
+    text: Text = None
+    state: Annotated[str, Lineage.INERT] = "visible"
+    timeoutMs: Annotated[int, Field(ge=0, le=60_000)] = 10_000  # noqa: N815
+    frame: Frame = None
+
+    def wire(self) -> dict[str, Any]:
+        named = {k: v for k, v in (("selector", self.selector), ("text", self.text)) if v}
+        framed = {"frame": self.frame} if self.frame is not None else {}
+        wait = {"state": self.state, "timeoutMs": self.timeoutMs}
+        return {"tabId": self.tabId, **wait, **named, **framed}
+
+
+PAGE_WAIT_FOR = ToolSpec(
+    name="page_wait_for",
+    title="Wait for an element",
+    description='Wait until a selector or text is "visible" or "absent"; answers timeout '
+    "otherwise.",
+    arguments=WaitForArgs,
+    result=Done,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.NONE,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does="wait for a selector/text to be visible or absent",
+        args="`tabId`, `selector?|text?`, `state`, `timeoutMs`",
+        result="`{matched: bool}` (timeout → error `timeout`)",
+    ),
+)
+
+
+class SettleArgs(TabArgs):
+    stableMs: Annotated[  # noqa: N815
+        int, Field(ge=0, le=120_000, description="quiet (no DOM change) for this long")
+    ] = 500
+    timeoutMs: Annotated[  # noqa: N815
+        int, Field(ge=0, le=120_000, description="give up after this many ms")
+    ] = 10_000
+
+
+class Settled(Model):
+    settled: bool = Field(description="false: still changing when timeoutMs ran out")
+    waitedMs: int = Field(description="how long it waited")  # noqa: N815
+    quietMs: int = Field(description="how long the document had been quiet at the end")  # noqa: N815
+
+
+PAGE_SETTLE = ToolSpec(
+    name="page_settle",
+    title="Wait for the page to settle",
+    description="Wait until one of your tabs is quiet: loaded, no navigation in progress and "
+    "no DOM change for stableMs (at most timeoutMs); says whether it settled and how long "
+    "it waited.",
+    arguments=SettleArgs,
+    result=Settled,
+    annotations=READ,
+    gate=Gate.ORIGIN,
+    risk=Risk.NONE,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "wait until the page is quiet (loaded, no DOM change for `stableMs`), bounded by "
+            "`timeoutMs`"
+        ),
+        args="`tabId`, `stableMs?` (500), `timeoutMs?` (10000)",
+        result="`{settled, waitedMs, quietMs}`",
+    ),
+)
+
+
+#: These tools, in the order they are listed.
+TOOLS: tuple[ToolSpec, ...] = (
+    PAGE_SNAPSHOT,
+    PAGE_FIND,
+    PAGE_GET_STATE,
+    PAGE_WAIT_FOR,
+    PAGE_SETTLE,
+)

@@ -1,0 +1,106 @@
+"""The tools answered in this process, never relayed: ``bridge_status`` and ``browser_list``."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .arguments import Model, NoArgs
+from .vocabulary import LOCAL_READ, FrameOutput, Gate, Local, Reference, Risk, ToolSpec
+
+
+class BridgeStatusOut(Model):
+    hostReachable: bool  # noqa: N815
+    extensionConnected: bool  # noqa: N815
+    protocolVersion: int | None  # noqa: N815
+    browser: str | None
+    socket: str | None
+    lastHandshakeError: str | None  # noqa: N815
+    # How the extension was last seen (the host's last-seen record, tabwarden/away.py): wording.
+    connectedSince: float | None = None  # noqa: N815 — Unix seconds
+    lastDisconnectAt: float | None = None  # noqa: N815
+    lastDisconnectReason: str | None = None  # noqa: N815
+    extensionAway: bool = False  # noqa: N815 — reconnecting by itself
+    expectedBackWithinS: int | None = None  # noqa: N815
+    # This session's own calls (tools.CallLog): names and outcomes, never arguments.
+    killed: bool = Field(
+        default=False, description="the kill switch is engaged: every other tool is refused"
+    )
+    recent: list[RecentCall] = Field(
+        default_factory=list, description="this session's last calls, newest last"
+    )
+    lastError: LastError | None = Field(  # noqa: N815
+        default=None, description="this session's last failed call"
+    )
+
+
+class RecentCall(Model):
+    tool: str
+    ok: bool
+    ms: int = Field(description="how long the call took, in milliseconds")
+    code: str | None = Field(description="the error code when it failed")
+
+
+class LastError(Model):
+    tool: str
+    code: str
+    at: float = Field(description="when, in Unix seconds")
+
+
+BRIDGE_STATUS = ToolSpec(
+    name="bridge_status",
+    title="Bridge status",
+    description="Answered locally, without a browser round trip: is a tabwarden host "
+    "reachable, is the extension connected (and since when), the protocol version, the last "
+    "handshake error, the last disconnect and its reason, and, while the extension is away, "
+    "when it is expected back; this session's recent calls (tool, ok, ms, code) and last "
+    "error. Answers while the kill switch is engaged, saying so (killed).",
+    arguments=NoArgs,
+    result=BridgeStatusOut,
+    annotations=LOCAL_READ,
+    gate=Gate.LOCAL,
+    risk=Risk.NONE,
+    frames=FrameOutput.NONE,
+    call=Local.BRIDGE_STATUS,
+    docs=Reference(
+        does=(
+            "host reachable, extension connected (since when), protocol, last handshake error, "
+            "last disconnect and reason, away and expected back within N s; this session's last 20 "
+            "calls (`{tool, ok, ms, code}`, never arguments) and `lastError`; answers **while "
+            "killed**, saying so (`killed: true`; every other tool is refused)"
+        ),
+    ),
+)
+
+
+class BrowserEntry(Model):
+    label: str
+    current: bool
+
+
+class BrowserList(Model):
+    browsers: list[BrowserEntry]
+
+
+BROWSER_LIST = ToolSpec(
+    name="browser_list",
+    title="List connected browsers",
+    description="The browsers with a running tabwarden host (one per browser label), and "
+    "which one this session uses. Answered locally.",
+    arguments=NoArgs,
+    result=BrowserList,
+    annotations=LOCAL_READ,
+    gate=Gate.LOCAL,
+    risk=Risk.NONE,
+    frames=FrameOutput.NONE,
+    call=Local.LIVE_BROWSERS,
+    docs=Reference(
+        does="browsers with a running host, and which one this session uses",
+    ),
+)
+
+
+#: This family's tools, in the order they are listed.
+TOOLS: tuple[ToolSpec, ...] = (
+    BRIDGE_STATUS,
+    BROWSER_LIST,
+)
