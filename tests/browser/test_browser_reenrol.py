@@ -1,9 +1,10 @@
 """Re-enrolling a browser for real after `revoke browser` (issue 10): Chromium's options page
 enrols a virtual authenticator, the person revokes the browser (the authenticator is lost —
-removed from Chrome), the options page then shows software confirmation, and the code
-``pair --browser chromium`` issues (the same trust operation, run here in-process with the
-terminal's proof) enrols a new authenticator through the real host. The host key, the paired
-client and the MCP tools carry on throughout."""
+removed from Chrome), the options page then shows software confirmation. It was the only
+authenticator, so ``pair --browser chromium`` with the phrase alone is refused (the record
+stays latched); the code that command issues once another authenticator's tap approves it
+(written here as the store writes it) enrols a new authenticator through the real host. The
+host key, the paired client and the MCP tools carry on throughout."""
 
 from __future__ import annotations
 
@@ -82,9 +83,23 @@ def test_a_revoked_browser_re_enrols_a_new_authenticator_from_the_options_page(
             text = await _enrolled_text(page, "no")
             assert "software confirmation" in text and "pair --browser" in text
 
-            # `pair --browser chromium`: the terminal's proof, a code bound to this browser.
+            # `pair --browser chromium` with the phrase alone: refused, it was the only
+            # authenticator and the record stays latched (a same-user program can type a phrase).
             phrase = TerminalPhrase(action="pair --browser")
-            operations.reissue_browser_code(ctx, phrase, "chromium", NEW_CODE, int(time.time()))
+            before = (config / "trust.json").read_bytes()
+            with pytest.raises(operations.SecondFactorLost):
+                operations.reissue_browser_code(ctx, phrase, "chromium", NEW_CODE, int(time.time()))
+            assert (config / "trust.json").read_bytes() == before
+            # What `pair --browser chromium` writes once a tap on another enrolled authenticator
+            # approves it (tests/browser/test_terminal_taps.py): a code bound to this browser.
+            key = host_key_store(config, "file").load()
+            assert key is not None
+            store.set_pairing_code(
+                config / "trust.json",
+                hashlib.sha256(NEW_CODE.encode()).hexdigest(),
+                int(time.time()) + 600,
+                bind=(key, "chromium"),
+            )
             await add_authenticator(context, page)
             await pair_options_page(page, NEW_CODE)
             assert (await options_status(page, "paired")).startswith("paired with chromium")
