@@ -77,6 +77,7 @@ HOST_ALREADY_RUNNING: Final = "host_already_running"
 KEYSTORE_ERROR: Final = "keystore_error"
 HOST_KEY_EXISTS: Final = "host_key_exists"
 SPAWNER_LIST_UNSAFE: Final = "spawner_list_unsafe"
+SECOND_FACTOR_LOST: Final = "second_factor_lost"
 
 #: The numbered codes, in table order.
 WIRE_CODES: Final = (
@@ -147,4 +148,5 @@ CLI_ONLY_CODES: Final = (
     KEYSTORE_ERROR,
     HOST_KEY_EXISTS,
     SPAWNER_LIST_UNSAFE,
+    SECOND_FACTOR_LOST,
 )

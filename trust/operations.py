@@ -19,14 +19,18 @@ The two-factor rule (``_take_proof``, for every grant): while any browser in the
 enrolled credential, a ``TerminalPhrase`` alone is refused (``SecondFactorRequired``, audited,
 nothing written) — a same-user program can open its own pty and type a phrase, it cannot touch
 the security key. A record that cannot be read refuses the phrase alone too (fail closed). With
-no authenticator enrolled (window-only pairings) the phrase alone remains the proof.
+no authenticator ever enrolled under this host key (window-only pairings) the phrase alone
+remains the proof. Once one was, the record is latched (its signed ``twoFactor``, mirrored in the
+seal): revoking every authenticator (``revoke`` is free) does not bring the phrase alone back —
+it is refused (``SecondFactorLost``) until ``pair --reset`` writes a new, unlatched record.
 
 ``pair_host`` is outside the rule, ``reset`` included, because a reset is a narrowing: it drops
 every grant (clients, browsers, their authenticators, baselines) and re-signs none, keeps an
 engaged kill switch, and its new key is refused by every browser that paired before (each pinned
 the old one) until the person pairs that browser again at its options page. A tap could not guard
 it anyway: it is the way out of a record that cannot be read or is refused, which a tap is
-verified against, and ``revoke`` (free) already removes an authenticator.
+verified against. It is also the one way to clear the two-factor latch: it leaves nothing to
+widen from.
 
 Removing power (kill, restrict, revoke, a narrowing rollback) takes no proof and no key.
 
@@ -53,12 +57,18 @@ from tabwarden.protocol.codes import (
     NOT_PAIRED,
     PRESENCE_REFUSED,
     PRESENCE_REQUIRED,
+    SECOND_FACTOR_LOST,
 )
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
 from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
-from tabwarden.trust.record_file import raise_floor, seal_first_record, seal_verdict
+from tabwarden.trust.record_file import (
+    raise_floor,
+    seal_first_record,
+    seal_verdict,
+    sealed_two_factor,
+)
 from tabwarden.trust.verify import Effective
 
 if TYPE_CHECKING:
@@ -77,6 +87,7 @@ __all__ = [
     "Killed",
     "NotPaired",
     "Proof",
+    "SecondFactorLost",
     "SecondFactorRequired",
     "TapRequired",
     "TerminalAndTap",
@@ -106,6 +117,7 @@ __all__ = [
     "revoke",
     "rollback",
     "tampering",
+    "two_factor_latched",
     "widen",
     "witness_epoch",
 ]
@@ -138,7 +150,8 @@ class BrowserEnrolled(AlreadyPaired):
 #: What ``pair --browser`` says for a label that is enrolled (``BrowserEnrolled``).
 ENROLLED_HINT = (
     "Lost its authenticator? `tabwarden revoke browser LABEL` first (free), then "
-    "`tabwarden pair --browser LABEL`. To add another authenticator, approve it with the "
+    "`tabwarden pair --browser LABEL` with a tap on another enrolled authenticator (if it was "
+    "your only one: `tabwarden pair --reset`). To add another authenticator, approve it with the "
     "enrolled one from the options page."
 )
 
@@ -160,6 +173,22 @@ class SecondFactorRequired(TabwardenError):
     """An authenticator is enrolled: the phrase alone does not grant, a tap on it is needed too."""
 
     code = PRESENCE_REQUIRED
+
+
+#: What ``SecondFactorLost`` tells the person to do.
+SECOND_FACTOR_LOST_HINT = (
+    "Every authenticator enrolled under this host key was revoked. Run `tabwarden pair --reset` "
+    "(it drops every pairing and grant), then pair your browsers and clients again."
+)
+
+
+class SecondFactorLost(TabwardenError):
+    """The record is latched (an authenticator was enrolled) and none is left: the phrase alone
+    never grants again; ``pair --reset`` starts a new record."""
+
+    code = SECOND_FACTOR_LOST
+    exit_status = 1
+    hint = SECOND_FACTOR_LOST_HINT
 
 
 class GrantRefused(TabwardenError):
@@ -350,12 +379,25 @@ def authenticators_enrolled(ctx: TrustContext, key: HostKey, now: int) -> bool:
     return bool(enrolled_credentials(ctx, key, now))
 
 
+def two_factor_latched(ctx: TrustContext) -> bool:
+    """Whether the record on disk says an authenticator was enrolled under this host key (its
+    ``twoFactor`` latch; set on the first enrolment, dropped only by ``pair --reset``).
+    ``TrustUnreadable`` when there is no record or it cannot be read."""
+    from tabwarden.trust.record_file import load
+
+    doc = load(ctx.trust_path, expect_paired=True)
+    if doc is None:
+        raise TrustUnreadable("the trust record is missing")
+    return doc.two_factor is not None
+
+
 def _check_factors(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, event: str) -> None:
     """The two-factor rule (module docstring): refuses, audited, before anything is written."""
     if not isinstance(proof, TerminalPhrase):
         return
     try:
         needs_tap = authenticators_enrolled(ctx, key, now)
+        latched = two_factor_latched(ctx) or sealed_two_factor(ctx.trust_path)
     except Exception as exc:  # fail closed: a record we cannot judge grants nothing
         _audit(ctx, event, "refused", path=proof.path, reason="record unreadable")
         raise TrustUnreadable("the trust record cannot be read; nothing was changed") from exc
@@ -365,6 +407,12 @@ def _check_factors(ctx: TrustContext, key: HostKey, proof: Proof, now: int, *, e
             "an authenticator is enrolled: the phrase alone does not grant this, a tap on "
             "the security key is needed too; nothing was changed",
             hint=SECOND_FACTOR_HINT,
+        )
+    if latched:
+        _audit(ctx, event, "refused", path=proof.path, reason="authenticator was enrolled")
+        raise SecondFactorLost(
+            "an authenticator was enrolled under this host key and none is left (revoked): the "
+            "phrase alone never grants again; nothing was changed"
         )
 
 

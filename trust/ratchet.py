@@ -143,6 +143,9 @@ class Seal:
     highest_epoch: int
     kill_serial: int
     pending: SealedRecord | None = None
+    #: The sealed record is latched (``twoFactor``): a record accepted after tampering is held
+    #: to it, so deleting the latch from the file and then accepting the file does not unlatch.
+    two_factor: bool = False
 
     def __post_init__(self) -> None:
         for name in ("highest_epoch", "kill_serial"):
@@ -160,6 +163,8 @@ class Seal:
             "killSerial": self.kill_serial,
             "pending": None if self.pending is None else self.pending.to_json(),
         }
+        if self.two_factor:  # written only when set: seals from before it read unchanged
+            doc["twoFactor"] = True
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("ascii")
 
     def settled(self) -> Seal:
@@ -183,7 +188,7 @@ def parse_seal(raw: bytes) -> Seal:
         if len(raw) > MAX_SEAL_BYTES:
             raise ValueError("too large")
         doc = json.loads(raw.decode("ascii"))
-        if not isinstance(doc, dict) or set(doc) != {
+        if not isinstance(doc, dict) or set(doc) - {"twoFactor"} != {
             "version",
             "record",
             "highestEpoch",
@@ -191,6 +196,8 @@ def parse_seal(raw: bytes) -> Seal:
             "pending",
         }:
             raise ValueError("unexpected fields")
+        if "twoFactor" in doc and doc["twoFactor"] is not True:
+            raise ValueError("twoFactor is true or absent")
         if doc["version"] != SEAL_VERSION or type(doc["version"]) is not int:
             raise ValueError("unknown version")
         pending = None if doc["pending"] is None else _record(doc["pending"])
@@ -199,6 +206,7 @@ def parse_seal(raw: bytes) -> Seal:
             highest_epoch=doc["highestEpoch"],
             kill_serial=doc["killSerial"],
             pending=pending,
+            two_factor="twoFactor" in doc,
         )
     except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
         reason = type(exc).__name__
@@ -363,6 +371,7 @@ def next_seal(
         highest_epoch=highest,
         kill_serial=kill_level(new),
         pending=replacing,
+        two_factor=new.two_factor is not None,
     )
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Restriction",
     "Revocation",
     "TrustDocument",
+    "TwoFactorLatch",
     "TrustUnreadable",
     "empty_document",
     "parse",
@@ -305,6 +306,27 @@ class CodeBinding:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TwoFactorLatch:
+    """An authenticator was enrolled under this host key (a grant, signed when the first
+    credential was enrolled). While it is in the record the phrase typed at a terminal never
+    grants alone again, even after every authenticator was revoked; only ``pair --reset`` (a new
+    record) drops it. A record without it (written before it existed) is not latched."""
+
+    epoch: int
+    kill_serial: int
+    sig: str
+    kind: str = field(default="twoFactor", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "epoch": self.epoch,
+            "killSerial": self.kill_serial,
+            "sig": self.sig,
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PairingCode:
     """The one-time pairing code, stored only as its SHA-256 (hex); ``binding`` (signed), when
     set, names the only browser label it may pair."""
@@ -343,9 +365,10 @@ class TrustDocument:
     policy: PolicySection = PolicySection()
     revocations: tuple[Revocation, ...] = ()
     pairing_code: PairingCode | None = None
+    two_factor: TwoFactorLatch | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "version": self.version,
             "epoch": self.epoch,
             "hostKey": self.host_key.to_json(),
@@ -357,6 +380,9 @@ class TrustDocument:
             "revocations": [r.to_json() for r in self.revocations],
             "pairingCode": None if self.pairing_code is None else self.pairing_code.to_json(),
         }
+        if self.two_factor is not None:  # written only once latched: older records unchanged
+            out["twoFactor"] = self.two_factor.to_json()
+        return out
 
     def with_(self, **changes: Any) -> TrustDocument:
         """``dataclasses.replace`` spelled as a method (documents are immutable)."""
@@ -605,6 +631,16 @@ def _code_binding(value: Any, where: str) -> CodeBinding:
     )
 
 
+def _two_factor(value: Any, where: str) -> TwoFactorLatch:
+    o = _obj(value, where, _GRANT)
+    _kind(o, where, "twoFactor")
+    return TwoFactorLatch(
+        epoch=_int(o["epoch"], f"{where}.epoch"),
+        kill_serial=_int(o["killSerial"], f"{where}.killSerial"),
+        sig=_str(o["sig"], f"{where}.sig", 256),
+    )
+
+
 def _revocation(value: Any, where: str) -> Revocation:
     o = _obj(value, where, ("kind", "label", "at"), ("epoch",))
     return Revocation(
@@ -637,6 +673,7 @@ def _document(top: Any) -> TrustDocument:
             "revocations",
             "pairingCode",
         ),
+        ("twoFactor",),
     )
     hk = _obj(o["hostKey"], "hostKey", ("public", "fingerprint", "store"))
     kill = _obj(o["kill"], "kill", ("serial", "events"))
@@ -676,6 +713,7 @@ def _document(top: Any) -> TrustDocument:
         ),
         revocations=_list(o["revocations"], "revocations", _revocation),
         pairing_code=pairing,
+        two_factor=_two_factor(o["twoFactor"], "twoFactor") if "twoFactor" in o else None,
     )
 
 

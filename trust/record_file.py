@@ -254,6 +254,21 @@ def seal_verdict(path: Path | str) -> Tamper | None:
         return judge(found.raw, found.doc.epoch, keeper.load(found.doc), paired=True)
 
 
+def sealed_two_factor(path: Path | str) -> bool:
+    """Whether the seal vouches for a latched record (``twoFactor``): the record tabwarden last
+    wrote was latched, whatever the file on disk says now. Fails closed (True) when there is a
+    seal that cannot be read."""
+    path = Path(path)
+    keeper = SealKeeper(path.parent)
+    try:
+        with _locked(path) as directory:
+            found = _read_at(directory, path)
+            seal = keeper.any_seal() if found is None else keeper.load(found.doc)
+    except TrustUnreadable:
+        return True
+    return seal is not None and seal.two_factor
+
+
 def raise_floor(path: Path | str, epoch: int) -> int | None:
     """Raise the seal's highest epoch to ``epoch`` (a trusted party saw that epoch); the epoch of
     the record on disk (None when it is missing). Writes nothing else."""

@@ -49,6 +49,7 @@ from tabwarden.trust.record import (
     Revocation,
     TrustDocument,
     TrustUnreadable,
+    TwoFactorLatch,
     empty_document,
 )
 from tabwarden.trust.record_file import update
@@ -377,9 +378,18 @@ def _with_browser(
         kill_serial=signed["killSerial"],
         sig=signed["sig"],
     )
+    latch = doc.two_factor
+    if credentials and latch is None:  # the first authenticator under this key: latch for good
+        sealed = sign_grant(
+            key, {"kind": "twoFactor"}, epoch=doc.epoch + 1, kill_serial=kill_serial
+        )
+        latch = TwoFactorLatch(
+            epoch=sealed["epoch"], kill_serial=sealed["killSerial"], sig=sealed["sig"]
+        )
     return doc.with_(
         browsers=(*(b for b in doc.browsers if b.label != label), record),
         revocations=_outlived(doc, "browser", label),
+        two_factor=latch,
     )
 
 

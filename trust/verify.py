@@ -85,6 +85,9 @@ class Effective:
     #: True once any MCP client was ever paired or revoked: from then on only paired clients are
     #: served, so revoking the last client never falls back to the unpinned posture.
     clients_pinned: bool = False
+    #: True once an authenticator was enrolled under this host key (``twoFactor`` in the record,
+    #: validly signed): the phrase typed at a terminal never grants alone again.
+    two_factor: bool = False
 
     @classmethod
     def deny_all(cls, reason: str) -> Effective:
@@ -177,6 +180,10 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
             clients_pinned=True,
         )
 
+    if doc.two_factor is not None and not grant_is_valid(public, doc.two_factor.to_json()):
+        # Only a forger writes a latch that does not verify: refuse the record (fail closed).
+        return Effective.deny_all("twoFactor: signature does not verify (tampering)")
+
     signed: set[int] = set()  # id() of grants whose signature verifies
     usable: set[int] = set()  # ... and that are not from a later epoch than the document
     for where, grant in _all_grants(doc):
@@ -259,4 +266,5 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
         epoch=doc.epoch,
         ignored=tuple(ignored),
         kill_serial=floor,
+        two_factor=doc.two_factor is not None,
     )

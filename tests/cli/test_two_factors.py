@@ -165,3 +165,66 @@ def test_pair_reset_at_a_programs_own_pty_takes_the_phrase_alone_and_widens_noth
     assert paired.json("clients", "--json")["paired"] == []
     [entry] = [e for e in paired.json_list("audit", "--json") if e.get("reset") is True]
     assert (entry["event"], entry["decision"], entry["path"]) == ("pair", "granted", "terminal")
+
+
+LATCHED: list[tuple[str, Callable[[World], object], tuple[str, ...], str, str]] = [
+    a for a in ATTEMPTS if a[0] != "pair --browser"
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "setup", "args", "phrase", "event"), LATCHED, ids=[a[0] for a in LATCHED]
+)
+def test_revoking_the_enrolled_browser_does_not_bring_the_phrase_alone_back(
+    paired: World,
+    name: str,
+    setup: Callable[[World], object],
+    args: tuple[str, ...],
+    phrase: str,
+    event: str,
+) -> None:
+    """The attacker's way round the rule: `revoke browser` is free and removes the only
+    authenticator; a window-only browser stays paired for it to use. The record remembers that
+    an authenticator was enrolled under this host key, so the phrase alone still grants nothing
+    (code ``second_factor_lost``, hint `pair --reset`), nothing is written, the refusal is
+    audited — and `pair --reset`, the narrowing way out, brings the phrase alone back."""
+    from tabwarden.trust.gate import TrustGate
+
+    _enrolled(paired, "chromium")
+    key = FileStore(paired.key_file).load()
+    assert key is not None
+    from tabwarden.trust import store
+
+    store.add_window_only_browser(paired.trust_file, key, "spare", 1)
+    assert paired.run("revoke", "browser", "chromium").returncode == 0  # free, no tap
+    setup(paired)
+    before = paired.trust_file.read_bytes()
+    audited = len(paired.json_list("audit", "--json"))
+
+    output = _attempt(paired, args, ceremony.phrase_for(phrase))
+
+    assert b"error[second_factor_lost]" in output, output
+    assert b"tabwarden pair --reset" in output  # the real next step
+    assert paired.trust_file.read_bytes() == before  # nothing changed in trust
+    entries = paired.json_list("audit", "--json")[audited:]
+    assert [(e["event"], e["decision"], e["path"], e["reason"]) for e in entries] == [
+        (event, "refused", "terminal", "authenticator was enrolled")
+    ]
+    eff = TrustGate({"TABWARDEN_CONFIG_DIR": str(paired.config)}).current()
+    assert eff.policy.eval is False and eff.paired_clients == ()
+    assert eff.killed is (name == "unkill")
+
+    child = paired.spawn("pair", "--file-store", "--reset")
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for("pair") + "\n")
+    status, output = child.finish()
+    assert status == 0, output
+    if name == "unkill":
+        setup(paired)  # kill again after the reset, so the unkill below releases something
+    child = paired.spawn(*args)
+    child.expect(PROMPT)
+    child.send(ceremony.phrase_for(phrase) + "\n")
+    status, output = child.finish()
+    assert status == 0, output  # a window-only world again: the phrase alone grants
+    [*_, entry] = [e for e in paired.json_list("audit", "--json") if e["event"] == event]
+    assert (entry["decision"], entry["path"]) == ("granted", "terminal")

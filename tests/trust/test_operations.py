@@ -531,3 +531,168 @@ def test_a_record_that_cannot_be_read_refuses_the_phrase(tmp_path: Path) -> None
     with pytest.raises(TrustUnreadable):
         operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
     assert world.ctx.trust_path.read_bytes() == b"{not json"
+
+
+# --- the two-factor latch: revoking the last authenticator does not bring the phrase back ----
+
+
+def _latch_refusals(world: TrustWorld) -> list[tuple[str, Callable[[], object]]]:
+    return [
+        ("policy_set", lambda: operations.widen(world.ctx, PHRASE, {"eval": True}, NOW)),
+        ("policy_rollback", lambda: operations.rollback(world.ctx, 1, NOW, PHRASE)),
+        (
+            "pair_client",
+            lambda: operations.pair_client(
+                world.ctx, PHRASE, label="evil", exe="/tmp/evil", sha256=SHA_A, now=NOW
+            ),
+        ),
+        (
+            "browser_code",
+            lambda: operations.reissue_browser_code(world.ctx, REENROL, "spare", "1234-5678", NOW),
+        ),
+        ("kill", lambda: operations.kill(world.ctx, "test", NOW)),  # free; then:
+        ("unkill", lambda: operations.release_kill(world.ctx, PHRASE, NOW)),
+    ]
+
+
+def test_the_first_enrolment_latches_the_record_and_a_window_only_pairing_does_not(
+    tmp_path: Path,
+) -> None:
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    store.add_window_only_browser(world.ctx.trust_path, world.key, "spare", NOW)
+    assert "twoFactor" not in read_json(world.ctx.trust_path)
+    assert world.ctx.effective().two_factor is False
+    assert operations.two_factor_latched(world.ctx) is False
+    _enrol(world)
+    latch = read_json(world.ctx.trust_path)["twoFactor"]
+    assert latch["kind"] == "twoFactor" and grant_is_valid(world.key.public, latch)
+    assert world.ctx.effective().two_factor is True
+    _enrol(world, "brave")  # a second enrolment keeps the one latch, re-signs nothing
+    assert read_json(world.ctx.trust_path)["twoFactor"] == latch
+
+
+def test_the_latch_survives_revoking_every_authenticator_and_the_phrase_alone_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The attacker's way round the two-factor rule: `revoke browser` is free. Once the record
+    is latched, every widening a terminal starts is refused with ``second_factor_lost`` (hint:
+    ``pair --reset``), nothing written, each refusal audited; narrowings stay free."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    store.add_window_only_browser(world.ctx.trust_path, world.key, "spare", NOW)
+    cred = _enrol(world)
+    operations.widen(world.ctx, _both(cred, 6), {"origins": [ORIGIN]}, NOW)
+    operations.revoke(world.ctx, "browser", "chromium", NOW)  # free, no proof
+    assert not operations.authenticators_enrolled(world.ctx, world.key, NOW)
+    assert operations.two_factor_latched(world.ctx)
+    attempts = _latch_refusals(world)
+    for event, attempt in attempts:
+        if event == "kill":
+            attempt()
+            continue
+        before, entries = world.record_bytes(), len(world.audit())
+        with pytest.raises(operations.SecondFactorLost) as refused:
+            attempt()
+        assert refused.value.code == "second_factor_lost"
+        assert "`tabwarden pair --reset`" in refused.value.hint
+        assert world.record_bytes() == before
+        last = world.audit()[-1]
+        assert (last["event"], last["decision"], last["path"], last["reason"]) == (
+            event, "refused", "terminal", "authenticator was enrolled",
+        )  # fmt: skip
+        assert len(world.audit()) == entries + 1
+    eff = world.ctx.effective()
+    assert eff.killed and eff.paired_clients == () and eff.policy.eval is False
+    # narrowings stay free on a latched record
+    operations.restrict(world.ctx, {"origins": []}, NOW)
+    operations.revoke(world.ctx, "browser", "spare", NOW)
+    operations.kill(world.ctx, "again", NOW)
+    after = world.ctx.effective()
+    assert after.policy.origins == () and after.browsers == () and after.two_factor
+
+
+def test_only_a_reset_clears_the_latch_and_then_the_phrase_alone_grants(tmp_path: Path) -> None:
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    _enrol(world)
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    operations.kill(world.ctx, "test", NOW)
+    with pytest.raises(operations.SecondFactorLost):
+        operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
+    # `pair --reset` writes a new record (here under the same key, as the unit allows)
+    store.initialise(world.ctx.trust_path, world.key, "file", NOW, replace_existing=True)
+    assert "twoFactor" not in read_json(world.ctx.trust_path)
+    assert not operations.two_factor_latched(world.ctx)
+    operations.widen(world.ctx, PHRASE, {"origins": [ORIGIN]}, NOW)
+    assert world.ctx.effective().policy.origins == (ORIGIN,)
+    assert world.audit()[-1]["decision"] == "granted"
+
+
+def test_a_record_written_before_the_latch_existed_loads_unlatched(tmp_path: Path) -> None:
+    """A record from before the field (an authenticator enrolled, no ``twoFactor``) loads and
+    verifies as it did: not latched, the enrolled authenticator still asks for the tap."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    _enrol(world)
+    doc = read_json(world.ctx.trust_path)
+    del doc["twoFactor"]
+    hand_edit(world.ctx.trust_path, doc)  # as an older tabwarden wrote and sealed it
+    loaded = load(world.ctx.trust_path, expect_paired=True)
+    assert loaded is not None and loaded.two_factor is None
+    eff = world.ctx.effective()
+    assert (
+        eff.refused is None
+        and not eff.two_factor
+        and [b.label for b in eff.browsers] == ["chromium"]
+    )
+    with pytest.raises(operations.SecondFactorRequired):
+        operations.widen(world.ctx, PHRASE, {"eval": True}, NOW)
+    _enrol(world, "brave")  # the next enrolment latches it
+    assert operations.two_factor_latched(world.ctx)
+
+
+def test_a_latch_whose_signature_does_not_verify_refuses_the_record(tmp_path: Path) -> None:
+    """Only a forger writes a latch that does not verify (another key's, or edited): the whole
+    record is refused, and the phrase alone grants nothing on it."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    _enrol(world)
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    doc = read_json(world.ctx.trust_path)
+    doc["twoFactor"]["epoch"] = 1  # re-aimed: its signature no longer covers it
+    hand_edit(world.ctx.trust_path, doc)
+    before = world.record_bytes()
+    eff = world.ctx.effective()
+    assert eff.refused is not None and "twoFactor" in eff.refused
+    assert eff.killed and eff.paired_clients == () and eff.browsers == ()
+    with pytest.raises((TrustUnreadable, operations.SecondFactorLost)):
+        operations.pair_client(
+            world.ctx, PHRASE, label="evil", exe="/tmp/evil", sha256=SHA_A, now=NOW
+        )
+    assert world.record_bytes() == before
+
+
+def test_a_latch_removed_by_hand_is_refused_and_not_accepted_by_the_phrase_alone(
+    tmp_path: Path,
+) -> None:
+    """Deleting ``twoFactor`` from the file: the seal no longer vouches for the record, so every
+    reader denies and every writer refuses; ``unkill`` (which would accept the record as it is)
+    is refused on the phrase alone as well, nothing written."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    _enrol(world)
+    operations.revoke(world.ctx, "browser", "chromium", NOW)
+    doc = read_json(world.ctx.trust_path)
+    del doc["twoFactor"]
+    hand_edit(world.ctx.trust_path, doc, reseal=False)
+    assert operations.tampering(world.ctx) is not None
+    assert world.ctx.effective().refused is not None
+    before = world.record_bytes()
+    with pytest.raises(TrustUnreadable):
+        operations.pair_client(
+            world.ctx, PHRASE, label="evil", exe="/tmp/evil", sha256=SHA_A, now=NOW
+        )
+    with pytest.raises(operations.SecondFactorLost):
+        operations.release_kill(world.ctx, PHRASE, NOW)
+    assert world.record_bytes() == before

@@ -33,8 +33,9 @@ from tabwarden.trust.ratchet import (
 )
 from tabwarden.trust.reader import Reading, TrustReader
 from tabwarden.trust.record import TrustUnreadable, parse
-from tests.fixtures import trust_world
+from tests.fixtures import enrol_direct, trust_world
 from tests.trust import NOW, SHA_A, denied, hand_edit, hand_write, paired, reader, with_client
+from tests.trust.softauthn import SoftAuthenticator
 
 UNKILL = TerminalPhrase(action="unkill")
 
@@ -494,3 +495,26 @@ def test_pair_without_reset_refuses_a_seal_left_behind_before_minting(tmp_path: 
         )
     assert "pair --reset" in refused.value.hint
     assert key_store.load() is None and not world.ctx.trust_path.exists()
+
+
+def test_the_seal_mirrors_the_two_factor_latch_and_a_reset_clears_both(tmp_path: Path) -> None:
+    """The seal says ``twoFactor`` exactly while the record it vouches for is latched; a seal
+    written before the field existed reads as not latched, and a value other than true is
+    refused."""
+    world = trust_world(tmp_path)
+    assert world.key is not None
+    path = world.ctx.trust_path
+    raw = (path.parent / SEAL_FILE_NAME).read_bytes()
+    assert b"twoFactor" not in raw and _seal(path).two_factor is False  # as older seals read
+    store.add_window_only_browser(path, world.key, "spare", NOW)
+    assert _seal(path).two_factor is False
+    enrol_direct(world.config, world.key, "chromium", SoftAuthenticator())
+    assert _seal(path).two_factor is True
+    store.revoke(path, "browser", "chromium", NOW)
+    assert _seal(path).two_factor is True
+    store.initialise(path, world.key, "file", NOW, replace_existing=True)
+    assert _seal(path).two_factor is False
+    bad = json.loads(raw)
+    bad["twoFactor"] = False
+    with pytest.raises(SealUnreadable):
+        parse_seal(json.dumps(bad).encode("ascii"))
