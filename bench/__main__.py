@@ -21,7 +21,7 @@ from bench.peers import PeersUnavailable, ensure_peers, installed_version
 from bench.report import summarize, table
 from bench.run import FIGURES, Settings, run
 from bench.servers import PEERS, SERVERS, TABWARDEN
-from tabwarden.browser import chrome_binary
+from tabwarden.cli.browser import chrome_binary
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

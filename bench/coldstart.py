@@ -29,7 +29,7 @@ from typing import IO
 
 import psutil
 
-from tabwarden.demo import provision_throwaway_trust
+from tabwarden.cli.demo import provision_throwaway_trust
 
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -3,9 +3,9 @@ server, the tool and arguments of each measured operation: the bench calls exact
 
 All three are driven by the same client (the ``mcp`` SDK's stdio ``Client``, initialize
 handshake), pointed at the same Chromium binary with the same quiet flags
-(``tabwarden.browser.QUIET_FLAGS``), headless and with a throwaway profile. tabwarden runs as in
-its own tests and demo: a throwaway paired setup (``tabwarden.demo``), the extension loaded and
-the host launched by Chrome (``tabwarden.browser.ThrowawayBrowser``), and ``tabwarden mcp`` spawned
+(``tabwarden.cli.browser.QUIET_FLAGS``), headless and with a throwaway profile. tabwarden runs as in
+its own tests and demo: a throwaway paired setup (``tabwarden.cli.demo``), the extension loaded and
+the host launched by Chrome (``tabwarden.cli.browser.ThrowawayBrowser``), and ``tabwarden mcp`` spawned
 as ``tests/browser/harness.py``'s ``mcp_client`` spawns it. A call that fails, times out or
 answers with the wrong content raises ``CallFailed``; nothing here retries or drops a failure.
 """
@@ -29,8 +29,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult
 
 from bench.peers import NODE_MODULES
-from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.cli.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.cli.demo import provision_throwaway_trust, wait_for_extension
 from tests.browser.harness import mcp_client
 
 TABWARDEN: Final = "tabwarden"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from tabwarden.demo import serve_http
+from tabwarden.cli.demo import serve_http
 
 #: The agent flow's page: a button whose click reveals a line of text.
 FLOW_TITLE = "bench flow"

@@ -34,7 +34,7 @@ import psutil
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tabwarden.demo import provision_throwaway_trust
+from tabwarden.cli.demo import provision_throwaway_trust
 from tests.fakes import FakeBrowser, host_env
 
 LINE = "The quick brown fox jumps over the lazy dog, again and again.\n"

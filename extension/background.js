@@ -385,7 +385,7 @@ const session = createSession({
   // hello tells the host the highest epoch this browser has seen for the pinned key.
   helloFields: async () => {
     await Promise.all([pinnedRead, ratchet.loaded()]);
-    // expectedBackMs: the host leaves it in its "last seen" record (tabwarden/away.py) so the MCP
+    // expectedBackMs: the host leaves it in its "last seen" record (tabwarden/bridge/away.py) so the MCP
     // server can say "expected back within N s" while this worker is away.
     const period = await wakePeriod;
     return { epochSeen: ratchet.seen(), expectedBackMs: expectedBackMs(period) };

@@ -1,6 +1,6 @@
 """Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
 
-Connection order (``tabwarden.admission``; each step can only refuse): kernel peer UID == ours,
+Connection order (``tabwarden.bridge.admission``; each step can only refuse): kernel peer UID == ours,
 checked right after ``accept`` and before reading a byte, and the connection pinned to that
 process → executable attestation (``attest``) → mutual HMAC handshake keyed by the run secret →
 admission. From accept to close, every chunk must come from the pinned process
@@ -34,9 +34,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabwarden.admission import check_peer, handshake, measure_client
+from tabwarden.bridge.admission import check_peer, handshake, measure_client
+from tabwarden.bridge.framestream import ConnectionClosed, FrameStream, SpeakerChanged
+from tabwarden.bridge.peer import PeerAttestor, PeerRefused, Speaker
+from tabwarden.bridge.spawner import SpawnerUnmeasurable
 from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.host.host_calls import HOST_CALLS, HostCalls
 from tabwarden.host.sessions import (
     TERMINAL_ACTIONS,
@@ -48,8 +50,6 @@ from tabwarden.host.sessions import (
     parse_session,
     session_alive,
 )
-from tabwarden.mcp_server.spawner import SpawnerUnmeasurable
-from tabwarden.peer import PeerAttestor, PeerRefused, Speaker
 from tabwarden.protocol.chunking import ChunkError, Reassembler
 from tabwarden.protocol.codes import (
     BAD_REQUEST,

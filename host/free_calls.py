@@ -71,7 +71,7 @@ def origin_decide(ctx: HostCallContext, args: dict[str, Any]) -> dict[str, Any]:
 
 def clients_recent(ctx: HostCallContext, args: dict[str, Any]) -> dict[str, Any]:
     """Read-only: the paired MCP clients and the recently seen spawners (for pairing by tap)."""
-    from tabwarden.mcp_server.spawner import recent_spawners
+    from tabwarden.bridge.spawner import recent_spawners
 
     eff = calls.view(ctx, "clients_recent")
     recent = recent_spawners(ctx.config_dir) if ctx.config_dir is not None else []

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from tabwarden.paths import HostEndpoint, endpoint, ensure_runtime_dir
 
 if TYPE_CHECKING:
-    from tabwarden.away import State
+    from tabwarden.bridge.away import State
+    from tabwarden.bridge.peer import PeerAttestor
     from tabwarden.host.bridge import OriginGranter
-    from tabwarden.peer import PeerAttestor
     from tabwarden.trust.gate import TrustGate
 
 log = logging.getLogger("tabwarden.host")
@@ -131,8 +131,8 @@ def _stated_epoch(gate: TrustGate) -> Callable[[], int]:
 def _attestor() -> PeerAttestor:
     """Hop 2 attestation of connecting peers: only our own MCP server or CLI (the granting
     commands connect to ask the extension's window for the tap a widening needs:
-    ``tabwarden.terminal_tap``)."""
-    from tabwarden.attest import make_attestor
+    ``tabwarden.cli.terminal_tap``)."""
+    from tabwarden.bridge.attest import make_attestor
 
     return make_attestor(
         {"mcp", "status", "doctor", "tabs", "unkill", "policy", "pair-client", "pair"}
@@ -140,7 +140,7 @@ def _attestor() -> PeerAttestor:
 
 
 class _LastSeenWriter:
-    """This host's ``<label>.seen`` record (tabwarden/away.py): ``connected`` at the extension's
+    """This host's ``<label>.seen`` record (tabwarden/bridge/away.py): ``connected`` at the extension's
     hello, ``away`` with the reason when the port closes or the host stops. Wording for the MCP
     server and ``tabwarden status`` while no host answers; nothing secret; never raises."""
 
@@ -157,7 +157,7 @@ class _LastSeenWriter:
             self._browser = (1, 0.0)
         self._since: float | None = None
         self._back = 0
-        from tabwarden.away import read_last_seen
+        from tabwarden.bridge.away import read_last_seen
 
         # The disconnect before this host: a predecessor's "away", or (its record still says
         # "connected") a predecessor that died without writing one, e.g. SIGKILL.
@@ -169,7 +169,7 @@ class _LastSeenWriter:
             self._previous = (time.time(), "host_vanished")
 
     def _write(self, state: State, reason: str | None) -> None:
-        from tabwarden.away import LastSeen, RecordInvalid, write_last_seen
+        from tabwarden.bridge.away import LastSeen, RecordInvalid, write_last_seen
 
         last_at, last_reason = self._previous
         if state == "away":
@@ -204,14 +204,14 @@ class _LastSeenWriter:
         return {"lastDisconnect": {"at": int(at * 1000), "reason": reason}}
 
     def connected(self, expected_back_ms: object) -> None:
-        from tabwarden.away import clamp_expected_back
+        from tabwarden.bridge.away import clamp_expected_back
 
         self._since = time.time()
         self._back = clamp_expected_back(expected_back_ms)
         self._write("connected", None)
 
     def away(self, reason: str) -> None:
-        from tabwarden.away import DEFAULT_EXPECTED_BACK_S
+        from tabwarden.bridge.away import DEFAULT_EXPECTED_BACK_S
 
         self._back = self._back or DEFAULT_EXPECTED_BACK_S
         self._write("away", reason)

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tabwarden.mcp_server.spawner import SPAWNERS_FILE
+from tabwarden.bridge.spawner import SPAWNERS_FILE
 from tabwarden.trust.audit import default_audit_path
 from tabwarden.trust.gate import TrustGate
 

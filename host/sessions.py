@@ -55,7 +55,7 @@ TERMINAL_SESSION = "terminal"
 #: The only requests a terminal connection may send, and that no MCP server may send: the agent
 #: tabs of every session (masked), closing orphaned ones (narrowing, free), and asking the
 #: extension's window for the tap a terminal widening needs (it grants nothing: the terminal
-#: verifies the answer; ``tabwarden.terminal_tap``).
+#: verifies the answer; ``tabwarden.cli.terminal_tap``).
 TERMINAL_ACTIONS = frozenset({"agent_tabs", "agent_tabs_close", "terminal_tap"})
 #: The terminal requests served even while killed or with a refused record: the tap a terminal
 #: widening asks for grants nothing by itself (the terminal verifies it, then the operation in

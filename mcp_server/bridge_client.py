@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tabwarden.admission import check_peer, handshake
-from tabwarden.away import (
+from tabwarden.bridge.admission import check_peer, handshake
+from tabwarden.bridge.away import (
     REASONS,
     Away,
     LastSeen,
@@ -41,8 +41,9 @@ from tabwarden.away import (
     process_alive,
     read_last_seen,
 )
+from tabwarden.bridge.framestream import ConnectionClosed, FrameStream, SpeakerChanged
+from tabwarden.bridge.peer import PeerAttestor, PeerRefused
 from tabwarden.errors import TabwardenError
-from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.paths import (
     HostEndpoint,
     UnsafeRuntimeDir,
@@ -52,7 +53,6 @@ from tabwarden.paths import (
     runtime_dir,
     verify_private_dir,
 )
-from tabwarden.peer import PeerAttestor, PeerRefused
 from tabwarden.protocol.codes import (
     BAD_REQUEST,
     BRIDGE_REFUSED,
@@ -107,7 +107,7 @@ class BridgeStatus:
     browser: str | None
     socket: str | None
     last_handshake_error: str | None
-    #: From the host's last-seen record (tabwarden/away.py): wording only, never the live state.
+    #: From the host's last-seen record (tabwarden/bridge/away.py): wording only, never the live state.
     seen: LastSeen | None = None
     away: Away | None = None
 
@@ -184,7 +184,7 @@ class BridgeClient:
         return self._label or (self._env or os.environ).get("TABWARDEN_BROWSER") or None
 
     def _no_host(self, text: str, label: str | None) -> BridgeError:
-        """No host answers: ``extension_away`` when the last-seen record (tabwarden/away.py) says
+        """No host answers: ``extension_away`` when the last-seen record (tabwarden/bridge/away.py) says
         the extension is expected back, else ``extension_not_connected`` (with when it was last
         seen, if known). The record only chooses the words: it is read after connecting failed."""
         self.last_away = None

@@ -1,7 +1,7 @@
 """``tabwarden mcp`` — the MCP server an agent spawns over stdio (hop 1).
 
 Hop 1's guard: at start the server measures its client — the program that spawned it, through
-wrappers, and for an interpreter what it runs (``tabwarden.client_identity``). Before
+wrappers, and for an interpreter what it runs (``tabwarden.bridge.client_identity``). Before
 every tool call ``ToolGuard`` re-reads the trust record: unreadable → ``trust_unreadable``; kill
 latch → ``killed``; clients paired and the spawner not one of them (or unmeasurable) →
 ``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import MCPServer
 
 from tabwarden import __version__
+from tabwarden.bridge.spawner import Spawner
 from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import sdk, tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
-from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.mcp_server.tools import ReadUpload
 from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
@@ -221,9 +221,13 @@ def run() -> int:
     )
     import time
 
-    from tabwarden.attest import make_attestor
-    from tabwarden.client_identity import ImageHashCache, SpawnerUnmeasurable, measure_client_of
-    from tabwarden.mcp_server.spawner import remember_spawner
+    from tabwarden.bridge.attest import make_attestor
+    from tabwarden.bridge.client_identity import (
+        ImageHashCache,
+        SpawnerUnmeasurable,
+        measure_client_of,
+    )
+    from tabwarden.bridge.spawner import remember_spawner
     from tabwarden.trust.gate import TrustGate
 
     gate = TrustGate()

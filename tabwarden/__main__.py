@@ -1,3 +1,3 @@
-from tabwarden.cli import main
+from tabwarden.cli.entry import main
 
 raise SystemExit(main())

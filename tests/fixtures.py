@@ -16,7 +16,7 @@ from typing import Any
 from fido2 import cbor
 from fido2.utils import websafe_encode
 
-from tabwarden.client_identity import ClientIdentity, measure_process
+from tabwarden.bridge.client_identity import ClientIdentity, measure_process
 from tabwarden.trust import store
 from tabwarden.trust.audit import AuditLog
 from tabwarden.trust.gate import TrustGate

@@ -2,13 +2,13 @@
 
 Each operation is the whole recipe — refusal check → validation → the write (signed with the host
 key for a grant, unsigned for a narrowing) → an audit entry naming the proof's path. The callers
-keep only their ceremony: the CLI (``tabwarden.commands``) asks for a phrase at a real terminal
+keep only their ceremony: the CLI (``tabwarden.cli.commands``) asks for a phrase at a real terminal
 and prints; the host (``tabwarden.host``: ``pairing``, ``taps``, ``free_calls``) parses the
 extension's arguments and verifies WebAuthn; the extension asks and shows.
 
 A grant takes a *proof*: a frozen value saying how a person was present —
 
-* ``TerminalPhrase`` — the phrase was typed at a real terminal (``tabwarden.ceremony``);
+* ``TerminalPhrase`` — the phrase was typed at a real terminal (``tabwarden.cli.ceremony``);
 * ``VerifiedTap`` — a WebAuthn assertion the host verified for exactly this action
   (``trust.presence.complete_assertion``); its new sign count is stored before the action;
 * ``WindowClick`` — a click in the extension's confirm window (software confirmation);

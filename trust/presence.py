@@ -109,7 +109,7 @@ ACTIONS = (
     "confirm.eval",
     "confirm.upload",
     "confirm.provenance",
-    # A terminal grant's second factor (tabwarden/terminal_tap.py): minted and verified by the
+    # A terminal grant's second factor (tabwarden/cli/terminal_tap.py): minted and verified by the
     # terminal itself, its detail the canonical JSON of the command and its parameters.
     "terminal",
 )

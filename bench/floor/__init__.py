@@ -1,6 +1,6 @@
 """The raw native-messaging floor: a minimal extension and host of the bench's own.
 
-``measure_floor`` starts a throwaway headless Chromium (``tabwarden.browser.ThrowawayBrowser``,
+``measure_floor`` starts a throwaway headless Chromium (``tabwarden.cli.browser.ThrowawayBrowser``,
 the same launcher and flags tabwarden's own figures use) with ``extension/`` loaded and
 ``host.py`` installed as its native-messaging host; the extension connects at start, the host
 times small echoes and 10 MB transfers from its own side and writes them to a file this module
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tabwarden.browser import ThrowawayBrowser, chrome_binary
+from tabwarden.cli.browser import ThrowawayBrowser, chrome_binary
 from tabwarden.manifests import extension_id_from_key
 
 HERE = Path(__file__).resolve().parent

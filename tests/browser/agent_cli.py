@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tabwarden import ceremony
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli import ceremony
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import trust_this_process
 from tests.browser.scripted_api import Script, Step, ToolResult
 from tests.pty_cli import PROMPT, spawn_cli

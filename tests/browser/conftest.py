@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 from playwright.async_api import BrowserContext
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import serve_page
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import serve_page
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
 from tests.browser.harness import (
     Answer,

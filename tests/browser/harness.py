@@ -23,8 +23,8 @@ from mcp.client.stdio import StdioServerParameters
 from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from tabwarden.browser import QUIET_FLAGS, ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, serve_http
+from tabwarden.cli.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.cli.demo import provision_throwaway_trust, serve_http
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set

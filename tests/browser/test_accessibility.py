@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust
+from tabwarden.bridge.spawner import Spawner, remember_spawner
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import provision_throwaway_trust
 from tabwarden.manifests import EXTENSION_ID
-from tabwarden.mcp_server.spawner import Spawner, remember_spawner
 from tabwarden.trust.audit import AuditLog
 from tests.browser.harness import launched
 

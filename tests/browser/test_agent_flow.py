@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     confirm_page,
     keep_dialogs_open,

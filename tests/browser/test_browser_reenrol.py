@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust, wait_for_extension
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import provision_throwaway_trust, wait_for_extension
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import operations, store
 from tabwarden.trust.audit import AuditLog

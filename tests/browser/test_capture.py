@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from playwright.async_api import BrowserContext
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tests.browser.harness import (
     Reply,

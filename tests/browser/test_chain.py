@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import PAGE_TITLE, provision_throwaway_trust
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import PAGE_TITLE, provision_throwaway_trust
 from tabwarden.manifests import ALLOWED_ORIGIN
 from tests.browser.harness import extension_connected
 from tests.fakes import tool_error

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import provision_throwaway_trust
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import provision_throwaway_trust
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tests.browser.harness import chromium, code, extension_connected, mcp_client, ok

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.agent_cli import (
     AGENT_BIN,
     agent_env,

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.status import mcp_config_lines
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.status import mcp_config_lines
 from tests.browser.agent_cli import (
     AGENT_BIN,
     agent_env,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     chromium,
     confirm_page,

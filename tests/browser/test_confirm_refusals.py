@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import confirm_page_presence, policy_status, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator

@@ -14,7 +14,7 @@ import pytest
 from mcp_types import ImageContent
 from playwright.async_api import Page
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,

@@ -24,7 +24,7 @@ from mcp import Client
 from playwright.async_api import BrowserContext
 from playwright.async_api import Error as PlaywrightError
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     Reply,
     Request,

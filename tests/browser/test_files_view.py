@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import serve_http
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import serve_http
 from tests.browser.harness import code, launched, ok, trust_this_process
 from tests.deadline import until
 from tests.fakes import tool_error

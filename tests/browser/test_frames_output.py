@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Answer,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     chromium,
     extension_connected,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Reply,

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from playwright.async_api import BrowserContext
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     chromium,
     code,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tests.browser.harness import confirm_page, confirm_page_presence, policy_status, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing
@@ -104,7 +104,7 @@ async def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
 async def test_presence_confirm_eval_needs_a_tap_and_a_client_pairs_by_tap(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+    from tabwarden.bridge.spawner import Spawner, remember_spawner
     from tabwarden.trust.gate import host_key_store
     from tabwarden.trust.policy import apply_set
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     Request,
     ServedSite,
@@ -78,7 +78,7 @@ def port(sites: ServedSite) -> int:
 
 def _grant_test_hosts(browser: ThrowawayBrowser) -> None:
     """Chrome's host access to the ``.test`` sites at install, in the throwaway copy only (as
-    ``tabwarden.browser.loopback_copy`` does for loopback): headless Chrome cannot ask."""
+    ``tabwarden.cli.browser.loopback_copy`` does for loopback): headless Chrome cannot ask."""
     path = browser.extension / "manifest.json"
     manifest = json.loads(path.read_text("utf-8"))
     manifest["host_permissions"] = [*manifest.get("host_permissions", []), "http://*.test/*"]

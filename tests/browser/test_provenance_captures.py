@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.demo import wait_for_extension
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,

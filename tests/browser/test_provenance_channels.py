@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     Request,
     ServedSite,

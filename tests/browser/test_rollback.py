@@ -22,8 +22,8 @@ from typing import Any
 import psutil
 import pytest
 
-from tabwarden import ceremony
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli import ceremony
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME

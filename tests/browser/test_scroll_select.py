@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tests.browser.harness import (
     Request,

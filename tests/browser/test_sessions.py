@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
 from tests.browser.harness import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Dialog
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tests.browser.harness import chromium, extension_connected, mcp_client, ok, trust_this_process
 from tests.deadline import until

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
-from tabwarden.mcp_server.spawner import recent_spawners
+from tabwarden.bridge.spawner import recent_spawners
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tabwarden.trust.gate import host_key_store
 from tests.browser.harness import extension_connected, mcp_client, trust_this_process

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden import ceremony
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli import ceremony
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import operations
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.operations import TrustContext
@@ -152,7 +152,7 @@ async def _tapped(
 async def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_tap_too(
     browser: ThrowawayBrowser, site: str
 ) -> None:
-    from tabwarden.commands import reenrol_phrase
+    from tabwarden.cli.commands import reenrol_phrase
 
     config = browser.config
     provision_for_pairing(browser, [site])

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import chromium, confirm_page, ok, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import ok, policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing

@@ -18,7 +18,7 @@ import psutil
 import pytest
 from playwright.async_api import BrowserContext, CDPSession
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.protocol.codes import WIRE_CODES
 from tests.browser.harness import (

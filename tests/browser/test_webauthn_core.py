@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from tabwarden.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.presence import (
     PresenceRefused,

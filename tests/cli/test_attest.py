@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden import attest as attest_mod
-from tabwarden.attest import (
+from tabwarden.bridge import attest as attest_mod
+from tabwarden.bridge.attest import (
     PACKAGES,
     attest_peer,
     make_attestor,
@@ -34,8 +34,8 @@ from tabwarden.attest import (
     package_roots,
     socket_pidfd,
 )
+from tabwarden.bridge.peer import PeerCredentials, PeerRefused, peer_credentials
 from tabwarden.manifests import ALLOWED_ORIGIN
-from tabwarden.peer import PeerCredentials, PeerRefused, peer_credentials
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux attestation")
 
@@ -227,7 +227,7 @@ def test_our_real_mcp_server_is_attested(
 ) -> None:
     proc = spawn_mcp(procs, listener)
     conn, creds = accept(listener, proc)
-    with conn, caplog.at_level(logging.INFO, logger="tabwarden.attest"):
+    with conn, caplog.at_level(logging.INFO, logger="tabwarden.bridge.attest"):
         attest_peer(creds, expected_roles={"mcp"})
         make_attestor({"mcp"})(creds)  # the closure the bridge plugs in
     assert "role mcp" in caplog.text and "full" in caplog.text
@@ -508,8 +508,8 @@ NO_PTRACE = shutil.which("setpriv")
 ATTEST_FROM_UNPRIVILEGED = textwrap.dedent(
     """
     import json, logging, os, socket, sys
-    from tabwarden.attest import PACKAGES, attest_peer, measure_self
-    from tabwarden.peer import PeerRefused, peer_credentials
+    from tabwarden.bridge.attest import PACKAGES, attest_peer, measure_self
+    from tabwarden.bridge.peer import PeerRefused, peer_credentials
     base = sys.argv[2]  # the suite's frozen snapshot of our package (see installed_snapshot)
     me = measure_self(roots=tuple((n, os.path.join(base, *n.split("."))) for n in PACKAGES))
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
@@ -559,7 +559,7 @@ def test_real_host_is_attested_in_full_when_privileged(
 ) -> None:
     with (
         socket.socket(socket.AF_UNIX) as s,
-        caplog.at_level(logging.INFO, logger="tabwarden.attest"),
+        caplog.at_level(logging.INFO, logger="tabwarden.bridge.attest"),
     ):
         s.connect(str(runtime_dir / f"{LABEL}.sock"))
         creds = peer_credentials(s)

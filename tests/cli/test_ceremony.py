@@ -18,13 +18,13 @@ from typing import IO, Any, Literal
 
 import pytest
 
-from tabwarden import ceremony
+from tabwarden.cli import ceremony
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pty/session semantics: Linux")
 
 DRIVER = r"""
 import fcntl, os, sys, termios
-from tabwarden import ceremony
+from tabwarden.cli import ceremony
 
 ctty, background = int(sys.argv[1]), sys.argv[2] == "bg"
 report = os.fdopen(3, "w", buffering=1)

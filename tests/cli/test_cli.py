@@ -25,7 +25,7 @@ def _tabwarden(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
 def test_help_lists_every_subcommand_and_does_not_import_mcp() -> None:
     code = (
         "import sys\n"
-        "from tabwarden.cli import main\n"
+        "from tabwarden.cli.entry import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules\n"
         "               if m == 'mcp' or m.startswith(('mcp.', 'playwright')))\n"

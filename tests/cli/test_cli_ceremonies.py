@@ -25,8 +25,8 @@ from typing import Any
 import psutil
 import pytest
 
-from tabwarden import ceremony
-from tabwarden.commands import reenrol_phrase
+from tabwarden.cli import ceremony
+from tabwarden.cli.commands import reenrol_phrase
 from tests.cli.world import (
     CODE_RE,
     World,
@@ -214,7 +214,7 @@ def test_pair_client_says_it_pins_the_interpreter_and_the_script(
 ) -> None:
     """A Node-hosted client: the ceremony names the interpreter image and the script with their
     hashes, says other scripts of that node are refused, and never claims the binary rule."""
-    from tabwarden.client_identity import measure_process
+    from tabwarden.bridge.client_identity import measure_process
 
     node = os.path.realpath(shutil.which("node") or "")
     script = tmp_path / "client.js"
@@ -515,7 +515,7 @@ def test_pair_reset_refused_with_stdin_a_pipe(paired: World) -> None:
 
 
 def _remember_self(world: World) -> tuple[str, str]:
-    from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+    from tabwarden.bridge.spawner import Spawner, remember_spawner
 
     exe, sha = self_exe()
     remember_spawner(

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from tabwarden.cli import build_parser
-from tabwarden.cli_help import EXAMPLES_HEADING
+from tabwarden.cli.entry import build_parser
+from tabwarden.cli.help import EXAMPLES_HEADING
 
 
 def _commands(

@@ -1,4 +1,4 @@
-"""Tests for tabwarden.install and tabwarden.manifests: they only ever write under tmp_path."""
+"""Tests for tabwarden.cli.install and tabwarden.manifests: they only ever write under tmp_path."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.errors import TabwardenError
-from tabwarden.install import (
+from tabwarden.cli.install import (
     MANIFEST_FILENAME,
     WRAPPER_FILENAME,
     WRAPPER_MARKER,
@@ -33,6 +32,7 @@ from tabwarden.install import (
     supported_browsers,
     uninstall,
 )
+from tabwarden.errors import TabwardenError
 from tabwarden.manifests import (
     ALLOWED_ORIGIN,
     EXTENSION_ID,

@@ -185,7 +185,7 @@ def test_unix_socket_peer_credentials_report_real_uid(
     intruder: pwd.struct_passwd, shared_tmp: Path
 ) -> None:
     """The kernel answer the guard relies on, checked directly."""
-    from tabwarden.peer import peer_credentials
+    from tabwarden.bridge.peer import peer_credentials
 
     tmp_path = shared_tmp
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

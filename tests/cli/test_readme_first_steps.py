@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden import ceremony
+from tabwarden.cli import ceremony
 from tabwarden.manifests import EXTENSION_ID
 from tests.pty_cli import PROMPT, Pty
 

@@ -1,4 +1,4 @@
-"""``tabwarden.terminal_tap.grant`` in process: which proof reaches the trust operation, and what
+"""``tabwarden.cli.terminal_tap.grant`` in process: which proof reaches the trust operation, and what
 the person is told when no tap comes (the real window and key: tests/browser/test_terminal_taps.py).
 """
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tabwarden import terminal_tap
-from tabwarden.terminal_tap import TapNotGiven, TapRequest, tap_refusal
+from tabwarden.cli import terminal_tap
+from tabwarden.cli.terminal_tap import TapNotGiven, TapRequest, tap_refusal
 from tabwarden.trust import operations, store
 from tabwarden.trust.operations import TerminalAndTap, TerminalPhrase, VerifiedTap
 from tabwarden.trust.record import Credential

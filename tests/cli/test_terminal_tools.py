@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from tabwarden.bridge.spawner import recent_spawners
+from tabwarden.cli.terminal_tools import parse_arguments
 from tabwarden.errors import UsageError
 from tabwarden.mcp_server.catalogue import BY_NAME, CATALOGUE
-from tabwarden.mcp_server.spawner import recent_spawners
-from tabwarden.terminal_tools import parse_arguments
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env
 from tests.fixtures import nothing_relayed, pair_record

@@ -1,5 +1,5 @@
 """The troubleshooting table (docs/troubleshooting.md) holds a row for every error code, with the
-hint the code table holds: generated from protocol/error_codes.json (tabwarden/troubleshooting.py),
+hint the code table holds: generated from protocol/error_codes.json (tabwarden/cli/troubleshooting.py),
 so a code added without its row — or a hint edited in one place only — fails here."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tabwarden.cli.troubleshooting import BEGIN, END, render
 from tabwarden.errors import cli_only_table, error_table
-from tabwarden.troubleshooting import BEGIN, END, render
 
 TABLE = Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md"
 
@@ -23,7 +23,7 @@ def _block() -> str:
 def test_the_troubleshooting_table_is_the_generated_one() -> None:
     assert _block() == render(), (
         "docs/troubleshooting.md's table is stale: "
-        "python -m tabwarden.troubleshooting --write docs/troubleshooting.md"
+        "python -m tabwarden.cli.troubleshooting --write docs/troubleshooting.md"
     )
 
 
@@ -46,7 +46,7 @@ def test_the_check_command_fails_on_a_stale_copy(tmp_path: Path) -> None:
     text = TABLE.read_text("utf-8")
     first = next(iter(error_table()))
     stale.write_text(text.replace(f"| `{first}` |", "| `renamed_code` |", 1), "utf-8")
-    check = [sys.executable, "-m", "tabwarden.troubleshooting", str(stale)]
+    check = [sys.executable, "-m", "tabwarden.cli.troubleshooting", str(stale)]
     proc = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "stale" in proc.stderr
     fixed = subprocess.run([*check, "--write"], capture_output=True, text=True, timeout=60)

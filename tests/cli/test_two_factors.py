@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tabwarden import ceremony
-from tabwarden.commands import reenrol_phrase
+from tabwarden.cli import ceremony
+from tabwarden.cli.commands import reenrol_phrase
 from tabwarden.trust.keystore import FileStore
 from tests.cli.world import CODE_RE, World, plain_binary
 from tests.fixtures import enrol_direct

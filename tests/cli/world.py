@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from tabwarden import ceremony, commands
+from tabwarden.cli import ceremony, commands
 from tests.fakes import FakeBrowser
 from tests.pty_cli import PROMPT, Pty, Stream, spawn_cli
 from tests.trust.softauthn import SoftAuthenticator

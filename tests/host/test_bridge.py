@@ -199,7 +199,7 @@ def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBr
         with pytest.raises(BridgeError) as after:
             await client.call("tab_list")
         # The "browser" (this test process) lives on, so the host's last-seen record says the
-        # extension is away and coming back (tabwarden/away.py); a browser that exited is
+        # extension is away and coming back (tabwarden/bridge/away.py); a browser that exited is
         # extension_not_connected (tests/browser/test_chain.py).
         assert after.value.code == "extension_away"
         await client.close()

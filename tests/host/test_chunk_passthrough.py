@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from tabwarden.admission import check_peer, handshake
-from tabwarden.framestream import FrameStream
+from tabwarden.bridge.admission import check_peer, handshake
+from tabwarden.bridge.framestream import FrameStream
 from tabwarden.paths import endpoint
 from tabwarden.protocol.frames import MAX_BRIDGE_FRAME
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake

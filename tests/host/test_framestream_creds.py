@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden.admission import check_peer
-from tabwarden.framestream import ConnectionClosed, FrameStream, SpeakerChanged
-from tabwarden.peer import UCRED, Speaker
+from tabwarden.bridge.admission import check_peer
+from tabwarden.bridge.framestream import ConnectionClosed, FrameStream, SpeakerChanged
+from tabwarden.bridge.peer import UCRED, Speaker
 from tabwarden.protocol import frames
 
 DEADLINE = 30.0

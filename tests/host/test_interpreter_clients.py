@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tabwarden.client_identity import ClientIdentity, measure_process
+from tabwarden.bridge.client_identity import ClientIdentity, measure_process
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
 from tests.fakes import FakeBrowser, host_env

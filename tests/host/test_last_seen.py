@@ -1,4 +1,4 @@
-"""The host's last-seen record (tabwarden/away.py) and what the MCP server makes of it while no
+"""The host's last-seen record (tabwarden/bridge/away.py) and what the MCP server makes of it while no
 host answers: ``extension_away`` with the expected wait, or ``extension_not_connected``. The
 host is the real process (``FakeBrowser`` plays Chrome); attacks write the record by hand."""
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.away import LastSeen, judge, process_alive, read_last_seen
+from tabwarden.bridge.away import LastSeen, judge, process_alive, read_last_seen
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser, host_env, wait_until, wait_until_extension_connected
 

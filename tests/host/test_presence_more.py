@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+from tabwarden.bridge.spawner import Spawner, remember_spawner
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
 from tabwarden.trust.policy import apply_set

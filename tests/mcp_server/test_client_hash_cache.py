@@ -15,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tabwarden import client_identity
-from tabwarden.client_identity import HASH_CACHE_FILE, ImageHashCache, image_key, measure_process
+from tabwarden.bridge import client_identity
+from tabwarden.bridge.client_identity import (
+    HASH_CACHE_FILE,
+    ImageHashCache,
+    image_key,
+    measure_process,
+)
 from tests.fakes import wait_until
 
 

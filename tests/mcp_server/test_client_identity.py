@@ -1,4 +1,4 @@
-"""The one client measurement (``tabwarden.client_identity``): argv parsers, wrappers,
+"""The one client measurement (``tabwarden.bridge.client_identity``): argv parsers, wrappers,
 interpreters, broad identities — pure cases first, then the parsers checked against the real
 interpreters, then real processes measured through real wrappers."""
 
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tabwarden.client_identity import (
+from tabwarden.bridge.client_identity import (
     DOMAIN,
     ArgvNotUnderstood,
     Entry,

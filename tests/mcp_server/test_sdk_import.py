@@ -119,7 +119,7 @@ def imported() -> None:
     }), file=sys.stderr)
 
 atexit.register(imported)
-from tabwarden.cli import main
+from tabwarden.cli.entry import main
 sys.exit(main(["mcp"]))
 """
 

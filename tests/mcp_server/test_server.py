@@ -104,7 +104,7 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
                 "browser": None,
                 "socket": str(runtime_dir / "test.sock"),
                 "lastHandshakeError": None,
-                # Never seen: no last-seen record (tabwarden/away.py), so nothing is "away".
+                # Never seen: no last-seen record (tabwarden/bridge/away.py), so nothing is "away".
                 "connectedSince": None,
                 "lastDisconnectAt": None,
                 "lastDisconnectReason": None,

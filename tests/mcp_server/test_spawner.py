@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tabwarden.client_identity import measure_process
-from tabwarden.mcp_server.spawner import (
+from tabwarden.bridge.client_identity import measure_process
+from tabwarden.bridge.spawner import (
     SPAWNERS_MAX,
     Spawner,
     SpawnerListUnsafe,
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 MEASURE_MY_CLIENT = textwrap.dedent(
     """
     import json, os
-    from tabwarden.client_identity import measure_client_of, SpawnerUnmeasurable
+    from tabwarden.bridge.client_identity import measure_client_of, SpawnerUnmeasurable
     try:
         s = measure_client_of(os.getpid())
         print(json.dumps({
@@ -132,7 +132,7 @@ def test_unreadable_parent_is_unmeasurable(tmp_path: Path) -> None:
         assert target.stdout is not None
         target.stdout.readline()
         code = (
-            "from tabwarden.client_identity import measure_process, SpawnerUnmeasurable\n"
+            "from tabwarden.bridge.client_identity import measure_process, SpawnerUnmeasurable\n"
             f"try: measure_process({target.pid})\n"
             "except SpawnerUnmeasurable as e: print(e)\n"
         )
@@ -311,7 +311,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import sys
-        from tabwarden.mcp_server.spawner import Spawner, remember_spawner
+        from tabwarden.bridge.spawner import Spawner, remember_spawner
         base = int(sys.argv[1])
         for n in range(base, base + 5):
             remember_spawner(sys.argv[2], Spawner(n, f"/c/{n}", f"{n:064x}", 1.0), now=float(n))

@@ -24,10 +24,10 @@ import pytest
 from mcp import Client
 from mcp_types import TextContent
 
+from tabwarden.bridge.spawner import Spawner
 from tabwarden.mcp_server import uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.mcp_server.spawner import Spawner
 from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
 

@@ -159,7 +159,7 @@ class ThrowawayBrowser:
         return env
 
     def install_host(self) -> Path:
-        from tabwarden.install import install
+        from tabwarden.cli.install import install
 
         report = install(self.label, self.profile / "NativeMessagingHosts")
         return report.manifest_path

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tabwarden.install_errors import (
+from tabwarden.cli.install.errors import (
     ForeignManifest,
     InstallError,
     InterpreterCannotImport,
@@ -34,7 +34,7 @@ from tabwarden.install_errors import (
     UnsafePath,
     UnsupportedPlatform,
 )
-from tabwarden.install_files import (
+from tabwarden.cli.install.files import (
     MANIFEST_FILENAME,
     MANIFEST_MODE,
     WRAPPER_FILENAME,
@@ -44,7 +44,7 @@ from tabwarden.install_files import (
     inspect_wrapper,
     open_registration_dir,
 )
-from tabwarden.install_locations import (
+from tabwarden.cli.install.locations import (
     WINDOWS_PLATFORMS,
     check_browser,
     manifest_directory,
@@ -52,7 +52,7 @@ from tabwarden.install_locations import (
     target_dir,
     windows_error,
 )
-from tabwarden.install_wrapper import (
+from tabwarden.cli.install.wrapper import (
     WRAPPER_MARKER,
     check_interpreter,
     parse_wrapper,

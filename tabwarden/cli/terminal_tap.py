@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TAP_WAIT_SECONDS", "TapNotGiven", "TapRequest", "grant", "tap_refusal"]
 
-log = logging.getLogger("tabwarden.cli")
+log = logging.getLogger("tabwarden.cli.entry")
 
 #: How long the terminal waits for the tap: the window's own 90 s, and a margin for the relay.
 TAP_WAIT_SECONDS = 100.0
@@ -138,7 +138,7 @@ def _say(text: str) -> None:
 async def _ask_tap(
     key: HostKey, enrolled: Mapping[str, tuple[Credential, ...]], request: TapRequest
 ) -> VerifiedTap:
-    from tabwarden.attest import make_attestor
+    from tabwarden.bridge.attest import make_attestor
     from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 
     client = BridgeClient(role="cli", attest=make_attestor({"host"}))

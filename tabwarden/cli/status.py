@@ -36,8 +36,8 @@ def _browser_mode(browser: BrowserGrant) -> str:
 
 
 def collect() -> dict[str, Any]:
-    from tabwarden.away import labels_with_records
-    from tabwarden.install import manifest_status
+    from tabwarden.bridge.away import labels_with_records
+    from tabwarden.cli.install import manifest_status
     from tabwarden.mcp_server.bridge_client import BridgeClient
     from tabwarden.paths import config_dir, live_endpoints, runtime_dir, verify_private_dir
 
@@ -48,12 +48,12 @@ def collect() -> dict[str, Any]:
         run_state = "ok"
     except TabwardenError as exc:
         run_state = "missing" if not run.exists() else f"UNSAFE: {exc}"
-    from tabwarden.attest import make_attestor
+    from tabwarden.bridge.attest import make_attestor
 
     attestor = make_attestor({"host"})
     hosts = []
     # Every label with a socket, and every label whose host left a last-seen record
-    # (tabwarden/away.py): "away, expected back within N s" is worth saying too.
+    # (tabwarden/bridge/away.py): "away, expected back within N s" is worth saying too.
     labels = (
         sorted({ep.label for ep in live_endpoints(run)} | set(labels_with_records(run)))
         if run_state == "ok"

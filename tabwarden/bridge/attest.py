@@ -43,17 +43,17 @@ from dataclasses import dataclass
 
 import psutil
 
-from tabwarden.errors import TabwardenError
-from tabwarden.peer import (
+from tabwarden.bridge.peer import (
     PeerAttestor,
     PeerCredentials,
     PeerRefused,
     pidfd_exited,
     socket_pidfd,
 )
+from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import INTERNAL_ERROR
 
-log = logging.getLogger("tabwarden.attest")
+log = logging.getLogger("tabwarden.bridge.attest")
 
 #: The installed packages whose files make up "our code".
 PACKAGES: tuple[str, ...] = (

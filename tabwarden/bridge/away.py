@@ -44,7 +44,7 @@ __all__ = [
     "write_last_seen",
 ]
 
-log = logging.getLogger("tabwarden.away")
+log = logging.getLogger("tabwarden.bridge.away")
 
 VERSION: Final = 1
 #: A record is a few hundred bytes; anything past this is not ours.

@@ -7,7 +7,7 @@ is a symlink, not a regular file or someone else's is ``unsafe``: never read, ne
 through, never removed. One that is ours but has a group/other bit or several links is
 ``foreign``: not read, so not verifiably ours. This module must never follow a symlink, never
 touch a name other than those two, and never decide policy (``--force``, what to remove): it
-reports states and carries out the writes ``tabwarden.install`` decides on.
+reports states and carries out the writes ``tabwarden.cli.install`` decides on.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tabwarden.install_wrapper import WRAPPER_MARKER, parse_wrapper
+from tabwarden.cli.install.wrapper import WRAPPER_MARKER, parse_wrapper
 from tabwarden.manifests import HOST_NAME
 from tabwarden.private_fs import (
     EntryTooLarge,

@@ -57,7 +57,7 @@ from pathlib import Path
 
 import psutil
 
-from tabwarden.attest import image_sha256, pidfd_exited
+from tabwarden.bridge.attest import image_sha256, pidfd_exited
 from tabwarden.errors import TabwardenError
 from tabwarden.private_fs import PrivateFsError, open_private_dir
 from tabwarden.protocol.codes import CLIENT_NOT_PAIRED
@@ -613,7 +613,7 @@ HASH_CACHE_ENTRIES = 32
 HASH_CACHE_MAX_BYTES = 64 * 1024
 _SHA_HEX = re.compile(r"[0-9a-f]{64}")
 
-log = logging.getLogger("tabwarden.client_identity")
+log = logging.getLogger("tabwarden.bridge.client_identity")
 
 #: (device, inode, size, mtime_ns, ctime_ns) of an image.
 ImageKey = tuple[int, int, int, int, int]

@@ -20,7 +20,7 @@ import asyncio
 import socket
 from typing import Any
 
-from tabwarden.peer import CREDS_ANCILLARY_SIZE, Speaker
+from tabwarden.bridge.peer import CREDS_ANCILLARY_SIZE, Speaker
 from tabwarden.protocol import frames
 from tabwarden.protocol.framing import FramingError
 

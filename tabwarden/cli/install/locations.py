@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from tabwarden.install_errors import UnknownBrowser, UnsupportedPlatform
+from tabwarden.cli.install.errors import UnknownBrowser, UnsupportedPlatform
 from tabwarden.manifests import browser_locations, windows_note
 
 __all__ = [

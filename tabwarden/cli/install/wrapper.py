@@ -14,7 +14,7 @@ import shlex
 import shutil
 import subprocess
 
-from tabwarden.install_errors import InterpreterCannotImport
+from tabwarden.cli.install.errors import InterpreterCannotImport
 
 __all__ = [
     "IMPORT_CHECK",

@@ -5,7 +5,7 @@ this program — the interpreter with what it runs — paired as the MCP client,
 approved — standing in for the terminal ceremonies a person would perform), starts Chromium with the
 extension loaded and our host installed into the throwaway profile (the extension copy there also
 holds loopback site access at install, standing in for Chrome's permission dialog, which headless
-Chrome cannot show — see ``tabwarden.browser``), then acts as an MCP client would: spawns
+Chrome cannot show — see ``tabwarden.cli.browser``), then acts as an MCP client would: spawns
 ``tabwarden mcp`` with the SDK's stdio client and calls ``bridge_status``, ``tab_open``,
 ``tab_list`` and ``page_text``, printing a transcript. It never touches the person's own record.
 Every process and temp directory it made is removed on the way out, Ctrl-C included.
@@ -108,11 +108,11 @@ def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[st
 
     ``client_exe`` is pinned as ``pair-client`` would: a plain executable by its image; this
     process's own interpreter as this process (the interpreter with what it runs), since an
-    interpreter is never pinned alone (``tabwarden.client_identity``)."""
+    interpreter is never pinned alone (``tabwarden.bridge.client_identity``)."""
     import hashlib
     import time
 
-    from tabwarden.client_identity import measure_process
+    from tabwarden.bridge.client_identity import measure_process
     from tabwarden.trust import store
     from tabwarden.trust.keys import HostKey
     from tabwarden.trust.keystore import FileStore
@@ -168,7 +168,7 @@ async def _call(client: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tabwarden.browser import ThrowawayBrowser, chrome_binary
+    from tabwarden.cli.browser import ThrowawayBrowser, chrome_binary
 
     browser = ThrowawayBrowser(chrome=chrome_binary(args.chrome), keep=args.keep)
     try:

@@ -64,7 +64,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
-    from tabwarden.install import install
+    from tabwarden.cli.install import install
 
     report = install(args.browser, args.manifest_dir, force=args.force)
     for line in report.as_lines():
@@ -73,7 +73,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 
 def _cmd_uninstall(args: argparse.Namespace) -> int:
-    from tabwarden.install import uninstall
+    from tabwarden.cli.install import uninstall
 
     result = uninstall(args.browser, args.manifest_dir)
     for line in result.as_lines():
@@ -82,13 +82,13 @@ def _cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from tabwarden.status import run
+    from tabwarden.cli.status import run
 
     return run(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from tabwarden.demo import run
+    from tabwarden.cli.demo import run
 
     return run(args)
 
@@ -111,7 +111,7 @@ STATUS_EXAMPLES = [
 
 
 def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tabwarden.cli_help import add_command
+    from tabwarden.cli.help import add_command
     from tabwarden.host.main import build_parser  # argparse only; no heavy imports
     from tabwarden.manifests import EXTENSION_ID
 
@@ -137,7 +137,7 @@ def _add_host(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    from tabwarden.cli_help import JSON_HELP, add_command
+    from tabwarden.cli.help import JSON_HELP, add_command
     from tabwarden.manifests import browser_locations
 
     BROWSERS = sorted(browser_locations())
@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_uninstall)
 
-    from tabwarden.commands import add_subcommands
+    from tabwarden.cli.commands import add_subcommands
 
     add_subcommands(sub)
 
@@ -235,11 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help=JSON_HELP)
         p.set_defaults(func=_cmd_status)
 
-    from tabwarden.tabs_cmd import add_parser as add_tabs
+    from tabwarden.cli.tabs import add_parser as add_tabs
 
     add_tabs(sub)
 
-    from tabwarden.terminal_tools import add_parsers as add_terminal_tools
+    from tabwarden.cli.terminal_tools import add_parsers as add_terminal_tools
 
     add_terminal_tools(sub)
 
@@ -291,7 +291,7 @@ def _report(exc: TabwardenError, out: Callable[[str], None]) -> None:
 #: exact shape the other end attests (docs/adr/0001-attestation.md), and -I keeps PYTHON*
 #: variables, the working directory and the user site out of the import path. The granting
 #: commands are among them: with an authenticator enrolled they ask the host for a tap
-#: (``tabwarden.terminal_tap``).
+#: (``tabwarden.cli.terminal_tap``).
 ISOLATED_COMMANDS = frozenset(
     {"mcp", "status", "doctor", "tabs", "call", "unkill", "policy", "pair-client", "pair"}
 )

@@ -124,7 +124,7 @@ def _save_image(directory: Path, tool: str, mime_type: str, data: str, n: int) -
 
 
 def _call(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.cli.ceremony import require_real_terminal
     from tabwarden.mcp_server.catalogue import BY_NAME
 
     if args.tool not in BY_NAME:
@@ -149,7 +149,7 @@ def _call(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tabwarden.cli_help import JSON_HELP, add_command
+    from tabwarden.cli.help import JSON_HELP, add_command
 
     p = add_command(
         sub,

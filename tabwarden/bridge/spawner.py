@@ -1,7 +1,7 @@
 """Hop 1's memory: the MCP clients recently seen starting ``tabwarden mcp`` (``spawners.json``).
 
 Who the client is — the process that spawned the server, measured through wrappers, and for an
-interpreter what it runs — is measured in one place, ``tabwarden.client_identity``
+interpreter what it runs — is measured in one place, ``tabwarden.bridge.client_identity``
 (``measure_client_of``); ``Spawner`` and ``SpawnerUnmeasurable`` are re-exported from there.
 
 ``spawners.json`` in the config dir remembers recently seen clients (description, identity hash,
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabwarden.client_identity import ClientIdentity, SpawnerUnmeasurable
+from tabwarden.bridge.client_identity import ClientIdentity, SpawnerUnmeasurable
 from tabwarden.errors import TabwardenError
 from tabwarden.private_fs import EntryTooLarge, PrivateDir, PrivateFsError, open_private_dir
 from tabwarden.protocol.codes import SPAWNER_LIST_UNSAFE

@@ -3,7 +3,7 @@
 Granting (``pair``, ``pair-client``, ``unkill``, ``policy set``, a widening ``policy rollback``)
 needs a person at a real terminal typing a phrase — checked *before* any prompt, so a pipe, a
 redirect or a detached process is refused having printed nothing and changed nothing — and, once
-an authenticator is enrolled, a tap on it in the extension's window (``tabwarden.terminal_tap``).
+an authenticator is enrolled, a tap on it in the extension's window (``tabwarden.cli.terminal_tap``).
 Removing power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof
 and no key. What each change does — refusal checks, validation, the write and its audit entry —
 is the trust operation's (``tabwarden.trust.operations``); this module only asks, proves and
@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tabwarden import terminal_tap
+from tabwarden.cli import terminal_tap
+from tabwarden.cli.terminal_tap import TapRequest
 from tabwarden.errors import UsageError
 from tabwarden.paths import config_dir
-from tabwarden.terminal_tap import TapRequest
 from tabwarden.trust import operations
 from tabwarden.trust.operations import NotPaired, TerminalPhrase, TrustContext
 
@@ -53,7 +53,7 @@ def _key_store(kind: str | None = None) -> KeyStore:
 
 
 def _ceremony(action: str, explanation: list[str]) -> TerminalPhrase:
-    from tabwarden.ceremony import confirm_phrase, require_real_terminal
+    from tabwarden.cli.ceremony import confirm_phrase, require_real_terminal
 
     require_real_terminal()
     return confirm_phrase(action, explanation)
@@ -90,7 +90,7 @@ def _require_key() -> None:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import one_time_code, require_real_terminal
+    from tabwarden.cli.ceremony import one_time_code, require_real_terminal
 
     require_real_terminal()  # before anything is read, printed or minted
     if args.browser is not None:
@@ -144,7 +144,7 @@ def reenrol_phrase(label: str) -> str:
 def _pair_browser(args: argparse.Namespace) -> int:
     """``pair --browser LABEL``: a fresh one-time code only browser LABEL can redeem, so it can
     enrol a new authenticator — no key rotation; clients and other browsers untouched."""
-    from tabwarden.ceremony import confirm_phrase, one_time_code
+    from tabwarden.cli.ceremony import confirm_phrase, one_time_code
 
     if args.reset or args.file_store:
         raise UsageError(
@@ -223,7 +223,7 @@ class _Candidate:
 
 
 def _choose_spawner() -> _Candidate:
-    from tabwarden.mcp_server.spawner import recent_spawners
+    from tabwarden.bridge.spawner import recent_spawners
 
     seen = recent_spawners(config_dir())
     if not seen:
@@ -239,7 +239,7 @@ def _choose_spawner() -> _Candidate:
             f"first {_when(entry.first_seen)}, last {_when(entry.last_seen)}"
             + ("  (admits more than one program)" if entry.broad else "")
         )
-    from tabwarden.ceremony import _discard_typeahead, _read_line, _write
+    from tabwarden.cli.ceremony import _discard_typeahead, _read_line, _write
 
     # A raw fd: text-mode open("/dev/tty", "r+") needs a seekable file and fails on a terminal.
     tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
@@ -265,7 +265,7 @@ def _choose_spawner() -> _Candidate:
 def _by_path(path: str, expected: str | None) -> _Candidate:
     """``--exe PATH``: a plain executable, pinned by its image. An interpreter or a wrapper is
     refused: its hash alone would not say which client it is."""
-    from tabwarden.client_identity import WRAPPERS, interpreter_family
+    from tabwarden.bridge.client_identity import WRAPPERS, interpreter_family
 
     exe = os.path.realpath(path)
     family = interpreter_family(exe)
@@ -300,12 +300,12 @@ def _when(ts: Any) -> str:
 
 
 def cmd_pair_client(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import pair_client_explanation, require_real_terminal
+    from tabwarden.cli.ceremony import pair_client_explanation, require_real_terminal
 
     require_real_terminal()
     _require_key()
     if args.pid is not None:
-        from tabwarden.client_identity import measure_process
+        from tabwarden.bridge.client_identity import measure_process
 
         identity = measure_process(args.pid)
         candidate = _Candidate(
@@ -359,7 +359,7 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
 
 
 def cmd_clients(args: argparse.Namespace) -> int:
-    from tabwarden.mcp_server.spawner import recent_spawners
+    from tabwarden.bridge.spawner import recent_spawners
 
     eff = _effective()
     if eff.refused:
@@ -429,7 +429,7 @@ def _as_it_is_now(ctx: TrustContext) -> list[str]:
 
 
 def cmd_unkill(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.cli.ceremony import require_real_terminal
     from tabwarden.trust.gate import latch_tamper_note
     from tabwarden.trust.ratchet import TrustTampered
 
@@ -559,7 +559,7 @@ def cmd_policy_show(args: argparse.Namespace) -> int:
 
 
 def cmd_policy_set(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.cli.ceremony import require_real_terminal
 
     changes = parse_assignments(args.assignments)
     require_real_terminal()
@@ -604,7 +604,7 @@ def cmd_policy_history(args: argparse.Namespace) -> int:
 
 
 def cmd_policy_rollback(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.cli.ceremony import require_real_terminal
     from tabwarden.trust.store import PresenceRequired
 
     _require_paired()
@@ -687,7 +687,7 @@ lists every key with its type, range, default and meaning.
 
 
 def add_subcommands(sub: Any) -> None:
-    from tabwarden.cli_help import JSON_HELP, add_command, count
+    from tabwarden.cli.help import JSON_HELP, add_command, count
 
     p = add_command(
         sub,

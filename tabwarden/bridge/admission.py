@@ -3,14 +3,14 @@
 1. the kernel's peer credentials: the peer runs as our UID — checked right after ``accept`` /
    ``connect`` and before a single byte is read — and the connection is bound to that process
    (``peer.pin_speaker``: a pidfd, its image's inode, ``SO_PASSCRED``);
-2. attestation of the peer's executable (``tabwarden.attest``), when the caller has an attestor,
+2. attestation of the peer's executable (``tabwarden.bridge.attest``), when the caller has an attestor,
    of the very process pinned in step 1; from here on every chunk read must come from it
    (``FrameStream`` refuses any other writer with ``SpeakerChanged``);
 3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
    admission over a ``FrameStream``;
 4. on the host, for an MCP server: the client's identity is *measured* — the process that
    spawned the peer, through wrappers, and for an interpreter what it runs (``measure_client``,
-   ``tabwarden.client_identity``) — never taken from the admission frame; a claim there that
+   ``tabwarden.bridge.client_identity``) — never taken from the admission frame; a claim there that
    disagrees is refused by the caller.
 
 Each step can only refuse (``PeerRefused``; ``HandshakeFailed``, ``FramingError`` or
@@ -24,12 +24,12 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tabwarden.framestream import FrameStream
-from tabwarden.peer import PeerAttestor, PeerRefused, Speaker, pin_speaker, require_same_uid
+from tabwarden.bridge.framestream import FrameStream
+from tabwarden.bridge.peer import PeerAttestor, PeerRefused, Speaker, pin_speaker, require_same_uid
 from tabwarden.protocol.handshake import Admitted
 
 if TYPE_CHECKING:
-    from tabwarden.client_identity import ClientIdentity
+    from tabwarden.bridge.client_identity import ClientIdentity
 
 __all__ = ["HandshakeMachine", "check_peer", "handshake", "measure_client"]
 
@@ -75,6 +75,6 @@ def measure_client(peer_pid: int) -> ClientIdentity:
     makes too (``client_identity.measure_client_of``: the server's parent through wrappers,
     every hop pidfd-pinned with its create time against PID reuse). Raises
     ``SpawnerUnmeasurable`` when it cannot be measured. Blocking: hashes files."""
-    from tabwarden.client_identity import measure_client_of
+    from tabwarden.bridge.client_identity import measure_client_of
 
     return measure_client_of(peer_pid)

@@ -22,7 +22,7 @@ __all__ = ["add_parser", "run"]
 
 
 async def _ask(label: str | None, close_orphans: bool) -> dict[str, Any]:
-    from tabwarden.attest import make_attestor
+    from tabwarden.bridge.attest import make_attestor
     from tabwarden.mcp_server.bridge_client import BridgeClient
 
     client = BridgeClient(label=label, role="cli", attest=make_attestor({"host"}))
@@ -50,7 +50,7 @@ def _line(tab: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tabwarden.ceremony import require_real_terminal
+    from tabwarden.cli.ceremony import require_real_terminal
 
     # Every session's tabs are the person's business: at their terminal, never a pipe's. Checked
     # before the bridge is reached; the host refuses both requests while killed (host/bridge.py).
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tabwarden.cli_help import JSON_HELP, add_command
+    from tabwarden.cli.help import JSON_HELP, add_command
 
     p = add_command(
         sub,

@@ -6,7 +6,7 @@ where a person meets it, and its hint (what to do). The hints are written once, 
 docs/troubleshooting.md holds a generated copy between two markers, and
 tests/cli/test_troubleshooting.py fails when the copy differs from what this renders (a new code
 without its row, an edited hint). Regenerate with
-``python -m tabwarden.troubleshooting --write docs/troubleshooting.md``. It never reads anything
+``python -m tabwarden.cli.troubleshooting --write docs/troubleshooting.md``. It never reads anything
 but the packaged table and the file it is given.
 """
 
@@ -23,7 +23,7 @@ __all__ = ["BEGIN", "END", "render", "replace_block"]
 
 BEGIN = (
     "<!-- troubleshooting: generated from protocol/error_codes.json by "
-    "`python -m tabwarden.troubleshooting --write docs/troubleshooting.md`; edit that table, not "
+    "`python -m tabwarden.cli.troubleshooting --write docs/troubleshooting.md`; edit that table, not "
     "these rows -->"
 )
 END = "<!-- troubleshooting: end -->"
@@ -65,7 +65,7 @@ def replace_block(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tabwarden.troubleshooting",
+        prog="python -m tabwarden.cli.troubleshooting",
         description="Check (default) or rewrite the generated troubleshooting table in a file.",
     )
     parser.add_argument(
