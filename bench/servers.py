@@ -4,10 +4,11 @@ server, the tool and arguments of each measured operation: the bench calls exact
 All three are driven by the same client (the ``mcp`` SDK's stdio ``Client``, initialize
 handshake), pointed at the same Chromium binary with the same quiet flags
 (``tabwarden.cli.browser.QUIET_FLAGS``), headless and with a throwaway profile. tabwarden runs as in
-its own tests and demo: a throwaway paired setup (``tabwarden.cli.demo``), the extension loaded and
-the host launched by Chrome (``tabwarden.cli.browser.ThrowawayBrowser``), and ``tabwarden mcp`` spawned
-as ``tests/browser/harness.py``'s ``mcp_client`` spawns it. A call that fails, times out or
-answers with the wrong content raises ``CallFailed``; nothing here retries or drops a failure.
+its own tests and demo: a throwaway paired setup (``tabwarden.cli.demo``), the extension loaded
+and the host launched by Chrome (``tabwarden.cli.browser.ThrowawayBrowser``), and ``tabwarden
+mcp`` spawned as ``tests/browser/harness.py``'s ``mcp_client`` spawns it. A call that fails,
+times out or answers with the wrong content raises ``CallFailed``; nothing here retries or drops
+a failure.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Hop 2, host side: accept bridge connections, guard them, and relay requests to the extension.
 
-Connection order (``tabwarden.bridge.admission``; each step can only refuse): kernel peer UID == ours,
-checked right after ``accept`` and before reading a byte, and the connection pinned to that
+Connection order (``tabwarden.bridge.admission``; each step can only refuse): kernel peer UID ==
+ours, checked right after ``accept`` and before reading a byte, and the connection pinned to that
 process → executable attestation (``attest``) → mutual HMAC handshake keyed by the run secret →
 admission. From accept to close, every chunk must come from the pinned process
 (``FrameStream``: ``SO_PASSCRED``); a handed-off socket is refused (``SpeakerChanged``). A

@@ -140,9 +140,10 @@ def _attestor() -> PeerAttestor:
 
 
 class _LastSeenWriter:
-    """This host's ``<label>.seen`` record (tabwarden/bridge/away.py): ``connected`` at the extension's
-    hello, ``away`` with the reason when the port closes or the host stops. Wording for the MCP
-    server and ``tabwarden status`` while no host answers; nothing secret; never raises."""
+    """This host's ``<label>.seen`` record (tabwarden/bridge/away.py): ``connected`` at the
+    extension's hello, ``away`` with the reason when the port closes or the host stops. Wording
+    for the MCP server and ``tabwarden status`` while no host answers; nothing secret; never
+    raises."""
 
     def __init__(self, ep: HostEndpoint) -> None:
         import psutil

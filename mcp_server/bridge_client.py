@@ -107,7 +107,8 @@ class BridgeStatus:
     browser: str | None
     socket: str | None
     last_handshake_error: str | None
-    #: From the host's last-seen record (tabwarden/bridge/away.py): wording only, never the live state.
+    #: From the host's last-seen record (tabwarden/bridge/away.py): wording only, never the live
+    #: state.
     seen: LastSeen | None = None
     away: Away | None = None
 
@@ -184,9 +185,10 @@ class BridgeClient:
         return self._label or (self._env or os.environ).get("TABWARDEN_BROWSER") or None
 
     def _no_host(self, text: str, label: str | None) -> BridgeError:
-        """No host answers: ``extension_away`` when the last-seen record (tabwarden/bridge/away.py) says
-        the extension is expected back, else ``extension_not_connected`` (with when it was last
-        seen, if known). The record only chooses the words: it is read after connecting failed."""
+        """No host answers: ``extension_away`` when the last-seen record (tabwarden/bridge/away.py)
+        says the extension is expected back, else ``extension_not_connected`` (with when it was
+        last seen, if known). The record only chooses the words: it is read after connecting
+        failed."""
         self.last_away = None
         directory = runtime_dir(self._env)
         labels = [label] if label else labels_with_records(directory)

@@ -4,8 +4,8 @@ Each error class carries a stable machine ``code`` from ``protocol/error_codes.j
 numbered row if it can reach the wire or an MCP result, else an entry of its ``cliOnly`` list —
 spelled with the constant from ``tabwarden.protocol.codes``, a one-line ``hint`` a person can act
 on, and a process ``exit_status``. The CLI
-turns them into exit codes in exactly one place (``tabwarden.cli.entry``). Messages must never carry a
-secret: no run secret, nonce, MAC, key material or page content ends up in ``str(error)``.
+turns them into exit codes in exactly one place (``tabwarden.cli.entry``). Messages must never
+carry a secret: no run secret, nonce, MAC, key material or page content ends up in ``str(error)``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ request) ask exactly this, in this order, and nothing else decides it:
 1. the record is unreadable or refused → ``trust_unreadable`` (everything is refused);
 2. the kill switch is engaged → ``killed``;
 3. clients are paired (or were, and one was revoked) and this client's measured identity
-   (``tabwarden.bridge.client_identity``: the image hash of a plain executable, or the interpreter and
-   what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
+   (``tabwarden.bridge.client_identity``: the image hash of a plain executable, or the interpreter
+   and what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
    paired client has the same description but another hash, the message says it changed since
    it was paired (it probably updated itself) and how to re-pair it.
 

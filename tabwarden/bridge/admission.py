@@ -3,8 +3,8 @@
 1. the kernel's peer credentials: the peer runs as our UID — checked right after ``accept`` /
    ``connect`` and before a single byte is read — and the connection is bound to that process
    (``peer.pin_speaker``: a pidfd, its image's inode, ``SO_PASSCRED``);
-2. attestation of the peer's executable (``tabwarden.bridge.attest``), when the caller has an attestor,
-   of the very process pinned in step 1; from here on every chunk read must come from it
+2. attestation of the peer's executable (``tabwarden.bridge.attest``), when the caller has an
+   attestor, of the very process pinned in step 1; from here on every chunk read must come from it
    (``FrameStream`` refuses any other writer with ``SpeakerChanged``);
 3. the mutual HMAC handshake keyed by the run secret (``protocol.handshake``), driven to
    admission over a ``FrameStream``;

@@ -3,7 +3,8 @@
 Granting (``pair``, ``pair-client``, ``unkill``, ``policy set``, a widening ``policy rollback``)
 needs a person at a real terminal typing a phrase — checked *before* any prompt, so a pipe, a
 redirect or a detached process is refused having printed nothing and changed nothing — and, once
-an authenticator is enrolled, a tap on it in the extension's window (``tabwarden.cli.terminal_tap``).
+an authenticator is enrolled, a tap on it in the extension's window
+(``tabwarden.cli.terminal_tap``).
 Removing power (``kill``, ``revoke``, ``policy restrict``, a narrowing rollback) needs no proof
 and no key. What each change does — refusal checks, validation, the write and its audit entry —
 is the trust operation's (``tabwarden.trust.operations``); this module only asks, proves and

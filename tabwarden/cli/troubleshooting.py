@@ -23,8 +23,8 @@ __all__ = ["BEGIN", "END", "render", "replace_block"]
 
 BEGIN = (
     "<!-- troubleshooting: generated from protocol/error_codes.json by "
-    "`python -m tabwarden.cli.troubleshooting --write docs/troubleshooting.md`; edit that table, not "
-    "these rows -->"
+    "`python -m tabwarden.cli.troubleshooting --write docs/troubleshooting.md`; "
+    "edit that table, not these rows -->"
 )
 END = "<!-- troubleshooting: end -->"
 

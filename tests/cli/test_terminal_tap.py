@@ -1,5 +1,6 @@
-"""``tabwarden.cli.terminal_tap.grant`` in process: which proof reaches the trust operation, and what
-the person is told when no tap comes (the real window and key: tests/browser/test_terminal_taps.py).
+"""``tabwarden.cli.terminal_tap.grant`` in process: which proof reaches the trust operation, and
+what the person is told when no tap comes (the real window and key:
+tests/browser/test_terminal_taps.py).
 """
 
 from __future__ import annotations

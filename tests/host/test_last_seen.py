@@ -1,5 +1,5 @@
-"""The host's last-seen record (tabwarden/bridge/away.py) and what the MCP server makes of it while no
-host answers: ``extension_away`` with the expected wait, or ``extension_not_connected``. The
+"""The host's last-seen record (tabwarden/bridge/away.py) and what the MCP server makes of it while
+no host answers: ``extension_away`` with the expected wait, or ``extension_not_connected``. The
 host is the real process (``FakeBrowser`` plays Chrome); attacks write the record by hand."""
 
 from __future__ import annotations
