@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tabwarden.bridge.pipes import wait_ready, widen_pipe
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.protocol import nativemsg
@@ -24,8 +24,6 @@ from tabwarden.protocol.framing import FramingError
 
 #: How much of stdin one read takes.
 READ_CHUNK = 1 << 20
-#: The pipe capacity asked for: one whole host->browser message plus its header.
-PIPE_BYTES = 1 << 20
 
 
 class OriginRefused(TabwardenError):
@@ -122,35 +120,3 @@ def _retrieved(task: asyncio.Task[None]) -> None:
     """Mark a write's failure as seen even when its sender was cancelled and cannot hear it."""
     if not task.cancelled():
         task.exception()
-
-
-def widen_pipe(fd: int) -> None:
-    """Best effort: let a pipe hold a whole 1 MiB message (Linux ``F_SETPIPE_SZ``), so one
-    message moves in one write and one wake-up instead of sixteen 64 KiB rounds."""
-    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if setsize is None:
-        return
-    with contextlib.suppress(OSError):  # not a pipe, or above the system's pipe-max-size
-        fcntl.fcntl(fd, setsize, PIPE_BYTES)
-
-
-async def wait_ready(fd: int, *, writing: bool) -> None:
-    """Wait until ``fd`` is readable (or, ``writing``, writable) on the running loop."""
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    if writing:
-        loop.add_writer(fd, wake)
-    else:
-        loop.add_reader(fd, wake)
-    try:
-        await ready
-    finally:
-        if writing:
-            loop.remove_writer(fd)
-        else:
-            loop.remove_reader(fd)

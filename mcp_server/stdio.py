@@ -18,7 +18,7 @@ import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
-from tabwarden.host.native import wait_ready, widen_pipe
+from tabwarden.bridge.pipes import wait_ready, widen_pipe
 
 #: How much of stdin one read takes.
 READ_BYTES = 1 << 16
