@@ -94,10 +94,11 @@ def _all_modules() -> list[str]:
         ("tabwarden.trust", "trust"),
         ("tabwarden.protocol", "protocol"),
     ):
-        for path in sorted((REPO / folder).glob("*.py")):
+        for path in sorted((REPO / folder).rglob("*.py")):  # subpackages too (tabwarden/cli/, …)
             if path.stem == "__main__":
                 continue
-            names.append(package if path.stem == "__init__" else f"{package}.{path.stem}")
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            names.append(".".join((package, *parts)).removesuffix(".__init__"))
     return names
 
 
