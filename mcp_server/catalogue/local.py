@@ -15,7 +15,8 @@ class BridgeStatusOut(Model):
     browser: str | None
     socket: str | None
     lastHandshakeError: str | None  # noqa: N815
-    # How the extension was last seen (the host's last-seen record, tabwarden/bridge/away.py): wording.
+    # How the extension was last seen (the host's last-seen record, tabwarden/bridge/away.py):
+    # wording.
     connectedSince: float | None = None  # noqa: N815 — Unix seconds
     lastDisconnectAt: float | None = None  # noqa: N815
     lastDisconnectReason: str | None = None  # noqa: N815
