@@ -1,6 +1,7 @@
 """The troubleshooting table (docs/troubleshooting.md) holds a row for every error code, with the
 hint the code table holds: generated from protocol/error_codes.json
-(tabwarden/cli/troubleshooting.py), so a code added without its row — or a hint edited in one place only — fails here."""
+(tabwarden/cli/troubleshooting.py), so a code added without its row — or a hint edited in one
+place only — fails here."""
 
 from __future__ import annotations
 
