@@ -38,7 +38,7 @@ from tabwarden.cli.demo import provision_throwaway_trust
 from tests.fakes import FakeBrowser, host_env
 
 LINE = "The quick brown fox jumps over the lazy dog, again and again.\n"
-#: The extension's chunk size (extension/lib/chunking.js CHUNK_BYTES; ASCII text here).
+#: The extension's chunk size (extension/worker/chunking.js CHUNK_BYTES; ASCII text here).
 CHUNK_CHARS = 1_000_000
 
 

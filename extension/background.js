@@ -7,41 +7,41 @@
 
 /* global chrome */
 
-import { createAgentTabsRelay } from "./lib/agent-tabs-relay.js";
-import { createCapture } from "./lib/capture.js";
-import { createBackoff, equalJitter } from "./lib/backoff.js";
-import * as api from "./lib/chrome-api.js";
-import { createConfirmBroker } from "./lib/confirm-broker.js";
-import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./lib/debugger.js";
-import { createDialogs } from "./lib/dialogs.js";
-import { createDownloadLog } from "./lib/downloads.js";
-import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./lib/confirm-window.js";
-import { createDispatcher } from "./lib/dispatch.js";
-import { createEpochRatchet } from "./lib/epoch-ratchet.js";
-import { FORM_URLS_KEY, createFormUrls } from "./lib/form-urls.js";
-import { SECRET_FIELDS_KEY, createSecretFields, learningAround, passwordFieldNames } from "./lib/secret-fields.js";
-import { CODE } from "./lib/error-codes.js";
-import { createGrace } from "./lib/grace.js";
-import { createJournal } from "./lib/journal.js";
-import { backOneEntry, createNavBlocker } from "./lib/nav-block.js";
-import { createTabQueue, serialiseByTab } from "./lib/tab-queue.js";
-import { createOriginGate } from "./lib/origin-gate.js";
-import { createOwnership } from "./lib/ownership.js";
-import { OPTIONS_PAGE, createPairing } from "./lib/pairing.js";
-import { createPolicyRelay } from "./lib/policy-relay.js";
-import { createPopups } from "./lib/popups.js";
-import { POPUP_PAGE, createPopupRelay } from "./lib/popup-relay.js";
-import { createPresenceConfirm } from "./lib/presence-confirm.js";
-import { createProvenanceGate } from "./lib/provenance-gate.js";
-import { createRecentCalls } from "./lib/recent-calls.js";
-import { PIN_STORAGE_KEY, createPinGate } from "./lib/pinning.js";
-import { createSession } from "./lib/session.js";
-import { createSessionClients } from "./lib/session-clients.js";
-import { AGENT_TABS_KEY, createTabLifecycle } from "./lib/tab-lifecycle.js";
-import { createLoadWatcher } from "./lib/tab-load.js";
-import { CHANGING, createChangeNotifier } from "./lib/live-refresh.js";
-import { NATIVE_HOST_NAME, isPlainObject } from "./lib/wire.js";
-import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./lib/wake.js";
+import { createAgentTabsRelay } from "./worker/agent-tabs-relay.js";
+import { createCapture } from "./worker/capture.js";
+import { createBackoff, equalJitter } from "./worker/backoff.js";
+import * as api from "./shared/chrome-api.js";
+import { createConfirmBroker } from "./worker/confirm-broker.js";
+import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./worker/debugger.js";
+import { createDialogs } from "./worker/dialogs.js";
+import { createDownloadLog } from "./worker/downloads.js";
+import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./shared/confirm-window.js";
+import { createDispatcher } from "./worker/dispatch.js";
+import { createEpochRatchet } from "./worker/epoch-ratchet.js";
+import { FORM_URLS_KEY, createFormUrls } from "./worker/form-urls.js";
+import { SECRET_FIELDS_KEY, createSecretFields, learningAround, passwordFieldNames } from "./worker/secret-fields.js";
+import { CODE } from "./shared/error-codes.js";
+import { createGrace } from "./worker/grace.js";
+import { createJournal } from "./worker/journal.js";
+import { backOneEntry, createNavBlocker } from "./worker/nav-block.js";
+import { createTabQueue, serialiseByTab } from "./worker/tab-queue.js";
+import { createOriginGate } from "./worker/origin-gate.js";
+import { createOwnership } from "./worker/ownership.js";
+import { OPTIONS_PAGE, createPairing } from "./worker/pairing.js";
+import { createPolicyRelay } from "./worker/policy-relay.js";
+import { createPopups } from "./worker/popups.js";
+import { POPUP_PAGE, createPopupRelay } from "./worker/popup-relay.js";
+import { createPresenceConfirm } from "./shared/presence-confirm.js";
+import { createProvenanceGate } from "./worker/provenance-gate.js";
+import { createRecentCalls } from "./worker/recent-calls.js";
+import { PIN_STORAGE_KEY, createPinGate } from "./worker/pinning.js";
+import { createSession } from "./worker/session.js";
+import { createSessionClients } from "./worker/session-clients.js";
+import { AGENT_TABS_KEY, createTabLifecycle } from "./worker/tab-lifecycle.js";
+import { createLoadWatcher } from "./worker/tab-load.js";
+import { CHANGING, createChangeNotifier } from "./shared/live-refresh.js";
+import { NATIVE_HOST_NAME, isPlainObject } from "./shared/wire.js";
+import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./worker/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
 import { step } from "./handlers/support.js";
@@ -50,13 +50,13 @@ import { terminalTapHandlers } from "./handlers/terminal-tap.js";
 
 const log = console;
 
-/** @type {import("./lib/pending.js").Timers} */
+/** @type {import("./worker/pending.js").Timers} */
 const timers = {
   setTimer: (fn, ms) => setTimeout(fn, ms),
   clearTimer: (handle) => clearTimeout(/** @type {number} */ (handle)),
 };
 
-// Tab ownership survives a worker restart in chrome.storage.session (lib/ownership.js); it is
+// Tab ownership survives a worker restart in chrome.storage.session (worker/ownership.js); it is
 // reloaded, reconciled with the tabs that still exist, before any request is served.
 const ownership = createOwnership({
   save: (snapshot) => {
@@ -76,7 +76,7 @@ const ownershipLoaded = Promise.all([api.sessionStorageGet(AGENT_TABS_KEY), api.
   (err) => log.warn("tabwarden: could not restore tab ownership; starting empty", err),
 );
 const grace = createGrace(); // confirmed-click grace per tab; forgotten with the tab
-// Orphans, the agent-tab cap, person-viewed marks, discard protection (lib/tab-lifecycle.js).
+// Orphans, the agent-tab cap, person-viewed marks, discard protection (worker/tab-lifecycle.js).
 const lifecycle = createTabLifecycle({
   ownership,
   browser: { queryAllTabs: api.queryAllTabs, removeTab: api.removeTab, updateTab: api.updateTab },
@@ -90,7 +90,7 @@ const lifecycle = createTabLifecycle({
 });
 const loads = createLoadWatcher(timers);
 // An owned tab's top frame cannot leave for an unapproved origin: declarativeNetRequest session
-// rules on the live sessions' tabs stop the request before it is sent (lib/nav-block.js).
+// rules on the live sessions' tabs stop the request before it is sent (worker/nav-block.js).
 const navBlock = createNavBlocker({
   dnr: { getSessionRules: api.getSessionRules, updateSessionRules: api.updateSessionRules },
   browser: {
@@ -118,7 +118,7 @@ const gateOrigin = createOriginGate({
   decide: (origin) => session.hostCall("origin_decide", { origin }),
   log,
 });
-// Addresses and typed values that carry another site's page content (lib/provenance-gate.js).
+// Addresses and typed values that carry another site's page content (worker/provenance-gate.js).
 // An enrolled browser confirms them with a tap (the host's policy_get says, each time it asks).
 const provenance = createProvenanceGate({
   confirm,
@@ -134,9 +134,9 @@ const ensureOrigin = /** @type {typeof gateOrigin} */ (async (url, ctx, tool) =>
   return origin;
 });
 
-// Chrome's debugger on owned tabs only (lib/debugger.js, docs/adr/0005): dialogs, trusted input.
+// Chrome's debugger on owned tabs only (worker/debugger.js, docs/adr/0005): dialogs, trusted input.
 const dialogs = createDialogs();
-// The opt-in console and network tails (policy consoleCapture / networkCapture, lib/capture.js).
+// The opt-in console and network tails (policy consoleCapture / networkCapture, worker/capture.js).
 const capture = createCapture({
   // Outside any call: each command bounded on its own, so a page that does not answer holds nothing up.
   send: (tabId, method, params) =>
@@ -157,7 +157,7 @@ const cdp = createDebuggerManager({
 // The downloads owned tabs start, as their debugger reports them (page_wait_download).
 const downloads = createDownloadLog({ timers });
 const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) => ownership.owner(tabId) });
-// Tabs an owned tab opens join its session (lib/popups.js), debugger attached as for tab_open.
+// Tabs an owned tab opens join its session (worker/popups.js), debugger attached as for tab_open.
 const popups = createPopups({
   ownership,
   lifecycle,
@@ -200,7 +200,7 @@ const applyPolicy = async (policy) => {
   await capture.observe(policy);
   await navBlock.policy(isPlainObject(policy) ? policy.origins : undefined);
 };
-/** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./lib/dispatch.js").Handler]>) => Array<[string, import("./lib/dispatch.js").Handler]>} */
+/** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./worker/dispatch.js").Handler]>) => Array<[string, import("./worker/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
   action, async (args, ctx) => {
     await ownershipLoaded;
@@ -209,7 +209,7 @@ const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => 
   },
 ]);
 // URLs an owned tab reached by a GET form carry what was typed: every reply masks their query
-// values (lib/form-urls.js, lib/mask.js). Kept in chrome.storage.session across worker restarts.
+// values (worker/form-urls.js, worker/mask.js). Kept in chrome.storage.session across worker restarts.
 const formUrls = createFormUrls({
   save: (snapshot) => {
     api.sessionStorageSet(FORM_URLS_KEY, snapshot).catch((err) => log.warn("tabwarden: could not persist the form URLs", err));
@@ -219,7 +219,7 @@ const formUrls = createFormUrls({
 // Restored before any reply leaves; if it fails, every URL's query values are masked (fail closed).
 formUrls.restore(api.sessionStorageGet(FORM_URLS_KEY));
 // The names and ids password fields had on owned tabs' pages: every reply masks their values as
-// it masks secret names (lib/secret-fields.js). Learned before and after each call on an owned
+// it masks secret names (worker/secret-fields.js). Learned before and after each call on an owned
 // tab, in every frame the extension may read; kept in chrome.storage.session.
 const secretFields = createSecretFields({
   save: (snapshot) => {
@@ -238,13 +238,13 @@ const learnFieldNames = async (tabId) => {
     .catch(() => api.executeInFrames(tabId, [0], passwordFieldNames));
   for (const frame of frames) secretFields.learn(frame?.result);
 };
-// Each command id at most once per session, across worker restarts (lib/journal.js).
+// Each command id at most once per session, across worker restarts (worker/journal.js).
 const journal = createJournal({
   storage: { getAll: api.sessionStorageAll, set: api.sessionStorageSetItems, remove: api.sessionStorageRemove },
   log,
 });
 // One call at a time per tab (tab-queue.js); different tabs run concurrently; a tab blocked by a
-// JavaScript dialog answers dialog_open at once (lib/debugger.js's guard).
+// JavaScript dialog answers dialog_open at once (worker/debugger.js's guard).
 const dispatcher = createDispatcher(
   afterOwnershipLoad([
     ...serialiseByTab(learningAround(routes, { fields: secretFields, learnTab: learnFieldNames, timers }), createTabQueue(), dialogGuard),
@@ -261,7 +261,7 @@ const dispatcher = createDispatcher(
   },
 );
 
-// Host-key pinning (lib/pinning.js): with a pinned key, every welcome is followed by host_proof,
+// Host-key pinning (worker/pinning.js): with a pinned key, every welcome is followed by host_proof,
 // and requests are served only once the host proved it holds the key.
 const randomBytes = (/** @type {number} */ n) => crypto.getRandomValues(new Uint8Array(n));
 /** The epoch the current connection's welcome stated; witnessed once the host proved its key. */
@@ -277,13 +277,13 @@ const pinGate = createPinGate({
     api.storageSet(PIN_STORAGE_KEY, { ...record, compromisedAt: new Date().toISOString() })
       .catch((err) => log.warn("tabwarden: could not record the compromised host", err));
   },
-  // A host that proved the pinned key states the record it serves: witness it (lib/epoch-ratchet.js).
+  // A host that proved the pinned key states the record it serves: witness it (worker/epoch-ratchet.js).
   onChange: (state) => {
     if (state === "trusted" && welcomeEpoch !== undefined) ratchet.observe(welcomeEpoch);
   },
   log,
 });
-// The trust record's epoch, per pinned host key (lib/epoch-ratchet.js): never lowered; a host
+// The trust record's epoch, per pinned host key (worker/epoch-ratchet.js): never lowered; a host
 // that states an older record than this browser has seen has every request refused.
 const ratchet = createEpochRatchet({
   storageGet: api.storageGet,
@@ -313,13 +313,13 @@ const pairing = createPairing({
   nowMs: () => Date.now(),
   rolledBack: () => ratchet.rolledBack(),
 });
-// The options page's Policy section (lib/policy-relay.js): the host verifies taps and signs changes.
+// The options page's Policy section (worker/policy-relay.js): the host verifies taps and signs changes.
 const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
 // The popup's last calls (action and outcome only), in chrome.storage.session.
 const recentCalls = createRecentCalls({
   storageGet: api.sessionStorageGet, storageSet: api.sessionStorageSet, now: () => Date.now(), setTimer: timers.setTimer, log,
 });
-// Open extension pages re-read their lists after a change (lib/live-refresh.js).
+// Open extension pages re-read their lists after a change (shared/live-refresh.js).
 const pages = createChangeNotifier({
   send: (msg) => api.sendRuntimeMessage(msg), setTimer: (fn, ms) => timers.setTimer(fn, ms),
 });
@@ -341,7 +341,7 @@ const popupRelay = createPopupRelay({
 // worker anyway, the wake alarm below).
 const BACKOFF_MAX_MS = 20_000;
 
-// The wake alarm (lib/wake.js, docs/platform-facts-wake.md): Chrome starts a stopped worker to
+// The wake alarm (worker/wake.js, docs/platform-facts-wake.md): Chrome starts a stopped worker to
 // deliver it, and every worker start connects. Its period depends on the install type.
 const wakePeriod = api.installType().then(wakePeriodMinutes, () => wakePeriodMinutes(null));
 
@@ -501,7 +501,7 @@ chrome.storage.onChanged.addListener(guarded("storage.onChanged", (changes, area
   if (area === "local" && changes && Object.hasOwn(changes, PIN_STORAGE_KEY)) pinGate.setPinned(changes[PIN_STORAGE_KEY].newValue);
 }));
 // A new tab: one a live session's tab opened is held by the opened-tab rules until it joins; any
-// other is the person's and is excluded from them (lib/nav-block.js).
+// other is the person's and is excluded from them (worker/nav-block.js).
 chrome.tabs.onCreated.addListener(guarded("tabs.onCreated", (tab) => {
   ownershipLoaded
     .then(() => navBlock.created(tab?.id, tab?.openerTabId))
@@ -521,7 +521,7 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
 // A top-frame request of an owned tab our rules stopped: recorded, and the tab brought back.
 chrome.webNavigation.onErrorOccurred.addListener(guarded("webNavigation.onErrorOccurred", (details) => navBlock.failed(details)));
 // A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
-// session when a live session owns the opener (lib/popups.js), once ownership is back.
+// session when a live session owns the opener (worker/popups.js), once ownership is back.
 chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigation.onCreatedNavigationTarget", (details) => {
   ownershipLoaded
     .then(() => {
@@ -540,7 +540,7 @@ chrome.debugger.onDetach.addListener(guarded("debugger.onDetach", (source, reaso
   if (source.tabId !== undefined) cdp.onDetach(source.tabId, reason);
 }));
 // A GET form submitted in an owned tab (any frame): its URL is learned before it loads (the
-// debugger's word) and when it commits (webNavigation's), for lib/form-urls.js.
+// debugger's word) and when it commits (webNavigation's), for worker/form-urls.js.
 chrome.debugger.onEvent.addListener(guarded("debugger.onEvent (form URLs)", (source, method, params) => {
   if (source.tabId !== undefined && ownership.owner(source.tabId) !== null) formUrls.cdpEvent(method, params);
 }));

@@ -1,12 +1,12 @@
 // confirm.js — entry script of confirm.html, the extension-owned confirm window. Thin wiring
-// only: hands the real document, chrome calls (via lib/chrome-api.js), WebAuthn get() (via
-// lib/webauthn.js, presence mode), window.close() (after a refused tap), the window (its focus and
-// blur) and the clock for the countdown and the input delay to lib/confirm-page.js. It must never
+// only: hands the real document, chrome calls (via shared/chrome-api.js), WebAuthn get() (via
+// ui/webauthn.js, presence mode), window.close() (after a refused tap), the window (its focus and
+// blur) and the clock for the countdown and the input delay to ui/confirm-page.js. It must never
 // hold confirmation logic itself.
 
-import { requestPermission, sendRuntimeMessage } from "./lib/chrome-api.js";
-import { runConfirmPage } from "./lib/confirm-page.js";
-import { getAssertion } from "./lib/webauthn.js";
+import { requestPermission, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { runConfirmPage } from "./ui/confirm-page.js";
+import { getAssertion } from "./ui/webauthn.js";
 
 runConfirmPage({
   doc: document,

@@ -1,18 +1,18 @@
 // options.js — entry script of options.html (its Status, Sites, Permissions, Clients and Audit
-// sections). Thin wiring only: hands the real document, runtime messaging (via lib/chrome-api.js)
-// and WebAuthn create()/get() (via lib/webauthn.js) to lib/options-page.js, lib/policy-page.js,
-// lib/clients-page.js, lib/agent-tabs-view.js and lib/audit-view.js, and keeps them current
-// (lib/live-refresh.js). It must never hold pairing or policy logic itself, and never talk to the
+// sections). Thin wiring only: hands the real document, runtime messaging (via shared/chrome-api.js)
+// and WebAuthn create()/get() (via ui/webauthn.js) to ui/options-page.js, ui/policy-page.js,
+// ui/clients-page.js, ui/agent-tabs-view.js and ui/audit-view.js, and keeps them current
+// (shared/live-refresh.js). It must never hold pairing or policy logic itself, and never talk to the
 // host except through the service worker.
 
-import { runAgentTabsView } from "./lib/agent-tabs-view.js";
-import { runAuditView } from "./lib/audit-view.js";
-import { onRuntimeMessage, sendRuntimeMessage } from "./lib/chrome-api.js";
-import { runClientsPage } from "./lib/clients-page.js";
-import { runLiveRefresh } from "./lib/live-refresh.js";
-import { runOptionsPage } from "./lib/options-page.js";
-import { runPolicyPage } from "./lib/policy-page.js";
-import { createCredential, getAssertion } from "./lib/webauthn.js";
+import { runAgentTabsView } from "./ui/agent-tabs-view.js";
+import { runAuditView } from "./ui/audit-view.js";
+import { onRuntimeMessage, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { runClientsPage } from "./ui/clients-page.js";
+import { runLiveRefresh } from "./shared/live-refresh.js";
+import { runOptionsPage } from "./ui/options-page.js";
+import { runPolicyPage } from "./ui/policy-page.js";
+import { createCredential, getAssertion } from "./ui/webauthn.js";
 
 const policyPage = runPolicyPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
 policyPage.catch((err) => console.warn("tabwarden: policy section failed", err));

@@ -1,12 +1,12 @@
 // popup.js — entry script of popup.html (the toolbar popup). Thin wiring only: hands the real
-// document and runtime messaging (via lib/chrome-api.js) to lib/popup-page.js and
-// lib/agent-tabs-view.js, and keeps both current (lib/live-refresh.js). It must never hold logic
+// document and runtime messaging (via shared/chrome-api.js) to ui/popup-page.js and
+// ui/agent-tabs-view.js, and keeps both current (shared/live-refresh.js). It must never hold logic
 // itself and never talk to the host except through the service worker.
 
-import { runAgentTabsView } from "./lib/agent-tabs-view.js";
-import { onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./lib/chrome-api.js";
-import { runLiveRefresh } from "./lib/live-refresh.js";
-import { runPopupPage } from "./lib/popup-page.js";
+import { runAgentTabsView } from "./ui/agent-tabs-view.js";
+import { onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { runLiveRefresh } from "./shared/live-refresh.js";
+import { runPopupPage } from "./ui/popup-page.js";
 
 const popupPage = runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage } });
 popupPage.catch((err) => console.warn("tabwarden: popup failed", err));

@@ -79,7 +79,7 @@ log = logging.getLogger("tabwarden.host")
 HANDSHAKE_TIMEOUT = 5.0
 ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 #: A command id as the MCP server mints it (``bridge_client.new_command_id``); the extension's
-#: journal (extension/lib/journal.js ``COMMAND_ID_RE``) checks the same shape.
+#: journal (extension/worker/journal.js ``COMMAND_ID_RE``) checks the same shape.
 COMMAND_ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 

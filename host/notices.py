@@ -12,7 +12,7 @@ record's epoch as the host's welcome would state it (``host/main.py`` ``_stated_
 record's when it is served, a rolled-back record's own older one, else -1 — never an epoch an
 edited record claims) and nothing else — no record content, no secret: each page asks again
 through its own checked message and the host's enforcement points judge the record as before.
-The epoch is what lets the extension's rollback witness (``extension/lib/epoch-ratchet.js``)
+The epoch is what lets the extension's rollback witness (``extension/worker/epoch-ratchet.js``)
 see a kill typed while no agent is calling: without it the witness only ever learnt an epoch
 from a request or a welcome, and a record and seal rolled back to before an idle kill were
 undone by a host restart.
@@ -38,7 +38,7 @@ from tabwarden.trust.gate import TrustGate
 log = logging.getLogger("tabwarden.host")
 
 #: Seconds between two probes: a change shows on an open page within about this (plus the
-#: extension's own folding of notices, lib/live-refresh.js NOTIFY_INTERVAL_MS).
+#: extension's own folding of notices, shared/live-refresh.js NOTIFY_INTERVAL_MS).
 POLL_INTERVAL = 0.5
 #: The host→extension message type (docs/protocol.md, "Host notices").
 TRUST_CHANGED = "trust_changed"

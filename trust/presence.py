@@ -126,7 +126,7 @@ Kind = Literal["register", "assert"]
 Rng = Callable[[int], bytes]
 
 
-#: The kinds of refused tap a person may be told about (extension/lib/presence-reasons.js has the
+#: The kinds of refused tap a person may be told about (extension/shared/presence-reasons.js has the
 #: words for each; a test holds the two equal). Append only: the page keys its text on them.
 REASON_CODES = frozenset(
     {

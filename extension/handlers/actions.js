@@ -1,5 +1,5 @@
 // handlers/actions.js — the catalogue of page actions the extension serves: one Map from each
-// action name to the handler family (handlers/*.js) that answers it (lib/catalogue.js, generated
+// action name to the handler family (handlers/*.js) that answers it (worker/catalogue.js, generated
 // from the MCP tool catalogue, names the family), and the dispatch routes built from it for
 // background.js (each action that takes waitFor / observe wrapped once), and
 // FRAME_OUTPUT: the actions whose output renders every frame of the page or saves a file a frame
@@ -9,12 +9,12 @@
 // action that is not a key of PAGE_ACTIONS, nor start with a key that has no handler, nor route
 // a RENDERS action around the frame check: createRoutes throws or wraps instead.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { ACTION_FAMILIES, FRAME_OUTPUT as DECLARED_FRAME_OUTPUT } from "../lib/catalogue.js";
-import { CODE } from "../lib/error-codes.js";
-import { isApproved } from "../lib/origin.js";
-import { maskCards } from "../lib/redact.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { ACTION_FAMILIES, FRAME_OUTPUT as DECLARED_FRAME_OUTPUT } from "../worker/catalogue.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved } from "../shared/origin.js";
+import { maskCards } from "../worker/redact.js";
+import { isPlainObject } from "../shared/wire.js";
 import { fetchHandlers } from "./fetch.js";
 import { captureHandlers } from "./capture.js";
 import { filesHandlers } from "./files.js";
@@ -34,17 +34,17 @@ import { argTabId, ownedTab, step } from "./support.js";
  * @typedef {import("./support.js").HandlerDeps & {browser: import("./nav.js").NavBrowserApi
  *   & import("./read.js").ReadBrowserApi & import("./interact.js").InteractBrowserApi
  *   & import("./frames.js").FramesBrowserApi & import("./files.js").FilesBrowserApi,
- *   grace?: import("../lib/grace.js").Grace, cdp: import("../lib/debugger.js").DebuggerManager,
- *   dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean,
- *   popups?: import("../lib/popups.js").Popups, capture?: import("../lib/capture.js").Capture,
- *   downloads: import("../lib/downloads.js").DownloadLog,
- *   navBlock?: import("../lib/nav-block.js").NavBlocker}} ActionDeps
+ *   grace?: import("../worker/grace.js").Grace, cdp: import("../worker/debugger.js").DebuggerManager,
+ *   dialogs: import("../worker/dialogs.js").Dialogs, mac?: boolean,
+ *   popups?: import("../worker/popups.js").Popups, capture?: import("../worker/capture.js").Capture,
+ *   downloads: import("../worker/downloads.js").DownloadLog,
+ *   navBlock?: import("../worker/nav-block.js").NavBlocker}} ActionDeps
  */
-/** @typedef {(deps: ActionDeps) => Array<[string, import("../lib/dispatch.js").Handler]>} HandlerFamily */
+/** @typedef {(deps: ActionDeps) => Array<[string, import("../worker/dispatch.js").Handler]>} HandlerFamily */
 
 /**
  * The handler module of each family (handlers/<family>.js), by the family name the MCP catalogue
- * gives each action (mcp_server/catalogue/<family>.py; lib/catalogue.js).
+ * gives each action (mcp_server/catalogue/<family>.py; worker/catalogue.js).
  * @type {ReadonlyMap<string, HandlerFamily>}
  */
 const FAMILIES = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
@@ -62,7 +62,7 @@ const FAMILIES = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
 ]));
 
 /**
- * Every page action, in catalogue order, with the family that serves it: lib/catalogue.js, which
+ * Every page action, in catalogue order, with the family that serves it: worker/catalogue.js, which
  * is generated from the MCP tool catalogue. The keys are the action names the host may send
  * (docs/protocol.md "The page-tool catalogue"). A family this file does not know stops the worker.
  * @type {ReadonlyMap<string, HandlerFamily>}
@@ -75,9 +75,9 @@ export const PAGE_ACTIONS = new Map(ACTION_FAMILIES.map(([action, name]) => {
 
 /**
  * The actions whose output can include frames other than the one the origin gate passed, as the
- * MCP catalogue declares them (FrameOutput; lib/catalogue.js is generated from it): "renders"
+ * MCP catalogue declares them (FrameOutput; worker/catalogue.js is generated from it): "renders"
  * (pixels or a PDF of the whole page, subframes included) and "saves" (a file a frame of the page
- * started; lib/downloads.js attributes it to that frame).
+ * started; worker/downloads.js attributes it to that frame).
  * @type {ReadonlyMap<string, "renders" | "saves">}
  */
 export const FRAME_OUTPUT = new Map(DECLARED_FRAME_OUTPUT);
@@ -115,7 +115,7 @@ export function renderedText() {
 
 /**
  * A render cannot be masked afterwards: refused while any frame's text shows a card number
- * (lib/redact.js maskCards finds one), or a frame's text cannot be read or is too long to check.
+ * (worker/redact.js maskCards finds one), or a frame's text cannot be read or is too long to check.
  * @param {ActionDeps} deps @param {import("./support.js").Ctx} ctx @param {string} action
  * @param {number} tabId @param {number[]} frameIds
  */
@@ -156,8 +156,8 @@ async function refuseShownCards(deps, ctx, action, tabId, frameIds) {
  * records each as a capture the lineage ledger cannot read (docs/adr/0008) and strips the field.
  * @param {ActionDeps} deps
  * @param {string} action
- * @param {import("../lib/dispatch.js").Handler} handler
- * @returns {import("../lib/dispatch.js").Handler}
+ * @param {import("../worker/dispatch.js").Handler} handler
+ * @returns {import("../worker/dispatch.js").Handler}
  */
 export function rendersOnlyApproved(deps, action, handler) {
   /** @param {number} tabId @param {import("./support.js").Ctx} ctx */
@@ -205,13 +205,13 @@ export function rendersOnlyApproved(deps, action, handler) {
 
 /**
  * Wraps a SAVES action: its answer must name the origin of the frame that started the file
- * (`frameOrigin`, from lib/downloads.js), approved by the policy, or nothing is answered (and so
+ * (`frameOrigin`, from worker/downloads.js), approved by the policy, or nothing is answered (and so
  * nothing copied into the sandbox); the field is removed before the answer leaves. The handler
  * already never sees a download it must withhold (so this refusal is a second lock that answers
  * nothing about such a download: it fires only on a handler that lost its attribution).
  * @param {string} action
- * @param {import("../lib/dispatch.js").Handler} handler
- * @returns {import("../lib/dispatch.js").Handler}
+ * @param {import("../worker/dispatch.js").Handler} handler
+ * @returns {import("../worker/dispatch.js").Handler}
  */
 export function savesOnlyApproved(action, handler) {
   return async (args, ctx) => {
@@ -225,7 +225,7 @@ export function savesOnlyApproved(action, handler) {
   };
 }
 
-/** @param {ActionDeps} deps @param {string} action @param {import("../lib/dispatch.js").Handler} handler */
+/** @param {ActionDeps} deps @param {string} action @param {import("../worker/dispatch.js").Handler} handler */
 function frameChecked(deps, action, handler) {
   const kind = FRAME_OUTPUT.get(action);
   if (kind === "renders") return rendersOnlyApproved(deps, action, handler);
@@ -237,13 +237,13 @@ function frameChecked(deps, action, handler) {
  * The handler of every action in PAGE_ACTIONS, in its order. Throws when a family serves an
  * action the catalogue does not list for it, or leaves one of its listed actions unserved.
  * @param {ActionDeps} deps
- * @returns {Map<string, import("../lib/dispatch.js").Handler>}
+ * @returns {Map<string, import("../worker/dispatch.js").Handler>}
  */
 export function createRoutes(deps) {
   // One map of each tab's latest snapshot for every family that addresses elements by ref, and
   // one of each call's frame (so withAftermath's wait runs in the frame the action ran in).
   const shared = { ...deps, docTokens: new Map(), callFrame: new WeakMap() };
-  /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
+  /** @type {Map<string, import("../worker/dispatch.js").Handler>} */
   const served = new Map();
   for (const family of new Set(PAGE_ACTIONS.values())) {
     for (const [action, handler] of family(shared)) {
@@ -253,7 +253,7 @@ export function createRoutes(deps) {
       served.set(action, handler);
     }
   }
-  /** @type {Map<string, import("../lib/dispatch.js").Handler>} */
+  /** @type {Map<string, import("../worker/dispatch.js").Handler>} */
   const routes = new Map();
   for (const action of PAGE_ACTIONS.keys()) {
     const handler = served.get(action);

@@ -1,14 +1,14 @@
 // handlers/capture.js — page_console and page_network: the console and XHR/fetch tails
-// lib/capture.js records on owned tabs while the signed policy's consoleCapture /
+// worker/capture.js records on owned tabs while the signed policy's consoleCapture /
 // networkCapture is on. Thin glue: argument checks, ownership and the origin gate on the tab's
 // current URL, then the store's answer filtered by the policy's approved origins. It must never
 // touch the chrome global, never answer for a tab the session does not own or whose current site
 // is not approved, and never return an entry whose origin the policy does not approve (it is
 // withheld and counted) nor anything recorded while capture was off (nothing is).
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argInt, argTabId, ownedTab } from "./support.js";
 
 /** Most entries one call answers, and the default. */
@@ -34,8 +34,8 @@ const offHint = (key, tool) =>
 
 /**
  * Handler entries for the dispatcher.
- * @param {import("./support.js").HandlerDeps & {capture?: import("../lib/capture.js").Capture}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @param {import("./support.js").HandlerDeps & {capture?: import("../worker/capture.js").Capture}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function captureHandlers(deps) {
   const { ensureOrigin } = deps;
@@ -49,7 +49,7 @@ export function captureHandlers(deps) {
     return { tabId, capture: deps.capture };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageConsole(args, ctx) {
     const level = args.level === undefined || args.level === null ? "all" : args.level;
     if (level !== "all" && level !== "error" && level !== "warning") throw new BridgeError(CODE.BAD_REQUEST, 'level must be "error", "warning" or "all"');
@@ -60,7 +60,7 @@ export function captureHandlers(deps) {
     return capture.console(tabId, { level, limit, clear }, ctx.policy.origins);
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageNetwork(args, ctx) {
     const url = args.url === undefined || args.url === null ? null : args.url;
     if (url !== null && (typeof url !== "string" || url.length === 0 || url.length > MAX_FILTER)) {

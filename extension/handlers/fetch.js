@@ -7,7 +7,7 @@
 // body comes back masked (card-like numbers) and capped at maxBytes (bodyTruncated); with saveAs
 // the raw bytes (at most MAX_SAVE_BYTES, refused above) go to the MCP server, which writes them
 // into its download sandbox and never hands them to the agent. Whether the request reached the
-// server is told apart (`delivery`, lib/fetch-delivery.js from the tab's CDP Network events):
+// server is told apart (`delivery`, worker/fetch-delivery.js from the tab's CDP Network events):
 // "answered" (the page read the answer), "sent_unreadable" (the server answered, the page may not
 // read it: CORS) and "unknown" (no word either way) come back as results with a hint not to repeat
 // a request that changes something; only a request Chrome failed before sending it is
@@ -16,13 +16,13 @@
 // said yes, return an answer read after the tab left the gated origin, or claim a request failed
 // when it may have reached the server.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { CODE } from "../lib/error-codes.js";
-import { DELIVERY, createDeliveryWatch } from "../lib/fetch-delivery.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { maskCards } from "../lib/redact.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { CODE } from "../shared/error-codes.js";
+import { DELIVERY, createDeliveryWatch } from "../worker/fetch-delivery.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { maskCards } from "../worker/redact.js";
+import { isPlainObject } from "../shared/wire.js";
 import { MAX_URL, argInt, argTabId, ownedTab, step } from "./support.js";
 
 /** The methods page_fetch sends. */
@@ -195,8 +195,8 @@ export function undeliveredAnswer(req, delivery, reason) {
 // ---------------------------------------------------------------- the handler
 
 /**
- * @param {import("./support.js").HandlerDeps & {browser: import("./read.js").ReadBrowserApi, cdp?: import("../lib/debugger.js").DebuggerManager}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @param {import("./support.js").HandlerDeps & {browser: import("./read.js").ReadBrowserApi, cdp?: import("../worker/debugger.js").DebuggerManager}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function fetchHandlers(deps) {
   const { browser, ensureOrigin, confirm, cdp } = deps;
@@ -251,7 +251,7 @@ export function fetchHandlers(deps) {
     return undeliveredAnswer(req, delivery, started ? reason : what);
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageFetch(args, ctx) {
     if (!isPlainObject(ctx.policy) || ctx.policy.pageFetch !== true) {
       throw new BridgeError(CODE.FETCH_OFF, 'page_fetch is off: the signed policy does not enable "pageFetch" (`tabwarden policy set pageFetch=true` turns it on)');

@@ -1,7 +1,7 @@
 // handlers/files.js — files out of an owned tab and the screen it is shown on: page_pdf
 // (Page.printToPDF; the MCP server writes the bytes into its download sandbox, so they never
 // reach the agent), page_wait_download (a download a frame of an approved site in the tab
-// started, from lib/downloads.js; where Chrome saved a finished one comes from chrome.downloads,
+// started, from worker/downloads.js; where Chrome saved a finished one comes from chrome.downloads,
 // and the MCP server copies it into the sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees).
 // Thin glue: the debugger and chrome.downloads are injected. It must never touch the chrome
 // global, never act on a tab the session does not own or whose site is not approved, never
@@ -9,12 +9,12 @@
 // matching a filter against what it withholds), and never redirect, open, remove or erase a
 // download (observe only: Chrome's file and history stay as they are).
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
-import { CODE } from "../lib/error-codes.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { maskCards } from "../lib/redact.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { maskCards } from "../worker/redact.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argInt, gatedTab, ownedTab, sameOrigin, step } from "./support.js";
 
 /** Longest page_wait_download wait (the MCP tool's own limit). */
@@ -130,13 +130,13 @@ export async function readView() {
 
 /**
  * @param {import("./actions.js").ActionDeps} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function filesHandlers(deps) {
   const { cdp, downloads } = deps;
   const { browser } = deps;
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pagePdf(args, ctx) {
     for (const k of ["landscape", "printBackground"]) {
       if (args[k] !== undefined && typeof args[k] !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${k} must be true or false`);
@@ -171,7 +171,7 @@ export function filesHandlers(deps) {
     return { data, name: pdfName(args.name, url) };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageWaitDownload(args, ctx) {
     const match = { filename: argSubstring(args, "filename", 500), url: argSubstring(args, "url", 2000) };
     const timeoutMs = argInt(args, "timeoutMs", 30_000, 100, MAX_WAIT_MS);
@@ -181,7 +181,7 @@ export function filesHandlers(deps) {
     downloads.framesKnown(tabId, await cdp.send(ctx, tabId, "Page.getFrameTree", {}, "read the frame tree"));
     const left = typeof ctx.deadline === "number" ? ctx.deadline - Date.now() - LISTED_WITHIN_MS : timeoutMs;
     const origins = /** @type {any} */ (ctx.policy)?.origins;
-    // Only a download a frame of an approved site started is ever seen (lib/downloads.js).
+    // Only a download a frame of an approved site started is ever seen (worker/downloads.js).
     const approved = (/** @type {string | null} */ o) => isApproved(o, origins);
     const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)), approved);
     if (found === null) {
@@ -216,7 +216,7 @@ export function filesHandlers(deps) {
    * URL that Chrome started no more than START_SLACK_MS before the debugger said it began, not
    * answered before, once it is no longer in progress (the file is renamed from its temporary
    * name just after the debugger says complete); null if none.
-   * @param {import("../lib/downloads.js").Download} d
+   * @param {import("../worker/downloads.js").Download} d
    */
   async function listed(d) {
     const until = Date.now() + LISTED_WITHIN_MS;
@@ -233,7 +233,7 @@ export function filesHandlers(deps) {
     }
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageViewport(args, ctx) {
     const settings = viewportSettings(args);
     const { tabId, origin } = await gatedTab(deps, args, ctx, "page_viewport");

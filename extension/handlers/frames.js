@@ -3,7 +3,7 @@
 // argument: a frameId from page_frames, 0 = the top frame, the default) and gateFrame (the frame
 // exists, and its origin, and every ancestor frame's, passes the origin gate on its own, as a
 // navigation to it would). Thin glue: the frame list comes from chrome.webNavigation.getAllFrames
-// (lib/chrome-api.js), injected. It must never touch the chrome global, never show the url (path,
+// (shared/chrome-api.js), injected. It must never touch the chrome global, never show the url (path,
 // query) or name of a frame whose origin the policy does not approve (only its origin, which is
 // what the person would be asked about), never run anything in such a frame, and never resolve a
 // frame argument to another tab's frame.
@@ -15,11 +15,11 @@
 // viewport (DOM.getFrameOwner + DOM.getBoxModel on each enclosing iframe element), for trusted
 // input (handlers/input.js) and the accessibility tree (handlers/interact.js).
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { maskCards } from "../lib/redact.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { maskCards } from "../worker/redact.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTabId, ownedTab, step } from "./support.js";
 
 /** Most frames page_frames lists (a page may make thousands); then `truncated`. */
@@ -157,12 +157,12 @@ function frameName() {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: FramesBrowserApi}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function framesHandlers(deps) {
   const { browser, ensureOrigin } = deps;
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageFrames(args, ctx) {
     const tabId = argTabId(args);
     const tab = await ownedTab(deps, ctx, tabId);
@@ -273,14 +273,14 @@ export function frameBox(model) {
 }
 
 /**
- * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
+ * @param {{cdp?: import("../worker/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
  */
 export function createFrameWorlds({ cdp, sleep }) {
   /** tabId -> the world of the document whose RefStore token is `doc` (one per tab and frame kind). */
   /** @type {Map<number, Map<string, FrameWorld>>} */
   const known = new Map();
 
-  /** @returns {import("../lib/debugger.js").DebuggerManager} */
+  /** @returns {import("../worker/debugger.js").DebuggerManager} */
   const debuggerOf = () => {
     if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
     return cdp;

@@ -2,9 +2,9 @@
 // (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_hover (the
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
 // blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
-// code, the person's confirmation), lib/debugger.js (every CDP command bounded by the call's
+// code, the person's confirmation), worker/debugger.js (every CDP command bounded by the call's
 // deadline), handlers/frames.js (with `frame`: the point placed in the tab's viewport) and
-// lib/dialogs.js. It must never touch the chrome global, never click a point another element
+// worker/dialogs.js. It must never touch the chrome global, never click a point another element
 // covers unless the call says `force` (and never one an enclosing page covers over a frame, even
 // then), never click something a submit or a link click
 // would need the person for without asking them (as page_click does), never accept a confirm()
@@ -12,11 +12,11 @@
 // armed), never arm anything unless the signed policy allows arming, and never return a dialog's
 // text unmasked or the text typed into a prompt.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { CODE } from "../lib/error-codes.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { isPlainObject } from "../shared/wire.js";
 import { createFrameWorlds } from "./frames.js";
 import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
@@ -72,10 +72,10 @@ export function argPoint(args) {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: import("./interact.js").InteractBrowserApi,
- *   grace?: import("../lib/grace.js").Grace, docTokens?: import("./interact.js").DocTokens,
+ *   grace?: import("../worker/grace.js").Grace, docTokens?: import("./interact.js").DocTokens,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>,
- *   cdp: import("../lib/debugger.js").DebuggerManager, dialogs: import("../lib/dialogs.js").Dialogs, mac?: boolean}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ *   cdp: import("../worker/debugger.js").DebuggerManager, dialogs: import("../worker/dialogs.js").Dialogs, mac?: boolean}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function inputHandlers(deps) {
   const { cdp, dialogs, loads, ensureOrigin, confirm } = deps;
@@ -130,7 +130,7 @@ export function inputHandlers(deps) {
    */
   const mouse = (ctx, tabId, event, what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageMouse(args, ctx) {
     const point = argPoint(args);
     const button = args.button ?? "left";
@@ -182,7 +182,7 @@ export function inputHandlers(deps) {
     return { clicked: true, navigated, url, ...report() };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageHover(args, ctx) {
     const point = argPoint(args);
     const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover");
@@ -232,7 +232,7 @@ export function inputHandlers(deps) {
     if (dialogs.blocking(tabId) !== null) throw new BridgeError(CODE.BAD_REQUEST, `a dialog is open on tab ${tabId} now: answer it with action "accept" or "dismiss"`);
     const accept = how === "accept";
     const before = dialogs.navigations(tabId);
-    // A prompt answer carrying another site's page content asks first (lib/provenance-gate.js);
+    // A prompt answer carrying another site's page content asks first (worker/provenance-gate.js);
     // that answer covers the submit question below: one window per call.
     const lineage = typeof promptText === "string"
       ? await deps.provenance?.check(args, ctx, "page_dialog", origin, { value: promptText, doing: `press OK on the next dialog ${origin} opens on this page, answering a prompt() with` })
@@ -261,7 +261,7 @@ export function inputHandlers(deps) {
     return { handled: false, ...dialogState(ctx, tabId) };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageDialog(args, ctx) {
     const tabId = argTabId(args);
     const answer = args.action ?? null;
@@ -284,7 +284,7 @@ export function inputHandlers(deps) {
     if (typedText !== undefined && d.type !== "prompt") throw new BridgeError(CODE.BAD_REQUEST, `promptText is only for a prompt() dialog; this one is ${d.type}()`);
     const accept = answer === "accept";
     // A prompt answer carrying another site's page content asks first, against the dialog's own
-    // origin (lib/provenance-gate.js); that answer covers the submit question below.
+    // origin (worker/provenance-gate.js); that answer covers the submit question below.
     const lineage = typedText !== undefined
       ? await deps.provenance?.check(args, ctx, "page_dialog", originOf(d.url) ?? origin,
         { value: typedText, doing: `press OK on the prompt() ${JSON.stringify(String(d.message ?? "").slice(0, 100))} of ${origin}, answering it with` })

@@ -4,23 +4,23 @@
 // and (withAftermath) every action's optional waitFor and observe. Thin glue:
 // every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
 // on that frame's and each enclosing frame's: handlers/frames.js), then injects the page code
-// (lib/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
+// (worker/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
 // callPageOp (the page side refuses to act on another origin). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
 // password field unless policy.passwordFill, and never accept a ref from another document.
 
-import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../lib/a11y.js";
-import { BridgeError } from "../lib/bridge-error.js";
-import { OBSERVING_ACTIONS } from "../lib/catalogue.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { PAGE_FILES, callPageOp } from "../lib/elements.js";
-import { CODE } from "../lib/error-codes.js";
-import { createGrace } from "../lib/grace.js";
-import { insertThrough } from "../lib/keyboard.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { maskCards } from "../lib/redact.js";
-import { isPlainObject } from "../lib/wire.js";
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { PAGE_FILES, callPageOp } from "../worker/elements.js";
+import { CODE } from "../shared/error-codes.js";
+import { createGrace } from "../worker/grace.js";
+import { insertThrough } from "../worker/keyboard.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { maskCards } from "../worker/redact.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argFrame, createFrameWorlds, gateFrame } from "./frames.js";
 import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
 import { needsConfirm } from "./tabs.js";
@@ -157,11 +157,11 @@ export function argMs(args, name, fallback, max) {
  * The shared machinery of the element tools (this family and handlers/input.js): ownership and
  * the origin gate, running page code, asking the person, the optional waitFor. `deps.docTokens`
  * is the tab -> latest-snapshot map every family shares (actions.js makes one).
- * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
+ * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../worker/grace.js").Grace,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
- *   callFrame?: WeakMap<object, number>, navBlock?: import("../lib/nav-block.js").NavBlocker}} deps
+ *   callFrame?: WeakMap<object, number>, navBlock?: import("../worker/nav-block.js").NavBlocker}} deps
  *   `callFrame`: shared by every family (and withAftermath), so an action's waitFor waits in
- *   the frame the action ran in; `navBlock`: the stops before a tab leaves (lib/nav-block.js)
+ *   the frame the action ran in; `navBlock`: the stops before a tab leaves (worker/nav-block.js)
  */
 export function elementTools(deps) {
   const { browser, ensureOrigin, confirm } = deps;
@@ -349,7 +349,7 @@ export function elementTools(deps) {
       const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
       if (o !== origin && !isApproved(o, approved)) {
-        // Stopped before the request left (lib/nav-block.js): the tab is back on its page, and
+        // Stopped before the request left (worker/nav-block.js): the tab is back on its page, and
         // withAftermath reports `blocked`. Landed anyway: refused, as ever.
         if (deps.navBlock !== undefined && await deps.navBlock.stopped(tabId, after?.url)) {
           const back = await browser.getTab(tabId).catch(() => null);
@@ -429,7 +429,7 @@ export function argFind(args) {
  * resolved (DOM.resolveNode) into tabwarden's isolated world — found once per document through
  * Runtime.enable's executionContextCreated events and proven by its RefStore token — where
  * page/snapshot.js describeElements gives refs, tags and shown values (docs/platform-facts-a11y.md).
- * @param {{cdp?: import("../lib/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
+ * @param {{cdp?: import("../worker/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>}} deps
  */
 function a11yReader({ cdp, sleep }) {
   const worlds = createFrameWorlds({ cdp, sleep });
@@ -523,10 +523,10 @@ export function rememberSnapshot(docTokens, tabId, session, frameId, token, floo
 
 /**
  * Handler entries for the dispatcher.
- * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../lib/grace.js").Grace,
+ * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, grace?: import("../worker/grace.js").Grace,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>, docTokens?: DocTokens,
- *   popups?: import("../lib/popups.js").Popups, cdp?: import("../lib/debugger.js").DebuggerManager}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ *   popups?: import("../worker/popups.js").Popups, cdp?: import("../worker/debugger.js").DebuggerManager}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function interactHandlers(deps) {
   const { loads } = deps;
@@ -534,7 +534,7 @@ export function interactHandlers(deps) {
   const reader = a11yReader({ cdp: deps.cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
 
   /**
-   * Arm the watch for a tab the action may open (lib/popups.js); null without popups.
+   * Arm the watch for a tab the action may open (worker/popups.js); null without popups.
    * @param {number} tabId
    * @param {import("./support.js").Ctx} ctx
    */
@@ -545,7 +545,7 @@ export function interactHandlers(deps) {
    * newTab: true) the call waits for it, bounded by its deadline, and for its first load;
    * otherwise only one that joined already is reported.
    * @param {import("./support.js").Ctx} ctx
-   * @param {import("../lib/popups.js").PopupWatch | null} opened
+   * @param {import("../worker/popups.js").PopupWatch | null} opened
    * @param {boolean} wait
    * @returns {Promise<{id: number, url: string} | null>}
    */
@@ -577,7 +577,7 @@ export function interactHandlers(deps) {
   /**
    * The DOM walk (always: it makes the document's RefStore and counts the interactive elements),
    * then, unless mode "dom", the accessibility tree: alone ("a11y"), or ("auto") merged with the
-   * walk's rows when lib/a11y.js `sparse` says the tree has far fewer interactive nodes, and
+   * walk's rows when worker/a11y.js `sparse` says the tree has far fewer interactive nodes, and
    * replaced by the walk when the tree cannot be read (the answer says `fallback`).
    * @param {Record<string, unknown>} args
    * @param {import("./support.js").Ctx} ctx
@@ -617,13 +617,13 @@ export function interactHandlers(deps) {
     return { ...base, snapshot: ax.items, truncated: ax.truncated, mode: "a11y" };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
     const out = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
     return { ...out, snapshot: out.snapshot.map(shown) };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function find(args, ctx) {
     const q = argFind(args);
     const mode = args.mode ?? "auto";
@@ -640,7 +640,7 @@ export function interactHandlers(deps) {
     };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function click(args, ctx) {
     const target = argTarget(args);
     if (args.newTab !== undefined && args.newTab !== null && typeof args.newTab !== "boolean") {
@@ -676,7 +676,7 @@ export function interactHandlers(deps) {
     }
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function fill(args, ctx) {
     const target = argTarget(args);
     if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `value must be a string of at most ${MAX_VALUE} characters`);
@@ -688,7 +688,7 @@ export function interactHandlers(deps) {
     const base = { origin, target, docToken, allowPassword };
     let r;
     if (method === "insertText") {
-      // Trusted typing through the debugger (lib/keyboard.js): the content selected, then replaced.
+      // Trusted typing through the debugger (worker/keyboard.js): the content selected, then replaced.
       if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
       r = await insertThrough({ cdp: deps.cdp, page }, ctx, tabId, { ...base, arm: "replace" }, args.value);
     } else {
@@ -699,7 +699,7 @@ export function interactHandlers(deps) {
     return { filled: true, applied, length: Number.isSafeInteger(r.length) ? r.length : 0 };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function press(args, ctx) {
     if (typeof args.key !== "string" || args.key.length === 0 || args.key.length > MAX_KEY) {
       throw new BridgeError(CODE.BAD_REQUEST, `key must be a key name such as "Enter" or "a" (at most ${MAX_KEY} characters)`);
@@ -723,7 +723,7 @@ export function interactHandlers(deps) {
   /**
    * page_select: exactly one of `value` (a string, or an array for <select multiple>), `values`
    * (the same as an array), `label`, `optionIndex`.
-   * @type {import("../lib/dispatch.js").Handler}
+   * @type {import("../worker/dispatch.js").Handler}
    */
   async function select(args, ctx) {
     const target = argTarget(args);
@@ -732,7 +732,7 @@ export function interactHandlers(deps) {
     const base = { origin, target, docToken };
     const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
       : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
-    // A value or label carrying another site's page content asks first (lib/provenance-gate.js);
+    // A value or label carrying another site's page content asks first (worker/provenance-gate.js);
     // that answer covers the policy's "select" question too: one window per call.
     const lineage = await deps.provenance?.check(args, ctx, "page_select", origin, { value: JSON.stringify(choice), doing: `select ${shown} on ${origin},` });
     const d = needsConfirm(ctx, "select") && lineage !== "confirmed" ? await page(ctx, tabId, "describe", base) : null;
@@ -749,7 +749,7 @@ export function interactHandlers(deps) {
     };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function clear(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_clear");
@@ -758,7 +758,7 @@ export function interactHandlers(deps) {
     return { cleared: true };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function check(args, ctx) {
     const target = argTarget(args);
     if (typeof args.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "checked must be true or false");
@@ -770,7 +770,7 @@ export function interactHandlers(deps) {
   /**
    * page_scroll: an element (scrolled into view), or a box — `container` (an element) or the
    * page — moved `to` "top" | "bottom" | {x, y} or by `dx` / `dy`.
-   * @type {import("../lib/dispatch.js").Handler}
+   * @type {import("../worker/dispatch.js").Handler}
    */
   async function scroll(args, ctx) {
     const to = args.to ?? null;
@@ -802,7 +802,7 @@ export function interactHandlers(deps) {
     return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0, atTop: r.atTop === true, atBottom: r.atBottom === true };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function settle(args, ctx) {
     const stableMs = argMs(args, "stableMs", 500, MAX_WAIT_MS);
     const timeoutMs = argMs(args, "timeoutMs", 10_000, MAX_WAIT_MS);
@@ -823,7 +823,7 @@ export function interactHandlers(deps) {
     return { settled: r.settled === true, waitedMs: Math.round(now() - started), quietMs: Math.round(Number(r.quietMs) || 0) };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function reveal(args, ctx) {
     const sel = typeof args.selector === "string" && args.selector.length > 0 && args.selector.length <= MAX_ADDRESS ? args.selector : null;
     const text = typeof args.text === "string" && args.text.length > 0 && args.text.length <= MAX_ADDRESS ? args.text : null;
@@ -849,7 +849,7 @@ export function interactHandlers(deps) {
     return out;
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function waitFor(args, ctx) {
     const w = argWait(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_wait_for");
@@ -858,7 +858,7 @@ export function interactHandlers(deps) {
     return { matched: true };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function getState(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_get_state");
@@ -904,7 +904,7 @@ export function interactHandlers(deps) {
 // ---------------------------------------------------------------- act and look in one call
 
 /**
- * The actions that take `waitFor` and `observe` (lib/catalogue.js, generated from the MCP tool
+ * The actions that take `waitFor` and `observe` (worker/catalogue.js, generated from the MCP tool
  * catalogue: the tools whose arguments are its `Acting`): after the action (and the wait) the result
  * carries `observation` — what page_snapshot and page_text would answer now, read through those
  * very handlers (their gate, redaction and masking), or `{skipped}` when the tab is not on an
@@ -943,13 +943,13 @@ export function argObserve(o) {
  * (a bad waitFor or observe acts on nothing), the action runs without them, then the wait
  * (elementTools' waitAfter), then `newTab` when a tab the action opened has joined the session,
  * then `blocked` (the origin) when the action's tab tried to leave for an unapproved origin and
- * was stopped before the request was sent (lib/nav-block.js; the tab is back on its page first,
+ * was stopped before the request was sent (worker/nav-block.js; the tab is back on its page first,
  * and an action that failed on it says so), then the observation.
  * @param {import("./support.js").HandlerDeps & {browser: InteractBrowserApi, docTokens?: DocTokens,
- *   callFrame?: WeakMap<object, number>, popups?: import("../lib/popups.js").Popups,
- *   navBlock?: import("../lib/nav-block.js").NavBlocker}} deps the routes' shared deps
- * @param {Map<string, import("../lib/dispatch.js").Handler>} routes every action's handler
- * @returns {Map<string, import("../lib/dispatch.js").Handler>}
+ *   callFrame?: WeakMap<object, number>, popups?: import("../worker/popups.js").Popups,
+ *   navBlock?: import("../worker/nav-block.js").NavBlocker}} deps the routes' shared deps
+ * @param {Map<string, import("../worker/dispatch.js").Handler>} routes every action's handler
+ * @returns {Map<string, import("../worker/dispatch.js").Handler>}
  */
 export function withAftermath(deps, routes) {
   const { waitAfter } = elementTools(deps);
@@ -975,7 +975,7 @@ export function withAftermath(deps, routes) {
 
   /**
    * @param {number} tabId
-   * @param {import("../lib/dispatch.js").Context} ctx
+   * @param {import("../worker/dispatch.js").Context} ctx
    * @param {{snapshot?: "compact" | "full", text: boolean}} want
    * @param {string | null} landed
    * @returns {Promise<Record<string, unknown>>}
@@ -1018,7 +1018,7 @@ export function withAftermath(deps, routes) {
    * The action's result with `newTab` when a tab it opened has joined the session by the time it
    * is done (page_click reports its own, and can wait for one).
    * @param {unknown} out
-   * @param {import("../lib/popups.js").PopupWatch | null} opened
+   * @param {import("../worker/popups.js").PopupWatch | null} opened
    */
   function withNewTab(out, opened) {
     const joined = opened?.seen() ?? null;
@@ -1052,7 +1052,7 @@ export function withAftermath(deps, routes) {
       const tabId = argTabId(args);
       const { waitFor: _w, observe: _o, ...rest } = args;
       // A tab the action opens (target=_blank, window.open) joins the session whether or not it
-      // is watched (lib/popups.js); watching only lets the result report it.
+      // is watched (worker/popups.js); watching only lets the result report it.
       const opened = action === "page_click" ? null : deps.popups?.watch(tabId, ctx.policy) ?? null;
       const stops = deps.navBlock?.watch(tabId) ?? null;
       let out;

@@ -1,28 +1,28 @@
 // handlers/keyboard.js — trusted keyboard input through Chrome's debugger (events the page sees
 // as the person's own): page_type
 // (CDP Input.insertText into the node that really has focus) and page_keys (keys and chords
-// through CDP Input.dispatchKeyEvent, lib/keyboard.js's key table). Thin glue over
+// through CDP Input.dispatchKeyEvent, worker/keyboard.js's key table). Thin glue over
 // handlers/interact.js's elementTools (ownership, origin gate, page code, the person's
-// confirmation) and lib/keyboard.js. It must never type into a password field unless
+// confirmation) and worker/keyboard.js. It must never type into a password field unless
 // policy.passwordFill (the check runs on the focused node, in the page, right before each
 // typing key or insertion), never press Enter or Space on a submit or a link without the
 // confirmation page_click asks for, never send a key after one that may have left the page, and
 // never return what was typed or what a field holds.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { MAX_TYPE_CHARS, activation, argKeys, insertThrough, keyEvents, putsText } from "../lib/keyboard.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { MAX_TYPE_CHARS, activation, argKeys, insertThrough, keyEvents, putsText } from "../worker/keyboard.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTarget, confirmName, elementTools } from "./interact.js";
 import { needsConfirm } from "./tabs.js";
 
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: import("./interact.js").InteractBrowserApi,
- *   grace?: import("../lib/grace.js").Grace, docTokens?: import("./interact.js").DocTokens,
+ *   grace?: import("../worker/grace.js").Grace, docTokens?: import("./interact.js").DocTokens,
  *   now?: () => number, sleep?: (ms: number) => Promise<void>,
- *   cdp: import("../lib/debugger.js").DebuggerManager, mac?: boolean}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ *   cdp: import("../worker/debugger.js").DebuggerManager, mac?: boolean}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function keyboardHandlers(deps) {
   const { cdp, loads } = deps;
@@ -47,7 +47,7 @@ export function keyboardHandlers(deps) {
     return { desc: String(r.desc ?? ""), kind: r.kind === "submit" || r.kind === "link" ? r.kind : "plain", url: String(r.url ?? ""), ref: typeof r.ref === "string" ? r.ref : undefined };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageType(args, ctx) {
     const text = args.value;
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_TYPE_CHARS) {
@@ -68,14 +68,14 @@ export function keyboardHandlers(deps) {
     };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageKeys(args, ctx) {
     const keys = argKeys(args.keys, mac);
     const target = argTarget(args, { optional: true });
     const { tabId, origin, docToken } = await open(args, ctx, "page_keys");
     const names = keys.map((k) => k.name);
     const shown = names.length > 10 ? `${names.slice(0, 10).join(", ")}, … (${names.length} keys)` : names.join(", ");
-    // Keys that spell another site's page content ask first (lib/provenance-gate.js); that answer
+    // Keys that spell another site's page content ask first (worker/provenance-gate.js); that answer
     // covers the policy's "press" question for the call (a submit or link key still asks).
     const lineage = await deps.provenance?.check(args, ctx, "page_keys", origin, { value: names.join("\n"), doing: `press ${shown} on ${origin}, typing` });
     await cdp.ensure(ctx, tabId);

@@ -2,17 +2,17 @@
 // origin gate on the target, the load, the check after landing), page_follow (a link by its
 // snapshot ref: its href is resolved in the page's isolated world and never passes through the
 // model), page_history (back or forward by steps), page_reload, tab_focus.
-// Thin glue: browser calls are injected (lib/chrome-api.js via background.js), ownership, the
+// Thin glue: browser calls are injected (shared/chrome-api.js via background.js), ownership, the
 // origin gate and load waiting come from lib/ and support.js. It must never touch the chrome
 // global, never act on a tab the session does not own, never move a tab whose current origin is
 // not approved, never follow anything but an http(s) link's href, and never report success when
 // the move landed on an unapproved origin.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { isApproved, originOf } from "../lib/origin.js";
-import { toTabSummary } from "../lib/tab-mapping.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved, originOf } from "../shared/origin.js";
+import { toTabSummary } from "../worker/tab-mapping.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTarget, elementTools } from "./interact.js";
 import { argTabId, ownedTab, settledTab, step } from "./support.js";
 
@@ -77,7 +77,7 @@ export function checkLanded(tab, gated, ctx) {
 
 /**
  * Load `url` in the owned tab `tabId` (showing `before`) and wait for it: the target passes the
- * origin gate first (an unapproved site asks the person; lib/nav-block.js then allows it before
+ * origin gate first (an unapproved site asks the person; worker/nav-block.js then allows it before
  * the navigation starts), and where the tab lands is checked again (a redirect to an unapproved
  * origin answers origin_not_approved; a navigation that never happened, navigation_cancelled).
  * page_navigate's and page_follow's one way to move a tab.
@@ -141,8 +141,8 @@ export function followedUrl(href, desc) {
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: NavBrowserApi & import("./interact.js").InteractBrowserApi,
  *   docTokens?: import("./interact.js").DocTokens, callFrame?: WeakMap<object, number>,
- *   cdp?: import("../lib/debugger.js").DebuggerManager}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ *   cdp?: import("../worker/debugger.js").DebuggerManager}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function navHandlers(deps) {
   const { browser, loads, ensureOrigin } = deps;
@@ -154,7 +154,7 @@ export function navHandlers(deps) {
    * straight to navigateTab, so the model never handles the address. A same-origin target is
    * already approved (the page was gated to be read); another origin passes the same gate as
    * page_navigate. Not a link (no href, javascript:) → wrong_element.
-   * @type {import("../lib/dispatch.js").Handler}
+   * @type {import("../worker/dispatch.js").Handler}
    */
   async function pageFollow(args, ctx) {
     if (typeof args.ref !== "string") throw new BridgeError(CODE.BAD_REQUEST, 'page_follow takes a ref (like "@e12", from page_snapshot or page_find)');
@@ -170,7 +170,7 @@ export function navHandlers(deps) {
    * @param {((tabId: number) => Promise<unknown>) | null} move Chrome's move; null: go straight
    *   to the page's own history (by `delta`)
    * @param {string} refusal message when there is nowhere to move (e.g. no history entry)
-   * @returns {import("../lib/dispatch.js").Handler}
+   * @returns {import("../worker/dispatch.js").Handler}
    */
   const historyMove = (tool, move, refusal, delta = 0) => async (args, ctx) => {
     const tabId = argTabId(args);
@@ -256,7 +256,7 @@ export function navHandlers(deps) {
    * page's own history counts them (history.go: exact entries, one jump, the entries between
    * not loaded). Where it lands passes the origin check; a refusal never names the blocked
    * entry's host.
-   * @type {import("../lib/dispatch.js").Handler}
+   * @type {import("../worker/dispatch.js").Handler}
    */
   async function pageHistory(args, ctx) {
     const steps = args.steps ?? -1;
@@ -271,14 +271,14 @@ export function navHandlers(deps) {
     return { ...landed, steps: n };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageReload(args, ctx) {
     const bypassCache = args.bypassCache ?? false;
     if (typeof bypassCache !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "bypassCache must be true or false");
     return historyMove("page_reload", (id) => browser.tabReload(id, { bypassCache }), "the tab could not be reloaded")(args, ctx);
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function tabFocus(args, ctx) {
     const tabId = argTabId(args);
     const tab = await ownedTab(deps, ctx, tabId);

@@ -4,13 +4,13 @@
 // global, never act on a tab the session does not own, never read a page whose current origin
 // is not approved, and never return card-like numbers or form field values.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { originOf } from "../lib/origin.js";
-import { probePage, readPageText } from "../lib/page-text.js";
-import { maskText } from "../lib/mask.js";
-import { truncate } from "../lib/text.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { originOf } from "../shared/origin.js";
+import { probePage, readPageText } from "../worker/page-text.js";
+import { maskText } from "../worker/mask.js";
+import { truncate } from "../worker/text.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTarget, elementTools } from "./interact.js";
 import { navigateTab } from "./nav.js";
 import { argInt, argTabId, argUrl, ownedTab, step } from "./support.js";
@@ -26,13 +26,13 @@ const TEXT_READS_KEPT = 2;
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: import("./interact.js").InteractBrowserApi,
  *   docTokens?: import("./interact.js").DocTokens}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function pageHandlers(deps) {
   const { browser, ensureOrigin } = deps;
   const elements = elementTools(deps);
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageNavigate(args, ctx) {
     const tabId = argTabId(args);
     const url = argUrl(args);
@@ -100,7 +100,7 @@ export function pageHandlers(deps) {
     return { ...truncate(maskText(r.text), offset, maxChars), url: r.url, title: typeof tab?.title === "string" ? tab.title : "" };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageText(args, ctx) {
     const tabId = argTabId(args);
     const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);

@@ -7,17 +7,17 @@
 // policy enables them AND the person allowed that very call in the confirm window (with policy
 // presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { FULL_PAGE_MAX, imageSize } from "../lib/screenshot.js";
-import { MAX_RETURNED_BASE64 } from "../lib/chunking.js";
-import { canonicalJson } from "../lib/canonical-json.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { CODE } from "../lib/error-codes.js";
-import { readPageBlocks, renderMarkdown } from "../lib/markdown.js";
-import { maskText, maskValue } from "../lib/mask.js";
-import { maskCards } from "../lib/redact.js";
-import { truncate } from "../lib/text.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { FULL_PAGE_MAX, imageSize } from "../shared/screenshot.js";
+import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
+import { canonicalJson } from "../shared/canonical-json.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { CODE } from "../shared/error-codes.js";
+import { readPageBlocks, renderMarkdown } from "../worker/markdown.js";
+import { maskText, maskValue } from "../worker/mask.js";
+import { maskCards } from "../worker/redact.js";
+import { truncate } from "../worker/text.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argFrame, gateFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./support.js";
@@ -27,7 +27,7 @@ import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./su
  * @typedef {object} ReadBrowserApi
  * @property {(tabId: number, props: {active: boolean}) => Promise<any>} updateTab
  * @property {(tabId: number, opts: ReturnType<typeof screenshotOptions>) =>
- *   Promise<{data: string}>} capturePage through the debugger (lib/screenshot.js's clip)
+ *   Promise<{data: string}>} capturePage through the debugger (shared/screenshot.js's clip)
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN", frameId?: number) =>
  *   Promise<Array<{result?: unknown}>>} executeScriptArgs (in frame `frameId`: page_upload with frame)
@@ -264,7 +264,7 @@ export function fileInput(selector, xpath, index, file) {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps & {browser: ReadBrowserApi}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function readHandlers(deps) {
   const { browser, confirm } = deps;
@@ -345,7 +345,7 @@ export function readHandlers(deps) {
     if (!policyOn(ctx, key)) throw new BridgeError(CODE.POLICY_DENIED, `${tool} is off: the signed policy does not enable "${key}"`);
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageScreenshot(args, ctx) {
     const opts = screenshotOptions(args);
     const { tabId, origin } = await gatedTab(args, ctx, "page_screenshot");
@@ -375,7 +375,7 @@ export function readHandlers(deps) {
     return { mimeType: format, data, width: size.width, height: size.height };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function cookieGet(args, ctx) {
     const name = argString(args, "name", 4096, true);
     const { url } = await gatedTab(args, ctx, "cookie_get");
@@ -399,7 +399,7 @@ export function readHandlers(deps) {
     return { cookies };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function storageGet(args, ctx) {
     const area = args.area === undefined ? "local" : args.area;
     if (area !== "local" && area !== "session") throw new BridgeError(CODE.BAD_REQUEST, 'area must be "local" or "session"');
@@ -415,7 +415,7 @@ export function readHandlers(deps) {
     return { items };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageMarkdown(args, ctx) {
     const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
     const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
@@ -433,7 +433,7 @@ export function readHandlers(deps) {
     return { ...slice, url: String(read.href), title: typeof tab?.title === "string" ? tab.title : "" };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageScrape(args, ctx) {
     const selector = /** @type {string} */ (argString(args, "selector", 4096));
     const attrs = args.attrs === undefined || args.attrs === null ? [] : args.attrs;
@@ -457,7 +457,7 @@ export function readHandlers(deps) {
     return { items };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageEval(args, ctx) {
     requirePolicy(ctx, "eval", "page_eval");
     const code = /** @type {string} */ (argString(args, "code", MAX_CODE));
@@ -476,7 +476,7 @@ export function readHandlers(deps) {
     }
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function pageUpload(args, ctx) {
     requirePolicy(ctx, "upload", "page_upload");
     const path = /** @type {string} */ (argString(args, "path", 4096));

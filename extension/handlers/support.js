@@ -3,12 +3,12 @@
 // lib/ modules: it must never touch the chrome global, never let a session reach a tab it does
 // not own, and never report a tab's state without re-reading it from the browser.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { CODE } from "../lib/error-codes.js";
-import { originOf } from "../lib/origin.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { originOf } from "../shared/origin.js";
 
 /**
- * The browser calls handlers use (lib/chrome-api.js provides the real ones).
+ * The browser calls handlers use (shared/chrome-api.js provides the real ones).
  * @typedef {object} BrowserApi
  * @property {() => Promise<unknown[]>} queryAllTabs
  * @property {(tabId: number) => Promise<any>} getTab rejects when the tab is gone
@@ -22,18 +22,18 @@ import { originOf } from "../lib/origin.js";
 /**
  * @typedef {object} HandlerDeps
  * @property {BrowserApi} browser
- * @property {import("../lib/ownership.js").Ownership} ownership
- * @property {import("../lib/tab-load.js").LoadWatcher} loads
+ * @property {import("../worker/ownership.js").Ownership} ownership
+ * @property {import("../worker/tab-load.js").LoadWatcher} loads
  * @property {(url: unknown, ctx: Ctx, tool: string) => Promise<string>} ensureOrigin
- * @property {import("../lib/confirm-window.js").Confirm} confirm
+ * @property {import("../shared/confirm-window.js").Confirm} confirm
  * @property {<T>(action: string, tabId: number, ctx: Ctx, fn: () => Promise<T>) => Promise<T>} [guardTab]
- *   runs `fn` (tab_open's wait for its new tab) through the tab guard (lib/debugger.js)
+ *   runs `fn` (tab_open's wait for its new tab) through the tab guard (worker/debugger.js)
  * @property {() => number} [now] the clock (ms since the epoch) where a handler keeps time
- * @property {import("../lib/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
+ * @property {import("../worker/tab-lifecycle.js").TabLifecycle} [lifecycle] the agent-tab cap and
  *   discard protection (background.js always gives it)
  * @property {{check: (args: Record<string, unknown>, ctx: Ctx, tool: string, target: string | null,
  *   shown?: {address?: string, value?: string, doing?: string}) => Promise<unknown>}} [provenance]
- *   the provenance gate (lib/provenance-gate.js) page_fill, page_type, page_keys, page_select and
+ *   the provenance gate (worker/provenance-gate.js) page_fill, page_type, page_keys, page_select and
  *   page_dialog (promptText) ask before acting (an address's lineage — tab_open, page_navigate,
  *   page_fetch — is decided before any handler runs, by the gate's `gated` wrapper)
  */

@@ -1,17 +1,17 @@
 // handlers/tabs.js — the tab actions: tab_list, tab_open (within the agent-tab cap, evicting
-// orphans: lib/tab-lifecycle.js), tab_close, tab_close_all; and the terminal's two (agent_tabs,
+// orphans: worker/tab-lifecycle.js), tab_close, tab_close_all; and the terminal's two (agent_tabs,
 // agent_tabs_close), served only to the host's reserved "terminal" session. Thin glue: browser
-// calls are injected (lib/chrome-api.js), ownership, lifecycle, origin gate and confirmations
+// calls are injected (shared/chrome-api.js), ownership, lifecycle, origin gate and confirmations
 // come from lib/. It must never touch the chrome global, never read page content, never list,
 // close or return a tab the calling session did not open (the terminal's list is every session's
 // agent tabs, masked), and never return more than the mapped fields.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { CODE } from "../lib/error-codes.js";
-import { originOf } from "../lib/origin.js";
-import { toTabList, toTabSummary } from "../lib/tab-mapping.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { CODE } from "../shared/error-codes.js";
+import { originOf } from "../shared/origin.js";
+import { toTabList, toTabSummary } from "../worker/tab-mapping.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTabId, argUrl, ownedTab, settledTab } from "./support.js";
 
 /** What a new tab shows until the debugger is attached to it. */
@@ -33,23 +33,23 @@ export function needsConfirm(ctx, action) {
 /**
  * Handler entries for the dispatcher.
  * @param {import("./support.js").HandlerDeps} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function tabHandlers(deps) {
   const { browser, ownership, loads, ensureOrigin, confirm } = deps;
   const lifecycle = deps.lifecycle ?? null;
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function tabList(_args, ctx) {
     const mine = new Set(ownership.tabsOf(ctx.session));
     const all = await browser.queryAllTabs();
     return toTabList((Array.isArray(all) ? all : []).filter((t) => isPlainObject(t) && mine.has(/** @type {number} */ (t.id))));
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function tabOpen(args, ctx) {
     const url = argUrl(args);
-    // Its lineage was decided before this handler ran (lib/provenance-gate.js `gated`).
+    // Its lineage was decided before this handler ran (worker/provenance-gate.js `gated`).
     await ensureOrigin(url, ctx, "tab_open");
     await lifecycle?.makeRoom(ctx.policy); // tab_limit when only live or person-viewed tabs remain
     // The tab opens empty (about:blank) and goes to `url` only once the debugger is on it: a
@@ -85,13 +85,13 @@ export function tabHandlers(deps) {
       }
       return settledTab(deps, tabId, watch);
     };
-    // Through the tab guard (lib/debugger.js): the debugger goes on first, and a dialog the page
+    // Through the tab guard (worker/debugger.js): the debugger goes on first, and a dialog the page
     // opens while it loads ends the call with dialog_open instead of holding it.
     const loaded = await (deps.guardTab !== undefined ? deps.guardTab("tab_open", tabId, ctx, go) : go());
     return { tab: toTabSummary(loaded) ?? toTabSummary(tab) };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function tabClose(args, ctx) {
     const tabId = argTabId(args);
     const tab = await ownedTab(deps, ctx, tabId);
@@ -110,7 +110,7 @@ export function tabHandlers(deps) {
     return { closed: tabId };
   }
 
-  /** @type {import("../lib/dispatch.js").Handler} */
+  /** @type {import("../worker/dispatch.js").Handler} */
   async function tabCloseAll(_args, ctx) {
     let closed = 0;
     for (const tabId of ownership.tabsOf(ctx.session)) {
@@ -152,8 +152,8 @@ export const TERMINAL_ACTIONS = new Set(["agent_tabs", "agent_tabs_close", "term
  * The terminal's requests (`tabwarden tabs`): every session's agent tabs, masked, and closing the
  * orphans. The host relays them only from an attested terminal, under TERMINAL_SESSION; any other
  * session is answered as if they did not exist.
- * @param {{lifecycle: import("../lib/tab-lifecycle.js").TabLifecycle}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @param {{lifecycle: import("../worker/tab-lifecycle.js").TabLifecycle}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function terminalTabHandlers({ lifecycle }) {
   /** @param {import("./support.js").Ctx} ctx @param {string} action */

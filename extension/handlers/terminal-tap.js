@@ -5,16 +5,16 @@
 // `pair-client`, `pair --browser`) needs a tap as well as the phrase: the terminal mints the
 // challenge (naming the exact action and its parameters), and this opens the extension's own
 // confirm window in presence mode, shows the person what the terminal asks, runs the WebAuthn
-// get() there with exactly the terminal's options (lib/presence-confirm.js), and returns the
+// get() there with exactly the terminal's options (shared/presence-confirm.js), and returns the
 // assertion to the terminal, which verifies it against the signed record. It must never run for
 // any other session, never take options from the page, never return anything but the one
 // assertion the person's tap made, and never grant anything itself.
 
-import { BridgeError } from "../lib/bridge-error.js";
-import { refuseUnlessAllowed } from "../lib/confirm-window.js";
-import { CODE } from "../lib/error-codes.js";
-import { TERMINAL_PRESENCE } from "../lib/presence-confirm.js";
-import { isPlainObject } from "../lib/wire.js";
+import { BridgeError } from "../shared/bridge-error.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { CODE } from "../shared/error-codes.js";
+import { TERMINAL_PRESENCE } from "../shared/presence-confirm.js";
+import { isPlainObject } from "../shared/wire.js";
 import { TERMINAL_SESSION } from "./tabs.js";
 
 /** How long the window waits for the tap (the terminal's challenge lives 120 s). */
@@ -27,9 +27,9 @@ const CHALLENGE_ID_RE = /^[A-Za-z0-9_-]{16,64}$/;
 const MAX_OPTIONS_CHARS = 64 * 1024;
 
 /**
- * @param {{confirm: import("../lib/confirm-window.js").Confirm,
- *   presenceConfirm: ReturnType<typeof import("../lib/presence-confirm.js").createPresenceConfirm>}} deps
- * @returns {Array<[string, import("../lib/dispatch.js").Handler]>}
+ * @param {{confirm: import("../shared/confirm-window.js").Confirm,
+ *   presenceConfirm: ReturnType<typeof import("../shared/presence-confirm.js").createPresenceConfirm>}} deps
+ * @returns {Array<[string, import("../worker/dispatch.js").Handler]>}
  */
 export function terminalTapHandlers({ confirm, presenceConfirm }) {
   return [

@@ -1,7 +1,7 @@
 // page/actions.js — the element operations in the page: describe, click, fill, press, select,
 // check, clear, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved,
 // plus the page-wide waitFor, scroll, settle, reveal, pointAt (where trusted input lands) and
-// inputResult (whether trusted typing took; lib/keyboard.js). Runs in the page's isolated world after page/redact.js,
+// inputResult (whether trusted typing took; worker/keyboard.js). Runs in the page's isolated world after page/redact.js,
 // page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
 // password field (the resolved element or the one that has focus) unless `a.allowPassword` is
 // true, never return a password's value or text, never pass a card-like number through a value

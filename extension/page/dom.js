@@ -1,7 +1,7 @@
 // page/dom.js — what the page-side element code knows about the DOM: tag and type, visibility,
 // role, accessible name, the value a tool may show, what a click or Enter would do, and the one
 // error type the page side throws (PageError, a table code plus a message). Runs in the page's
-// isolated world (injected by executeScript({files}) after page/redact.js; lib/elements.js lists
+// isolated world (injected by executeScript({files}) after page/redact.js; worker/elements.js lists
 // the order) and under Node's tests with tests/extension/helpers/fake-dom.mjs. It must never
 // return a password field's value (shownValue), never pass a card-like number through a name or
 // value (page/redact.js is the one masking rule), and never change the page.

@@ -2,8 +2,8 @@
 // the document is still on the origin the handler gated, runs one operation (page_snapshot,
 // waitFor, page scroll, one element's text (page/snapshot.js), or an element operation of page/actions.js on the element page/locate.js
 // resolves) and answers a plain object: the result, or {error: {code, message}} with a table
-// code. Runs in the page's isolated world, injected last (lib/elements.js's PAGE_FILES lists the
-// order) and called by lib/elements.js's callPageOp; under Node's tests too. It must never act
+// code. Runs in the page's isolated world, injected last (worker/elements.js's PAGE_FILES lists the
+// order) and called by worker/elements.js's callPageOp; under Node's tests too. It must never act
 // when the document's origin is not `a.origin`, and never let an unexpected exception's text out
 // (it becomes internal_error with a fixed message).
 //

@@ -1,6 +1,6 @@
 // page/redact.js — masks card-like numbers in text: the ONE copy of this rule, used in the page
 // (page_snapshot names and values, page_get_state text) and in the service worker (page_text,
-// page_markdown, page_scrape, through lib/redact.js). Pure: no chrome, no DOM, no I/O. It must
+// page_markdown, page_scrape, through worker/redact.js). Pure: no chrome, no DOM, no I/O. It must
 // never pass through a 13–19 digit run (spaces or dashes between digits allowed) that passes the
 // Luhn check (alone or as whole groups of a longer grouped run), and should leave other numbers
 // (dates, prices, long ungrouped ids) alone.

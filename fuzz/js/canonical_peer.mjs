@@ -4,7 +4,7 @@
 // It must never exit on a bad value: one process serves a whole fuzzing run.
 
 import { createInterface } from "node:readline";
-import { canonicalJson } from "../../extension/lib/canonical-json.js";
+import { canonicalJson } from "../../extension/shared/canonical-json.js";
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of lines) {

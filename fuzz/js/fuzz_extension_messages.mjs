@@ -9,15 +9,15 @@
 // to --artifact FILE) and exits 1.
 
 import { nonEmpty, plain, runTargets } from "./mutator.mjs";
-import { chunkReply, utf8Length } from "../../extension/lib/chunking.js";
-import { canonicalJson } from "../../extension/lib/canonical-json.js";
-import { handleConfirmMessage, trustedSender } from "../../extension/lib/confirm-window.js";
-import { createDispatcher, validateRequest } from "../../extension/lib/dispatch.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { CODE } from "../../extension/lib/error-codes.js";
-import { TAP_ACTIONS, createPolicyRelay, validDetail } from "../../extension/lib/policy-relay.js";
-import { createPairing } from "../../extension/lib/pairing.js";
-import { createPopupRelay } from "../../extension/lib/popup-relay.js";
+import { chunkReply, utf8Length } from "../../extension/worker/chunking.js";
+import { canonicalJson } from "../../extension/shared/canonical-json.js";
+import { handleConfirmMessage, trustedSender } from "../../extension/shared/confirm-window.js";
+import { createDispatcher, validateRequest } from "../../extension/worker/dispatch.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { CODE } from "../../extension/shared/error-codes.js";
+import { TAP_ACTIONS, createPolicyRelay, validDetail } from "../../extension/worker/policy-relay.js";
+import { createPairing } from "../../extension/worker/pairing.js";
+import { createPopupRelay } from "../../extension/worker/popup-relay.js";
 
 const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const CONFIRM_URL = `chrome-extension://${EXT}/confirm.html`;

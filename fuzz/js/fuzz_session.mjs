@@ -1,16 +1,16 @@
 // Invariant: whatever the native host sends, in whatever order, across connections that drop and come back — session.js (the native-port state machine) never throws out of a port listener, runs a page handler only for a request that arrived on a connection whose welcome named our protocol, that validates as docs/protocol.md's `request` and that the request gate admitted, never runs more handlers at once than its in-flight cap, posts a reply or chunk only onto the connection its request arrived on, never puts an unexpected exception's text on the wire, chunks only what rejoins to a whole reply, settles a host_call only with the host_reply for it on the same connection, and hands session_end on only for a non-empty session name.
 //
-// fuzz_session.mjs — drives createSession (extension/lib/session.js) with the real dispatcher
+// fuzz_session.mjs — drives createSession (extension/worker/session.js) with the real dispatcher
 // (dispatch.js) and backoff (backoff.js) over fake ports, timers and clock. An input is a script
 // of steps — host messages, disconnects, timer ticks, host calls, stop/start — bent by the shared
 // seeded mutator (mutator.mjs). Run by `python -m fuzz.run` (as fuzz_session) or directly:
 //   node fuzz/js/fuzz_session.mjs --runs 100000 --seed 1 [--seconds S] [--replay FILE]
 
-import { createBackoff } from "../../extension/lib/backoff.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
-import { createSession } from "../../extension/lib/session.js";
-import { PROTOCOL_VERSION } from "../../extension/lib/wire.js";
+import { createBackoff } from "../../extension/worker/backoff.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
+import { createSession } from "../../extension/worker/session.js";
+import { PROTOCOL_VERSION } from "../../extension/shared/wire.js";
 import { nonEmpty, plain, runTargets } from "./mutator.mjs";
 
 const SECRET = "SECRET-must-not-leak-5c1e";

@@ -12,7 +12,7 @@ process); the vocabulary, shared argument and result models and the lineage read
 own modules. This package gathers the families' ``TOOLS`` into ``CATALOGUE``. ``tools.py``
 registers the MCP tools from it in one loop, each behind the hop-1 gate; ``generate.py`` writes
 every reference derived from it (the tools snapshot, the README's Tools table, docs/protocol.md's
-catalogue, the extension's ``lib/catalogue.js``) and a test holds them to it. Tool and action
+catalogue, the extension's ``worker/catalogue.js``) and a test holds them to it. Tool and action
 names are string literals here and nowhere else in the server.
 
 Pure declarations: no I/O, no bridge, no trust record. Nothing here may make a policy decision

@@ -146,7 +146,7 @@ PAGE_FETCH = ToolSpec(
             "another approved one; confirm **every** call showing method and URL; runs in the "
             'isolated world with the page\'s credentials, `redirect: "manual"` (a redirect is '
             "reported, never followed); when fetch() rejects, the tab's CDP Network events decide "
-            "(`extension/lib/fetch-delivery.js`): answered but unreadable (CORS) → `delivery: "
+            "(`extension/worker/fetch-delivery.js`): answered but unreadable (CORS) → `delivery: "
             '"sent_unreadable"`, no word either way → `delivery: "unknown"` (both results, '
             "empty status and body, a `hint` not to repeat a non-idempotent method); only a "
             "request Chrome never sent (connection refused, name not resolved, a refused "

@@ -156,7 +156,7 @@ PAGE_WAIT_DOWNLOAD = ToolSpec(
         ),
         guard=(
             "the tab's own debugger events (`Page.downloadWillBegin` / `Page.downloadProgress`, "
-            "lib/downloads.js) say which tab started it; `chrome.downloads.search` (permission "
+            "worker/downloads.js) say which tab started it; `chrome.downloads.search` (permission "
             "`downloads`, read only) where Chrome saved it and why it failed; a download that "
             "began before the call counts, each finished one is answered once; none began → "
             "`timeout`. Declared `SAVES` (ADR 0007): a download is attributed to the frame "

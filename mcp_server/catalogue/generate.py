@@ -7,7 +7,7 @@ declarations in this package:
   descriptions, input and output schemas, annotations), as the in-process server lists it;
 - README.md's Tools table and docs/protocol.md's action catalogue, each between its markers
   (``ToolSpec.docs`` holds the rows' words);
-- ``extension/lib/catalogue.js``: the facts the extension acts on (which handler family serves
+- ``extension/worker/catalogue.js``: the facts the extension acts on (which handler family serves
   each action, the actions that take ``waitFor`` / ``observe``, the frame table, the actions
   whose address lineage the provenance gate decides and on which argument).
 
@@ -113,7 +113,7 @@ def _address(spec: ToolSpec) -> dict[str, Any] | None:
 
 
 def extension_module() -> str:
-    """``extension/lib/catalogue.js``: the catalogue's facts the extension acts on."""
+    """``extension/worker/catalogue.js``: the catalogue's facts the extension acts on."""
     relayed = [spec for spec in CATALOGUE if spec.action is not None]
     families = "".join(f"  [{_js(s.action)}, {_js(FAMILY[s.name])}],\n" for s in relayed)
     observing = "".join(f"  {_js(s.name)},\n" for s in relayed if issubclass(s.arguments, Acting))
@@ -122,7 +122,7 @@ def extension_module() -> str:
     addressed = [(s.name, rule) for s in relayed if (rule := _address(s)) is not None]
     addresses = "".join(f"  [{_js(name)}, {_js(rule)}],\n" for name, rule in addressed)
     return f"""\
-// lib/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
+// worker/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
 // edit the tools' declarations there, never this file (a test fails when it differs from what
 // the generator writes). The catalogue's facts the extension acts on. Pure data: imports nothing.
 
@@ -151,7 +151,7 @@ export const FRAME_OUTPUT = Object.freeze([
 {frames}]);
 
 /**
- * The actions whose address lineage lib/provenance-gate.js decides before the handler runs: the
+ * The actions whose address lineage worker/provenance-gate.js decides before the handler runs: the
  * argument the catalogue declares an address (`Lineage.ADDRESS`) or a request's target
  * (`Lineage.REQUEST_TARGET`: `request`, its body and headers go there too).
  * @type {{ReadonlyArray<[string, {{address: string, request?: boolean}}]>}}
@@ -201,7 +201,7 @@ TARGETS: dict[str, Callable[[str], str]] = {
     "tests/mcp_server/tools_list.json": lambda _old: tools_list(),
     "README.md": _between(README_BEGIN, README_END, readme_table),
     "docs/protocol.md": _between(PROTOCOL_BEGIN, PROTOCOL_END, protocol_table),
-    "extension/lib/catalogue.js": lambda _old: extension_module(),
+    "extension/worker/catalogue.js": lambda _old: extension_module(),
 }
 
 

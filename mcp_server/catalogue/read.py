@@ -171,7 +171,7 @@ PAGE_SCREENSHOT = ToolSpec(
         ),
         guard=(
             "a capture over 24,000,000 base64 characters (`MAX_RETURNED_BASE64`, "
-            "extension/lib/chunking.js: the reply must fit the bridge's 32 MiB frame) answers "
+            "extension/worker/chunking.js: the reply must fit the bridge's 32 MiB frame) answers "
             "`screenshot_too_large` naming its size and what to change, before anything is sent; "
             "Declared `RENDERS` (ADR 0007): before and after the capture every frame's origin must "
             "pass the origin gate (an unapproved one is asked about; refused → "

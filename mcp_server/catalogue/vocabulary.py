@@ -98,7 +98,7 @@ class Lineage(Enum):
     every field of an argument model (nested models' too) whose type holds ``str`` declares one
     (``Annotated[..., Lineage.X]``), or the catalogue does not load (``undeclared_lineage``).
     The gated kinds' page lineage goes with the call as ``provenance``; the extension's gate
-    (``lib/provenance-gate.js``) decides on it, and refuses lineage on an action it has no rule
+    (``worker/provenance-gate.js``) decides on it, and refuses lineage on an action it has no rule
     for."""
 
     #: An address the tab goes to (tab_open, page_navigate): gated against its own origin.

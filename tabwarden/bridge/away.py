@@ -6,7 +6,7 @@ record, ``<label>.seen``, in the private runtime directory: written ``connected`
 extension's hello arrives and ``away`` (with the reason) when the port closes or the host stops.
 The MCP server and ``tabwarden status`` read it only when no host answers, to say *how* the
 extension is missing: away and expected back within N s (the extension's wake alarm restarts it,
-extension/lib/wake.js), or not seen recently.
+extension/worker/wake.js), or not seen recently.
 
 What it may hold: timestamps, a reason from a fixed set, the wake bound the extension stated, and
 the PIDs (with start times) of the host and the browser. Nothing secret: no run secret, key,
@@ -53,7 +53,7 @@ MAX_RECORD_BYTES: Final = 4096
 MIN_EXPECTED_BACK_S: Final = 1
 MAX_EXPECTED_BACK_S: Final = 600
 #: Used when the extension stated no bound (an older extension): the packed-install alarm
-#: period (30 s) plus slack, extension/lib/wake.js.
+#: period (30 s) plus slack, extension/worker/wake.js.
 DEFAULT_EXPECTED_BACK_S: Final = 35
 #: Past this many bound-lengths after the disconnect (and at least STALE_FLOOR_S) the extension
 #: is no longer "expected back": the wake did not happen, so nothing says it is coming.

@@ -1,6 +1,6 @@
 """Answer Chrome's own extension-permission dialog from a test, at the X11 level.
 
-When the confirm page (extension/lib/confirm-page.js) calls
+When the confirm page (extension/ui/confirm-page.js) calls
 ``chrome.permissions.request({origins: [pattern]})`` for an *optional* host permission, Chrome
 shows a native Views dialog ("<ext> has requested additional permissions. It could: Read and
 change your data on <host>", buttons **Deny** (default, focused) and **Allow**). CDP input cannot

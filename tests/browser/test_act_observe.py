@@ -225,7 +225,7 @@ async def test_the_observation_skips_a_tab_that_left_the_approved_sites(
             },
         )
         # Stopped before it leaves: the navigation is stopped before its request leaves
-        # (lib/nav-block.js); the action says so (blocked, or its wait's failure reported as the
+        # (worker/nav-block.js); the action says so (blocked, or its wait's failure reported as the
         # stop), and the observation, when there is one, never holds the other site.
         error = tool_error(result)
         if error is None:

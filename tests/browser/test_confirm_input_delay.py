@@ -2,7 +2,7 @@
 
 The attack: keys typed for the page underneath (or a script that knows when the window pops up)
 land in the window the moment it shows — Tab moves from Deny to Allow, Enter presses it — about
-a hundred milliseconds after it appeared. The window must ignore them (lib/confirm-page.js
+a hundred milliseconds after it appeared. The window must ignore them (ui/confirm-page.js
 INPUT_DELAY_MS: every button disabled, visibly, until the delay ends), so the form is not sent
 and the site sees nothing; the same keys after the delay work. Also: the window says that a GET
 form puts its values into the address, and names the page an address came from.

@@ -23,7 +23,7 @@ from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-#: lib/confirm-window.js CONFIRM_WINDOW less the popup window's own frame (test_ui_layout.py).
+#: shared/confirm-window.js CONFIRM_WINDOW less the popup window's own frame (test_ui_layout.py).
 WINDOW = {"width": 460, "height": 360 - 64}
 
 

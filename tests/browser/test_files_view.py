@@ -115,7 +115,7 @@ def files_site() -> Iterator[str]:
 
 def _image_size(data: bytes) -> tuple[str, int, int]:
     """(kind, width, height) from a PNG's IHDR or a JPEG's start-of-frame: an oracle of its own,
-    not the extension's lib/capture.js."""
+    not the extension's worker/capture.js."""
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         width, height = struct.unpack(">II", data[16:24])
         return "png", width, height

@@ -350,7 +350,7 @@ async def test_enter_that_submits_asks_the_person(
         result = await keys
         assert not result.is_error, result.content
         out = result.structured_content
-        # A GET form's values travel in the address: the reply masks them (lib/form-urls.js).
+        # A GET form's values travel in the address: the reply masks them (worker/form-urls.js).
         assert out["navigated"] is True and "/done?q=[masked" in out["url"], out
         assert "cats" not in out["url"], out
         assert submitted(served) == ["q=cats"]

@@ -1,5 +1,5 @@
 """One output pipeline, in real Chromium through the real chain: every reply the
-extension sends passes one masking step (extension/lib/mask.js, applied in lib/dispatch.js), so
+extension sends passes one masking step (extension/worker/mask.js, applied in worker/dispatch.js), so
 a secret a page holds reaches the agent nowhere in a result's text or structured content. A GET
 login form's URL carries what was typed: after it is submitted, page_click's result, tab_list and
 page_text's url mask every query value of it (the extension learned the URL from Chrome's form

@@ -223,7 +223,7 @@ def _kill_at_the_terminal(browser: ThrowawayBrowser) -> None:
 
 
 async def _witnessed(context: Any, epoch: int) -> None:
-    """Until the extension's own ratchet (chrome.storage.local, lib/epoch-ratchet.js) records
+    """Until the extension's own ratchet (chrome.storage.local, worker/epoch-ratchet.js) records
     `epoch` for the pinned key: read from its service worker, a condition with a deadline."""
     [worker] = context.service_workers or [await context.wait_for_event("serviceworker")]
     loop = asyncio.get_running_loop()

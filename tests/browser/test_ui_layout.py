@@ -1,9 +1,9 @@
 """The pages a person looks at, laid out in real Chromium at the sizes Chrome gives them, with a
 geometry check that fails on overlap or overflow: the options page (a tab, wide and narrow), the
 toolbar popup (360 px wide, Chrome caps a popup at 800×600), and the confirm window, opened for
-real by an agent's submit click, at lib/confirm-window.js's size less the window's own frame. On
+real by an agent's submit click, at shared/confirm-window.js's size less the window's own frame. On
 the way, the options page left open shows an agent's new tab and the kill switch engaged from
-the popup without a reload (lib/live-refresh.js).
+the popup without a reload (shared/live-refresh.js).
 
 For every visible labelled element (buttons, links, labels, inputs, headings, list items,
 paragraphs, terms and their values...), after clipping by its scrolling ancestors: no two boxes
@@ -107,10 +107,10 @@ LAYOUT_JS = """() => {
 
 
 def confirm_window_size() -> tuple[int, int]:
-    """CONFIRM_WINDOW's width and height, as lib/confirm-window.js declares them."""
-    text = (EXTENSION / "lib" / "confirm-window.js").read_text()
+    """CONFIRM_WINDOW's width and height, as shared/confirm-window.js declares them."""
+    text = (EXTENSION / "shared" / "confirm-window.js").read_text()
     found = re.search(r"CONFIRM_WINDOW = Object\.freeze\(\{[^}]*width: (\d+), height: (\d+)", text)
-    assert found, "CONFIRM_WINDOW's size not found in lib/confirm-window.js"
+    assert found, "CONFIRM_WINDOW's size not found in shared/confirm-window.js"
     return int(found.group(1)), int(found.group(2))
 
 

@@ -2,7 +2,7 @@
 terminal changes — `tabwarden kill` turns the popup's indicator red, `tabwarden revoke client`
 takes the client off the options page's list — without a reload: the real host notices the
 trust record change on disk and pushes ``trust_changed`` (host/notices.py), the worker tells its
-open pages (lib/live-refresh.js). A tap refused because the authenticator was cloned says why,
+open pages (shared/live-refresh.js). A tap refused because the authenticator was cloned says why,
 next to the button that asked. The popup closes an agent's tab, and the agent's session forgets
 it. Each step waits on the DOM condition with a generous deadline, never a fixed sleep; the
 changed pages are saved as PNGs under pytest's tmp dir (the path is printed)."""

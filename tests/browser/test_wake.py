@@ -36,7 +36,7 @@ pytestmark = pytest.mark.browser
 
 BACK_DEADLINE = 60.0  # generous: the measured wake is one alarm period (5 s) plus start-up
 WORKER_URL = f"chrome-extension://{EXTENSION_ID}/background.js"
-#: One unpacked wake period (lib/wake.js UNPACKED_PERIOD_MINUTES) plus slack, as the hello states.
+#: One unpacked wake period (worker/wake.js UNPACKED_PERIOD_MINUTES) plus slack, as the hello states.
 EXPECTED_BACK_S = 10
 
 

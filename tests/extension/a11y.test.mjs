@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MAX_FIND, axRows, compose, merge, rankFind, sparse, statesOf } from "../../extension/lib/a11y.js";
+import { MAX_FIND, axRows, compose, merge, rankFind, sparse, statesOf } from "../../extension/worker/a11y.js";
 
 /** An AX node as CDP Accessibility.getFullAXTree answers it. */
 const ax = (nodeId, role, { name = "", parent, kids = [], ignored = false, props = {}, backend = Number(nodeId) } = {}) => ({

@@ -10,8 +10,8 @@ import { navHandlers } from "../../extension/handlers/nav.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { readHandlers } from "../../extension/handlers/read.js";
 import { tabHandlers } from "../../extension/handlers/tabs.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { readFileSync } from "node:fs";
 

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createPopups } from "../../extension/lib/popups.js";
-import { BLOCKED_ERROR, createNavBlocker } from "../../extension/lib/nav-block.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createPopups } from "../../extension/worker/popups.js";
+import { BLOCKED_ERROR, createNavBlocker } from "../../extension/worker/nav-block.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { OBSERVE_ELSEWHERE, OBSERVE_TEXT_CHARS, argObserve, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
@@ -166,7 +166,7 @@ test("a tab the action opened and that joined by its end is reported as newTab; 
   assert.equal("newTab" in await wrapped.get("page_click")({ tabId: 1, selector: "a" }, S1), false);
 });
 
-test("a stop before the tab left (lib/nav-block.js) is reported once, as blocked, after the tab is back", async () => {
+test("a stop before the tab left (worker/nav-block.js) is reported once, as blocked, after the tab is back", async () => {
   const ownership = createOwnership();
   ownership.claim("s1", 1);
   const tab = { id: 1, url: `${OK}/a`, title: "A", status: "complete" };

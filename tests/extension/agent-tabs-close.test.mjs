@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createTabLifecycle } from "../../extension/lib/tab-lifecycle.js";
-import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
-import { CHANGING } from "../../extension/lib/live-refresh.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createTabLifecycle } from "../../extension/worker/tab-lifecycle.js";
+import { createAgentTabsRelay } from "../../extension/worker/agent-tabs-relay.js";
+import { CHANGING } from "../../extension/shared/live-refresh.js";
 
 // The person closes an agent tab from the popup or the options page: a live session's
 // tab closes and its session forgets it; a tab no agent opened is never closed this way.

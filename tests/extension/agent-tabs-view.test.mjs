@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rowText, runAgentTabsView } from "../../extension/lib/agent-tabs-view.js";
+import { rowText, runAgentTabsView } from "../../extension/ui/agent-tabs-view.js";
 
 function fakeDoc(ids) {
   const make = (tag, id = null) => {

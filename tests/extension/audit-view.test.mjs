@@ -5,9 +5,9 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   AUDIT_LIMIT, EXPORT_NAME, entryCells, exportJson, filterEntries, formatTime, otherFields, renderAudit, downloadJson, runAuditView,
-} from "../../extension/lib/audit-view.js";
-import { createPolicyRelay } from "../../extension/lib/policy-relay.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+} from "../../extension/ui/audit-view.js";
+import { createPolicyRelay } from "../../extension/worker/policy-relay.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 
 const EXT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "extension");
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
@@ -177,6 +177,6 @@ test("options.html has the Audit log section; audit-view.js never writes HTML", 
   assert.match(html, /<input id="audit-filter"/);
   assert.match(html, /<label for="audit-filter">/);
   for (const id of ["audit-refresh", "audit-export"]) assert.match(html, new RegExp(`<button id="${id}" type="button"`));
-  const src = readFileSync(join(EXT, "lib", "audit-view.js"), "utf8");
+  const src = readFileSync(join(EXT, "ui", "audit-view.js"), "utf8");
   assert.doesNotMatch(src, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|fetch\(|XMLHttpRequest/);
 });

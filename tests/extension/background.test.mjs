@@ -59,7 +59,7 @@ globalThis.chrome = {
     onErrorOccurred: { addListener: (f) => listeners.navigationError.push(f) },
     onCommitted: { addListener: (f) => listeners.navigationCommitted.push(f) },
   },
-  // Session rules (lib/nav-block.js), as Chrome keeps them.
+  // Session rules (worker/nav-block.js), as Chrome keeps them.
   declarativeNetRequest: {
     rules: [],
     getSessionRules: async () => globalThis.chrome.declarativeNetRequest.rules,
@@ -72,7 +72,7 @@ globalThis.chrome = {
     onEvent: { addListener: (f) => listeners.debuggerEvent.push(f) },
     onDetach: { addListener: (f) => listeners.debuggerDetach.push(f) },
   },
-  // The wake alarm (lib/wake.js): one per name, create replaces, as Chrome keeps them.
+  // The wake alarm (worker/wake.js): one per name, create replaces, as Chrome keeps them.
   alarms: {
     items: new Map(),
     creates: 0,

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createBackoff, equalJitter } from "../../extension/lib/backoff.js";
+import { createBackoff, equalJitter } from "../../extension/worker/backoff.js";
 
 test("doubles from 250 ms and caps at 30 s by default", () => {
   const b = createBackoff();

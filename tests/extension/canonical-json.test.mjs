@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { canonicalJson, compareCodePoints } from "../../extension/lib/canonical-json.js";
+import { canonicalJson, compareCodePoints } from "../../extension/shared/canonical-json.js";
 
 // Expected texts were produced by Python 3.11:
 // json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -2,12 +2,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   BODY_CAP, CONSOLE_RING, GLOBAL_BODY_BUDGET, NETWORK_RING, TAB_BODY_BUDGET, createCapture,
-} from "../../extension/lib/capture.js";
-import { maskText, maskUrl } from "../../extension/lib/mask.js";
-import { utf8Length } from "../../extension/lib/chunking.js";
-import { createDebuggerManager } from "../../extension/lib/debugger.js";
-import { createDialogs } from "../../extension/lib/dialogs.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
+} from "../../extension/worker/capture.js";
+import { maskText, maskUrl } from "../../extension/worker/mask.js";
+import { utf8Length } from "../../extension/worker/chunking.js";
+import { createDebuggerManager } from "../../extension/worker/debugger.js";
+import { createDialogs } from "../../extension/worker/dialogs.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
 import { captureHandlers } from "../../extension/handlers/capture.js";
 import { step } from "../../extension/handlers/support.js";
 import { fakeLog, flush } from "./helpers/fakes.mjs";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CHUNK_BYTES, MAX_REASSEMBLED, chunkReply, utf8Length } from "../../extension/lib/chunking.js";
+import { CHUNK_BYTES, MAX_REASSEMBLED, chunkReply, utf8Length } from "../../extension/worker/chunking.js";
 
 const bytes = (s) => Buffer.byteLength(s, "utf8");
 const join = (chunks) => chunks.map((c) => c.data).join("");

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { defaultLabel, runClientsPage } from "../../extension/lib/clients-page.js";
-import { createPolicyRelay, validDetail } from "../../extension/lib/policy-relay.js";
+import { defaultLabel, runClientsPage } from "../../extension/ui/clients-page.js";
+import { createPolicyRelay, validDetail } from "../../extension/worker/policy-relay.js";
 
 /** Elements with text/children, buttons with click listeners; created buttons are findable by id. */
 function fakeDoc(ids) {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 function make() {

@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, runConfirmPage, tapRefusal } from "../../extension/lib/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
-import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
-import { REASON_TEXT } from "../../extension/lib/presence-reasons.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
+import { REASON_TEXT } from "../../extension/shared/presence-reasons.js";
 import { fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 
 /** A tiny document: elements by id with textContent, disabled, click listeners, focus. */

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { CONFIRM_WINDOW, createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { CONFIRM_WINDOW, createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
 import { fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";

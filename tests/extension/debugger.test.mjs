@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CDP_VERSION, createDebuggerManager, createDialogGuard } from "../../extension/lib/debugger.js";
-import { createDialogs, maskDialogText } from "../../extension/lib/dialogs.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createTabQueue, serialiseByTab } from "../../extension/lib/tab-queue.js";
+import { CDP_VERSION, createDebuggerManager, createDialogGuard } from "../../extension/worker/debugger.js";
+import { createDialogs, maskDialogText } from "../../extension/worker/dialogs.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createTabQueue, serialiseByTab } from "../../extension/worker/tab-queue.js";
 import { argModifiers, argPoint, isMac } from "../../extension/handlers/input.js";
 import { step } from "../../extension/handlers/support.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";

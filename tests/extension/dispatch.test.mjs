@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { callBudgetMs, createDispatcher, validateRequest } from "../../extension/lib/dispatch.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { callBudgetMs, createDispatcher, validateRequest } from "../../extension/worker/dispatch.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { fakeLog } from "./helpers/fakes.mjs";
 
 const CTX = { session: "s1", policy: { origins: ["http://127.0.0.1:8000"], confirm: ["tab_close"] } };

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { replaceChildrenIfChanged } from "../../extension/lib/dom-keep.js";
+import { replaceChildrenIfChanged } from "../../extension/ui/dom-keep.js";
 
 const list = () => ({ children: [], replaced: 0, replaceChildren(...n) { this.children = n; this.replaced += 1; } });
 

@@ -2,8 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import vm from "node:vm";
-import { PAGE_OPS } from "../../extension/lib/elements.js";
-import { maskCards } from "../../extension/lib/redact.js";
+import { PAGE_OPS } from "../../extension/worker/elements.js";
+import { maskCards } from "../../extension/worker/redact.js";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
 import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
 
@@ -36,7 +36,7 @@ function loginPage() {
 /** The offsets of a scroll answer (atTop / atBottom depend on the fake page's size). */
 const xy = ({ scrollX, scrollY }) => ({ scrollX, scrollY });
 
-test("the in-page card masking agrees with lib/redact.js on samples", async () => {
+test("the in-page card masking agrees with worker/redact.js on samples", async () => {
   const samples = [
     "4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111", "card 5500 0000 0000 0004 exp",
     "4111 1111 1111 1111 12", "1234 5678 9012 3456", "2024-01-31", "$1,299.00", "1234567890123456789012345",
@@ -403,7 +403,7 @@ test("the worker and the page share one masking rule: page/redact.js", () => {
       if (/luhn|charCodeAt\(i\) - 48/i.test(readFileSync(new URL(dir + name, root), "utf8"))) holders.push(dir + name);
     }
   }
-  assert.deepEqual(holders.sort(), ["lib/redact.js", "page/redact.js"]);
+  assert.deepEqual(holders.sort(), ["worker/redact.js", "page/redact.js"]);
 });
 
 test("select by value, label or optionIndex; several for <select multiple>; wrong_element for a custom combobox", async () => {

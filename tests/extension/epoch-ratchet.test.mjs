@@ -1,15 +1,15 @@
-// The trust-record epoch ratchet (lib/epoch-ratchet.js) on its own, then behind a real session
-// (lib/session.js) the way background.js wires it, then the banner the popup and options page show.
+// The trust-record epoch ratchet (worker/epoch-ratchet.js) on its own, then behind a real session
+// (worker/session.js) the way background.js wires it, then the banner the popup and options page show.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   MALFORMED_EPOCH_MESSAGE, RATCHET_STORAGE_KEY, createEpochRatchet, parseEpoch, parseRatchet,
-} from "../../extension/lib/epoch-ratchet.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
-import { createSession } from "../../extension/lib/session.js";
-import { ROLLBACK_STEPS, ROLLBACK_TITLE, renderRollbackBanner } from "../../extension/lib/rollback-banner.js";
-import { runPopupPage } from "../../extension/lib/popup-page.js";
-import { runOptionsPage } from "../../extension/lib/options-page.js";
+} from "../../extension/worker/epoch-ratchet.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
+import { createSession } from "../../extension/worker/session.js";
+import { ROLLBACK_STEPS, ROLLBACK_TITLE, renderRollbackBanner } from "../../extension/ui/rollback-banner.js";
+import { runPopupPage } from "../../extension/ui/popup-page.js";
+import { runOptionsPage } from "../../extension/ui/options-page.js";
 import { deferred, fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 /** chrome.storage.local as the worker sees it, recording every write. */

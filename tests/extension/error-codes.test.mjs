@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import { CODE, ERROR_CODES, ERROR_TABLE, errorReply, isErrorCode } from "../../extension/lib/error-codes.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { CODE, ERROR_CODES, ERROR_TABLE, errorReply, isErrorCode } from "../../extension/shared/error-codes.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 
 const json = JSON.parse(readFileSync(new URL("../../protocol/error_codes.json", import.meta.url), "utf8"));
 
@@ -14,7 +14,7 @@ test("ERROR_TABLE mirrors protocol/error_codes.json exactly (order, numbers, hin
 });
 
 test("the JS source has one row per line in the literal form the Python test parses", () => {
-  const src = readFileSync(new URL("../../extension/lib/error-codes.js", import.meta.url), "utf8");
+  const src = readFileSync(new URL("../../extension/shared/error-codes.js", import.meta.url), "utf8");
   const rows = [...src.matchAll(/^ {2}\["([a-z_]+)", (\d+), "(.*)"\],$/gm)].map((m) => [m[1], Number(m[2]), m[3]]);
   assert.deepEqual(rows, json.codes.map(({ n, code, hint }) => [code, n, hint]));
 });
@@ -105,7 +105,7 @@ test("extension/ writes error codes only through CODE (page-side code: only tabl
   const literal = [];
   const unknown = [];
   for (const [path, src] of files) {
-    if (path === "lib/error-codes.js") continue; // the table itself
+    if (path === "shared/error-codes.js") continue; // the table itself
     const body = code(src);
     for (const pattern of CODE_LITERALS) {
       for (const m of body.matchAll(pattern)) {
@@ -118,7 +118,7 @@ test("extension/ writes error codes only through CODE (page-side code: only tabl
     }
   }
   assert.deepEqual(unknown, [], "codes that are not rows of ERROR_TABLE");
-  assert.deepEqual(literal, [], "write these as CODE.NAME (import { CODE } from lib/error-codes.js)");
+  assert.deepEqual(literal, [], "write these as CODE.NAME (import { CODE } from shared/error-codes.js)");
 });
 
 test("the scan sees each shape it looks for (a scan that finds nothing proves nothing)", () => {

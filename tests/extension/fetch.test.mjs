@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { FETCH_HEADERS, MAX_SAVE_BYTES, fetchDetail, fetchHandlers, fetchInPage, fetchRequest } from "../../extension/handlers/fetch.js";
-import { DELIVERY, createDeliveryWatch } from "../../extension/lib/fetch-delivery.js";
+import { DELIVERY, createDeliveryWatch } from "../../extension/worker/fetch-delivery.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";
@@ -168,7 +168,7 @@ test("fetchInPage is self-contained (it is serialised into the page)", () => {
 
 // ---------------------------------------------------------------- delivery
 
-/** The tab's debugger, as lib/debugger.js offers it: listeners fed by `emit`, commands recorded. */
+/** The tab's debugger, as worker/debugger.js offers it: listeners fed by `emit`, commands recorded. */
 function fakeCdp({ attached = true } = {}) {
   const listeners = new Set();
   const sent = [];

@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { FULL_PAGE_MAX, captureClip, imageSize } from "../../extension/lib/screenshot.js";
-import { createDownloadLog } from "../../extension/lib/downloads.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { FULL_PAGE_MAX, captureClip, imageSize } from "../../extension/shared/screenshot.js";
+import { createDownloadLog } from "../../extension/worker/downloads.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { filesHandlers, pdfName, viewportSettings } from "../../extension/handlers/files.js";
 import { screenshotOptions } from "../../extension/handlers/read.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
@@ -27,7 +27,7 @@ function okLog(timers, tabs = [1]) {
   return log;
 }
 
-// ---------------------------------------------------------------- lib/downloads.js
+// ---------------------------------------------------------------- worker/downloads.js
 
 test("downloads: a download that began before the wait counts; each finished one is answered once", async () => {
   const timers = fakeTimers();
@@ -196,7 +196,7 @@ test("downloads: a frame that floods downloads crowds out only its own", async (
   assert.equal((await log.wait(1, {}, 100, approvedOK))?.guid, "mine");
 });
 
-// ---------------------------------------------------------------- lib/screenshot.js
+// ---------------------------------------------------------------- shared/screenshot.js
 
 const METRICS = {
   cssVisualViewport: { pageX: 0, pageY: 300, clientWidth: 800, clientHeight: 600 },

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MAX_FORM_URLS, createFormUrls } from "../../extension/lib/form-urls.js";
-import { maskText } from "../../extension/lib/mask.js";
+import { MAX_FORM_URLS, createFormUrls } from "../../extension/worker/form-urls.js";
+import { maskText } from "../../extension/worker/mask.js";
 
 const LOGIN = "http://127.0.0.1:8000/login?user=bob&pwd=hunter2";
 
@@ -37,7 +37,7 @@ test("bounded (the oldest go first) and restored from a snapshot, rejecting malf
 });
 
 test("a restore that fails fails closed: every query value of every URL is masked in every reply", async () => {
-  const { maskOutcome } = await import("../../extension/lib/mask.js");
+  const { maskOutcome } = await import("../../extension/worker/mask.js");
   const urls = createFormUrls({ log: { warn() {} } });
   urls.restore(Promise.reject(new Error("storage.session unavailable")));
   const ctx = await urls.maskContext();

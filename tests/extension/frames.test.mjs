@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createPopups } from "../../extension/lib/popups.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createPopups } from "../../extension/worker/popups.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { argFrame, createFrameWorlds, frameList, framesHandlers, gateFrame } from "../../extension/handlers/frames.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";

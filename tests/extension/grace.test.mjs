@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { GRACE_KINDS, createGrace } from "../../extension/lib/grace.js";
+import { GRACE_KINDS, createGrace } from "../../extension/worker/grace.js";
 
 test("a recorded click kind covers that tab and kind until it expires", () => {
   const g = createGrace();

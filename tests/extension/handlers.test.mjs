@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { tabHandlers } from "../../extension/handlers/tabs.js";
 import { fakeTimers, flush } from "./helpers/fakes.mjs";
@@ -82,7 +82,7 @@ test("tab_open: gate, first tab opens an unfocused normal window, next ones open
   const h = harness();
   const a = await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
   assert.deepEqual(a, { tab: { id: 1, url: "http://127.0.0.1:8000/a", title: "T http://127.0.0.1:8000/a", active: true, windowId: 50 } });
-  // Opened empty, then sent to the URL (once the debugger is on it: lib/debugger.js's guard).
+  // Opened empty, then sent to the URL (once the debugger is on it: worker/debugger.js's guard).
   assert.deepEqual(h.calls.createWindow, [{ url: "about:blank", focused: false, type: "normal" }]);
   const b = await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
   assert.equal(b.tab.windowId, 50);

@@ -1,9 +1,9 @@
-// The command journal (extension/lib/journal.js): at most once per (session, command id), across
+// The command journal (extension/worker/journal.js): at most once per (session, command id), across
 // retries and worker restarts (a new journal over the same chrome.storage.session stand-in).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { JOURNAL_PREFIX, createJournal, parseCommand } from "../../extension/lib/journal.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
+import { JOURNAL_PREFIX, createJournal, parseCommand } from "../../extension/worker/journal.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
 
 /** chrome.storage.session as the journal sees it: survives a "worker restart" (a new journal). */

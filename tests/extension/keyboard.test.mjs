@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createGrace } from "../../extension/lib/grace.js";
-import { MAX_KEYS, NAMED_KEYS, activation, argKeys, keyEvents, parseKey, putsText } from "../../extension/lib/keyboard.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createGrace } from "../../extension/worker/grace.js";
+import { MAX_KEYS, NAMED_KEYS, activation, argKeys, keyEvents, parseKey, putsText } from "../../extension/worker/keyboard.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { keyboardHandlers } from "../../extension/handlers/keyboard.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CHANGED, CHANGING, createChangeNotifier, runLiveRefresh } from "../../extension/lib/live-refresh.js";
+import { CHANGED, CHANGING, createChangeNotifier, runLiveRefresh } from "../../extension/shared/live-refresh.js";
 import { flush } from "./helpers/fakes.mjs";
 
 test("the worker folds changes inside the interval into one broadcast that carries no data", async () => {

@@ -51,10 +51,10 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    (tabs.captureVisibleTab would need "<all_urls>", every site at install.)
   //  storage         — chrome.storage.local holds the pinned host record (host key, fingerprint,
   //                    browser label, credential id) from pairing on the options page; pages
-  //                    cannot read or write it (lib/pinning.js, docs/protocol.md);
-  //                    and the trust-record epoch ratchet per pinned key (lib/epoch-ratchet.js,
+  //                    cannot read or write it (worker/pinning.js, docs/protocol.md);
+  //                    and the trust-record epoch ratchet per pinned key (worker/epoch-ratchet.js,
   //                    catching a rolled-back record), beside it.
-  //  alarms          — one wake alarm (lib/wake.js): Chrome starts a stopped worker to deliver
+  //  alarms          — one wake alarm (worker/wake.js): Chrome starts a stopped worker to deliver
   //                    it, so the bridge comes back with no browser event.
   //  webNavigation   — getAllFrames for page_frames and the `frame` argument (which frames an
   //                    owned tab has, each frame's url for its own origin gate), and
@@ -64,7 +64,7 @@ test("permissions: each one is here for a reason (docs/adr/0003), nothing else",
   //                    Also onErrorOccurred and getFrame: a top-frame request our rules stopped.
   //  declarativeNetRequest — session rules scoped (tabIds) to the tabs live sessions own: their
   //                    top frame cannot leave for an unapproved origin, the request is stopped
-  //                    before it is sent (lib/nav-block.js). Block and allow rules need
+  //                    before it is sent (worker/nav-block.js). Block and allow rules need
   //                    no host permission with this one ("...WithHostAccess" would need the
   //                    blocked site's, which by definition is not granted). Chrome's warning:
   //                    "Block content on any page"; no rule ever covers a tab of the person's.
@@ -98,7 +98,7 @@ test("confirm.html is a static page: no inline script or handlers, textContent-o
   assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
   for (const id of ["allow", "deny", "tool", "origin", "detail", "status"]) assert.match(html, new RegExp(`id="${id}"`));
   assert.ok(existsSync(join(EXT, "confirm.css")));
-  for (const file of ["confirm.js", join("lib", "confirm-page.js")]) {
+  for (const file of ["confirm.js", join("ui", "confirm-page.js")]) {
     assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });
@@ -132,8 +132,8 @@ test("options.html is the options page: static, no inline script, textContent-on
   }
   assert.doesNotMatch(html, /policy epoch|window-only\b(?!")/i, "plain words, not internal ones");
   assert.ok(existsSync(join(EXT, "options.css")));
-  for (const file of ["options.js", join("lib", "options-page.js"), join("lib", "pairing.js"), join("lib", "pinning.js"),
-    join("lib", "policy-page.js"), join("lib", "policy-relay.js"), join("lib", "canonical-json.js")]) {
+  for (const file of ["options.js", join("ui", "options-page.js"), join("worker", "pairing.js"), join("worker", "pinning.js"),
+    join("ui", "policy-page.js"), join("worker", "policy-relay.js"), join("shared", "canonical-json.js")]) {
     assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });
@@ -143,8 +143,8 @@ test("the key derives extension id jlmldlloenidkbhnlcdhogbbeefcjhmf", () => {
   assert.notEqual(extensionId(manifest.key.replace("QIDAQAB", "QIDAQAC")), "jlmldlloenidkbhnlcdhogbbeefcjhmf");
 });
 
-test("only background.js and lib/chrome-api.js touch the chrome global", () => {
-  const allowed = new Set(["background.js", join("lib", "chrome-api.js")]);
+test("only background.js and shared/chrome-api.js touch the chrome global", () => {
+  const allowed = new Set(["background.js", join("shared", "chrome-api.js")]);
   const files = jsFiles();
   assert.ok(files.length >= 8, files.join(","));
   for (const file of files) {
@@ -188,7 +188,7 @@ test("action: the toolbar popup is popup.html, a static page; still no web_acces
   assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
   for (const id of ["state", "kill", "recent"]) assert.match(html, new RegExp(`id="${id}"`));
   assert.ok(existsSync(join(EXT, "popup.css")));
-  for (const file of ["popup.js", join("lib", "popup-page.js"), join("lib", "clients-page.js")]) {
+  for (const file of ["popup.js", join("ui", "popup-page.js"), join("ui", "clients-page.js")]) {
     assert.doesNotMatch(code(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, file);
   }
 });

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   collapse, escapeHref, escapeLinkText, fenceFor, readPageBlocks, renderInline, renderMarkdown,
-} from "../../extension/lib/markdown.js";
+} from "../../extension/worker/markdown.js";
 
 test("inline: whitespace collapses, link segments merge into [text](href), escaped", () => {
   assert.equal(collapse(" a \n\t b "), " a b ");

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isSecretName, learnedUrlRule, maskOutcome, maskText, maskUrl } from "../../extension/lib/mask.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { CODE } from "../../extension/lib/error-codes.js";
+import { isSecretName, learnedUrlRule, maskOutcome, maskText, maskUrl } from "../../extension/worker/mask.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { CODE } from "../../extension/shared/error-codes.js";
 import { fakeLog } from "./helpers/fakes.mjs";
 
 const SECRET = "correct horse battery";

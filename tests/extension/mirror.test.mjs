@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MIRROR_INTERVAL_MS, createMirror } from "../../extension/lib/mirror.js";
+import { MIRROR_INTERVAL_MS, createMirror } from "../../extension/worker/mirror.js";
 import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
 
 test("a burst of changes is one write of the latest state, started within the interval; writes never overlap", async () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   BLOCKED_ERROR, HOLD_MS, MAX_ALLOWED_ORIGINS, OPENED_RULE_ID_BASE, RESEND_WINDOW_MS, RESTORE_FALLBACK_URL, RULE_ID_BASE, allowFilter, backOneEntry,
   createNavBlocker, initiatorHost, navBlockRules, ownRuleId,
-} from "../../extension/lib/nav-block.js";
+} from "../../extension/worker/nav-block.js";
 
 /**
  * Chrome's urlFilter as far as these rules use it: "|" anchors at the start, no wildcards, and

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { checkLanded, followedUrl, historyStep, navHandlers } from "../../extension/handlers/nav.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
@@ -56,7 +56,7 @@ function harness({ withDebugger = false } = {}) {
     return o;
   };
   loads = createLoadWatcher(timers);
-  // The debugger on the owned tab (lib/debugger.js send), answering Page.getNavigationHistory.
+  // The debugger on the owned tab (worker/debugger.js send), answering Page.getNavigationHistory.
   const cdp = {
     send: async (ctx, id, method) => {
       calls.cdp = [...(calls.cdp ?? []), method];

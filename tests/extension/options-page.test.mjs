@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runOptionsPage } from "../../extension/lib/options-page.js";
+import { runOptionsPage } from "../../extension/ui/options-page.js";
 
 function fakeDoc() {
   const els = new Map();

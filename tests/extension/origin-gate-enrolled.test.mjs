@@ -6,13 +6,13 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { canonicalJson } from "../../extension/lib/canonical-json.js";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
-import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
-import { createOriginGate } from "../../extension/lib/origin-gate.js";
-import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { canonicalJson } from "../../extension/shared/canonical-json.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
+import { createOriginGate } from "../../extension/worker/origin-gate.js";
+import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createOriginGate } from "../../extension/lib/origin-gate.js";
+import { createOriginGate } from "../../extension/worker/origin-gate.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
 
 /** The host's answer for a browser that approves by a click. */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isApproved, normaliseOrigin, originOf, permissionPattern } from "../../extension/lib/origin.js";
+import { isApproved, normaliseOrigin, originOf, permissionPattern } from "../../extension/shared/origin.js";
 
 test("originOf: exact scheme://host[:port], lower-case host, default ports dropped", () => {
   assert.equal(originOf("http://127.0.0.1:8000/a/b?q=1#f"), "http://127.0.0.1:8000");

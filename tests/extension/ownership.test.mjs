@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createOwnership } from "../../extension/lib/ownership.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
 
 test("claim, owner and tabsOf per session", () => {
   const o = createOwnership();

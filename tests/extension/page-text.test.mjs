@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readPageText } from "../../extension/lib/page-text.js";
+import { readPageText } from "../../extension/worker/page-text.js";
 
 test("readPageText is self-contained and reads only body.innerText and location.href", () => {
   const src = readPageText.toString();

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { createPairing, fromOptionsPage } from "../../extension/lib/pairing.js";
-import { PROOF_LABEL, PIN_STORAGE_KEY, createPinGate, fromBase64 } from "../../extension/lib/pinning.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createPairing, fromOptionsPage } from "../../extension/worker/pairing.js";
+import { PROOF_LABEL, PIN_STORAGE_KEY, createPinGate, fromBase64 } from "../../extension/worker/pinning.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";

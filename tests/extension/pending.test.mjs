@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createPendingTable } from "../../extension/lib/pending.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createPendingTable } from "../../extension/worker/pending.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 function make(defaultTimeoutMs = 1000) {

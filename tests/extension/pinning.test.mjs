@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { createPinGate, fromBase64, parsePinnedRecord, proveHost, toBase64, verifyHostProof, PROOF_LABEL } from "../../extension/lib/pinning.js";
+import { createPinGate, fromBase64, parsePinnedRecord, proveHost, toBase64, verifyHostProof, PROOF_LABEL } from "../../extension/worker/pinning.js";
 import { fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const { subtle } = globalThis.crypto;

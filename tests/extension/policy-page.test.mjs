@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runPolicyPage } from "../../extension/lib/policy-page.js";
+import { runPolicyPage } from "../../extension/ui/policy-page.js";
 
 /** A tiny document: elements with children, text, attributes, click and keydown listeners. */
 function fakeDoc(ids) {

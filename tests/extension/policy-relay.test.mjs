@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createPolicyRelay, validDetail } from "../../extension/lib/policy-relay.js";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
+import { createPolicyRelay, validDetail } from "../../extension/worker/policy-relay.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/options.html`;

@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { callText, indicatorOf, runPopupPage, stateText } from "../../extension/lib/popup-page.js";
-import { createPopupRelay } from "../../extension/lib/popup-relay.js";
-import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "../../extension/lib/recent-calls.js";
-import { MIRROR_INTERVAL_MS } from "../../extension/lib/mirror.js";
-import { createSession } from "../../extension/lib/session.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { callText, indicatorOf, runPopupPage, stateText } from "../../extension/ui/popup-page.js";
+import { createPopupRelay } from "../../extension/worker/popup-relay.js";
+import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "../../extension/worker/recent-calls.js";
+import { MIRROR_INTERVAL_MS } from "../../extension/worker/mirror.js";
+import { createSession } from "../../extension/worker/session.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
 import { fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";

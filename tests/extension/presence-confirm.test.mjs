@@ -1,16 +1,16 @@
 // Presence-confirm mode end to end: page_eval / page_upload (handlers/read.js) → the real confirm
-// broker and window (lib/confirm-window.js, "presence" mode) → the real confirm page logic
-// (lib/confirm-page.js) tapping through the worker's presence relay (lib/presence-confirm.js) →
+// broker and window (shared/confirm-window.js, "presence" mode) → the real confirm page logic
+// (ui/confirm-page.js) tapping through the worker's presence relay (shared/presence-confirm.js) →
 // a fake host answering presence_begin / presence_complete.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { readHandlers } from "../../extension/handlers/read.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createPendingTable } from "../../extension/lib/pending.js";
-import { createPolicyRelay } from "../../extension/lib/policy-relay.js";
-import { REASON_TEXT, reasonText, refusedText } from "../../extension/lib/presence-reasons.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createPendingTable } from "../../extension/worker/pending.js";
+import { createPolicyRelay } from "../../extension/worker/policy-relay.js";
+import { REASON_TEXT, reasonText, refusedText } from "../../extension/shared/presence-reasons.js";
 
 const timers = { setTimer: () => 0, clearTimer: () => {} };
 

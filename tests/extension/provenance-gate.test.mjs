@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createProvenanceGate, evidenceOf, lineageOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/lib/provenance-gate.js";
+import { createProvenanceGate, evidenceOf, lineageOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/worker/provenance-gate.js";
 
 const ctx = (provenance) => ({ session: "s1", client: "agent", policy: { origins: ["http://a.test", "http://evil.test"], confirmTimeoutSeconds: 30, ...(provenance ? { provenance } : {}) } });
 const from = (sourceOrigin, token = "Zx…Lm (12 chars)") => ({ provenance: { evidence: [{ sourceOrigin, kind: "token", token, readAt: 1_700_000_000_000 }] } });

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/lib/bridge-error.js";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { base64Bytes, readHandlers } from "../../extension/handlers/read.js";
-import { imageSize } from "../../extension/lib/screenshot.js";
+import { imageSize } from "../../extension/shared/screenshot.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const OK = "http://127.0.0.1:8000";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { luhnValid, maskCards } from "../../extension/lib/redact.js";
+import { luhnValid, maskCards } from "../../extension/worker/redact.js";
 
 test("Luhn positives and negatives", () => {
   for (const d of ["4111111111111111", "5500000000000004", "378282246310005", "6011111111111117", "4222222222222"]) {

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LEARN_MS, MAX_FIELD_NAMES, createSecretFields, learningAround } from "../../extension/lib/secret-fields.js";
-import { maskOutcome } from "../../extension/lib/mask.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
+import { LEARN_MS, MAX_FIELD_NAMES, createSecretFields, learningAround } from "../../extension/worker/secret-fields.js";
+import { maskOutcome } from "../../extension/worker/mask.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
 import { fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const TYPED = "Plover8quietly";

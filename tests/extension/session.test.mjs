@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createSession } from "../../extension/lib/session.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
-import { createBackoff } from "../../extension/lib/backoff.js";
+import { createSession } from "../../extension/worker/session.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
+import { createBackoff } from "../../extension/worker/backoff.js";
 import { deferred, fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
 
 const WELCOME = { type: "welcome", protocol: 1, hostVersion: "0.1.0", browser: "chromium" };

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createOwnership } from "../../extension/lib/ownership.js";
-import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/lib/tab-lifecycle.js";
-import { createAgentTabsRelay } from "../../extension/lib/agent-tabs-relay.js";
-import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/lib/session-clients.js";
-import { MIRROR_INTERVAL_MS } from "../../extension/lib/mirror.js";
+import { createOwnership } from "../../extension/worker/ownership.js";
+import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/worker/tab-lifecycle.js";
+import { createAgentTabsRelay } from "../../extension/worker/agent-tabs-relay.js";
+import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/worker/session-clients.js";
+import { MIRROR_INTERVAL_MS } from "../../extension/worker/mirror.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
 

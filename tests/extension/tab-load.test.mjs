@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LOAD_TIMEOUT_MS, createLoadWatcher } from "../../extension/lib/tab-load.js";
+import { LOAD_TIMEOUT_MS, createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 test("resolves on status complete for its tab only, and clears its timer", async () => {

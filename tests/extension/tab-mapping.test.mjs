@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { toTabList, toTabSummary } from "../../extension/lib/tab-mapping.js";
+import { toTabList, toTabSummary } from "../../extension/worker/tab-mapping.js";
 
 test("maps exactly the five fields and drops everything else", () => {
   const tab = {

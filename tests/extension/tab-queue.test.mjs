@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createTabQueue, serialiseByTab } from "../../extension/lib/tab-queue.js";
+import { createTabQueue, serialiseByTab } from "../../extension/worker/tab-queue.js";
 import { deferred, flush } from "./helpers/fakes.mjs";
 
 test("calls on one tab run one at a time, in order; other tabs run concurrently", async () => {

@@ -1,13 +1,13 @@
 // terminal_tap (handlers/terminal-tap.js) end to end in Node: the terminal's request →
 // the real confirm broker and window (presence mode) → the real confirm page logic tapping
-// through the worker's presence relay (lib/presence-confirm.js), which hands the page exactly the
+// through the worker's presence relay (shared/presence-confirm.js), which hands the page exactly the
 // terminal's options and carries the assertion back — the host is never asked to verify or act.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createConfirmBroker } from "../../extension/lib/confirm-broker.js";
-import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/lib/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/lib/confirm-window.js";
-import { createPresenceConfirm } from "../../extension/lib/presence-confirm.js";
+import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
+import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
 

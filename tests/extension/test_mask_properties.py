@@ -1,5 +1,5 @@
-"""Property tests for the extension's one masking step (extension/lib/mask.js, which
-lib/dispatch.js runs over every reply): a secret inserted at any position of any text, in any
+"""Property tests for the extension's one masking step (extension/worker/mask.js, which
+worker/dispatch.js runs over every reply): a secret inserted at any position of any text, in any
 encoding the step supports, never comes out. The step is JavaScript: it runs in one long-lived
 Node process fed JSON lines (tests/extension/helpers/mask-oracle.mjs).
 
@@ -30,7 +30,7 @@ PROPERTY = settings(
 
 
 class Masker:
-    """lib/mask.js through one Node process."""
+    """worker/mask.js through one Node process."""
 
     def __init__(self) -> None:
         node = shutil.which("node")

@@ -19,8 +19,8 @@ def _js_const(path: str, name: str) -> int:
 
 
 def test_the_extension_ends_a_call_before_the_server_gives_up_on_it() -> None:
-    slack_ms = _js_const("extension/lib/dispatch.js", "CALL_SLACK_MS")
-    margin_ms = _js_const("extension/lib/dispatch.js", "CALL_MARGIN_MS")
+    slack_ms = _js_const("extension/worker/dispatch.js", "CALL_SLACK_MS")
+    margin_ms = _js_const("extension/worker/dispatch.js", "CALL_MARGIN_MS")
     assert slack_ms == tools.CONFIRM_SLACK_SECONDS * 1000
     assert 0 < margin_ms < slack_ms  # the extension's timeout, naming the step, arrives first
 
@@ -40,11 +40,11 @@ def test_the_terminal_session_and_its_actions_are_the_hosts() -> None:
 
 
 def test_every_policy_key_has_plain_words_on_the_options_page() -> None:
-    """The options page names each policy key in a person's words (lib/policy-page.js
+    """The options page names each policy key in a person's words (ui/policy-page.js
     POLICY_WORDS); a key added to trust/policy.py without words would show as its bare name."""
     from tabwarden.trust.policy import POLICY_KEYS
 
-    text = (REPO / "extension/lib/policy-page.js").read_text("utf-8")
+    text = (REPO / "extension/ui/policy-page.js").read_text("utf-8")
     block = re.search(
         r"^export const POLICY_WORDS = Object\.freeze\(\{(.*?)^\}\);", text, re.M | re.S
     )
@@ -54,11 +54,11 @@ def test_every_policy_key_has_plain_words_on_the_options_page() -> None:
 
 def test_every_refused_tap_reason_has_words_for_the_person() -> None:
     """The host's reason codes for a refused tap (trust/presence.py REASON_CODES) and the words
-    the options page shows for them (extension/lib/presence-reasons.js REASON_TEXT) are one set;
+    the options page shows for them (extension/shared/presence-reasons.js REASON_TEXT) are one set;
     the page adds only its own "no_answer" (no authenticator answered in the page)."""
     from tabwarden.trust.presence import REASON_CODES
 
-    text = (REPO / "extension/lib/presence-reasons.js").read_text("utf-8")
+    text = (REPO / "extension/shared/presence-reasons.js").read_text("utf-8")
     block = re.search(
         r"^export const REASON_TEXT = Object\.freeze\(\{(.*?)^\}\);", text, re.M | re.S
     )

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { truncate } from "../../extension/lib/text.js";
+import { truncate } from "../../extension/worker/text.js";
 
 test("whole text when it fits", () => {
   assert.deepEqual(truncate("hello", 0, 10), { text: "hello", nextOffset: null, totalChars: 5 });

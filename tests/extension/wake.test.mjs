@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import {
   PACKED_PERIOD_MINUTES, UNPACKED_PERIOD_MINUTES, WAKE_ALARM, WAKE_SLACK_MS,
   ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes,
-} from "../../extension/lib/wake.js";
-import { createSession } from "../../extension/lib/session.js";
-import { createDispatcher } from "../../extension/lib/dispatch.js";
-import { createBackoff } from "../../extension/lib/backoff.js";
+} from "../../extension/worker/wake.js";
+import { createSession } from "../../extension/worker/session.js";
+import { createDispatcher } from "../../extension/worker/dispatch.js";
+import { createBackoff } from "../../extension/worker/backoff.js";
 import { fakeLog, fakePort, fakeTimers } from "./helpers/fakes.mjs";
 
 /** chrome.alarms as Chrome keeps it: one alarm per name, create replaces. */

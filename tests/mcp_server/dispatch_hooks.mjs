@@ -1,5 +1,5 @@
 // dispatch_hooks.mjs — Node module hooks for extension_actions.mjs (tests only). Every import of
-// the extension's lib/dispatch.js, except the spy's own, resolves to a generated spy module that
+// the extension's worker/dispatch.js, except the spy's own, resolves to a generated spy module that
 // re-exports the real one and wraps createDispatcher to hand the actions of the action → handler
 // entries it is built from to globalThis.__tabwardenRoutes. It must never change what the real dispatcher
 // does with the Map, and never touch anything but that one module.

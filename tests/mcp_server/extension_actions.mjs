@@ -1,5 +1,5 @@
 // extension_actions.mjs — prints, as JSON, the actions the extension's service worker dispatches:
-// the actions of the entries background.js hands to createDispatcher (lib/dispatch.js), captured by
+// the actions of the entries background.js hands to createDispatcher (worker/dispatch.js), captured by
 // dispatch_hooks.mjs while the real service worker module (manifest.json's
 // background.service_worker) loads against an inert fake `chrome`. Run by test_extension_dispatch.py
 // as `node extension_actions.mjs <extension dir>`. It must never reach a network, a browser or a
@@ -13,7 +13,7 @@ import path from "node:path";
 const extension = path.resolve(process.argv[2]);
 const manifest = JSON.parse(readFileSync(path.join(extension, "manifest.json"), "utf8"));
 const worker = pathToFileURL(path.join(extension, manifest.background.service_worker)).href;
-const dispatchUrl = pathToFileURL(path.join(extension, "lib", "dispatch.js")).href;
+const dispatchUrl = pathToFileURL(path.join(extension, "worker", "dispatch.js")).href;
 
 register("./dispatch_hooks.mjs", import.meta.url, { data: { dispatchUrl } });
 

@@ -1,7 +1,7 @@
 """Every action's schema carries ``waitFor`` and ``observe`` from one shared model each (the
 extension's argWait existed while the schemas dropped it); the actions the catalogue gives them
 to are the ones the extension's wrapper serves (``OBSERVING_ACTIONS``, generated into
-extension/lib/catalogue.js);
+extension/worker/catalogue.js);
 they reach the extension without their unset fields; a result carries ``observation`` only when
 it was asked for. page_scroll, page_select, page_reveal, page_history and page_reload schemas
 say what the extension accepts."""
@@ -23,7 +23,7 @@ ACTING = sorted(s.name for s in CATALOGUE if issubclass(s.arguments, catalogue.A
 
 
 def _observing_actions() -> set[str]:
-    source = (REPO / "extension/lib/catalogue.js").read_text("utf-8")
+    source = (REPO / "extension/worker/catalogue.js").read_text("utf-8")
     block = re.search(r"OBSERVING_ACTIONS = Object\.freeze\(\[(.*?)\]\)", source, re.S)
     assert block is not None
     return set(re.findall(r'"([a-z_]+)"', block.group(1)))

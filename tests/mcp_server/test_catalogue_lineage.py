@@ -143,7 +143,7 @@ def _lineage_rules() -> dict[str, object]:
         "import(process.argv[1]).then((m) => "
         "console.log(JSON.stringify(Object.fromEntries(m.LINEAGE_RULES))))"
     )
-    gate = ROOT / "extension" / "lib" / "provenance-gate.js"
+    gate = ROOT / "extension" / "worker" / "provenance-gate.js"
     proc = subprocess.run(  # noqa: S603 - Node from PATH, the repo's own module
         [node, "--input-type=module", "-e", script, gate.as_uri()],
         capture_output=True,

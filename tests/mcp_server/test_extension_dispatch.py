@@ -4,7 +4,7 @@ nothing the server does not relay (bar the documented extension-internal actions
 The extension's list is read from the real service worker, not from its source text:
 ``extension_actions.mjs`` loads manifest.json's ``background.service_worker`` under Node against an
 inert fake ``chrome`` and captures the entries handed to ``createDispatcher`` (exported by
-``extension/lib/dispatch.js``), which is the action → handler ``Map`` requests are dispatched
+``extension/worker/dispatch.js``), which is the action → handler ``Map`` requests are dispatched
 through. A relayed action with no handler would answer ``unknown_action`` in every browser; a
 handler no tool reaches is surface nobody reviews with the catalogue.
 """

@@ -1,6 +1,6 @@
 """Every file derived from the tool catalogue is what its one generator writes from it: the
 tools snapshot (tools_list.json), the README's Tools table, docs/protocol.md's action catalogue
-and the extension's lib/catalogue.js. A tool declared, changed or removed in
+and the extension's worker/catalogue.js. A tool declared, changed or removed in
 mcp_server/catalogue/ without regenerating fails here, naming the command that fixes it."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_the_check_fails_on_a_hand_edit_and_write_repairs_it(tmp_path: Path) -> 
     for rel in generate.TARGETS:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text((REPO / rel).read_text("utf-8"), "utf-8")
-    edited = tmp_path / "extension/lib/catalogue.js"
+    edited = tmp_path / "extension/worker/catalogue.js"
     edited.write_text(edited.read_text("utf-8").replace('"page_pdf", "renders"', ""), "utf-8")
     table = tmp_path / "README.md"
     table.write_text(table.read_text("utf-8").replace("| `tab_list` |", "| `tab_lost` |"), "utf-8")
@@ -35,7 +35,7 @@ def test_the_check_fails_on_a_hand_edit_and_write_repairs_it(tmp_path: Path) -> 
 
     checked = run()
     assert checked.returncode == 1
-    assert "extension/lib/catalogue.js is stale" in checked.stderr
+    assert "extension/worker/catalogue.js is stale" in checked.stderr
     assert "README.md is stale" in checked.stderr
     assert generate.COMMAND in checked.stderr
     assert run("--write").returncode == 0

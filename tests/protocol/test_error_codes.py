@@ -17,7 +17,7 @@ ROW = re.compile(r'^\s*\["([a-z_]+)",\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\],?\s*$')
 
 
 def _js_rows() -> list[tuple[str, int, str]]:
-    text = (REPO / "extension/lib/error-codes.js").read_text("utf-8")
+    text = (REPO / "extension/shared/error-codes.js").read_text("utf-8")
     return [
         (m.group(1), int(m.group(2)), json.loads(f'"{m.group(3)}"'))
         for line in text.splitlines()

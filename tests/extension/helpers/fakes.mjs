@@ -101,7 +101,7 @@ export function fakeConfirmDoc() {
   return { getElementById: (id) => els.get(id) ?? null, el: (id) => els.get(id) };
 }
 
-/** A clock the test moves (lib/confirm-page.js Clock): `every` callbacks run on each advance,
+/** A clock the test moves (ui/confirm-page.js Clock): `every` callbacks run on each advance,
  *  `after` callbacks once their time has come. */
 export function testClock(start = 0) {
   let t = start;

@@ -1,0 +1,151 @@
+// confirm-window.js — asks the person in the extension's own confirm window and answers from
+// the runtime messages that window sends. Pure: the window API is injected (shared/chrome-api.js
+// supplies the real one). It must never accept an answer from anything but this extension's
+// confirm page for that same id, and must treat a window that cannot open or closes as "deny"
+// and one nobody answered in time as "timeout" (both refusals: `refuseUnlessAllowed`).
+
+import { BridgeError } from "./bridge-error.js";
+import { CODE } from "./error-codes.js";
+import { isPlainObject } from "./wire.js";
+
+/** Page the confirm window loads; its query carries the confirmation id. */
+export const CONFIRM_PAGE = "confirm.html";
+
+/** Popup geometry (DESIGN.md "Confirmations and defaults"); tests/browser/test_ui_layout.py lays the page out at it. */
+export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
+
+/**
+ * Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 40 —
+ * below the 60 s request timeout common MCP clients use, so the agent hears `confirm_timeout`
+ * rather than giving up on its own).
+ */
+const DEFAULT_TIMEOUT_S = 40;
+const MIN_TIMEOUT_S = 5;
+const MAX_TIMEOUT_S = 600;
+
+/**
+ * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 40 s.
+ * @param {unknown} policy
+ * @returns {number}
+ */
+export function confirmTimeoutMs(policy) {
+  const s = isPlainObject(policy) ? policy.confirmTimeoutSeconds : undefined;
+  const n = typeof s === "number" && Number.isFinite(s) ? s : DEFAULT_TIMEOUT_S;
+  return Math.min(MAX_TIMEOUT_S, Math.max(MIN_TIMEOUT_S, n)) * 1000;
+}
+
+/**
+ * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
+ * window asks for a tap on the security key for that action and detail instead of a click.
+ * `client` (the asking client's paired label, ctx.client), `fields` (a submit's field names and
+ * method, page/actions.js describe) and `source` (where an address or value came from, the
+ * provenance gate's words) are shown, never decided on.
+ * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
+ *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number,
+ *   client?: string | null, fields?: unknown, source?: string | null}} ConfirmRequest
+ */
+/** @typedef {(req: ConfirmRequest) => Promise<import("../worker/confirm-broker.js").Decision>} Confirm */
+
+/**
+ * Refuse unless the person allowed: `confirm_timeout` when nobody answered in time,
+ * `confirm_denied` otherwise (deny, window closed, window could not open).
+ * @param {import("../worker/confirm-broker.js").Decision} decision
+ * @param {string} what what was asked about, e.g. "closing the tab"
+ */
+export function refuseUnlessAllowed(decision, what) {
+  if (decision === "allow") return;
+  if (decision === "timeout") throw new BridgeError(CODE.CONFIRM_TIMEOUT, `nobody answered the confirmation for ${what} in time`);
+  throw new BridgeError(CODE.CONFIRM_DENIED, `the person did not allow ${what}`);
+}
+
+/**
+ * @typedef {object} WindowApi
+ * @property {(opts: {url: string, type: "popup", focused: boolean, width: number, height: number}) =>
+ *   Promise<{id?: number} | undefined>} createWindow
+ * @property {(windowId: number) => Promise<void>} removeWindow
+ */
+
+/**
+ * @param {{broker: import("../worker/confirm-broker.js").ConfirmBroker, windows: WindowApi,
+ *   log?: {warn: (...a: unknown[]) => void}, now?: () => number}} deps now: the wall clock the
+ *   window's countdown is shown against (the page reads the same clock)
+ * @returns {Confirm}
+ */
+export function createConfirmer({ broker, windows, log = console, now = () => Date.now() }) {
+  return async function confirm(req) {
+    const { id, promise } = broker.open({ ...req, expiresAt: now() + req.timeoutMs });
+    /** @type {number | null} */
+    let windowId = null;
+    try {
+      const mode = req.presence ? "&mode=presence" : "";
+      const win = await windows.createWindow({ url: `${CONFIRM_PAGE}?id=${encodeURIComponent(id)}${mode}`, ...CONFIRM_WINDOW });
+      if (win && Number.isInteger(win.id)) {
+        windowId = /** @type {number} */ (win.id);
+        broker.attachWindow(id, windowId);
+      } else {
+        broker.answer(id, "deny");
+      }
+    } catch (err) {
+      log.warn("tabwarden: the confirm window could not open; denying", err);
+      broker.answer(id, "deny");
+    }
+    const decision = await promise;
+    // A refused tap's window stays, saying why, until the person closes it.
+    if (!broker.keepsWindow(id) && windowId !== null) {
+      windows.removeWindow(windowId).catch(() => {}); // already closed by the person
+    }
+    return decision;
+  };
+}
+
+/**
+ * Answer one chrome.runtime.onMessage message. Only this extension's confirm page may ask or
+ * answer, and only about the id in its own URL. Returns the response to send, or undefined when
+ * the message is not for us.
+ * @param {unknown} msg
+ * @param {{id?: string, url?: string}} sender chrome.runtime.MessageSender
+ * @param {{broker: import("../worker/confirm-broker.js").ConfirmBroker, extensionId: string, pageUrl: string}} ctx
+ *   pageUrl is chrome.runtime.getURL(CONFIRM_PAGE)
+ * @returns {object | undefined}
+ */
+export function handleConfirmMessage(msg, sender, { broker, extensionId, pageUrl }) {
+  if (!isPlainObject(msg) || (msg.type !== "confirm_details" && msg.type !== "confirm_answer")) return undefined;
+  if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return { ok: false };
+  const id = /** @type {string} */ (msg.id);
+  if (msg.type === "confirm_details") {
+    const details = broker.details(id);
+    return details === null ? { ok: false } : { ok: true, details };
+  }
+  // A presence-confirm request is allowed only by the host's verdict on a tap
+  // (shared/presence-confirm.js), never by a click: from the page it can only be denied.
+  const pending = broker.details(id);
+  if (msg.decision === "allow" && pending !== null && pending.presence !== null) {
+    broker.answer(id, "deny");
+    return { ok: false };
+  }
+  const decision = msg.decision === "allow" ? "allow" : "deny";
+  // keepWindow: the page denies after a refused tap and keeps saying why (a deny only).
+  return { ok: broker.answer(id, decision, { keepWindow: decision === "deny" && msg.keepWindow === true }) };
+}
+
+/**
+ * Whether `sender` is this extension's confirm page showing confirmation `id`.
+ * @param {{id?: string, url?: string} | undefined} sender
+ * @param {string} extensionId
+ * @param {string} pageUrl
+ * @param {unknown} id
+ */
+export function trustedSender(sender, extensionId, pageUrl, id) {
+  if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
+  if (typeof sender.url !== "string" || typeof id !== "string" || id === "") return false;
+  // Compare the text before "?"/"#" (URL.origin is "null" for chrome-extension: in some engines).
+  const [base] = sender.url.split(/[?#]/, 1);
+  if (base !== pageUrl) return false;
+  let url;
+  try {
+    url = new URL(sender.url);
+  } catch {
+    return false;
+  }
+  return url.searchParams.get("id") === id;
+}

@@ -1,0 +1,502 @@
+// capture.js — the opt-in console and network tails of owned tabs (page_console, page_network):
+// what the policy's consoleCapture / networkCapture let the extension record from the CDP events
+// of the debugger it keeps on owned tabs (worker/debugger.js routes them here), in bounded rings per
+// tab with per-tab and global byte budgets for response bodies. Pure: no chrome; the CDP sender,
+// the domain hold and the clock are injected. It must never record anything while its policy
+// key is off (the moment it learns the key went off it drops every buffer of that kind, before
+// anything else, and stops the CDP domains), never keep a request header, a cookie, a response
+// header or any auth value, never keep console text, a URL or a body unmasked (card-like numbers,
+// JWTs, bearer tokens, secret-named values, secret query values), never answer an entry whose
+// origin the policy does not approve (withheld, counted), and never let an event throw.
+
+import { utf8Length } from "./chunking.js";
+import { normaliseOrigin, originOf, isApproved } from "../shared/origin.js";
+import { maskText, maskUrl } from "./mask.js";
+import { isPlainObject } from "../shared/wire.js";
+
+/** Most console entries kept per tab (the oldest go first). */
+export const CONSOLE_RING = 200;
+/** Most network entries kept per tab. */
+export const NETWORK_RING = 100;
+/** Most requests followed at once per tab before their response finished. */
+export const MAX_PENDING = 300;
+/** Longest console text kept (UTF-16 units), after masking. */
+export const MAX_TEXT = 2000;
+/** Longest URL kept, after masking. */
+export const MAX_URL = 2048;
+/** Largest response body kept (bytes of UTF-8 text); a larger one is `bodyOmitted: "too_large"`. */
+export const BODY_CAP = 256 * 1024;
+/** Body bytes kept per tab at once; beyond it, new bodies are `bodyOmitted: "budget"`. */
+export const TAB_BODY_BUDGET = 2 * 1024 * 1024;
+/** Body bytes kept across all tabs at once. */
+export const GLOBAL_BODY_BUDGET = 8 * 1024 * 1024;
+/** What Chrome is asked to buffer for getResponseBody (Network.enable). */
+export const CHROME_BUFFER = Object.freeze({ maxTotalBufferSize: 16 * 1024 * 1024, maxResourceBufferSize: BODY_CAP * 4 });
+/** The console levels recorded, and the request types (CDP ResourceType). */
+export const LEVELS = Object.freeze(["error", "warning"]);
+const NETWORK_TYPES = new Set(["XHR", "Fetch"]);
+/** Why a body is not in an entry. */
+export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget", BINARY: "binary", ORIGIN: "origin", UNAVAILABLE: "unavailable" });
+
+// ---------------------------------------------------------------- masking
+
+// What is kept is masked on arrival by worker/mask.js's rules (the one place they live), so nothing
+// unmasked is ever held; worker/dispatch.js masks every reply again on its way out.
+
+/** A request URL as kept (worker/mask.js `maskUrl`), capped at MAX_URL. @param {unknown} url */
+const keptUrl = (url) => maskUrl(url, MAX_URL);
+
+/** True for a MIME type whose body is text. @param {unknown} mime */
+export function isTextMime(mime) {
+  if (typeof mime !== "string") return false;
+  const m = mime.toLowerCase().split(";")[0].trim();
+  return m.startsWith("text/") || /[/+](json|xml|javascript|ecmascript|x-www-form-urlencoded|graphql)$/.test(m) || m === "application/x-ndjson";
+}
+
+// ---------------------------------------------------------------- CDP payloads → entries
+
+/** One CDP RemoteObject as text. @param {any} arg */
+function remoteText(arg) {
+  if (!isPlainObject(arg)) return "";
+  if (arg.type === "string") return String(arg.value ?? "");
+  if (Object.hasOwn(arg, "value") && (arg.type === "number" || arg.type === "boolean")) return String(arg.value);
+  if (typeof arg.unserializableValue === "string") return arg.unserializableValue;
+  if (arg.type === "undefined") return "undefined";
+  if (arg.subtype === "null") return "null";
+  return typeof arg.description === "string" ? arg.description : String(arg.type ?? "");
+}
+
+/**
+ * Console text as kept: cut long before masking (masking is linear, but a page may log
+ * megabytes), the token the cut went through dropped whole, masked, then capped at MAX_TEXT.
+ * @param {string} raw
+ */
+function keptText(raw) {
+  const cut = raw.length > 2 * MAX_TEXT ? raw.slice(0, 2 * MAX_TEXT).replace(/\S*$/, "") : raw;
+  const s = maskText(cut);
+  return s.length > MAX_TEXT || cut !== raw ? `${s.slice(0, MAX_TEXT)}…` : s;
+}
+
+/**
+ * The console entry a Runtime/Log event makes, without its origin (the caller resolves it), or
+ * null when the event is not an error or warning.
+ * @param {string} method
+ * @param {unknown} params
+ * @returns {{ts: number, level: string, text: string, source: string, contextId?: number, url?: string} | null}
+ */
+export function consoleEntryOf(method, params) {
+  if (!isPlainObject(params)) return null;
+  const p = /** @type {any} */ (params);
+  if (method === "Runtime.consoleAPICalled") {
+    const level = p.type === "error" || p.type === "assert" ? "error" : p.type === "warning" ? "warning" : null;
+    if (level === null) return null;
+    const args = Array.isArray(p.args) ? p.args : [];
+    const text = (p.type === "assert" ? "Assertion failed: " : "") + args.map(remoteText).join(" ");
+    return { ts: Math.trunc(Number(p.timestamp) || 0), level, text: keptText(text), source: "console", contextId: p.executionContextId };
+  }
+  if (method === "Runtime.exceptionThrown") {
+    const d = isPlainObject(p.exceptionDetails) ? p.exceptionDetails : {};
+    const head = typeof d.text === "string" ? d.text : "Uncaught";
+    const desc = isPlainObject(d.exception) ? remoteText(d.exception) : "";
+    const text = desc !== "" && !head.includes(desc) ? `${head} ${desc}` : head;
+    return { ts: Math.trunc(Number(p.timestamp) || 0), level: "error", text: keptText(text), source: "exception", contextId: d.executionContextId };
+  }
+  if (method === "Log.entryAdded") {
+    const e = isPlainObject(p.entry) ? p.entry : {};
+    const level = e.level === "error" ? "error" : e.level === "warning" ? "warning" : null;
+    if (level === null) return null;
+    return { ts: Math.trunc(Number(e.timestamp) || 0), level, text: keptText(String(e.text ?? "")), source: "browser", url: typeof e.url === "string" ? e.url : "" };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------- the store
+
+/**
+ * @typedef {{ts: number, level: string, text: string, source: string, origin: string | null}} ConsoleEntry
+ * @typedef {{ts: number, method: string, url: string, status: number, type: string, mimeType: string,
+ *   size: number, origin: string | null, targetOrigin: string | null, body?: string, bodyBytes: number,
+ *   bodyOmitted?: string, failed?: string, evicted?: boolean}} NetworkEntry
+ * @typedef {{ts: number, method: string, url: string, type: string, origin: string | null,
+ *   targetOrigin: string | null, status: number, mimeType: string, size: number}} Pending
+ * @typedef {{consoleRing: ConsoleEntry[], seen: Set<string>, since: number, contexts: Map<number, string>,
+ *   networkRing: NetworkEntry[], pending: Map<string, Pending>, bodyBytes: number, inflight: Set<Promise<void>>}} TabCapture
+ */
+
+/**
+ * @typedef {object} CaptureDeps
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>} send
+ *   one CDP command on an attached owned tab (rejects when it cannot)
+ * @property {(tabId: number, domain: string, on: boolean) => void} hold keep a CDP domain enabled
+ *   against other users' `.disable` (worker/debugger.js)
+ * @property {() => number[]} attached the tabs with a debugger now
+ * @property {() => number} now ms since the epoch
+ * @property {{warn: (...a: unknown[]) => void}} [log]
+ */
+
+/**
+ * The capture controller: learns the policy from every request (`observe`), enables the CDP
+ * domains it needs on each attached tab (`attached`, and at a policy change), records events
+ * (`event`), and answers the two tools (`console`, `network`).
+ * @param {CaptureDeps} deps
+ */
+export function createCapture({ send, hold, attached, now, log = console }) {
+  /** @type {Map<number, TabCapture>} */
+  const tabs = new Map();
+  /** When each kind's capture began (ms since the epoch), or null while it is off. */
+  const began = { console: /** @type {number | null} */ (null), network: /** @type {number | null} */ (null) };
+  /** The origins of the last policy seen (a body is fetched only for an approved target). */
+  /** @type {unknown} */
+  let origins = [];
+  let globalBodyBytes = 0;
+
+  /** @param {number} tabId @returns {TabCapture} */
+  function tab(tabId) {
+    let t = tabs.get(tabId);
+    if (t === undefined) {
+      t = { consoleRing: [], seen: new Set(), since: 0, contexts: new Map(), networkRing: [], pending: new Map(), bodyBytes: 0, inflight: new Set() };
+      tabs.set(tabId, t);
+    }
+    return t;
+  }
+
+  /** @param {TabCapture} t @param {number} bytes */
+  function freeBody(t, bytes) {
+    t.bodyBytes -= bytes;
+    globalBodyBytes -= bytes;
+  }
+
+  function dropConsole() {
+    for (const t of tabs.values()) {
+      t.consoleRing.length = 0;
+      t.seen.clear();
+      t.contexts.clear();
+    }
+  }
+
+  function dropNetwork() {
+    for (const t of tabs.values()) {
+      t.networkRing.length = 0;
+      t.pending.clear();
+      t.inflight.clear();
+      t.bodyBytes = 0;
+    }
+    globalBodyBytes = 0;
+  }
+
+  /** @param {number} tabId @param {string} method @param {Record<string, unknown>} [params] */
+  const quiet = (tabId, method, params) => send(tabId, method, params).catch((/** @type {unknown} */ err) => {
+    log.warn(`tabwarden: capture could not send ${method} to tab ${tabId}`, String(err instanceof Error ? err.message : err).slice(0, 200));
+  });
+
+  /**
+   * Enable what is on for one tab (after an attach, or when a key turned on).
+   * @param {number} tabId
+   * @param {{console: boolean, network: boolean}} which
+   * @param {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>} [via]
+   */
+  async function enable(tabId, which, via = send) {
+    const jobs = [];
+    const q = (/** @type {string} */ m, /** @type {Record<string, unknown>} */ p = {}) =>
+      via(tabId, m, p).catch((/** @type {unknown} */ err) => log.warn(`tabwarden: capture could not send ${m} to tab ${tabId}`, String(err).slice(0, 200)));
+    if (which.console) {
+      hold(tabId, "Runtime", true);
+      jobs.push(q("Runtime.enable"), q("Log.enable"));
+    }
+    if (which.network) jobs.push(q("Network.enable", { ...CHROME_BUFFER }));
+    await Promise.all(jobs);
+  }
+
+  /** @param {number} tabId @param {{console: boolean, network: boolean}} which */
+  function disable(tabId, which) {
+    if (which.console) {
+      hold(tabId, "Runtime", false);
+      quiet(tabId, "Log.disable");
+      quiet(tabId, "Runtime.disable");
+    }
+    if (which.network) quiet(tabId, "Network.disable");
+  }
+
+  /** @param {ConsoleEntry[]} ring @param {TabCapture} t @param {ConsoleEntry} e */
+  function pushConsole(ring, t, e) {
+    const key = `${e.source}|${e.ts}|${e.level}|${e.origin}|${e.text}`;
+    if (t.seen.has(key)) return; // a replay (Runtime.enable / Log.enable report stored messages)
+    t.seen.add(key);
+    ring.push(e);
+    while (ring.length > CONSOLE_RING) {
+      const old = /** @type {ConsoleEntry} */ (ring.shift());
+      t.seen.delete(`${old.source}|${old.ts}|${old.level}|${old.origin}|${old.text}`);
+      t.since = Math.max(t.since, old.ts + 1); // a later replay of an evicted one stays out
+    }
+  }
+
+  /** @param {TabCapture} t @param {NetworkEntry} e */
+  function pushNetwork(t, e) {
+    t.networkRing.push(e);
+    while (t.networkRing.length > NETWORK_RING) {
+      const old = /** @type {NetworkEntry} */ (t.networkRing.shift());
+      freeBody(t, old.bodyBytes);
+      old.bodyBytes = 0;
+      old.evicted = true;
+    }
+  }
+
+  /**
+   * A finished response: its entry takes its place in the ring at once; its body is fetched
+   * when it is text, small enough, within both budgets and from an approved target.
+   * @param {number} tabId
+   * @param {TabCapture} t
+   * @param {Pending} r
+   * @param {string} requestId
+   * @param {number} encoded
+   */
+  function finished(tabId, t, r, requestId, encoded) {
+    // The body's decoded bytes (dataReceived); the wire total (headers too) only when none came.
+    const size = r.size > 0 ? r.size : Math.max(0, Math.trunc(Number(encoded) || 0));
+    /** @type {NetworkEntry} */
+    const e = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0 };
+    if (!isApproved(r.targetOrigin, origins) || !isApproved(r.origin, origins)) e.bodyOmitted = OMITTED.ORIGIN;
+    else if (!isTextMime(r.mimeType)) e.bodyOmitted = OMITTED.BINARY;
+    else if (size > BODY_CAP) e.bodyOmitted = OMITTED.TOO_LARGE;
+    else if (t.bodyBytes + size > TAB_BODY_BUDGET || globalBodyBytes + size > GLOBAL_BODY_BUDGET) e.bodyOmitted = OMITTED.BUDGET;
+    // Reserve the bytes while Chrome answers, so two bodies cannot both fit one gap.
+    if (e.bodyOmitted === undefined) {
+      e.bodyBytes = size;
+      t.bodyBytes += size;
+      globalBodyBytes += size;
+    }
+    pushNetwork(t, e);
+    if (e.bodyOmitted !== undefined) return;
+    const startedAt = began.network;
+    const work = (async () => {
+      let got;
+      try {
+        got = await send(tabId, "Network.getResponseBody", { requestId });
+      } catch {
+        got = null;
+      }
+      // Dropped meanwhile (capture off, or on again: a new capture; the tab forgotten; the ring
+      // moved on): its bytes are already free and nothing is kept.
+      if (began.network !== startedAt || tabs.get(tabId) !== t || e.evicted === true) return;
+      freeBody(t, e.bodyBytes);
+      e.bodyBytes = 0;
+      if (!isPlainObject(got) || typeof got.body !== "string") e.bodyOmitted = OMITTED.UNAVAILABLE;
+      else if (got.base64Encoded === true) e.bodyOmitted = OMITTED.BINARY;
+      else {
+        const body = maskText(got.body);
+        const bytes = utf8Length(body);
+        if (bytes > BODY_CAP) e.bodyOmitted = OMITTED.TOO_LARGE;
+        else if (t.bodyBytes + bytes > TAB_BODY_BUDGET || globalBodyBytes + bytes > GLOBAL_BODY_BUDGET) e.bodyOmitted = OMITTED.BUDGET;
+        else {
+          e.body = body;
+          e.bodyBytes = bytes;
+          t.bodyBytes += bytes;
+          globalBodyBytes += bytes;
+        }
+      }
+    })();
+    t.inflight.add(work);
+    work.finally(() => t.inflight.delete(work));
+  }
+
+  /** @param {number} tabId @param {string} method @param {unknown} params */
+  function networkEvent(tabId, method, params) {
+    if (!isPlainObject(params) || typeof params.requestId !== "string") return;
+    const p = /** @type {any} */ (params);
+    const t = tab(tabId);
+    if (method === "Network.requestWillBeSent") {
+      if (!NETWORK_TYPES.has(p.type) || !isPlainObject(p.request)) return;
+      const wall = Number(p.wallTime);
+      const ts = Number.isFinite(wall) && wall > 0 ? Math.trunc(wall * 1000) : now();
+      if (began.network === null || ts < began.network) return;
+      // Only these four fields of the request are read: never its headers, cookies or body.
+      t.pending.set(p.requestId, {
+        ts,
+        method: String(p.request.method ?? "GET").slice(0, 16),
+        url: keptUrl(p.request.url),
+        type: String(p.type),
+        origin: originOf(p.documentURL),
+        targetOrigin: originOf(p.request.url),
+        status: 0,
+        mimeType: "",
+        size: 0,
+      });
+      while (t.pending.size > MAX_PENDING) t.pending.delete(/** @type {string} */ (t.pending.keys().next().value));
+      return;
+    }
+    const r = t.pending.get(p.requestId);
+    if (r === undefined) return;
+    if (method === "Network.responseReceived" && isPlainObject(p.response)) {
+      // Status and MIME type only: response headers (Set-Cookie among them) are never read.
+      r.status = Math.trunc(Number(p.response.status) || 0);
+      r.mimeType = String(p.response.mimeType ?? "").slice(0, 100);
+    } else if (method === "Network.dataReceived") {
+      r.size += Math.max(0, Math.trunc(Number(p.dataLength) || 0));
+    } else if (method === "Network.loadingFinished") {
+      t.pending.delete(p.requestId);
+      finished(tabId, t, r, p.requestId, p.encodedDataLength);
+    } else if (method === "Network.loadingFailed") {
+      t.pending.delete(p.requestId);
+      const failed = String(p.canceled === true ? "canceled" : p.errorText ?? "failed").slice(0, 100);
+      pushNetwork(t, { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType,
+        size: r.size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0, bodyOmitted: OMITTED.UNAVAILABLE, failed });
+    }
+  }
+
+  /** @param {number} tabId @param {string} method @param {unknown} params */
+  function consoleEvent(tabId, method, params) {
+    const t = tab(tabId);
+    const p = /** @type {any} */ (isPlainObject(params) ? params : {});
+    if (method === "Runtime.executionContextCreated") {
+      const c = isPlainObject(p.context) ? /** @type {any} */ (p.context) : null;
+      if (c !== null && Number.isInteger(c.id)) {
+        const o = typeof c.origin === "string" ? normaliseOrigin(c.origin) : null;
+        if (o !== null) t.contexts.set(c.id, o);
+        else t.contexts.delete(c.id);
+      }
+      return;
+    }
+    if (method === "Runtime.executionContextDestroyed") {
+      t.contexts.delete(p.executionContextId);
+      return;
+    }
+    if (method === "Runtime.executionContextsCleared") {
+      t.contexts.clear();
+      return;
+    }
+    const e = consoleEntryOf(method, p);
+    if (e === null || began.console === null) return;
+    // Since capture began (Runtime.enable and Log.enable replay what the page logged before).
+    if (e.ts < began.console || e.ts < t.since) return;
+    const origin = e.source === "browser" ? originOf(e.url) : Number.isInteger(e.contextId) ? t.contexts.get(/** @type {number} */ (e.contextId)) ?? null : null;
+    pushConsole(t.consoleRing, t, { ts: e.ts, level: e.level, text: e.text, source: e.source, origin });
+  }
+
+  return {
+    /**
+     * Learn the policy a request carries. A key that went off drops its buffers at once (before
+     * this returns) and stops its CDP domains; one that went on begins capture on every attached
+     * tab (awaited, so the call that carried it runs with capture on).
+     * @param {unknown} policy
+     */
+    async observe(policy) {
+      const p = isPlainObject(policy) ? policy : {};
+      origins = p.origins;
+      const want = { console: p.consoleCapture === true, network: p.networkCapture === true };
+      const off = { console: !want.console && began.console !== null, network: !want.network && began.network !== null };
+      const on = { console: want.console && began.console === null, network: want.network && began.network === null };
+      if (off.console) {
+        began.console = null;
+        dropConsole();
+      }
+      if (off.network) {
+        began.network = null;
+        dropNetwork();
+      }
+      if (off.console || off.network) for (const tabId of attached()) disable(tabId, off);
+      if (on.console || on.network) {
+        const at = now();
+        if (on.console) began.console = at;
+        if (on.network) began.network = at;
+        await Promise.all(attached().map((tabId) => enable(tabId, on)));
+      }
+    },
+
+    /**
+     * The debugger was just attached to an owned tab: enable what is on (through `via`, the
+     * attachment's own sender, since the attachment is not settled yet).
+     * @param {number} tabId
+     * @param {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>} via
+     */
+    async attached(tabId, via) {
+      const which = { console: began.console !== null, network: began.network !== null };
+      if (which.console || which.network) await enable(tabId, which, via);
+    },
+
+    /**
+     * One CDP event of an owned tab (never throws).
+     * @param {number} tabId
+     * @param {string} method
+     * @param {unknown} params
+     */
+    event(tabId, method, params) {
+      try {
+        if (method.startsWith("Network.")) {
+          if (began.network !== null) networkEvent(tabId, method, params);
+        } else if (method.startsWith("Runtime.") || method === "Log.entryAdded") {
+          if (began.console !== null) consoleEvent(tabId, method, params);
+        }
+      } catch (err) {
+        log.warn("tabwarden: a capture event could not be recorded", String(err).slice(0, 200));
+      }
+    },
+
+    /** The tab left its session or closed: drop what it had. @param {number} tabId */
+    forget(tabId) {
+      const t = tabs.get(tabId);
+      if (t === undefined) return;
+      globalBodyBytes -= t.bodyBytes;
+      tabs.delete(tabId);
+    },
+
+    /**
+     * page_console's answer for one tab: the newest `limit` entries of `level` (oldest first)
+     * whose origin `approved` lists; the rest withheld (counted). `clear` empties the tab's ring.
+     * @param {number} tabId
+     * @param {{level: "error" | "warning" | "all", limit: number, clear: boolean}} q
+     * @param {unknown} approved policy.origins
+     */
+    console(tabId, { level, limit, clear }, approved) {
+      const t = tabs.get(tabId);
+      const all = t === undefined ? [] : t.consoleRing.filter((e) => level === "all" || e.level === level);
+      const shown = all.filter((e) => isApproved(e.origin, approved));
+      const entries = shown.slice(-limit).map(({ ts, level: l, text, source, origin }) => ({ ts, level: l, text, source, origin: /** @type {string} */ (origin) }));
+      if (clear && t !== undefined) {
+        // A later replay of a cleared entry stays out.
+        for (const e of t.consoleRing) t.since = Math.max(t.since, e.ts + 1);
+        t.consoleRing.length = 0;
+        t.seen.clear();
+      }
+      return { enabled: began.console !== null, entries, withheld: all.length - shown.length, more: shown.length - entries.length };
+    },
+
+    /**
+     * page_network's answer for one tab: the newest `limit` finished XHR/fetch responses whose
+     * (masked) URL contains `url`, from documents whose origin `approved` lists (the rest
+     * withheld, counted); a body only while its target's origin is approved too. Bodies Chrome
+     * is still being asked for are waited for (each ask is bounded by `send`).
+     * @param {number} tabId
+     * @param {{url: string | null, limit: number, clear: boolean}} q
+     * @param {unknown} approved policy.origins
+     */
+    async network(tabId, { url, limit, clear }, approved) {
+      const before = tabs.get(tabId);
+      if (before !== undefined) await Promise.all([...before.inflight]);
+      const t = tabs.get(tabId);
+      const all = t === undefined ? [] : t.networkRing.filter((e) => url === null || e.url.includes(url));
+      const shown = all.filter((e) => isApproved(e.origin, approved));
+      const entries = shown.slice(-limit).map((e) => {
+        /** @type {Record<string, unknown>} */
+        const out = { ts: e.ts, method: e.method, url: e.url, status: e.status, type: e.type, mimeType: e.mimeType, size: e.size, origin: e.origin };
+        if (e.failed !== undefined) out.failed = e.failed;
+        if (e.body !== undefined && isApproved(e.targetOrigin, approved)) out.body = e.body;
+        else out.bodyOmitted = e.body !== undefined ? OMITTED.ORIGIN : e.bodyOmitted ?? OMITTED.UNAVAILABLE;
+        return out;
+      });
+      if (clear && t !== undefined) {
+        for (const e of t.networkRing) {
+          freeBody(t, e.bodyBytes);
+          e.bodyBytes = 0;
+          e.evicted = true;
+        }
+        t.networkRing.length = 0;
+      }
+      return { enabled: began.network !== null, entries, withheld: all.length - shown.length, more: shown.length - entries.length };
+    },
+
+    /** Body bytes held, per tab and in all (for tests and the worker console). */
+    usage: () => ({ global: globalBodyBytes, tabs: Object.fromEntries([...tabs].map(([id, t]) => [id, t.bodyBytes])) }),
+  };
+}
+
+/** @typedef {ReturnType<typeof createCapture>} Capture */

@@ -1,0 +1,361 @@
+// debugger.js — Chrome's debugger (CDP 1.3 through chrome.debugger, injected) on the tabs a
+// session owns: attached when the tab is opened (a debugger attached after a JavaScript dialog
+// opened never sees that dialog), re-attached lazily when it is missing, every command bounded by
+// the call's deadline (the injected `step`, handlers/support.js), its Page dialog and navigation
+// events fed to worker/dialogs.js (a dialog it says to answer at once, armed or auto-dismissed, is
+// answered here; a main-frame navigation drops the tab's arm), and its detaches reported: the person closing Chrome's "is debugging this
+// browser" bar is answered once with `debugger_detached` before anything re-attaches. Also the tab
+// guard tab-queue.js runs every tab call through (`dialog_open` at once while a dialog is open).
+// Every event of an owned tab is also routed to the capture tails (worker/capture.js), which are
+// told of each attachment (to enable their CDP domains before the tab navigates) and of each tab
+// forgotten; a domain capture holds stays enabled when another user sends its `.disable`, and its
+// `.enable` from another user re-enables it (so Chrome reports the domain's state again).
+// Pure: no chrome. It must never attach to (or keep attached to) a tab no session owns, never
+// let a CDP failure escape as anything but a table code, and never let an event listener throw.
+// docs/adr/0005-debugger-on-owned-tabs.md says why the debugger stays attached.
+
+import { BridgeError } from "../shared/bridge-error.js";
+import { dialogOpenError, leaveRefused } from "./dialogs.js";
+import { CODE } from "../shared/error-codes.js";
+import { isApproved, originOf } from "../shared/origin.js";
+
+/** The CDP version chrome.debugger.attach is asked for. */
+export const CDP_VERSION = "1.3";
+/** Longest an attach (attach + Page.enable) may take inside a call that does not need it. */
+export const SOFT_ATTACH_MS = 5000;
+/** Longest Chrome text quoted in an error. */
+const MAX_QUOTE = 200;
+
+/**
+ * chrome.debugger, by tab id (shared/chrome-api.js provides the real one).
+ * @typedef {object} DebuggerApi
+ * @property {(tabId: number, version: string) => Promise<void>} attach
+ * @property {(tabId: number) => Promise<void>} detach
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>, sessionId?: string) => Promise<unknown>} send
+ *   `sessionId`: a child target's flat session (an out-of-process iframe: Target.setAutoAttach)
+ */
+/** A call's context (handlers/support.js: its deadline bounds every step). */
+/** @typedef {import("../handlers/support.js").Ctx} Ctx */
+/**
+ * @typedef {(ctx: Ctx, what: string, work: Promise<any>, capMs?: number) => Promise<any>} Step
+ */
+
+/**
+ * @typedef {object} DebuggerManager
+ * @property {(ctx: Ctx, tabId: number) => Promise<void>} ensure attached, or
+ *   `debugger_detached` (once after the person closed the bar; or when Chrome refuses)
+ * @property {(ctx: Ctx, tabId: number) => Promise<boolean>} ensureSoft as ensure,
+ *   never throwing and never re-attaching after the person closed the bar; true when attached
+ * @property {(ctx: Ctx, tabId: number, method: string, params: Record<string, unknown>, what: string, sessionId?: string) =>
+ *   Promise<any>} send one CDP command on an owned tab (or, with `sessionId`, on one of its child
+ *   targets: an out-of-process iframe), bounded by the call's deadline
+ * @property {(tabId: number, method: string, params: unknown, sessionId?: string) => void} onEvent
+ *   chrome.debugger.onEvent (`sessionId`: the event is a child target's; only listeners get it)
+ * @property {(tabId: number) => ChildTarget[]} children the tab's attached child targets
+ *   (Target.attachedToTarget seen, not yet detached), outermost first
+ * @property {(tabId: number, reason: unknown) => void} onDetach chrome.debugger.onDetach
+ * @property {(tabId: number) => void} release the tab left its session: detach and forget it
+ * @property {(tabId: number) => void} removed the tab closed: forget it
+ * @property {() => number[]} attached tab ids with a live (or pending) attachment
+ * @property {(tabId: number, fn: (method: string, params: any, sessionId?: string) => void) => () => void} listen
+ *   every later CDP event of an owned tab to `fn` (a throwing `fn` is ignored) until the
+ *   returned function is called (page_snapshot's a11y mode: Runtime.executionContextCreated)
+ * @property {(tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>} command
+ *   one CDP command outside any call (the capture tails): on a tab with an attachment only
+ *   (rejects otherwise), after that attachment settled
+ * @property {(tabId: number, domain: string, on: boolean) => void} hold keep `domain` enabled
+ *   on the tab against other users' `.disable` (and re-enable it on their `.enable`)
+ */
+
+/**
+ * Who else hears of attachments and events (worker/capture.js).
+ * @typedef {object} EventSink
+ * @property {(tabId: number, via: (tabId: number, method: string, params?: Record<string, unknown>) => Promise<any>) =>
+ *   Promise<void>} attached the tab was just attached (`via` sends on that attachment)
+ * @property {(tabId: number, method: string, params: unknown) => void} event an owned tab's event
+ * @property {(tabId: number) => void} forget the tab left its session or closed
+ */
+
+/**
+ * A child target of an owned tab, attached through Target.setAutoAttach {flatten: true}:
+ * `parent` is the session it was announced on (undefined: the tab's own).
+ * @typedef {{sessionId: string, parent: string | undefined, targetId: string, type: string}} ChildTarget
+ */
+
+/**
+ * @param {{api: DebuggerApi, owned: (tabId: number) => boolean, dialogs: import("./dialogs.js").Dialogs,
+ *   step: Step, log?: {warn: (...a: unknown[]) => void}, sink?: EventSink}} deps
+ * @returns {DebuggerManager}
+ */
+export function createDebuggerManager({ api, owned, dialogs, step, log = console, sink }) {
+  /** tabId -> the attachment (attach + Page.enable), settled or pending. */
+  /** @type {Map<number, Promise<void>>} */
+  const sessions = new Map();
+  /** Tabs whose debugger the person detached (closed the bar): told once, then re-attached. */
+  /** @type {Set<number>} */
+  const cancelled = new Set();
+
+  /** Listeners for the events of one tab (DebuggerManager.listen). */
+  /** @type {Set<{tabId: number, fn: (method: string, params: any, sessionId?: string) => void}>} */
+  const listeners = new Set();
+  /** tabId -> its child targets by sessionId (an out-of-process iframe's, handlers/frames.js). */
+  /** @type {Map<number, Map<string, ChildTarget>>} */
+  const childTargets = new Map();
+  /** tabId -> the CDP domains held enabled (DebuggerManager.hold). */
+  /** @type {Map<number, Set<string>>} */
+  const holds = new Map();
+
+  /** @param {unknown} err */
+  const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
+
+  /** @param {number} tabId */
+  function attach(tabId) {
+    const existing = sessions.get(tabId);
+    if (existing !== undefined) return existing;
+    const p = (async () => {
+      try {
+        await api.attach(tabId, CDP_VERSION);
+      } catch (err) {
+        // Ours from an earlier worker (Chrome keeps an extension's attachment): take it over.
+        if (!/already attached/i.test(quote(err))) throw err;
+        await api.detach(tabId).catch(() => {});
+        await api.attach(tabId, CDP_VERSION);
+      }
+      await api.send(tabId, "Page.enable");
+      // Before anything navigates the tab: the capture tails' domains, when they are on.
+      // Bounded: a page that does not answer must not hold the attachment (nor its call) up.
+      if (sink !== undefined) {
+        const noCall = /** @type {Ctx} */ ({ session: "", policy: {} });
+        await step(noCall, "enable the capture tails", sink.attached(tabId, api.send), SOFT_ATTACH_MS).catch(() => {});
+      }
+    })();
+    sessions.set(tabId, p);
+    p.catch(() => {
+      if (sessions.get(tabId) === p) sessions.delete(tabId);
+    });
+    return p;
+  }
+
+  /** @param {number} tabId */
+  function refuseUnowned(tabId) {
+    if (!owned(tabId)) throw new BridgeError(CODE.TAB_NOT_OWNED, `tab ${tabId} was not opened by this session`);
+  }
+
+  /** @param {number} tabId */
+  function release(tabId) {
+    cancelled.delete(tabId);
+    dialogs.removed(tabId);
+    childTargets.delete(tabId);
+    holds.delete(tabId);
+    sink?.forget(tabId);
+    const had = sessions.get(tabId);
+    sessions.delete(tabId);
+    if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
+  }
+
+  return {
+    async ensure(ctx, tabId) {
+      refuseUnowned(tabId);
+      if (cancelled.delete(tabId)) {
+        throw new BridgeError(CODE.DEBUGGER_DETACHED,
+          `the person closed Chrome's "is debugging this browser" bar for tab ${tabId}, which detached tabwarden's debugger; nothing was done. Call again to re-attach it`);
+      }
+      try {
+        await step(ctx, "attach the debugger", attach(tabId));
+      } catch (err) {
+        if (err instanceof BridgeError) throw err; // the step's timeout
+        throw new BridgeError(CODE.DEBUGGER_DETACHED, `Chrome would not attach its debugger to tab ${tabId}: ${quote(err)}`);
+      }
+    },
+
+    async ensureSoft(ctx, tabId) {
+      if (!owned(tabId) || cancelled.has(tabId)) return false;
+      try {
+        await step(ctx, "attach the debugger", attach(tabId), SOFT_ATTACH_MS);
+        return true;
+      } catch (err) {
+        log.warn(`tabwarden: could not attach the debugger to tab ${tabId}`, quote(err));
+        return false;
+      }
+    },
+
+    async send(ctx, tabId, method, params, what, sessionId) {
+      await this.ensure(ctx, tabId);
+      const [domain, verb] = method.split(".");
+      // Holds are on the tab's own session; a child session (an out-of-process frame) has none.
+      const held = sessionId === undefined && holds.get(tabId)?.has(domain) === true;
+      // Another user of a held domain: its disable is answered here, its enable re-enables (a
+      // second enable alone would not report the domain's state, e.g. execution contexts, again).
+      if (held && verb === "disable") return {};
+      try {
+        if (held && verb === "enable") await step(ctx, what, api.send(tabId, `${domain}.disable`, {}));
+        return await step(ctx, what, sessionId === undefined ? api.send(tabId, method, params) : api.send(tabId, method, params, sessionId));
+      } catch (err) {
+        if (err instanceof BridgeError) throw err; // the step's timeout
+        // Detached without an onDetach (our own detach from an earlier worker, or a race).
+        if (/not attached/i.test(quote(err))) {
+          sessions.delete(tabId);
+          dialogs.forget(tabId);
+        }
+        if (!sessions.has(tabId)) {
+          throw new BridgeError(CODE.DEBUGGER_DETACHED, `the debugger left tab ${tabId} during "${what}"; call again to re-attach it`);
+        }
+        throw new BridgeError(CODE.INTERNAL_ERROR, `the debugger step "${what}" failed: ${quote(err)}`);
+      }
+    },
+
+    onEvent(tabId, method, params, sessionId) {
+      if (!Number.isInteger(tabId)) return;
+      if (!owned(tabId)) {
+        release(tabId); // never stay on a tab nobody owns
+        return;
+      }
+      const p = /** @type {any} */ (params);
+      const child = typeof sessionId === "string" ? sessionId : undefined;
+      if (method === "Target.attachedToTarget" && typeof p?.sessionId === "string") {
+        const known = childTargets.get(tabId) ?? new Map();
+        childTargets.set(tabId, known);
+        known.set(p.sessionId, { sessionId: p.sessionId, parent: child, targetId: String(p?.targetInfo?.targetId ?? ""), type: String(p?.targetInfo?.type ?? "") });
+      } else if (method === "Target.detachedFromTarget" && typeof p?.sessionId === "string") childTargets.get(tabId)?.delete(p.sessionId);
+      if (child !== undefined) {
+        // A child target's event (an out-of-process iframe): not the tab's page, so not its dialogs.
+        for (const l of listeners) {
+          if (l.tabId !== tabId) continue;
+          try {
+            l.fn(method, params, child);
+          } catch {
+            // a listener must never throw into chrome.debugger.onEvent
+          }
+        }
+        return;
+      }
+      if (method === "Page.javascriptDialogOpening") {
+        const answer = dialogs.opened(tabId, params);
+        if (answer !== null) {
+          api.send(tabId, "Page.handleJavaScriptDialog", answer.params).catch((/** @type {unknown} */ err) => {
+            log.warn(`tabwarden: could not answer the dialog on tab ${tabId}`, quote(err));
+            dialogs.answerFailed(tabId);
+          });
+        }
+      } else if (method === "Page.javascriptDialogClosed") dialogs.closed(tabId, params);
+      // Any navigation ends the document an arm was bound to: a new document in the main frame,
+      // or a same-document one (history.pushState, a fragment) in any frame.
+      else if (method === "Page.frameNavigated" && (p?.frame?.parentId === undefined || p?.frame?.parentId === "")) dialogs.navigated(tabId);
+      else if (method === "Page.navigatedWithinDocument") dialogs.navigated(tabId);
+      sink?.event(tabId, method, params); // never throws (worker/capture.js)
+      for (const l of listeners) {
+        if (l.tabId !== tabId) continue;
+        try {
+          l.fn(method, params);
+        } catch {
+          // a listener must never break the dialog bookkeeping above
+        }
+      }
+    },
+
+    listen(tabId, fn) {
+      const l = { tabId, fn };
+      listeners.add(l);
+      return () => {
+        listeners.delete(l);
+      };
+    },
+
+    command(tabId, method, params) {
+      const p = sessions.get(tabId);
+      if (p === undefined || !owned(tabId)) return Promise.reject(new Error(`no debugger on tab ${tabId}`));
+      return p.then(() => api.send(tabId, method, params));
+    },
+
+    hold(tabId, domain, on) {
+      const set = holds.get(tabId) ?? new Set();
+      if (on) set.add(domain);
+      else set.delete(domain);
+      if (set.size > 0) holds.set(tabId, set);
+      else holds.delete(tabId);
+    },
+
+    onDetach(tabId, reason) {
+      if (!Number.isInteger(tabId)) return;
+      sessions.delete(tabId);
+      childTargets.delete(tabId);
+      dialogs.forget(tabId); // unseen from now on
+      if (reason === "canceled_by_user" && owned(tabId)) cancelled.add(tabId);
+      else cancelled.delete(tabId);
+    },
+
+    release,
+
+    removed(tabId) {
+      sessions.delete(tabId);
+      childTargets.delete(tabId);
+      cancelled.delete(tabId);
+      dialogs.removed(tabId);
+      holds.delete(tabId);
+      sink?.forget(tabId);
+    },
+
+    attached: () => [...sessions.keys()],
+
+    children: (tabId) => [...(childTargets.get(tabId)?.values() ?? [])],
+  };
+}
+
+/** Actions that run at once even while a dialog is open (they answer it or end the tab). */
+export const DIALOG_EXEMPT = Object.freeze(["page_dialog", "tab_close"]);
+
+/**
+ * The guard tab-queue.js runs every call on a tab through: on a tab the calling session owns, a
+ * call arriving while a dialog is open answers `dialog_open` at once (page_dialog and tab_close
+ * run at once, outside the queue); a queued call re-checks when its turn comes, (re-)attaches the
+ * debugger if it is missing, and ends with `dialog_open` the moment a dialog opens while it runs
+ * (the page is blocked; its late outcome is ignored). Calls on tabs the session does not own pass
+ * untouched (their handler answers tab_not_owned), so nothing of another session's tab leaks.
+ * @param {{manager: DebuggerManager, dialogs: import("./dialogs.js").Dialogs,
+ *   ownerOf: (tabId: number) => string | null}} deps
+ * @returns {import("./tab-queue.js").TabGuard}
+ */
+export function createDialogGuard({ manager, dialogs, ownerOf }) {
+  /** @param {number} tabId @param {{session?: unknown}} ctx */
+  const mine = (tabId, ctx) => typeof ctx?.session === "string" && ownerOf(tabId) === ctx.session;
+  /**
+   * The refusal, with the dialog's text only when its frame's site is approved.
+   * @param {number} tabId
+   * @param {import("./dialogs.js").Dialog} d
+   * @param {any} ctx
+   * @param {string} [during]
+   */
+  const refusal = (tabId, d, ctx, during) => {
+    const approved = isApproved(originOf(d.url), ctx?.policy?.origins);
+    if (d.pending?.answered === "auto-dismissed" && during !== undefined) return leaveRefused(tabId, d, during, approved);
+    return dialogOpenError(tabId, d, during, { approved });
+  };
+  /** The tab's calls run under this policy's dialogArming. @param {number} tabId @param {any} ctx */
+  const track = (tabId, ctx) => dialogs.setArming(tabId, ctx?.policy?.dialogArming === true);
+  return {
+    admit(action, tabId, ctx) {
+      if (!mine(tabId, ctx)) return "queue";
+      track(tabId, ctx);
+      if (DIALOG_EXEMPT.includes(action)) return dialogs.current(tabId) !== null || action === "page_dialog" ? "now" : "queue";
+      const open = dialogs.blocking(tabId);
+      if (open !== null) throw refusal(tabId, open, ctx);
+      return "queue";
+    },
+    async run(action, tabId, ctx, fn) {
+      if (!mine(tabId, ctx) || DIALOG_EXEMPT.includes(action)) return fn();
+      track(tabId, ctx);
+      await manager.ensureSoft(ctx, tabId);
+      const open = dialogs.blocking(tabId);
+      if (open !== null) throw refusal(tabId, open, ctx);
+      const watch = dialogs.watch(tabId);
+      try {
+        const interrupted = watch.promise.then((d) => {
+          throw refusal(tabId, d, ctx, action);
+        });
+        return await Promise.race([Promise.resolve().then(fn), interrupted]);
+      } finally {
+        watch.cancel();
+      }
+    },
+  };
+}

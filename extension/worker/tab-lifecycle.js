@@ -1,0 +1,215 @@
+// tab-lifecycle.js — what happens to agent tabs around their session: ending a session (its tabs
+// kept as orphans, or closed when the policy says closeTabsOnSessionEnd), the sweep that ends
+// sessions whose MCP process died while no host watched (host_call sessions_alive), the agent-tab
+// list the popup, the options page and `tabwarden tabs` show (origin and masked title only), the
+// one-click close of orphans, the cap on open agent tabs (tab_open evicts the oldest orphan the
+// person never looked at), the "person looked at it" mark (tabs.onActivated outside the agent's
+// own tab operations), and keeping driven tabs from being discarded (autoDiscardable). Pure: the
+// browser calls, ownership, host call and timers are injected. It must never close a tab that is
+// not an agent tab, never evict a live session's tab or one the person looked at, and never put
+// a URL path or an unmasked title into a list.
+
+import { BridgeError } from "../shared/bridge-error.js";
+import { CODE } from "../shared/error-codes.js";
+import { originOf } from "../shared/origin.js";
+import { maskCards } from "./redact.js";
+import { isPlainObject } from "../shared/wire.js";
+
+/** chrome.storage.session key of the persisted ownership (worker/ownership.js snapshot). */
+export const AGENT_TABS_KEY = "agentTabs";
+/** The cap when the policy does not say (an older host): the policy's own default. */
+export const DEFAULT_MAX_AGENT_TABS = 20;
+/** After an agent tab operation, activations this long are still the agent's doing. */
+export const SETTLE_MS = 500;
+/** Longest title a list shows. */
+const MAX_TITLE = 200;
+
+/**
+ * One row of the agent-tab list (popup, options page, `tabwarden tabs`).
+ * @typedef {{id: number, session: string, origin: string, title: string, orphaned: boolean,
+ *   orphanedAt: number | null, viewed: boolean}} AgentTabRow
+ */
+
+/**
+ * The cap a policy sets: maxAgentTabs when it is a valid integer, else the default.
+ * @param {unknown} policy
+ */
+export function maxAgentTabs(policy) {
+  const v = isPlainObject(policy) ? policy.maxAgentTabs : undefined;
+  return Number.isInteger(v) && /** @type {number} */ (v) >= 1 && /** @type {number} */ (v) <= 200
+    ? /** @type {number} */ (v) : DEFAULT_MAX_AGENT_TABS;
+}
+
+/**
+ * @typedef {object} LifecycleBrowser
+ * @property {() => Promise<unknown[]>} queryAllTabs
+ * @property {(tabId: number) => Promise<void>} removeTab
+ * @property {(tabId: number, props: object) => Promise<any>} updateTab
+ */
+
+/**
+ * @typedef {object} TabLifecycle
+ * @property {(tabId: number) => void} activated chrome.tabs.onActivated
+ * @property {<B extends object>(browser: B) => B} agentBrowser the browser calls handlers use,
+ *   with tab creation, update and removal marked as the agent's (their activations are not the
+ *   person's)
+ * @property {(session: string, opts: {closeTabs: boolean}) => Promise<number[]>} sessionEnded
+ * @property {(hostCall: (action: string, args: object) => Promise<any>) => Promise<string[]>} sweep
+ *   ends the held sessions the host finds gone; returns their names
+ * @property {() => Promise<AgentTabRow[]>} list every agent tab still open
+ * @property {() => Promise<number>} closeOrphans closes every orphan; how many
+ * @property {(tabId: number) => Promise<boolean>} closeOrphan closes one orphan (false: not one)
+ * @property {(tabId: number) => Promise<boolean>} closeAgentTab the person closes one agent tab,
+ *   live or orphaned, from the popup or the options page: closed and forgotten by its session
+ *   (false: not an agent tab, so never the person's own)
+ * @property {(policy: unknown) => Promise<number[]>} makeRoom before tab_open: closes orphans
+ *   until below the cap; throws tab_limit when it cannot; returns the closed ids
+ * @property {(tabId: number) => Promise<void>} claimed a tab became owned (kept from discarding)
+ */
+
+/**
+ * @param {{ownership: import("./ownership.js").Ownership, browser: LifecycleBrowser,
+ *   timers: import("./pending.js").Timers, onReleased?: (tabId: number) => void,
+ *   log?: {warn: (...a: unknown[]) => void}}} deps
+ * @returns {TabLifecycle}
+ */
+export function createTabLifecycle({ ownership, browser, timers, onReleased = () => {}, log = console }) {
+  let agentOps = 0;
+  let settling = 0;
+
+  /**
+   * Run one agent tab operation; activations until it settles are the agent's.
+   * @template T
+   * @param {() => Promise<T>} op
+   * @returns {Promise<T>}
+   */
+  async function asAgent(op) {
+    agentOps += 1;
+    try {
+      return await op();
+    } finally {
+      agentOps -= 1;
+      settling += 1;
+      timers.setTimer(() => { settling -= 1; }, SETTLE_MS);
+    }
+  }
+
+  /** @param {number} tabId */
+  async function close(tabId) {
+    try {
+      await asAgent(() => browser.removeTab(tabId));
+    } catch {
+      // already gone
+    } finally {
+      ownership.release(tabId);
+      onReleased(tabId);
+    }
+  }
+
+  /** @param {number} tabId @param {boolean} keep */
+  async function discardable(tabId, keep) {
+    try {
+      await browser.updateTab(tabId, { autoDiscardable: !keep });
+    } catch (err) {
+      log.warn(`tabwarden: could not set autoDiscardable on tab ${tabId}`, err);
+    }
+  }
+
+  /** @type {TabLifecycle["sessionEnded"]} */
+  async function sessionEnded(session, { closeTabs }) {
+    const ids = ownership.endSession(session);
+    for (const id of ids) {
+      if (closeTabs) await close(id);
+      else await discardable(id, false);
+    }
+    return ids;
+  }
+
+  async function list() {
+    const open = await browser.queryAllTabs();
+    /** @type {Map<number, Record<string, unknown>>} */
+    const byId = new Map();
+    for (const t of Array.isArray(open) ? open : []) {
+      if (isPlainObject(t) && Number.isInteger(t.id)) byId.set(/** @type {number} */ (t.id), t);
+    }
+    /** @type {AgentTabRow[]} */
+    const rows = [];
+    for (const t of ownership.agentTabs()) {
+      const tab = byId.get(t.tabId);
+      if (tab === undefined) continue;
+      const title = typeof tab.title === "string" ? tab.title.slice(0, MAX_TITLE) : "";
+      rows.push({
+        id: t.tabId, session: t.session,
+        origin: originOf(typeof tab.url === "string" ? tab.url : "") ?? "",
+        title: maskCards(title), orphaned: t.orphanedAt !== null, orphanedAt: t.orphanedAt, viewed: t.viewed,
+      });
+    }
+    return rows;
+  }
+
+  return {
+    activated(tabId) {
+      if (agentOps > 0 || settling > 0) return;
+      ownership.markViewed(tabId);
+    },
+    agentBrowser(b) {
+      const real = /** @type {Record<string, any>} */ (b);
+      /** @type {Record<string, any>} */
+      const wrapped = { ...real };
+      for (const name of ["createTab", "createWindow", "updateTab", "removeTab", "updateWindowProps"]) {
+        if (typeof real[name] === "function") {
+          wrapped[name] = (/** @type {unknown[]} */ ...args) => asAgent(() => real[name](...args));
+        }
+      }
+      return /** @type {any} */ (wrapped);
+    },
+    sessionEnded,
+    async sweep(hostCall) {
+      const held = ownership.liveSessions();
+      if (held.length === 0) return [];
+      const r = await hostCall("sessions_alive", { sessions: held });
+      const gone = isPlainObject(r) && Array.isArray(r.gone) ? r.gone.filter((n) => held.includes(n)) : [];
+      const closeTabs = isPlainObject(r) && r.closeTabs === true;
+      for (const name of gone) await sessionEnded(name, { closeTabs });
+      return gone;
+    },
+    list,
+    async closeOrphans() {
+      const ids = ownership.agentTabs().filter((t) => t.orphanedAt !== null).map((t) => t.tabId);
+      for (const id of ids) await close(id);
+      return ids.length;
+    },
+    async closeOrphan(tabId) {
+      if (!ownership.isOrphan(tabId)) return false;
+      await close(tabId);
+      return true;
+    },
+    async closeAgentTab(tabId) {
+      if (ownership.owner(tabId) === null && !ownership.isOrphan(tabId)) return false;
+      await close(tabId);
+      return true;
+    },
+    async makeRoom(policy) {
+      const cap = maxAgentTabs(policy);
+      /** @type {number[]} */
+      const closed = [];
+      const openIds = new Set((await list()).map((r) => r.id));
+      // Tabs that are gone but not yet released do not count.
+      for (const t of ownership.agentTabs()) if (!openIds.has(t.tabId)) ownership.release(t.tabId);
+      while (ownership.agentTabs().length >= cap) {
+        const [victim] = ownership.evictable();
+        if (victim === undefined) {
+          throw new BridgeError(CODE.TAB_LIMIT,
+            `${ownership.agentTabs().length} agent tabs are open (the cap is ${cap}) and none can be closed for you: `
+            + "the others belong to live sessions or the person has looked at them");
+        }
+        await close(victim);
+        closed.push(victim);
+      }
+      return closed;
+    },
+    async claimed(tabId) {
+      await discardable(tabId, true);
+    },
+  };
+}
