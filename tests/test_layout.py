@@ -10,11 +10,19 @@ room may import which; every import statement of every module is read with ``ast
 functions and ``TYPE_CHECKING`` blocks too), so a forbidden edge fails here before it can grow.
 Above all: neither hop imports the other (what both need lives in ``bridge/``), and nothing but
 the command line imports the command line.
+
+The extension has rooms too, held the same way (``EXTENSION_ALLOWED``): ``worker/`` (what the
+service worker loads: background.js at the root is its entry, ``handlers/`` its tool handlers),
+``ui/`` (what the extension pages load: confirm, options and popup, whose entry scripts sit at the
+root beside their HTML), ``shared/`` (what both load; it loads nothing of ours), and ``page/``
+(injected into web pages by path, loads nothing).
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -172,4 +180,70 @@ def test_the_check_catches_each_kind_of_forbidden_import(tmp_path: Path) -> None
         "tabwarden/bridge/peer.py:1: bridge imports host (tabwarden.host.native)",
         "tabwarden/stray.py: tabwarden.stray is in no room (move it into one, or add it)",
         "trust/gate.py:1: trust imports cli (tabwarden.cli.status)",
+    ]
+
+
+#: Extension folder, or entry script at its root → the folders it may load modules from (it may
+#: always load from its own folder).
+EXTENSION_ALLOWED: Mapping[str, frozenset[str]] = {
+    "background.js": frozenset({"worker", "handlers", "shared"}),
+    "confirm.js": frozenset({"ui", "shared"}),
+    "options.js": frozenset({"ui", "shared"}),
+    "popup.js": frozenset({"ui", "shared"}),
+    "handlers": frozenset({"worker", "shared"}),
+    "worker": frozenset({"shared", "page"}),
+    "ui": frozenset({"shared"}),
+    "shared": frozenset(),
+    "page": frozenset(),
+}
+
+#: A module load: ``import … from "./x.js"``, ``export … from``, or a bare ``import "./x.js"``
+#: (a JSDoc ``import("…")`` type loads nothing and is not one).
+_JS_LOAD = re.compile(
+    r"""^[ \t]*(?:import|export)\b[^"';]*?\bfrom\s*["'](\.{1,2}/[^"']+)["']"""
+    r"""|^[ \t]*import\s*["'](\.{1,2}/[^"']+)["']""",
+    re.M,
+)
+
+
+def forbidden_extension_edges(extension: Path) -> list[str]:
+    """Every module load that crosses into a folder the table does not allow, and every script
+    that is in no room."""
+    problems = []
+    for path in sorted(extension.rglob("*.js")):
+        rel = path.relative_to(extension).as_posix()
+        here = rel.split("/")[0]
+        if here not in EXTENSION_ALLOWED:
+            problems.append(f"{rel} is in no room (move it into one, or add it)")
+            continue
+        text = path.read_text()
+        for match in _JS_LOAD.finditer(text):
+            spec = match.group(1) or match.group(2)
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), spec))
+            there = target.split("/")[0]
+            if there != here and there not in EXTENSION_ALLOWED[here]:
+                line = text.count("\n", 0, match.start()) + 1
+                problems.append(f"{rel}:{line}: {here} loads {there} ({spec})")
+    return problems
+
+
+def test_the_extensions_worker_and_pages_meet_only_in_shared() -> None:
+    assert forbidden_extension_edges(REPO / "extension") == []
+
+
+def test_the_extension_check_catches_a_forbidden_load(tmp_path: Path) -> None:
+    files = {
+        "background.js": 'import { a } from "./worker/a.js";\n',
+        "worker/a.js": '/** @type {import("../ui/b.js").B} */\nexport const a = 1;\n',
+        "ui/b.js": '\nimport { a } from "../worker/a.js";\n',
+        "shared/c.js": 'import "../ui/b.js";\n',
+        "lib/d.js": "",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert forbidden_extension_edges(tmp_path) == [
+        "lib/d.js is in no room (move it into one, or add it)",
+        "shared/c.js:1: shared loads ui (../ui/b.js)",
+        "ui/b.js:2: ui loads worker (../worker/a.js)",
     ]

@@ -2,7 +2,7 @@
 //
 // fuzz_extension_messages.mjs — a seeded structure-aware mutator (no dependencies): valid seed
 // messages for each target are bent (fields dropped, retyped, renamed, swapped for edge values)
-// and fed to the pure modules in extension/lib/. Run by `python -m fuzz.run` (as
+// and fed to the extension's pure modules (worker/, shared/). Run by `python -m fuzz.run` (as
 // fuzz_extension_messages) or directly:
 //   node fuzz/js/fuzz_extension_messages.mjs --runs 100000 --seed 1 [--seconds S] [--replay FILE]
 // Prints "ok <n> runs" and exits 0, or prints the failing target and input (JSON, also written

@@ -1,6 +1,6 @@
 """One output pipeline, in real Chromium through the real chain: every reply the
-extension sends passes one masking step (extension/worker/mask.js, applied in worker/dispatch.js), so
-a secret a page holds reaches the agent nowhere in a result's text or structured content. A GET
+extension sends passes one masking step (extension/worker/mask.js, applied in worker/dispatch.js),
+so a secret a page holds reaches the agent nowhere in a result's text or structured content. A GET
 login form's URL carries what was typed: after it is submitted, page_click's result, tab_list and
 page_text's url mask every query value of it (the extension learned the URL from Chrome's form
 submission signal, whatever the fields are named). page_network masks pwd/pin/key query values

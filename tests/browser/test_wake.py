@@ -1,7 +1,7 @@
 """A stopped worker wakes by itself, in real Chromium: the extension's service worker is stopped
 through CDP (``Target.closeTarget`` on its target, from the browser's own DevTools session) and
 nothing in the browser happens afterwards — no tab, no click, no navigation. The wake alarm
-(extension/lib/ wake.js) must bring the bridge back by itself; meanwhile calls answer
+(extension/worker/wake.js) must bring the bridge back by itself; meanwhile calls answer
 ``extension_away`` with the expected wait. Repeated stops leave one alarm and one host (one native
 port)."""
 
@@ -36,7 +36,8 @@ pytestmark = pytest.mark.browser
 
 BACK_DEADLINE = 60.0  # generous: the measured wake is one alarm period (5 s) plus start-up
 WORKER_URL = f"chrome-extension://{EXTENSION_ID}/background.js"
-#: One unpacked wake period (worker/wake.js UNPACKED_PERIOD_MINUTES) plus slack, as the hello states.
+#: One unpacked wake period (worker/wake.js UNPACKED_PERIOD_MINUTES) plus slack, as the hello
+#: states.
 EXPECTED_BACK_S = 10
 
 

@@ -15,7 +15,7 @@ from tabwarden.trust.gate import TrustGate
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Quoted action names passed to the extension's host-call helpers (``hostCall("x"``,
-#: ``call("x"``) — the patterns extension/lib uses.
+#: ``call("x"``) — the patterns the extension's modules use.
 _JS_CALL = re.compile(r"""\b(?:hostCall|call)\(\s*["']([a-z_]+)["']""")
 
 
