@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from tabwarden.cli.browser import ThrowawayBrowser
@@ -105,7 +106,13 @@ def test_tab_enter_right_after_the_window_appears_does_nothing_and_after_the_del
                 # The same keys once the window counts input: Deny has the focus, Tab, Enter.
                 assert await window.evaluate("() => document.activeElement?.id") == "deny"
                 await window.keyboard.press("Tab")
-                await window.keyboard.press("Enter")
+                try:
+                    await window.keyboard.press("Enter")
+                except PlaywrightError as exc:
+                    # Enter on Allow answers on key-down; the extension then closes the window,
+                    # which can land before Playwright's key-up: the outcome is asserted below.
+                    if "closed" not in str(exc):
+                        raise
                 result = await clicking
                 assert tool_error(result) is None, result.content
                 [sent] = site.requests("/got")
