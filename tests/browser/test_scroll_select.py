@@ -30,6 +30,7 @@ from tests.browser.harness import (
     served_pages,
     trust_this_process,
 )
+from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
@@ -180,7 +181,14 @@ async def test_reveal_and_scroll_a_virtualised_list(
         assert placed["scrollY"] == 1000
         end = await ok(agent, "page_scroll", {"tabId": tab, "container": box, "to": "bottom"})
         assert end["atBottom"] is True and end["scrollY"] > 190_000
-        last = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 10000"})
+
+        # The list renders the rows of where it is from its own scroll event, which on a busy
+        # machine can come after page_scroll answered: wait for the row, then check it is shown.
+        async def rendered() -> dict[str, Any] | None:
+            state = await ok(agent, "page_get_state", {"tabId": tab, "text": "Row 10000"})
+            return state if state.get("exists") else None
+
+        last = await until("the list rendered its last row", rendered)
         assert last["visible"] is True
         both = await agent.call_tool("page_scroll", {"tabId": tab, "selector": "#picked", "dy": 5})
         assert tool_error(both) is not None  # an element to scroll to, or a move: not both
