@@ -298,7 +298,7 @@ def table(doc: dict[str, Any]) -> str:
     measured = [t for t in doc["targets"] if t["met"] is not None]
     skipped = len(doc["targets"]) - len(measured)
     out.append(
-        "Targets (issue 16): "
+        "Targets: "
         + "; ".join(f"{t['target']}: {marks[t['met']]}" for t in measured)
         + (f"; {skipped} not measured in this run." if skipped else ".")
     )
