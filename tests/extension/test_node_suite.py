@@ -18,10 +18,22 @@ def test_extension_unit_tests_pass_under_node() -> None:
     proc = subprocess.run(  # noqa: S603 (a fixed argv: Node and a file in this checkout)
         [node, "--test", "tests/extension/"], cwd=REPO, capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, _failures(proc.stdout) + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout
     passed = next(line for line in proc.stdout.splitlines() if line.startswith("# pass "))
     assert int(passed.split()[-1]) > 0
+
+
+def _failures(tap: str) -> str:
+    """Each failing subtest with its diagnostics (TAP: a "not ok" line and its indented YAML),
+    then the run's tail: a failure is named wherever it sits in a long run."""
+    lines = tap.splitlines()
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("not ok"):
+            out.extend(lines[max(0, i - 1) : i + 25])
+            out.append("…")
+    return "\n".join(out)[-8000:] + "\n--- tail ---\n" + tap[-1500:]
 
 
 def test_extension_typechecks() -> None:
