@@ -28,6 +28,7 @@ import { createTabQueue, serialiseByTab } from "./worker/tab-queue.js";
 import { createOriginGate } from "./worker/origin-gate.js";
 import { createOwnership } from "./worker/ownership.js";
 import { OPTIONS_PAGE, createPairing } from "./worker/pairing.js";
+import { NO_POLICY, parsePolicy } from "./worker/policy.js";
 import { createPolicyRelay } from "./worker/policy-relay.js";
 import { createPopups } from "./worker/popups.js";
 import { POPUP_PAGE, createPopupRelay } from "./worker/popup-relay.js";
@@ -140,7 +141,7 @@ const dialogs = createDialogs();
 const capture = createCapture({
   // Outside any call: each command bounded on its own, so a page that does not answer holds nothing up.
   send: (tabId, method, params) =>
-    step({ session: "", policy: {} }, `capture: ${method}`, cdp.command(tabId, method, params), SOFT_ATTACH_MS),
+    step({ session: "", policy: NO_POLICY }, `capture: ${method}`, cdp.command(tabId, method, params), SOFT_ATTACH_MS),
   hold: (tabId, domain, on) => cdp.hold(tabId, domain, on),
   attached: () => cdp.attached(),
   now: () => Date.now(),
@@ -161,7 +162,7 @@ const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) 
 const popups = createPopups({
   ownership,
   lifecycle,
-  attach: (session, tabId) => cdp.ensureSoft({ session, policy: {} }, tabId),
+  attach: (session, tabId) => cdp.ensureSoft({ session, policy: NO_POLICY }, tabId),
   log,
 });
 
@@ -194,11 +195,11 @@ const routes = provenance.gated(createRoutes({
  * Take the policy into effect in the worker's own state: capture turned off drops its buffers,
  * and the navigation rules follow the approved origins (a narrowing too). Every request states
  * the policy; the host's change notice makes the worker read it itself (onTrustChanged).
- * @param {unknown} policy
+ * @param {import("./worker/policy.js").Policy} policy read once (worker/policy.js)
  */
 const applyPolicy = async (policy) => {
   await capture.observe(policy);
-  await navBlock.policy(isPlainObject(policy) ? policy.origins : undefined);
+  await navBlock.policy(policy.approvedOrigins);
 };
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./worker/dispatch.js").Handler]>) => Array<[string, import("./worker/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -377,7 +378,7 @@ const session = createSession({
     if (pinGate.snapshot().state === "trusted") ratchet.observe(epoch);
     else welcomeEpoch = epoch;
     session.hostCall("policy_get", {})
-      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(r.policy) : undefined))
+      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(parsePolicy(r.policy)) : undefined))
       .catch(() => {}) // the next request states the policy anyway
       .finally(() => pages.changed());
   },

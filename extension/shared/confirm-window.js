@@ -15,26 +15,6 @@ export const CONFIRM_PAGE = "confirm.html";
 export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
 
 /**
- * Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 40 —
- * below the 60 s request timeout common MCP clients use, so the agent hears `confirm_timeout`
- * rather than giving up on its own).
- */
-const DEFAULT_TIMEOUT_S = 40;
-const MIN_TIMEOUT_S = 5;
-const MAX_TIMEOUT_S = 600;
-
-/**
- * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 40 s.
- * @param {unknown} policy
- * @returns {number}
- */
-export function confirmTimeoutMs(policy) {
-  const s = isPlainObject(policy) ? policy.confirmTimeoutSeconds : undefined;
-  const n = typeof s === "number" && Number.isFinite(s) ? s : DEFAULT_TIMEOUT_S;
-  return Math.min(MAX_TIMEOUT_S, Math.max(MIN_TIMEOUT_S, n)) * 1000;
-}
-
-/**
  * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
  * window asks for a tap on the security key for that action and detail instead of a click.
  * `client` (the asking client's paired label, ctx.client), `fields` (a submit's field names and

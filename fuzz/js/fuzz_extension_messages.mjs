@@ -59,7 +59,12 @@ async function targetRequest(msg) {
   const checked = validateRequest(msg);
   check(checked.ok === modelRequest(msg), `validateRequest says ${checked.ok}`);
   if (checked.ok) {
-    for (const k of ["id", "action", "args", "session", "policy"]) check(checked.request[k] === msg[k], `request.${k} copied`);
+    for (const k of ["id", "action", "args", "session"]) check(checked.request[k] === msg[k], `request.${k} copied`);
+    // The policy is read once at the door (worker/policy.js): frozen, approving only what it lists.
+    const { policy } = checked.request;
+    check(Object.isFrozen(policy) && Object.isFrozen(policy.approvedOrigins), "request.policy read once, frozen");
+    const listed = Object.hasOwn(msg.policy, "origins") && Array.isArray(msg.policy.origins) ? msg.policy.origins : [];
+    check(policy.approvedOrigins.length <= listed.length, "request.policy approves only listed origins");
   }
   const reply = await dispatcher.dispatch(msg);
   const id = plain(msg) && nonEmpty(msg.id) ? msg.id : null;

@@ -14,12 +14,13 @@ import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.
 import { createOriginGate } from "../../extension/worker/origin-gate.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OLD = "https://old.test";
 const NEW = "http://127.0.0.1:8000";
-const CTX = { session: "s1", policy: { origins: [OLD], confirmTimeoutSeconds: 30 } };
+const CTX = { session: "s1", policy: parsePolicy({ origins: [OLD], confirmTimeoutSeconds: 30 }) };
 
 /**
  * @param {{enrolled?: boolean | (() => never), hostOrigins?: string[], permission?: boolean,
@@ -114,7 +115,7 @@ test("enrolled: a new origin is approved by a tap for policy.widen; no grant mes
 
 test("enrolled: the detail is exactly the host's, never composed from a stale ctx", async () => {
   const h = harness({ hostOrigins: [OLD, "https://added.test"] });
-  await h.gate(`${NEW}/`, { session: "s1", policy: { origins: [], confirmTimeoutSeconds: 30 } }, "tab_open");
+  await h.gate(`${NEW}/`, { session: "s1", policy: parsePolicy({ origins: [], confirmTimeoutSeconds: 30 }) }, "tab_open");
   assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail: `{"origins":["${OLD}","https://added.test","${NEW}"]}` });
 });
 

@@ -13,12 +13,13 @@ import { createPresenceConfirm } from "../../extension/shared/presence-confirm.j
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { readHandlers } from "../../extension/handlers/read.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OK = "https://a.test";
 const POLICY = { origins: [OK], eval: true, upload: true, presenceConfirm: true, confirmTimeoutSeconds: 30 };
-const CTX = { session: "s1", policy: POLICY };
+const CTX = { session: "s1", policy: parsePolicy(POLICY) };
 
 /**
  * @param {{host?: (action: string, args: object) => any, onWindow?: (h: any, url: string, windowId: number) => void}} opts

@@ -10,10 +10,11 @@ import { createConfirmer, handleConfirmMessage } from "../../extension/shared/co
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
 import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
-const TERMINAL = { session: "terminal", policy: {} };
+const TERMINAL = { session: "terminal", policy: parsePolicy({}) };
 const OPTIONS = { challenge: "Q0hBTExFTkdF", rpId: EXT_ID, allowCredentials: [{ type: "public-key", id: "Y3JlZA" }] };
 const ARGS = { challengeId: "AbCdEfGhIjKlMnOpQrStUv", command: "unkill", summary: "Release the kill switch.", options: OPTIONS };
 const ASSERTION = { id: "Y3JlZA", type: "public-key", response: { signature: "c2ln" } };
@@ -88,7 +89,7 @@ test("terminal_tap: the window asks for a tap with exactly the terminal's option
 
 test("terminal_tap is unknown to every session but the terminal, and opens nothing", async () => {
   const h = harness({ onWindow: tapper });
-  await assert.rejects(h.call(ARGS, { session: "s-42-0123456789abcdef0123", policy: {} }), (e) => e.code === "unknown_action");
+  await assert.rejects(h.call(ARGS, { session: "s-42-0123456789abcdef0123", policy: parsePolicy({}) }), (e) => e.code === "unknown_action");
   assert.deepEqual(h.windows, []);
 });
 
