@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { canonicalJson } from "../../extension/shared/canonical-json.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
 import { createOriginGate } from "../../extension/worker/origin-gate.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, testClock, pageRouter } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
@@ -52,14 +52,11 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
     throw new BridgeError("bad_request", "unexpected");
   };
   const relay = createPresenceConfirm({ broker, hostCall });
-  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
   const windows = [];
   const pages = [];
   const route = async (msg, url) => {
     const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
-    const viaRelay = relay.handleMessage(msg, sender, ctx);
-    if (viaRelay !== undefined) return viaRelay;
-    return handleConfirmMessage(msg, sender, { broker, ...ctx });
+    return pageRouter(EXT_ID, [...relay.messages, ...confirmWindowMessages(broker)])(msg, sender);
   };
   const openPage = async (url) => {
     const doc = fakeConfirmDoc();

@@ -5,7 +5,7 @@ import { SETTLE_MS, createTabLifecycle } from "../../extension/worker/tab-lifecy
 import { createAgentTabsRelay } from "../../extension/worker/agent-tabs-relay.js";
 import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/worker/session-clients.js";
 import { MIRROR_INTERVAL_MS } from "../../extension/worker/mirror.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, pageRouter } from "./helpers/fakes.mjs";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
@@ -137,16 +137,16 @@ test("the relay answers only the popup and the options page", async () => {
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, log: { warn: () => {} } });
   const id = "abc";
   const ctx = { extensionId: id, pageUrls: [`chrome-extension://${id}/options.html`, `chrome-extension://${id}/popup.html`] };
-  assert.equal(relay.handleMessage({ type: "other" }, { id }, ctx), undefined);
+  assert.equal(pageRouter(ctx.extensionId, relay.messages)({ type: "other" }, { id }), undefined);
   const page = { id: "evil", url: "https://evil.test/" };
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphans" }, page, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphans" }, page), { ok: false, code: "bad_request" });
   assert.deepEqual(w.removed, []);
   const popup = { id, url: `chrome-extension://${id}/popup.html` };
-  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, ctx);
+  const list = await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_list" }, popup);
   assert.equal(list.ok, true);
   assert.deepEqual(list.tabs.map((t) => [t.id, t.orphaned]), [[1, true]]);
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: "1" }, popup, ctx), { ok: false, code: "bad_request" });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: 1 }, popup, ctx), { ok: true, closed: 1 });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphan", tabId: "1" }, popup), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphan", tabId: 1 }, popup), { ok: true, closed: 1 });
   assert.deepEqual(w.removed, [1]);
 });
 
@@ -162,7 +162,7 @@ test("the relay names each row's client and last call from what the session's re
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, sessionClients, log: { warn: () => {} } });
   const id = "abc";
   const popup = { id, url: `chrome-extension://${id}/popup.html` };
-  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, { extensionId: id, pageUrls: [popup.url] });
+  const list = await pageRouter(id, relay.messages)({ type: "agent_tabs_list" }, popup);
   assert.deepEqual(list.tabs.map((t) => [t.id, t.client, t.lastCallAt]), [[1, "claude-code", 5_000], [2, null, null]]);
   // Bounded: the least recently seen sessions go first.
   let t = 0;

@@ -6,10 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
 import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock, pageRouter } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
@@ -26,14 +26,13 @@ function harness({ onWindow, getAssertion } = {}) {
   const broker = createConfirmBroker({ ...timers, newId: () => `c${++n}` });
   const hostCalls = [];
   const relay = createPresenceConfirm({ broker, hostCall: async (action, args) => { hostCalls.push([action, args]); throw new Error("no host call expected"); } });
-  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
   const windows = [];
   const assertions = [];
   const h = {
     timers, broker, hostCalls, windows, assertions, relay, docs: [],
     async route(msg, url) {
       const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
-      return relay.handleMessage(msg, sender, ctx) ?? handleConfirmMessage(msg, sender, { broker, ...ctx });
+      return pageRouter(EXT_ID, [...relay.messages, ...confirmWindowMessages(broker)])(msg, sender);
     },
     async openPage(url) {
       const doc = fakeConfirmDoc();
