@@ -15,7 +15,7 @@ import { createConfirmBroker } from "./worker/confirm-broker.js";
 import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./worker/debugger.js";
 import { createDialogs } from "./worker/dialogs.js";
 import { createDownloadLog } from "./worker/downloads.js";
-import { CONFIRM_PAGE, createConfirmer, handleConfirmMessage } from "./shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "./shared/confirm-window.js";
 import { createDispatcher } from "./worker/dispatch.js";
 import { createEpochRatchet } from "./worker/epoch-ratchet.js";
 import { FORM_URLS_KEY, createFormUrls } from "./worker/form-urls.js";
@@ -27,10 +27,12 @@ import { backOneEntry, createNavBlocker } from "./worker/nav-block.js";
 import { createTabQueue, serialiseByTab } from "./worker/tab-queue.js";
 import { createOriginGate } from "./worker/origin-gate.js";
 import { createOwnership } from "./worker/ownership.js";
-import { OPTIONS_PAGE, createPairing } from "./worker/pairing.js";
+import { createMessageRouter } from "./worker/message-router.js";
+import { createPairing } from "./worker/pairing.js";
+import { NO_POLICY, parsePolicy } from "./worker/policy.js";
 import { createPolicyRelay } from "./worker/policy-relay.js";
 import { createPopups } from "./worker/popups.js";
-import { POPUP_PAGE, createPopupRelay } from "./worker/popup-relay.js";
+import { createPopupRelay } from "./worker/popup-relay.js";
 import { createPresenceConfirm } from "./shared/presence-confirm.js";
 import { createProvenanceGate } from "./worker/provenance-gate.js";
 import { createRecentCalls } from "./worker/recent-calls.js";
@@ -140,7 +142,7 @@ const dialogs = createDialogs();
 const capture = createCapture({
   // Outside any call: each command bounded on its own, so a page that does not answer holds nothing up.
   send: (tabId, method, params) =>
-    step({ session: "", policy: {} }, `capture: ${method}`, cdp.command(tabId, method, params), SOFT_ATTACH_MS),
+    step({ session: "", policy: NO_POLICY }, `capture: ${method}`, cdp.command(tabId, method, params), SOFT_ATTACH_MS),
   hold: (tabId, domain, on) => cdp.hold(tabId, domain, on),
   attached: () => cdp.attached(),
   now: () => Date.now(),
@@ -161,7 +163,7 @@ const dialogGuard = createDialogGuard({ manager: cdp, dialogs, ownerOf: (tabId) 
 const popups = createPopups({
   ownership,
   lifecycle,
-  attach: (session, tabId) => cdp.ensureSoft({ session, policy: {} }, tabId),
+  attach: (session, tabId) => cdp.ensureSoft({ session, policy: NO_POLICY }, tabId),
   log,
 });
 
@@ -194,11 +196,11 @@ const routes = provenance.gated(createRoutes({
  * Take the policy into effect in the worker's own state: capture turned off drops its buffers,
  * and the navigation rules follow the approved origins (a narrowing too). Every request states
  * the policy; the host's change notice makes the worker read it itself (onTrustChanged).
- * @param {unknown} policy
+ * @param {import("./worker/policy.js").Policy} policy read once (worker/policy.js)
  */
 const applyPolicy = async (policy) => {
   await capture.observe(policy);
-  await navBlock.policy(isPlainObject(policy) ? policy.origins : undefined);
+  await navBlock.policy(policy.approvedOrigins);
 };
 /** No request runs before the persisted ownership is back. @type {(e: Iterable<[string, import("./worker/dispatch.js").Handler]>) => Array<[string, import("./worker/dispatch.js").Handler]>} */
 const afterOwnershipLoad = (entries) => [...entries].map(([action, handler]) => [
@@ -377,7 +379,7 @@ const session = createSession({
     if (pinGate.snapshot().state === "trusted") ratchet.observe(epoch);
     else welcomeEpoch = epoch;
     session.hostCall("policy_get", {})
-      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(r.policy) : undefined))
+      .then((/** @type {any} */ r) => (isPlainObject(r) && isPlainObject(r.policy) ? applyPolicy(parsePolicy(r.policy)) : undefined))
       .catch(() => {}) // the next request states the policy anyway
       .finally(() => pages.changed());
   },
@@ -473,24 +475,28 @@ chrome.alarms.onAlarm.addListener(guarded("alarms.onAlarm", (alarm) => {
   if (isWakeAlarm(alarm)) session.wake();
 }));
 
-// Only this extension's confirm page may ask for details, answer or tap, only its options page
-// may pair or reach the host's policy actions, and only its popup may read status or kill (all
-// checked inside).
+// The extension pages' one door (worker/message-router.js): only this extension's confirm page
+// may ask for details, answer or tap (about its own confirmation), only its options page may pair
+// or reach the host's policy actions, only its popup may read status or kill, and both may list
+// and close agent tabs. The sender's tier is checked there once, before any relay runs.
+const messageRouter = createMessageRouter({
+  extensionId: api.extensionId(),
+  pageUrl: api.extensionUrl,
+  handlers: [
+    ...pairing.messages, ...policyRelay.messages, ...popupRelay.messages, ...agentTabsRelay.messages,
+    ...presenceConfirm.messages, ...confirmWindowMessages(broker),
+  ],
+});
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   try {
-    const optionsCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(OPTIONS_PAGE) };
-    const confirmCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(CONFIRM_PAGE) };
-    const popupCtx = { extensionId: api.extensionId(), pageUrl: api.extensionUrl(POPUP_PAGE) };
-    const pairingAnswer = pairing.handleMessage(msg, sender, optionsCtx) ?? policyRelay.handleMessage(msg, sender, optionsCtx)
-      ?? presenceConfirm.handleMessage(msg, sender, confirmCtx) ?? popupRelay.handleMessage(msg, sender, popupCtx)
-      ?? agentTabsRelay.handleMessage(msg, sender, { extensionId: optionsCtx.extensionId, pageUrls: [optionsCtx.pageUrl, popupCtx.pageUrl] });
-    if (pairingAnswer !== undefined) {
-      pairingAnswer.then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }))
+    const answer = /** @type {any} */ (messageRouter.route(msg, sender));
+    if (answer === undefined) return false;
+    if (typeof answer?.then === "function") {
+      /** @type {Promise<unknown>} */ (answer).then(sendResponse, () => sendResponse({ ok: false, code: CODE.INTERNAL_ERROR }))
         .finally(() => { if (CHANGING.has(/** @type {any} */ (msg)?.type)) pages.changed(); });
       return true; // answered asynchronously
     }
-    const response = handleConfirmMessage(msg, sender, { broker, ...confirmCtx });
-    if (response !== undefined) sendResponse(response);
+    sendResponse(answer);
   } catch (err) {
     log.warn("tabwarden: runtime message listener failed", err);
   }

@@ -12,7 +12,6 @@
 import { BridgeError } from "../shared/bridge-error.js";
 import { ACTION_FAMILIES, FRAME_OUTPUT as DECLARED_FRAME_OUTPUT } from "../worker/catalogue.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { fetchHandlers } from "./fetch.js";
@@ -190,10 +189,9 @@ export function rendersOnlyApproved(deps, action, handler) {
     }
     await refuseShownCards(deps, ctx, action, tabId, before.map((f) => f.frameId));
     const result = await handler(args, ctx);
-    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
     const after = await frames(tabId, ctx);
     for (const f of after) {
-      if (f.origin === null || !(passed.has(f.origin) || isApproved(f.origin, approved))) {
+      if (f.origin === null || !(passed.has(f.origin) || ctx.policy.approves(f.origin))) {
         throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, frameRefusal(action, f.origin));
       }
     }
@@ -216,8 +214,7 @@ export function rendersOnlyApproved(deps, action, handler) {
 export function savesOnlyApproved(action, handler) {
   return async (args, ctx) => {
     const result = await handler(args, ctx);
-    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    if (!isPlainObject(result) || typeof result.frameOrigin !== "string" || !isApproved(result.frameOrigin, approved)) {
+    if (!isPlainObject(result) || typeof result.frameOrigin !== "string" || !ctx.policy.approves(result.frameOrigin)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, `${action} could not tell which frame started the file: nothing was saved`);
     }
     const { frameOrigin: _, ...answer } = result;

@@ -8,7 +8,6 @@
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { isPlainObject } from "../shared/wire.js";
 import { argInt, argTabId, ownedTab } from "./support.js";
 
 /** Most entries one call answers, and the default. */
@@ -18,7 +17,7 @@ export const DEFAULT_LIMIT = 50;
 const MAX_FILTER = 2048;
 
 /** @param {import("./support.js").Ctx} ctx @param {string} key */
-const on = (ctx, key) => isPlainObject(ctx.policy) && ctx.policy[key] === true;
+const on = (ctx, key) => ctx.policy.allows(key);
 
 /** @param {Record<string, unknown>} args */
 function argClear(args) {
@@ -57,7 +56,7 @@ export function captureHandlers(deps) {
     const clear = argClear(args);
     const { tabId, capture } = await gated(args, ctx, "page_console");
     if (!on(ctx, "consoleCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("consoleCapture", "page_console") };
-    return capture.console(tabId, { level, limit, clear }, ctx.policy.origins);
+    return capture.console(tabId, { level, limit, clear }, ctx.policy.approves);
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -70,7 +69,7 @@ export function captureHandlers(deps) {
     const clear = argClear(args);
     const { tabId, capture } = await gated(args, ctx, "page_network");
     if (!on(ctx, "networkCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("networkCapture", "page_network") };
-    return await capture.network(tabId, { url, limit, clear }, ctx.policy.origins);
+    return await capture.network(tabId, { url, limit, clear }, ctx.policy.approves);
   }
 
   return [

@@ -17,10 +17,10 @@
 // when it may have reached the server.
 
 import { BridgeError } from "../shared/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { DELIVERY, createDeliveryWatch } from "../worker/fetch-delivery.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { MAX_URL, argInt, argTabId, ownedTab, step } from "./support.js";
@@ -214,7 +214,7 @@ export function fetchHandlers(deps) {
     const unlisten = cdp.listen(tabId, (method, params, sessionId) => {
       if (sessionId === undefined) watch.event(method, params);
     });
-    const captured = isPlainObject(ctx.policy) && ctx.policy.networkCapture === true;
+    const captured = ctx.policy.allows("networkCapture");
     try {
       if (!captured) await cdp.send(ctx, tabId, "Network.enable", {}, "watch the request");
     } catch {
@@ -253,20 +253,20 @@ export function fetchHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageFetch(args, ctx) {
-    if (!isPlainObject(ctx.policy) || ctx.policy.pageFetch !== true) {
+    if (!ctx.policy.allows("pageFetch")) {
       throw new BridgeError(CODE.FETCH_OFF, 'page_fetch is off: the signed policy does not enable "pageFetch" (`tabwarden policy set pageFetch=true` turns it on)');
     }
     const req = fetchRequest(args);
     const tabId = argTabId(args);
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await ensureOrigin(tab?.url, ctx, "page_fetch");
-    if (req.origin !== origin && !isApproved(req.origin, ctx.policy.origins)) {
+    if (req.origin !== origin && !ctx.policy.approves(req.origin)) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `page_fetch sends requests only to approved sites, and ${req.origin} is not one: open it with tab_open to ask the person first`);
     }
     const pageUrl = String(tab?.url ?? "");
     // Every call, no grace period: the person sees the method and URL each time.
     const decision = await confirm({ kind: "action", tool: "page_fetch", origin, detail: fetchDetail(req, pageUrl),
-      presence: null, client: ctx.client, timeoutMs: confirmTimeoutMs(ctx.policy) });
+      presence: null, client: ctx.client, timeoutMs: ctx.policy.confirmTimeoutMs });
     refuseUnlessAllowed(decision, "page_fetch");
     const now = await ownedTab(deps, ctx, tabId);
     if (originOf(now?.url) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");

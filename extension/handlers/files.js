@@ -12,7 +12,7 @@
 import { BridgeError } from "../shared/bridge-error.js";
 import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { argInt, gatedTab, ownedTab, sameOrigin, step } from "./support.js";
@@ -180,10 +180,8 @@ export function filesHandlers(deps) {
     // Frames whose navigation the debugger missed (attached after them): known from now on.
     downloads.framesKnown(tabId, await cdp.send(ctx, tabId, "Page.getFrameTree", {}, "read the frame tree"));
     const left = typeof ctx.deadline === "number" ? ctx.deadline - Date.now() - LISTED_WITHIN_MS : timeoutMs;
-    const origins = /** @type {any} */ (ctx.policy)?.origins;
     // Only a download a frame of an approved site started is ever seen (worker/downloads.js).
-    const approved = (/** @type {string | null} */ o) => isApproved(o, origins);
-    const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)), approved);
+    const found = await downloads.wait(tabId, match, Math.max(0, Math.min(timeoutMs, left)), ctx.policy.approves);
     if (found === null) {
       const what = [match.filename && `named like "${match.filename}"`, match.url && `from a URL with "${match.url}"`].filter(Boolean).join(" and ");
       throw new BridgeError(CODE.TIMEOUT, `no download${what ? ` ${what}` : ""} began on tab ${tabId} within ${(timeoutMs / 1000).toFixed(1)} s`);
@@ -192,7 +190,7 @@ export function filesHandlers(deps) {
     const shown = {
       frameOrigin: found.frameOrigin, // checked and removed by actions.js savesOnlyApproved
       filename: maskCards(found.filename).slice(0, 500),
-      url: approved(originOf(found.url)) ? found.url.slice(0, 2000) : null,
+      url: ctx.policy.approves(originOf(found.url)) ? found.url.slice(0, 2000) : null,
       receivedBytes: found.receivedBytes,
       totalBytes: found.totalBytes,
     };

@@ -17,7 +17,7 @@
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { argTabId, ownedTab, step } from "./support.js";
@@ -168,9 +168,8 @@ export function framesHandlers(deps) {
     const tab = await ownedTab(deps, ctx, tabId);
     await ensureOrigin(tab?.url, ctx, "page_frames");
     const all = await framesOf(deps, ctx, tabId);
-    const approvedList = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
     const shown = all.slice(0, MAX_FRAMES);
-    const approved = (/** @type {FrameInfo} */ f) => f.origin !== null && isApproved(f.origin, approvedList);
+    const approved = (/** @type {FrameInfo} */ f) => f.origin !== null && ctx.policy.approves(f.origin);
     // Names only from approved frames: nothing runs in a frame the policy does not approve.
     /** @type {Map<number, string>} */
     const names = new Map();

@@ -13,10 +13,9 @@
 // text unmasked or the text typed into a prompt.
 
 import { BridgeError } from "../shared/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf } from "../shared/origin.js";
-import { isPlainObject } from "../shared/wire.js";
+import { originOf } from "../shared/origin.js";
 import { createFrameWorlds } from "./frames.js";
 import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { argTabId, ownedTab } from "./support.js";
@@ -202,8 +201,7 @@ export function inputHandlers(deps) {
    * @param {number} tabId
    */
   function dialogState(ctx, tabId) {
-    const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    const recent = dialogs.recent(tabId).map((e) => (isApproved(e.origin, origins) ? e : { ...e, message: "" }));
+    const recent = dialogs.recent(tabId).map((e) => (ctx.policy.approves(e.origin) ? e : { ...e, message: "" }));
     const arm = dialogs.armed(tabId);
     return { armed: arm === null ? null : { answer: arm.accept ? "accept" : "dismiss", origin: arm.origin }, recent };
   }
@@ -224,7 +222,7 @@ export function inputHandlers(deps) {
       return { handled: false, ...dialogState(ctx, tabId) };
     }
     const origin = await ensureOrigin(tab?.url, ctx, "page_dialog");
-    if (!isPlainObject(ctx.policy) || ctx.policy.dialogArming !== true) {
+    if (!ctx.policy.allows("dialogArming")) {
       throw new BridgeError(CODE.POLICY_DENIED,
         "arming an answer to the next dialog is off (policy dialogArming): answer a dialog with page_dialog action once calls say dialog_open, "
         + "or ask the person to turn arming on (`tabwarden policy set dialogArming=true`, or the options page; it needs their proof)");
@@ -247,7 +245,7 @@ export function inputHandlers(deps) {
         const decision = await confirm({
           kind: "action", tool: "page_dialog", origin,
           detail: `Press OK on the next dialog (confirm(), prompt(), alert or "leave this page?") that ${origin} opens on this page${typed}, without showing it to you first? It applies once, and ends when the page navigates.`,
-          timeoutMs: confirmTimeoutMs(ctx.policy),
+          timeoutMs: ctx.policy.confirmTimeoutMs,
         });
         refuseUnlessAllowed(decision, "arming the dialog answer");
       }
@@ -298,7 +296,7 @@ export function inputHandlers(deps) {
         const decision = await confirm({
           kind: "action", tool: "page_dialog", origin, client: ctx.client,
           detail: `Press OK on the ${d.type}() dialog of ${origin}: ${JSON.stringify(d.message)}${typed}?`,
-          timeoutMs: confirmTimeoutMs(ctx.policy),
+          timeoutMs: ctx.policy.confirmTimeoutMs,
         });
         refuseUnlessAllowed(decision, "answering the dialog");
       }
@@ -317,7 +315,7 @@ export function inputHandlers(deps) {
     }
     dialogs.closed(tabId);
     // The text of a dialog from a frame on a site the policy does not approve is withheld.
-    const shown = isApproved(originOf(d.url), isPlainObject(ctx.policy) ? ctx.policy.origins : undefined);
+    const shown = ctx.policy.approves(originOf(d.url));
     return { handled: true, type: d.type, accepted: accept, message: shown ? d.message : "", ...dialogState(ctx, tabId) };
   }
 

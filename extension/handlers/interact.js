@@ -13,12 +13,12 @@
 import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
 import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
 import { CODE } from "../shared/error-codes.js";
 import { createGrace } from "../worker/grace.js";
 import { insertThrough } from "../worker/keyboard.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { argFrame, createFrameWorlds, gateFrame } from "./frames.js";
@@ -265,10 +265,10 @@ export function elementTools(deps) {
    */
   async function ask(ctx, { tabId, origin, tool, detail, graceKind, fields }) {
     if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
-    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: ctx.policy.confirmTimeoutMs });
     refuseUnlessAllowed(decision, "this action");
     if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), isPlainObject(ctx.policy) ? ctx.policy.clickGraceSeconds : 0);
+    if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), ctx.policy.clickGraceSeconds);
   }
 
   /**
@@ -346,9 +346,8 @@ export function elementTools(deps) {
       watch.cancel();
     }
     if (navigated && (crossDocument || nav === undefined)) {
-      const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
       const o = originOf(after?.url);
-      if (o !== origin && !isApproved(o, approved)) {
+      if (o !== origin && !ctx.policy.approves(o)) {
         // Stopped before the request left (worker/nav-block.js): the tab is back on its page, and
         // withAftermath reports `blocked`. Landed anyway: refused, as ever.
         if (deps.navBlock !== undefined && await deps.navBlock.stopped(tabId, after?.url)) {
@@ -684,7 +683,7 @@ export function interactHandlers(deps) {
     if (method !== "value" && method !== "insertText") throw new BridgeError(CODE.BAD_REQUEST, 'method must be "value" or "insertText"');
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
     await deps.provenance?.check(args, ctx, "page_fill", origin);
-    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    const allowPassword = ctx.policy.allows("passwordFill");
     const base = { origin, target, docToken, allowPassword };
     let r;
     if (method === "insertText") {
@@ -708,7 +707,7 @@ export function interactHandlers(deps) {
     const target = argTarget(args, { optional: true });
     const { tabId, origin, docToken } = await open(args, ctx, "page_press");
     const base = { origin, target, docToken, key };
-    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    const allowPassword = ctx.policy.allows("passwordFill");
     const d = await page(ctx, tabId, "describe", { ...base, forKey: key });
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
@@ -753,7 +752,7 @@ export function interactHandlers(deps) {
   async function clear(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_clear");
-    const allowPassword = isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+    const allowPassword = ctx.policy.allows("passwordFill");
     await page(ctx, tabId, "clear", { origin, target, docToken, allowPassword });
     return { cleared: true };
   }
@@ -965,11 +964,10 @@ export function withAftermath(deps, routes) {
    * @param {string | null} landed
    */
   function onApproved(tab, ctx, landed) {
-    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
     const urls = [tab?.url, tab?.pendingUrl].filter((u) => typeof u === "string" && u !== "");
     return urls.length > 0 && urls.every((u) => {
       const o = originOf(u);
-      return o !== null && (o === landed || isApproved(o, approved));
+      return o !== null && (o === landed || ctx.policy.approves(o));
     });
   }
 

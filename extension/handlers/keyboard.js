@@ -12,7 +12,6 @@
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
 import { MAX_TYPE_CHARS, activation, argKeys, insertThrough, keyEvents, putsText } from "../worker/keyboard.js";
-import { isPlainObject } from "../shared/wire.js";
 import { argTarget, confirmName, elementTools } from "./interact.js";
 import { needsConfirm } from "./tabs.js";
 
@@ -29,7 +28,7 @@ export function keyboardHandlers(deps) {
   const mac = deps.mac === true;
   const { grace, now, docTokens, open, page, ask, landing } = elementTools(deps);
   /** @param {import("./support.js").Ctx} ctx */
-  const passwordFill = (ctx) => isPlainObject(ctx.policy) && ctx.policy.passwordFill === true;
+  const passwordFill = (ctx) => ctx.policy.allows("passwordFill");
 
   /**
    * The page's "focus" op, recording the document's ref token as a snapshot does (the focused

@@ -10,7 +10,7 @@
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
 import { toTabSummary } from "../worker/tab-mapping.js";
 import { isPlainObject } from "../shared/wire.js";
 import { argTarget, elementTools } from "./interact.js";
@@ -64,12 +64,11 @@ export function historyStep(delta) {
  * @param {import("./support.js").Ctx} ctx
  */
 export function checkLanded(tab, gated, ctx) {
-  const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
   const urls = [tab?.url, tab?.pendingUrl].filter((u) => typeof u === "string" && u !== "");
   if (urls.length === 0) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the tab has no readable URL after the move");
   for (const url of urls) {
     const o = originOf(url);
-    if (o === null || (o !== gated && !isApproved(o, approved))) {
+    if (o === null || (o !== gated && !ctx.policy.approves(o))) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the tab moved to an unapproved origin");
     }
   }
@@ -96,11 +95,10 @@ export async function navigateTab(deps, ctx, { tabId, url, before, tool }) {
     throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
   }
   const tab = await settledTab(deps, tabId, watch);
-  const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
   for (const where of [tab?.url, tab?.pendingUrl]) {
     if (typeof where !== "string" || where === "") continue;
     const o = originOf(where);
-    if (o !== origin && !isApproved(o, approved)) {
+    if (o !== origin && !ctx.policy.approves(o)) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "redirected to an unapproved origin");
     }
   }
@@ -245,8 +243,7 @@ export function navHandlers(deps) {
     const entry = entries[at + n];
     if (entry === undefined) throw new BridgeError(CODE.BAD_REQUEST, nowhere);
     const origin = originOf(typeof entry.url === "string" ? entry.url : "");
-    const approved = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    if (origin === null || !isApproved(origin, approved)) {
+    if (origin === null || !ctx.policy.approves(origin)) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, `the page ${n < 0 ? "back" : "forward"} that way is on a site the policy does not approve; the tab stayed where it was`);
     }
   }

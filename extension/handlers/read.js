@@ -11,7 +11,7 @@ import { BridgeError } from "../shared/bridge-error.js";
 import { FULL_PAGE_MAX, imageSize } from "../shared/screenshot.js";
 import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
 import { canonicalJson } from "../shared/canonical-json.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../worker/markdown.js";
 import { maskText, maskValue } from "../worker/mask.js";
@@ -97,7 +97,7 @@ export function screenshotOptions(args) {
  * @param {import("./support.js").Ctx} ctx
  * @param {string} key
  */
-const policyOn = (ctx, key) => isPlainObject(ctx.policy) && ctx.policy[key] === true;
+const policyOn = (ctx, key) => ctx.policy.allows(key);
 
 /**
  * @param {Record<string, unknown>} args
@@ -330,7 +330,7 @@ export function readHandlers(deps) {
         throw new BridgeError(CODE.BAD_REQUEST, "the request cannot be shown for a tap (invalid text)");
       }
     }
-    const decision = await confirm({ kind: "action", tool, origin, detail, presence, client: ctx.client, timeoutMs: confirmTimeoutMs(ctx.policy) });
+    const decision = await confirm({ kind: "action", tool, origin, detail, presence, client: ctx.client, timeoutMs: ctx.policy.confirmTimeoutMs });
     refuseUnlessAllowed(decision, tool);
     const now = await ownedTab(deps, ctx, tabId);
     sameOrigin(now?.url, topOrigin);

@@ -38,7 +38,7 @@ import { originOf } from "../shared/origin.js";
  *   page_fetch — is decided before any handler runs, by the gate's `gated` wrapper)
  */
 
-/** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline?: number}} Ctx */
+/** @typedef {{session: string, client?: string | null, policy: import("../worker/policy.js").Policy, deadline?: number}} Ctx */
 
 /** Longest one browser step (an injected script, a debugger command) may take. */
 export const STEP_MAX_MS = 15_000;

@@ -7,7 +7,7 @@
 // agent tabs, masked), and never return more than the mapped fields.
 
 import { BridgeError } from "../shared/bridge-error.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { originOf } from "../shared/origin.js";
 import { toTabList, toTabSummary } from "../worker/tab-mapping.js";
@@ -25,9 +25,8 @@ const MAX_SHOWN = 300;
  * @param {string} action
  */
 export function needsConfirm(ctx, action) {
-  const list = isPlainObject(ctx.policy) ? ctx.policy.confirm : undefined;
-  // Fail closed: a policy whose confirm list is unreadable confirms everything.
-  return !Array.isArray(list) || list.includes(action);
+  // Fail closed: a policy whose confirm list is unreadable confirms everything (worker/policy.js).
+  return ctx.policy.confirms(action);
 }
 
 /**
@@ -101,7 +100,7 @@ export function tabHandlers(deps) {
       const decision = await confirm({
         kind: "action", tool: "tab_close", origin: originOf(url) ?? "", client: ctx.client,
         detail: `Close the tab "${title.slice(0, MAX_SHOWN)}" (${url.slice(0, MAX_SHOWN)})?`,
-        timeoutMs: confirmTimeoutMs(ctx.policy),
+        timeoutMs: ctx.policy.confirmTimeoutMs,
       });
       refuseUnlessAllowed(decision, "closing the tab");
       if (ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);

@@ -1,38 +1,19 @@
 // confirm-window.js — asks the person in the extension's own confirm window and answers from
 // the runtime messages that window sends. Pure: the window API is injected (shared/chrome-api.js
-// supplies the real one). It must never accept an answer from anything but this extension's
-// confirm page for that same id, and must treat a window that cannot open or closes as "deny"
-// and one nobody answered in time as "timeout" (both refusals: `refuseUnlessAllowed`).
+// supplies the real one); its messages are admitted by the message router
+// (worker/message-router.js) from this extension's confirm page alone, for the id its URL names.
+// It must treat a window that cannot open or closes as "deny" and one nobody answered in time as
+// "timeout" (both refusals: `refuseUnlessAllowed`), and never let a click allow a confirmation
+// that asks for a tap.
 
 import { BridgeError } from "./bridge-error.js";
 import { CODE } from "./error-codes.js";
-import { isPlainObject } from "./wire.js";
 
 /** Page the confirm window loads; its query carries the confirmation id. */
 export const CONFIRM_PAGE = "confirm.html";
 
 /** Popup geometry (DESIGN.md "Confirmations and defaults"); tests/browser/test_ui_layout.py lays the page out at it. */
 export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, width: 460, height: 360 });
-
-/**
- * Default and bounds of policy.confirmTimeoutSeconds (trust/policy.py: 5..600, default 40 —
- * below the 60 s request timeout common MCP clients use, so the agent hears `confirm_timeout`
- * rather than giving up on its own).
- */
-const DEFAULT_TIMEOUT_S = 40;
-const MIN_TIMEOUT_S = 5;
-const MAX_TIMEOUT_S = 600;
-
-/**
- * policy.confirmTimeoutSeconds in ms, clamped to the policy's range; default 40 s.
- * @param {unknown} policy
- * @returns {number}
- */
-export function confirmTimeoutMs(policy) {
-  const s = isPlainObject(policy) ? policy.confirmTimeoutSeconds : undefined;
-  const n = typeof s === "number" && Number.isFinite(s) ? s : DEFAULT_TIMEOUT_S;
-  return Math.min(MAX_TIMEOUT_S, Math.max(MIN_TIMEOUT_S, n)) * 1000;
-}
 
 /**
  * What the confirm window asks about: an origin to approve, or one action. With `presence`, the
@@ -99,53 +80,30 @@ export function createConfirmer({ broker, windows, log = console, now = () => Da
 }
 
 /**
- * Answer one chrome.runtime.onMessage message. Only this extension's confirm page may ask or
- * answer, and only about the id in its own URL. Returns the response to send, or undefined when
- * the message is not for us.
- * @param {unknown} msg
- * @param {{id?: string, url?: string}} sender chrome.runtime.MessageSender
- * @param {{broker: import("../worker/confirm-broker.js").ConfirmBroker, extensionId: string, pageUrl: string}} ctx
- *   pageUrl is chrome.runtime.getURL(CONFIRM_PAGE)
- * @returns {object | undefined}
+ * The confirm page's own messages, by type, for the message router (worker/message-router.js),
+ * which admits only this extension's confirm page and only about the confirmation its URL names
+ * (`msg.id`): confirm_details (what to show) and confirm_answer (the person's click).
+ * @param {import("../worker/confirm-broker.js").ConfirmBroker} broker
+ * @returns {ReadonlyMap<string, (msg: Record<string, unknown>) => object>}
  */
-export function handleConfirmMessage(msg, sender, { broker, extensionId, pageUrl }) {
-  if (!isPlainObject(msg) || (msg.type !== "confirm_details" && msg.type !== "confirm_answer")) return undefined;
-  if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return { ok: false };
-  const id = /** @type {string} */ (msg.id);
-  if (msg.type === "confirm_details") {
-    const details = broker.details(id);
-    return details === null ? { ok: false } : { ok: true, details };
-  }
-  // A presence-confirm request is allowed only by the host's verdict on a tap
-  // (shared/presence-confirm.js), never by a click: from the page it can only be denied.
-  const pending = broker.details(id);
-  if (msg.decision === "allow" && pending !== null && pending.presence !== null) {
-    broker.answer(id, "deny");
-    return { ok: false };
-  }
-  const decision = msg.decision === "allow" ? "allow" : "deny";
-  // keepWindow: the page denies after a refused tap and keeps saying why (a deny only).
-  return { ok: broker.answer(id, decision, { keepWindow: decision === "deny" && msg.keepWindow === true }) };
-}
-
-/**
- * Whether `sender` is this extension's confirm page showing confirmation `id`.
- * @param {{id?: string, url?: string} | undefined} sender
- * @param {string} extensionId
- * @param {string} pageUrl
- * @param {unknown} id
- */
-export function trustedSender(sender, extensionId, pageUrl, id) {
-  if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
-  if (typeof sender.url !== "string" || typeof id !== "string" || id === "") return false;
-  // Compare the text before "?"/"#" (URL.origin is "null" for chrome-extension: in some engines).
-  const [base] = sender.url.split(/[?#]/, 1);
-  if (base !== pageUrl) return false;
-  let url;
-  try {
-    url = new URL(sender.url);
-  } catch {
-    return false;
-  }
-  return url.searchParams.get("id") === id;
+export function confirmWindowMessages(broker) {
+  return new Map([
+    ["confirm_details", (msg) => {
+      const details = broker.details(/** @type {string} */ (msg.id));
+      return details === null ? { ok: false } : { ok: true, details };
+    }],
+    ["confirm_answer", (msg) => {
+      const id = /** @type {string} */ (msg.id);
+      // A presence-confirm request is allowed only by the host's verdict on a tap
+      // (shared/presence-confirm.js), never by a click: from the page it can only be denied.
+      const pending = broker.details(id);
+      if (msg.decision === "allow" && pending !== null && pending.presence !== null) {
+        broker.answer(id, "deny");
+        return { ok: false };
+      }
+      const decision = msg.decision === "allow" ? "allow" : "deny";
+      // keepWindow: the page denies after a refused tap and keeps saying why (a deny only).
+      return { ok: broker.answer(id, decision, { keepWindow: decision === "deny" && msg.keepWindow === true }) };
+    }],
+  ]);
 }

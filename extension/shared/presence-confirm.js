@@ -4,8 +4,9 @@
 // confirm_presence_begin (→ host presence_begin for the confirmation's own action and detail) and
 // confirm_presence_complete (→ host presence_complete; the broker resolves "allow" only when the
 // host answers {done: true}, anything else denies). Pure: the broker and host call are injected.
-// It must never take the action or detail from the page (only from the pending confirmation),
-// never answer anything but this extension's confirm page for that very id, and never allow a
+// The message router (worker/message-router.js) admits this extension's confirm page alone, for
+// the confirmation its URL names. It must never take the action or detail from the page (only
+// from the pending confirmation), and never allow a
 // confirmation without the host's verdict on a fresh tap (every call taps; no grace). A refusal
 // carries the host's reason code (shared/presence-reasons.js) back to that confirm page only, for the
 // person; the broker's answer to the agent stays a bare deny.
@@ -18,11 +19,8 @@
 // registered under (expectTerminal); the page gets exactly those options, never any from itself.
 
 import { BridgeError } from "./bridge-error.js";
-import { trustedSender } from "./confirm-window.js";
 import { CODE } from "./error-codes.js";
 import { isPlainObject } from "./wire.js";
-
-const TYPES = new Set(["confirm_presence_begin", "confirm_presence_complete"]);
 
 /** The presence action of a confirmation that asks a tap for the terminal. */
 export const TERMINAL_PRESENCE = "terminal";
@@ -120,18 +118,15 @@ export function createPresenceConfirm({ broker, hostCall }) {
 
   return {
     /**
-     * Answer one runtime message, or undefined when it is not a presence-confirm message.
-     * @param {unknown} msg
-     * @param {{id?: string, url?: string} | undefined} sender
-     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(CONFIRM_PAGE)
-     * @returns {Promise<object> | undefined}
+     * The confirm window's tap messages, by type, for the message router
+     * (worker/message-router.js), which admits only this extension's confirm page and only about
+     * the confirmation its URL names (`msg.id`).
+     * @type {ReadonlyMap<string, (msg: Record<string, unknown>) => Promise<object>>}
      */
-    handleMessage(msg, sender, { extensionId, pageUrl }) {
-      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!trustedSender(sender, extensionId, pageUrl, msg.id)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
-      const id = /** @type {string} */ (msg.id);
-      return msg.type === "confirm_presence_begin" ? begin(id) : complete(id, msg.response);
-    },
+    messages: new Map([
+      ["confirm_presence_begin", (msg) => begin(/** @type {string} */ (msg.id))],
+      ["confirm_presence_complete", (msg) => complete(/** @type {string} */ (msg.id), msg.response)],
+    ]),
     /**
      * Register a terminal tap's options under its challenge id (before its confirmation opens).
      * @param {string} challengeId

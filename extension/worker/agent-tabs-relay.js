@@ -4,14 +4,11 @@
 // worker/session-clients.js), agent_tabs_close_orphan {tabId} and
 // agent_tabs_close_orphans (closing orphans: narrowing, free) and agent_tabs_close {tabId} (the
 // person closes one agent tab, live or orphaned: narrowing, free; its session forgets it). Pure:
-// the lifecycle is injected. It must never answer anything but this extension's own popup and
-// options pages, and never close a tab no agent opened (the person's own).
+// the lifecycle is injected; the message router (worker/message-router.js) admits this
+// extension's popup and options page alone. It must never close a tab no agent opened (the
+// person's own).
 
 import { CODE } from "../shared/error-codes.js";
-import { fromOptionsPage as fromPage } from "./pairing.js";
-import { isPlainObject } from "../shared/wire.js";
-
-const TYPES = new Set(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_close"]);
 
 /**
  * @param {{lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "list" | "closeOrphan" | "closeOrphans" | "closeAgentTab">,
@@ -53,16 +50,11 @@ export function createAgentTabsRelay({ lifecycle, sessionClients, log = console 
 
   return {
     /**
-     * Answer one runtime message, or undefined when it is not an agent-tab message.
-     * @param {unknown} msg
-     * @param {{id?: string, url?: string} | undefined} sender
-     * @param {{extensionId: string, pageUrls: string[]}} ctx runtime.getURL of popup and options
-     * @returns {Promise<object> | undefined}
+     * The agent-tab messages, by type, for the message router (worker/message-router.js), which
+     * admits only this extension's popup and options page.
+     * @type {ReadonlyMap<string, (msg: Record<string, unknown>) => Promise<object>>}
      */
-    handleMessage(msg, sender, { extensionId, pageUrls }) {
-      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!pageUrls.some((url) => fromPage(sender, extensionId, url))) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
-      return answer(msg);
-    },
+    messages: new Map(["agent_tabs_list", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_close"]
+      .map((type) => [type, answer])),
   };
 }

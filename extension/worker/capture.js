@@ -10,8 +10,9 @@
 // origin the policy does not approve (withheld, counted), and never let an event throw.
 
 import { utf8Length } from "./chunking.js";
-import { normaliseOrigin, originOf, isApproved } from "../shared/origin.js";
+import { normaliseOrigin, originOf } from "../shared/origin.js";
 import { maskText, maskUrl } from "./mask.js";
+import { NO_POLICY } from "./policy.js";
 import { isPlainObject } from "../shared/wire.js";
 
 /** Most console entries kept per tab (the oldest go first). */
@@ -145,9 +146,8 @@ export function createCapture({ send, hold, attached, now, log = console }) {
   const tabs = new Map();
   /** When each kind's capture began (ms since the epoch), or null while it is off. */
   const began = { console: /** @type {number | null} */ (null), network: /** @type {number | null} */ (null) };
-  /** The origins of the last policy seen (a body is fetched only for an approved target). */
-  /** @type {unknown} */
-  let origins = [];
+  /** The last policy seen (a body is fetched only for an approved target). */
+  let policy = NO_POLICY;
   let globalBodyBytes = 0;
 
   /** @param {number} tabId @returns {TabCapture} */
@@ -255,7 +255,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     const size = r.size > 0 ? r.size : Math.max(0, Math.trunc(Number(encoded) || 0));
     /** @type {NetworkEntry} */
     const e = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0 };
-    if (!isApproved(r.targetOrigin, origins) || !isApproved(r.origin, origins)) e.bodyOmitted = OMITTED.ORIGIN;
+    if (!policy.approves(r.targetOrigin) || !policy.approves(r.origin)) e.bodyOmitted = OMITTED.ORIGIN;
     else if (!isTextMime(r.mimeType)) e.bodyOmitted = OMITTED.BINARY;
     else if (size > BODY_CAP) e.bodyOmitted = OMITTED.TOO_LARGE;
     else if (t.bodyBytes + size > TAB_BODY_BUDGET || globalBodyBytes + size > GLOBAL_BODY_BUDGET) e.bodyOmitted = OMITTED.BUDGET;
@@ -377,12 +377,11 @@ export function createCapture({ send, hold, attached, now, log = console }) {
      * Learn the policy a request carries. A key that went off drops its buffers at once (before
      * this returns) and stops its CDP domains; one that went on begins capture on every attached
      * tab (awaited, so the call that carried it runs with capture on).
-     * @param {unknown} policy
+     * @param {import("./policy.js").Policy} next
      */
-    async observe(policy) {
-      const p = isPlainObject(policy) ? policy : {};
-      origins = p.origins;
-      const want = { console: p.consoleCapture === true, network: p.networkCapture === true };
+    async observe(next) {
+      policy = next;
+      const want = { console: next.allows("consoleCapture"), network: next.allows("networkCapture") };
       const off = { console: !want.console && began.console !== null, network: !want.network && began.network !== null };
       const on = { console: want.console && began.console === null, network: want.network && began.network === null };
       if (off.console) {
@@ -441,15 +440,15 @@ export function createCapture({ send, hold, attached, now, log = console }) {
 
     /**
      * page_console's answer for one tab: the newest `limit` entries of `level` (oldest first)
-     * whose origin `approved` lists; the rest withheld (counted). `clear` empties the tab's ring.
+     * whose origin `approves` approves; the rest withheld (counted). `clear` empties the tab's ring.
      * @param {number} tabId
      * @param {{level: "error" | "warning" | "all", limit: number, clear: boolean}} q
-     * @param {unknown} approved policy.origins
+     * @param {(origin: string | null) => boolean} approves the call's policy's `approves`
      */
-    console(tabId, { level, limit, clear }, approved) {
+    console(tabId, { level, limit, clear }, approves) {
       const t = tabs.get(tabId);
       const all = t === undefined ? [] : t.consoleRing.filter((e) => level === "all" || e.level === level);
-      const shown = all.filter((e) => isApproved(e.origin, approved));
+      const shown = all.filter((e) => approves(e.origin));
       const entries = shown.slice(-limit).map(({ ts, level: l, text, source, origin }) => ({ ts, level: l, text, source, origin: /** @type {string} */ (origin) }));
       if (clear && t !== undefined) {
         // A later replay of a cleared entry stays out.
@@ -462,24 +461,24 @@ export function createCapture({ send, hold, attached, now, log = console }) {
 
     /**
      * page_network's answer for one tab: the newest `limit` finished XHR/fetch responses whose
-     * (masked) URL contains `url`, from documents whose origin `approved` lists (the rest
+     * (masked) URL contains `url`, from documents whose origin `approves` approves (the rest
      * withheld, counted); a body only while its target's origin is approved too. Bodies Chrome
      * is still being asked for are waited for (each ask is bounded by `send`).
      * @param {number} tabId
      * @param {{url: string | null, limit: number, clear: boolean}} q
-     * @param {unknown} approved policy.origins
+     * @param {(origin: string | null) => boolean} approves the call's policy's `approves`
      */
-    async network(tabId, { url, limit, clear }, approved) {
+    async network(tabId, { url, limit, clear }, approves) {
       const before = tabs.get(tabId);
       if (before !== undefined) await Promise.all([...before.inflight]);
       const t = tabs.get(tabId);
       const all = t === undefined ? [] : t.networkRing.filter((e) => url === null || e.url.includes(url));
-      const shown = all.filter((e) => isApproved(e.origin, approved));
+      const shown = all.filter((e) => approves(e.origin));
       const entries = shown.slice(-limit).map((e) => {
         /** @type {Record<string, unknown>} */
         const out = { ts: e.ts, method: e.method, url: e.url, status: e.status, type: e.type, mimeType: e.mimeType, size: e.size, origin: e.origin };
         if (e.failed !== undefined) out.failed = e.failed;
-        if (e.body !== undefined && isApproved(e.targetOrigin, approved)) out.body = e.body;
+        if (e.body !== undefined && approves(e.targetOrigin)) out.body = e.body;
         else out.bodyOmitted = e.body !== undefined ? OMITTED.ORIGIN : e.bodyOmitted ?? OMITTED.UNAVAILABLE;
         return out;
       });

@@ -17,7 +17,8 @@
 import { BridgeError } from "../shared/bridge-error.js";
 import { dialogOpenError, leaveRefused } from "./dialogs.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf } from "../shared/origin.js";
+import { originOf } from "../shared/origin.js";
+import { NO_POLICY } from "./policy.js";
 
 /** The CDP version chrome.debugger.attach is asked for. */
 export const CDP_VERSION = "1.3";
@@ -125,7 +126,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       // Before anything navigates the tab: the capture tails' domains, when they are on.
       // Bounded: a page that does not answer must not hold the attachment (nor its call) up.
       if (sink !== undefined) {
-        const noCall = /** @type {Ctx} */ ({ session: "", policy: {} });
+        const noCall = /** @type {Ctx} */ ({ session: "", policy: NO_POLICY });
         await step(noCall, "enable the capture tails", sink.attached(tabId, api.send), SOFT_ATTACH_MS).catch(() => {});
       }
     })();
@@ -326,12 +327,12 @@ export function createDialogGuard({ manager, dialogs, ownerOf }) {
    * @param {string} [during]
    */
   const refusal = (tabId, d, ctx, during) => {
-    const approved = isApproved(originOf(d.url), ctx?.policy?.origins);
+    const approved = (ctx?.policy ?? NO_POLICY).approves(originOf(d.url));
     if (d.pending?.answered === "auto-dismissed" && during !== undefined) return leaveRefused(tabId, d, during, approved);
     return dialogOpenError(tabId, d, during, { approved });
   };
   /** The tab's calls run under this policy's dialogArming. @param {number} tabId @param {any} ctx */
-  const track = (tabId, ctx) => dialogs.setArming(tabId, ctx?.policy?.dialogArming === true);
+  const track = (tabId, ctx) => dialogs.setArming(tabId, (ctx?.policy ?? NO_POLICY).allows("dialogArming"));
   return {
     admit(action, tabId, ctx) {
       if (!mine(tabId, ctx)) return "queue";

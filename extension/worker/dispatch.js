@@ -7,10 +7,10 @@
 // worker/mask.js's `maskOutcome` in this file's one exit (`reply`): no handler can opt out.
 
 import { BridgeError, MAX_ERROR_MESSAGE } from "../shared/bridge-error.js";
-import { confirmTimeoutMs } from "../shared/confirm-window.js";
 import { CODE, errorReply } from "../shared/error-codes.js";
 import { parseCommand } from "./journal.js";
 import { maskOutcome } from "./mask.js";
+import { parsePolicy } from "./policy.js";
 import { isPlainObject } from "../shared/wire.js";
 
 /**
@@ -24,18 +24,19 @@ export const CALL_MARGIN_MS = 2_000;
 /**
  * How long the extension gives one call: the person's confirm timeout plus the server's slack,
  * less a margin (a call's every step must end by then — handlers/support.js `step`).
- * @param {unknown} policy
+ * @param {import("./policy.js").Policy} policy
  */
 export function callBudgetMs(policy) {
-  return confirmTimeoutMs(policy) + CALL_SLACK_MS - CALL_MARGIN_MS;
+  return policy.confirmTimeoutMs + CALL_SLACK_MS - CALL_MARGIN_MS;
 }
 
 /**
  * Who is asking and under which policy (protocol.md "Page tools over hop 3"): set by the host
  * from the verified trust record on every request; `deadline` (ms since the epoch) is when the
  * call's every step must have ended (`callBudgetMs` from its arrival); `client` is the label the
- * person paired the asking MCP client under (null: none), for the person's eyes only.
- * @typedef {{session: string, client?: string | null, policy: Record<string, unknown>, deadline: number}} Context
+ * person paired the asking MCP client under (null: none), for the person's eyes only; `policy` is
+ * the request's policy, read once here (worker/policy.js): handlers ask it, never the raw JSON.
+ * @typedef {{session: string, client?: string | null, policy: import("./policy.js").Policy, deadline: number}} Context
  */
 /**
  * @typedef {(args: Record<string, unknown>, ctx: Context) => unknown | Promise<unknown>} Handler
@@ -43,7 +44,7 @@ export function callBudgetMs(policy) {
  */
 /**
  * @typedef {{type: "request", id: string, action: string, args: Record<string, unknown>,
- *   session: string, client: string | null, policy: Record<string, unknown>,
+ *   session: string, client: string | null, policy: import("./policy.js").Policy,
  *   command: import("./journal.js").Command | null}} Request
  */
 /**
@@ -92,7 +93,7 @@ export function validateRequest(msg) {
     ok: true,
     request: {
       type: "request", id, action: msg.action, args: msg.args, session: msg.session,
-      client: typeof msg.client === "string" && CLIENT_LABEL_RE.test(msg.client) ? msg.client : null, policy: msg.policy,
+      client: typeof msg.client === "string" && CLIENT_LABEL_RE.test(msg.client) ? msg.client : null, policy: parsePolicy(msg.policy),
       command: command.command,
     },
   };

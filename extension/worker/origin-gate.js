@@ -10,9 +10,8 @@
 // a policy change itself.
 
 import { BridgeError } from "../shared/bridge-error.js";
-import { confirmTimeoutMs } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
-import { isApproved, originOf, permissionPattern } from "../shared/origin.js";
+import { originOf, permissionPattern } from "../shared/origin.js";
 import { isPlainObject } from "../shared/wire.js";
 
 /**
@@ -28,7 +27,7 @@ import { isPlainObject } from "../shared/wire.js";
  * @property {{warn: (...a: unknown[]) => void}} [log]
  */
 
-/** @typedef {{session: string, client?: string | null, policy: Record<string, unknown>}} Ctx */
+/** @typedef {{session: string, client?: string | null, policy: import("./policy.js").Policy}} Ctx */
 /** @typedef {{ask: "none" | "click"} | {ask: "tap", action: string, detail: string}} Decision */
 
 /**
@@ -52,9 +51,8 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
    * @returns {Promise<boolean | "timeout">}
    */
   async function ask(origin, pattern, ctx, tool) {
-    const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
     /** @type {Decision | null} */
-    const how = isApproved(origin, origins) ? { ask: "none" } : await decision(origin);
+    const how = ctx.policy.approves(origin) ? { ask: "none" } : await decision(origin);
     if (how === null) return false;
     if (how.ask === "none") {
       // The signed policy already approves it (a tap or the terminal did): only Chrome's own grant
@@ -62,7 +60,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       const answer = await confirm({
         kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
         detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
-        timeoutMs: confirmTimeoutMs(ctx.policy),
+        timeoutMs: ctx.policy.confirmTimeoutMs,
       });
       if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
       return permissionsContains(pattern).catch(() => false);
@@ -72,7 +70,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
         kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
         detail: `Allow tabwarden's agent on ${origin}? Confirm with your security key.`,
         presence: { action: how.action, detail: how.detail },
-        timeoutMs: confirmTimeoutMs(ctx.policy),
+        timeoutMs: ctx.policy.confirmTimeoutMs,
       });
       // "allow" only on the host's {done: true} for a verified tap: the policy is already signed.
       if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
@@ -81,7 +79,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
     const answer = await confirm({
       kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
       detail: `Allow tabwarden's agent on ${origin}?`,
-      timeoutMs: confirmTimeoutMs(ctx.policy),
+      timeoutMs: ctx.policy.confirmTimeoutMs,
     });
     if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
     try {
@@ -120,8 +118,7 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
     if (origin === null || pattern === null) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "page tools work only on http and https pages");
     }
-    const origins = isPlainObject(ctx.policy) ? ctx.policy.origins : undefined;
-    if (isApproved(origin, origins) && (await permissionsContains(pattern).catch(() => false))) return origin;
+    if (ctx.policy.approves(origin) && (await permissionsContains(pattern).catch(() => false))) return origin;
     let pending = prompting.get(origin);
     if (pending === undefined) {
       pending = ask(origin, pattern, ctx, tool).finally(() => prompting.delete(origin));

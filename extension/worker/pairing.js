@@ -2,19 +2,15 @@
 // options_status (with whether the trust record was rolled back, worker/epoch-ratchet.js),
 // pair_begin and pair_complete runtime messages by calling the host (host_call),
 // proves the new host key before pinning it, and stores the pinned record. Pure: the host call,
-// storage, WebCrypto, randomness, clock and gate are injected. It must never answer anything but
-// this extension's own options page, never pin a key the host has not just proven it holds, and
-// never take the host key from the page (only from the host's own pair_begin answer).
+// storage, WebCrypto, randomness, clock and gate are injected; the message router
+// (worker/message-router.js) admits this extension's options page alone. It must never pin a key
+// the host has not just proven it holds, and never take the host key from the page (only from the
+// host's own pair_begin answer).
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
 import { PIN_STORAGE_KEY, proveHost } from "./pinning.js";
 import { isPlainObject } from "../shared/wire.js";
-
-/** Page that runs pairing (manifest "options_page"). */
-export const OPTIONS_PAGE = "options.html";
-
-const TYPES = new Set(["options_status", "pair_begin", "pair_complete"]);
 
 /**
  * @typedef {object} PairingDeps
@@ -129,31 +125,14 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
 
   return {
     /**
-     * Answer one runtime message, or undefined when it is not a pairing message.
-     * @param {unknown} msg
-     * @param {{id?: string, url?: string} | undefined} sender
-     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(OPTIONS_PAGE)
-     * @returns {Promise<object> | undefined}
+     * The pairing messages, by type, for the message router (worker/message-router.js), which
+     * admits only this extension's options page.
+     * @type {ReadonlyMap<string, (msg: Record<string, unknown>) => Promise<object>>}
      */
-    handleMessage(msg, sender, { extensionId, pageUrl }) {
-      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
-      if (msg.type === "options_status") return Promise.resolve(status());
-      if (msg.type === "pair_begin") return begin(msg.code);
-      return complete(msg);
-    },
+    messages: new Map(/** @type {Array<[string, (msg: Record<string, unknown>) => Promise<object>]>} */ ([
+      ["options_status", async () => status()],
+      ["pair_begin", (msg) => begin(msg.code)],
+      ["pair_complete", complete],
+    ])),
   };
-}
-
-/**
- * Whether the sender is this extension's options page (any query or fragment).
- * @param {{id?: string, url?: string} | undefined} sender
- * @param {string} extensionId
- * @param {string} pageUrl
- */
-export function fromOptionsPage(sender, extensionId, pageUrl) {
-  if (!sender || typeof extensionId !== "string" || extensionId === "" || sender.id !== extensionId) return false;
-  if (typeof sender.url !== "string" || typeof pageUrl !== "string" || pageUrl === "") return false;
-  const [base] = sender.url.split(/[?#]/, 1);
-  return base === pageUrl;
 }

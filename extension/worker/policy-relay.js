@@ -1,18 +1,16 @@
 // policy-relay.js — the service worker's side of the options page's Policy section: relays
 // policy_get, presence_begin, presence_complete, policy_restrict, kill, (MCP clients section)
 // clients_recent and (Audit log section) audit_tail runtime messages to the
-// host (host_call) and hands back its answer. Pure: the host call is injected. It must never
-// answer anything but this extension's own options page, never decide policy itself (the host
-// verifies every tap and signs every change), and never complete a tap for a different action or
-// detail than the one its challenge was begun for.
+// host (host_call) and hands back its answer. Pure: the host call is injected; the message router
+// (worker/message-router.js) admits this extension's options page alone. It must never decide
+// policy itself (the host verifies every tap and signs every change), and never complete a tap
+// for a different action or detail than the one its challenge was begun for.
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { canonicalJson } from "../shared/canonical-json.js";
 import { CODE } from "../shared/error-codes.js";
-import { fromOptionsPage } from "./pairing.js";
 import { isPlainObject } from "../shared/wire.js";
 
-const TYPES = new Set(["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent", "client_revoke", "audit_tail"]);
 /** A client label, as the host writes them (trust record rules). */
 const CLIENT_LABEL = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 /**
@@ -171,16 +169,10 @@ export function createPolicyRelay({ hostCall }) {
 
   return {
     /**
-     * Answer one runtime message, or undefined when it is not a policy message.
-     * @param {unknown} msg
-     * @param {{id?: string, url?: string} | undefined} sender
-     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(OPTIONS_PAGE)
-     * @returns {Promise<object> | undefined}
+     * The options page's messages, by type, for the message router (worker/message-router.js),
+     * which admits only this extension's options page.
+     * @type {ReadonlyMap<string, (msg: Record<string, unknown>) => Promise<object>>}
      */
-    handleMessage(msg, sender, { extensionId, pageUrl }) {
-      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!fromOptionsPage(sender, extensionId, pageUrl)) return Promise.resolve(bad());
-      return HANDLERS[/** @type {keyof typeof HANDLERS} */ (msg.type)](msg);
-    },
+    messages: new Map(Object.entries(HANDLERS)),
   };
 }

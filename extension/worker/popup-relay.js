@@ -2,18 +2,13 @@
 // host-key gate, kill switch from the host's policy_get, whether the trust record was rolled back
 // (worker/epoch-ratchet.js), and the recent calls) and popup_kill
 // (host_call kill: narrowing, free, no tap). Pure: the host call, snapshots and recent-call list
-// are injected. It must never answer anything but this extension's own popup page, and never offer
-// anything that widens (unkill and every widening need a tap on the options page).
+// are injected; the message router (worker/message-router.js) admits this extension's popup alone.
+// It must never offer anything that widens (unkill and every widening need a tap on the options
+// page).
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { fromOptionsPage as fromPage } from "./pairing.js";
 import { isPlainObject } from "../shared/wire.js";
-
-/** The popup page (manifest action.default_popup). */
-export const POPUP_PAGE = "popup.html";
-
-const TYPES = new Set(["popup_status", "popup_kill"]);
 
 /**
  * @param {{hostCall: (action: string, args: object) => Promise<any>,
@@ -78,16 +73,10 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, roll
 
   return {
     /**
-     * Answer one runtime message, or undefined when it is not a popup message.
-     * @param {unknown} msg
-     * @param {{id?: string, url?: string} | undefined} sender
-     * @param {{extensionId: string, pageUrl: string}} ctx pageUrl = runtime.getURL(POPUP_PAGE)
-     * @returns {Promise<object> | undefined}
+     * The popup's messages, by type, for the message router (worker/message-router.js), which
+     * admits only this extension's popup.
+     * @type {ReadonlyMap<string, (msg: Record<string, unknown>) => Promise<object>>}
      */
-    handleMessage(msg, sender, { extensionId, pageUrl }) {
-      if (!isPlainObject(msg) || typeof msg.type !== "string" || !TYPES.has(msg.type)) return undefined;
-      if (!fromPage(sender, extensionId, pageUrl)) return Promise.resolve({ ok: false, code: CODE.BAD_REQUEST });
-      return msg.type === "popup_status" ? status() : kill();
-    },
+    messages: new Map(/** @type {Array<[string, () => Promise<object>]>} */ ([["popup_status", status], ["popup_kill", kill]])),
   };
 }

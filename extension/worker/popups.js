@@ -8,6 +8,8 @@
 // person's), never hand a tab to a second session (ownership.claim refuses), and never go over
 // the cap (a popup that finds no room stays unowned: nobody can drive it).
 
+import { NO_POLICY } from "./policy.js";
+
 /**
  * One tab that joined a session this way.
  * @typedef {{id: number, url: string, opener: number, session: string}} JoinedTab
@@ -17,7 +19,7 @@
  * @typedef {object} Popups
  * @property {(openerTabId: unknown, tabId: unknown, url: unknown) => Promise<JoinedTab | null>} created
  *   a tab was opened by (a frame of) `openerTabId`; the joined tab, or null when it did not join
- * @property {(openerTabId: number, policy: unknown) => PopupWatch} watch arm before an action that
+ * @property {(openerTabId: number, policy: import("./policy.js").Policy) => PopupWatch} watch arm before an action that
  *   may open a tab; `policy` (the call's) is also the cap later popups of that session are held to
  * @property {(tabId: number) => void} removed tabs.onRemoved
  */
@@ -40,7 +42,7 @@ export function createPopups({ ownership, lifecycle, attach, log = console }) {
   /** openerTabId -> armed watches. @type {Map<number, Set<{take: (t: JoinedTab) => void}>>} */
   const watching = new Map();
   /** session -> the policy of its latest armed call (the cap its popups are held to). */
-  /** @type {Map<string, unknown>} */
+  /** @type {Map<string, import("./policy.js").Policy>} */
   const policyOf = new Map();
 
   return {
@@ -51,7 +53,7 @@ export function createPopups({ ownership, lifecycle, attach, log = console }) {
       const session = ownership.owner(opener);
       if (session === null) return null; // a person's tab (or an orphan): its popups are the person's
       try {
-        await lifecycle.makeRoom(policyOf.get(session));
+        await lifecycle.makeRoom(policyOf.get(session) ?? NO_POLICY);
       } catch (err) {
         log.warn(`tabwarden: tab ${id}, opened by agent tab ${opener}, did not join its session (the agent-tab cap)`, err);
         return null;

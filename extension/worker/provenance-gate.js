@@ -31,7 +31,7 @@
 import { BridgeError } from "../shared/bridge-error.js";
 import { canonicalJson, compareCodePoints } from "../shared/canonical-json.js";
 import { ADDRESS_LINEAGE } from "./catalogue.js";
-import { confirmTimeoutMs, refuseUnlessAllowed } from "../shared/confirm-window.js";
+import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { originOf } from "../shared/origin.js";
 import { isPlainObject } from "../shared/wire.js";
@@ -150,15 +150,6 @@ function evidenceList(list) {
   });
 }
 
-/**
- * The policy's answer to foreign lineage: "strict", "off" or (anything else) "confirm".
- * @param {unknown} policy
- */
-export function provenanceMode(policy) {
-  const v = isPlainObject(policy) ? policy.provenance : undefined;
-  return v === "strict" || v === "off" ? v : "confirm";
-}
-
 /** @param {number | null} at */
 function when(at) {
   return at === null ? "earlier" : new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
@@ -207,7 +198,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
     if (lineage === null) return null;
     const { evidence } = lineage;
     const foreign = evidence.filter((e) => e.sourceOrigin !== target);
-    const pictured = foreign.length === 0 && provenanceMode(ctx.policy) === "strict"
+    const pictured = foreign.length === 0 && ctx.policy.provenance === "strict"
       ? lineage.captures.filter((c) => c.sourceOrigin !== target) : [];
     // Captures alone decide nothing unless strict asks about one: no decision to report.
     if (evidence.length === 0 && pictured.length === 0) return null;
@@ -222,7 +213,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
     } else if (foreign.length === 0) {
       decision = "same_origin";
     } else {
-      const mode = provenanceMode(ctx.policy);
+      const mode = ctx.policy.provenance;
       const sources = [...new Set(foreign.map((e) => e.sourceOrigin))];
       const named = sources.map((s) => (s === "unknown" ? "a page whose site is not known" : `a page on ${s}`)).join(" and ");
       if (mode === "strict") {
@@ -258,7 +249,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
         }
         const answer = await confirm({
           kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence, source: named,
-          timeoutMs: confirmTimeoutMs(ctx.policy),
+          timeoutMs: ctx.policy.confirmTimeoutMs,
         });
         refuseUnlessAllowed(answer, why);
         decision = "confirmed";
@@ -297,7 +288,7 @@ export function createProvenanceGate({ confirm, enrolled = async () => false }) 
       : `${intro} Let the agent ${doing} this value? Only say yes if you meant it to go here.`;
     const answer = await confirm({
       kind: "action", tool, origin: target ?? "", client: ctx.client ?? null, detail, presence: null,
-      source: `possibly ${named}`, timeoutMs: confirmTimeoutMs(ctx.policy),
+      source: `possibly ${named}`, timeoutMs: ctx.policy.confirmTimeoutMs,
     });
     refuseUnlessAllowed(answer, why);
   }

@@ -17,8 +17,6 @@ import { isPlainObject } from "../shared/wire.js";
 
 /** chrome.storage.session key of the persisted ownership (worker/ownership.js snapshot). */
 export const AGENT_TABS_KEY = "agentTabs";
-/** The cap when the policy does not say (an older host): the policy's own default. */
-export const DEFAULT_MAX_AGENT_TABS = 20;
 /** After an agent tab operation, activations this long are still the agent's doing. */
 export const SETTLE_MS = 500;
 /** Longest title a list shows. */
@@ -29,16 +27,6 @@ const MAX_TITLE = 200;
  * @typedef {{id: number, session: string, origin: string, title: string, orphaned: boolean,
  *   orphanedAt: number | null, viewed: boolean}} AgentTabRow
  */
-
-/**
- * The cap a policy sets: maxAgentTabs when it is a valid integer, else the default.
- * @param {unknown} policy
- */
-export function maxAgentTabs(policy) {
-  const v = isPlainObject(policy) ? policy.maxAgentTabs : undefined;
-  return Number.isInteger(v) && /** @type {number} */ (v) >= 1 && /** @type {number} */ (v) <= 200
-    ? /** @type {number} */ (v) : DEFAULT_MAX_AGENT_TABS;
-}
 
 /**
  * @typedef {object} LifecycleBrowser
@@ -62,7 +50,7 @@ export function maxAgentTabs(policy) {
  * @property {(tabId: number) => Promise<boolean>} closeAgentTab the person closes one agent tab,
  *   live or orphaned, from the popup or the options page: closed and forgotten by its session
  *   (false: not an agent tab, so never the person's own)
- * @property {(policy: unknown) => Promise<number[]>} makeRoom before tab_open: closes orphans
+ * @property {(policy: import("./policy.js").Policy) => Promise<number[]>} makeRoom before tab_open: closes orphans
  *   until below the cap; throws tab_limit when it cannot; returns the closed ids
  * @property {(tabId: number) => Promise<void>} claimed a tab became owned (kept from discarding)
  */
@@ -190,7 +178,7 @@ export function createTabLifecycle({ ownership, browser, timers, onReleased = ()
       return true;
     },
     async makeRoom(policy) {
-      const cap = maxAgentTabs(policy);
+      const cap = policy.maxAgentTabs;
       /** @type {number[]} */
       const closed = [];
       const openIds = new Set((await list()).map((r) => r.id));

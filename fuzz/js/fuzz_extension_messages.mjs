@@ -1,4 +1,4 @@
-// Invariant: every message the extension's service worker validates — a host `request` (dispatch.js validateRequest and the Map dispatcher), a confirm page's runtime message (confirm-window.js handleConfirmMessage / trustedSender), an options page's policy or pairing message (policy-relay.js, validDetail, pairing.js), a popup message (popup-relay.js) — never throws and is accepted exactly when an independent model of its documented shape accepts it: no handler runs for an action the Map lacks ("constructor", "__proto__"), no reply carries an unexpected exception's text, no answer or host call is made for an untrusted sender or a malformed message, and no host key is pinned that the host did not prove; and chunking.js chunkReply always rejoins to its input in slices within the byte budget, never splitting a surrogate pair.
+// Invariant: every message the extension's service worker validates — a host `request` (dispatch.js validateRequest and the Map dispatcher), a confirm page's runtime message (confirm-window.js's messages behind message-router.js's confirm tier), an options page's policy or pairing message (policy-relay.js, validDetail, pairing.js), a popup message (popup-relay.js), each through message-router.js — never throws and is accepted exactly when an independent model of its documented shape accepts it: no handler runs for an action the Map lacks ("constructor", "__proto__"), no reply carries an unexpected exception's text, no answer or host call is made for an untrusted sender or a malformed message, and no host key is pinned that the host did not prove; and chunking.js chunkReply always rejoins to its input in slices within the byte budget, never splitting a surrogate pair.
 //
 // fuzz_extension_messages.mjs — a seeded structure-aware mutator (no dependencies): valid seed
 // messages for each target are bent (fields dropped, retyped, renamed, swapped for edge values)
@@ -11,7 +11,8 @@
 import { nonEmpty, plain, runTargets } from "./mutator.mjs";
 import { chunkReply, utf8Length } from "../../extension/worker/chunking.js";
 import { canonicalJson } from "../../extension/shared/canonical-json.js";
-import { handleConfirmMessage, trustedSender } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages } from "../../extension/shared/confirm-window.js";
+import { MESSAGE_TABLE, createMessageRouter, senderTier } from "../../extension/worker/message-router.js";
 import { createDispatcher, validateRequest } from "../../extension/worker/dispatch.js";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { CODE } from "../../extension/shared/error-codes.js";
@@ -44,6 +45,15 @@ function check(cond, what) {
   if (!cond) throw new Error(`invariant broken: ${what}`);
 }
 
+const SELF = { extensionId: EXT, pageUrl: (page) => `chrome-extension://${EXT}/${page}` };
+
+/** The worker's one door (worker/message-router.js) over `handlers`: the table's rows for them. */
+function routed(handlers) {
+  const handling = new Map(handlers);
+  const router = createMessageRouter({ ...SELF, handlers: handling, table: new Map([...MESSAGE_TABLE].filter(([t]) => handling.has(t))) });
+  return (msg, sender) => router.route(msg, sender);
+}
+
 // --- targets ------------------------------------------------------------------------------------
 
 const ROUTES = new Map([
@@ -59,7 +69,12 @@ async function targetRequest(msg) {
   const checked = validateRequest(msg);
   check(checked.ok === modelRequest(msg), `validateRequest says ${checked.ok}`);
   if (checked.ok) {
-    for (const k of ["id", "action", "args", "session", "policy"]) check(checked.request[k] === msg[k], `request.${k} copied`);
+    for (const k of ["id", "action", "args", "session"]) check(checked.request[k] === msg[k], `request.${k} copied`);
+    // The policy is read once at the door (worker/policy.js): frozen, approving only what it lists.
+    const { policy } = checked.request;
+    check(Object.isFrozen(policy) && Object.isFrozen(policy.approvedOrigins), "request.policy read once, frozen");
+    const listed = Object.hasOwn(msg.policy, "origins") && Array.isArray(msg.policy.origins) ? msg.policy.origins : [];
+    check(policy.approvedOrigins.length <= listed.length, "request.policy approves only listed origins");
   }
   const reply = await dispatcher.dispatch(msg);
   const id = plain(msg) && nonEmpty(msg.id) ? msg.id : null;
@@ -104,9 +119,11 @@ function modelTrusted(sender, id) {
 async function targetConfirm(input) {
   const { msg, sender, presence } = plain(input) ? input : { msg: input, sender: undefined, presence: false };
   const broker = fakeBroker(presence === true);
-  const trusted = trustedSender(plain(sender) ? sender : undefined, EXT, CONFIRM_URL, plain(msg) ? msg.id : undefined);
-  check(trusted === modelTrusted(sender, plain(msg) ? msg.id : undefined), `trustedSender says ${trusted}`);
-  const out = handleConfirmMessage(msg, plain(sender) ? sender : undefined, { broker, extensionId: EXT, pageUrl: CONFIRM_URL });
+  const from = senderTier(plain(sender) ? sender : undefined, SELF);
+  const id = plain(msg) ? msg.id : undefined;
+  const trusted = from.tier === "confirm" && nonEmpty(id) && id === from.confirmationId;
+  check(trusted === modelTrusted(sender, id), `the router's confirm tier says ${trusted}`);
+  const out = routed(confirmWindowMessages(broker))(msg, plain(sender) ? sender : undefined);
   const ours = plain(msg) && (msg.type === "confirm_details" || msg.type === "confirm_answer");
   if (!ours) {
     check(out === undefined && broker.answers.length === 0, "not a confirm message: ignored");
@@ -155,11 +172,11 @@ async function targetPolicy(input) {
       return { done: true };
     },
   });
-  const ctx = { extensionId: EXT, pageUrl: OPTIONS_URL };
+  const route = routed(relay.messages);
   // A begun tap first, so presence_complete has something to match (or not).
-  await relay.handleMessage({ type: "presence_begin", action: "unkill", detail: "" }, { id: EXT, url: OPTIONS_URL }, ctx);
+  await route({ type: "presence_begin", action: "unkill", detail: "" }, { id: EXT, url: OPTIONS_URL });
   calls.length = 0;
-  const out = relay.handleMessage(msg, plain(sender) ? sender : undefined, ctx);
+  const out = route(msg, plain(sender) ? sender : undefined);
   const types = ["policy_get", "presence_begin", "presence_complete", "policy_restrict", "kill", "clients_recent", "client_revoke", "audit_tail"];
   if (!(plain(msg) && types.includes(msg.type))) {
     check(out === undefined, "not a policy message: ignored");
@@ -201,10 +218,10 @@ async function targetPairing(input) {
     randomBytes: (n) => new Uint8Array(n).fill(7),
     nowMs: () => 0,
   });
-  const ctx = { extensionId: EXT, pageUrl: OPTIONS_URL };
-  await pairing.handleMessage({ type: "pair_begin", code: "tw-1" }, { id: EXT, url: OPTIONS_URL }, ctx);
+  const route = routed(pairing.messages);
+  await route({ type: "pair_begin", code: "tw-1" }, { id: EXT, url: OPTIONS_URL });
   calls.length = 0;
-  const out = pairing.handleMessage(msg, plain(sender) ? sender : undefined, ctx);
+  const out = route(msg, plain(sender) ? sender : undefined);
   if (!(plain(msg) && ["options_status", "pair_begin", "pair_complete"].includes(msg.type))) {
     check(out === undefined, "not a pairing message: ignored");
     return;
@@ -232,7 +249,7 @@ async function targetPopup(input) {
     gateSnapshot: () => ({ state: "trusted" }),
     recent: async () => [],
   });
-  const out = relay.handleMessage(msg, plain(sender) ? sender : undefined, { extensionId: EXT, pageUrl: popupUrl });
+  const out = routed(relay.messages)(msg, plain(sender) ? sender : undefined);
   if (!(plain(msg) && (msg.type === "popup_status" || msg.type === "popup_kill"))) {
     check(out === undefined, "not a popup message: ignored");
     return;

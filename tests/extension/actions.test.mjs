@@ -14,6 +14,7 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { readFileSync } from "node:fs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 /** Deps that are never called: building the routes only makes closures. */
 const inert = () => ({
@@ -101,7 +102,7 @@ function renderRig(frames, approved) {
   };
   return { deps, state };
 }
-const ctx = { session: "s", policy: { origins: ["http://top.test"] }, deadline: Date.now() + 60_000 };
+const ctx = { session: "s", policy: parsePolicy({ origins: ["http://top.test"] }), deadline: Date.now() + 60_000 };
 const TOP = { frameId: 0, parentFrameId: -1, url: "http://top.test/" };
 
 test("a RENDERS action asks about every frame's origin first and never runs while one is unapproved", async () => {

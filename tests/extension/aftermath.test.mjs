@@ -7,10 +7,11 @@ import { BLOCKED_ERROR, createNavBlocker } from "../../extension/worker/nav-bloc
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { OBSERVE_ELSEWHERE, OBSERVE_TEXT_CHARS, argObserve, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
 const EVIL = "http://evil.test";
-const S1 = { session: "s1", policy: { origins: [OK] } };
+const S1 = { session: "s1", policy: parsePolicy({ origins: [OK] }) };
 
 /**
  * withAftermath around recording stand-ins for page_click, page_snapshot and page_text (the

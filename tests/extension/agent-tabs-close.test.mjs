@@ -4,6 +4,7 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createTabLifecycle } from "../../extension/worker/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/worker/agent-tabs-relay.js";
 import { CHANGING } from "../../extension/shared/live-refresh.js";
+import { pageRouter } from "./helpers/fakes.mjs";
 
 // The person closes an agent tab from the popup or the options page: a live session's
 // tab closes and its session forgets it; a tab no agent opened is never closed this way.
@@ -35,12 +36,12 @@ test("closing a live session's tab from the popup closes it and the session forg
   const w = world();
   w.openTab("s-1-a", 1); w.openTab("s-1-a", 2);
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, log: { warn: () => {} } });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close", tabId: 1 }, POPUP, CTX), { ok: true, closed: 1 });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_close", tabId: 1 }, POPUP), { ok: true, closed: 1 });
   assert.deepEqual(w.removed, [1]);
   assert.deepEqual(w.released, [1], "its debugger and grace are let go");
   assert.equal(w.ownership.owner(1), null);
   assert.deepEqual(w.ownership.tabsOf("s-1-a"), [2], "the session forgets the closed tab only");
-  const list = await relay.handleMessage({ type: "agent_tabs_list" }, POPUP, CTX);
+  const list = await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_list" }, POPUP);
   assert.deepEqual(list.tabs.map((r) => r.id), [2]);
   assert.ok(CHANGING.has("agent_tabs_close"), "other open pages re-read after it");
 });
@@ -50,11 +51,11 @@ test("the person's own tab, a gone tab and a web page's request are refused; not
   w.openTab(null, 5); // the person's own tab: no agent opened it
   w.openTab("s-1-a", 6);
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, log: { warn: () => {} } });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close", tabId: 5 }, POPUP, CTX), { ok: false, code: "tab_not_found" });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close", tabId: 99 }, POPUP, CTX), { ok: false, code: "tab_not_found" });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close", tabId: "6" }, POPUP, CTX), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_close", tabId: 5 }, POPUP), { ok: false, code: "tab_not_found" });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_close", tabId: 99 }, POPUP), { ok: false, code: "tab_not_found" });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_close", tabId: "6" }, POPUP), { ok: false, code: "bad_request" });
   const page = { id: "evil", url: "https://evil.test/" };
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close", tabId: 6 }, page, CTX), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "agent_tabs_close", tabId: 6 }, page), { ok: false, code: "bad_request" });
   assert.deepEqual(w.removed, []);
   assert.equal(w.ownership.owner(6), "s-1-a");
 });

@@ -8,6 +8,7 @@ import {
 } from "../../extension/ui/audit-view.js";
 import { createPolicyRelay } from "../../extension/worker/policy-relay.js";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { pageRouter } from "./helpers/fakes.mjs";
 
 const EXT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "extension");
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
@@ -149,7 +150,7 @@ test("relay: audit_tail only from this extension's options page; limit checked; 
     if (answer instanceof Error) throw answer;
     return answer;
   } });
-  const send = (msg, ...sender) => relay.handleMessage(msg, sender.length > 0 ? sender[0] : OK_SENDER, CTX);
+  const send = (msg, ...sender) => pageRouter(CTX.extensionId, relay.messages)(msg, sender.length > 0 ? sender[0] : OK_SENDER);
   const bad = { ok: false, code: "bad_request" };
   for (const sender of [undefined, {}, { id: "other", url: PAGE }, { id: EXT_ID, url: "https://evil.test/options.html" },
     { id: EXT_ID, url: `chrome-extension://${EXT_ID}/popup.html` }, { id: EXT_ID, url: `chrome-extension://${EXT_ID}/confirm.html` },

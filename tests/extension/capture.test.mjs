@@ -11,6 +11,10 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { captureHandlers } from "../../extension/handlers/capture.js";
 import { step } from "../../extension/handlers/support.js";
 import { fakeLog, flush } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
+
+/** What a policy approving exactly `origins` answers. @param {...string} origins */
+const approving = (...origins) => parsePolicy({ origins }).approves;
 
 const A = "http://a.test";
 const B = "http://b.test";
@@ -75,22 +79,22 @@ test("masking a body at the cap stays linear on runs built to make a regex backt
 
 test("capture off: nothing is recorded, nothing is enabled; on: begins on every attached tab", async () => {
   const { capture, sent, holds } = setup({ tabs: [1, 2] });
-  await capture.observe(OFF);
+  await capture.observe(parsePolicy(OFF));
   context(capture, 1, 7, A);
   consoleError(capture, 1, 7, "while off", T0 + 1);
-  assert.deepEqual(capture.console(1, Q, [A]), { enabled: false, entries: [], withheld: 0, more: 0 });
+  assert.deepEqual(capture.console(1, Q, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0 });
   assert.deepEqual(sent, []);
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   assert.deepEqual(sent.map(([t, m]) => `${t}:${m}`).sort(), ["1:Log.enable", "1:Network.enable", "1:Runtime.enable", "2:Log.enable", "2:Network.enable", "2:Runtime.enable"]);
   assert.deepEqual(holds, [[1, "Runtime", true], [2, "Runtime", true]]);
   // Seeing the same policy again enables nothing more.
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   assert.equal(sent.length, 6);
 });
 
 test("console: errors, warnings, asserts and exceptions of approved origins, masked; others withheld; replays and pre-capture ones dropped", async () => {
   const { capture } = setup();
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   context(capture, 1, 8, B); // an iframe of another site
   // Runtime.enable's replay of what the page logged before capture began stays out.
@@ -107,7 +111,7 @@ test("console: errors, warnings, asserts and exceptions of approved origins, mas
   capture.event(1, "Log.entryAdded", { entry: { source: "network", level: "error", text: "Failed to load resource: 404", url: `${A}/missing`, timestamp: T0 + 6 } });
   capture.event(1, "Log.entryAdded", { entry: { source: "other", level: "info", text: "info", url: `${A}/`, timestamp: T0 + 7 } });
   consoleError(capture, 1, 99, "unknown context", T0 + 8); // no known origin: never shown
-  const got = capture.console(1, Q, [A]);
+  const got = capture.console(1, Q, approving(A));
   assert.equal(got.enabled, true);
   assert.deepEqual(got.entries.map((e) => [e.level, e.source, e.text, e.origin]), [
     ["error", "console", "boom [card]", A],
@@ -116,27 +120,27 @@ test("console: errors, warnings, asserts and exceptions of approved origins, mas
     ["error", "browser", "Failed to load resource: 404", A],
   ]);
   assert.equal(got.withheld, 2);
-  assert.deepEqual(capture.console(1, { ...Q, level: "warning" }, [A]).entries.map((e) => e.text), ["careful"]);
-  const last = capture.console(1, { ...Q, limit: 1 }, [A]);
+  assert.deepEqual(capture.console(1, { ...Q, level: "warning" }, approving(A)).entries.map((e) => e.text), ["careful"]);
+  const last = capture.console(1, { ...Q, limit: 1 }, approving(A));
   assert.deepEqual([last.entries.map((e) => e.text), last.more], [["Failed to load resource: 404"], 3]);
   // Approving the frame's site later shows its entries (filtered when read, masked when kept).
-  assert.equal(capture.console(1, Q, [A, B]).entries.length, 5);
+  assert.equal(capture.console(1, Q, approving(A, B)).entries.length, 5);
   // clear: gone, and a replay of a cleared entry stays out.
-  capture.console(1, { ...Q, clear: true }, [A]);
+  capture.console(1, { ...Q, clear: true }, approving(A));
   consoleError(capture, 1, 7, "careful", T0 + 2, "warning");
-  assert.deepEqual(capture.console(1, Q, [A]).entries, []);
+  assert.deepEqual(capture.console(1, Q, approving(A)).entries, []);
   consoleError(capture, 1, 7, "after clear", T0 + 20);
-  assert.deepEqual(capture.console(1, Q, [A]).entries.map((e) => e.text), ["after clear"]);
+  assert.deepEqual(capture.console(1, Q, approving(A)).entries.map((e) => e.text), ["after clear"]);
 });
 
 test("console: a huge message is kept cut and masked, the token the cut went through dropped", async () => {
   const { capture } = setup();
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   // The cut (at twice the cap) goes through the secret; masking the cards before it shrinks
   // the text so far that the secret's first half would land inside the cap.
   consoleError(capture, 1, 7, `${"4111 1111 1111 1111, ".repeat(190)}SECRETVALUE1234567890abcdef ${"y".repeat(10_000_000)}`, T0 + 1);
-  const [e] = (capture.console(1, Q, [A])).entries;
+  const [e] = (capture.console(1, Q, approving(A))).entries;
   assert.ok(e.text.length <= 2001 && e.text.endsWith("…"), String(e.text.length));
   assert.ok(e.text.startsWith("[card], [card], "), e.text.slice(0, 40));
   assert.ok(!e.text.includes("SECRET") && !e.text.includes("4111") && !e.text.includes("yyy"), e.text.slice(-60));
@@ -144,36 +148,36 @@ test("console: a huge message is kept cut and masked, the token the cut went thr
 
 test("console: a bounded ring per tab; the tabs are separate; a forgotten tab's entries are gone", async () => {
   const { capture } = setup({ tabs: [1, 2] });
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   context(capture, 2, 7, A);
   for (let i = 0; i < CONSOLE_RING + 25; i++) consoleError(capture, 1, 7, `e${i}`, T0 + 10 + i);
   consoleError(capture, 2, 7, "tab two", T0 + 10);
-  const one = capture.console(1, { ...Q, limit: 200 }, [A]);
+  const one = capture.console(1, { ...Q, limit: 200 }, approving(A));
   assert.equal(one.entries.length, CONSOLE_RING);
   assert.equal(one.entries[0].text, "e25");
   // A replay of an evicted entry does not come back.
   consoleError(capture, 1, 7, "e0", T0 + 10);
-  assert.equal(capture.console(1, { ...Q, limit: 200 }, [A]).entries[0].text, "e25");
-  assert.deepEqual(capture.console(2, Q, [A]).entries.map((e) => e.text), ["tab two"]);
+  assert.equal(capture.console(1, { ...Q, limit: 200 }, approving(A)).entries[0].text, "e25");
+  assert.deepEqual(capture.console(2, Q, approving(A)).entries.map((e) => e.text), ["tab two"]);
   capture.forget(1);
-  assert.deepEqual(capture.console(1, Q, [A]).entries, []);
+  assert.deepEqual(capture.console(1, Q, approving(A)).entries, []);
 });
 
 test("turning capture off drops every buffer before observe returns, stops the domains, and records nothing more", async () => {
   const { capture, sent, holds, bodies } = setup();
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   consoleError(capture, 1, 7, "kept while on", T0 + 1);
   bodies.set("r1", { body: '{"a":1}', base64Encoded: false });
   request(capture, 1, "r1", `${A}/api`, { mimeType: "application/json", size: 7 });
   await flush();
-  assert.equal((await capture.network(1, { url: null, limit: 50, clear: false }, [A])).entries.length, 1);
+  assert.equal((await capture.network(1, { url: null, limit: 50, clear: false }, approving(A))).entries.length, 1);
   sent.length = 0;
-  const off = capture.observe(OFF);
+  const off = capture.observe(parsePolicy(OFF));
   // Synchronously gone: nothing to read even before the domains are stopped.
-  assert.deepEqual(capture.console(1, Q, [A]), { enabled: false, entries: [], withheld: 0, more: 0 });
-  assert.deepEqual(await capture.network(1, { url: null, limit: 50, clear: false }, [A]), { enabled: false, entries: [], withheld: 0, more: 0 });
+  assert.deepEqual(capture.console(1, Q, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0 });
+  assert.deepEqual(await capture.network(1, { url: null, limit: 50, clear: false }, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0 });
   assert.deepEqual(capture.usage(), { global: 0, tabs: { 1: 0 } });
   await off;
   await flush();
@@ -183,9 +187,9 @@ test("turning capture off drops every buffer before observe returns, stops the d
   request(capture, 1, "r2", `${A}/api`, { mimeType: "application/json", size: 7 });
   await flush();
   // On again: a new capture, empty; what happened while off was never kept.
-  await capture.observe(ON);
-  assert.deepEqual(capture.console(1, Q, [A]).entries, []);
-  assert.deepEqual((await capture.network(1, { url: null, limit: 50, clear: false }, [A])).entries, []);
+  await capture.observe(parsePolicy(ON));
+  assert.deepEqual(capture.console(1, Q, approving(A)).entries, []);
+  assert.deepEqual((await capture.network(1, { url: null, limit: 50, clear: false }, approving(A))).entries, []);
 });
 
 /**
@@ -207,7 +211,7 @@ const N = { url: null, limit: 50, clear: false };
 
 test("network: text bodies of approved targets, masked; never a header, cookie or request body; reasons for every omitted body", async () => {
   const { capture, bodies, sent } = setup();
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   bodies.set("json", { body: '{"user":"ada","card":"4111 1111 1111 1111","token":"abc123xyz"}', base64Encoded: false });
   bodies.set("png", { body: "iVBORw0KGgo=", base64Encoded: true });
   request(capture, 1, "json", `${A}/api/me?session=abcdef123456&page=1`);
@@ -220,7 +224,7 @@ test("network: text bodies of approved targets, masked; never a header, cookie o
   capture.event(1, "Network.requestWillBeSent", { requestId: "bad", type: "XHR", documentURL: `${A}/`, wallTime: (T0 + 2) / 1000, request: { method: "GET", url: `${A}/down` } });
   capture.event(1, "Network.loadingFailed", { requestId: "bad", errorText: "net::ERR_CONNECTION_REFUSED" });
   await flush();
-  const got = await capture.network(1, N, [A]);
+  const got = await capture.network(1, N, approving(A));
   assert.equal(got.enabled, true);
   assert.deepEqual(got.entries.map((e) => [e.url, e.status, e.body ?? null, e.bodyOmitted ?? null, e.failed ?? null]), [
     [`${A}/api/me?session=[masked: 12 chars, letters+digits]&page=1`, 200, '{"user":"ada","card":"[card]","token":"[masked: 9 chars, letters+digits]"}', null, null],
@@ -237,14 +241,14 @@ test("network: text bodies of approved targets, masked; never a header, cookie o
   }
   // Chrome was asked only for the one body that could be kept.
   assert.deepEqual(sent.filter(([, m]) => m === "Network.getResponseBody").map(([, , p]) => p.requestId), ["json"]);
-  assert.deepEqual((await capture.network(1, { ...N, url: "/api/" }, [A])).entries.map((e) => e.url.split("?")[0]), [`${A}/api/me`, `${A}/api/big`, `${A}/api/odd`, `${B}/api/data`]);
+  assert.deepEqual((await capture.network(1, { ...N, url: "/api/" }, approving(A))).entries.map((e) => e.url.split("?")[0]), [`${A}/api/me`, `${A}/api/big`, `${A}/api/odd`, `${B}/api/data`]);
   // A body whose target is no longer approved is not answered.
-  assert.equal((await capture.network(1, N, [])).entries.length, 0);
+  assert.equal((await capture.network(1, N, approving())).entries.length, 0);
 });
 
 test("network: the per-tab and global body budgets, freed as the ring drops entries", async () => {
   const { capture, bodies } = setup({ tabs: [1, 2, 3, 4, 5] });
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   const size = BODY_CAP; // each body at the cap
   const text = "x".repeat(size);
   const perTab = Math.floor(TAB_BODY_BUDGET / size);
@@ -253,7 +257,7 @@ test("network: the per-tab and global body budgets, freed as the ring drops entr
     request(capture, 1, `t1-${i}`, `${A}/b${i}`, { size });
   }
   await flush();
-  const one = (await capture.network(1, N, [A])).entries;
+  const one = (await capture.network(1, N, approving(A))).entries;
   assert.equal(one.filter((e) => e.body !== undefined).length, perTab);
   assert.equal(one.at(-1).bodyOmitted, "budget");
   // Across tabs: the global budget.
@@ -270,7 +274,7 @@ test("network: the per-tab and global body budgets, freed as the ring drops entr
   const usage = capture.usage();
   assert.ok(usage.global <= GLOBAL_BODY_BUDGET, JSON.stringify(usage));
   assert.equal(usage.global, kept * utf8Length(text));
-  assert.equal((await capture.network(5, N, [A])).entries.filter((e) => e.bodyOmitted === "budget").length > 0, true);
+  assert.equal((await capture.network(5, N, approving(A))).entries.filter((e) => e.bodyOmitted === "budget").length > 0, true);
   // The ring drops tab 1's oldest entries, and their bytes are free again.
   for (let i = 0; i < NETWORK_RING; i++) request(capture, 1, `small-${i}`, `${A}/s${i}`, { mimeType: "image/png", size: 1 });
   await flush();
@@ -280,7 +284,7 @@ test("network: the per-tab and global body budgets, freed as the ring drops entr
   request(capture, 1, "again", `${A}/again`, { size });
   await flush();
   assert.equal(capture.usage().tabs[1], size);
-  await capture.network(1, { ...N, clear: true }, [A]);
+  await capture.network(1, { ...N, clear: true }, approving(A));
   assert.equal(capture.usage().tabs[1], 0);
 });
 
@@ -299,7 +303,7 @@ test("debugger: capture hears an owned tab's events and its attachments; a held 
     forget: (tabId) => heard.push(["forget", tabId]),
   };
   const manager = createDebuggerManager({ api, owned: (id) => ownership.owner(id) !== null, dialogs: createDialogs(), step, log: fakeLog(), sink });
-  const ctx = { session: "s1", policy: {}, deadline: Date.now() + 60_000 };
+  const ctx = { session: "s1", policy: parsePolicy({}), deadline: Date.now() + 60_000 };
   ownership.claim("s1", 3);
   await manager.ensure(ctx, 3);
   assert.deepEqual(calls, [["attach", 3], [3, "Page.enable"], [3, "Runtime.enable"]]);
@@ -332,7 +336,7 @@ test("page_console / page_network: ownership and the origin gate first; off answ
     ensureOrigin: async (url, ctx, tool) => { gated.push([url, tool]); return A; },
   };
   const handlers = new Map(captureHandlers(/** @type {any} */ (deps)));
-  const ctx = (policy) => ({ session: "s1", policy, deadline: Date.now() + 60_000 });
+  const ctx = (policy) => ({ session: "s1", policy: parsePolicy(policy), deadline: Date.now() + 60_000 });
   await assert.rejects(handlers.get("page_console")({ tabId: 2 }, ctx(ON)), (e) => e.code === "tab_not_owned");
   await assert.rejects(handlers.get("page_console")({ tabId: 1, level: "info" }, ctx(ON)), (e) => e.code === "bad_request");
   await assert.rejects(handlers.get("page_network")({ tabId: 1, limit: 0 }, ctx(ON)), (e) => e.code === "bad_request");
@@ -341,7 +345,7 @@ test("page_console / page_network: ownership and the origin gate first; off answ
   assert.equal(off.enabled, false);
   assert.match(off.hint, /tabwarden policy set consoleCapture=true/);
   assert.match((await handlers.get("page_network")({ tabId: 1 }, ctx(OFF))).hint, /networkCapture=true/);
-  await capture.observe(ON);
+  await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   consoleError(capture, 1, 7, "shown", T0 + 1);
   assert.deepEqual((await handlers.get("page_console")({ tabId: 1 }, ctx(ON))).entries.map((e) => e.text), ["shown"]);

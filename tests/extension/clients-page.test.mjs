@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { defaultLabel, runClientsPage } from "../../extension/ui/clients-page.js";
 import { createPolicyRelay, validDetail } from "../../extension/worker/policy-relay.js";
+import { pageRouter } from "./helpers/fakes.mjs";
 
 /** Elements with text/children, buttons with click listeners; created buttons are findable by id. */
 function fakeDoc(ids) {
@@ -135,10 +136,10 @@ test("relay: pair_client is a tap action with an exact {exe, label, sha256} deta
   } });
   const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
   const ctx = { extensionId: EXT, pageUrl: `chrome-extension://${EXT}/options.html` };
-  const r = await relay.handleMessage({ type: "clients_recent" }, { id: EXT, url: ctx.pageUrl }, ctx);
+  const r = await pageRouter(ctx.extensionId, relay.messages)({ type: "clients_recent" }, { id: EXT, url: ctx.pageUrl });
   assert.deepEqual(r, { ok: true, clients: [{ label: "x", exe: "/x", sha256: SHA, pairedAt: 1 }], recent: [] });
-  assert.deepEqual(await relay.handleMessage({ type: "clients_recent" }, { id: EXT, url: `chrome-extension://${EXT}/popup.html` }, ctx), { ok: false, code: "bad_request" });
-  assert.deepEqual(await relay.handleMessage({ type: "presence_begin", action: "confirm.eval", detail: "{}" }, { id: EXT, url: ctx.pageUrl }, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "clients_recent" }, { id: EXT, url: `chrome-extension://${EXT}/popup.html` }), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "presence_begin", action: "confirm.eval", detail: "{}" }, { id: EXT, url: ctx.pageUrl }), { ok: false, code: "bad_request" });
   assert.deepEqual(calls.map((c) => c[0]), ["clients_recent"]);
 });
 
@@ -170,10 +171,10 @@ test("relay: client_revoke needs a well-formed label and only the options page",
   const ctx = { extensionId: EXT, pageUrl: `chrome-extension://${EXT}/options.html` };
   const from = { id: EXT, url: ctx.pageUrl };
   for (const label of ["", "UPPER", "a/b", 5, "x".repeat(33), undefined]) {
-    assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label }, from, ctx), { ok: false, code: "bad_request" }, String(label));
+    assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "client_revoke", label }, from), { ok: false, code: "bad_request" }, String(label));
   }
-  assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label: "claude" }, { id: EXT, url: "https://evil.test/" }, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "client_revoke", label: "claude" }, { id: EXT, url: "https://evil.test/" }), { ok: false, code: "bad_request" });
   assert.deepEqual(calls, []);
-  assert.deepEqual(await relay.handleMessage({ type: "client_revoke", label: "claude", extra: 1 }, from, ctx), { ok: true, done: true, epoch: 9 });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "client_revoke", label: "claude", extra: 1 }, from), { ok: true, done: true, epoch: 9 });
   assert.deepEqual(calls, [["client_revoke", { label: "claude" }]]);
 });

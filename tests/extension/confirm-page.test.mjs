@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
 import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { REASON_TEXT } from "../../extension/shared/presence-reasons.js";
-import { fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { fakeTimers, flush, testClock, pageRouter } from "./helpers/fakes.mjs";
 
 /** A tiny document: elements by id with textContent, disabled, click listeners, focus. */
 function fakeDoc() {
@@ -185,7 +185,7 @@ function tapWindow(host, { getAssertion } = {}) {
   const api = {
     sendMessage: async (m) => {
       const msg = structuredClone(m);
-      const viaRelay = relay.handleMessage(msg, sender, { extensionId: EXT_ID, pageUrl: PAGE });
+      const viaRelay = pageRouter(EXT_ID, relay.messages)(msg, sender);
       if (viaRelay !== undefined) return viaRelay;
       if (msg.type === "confirm_details") return { ok: true, details: broker.details(msg.id) };
       if (msg.type === "confirm_answer") return { ok: broker.answer(msg.id, msg.decision) };
@@ -252,7 +252,7 @@ test("only a deny keeps its window: a refused tap's stays, every other settled w
     const asking = confirm({ kind: "action", tool: "page_eval", origin: "https://a.test", detail: "1", timeoutMs: 30_000 });
     await flush();
     const sender = { id: EXT_ID, url: `${PAGE}?id=c1` };
-    const reply = handleConfirmMessage({ type: "confirm_answer", id: "c1", ...answerWith }, sender, { broker, extensionId: EXT_ID, pageUrl: PAGE });
+    const reply = pageRouter(EXT_ID, confirmWindowMessages(broker))({ type: "confirm_answer", id: "c1", ...answerWith }, sender);
     return { decision: await asking, removed, reply, leftover: broker.keepsWindow("c1") };
   };
   assert.deepEqual(await run({ decision: "deny", keepWindow: true }), { decision: "deny", removed: [], reply: { ok: true }, leftover: false });

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
-import { CONFIRM_WINDOW, createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
-import { fakeLog, fakeTimers, flush } from "./helpers/fakes.mjs";
+import { CONFIRM_WINDOW, confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
+import { fakeLog, fakeTimers, flush, pageRouter } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
@@ -18,9 +18,10 @@ function make({ createWindow } = {}) {
     removeWindow: async (id) => { removed.push(id); },
   };
   const confirm = createConfirmer({ broker, windows, log: fakeLog() });
-  const ctx = { broker, extensionId: EXT_ID, pageUrl: PAGE };
+  // What the worker's one message door does with the confirm page's messages.
+  const route = pageRouter(EXT_ID, confirmWindowMessages(broker));
   const fromPage = (id) => ({ id: EXT_ID, url: `${PAGE}?id=${id}` });
-  return { timers, broker, confirm, created, removed, ctx, fromPage };
+  return { timers, broker, confirm, created, removed, route, fromPage };
 }
 const REQ = { kind: "action", tool: "tab_close", origin: "https://a.test", detail: "Close?", timeoutMs: 60_000 };
 
@@ -30,10 +31,10 @@ test("opens the popup with the id, answers from the page, then closes the window
   await flush();
   assert.deepEqual(h.created, [{ url: "confirm.html?id=id1", ...CONFIRM_WINDOW }]);
   assert.deepEqual(CONFIRM_WINDOW, { type: "popup", focused: true, width: 460, height: 360 });
-  const details = handleConfirmMessage({ type: "confirm_details", id: "id1" }, h.fromPage("id1"), h.ctx);
+  const details = h.route({ type: "confirm_details", id: "id1" }, h.fromPage("id1"));
   assert.equal(details.ok, true);
   assert.equal(details.details.tool, "tab_close");
-  assert.deepEqual(handleConfirmMessage({ type: "confirm_answer", id: "id1", decision: "allow" }, h.fromPage("id1"), h.ctx), { ok: true });
+  assert.deepEqual(h.route({ type: "confirm_answer", id: "id1", decision: "allow" }, h.fromPage("id1")), { ok: true });
   assert.equal(await p, "allow");
   await flush();
   assert.deepEqual(h.removed, [101]);
@@ -79,20 +80,20 @@ test("only this extension's confirm page, for its own id, may read or answer", a
     { id: EXT_ID }, // the service worker itself / no url
   ];
   for (const sender of bad) {
-    assert.deepEqual(handleConfirmMessage(answer, sender, h.ctx), { ok: false }, JSON.stringify(sender));
-    assert.deepEqual(handleConfirmMessage({ type: "confirm_details", id: "id1" }, sender, h.ctx), { ok: false });
+    assert.deepEqual(h.route(answer, sender), { ok: false }, JSON.stringify(sender));
+    assert.deepEqual(h.route({ type: "confirm_details", id: "id1" }, sender), { ok: false });
   }
   assert.equal(h.broker.size(), 1, "still pending");
-  handleConfirmMessage({ ...answer, decision: "deny" }, h.fromPage("id1"), h.ctx);
+  h.route({ ...answer, decision: "deny" }, h.fromPage("id1"));
   assert.equal(await p, "deny");
   // settled: a second answer and a details request both fail
-  assert.deepEqual(handleConfirmMessage(answer, h.fromPage("id1"), h.ctx), { ok: false });
-  assert.deepEqual(handleConfirmMessage({ type: "confirm_details", id: "id1" }, h.fromPage("id1"), h.ctx), { ok: false });
+  assert.deepEqual(h.route(answer, h.fromPage("id1")), { ok: false });
+  assert.deepEqual(h.route({ type: "confirm_details", id: "id1" }, h.fromPage("id1")), { ok: false });
 });
 
 test("other messages are not ours (undefined)", () => {
   const h = make();
-  for (const m of [null, "x", {}, { type: "hello" }]) assert.equal(handleConfirmMessage(m, h.fromPage("id1"), h.ctx), undefined);
+  for (const m of [null, "x", {}, { type: "hello" }]) assert.equal(h.route(m, h.fromPage("id1")), undefined);
 });
 
 test("the page gets who asks, a submit's field names and when the window times out (the worker's clock)", async () => {
@@ -102,8 +103,7 @@ test("the page gets who asks, a submit's field names and when the window times o
   const confirm = createConfirmer({ broker, windows, log: fakeLog(), now: () => 1_000 });
   const p = confirm({ ...REQ, client: "claude-code", fields: { names: ["email"], more: 0 } });
   await flush();
-  const { details } = handleConfirmMessage({ type: "confirm_details", id: "id1" }, { id: EXT_ID, url: `${PAGE}?id=id1` },
-    { broker, extensionId: EXT_ID, pageUrl: PAGE });
+  const { details } = pageRouter(EXT_ID, confirmWindowMessages(broker))({ type: "confirm_details", id: "id1" }, { id: EXT_ID, url: `${PAGE}?id=id1` });
   assert.equal(details.client, "claude-code");
   assert.deepEqual(details.fields, { names: ["email"], more: 0 });
   assert.equal(details.expiresAt, 1_000 + REQ.timeoutMs);

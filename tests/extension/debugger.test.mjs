@@ -7,6 +7,7 @@ import { createTabQueue, serialiseByTab } from "../../extension/worker/tab-queue
 import { argModifiers, argPoint, isMac } from "../../extension/handlers/input.js";
 import { step } from "../../extension/handlers/support.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 /** A chrome.debugger that records calls; `attachFails` / `sendFails` make them reject. */
 function fakeDebugger() {
@@ -44,7 +45,7 @@ function setup() {
   return { ownership, dialogs, dbg, manager, log };
 }
 
-const CTX = { session: "s1", policy: { origins: ["http://a.test"] }, deadline: Date.now() + 60_000 };
+const CTX = { session: "s1", policy: parsePolicy({ origins: ["http://a.test"] }), deadline: Date.now() + 60_000 };
 
 test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody owns", async () => {
   const { ownership, dbg, manager } = setup();
@@ -222,7 +223,7 @@ test("arming on: a beforeunload dismissed because nothing was armed ends the run
   const stuck = deferred();
   const h = guarded({ page_navigate: async () => { await stuck.promise; return {}; } });
   h.ownership.claim("s1", 1);
-  const ctx = { ...CTX, policy: { ...CTX.policy, dialogArming: true } };
+  const ctx = { ...CTX, policy: parsePolicy({ origins: ["http://a.test"], dialogArming: true }) };
   const p = h.call("page_navigate", { tabId: 1 }, ctx);
   await flush(); await flush();
   h.manager.onEvent(1, "Page.javascriptDialogOpening", { type: "beforeunload", message: "", url: "http://a.test/" });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { callBudgetMs, createDispatcher, validateRequest } from "../../extension/worker/dispatch.js";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { fakeLog } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const CTX = { session: "s1", policy: { origins: ["http://127.0.0.1:8000"], confirm: ["tab_close"] } };
 const req = (action, args = {}, id = "r1") => ({ type: "request", id, action, args, ...CTX });
@@ -138,15 +139,24 @@ test("handlers receive (args, {session, policy, deadline}): the deadline is the 
   let clock = 1_000_000;
   const d = createDispatcher([["ctx", (args, ctx) => { seen.push([args, ctx]); return {}; }]], { log: fakeLog(), now: () => clock });
   await d.dispatch(req("ctx", { n: 1 }));
-  assert.deepEqual(seen, [[{ n: 1 }, { session: "s1", client: null, policy: CTX.policy, deadline: 1_000_000 + callBudgetMs(CTX.policy) }]]);
+  const policy = parsePolicy(CTX.policy);
+  assert.deepEqual(seen.map(([args, { policy: _, ...rest }]) => [args, rest]),
+    [[{ n: 1 }, { session: "s1", client: null, deadline: 1_000_000 + callBudgetMs(policy) }]]);
   assert.deepEqual(Object.keys(seen[0][1]).sort(), ["client", "deadline", "policy", "session"]);
+  // The policy arrives read once (worker/policy.js): frozen, answering what the raw JSON said.
+  const got = seen[0][1].policy;
+  assert.ok(Object.isFrozen(got));
+  assert.deepEqual(got.approvedOrigins, ["http://127.0.0.1:8000"]);
+  assert.equal(got.approves("http://127.0.0.1:8000"), true);
+  assert.equal(got.confirms("tab_close"), true);
+  assert.equal(got.confirms("submit"), false);
   // the budget: the confirm timeout (clamped, default 40 s) + the server's 15 s slack - a 2 s margin
-  assert.equal(callBudgetMs({ confirmTimeoutSeconds: 5 }), 18_000);
-  assert.equal(callBudgetMs({}), 53_000);
-  assert.equal(callBudgetMs({ confirmTimeoutSeconds: 10_000 }), 613_000);
+  assert.equal(callBudgetMs(parsePolicy({ confirmTimeoutSeconds: 5 })), 18_000);
+  assert.equal(callBudgetMs(parsePolicy({})), 53_000);
+  assert.equal(callBudgetMs(parsePolicy({ confirmTimeoutSeconds: 10_000 })), 613_000);
   clock += 7;
   await d.dispatch(req("ctx", {}));
-  assert.equal(seen[1][1].deadline, 1_000_007 + callBudgetMs(CTX.policy));
+  assert.equal(seen[1][1].deadline, 1_000_007 + callBudgetMs(policy));
 });
 
 test("the host's client label reaches the handler; anything not a label shape is dropped to null", async () => {

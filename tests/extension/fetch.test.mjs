@@ -6,11 +6,12 @@ import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { FETCH_HEADERS, MAX_SAVE_BYTES, fetchDetail, fetchHandlers, fetchInPage, fetchRequest } from "../../extension/handlers/fetch.js";
 import { DELIVERY, createDeliveryWatch } from "../../extension/worker/fetch-delivery.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
 const OTHER = "http://127.0.0.1:9000";
 const POLICY = { origins: [OK, OTHER], confirm: [], confirmTimeoutSeconds: 30 };
-const ON = { session: "s1", policy: { ...POLICY, pageFetch: true } };
+const ON = { session: "s1", policy: parsePolicy({ ...POLICY, pageFetch: true }) };
 
 /**
  * The handler with a fake browser whose executeScriptArgs runs fetchInPage against a scripted
@@ -39,7 +40,7 @@ function harness({ decision = "allow", answer = () => new Response("hello 4111 1
   };
   const ensureOrigin = async (url, ctx) => {
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
@@ -83,7 +84,7 @@ test("off unless the policy says pageFetch: true: fetch_off, nothing asked, noth
   const h = harness();
   h.open(1, `${OK}/`);
   for (const policy of [POLICY, { ...POLICY, pageFetch: false }, { ...POLICY, pageFetch: "true" }, { ...POLICY, eval: true }]) {
-    await assert.rejects(h.call({ tabId: 1, url: `${OK}/api` }, { session: "s1", policy }), (e) => e.code === "fetch_off" && /pageFetch/.test(e.message));
+    await assert.rejects(h.call({ tabId: 1, url: `${OK}/api` }, { session: "s1", policy: parsePolicy(policy) }), (e) => e.code === "fetch_off" && /pageFetch/.test(e.message));
   }
   assert.equal(h.calls.confirm.length, 0);
   assert.equal(h.calls.sent.length, 0);
@@ -209,7 +210,7 @@ function failing(story, { late = false, policy = {} } = {}) {
     throw new TypeError("Failed to fetch");
   } });
   h.open(1, `${OK}/`);
-  const ctx = { ...ON, policy: { ...ON.policy, ...policy } };
+  const ctx = { ...ON, policy: parsePolicy({ ...POLICY, pageFetch: true, ...policy }) };
   return { cdp, call: (args) => h.call({ tabId: 1, ...args }, ctx) };
 }
 

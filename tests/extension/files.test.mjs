@@ -11,9 +11,10 @@ import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { filesHandlers, pdfName, viewportSettings } from "../../extension/handlers/files.js";
 import { screenshotOptions } from "../../extension/handlers/read.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
-const S1 = { session: "s1", policy: { origins: [OK], confirm: [] } };
+const S1 = { session: "s1", policy: parsePolicy({ origins: [OK], confirm: [] }) };
 const begin = (guid, url, suggestedFilename) => ["Page.downloadWillBegin", { guid, url, suggestedFilename, frameId: "F" }];
 const progress = (guid, state, receivedBytes = 10, totalBytes = 10) => ["Page.downloadProgress", { guid, state, receivedBytes, totalBytes }];
 /** Frame `id` navigated to a document of `origin` (what attributes a download to it). */
@@ -280,7 +281,7 @@ function harness() {
   };
   const ensureOrigin = async (url, ctx) => {
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const routes = new Map(filesHandlers(/** @type {any} */ ({

@@ -7,11 +7,12 @@ import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { argFrame, createFrameWorlds, frameList, framesHandlers, gateFrame } from "../../extension/handlers/frames.js";
 import { interactHandlers } from "../../extension/handlers/interact.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const A = "http://127.0.0.1:8000";
 const B = "http://localhost:9000";
 const POLICY = { origins: [A], confirm: [], passwordFill: false };
-const CTX = { session: "s1", policy: POLICY };
+const CTX = { session: "s1", policy: parsePolicy(POLICY) };
 
 /** The top page on A, a same-origin frame, an about:blank child of it, and a frame on B. */
 const FRAMES = [
@@ -144,7 +145,7 @@ function popupHarness({ room = true } = {}) {
 
 test("popups: a tab an owned tab opens joins its session, is kept, attached and reported to the armed watch", async () => {
   const { ownership, popups, claimed, attached } = popupHarness();
-  const watch = popups.watch(1, POLICY);
+  const watch = popups.watch(1, parsePolicy(POLICY));
   assert.equal(watch.seen(), null);
   const joined = await popups.created(1, 2, `${A}/child`);
   assert.deepEqual(joined, { id: 2, url: `${A}/child`, opener: 1, session: "s1" });

@@ -6,10 +6,11 @@ import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { tabHandlers } from "../../extension/handlers/tabs.js";
 import { fakeTimers, flush } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const POLICY = { origins: ["http://127.0.0.1:8000"], confirm: ["tab_close"], confirmTimeoutSeconds: 30 };
-const S1 = { session: "s1", policy: POLICY };
-const S2 = { session: "s2", policy: POLICY };
+const S1 = { session: "s1", policy: parsePolicy(POLICY) };
+const S2 = { session: "s2", policy: parsePolicy(POLICY) };
 
 /** A fake browser whose tabs finish loading when `finish(tabId)` is called (or at once). */
 function harness({ decision = "allow", autoComplete = true, pageHref, documentId, clock, pageText = "Hello\nCard 4111 1111 1111 1111 end" } = {}) {
@@ -64,7 +65,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const ensureOrigin = async (url, ctx, tool) => {
     calls.gate.push([url, ctx.session, tool]);
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
@@ -145,7 +146,7 @@ test("tab_list shows only the calling session's tabs", async () => {
   await h.call("tab_open", { url: "http://127.0.0.1:8000/b" }, S2);
   assert.deepEqual((await h.call("tab_list", {})).tabs.map((t) => t.id), [1]);
   assert.deepEqual((await h.call("tab_list", {}, S2)).tabs.map((t) => t.id), [2]);
-  assert.deepEqual((await h.call("tab_list", {}, { session: "s3", policy: POLICY })).tabs, []);
+  assert.deepEqual((await h.call("tab_list", {}, { session: "s3", policy: parsePolicy(POLICY) })).tabs, []);
 });
 
 test("tab_close: not owned -> tab_not_owned; confirm shows tool and url; deny -> confirm_denied", async () => {
@@ -173,7 +174,7 @@ test("tab_close: allow removes and releases; no confirm when policy does not ask
   assert.deepEqual(await h.call("tab_close", { tabId: 1 }), { closed: 1 });
   assert.equal(h.ownership.owner(1), null);
   await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
-  await h.call("tab_close", { tabId: 2 }, { session: "s1", policy: { ...POLICY, confirm: [] } });
+  await h.call("tab_close", { tabId: 2 }, { session: "s1", policy: parsePolicy({ ...POLICY, confirm: [] }) });
   assert.equal(h.calls.confirm.length, 1);
   assert.deepEqual(h.calls.remove, [1, 2]);
 });

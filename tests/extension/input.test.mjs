@@ -8,10 +8,11 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { inputHandlers } from "../../extension/handlers/input.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = { origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"], clickGraceSeconds: 0, confirmTimeoutSeconds: 30 };
-const S1 = { session: "s1", policy: POLICY, deadline: Date.now() + 60_000 };
+const S1 = { session: "s1", policy: parsePolicy(POLICY), deadline: Date.now() + 60_000 };
 
 /**
  * The handlers over fakes: `points` are the page's answers to the "point" op, in order (the
@@ -50,7 +51,7 @@ function harness({ points = [], decision = "allow", provenance = undefined } = {
   };
   const ensureOrigin = async (url, ctx) => {
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
@@ -158,7 +159,7 @@ test("page_dialog: dismiss is free; OK on a confirm() asks first; the prompt's t
   assert.deepEqual(h.calls.sent.at(-1), [1, "Page.handleJavaScriptDialog", { accept: true, promptText: "Ada Lovelace" }]);
 
   // Not asked: an alert's OK, a beforeunload (gated like the navigation), or when policy does not confirm submits.
-  for (const [type, ctx] of [["alert", S1], ["beforeunload", S1], ["confirm", { ...S1, policy: { ...POLICY, confirm: [] } }]]) {
+  for (const [type, ctx] of [["alert", S1], ["beforeunload", S1], ["confirm", { ...S1, policy: parsePolicy({ ...POLICY, confirm: [] }) }]]) {
     h.dialogs.opened(1, { type, message: "m", url: `${ORIGIN}/a` });
     assert.equal((await h.call("page_dialog", { tabId: 1, action: "accept" }, ctx)).accepted, true, type);
   }
@@ -183,7 +184,7 @@ test("page_dialog: denied, not owned, unapproved, promptText on a non-prompt; a 
   assert.equal((await h.call("page_dialog", { tabId: 1, action: "dismiss" })).message, "");
 });
 
-const ARMING = { ...S1, policy: { ...POLICY, dialogArming: true } };
+const ARMING = { ...S1, policy: parsePolicy({ ...POLICY, dialogArming: true }) };
 
 test("page_dialog arm: refused with policy_denied while the policy does not allow arming; nothing armed", async () => {
   const h = harness();
@@ -207,7 +208,7 @@ test("page_dialog arm accept asks the person now (policy confirms submits); the 
   assert.equal(h.dialogs.armed(1).promptText, "secret answer");
   // Dismiss needs nobody; not asked either when the policy does not confirm submits.
   await h.call("page_dialog", { tabId: 1, arm: "dismiss" }, ARMING);
-  await h.call("page_dialog", { tabId: 1, arm: "accept" }, { ...ARMING, policy: { ...ARMING.policy, confirm: [] } });
+  await h.call("page_dialog", { tabId: 1, arm: "accept" }, { ...ARMING, policy: parsePolicy({ ...POLICY, dialogArming: true, confirm: [] }) });
   assert.equal(h.calls.confirm.length, 1);
   await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "dismiss", promptText: "x" }, ARMING), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "accept", action: "accept" }, ARMING), (e) => e.code === "bad_request");

@@ -9,15 +9,16 @@ import { interactHandlers, withAftermath } from "../../extension/handlers/intera
 import { fakeTimers } from "./helpers/fakes.mjs";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
 import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = {
   origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"],
   clickGraceSeconds: 30, confirmTimeoutSeconds: 30, passwordFill: false,
 };
-const S1 = { session: "s1", policy: POLICY };
-const S2 = { session: "s2", policy: POLICY };
-const withPolicy = (over) => ({ session: "s1", policy: { ...POLICY, ...over } });
+const S1 = { session: "s1", policy: parsePolicy(POLICY) };
+const S2 = { session: "s2", policy: parsePolicy(POLICY) };
+const withPolicy = (over) => ({ session: "s1", policy: parsePolicy({ ...POLICY, ...over }) });
 
 /** The page every url shows: a login form, a link, a plain button. */
 function build(url) {
@@ -93,7 +94,7 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
   const ensureOrigin = async (url, ctx, tool) => {
     calls.gate.push([url, tool]);
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };

@@ -7,11 +7,12 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { keyboardHandlers } from "../../extension/handlers/keyboard.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = { origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"], clickGraceSeconds: 0, confirmTimeoutSeconds: 30 };
-const S1 = { session: "s1", policy: POLICY, deadline: Date.now() + 60_000 };
-const noPress = { ...S1, policy: { ...POLICY, confirm: ["link_click", "submit"] } };
+const S1 = { session: "s1", policy: parsePolicy(POLICY), deadline: Date.now() + 60_000 };
+const noPress = { ...S1, policy: parsePolicy({ ...POLICY, confirm: ["link_click", "submit"] }) };
 
 const pick = (k) => ({ key: k.key, code: k.code, vk: k.vk, modifiers: k.modifiers, text: k.text });
 

@@ -5,10 +5,11 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { checkLanded, followedUrl, historyStep, navHandlers } from "../../extension/handlers/nav.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
 const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
-const S1 = { session: "s1", policy: POLICY };
+const S1 = { session: "s1", policy: parsePolicy(POLICY) };
 
 /** Tabs with a history list; navigations complete on the next microtask. */
 function harness({ withDebugger = false } = {}) {
@@ -52,7 +53,7 @@ function harness({ withDebugger = false } = {}) {
   const ensureOrigin = async (url, ctx, tool) => {
     calls.gate.push([url, tool]);
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   loads = createLoadWatcher(timers);
@@ -222,7 +223,7 @@ function followHarness(url, link) {
   const ensureOrigin = async (u, ctx, tool) => {
     calls.gate.push([u, tool]);
     const o = new URL(u).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", `${o} is not approved`);
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", `${o} is not approved`);
     return o;
   };
   const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny" }));

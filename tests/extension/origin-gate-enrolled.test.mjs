@@ -9,17 +9,18 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { canonicalJson } from "../../extension/shared/canonical-json.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
 import { createOriginGate } from "../../extension/worker/origin-gate.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, testClock, pageRouter } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OLD = "https://old.test";
 const NEW = "http://127.0.0.1:8000";
-const CTX = { session: "s1", policy: { origins: [OLD], confirmTimeoutSeconds: 30 } };
+const CTX = { session: "s1", policy: parsePolicy({ origins: [OLD], confirmTimeoutSeconds: 30 }) };
 
 /**
  * @param {{enrolled?: boolean | (() => never), hostOrigins?: string[], permission?: boolean,
@@ -51,14 +52,11 @@ function harness({ enrolled = true, hostOrigins = [OLD], permission = true, pres
     throw new BridgeError("bad_request", "unexpected");
   };
   const relay = createPresenceConfirm({ broker, hostCall });
-  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
   const windows = [];
   const pages = [];
   const route = async (msg, url) => {
     const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
-    const viaRelay = relay.handleMessage(msg, sender, ctx);
-    if (viaRelay !== undefined) return viaRelay;
-    return handleConfirmMessage(msg, sender, { broker, ...ctx });
+    return pageRouter(EXT_ID, [...relay.messages, ...confirmWindowMessages(broker)])(msg, sender);
   };
   const openPage = async (url) => {
     const doc = fakeConfirmDoc();
@@ -114,7 +112,7 @@ test("enrolled: a new origin is approved by a tap for policy.widen; no grant mes
 
 test("enrolled: the detail is exactly the host's, never composed from a stale ctx", async () => {
   const h = harness({ hostOrigins: [OLD, "https://added.test"] });
-  await h.gate(`${NEW}/`, { session: "s1", policy: { origins: [], confirmTimeoutSeconds: 30 } }, "tab_open");
+  await h.gate(`${NEW}/`, { session: "s1", policy: parsePolicy({ origins: [], confirmTimeoutSeconds: 30 }) }, "tab_open");
   assert.deepEqual(h.hostCalls[1][1], { action: "policy.widen", detail: `{"origins":["${OLD}","https://added.test","${NEW}"]}` });
 });
 

@@ -2,10 +2,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createOriginGate } from "../../extension/worker/origin-gate.js";
 import { deferred, fakeLog, flush } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 /** The host's answer for a browser that approves by a click. */
 const click = async (/** @type {string} */ origin) => ({ origin, ask: "click" });
-const ctx = (origins = [], extra = {}) => ({ session: "s1", policy: { origins, confirm: [], confirmTimeoutSeconds: 30, ...extra } });
+const ctx = (origins = [], extra = {}) => ({ session: "s1", policy: parsePolicy({ origins, confirm: [], confirmTimeoutSeconds: 30, ...extra }) });
 
 function make({
   granted = new Set(), decision = "allow", grant = async () => {},

@@ -1,10 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { createPairing, fromOptionsPage } from "../../extension/worker/pairing.js";
+import { createPairing } from "../../extension/worker/pairing.js";
+import { senderTier } from "../../extension/worker/message-router.js";
 import { PROOF_LABEL, PIN_STORAGE_KEY, createPinGate, fromBase64 } from "../../extension/worker/pinning.js";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
-import { fakeLog, fakeTimers } from "./helpers/fakes.mjs";
+import { fakeLog, fakeTimers, pageRouter } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/options.html`;
@@ -43,18 +44,19 @@ function make({ prover = HOST, completeError = null, approval = undefined, compl
     hostCall, gate, subtle: globalThis.crypto.subtle, randomBytes, nowMs: () => 0,
     storageSet: async (k, v) => { stored.push([k, v]); },
   });
-  const send = (msg, sender = OK_SENDER) => pairing.handleMessage(msg, sender, CTX);
+  const send = (msg, sender = OK_SENDER) => pageRouter(CTX.extensionId, pairing.messages)(msg, sender);
   return { calls, stored, gate, send };
 }
 
 test("only this extension's options page is answered", async () => {
-  assert.equal(fromOptionsPage(OK_SENDER, EXT_ID, PAGE), true);
-  assert.equal(fromOptionsPage({ ...OK_SENDER, url: `${PAGE}?x=1#y` }, EXT_ID, PAGE), true);
+  const self = { extensionId: EXT_ID, pageUrl: (p) => `chrome-extension://${EXT_ID}/${p}` };
+  assert.equal(senderTier(OK_SENDER, self).tier, "options");
+  assert.equal(senderTier({ ...OK_SENDER, url: `${PAGE}?x=1#y` }, self).tier, "options");
   for (const s of [undefined, {}, { id: "other", url: PAGE }, { id: EXT_ID, url: "https://evil.test/options.html" },
     { id: EXT_ID, url: `chrome-extension://${EXT_ID}/confirm.html` }, { id: EXT_ID, url: `${PAGE}.evil` }, { id: EXT_ID }]) {
-    assert.equal(fromOptionsPage(s, EXT_ID, PAGE), false, JSON.stringify(s));
+    assert.notEqual(senderTier(s, self).tier, "options", JSON.stringify(s));
   }
-  assert.equal(fromOptionsPage(OK_SENDER, "", PAGE), false);
+  assert.equal(senderTier(OK_SENDER, { ...self, extensionId: "" }).tier, null);
   const h = make();
   assert.equal(h.send({ type: "confirm_answer" }), undefined, "not ours");
   assert.deepEqual(await h.send({ type: "pair_begin", code: "123-456" }, { id: EXT_ID, url: "https://evil.test/" }), { ok: false, code: "bad_request" });

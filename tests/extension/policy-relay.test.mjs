@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createPolicyRelay, validDetail } from "../../extension/worker/policy-relay.js";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
+import { pageRouter } from "./helpers/fakes.mjs";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/options.html`;
@@ -22,7 +23,7 @@ function make({ replies = {} } = {}) {
     return {};
   };
   const relay = createPolicyRelay({ hostCall });
-  const send = (msg, ...sender) => relay.handleMessage(msg, sender.length > 0 ? sender[0] : OK_SENDER, CTX);
+  const send = (msg, ...sender) => pageRouter(CTX.extensionId, relay.messages)(msg, sender.length > 0 ? sender[0] : OK_SENDER);
   return { calls, send };
 }
 

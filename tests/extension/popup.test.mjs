@@ -7,7 +7,7 @@ import { RECENT_MAX, RECENT_STORAGE_KEY, createRecentCalls, recentEntry } from "
 import { MIRROR_INTERVAL_MS } from "../../extension/worker/mirror.js";
 import { createSession } from "../../extension/worker/session.js";
 import { createDispatcher } from "../../extension/worker/dispatch.js";
-import { fakeLog, fakePort, fakeTimers, flush } from "./helpers/fakes.mjs";
+import { fakeLog, fakePort, fakeTimers, flush, pageRouter } from "./helpers/fakes.mjs";
 
 const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const POPUP = `chrome-extension://${EXT}/popup.html`;
@@ -104,21 +104,21 @@ test("popup relay: status (phase, gate, killed, recent) and kill, only for the p
     recent: async () => [{ action: "tab_list", ok: true, at: 1 }],
   });
   const from = { id: EXT, url: POPUP };
-  assert.equal(relay.handleMessage({ type: "policy_get" }, from, CTX), undefined);
-  assert.deepEqual(await relay.handleMessage({ type: "popup_status" }, from, CTX),
+  assert.equal(pageRouter(CTX.extensionId, relay.messages)({ type: "policy_get" }, from), undefined);
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "popup_status" }, from),
     { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, rolledBack: null, recent: [{ action: "tab_list", ok: true, at: 1 }],
       connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, reconnectInMs: null, workerStartedAt: null });
   for (const sender of [{ id: "evil", url: POPUP }, { id: EXT, url: `chrome-extension://${EXT}/confirm.html` }, undefined]) {
-    assert.deepEqual(await relay.handleMessage({ type: "popup_kill" }, sender, CTX), { ok: false, code: "bad_request" });
+    assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "popup_kill" }, sender), { ok: false, code: "bad_request" });
   }
-  assert.deepEqual(await relay.handleMessage({ type: "popup_kill" }, from, CTX), { ok: true });
+  assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "popup_kill" }, from), { ok: true });
   assert.deepEqual(calls, ["policy_get", "kill"]);
   const down = createPopupRelay({
     hostCall: async () => { throw new BridgeError("extension_not_connected", "down"); },
     sessionSnapshot: () => ({ phase: "reconnect_wait" }), gateSnapshot: () => ({ state: "unpinned" }), recent: async () => [],
   });
-  assert.equal((await down.handleMessage({ type: "popup_status" }, from, CTX)).killed, null);
-  assert.deepEqual(await down.handleMessage({ type: "popup_kill" }, from, CTX), { ok: false, code: "extension_not_connected" });
+  assert.equal((await pageRouter(CTX.extensionId, down.messages)({ type: "popup_status" }, from)).killed, null);
+  assert.deepEqual(await pageRouter(CTX.extensionId, down.messages)({ type: "popup_kill" }, from), { ok: false, code: "extension_not_connected" });
 });
 
 test("popup page: #state at a glance, #recent newest first with ok/error, #kill engages the kill switch", async () => {

@@ -7,18 +7,19 @@ import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
 import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { readHandlers } from "../../extension/handlers/read.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock, pageRouter } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
 const OK = "https://a.test";
 const POLICY = { origins: [OK], eval: true, upload: true, presenceConfirm: true, confirmTimeoutSeconds: 30 };
-const CTX = { session: "s1", policy: POLICY };
+const CTX = { session: "s1", policy: parsePolicy(POLICY) };
 
 /**
  * @param {{host?: (action: string, args: object) => any, onWindow?: (h: any, url: string, windowId: number) => void}} opts
@@ -36,7 +37,6 @@ function harness({ host, onWindow } = {}) {
     throw new BridgeError("bad_request", "unexpected");
   };
   const relay = createPresenceConfirm({ broker, hostCall });
-  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
   const windows = [];
   const assertions = [];
   const h = {
@@ -44,9 +44,7 @@ function harness({ host, onWindow } = {}) {
     /** What the SW's onMessage does for a message from the page at `url`. */
     async route(msg, url) {
       const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
-      const viaRelay = relay.handleMessage(msg, sender, ctx);
-      if (viaRelay !== undefined) return viaRelay;
-      return handleConfirmMessage(msg, sender, { broker, ...ctx });
+      return pageRouter(EXT_ID, [...relay.messages, ...confirmWindowMessages(broker)])(msg, sender);
     },
     /** Open the confirm page for a window and run its logic. */
     async openPage(url, { getAssertion } = {}) {
@@ -182,10 +180,10 @@ test("the relay answers only the confirm page for its own id, never takes action
   const { id } = h.broker.open({ kind: "action", tool: "page_eval", origin: OK, detail: "Run?", presence: { action: "confirm.eval", detail: "{}" }, timeoutMs: 1000 });
   const plain = h.broker.open({ kind: "action", tool: "tab_close", origin: OK, detail: "Close?", timeoutMs: 1000 });
   const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
-  assert.equal(h.relay.handleMessage({ type: "confirm_details", id }, {}, ctx), undefined);
+  assert.equal(pageRouter(ctx.extensionId, h.relay.messages)({ type: "confirm_details", id }, {}), undefined);
   for (const sender of [{ id: "other", url: `${PAGE}?id=${id}` }, { id: EXT_ID, url: `chrome-extension://${EXT_ID}/options.html?id=${id}` },
     { id: EXT_ID, url: `${PAGE}?id=${plain.id}` }, { id: EXT_ID, url: "https://evil.test/confirm.html" }]) {
-    assert.deepEqual(await h.relay.handleMessage({ type: "confirm_presence_begin", id }, sender, ctx), { ok: false, code: "bad_request" });
+    assert.deepEqual(await pageRouter(ctx.extensionId, h.relay.messages)({ type: "confirm_presence_begin", id }, sender), { ok: false, code: "bad_request" });
   }
   assert.deepEqual(await h.route({ type: "confirm_presence_begin", id: plain.id }, `confirm.html?id=${plain.id}`), { ok: false, code: "bad_request" },
     "no tap for a click-style confirmation");

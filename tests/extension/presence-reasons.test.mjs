@@ -4,6 +4,7 @@ import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createPendingTable } from "../../extension/worker/pending.js";
 import { createPolicyRelay } from "../../extension/worker/policy-relay.js";
 import { REASON_TEXT, reasonText, refusedText } from "../../extension/shared/presence-reasons.js";
+import { pageRouter } from "./helpers/fakes.mjs";
 
 const timers = { setTimer: () => 0, clearTimer: () => {} };
 
@@ -31,10 +32,10 @@ test("the options page's relay answers a refused tap with its reason; other refu
   const id = "abc";
   const ctx = { extensionId: id, pageUrl: `chrome-extension://${id}/options.html` };
   const page = { id, url: ctx.pageUrl };
-  assert.deepEqual(await relay.handleMessage({ type: "presence_begin", action: "policy.widen", detail }, page, ctx),
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "presence_begin", action: "policy.widen", detail }, page),
     { ok: false, code: "presence_refused", reason: "not_verified" });
   const plain = createPolicyRelay({ hostCall: async () => { throw new BridgeError("killed", "no"); } });
-  assert.deepEqual(await plain.handleMessage({ type: "presence_begin", action: "policy.widen", detail }, page, ctx),
+  assert.deepEqual(await pageRouter(ctx.extensionId, plain.messages)({ type: "presence_begin", action: "policy.widen", detail }, page),
     { ok: false, code: "killed" });
 });
 

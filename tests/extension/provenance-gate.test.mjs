@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createProvenanceGate, evidenceOf, lineageOf, provenanceMode, provenanceTapDetail, sha256Hex } from "../../extension/worker/provenance-gate.js";
+import { createProvenanceGate, evidenceOf, lineageOf, provenanceTapDetail, sha256Hex } from "../../extension/worker/provenance-gate.js";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
-const ctx = (provenance) => ({ session: "s1", client: "agent", policy: { origins: ["http://a.test", "http://evil.test"], confirmTimeoutSeconds: 30, ...(provenance ? { provenance } : {}) } });
+const ctx = (provenance) => ({ session: "s1", client: "agent", policy: parsePolicy({ origins: ["http://a.test", "http://evil.test"], confirmTimeoutSeconds: 30, ...(provenance ? { provenance } : {}) }) });
 const from = (sourceOrigin, token = "Zx…Lm (12 chars)") => ({ provenance: { evidence: [{ sourceOrigin, kind: "token", token, readAt: 1_700_000_000_000 }] } });
 
 function make(answer = "allow") {
@@ -57,8 +58,8 @@ test("strict refuses without asking; off lets through without asking", async () 
 });
 
 test("an unknown policy value asks; an unknown target makes all lineage foreign", async () => {
-  assert.equal(provenanceMode({ provenance: "loose" }), "confirm");
-  assert.equal(provenanceMode(null), "confirm");
+  assert.equal(parsePolicy({ provenance: "loose" }).provenance, "confirm");
+  assert.equal(parsePolicy(null).provenance, "confirm");
   const { gate, asked } = make("allow");
   assert.equal(await gate.check(from("http://a.test"), ctx(), "page_fill", null), "confirmed");
   assert.equal(asked.length, 1);

@@ -6,12 +6,13 @@ import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { base64Bytes, readHandlers } from "../../extension/handlers/read.js";
 import { imageSize } from "../../extension/shared/screenshot.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
 const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
-const S1 = { session: "s1", policy: POLICY };
-const EVAL_ON = { session: "s1", policy: { ...POLICY, eval: true } };
-const UPLOAD_ON = { session: "s1", policy: { ...POLICY, upload: true } };
+const S1 = { session: "s1", policy: parsePolicy(POLICY) };
+const EVAL_ON = { session: "s1", policy: parsePolicy({ ...POLICY, eval: true }) };
+const UPLOAD_ON = { session: "s1", policy: parsePolicy({ ...POLICY, upload: true }) };
 
 /** A 3x2 PNG header (enough for pngSize) as base64. */
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), Buffer.from("IHDR"),
@@ -94,7 +95,7 @@ function harness({ decision = "allow" } = {}) {
   };
   const ensureOrigin = async (url, ctx) => {
     const o = url && new URL(url).origin;
-    if (!ctx.policy.origins.includes(o)) throw new BridgeError("origin_not_approved", "no");
+    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return answer; };
@@ -153,7 +154,7 @@ test("not-owned, other session's and gone tabs are refused by every tool", async
   h.open(2, `${OK}/a`, "s2");
   const args = { tabId: 1, area: "local", selector: "li", code: "1", path: "/s/f.txt", name: "f.txt", data: "QUJD" };
   for (const action of h.routes.keys()) {
-    const ctx = { session: "s1", policy: { ...POLICY, eval: true, upload: true } };
+    const ctx = { session: "s1", policy: parsePolicy({ ...POLICY, eval: true, upload: true }) };
     await assert.rejects(h.call(action, args, ctx), (e) => e.code === "tab_not_owned", action);
     await assert.rejects(h.call(action, { ...args, tabId: 2 }, ctx), (e) => e.code === "tab_not_owned", action);
   }
@@ -266,7 +267,7 @@ test("page_eval is refused unless the policy says eval: true (presenceConfirm al
   h.open(1, `${OK}/a`);
   for (const policy of [POLICY, { ...POLICY, eval: false }, { ...POLICY, eval: "true" }, { ...POLICY, eval: 1 },
     { ...POLICY, eval: false, presenceConfirm: true }]) {
-    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy }), (e) => e.code === "policy_denied");
+    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy: parsePolicy(policy) }), (e) => e.code === "policy_denied");
   }
   assert.equal(h.calls.confirm.length, 0);
   assert.equal(h.calls.script.length, 0);
@@ -321,7 +322,7 @@ test("page_upload: refused unless policy.upload; enabled: file inputs only, conf
   h.open(1, `${OK}/form`);
   const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
   await assert.rejects(h.call("page_upload", args), (e) => e.code === "policy_denied");
-  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: { ...POLICY, presenceConfirm: true } }),
+  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: parsePolicy({ ...POLICY, presenceConfirm: true }) }),
     (e) => e.code === "policy_denied");
   assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
   await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
@@ -351,7 +352,7 @@ test("presenceConfirm: page_eval / page_upload ask for a tap on exactly {code, o
   const h = harness();
   h.open(1, `${OK}/form`);
   const policy = { ...POLICY, eval: true, upload: true, presenceConfirm: true };
-  const ctx = { session: "s1", policy };
+  const ctx = { session: "s1", policy: parsePolicy(policy) };
   const code = 'document.title + "é\\n"';
   assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "6 * 7" }, ctx), { result: 42 });
   assert.deepEqual(h.calls.confirm[0].presence, { action: "confirm.eval", detail: `{"code":"6 * 7","origin":"${OK}"}` });

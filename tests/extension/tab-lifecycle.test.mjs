@@ -1,12 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createOwnership } from "../../extension/worker/ownership.js";
-import { SETTLE_MS, createTabLifecycle, maxAgentTabs } from "../../extension/worker/tab-lifecycle.js";
+import { SETTLE_MS, createTabLifecycle } from "../../extension/worker/tab-lifecycle.js";
 import { createAgentTabsRelay } from "../../extension/worker/agent-tabs-relay.js";
 import { MAX_SESSIONS, SESSION_CLIENTS_KEY, createSessionClients } from "../../extension/worker/session-clients.js";
 import { MIRROR_INTERVAL_MS } from "../../extension/worker/mirror.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, pageRouter } from "./helpers/fakes.mjs";
 import { TERMINAL_SESSION, terminalTabHandlers } from "../../extension/handlers/tabs.js";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 function world() {
   let t = 0;
@@ -68,14 +69,14 @@ test("closing orphans never touches a live session's tab", async () => {
 
 test("the cap evicts the oldest orphan the person never looked at, and refuses when none is left", async () => {
   const w = world();
-  const policy = { maxAgentTabs: 3 };
+  const policy = parsePolicy({ maxAgentTabs: 3 });
   w.openTab("s-1-a", 1); w.openTab("s-1-a", 2); w.openTab("s-2-b", 3);
   await w.lifecycle.sessionEnded("s-1-a", { closeTabs: false });
   w.settle();
   w.lifecycle.activated(1); // the person looked at orphan 1
   assert.deepEqual(await w.lifecycle.makeRoom(policy), [2]);
   assert.deepEqual(w.removed, [2]);
-  await assert.rejects(w.lifecycle.makeRoom({ maxAgentTabs: 2 }), (err) => err.code === "tab_limit" && /cap is 2/.test(err.message));
+  await assert.rejects(w.lifecycle.makeRoom(parsePolicy({ maxAgentTabs: 2 })), (err) => err.code === "tab_limit" && /cap is 2/.test(err.message));
   assert.deepEqual(w.removed, [2], "nothing else was closed: a viewed orphan and a live tab remain");
   assert.deepEqual(await w.lifecycle.makeRoom(policy), [], "below the cap: nothing to do");
 });
@@ -110,9 +111,9 @@ test("the sweep ends exactly the held sessions the host reports gone", async () 
 });
 
 test("maxAgentTabs: a valid policy value, else the default", () => {
-  assert.equal(maxAgentTabs({ maxAgentTabs: 5 }), 5);
+  assert.equal(parsePolicy({ maxAgentTabs: 5 }).maxAgentTabs, 5);
   for (const bad of [undefined, null, {}, { maxAgentTabs: 0 }, { maxAgentTabs: 201 }, { maxAgentTabs: "5" }, { maxAgentTabs: 2.5 }]) {
-    assert.equal(maxAgentTabs(bad), 20);
+    assert.equal(parsePolicy(bad).maxAgentTabs, 20);
   }
 });
 
@@ -121,11 +122,11 @@ test("the terminal's actions answer only the terminal session", async () => {
   w.openTab("s-1-a", 1);
   const handlers = new Map(terminalTabHandlers({ lifecycle: w.lifecycle }));
   for (const action of ["agent_tabs", "agent_tabs_close"]) {
-    await assert.rejects(handlers.get(action)({}, { session: "s-1-a", policy: {} }), (err) => err.code === "unknown_action");
+    await assert.rejects(handlers.get(action)({}, { session: "s-1-a", policy: parsePolicy({}) }), (err) => err.code === "unknown_action");
   }
-  const { tabs } = await handlers.get("agent_tabs")({}, { session: TERMINAL_SESSION, policy: {} });
+  const { tabs } = await handlers.get("agent_tabs")({}, { session: TERMINAL_SESSION, policy: parsePolicy({}) });
   assert.deepEqual(tabs.map((t) => t.id), [1]);
-  assert.deepEqual(await handlers.get("agent_tabs_close")({}, { session: TERMINAL_SESSION, policy: {} }), { closed: 0 });
+  assert.deepEqual(await handlers.get("agent_tabs_close")({}, { session: TERMINAL_SESSION, policy: parsePolicy({}) }), { closed: 0 });
   assert.deepEqual(w.removed, []);
 });
 
@@ -136,16 +137,16 @@ test("the relay answers only the popup and the options page", async () => {
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, log: { warn: () => {} } });
   const id = "abc";
   const ctx = { extensionId: id, pageUrls: [`chrome-extension://${id}/options.html`, `chrome-extension://${id}/popup.html`] };
-  assert.equal(relay.handleMessage({ type: "other" }, { id }, ctx), undefined);
+  assert.equal(pageRouter(ctx.extensionId, relay.messages)({ type: "other" }, { id }), undefined);
   const page = { id: "evil", url: "https://evil.test/" };
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphans" }, page, ctx), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphans" }, page), { ok: false, code: "bad_request" });
   assert.deepEqual(w.removed, []);
   const popup = { id, url: `chrome-extension://${id}/popup.html` };
-  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, ctx);
+  const list = await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_list" }, popup);
   assert.equal(list.ok, true);
   assert.deepEqual(list.tabs.map((t) => [t.id, t.orphaned]), [[1, true]]);
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: "1" }, popup, ctx), { ok: false, code: "bad_request" });
-  assert.deepEqual(await relay.handleMessage({ type: "agent_tabs_close_orphan", tabId: 1 }, popup, ctx), { ok: true, closed: 1 });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphan", tabId: "1" }, popup), { ok: false, code: "bad_request" });
+  assert.deepEqual(await pageRouter(ctx.extensionId, relay.messages)({ type: "agent_tabs_close_orphan", tabId: 1 }, popup), { ok: true, closed: 1 });
   assert.deepEqual(w.removed, [1]);
 });
 
@@ -161,7 +162,7 @@ test("the relay names each row's client and last call from what the session's re
   const relay = createAgentTabsRelay({ lifecycle: w.lifecycle, sessionClients, log: { warn: () => {} } });
   const id = "abc";
   const popup = { id, url: `chrome-extension://${id}/popup.html` };
-  const list = await relay.handleMessage({ type: "agent_tabs_list" }, popup, { extensionId: id, pageUrls: [popup.url] });
+  const list = await pageRouter(id, relay.messages)({ type: "agent_tabs_list" }, popup);
   assert.deepEqual(list.tabs.map((t) => [t.id, t.client, t.lastCallAt]), [[1, "claude-code", 5_000], [2, null, null]]);
   // Bounded: the least recently seen sessions go first.
   let t = 0;

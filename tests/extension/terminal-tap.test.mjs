@@ -6,14 +6,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
 import { INPUT_DELAY_MS, runConfirmPage } from "../../extension/ui/confirm-page.js";
-import { createConfirmer, handleConfirmMessage } from "../../extension/shared/confirm-window.js";
+import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { terminalTapHandlers } from "../../extension/handlers/terminal-tap.js";
-import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock } from "./helpers/fakes.mjs";
+import { fakeConfirmDoc, fakeLog, fakeTimers, flush, testClock, pageRouter } from "./helpers/fakes.mjs";
+import { parsePolicy } from "../../extension/worker/policy.js";
 
 const EXT_ID = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
 const PAGE = `chrome-extension://${EXT_ID}/confirm.html`;
-const TERMINAL = { session: "terminal", policy: {} };
+const TERMINAL = { session: "terminal", policy: parsePolicy({}) };
 const OPTIONS = { challenge: "Q0hBTExFTkdF", rpId: EXT_ID, allowCredentials: [{ type: "public-key", id: "Y3JlZA" }] };
 const ARGS = { challengeId: "AbCdEfGhIjKlMnOpQrStUv", command: "unkill", summary: "Release the kill switch.", options: OPTIONS };
 const ASSERTION = { id: "Y3JlZA", type: "public-key", response: { signature: "c2ln" } };
@@ -25,14 +26,13 @@ function harness({ onWindow, getAssertion } = {}) {
   const broker = createConfirmBroker({ ...timers, newId: () => `c${++n}` });
   const hostCalls = [];
   const relay = createPresenceConfirm({ broker, hostCall: async (action, args) => { hostCalls.push([action, args]); throw new Error("no host call expected"); } });
-  const ctx = { extensionId: EXT_ID, pageUrl: PAGE };
   const windows = [];
   const assertions = [];
   const h = {
     timers, broker, hostCalls, windows, assertions, relay, docs: [],
     async route(msg, url) {
       const sender = { id: EXT_ID, url: `chrome-extension://${EXT_ID}/${url}` };
-      return relay.handleMessage(msg, sender, ctx) ?? handleConfirmMessage(msg, sender, { broker, ...ctx });
+      return pageRouter(EXT_ID, [...relay.messages, ...confirmWindowMessages(broker)])(msg, sender);
     },
     async openPage(url) {
       const doc = fakeConfirmDoc();
@@ -88,7 +88,7 @@ test("terminal_tap: the window asks for a tap with exactly the terminal's option
 
 test("terminal_tap is unknown to every session but the terminal, and opens nothing", async () => {
   const h = harness({ onWindow: tapper });
-  await assert.rejects(h.call(ARGS, { session: "s-42-0123456789abcdef0123", policy: {} }), (e) => e.code === "unknown_action");
+  await assert.rejects(h.call(ARGS, { session: "s-42-0123456789abcdef0123", policy: parsePolicy({}) }), (e) => e.code === "unknown_action");
   assert.deepEqual(h.windows, []);
 });
 

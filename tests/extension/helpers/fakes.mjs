@@ -1,6 +1,8 @@
 // fakes.mjs — deterministic test doubles for the extension's injected seams: a fake clock with
 // timers, a fake port (session.js's PortLike), a recording logger and the confirm window's
-// document. Test-only.
+// document; the message router over a few relays. Test-only.
+
+import { MESSAGE_TABLE, createMessageRouter } from "../../../extension/worker/message-router.js";
 
 /** A manual clock: timers fire only inside advance(). */
 export function fakeTimers() {
@@ -121,4 +123,22 @@ export function testClock(start = 0) {
     running: () => timers.size,
     pending: () => once.size,
   };
+}
+
+/**
+ * The extension's message router (worker/message-router.js) for the extension `extensionId`
+ * (its pages at chrome-extension://<id>/<page>), over `handlers` only: the table's real rows for
+ * those types. Returns `route(msg, sender)`.
+ * @param {string} extensionId
+ * @param {Iterable<[string, Function]>} handlers e.g. a relay's `messages`
+ */
+export function pageRouter(extensionId, handlers) {
+  const handling = new Map(handlers);
+  const router = createMessageRouter({
+    extensionId,
+    pageUrl: (page) => `chrome-extension://${extensionId}/${page}`,
+    handlers: handling,
+    table: new Map([...MESSAGE_TABLE].filter(([type]) => handling.has(type))),
+  });
+  return (msg, sender) => router.route(msg, sender);
 }
