@@ -69,12 +69,13 @@ class Model(BaseModel):
 
 class Arguments(Model):
     """A tool's validated arguments; ``wire()`` is the ``args`` object the extension's handler
-    takes (docs/protocol.md, "The page-tool catalogue")."""
+    takes (docs/protocol.md, "The page-tool catalogue"): never a null (an unset field is left
+    out). Its JSON schema is ``wire.wire_schema`` of the model, which the extension checks."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class NoArgs(Arguments):
@@ -90,9 +91,6 @@ class FrameArgs(TabArgs):
 
     frame: Frame = None
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
-
 
 class ElementArgs(TabArgs):
     """An element named by exactly one of ref, selector, text or xpath, plus index; the
@@ -101,6 +99,8 @@ class ElementArgs(TabArgs):
     TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text", "xpath")
     #: The element may be left out (the action then applies to the page or the focused node).
     TARGET_OPTIONAL: ClassVar[bool] = False
+    #: What the wire form may give instead of naming the element (each: fields given together).
+    WIRE_FORMS: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     ref: Ref = None
     selector: Selector = None
@@ -191,6 +191,8 @@ class ElementName(Model):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    TARGET: ClassVar[tuple[str, ...]] = ElementArgs.TARGET
+
     ref: Ref = None
     selector: Selector = None
     text: Text = None
@@ -198,7 +200,7 @@ class ElementName(Model):
     index: Index = 0
 
     def wire(self) -> dict[str, Any]:
-        named = {k: v for k in ElementArgs.TARGET if (v := getattr(self, k))}
+        named = {k: v for k in self.TARGET if (v := getattr(self, k))}
         if len(named) != 1:
             raise BadArguments("name the container by exactly one of ref, selector, text or xpath")
         return {**named, "index": self.index}
