@@ -107,6 +107,20 @@ export function validateRequest(msg) {
 const ARG_SCHEMAS = new Map(ACTION_ARGS);
 
 /**
+ * Why `args` are refused for `action` (bad_request's message, naming the field), or null: the
+ * action's wire schema (none: nothing to check here) decides, before any handler runs.
+ * @param {string} action
+ * @param {Record<string, unknown>} args
+ * @param {ReadonlyMap<string, unknown>} [argSchemas]
+ * @returns {string | null}
+ */
+export function argsRefusal(action, args, argSchemas = ARG_SCHEMAS) {
+  const schema = argSchemas.get(action);
+  const wrong = schema === undefined ? null : argsMismatch(schema, args);
+  return wrong === null ? null : `${action}: ${wrong}`;
+}
+
+/**
  * @typedef {object} Dispatcher
  * @property {(msg: unknown) => Promise<Reply | null>} dispatch answer one message; null = drop
  * @property {(action: string) => boolean} has
@@ -168,9 +182,8 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       if (handler === undefined) {
         return reply(id, action, failed(CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`));
       }
-      const schema = argSchemas.get(action);
-      const wrong = schema === undefined ? null : argsMismatch(schema, args);
-      if (wrong !== null) return reply(id, action, failed(CODE.BAD_REQUEST, `${action}: ${wrong}`));
+      const refused = argsRefusal(action, args, argSchemas);
+      if (refused !== null) return reply(id, action, failed(CODE.BAD_REQUEST, refused));
       /** @returns {Promise<import("./journal.js").Outcome>} */
       const run = async () => {
         try {

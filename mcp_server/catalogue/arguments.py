@@ -22,24 +22,42 @@ Url = Annotated[
 ]
 
 
-# Naming an element: read in the page, never sent or typed.
+#: The shape of an element ref (page_snapshot's ``@eN``); the one statement of it, published in
+#: every ref's schema (the extension checks the wire schema, so holds it too).
+REF_SHAPE = r"^@e[1-9][0-9]{0,6}$"
+
+#: Longest selector, text or xpath naming an element.
+MAX_ADDRESS = 2000
+
+# Naming an element: read in the page, never sent or typed. An empty string is not given.
 Ref = Annotated[
     str | None,
-    Field(description='element ref from page_snapshot, e.g. "@e12" (bound to that document)'),
+    Field(
+        pattern=f"^$|{REF_SHAPE}",
+        description='element ref from page_snapshot, e.g. "@e12" (bound to that document)',
+    ),
     Lineage.INERT,
 ]
 
 
-Selector = Annotated[str | None, Field(description="CSS selector"), Lineage.INERT]
+Selector = Annotated[
+    str | None, Field(max_length=MAX_ADDRESS, description="CSS selector"), Lineage.INERT
+]
 
 
-Text = Annotated[str | None, Field(description="visible text of the element"), Lineage.INERT]
+Text = Annotated[
+    str | None,
+    Field(max_length=MAX_ADDRESS, description="visible text of the element"),
+    Lineage.INERT,
+]
 
 
-XPath = Annotated[str | None, Field(description="XPath expression"), Lineage.INERT]
+XPath = Annotated[
+    str | None, Field(max_length=MAX_ADDRESS, description="XPath expression"), Lineage.INERT
+]
 
 
-Index = Annotated[int, Field(ge=0, description="which match, 0-based")]
+Index = Annotated[int, Field(ge=0, le=100_000, description="which match, 0-based")]
 
 
 Frame = Annotated[

@@ -10,7 +10,7 @@ declarations in this package:
 - ``extension/worker/catalogue.js``: the facts the extension acts on (which handler family serves
   each action, the actions that take ``waitFor`` / ``observe``, the frame table, the actions
   whose address lineage the provenance gate decides and on which argument, and the JSON schema of
-  each action's wire ``args`` (``wire.wire_schema``), which its dispatcher checks).
+  each action's ``args`` as relayed (``wire.request_schema``), which its dispatcher checks).
 
 Without ``--write`` it checks and names each stale file (exit status 1);
 tests/mcp_server/test_generated_references.py runs the check. This is the one module of the
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CATALOGUE, FAMILY, Acting, FrameOutput, Gate, Lineage, ToolSpec
-from .wire import wire_schema
+from .wire import request_schema
 
 __all__ = ["COMMAND", "TARGETS", "generated", "main"]
 
@@ -127,9 +127,7 @@ def extension_module() -> str:
     frames = "".join(f"  [{_js(s.name)}, {_js(s.frames.value)}],\n" for s in framed)
     addressed = [(s.name, rule) for s in relayed if (rule := _address(s)) is not None]
     addresses = "".join(f"  [{_js(name)}, {_js(rule)}],\n" for name, rule in addressed)
-    schemas = "".join(
-        f"  [{_js(s.action)}, {_compact(wire_schema(s.arguments))}],\n" for s in relayed
-    )
+    schemas = "".join(f"  [{_js(s.action)}, {_compact(request_schema(s))}],\n" for s in relayed)
     return f"""\
 // worker/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
 // edit the tools' declarations there, never this file (a test fails when it differs from what

@@ -6,7 +6,8 @@ request's ``args``), derived from its input schema by the transformations ``wire
   or one of the model's other ``WIRE_FORMS`` (``PointArgs``: ``x`` and ``y``), or — when
   ``TARGET_OPTIONAL`` — none of them: a ``oneOf`` of the forms' ``required`` lists;
 - what only a person reads (titles, descriptions, defaults) is left out, and every ``$ref`` is
-  written in place, so the extension's validator (extension/shared/arg-schema.js) needs none.
+  written in place, so the extension's validator (extension/shared/arg-schema.js) needs none;
+- ``request_schema`` adds what the relay puts beside them (the call's lineage, an upload's bytes).
 
 ``generate.py`` writes each relayed action's schema into extension/worker/catalogue.js, and the
 extension's dispatcher checks every request's ``args`` against it before a handler runs.
@@ -22,8 +23,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from .lineage import _nested_models
+from .vocabulary import Relay, ToolSpec
 
-__all__ = ["KEYWORDS", "wire_schema"]
+__all__ = ["KEYWORDS", "PROVENANCE", "SANDBOX_FILE", "request_schema", "wire_schema"]
 
 #: What a person reads, not what a value must be.
 _DROPPED = frozenset({"title", "description", "default", "examples"})
@@ -80,6 +82,37 @@ def _without_null(node: dict[str, Any]) -> dict[str, Any]:
         return node if "anyOf" not in node else {**node, "anyOf": alternatives}
     rest = {k: v for k, v in node.items() if k != "anyOf"}
     return {**rest, **alternatives[0]}
+
+
+#: The call's page lineage the relay adds to any request (mcp_server/tools.py ``_provenance``):
+#: its entries' fields are checked by the extension's provenance gate, which reads them.
+PROVENANCE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "evidence": {"type": "array", "items": {"type": "object"}},
+        "captures": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+#: What the relay adds for a ``Relay.sandbox_file`` argument (mcp_server/tools.py
+#: ``_sandbox_file``): the file's name and its bytes in base64, read from the sandbox.
+SANDBOX_FILE: dict[str, Any] = {
+    "name": {"type": "string", "minLength": 1},
+    "data": {"type": "string"},
+}
+
+
+def request_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The schema of a relayed call's ``args`` as the extension receives them: the tool's wire
+    form (``wire_schema``) with what the relay adds (its lineage; a sandbox file's contents)."""
+    schema = wire_schema(spec.arguments)
+    props: dict[str, Any] = schema["properties"]
+    props["provenance"] = PROVENANCE
+    if isinstance(spec.call, Relay) and spec.call.sandbox_file is not None:
+        props.update(SANDBOX_FILE)
+        schema["required"] = [*schema.get("required", ()), *SANDBOX_FILE]
+    return schema
 
 
 def wire_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -37,6 +37,8 @@ test("args that match the action's schema reach its handler unchanged", async ()
     ["page_fetch", { tabId: 3, url: "http://127.0.0.1:8000/api", method: "POST", body: "{}", headers: { "content-type": "application/json" } }],
     ["page_scroll", { tabId: 3, to: { x: 0, y: 200 }, container: { selector: "#list", index: 0 } }],
     ["page_type", { tabId: 3, value: "hello" }],
+    ["page_fill", { tabId: 3, ref: "@e4", value: "x", provenance: { evidence: [{ sourceOrigin: "http://a.test", kind: "url", token: "h…", readAt: 1 }] } }],
+    ["page_upload", { tabId: 3, selector: "input[type=file]", path: "/u/a.txt", name: "a.txt", data: "aGk=" }],
   ])) {
     const reply = await d.dispatch(req(action, args));
     assert.equal(reply.ok, true, `${action}: ${JSON.stringify(reply)}`);
@@ -71,6 +73,26 @@ const ATTACKS = /** @type {Array<[string, string, RegExp]>} */ ([
   ["page_text", '{"tabId":3,"maxChars":0}', /maxChars must be at least 1/],
   ["tab_open", `{"url":"${"x".repeat(9000)}"}`, /url must be at most 8192/],
   ["tab_list", '{"session":"other"}', /unknown field "session"/],
+  // What the handlers no longer check themselves: the schema is the one statement of it.
+  ["page_click", '{"tabId":3,"ref":"e1"}', /ref does not have the form/], // the ref's @eN shape
+  ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"ref":"e1"}}', /waitFor\.ref does not have the form/],
+  ["page_click", `{"tabId":3,"selector":"${"a".repeat(2001)}"}`, /selector must be at most 2000/],
+  ["page_click", '{"tabId":3,"ref":"@e1","index":100001}', /index must be at most 100000/],
+  ["page_click", '{"tabId":3,"ref":"@e1","newTab":"yes"}', /newTab must be boolean/],
+  ["page_fill", '{"tabId":3,"ref":"@e1"}', /value is required/],
+  ["page_fill", `{"tabId":3,"ref":"@e1","value":"${"v".repeat(100_001)}"}`, /value must be at most 100000/],
+  ["page_fill", '{"tabId":3,"ref":"@e1","value":"x","method":"eval"}', /method must be one of/],
+  ["page_press", '{"tabId":3,"key":""}', /key must be at least 1/],
+  ["page_press", `{"tabId":3,"key":"${"k".repeat(33)}"}`, /key must be at most 32/],
+  ["page_check", '{"tabId":3,"ref":"@e1","checked":"true"}', /checked must be boolean/],
+  ["page_snapshot", '{"tabId":3,"maxNodes":0}', /maxNodes must be at least 1/],
+  ["page_snapshot", '{"tabId":3,"mode":"html"}', /mode must be one of/],
+  ["page_find", '{"tabId":3,"name":"x","limit":51}', /limit must be at most 50/],
+  ["page_wait_for", '{"tabId":3,"selector":"a","timeoutMs":10000000}', /timeoutMs must be at most/],
+  ["page_scroll", '{"tabId":3,"to":{"selector":"#go"}}', /to must be/],
+  ["page_upload", '{"tabId":3,"ref":"@e1","path":"/u/a"}', /name is required/], // the relay's file bytes
+  ["page_click", '{"tabId":3,"ref":"@e1","provenance":{"evidence":"x"}}', /provenance\.evidence must be array/],
+  ["page_click", '{"tabId":3,"ref":"@e1","provenance":{"forged":true}}', /provenance has an unknown field "forged"/],
 ]);
 
 test("an attacker's args are bad_request naming the field, and the handler never runs", async () => {

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, ToolSpec
-from tabwarden.mcp_server.catalogue.wire import KEYWORDS, wire_schema
+from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, Relay, ToolSpec
+from tabwarden.mcp_server.catalogue.wire import KEYWORDS, request_schema
 
 REPO = Path(__file__).resolve().parents[2]
 RELAYED = [spec for spec in CATALOGUE if spec.action is not None]
@@ -114,8 +114,28 @@ def _draw(node: dict[str, Any], rng: random.Random) -> Any:
     return None
 
 
+#: A call's lineage as the relay attaches it (mcp_server/tools.py ``_provenance``).
+PROVENANCE = {
+    "evidence": [
+        {"sourceOrigin": "http://a.test", "kind": "url", "token": "h…", "readAt": 1},
+    ],
+    "captures": [{"sourceOrigin": "http://b.test", "readAt": 2}],
+}
+
+
+def _relayed(spec: ToolSpec, wire: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The args the extension receives: ``wire()`` and what the relay adds (mcp_server/tools.py
+    ``_relay``: a lineage when there is one, an upload's name and bytes)."""
+    request = dict(wire)
+    if rng.random() < 0.5:
+        request["provenance"] = PROVENANCE
+    if isinstance(spec.call, Relay) and spec.call.sandbox_file is not None:
+        request |= {spec.call.sandbox_file: "/u/a.txt", "name": "a.txt", "data": "aGk="}
+    return request
+
+
 def _wires(spec: ToolSpec) -> list[dict[str, Any]]:
-    """``wire()`` of each valid draw of the tool's arguments (seeded by its name)."""
+    """The relayed args of each valid draw of the tool's arguments (seeded by its name)."""
     schema = spec.arguments.model_json_schema()
     root = _resolve(schema, schema.get("$defs", {}))
     rng = random.Random(spec.name)  # noqa: S311 — test data, not a secret
@@ -123,7 +143,7 @@ def _wires(spec: ToolSpec) -> list[dict[str, Any]]:
     for _ in range(DRAWS):
         try:
             args = spec.arguments.model_validate(_draw(root, rng))
-            wires.append(args.wire())
+            wires.append(_relayed(spec, args.wire(), rng))
         except (ValidationError, BadArguments):
             continue
     return wires
@@ -200,6 +220,7 @@ def test_nulls_never_travel_and_the_schema_refuses_them(
     wires: dict[str, list[dict[str, Any]]],
 ) -> None:
     with_null = [action for action, ws in wires.items() for w in ws if None in w.values()]
+    # (wire() itself: the relay's additions are never null either)
     assert with_null == [], f"wire() sent a null: {sorted(set(with_null))}"
     cases = [
         {"action": action, "args": json.dumps({**ws[0], name: None})}
@@ -227,7 +248,7 @@ def _keywords(node: Any) -> set[str]:
 
 
 def test_the_schemas_use_only_the_keywords_the_extension_enforces() -> None:
-    used = set().union(*(_keywords(wire_schema(s.arguments)) for s in RELAYED))
+    used = set().union(*(_keywords(request_schema(s)) for s in RELAYED))
     assert used <= KEYWORDS, sorted(used - KEYWORDS)
     _, enforced = _verdicts([])
     assert sorted(KEYWORDS) == enforced, "wire.py KEYWORDS and arg-schema.js KEYWORDS differ"

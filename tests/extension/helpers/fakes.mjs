@@ -1,6 +1,9 @@
 // fakes.mjs — deterministic test doubles for the extension's injected seams: a fake clock with
 // timers, a fake port (session.js's PortLike), a recording logger and the confirm window's
 // document. Test-only.
+import { BridgeError } from "../../../extension/shared/bridge-error.js";
+import { CODE } from "../../../extension/shared/error-codes.js";
+import { argsRefusal } from "../../../extension/worker/dispatch.js";
 
 /** A manual clock: timers fire only inside advance(). */
 export function fakeTimers() {
@@ -120,5 +123,21 @@ export function testClock(start = 0) {
     },
     running: () => timers.size,
     pending: () => once.size,
+  };
+}
+
+/**
+ * A handler called as the dispatcher calls it: its `args` checked first against the action's wire
+ * schema (worker/dispatch.js argsRefusal, the dispatcher's own check), a refusal thrown as the
+ * dispatcher answers it (bad_request) without the handler running.
+ * @param {(action: string) => ((args: any, ctx: any) => unknown) | undefined} handlerOf
+ */
+export function schemaChecked(handlerOf) {
+  return async (/** @type {string} */ action, /** @type {any} */ args, /** @type {any} */ ctx) => {
+    const refused = argsRefusal(action, args);
+    if (refused !== null) throw new BridgeError(CODE.BAD_REQUEST, refused);
+    const handler = handlerOf(action);
+    if (handler === undefined) throw new Error(`no handler for ${action}`);
+    return handler(args, ctx);
   };
 }
