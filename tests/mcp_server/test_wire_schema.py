@@ -183,6 +183,7 @@ def test_every_tool_draws_enough_valid_arguments(wires: dict[str, list[dict[str,
     assert few == {}, f"too few valid draws to say anything: {few}"
 
 
+@pytest.mark.promise("H4-64")
 def test_wire_of_valid_arguments_matches_the_published_schema(
     wires: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -198,6 +199,7 @@ def test_wire_of_valid_arguments_matches_the_published_schema(
     assert refused == [], "\n".join(refused[:20])
 
 
+@pytest.mark.promise("H4-64")
 def test_the_published_schema_refuses_extra_and_prototype_keys(
     wires: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -216,6 +218,7 @@ def test_the_published_schema_refuses_extra_and_prototype_keys(
     assert let_through == [], "\n".join(let_through)
 
 
+@pytest.mark.promise("H4-64")
 def test_nulls_never_travel_and_the_schema_refuses_them(
     wires: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -247,6 +250,7 @@ def _keywords(node: Any) -> set[str]:
     return found
 
 
+@pytest.mark.promise("H4-64")
 def test_the_schemas_use_only_the_keywords_the_extension_enforces() -> None:
     used = set().union(*(_keywords(request_schema(s)) for s in RELAYED))
     assert used <= KEYWORDS, sorted(used - KEYWORDS)
