@@ -10,7 +10,7 @@
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
 // password field unless policy.passwordFill, and never accept a ref from another document.
 
-import { DEFAULT_FIND, DEFAULT_NODES, MAX_FIND, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
 import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
@@ -33,7 +33,6 @@ const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUE
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 const MAX_ADDRESS = 2000;
 const MAX_VALUE = 100_000;
-const MAX_KEY = 32;
 const MAX_WAIT_MS = 120_000;
 /** Farthest one page_scroll moves by dx / dy. */
 const MAX_SCROLL = 1_000_000;
@@ -60,20 +59,14 @@ export const NAV_PROBE_MS = 250;
  * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index: number} | null}
  */
 export function argTarget(args, { optional = false } = {}) {
-  const given = ADDRESS.filter((k) => args[k] !== undefined && args[k] !== null);
+  // The types, lengths, the ref's @eN shape and the index's range are the wire schema's
+  // (worker/dispatch.js checks it before any handler runs); which of them is given is read here.
+  const given = ADDRESS.filter((k) => typeof args[k] === "string" && args[k] !== "");
   if (given.length === 0 && optional) return null;
   if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of ref, selector, text, xpath");
   const key = given[0];
-  const v = args[key];
-  if (typeof v !== "string" || v.length === 0 || v.length > MAX_ADDRESS) {
-    throw new BridgeError(CODE.BAD_REQUEST, `${key} must be a non-empty string of at most ${MAX_ADDRESS} characters`);
-  }
-  if (key === "ref" && !/^@e[1-9][0-9]{0,6}$/.test(v)) throw new BridgeError(CODE.BAD_REQUEST, 'ref must look like "@e12" (from page_snapshot)');
-  const index = args.index ?? 0;
-  if (!Number.isInteger(index) || /** @type {number} */ (index) < 0 || /** @type {number} */ (index) > 100_000) {
-    throw new BridgeError(CODE.BAD_REQUEST, "index must be an integer >= 0");
-  }
-  return { [key]: v, index: /** @type {number} */ (index) };
+  const index = Number.isSafeInteger(args.index) ? /** @type {number} */ (args.index) : 0;
+  return { [key]: /** @type {string} */ (args[key]), index };
 }
 
 /**
@@ -82,21 +75,17 @@ export function argTarget(args, { optional = false } = {}) {
  * @returns {{ref?: string, selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
  */
 export function argWait(w) {
+  // Types, lengths, the ref's shape, state and timeoutMs are the wire schema's (worker/dispatch.js).
   if (!isPlainObject(w)) throw new BridgeError(CODE.BAD_REQUEST, "waitFor must be an object");
-  const str = (/** @type {unknown} */ v) => (typeof v === "string" && v.length > 0 && v.length <= MAX_ADDRESS ? v : null);
+  const str = (/** @type {unknown} */ v) => (typeof v === "string" && v.length > 0 ? v : null);
   const ref = str(w.ref);
   const selector = str(w.selector);
   const text = str(w.text);
   if ([ref, selector, text].filter((v) => v !== null).length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "wait for exactly one of ref, selector, text");
-  if (ref !== null && !/^@e[1-9][0-9]{0,6}$/.test(ref)) throw new BridgeError(CODE.BAD_REQUEST, 'ref must look like "@e12" (from page_snapshot)');
-  const state = w.state ?? "visible";
-  if (state !== "visible" && state !== "absent") throw new BridgeError(CODE.BAD_REQUEST, 'state must be "visible" or "absent"');
-  const t = w.timeoutMs ?? DEFAULT_WAIT_MS;
-  if (!Number.isInteger(t) || /** @type {number} */ (t) < 0 || /** @type {number} */ (t) > MAX_WAIT_MS) {
-    throw new BridgeError(CODE.BAD_REQUEST, `timeoutMs must be an integer in [0, ${MAX_WAIT_MS}]`);
-  }
+  const state = w.state === "absent" ? "absent" : "visible";
+  const timeoutMs = Number.isSafeInteger(w.timeoutMs) ? /** @type {number} */ (w.timeoutMs) : DEFAULT_WAIT_MS;
   const what = ref !== null ? { ref } : selector !== null ? { selector } : { text: /** @type {string} */ (text) };
-  return { ...what, state, timeoutMs: /** @type {number} */ (t) };
+  return { ...what, state, timeoutMs };
 }
 
 /**
@@ -388,15 +377,11 @@ const DESCRIBE_FN = "function (o, f, d, t, ...els) { return globalThis.tabwarden
  * @param {Record<string, unknown>} args
  */
 export function argSnapshot(args) {
-  const mode = args.mode ?? "auto";
-  if (typeof mode !== "string" || !SNAPSHOT_MODES.has(mode)) throw new BridgeError(CODE.BAD_REQUEST, 'mode must be "auto", "a11y" or "dom"');
-  const compact = args.compact ?? false;
-  if (typeof compact !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "compact must be true or false");
-  const maxNodes = args.maxNodes ?? DEFAULT_NODES;
-  if (!Number.isInteger(maxNodes) || /** @type {number} */ (maxNodes) < 1 || /** @type {number} */ (maxNodes) > MAX_NODES) {
-    throw new BridgeError(CODE.BAD_REQUEST, `maxNodes must be an integer in [1, ${MAX_NODES}]`);
-  }
-  return { mode, compact, maxNodes: /** @type {number} */ (maxNodes), scope: argTarget(args, { optional: true }) };
+  // mode, compact, maxNodes and the scope's shape are the wire schema's (worker/dispatch.js).
+  const mode = typeof args.mode === "string" && SNAPSHOT_MODES.has(args.mode) ? args.mode : "auto";
+  const compact = args.compact === true;
+  const maxNodes = Number.isSafeInteger(args.maxNodes) ? /** @type {number} */ (args.maxNodes) : DEFAULT_NODES;
+  return { mode, compact, maxNodes, scope: argTarget(args, { optional: true }) };
 }
 
 /**
@@ -404,22 +389,17 @@ export function argSnapshot(args) {
  * @param {Record<string, unknown>} args
  */
 export function argFind(args) {
+  // Types, lengths, exact and limit are the wire schema's (worker/dispatch.js).
   const str = (/** @type {string} */ k) => {
     const v = args[k];
-    if (v === undefined || v === null) return null;
-    if (typeof v !== "string" || v.length > MAX_ADDRESS) throw new BridgeError(CODE.BAD_REQUEST, `${k} must be a string of at most ${MAX_ADDRESS} characters`);
-    return v.trim() === "" ? null : v;
+    return typeof v === "string" && v.trim() !== "" ? v : null;
   };
   const role = str("role");
   const name = str("name");
   if (role === null && name === null) throw new BridgeError(CODE.BAD_REQUEST, "give a role, a name or both");
-  const exact = args.exact ?? false;
-  if (typeof exact !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "exact must be true or false");
-  const limit = args.limit ?? DEFAULT_FIND;
-  if (!Number.isInteger(limit) || /** @type {number} */ (limit) < 1 || /** @type {number} */ (limit) > MAX_FIND) {
-    throw new BridgeError(CODE.BAD_REQUEST, `limit must be an integer in [1, ${MAX_FIND}]`);
-  }
-  return { role, name, exact, limit: /** @type {number} */ (limit) };
+  const exact = args.exact === true;
+  const limit = Number.isSafeInteger(args.limit) ? /** @type {number} */ (args.limit) : DEFAULT_FIND;
+  return { role, name, exact, limit };
 }
 
 /**
@@ -642,9 +622,6 @@ export function interactHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function click(args, ctx) {
     const target = argTarget(args);
-    if (args.newTab !== undefined && args.newTab !== null && typeof args.newTab !== "boolean") {
-      throw new BridgeError(CODE.BAD_REQUEST, "newTab must be true or false");
-    }
     const { tabId, origin, docToken } = await open(args, ctx, "page_click");
     const base = { origin, target, docToken };
     const d = await page(ctx, tabId, "describe", base);
@@ -678,9 +655,8 @@ export function interactHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function fill(args, ctx) {
     const target = argTarget(args);
-    if (typeof args.value !== "string" || args.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `value must be a string of at most ${MAX_VALUE} characters`);
-    const method = args.method ?? "value";
-    if (method !== "value" && method !== "insertText") throw new BridgeError(CODE.BAD_REQUEST, 'method must be "value" or "insertText"');
+    const value = String(args.value);
+    const method = args.method === "insertText" ? "insertText" : "value";
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
     await deps.provenance?.check(args, ctx, "page_fill", origin);
     const allowPassword = ctx.policy.allows("passwordFill");
@@ -689,9 +665,9 @@ export function interactHandlers(deps) {
     if (method === "insertText") {
       // Trusted typing through the debugger (worker/keyboard.js): the content selected, then replaced.
       if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
-      r = await insertThrough({ cdp: deps.cdp, page }, ctx, tabId, { ...base, arm: "replace" }, args.value);
+      r = await insertThrough({ cdp: deps.cdp, page }, ctx, tabId, { ...base, arm: "replace" }, value);
     } else {
-      await page(ctx, tabId, "fill", { ...base, value: args.value });
+      await page(ctx, tabId, "fill", { ...base, value });
       r = await page(ctx, tabId, "inputResult", { origin });
     }
     const applied = r.applied === "yes" || r.applied === "no" ? r.applied : "unclear";
@@ -700,10 +676,7 @@ export function interactHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function press(args, ctx) {
-    if (typeof args.key !== "string" || args.key.length === 0 || args.key.length > MAX_KEY) {
-      throw new BridgeError(CODE.BAD_REQUEST, `key must be a key name such as "Enter" or "a" (at most ${MAX_KEY} characters)`);
-    }
-    const key = args.key;
+    const key = String(args.key);
     const target = argTarget(args, { optional: true });
     const { tabId, origin, docToken } = await open(args, ctx, "page_press");
     const base = { origin, target, docToken, key };
@@ -760,9 +733,8 @@ export function interactHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function check(args, ctx) {
     const target = argTarget(args);
-    if (typeof args.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "checked must be true or false");
     const { tabId, origin, docToken } = await open(args, ctx, "page_check");
-    const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked });
+    const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked === true });
     return { checked: r.checked === true };
   }
 
@@ -777,8 +749,7 @@ export function interactHandlers(deps) {
     const container = args.container ?? null;
     /** @type {Record<string, unknown>} */
     let a;
-    if (isPlainObject(to) && ADDRESS.some((k) => to[k] !== undefined)) a = { target: argTarget(to) };
-    else if (!moves && container === null && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
+    if (!moves && container === null && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
     else {
       if (to !== null && to !== "top" && to !== "bottom" && !(isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y))) {
         throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');

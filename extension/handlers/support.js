@@ -1,4 +1,4 @@
-// handlers/support.js — what every tab and page handler shares: argument checks, the ownership
+// handlers/support.js — what every tab and page handler shares: typed argument reads, the ownership
 // check, waiting for a load, and the dependency bundle background.js injects. Thin glue over
 // lib/ modules: it must never touch the chrome global, never let a session reach a tab it does
 // not own, and never report a tab's state without re-reading it from the browser.
@@ -71,8 +71,12 @@ export async function step(ctx, what, work, capMs = STEP_MAX_MS) {
   }
 }
 
-/** Longest URL a tool accepts. */
+/** Longest URL a tool accepts (the catalogue's `Url`; page_fetch checks its own copy of it). */
 export const MAX_URL = 8192;
+
+// The readers below give an argument its type. They check nothing: every catalogue action's
+// `args` matched the wire schema the MCP catalogue publishes before its handler was called
+// (worker/dispatch.js argsRefusal), which states each one's type, range and length once.
 
 /**
  * @param {Record<string, unknown>} args
@@ -80,9 +84,7 @@ export const MAX_URL = 8192;
  * @returns {number}
  */
 export function argTabId(args, name = "tabId") {
-  const v = args[name];
-  if (!Number.isInteger(v) || /** @type {number} */ (v) < 0) throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a tab id (integer >= 0)`);
-  return /** @type {number} */ (v);
+  return /** @type {number} */ (args[name]);
 }
 
 /**
@@ -91,28 +93,20 @@ export function argTabId(args, name = "tabId") {
  * @returns {string}
  */
 export function argUrl(args, name = "url") {
-  const v = args[name];
-  if (typeof v !== "string" || v.length === 0 || v.length > MAX_URL) {
-    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a URL string of at most ${MAX_URL} characters`);
-  }
-  return v;
+  return String(args[name]);
 }
 
 /**
- * An optional integer argument in [min, max].
+ * An optional integer argument (the schema holds it to its range), or `fallback` when left out.
  * @param {Record<string, unknown>} args
  * @param {string} name
  * @param {number} fallback
- * @param {number} min
- * @param {number} max
+ * @param {number} _min the range the schema states (kept where the handler reads it)
+ * @param {number} _max
  */
-export function argInt(args, name, fallback, min, max) {
+export function argInt(args, name, fallback, _min, _max) {
   const v = args[name];
-  if (v === undefined || v === null) return fallback;
-  if (!Number.isInteger(v) || /** @type {number} */ (v) < min || /** @type {number} */ (v) > max) {
-    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be an integer in [${min}, ${max}]`);
-  }
-  return /** @type {number} */ (v);
+  return Number.isSafeInteger(v) ? /** @type {number} */ (v) : fallback;
 }
 
 /**

@@ -4,9 +4,14 @@
 // and must never put a stack trace or an unexpected exception's text into a reply. A request that
 // names a command (its `command` field) runs through the injected journal (worker/journal.js), so a
 // retry of it never runs it twice. Every reply it makes, result and error alike, leaves through
-// worker/mask.js's `maskOutcome` in this file's one exit (`reply`): no handler can opt out.
+// worker/mask.js's `maskOutcome` in this file's one exit (`reply`): no handler can opt out. An
+// action the catalogue publishes a wire schema for (worker/catalogue.js ACTION_ARGS) has its `args`
+// checked against it (shared/arg-schema.js) before its handler runs: a mismatch is bad_request
+// naming the field, and the handler never runs.
 
+import { argsMismatch } from "../shared/arg-schema.js";
 import { BridgeError, MAX_ERROR_MESSAGE } from "../shared/bridge-error.js";
+import { ACTION_ARGS } from "./catalogue.js";
 import { CODE, errorReply } from "../shared/error-codes.js";
 import { parseCommand } from "./journal.js";
 import { maskOutcome } from "./mask.js";
@@ -99,6 +104,23 @@ export function validateRequest(msg) {
   };
 }
 
+/** Each catalogue action's wire schema (worker/catalogue.js, generated). */
+const ARG_SCHEMAS = new Map(ACTION_ARGS);
+
+/**
+ * Why `args` are refused for `action` (bad_request's message, naming the field), or null: the
+ * action's wire schema (none: nothing to check here) decides, before any handler runs.
+ * @param {string} action
+ * @param {Record<string, unknown>} args
+ * @param {ReadonlyMap<string, unknown>} [argSchemas]
+ * @returns {string | null}
+ */
+export function argsRefusal(action, args, argSchemas = ARG_SCHEMAS) {
+  const schema = argSchemas.get(action);
+  const wrong = schema === undefined ? null : argsMismatch(schema, args);
+  return wrong === null ? null : `${action}: ${wrong}`;
+}
+
 /**
  * @typedef {object} Dispatcher
  * @property {(msg: unknown) => Promise<Reply | null>} dispatch answer one message; null = drop
@@ -109,14 +131,16 @@ export function validateRequest(msg) {
  * @param {Map<string, Handler> | Iterable<[string, Handler]>} handlers copied; later changes
  *   to the source do not affect the dispatcher
  * @param {{log?: Logger, now?: () => number, journal?: import("./journal.js").Journal,
- *   maskContext?: () => import("./mask.js").MaskContext | Promise<import("./mask.js").MaskContext>}} [options]
+ *   maskContext?: () => import("./mask.js").MaskContext | Promise<import("./mask.js").MaskContext>,
+ *   argSchemas?: ReadonlyMap<string, unknown>}} [options]
  *   where unexpected handler failures are reported locally; the clock the call deadlines are
  *   taken from; the journal requests naming a command run through (none: each runs as it comes);
  *   what every reply is masked with beyond the fixed rules (learned URLs and names; none: the
- *   fixed rules alone; one that fails: every URL query value as well, never less)
+ *   fixed rules alone; one that fails: every URL query value as well, never less); each action's
+ *   `args` schema (default: the catalogue's; an action without one is given its args unchecked)
  * @returns {Dispatcher}
  */
-export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal, maskContext = () => ({}) } = {}) {
+export function createDispatcher(handlers, { log = console, now = () => Date.now(), journal, maskContext = () => ({}), argSchemas = ARG_SCHEMAS } = {}) {
   /** @type {Map<string, Handler>} */
   const routes = new Map(handlers);
   for (const [action, handler] of routes) {
@@ -159,6 +183,8 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       if (handler === undefined) {
         return reply(id, action, failed(CODE.UNKNOWN_ACTION, `unknown action ${JSON.stringify(action.slice(0, MAX_ECHO))}`));
       }
+      const refused = argsRefusal(action, args, argSchemas);
+      if (refused !== null) return reply(id, action, failed(CODE.BAD_REQUEST, refused));
       /** @returns {Promise<import("./journal.js").Outcome>} */
       const run = async () => {
         try {

@@ -22,24 +22,42 @@ Url = Annotated[
 ]
 
 
-# Naming an element: read in the page, never sent or typed.
+#: The shape of an element ref (page_snapshot's ``@eN``); the one statement of it, published in
+#: every ref's schema (the extension checks the wire schema, so holds it too).
+REF_SHAPE = r"^@e[1-9][0-9]{0,6}$"
+
+#: Longest selector, text or xpath naming an element.
+MAX_ADDRESS = 2000
+
+# Naming an element: read in the page, never sent or typed. An empty string is not given.
 Ref = Annotated[
     str | None,
-    Field(description='element ref from page_snapshot, e.g. "@e12" (bound to that document)'),
+    Field(
+        pattern=f"^$|{REF_SHAPE}",
+        description='element ref from page_snapshot, e.g. "@e12" (bound to that document)',
+    ),
     Lineage.INERT,
 ]
 
 
-Selector = Annotated[str | None, Field(description="CSS selector"), Lineage.INERT]
+Selector = Annotated[
+    str | None, Field(max_length=MAX_ADDRESS, description="CSS selector"), Lineage.INERT
+]
 
 
-Text = Annotated[str | None, Field(description="visible text of the element"), Lineage.INERT]
+Text = Annotated[
+    str | None,
+    Field(max_length=MAX_ADDRESS, description="visible text of the element"),
+    Lineage.INERT,
+]
 
 
-XPath = Annotated[str | None, Field(description="XPath expression"), Lineage.INERT]
+XPath = Annotated[
+    str | None, Field(max_length=MAX_ADDRESS, description="XPath expression"), Lineage.INERT
+]
 
 
-Index = Annotated[int, Field(ge=0, description="which match, 0-based")]
+Index = Annotated[int, Field(ge=0, le=100_000, description="which match, 0-based")]
 
 
 Frame = Annotated[
@@ -69,12 +87,13 @@ class Model(BaseModel):
 
 class Arguments(Model):
     """A tool's validated arguments; ``wire()`` is the ``args`` object the extension's handler
-    takes (docs/protocol.md, "The page-tool catalogue")."""
+    takes (docs/protocol.md, "The page-tool catalogue"): never a null (an unset field is left
+    out). Its JSON schema is ``wire.wire_schema`` of the model, which the extension checks."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class NoArgs(Arguments):
@@ -90,9 +109,6 @@ class FrameArgs(TabArgs):
 
     frame: Frame = None
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
-
 
 class ElementArgs(TabArgs):
     """An element named by exactly one of ref, selector, text or xpath, plus index; the
@@ -101,6 +117,8 @@ class ElementArgs(TabArgs):
     TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text", "xpath")
     #: The element may be left out (the action then applies to the page or the focused node).
     TARGET_OPTIONAL: ClassVar[bool] = False
+    #: What the wire form may give instead of naming the element (each: fields given together).
+    WIRE_FORMS: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     ref: Ref = None
     selector: Selector = None
@@ -191,6 +209,8 @@ class ElementName(Model):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    TARGET: ClassVar[tuple[str, ...]] = ElementArgs.TARGET
+
     ref: Ref = None
     selector: Selector = None
     text: Text = None
@@ -198,7 +218,7 @@ class ElementName(Model):
     index: Index = 0
 
     def wire(self) -> dict[str, Any]:
-        named = {k: v for k in ElementArgs.TARGET if (v := getattr(self, k))}
+        named = {k: v for k in self.TARGET if (v := getattr(self, k))}
         if len(named) != 1:
             raise BadArguments("name the container by exactly one of ref, selector, text or xpath")
         return {**named, "index": self.index}

@@ -3,7 +3,7 @@ each with its arguments, result and declaration side by side. Pure declarations:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -92,9 +92,6 @@ class NetworkArgs(TabArgs):
     ] = None
     limit: CaptureLimit = 20
     clear: CaptureClear = False
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class NetworkEntry(Model):

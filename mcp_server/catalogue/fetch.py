@@ -3,7 +3,7 @@ its arguments, result and declaration side by side. Pure declarations: no I/O.""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -66,9 +66,6 @@ class FetchArgs(TabArgs):
         ),
         Lineage.INERT,
     ] = None
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class Fetched(Model):

@@ -49,9 +49,6 @@ class PdfArgs(TabArgs):
         Lineage.INERT,
     ] = None
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
-
 
 class Saved(Model):
     path: str = Field(description="the file in the download sandbox")
@@ -108,9 +105,6 @@ class WaitDownloadArgs(TabArgs):
     timeoutMs: Annotated[  # noqa: N815
         int, Field(ge=100, le=40_000, description="how long to wait for it to finish")
     ] = 30_000
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class DownloadOut(Model):

@@ -9,7 +9,8 @@ declarations in this package:
   (``ToolSpec.docs`` holds the rows' words);
 - ``extension/worker/catalogue.js``: the facts the extension acts on (which handler family serves
   each action, the actions that take ``waitFor`` / ``observe``, the frame table, the actions
-  whose address lineage the provenance gate decides and on which argument).
+  whose address lineage the provenance gate decides and on which argument, and the JSON schema of
+  each action's ``args`` as relayed (``wire.request_schema``), which its dispatcher checks).
 
 Without ``--write`` it checks and names each stale file (exit status 1);
 tests/mcp_server/test_generated_references.py runs the check. This is the one module of the
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CATALOGUE, FAMILY, Acting, FrameOutput, Gate, Lineage, ToolSpec
+from .wire import request_schema
 
 __all__ = ["COMMAND", "TARGETS", "generated", "main"]
 
@@ -95,6 +97,10 @@ def _js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def _address(spec: ToolSpec) -> dict[str, Any] | None:
     """Where the provenance gate decides a tool's address lineage: the one argument declared
     ``Lineage.ADDRESS`` or ``Lineage.REQUEST_TARGET`` (``request``: its body goes there too)."""
@@ -121,6 +127,7 @@ def extension_module() -> str:
     frames = "".join(f"  [{_js(s.name)}, {_js(s.frames.value)}],\n" for s in framed)
     addressed = [(s.name, rule) for s in relayed if (rule := _address(s)) is not None]
     addresses = "".join(f"  [{_js(name)}, {_js(rule)}],\n" for name, rule in addressed)
+    schemas = "".join(f"  [{_js(s.action)}, {_compact(request_schema(s))}],\n" for s in relayed)
     return f"""\
 // worker/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
 // edit the tools' declarations there, never this file (a test fails when it differs from what
@@ -158,6 +165,15 @@ export const FRAME_OUTPUT = Object.freeze([
  */
 export const ADDRESS_LINEAGE = Object.freeze([
 {addresses}]);
+
+/**
+ * The JSON schema of every action's `args` as the MCP server sends them (`Arguments.wire()`;
+ * mcp_server/catalogue/wire.py derives each from the tool's input schema): worker/dispatch.js
+ * checks a request's `args` against its action's with shared/arg-schema.js before the handler runs.
+ * @type {{ReadonlyArray<[string, Record<string, unknown>]>}}
+ */
+export const ACTION_ARGS = Object.freeze([
+{schemas}]);
 """
 
 

@@ -34,6 +34,8 @@ Coordinate = Annotated[
 class PointArgs(Acting, ElementArgs):
     """Where the real pointer goes: exactly one element (its visible centre) or viewport x and y."""
 
+    WIRE_FORMS = (("x", "y"),)
+
     x: Coordinate = None
     y: Coordinate = None
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from .arguments import Acting, Frame, TabArgs
+from .arguments import REF_SHAPE, Acting, Frame, TabArgs
 from .results import Done, Page
 from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
@@ -97,7 +97,7 @@ class FollowArgs(Acting, TabArgs):
     ref: Annotated[
         str,
         Field(
-            pattern=r"^@e[1-9][0-9]{0,6}$",
+            pattern=REF_SHAPE,
             description='the link\'s ref from page_snapshot or page_find, e.g. "@e12": the '
             "address it points to is read in the page and followed in this tab (it never passes "
             "through you)",

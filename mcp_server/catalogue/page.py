@@ -3,7 +3,7 @@ its arguments, result and declaration side by side. Pure declarations: no I/O.""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -60,9 +60,6 @@ class TextArgs(TabArgs):
         Field(description="only this element's text: a ref from page_snapshot or page_find"),
         Lineage.INERT,
     ] = None
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 PAGE_TEXT = ToolSpec(

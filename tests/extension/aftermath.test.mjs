@@ -6,7 +6,7 @@ import { createPopups } from "../../extension/worker/popups.js";
 import { BLOCKED_ERROR, createNavBlocker } from "../../extension/worker/nav-block.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { OBSERVE_ELSEWHERE, OBSERVE_TEXT_CHARS, argObserve, withAftermath } from "../../extension/handlers/interact.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
@@ -46,7 +46,7 @@ function harness({ onRead, readError, landed = `${OK}/a` } = {}) {
     ownership, loads, ensureOrigin: async () => OK, confirm: async () => "deny",
   };
   const wrapped = withAftermath(deps, routes);
-  return { tab, calls, loads, call: (args) => wrapped.get("page_click")(args, S1), wrapped, routes };
+  return { tab, calls, loads, call: (args) => schemaChecked((a) => wrapped.get(a))("page_click", args, S1), wrapped, routes };
 }
 
 test("without waitFor or observe the action runs as it was, with its own arguments", async () => {

@@ -10,7 +10,7 @@ import { createDialogs } from "../../extension/worker/dialogs.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { captureHandlers } from "../../extension/handlers/capture.js";
 import { step } from "../../extension/handlers/support.js";
-import { fakeLog, flush } from "./helpers/fakes.mjs";
+import { fakeLog, flush, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 /** What a policy approving exactly `origins` answers. @param {...string} origins */
@@ -336,18 +336,19 @@ test("page_console / page_network: ownership and the origin gate first; off answ
     ensureOrigin: async (url, ctx, tool) => { gated.push([url, tool]); return A; },
   };
   const handlers = new Map(captureHandlers(/** @type {any} */ (deps)));
+  const checked = schemaChecked((a) => handlers.get(a));
   const ctx = (policy) => ({ session: "s1", policy: parsePolicy(policy), deadline: Date.now() + 60_000 });
-  await assert.rejects(handlers.get("page_console")({ tabId: 2 }, ctx(ON)), (e) => e.code === "tab_not_owned");
-  await assert.rejects(handlers.get("page_console")({ tabId: 1, level: "info" }, ctx(ON)), (e) => e.code === "bad_request");
-  await assert.rejects(handlers.get("page_network")({ tabId: 1, limit: 0 }, ctx(ON)), (e) => e.code === "bad_request");
-  await assert.rejects(handlers.get("page_network")({ tabId: 1, url: "" }, ctx(ON)), (e) => e.code === "bad_request");
-  const off = await handlers.get("page_console")({ tabId: 1 }, ctx(OFF));
+  await assert.rejects(checked("page_console", { tabId: 2 }, ctx(ON)), (e) => e.code === "tab_not_owned");
+  await assert.rejects(checked("page_console", { tabId: 1, level: "info" }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, limit: 0 }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, url: "" }, ctx(ON)), (e) => e.code === "bad_request");
+  const off = await checked("page_console", { tabId: 1 }, ctx(OFF));
   assert.equal(off.enabled, false);
   assert.match(off.hint, /tabwarden policy set consoleCapture=true/);
-  assert.match((await handlers.get("page_network")({ tabId: 1 }, ctx(OFF))).hint, /networkCapture=true/);
+  assert.match((await checked("page_network", { tabId: 1 }, ctx(OFF))).hint, /networkCapture=true/);
   await capture.observe(parsePolicy(ON));
   context(capture, 1, 7, A);
   consoleError(capture, 1, 7, "shown", T0 + 1);
-  assert.deepEqual((await handlers.get("page_console")({ tabId: 1 }, ctx(ON))).entries.map((e) => e.text), ["shown"]);
+  assert.deepEqual((await checked("page_console", { tabId: 1 }, ctx(ON))).entries.map((e) => e.text), ["shown"]);
   assert.deepEqual(gated, [[`${A}/page`, "page_console"], [`${A}/page`, "page_network"], [`${A}/page`, "page_console"]]);
 });

@@ -5,7 +5,7 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { tabHandlers } from "../../extension/handlers/tabs.js";
-import { fakeTimers, flush } from "./helpers/fakes.mjs";
+import { fakeTimers, flush, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const POLICY = { origins: ["http://127.0.0.1:8000"], confirm: ["tab_close"], confirmTimeoutSeconds: 30 };
@@ -71,7 +71,8 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const confirm = async (req) => { calls.confirm.push(req); return decision; };
   const deps = { browser, ownership, loads, ensureOrigin, confirm, now: clock };
   const routes = new Map([...tabHandlers(deps), ...pageHandlers(deps)]);
-  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  const checked = schemaChecked((a) => routes.get(a));
+  const call = (action, args, ctx = S1) => checked(action, args, ctx);
   return { call, calls, tabs, redirects, ownership, timers, loads, routes, deps };
 }
 

@@ -6,7 +6,7 @@ import { createProvenanceGate } from "../../extension/worker/provenance-gate.js"
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { interactHandlers, withAftermath } from "../../extension/handlers/interact.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
 import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
@@ -102,7 +102,8 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
   const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}),
     ...(provenance ? { provenance: provenance(confirm) } : {}) };
   const routes = withAftermath(deps, new Map(interactHandlers(deps)));
-  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  const checked = schemaChecked((a) => routes.get(a));
+  const call = (action, args, ctx = S1) => checked(action, args, ctx);
   addTab(1, `${ORIGIN}/a`);
   return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: debuggerFake };
 }
@@ -424,8 +425,10 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } })), { scrollX: 0, scrollY: 500 });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: "top" })), { scrollX: 0, scrollY: 0 });
-  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { selector: "#go" } })), { scrollX: 0, scrollY: 0 });
-  await assert.rejects(h.call("page_scroll", { tabId: 1, to: "middle" }), (e) => e.code === "bad_request");
+  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, selector: "#go" })), { scrollX: 0, scrollY: 0 });
+  for (const bad of [{ to: "middle" }, { to: { selector: "#go" } }, { to: "top", selector: "#go", ref: "@e1" }]) {
+    await assert.rejects(h.call("page_scroll", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
     { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });

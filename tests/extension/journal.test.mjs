@@ -211,7 +211,7 @@ test("the dispatcher runs a command once and answers each request under its own 
   const gate = deferred();
   const dispatcher = createDispatcher([["page_click", async () => { clicks += 1; await gate.promise; return { clicked: true }; }]], { log: fakeLog(), journal });
   const request = (id, retry) => ({
-    type: "request", id, action: "page_click", args: { tabId: 1 }, session: "s1", policy: {},
+    type: "request", id, action: "page_click", args: { tabId: 1, ref: "@e1" }, session: "s1", policy: {},
     command: { id: "cmd-00000018", retry, readOnly: false },
   });
   const first = dispatcher.dispatch(request("r1", false));

@@ -126,7 +126,7 @@ test("the dispatcher masks every reply: ok results, BridgeError messages, with l
     ["page_click", async () => { throw new BridgeError(CODE.DIALOG_OPEN, `a dialog is open: "token=${SECRET}"`); }],
   ];
   const d = createDispatcher(handlers, { log: fakeLog(), maskContext: async () => ({ urls: [rule] }) });
-  const req = (action) => ({ type: "request", id: "r", action, args: {}, session: "s", policy: {} });
+  const req = (action) => ({ type: "request", id: "r", action, args: action === "page_click" ? { tabId: 1, ref: "@e1" } : {}, session: "s", policy: {} });
   const listed = JSON.stringify(await d.dispatch(req("tab_list")));
   assert.ok(!listed.includes("hunter2") && !listed.includes("horse") && !listed.includes("user=bob"), listed);
   const failed = JSON.stringify(await d.dispatch(req("page_click")));

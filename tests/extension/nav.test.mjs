@@ -4,7 +4,7 @@ import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { checkLanded, followedUrl, historyStep, navHandlers } from "../../extension/handlers/nav.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
@@ -72,7 +72,8 @@ function harness({ withDebugger = false } = {}) {
     tabs.set(id, { id, windowId: 7, active: false, status: "complete", history: urls, index, url: urls[index], title: `T ${urls[index]}` });
     if (session) ownership.claim(session, id);
   };
-  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  const checked = schemaChecked((a) => routes.get(a));
+  const call = (action, args, ctx = S1) => checked(action, args, ctx);
   return { call, calls, tabs, open, routes, timers };
 }
 
@@ -228,12 +229,16 @@ function followHarness(url, link) {
   };
   const routes = new Map(navHandlers({ browser, ownership, loads, ensureOrigin, confirm: async () => "deny" }));
   ownership.claim("s1", 1);
-  return { call: (args, ctx = S1) => routes.get("page_follow")({ tabId: 1, ...args }, ctx), calls, tab };
+  const checked = schemaChecked((a) => routes.get(a));
+  return { call: (args, ctx = S1) => checked("page_follow", { tabId: 1, ...args }, ctx), calls, tab };
 }
 
 test("page_follow: the page's resolved href is followed (never an address from the call); where it lands is returned", async () => {
   const h = followHarness(`${OK}/a`, `${OK}/b?x=1`);
-  assert.deepEqual(await h.call({ ref: "@e3", url: "http://evil.test/" }), { url: `${OK}/b?x=1`, title: "T" });
+  // An address in the call is not an argument page_follow takes: refused before anything runs.
+  await assert.rejects(h.call({ ref: "@e3", url: "http://evil.test/" }), (e) => e.code === "bad_request" && /unknown field "url"/.test(e.message));
+  assert.deepEqual([h.calls.update, h.calls.gate, h.calls.ops], [[], [], []]);
+  assert.deepEqual(await h.call({ ref: "@e3" }), { url: `${OK}/b?x=1`, title: "T" });
   assert.deepEqual(h.calls.update, [`${OK}/b?x=1`]);
   assert.deepEqual(h.calls.ops.map(([op, a]) => [op, a.target, a.forFollow]), [["describe", { ref: "@e3", index: 0 }, true]]);
   // The current page and the target pass the one gate (page_navigate's), in that order.

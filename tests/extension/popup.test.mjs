@@ -76,22 +76,22 @@ test("the session reports every answered request (action + reply) to onAnswered,
   const timers = fakeTimers();
   const port = fakePort();
   const answered = [];
-  const dispatcher = createDispatcher([["tab_list", async () => ({ tabs: [] })]]);
+  const dispatcher = createDispatcher([["tab_open", async () => ({ tabId: 1 })]]);
   const session = createSession({
     connect: () => port, dispatcher, backoff: { next: () => 1, afterConnection: () => 1 }, timers, now: () => 0,
     extensionVersion: "0.1.0", log: fakeLog(), onAnswered: (action, reply) => answered.push([action, reply.ok, reply.error?.code]),
   });
   session.start();
-  port.deliver({ type: "request", id: "r0", action: "tab_list", args: { secret: 1 }, session: "s", policy: {} });
+  port.deliver({ type: "request", id: "r0", action: "tab_open", args: { url: "http://secret.test/" }, session: "s", policy: {} });
   await flush();
   port.deliver({ type: "welcome", protocol: 1, hostVersion: "x", browser: "chromium" });
-  port.deliver({ type: "request", id: "r1", action: "tab_list", args: { secret: 1 }, session: "s", policy: {} });
+  port.deliver({ type: "request", id: "r1", action: "tab_open", args: { url: "http://secret.test/" }, session: "s", policy: {} });
   port.deliver({ type: "request", id: "r2", action: "nope", args: {}, session: "s", policy: {} });
   await flush();
   await flush();
   // Concurrent requests may be answered in either order.
-  assert.deepEqual(answered[0], ["tab_list", false, "protocol_mismatch"]);
-  assert.deepEqual(answered.slice(1).sort(), [["nope", false, "unknown_action"], ["tab_list", true, undefined]]);
+  assert.deepEqual(answered[0], ["tab_open", false, "protocol_mismatch"]);
+  assert.deepEqual(answered.slice(1).sort(), [["nope", false, "unknown_action"], ["tab_open", true, undefined]]);
 });
 
 test("popup relay: status (phase, gate, killed, recent) and kill, only for the popup page", async () => {

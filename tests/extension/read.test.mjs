@@ -5,7 +5,8 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { base64Bytes, readHandlers } from "../../extension/handlers/read.js";
 import { imageSize } from "../../extension/shared/screenshot.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
+import { ACTION_ARGS } from "../../extension/worker/catalogue.js";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
@@ -129,7 +130,8 @@ function harness({ decision = "allow" } = {}) {
     });
     if (session) ownership.claim(session, id);
   };
-  const call = (action, args, ctx = S1) => routes.get(action)(args, ctx);
+  const checked = schemaChecked((a) => routes.get(a));
+  const call = (action, args, ctx = S1) => checked(action, args, ctx);
   return {
     call, calls, tabs, pages, open, routes, frameUrls,
     set decision(d) { answer = d; },
@@ -153,10 +155,13 @@ test("not-owned, other session's and gone tabs are refused by every tool", async
   h.open(1, `${OK}/a`, null);
   h.open(2, `${OK}/a`, "s2");
   const args = { tabId: 1, area: "local", selector: "li", code: "1", path: "/s/f.txt", name: "f.txt", data: "QUJD" };
+  const schemas = new Map(ACTION_ARGS);
   for (const action of h.routes.keys()) {
     const ctx = { session: "s1", policy: parsePolicy({ ...POLICY, eval: true, upload: true }) };
-    await assert.rejects(h.call(action, args, ctx), (e) => e.code === "tab_not_owned", action);
-    await assert.rejects(h.call(action, { ...args, tabId: 2 }, ctx), (e) => e.code === "tab_not_owned", action);
+    // Each tool's own arguments (its schema refuses the others).
+    const own = Object.fromEntries(Object.entries(args).filter(([k]) => Object.hasOwn(/** @type {any} */ (schemas.get(action)).properties, k)));
+    await assert.rejects(h.call(action, own, ctx), (e) => e.code === "tab_not_owned", action);
+    await assert.rejects(h.call(action, { ...own, tabId: 2 }, ctx), (e) => e.code === "tab_not_owned", action);
   }
   assert.equal(h.calls.script.length + h.calls.capture.length + h.calls.cookies.length + h.calls.confirm.length, 0);
 });

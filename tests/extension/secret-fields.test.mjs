@@ -67,7 +67,7 @@ test("every call naming a tab learns before it runs and after it ends; the reply
   ], { fields, learnTab, timers });
   const d = createDispatcher(handlers, { log: fakeLog(), maskContext: () => fields.maskContext() });
   const req = (action, args) => ({ type: "request", id: "r", action, args, session: "s", policy: {} });
-  await d.dispatch(req("page_type", { tabId: 3 }));
+  await d.dispatch(req("page_type", { tabId: 3, value: "x" }));
   assert.deepEqual(order, ["learn 3", "type", "learn 3"]);
   assert.ok(fields.names().has("zz9"), "the field the action added");
   const got = JSON.stringify(await d.dispatch(req("page_console", { tabId: 3 })));

@@ -12,7 +12,9 @@ from ..arguments import (
     ElementArgs,
     ElementName,
     Model,
+    Selector,
     TabArgs,
+    Text,
 )
 from ..results import Done, Observation, _observation, _omitted_unless_set
 from ..vocabulary import (
@@ -77,7 +79,7 @@ PAGE_CLICK = ToolSpec(
 
 
 class FillArgs(Acting, ElementArgs):
-    value: Annotated[str, Lineage.TYPED]
+    value: Annotated[str, Field(max_length=100_000), Lineage.TYPED]
     method: Annotated[
         Literal["value", "insertText"],
         Field(
@@ -122,7 +124,11 @@ PAGE_FILL = ToolSpec(
 
 class PressArgs(Acting, ElementArgs):
     TARGET_OPTIONAL = True
-    key: Annotated[str, Lineage.KEYS]
+    key: Annotated[
+        str,
+        Field(min_length=1, max_length=32, description='a key name such as "Enter" or "a"'),
+        Lineage.KEYS,
+    ]
 
 
 PAGE_PRESS = ToolSpec(
@@ -319,12 +325,8 @@ PAGE_CLEAR = ToolSpec(
 
 
 class RevealArgs(Acting, TabArgs):
-    selector: Annotated[
-        str | None, Field(description="CSS selector of what to reveal"), Lineage.INERT
-    ] = None
-    text: Annotated[
-        str | None, Field(description="visible text of what to reveal"), Lineage.INERT
-    ] = None
+    selector: Annotated[Selector, Field(description="CSS selector of what to reveal")] = None
+    text: Annotated[Text, Field(description="visible text of what to reveal")] = None
     container: Annotated[
         ElementName | None, Field(description="the scrolling list (default: the page)")
     ] = None

@@ -12,6 +12,7 @@ from ..arguments import (
     Frame,
     FrameArgs,
     Model,
+    Ref,
     Selector,
     TabArgs,
     Text,
@@ -41,14 +42,10 @@ class SnapshotArgs(FrameArgs):
     ] = "auto"
     compact: Annotated[bool, Field(description="interactive elements only")] = False
     ref: Annotated[
-        str | None,
-        Field(description="scope: only this element and what it contains (a ref)"),
-        Lineage.INERT,
+        Ref, Field(description="scope: only this element and what it contains (a ref)")
     ] = None
     selector: Annotated[
-        str | None,
-        Field(description="scope: the first element matching this CSS selector"),
-        Lineage.INERT,
+        Selector, Field(description="scope: the first element matching this CSS selector")
     ] = None
     maxNodes: Annotated[  # noqa: N815
         int, Field(ge=1, le=5000, description="list at most this many elements (truncated)")

@@ -2,6 +2,9 @@
 // timers, a fake port (session.js's PortLike), a recording logger and the confirm window's
 // document; the message router over a few relays. Test-only.
 
+import { BridgeError } from "../../../extension/shared/bridge-error.js";
+import { CODE } from "../../../extension/shared/error-codes.js";
+import { argsRefusal } from "../../../extension/worker/dispatch.js";
 import { MESSAGE_TABLE, createMessageRouter } from "../../../extension/worker/message-router.js";
 
 /** A manual clock: timers fire only inside advance(). */
@@ -141,4 +144,20 @@ export function pageRouter(extensionId, handlers) {
     table: new Map([...MESSAGE_TABLE].filter(([type]) => handling.has(type))),
   });
   return (msg, sender) => router.route(msg, sender);
+}
+
+/**
+ * A handler called as the dispatcher calls it: its `args` checked first against the action's wire
+ * schema (worker/dispatch.js argsRefusal, the dispatcher's own check), a refusal thrown as the
+ * dispatcher answers it (bad_request) without the handler running.
+ * @param {(action: string) => ((args: any, ctx: any) => unknown) | undefined} handlerOf
+ */
+export function schemaChecked(handlerOf) {
+  return async (/** @type {string} */ action, /** @type {any} */ args, /** @type {any} */ ctx) => {
+    const refused = argsRefusal(action, args);
+    if (refused !== null) throw new BridgeError(CODE.BAD_REQUEST, refused);
+    const handler = handlerOf(action);
+    if (handler === undefined) throw new Error(`no handler for ${action}`);
+    return handler(args, ctx);
+  };
 }
