@@ -382,10 +382,18 @@ class ToolCalls:
             calls = self._calls.as_dict() if self._calls is not None else {}
             refused = self._guard.refusal()  # answered at all: only the kill switch refuses
             killed = refused is not None and refused[0] == KILLED
-            return status.as_dict() | calls | {"killed": killed}
+            # No host: say which running browser cannot start one, and the command that fixes it.
+            problems = [] if status.host_reachable else await asyncio.to_thread(self._host_problems)
+            return status.as_dict() | calls | {"killed": killed, "hostProblems": problems}
         live = live_endpoints(runtime_dir(self._bridge.env))
         current = status.browser if status.host_reachable else None
         return {"browsers": [{"label": ep.label, "current": ep.label == current} for ep in live]}
+
+    def _host_problems(self) -> list[dict[str, str]]:
+        from tabwarden.cli.install.running import registration_problems, running_browsers
+
+        env = self._bridge.env
+        return [p.as_dict() for p in registration_problems(running_browsers(), env=env)]
 
     async def _relay(
         self, spec: ToolSpec, call: Relay, args: Arguments, progress: Progress
