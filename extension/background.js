@@ -43,6 +43,7 @@ import { AGENT_TABS_KEY, createTabLifecycle } from "./worker/tab-lifecycle.js";
 import { createLoadWatcher } from "./worker/tab-load.js";
 import { CHANGING, createChangeNotifier } from "./shared/live-refresh.js";
 import { NATIVE_HOST_NAME, isPlainObject } from "./shared/wire.js";
+import { browserLabels, hostProblem } from "./shared/host-problem.js";
 import { ensureWakeAlarm, expectedBackMs, isWakeAlarm, wakePeriodMinutes } from "./worker/wake.js";
 import { createRoutes } from "./handlers/actions.js";
 import { isMac } from "./handlers/input.js";
@@ -306,6 +307,13 @@ const requestGate = {
     return request.action === "terminal_tap" ? null : ratchet.admit(request.epoch);
   },
 };
+// Which browser this is, for the install command a missing host needs (its brands; ambiguous
+// brands give every label that fits), and why the host cannot be reached, if that is the reason.
+const labelsHere = browserLabels(/** @type {any} */ (globalThis.navigator)?.userAgentData?.brands);
+const currentHostProblem = () => {
+  const s = session.snapshot();
+  return s.phase === "ready" ? null : hostProblem({ reason: s.lastDisconnectReason, welcomed: s.lastDisconnectWelcomed }, labelsHere);
+};
 const pairing = createPairing({
   hostCall: (action, args) => session.hostCall(action, args),
   gate: pinGate,
@@ -314,6 +322,7 @@ const pairing = createPairing({
   randomBytes,
   nowMs: () => Date.now(),
   rolledBack: () => ratchet.rolledBack(),
+  hostProblem: currentHostProblem,
 });
 // The options page's Policy section (worker/policy-relay.js): the host verifies taps and signs changes.
 const policyRelay = createPolicyRelay({ hostCall: (action, args) => session.hostCall(action, args) });
@@ -336,6 +345,7 @@ const popupRelay = createPopupRelay({
   rolledBack: () => ratchet.rolledBack(),
   recent: () => recentCalls.list(),
   workerStartedAt: Date.now(),
+  hostProblem: currentHostProblem,
 });
 
 // Cap below the ~30 s idle shutdown of MV3 workers: an open native port keeps the worker

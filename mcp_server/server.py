@@ -172,13 +172,14 @@ def build_server(
     *,
     read_upload: ReadUpload = uploads.read_upload,
     schemas: SchemaCache | None = None,
+    host_problems: tools.HostProblems | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with every catalogue tool, each behind ``guard``
     (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them).
     No tool's validators are built until it is first called (``sdk.defer_argument_models``)."""
     sdk.defer_argument_models()
     calls = tools.CallLog()
-    answer = tools.ToolCalls(bridge, guard, read_upload, calls).answer
+    answer = tools.ToolCalls(bridge, guard, read_upload, calls, host_problems=host_problems).answer
     return MCPServer(
         name="tabwarden",
         version=__version__,
@@ -212,7 +213,7 @@ def _freeze_start() -> None:
     gc.enable()
 
 
-def run() -> int:
+def run(host_problems: tools.HostProblems | None = None) -> int:
     level = os.environ.get("TABWARDEN_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(
         level=getattr(logging, level, logging.WARNING),
@@ -268,7 +269,9 @@ def run() -> int:
 
         from tabwarden.mcp_server import stdio
 
-        server = build_server(bridge, guard, schemas=SchemaCache(gate.config))
+        server = build_server(
+            bridge, guard, schemas=SchemaCache(gate.config), host_problems=host_problems
+        )
         _freeze_start()
         anyio.run(stdio.serve, server)
     finally:

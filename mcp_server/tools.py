@@ -58,7 +58,7 @@ import contextlib
 import inspect
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
@@ -346,6 +346,12 @@ def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:
     )
 
 
+#: Which running browsers cannot start the host, each with the command that fixes it (the
+#: command line's ``tabwarden.cli.install.running``, handed in by ``tabwarden mcp``: this hop
+#: never imports the command line). Given the bridge's environment.
+HostProblems = Callable[[Mapping[str, str] | None], list[dict[str, str]]]
+
+
 class ToolCalls:
     """How a call the gate let through is made: the bridge, the upload sandbox, local state."""
 
@@ -358,8 +364,10 @@ class ToolCalls:
         downloads: DownloadSandbox | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        host_problems: HostProblems | None = None,
     ) -> None:
         self._bridge = bridge
+        self._host_problems_of = host_problems
         self._guard = guard
         self._read_upload = read_upload
         self._calls = calls
@@ -382,10 +390,17 @@ class ToolCalls:
             calls = self._calls.as_dict() if self._calls is not None else {}
             refused = self._guard.refusal()  # answered at all: only the kill switch refuses
             killed = refused is not None and refused[0] == KILLED
-            return status.as_dict() | calls | {"killed": killed}
+            # No host: say which running browser cannot start one, and the command that fixes it.
+            problems = [] if status.host_reachable else await asyncio.to_thread(self._host_problems)
+            return status.as_dict() | calls | {"killed": killed, "hostProblems": problems}
         live = live_endpoints(runtime_dir(self._bridge.env))
         current = status.browser if status.host_reachable else None
         return {"browsers": [{"label": ep.label, "current": ep.label == current} for ep in live]}
+
+    def _host_problems(self) -> list[dict[str, str]]:
+        if self._host_problems_of is None:
+            return []
+        return self._host_problems_of(self._bridge.env)
 
     async def _relay(
         self, spec: ToolSpec, call: Relay, args: Arguments, progress: Progress

@@ -57,6 +57,8 @@ FETCH_OFF: Final = "fetch_off"
 FETCH_FAILED: Final = "fetch_failed"
 PROVENANCE_REFUSED: Final = "provenance_refused"
 SCREENSHOT_TOO_LARGE: Final = "screenshot_too_large"
+HOST_NOT_INSTALLED: Final = "host_not_installed"
+HOST_CANNOT_START: Final = "host_cannot_start"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -127,6 +129,8 @@ WIRE_CODES: Final = (
     FETCH_FAILED,
     PROVENANCE_REFUSED,
     SCREENSHOT_TOO_LARGE,
+    HOST_NOT_INSTALLED,
+    HOST_CANNOT_START,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

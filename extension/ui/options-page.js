@@ -10,6 +10,7 @@
 // the record).
 
 import { CODE } from "../shared/error-codes.js";
+import { problemText } from "../shared/host-problem.js";
 import { refusalHint } from "./policy-page.js";
 import { refusedText } from "../shared/presence-reasons.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
@@ -60,6 +61,12 @@ export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
       return;
     }
     renderRollbackBanner(doc, s.rolledBack);
+    const problem = doc.getElementById("host-problem");
+    if (problem) {
+      const text = problemText(s.hostProblem);
+      problem.textContent = text;
+      problem.hidden = text === "";
+    }
     const compromised = s.gate === "compromised";
     pairing?.classList?.toggle("compromised", compromised);
     if (alarm) alarm.hidden = !compromised;

@@ -1,5 +1,6 @@
 // popup-page.js — the logic of popup.html (the toolbar popup): the state at a glance (a coloured
-// #indicator with one word: connected, reconnecting, killed, host key not proven, rolled back;
+// #indicator with a word or two: connected, reconnecting, host not installed / cannot start (and
+// the command that fixes it), killed, host key not proven, rolled back;
 // the details in #state), the "Trust record rolled back" banner (#rollback,
 // ui/rollback-banner.js) while it applies, a one-click kill switch (#kill, free) — or, while it
 // is engaged, #kill-engaged saying how to release it — a link to the options page, and the last
@@ -9,6 +10,7 @@
 // a tap on the options page, or the terminal).
 
 import { CODE } from "../shared/error-codes.js";
+import { problemText } from "../shared/host-problem.js";
 import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
@@ -32,14 +34,16 @@ export function stateText(s) {
     : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
   const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
   const back = s.rolledBack ? " · TRUST RECORD ROLLED BACK: every request refused" : "";
-  return `${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
+  const missing = problemText(s.hostProblem);
+  return `${missing === "" ? "" : `${missing} · `}${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
 }
+
 
 /**
  * The indicator's state and word, most alarming first: a rolled-back record or an unproven host
  * key refuses everything whatever else holds; then the kill switch; then the connection.
  * @param {any} s a popup_status answer
- * @returns {{state: "rolledback" | "unproven" | "killed" | "connected" | "reconnecting" | "mismatch" | "unknown", word: string}}
+ * @returns {{state: "rolledback" | "unproven" | "killed" | "connected" | "reconnecting" | "mismatch" | "missing" | "unknown", word: string}}
  */
 export function indicatorOf(s) {
   if (!s || s.ok !== true) return { state: "unknown", word: "Status unavailable" };
@@ -49,6 +53,8 @@ export function indicatorOf(s) {
   if (s.phase === "ready") return { state: "connected", word: "Connected" };
   if (s.phase === "mismatch") return { state: "mismatch", word: "Host version mismatch" };
   if (s.phase === "stopped") return { state: "unknown", word: "Stopped" };
+  if (s.hostProblem?.code === CODE.HOST_NOT_INSTALLED) return { state: "missing", word: "Host not installed for this browser" };
+  if (s.hostProblem?.code === CODE.HOST_CANNOT_START) return { state: "missing", word: "Host cannot start" };
   return { state: "reconnecting", word: "Reconnecting" };
 }
 

@@ -22,12 +22,14 @@ import { isPlainObject } from "../shared/wire.js";
  * @property {() => number} nowMs wall clock, for pairedAt
  * @property {() => {epoch: number, seen: number} | null} [rolledBack] the ratchet's verdict for
  *   the pinned key (options_status shows it)
+ * @property {() => import("../shared/host-problem.js").HostProblem | null} [hostProblem] why the
+ *   host cannot be reached (not registered for this browser, cannot start), or null
  */
 
 /**
  * @param {PairingDeps} deps
  */
-export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs, rolledBack = () => null }) {
+export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes, nowMs, rolledBack = () => null, hostProblem = () => null }) {
   /** The latest pair_begin's host answer; one pairing at a time. */
   /** @type {{challengeId: string, hostKey: string, fingerprint: string, browser: string, approvalId: string | null} | null} */
   let begun = null;
@@ -51,6 +53,7 @@ export function createPairing({ hostCall, gate, storageSet, subtle, randomBytes,
         const back = rolledBack();
         return back === null ? null : { epoch: back.epoch, seen: back.seen };
       })(),
+      hostProblem: hostProblem(),
     };
   }
 

@@ -17,11 +17,13 @@ import { isPlainObject } from "../shared/wire.js";
  *     reconnectInMs?: number | null},
  *   gateSnapshot: () => {state: string},
  *   rolledBack?: () => {epoch: number, seen: number} | null,
- *   recent: () => Promise<unknown[]>, workerStartedAt?: number | null}} deps workerStartedAt: when
+ *   recent: () => Promise<unknown[]>, workerStartedAt?: number | null,
+ *   hostProblem?: () => import("../shared/host-problem.js").HostProblem | null}} deps
+ *   hostProblem: why the host cannot be reached (not registered, cannot start), or null; workerStartedAt: when
  *   this service worker started (wall-clock ms): a worker Chrome stopped and the wake alarm
  *   restarted (worker/wake.js) shows a recent start and no disconnect of its own
  */
-export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent, workerStartedAt = null }) {
+export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, rolledBack = () => null, recent, workerStartedAt = null, hostProblem = () => null }) {
   /** @param {unknown} err */
   const code = (err) => (err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR);
 
@@ -56,7 +58,7 @@ export function createPopupRelay({ hostCall, sessionSnapshot, gateSnapshot, roll
     }
     const back = rolledBack();
     return {
-      ok: true, phase, browser, gate, killed, ...seen,
+      ok: true, phase, browser, gate, killed, ...seen, hostProblem: phase === "ready" ? null : hostProblem(),
       rolledBack: back === null ? null : { epoch: back.epoch, seen: back.seen },
       recent: Array.isArray(calls) ? calls : [],
     };

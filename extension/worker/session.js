@@ -45,6 +45,8 @@ export const HOST_CALL_TIMEOUT_MS = 15_000;
  * @property {number | null} connectedSince wall-clock ms when the current connection became ready
  * @property {number | null} lastDisconnectAt wall-clock ms of this worker's last disconnect
  * @property {string | null} lastDisconnectReason why (runtime.lastError's text, or ours)
+ * @property {boolean | null} lastDisconnectWelcomed whether that connection had reached the
+ *   host's welcome (false: the host never answered: not found, or could not start)
  */
 
 /**
@@ -126,12 +128,12 @@ export function createSession(options) {
   const wallNow = options.wallNow ?? null;
   /** @type {number | null} */
   let connectedSince = null;
-  /** @type {{at: number | null, reason: string} | null} */
+  /** @type {{at: number | null, reason: string, welcomed: boolean | null} | null} */
   let lastDisconnect = null;
-  /** @param {string} reason */
-  const noteDisconnect = (reason) => {
+  /** @param {string} reason @param {boolean | null} welcomed */
+  const noteDisconnect = (reason, welcomed) => {
     connectedSince = null;
-    lastDisconnect = { at: wallNow === null ? null : wallNow(), reason: reason.slice(0, 200) };
+    lastDisconnect = { at: wallNow === null ? null : wallNow(), reason: reason.slice(0, 200), welcomed };
   };
 
   /**
@@ -224,7 +226,7 @@ export function createSession(options) {
       // already gone
     }
     hook(onClosedHook);
-    noteDisconnect(reason);
+    noteDisconnect(reason, c.phase !== "awaiting_welcome");
     const delay = backoff.afterConnection(now() - c.openedAt);
     log.warn(`tabwarden: native host disconnected: ${reason}; reconnecting in ${delay} ms`);
     scheduleReconnect(delay);
@@ -298,7 +300,7 @@ export function createSession(options) {
       const at = isPlainObject(told) ? told.at : undefined;
       if (lastDisconnect === null && isPlainObject(told) && typeof at === "number" && Number.isSafeInteger(at) && at > 0
         && typeof told.reason === "string" && /^[a-z_]{1,32}$/.test(told.reason)) {
-        lastDisconnect = { at, reason: told.reason };
+        lastDisconnect = { at, reason: told.reason, welcomed: true };
       }
       hook(() => onWelcomeHook({ epoch: msg.epoch }));
     } else {
@@ -435,7 +437,7 @@ export function createSession(options) {
           // already gone
         }
         hook(onClosedHook);
-        noteDisconnect("stopped");
+        noteDisconnect("stopped", null);
       }
     },
 
@@ -455,6 +457,7 @@ export function createSession(options) {
         connectedSince: conn?.phase === "ready" ? connectedSince : null,
         lastDisconnectAt: lastDisconnect?.at ?? null,
         lastDisconnectReason: lastDisconnect?.reason ?? null,
+        lastDisconnectWelcomed: lastDisconnect?.welcomed ?? null,
       };
     },
 

@@ -3,8 +3,9 @@
 // sessions whose MCP process died while no host watched (host_call sessions_alive), the agent-tab
 // list the popup, the options page and `tabwarden tabs` show (origin and masked title only), the
 // one-click close of orphans, the cap on open agent tabs (tab_open evicts the oldest orphan the
-// person never looked at), the "person looked at it" mark (tabs.onActivated outside the agent's
-// own tab operations), and keeping driven tabs from being discarded (autoDiscardable). Pure: the
+// person never looked at), the "person looked at it" mark (tabs.onActivated of any tab but the
+// ones the agent's own tab operations activate), and keeping driven tabs from being discarded
+// (autoDiscardable). Pure: the
 // browser calls, ownership, host call and timers are injected. It must never close a tab that is
 // not an agent tab, never evict a live session's tab or one the person looked at, and never put
 // a URL path or an unmasked title into a list.
@@ -17,10 +18,29 @@ import { isPlainObject } from "../shared/wire.js";
 
 /** chrome.storage.session key of the persisted ownership (worker/ownership.js snapshot). */
 export const AGENT_TABS_KEY = "agentTabs";
-/** After an agent tab operation, activations this long are still the agent's doing. */
+/**
+ * After an agent tab operation, an activation of the tab it activated (the tab it created, the
+ * new window's tab, the tab it made active) is still the agent's doing for this long. Any other
+ * tab the person activates in that time is the person's.
+ */
 export const SETTLE_MS = 500;
 /** Longest title a list shows. */
 const MAX_TITLE = 200;
+
+/**
+ * The agent's tab operations, and which tabs each one makes active (from its arguments and its
+ * answer): those activations are the agent's, not the person looking. Closing a tab activates a
+ * neighbour, which Chrome reports before it answers (so while the call runs); focusing a window
+ * activates no tab.
+ * @type {ReadonlyArray<[string, (args: any[], result: any) => number[]]>}
+ */
+const AGENT_ACTIVATES = Object.freeze([
+  ["createTab", (args, tab) => (args[0]?.active === false ? [] : [tab?.id])],
+  ["createWindow", (_args, win) => (Array.isArray(win?.tabs) ? win.tabs.map((/** @type {any} */ t) => t?.id) : [])],
+  ["updateTab", (args) => (args[1]?.active === true ? [args[0]] : [])],
+  ["removeTab", () => []],
+  ["updateWindowProps", () => []],
+]);
 
 /**
  * One row of the agent-tab list (popup, options page, `tabwarden tabs`).
@@ -62,23 +82,42 @@ const MAX_TITLE = 200;
  * @returns {TabLifecycle}
  */
 export function createTabLifecycle({ ownership, browser, timers, onReleased = () => {}, log = console }) {
+  // Theory: Chrome reports an activation the agent caused before it answers the call that caused
+  // it (a created tab, a closed tab's neighbour), so while an agent operation runs every
+  // activation is the agent's; once it answered, only the tab it activated stays the agent's for
+  // SETTLE_MS (a late report). A blanket "everything for SETTLE_MS after any agent operation"
+  // lost the person's own activations: a person who clicked another tab within half a second of
+  // any agent action (or while an agent worked steadily) was never seen looking.
   let agentOps = 0;
-  let settling = 0;
+  /** @type {Map<number, number>} tab id → how many recent agent activations of it are pending */
+  const agentActivated = new Map();
+
+  /** @param {number} tabId */
+  function expectActivation(tabId) {
+    agentActivated.set(tabId, (agentActivated.get(tabId) ?? 0) + 1);
+    timers.setTimer(() => {
+      const n = (agentActivated.get(tabId) ?? 1) - 1;
+      if (n > 0) agentActivated.set(tabId, n);
+      else agentActivated.delete(tabId);
+    }, SETTLE_MS);
+  }
 
   /**
-   * Run one agent tab operation; activations until it settles are the agent's.
+   * Run one agent tab operation; activations while it runs are the agent's, and so is a late one
+   * of the tabs `activates(result)` names.
    * @template T
    * @param {() => Promise<T>} op
+   * @param {(result: T) => number[]} [activates]
    * @returns {Promise<T>}
    */
-  async function asAgent(op) {
+  async function asAgent(op, activates = () => []) {
     agentOps += 1;
     try {
-      return await op();
+      const result = await op();
+      for (const id of activates(result)) if (Number.isInteger(id)) expectActivation(id);
+      return result;
     } finally {
       agentOps -= 1;
-      settling += 1;
-      timers.setTimer(() => { settling -= 1; }, SETTLE_MS);
     }
   }
 
@@ -137,16 +176,16 @@ export function createTabLifecycle({ ownership, browser, timers, onReleased = ()
 
   return {
     activated(tabId) {
-      if (agentOps > 0 || settling > 0) return;
+      if (agentOps > 0 || agentActivated.has(tabId)) return;
       ownership.markViewed(tabId);
     },
     agentBrowser(b) {
       const real = /** @type {Record<string, any>} */ (b);
       /** @type {Record<string, any>} */
       const wrapped = { ...real };
-      for (const name of ["createTab", "createWindow", "updateTab", "removeTab", "updateWindowProps"]) {
+      for (const [name, activates] of AGENT_ACTIVATES) {
         if (typeof real[name] === "function") {
-          wrapped[name] = (/** @type {unknown[]} */ ...args) => asAgent(() => real[name](...args));
+          wrapped[name] = (/** @type {unknown[]} */ ...args) => asAgent(() => real[name](...args), (r) => activates(args, r));
         }
       }
       return /** @type {any} */ (wrapped);

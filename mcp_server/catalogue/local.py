@@ -22,6 +22,11 @@ class BridgeStatusOut(Model):
     lastDisconnectReason: str | None = None  # noqa: N815
     extensionAway: bool = False  # noqa: N815 — reconnecting by itself
     expectedBackWithinS: int | None = None  # noqa: N815
+    hostProblems: list[HostProblem] = Field(  # noqa: N815
+        default_factory=list,
+        description="while no host answers: each running browser that cannot start the host "
+        "(not registered for it, or its registration is broken), with the command that fixes it",
+    )
     # This session's own calls (tools.CallLog): names and outcomes, never arguments.
     killed: bool = Field(
         default=False, description="the kill switch is engaged: every other tool is refused"
@@ -32,6 +37,13 @@ class BridgeStatusOut(Model):
     lastError: LastError | None = Field(  # noqa: N815
         default=None, description="this session's last failed call"
     )
+
+
+class HostProblem(Model):
+    code: str = Field(description="host_not_installed or host_cannot_start")
+    browser: str = Field(description="the running browser's install label")
+    cause: str
+    command: str = Field(description="the exact `tabwarden install` that fixes it")
 
 
 class RecentCall(Model):
@@ -53,8 +65,10 @@ BRIDGE_STATUS = ToolSpec(
     description="Answered locally, without a browser round trip: is a tabwarden host "
     "reachable, is the extension connected (and since when), the protocol version, the last "
     "handshake error, the last disconnect and its reason, and, while the extension is away, "
-    "when it is expected back; this session's recent calls (tool, ok, ms, code) and last "
-    "error. Answers while the kill switch is engaged, saying so (killed).",
+    "when it is expected back; while no host answers, each running browser that cannot start "
+    "one and the exact `tabwarden install` command that fixes it; this session's recent calls "
+    "(tool, ok, ms, code) and last error. Answers while the kill switch is engaged, saying so "
+    "(killed).",
     arguments=NoArgs,
     result=BridgeStatusOut,
     annotations=LOCAL_READ,
@@ -65,7 +79,9 @@ BRIDGE_STATUS = ToolSpec(
     docs=Reference(
         does=(
             "host reachable, extension connected (since when), protocol, last handshake error, "
-            "last disconnect and reason, away and expected back within N s; this session's last 20 "
+            "last disconnect and reason, away and expected back within N s; with no host, "
+            "`hostProblems` (the running browser and its `tabwarden install` command); this "
+            "session's last 20 "
             "calls (`{tool, ok, ms, code}`, never arguments) and `lastError`; answers **while "
             "killed**, saying so (`killed: true`; every other tool is refused)"
         ),

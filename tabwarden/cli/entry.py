@@ -9,7 +9,7 @@ that subcommand runs, so ``tabwarden --help`` never pays for importing the MCP S
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tabwarden import __version__
@@ -60,7 +60,14 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     defer_package_inits()  # the SDK's server half only: not the client its package imports
     from tabwarden.mcp_server.server import run
 
-    return run()
+    return run(host_problems=_host_problems)
+
+
+def _host_problems(env: Mapping[str, str] | None) -> list[dict[str, str]]:
+    """For ``bridge_status`` while no host answers: which running browser cannot start one."""
+    from tabwarden.cli.install.running import registration_problems, running_browsers
+
+    return [p.as_dict() for p in registration_problems(running_browsers(), env=env)]
 
 
 def _cmd_install(args: argparse.Namespace) -> int:

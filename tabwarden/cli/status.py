@@ -38,10 +38,14 @@ def _browser_mode(browser: BrowserGrant) -> str:
 def collect() -> dict[str, Any]:
     from tabwarden.bridge.away import labels_with_records
     from tabwarden.cli.install import manifest_status
+    from tabwarden.cli.install.running import registration_problems, running_browsers
     from tabwarden.mcp_server.bridge_client import BridgeClient
     from tabwarden.paths import config_dir, live_endpoints, runtime_dir, verify_private_dir
 
     rows = manifest_status()
+    # The browsers actually running, and whether each can start the host (its own directory).
+    running = running_browsers()
+    problems = registration_problems(running)
     run = runtime_dir()
     try:
         verify_private_dir(run)
@@ -106,6 +110,11 @@ def collect() -> dict[str, Any]:
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows
         ],
+        "running": [
+            {"browser": b.label, "pid": b.pid, "userDataDir": str(b.user_data_dir or "")}
+            for b in running
+        ],
+        "hostProblems": [p.as_dict() | {"line": p.as_line()} for p in problems],
         "runtimeDir": {"path": str(run), "state": run_state},
         "configDir": str(config_dir()),
         "hosts": hosts,
@@ -166,10 +175,13 @@ def next_steps(report: dict[str, Any]) -> list[str]:
         )
     # In the order a person does them: the browser side first, since the code `pair` prints
     # is entered in the extension's options page and expires in 10 minutes.
-    if not any(m["ok"] for m in report["manifests"]):
+    if report["hostProblems"]:
+        # A running browser that cannot start the host: its own label and directory.
+        steps.extend(f"{p['line']}." for p in report["hostProblems"])
+    elif not any(m["ok"] for m in report["manifests"]):
         steps.append(
-            "Register the host with your browser: `tabwarden install --browser chrome` "
-            "(or chromium, brave, edge, vivaldi)."
+            "Register the host with the browser you use: `tabwarden install --browser LABEL`, "
+            "LABEL one of chrome, chromium, brave, edge, vivaldi."
         )
     if not report["hosts"]:
         steps.append(
@@ -263,6 +275,9 @@ def run(args: argparse.Namespace) -> int:
     print("browsers:")
     for m in report["manifests"]:
         print(f"  {m['line']}")
+    for b in report["running"]:
+        where = f", user data dir {b['userDataDir']}" if b["userDataDir"] else ""
+        print(f"running: {b['browser']} (pid {b['pid']}{where})")
     rd = report["runtimeDir"]
     print(f"runtime dir: {rd['path']} ({rd['state']})")
     print(f"config dir:  {report['configDir']}")

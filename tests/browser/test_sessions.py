@@ -332,10 +332,11 @@ async def test_the_cap_evicts_an_unseen_orphan_and_never_a_tab_the_person_looked
             await extension_connected(first)
             seen_id = (await ok(first, "tab_open", {"url": seen}))["tab"]["id"]
             await ok(first, "tab_open", {"url": unseen})  # the active tab of its window
+            # The person looks at the other one (activates it: tabs.onActivated) right after
+            # the agent's last action: a look that soon is still the person's.
+            await _pages_are(context, present={seen, unseen})
+            await _page(context, seen).bring_to_front()
         await _until("both orphaned", lambda: _n_orphans(browser, 2))
-        # The person looks at one of them (activates it: tabs.onActivated).
-        await _pages_are(context, present={seen, unseen})
-        await _page(context, seen).bring_to_front()
         await _until("marked as seen", lambda: _viewed(browser, seen_id))
 
         async with mcp_client(browser) as second:

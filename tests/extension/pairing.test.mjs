@@ -66,7 +66,7 @@ test("only this extension's options page is answered", async () => {
 
 test("pair_begin -> pair_complete proves the key, pins the record, marks the gate trusted", async () => {
   const h = make();
-  assert.deepEqual(await h.send({ type: "options_status" }), { ok: true, gate: "unpinned", paired: false, fingerprint: null, browser: null, pairedAt: null, windowOnly: false, rolledBack: null });
+  assert.deepEqual(await h.send({ type: "options_status" }), { ok: true, gate: "unpinned", paired: false, fingerprint: null, browser: null, pairedAt: null, windowOnly: false, rolledBack: null, hostProblem: null });
   const begun = await h.send({ type: "pair_begin", code: " 123-456 " });
   assert.deepEqual(begun, { ok: true, options: { publicKey: { challenge: "AA" } }, fingerprint: "SHA256:xy", hostKey: HOST.spkiB64, browser: "chromium", challengeId: "ch1", approval: null });
   assert.deepEqual(h.calls[0], ["pair_begin", { code: "123-456" }]);

@@ -106,7 +106,7 @@ test("popup relay: status (phase, gate, killed, recent) and kill, only for the p
   const from = { id: EXT, url: POPUP };
   assert.equal(pageRouter(CTX.extensionId, relay.messages)({ type: "policy_get" }, from), undefined);
   assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "popup_status" }, from),
-    { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, rolledBack: null, recent: [{ action: "tab_list", ok: true, at: 1 }],
+    { ok: true, phase: "ready", browser: "chromium", gate: "trusted", killed: false, rolledBack: null, hostProblem: null, recent: [{ action: "tab_list", ok: true, at: 1 }],
       connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, reconnectInMs: null, workerStartedAt: null });
   for (const sender of [{ id: "evil", url: POPUP }, { id: EXT, url: `chrome-extension://${EXT}/confirm.html` }, undefined]) {
     assert.deepEqual(await pageRouter(CTX.extensionId, relay.messages)({ type: "popup_kill" }, sender), { ok: false, code: "bad_request" });

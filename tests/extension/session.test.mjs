@@ -50,7 +50,7 @@ test("welcome with protocol 1 -> ready, and requests are answered", async () => 
   h.port().deliver(WELCOME);
   assert.deepEqual(h.session.snapshot(), {
     phase: "ready", hostProtocol: 1, hostVersion: "0.1.0", browser: "chromium", inFlight: 0, reconnectInMs: null,
-    connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, // no wallNow: no times
+    connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: null, lastDisconnectWelcomed: null, // no wallNow: no times
   });
   h.port().deliver(req("7"));
   await flush();
@@ -131,6 +131,7 @@ test("disconnect clears every piece of state and schedules a reconnect via backo
   assert.deepEqual(h.session.snapshot(), {
     phase: "reconnect_wait", hostProtocol: null, hostVersion: null, browser: null, inFlight: 0, reconnectInMs: 250,
     connectedSince: null, lastDisconnectAt: null, lastDisconnectReason: "Native host has exited.",
+    lastDisconnectWelcomed: true,
   });
   assert.ok(h.log.warnings.some((w) => w.includes("Native host has exited.")));
   assert.deepEqual(h.timers.delays(), [250]);
@@ -427,4 +428,12 @@ test("a malformed remembered disconnect from the host is ignored", () => {
     h.port().deliver({ ...WELCOME, lastDisconnect: told });
     assert.equal(h.session.snapshot().lastDisconnectReason, null, JSON.stringify(told));
   }
+});
+
+test("a host that never said welcome is remembered as such (not found, or could not start)", () => {
+  const h = harness();
+  h.session.start();
+  h.port().drop("Specified native messaging host not found.");
+  const snap = h.session.snapshot();
+  assert.deepEqual([snap.lastDisconnectReason, snap.lastDisconnectWelcomed], ["Specified native messaging host not found.", false]);
 });

@@ -85,14 +85,40 @@ test("activations caused by the agent's own tab operations are not the person lo
   const w = world();
   w.openTab("s-1-a", 1);
   const agent = w.lifecycle.agentBrowser({ updateTab: async () => { w.lifecycle.activated(1); }, getTab: async () => ({}) });
-  await agent.updateTab(1, { active: true });
-  w.lifecycle.activated(1); // still settling
+  await agent.updateTab(1, { active: true }); // reported while the call runs
+  w.lifecycle.activated(1); // reported late: still the agent's
   assert.equal(w.ownership.agentTabs()[0].viewed, false);
   w.settle();
   w.lifecycle.activated(1);
   assert.equal(w.ownership.agentTabs()[0].viewed, true);
   assert.equal(typeof agent.getTab, "function");
   assert.ok(SETTLE_MS > 0);
+});
+
+test("the person activating another tab right after an agent operation is the person looking", async () => {
+  // The cap's rule needs this: a tab the person looked at is never evicted, however soon after
+  // the agent's last action the person looked.
+  const w = world();
+  w.openTab("s-1-a", 1);
+  const agent = w.lifecycle.agentBrowser({
+    createTab: async () => { w.lifecycle.activated(2); return { id: 2 }; }, // Chrome reports the new tab first
+    updateTab: async () => {},
+    removeTab: async () => { w.lifecycle.activated(1); }, // the closed tab's neighbour
+  });
+  w.ownership.claim("s-1-a", (await agent.createTab({ windowId: 9, active: true })).id);
+  await agent.updateTab(2, { url: "https://site2.test/" }); // a navigation activates nothing
+  w.lifecycle.activated(2); // the agent's activation of its new tab, reported late
+  w.lifecycle.activated(1); // the person, within SETTLE_MS of both calls (no timer has run)
+  const viewed = () => Object.fromEntries(w.ownership.agentTabs().map((t) => [t.tabId, t.viewed]));
+  assert.deepEqual(viewed(), { 1: true, 2: false });
+  await agent.removeTab(3); // its neighbour's activation, reported while the call runs
+  w.openTab("s-1-a", 4);
+  const closing = agent.removeTab(5);
+  w.lifecycle.activated(4); // while a call runs, every activation is the agent's
+  await closing;
+  assert.deepEqual(viewed(), { 1: true, 2: false, 4: false });
+  w.lifecycle.activated(4);
+  assert.deepEqual(viewed(), { 1: true, 2: false, 4: true });
 });
 
 test("the sweep ends exactly the held sessions the host reports gone", async () => {

@@ -317,7 +317,8 @@ def uninstall(
 # ------------------------------------------------------------------------------------- status
 
 
-def _status_for(browser: str, directory: Path) -> ManifestStatus:
+def status_for(browser: str, directory: Path) -> ManifestStatus:
+    """The registration in ``directory`` for ``browser`` (a running browser's own directory)."""
     manifest_path = directory / MANIFEST_FILENAME
     wrapper_path = directory / WRAPPER_FILENAME
     try:
@@ -397,7 +398,7 @@ def manifest_status(
 ) -> list[ManifestStatus]:
     """Per browser in the table: where its manifest goes and whether tabwarden's is there intact."""
     return [
-        _status_for(b, manifest_directory(b, platform=platform, home=home, env=env))
+        status_for(b, manifest_directory(b, platform=platform, home=home, env=env))
         for b in supported_browsers()
     ]
 
