@@ -67,3 +67,36 @@ def test_a_waiter_kept_for_later_is_found() -> None:
     at_once = 'page = await w.wait_for_event("page")\n'
     assert late_waiters(kept) == [1]
     assert late_waiters(armed) == late_waiters(at_once) == []
+
+
+def own_event_loops(source: str) -> list[int]:
+    """Lines where a module runs an event loop of its own (``asyncio.run``). A browser test is an
+    ``async def`` test on the fixtures of tests/browser/conftest.py, under the one hang guard
+    and the waits of tests/deadline.py (tests/README.md, "Browser tests"); a loop of its own
+    would bring its own setup ritual and its own deadline back."""
+    tree = ast.parse(source)
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "run"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "asyncio"
+    )
+
+
+def test_no_browser_test_runs_an_event_loop_of_its_own() -> None:
+    own = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "tests" / "browser").rglob("*.py"))
+        if (lines := own_event_loops(path.read_text()))
+    }
+    assert own == {}, own
+
+
+def test_an_event_loop_of_its_own_is_found() -> None:
+    old = "def test_x() -> None:\n    asyncio.run(asyncio.wait_for(scenario(), 60))\n"
+    new = "async def test_x(agent: Client) -> None:\n    await until('x', check)\n"
+    assert own_event_loops(old) == [2]
+    assert own_event_loops(new) == []

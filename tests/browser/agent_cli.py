@@ -1,9 +1,10 @@
 """Driving a real agent CLI (Claude Code, Codex; npm packages pinned in tests/agent/package.json)
 through tabwarden in real Chromium, offline, its "model" a scripted API
-(tests/browser/scripted_api.py): what the agent tests share. The chain is set up the way the
-tests' story needs it: a throwaway trust record with *another* client paired, so clients are
-pinned and the agent's first run is refused (``client_not_paired``) until ``tabwarden
-pair-client``, at a real terminal (a pty we hold), picks the agent from the clients it saw.
+(tests/browser/scripted_api.py): what the agent tests share. The chain is the browser fixtures'
+(``trusted``, ``context``): a throwaway trust record with *another* client (this test process)
+paired, so clients are pinned and the agent's first run is refused (``client_not_paired``)
+until ``tabwarden pair-client``, at a real terminal (a pty we hold), picks the agent from the
+clients it saw.
 
 Helpers only (no tests): the agent test modules import from here, never from each other. It
 never passes a real model key: each CLI gets a scripted base URL and a placeholder key."""
@@ -14,39 +15,28 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tabwarden.cli import ceremony
 from tabwarden.cli.browser import ThrowawayBrowser
-from tests.browser.harness import trust_this_process
 from tests.browser.scripted_api import Script, Step, ToolResult
+from tests.deadline import NeverHappened, within
 from tests.pty_cli import PROMPT, spawn_cli
 
 REPO = Path(__file__).resolve().parents[2]
 #: Where scripts/setup installs the agent CLIs (npm ci in tests/agent).
 AGENT_BIN = REPO / "tests" / "agent" / "node_modules" / ".bin"
-GUARD = 420.0  # a whole agent test: hang guard only
+AGENT_TEST_S = 420.0
+"""A whole agent test's hang guard (``pytest.mark.deadline(AGENT_TEST_S)``)."""
 RUN_S = 240.0  # one agent run; generous for a busy 2-core machine
 
 
-def agent_test(cli: Path, scenario: Callable[[ThrowawayBrowser], Awaitable[None]]) -> None:
-    """Run ``scenario`` against a fresh throwaway browser with our host installed, under
-    ``GUARD``; the browser is closed whatever happens."""
+def installed(cli: Path) -> Path:
+    """``cli``, which must be installed (scripts/setup runs npm ci in tests/agent)."""
     assert cli.exists(), f"{cli.name} is missing: run scripts/setup (npm ci in tests/agent)"
-    browser = ThrowawayBrowser()
-    browser.install_host()
-    try:
-        asyncio.run(asyncio.wait_for(scenario(browser), GUARD))
-    finally:
-        browser.close()
-
-
-def pin_another_client(browser: ThrowawayBrowser, site: str) -> None:
-    """The throwaway record: ``site`` approved, and this process's interpreter paired as the MCP
-    client, so clients are pinned and the agent is not that client."""
-    trust_this_process(browser, [site])
+    return cli
 
 
 def agent_env(browser: ThrowawayBrowser, home: Path, **extra: str) -> dict[str, str]:
@@ -69,12 +59,12 @@ async def run_agent(argv: Sequence[str], env: dict[str, str], project: Path) -> 
         *argv, cwd=project, env=env, stdin=subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
+    name = Path(argv[0]).name
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), RUN_S)
-    except TimeoutError:
+        out, _ = await within(f"{name} finished", proc.communicate(), timeout_s=RUN_S)
+    except NeverHappened:
         proc.kill()
         out, _ = await proc.communicate()
-        name = Path(argv[0]).name
         raise AssertionError(f"{name} did not finish: {out.decode(errors='replace')}") from None
     return proc.returncode or 0, out.decode(errors="replace")
 

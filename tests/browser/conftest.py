@@ -19,6 +19,7 @@ from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for 
 from tests.browser.harness import (
     Answer,
     Reply,
+    ServedSite,
     chromium,
     connected_agent,
     ok,
@@ -83,6 +84,14 @@ async def tab(agent: Client, site: str) -> int:
     opened = await ok(agent, "tab_open", {"url": f"{site}/"})
     tab_id: int = opened["tab"]["id"]
     return tab_id
+
+
+@pytest.fixture
+def collector() -> Iterator[ServedSite]:
+    """The attacker's second origin (the provenance tests): answers anything, GET or POST, and
+    records it; its request log is the proof of what left (tests/browser/provenance.py)."""
+    with served_pages(fallback="ok", methods=("GET", "POST")) as served:
+        yield served
 
 
 # -- the fixture site the page-tool tests drive (one origin: http://127.0.0.1:<port>) --

@@ -14,12 +14,10 @@ from typing import Any
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate
+from tabwarden.trust.gate import TrustGate, host_key_store
 from tests.browser.harness import (
     CODE,
-    chromium,
-    extension_connected,
-    mcp_client,
+    launched,
     options_status,
     pair_options_page,
     trust_this_process,
@@ -40,6 +38,13 @@ def provision_for_pairing(browser: ThrowawayBrowser, origins: Sequence[str] = ()
     return TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
 
 
+def host_fingerprint(browser: ThrowawayBrowser) -> str:
+    """The fingerprint of the host key ``browser``'s record pins (what the options page shows)."""
+    key = host_key_store(browser.config, "file").load()
+    assert key is not None
+    return str(key.public.fingerprint)
+
+
 @dataclass
 class Paired:
     context: Any  # the Playwright BrowserContext
@@ -49,14 +54,20 @@ class Paired:
     authenticator: str  # its id
 
 
+async def options_page(context: Any) -> tuple[Any, Any, str]:
+    """The options page opened in a new tab, with a fresh virtual authenticator on it, not yet
+    paired: (page, its CDP session, the authenticator's id)."""
+    page = await context.new_page()
+    await page.goto(OPTIONS)
+    cdp, authenticator = await add_authenticator(context, page)
+    return page, cdp, authenticator
+
+
 @contextlib.asynccontextmanager
 async def paired_options_page(browser: ThrowawayBrowser) -> AsyncIterator[Paired]:
     """Launch the browser and an MCP client, pair the options page with ``CODE`` and a tap."""
-    async with chromium(browser) as context, mcp_client(browser) as agent:
-        await extension_connected(agent)
-        page = await context.new_page()
-        await page.goto(OPTIONS)
-        cdp, authenticator = await add_authenticator(context, page)
+    async with launched(browser) as (context, agent):
+        page, cdp, authenticator = await options_page(context)
         await pair_options_page(page, CODE)
         assert (await options_status(page, "paired")).startswith("paired")
         yield Paired(context, agent, page, cdp, authenticator)

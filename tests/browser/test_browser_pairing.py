@@ -5,38 +5,32 @@ the trust record; then a host whose key is not the pinned one closes the extensi
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import os
 import signal
 import time
-from typing import Any
 
 import psutil
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust import store
-from tabwarden.trust.gate import TrustGate, host_key_store
+from tabwarden.trust.gate import host_key_store
 from tabwarden.trust.keys import HostKey
 from tests.browser.harness import (
     CODE,
     chromium,
-    extension_connected,
+    connected_agent,
     mcp_client,
     options_status,
     pair_options_page,
-    trust_this_process,
 )
-from tests.browser.webauthn import add_authenticator
+from tests.browser.paired import host_fingerprint, options_page, provision_for_pairing
+from tests.deadline import until
 from tests.fakes import tool_error
 from tests.fixtures import our_identity
 
 pytestmark = pytest.mark.browser
-
-GUARD = 180.0
 
 
 def _trust_bytes(browser: ThrowawayBrowser) -> bytes:
@@ -56,35 +50,21 @@ def _kill_hosts(browser: ThrowawayBrowser) -> int:
 
 
 @pytest.mark.promise("PR-05", "BP-01", "BP-08")
-def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
+async def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
     browser: ThrowawayBrowser,
 ) -> None:
     config = browser.root / "config"
-    trust_this_process(browser, [])
-    store.set_pairing_code(
-        config / "trust.json", hashlib.sha256(CODE.encode()).hexdigest(), int(time.time()) + 600
-    )
-    pinned_key = host_key_store(config, "file").load()
-    assert pinned_key is not None
-    pinned_fingerprint = pinned_key.public.fingerprint
+    gate = provision_for_pairing(browser)
+    pinned_fingerprint = host_fingerprint(browser)
 
-    async def scenario() -> None:
-        async with chromium(browser) as context:
-            await pair_then_swap(context)
-            await expect_gate_closed()
-
-    async def pair_then_swap(context: Any) -> None:
-        async with mcp_client(browser) as agent:
-            await extension_connected(agent)
-            page = await context.new_page()
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
-            cdp, _ = await add_authenticator(context, page)
+    async with chromium(browser) as context:
+        async with connected_agent(browser) as agent:
+            page, _, _ = await options_page(context)
 
             # A wrong code is refused and nothing changes.
             before = _trust_bytes(browser)
             await pair_options_page(page, "0000-0000")
             assert (await options_status(page, "refused")).startswith("refused: presence_refused")
-            gate = TrustGate({"TABWARDEN_CONFIG_DIR": str(config)})
             assert gate.current().browsers == ()
             assert (
                 json.loads(_trust_bytes(browser))["browsers"]
@@ -123,16 +103,11 @@ def test_pair_a_browser_with_the_code_and_a_tap_then_catch_a_swapped_host_key(
             )
             assert _kill_hosts(browser) == 1  # the extension reconnects and a new host starts
 
-    async def expect_gate_closed() -> None:
         # A fresh MCP session reaches the new host; the extension's gate stays closed.
         async with mcp_client(browser) as agent2:
-            deadline = asyncio.get_running_loop().time() + 60
-            code = None
-            while asyncio.get_running_loop().time() < deadline:
-                code = (tool_error(await agent2.call_tool("tab_list", {})) or {}).get("code")
-                if code == "host_compromised":
-                    break
-                await asyncio.sleep(0.5)
-            assert code == "host_compromised"
 
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+            async def refused() -> bool:
+                error = tool_error(await agent2.call_tool("tab_list", {})) or {}
+                return error.get("code") == "host_compromised"
+
+            await until("the new host's calls answer host_compromised", refused, interval_s=0.5)

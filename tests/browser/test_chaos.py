@@ -23,12 +23,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.bridge.client_identity import measure_process
 from tabwarden.cli.browser import ThrowawayBrowser
@@ -48,7 +50,7 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
-from tests.deadline import until
+from tests.deadline import until, within
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
@@ -98,10 +100,26 @@ def counting_site() -> Iterator[tuple[str, Effects]]:
             release.set()
 
 
-def _trust(browser: ThrowawayBrowser, site: str) -> None:
-    config = browser.config
+@pytest.fixture
+def site(counting_site: tuple[str, Effects]) -> str:
+    """The counting site's origin (instead of the conftest's fixture site)."""
+    return counting_site[0]
+
+
+@pytest.fixture
+def effects(counting_site: tuple[str, Effects]) -> Effects:
+    return counting_site[1]
+
+
+@pytest.fixture
+def trusted(browser: ThrowawayBrowser, site: str) -> ThrowawayBrowser:
+    """The conftest's ``trusted`` (this process paired, ``site`` approved) under a narrowed
+    confirm timeout, so a call's deadline is ``CALL_DEADLINE``."""
     trust_this_process(browser, [site])
-    store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", CONFIRM_SECONDS, _now())
+    store.add_restriction(
+        browser.config / "trust.json", "confirmTimeoutSeconds", CONFIRM_SECONDS, _now()
+    )
+    return browser
 
 
 def _now() -> int:
@@ -120,14 +138,18 @@ async def _until(condition: Callable[[], Any], what: str, timeout: float = 60) -
 async def _works(agent: Any, site: str) -> None:
     """The next call works: a new tab, and its text read back (retried while the part comes
     back, within a generous deadline)."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
-        opened = await agent.call_tool("tab_open", {"url": f"{site}/"})
-        if not opened.is_error:
-            break
-        assert asyncio.get_running_loop().time() < deadline, opened.content
-        await asyncio.sleep(0.25)
-    tab = opened.structured_content["tab"]["id"]
+    seen: list[Any] = []
+
+    async def opened() -> Any:
+        result = await agent.call_tool("tab_open", {"url": f"{site}/"})
+        seen[:] = [result.content]
+        return None if result.is_error else result
+
+    try:
+        result = await until("a new tab opens", opened, interval_s=0.25)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {seen}") from None
+    tab = result.structured_content["tab"]["id"]
     assert "plain page" in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
 
@@ -140,7 +162,7 @@ class MidCall:
 
     async def outcome(self) -> Any:
         # The call's own deadline ends it; the guard only catches a hang past it.
-        return await asyncio.wait_for(self.call, HANG_GUARD)
+        return await within("the call ended", self.call, timeout_s=HANG_GUARD)
 
 
 async def _mid_call(agent: Any, site: str, effects: Effects) -> MidCall:
@@ -152,97 +174,82 @@ async def _mid_call(agent: Any, site: str, effects: Effects) -> MidCall:
     return MidCall(call, effects)
 
 
-def _run(scenario: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(asyncio.wait_for(scenario(), 300))
-
-
-@contextlib.asynccontextmanager
-async def _chain(browser: ThrowawayBrowser) -> AsyncIterator[tuple[Any, Any]]:
-    async with chromium(browser) as context, mcp_client(browser) as agent:
-        await extension_connected(agent)
-        yield context, agent
+@pytest.fixture
+async def mid(agent: Client, site: str, effects: Effects) -> MidCall:
+    """A page_navigate to the counting URL in flight through ``agent``: its request reached the
+    site, its answer is held until ``effects.release`` is set."""
+    return await _mid_call(agent, site, effects)
 
 
 @pytest.mark.promise("H4-21")
-def test_host_sigkilled_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_host_sigkilled_mid_call(
+    browser: ThrowawayBrowser,
+    agent: Client,
+    site: str,
+    effects: Effects,
+    mid: MidCall,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with _chain(browser) as (_context, agent):
-            mid = await _mid_call(agent, site, effects)
-            old = listener_pid(_socket(browser))
-            assert old is not None
-            os.kill(old, signal.SIGKILL)
-            # Chrome starts a new host when the extension reconnects (a new run secret).
-            await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
-            effects.release.set()
-            result = await mid.outcome()
-            # The journal had the command in flight: the retry got its one outcome.
-            assert not result.is_error, result.content
-            assert result.structured_content["url"].endswith("/effect")
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    old = listener_pid(_socket(browser))
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    # Chrome starts a new host when the extension reconnects (a new run secret).
+    await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
+    effects.release.set()
+    result = await mid.outcome()
+    # The journal had the command in flight: the retry got its one outcome.
+    assert not result.is_error, result.content
+    assert result.structured_content["url"].endswith("/effect")
+    await _works(agent, site)
+    assert effects.count == 1
 
 
 @pytest.mark.promise("H4-21")
-def test_service_worker_stopped_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_service_worker_stopped_mid_call(
+    browser: ThrowawayBrowser,
+    context: BrowserContext,
+    agent: Client,
+    site: str,
+    effects: Effects,
+    mid: MidCall,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with _chain(browser) as (context, agent):
-            mid = await _mid_call(agent, site, effects)
-            host = listener_pid(_socket(browser))
-            page = await context.new_page()
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("ServiceWorker.enable")
-            await cdp.send("ServiceWorker.stopAllWorkers")
-            await cdp.detach()
-            # The worker's port closed, so Chrome's host exits.
-            await _until(lambda: listener_pid(_socket(browser)) != host, "the old host to exit")
-            effects.release.set()
-            # A worker that stopped does not wake by itself yet (that is the wake alarm's job): an
-            # extension page messaging it does.
-            await page.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
-            result = await mid.outcome()
-            error = tool_error(result) or {}
-            assert error.get("code") == "command_lost", result.content
-            assert error["retry"] == "after_check"
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    host = listener_pid(_socket(browser))
+    page = await context.new_page()
+    cdp = await context.new_cdp_session(page)
+    await cdp.send("ServiceWorker.enable")
+    await cdp.send("ServiceWorker.stopAllWorkers")
+    await cdp.detach()
+    # The worker's port closed, so Chrome's host exits.
+    await _until(lambda: listener_pid(_socket(browser)) != host, "the old host to exit")
+    effects.release.set()
+    # A worker that stopped does not wake by itself yet (that is the wake alarm's job): an
+    # extension page messaging it does.
+    await page.goto(f"chrome-extension://{EXTENSION_ID}/popup.html")
+    result = await mid.outcome()
+    error = tool_error(result) or {}
+    assert error.get("code") == "command_lost", result.content
+    assert error["retry"] == "after_check"
+    await _works(agent, site)
+    assert effects.count == 1
 
 
 @pytest.mark.promise("H4-21")
-def test_bridge_socket_dropped_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_bridge_socket_dropped_mid_call(
+    browser: ThrowawayBrowser,
+    agent: Client,
+    site: str,
+    effects: Effects,
+    mid: MidCall,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with _chain(browser) as (_context, agent):
-            mid = await _mid_call(agent, site, effects)
-            host = listener_pid(_socket(browser))
-            assert host is not None
-            assert drop_bridge_connections(host, _socket(browser)) >= 1
-            effects.release.set()
-            result = await mid.outcome()
-            assert not result.is_error, result.content
-            assert result.structured_content["url"].endswith("/effect")
-            assert listener_pid(_socket(browser)) == host  # the same host, a new connection
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    host = listener_pid(_socket(browser))
+    assert host is not None
+    assert drop_bridge_connections(host, _socket(browser)) >= 1
+    effects.release.set()
+    result = await mid.outcome()
+    assert not result.is_error, result.content
+    assert result.structured_content["url"].endswith("/effect")
+    assert listener_pid(_socket(browser)) == host  # the same host, a new connection
+    await _works(agent, site)
+    assert effects.count == 1
 
 
 def _chromium_pid(browser: ThrowawayBrowser) -> int | None:
@@ -261,33 +268,28 @@ def _chromium_pid(browser: ThrowawayBrowser) -> int | None:
 
 
 @pytest.mark.promise("H4-21")
-def test_chromium_killed_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_chromium_killed_mid_call(
+    trusted: ThrowawayBrowser, site: str, effects: Effects
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with mcp_client(browser) as agent:
-            with contextlib.suppress(Exception):  # the browser dies under Playwright's feet
-                async with chromium(browser):
-                    await extension_connected(agent)
-                    mid = await _mid_call(agent, site, effects)
-                    pid = _chromium_pid(browser)
-                    assert pid is not None
-                    os.kill(pid, signal.SIGKILL)
-                    await _until(lambda: listener_pid(_socket(browser)) is None, "the host exits")
-            effects.release.set()
-            # Back up within the call's deadline: its journal died with the browser, so the
-            # retry cannot know whether the first attempt ran.
+    browser = trusted
+    async with mcp_client(browser) as agent:
+        with contextlib.suppress(Exception):  # the browser dies under Playwright's feet
             async with chromium(browser):
-                result = await mid.outcome()
-                error = tool_error(result) or {}
-                assert error.get("code") == "command_lost", result.content
-                await _works(agent, site)
-                assert effects.count == 1
-
-    _run(scenario)
+                await extension_connected(agent)
+                mid = await _mid_call(agent, site, effects)
+                pid = _chromium_pid(browser)
+                assert pid is not None
+                os.kill(pid, signal.SIGKILL)
+                await _until(lambda: listener_pid(_socket(browser)) is None, "the host exits")
+        effects.release.set()
+        # Back up within the call's deadline: its journal died with the browser, so the
+        # retry cannot know whether the first attempt ran.
+        async with chromium(browser):
+            result = await mid.outcome()
+            error = tool_error(result) or {}
+            assert error.get("code") == "command_lost", result.content
+            await _works(agent, site)
+            assert effects.count == 1
 
 
 def _tabwarden(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedProcess[str]:
@@ -302,94 +304,85 @@ def _tabwarden(browser: ThrowawayBrowser, *args: str) -> subprocess.CompletedPro
 
 
 @pytest.mark.promise("H4-21")
-def test_kill_switch_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_kill_switch_mid_call(
+    browser: ThrowawayBrowser,
+    agent: Client,
+    site: str,
+    effects: Effects,
+    mid: MidCall,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with _chain(browser) as (_context, agent):
-            mid = await _mid_call(agent, site, effects)
-            killed = _tabwarden(browser, "kill", "--reason", "chaos test")
-            assert killed.returncode == 0, killed.stderr
-            effects.release.set()
-            result = await mid.outcome()
-            # The navigation had started before the kill: its one outcome is reported.
-            assert not result.is_error, result.content
-            after = tool_error(await agent.call_tool("tab_open", {"url": f"{site}/"})) or {}
-            assert after.get("code") == "killed"
-            key = FileStore(browser.config / "host-key.pem").load()
-            assert key is not None
-            store.release_kill(browser.config / "trust.json", key, _now())
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    killed = _tabwarden(browser, "kill", "--reason", "chaos test")
+    assert killed.returncode == 0, killed.stderr
+    effects.release.set()
+    result = await mid.outcome()
+    # The navigation had started before the kill: its one outcome is reported.
+    assert not result.is_error, result.content
+    after = tool_error(await agent.call_tool("tab_open", {"url": f"{site}/"})) or {}
+    assert after.get("code") == "killed"
+    key = FileStore(browser.config / "host-key.pem").load()
+    assert key is not None
+    store.release_kill(browser.config / "trust.json", key, _now())
+    await _works(agent, site)
+    assert effects.count == 1
 
 
 @pytest.mark.promise("H4-21")
-def test_client_revoked_mid_call(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_client_revoked_mid_call(
+    browser: ThrowawayBrowser,
+    agent: Client,
+    site: str,
+    effects: Effects,
+    mid: MidCall,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
-
-    async def scenario() -> None:
-        async with _chain(browser) as (_context, agent):
-            mid = await _mid_call(agent, site, effects)
-            record = browser.config / "trust.json"
-            store.revoke(record, "client", "demo", _now())  # what `tabwarden revoke` writes
-            result = await mid.outcome()
-            # The host cut the revoked client's connection; its retry is refused at the host.
-            error = tool_error(result) or {}
-            assert error.get("code") == "client_not_paired", result.content
-            effects.release.set()
-            key = FileStore(browser.config / "host-key.pem").load()
-            assert key is not None
-            me = measure_process(os.getpid())
-            store.add_client(record, key, "demo", me.exe, me.sha256, _now())
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    record = browser.config / "trust.json"
+    store.revoke(record, "client", "demo", _now())  # what `tabwarden revoke` writes
+    result = await mid.outcome()
+    # The host cut the revoked client's connection; its retry is refused at the host.
+    error = tool_error(result) or {}
+    assert error.get("code") == "client_not_paired", result.content
+    effects.release.set()
+    key = FileStore(browser.config / "host-key.pem").load()
+    assert key is not None
+    me = measure_process(os.getpid())
+    store.add_client(record, key, "demo", me.exe, me.sha256, _now())
+    await _works(agent, site)
+    assert effects.count == 1
 
 
 @pytest.mark.promise("H4-21")
-def test_host_sigkilled_mid_confirmation(
-    browser: ThrowawayBrowser, counting_site: tuple[str, Effects]
+async def test_host_sigkilled_mid_confirmation(
+    browser: ThrowawayBrowser,
+    context: BrowserContext,
+    agent: Client,
+    site: str,
+    effects: Effects,
 ) -> None:
-    site, effects = counting_site
-    _trust(browser, site)
     # The same site under a name the person has not approved: navigating there asks first.
     other = site.replace("127.0.0.1", "localhost")
-
-    async def scenario() -> None:
-        async with _chain(browser) as (context, agent):
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            asking = asyncio.ensure_future(confirm_page(context))
-            call = asyncio.create_task(
-                agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})
-            )
-            window = await asking
-            old = listener_pid(_socket(browser))
-            assert old is not None
-            os.kill(old, signal.SIGKILL)
-            await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
-            assert effects.count == 0  # nothing happened before the person's yes
-            # The yes is recorded through the host (a signed grant): wait for the new one.
-            await extension_connected(agent)
-            await shows(window, other)
-            await press(window, "#allow")
-            try:
-                await _until(lambda: effects.count == 1, "the navigation after the yes")
-            except AssertionError:
-                raise AssertionError((await asyncio.wait_for(call, HANG_GUARD)).content) from None
-            effects.release.set()
-            result = await asyncio.wait_for(call, HANG_GUARD)
-            assert not result.is_error, result.content
-            assert result.structured_content["url"].startswith(other)
-            await _works(agent, site)
-            assert effects.count == 1
-
-    _run(scenario)
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    asking = asyncio.ensure_future(confirm_page(context))
+    call = asyncio.create_task(
+        agent.call_tool("page_navigate", {"tabId": tab, "url": f"{other}/effect"})
+    )
+    window = await asking
+    old = listener_pid(_socket(browser))
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    await _until(lambda: listener_pid(_socket(browser)) not in (None, old), "a new host")
+    assert effects.count == 0  # nothing happened before the person's yes
+    # The yes is recorded through the host (a signed grant): wait for the new one.
+    await extension_connected(agent)
+    await shows(window, other)
+    await press(window, "#allow")
+    try:
+        await _until(lambda: effects.count == 1, "the navigation after the yes")
+    except AssertionError:
+        raise AssertionError(
+            (await within("the call ended", call, timeout_s=HANG_GUARD)).content
+        ) from None
+    effects.release.set()
+    result = await within("the call ended", call, timeout_s=HANG_GUARD)
+    assert not result.is_error, result.content
+    assert result.structured_content["url"].startswith(other)
+    await _works(agent, site)
+    assert effects.count == 1

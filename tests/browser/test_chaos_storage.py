@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.cli.demo import provision_throwaway_trust
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
-from tests.browser.harness import chromium, code, extension_connected, mcp_client, ok
+from tests.browser.harness import code, ok
 
 pytestmark = pytest.mark.browser
 
-GUARD = 300.0  # hang guard only
 #: Room for the record, seal, key, audit log and their temp files; the rest is filled.
 TMPFS_BYTES = 512 * 1024
 
@@ -103,20 +103,25 @@ async def _clicks(agent: Any, tab: int) -> str:
     return text
 
 
-@contextlib.contextmanager
-def _browser_on_tmpfs(site: str) -> Iterator[tuple[ThrowawayBrowser, Path, Path]]:
-    with _tmpfs() as disk:
-        config = disk / "config"
-        config.mkdir(mode=0o700)
-        browser = ThrowawayBrowser(shared_config=config)
-        browser.install_host()
-        try:
-            provision_throwaway_trust(
-                config, client_exe=os.path.realpath("/proc/self/exe"), origins=[site]
-            )
-            yield browser, config, disk
-        finally:
-            browser.close()
+@pytest.fixture
+def disk() -> Iterator[Path]:
+    """A tmpfs of its own, ``TMPFS_BYTES`` large, for the config directory."""
+    with _tmpfs() as where:
+        yield where
+
+
+@pytest.fixture
+def browser(disk: Path) -> Iterator[ThrowawayBrowser]:
+    """The throwaway browser with its config directory (record, seal, key, audit log) on
+    ``disk``; the conftest's ``trusted``, ``context`` and ``agent`` build on it."""
+    config = disk / "config"
+    config.mkdir(mode=0o700)
+    on_disk = ThrowawayBrowser(shared_config=config)
+    on_disk.install_host()
+    try:
+        yield on_disk
+    finally:
+        on_disk.close()
 
 
 async def _page_counter(context: Any, site: str) -> str:
@@ -129,93 +134,85 @@ async def _page_counter(context: Any, site: str) -> str:
 
 
 @pytest.mark.promise("TR-09")
-def test_a_trust_write_on_a_full_disk_loses_nothing_and_a_kill_still_takes(site: str) -> None:
-    with _browser_on_tmpfs(site) as (browser, config, disk):
-        asyncio.run(asyncio.wait_for(_full_disk(browser, config, disk, site), GUARD))
+async def test_a_trust_write_on_a_full_disk_loses_nothing_and_a_kill_still_takes(
+    trusted: ThrowawayBrowser, context: BrowserContext, agent: Client, disk: Path, site: str
+) -> None:
+    browser, config = trusted, trusted.config
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+    assert await _clicks(agent, tab) == "clicked:1"
 
+    filler = _fill(disk)
+    before = _files(config)
+    narrowed = _cli(browser, "policy", "restrict", "clickGraceSeconds=5")
+    assert narrowed.returncode == 3, narrowed.stderr
+    assert "storage_full" in narrowed.stderr and "free some space" in narrowed.stderr
+    assert "Traceback" not in narrowed.stderr
+    assert _files(config) == before  # nothing half-written
+    assert not [p.name for p in config.iterdir() if p.name.endswith(".tmp")]
+    assert _sound(config).policy.click_grace_seconds != 5
 
-async def _full_disk(browser: ThrowawayBrowser, config: Path, disk: Path, site: str) -> None:
-    async with chromium(browser) as context, mcp_client(browser) as agent:
-        await extension_connected(agent)
-        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        assert await _clicks(agent, tab) == "clicked:1"
+    # The agent is not broken by the full disk (its audit lines are lost, and logged), and
+    # its click happens once.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+    assert await _clicks(agent, tab) == "clicked:2"
 
-        filler = _fill(disk)
-        before = _files(config)
-        narrowed = _cli(browser, "policy", "restrict", "clickGraceSeconds=5")
-        assert narrowed.returncode == 3, narrowed.stderr
-        assert "storage_full" in narrowed.stderr and "free some space" in narrowed.stderr
-        assert "Traceback" not in narrowed.stderr
-        assert _files(config) == before  # nothing half-written
-        assert not [p.name for p in config.iterdir() if p.name.endswith(".tmp")]
-        assert _sound(config).policy.click_grace_seconds != 5
+    # Space back: the same write lands, and the next call works.
+    filler.unlink()
+    narrowed = _cli(browser, "policy", "restrict", "clickGraceSeconds=5")
+    assert narrowed.returncode == 0, narrowed.stderr
+    assert _sound(config).policy.click_grace_seconds == 5
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+    assert await _clicks(agent, tab) == "clicked:3"
 
-        # The agent is not broken by the full disk (its audit lines are lost, and logged), and
-        # its click happens once.
-        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        assert await _clicks(agent, tab) == "clicked:2"
-
-        # Space back: the same write lands, and the next call works.
-        filler.unlink()
-        narrowed = _cli(browser, "policy", "restrict", "clickGraceSeconds=5")
-        assert narrowed.returncode == 0, narrowed.stderr
-        assert _sound(config).policy.click_grace_seconds == 5
-        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        assert await _clicks(agent, tab) == "clicked:3"
-
-        # Full again: a kill cannot be written into the record, and still takes (its latch).
-        filler = _fill(disk)
-        killed = _cli(browser, "kill")
-        assert killed.returncode == 0, killed.stderr
-        assert (config / "kill-latch").exists()
-        assert await code(agent, "page_click", {"tabId": tab, "selector": "#plain"}) == "killed"
-        assert await _page_counter(context, site) == "clicked:3"  # the refused click never ran
-        filler.unlink()
-        status = _cli(browser, "status")
-        assert status.returncode != 0 and "kill" in status.stdout.lower()
+    # Full again: a kill cannot be written into the record, and still takes (its latch).
+    filler = _fill(disk)
+    killed = _cli(browser, "kill")
+    assert killed.returncode == 0, killed.stderr
+    assert (config / "kill-latch").exists()
+    assert await code(agent, "page_click", {"tabId": tab, "selector": "#plain"}) == "killed"
+    assert await _page_counter(context, site) == "clicked:3"  # the refused click never ran
+    filler.unlink()
+    status = _cli(browser, "status")
+    assert status.returncode != 0 and "kill" in status.stdout.lower()
 
 
 @pytest.mark.promise("TR-09")
-def test_two_trust_writers_at_once_lose_neither_write(site: str) -> None:
+async def test_two_trust_writers_at_once_lose_neither_write(
+    trusted: ThrowawayBrowser, context: BrowserContext, agent: Client, site: str
+) -> None:
     """A person narrows the policy in one terminal and engages the kill switch in another while
     the agent works: both land (the record's lock orders them), the record stays sealed, and the
     agent's next click is refused and never runs."""
-    with _browser_on_tmpfs(site) as (browser, config, _disk):
-        asyncio.run(asyncio.wait_for(_two_writers(browser, config, site), GUARD))
-
-
-async def _two_writers(browser: ThrowawayBrowser, config: Path, site: str) -> None:
-    async with chromium(browser) as context, mcp_client(browser) as agent:
-        await extension_connected(agent)
-        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        epoch = _sound(config).epoch
-        argvs = [
-            ["policy", "restrict", "clickGraceSeconds=7"],
-            ["kill"],
-            ["policy", "restrict", "confirmTimeoutSeconds=20"],
-        ]
-        writers = [
-            subprocess.Popen(  # noqa: S603 (our interpreter and our CLI)
-                [sys.executable, "-m", "tabwarden", *argv],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=browser.env,
-            )
-            for argv in argvs
-        ]
-        clicked = asyncio.create_task(
-            agent.call_tool("page_click", {"tabId": tab, "selector": "#plain"})
+    browser, config = trusted, trusted.config
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
+    epoch = _sound(config).epoch
+    argvs = [
+        ["policy", "restrict", "clickGraceSeconds=7"],
+        ["kill"],
+        ["policy", "restrict", "confirmTimeoutSeconds=20"],
+    ]
+    writers = [
+        subprocess.Popen(  # noqa: S603 (our interpreter and our CLI)
+            [sys.executable, "-m", "tabwarden", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=browser.env,
         )
-        for writer in writers:
-            _out, err = await asyncio.to_thread(writer.communicate, timeout=120)
-            assert writer.returncode == 0, err
-        await clicked  # landed before or after the kill: either is fine, never twice
-        eff = _sound(config)
-        assert eff.killed and eff.epoch >= epoch + 3  # three writes, none lost
-        assert eff.policy.click_grace_seconds == 7 and eff.policy.confirm_timeout_seconds == 20
-        assert await code(agent, "page_click", {"tabId": tab, "selector": "#plain"}) == "killed"
-        counted = await _page_counter(context, site)
-        assert counted in {"clicked:1", "clicked:2"}, counted
+        for argv in argvs
+    ]
+    clicked = asyncio.create_task(
+        agent.call_tool("page_click", {"tabId": tab, "selector": "#plain"})
+    )
+    for writer in writers:
+        _out, err = await asyncio.to_thread(writer.communicate, timeout=120)
+        assert writer.returncode == 0, err
+    await clicked  # landed before or after the kill: either is fine, never twice
+    eff = _sound(config)
+    assert eff.killed and eff.epoch >= epoch + 3  # three writes, none lost
+    assert eff.policy.click_grace_seconds == 7 and eff.policy.confirm_timeout_seconds == 20
+    assert await code(agent, "page_click", {"tabId": tab, "selector": "#plain"}) == "killed"
+    counted = await _page_counter(context, site)
+    assert counted in {"clicked:1", "clicked:2"}, counted

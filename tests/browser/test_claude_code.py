@@ -23,24 +23,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.agent_cli import (
     AGENT_BIN,
+    AGENT_TEST_S,
     agent_env,
-    agent_test,
     assert_script_ran,
+    installed,
     pair_agent,
-    pin_another_client,
     read_site_steps,
     run_agent,
     succeeded,
     unpaired_script,
 )
-from tests.browser.harness import chromium, confirm_page, press, shows
+from tests.browser.harness import confirm_page, press, shows
 from tests.browser.scripted_api import Script, Step, ToolResult, scripted_messages_api
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.deadline(AGENT_TEST_S)]
 
 CLAUDE = AGENT_BIN / "claude"
 
@@ -66,12 +67,11 @@ async def _claude(env: dict[str, str], project: Path, prompt: str) -> tuple[int,
     )
 
 
-def test_claude_code_drives_the_chain_after_pair_client(site: str) -> None:
-    agent_test(CLAUDE, lambda browser: _scenario(browser, site))
-
-
-async def _scenario(browser: ThrowawayBrowser, site: str) -> None:
-    pin_another_client(browser, site)
+async def test_claude_code_drives_the_chain_after_pair_client(
+    trusted: ThrowawayBrowser, context: BrowserContext, site: str
+) -> None:
+    browser = trusted
+    installed(CLAUDE)
     project = browser.root / "agent-home" / "project"
     project.mkdir(parents=True)
 
@@ -91,35 +91,34 @@ async def _scenario(browser: ThrowawayBrowser, site: str) -> None:
         ]
     )
 
-    async with chromium(browser) as context:
-        with scripted_messages_api(before) as api:
-            env = _claude_env(browser, api, project)
-            added = subprocess.run(  # noqa: S603 (the README's line, as a person's shell runs it)
-                ["bash", "-c", f'"{CLAUDE}" mcp add tabwarden -- "$(command -v tabwarden)" mcp'],
-                cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
-            )  # fmt: skip
-            assert added.returncode == 0, added.stdout + added.stderr
-            status, out = await _claude(env, project, "Check the tabwarden bridge.")
-            assert_script_ran(before, out)
+    with scripted_messages_api(before) as api:
+        env = _claude_env(browser, api, project)
+        added = subprocess.run(  # noqa: S603 (the README's line, as a person's shell runs it)
+            ["bash", "-c", f'"{CLAUDE}" mcp add tabwarden -- "$(command -v tabwarden)" mcp'],
+            cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stdout + added.stderr
+        status, out = await _claude(env, project, "Check the tabwarden bridge.")
+        assert_script_ran(before, out)
 
-        shown = pair_agent(env, "claude-code")
-        assert "claude" in shown, shown
+    shown = pair_agent(env, "claude-code")
+    assert "claude" in shown, shown
 
-        with scripted_messages_api(after) as api:
-            env = _claude_env(browser, api, project)
-            run = asyncio.create_task(_claude(env, project, "Sign in on the test site."))
-            asking = asyncio.create_task(confirm_page(context))  # the submit click asks
-            await asyncio.wait({run, asking}, return_when=asyncio.FIRST_COMPLETED)
-            if run.done():  # the script stopped before the click: say why
-                asking.cancel()
-                status, out = run.result()
-                raise AssertionError((after.failures, out))
-            window = await asking
-            await shows(window, "submits a form")
-            await press(window, "#allow")
-            status, out = await run
-            assert_script_ran(after, out)
-            assert status == 0, out
+    with scripted_messages_api(after) as api:
+        env = _claude_env(browser, api, project)
+        run = asyncio.create_task(_claude(env, project, "Sign in on the test site."))
+        asking = asyncio.create_task(confirm_page(context))  # the submit click asks
+        await asyncio.wait({run, asking}, return_when=asyncio.FIRST_COMPLETED)
+        if run.done():  # the script stopped before the click: say why
+            asking.cancel()
+            status, out = run.result()
+            raise AssertionError((after.failures, out))
+        window = await asking
+        await shows(window, "submits a form")
+        await press(window, "#allow")
+        status, out = await run
+        assert_script_ran(after, out)
+        assert status == 0, out
 
-        submitted = [p for p in context.pages if "/done" in p.url]
-        assert len(submitted) == 1, [p.url for p in context.pages]
+    submitted = [p for p in context.pages if "/done" in p.url]
+    assert len(submitted) == 1, [p.url for p in context.pages]

@@ -23,24 +23,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.cli.status import mcp_config_lines
 from tests.browser.agent_cli import (
     AGENT_BIN,
+    AGENT_TEST_S,
     agent_env,
-    agent_test,
     assert_script_ran,
+    installed,
     pair_agent,
-    pin_another_client,
     read_site_steps,
     run_agent,
     unpaired_script,
 )
-from tests.browser.harness import chromium
 from tests.browser.scripted_api import Script, scripted_responses_api
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.deadline(AGENT_TEST_S)]
 
 CODEX = AGENT_BIN / "codex"
 KEY_VAR = "TABWARDEN_SCRIPTED_MODEL_KEY"  # the provider's env_key: any value, never a real key
@@ -87,12 +87,11 @@ async def _codex(env: dict[str, str], project: Path, prompt: str) -> tuple[int, 
     )
 
 
-def test_codex_drives_the_chain_after_pair_client(site: str) -> None:
-    agent_test(CODEX, lambda browser: _scenario(browser, site))
-
-
-async def _scenario(browser: ThrowawayBrowser, site: str) -> None:
-    pin_another_client(browser, site)
+async def test_codex_drives_the_chain_after_pair_client(
+    trusted: ThrowawayBrowser, context: BrowserContext, site: str
+) -> None:
+    browser = trusted
+    installed(CODEX)
     home = browser.root / "codex-home"
     project = home / "project"
     project.mkdir(parents=True)
@@ -103,17 +102,16 @@ async def _scenario(browser: ThrowawayBrowser, site: str) -> None:
     tab: dict[str, Any] = {}
     after = Script(read_site_steps(site, tab))
 
-    async with chromium(browser):
-        with scripted_responses_api(before) as api:
-            (home / ".codex" / "config.toml").write_text(_codex_config(api))
-            status, out = await _codex(env, project, "Check the tabwarden bridge.")
-            assert_script_ran(before, out)
+    with scripted_responses_api(before) as api:
+        (home / ".codex" / "config.toml").write_text(_codex_config(api))
+        status, out = await _codex(env, project, "Check the tabwarden bridge.")
+        assert_script_ran(before, out)
 
-        shown = pair_agent(env, "codex")
-        assert "codex" in shown, shown
+    shown = pair_agent(env, "codex")
+    assert "codex" in shown, shown
 
-        with scripted_responses_api(after) as api:
-            (home / ".codex" / "config.toml").write_text(_codex_config(api))
-            status, out = await _codex(env, project, "Read the test site.")
-            assert_script_ran(after, out)
-            assert status == 0, out[-3000:]
+    with scripted_responses_api(after) as api:
+        (home / ".codex" / "config.toml").write_text(_codex_config(api))
+        status, out = await _codex(env, project, "Read the test site.")
+        assert_script_ran(after, out)
+        assert status == 0, out[-3000:]

@@ -19,9 +19,7 @@ from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,
     Request,
-    chromium,
     confirm_page,
-    extension_connected,
     launched,
     mcp_client,
     press,
@@ -29,12 +27,12 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.deadline import within
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
-GUARD = 180.0  # hang guard only
 BIG_CHARS = 5_000_000  # 10 MB of UTF-8 in one page_text reply
 
 
@@ -154,38 +152,36 @@ async def test_origin_approval_tab_ownership_and_confirmed_actions(
 
 
 @pytest.mark.promise("PR-07", "H4-03")
-def test_a_page_cannot_answer_the_confirm_window(browser: ThrowawayBrowser, site_port: int) -> None:
+async def test_a_page_cannot_answer_the_confirm_window(
+    browser: ThrowawayBrowser, site_port: int
+) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
     trust_this_process(browser, [a])
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await extension_connected(agent)
-            attacker = await context.new_page()
-            await attacker.goto(f"{a}/")
-            attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
-            window = await confirm_page(context)
-            confirm_url = window.url
-            # The page has no channel to the extension, and cannot load or script its window.
-            probe = await attacker.evaluate(
-                """async (url) => {
-                    const out = {runtime: typeof (globalThis.chrome && chrome.runtime && \
+    async with launched(browser) as (context, agent):
+        attacker = await context.new_page()
+        await attacker.goto(f"{a}/")
+        attempt = asyncio.create_task(agent.call_tool("tab_open", {"url": f"{b}/"}))
+        window = await confirm_page(context)
+        confirm_url = window.url
+        # The page has no channel to the extension, and cannot load or script its window.
+        probe = await attacker.evaluate(
+            """async (url) => {
+                const out = {runtime: typeof (globalThis.chrome && chrome.runtime && \
 chrome.runtime.sendMessage)};
-                    try { await fetch(url); out.fetch = "loaded"; } \
+                try { await fetch(url); out.fetch = "loaded"; } \
 catch (e) { out.fetch = "blocked"; }
-                    const w = window.open(url);
-                    out.opened = w === null ? "null" : "window";
-                    return out;
-                }""",
-                confirm_url,
-            )
-            assert probe["runtime"] == "undefined" and probe["fetch"] == "blocked"
-            assert not attempt.done()  # still waiting for the person
-            await press(window, "#deny")
-            assert _err(await attempt) == "origin_not_approved"
-            assert _origins(browser) == (a,)
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+                const w = window.open(url);
+                out.opened = w === null ? "null" : "window";
+                return out;
+            }""",
+            confirm_url,
+        )
+        assert probe["runtime"] == "undefined" and probe["fetch"] == "blocked"
+        assert not attempt.done()  # still waiting for the person
+        await press(window, "#deny")
+        assert _err(await attempt) == "origin_not_approved"
+        assert _origins(browser) == (a,)
 
 
 @pytest.mark.promise("PR-07", "H4-29")
@@ -243,7 +239,7 @@ async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_
         # Meanwhile the client heard that the call still waits (a client's own request
         # timeout would otherwise end it with no tabwarden code).
         assert messages and all(m and "confirmation may be waiting" in m for m in messages)
-        await asyncio.wait_for(closed, 30)  # and the window went away with the request
+        await within("the window went away with the request", closed)
         assert _origins(browser) == (a,)  # nothing recorded
         timed_out = [
             e

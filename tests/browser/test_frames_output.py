@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust.gate import TrustGate
@@ -23,11 +25,9 @@ from tests.browser.harness import (
     Answer,
     Reply,
     Request,
-    chromium,
+    ServedSite,
     confirm_page,
-    extension_connected,
     launched,
-    mcp_client,
     ok,
     press,
     served_pages,
@@ -133,73 +133,85 @@ async def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
 
 MINE = b"the approved page's own file\n" * 8
 THEIRS = b"what the unapproved frame downloads\n" * 8
+OCTET = "application/octet-stream"
+
+
+@pytest.fixture
+def theirs() -> Iterator[ServedSite]:
+    """The unapproved frame's origin (127.0.0.1 on another port): a page whose link downloads a
+    file whose URL holds a token."""
+    frame_page = (
+        "<!doctype html><html><body>"
+        f"<a id=dl href='/files/token-7f3a.bin' download>{SECRET}</a></body></html>"
+    )
+    pages: dict[str, Answer] = {
+        "/frame": frame_page,
+        "/files/token-7f3a.bin": Reply(THEIRS, OCTET),
+    }
+    with served_pages(pages) as served:
+        yield served
+
+
+@pytest.fixture
+def mine(theirs: ServedSite) -> Iterator[ServedSite]:
+    """The approved page: a download of its own, and ``theirs``'s page in a frame."""
+    top = (
+        # The page's own download goes through a hidden iframe, as many sites do: a frame
+        # that never holds a document of its own, so it counts as the page's.
+        '<!doctype html><html><body><button id=mine type=button onclick="const f = '
+        "document.createElement('iframe'); f.hidden = true; f.src = '/files/mine.bin'; "
+        'document.body.append(f)">Get mine</button>'
+        f"<iframe id=ad src='{theirs.origin}/frame'></iframe></body></html>"
+    )
+    attachment = {"Content-Disposition": 'attachment; filename="mine.bin"'}
+    mine_file = Reply(MINE, OCTET, headers=attachment)
+    with served_pages({"/": top, "/files/mine.bin": mine_file}) as served:
+        yield served
+
+
+@pytest.fixture
+def origins(mine: ServedSite) -> list[str]:
+    return [mine.origin]
 
 
 @pytest.mark.promise("H4-59")
-def test_a_download_an_unapproved_frame_starts_is_withheld_and_answers_no_filter(
+async def test_a_download_an_unapproved_frame_starts_is_withheld_and_answers_no_filter(
     browser: ThrowawayBrowser,
+    context: BrowserContext,
+    agent: Client,
+    mine: ServedSite,
+    theirs: ServedSite,
 ) -> None:
     """The frame (another local origin, 127.0.0.1 on another port: same site, so in the page's
     process and reported by the tab's own debugger) downloads a file whose URL holds a token.
     page_wait_download never hands it out, with or without a `url` filter matching that URL: each
     wait times out as if it never began, and nothing reaches the sandbox. The page's own download
     still comes through."""
-    octet = "application/octet-stream"
-    frame_page = (
-        "<!doctype html><html><body>"
-        f"<a id=dl href='/files/token-7f3a.bin' download>{SECRET}</a></body></html>"
-    )
-    theirs_pages: dict[str, Answer] = {
-        "/frame": frame_page,
-        "/files/token-7f3a.bin": Reply(THEIRS, octet),
-    }
-    with served_pages(theirs_pages) as theirs:
-        top = (
-            # The page's own download goes through a hidden iframe, as many sites do: a frame
-            # that never holds a document of its own, so it counts as the page's.
-            '<!doctype html><html><body><button id=mine type=button onclick="const f = '
-            "document.createElement('iframe'); f.hidden = true; f.src = '/files/mine.bin'; "
-            'document.body.append(f)">Get mine</button>'
-            f"<iframe id=ad src='{theirs.origin}/frame'></iframe></body></html>"
-        )
-        attachment = {"Content-Disposition": 'attachment; filename="mine.bin"'}
-        mine_file = Reply(MINE, octet, headers=attachment)
-        with served_pages({"/": top, "/files/mine.bin": mine_file}) as mine:
-            _withheld_download(browser, mine.origin, theirs)
-
-
-def _withheld_download(browser: ThrowawayBrowser, a: str, theirs: Any) -> None:
-    trust_this_process(browser, [a])
+    a = mine.origin
     sandbox = browser.root / "config" / "downloads"
-
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await extension_connected(agent)
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            await _frame_loaded(agent, tab, theirs.origin)
-            # The frame's link is clicked (the person, or a click the page steered into it).
-            page = next(p for p in context.pages if p.url == f"{a}/")
-            frame = next(f for f in page.frames if f.url.startswith(theirs.origin))
-            await frame.click("#dl")
-            await until(
-                "the frame downloaded",
-                lambda: theirs.requests("/files/token-7f3a.bin"),
-                interval_s=0.05,
-            )
-            for args in ({"url": "token-7f3a"}, {"filename": "token"}, {}):
-                result = await agent.call_tool(
-                    "page_wait_download", {"tabId": tab, "timeoutMs": 5000, **args}
-                )
-                error = tool_error(result)
-                assert error is not None and error["code"] == "timeout", result
-                text = _text(result)
-                assert theirs.origin not in text and ".bin" not in text, text
-                assert not sandbox.exists() or list(sandbox.iterdir()) == []
-            # Control: the approved page's own download is found and copied.
-            await ok(agent, "page_click", {"tabId": tab, "selector": "#mine"})
-            got = await ok(agent, "page_wait_download", {"tabId": tab, "timeoutMs": 30_000})
-            assert got["state"] == "complete" and got["url"] == f"{a}/files/mine.bin", got
-            assert Path(got["path"]).read_bytes() == MINE
-            assert [p.read_bytes() for p in sandbox.iterdir()] == [MINE]
-
-    asyncio.run(scenario())
+    tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    await _frame_loaded(agent, tab, theirs.origin)
+    # The frame's link is clicked (the person, or a click the page steered into it).
+    page = next(p for p in context.pages if p.url == f"{a}/")
+    frame = next(f for f in page.frames if f.url.startswith(theirs.origin))
+    await frame.click("#dl")
+    await until(
+        "the frame downloaded",
+        lambda: theirs.requests("/files/token-7f3a.bin"),
+        interval_s=0.05,
+    )
+    for args in ({"url": "token-7f3a"}, {"filename": "token"}, {}):
+        result = await agent.call_tool(
+            "page_wait_download", {"tabId": tab, "timeoutMs": 5000, **args}
+        )
+        error = tool_error(result)
+        assert error is not None and error["code"] == "timeout", result
+        text = _text(result)
+        assert theirs.origin not in text and ".bin" not in text, text
+        assert not sandbox.exists() or list(sandbox.iterdir()) == []
+    # Control: the approved page's own download is found and copied.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#mine"})
+    got = await ok(agent, "page_wait_download", {"tabId": tab, "timeoutMs": 30_000})
+    assert got["state"] == "complete" and got["url"] == f"{a}/files/mine.bin", got
+    assert Path(got["path"]).read_bytes() == MINE
+    assert [p.read_bytes() for p in sandbox.iterdir()] == [MINE]

@@ -14,15 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tests.browser.harness import (
-    chromium,
-    extension_connected,
-    mcp_client,
-    served_pages,
-    trust_this_process,
-)
+from tests.browser.harness import extension_connected, mcp_client, served_pages
 
 pytestmark = pytest.mark.browser
 
@@ -39,9 +34,16 @@ def field_site() -> Iterator[str]:
         yield served.origin
 
 
+@pytest.fixture
+def origins(field_site: str) -> list[str]:
+    return [field_site]
+
+
 @pytest.mark.promise("H4-23")
-def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_site: str) -> None:
-    trust_this_process(browser, [field_site])
+@pytest.mark.deadline(600)
+async def test_eight_sessions_two_hundred_calls_each(
+    trusted: ThrowawayBrowser, context: BrowserContext, field_site: str
+) -> None:
     outcomes: dict[str, int] = {"ok": 0, "lost": 0, "misrouted": 0}
     failures: list[str] = []
 
@@ -65,13 +67,10 @@ def test_eight_sessions_two_hundred_calls_each(browser: ThrowawayBrowser, field_
                 outcomes["misrouted"] += 1
                 failures.append(f"{value} read back {read.structured_content.get('value')!r}")
 
-    async def scenario() -> None:
-        async with chromium(browser), contextlib.AsyncExitStack() as stack:
-            agents = [await stack.enter_async_context(mcp_client(browser)) for _ in range(SESSIONS)]
-            for agent in agents:
-                await extension_connected(agent)
-            await asyncio.gather(*(session(a, n) for n, a in enumerate(agents)))
-
-    asyncio.run(asyncio.wait_for(scenario(), 600))
+    async with contextlib.AsyncExitStack() as stack:
+        agents = [await stack.enter_async_context(mcp_client(trusted)) for _ in range(SESSIONS)]
+        for agent in agents:
+            await extension_connected(agent)
+        await asyncio.gather(*(session(a, n) for n, a in enumerate(agents)))
     assert outcomes["lost"] == 0 and outcomes["misrouted"] == 0, (outcomes, failures[:5])
     assert outcomes["ok"] == SESSIONS * CALLS

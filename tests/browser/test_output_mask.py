@@ -18,17 +18,14 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.cli.demo import wait_for_extension
 from tests.browser.harness import (
     Answer,
     Reply,
     Request,
     ServedSite,
-    chromium,
     confirm_page,
     keep_dialogs_open,
     launched,
-    mcp_client,
     ok,
     press,
     served_pages,
@@ -39,8 +36,6 @@ from tests.deadline import until
 from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
-
-GUARD = 240.0
 
 #: What a person typed into the GET login form's password field (its name is not secret-like).
 TYPED = "Tr0ub4dor and more"
@@ -255,77 +250,83 @@ ODD_FIELD = """<!doctype html><title>odd sign in</title>
 </script>"""
 
 
+@pytest.fixture
+def sink() -> Iterator[ServedSite]:
+    """The second origin the page sends the password to (the policy does not approve it)."""
+    frame = "<!doctype html><p>an embedded page of a site the policy does not approve</p>"
+    with served_pages({"/collect": ("ok", "text/plain"), "/frame": frame}) as served:
+        yield served
+
+
+@pytest.fixture
+def odd_site(sink: ServedSite) -> Iterator[ServedSite]:
+    """The approved page with the oddly named password field; it embeds and sends to ``sink``."""
+    page = ODD_FIELD.replace("SINK", sink.origin).replace("USER", VISIBLE_USER)
+    with served_pages({"/": page}) as served:
+        yield served
+
+
+def _odd_leaks(seen: str) -> list[str]:
+    return [w for w in (ODD_PASSWORD, "Plover8", "quietly") if w in seen]
+
+
+async def _checked(agent: Any, tool: str, args: dict[str, Any]) -> str:
+    """Call ``tool``: it must succeed, and the odd password be nowhere in what it returns."""
+    result = await agent.call_tool(tool, args)
+    seen = _everything(result)
+    assert _odd_leaks(seen) == [], (tool, seen)
+    assert not result.is_error, (tool, seen)
+    return seen
+
+
+async def _checked_until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
+    """``_checked`` until what ``tool`` returns holds ``needle``."""
+
+    async def holds() -> str | None:
+        seen = await _checked(agent, tool, args)
+        return seen if needle in seen else None
+
+    found: str = await until(f"{tool} answered with {needle!r}", holds, interval_s=0.2)
+    return found
+
+
 @pytest.mark.promise("H4-62")
-def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_sends_it(
-    browser: ThrowawayBrowser,
+async def test_c_a_password_field_with_an_odd_name_masks_its_value_wherever_the_page_sends_it(
+    browser: ThrowawayBrowser, odd_site: ServedSite, sink: ServedSite
 ) -> None:
     """A password field named `zz9` (no secret word) whose value the page then logs and sends by
     fetch to a second origin under that name: the extension learned the field's name on the page
     (a frame of that unapproved origin in it does not stop the reading), so page_network,
     page_console and every other reply mask it; the user field stays readable."""
+    origin = odd_site.origin
+    trust_this_process(browser, [origin])
 
-    def odd_leaks(seen: str) -> list[str]:
-        return [w for w in (ODD_PASSWORD, "Plover8", "quietly") if w in seen]
-
-    async def checked(agent: Any, tool: str, args: dict[str, Any]) -> str:
-        result = await agent.call_tool(tool, args)
-        seen = _everything(result)
-        assert odd_leaks(seen) == [], (tool, seen)
-        assert not result.is_error, (tool, seen)
-        return seen
-
-    async def until(agent: Any, tool: str, args: dict[str, Any], needle: str) -> str:
-        deadline = asyncio.get_running_loop().time() + 60
-        while True:
-            seen = await checked(agent, tool, args)
-            if needle in seen:
-                return seen
-            assert asyncio.get_running_loop().time() < deadline, seen
-            await asyncio.sleep(0.2)
-
-    frame = "<!doctype html><p>an embedded page of a site the policy does not approve</p>"
-    with served_pages({"/collect": ("ok", "text/plain"), "/frame": frame}) as sink:
-        page = ODD_FIELD.replace("SINK", sink.origin).replace("USER", VISIBLE_USER)
-        with served_pages({"/": page}) as site:
-            origin = site.origin
-            trust_this_process(browser, [origin])
-
-            async def scenario() -> None:
-                async with chromium(browser) as _context, mcp_client(browser) as agent:
-                    await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-                    tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
-                    widen(browser, consoleCapture=True, networkCapture=True, passwordFill=True)
-                    await checked(agent, "page_click", {"tabId": tab, "selector": "#reveal"})
-                    await until(
-                        agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "revealed"
-                    )
-                    await checked(
-                        agent,
-                        "page_type",
-                        {"tabId": tab, "selector": "#fieldq", "value": ODD_PASSWORD},
-                    )
-                    await checked(agent, "page_click", {"tabId": tab, "selector": "#send"})
-                    await until(
-                        agent, "page_get_state", {"tabId": tab, "selector": "#state"}, "sent"
-                    )
-                    # The page really sent it, to the second origin, under the odd name.
-                    collected = sink.requests("/collect")
-                    assert len(collected) == 1 and collected[0].query("zz9") == ODD_PASSWORD
-                    network = await until(
-                        agent, "page_network", {"tabId": tab, "url": "/collect"}, "/collect"
-                    )
-                    assert "zz9=[masked" in network, network
-                    assert f"user={VISIBLE_USER}" in network, network  # not over-masked
-                    console = await until(agent, "page_console", {"tabId": tab}, "user=")
-                    assert "zz9=[masked" in console, console
-                    assert f"user={VISIBLE_USER}" in console, console
-                    for tool, args in (
-                        ("tab_list", {}),
-                        ("page_text", {"tabId": tab}),
-                        ("page_snapshot", {"tabId": tab}),
-                    ):
-                        await checked(agent, tool, args)
-                    # Nothing but the frame's load and the page's one request reached it.
-                    assert sorted(r.path for r in sink.requests()) == ["/collect", "/frame"]
-
-            asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{origin}/"}))["tab"]["id"]
+        widen(browser, consoleCapture=True, networkCapture=True, passwordFill=True)
+        await _checked(agent, "page_click", {"tabId": tab, "selector": "#reveal"})
+        state = {"tabId": tab, "selector": "#state"}
+        await _checked_until(agent, "page_get_state", state, "revealed")
+        typed = {"tabId": tab, "selector": "#fieldq", "value": ODD_PASSWORD}
+        await _checked(agent, "page_type", typed)
+        await _checked(agent, "page_click", {"tabId": tab, "selector": "#send"})
+        await _checked_until(agent, "page_get_state", state, "sent")
+        # The page really sent it, to the second origin, under the odd name.
+        collected = sink.requests("/collect")
+        assert len(collected) == 1 and collected[0].query("zz9") == ODD_PASSWORD
+        network = await _checked_until(
+            agent, "page_network", {"tabId": tab, "url": "/collect"}, "/collect"
+        )
+        assert "zz9=[masked" in network, network
+        assert f"user={VISIBLE_USER}" in network, network  # not over-masked
+        console = await _checked_until(agent, "page_console", {"tabId": tab}, "user=")
+        assert "zz9=[masked" in console, console
+        assert f"user={VISIBLE_USER}" in console, console
+        for tool, args in (
+            ("tab_list", {}),
+            ("page_text", {"tabId": tab}),
+            ("page_snapshot", {"tabId": tab}),
+        ):
+            await _checked(agent, tool, args)
+        # Nothing but the frame's load and the page's one request reached it.
+        assert sorted(r.path for r in sink.requests()) == ["/collect", "/frame"]

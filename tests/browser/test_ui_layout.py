@@ -29,7 +29,6 @@ from tests.fakes import tool_error
 
 pytestmark = pytest.mark.browser
 
-GUARD = 240.0  # hang guard only
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 EXTENSION = Path(__file__).resolve().parents[2] / "extension"
 #: Chrome's popup window frame (its title bar and the popup's own location bar) takes this much
@@ -128,7 +127,7 @@ async def check_layout(page: Any, name: str, shots: Path) -> list[str]:
 
 
 @pytest.mark.promise("H4-08")
-def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
+async def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
     browser: ThrowawayBrowser, site: str, tmp_path: Path
 ) -> None:
     provision_for_pairing(browser, origins=[site])
@@ -138,88 +137,83 @@ def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overflow(
     problems: list[str] = []
     width, height = confirm_window_size()
 
-    async def scenario() -> None:
-        async with paired_options_page(browser) as paired:
-            context, agent, options = paired.context, paired.agent, paired.page
-            # The options page as a person sees it once paired: every section rendered.
-            await options.reload()
-            await options.wait_for_function(
-                """() => {
-                const t = (id) => document.getElementById(id)?.textContent || '';
-                return t('policy-summary').startsWith('Trust record version')
-                  && t('audit-status').endsWith('entries')
-                  && document.querySelectorAll('#sites-list button[data-origin]').length === 1
-                  && !t('pairing').startsWith('Loading'); }""",
-                timeout=60_000,
-            )
-            assert (
-                await options.evaluate("() => document.getElementById('pair-block').open") is False
-            )
-            for label, size in (("options-wide", (1280, 800)), ("options-narrow", (560, 800))):
-                await options.set_viewport_size({"width": size[0], "height": size[1]})
-                problems.extend(await check_layout(options, label, shots))
+    async with paired_options_page(browser) as paired:
+        context, agent, options = paired.context, paired.agent, paired.page
+        # The options page as a person sees it once paired: every section rendered.
+        await options.reload()
+        await options.wait_for_function(
+            """() => {
+            const t = (id) => document.getElementById(id)?.textContent || '';
+            return t('policy-summary').startsWith('Trust record version')
+              && t('audit-status').endsWith('entries')
+              && document.querySelectorAll('#sites-list button[data-origin]').length === 1
+              && !t('pairing').startsWith('Loading'); }""",
+            timeout=60_000,
+        )
+        assert await options.evaluate("() => document.getElementById('pair-block').open") is False
+        for label, size in (("options-wide", (1280, 800)), ("options-narrow", (560, 800))):
+            await options.set_viewport_size({"width": size[0], "height": size[1]})
+            problems.extend(await check_layout(options, label, shots))
 
-            # An agent's tab and a refused call, so the popup has rows to show.
-            tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-            await ok(agent, "page_snapshot", {"tabId": tab})
-            # Live: the open options page shows the agent's tab without a reload.
-            await options.wait_for_function(
-                "() => (document.getElementById('agent-tabs')?.textContent || '').includes('demo')",
-                timeout=60_000,
-            )
+        # An agent's tab and a refused call, so the popup has rows to show.
+        tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+        await ok(agent, "page_snapshot", {"tabId": tab})
+        # Live: the open options page shows the agent's tab without a reload.
+        await options.wait_for_function(
+            "() => (document.getElementById('agent-tabs')?.textContent || '').includes('demo')",
+            timeout=60_000,
+        )
 
-            # The confirm window, for real: a submit click asks, the window names who asks,
-            # counts down and lists the form's field names (never a value).
-            asking = asyncio.create_task(confirm_page(context))
-            click = asyncio.create_task(
-                agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+        # The confirm window, for real: a submit click asks, the window names who asks,
+        # counts down and lists the form's field names (never a value).
+        asking = asyncio.create_task(confirm_page(context))
+        click = asyncio.create_task(
+            agent.call_tool("page_click", {"tabId": tab, "selector": "#go"})
+        )
+        window = await asking
+        await shows(window, "Denies itself in")
+        await shows(window, "user = •••")
+        body = await window.text_content("body") or ""
+        assert "demo" in (await window.text_content("#client") or ""), body
+        assert "pw (password) = •••" in body and "hunter2" not in body, body
+        await window.set_viewport_size({"width": width, "height": height - WINDOW_FRAME_PX})
+        problems.extend(await check_layout(window, "confirm", shots))
+        # Deny and Allow fit without scrolling.
+        for button in ("#deny", "#allow"):
+            box = await window.locator(button).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height - WINDOW_FRAME_PX, (
+                button,
+                box,
             )
-            window = await asking
-            await shows(window, "Denies itself in")
-            await shows(window, "user = •••")
-            body = await window.text_content("body") or ""
-            assert "demo" in (await window.text_content("#client") or ""), body
-            assert "pw (password) = •••" in body and "hunter2" not in body, body
-            await window.set_viewport_size({"width": width, "height": height - WINDOW_FRAME_PX})
-            problems.extend(await check_layout(window, "confirm", shots))
-            # Deny and Allow fit without scrolling.
-            for button in ("#deny", "#allow"):
-                box = await window.locator(button).bounding_box()
-                assert box is not None and box["y"] + box["height"] <= height - WINDOW_FRAME_PX, (
-                    button,
-                    box,
-                )
-            await press(window, "#deny")
-            assert (tool_error(await click) or {}).get("code") == "confirm_denied"
+        await press(window, "#deny")
+        assert (tool_error(await click) or {}).get("code") == "confirm_denied"
 
-            popup = await context.new_page()
-            await popup.set_viewport_size({"width": POPUP_WIDTH, "height": POPUP_MAX_HEIGHT})
-            await popup.goto(BASE + "popup.html")
-            await popup.wait_for_function(
-                """() => document.getElementById('indicator')?.dataset.state === 'connected'
-                  && document.querySelectorAll('#recent li').length > 1
-                  && (document.getElementById('agent-tabs')?.textContent || '').includes('demo')""",
-                timeout=60_000,
-            )
-            recent = await popup.text_content("#recent") or ""
-            assert "demo · page_click — error: confirm_denied" in recent, recent
-            problems.extend(await check_layout(popup, "popup", shots))
-            # Engaged: no Engage offer, but how to release it.
-            await popup.click("#kill")
-            await popup.wait_for_function(
-                "() => document.getElementById('indicator')?.dataset.state === 'killed'",
-                timeout=60_000,
-            )
-            assert await popup.is_hidden("#kill")
-            assert "tabwarden unkill" in (await popup.text_content("#kill-engaged") or "")
-            # ...and the options page, open all along, says so without a reload.
-            await options.wait_for_function(
-                "() => document.getElementById('killed')?.textContent === 'engaged'",
-                timeout=60_000,
-            )
-            problems.extend(await check_layout(popup, "popup-killed", shots))
-
-    asyncio.run(asyncio.wait_for(scenario(), GUARD))
+        popup = await context.new_page()
+        await popup.set_viewport_size({"width": POPUP_WIDTH, "height": POPUP_MAX_HEIGHT})
+        await popup.goto(BASE + "popup.html")
+        await popup.wait_for_function(
+            """() => document.getElementById('indicator')?.dataset.state === 'connected'
+              && document.querySelectorAll('#recent li').length > 1
+              && (document.getElementById('agent-tabs')?.textContent || '').includes('demo')""",
+            timeout=60_000,
+        )
+        recent = await popup.text_content("#recent") or ""
+        assert "demo · page_click — error: confirm_denied" in recent, recent
+        problems.extend(await check_layout(popup, "popup", shots))
+        # Engaged: no Engage offer, but how to release it.
+        await popup.click("#kill")
+        await popup.wait_for_function(
+            "() => document.getElementById('indicator')?.dataset.state === 'killed'",
+            timeout=60_000,
+        )
+        assert await popup.is_hidden("#kill")
+        assert "tabwarden unkill" in (await popup.text_content("#kill-engaged") or "")
+        # ...and the options page, open all along, says so without a reload.
+        await options.wait_for_function(
+            "() => document.getElementById('killed')?.textContent === 'engaged'",
+            timeout=60_000,
+        )
+        problems.extend(await check_layout(popup, "popup-killed", shots))
     assert problems == [], "\n".join(problems)
 
 
