@@ -4,14 +4,14 @@
 // blur) and the clock for the countdown and the input delay to ui/confirm-page.js. It must never
 // hold confirmation logic itself.
 
-import { requestPermission, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { growCurrentWindow, requestPermission, sendRuntimeMessage } from "./shared/chrome-api.js";
 import { runConfirmPage } from "./ui/confirm-page.js";
 import { getAssertion } from "./ui/webauthn.js";
 
 runConfirmPage({
   doc: document,
   search: location.search,
-  api: { sendMessage: sendRuntimeMessage, requestPermission, getAssertion, closeWindow: () => window.close() },
+  api: { sendMessage: sendRuntimeMessage, requestPermission, getAssertion, closeWindow: () => window.close(), growWindow: growCurrentWindow },
   clock: {
     now: () => Date.now(),
     every: (fn, ms) => setInterval(fn, ms),

@@ -177,6 +177,17 @@ export function updateWindowProps(windowId, props) {
 }
 
 /**
+ * Make the window this page runs in `grow` pixels taller (the confirm window, when Chrome's
+ * debugging bar took the room its buttons were sized for).
+ * @param {number} grow
+ */
+export async function growCurrentWindow(grow) {
+  const win = await chrome.windows.getCurrent();
+  if (win.id === undefined || win.height === undefined) return;
+  await chrome.windows.update(win.id, { height: win.height + grow });
+}
+
+/**
  * A PNG or JPEG of the tab's page, base64 without a data: prefix: the viewport, with `fullPage`
  * the whole page, or `region`; scaled down to `maxWidth` pixels (shared/screenshot.js computes the
  * clip). Uses the tab's debugger attachment, or attaches one (Chrome shows its banner) for this

@@ -34,11 +34,28 @@ import { reasonText, refusedText } from "../shared/presence-reasons.js";
  * @property {(optionsJSON: object) => Promise<object>} [getAssertion] parse the request options,
  *   navigator.credentials.get({publicKey}), and return the assertion's toJSON() (presence mode)
  * @property {() => void} [closeWindow] window.close(): #close, after a refused tap
+ * @property {(grow: number) => Promise<unknown>} [growWindow] make this window `grow` CSS pixels
+ *   taller (chrome.windows.update): Chrome's "started debugging this browser" bar, shown in every
+ *   window while the debugger is attached to an agent's tab, takes its height from the page
  */
 
 /** How long the window ignores input after it is shown or regains focus or visibility:
  * Chrome's permission bubbles protect their buttons for about as long after showing. */
 export const INPUT_DELAY_MS = 500;
+
+/**
+ * How much taller the window must be for the whole page to show without scrolling: 0 when it
+ * already does. Capped so the window never grows past the screen's available height (the page
+ * then scrolls, as any page does).
+ * @param {{contentHeight: number, innerHeight: number, outerHeight: number, availHeight: number}} m
+ */
+export function neededGrowth({ contentHeight, innerHeight, outerHeight, availHeight }) {
+  const all = [contentHeight, innerHeight, outerHeight, availHeight];
+  if (!all.every((n) => Number.isFinite(n) && n >= 0)) return 0;
+  const short = Math.ceil(contentHeight - innerHeight);
+  if (short <= 0) return 0;
+  return Math.max(0, Math.min(short, Math.floor(availHeight - outerHeight)));
+}
 
 /** The words over a submit's field list. @param {unknown} fields details.fields */
 export function fieldsLabel(fields) {
@@ -97,13 +114,14 @@ export function tapRefusal(code, reason) {
 
 /**
  * Where focus and visibility changes are heard: the window (focus, blur).
- * @typedef {{addEventListener: (type: string, fn: () => void) => void}} FocusSource
+ * @typedef {{addEventListener: (type: string, fn: () => void) => void, innerHeight?: number,
+ *   outerHeight?: number, screen?: {availHeight: number}}} FocusSource
  */
 
 /**
  * @param {{doc: Document, search: string, api: ConfirmPageApi, clock: Clock, win?: FocusSource}} deps
  *   clock: the countdown and the input delay (the buttons wake only through it); win: the
- *   window's focus and blur
+ *   window's focus and blur, and its sizes (neededGrowth)
  * @returns {Promise<"shown" | "expired">}
  */
 export async function runConfirmPage({ doc, search, api, clock, win }) {
@@ -340,6 +358,14 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
     tick();
     if (!answered) ticking = clock.every(tick, 250);
   }
+
+  // Every row shown: grow the window until its question and buttons fit (Chrome's debugging bar
+  // may have taken the room they were sized for).
+  const growth = neededGrowth({
+    contentHeight: doc.documentElement?.scrollHeight ?? 0, innerHeight: win?.innerHeight ?? 0,
+    outerHeight: win?.outerHeight ?? 0, availHeight: win?.screen?.availHeight ?? 0,
+  });
+  if (growth > 0 && api.growWindow) await api.growWindow(growth).catch(() => {});
 
   // Input protection: from now (the details are on screen), and again whenever the window comes
   // back (focus regained, shown again); leaving it (blur, hidden) stops input at once.

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
-import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
+import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, neededGrowth, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
 import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { REASON_TEXT } from "../../extension/shared/presence-reasons.js";
@@ -379,4 +379,39 @@ test("names where an address came from, and says when a form is sent by GET", as
   await post.run();
   assert.doesNotMatch(post.doc.el("fields-label").textContent, /GET/);
   assert.equal(fieldsLabel(null), "The form will send these fields (values not shown):");
+});
+
+test("neededGrowth: the window grows by what the page lacks, never past the screen, never for bad sizes", () => {
+  const m = { contentHeight: 360, innerHeight: 304, outerHeight: 360, availHeight: 1000 };
+  assert.equal(neededGrowth(m), 56, "the debugging bar's 56 px taken back");
+  assert.equal(neededGrowth({ ...m, contentHeight: 304 }), 0, "fits: no change");
+  assert.equal(neededGrowth({ ...m, contentHeight: 200 }), 0, "shorter than the window: never shrinks");
+  assert.equal(neededGrowth({ ...m, contentHeight: 5000 }), 640, "capped at the screen's available height");
+  assert.equal(neededGrowth({ ...m, outerHeight: 1200 }), 0, "already past the screen: no growth");
+  for (const bad of [NaN, -1, Infinity]) assert.equal(neededGrowth({ ...m, contentHeight: bad }), 0);
+  assert.equal(neededGrowth({ ...m, contentHeight: 360.4 }), 57, "a fraction of a pixel still needs a pixel");
+});
+
+test("the page asks its window to grow when its rows do not fit, and not when they do", async () => {
+  for (const [content, want] of [[420, [116]], [300, []]]) {
+    const h = make(ACTION);
+    const grown = [];
+    h.doc.documentElement = { scrollHeight: content };
+    Object.assign(h.win, { innerHeight: 304, outerHeight: 360, screen: { availHeight: 1000 } });
+    const run = runConfirmPage;
+    const api = { sendMessage: async (m) => (m.type === "confirm_details" ? { ok: true, details: ACTION } : { ok: true }),
+      requestPermission: async () => true, growWindow: async (n) => { grown.push(n); } };
+    assert.equal(await run({ doc: h.doc, search: "?id=c7", api, clock: h.clock, win: h.win }), "shown");
+    assert.deepEqual(grown, want, `content ${content}`);
+  }
+});
+
+test("a window that cannot grow still shows its question (the failure is swallowed)", async () => {
+  const h = make(ACTION);
+  h.doc.documentElement = { scrollHeight: 500 };
+  Object.assign(h.win, { innerHeight: 304, outerHeight: 360, screen: { availHeight: 1000 } });
+  const api = { sendMessage: async (m) => (m.type === "confirm_details" ? { ok: true, details: ACTION } : { ok: true }),
+    requestPermission: async () => true, growWindow: async () => { throw new Error("no window"); } };
+  assert.equal(await runConfirmPage({ doc: h.doc, search: "?id=c7", api, clock: h.clock, win: h.win }), "shown");
+  assert.equal(h.doc.el("tool").textContent, "tab_close");
 });
