@@ -19,13 +19,14 @@ from tests.browser.harness import Answer, confirm_page, launched, ok, press, ser
 from tests.deadline import until
 from tests.fakes import tool_error
 
-#: A form whose submit confirmation lists many field names: the longest question the window
-#: asks for a click.
+#: A form sent by GET with a long button label and many fields: the longest question the window
+#: asks for a click (the detail and the field list at their own maximum heights, the GET warning).
 FIELDS = [f"field_{i:02d}" for i in range(14)]
+LABEL = "Send this application form with every one of the answers given above " * 3
 LONG_FORM = (
-    "<!doctype html><title>long form</title><form action=/done method=post>"
+    "<!doctype html><title>long form</title><form action=/done method=get>"
     + "".join(f'<label>{n} <input name="{n}" value="x"></label>' for n in FIELDS)
-    + '<button id="go" type="submit">Send</button></form>'
+    + f'<button id="go" type="submit">{LABEL}</button></form>'
 ).encode()
 
 
@@ -51,7 +52,6 @@ async def _fits(window: Any) -> dict[str, float] | None:
     return got if inside else None
 
 
-@pytest.mark.promise("H4-08")
 async def test_the_confirm_window_grows_past_chromes_debugging_bar(
     trusted: ThrowawayBrowser, site: str, x_display: str
 ) -> None:
