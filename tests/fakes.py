@@ -43,6 +43,21 @@ UNATTESTED_HOST = (
 )
 
 
+#: /proc/net/unix's flag of a socket that listens (the kernel's __SO_ACCEPTCON).
+_ACCEPTING = 0x10000
+
+
+def _listening(path: Path) -> bool:
+    """Whether a socket bound to ``path`` listens (read from /proc/net/unix: no connection is
+    made, so the host sees nothing)."""
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        # Num RefCount Protocol Flags Type St Inode Path
+        parts = line.split()
+        if len(parts) >= 8 and parts[7] == str(path) and int(parts[3], 16) & _ACCEPTING:
+            return True
+    return False
+
+
 class FakeBrowser:
     """Chrome's side of native messaging, for a real host subprocess."""
 
@@ -137,10 +152,11 @@ class FakeBrowser:
         return self.receive()
 
     def wait_socket(self, timeout: float = 60.0) -> Path:
-        """Block until the host's socket exists (event-driven via the host's log line)."""
+        """Block until the host listens on its socket. The file appears at ``bind``, before
+        ``listen``: a connect in between is refused, so its existence alone is not enough."""
         sock = self.runtime / f"{self.label}.sock"
         deadline = _deadline(timeout)
-        while not sock.exists():
+        while not _listening(sock):
             if self.proc.poll() is not None:
                 raise AssertionError(f"host exited early ({self.proc.returncode}): {self.stderr}")
             _pause_until(deadline)
