@@ -36,12 +36,9 @@ def page_url() -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[ThrowawayBrowser]:
-    b = ThrowawayBrowser()
-    b.install_host()
-    try:
+    with ThrowawayBrowser() as b:
+        b.install_host()
         yield b
-    finally:
-        b.close()
 
 
 # -- the usual setup, in the order it happens: record, browser, agent, tab --

@@ -116,12 +116,9 @@ def browser(disk: Path) -> Iterator[ThrowawayBrowser]:
     ``disk``; the conftest's ``trusted``, ``context`` and ``agent`` build on it."""
     config = disk / "config"
     config.mkdir(mode=0o700)
-    on_disk = ThrowawayBrowser(shared_config=config)
-    on_disk.install_host()
-    try:
+    with ThrowawayBrowser(shared_config=config) as on_disk:
+        on_disk.install_host()
         yield on_disk
-    finally:
-        on_disk.close()
 
 
 async def _page_counter(context: Any, site: str) -> str:

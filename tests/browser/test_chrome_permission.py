@@ -39,12 +39,9 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def shipped() -> Iterator[ThrowawayBrowser]:
     """A throwaway browser loading the extension exactly as shipped (no loopback pre-grant)."""
-    b = ThrowawayBrowser(grant_loopback=False)
-    b.install_host()
-    try:
+    with ThrowawayBrowser(grant_loopback=False) as b:
+        b.install_host()
         yield b
-    finally:
-        b.close()
 
 
 def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:

@@ -91,12 +91,9 @@ def _grants(config: Any) -> Any:
 
 @pytest.fixture
 def second(browser: ThrowawayBrowser) -> Iterator[ThrowawayBrowser]:
-    b = ThrowawayBrowser(label="chrome", shared_config=browser.config)
-    b.install_host()
-    try:
+    with ThrowawayBrowser(label="chrome", shared_config=browser.config) as b:
+        b.install_host()
         yield b
-    finally:
-        b.close()
 
 
 @pytest.mark.promise("BP-03")
