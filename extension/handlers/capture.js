@@ -13,19 +13,14 @@ import { argInt, argTabId, ownedTab } from "./support.js";
 /** Most entries one call answers, and the default. */
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;
-/** Longest URL filter. */
-const MAX_FILTER = 2048;
-
 /** @param {import("./support.js").Ctx} ctx @param {string} key */
 const on = (ctx, key) => ctx.policy.allows(key);
 
+// clear, level, limit and the url filter's type and length are the wire schema's
+// (worker/dispatch.js checks it before any handler runs): what is read here is only what was given.
+
 /** @param {Record<string, unknown>} args */
-function argClear(args) {
-  if (args.clear !== undefined && args.clear !== null && typeof args.clear !== "boolean") {
-    throw new BridgeError(CODE.BAD_REQUEST, "clear must be true or false");
-  }
-  return args.clear === true;
-}
+const argClear = (args) => args.clear === true;
 
 /** @param {string} key @param {string} tool */
 const offHint = (key, tool) =>
@@ -50,8 +45,7 @@ export function captureHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageConsole(args, ctx) {
-    const level = args.level === undefined || args.level === null ? "all" : args.level;
-    if (level !== "all" && level !== "error" && level !== "warning") throw new BridgeError(CODE.BAD_REQUEST, 'level must be "error", "warning" or "all"');
+    const level = args.level === "error" || args.level === "warning" ? args.level : "all";
     const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
     const clear = argClear(args);
     const { tabId, capture } = await gated(args, ctx, "page_console");
@@ -61,10 +55,7 @@ export function captureHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageNetwork(args, ctx) {
-    const url = args.url === undefined || args.url === null ? null : args.url;
-    if (url !== null && (typeof url !== "string" || url.length === 0 || url.length > MAX_FILTER)) {
-      throw new BridgeError(CODE.BAD_REQUEST, `url must be a non-empty substring of at most ${MAX_FILTER} characters`);
-    }
+    const url = typeof args.url === "string" && args.url !== "" ? args.url : null;
     const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
     const clear = argClear(args);
     const { tabId, capture } = await gated(args, ctx, "page_network");

@@ -23,7 +23,7 @@ import { DELIVERY, createDeliveryWatch } from "../worker/fetch-delivery.js";
 import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
-import { MAX_URL, argInt, argTabId, ownedTab, step } from "./support.js";
+import { argInt, argTabId, ownedTab, step } from "./support.js";
 
 /** The methods page_fetch sends. */
 export const FETCH_METHODS = Object.freeze(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]);
@@ -35,10 +35,6 @@ export const FETCH_HEADERS = Object.freeze(["accept", "accept-language", "cache-
 export const MAX_TEXT_BYTES = 1_000_000;
 /** Most bytes saveAs carries; a larger body is refused (message_too_large), nothing saved. */
 export const MAX_SAVE_BYTES = 10 * 1024 * 1024;
-/** Longest request body (characters). */
-export const MAX_BODY = 1_000_000;
-/** Longest header value. */
-const MAX_HEADER_VALUE = 1000;
 /** How much of a body the confirm window shows. */
 const SHOWN_BODY = 2000;
 /** Longest wait for the answer (within the call's deadline). */
@@ -47,7 +43,6 @@ const FETCH_STEP_MS = 60_000;
 const DELIVERY_WAIT_MS = 3000;
 /** Methods that change nothing when repeated. */
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
-const SAVE_NAME = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
 
 /**
  * @typedef {{url: string, origin: string, method: string, body: string | null,
@@ -60,26 +55,20 @@ const SAVE_NAME = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
  * @returns {FetchRequest}
  */
 export function fetchRequest(args) {
+  // The types, the method's enum, the body's and each header value's length and one-line form,
+  // maxBytes and saveAs's file-name form are the wire schema's (worker/dispatch.js checks it
+  // before any handler runs). Checked here: what a schema cannot state.
   const url = args.url;
   const origin = originOf(url);
-  if (typeof url !== "string" || url.length > MAX_URL || origin === null) {
+  if (typeof url !== "string" || origin === null) {
     throw new BridgeError(CODE.BAD_REQUEST, "url must be an absolute http(s) URL without credentials");
   }
-  const method = args.method === undefined ? "GET" : args.method;
-  if (typeof method !== "string" || !FETCH_METHODS.includes(method)) {
-    throw new BridgeError(CODE.BAD_REQUEST, `method must be one of ${FETCH_METHODS.join(", ")}`);
-  }
-  const body = args.body === undefined || args.body === null ? null : args.body;
-  if (body !== null && (typeof body !== "string" || body.length > MAX_BODY)) {
-    throw new BridgeError(CODE.BAD_REQUEST, `body must be a string of at most ${MAX_BODY} characters`);
-  }
-  if (body !== null && (method === "GET" || method === "HEAD")) {
+  const method = typeof args.method === "string" && FETCH_METHODS.includes(args.method) ? args.method : "GET";
+  const body = typeof args.body === "string" ? args.body : null;
+  if (body !== null && SAFE_METHODS.has(method)) {
     throw new BridgeError(CODE.BAD_REQUEST, `a ${method} request has no body`);
   }
-  const raw = args.headers === undefined || args.headers === null ? {} : args.headers;
-  if (!isPlainObject(raw) || Object.keys(raw).length > FETCH_HEADERS.length) {
-    throw new BridgeError(CODE.BAD_REQUEST, "headers must be an object of header names to strings");
-  }
+  const raw = isPlainObject(args.headers) ? args.headers : {};
   /** @type {Record<string, string>} */
   const headers = {};
   for (const [name, value] of Object.entries(raw)) {
@@ -87,16 +76,11 @@ export function fetchRequest(args) {
     if (!FETCH_HEADERS.includes(lower)) {
       throw new BridgeError(CODE.BAD_REQUEST, `page_fetch does not set the header ${JSON.stringify(name.slice(0, 60))}: only ${FETCH_HEADERS.join(", ")}`);
     }
-    if (typeof value !== "string" || value.length > MAX_HEADER_VALUE || /[\r\n\0]/.test(value) || Object.hasOwn(headers, lower)) {
-      throw new BridgeError(CODE.BAD_REQUEST, `header ${lower} must be given once, as one line of at most ${MAX_HEADER_VALUE} characters`);
-    }
-    headers[lower] = value;
+    if (Object.hasOwn(headers, lower)) throw new BridgeError(CODE.BAD_REQUEST, `header ${lower} must be given once`);
+    headers[lower] = String(value);
   }
   const maxBytes = argInt(args, "maxBytes", 100_000, 1, MAX_TEXT_BYTES);
-  const saveAs = args.saveAs === undefined || args.saveAs === null ? null : args.saveAs;
-  if (saveAs !== null && (typeof saveAs !== "string" || !SAVE_NAME.test(saveAs) || saveAs.includes(".."))) {
-    throw new BridgeError(CODE.BAD_REQUEST, "saveAs must be a plain file name");
-  }
+  const saveAs = typeof args.saveAs === "string" ? args.saveAs : null;
   return { url, origin, method, body, headers, maxBytes, saveAs };
 }
 

@@ -49,48 +49,37 @@ export const VIEWPORT_PRESETS = Object.freeze({
  * @returns {{width: number, height: number, deviceScaleFactor: number, mobile: boolean, touch: boolean} | null}
  */
 export function viewportSettings(args) {
+  // Each field's type and range, the preset's enum and the booleans are the wire schema's
+  // (worker/dispatch.js checks it before any handler runs); which fields go together is read here.
   const keys = ["preset", "width", "height", "deviceScaleFactor", "mobile", "touch"].filter((k) => args[k] !== undefined && args[k] !== null);
   if (args.reset === true) {
     if (keys.length > 0) throw new BridgeError(CODE.BAD_REQUEST, "reset takes no other setting");
     return null;
   }
   const preset = args.preset;
-  if (preset !== undefined && preset !== null && !Object.hasOwn(VIEWPORT_PRESETS, /** @type {string} */ (preset))) {
-    throw new BridgeError(CODE.BAD_REQUEST, 'preset must be "mobile", "tablet" or "desktop"');
-  }
-  const base = typeof preset === "string" ? VIEWPORT_PRESETS[/** @type {keyof typeof VIEWPORT_PRESETS} */ (preset)] : null;
+  const base = typeof preset === "string" && Object.hasOwn(VIEWPORT_PRESETS, preset)
+    ? VIEWPORT_PRESETS[/** @type {keyof typeof VIEWPORT_PRESETS} */ (preset)] : null;
   if (base === null && (args.width === undefined || args.height === undefined)) {
     throw new BridgeError(CODE.BAD_REQUEST, "give a preset, or width and height, or reset");
   }
-  const dpr = args.deviceScaleFactor ?? base?.deviceScaleFactor ?? 1;
-  if (typeof dpr !== "number" || !Number.isFinite(dpr) || dpr <= 0 || dpr > 3) {
-    throw new BridgeError(CODE.BAD_REQUEST, "deviceScaleFactor must be a number in (0, 3]");
-  }
-  for (const k of ["mobile", "touch"]) {
-    if (args[k] !== undefined && args[k] !== null && typeof args[k] !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${k} must be true or false`);
-  }
+  const dpr = typeof args.deviceScaleFactor === "number" ? args.deviceScaleFactor : base?.deviceScaleFactor ?? 1;
   return {
     width: argInt(args, "width", base?.width ?? 0, 100, 4096),
     height: argInt(args, "height", base?.height ?? 0, 100, 4096),
     deviceScaleFactor: dpr,
-    mobile: /** @type {boolean} */ (args.mobile ?? base?.mobile ?? false),
-    touch: /** @type {boolean} */ (args.touch ?? base?.touch ?? false),
+    mobile: typeof args.mobile === "boolean" ? args.mobile : base?.mobile ?? false,
+    touch: typeof args.touch === "boolean" ? args.touch : base?.touch ?? false,
   };
 }
 
 /**
- * An optional substring filter argument.
+ * An optional substring filter argument (its type and length are the wire schema's).
  * @param {Record<string, unknown>} args
  * @param {string} name
- * @param {number} max
  */
-function argSubstring(args, name, max) {
+function argSubstring(args, name) {
   const v = args[name];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string" || v.length === 0 || v.length > max) {
-    throw new BridgeError(CODE.BAD_REQUEST, `${name} must be a non-empty string of at most ${max} characters`);
-  }
-  return v;
+  return typeof v === "string" && v !== "" ? v : undefined;
 }
 
 /**
@@ -138,18 +127,10 @@ export function filesHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pagePdf(args, ctx) {
-    for (const k of ["landscape", "printBackground"]) {
-      if (args[k] !== undefined && typeof args[k] !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${k} must be true or false`);
-    }
-    const scale = args.scale ?? 1;
-    if (typeof scale !== "number" || !(scale >= 0.1 && scale <= 2)) throw new BridgeError(CODE.BAD_REQUEST, "scale must be a number in [0.1, 2]");
-    const ranges = args.pageRanges;
-    if (ranges !== undefined && (typeof ranges !== "string" || !/^[0-9][0-9 ,-]{0,199}$/.test(ranges))) {
-      throw new BridgeError(CODE.BAD_REQUEST, 'pageRanges must look like "1-3, 5"');
-    }
-    if (args.name !== undefined && (typeof args.name !== "string" || args.name.length === 0 || args.name.length > 200)) {
-      throw new BridgeError(CODE.BAD_REQUEST, "name must be a non-empty string of at most 200 characters");
-    }
+    // The booleans, scale's range, pageRanges's form and name's length are the wire schema's
+    // (worker/dispatch.js checks it before any handler runs).
+    const scale = typeof args.scale === "number" ? args.scale : 1;
+    const ranges = typeof args.pageRanges === "string" ? args.pageRanges : undefined;
     const { tabId, origin, url } = await gatedTab(deps, args, ctx, "page_pdf");
     /** @type {Record<string, unknown>} */
     const params = {
@@ -173,7 +154,7 @@ export function filesHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageWaitDownload(args, ctx) {
-    const match = { filename: argSubstring(args, "filename", 500), url: argSubstring(args, "url", 2000) };
+    const match = { filename: argSubstring(args, "filename"), url: argSubstring(args, "url") };
     const timeoutMs = argInt(args, "timeoutMs", 30_000, 100, MAX_WAIT_MS);
     const { tabId } = await gatedTab(deps, args, ctx, "page_wait_download");
     await cdp.ensure(ctx, tabId); // its events are the only source: it must be listening

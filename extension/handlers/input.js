@@ -25,27 +25,22 @@ import { needsConfirm } from "./tabs.js";
 export const MODIFIER_BITS = Object.freeze({ Alt: 1, Control: 2, Meta: 4, Shift: 8 });
 /** CDP `buttons` bit of each button while it is held. */
 const BUTTON_BITS = Object.freeze({ left: 1, right: 2, middle: 4 });
-/** Longest prompt() answer page_dialog types. */
-export const MAX_PROMPT_TEXT = 10_000;
 /** Longest coordinate accepted (CSS pixels). */
 const MAX_COORD = 100_000;
 
 /**
  * The modifier bitmask for `names` ("Alt", "Control", "Meta", "Shift", and "Mod": Meta on macOS,
- * Control elsewhere).
+ * Control elsewhere). The list's length and each name's enum are the wire schema's
+ * (worker/dispatch.js checks it before any handler runs).
  * @param {unknown} names
  * @param {boolean} mac
  */
 export function argModifiers(names, mac) {
-  if (names === undefined || names === null) return 0;
-  if (!Array.isArray(names) || names.length > 5) throw new BridgeError(CODE.BAD_REQUEST, 'modifiers must be a list of "Alt", "Control", "Meta", "Shift", "Mod"');
+  if (!Array.isArray(names)) return 0;
   let bits = 0;
   for (const n of names) {
     const name = n === "Mod" ? (mac ? "Meta" : "Control") : n;
-    if (typeof name !== "string" || !Object.hasOwn(MODIFIER_BITS, name)) {
-      throw new BridgeError(CODE.BAD_REQUEST, 'modifiers must be a list of "Alt", "Control", "Meta", "Shift", "Mod"');
-    }
-    bits |= MODIFIER_BITS[/** @type {keyof typeof MODIFIER_BITS} */ (name)];
+    if (typeof name === "string" && Object.hasOwn(MODIFIER_BITS, name)) bits |= MODIFIER_BITS[/** @type {keyof typeof MODIFIER_BITS} */ (name)];
   }
   return bits;
 }
@@ -132,12 +127,10 @@ export function inputHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageMouse(args, ctx) {
     const point = argPoint(args);
-    const button = args.button ?? "left";
-    if (button !== "left" && button !== "right" && button !== "middle") throw new BridgeError(CODE.BAD_REQUEST, 'button must be "left", "right" or "middle"');
-    const clickCount = args.clickCount ?? 1;
-    if (clickCount !== 1 && clickCount !== 2 && clickCount !== 3) throw new BridgeError(CODE.BAD_REQUEST, "clickCount must be 1, 2 or 3");
+    // button's and modifiers' enums, clickCount's range and force are the wire schema's (worker/dispatch.js).
+    const button = args.button === "right" || args.button === "middle" ? args.button : "left";
+    const clickCount = args.clickCount === 2 || args.clickCount === 3 ? args.clickCount : 1;
     const modifiers = argModifiers(args.modifiers, mac);
-    if (args.force !== undefined && typeof args.force !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, "force must be true or false");
     const force = args.force === true;
     const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_mouse");
     await cdp.ensure(ctx, tabId);
@@ -262,16 +255,12 @@ export function inputHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageDialog(args, ctx) {
     const tabId = argTabId(args);
-    const answer = args.action ?? null;
-    const armed = args.arm ?? null;
-    if (answer !== null && answer !== "accept" && answer !== "dismiss") throw new BridgeError(CODE.BAD_REQUEST, 'action must be "accept" or "dismiss"');
-    if (armed !== null && armed !== "accept" && armed !== "dismiss" && armed !== "off") throw new BridgeError(CODE.BAD_REQUEST, 'arm must be "accept", "dismiss" or "off"');
+    // action's and arm's enums and promptText's type and length are the wire schema's
+    // (worker/dispatch.js); which of them go together, and with the dialog open, is checked here.
+    const answer = args.action === "accept" || args.action === "dismiss" ? args.action : null;
+    const armed = args.arm === "accept" || args.arm === "dismiss" || args.arm === "off" ? args.arm : null;
     if (answer !== null && armed !== null) throw new BridgeError(CODE.BAD_REQUEST, "give action (answer the open dialog) or arm (answer the next one), not both");
-    const promptText = args.promptText;
-    if (promptText !== undefined && promptText !== null && (typeof promptText !== "string" || promptText.length > MAX_PROMPT_TEXT)) {
-      throw new BridgeError(CODE.BAD_REQUEST, `promptText must be a string of at most ${MAX_PROMPT_TEXT} characters`);
-    }
-    const typedText = typeof promptText === "string" ? promptText : undefined;
+    const typedText = typeof args.promptText === "string" ? args.promptText : undefined;
     if (typedText !== undefined && (answer ?? armed) !== "accept") throw new BridgeError(CODE.BAD_REQUEST, 'promptText goes with "accept" only');
     if (armed !== null) return arm(ctx, tabId, armed, typedText, args);
     const tab = await ownedTab(deps, ctx, tabId);

@@ -31,11 +31,11 @@ const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUE
   CODE.WRONG_ELEMENT]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
+/** What a waitFor may name (exactly one). */
+const WAIT_FOR = ["ref", "selector", "text"];
 const MAX_ADDRESS = 2000;
 const MAX_VALUE = 100_000;
 const MAX_WAIT_MS = 120_000;
-/** Farthest one page_scroll moves by dx / dy. */
-const MAX_SCROLL = 1_000_000;
 /** Most screenfuls one page_reveal scrolls. */
 const MAX_REVEAL_STEPS = 2000;
 /**
@@ -75,17 +75,15 @@ export function argTarget(args, { optional = false } = {}) {
  * @returns {{ref?: string, selector?: string, text?: string, state: "visible" | "absent", timeoutMs: number}}
  */
 export function argWait(w) {
-  // Types, lengths, the ref's shape, state and timeoutMs are the wire schema's (worker/dispatch.js).
-  if (!isPlainObject(w)) throw new BridgeError(CODE.BAD_REQUEST, "waitFor must be an object");
-  const str = (/** @type {unknown} */ v) => (typeof v === "string" && v.length > 0 ? v : null);
-  const ref = str(w.ref);
-  const selector = str(w.selector);
-  const text = str(w.text);
-  if ([ref, selector, text].filter((v) => v !== null).length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "wait for exactly one of ref, selector, text");
-  const state = w.state === "absent" ? "absent" : "visible";
-  const timeoutMs = Number.isSafeInteger(w.timeoutMs) ? /** @type {number} */ (w.timeoutMs) : DEFAULT_WAIT_MS;
-  const what = ref !== null ? { ref } : selector !== null ? { selector } : { text: /** @type {string} */ (text) };
-  return { ...what, state, timeoutMs };
+  // Its shape is the wire schema's (worker/dispatch.js checks it before any handler runs):
+  // exactly one of ref, selector or text, non-empty, each's type and length, the ref's @eN
+  // shape, state and timeoutMs. What is read here is only which one was given.
+  const o = isPlainObject(w) ? w : {};
+  const key = WAIT_FOR.find((k) => typeof o[k] === "string" && o[k] !== "");
+  if (key === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "waitFor reached the handler without the schema's check");
+  const state = o.state === "absent" ? "absent" : "visible";
+  const timeoutMs = Number.isSafeInteger(o.timeoutMs) ? /** @type {number} */ (o.timeoutMs) : DEFAULT_WAIT_MS;
+  return { [key]: /** @type {string} */ (o[key]), state, timeoutMs };
 }
 
 /**
@@ -751,21 +749,13 @@ export function interactHandlers(deps) {
     let a;
     if (!moves && container === null && ADDRESS.some((k) => args[k] !== undefined)) a = { target: argTarget(args) };
     else {
-      if (to !== null && to !== "top" && to !== "bottom" && !(isPlainObject(to) && Number.isFinite(to.x) && Number.isFinite(to.y))) {
-        throw new BridgeError(CODE.BAD_REQUEST, 'to must be "top", "bottom", {x, y} or an element');
-      }
-      const delta = (/** @type {string} */ k) => {
-        const v = args[k] ?? 0;
-        if (typeof v !== "number" || !Number.isFinite(v) || Math.abs(v) > MAX_SCROLL) throw new BridgeError(CODE.BAD_REQUEST, `${k} must be a number of CSS pixels within ±${MAX_SCROLL}`);
-        return v;
-      };
+      // to's forms ("top", "bottom", {x, y}), dx's and dy's ranges and the container's element
+      // shape are the wire schema's (worker/dispatch.js); which of them go together is checked here.
+      const delta = (/** @type {string} */ k) => (typeof args[k] === "number" ? /** @type {number} */ (args[k]) : 0);
       if (to !== null && (args.dx !== undefined || args.dy !== undefined)) throw new BridgeError(CODE.BAD_REQUEST, "give to, or dx/dy, not both");
       if (!moves) throw new BridgeError(CODE.BAD_REQUEST, 'give to ("top", "bottom", {x, y}), dx/dy, or an element to scroll to');
       a = to !== null ? { to } : { dx: delta("dx"), dy: delta("dy") };
-      if (container !== null) {
-        if (!isPlainObject(container)) throw new BridgeError(CODE.BAD_REQUEST, "container must name an element ({ref|selector|text|xpath})");
-        a = { ...a, target: argTarget(container), container: true };
-      }
+      if (isPlainObject(container)) a = { ...a, target: argTarget(container), container: true };
     }
     const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
     const r = await page(ctx, tabId, "scroll", { ...a, origin, docToken });

@@ -155,7 +155,7 @@ export function navHandlers(deps) {
    * @type {import("../worker/dispatch.js").Handler}
    */
   async function pageFollow(args, ctx) {
-    if (typeof args.ref !== "string") throw new BridgeError(CODE.BAD_REQUEST, 'page_follow takes a ref (like "@e12", from page_snapshot or page_find)');
+    // The ref is required and @eN-shaped by the wire schema (worker/dispatch.js).
     const target = argTarget({ ref: args.ref });
     const { tabId, tab, origin, docToken } = await elements.open(args, ctx, "page_follow");
     const d = await elements.page(ctx, tabId, "describe", { origin, target, docToken, forFollow: true });

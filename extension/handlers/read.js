@@ -42,7 +42,6 @@ export const MAX_ITEM_TEXT = 10_000;
 export const MAX_CODE = 100_000;
 /** Largest decoded upload. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
-const ATTR_NAME = /^[A-Za-z_:][-A-Za-z0-9_:.]{0,99}$/;
 const CSP_MESSAGE = "the page's Content-Security-Policy forbids eval";
 
 // ---------------------------------------------------------------- pure helpers
@@ -58,19 +57,17 @@ export function base64Bytes(data) {
 }
 
 /**
- * page_screenshot's options, checked: fullPage, format png|jpeg, quality (jpeg only, 1-100),
- * maxWidth (16-16384) and region {x, y, width, height} in page CSS pixels (not with fullPage).
+ * page_screenshot's options: fullPage, format png|jpeg, quality (jpeg only, 1-100), maxWidth
+ * (16-16384) and region {x, y, width, height} in page CSS pixels (not with fullPage). Each
+ * field's type, enum, range and the region's shape are the wire schema's (worker/dispatch.js
+ * checks it before any handler runs); which fields go together is checked here.
  * @param {Record<string, unknown>} args
  * @returns {{fullPage: boolean, format: "png" | "jpeg", quality?: number, maxWidth?: number,
  *   region?: {x: number, y: number, width: number, height: number}}}
  */
 export function screenshotOptions(args) {
-  if (args.fullPage !== undefined && typeof args.fullPage !== "boolean") {
-    throw new BridgeError(CODE.BAD_REQUEST, "fullPage must be true or false");
-  }
   const fullPage = args.fullPage === true;
-  const format = args.format === undefined ? "png" : args.format;
-  if (format !== "png" && format !== "jpeg") throw new BridgeError(CODE.BAD_REQUEST, 'format must be "png" or "jpeg"');
+  const format = args.format === "jpeg" ? "jpeg" : "png";
   /** @type {ReturnType<typeof screenshotOptions>} */
   const opts = { fullPage, format };
   if (args.quality !== undefined) {
@@ -78,14 +75,8 @@ export function screenshotOptions(args) {
     opts.quality = argInt(args, "quality", 80, 1, 100);
   }
   if (args.maxWidth !== undefined) opts.maxWidth = argInt(args, "maxWidth", 0, 16, FULL_PAGE_MAX);
-  if (args.region !== undefined) {
+  if (isPlainObject(args.region)) {
     const r = args.region;
-    const inRange = (/** @type {unknown} */ v, /** @type {number} */ lo, /** @type {number} */ hi, open = false) =>
-      typeof v === "number" && Number.isFinite(v) && (open ? v > lo : v >= lo) && v <= hi;
-    if (!isPlainObject(r) || !inRange(r.x, 0, 1_000_000) || !inRange(r.y, 0, 1_000_000)
-      || !inRange(r.width, 0, FULL_PAGE_MAX, true) || !inRange(r.height, 0, FULL_PAGE_MAX, true)) {
-      throw new BridgeError(CODE.BAD_REQUEST, `region must be {x, y, width, height} in CSS pixels (sides at most ${FULL_PAGE_MAX})`);
-    }
     if (fullPage) throw new BridgeError(CODE.BAD_REQUEST, "give region or fullPage, not both");
     opts.region = { x: Number(r.x), y: Number(r.y), width: Number(r.width), height: Number(r.height) };
   }
@@ -401,9 +392,9 @@ export function readHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function storageGet(args, ctx) {
-    const area = args.area === undefined ? "local" : args.area;
-    if (area !== "local" && area !== "session") throw new BridgeError(CODE.BAD_REQUEST, 'area must be "local" or "session"');
-    const key = argString(args, "key", 4096, true) ?? null;
+    // area's enum and key's type and length are the wire schema's (worker/dispatch.js).
+    const area = args.area === "session" ? "session" : "local";
+    const key = typeof args.key === "string" && args.key !== "" ? args.key : null;
     const { tabId, origin } = await gatedTab(args, ctx, "storage_get");
     const read = await inject(ctx, tabId, readStorage, [area, key, MAX_ITEMS], "read this page's storage");
     sameOrigin(read.href, origin);
@@ -435,11 +426,9 @@ export function readHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageScrape(args, ctx) {
-    const selector = /** @type {string} */ (argString(args, "selector", 4096));
-    const attrs = args.attrs === undefined || args.attrs === null ? [] : args.attrs;
-    if (!Array.isArray(attrs) || attrs.length > 50 || !attrs.every((a) => typeof a === "string" && ATTR_NAME.test(a))) {
-      throw new BridgeError(CODE.BAD_REQUEST, "attrs must be a list of at most 50 attribute names");
-    }
+    // selector's length and attrs (at most 50 attribute names) are the wire schema's (worker/dispatch.js).
+    const selector = String(args.selector);
+    const attrs = Array.isArray(args.attrs) ? args.attrs.map(String) : [];
     const { tabId, origin } = await gatedTab(args, ctx, "page_scrape");
     const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
     sameOrigin(read.href, origin);

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .vocabulary import BadArguments, Lineage
 
@@ -155,15 +155,34 @@ WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this 
 
 
 class WaitFor(Model):
-    """After the action: wait until exactly one of ref, selector or text is visible / absent."""
+    """After the action: wait until exactly one of ref, selector or text is visible / absent
+    (an empty string is not given, as for ElementArgs; the wire form leaves it out)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The ways of naming what is waited for: exactly one (the wire schema's ``oneOf``).
+    TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text")
 
     ref: Ref = None
     selector: Selector = None
     text: Text = None
     state: Literal["visible", "absent"] = "visible"
     timeoutMs: WaitMs = 5000  # noqa: N815
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WaitFor:
+        if len(self.named()) != 1:
+            raise ValueError("wait for exactly one of ref, selector or text")
+        return self
+
+    def named(self) -> dict[str, str]:
+        """The ways of naming what is waited for that were given (an empty string is not)."""
+        given = {key: getattr(self, key) for key in self.TARGET}
+        return {key: value for key, value in given.items() if value}
+
+    def wire(self) -> dict[str, Any]:
+        unnamed = {key for key in self.TARGET if key not in self.named()}
+        return self.model_dump(mode="json", exclude_none=True, exclude=unnamed)
 
 
 class Observe(Model):
@@ -197,7 +216,11 @@ class Acting(Arguments):
     def aftermath(self) -> dict[str, Any]:
         """The waitFor and observe that were given, without their unset fields."""
         given = {k: getattr(self, k) for k in self.AFTER}
-        return {k: v.model_dump(mode="json", exclude_none=True) for k, v in given.items() if v}
+        return {
+            k: v.wire() if isinstance(v, WaitFor) else v.model_dump(mode="json", exclude_none=True)
+            for k, v in given.items()
+            if v
+        }
 
     def wire(self) -> dict[str, Any]:
         base = {k: v for k, v in super().wire().items() if k not in self.AFTER}

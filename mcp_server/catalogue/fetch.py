@@ -24,6 +24,9 @@ FETCH_HEADERS: tuple[str, ...] = (
     "x-requested-with",
 )
 
+#: One header's value: one line (no CR, LF or NUL) of at most 1000 characters. Which names may be
+#: set (case-insensitively, each once) is the extension's check.
+HeaderValue = Annotated[str, Field(max_length=1000, pattern=r"^[^\r\n\x00]*$")]
 
 #: Most bytes of a text body returned (``bodyTruncated`` beyond); what ``saveAs`` may write is
 #: the extension's hard cap (``handlers/fetch.js`` ``MAX_SAVE_BYTES``: 10 MiB, refused above).
@@ -47,7 +50,7 @@ class FetchArgs(TabArgs):
         Lineage.REQUEST_BODY,
     ] = None
     headers: Annotated[
-        dict[str, str] | None,
+        dict[str, HeaderValue] | None,
         Field(description="request headers, only: " + ", ".join(FETCH_HEADERS)),
         Lineage.REQUEST_BODY,
     ] = None
@@ -60,7 +63,9 @@ class FetchArgs(TabArgs):
         Field(
             min_length=1,
             max_length=255,
-            pattern=r"^[A-Za-z0-9][A-Za-z0-9._ -]*$",
+            # Letters, digits, ". _ -" and spaces, never two dots running (every dot but a last
+            # one is followed by another character).
+            pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9_ -]|\.[A-Za-z0-9_ -])*\.?$",
             description="write the body (up to 10 MiB) into the download sandbox under this file "
             "name instead of returning it",
         ),

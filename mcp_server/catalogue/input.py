@@ -96,7 +96,7 @@ class MouseArgs(PointArgs):
     clickCount: Annotated[int, Field(ge=1, le=3)] = 1  # noqa: N815
     modifiers: Annotated[
         list[Literal["Alt", "Control", "Meta", "Shift", "Mod"]] | None,
-        Field(description="keys held: Mod is Meta on macOS, Control elsewhere"),
+        Field(max_length=5, description="keys held: Mod is Meta on macOS, Control elsewhere"),
     ] = None
     force: Annotated[
         bool, Field(description="click even when another element covers the point")

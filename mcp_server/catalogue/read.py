@@ -58,9 +58,13 @@ PAGE_MARKDOWN = ToolSpec(
 )
 
 
+#: An HTML attribute's name, as page_scrape may read it.
+AttrName = Annotated[str, Field(max_length=100, pattern=r"^[A-Za-z_:][-A-Za-z0-9_:.]*$")]
+
+
 class ScrapeArgs(TabArgs):
-    selector: Annotated[str, Lineage.INERT]
-    attrs: Annotated[list[str] | None, Lineage.INERT] = None
+    selector: Annotated[str, Field(min_length=1, max_length=4096), Lineage.INERT]
+    attrs: Annotated[list[AttrName] | None, Field(max_length=50), Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
         return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or []}
@@ -223,8 +227,8 @@ COOKIE_GET = ToolSpec(
 
 
 class StorageArgs(TabArgs):
-    area: Annotated[str, Lineage.INERT] = "local"
-    key: Annotated[str | None, Lineage.INERT] = None
+    area: Annotated[Literal["local", "session"], Lineage.INERT] = "local"
+    key: Annotated[str | None, Field(min_length=1, max_length=4096), Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
         key = {"key": self.key} if self.key else {}

@@ -342,6 +342,10 @@ test("page_console / page_network: ownership and the origin gate first; off answ
   await assert.rejects(checked("page_console", { tabId: 1, level: "info" }, ctx(ON)), (e) => e.code === "bad_request");
   await assert.rejects(checked("page_network", { tabId: 1, limit: 0 }, ctx(ON)), (e) => e.code === "bad_request");
   await assert.rejects(checked("page_network", { tabId: 1, url: "" }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, url: "x".repeat(2049) }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, clear: "yes" }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_console", { tabId: 1, clear: 1 }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_console", { tabId: 1, level: ["error"] }, ctx(ON)), (e) => e.code === "bad_request");
   const off = await checked("page_console", { tabId: 1 }, ctx(OFF));
   assert.equal(off.enabled, false);
   assert.match(off.hint, /tabwarden policy set consoleCapture=true/);

@@ -5,7 +5,8 @@ import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { FETCH_HEADERS, MAX_SAVE_BYTES, fetchDetail, fetchHandlers, fetchInPage, fetchRequest } from "../../extension/handlers/fetch.js";
 import { DELIVERY, createDeliveryWatch } from "../../extension/worker/fetch-delivery.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
+import { argsRefusal } from "../../extension/worker/dispatch.js";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const OK = "http://127.0.0.1:8000";
@@ -50,26 +51,59 @@ function harness({ decision = "allow", answer = () => new Response("hello 4111 1
     ownership.claim(session, id);
   };
   const call = (args, ctx = ON) => routes.get("page_fetch")(args, ctx);
-  return { call, calls, open };
+  return { call, calls, open, routes };
+}
+
+/** fetchRequest as the dispatcher reaches it: the wire schema's check first (bad_request). */
+function checkedRequest(args) {
+  const refused = argsRefusal("page_fetch", args);
+  if (refused !== null) throw new BridgeError("bad_request", refused);
+  return fetchRequest(args);
 }
 
 test("fetchRequest sends only the methods and headers it lists, never a body with GET or HEAD", () => {
   const base = { tabId: 1, url: `${OK}/api` };
-  assert.deepEqual(fetchRequest(base), { url: `${OK}/api`, origin: OK, method: "GET", body: null, headers: {}, maxBytes: 100_000, saveAs: null });
+  assert.deepEqual(checkedRequest(base), { url: `${OK}/api`, origin: OK, method: "GET", body: null, headers: {}, maxBytes: 100_000, saveAs: null });
   for (const name of ["Cookie", "authorization", "Origin", "Host", "Proxy-Authorization", "X-Forwarded-For"]) {
-    assert.throws(() => fetchRequest({ ...base, headers: { [name]: "x" } }), (e) => e.code === "bad_request", name);
+    assert.throws(() => checkedRequest({ ...base, headers: { [name]: "x" } }), (e) => e.code === "bad_request", name);
   }
-  assert.equal(fetchRequest({ ...base, headers: { "Content-Type": "application/json" } }).headers["content-type"], "application/json");
-  assert.throws(() => fetchRequest({ ...base, headers: { accept: "a\r\nCookie: x" } }), (e) => e.code === "bad_request");
-  assert.throws(() => fetchRequest({ ...base, method: "TRACE" }), (e) => e.code === "bad_request");
-  assert.throws(() => fetchRequest({ ...base, body: "x" }), (e) => e.code === "bad_request");
-  assert.throws(() => fetchRequest({ ...base, method: "HEAD", body: "x" }), (e) => e.code === "bad_request");
-  assert.throws(() => fetchRequest({ ...base, url: "file:///etc/passwd" }), (e) => e.code === "bad_request");
-  assert.throws(() => fetchRequest({ ...base, url: "http://u:p@127.0.0.1:8000/" }), (e) => e.code === "bad_request");
-  for (const saveAs of ["../x", "a/b", ".hidden", "", "a..b"]) {
-    assert.throws(() => fetchRequest({ ...base, saveAs }), (e) => e.code === "bad_request", saveAs);
+  assert.equal(checkedRequest({ ...base, headers: { "Content-Type": "application/json" } }).headers["content-type"], "application/json");
+  assert.throws(() => checkedRequest({ ...base, headers: { accept: "a", Accept: "b" } }), (e) => e.code === "bad_request");
+  for (const value of ["a\r\nCookie: x", "a\nb", "a\0b", "x".repeat(1001), 5, ["a"]]) {
+    assert.throws(() => checkedRequest({ ...base, headers: { accept: value } }), (e) => e.code === "bad_request", String(value));
+  }
+  for (const headers of ["accept: x", ["accept"], 1]) {
+    assert.throws(() => checkedRequest({ ...base, headers }), (e) => e.code === "bad_request", String(headers));
+  }
+  for (const method of ["TRACE", "get", 1, ["GET"]]) {
+    assert.throws(() => checkedRequest({ ...base, method }), (e) => e.code === "bad_request", String(method));
+  }
+  assert.throws(() => checkedRequest({ ...base, body: "x" }), (e) => e.code === "bad_request");
+  assert.throws(() => checkedRequest({ ...base, method: "HEAD", body: "x" }), (e) => e.code === "bad_request");
+  for (const body of [7, { a: 1 }, "x".repeat(1_000_001)]) {
+    assert.throws(() => checkedRequest({ ...base, method: "POST", body }), (e) => e.code === "bad_request", typeof body);
+  }
+  assert.throws(() => checkedRequest({ ...base, url: "file:///etc/passwd" }), (e) => e.code === "bad_request");
+  assert.throws(() => checkedRequest({ ...base, url: "http://u:p@127.0.0.1:8000/" }), (e) => e.code === "bad_request");
+  for (const saveAs of ["../x", "a/b", ".hidden", "", "a..b", "a...", "a\\b", "x".repeat(256), 5]) {
+    assert.throws(() => checkedRequest({ ...base, saveAs }), (e) => e.code === "bad_request", String(saveAs));
+  }
+  for (const saveAs of ["a", "a.", "items.json", "a.b.c", "Report 2026-12_03.csv"]) {
+    assert.equal(checkedRequest({ ...base, saveAs }).saveAs, saveAs);
   }
   assert.ok(FETCH_HEADERS.every((h) => h === h.toLowerCase()));
+});
+
+test("a page_fetch whose args the schema refuses asks nobody and sends nothing", async () => {
+  const { calls, open, routes } = harness();
+  open(1, `${OK}/page`);
+  const checked = schemaChecked((a) => routes.get(a));
+  for (const bad of [{ method: "TRACE" }, { headers: { accept: "a\r\nCookie: x" } }, { saveAs: "a..b" }, { body: 1, method: "POST" }]) {
+    await assert.rejects(checked("page_fetch", { tabId: 1, url: `${OK}/api`, ...bad }, ON), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
+  assert.deepEqual(calls.confirm, []);
+  assert.deepEqual(calls.sent, []);
+  assert.deepEqual(calls.script, []);
 });
 
 test("the confirm window's text names the method, the URL, the page and where the answer goes", () => {

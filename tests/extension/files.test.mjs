@@ -304,6 +304,10 @@ test("page_pdf: gated on the tab's site and ownership; answers the bytes and a n
   await assert.rejects(h.call("page_pdf", { tabId: 3 }), (e) => e.code === "tab_not_owned");
   await assert.rejects(h.call("page_pdf", { tabId: 1, scale: 3 }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_pdf", { tabId: 1, pageRanges: "1; rm -rf" }), (e) => e.code === "bad_request");
+  for (const bad of [{ landscape: "yes" }, { printBackground: 1 }, { scale: 0.05 }, { scale: "1" }, { pageRanges: 3 },
+    { pageRanges: "-1" }, { pageRanges: `1${",2".repeat(100)}` }, { name: "" }, { name: "x".repeat(201) }, { name: 7 }]) {
+    await assert.rejects(h.call("page_pdf", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
   assert.deepEqual(h.sent, [], "nothing printed for a refused call");
   assert.deepEqual(await h.call("page_pdf", { tabId: 1, landscape: true, scale: 0.5, pageRanges: "1-2" }),
     { data: "JVBERi0xLjQK", name: "127.0.0.1.pdf" });
@@ -330,7 +334,11 @@ test("page_wait_download: Chrome's path for a finished one; the URL only from an
   const failed = await h.call("page_wait_download", { tabId: 1, timeoutMs: 1000 });
   assert.deepEqual([failed.state, failed.reason, failed.url, failed.file], ["failed", "NETWORK_FAILED", `${OK}/b.zip`, undefined]);
   assert.ok(h.sent.every(([what]) => what === "search" || what === "Page.getFrameTree"), "only chrome.downloads.search: nothing downloaded, erased or opened");
-  await assert.rejects(h.call("page_wait_download", { tabId: 1, timeoutMs: 99 }), (e) => e.code === "bad_request");
+  const searched = h.sent.length;
+  for (const bad of [{ timeoutMs: 99 }, { filename: "" }, { filename: "x".repeat(501) }, { url: 5 }, { url: "x".repeat(2001) }]) {
+    await assert.rejects(h.call("page_wait_download", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
+  assert.equal(h.sent.length, searched, "a refused call searches nothing");
 });
 
 test("page_viewport: emulation then the page's own read-back; reset ends it", async () => {

@@ -7,7 +7,7 @@ import { createGrace } from "../../extension/worker/grace.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { inputHandlers } from "../../extension/handlers/input.js";
-import { fakeTimers } from "./helpers/fakes.mjs";
+import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
 
 const ORIGIN = "http://127.0.0.1:8000";
@@ -61,7 +61,9 @@ function harness({ points = [], decision = "allow", provenance = undefined } = {
   };
   const routes = new Map(inputHandlers(deps));
   addTab(1, `${ORIGIN}/a`);
-  return { call: (action, args, ctx = S1) => routes.get(action)(args, ctx), calls, dialogs, addTab, tabs };
+  // Called as the dispatcher calls them: the wire schema's check first (bad_request, nothing run).
+  const checked = schemaChecked((a) => routes.get(a));
+  return { call: (action, args, ctx = S1) => checked(action, args, ctx), calls, dialogs, addTab, tabs };
 }
 
 const at = (over = {}) => ({
@@ -123,7 +125,9 @@ test("page_mouse / page_hover: ownership and the origin gate first; bad argument
     await assert.rejects(h.call(tool, { tabId: 3, selector: "#go" }), (e) => e.code === "origin_not_approved", tool);
   }
   for (const args of [{ selector: "#go", button: "back" }, { selector: "#go", clickCount: 4 }, { selector: "#go", force: "yes" },
-    { x: 1 }, { selector: "#go", modifiers: ["Hyper"] }]) {
+    { x: 1 }, { selector: "#go", modifiers: ["Hyper"] }, { selector: "#go", modifiers: "Shift" }, { selector: "#go", modifiers: ["constructor"] },
+    { selector: "#go", modifiers: ["Alt", "Alt", "Alt", "Alt", "Alt", "Alt"] }, { selector: "#go", clickCount: 1.5 }, { selector: "#go", clickCount: "2" },
+    { selector: "#go", button: ["left"] }, { selector: "#go", force: 1 }]) {
     await assert.rejects(h.call("page_mouse", { tabId: 1, ...args }), (e) => e.code === "bad_request", JSON.stringify(args));
   }
   assert.deepEqual(h.calls.ops, []);
@@ -173,6 +177,11 @@ test("page_dialog: denied, not owned, unapproved, promptText on a non-prompt; a 
   assert.ok(h.dialogs.current(1) !== null);
   await assert.rejects(h.call("page_dialog", { tabId: 1, action: "dismiss", promptText: "x" }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_dialog", { tabId: 1, action: "maybe" }), (e) => e.code === "bad_request");
+  for (const bad of [{ action: "accept", promptText: "x".repeat(10_001) }, { action: "accept", promptText: 5 }, { action: ["accept"] }, { action: "toString" }]) {
+    await assert.rejects(h.call("page_dialog", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad).slice(0, 60));
+  }
+  assert.equal(h.calls.confirm.length, 1, "a refused call asks nobody");
+  assert.ok(h.dialogs.current(1) !== null, "and answers nothing");
   h.addTab(2, `${ORIGIN}/b`, "s2");
   h.dialogs.opened(2, { type: "alert", message: "theirs", url: `${ORIGIN}/b` });
   await assert.rejects(h.call("page_dialog", { tabId: 2, action: "dismiss" }), (e) => e.code === "tab_not_owned" && !/theirs/.test(e.message));
@@ -213,6 +222,7 @@ test("page_dialog arm accept asks the person now (policy confirms submits); the 
   await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "dismiss", promptText: "x" }, ARMING), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "accept", action: "accept" }, ARMING), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_dialog", { tabId: 1, arm: "maybe" }, ARMING), (e) => e.code === "bad_request");
+  await assert.rejects(h.call("page_dialog", { tabId: 1, arm: true }, ARMING), (e) => e.code === "bad_request");
 });
 
 test("page_dialog arm: denied arms nothing; a navigation while the person was asked arms nothing; not owned, unapproved", async () => {

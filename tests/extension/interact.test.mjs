@@ -426,9 +426,13 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } })), { scrollX: 0, scrollY: 500 });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: "top" })), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, selector: "#go" })), { scrollX: 0, scrollY: 0 });
-  for (const bad of [{ to: "middle" }, { to: { selector: "#go" } }, { to: "top", selector: "#go", ref: "@e1" }]) {
+  for (const bad of [{ to: "middle" }, { to: { selector: "#go" } }, { to: "top", selector: "#go", ref: "@e1" }, { to: { x: 0 } },
+    { to: { x: -1, y: 0 } }, { to: { x: 0, y: "5" } }, { to: { x: 0, y: 1, z: 2 } }, { to: ["top"] }, { to: 5 }, { dx: 1_000_001 }, { dy: -1_000_001 },
+    { dy: "100" }, { dx: 1, to: "top" }, {}, { dy: 100, container: "#list" }, { dy: 100, container: {} }, { dy: 100, container: { selector: "#a", ref: "@e1" } },
+    { dy: 100, container: { selector: "" } }]) {
     await assert.rejects(h.call("page_scroll", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
   }
+  assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, dx: 0, dy: 0 })), { scrollX: 0, scrollY: 0 }, "a refused call scrolled nothing");
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
     { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });

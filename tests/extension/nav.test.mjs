@@ -259,7 +259,7 @@ test("page_follow: not a link (no href, javascript:, other schemes) is wrong_ele
     assert.deepEqual(h.calls.update, [], String(link));
   }
   const h = followHarness(`${OK}/a`, `${OK}/b`);
-  for (const args of [{}, { selector: "a" }, { ref: "e3" }, { ref: 3 }]) {
+  for (const args of [{}, { selector: "a" }, { ref: "e3" }, { ref: 3 }, { ref: "" }, { ref: "@e0" }, { ref: ["@e3"] }, { ref: "@e3\n" }]) {
     await assert.rejects(h.call(args), (e) => e.code === "bad_request", JSON.stringify(args));
   }
   assert.deepEqual(h.calls.update, []);

@@ -176,7 +176,13 @@ test("page_screenshot: activates the tab, captures it through the debugger, retu
   assert.ok(!r.data.startsWith("data:"));
   assert.deepEqual(h.calls.update, [[1, { active: true }]]);
   assert.deepEqual(h.calls.capture, [[1, { fullPage: false, format: "png" }]]);
-  await assert.rejects(h.call("page_screenshot", { tabId: 1, fullPage: "yes" }), (e) => e.code === "bad_request");
+  const captured = [h.calls.capture.length, h.calls.update.length];
+  for (const bad of [{ fullPage: "yes" }, { format: "gif" }, { format: ["png"] }, { region: "0,0,5,5" }, { region: { x: 0, y: 0, width: 5 } },
+    { region: { x: 0, y: 0, width: 0, height: 5 } }, { region: { x: -1, y: 0, width: 5, height: 5 } },
+    { region: { x: 0, y: 0, width: 5, height: 16385 } }, { region: { x: 0, y: 0, width: 5, height: 5, z: 1 } }]) {
+    await assert.rejects(h.call("page_screenshot", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
+  assert.deepEqual([h.calls.capture.length, h.calls.update.length], captured, "a refused call captures nothing");
 });
 
 test("page_screenshot: unapproved page, a failed capture, a page that navigates away meanwhile", async () => {
@@ -234,7 +240,11 @@ test("storage_get: local/session, one key or all, values masked", async () => {
   assert.deepEqual(await h.call("storage_get", { tabId: 1, area: "session", key: "cart" }),
     { items: [{ key: "cart", value: "[masked: 8 digits]" }] });
   assert.deepEqual(await h.call("storage_get", { tabId: 1, area: "local", key: "nope" }), { items: [] });
-  await assert.rejects(h.call("storage_get", { tabId: 1, area: "cookies" }), (e) => e.code === "bad_request");
+  const ran = h.calls.script.length;
+  for (const bad of [{ area: "cookies" }, { area: ["local"] }, { area: "__proto__" }, { key: "" }, { key: "k".repeat(4097) }, { key: 1 }]) {
+    await assert.rejects(h.call("storage_get", { tabId: 1, ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad));
+  }
+  assert.equal(h.calls.script.length, ran, "a refused call reads nothing");
 });
 
 test("page_markdown: Markdown, cards masked, paged like page_text, other-origin reads refused", async () => {
@@ -263,7 +273,14 @@ test("page_scrape: text and attrs, cards masked, password values never, hidden v
   assert.ok(!JSON.stringify(inputs).includes("hunter2"));
   assert.equal((await h.call("page_scrape", { tabId: 1, selector: "li" })).items.length, 1000);
   await assert.rejects(h.call("page_scrape", { tabId: 1, selector: "[[bad" }), (e) => e.code === "bad_request" && /selector/.test(e.message));
+  const ran = h.calls.script.length;
   await assert.rejects(h.call("page_scrape", { tabId: 1, selector: "li", attrs: ["on click"] }), (e) => e.code === "bad_request");
+  for (const bad of [{ attrs: "href" }, { attrs: [1] }, { attrs: Array.from({ length: 51 }, (_, i) => `a${i}`) }, { attrs: ["1x"] },
+    { attrs: ["a".repeat(101)] }, { attrs: ["href\n"] }, { selector: "" }, { selector: "a".repeat(4097) }, { selector: 3 }]) {
+    await assert.rejects(h.call("page_scrape", { tabId: 1, selector: "li", ...bad }), (e) => e.code === "bad_request", JSON.stringify(bad).slice(0, 80));
+  }
+  assert.equal(h.calls.script.length, ran, "a refused call reads nothing");
+  assert.equal((await h.call("page_scrape", { tabId: 1, selector: "li", attrs: Array.from({ length: 50 }, (_, i) => `a${i}`) })).items.length, 1000);
   await assert.rejects(h.call("page_scrape", { tabId: 1 }), (e) => e.code === "bad_request");
 });
 

@@ -95,6 +95,11 @@ def test_the_aftermath_travels_without_its_unset_fields() -> None:
         {"waitFor": {"selector": "a", "state": "gone"}},
         {"waitFor": {"selector": "a", "timeoutMs": 120_001}},
         {"waitFor": {"selector": "a", "extra": 1}},
+        {"waitFor": {}},
+        {"waitFor": {"state": "absent"}},
+        {"waitFor": {"selector": "", "text": ""}},
+        {"waitFor": {"selector": "a", "text": "b"}},
+        {"waitFor": {"ref": "@e1", "selector": "a"}},
         {"observe": {"snapshot": "everything"}},
         {"observe": {"text": True, "cookies": True}},
     ],
@@ -179,3 +184,24 @@ def test_page_select_reveal_history_reload_wire() -> None:
     reload = BY_NAME["page_reload"].arguments.model_validate({"tabId": 1, "bypassCache": True})
     assert reload.wire() == {"tabId": 1, "bypassCache": True}
     assert "page_back" not in BY_NAME and "page_forward" not in BY_NAME
+
+
+def test_a_wait_names_exactly_one_thing_and_an_empty_one_never_travels() -> None:
+    args = BY_NAME["page_click"].arguments.model_validate(
+        {"tabId": 1, "selector": "#go", "waitFor": {"ref": "", "text": "Saved", "selector": ""}}
+    )
+    assert args.wire()["waitFor"] == {"text": "Saved", "state": "visible", "timeoutMs": 5000}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {},
+        {"selector": "a", "text": "b"},
+        {"selector": "", "text": ""},
+        {"selector": "a", "state": "gone"},
+    ],
+)
+def test_page_wait_for_waits_for_exactly_one_thing(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        BY_NAME["page_wait_for"].arguments.model_validate({"tabId": 1, **bad})

@@ -52,6 +52,8 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
         args["role"] = "button"  # a query names a role, a name or both
     if target is catalogue.ViewportArgs:
         args["preset"] = "mobile"  # a preset, a size or reset
+    if spec.name == "page_wait_for":
+        args["text"] = "Saved"  # a wait names exactly one of selector or text
     return args
 
 
@@ -163,7 +165,12 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
     assert sent["page_scrape"] == {"tabId": 1, "selector": "input", "attrs": []}
     assert sent["storage_get"] == {"tabId": 1, "area": "local"}
     assert sent["cookie_get"] == {"tabId": 1}
-    assert sent["page_wait_for"] == {"tabId": 1, "state": "visible", "timeoutMs": 10_000}
+    assert sent["page_wait_for"] == {
+        "tabId": 1,
+        "state": "visible",
+        "timeoutMs": 10_000,
+        "text": "Saved",
+    }
     assert sent["page_text"] == {"tabId": 1, "offset": 0, "maxChars": 100_000}
     assert sent["page_snapshot"] == {"tabId": 1, "mode": "auto", "compact": False, "maxNodes": 1000}
     assert sent["page_find"] == {"tabId": 1, "role": "button", "exact": False, "limit": 10}

@@ -3,9 +3,9 @@ state, waiting for one and for the page to settle. Pure declarations: no I/O."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..arguments import (
     ElementArgs,
@@ -201,11 +201,20 @@ PAGE_GET_STATE = ToolSpec(
 
 
 class WaitForArgs(TabArgs):
+    #: What is waited for: exactly one of them, non-empty (the wire schema's ``oneOf``).
+    TARGET: ClassVar[tuple[str, ...]] = ("selector", "text")
+
     selector: Selector = None
     text: Text = None
-    state: Annotated[str, Lineage.INERT] = "visible"
+    state: Annotated[Literal["visible", "absent"], Lineage.INERT] = "visible"
     timeoutMs: Annotated[int, Field(ge=0, le=60_000)] = 10_000  # noqa: N815
     frame: Frame = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WaitForArgs:
+        if bool(self.selector) == bool(self.text):
+            raise ValueError("wait for exactly one of selector or text")
+        return self
 
     def wire(self) -> dict[str, Any]:
         named = {k: v for k, v in (("selector", self.selector), ("text", self.text)) if v}
