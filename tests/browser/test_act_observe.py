@@ -153,13 +153,13 @@ async def test_an_action_waits_then_observes_through_the_read_tools(
         # schema refuses some (the SDK's error), the extension the rest (bad_request).
         schema_bad: list[dict[str, Any]] = [
             {"waitFor": {"selector": "#result", "state": "gone"}},
+            {"waitFor": {"selector": "#result", "text": "added"}},
             {"observe": {"snapshot": "everything"}},
         ]
         for bad in schema_bad:
             refused = await agent.call_tool("page_click", {"tabId": tab, "selector": "#add", **bad})
             assert refused.is_error, bad
         extension_bad: list[dict[str, Any]] = [
-            {"waitFor": {"selector": "#result", "text": "added"}},
             {"observe": {}},
         ]
         for bad in extension_bad:
