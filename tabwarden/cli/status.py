@@ -175,10 +175,14 @@ def next_steps(report: dict[str, Any]) -> list[str]:
         )
     # In the order a person does them: the browser side first, since the code `pair` prints
     # is entered in the extension's options page and expires in 10 minutes.
-    if report["hostProblems"]:
-        # A running browser that cannot start the host: its own label and directory.
-        steps.extend(f"{p['line']}." for p in report["hostProblems"])
-    elif not any(m["ok"] for m in report["manifests"]):
+    # A running browser that cannot start the host: its own label and directory. While no
+    # extension is connected that is the first thing to fix; once one is, it is only worth saying
+    # (another browser or profile of this user), and it does not make a working setup not ready.
+    problems = [f"{p['line']}." for p in report["hostProblems"]]
+    connected = any(h.get("extensionConnected") for h in report["hosts"])
+    if problems and not connected:
+        steps.extend(problems)
+    elif not problems and not any(m["ok"] for m in report["manifests"]):
         steps.append(
             "Register the host with the browser you use: `tabwarden install --browser LABEL`, "
             "LABEL one of chrome, chromium, brave, edge, vivaldi."
@@ -239,6 +243,8 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             "Ready: paired, a browser enrolled with an authenticator, an MCP client paired and "
             "the extension connected."
         )
+    if connected:
+        steps.extend(problems)
     steps.extend(mcp_config_lines())
     return steps
 

@@ -117,9 +117,11 @@ def test_status_names_what_is_missing_and_is_ready_only_when_nothing_is(world: W
     steps = _next(world)
     assert _has(steps, "Pair this computer: `tabwarden pair`"), steps
     assert not _has(steps, "Ready"), steps
+    # The browser side first: "Register the host", or, while another test's (or the person's)
+    # browser runs without our host, that browser's own `tabwarden install` line.
     order = [
-        next(i for i, step in enumerate(steps) if step.startswith(words))
-        for words in ("Register the host", "Load the extension", "Pair this computer")
+        next(i for i, step in enumerate(steps) if words in step)
+        for words in ("`tabwarden install --browser ", "Load the extension", "Pair this computer")
     ]
     assert order == sorted(order), steps  # the options page must be there for pair's code
     proc = world.run("status")
@@ -183,3 +185,31 @@ def test_the_new_code_pair_offers_enrols_a_browser_that_never_paired(world: Worl
         browser.close()
     assert _report(world)["trust"]["enrolledBrowsers"] == ["test"]
     assert not _has(_next(world), "No browser is")
+
+
+def _ready_report(*, connected: bool) -> dict[str, Any]:
+    """A status report with everything done but, maybe, the extension's connection; and one
+    other browser of this user running without our host."""
+    return {
+        "trust": {"tampered": None, "refused": None, "killed": False, "paired": True,
+                  "browsers": ["chromium"], "enrolledBrowsers": ["chromium"],
+                  "clients": [{"label": "me", "exe": "/usr/bin/claude"}]},
+        "manifests": [{"ok": True}],
+        "hosts": [{"label": "chromium", "hostReachable": True, "extensionConnected": connected}],
+        "hostProblems": [{"line": "host_not_installed: brave is running, but no manifest is "
+                          "installed for it: run `tabwarden install --browser brave`"}],
+        "runtimeDir": {"state": "ok"},
+    }  # fmt: skip
+
+
+def test_another_browser_without_the_host_is_said_but_does_not_unready_a_working_setup() -> None:
+    from tabwarden.cli.status import next_steps
+
+    problem = "run `tabwarden install --browser brave`."
+    steps = next_steps(_ready_report(connected=True))
+    assert steps[0].startswith("Ready: "), steps
+    assert any(step.endswith(problem) for step in steps[1:]), steps
+    # With no extension connected, the running browser's install is the first thing to do.
+    steps = next_steps(_ready_report(connected=False))
+    assert steps[0].endswith(problem), steps
+    assert not _has(steps, "Ready"), steps
