@@ -224,7 +224,7 @@ class GatedTool:
             {p.name: p.annotation for p in parameters} | {_CONTEXT: Context} | {"return": returns}
         )
 
-    async def __call__(self, **arguments: Any) -> CallToolResult:
+    async def __call__(self, /, **arguments: Any) -> CallToolResult:
         started = time.monotonic()
         result = await self._call(**arguments)
         if self._calls is not None:
@@ -245,11 +245,9 @@ class GatedTool:
             self._guard.outcome(self.spec.name, "answered_while_killed", KILLED)
         try:
             args = self.spec.arguments.model_validate(arguments)
-        except ValidationError:  # the SDK validated against the same fields; never echo values
+        except ValidationError as exc:
             return error_result(
-                BAD_REQUEST,
-                f"invalid arguments for {self.spec.name}",
-                read_only=self.spec.read_only,
+                BAD_REQUEST, invalid_arguments(self.spec, exc), read_only=self.spec.read_only
             )
         return await self._answer(self.spec, args, progress)
 
@@ -264,6 +262,68 @@ class GatedTool:
 
 
 _CONTEXT = "tabwarden_request_context"
+#: How many of a call's argument problems its error lists.
+MAX_ARGUMENT_PROBLEMS = 5
+#: Longest argument name an error repeats (a name is the caller's text, so it is cut).
+MAX_NAME_CHARS = 40
+
+
+def invalid_arguments(spec: ToolSpec, exc: ValidationError) -> str:
+    """What is wrong with a call's arguments, field by field, in words a model can act on:
+    the field's path and the rule it broke. Never the value given (it may be a secret the
+    model was typing), so pydantic's own text, which repeats it, is never shown."""
+    errors = exc.errors(include_url=False, include_input=False)
+    names = [".".join(str(part)[:MAX_NAME_CHARS] for part in e["loc"]) for e in errors]
+    unknown = [
+        f"`{n}`" for n, e in zip(names, errors, strict=True) if e["type"] == "extra_forbidden"
+    ]
+    problems = [
+        f"`{n or '(arguments)'}`: {e['msg']}"
+        for n, e in zip(names, errors, strict=True)
+        if e["type"] != "extra_forbidden"
+    ]
+    if unknown:
+        listed = ", ".join(unknown[:MAX_ARGUMENT_PROBLEMS])
+        if len(unknown) > MAX_ARGUMENT_PROBLEMS:
+            listed += f" and {len(unknown) - MAX_ARGUMENT_PROBLEMS} more"
+        takes = ", ".join(spec.arguments.model_fields)
+        problems.insert(
+            0,
+            f"{spec.name} has no argument {listed} (its arguments: {takes})"
+            if takes
+            else f"{spec.name} takes no arguments ({listed} given)",
+        )
+    shown = problems[:MAX_ARGUMENT_PROBLEMS]
+    more = len(problems) - len(shown)
+    return (
+        f"invalid arguments for {spec.name}: "
+        + "; ".join(shown)
+        + (f"; and {more} more" if more > 0 else "")
+    )
+
+
+class _Unvalidated(FuncMetadata):
+    """The SDK's argument step, handing the call's arguments on as they came (JSON-in-a-string
+    values unpacked as the SDK does): ``GatedTool`` validates them against the catalogue's own
+    model, after the gate, so a wrong call answers ``bad_request`` in the project's error form,
+    and an argument a tool does not take is refused, never dropped."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return self.pre_parse_json(arguments_to_validate)
+
+
+def _published_strictly(tool: Tool) -> Tool:
+    """``tool`` validating through ``GatedTool`` alone (``_Unvalidated``), its input schema
+    saying that no other argument is taken."""
+    meta = tool.fn_metadata
+    tool.fn_metadata = _Unvalidated(
+        arg_model=meta.arg_model,
+        output_schema=meta.output_schema,
+        output_model=meta.output_model,
+        wrap_output=meta.wrap_output,
+    )
+    tool.parameters = {**tool.parameters, "additionalProperties": False}
+    return tool
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -302,13 +362,15 @@ def catalogue_tools(
     if cached is not None:
         return [_tool_with(g, cached[g.spec.name]) for g in gated]
     built = [
-        Tool.from_function(  # what MCPServer.add_tool does
-            g,
-            name=g.spec.name,
-            title=g.spec.title,
-            description=g.spec.description,
-            annotations=g.spec.annotations,
-            structured_output=True,
+        _published_strictly(
+            Tool.from_function(  # what MCPServer.add_tool does
+                g,
+                name=g.spec.name,
+                title=g.spec.title,
+                description=g.spec.description,
+                annotations=g.spec.annotations,
+                structured_output=True,
+            )
         )
         for g in gated
     ]
@@ -327,7 +389,7 @@ def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:
     equal for every tool)."""
     spec = gated.spec
     arguments = func_metadata(gated, skip_names=[_CONTEXT], structured_output=False).arg_model
-    metadata = FuncMetadata(
+    metadata = _Unvalidated(
         arg_model=arguments,
         output_schema=schemas["outputSchema"],
         output_model=spec.result,

@@ -134,6 +134,22 @@ def _relayed(spec: ToolSpec, wire: dict[str, Any], rng: random.Random) -> dict[s
     return request
 
 
+def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
+    """The first draw of ``spec``'s arguments that its model accepts and makes a request of
+    (seeded by its name)."""
+    schema = spec.arguments.model_json_schema()
+    root = _resolve(schema, schema.get("$defs", {}))
+    rng = random.Random(spec.name)  # noqa: S311 — test data, not a secret
+    for _ in range(DRAWS):
+        drawn = _draw(root, rng)
+        try:
+            spec.arguments.model_validate(drawn).wire()
+        except (ValidationError, BadArguments):
+            continue
+        return dict(drawn)
+    raise AssertionError(f"{spec.name}: no valid arguments in {DRAWS} draws")
+
+
 def _wires(spec: ToolSpec) -> list[dict[str, Any]]:
     """The relayed args of each valid draw of the tool's arguments (seeded by its name)."""
     schema = spec.arguments.model_json_schema()
