@@ -17,10 +17,10 @@
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { originOf } from "../shared/origin.js";
+import { inheritsOrigin, originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
-import { argTabId, ownedTab, step } from "./support.js";
+import { argTabId, gatedTab, ownedTab, step } from "./support.js";
 
 /** Most frames page_frames lists (a page may make thousands); then `truncated`. */
 export const MAX_FRAMES = 200;
@@ -56,9 +56,6 @@ export function argFrame(args) {
   }
   return /** @type {number} */ (v);
 }
-
-/** @param {string} url */
-const inheritsOrigin = (url) => url === "about:blank" || url === "about:srcdoc" || url === "";
 
 /**
  * The tab's frames, top first then by frameId, each with its index in that order and the
@@ -147,6 +144,22 @@ export async function gateFrame(deps, ctx, tabId, frameId, tool) {
   const origin = gated.get(frame.gateUrl);
   if (origin === undefined) throw new BridgeError(CODE.BAD_REQUEST, "frame 0 is the top frame: leave frame out for it");
   return origin;
+}
+
+/**
+ * A read tool's tab, and the frame it reads (`frame`; 0: the top one): the tab's origin passes the
+ * gate, and with a frame that frame's origin and each enclosing one's, each on its own. `origin`
+ * is the one the read must come from (support.js `sameOrigin`); `topOrigin` the tab's.
+ * @param {import("./support.js").HandlerDeps & {browser: FramesBrowserApi}} deps
+ * @param {Record<string, unknown>} args
+ * @param {import("./support.js").Ctx} ctx
+ * @param {string} tool
+ */
+export async function gatedFrame(deps, args, ctx, tool) {
+  const frameId = argFrame(args);
+  const { tabId, tab, origin: topOrigin, url } = await gatedTab(deps, args, ctx, tool);
+  const origin = frameId === 0 ? topOrigin : await gateFrame(deps, ctx, tabId, frameId, tool);
+  return { tabId, tab, url, frameId, origin, topOrigin };
 }
 
 /** Runs in an approved frame (serialised by executeScript): the frame's window.name. */

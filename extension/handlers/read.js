@@ -18,7 +18,7 @@ import { maskText, maskValue } from "../worker/mask.js";
 import { maskCards } from "../worker/redact.js";
 import { truncate } from "../worker/text.js";
 import { isPlainObject } from "../shared/wire.js";
-import { argFrame, gateFrame } from "./frames.js";
+import { gatedFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./support.js";
 
@@ -157,11 +157,12 @@ export function readStorage(area, key, max) {
  */
 export function scrapePage(selector, attrs, max, maxText) {
   const href = String(location.href);
+  const origin = String(globalThis.origin);
   let nodes;
   try {
     nodes = document.querySelectorAll(selector);
   } catch {
-    return { href, error: "selector" };
+    return { href, origin, error: "selector" };
   }
   const items = [];
   for (const el of Array.from(nodes).slice(0, max)) {
@@ -181,7 +182,7 @@ export function scrapePage(selector, attrs, max, maxText) {
     }
     items.push({ text: text.slice(0, maxText), attrs: out, hiddenValues });
   }
-  return { href, items };
+  return { href, origin, items };
 }
 
 /**
@@ -410,16 +411,17 @@ export function readHandlers(deps) {
   async function pageMarkdown(args, ctx) {
     const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
     const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
-    const { tabId, tab, origin } = await gatedTab(args, ctx, "page_markdown");
+    const { tabId, tab, frameId, origin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_markdown");
     let read;
     try {
-      read = firstResult(await step(ctx, "read this page", browser.executeScript(tabId, readPageBlocks)), "read this page");
+      const run = frameId === 0 ? browser.executeScript(tabId, readPageBlocks) : browser.executeScriptArgs(tabId, readPageBlocks, [], "ISOLATED", frameId);
+      read = firstResult(await step(ctx, "read this page", run), "read this page");
     } catch (err) {
       if (err instanceof BridgeError) throw err;
       await ownedTabQuiet(tabId);
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
-    sameOrigin(read.href, origin);
+    sameOrigin(read, origin);
     const slice = truncate(maskText(renderMarkdown(read.blocks)), offset, maxChars);
     return { ...slice, url: String(read.href), title: typeof tab?.title === "string" ? tab.title : "" };
   }
@@ -429,9 +431,9 @@ export function readHandlers(deps) {
     // selector's length and attrs (at most 50 attribute names) are the wire schema's (worker/dispatch.js).
     const selector = String(args.selector);
     const attrs = Array.isArray(args.attrs) ? args.attrs.map(String) : [];
-    const { tabId, origin } = await gatedTab(args, ctx, "page_scrape");
-    const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page");
-    sameOrigin(read.href, origin);
+    const { tabId, frameId, origin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_scrape");
+    const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page", undefined, frameId);
+    sameOrigin(read, origin);
     if (read.error === "selector") throw new BridgeError(CODE.BAD_REQUEST, "selector is not a valid CSS selector");
     if (!Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     const items = read.items.filter(isPlainObject).slice(0, MAX_ITEMS).map((item) => {
@@ -475,10 +477,7 @@ export function readHandlers(deps) {
     if (bytes < 0) throw new BridgeError(CODE.BAD_REQUEST, "data must be base64");
     if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError(CODE.BAD_REQUEST, `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
     const locator = uploadTarget(args);
-    const frameId = argFrame(args);
-    const { tabId, origin: topOrigin, url } = await gatedTab(args, ctx, "page_upload");
-    // With frame: that frame's origin and each enclosing one's pass the gate on their own.
-    const origin = frameId === 0 ? topOrigin : await gateFrame(/** @type {any} */ (deps), ctx, tabId, frameId, "page_upload");
+    const { tabId, url, frameId, origin, topOrigin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_upload");
     const where = [locator.selector, locator.xpath, locator.index];
     const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input", undefined, frameId);
     sameOrigin(probe.href, origin);

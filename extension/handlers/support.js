@@ -5,7 +5,7 @@
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
-import { originOf } from "../shared/origin.js";
+import { originOf, originOfRead } from "../shared/origin.js";
 
 /**
  * The browser calls handlers use (shared/chrome-api.js provides the real ones).
@@ -168,9 +168,10 @@ export async function gatedTab(deps, args, ctx, tool) {
 
 /**
  * Content must come from the gated origin (the page may have navigated meanwhile).
- * @param {unknown} href
+ * @param {unknown} from a URL, or an in-page read's `{href, origin}` (shared/origin.js `originOfRead`)
  * @param {string} origin
  */
-export function sameOrigin(href, origin) {
-  if (originOf(href) !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
+export function sameOrigin(from, origin) {
+  const got = from !== null && typeof from === "object" ? originOfRead(from) : originOf(from);
+  if (got !== origin) throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "the page left the approved origin");
 }

@@ -32,6 +32,26 @@ export function originOf(url) {
 }
 
 /**
+ * Whether a frame at `url` takes its creator's origin (about:blank, about:srcdoc, not yet loaded).
+ * @param {unknown} url
+ */
+export const inheritsOrigin = (url) => url === "about:blank" || url === "about:srcdoc" || url === "";
+
+/**
+ * The origin a read inside a page or frame came from: its URL's, or, for a document that took its
+ * creator's origin (`inheritsOrigin`), the document's own origin (`window.origin`) as the read saw it (a
+ * sandboxed one's is "null": no origin). `read` is what the in-page read returned: `{href, origin?}`.
+ * @param {unknown} read
+ * @returns {string | null}
+ */
+export function originOfRead(read) {
+  if (read === null || typeof read !== "object") return null;
+  const { href, origin } = /** @type {{href?: unknown, origin?: unknown}} */ (read);
+  if (inheritsOrigin(href) && typeof origin === "string" && origin !== "null") return originOf(origin);
+  return originOf(href);
+}
+
+/**
  * Normalise a policy entry that must itself be a bare origin (no path, no "/" at the end).
  * @param {unknown} entry
  * @returns {string | null}

@@ -17,7 +17,7 @@
 /**
  * Runs in the page. Walks the body's visible elements and returns blocks plus the document URL
  * they came from (the caller checks the page did not navigate to another origin meanwhile).
- * @returns {{blocks: Block[], href: string, truncated: boolean}}
+ * @returns {{blocks: Block[], href: string, origin: string, truncated: boolean}}
  */
 export function readPageBlocks() {
   const MAX_NODES = 200000;
@@ -131,7 +131,7 @@ export function readPageBlocks() {
 
   if (document.body) walk(document.body, undefined);
   flush();
-  return { blocks, href: String(location.href), truncated };
+  return { blocks, href: String(location.href), origin: String(globalThis.origin), truncated };
 }
 
 /**

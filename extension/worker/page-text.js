@@ -5,19 +5,20 @@
 
 /**
  * Runs in the page. Returns the body's rendered text and the document URL it came from, so the
- * caller can check the page did not navigate to another origin in the meantime.
- * @returns {{text: string, href: string}}
+ * caller can check the page did not navigate to another origin in the meantime (`origin`: the
+ * document's own, for a frame that took its creator's: shared/origin.js `originOfRead`).
+ * @returns {{text: string, href: string, origin: string}}
  */
 export function readPageText() {
   const body = document.body;
-  return { text: body ? String(body.innerText) : "", href: String(location.href) };
+  return { text: body ? String(body.innerText) : "", href: String(location.href), origin: String(globalThis.origin) };
 }
 
 /**
  * Runs in the page. Which document the tab shows now, without reading it: the continuing slices
  * of a page_text read are served from that read while this says it is the same document.
- * @returns {{href: string}}
+ * @returns {{href: string, origin: string}}
  */
 export function probePage() {
-  return { href: String(location.href) };
+  return { href: String(location.href), origin: String(globalThis.origin) };
 }

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .arguments import ElementArgs, MaxChars, Model, TabArgs
+from .arguments import ElementArgs, FrameArgs, MaxChars, Model, TabArgs
 from .results import Done
 from .vocabulary import (
     READ,
@@ -24,7 +24,7 @@ from .vocabulary import (
 )
 
 
-class MarkdownArgs(TabArgs):
+class MarkdownArgs(FrameArgs):
     offset: Annotated[int, Field(ge=0)] = 0
     maxChars: MaxChars = 100_000  # noqa: N815
 
@@ -51,7 +51,7 @@ PAGE_MARKDOWN = ToolSpec(
     call=RELAY,
     docs=Reference(
         listed_with="page_text",
-        args="`tabId`, `offset?`, `maxChars?`",
+        args="`tabId`, `offset?`, `maxChars?`, `frame?`",
         result="like `page_text`, Markdown",
         guard="redaction as page_text",
     ),
@@ -62,12 +62,13 @@ PAGE_MARKDOWN = ToolSpec(
 AttrName = Annotated[str, Field(max_length=100, pattern=r"^[A-Za-z_:][-A-Za-z0-9_:.]*$")]
 
 
-class ScrapeArgs(TabArgs):
+class ScrapeArgs(FrameArgs):
     selector: Annotated[str, Field(min_length=1, max_length=4096), Lineage.INERT]
     attrs: Annotated[list[AttrName] | None, Field(max_length=50), Lineage.INERT] = None
 
     def wire(self) -> dict[str, Any]:
-        return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or []}
+        frame = {} if self.frame is None else {"frame": self.frame}
+        return {"tabId": self.tabId, "selector": self.selector, "attrs": self.attrs or [], **frame}
 
 
 class ScrapeItem(Model):
@@ -83,7 +84,7 @@ PAGE_SCRAPE = ToolSpec(
     name="page_scrape",
     title="Extract matching elements",
     description="Text and chosen attributes of every element matching a CSS selector (at "
-    "most 1000).",
+    "most 1000), in the page or one of its frames (frame).",
     arguments=ScrapeArgs,
     result=Scrape,
     annotations=READ,
@@ -93,7 +94,7 @@ PAGE_SCRAPE = ToolSpec(
     call=RELAY,
     docs=Reference(
         does="text + chosen attributes of matching elements (≤1000)",
-        args="`tabId`, `selector`, `attrs?`",
+        args="`tabId`, `selector`, `attrs?`, `frame?`",
         result="`{items: [{text, attrs}]}`",
         guard="redaction as page_text",
     ),
