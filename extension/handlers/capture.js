@@ -7,6 +7,7 @@
 // withheld and counted) nor anything recorded while capture was off (nothing is).
 
 import { BridgeError } from "../shared/bridge-error.js";
+import { turnOnWords } from "../shared/policy-words.js";
 import { CODE } from "../shared/error-codes.js";
 import { argInt, argTabId, ownedTab } from "./support.js";
 
@@ -24,7 +25,7 @@ const argClear = (args) => args.clear === true;
 
 /** @param {string} key @param {string} tool */
 const offHint = (key, tool) =>
-  `${tool} records nothing while policy ${key} is off; ask the person to turn it on (\`tabwarden policy set ${key}=true\`, a widening they confirm), then call again: entries appear from then on`;
+  `${tool} records nothing while policy ${key} is off; ${turnOnWords(key)}, then call again: entries appear from then on`;
 
 /**
  * Handler entries for the dispatcher.

@@ -17,6 +17,7 @@
 // when it may have reached the server.
 
 import { BridgeError } from "../shared/bridge-error.js";
+import { turnOnWords } from "../shared/policy-words.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { DELIVERY, createDeliveryWatch } from "../worker/fetch-delivery.js";
@@ -238,7 +239,7 @@ export function fetchHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageFetch(args, ctx) {
     if (!ctx.policy.allows("pageFetch")) {
-      throw new BridgeError(CODE.FETCH_OFF, 'page_fetch is off: the signed policy does not enable "pageFetch" (`tabwarden policy set pageFetch=true` turns it on)');
+      throw new BridgeError(CODE.FETCH_OFF, `page_fetch is off: the signed policy does not enable "pageFetch"; ${turnOnWords("pageFetch")}`);
     }
     const req = fetchRequest(args);
     const tabId = argTabId(args);

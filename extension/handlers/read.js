@@ -8,6 +8,7 @@
 // presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
 import { BridgeError } from "../shared/bridge-error.js";
+import { turnOnWords } from "../shared/policy-words.js";
 import { FULL_PAGE_MAX, imageSize } from "../shared/screenshot.js";
 import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
 import { canonicalJson } from "../shared/canonical-json.js";
@@ -334,7 +335,7 @@ export function readHandlers(deps) {
    * @param {string} tool
    */
   function requirePolicy(ctx, key, tool) {
-    if (!policyOn(ctx, key)) throw new BridgeError(CODE.POLICY_DENIED, `${tool} is off: the signed policy does not enable "${key}"`);
+    if (!policyOn(ctx, key)) throw new BridgeError(CODE.POLICY_DENIED, `${tool} is off: the signed policy does not enable "${key}"; ${turnOnWords(key)}`);
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */

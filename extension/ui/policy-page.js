@@ -17,33 +17,11 @@
 // under the control that asked (#policy-feedback moves there).
 
 import { canonicalJson } from "../shared/canonical-json.js";
+import { POLICY_WORDS } from "../shared/policy-words.js";
 import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE, ERROR_TABLE } from "../shared/error-codes.js";
 import { normaliseOrigin } from "../shared/origin.js";
 import { refusedText } from "../shared/presence-reasons.js";
-
-/**
- * Plain words for the policy keys (trust/policy.py POLICY_KEYS) — words only: the keys shown are
- * the ones the host's policy has, and one without words here is shown by its name.
- * @type {Readonly<Record<string, string>>}
- */
-export const POLICY_WORDS = Object.freeze({
-  origins: "Sites the agent may use",
-  confirm: "Actions that ask you first",
-  eval: "Page scripts (page_eval)",
-  upload: "File uploads",
-  passwordFill: "Typing into password fields",
-  clickGraceSeconds: "No new question after an allowed click for",
-  confirmTimeoutSeconds: "Unanswered confirmations refused after",
-  presenceConfirm: "Page scripts and uploads confirmed with a tap",
-  closeTabsOnSessionEnd: "An ended agent's tabs are closed",
-  maxAgentTabs: "Most tabs agents may keep open",
-  dialogArming: "Agents may arm an answer to a page's next dialog",
-  pageFetch: "Requests sent from a page with its cookies (page_fetch)",
-  consoleCapture: "Agents' tabs record console errors for page_console",
-  networkCapture: "Agents' tabs record network responses for page_network",
-  provenance: "An address or typed value that came from another site's page",
-});
 
 /**
  * One policy value in plain words: yes/no, lists joined, seconds with their unit.

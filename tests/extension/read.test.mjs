@@ -289,7 +289,10 @@ test("page_eval is refused unless the policy says eval: true (presenceConfirm al
   h.open(1, `${OK}/a`);
   for (const policy of [POLICY, { ...POLICY, eval: false }, { ...POLICY, eval: "true" }, { ...POLICY, eval: 1 },
     { ...POLICY, eval: false, presenceConfirm: true }]) {
-    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy: parsePolicy(policy) }), (e) => e.code === "policy_denied");
+    // The refusal teaches: the key, the terminal command and the options page's control.
+    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy: parsePolicy(policy) }),
+      (e) => e.code === "policy_denied" && e.message.includes('"eval"') && e.message.includes("`tabwarden policy set eval=true`")
+        && e.message.includes('"Page scripts (page_eval)" on the extension\'s options page'));
   }
   assert.equal(h.calls.confirm.length, 0);
   assert.equal(h.calls.script.length, 0);

@@ -40,11 +40,11 @@ def test_the_terminal_session_and_its_actions_are_the_hosts() -> None:
 
 
 def test_every_policy_key_has_plain_words_on_the_options_page() -> None:
-    """The options page names each policy key in a person's words (ui/policy-page.js
+    """The options page names each policy key in a person's words (shared/policy-words.js
     POLICY_WORDS); a key added to trust/policy.py without words would show as its bare name."""
     from tabwarden.trust.policy import POLICY_KEYS
 
-    text = (REPO / "extension/ui/policy-page.js").read_text("utf-8")
+    text = (REPO / "extension/shared/policy-words.js").read_text("utf-8")
     block = re.search(
         r"^export const POLICY_WORDS = Object\.freeze\(\{(.*?)^\}\);", text, re.M | re.S
     )
