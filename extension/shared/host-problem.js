@@ -81,11 +81,15 @@ export function hostProblem(last, labels) {
   return null;
 }
 
+/** @param {string} s */
+const sentence = (s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
+
 /**
- * One line for a page: the code, the cause and the one command that fixes it, or "" (none).
+ * What a page shows a person: the cause and the one command that fixes it, as sentences, then
+ * the stable code in brackets (what docs/troubleshooting.md is searched by); "" when none.
  * @param {any} p a popup_status / options_status hostProblem (the worker's answer: checked)
  */
 export function problemText(p) {
   if (!p || typeof p.cause !== "string" || typeof p.next !== "string") return "";
-  return `${String(p.code ?? "")}: ${p.cause}; ${p.next}`;
+  return `${sentence(p.cause)} ${sentence(p.next)} [${String(p.code ?? "")}]`;
 }

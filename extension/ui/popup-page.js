@@ -34,8 +34,11 @@ export function stateText(s) {
     : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
   const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
   const back = s.rolledBack ? " · TRUST RECORD ROLLED BACK: every request refused" : "";
+  // The host cannot start: that, and its command, is all there is to say (no reconnecting,
+  // no host key, no kill state: nothing is connected to know them from).
   const missing = problemText(s.hostProblem);
-  return `${missing === "" ? "" : `${missing} · `}${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
+  if (missing !== "" && s.phase !== "ready") return missing;
+  return `${phase}${seenText(s)} · ${gate} · ${kill}${back}`;
 }
 
 

@@ -47,8 +47,10 @@ async def test_a_missing_host_manifest_is_named_with_its_install_command(
             word = await _text(popup, "#state-word")
             state = await _text(popup, "#state")
             return word == "Host not installed for this browser" and (
-                "host_not_installed: the tabwarden host is not registered for this browser" in state
+                state.startswith("The tabwarden host is not registered for this browser")
                 and COMMAND in state
+                and state.endswith("[host_not_installed]")
+                and "reconnect" not in state
             )
 
         await until(
