@@ -57,8 +57,8 @@ class ExtensionNotFound(TabwardenError):
 
     code = EXTENSION_NOT_FOUND
     hint = (
-        "Run from a checkout of tabwarden (extension/ beside pyproject.toml) "
-        "or set TABWARDEN_EXTENSION_DIR."
+        "Reinstall tabwarden (the package carries the extension), run from a checkout "
+        "(extension/ beside pyproject.toml), or set TABWARDEN_EXTENSION_DIR."
     )
 
 
@@ -79,7 +79,9 @@ def extension_dir() -> Path:
     candidates = [Path(explicit)] if explicit else []
     import tabwarden
 
-    candidates.append(Path(tabwarden.__file__).resolve().parent.parent / "extension")
+    package = Path(tabwarden.__file__).resolve().parent
+    # A checkout's extension/, else the installed package's copy (tabwarden/extension).
+    candidates += [package.parent / "extension", package / "extension"]
     for candidate in candidates:
         if (candidate / "manifest.json").is_file():
             return candidate.resolve()

@@ -28,7 +28,7 @@ tabwarden — a guarded bridge between MCP clients (Claude Code, Codex, Cursor, 
 Getting started:
   tabwarden demo                          see every hop work, in a throwaway headless Chromium
   tabwarden install --browser chrome      register the host with your own Chrome, then load the
-                                          extension from extension/ (chrome://extensions)
+                                          extension from the path it prints (chrome://extensions)
   tabwarden pair                          make the host key; enter the code it prints in the
                                           extension's options page within 10 minutes
   tabwarden pair-client                   after your MCP client started `tabwarden mcp` once
@@ -72,10 +72,17 @@ def _host_problems(env: Mapping[str, str] | None) -> list[dict[str, str]]:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     from tabwarden.cli.install import install
+    from tabwarden.cli.install.extension import extension_to_load
 
     report = install(args.browser, args.manifest_dir, force=args.force)
     for line in report.as_lines():
         print(line)
+    extension = extension_to_load(place=True)
+    print(
+        f"extension: {extension}\n"
+        f"next: in {args.browser}, open chrome://extensions, turn on Developer mode, click "
+        f"Load unpacked and choose {extension} (once: a later install updates it there)"
+    )
     return 0
 
 
@@ -184,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         summary="register the native-messaging host with a browser",
         description="Write the host manifest (allowed_origins pinned to the tabwarden extension's "
         "ID) and its wrapper for one browser, at the browser's per-user location (Linux, macOS) "
-        "or into --manifest-dir. Then load the extension from extension/ in the browser.",
+        "or into --manifest-dir; and name the extension directory to load (an installed "
+        "package's is copied to ~/.local/share/tabwarden/extension first, so that path stays the "
+        "same across upgrades). Then load the extension from that path in the browser.",
         examples=[
             ("tabwarden install --browser chrome", "register with your Chrome"),
             (

@@ -35,6 +35,16 @@ def _browser_mode(browser: BrowserGrant) -> str:
     return f"webauthn, {count} credential{'' if count == 1 else 's'}"
 
 
+def _extension_dir() -> str:
+    """The directory to Load unpacked (install/extension.py), or why there is none."""
+    from tabwarden.cli.install.extension import extension_to_load
+
+    try:
+        return str(extension_to_load())
+    except TabwardenError as exc:
+        return f"(none: {exc})"
+
+
 def collect() -> dict[str, Any]:
     from tabwarden.bridge.away import labels_with_records
     from tabwarden.cli.install import manifest_status
@@ -106,6 +116,7 @@ def collect() -> dict[str, Any]:
         "version": __version__,
         "trust": trust,
         "extensionId": EXTENSION_ID,
+        "extensionDir": _extension_dir(),
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows
@@ -190,7 +201,8 @@ def next_steps(report: dict[str, Any]) -> list[str]:
     if not report["hosts"]:
         steps.append(
             "Load the extension: chrome://extensions → Developer mode → Load unpacked → "
-            f"extension/ (its ID must be {EXTENSION_ID}); the browser then starts the host."
+            f"{report['extensionDir']} (its ID must be {EXTENSION_ID}); the browser then "
+            "starts the host."
         )
     elif any(h.get("extensionAway") for h in report["hosts"]) and not any(
         h.get("extensionConnected") for h in report["hosts"]
