@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult
 
 from bench.peers import NODE_MODULES
-from tabwarden.cli.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.cli.browser import QUIET_FLAGS, ROOT_FLAG, ThrowawayBrowser
 from tabwarden.cli.demo import provision_throwaway_trust, wait_for_extension
 from tests.browser.harness import mcp_client
 
@@ -266,7 +266,7 @@ class Launcher:
         home = self.root / f"home-{server}"
         home.mkdir(exist_ok=True)
         env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
-        flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
+        flags = list(QUIET_FLAGS)
         if server == PLAYWRIGHT:
             config = self.root / "playwright-config.json"
             config.write_text(
@@ -285,7 +285,7 @@ class Launcher:
         else:
             env["CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS"] = "1"
             if os.getuid() == 0:
-                flags.append("--no-sandbox")
+                flags.append(ROOT_FLAG)
             argv = [
                 str(NODE_MODULES / "chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
                 "--headless",

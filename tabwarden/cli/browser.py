@@ -30,19 +30,128 @@ from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import BROWSER_NOT_FOUND, EXTENSION_NOT_FOUND
 
 DEFAULT_CHROME = "/usr/lib/chromium/chromium"
-QUIET_FLAGS = (
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-quic",
+
+# -- How every Chromium we start is started (the demo, the bench, the real-browser tests) --
+#
+# A person's Chrome runs with none of the switches automation tools add by default
+# (Playwright's own list turns off the popup blocker, timer throttling, backgrounding, hang and
+# flooding protection, the back-forward cache, ...). Ours must behave as theirs does, so we pass
+# only what this machine needs, plus switches that quiet the browser without changing anything
+# a page can see or do; ``person_browser_faults`` is the check the tests run on the real
+# process's command line.
+
+#: Quiet the browser: no first-run UI, no traffic of its own, no keyring. Nothing a page sees.
+QUIET_FLAGS: tuple[str, ...] = (
     "--no-first-run",
     "--no-default-browser-check",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
     "--disable-default-apps",
-    "--password-store=basic",
+    "--disable-quic",
+    "--password-store=basic",  # no desktop keyring on this machine
     "--use-mock-keychain",
 )
+HEADLESS_FLAG = "--headless=new"
+#: Chromium refuses to run as root without it.
+ROOT_FLAG = "--no-sandbox"
+#: How Playwright drives the browser it launched (our tests observe through it).
+PIPE_FLAG = "--remote-debugging-pipe"
+
+#: Switches that change what a page sees or does, which no person's Chrome runs with: none of
+#: them may appear on a browser we start (``person_browser_faults``). The first group is
+#: Playwright's default list; the rest are what it adds when headless.
+BEHAVIOUR_CHANGING: tuple[str, ...] = (
+    "--disable-popup-blocking",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--enable-automation",
+    "--disable-ipc-flooding-protection",
+    "--disable-hang-monitor",
+    "--disable-back-forward-cache",
+    "--disable-features",
+    "--enable-features",
+    "--allow-pre-commit-input",
+    "--disable-prompt-on-repost",
+    "--disable-field-trial-config",
+    "--disable-component-extensions-with-background-pages",
+    "--force-color-profile",
+    "--enable-unsafe-swiftshader",
+    "--disable-extensions",
+    "--blink-settings",
+    "--hide-scrollbars",
+    "--mute-audio",
+)
+
+#: Behaviour-changing switches we still pass, each with why (docs/adr/0009-a-persons-browser.md).
+#: The goal is an empty table.
+STILL_KEPT: dict[str, str] = {
+    "--disable-popup-blocking": (
+        "page_click clicks with page code (an untrusted click), which a person's Chrome does not "
+        "count as a gesture: the popup blocker stops the window its handler opens. Until clicks "
+        "are trusted input, the blocker stays off here; a person's Chrome blocks that window."
+    ),
+}
+
+
+def _switch(arg: str) -> str:
+    return arg.split("=", 1)[0]
+
+
+def launch_flags(
+    profile: Path | None, extension: Path, *, headless: bool, pipe: bool = False
+) -> list[str]:
+    """The switches every Chromium we start gets, in one place: the profile (``None`` when the
+    launcher passes it itself), headless or not, a pipe for Playwright, ``ROOT_FLAG`` as root,
+    ``QUIET_FLAGS``, the unpacked extension, and whatever ``STILL_KEPT`` still holds."""
+    flags = [f"--user-data-dir={profile}"] if profile is not None else []
+    if headless:
+        flags.append(HEADLESS_FLAG)
+    if pipe:
+        flags.append(PIPE_FLAG)
+    if os.getuid() == 0:
+        flags.append(ROOT_FLAG)
+    flags += [
+        *QUIET_FLAGS,
+        *STILL_KEPT,
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
+    ]
+    return flags
+
+
+#: Every switch ``launch_flags`` may pass (a value after ``=`` aside).
+ALLOWED: frozenset[str] = frozenset(
+    _switch(f)
+    for f in (
+        *QUIET_FLAGS,
+        *STILL_KEPT,
+        HEADLESS_FLAG,
+        ROOT_FLAG,
+        PIPE_FLAG,
+        "--user-data-dir",
+        "--disable-extensions-except",
+        "--load-extension",
+    )
+)
+
+
+def person_browser_faults(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
+    """The switches on a browser's command line (``argv``, the program first) that a person's
+    Chrome would not have: each of ``BEHAVIOUR_CHANGING`` not in ``STILL_KEPT``, and any switch
+    ``launch_flags`` does not pass (or the test's own ``extra``). Empty: a person's browser."""
+    allowed = ALLOWED | {_switch(f) for f in extra}
+    faults = []
+    for arg in argv[1:]:
+        if not arg.startswith("-"):
+            continue  # the start-up URL
+        name = _switch(arg)
+        if name in STILL_KEPT:
+            continue
+        if name in BEHAVIOUR_CHANGING or name not in allowed:
+            faults.append(arg)
+    return faults
 
 
 class BrowserNotFound(TabwardenError):
@@ -167,14 +276,7 @@ class ThrowawayBrowser:
         return report.manifest_path
 
     def argv(self, url: str) -> list[str]:
-        args = [self.chrome, *QUIET_FLAGS, f"--user-data-dir={self.profile}"]
-        if os.getuid() == 0:
-            args.append("--no-sandbox")  # Chromium refuses to run as root otherwise
-        args += [
-            f"--disable-extensions-except={self.extension}",
-            f"--load-extension={self.extension}",
-        ]
-        return [*args, url]
+        return [self.chrome, *launch_flags(self.profile, self.extension, headless=True), url]
 
     def start(self, url: str) -> None:
         with open(self.log_path, "ab") as log:

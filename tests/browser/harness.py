@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from tabwarden.cli.browser import QUIET_FLAGS, ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser, launch_flags
 from tabwarden.cli.demo import provision_throwaway_trust, serve_http
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
@@ -95,14 +95,17 @@ async def chromium(
 ) -> AsyncIterator[BrowserContext]:
     """The throwaway browser, launched by Playwright so the test can click extension windows;
     headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show).
-    ``extra_flags``: more Chromium switches (e.g. ``--host-resolver-rules``)."""
-    flags = [f for f in QUIET_FLAGS if not f.startswith("--headless")]
-    if os.getuid() == 0:
-        flags.append("--no-sandbox")
-    flags += [
-        f"--disable-extensions-except={browser.extension}",
-        f"--load-extension={browser.extension}",
+    ``extra_flags``: more Chromium switches (e.g. ``--host-resolver-rules``).
+
+    A person's browser: none of Playwright's default switches (they turn off the popup blocker,
+    timer throttling, backgrounding, ...); only ``launch_flags``, the one list every Chromium we
+    start gets. Playwright still takes the profile as the persistent context's directory and
+    creates it, but with its defaults ignored it passes neither ``--user-data-dir`` nor its
+    ``--remote-debugging-pipe``: ``launch_flags`` does."""
+    flags = [
+        *launch_flags(browser.profile, browser.extension, headless=display is None, pipe=True),
         *extra_flags,
+        "about:blank",  # the first window's page, as Playwright's own defaults open
     ]
     env: dict[str, str | float | bool] = (
         dict(browser.env) if display is None else dict(browser.env, DISPLAY=display)
@@ -115,7 +118,7 @@ async def chromium(
             no_viewport=display is not None,
             args=flags,
             env=env,
-            ignore_default_args=["--disable-extensions"],
+            ignore_default_args=True,
         )
         try:
             yield context
