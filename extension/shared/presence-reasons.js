@@ -25,7 +25,7 @@ export const REASON_TEXT = Object.freeze({
   attestation_refused: "this authenticator's attestation is not accepted",
   unsupported_key: "this authenticator's key type is not supported",
   already_enrolled: "this authenticator is enrolled already",
-  code_refused: "the pairing code is wrong, used, expired or for another browser: run tabwarden pair again",
+  code_refused: "the pairing code is wrong, used, expired or for another browser: check it is typed as printed, or get a new one with `tabwarden pair --browser LABEL` (LABEL: this browser, e.g. chromium)",
   approval_needed: "another browser is enrolled: approve with its authenticator",
   downgrade_refused: "a browser with an enrolled authenticator cannot be paired without one",
   no_answer: "no authenticator answered (cancelled, timed out, or none present)",

@@ -31,7 +31,8 @@ export function stateText(s) {
   if (!s || s.ok !== true) return "Status unavailable (is the service worker running?)";
   const phase = PHASE_TEXT[/** @type {keyof typeof PHASE_TEXT} */ (s.phase)] ?? String(s.phase ?? "unknown");
   const gate = s.gate === "compromised" ? "host key NOT proven: every request refused"
-    : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key" : "no host key pinned";
+    : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key"
+      : "not paired: run `tabwarden pair` in a terminal, then enter its code on the options page";
   const kill = s.killed === true ? "KILL SWITCH ENGAGED" : s.killed === false ? "kill switch off" : "kill switch unknown";
   const back = s.rolledBack ? " · TRUST RECORD ROLLED BACK: every request refused" : "";
   // The host cannot start: that, and its command, is all there is to say (no reconnecting,
@@ -46,13 +47,15 @@ export function stateText(s) {
  * The indicator's state and word, most alarming first: a rolled-back record or an unproven host
  * key refuses everything whatever else holds; then the kill switch; then the connection.
  * @param {any} s a popup_status answer
- * @returns {{state: "rolledback" | "unproven" | "killed" | "connected" | "reconnecting" | "mismatch" | "missing" | "unknown", word: string}}
+ * @returns {{state: "rolledback" | "unproven" | "killed" | "connected" | "unpaired" | "reconnecting" | "mismatch" | "missing" | "unknown", word: string}}
  */
 export function indicatorOf(s) {
   if (!s || s.ok !== true) return { state: "unknown", word: "Status unavailable" };
   if (s.rolledBack) return { state: "rolledback", word: "Trust record rolled back" };
   if (s.gate === "compromised") return { state: "unproven", word: "Host key not proven" };
   if (s.killed === true) return { state: "killed", word: "Kill switch engaged" };
+  // Connected to a host this browser has not paired with: nothing an agent asks can work yet.
+  if (s.phase === "ready" && s.gate === "unpinned") return { state: "unpaired", word: "Connected, not paired yet" };
   if (s.phase === "ready") return { state: "connected", word: "Connected" };
   if (s.phase === "mismatch") return { state: "mismatch", word: "Host version mismatch" };
   if (s.phase === "stopped") return { state: "unknown", word: "Stopped" };

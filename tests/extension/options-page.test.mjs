@@ -72,7 +72,10 @@ test("pairing: pair_begin with the code, create() with options.publicKey, pair_c
 test("a refused pairing says the host's reason in words, next to the Pair button", async () => {
   const a = make({ begin: { ok: false, code: "presence_refused", reason: "code_refused" } });
   assert.equal(await (await a.run()).pair(),
-    "refused: presence_refused — the pairing code is wrong, used, expired or for another browser: run tabwarden pair again");
+    "refused: presence_refused — the pairing code is wrong, used, expired or for another browser: check it is typed as printed, "
+    + "or get a new one with `tabwarden pair --browser LABEL` (LABEL: this browser, e.g. chromium)");
+  // Never `tabwarden pair` alone: once paired, it answers already_paired.
+  assert.doesNotMatch(a.doc.el("status").textContent, /run tabwarden pair again|`tabwarden pair`[^ ]/);
   assert.match(a.doc.el("status").textContent, /pairing code is wrong/);
   const b = make({ complete: { ok: false, code: "presence_refused", reason: "<script>" } });
   assert.equal(await (await b.run()).pair(), "refused: presence_refused", "an unknown reason adds nothing");

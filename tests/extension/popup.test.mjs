@@ -190,6 +190,10 @@ test("popup: a coloured indicator word per state; engaged means no Engage offer 
   assert.equal(indicatorOf({ ...base, phase: "reconnect_wait", killed: null }).state, "reconnecting");
   assert.equal(indicatorOf({ ...base, phase: "mismatch" }).state, "mismatch");
   assert.equal(indicatorOf(null).state, "unknown");
+  // Connected but this browser never paired: not the green "Connected", and the line says what to do.
+  assert.deepEqual(indicatorOf({ ...base, gate: "unpinned" }), { state: "unpaired", word: "Connected, not paired yet" });
+  assert.equal(indicatorOf({ ...base, gate: "trusted" }).state, "connected");
+  assert.match(stateText({ ...base, gate: "unpinned" }), /not paired: run `tabwarden pair` in a terminal, then enter its code on the options page/);
 });
 
 test("popup: each last call names its client and tool; the client label is recorded from the request", async () => {
