@@ -102,6 +102,7 @@ from tabwarden.protocol.codes import (
     BAD_REQUEST,
     CONFIRM_DENIED,
     CONFIRM_TIMEOUT,
+    EXTENSION_NOT_CONNECTED,
     INTERNAL_ERROR,
     KILLED,
     PROVENANCE_REFUSED,
@@ -464,6 +465,18 @@ class ToolCalls:
             return []
         return self._host_problems_of(self._bridge.env)
 
+    async def _why_no_host(self) -> str:
+        """For a call no host answered: each running browser that cannot start one, with the
+        exact command that fixes it (its own label and directory), or ""."""
+        try:
+            problems = await asyncio.to_thread(self._host_problems)
+        except Exception:  # only words: a process table that cannot be read adds none
+            return ""
+        return "".join(
+            f"; {p['browser']} is running, but {p['cause']}: run `{p['command']}`"
+            for p in problems[:3]
+        )
+
     async def _relay(
         self, spec: ToolSpec, call: Relay, args: Arguments, progress: Progress
     ) -> CallToolResult:
@@ -511,7 +524,10 @@ class ToolCalls:
                         "the provenance ledger",
                         read_only=spec.read_only,
                     )
-            return error_result(exc.code, str(exc), read_only=spec.read_only)
+            message = str(exc)
+            if exc.code == EXTENSION_NOT_CONNECTED:
+                message += await self._why_no_host()
+            return error_result(exc.code, message, read_only=spec.read_only)
         decided = reply.pop("provenance", None)
         path = reply.pop("provenancePath", None)
         if lineage or (captured and decided is not None):

@@ -11,7 +11,7 @@ export const ERROR_TABLE = frozenTable([
   ["internal_error", 1, "Unexpected failure inside tabwarden; run `tabwarden status` and report the stderr log."],
   ["bad_request", 2, "The request was malformed; check the tool's input schema."],
   ["unknown_action", 3, "This extension does not know that action; update the extension and tabwarden together."],
-  ["extension_not_connected", 4, "Open Chrome with the tabwarden extension enabled (`tabwarden install` once), then retry; `tabwarden status` shows what is missing."],
+  ["extension_not_connected", 4, "Open the browser with the tabwarden extension enabled (after `tabwarden install --browser LABEL` once for it: chrome, chromium, brave, edge or vivaldi), then retry; `tabwarden status` shows what is missing."],
   ["bridge_refused", 5, "The host refused this connection (wrong UID, secret or version); restart the browser and run `tabwarden status`."],
   ["protocol_mismatch", 6, "tabwarden and the extension speak different protocol versions; update both."],
   ["timeout", 7, "The browser did not answer in time; the page may be busy. A read is safe to retry; after an action, check the page before repeating it."],

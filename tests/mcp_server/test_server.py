@@ -118,6 +118,40 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
     asyncio.run(scenario())
 
 
+async def test_a_call_no_host_answers_names_the_install_command_of_the_browser_running(
+    runtime_dir: Path,
+) -> None:
+    """The running browsers are the command line's to read (``tabwarden mcp`` hands the reader
+    in); here it reports Chromium running without our host, and a relayed call that no host
+    answers says so with that browser's own command, where the hint can only say LABEL."""
+    seen: list[object] = []
+    command = "tabwarden install --browser chromium --manifest-dir '/p q/NativeMessagingHosts'"
+
+    def problems(env: object) -> list[dict[str, str]]:
+        seen.append(env)
+        return [{"code": "host_not_installed", "browser": "chromium",
+                 "cause": "no host manifest is installed for it", "command": command}]  # fmt: skip
+
+    bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime_dir)})
+    server = build_server(bridge, ToolGuard(Effective.unpaired, None), host_problems=problems)
+    async with Client(server, raise_exceptions=True) as client:
+        error = _error(await client.call_tool("tab_list", {}))
+    assert error["code"] == "extension_not_connected"
+    assert error["message"].endswith(
+        f"; chromium is running, but no host manifest is installed for it: run `{command}`"
+    ), error
+    assert "--browser LABEL" in error["hint"]
+    assert seen == [bridge.env]
+
+    def unreadable(env: object) -> list[dict[str, str]]:
+        raise PermissionError("the process table")
+
+    server = build_server(bridge, ToolGuard(Effective.unpaired, None), host_problems=unreadable)
+    async with Client(server, raise_exceptions=True) as client:
+        error = _error(await client.call_tool("tab_list", {}))
+    assert error["code"] == "extension_not_connected" and "running" not in error["message"]
+
+
 def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser) -> None:
     fake_browser.wait_socket()
     fake_browser.hello()
