@@ -10,6 +10,9 @@
 // told of each attachment (to enable their CDP domains before the tab navigates) and of each tab
 // forgotten; a domain capture holds stays enabled when another user sends its `.disable`, and its
 // `.enable` from another user re-enables it (so Chrome reports the domain's state again).
+// Every attachment first holds its tab in front (FOREGROUND_EMULATION), so an owned tab behind
+// the person's window, minimised or not its window's active tab runs as a foreground tab does;
+// only owned tabs are attached, so a person's own tab is never held.
 // Pure: no chrome. It must never attach to (or keep attached to) a tab no session owns, never
 // let a CDP failure escape as anything but a table code, and never let an event listener throw.
 // docs/adr/0005-debugger-on-owned-tabs.md says why the debugger stays attached.
@@ -24,6 +27,19 @@ import { NO_POLICY } from "./policy.js";
 export const CDP_VERSION = "1.3";
 /** Longest an attach (attach + Page.enable) may take inside a call that does not need it. */
 export const SOFT_ATTACH_MS = 5000;
+/**
+ * What every attachment to an owned tab sends first, so the tab runs as a foreground tab does
+ * behind the person's window: Chrome counts a focus-emulated tab as visible (it holds the tab as
+ * a capture would), so it is not hidden when it is not its window's active tab or its window is
+ * minimised, and its timers (1 tick a second when hidden) and animation frames (none when
+ * hidden) run at full rate; `document.hasFocus()` is true in it. It lasts as long as this
+ * attachment (navigations included) and ends with it: a re-attachment sends it again. Measured
+ * in docs/platform-facts-background-tabs.md; why owned tabs only in docs/adr/0010.
+ * @type {ReadonlyArray<readonly [string, Record<string, unknown>]>}
+ */
+export const FOREGROUND_EMULATION = Object.freeze([
+  Object.freeze(/** @type {const} */ (["Emulation.setFocusEmulationEnabled", Object.freeze({ enabled: true })])),
+]);
 /** Longest Chrome text quoted in an error. */
 const MAX_QUOTE = 200;
 
@@ -123,6 +139,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         await api.attach(tabId, CDP_VERSION);
       }
       await api.send(tabId, "Page.enable");
+      await keepInFront(tabId);
       // Before anything navigates the tab: the capture tails' domains, when they are on.
       // Bounded: a page that does not answer must not hold the attachment (nor its call) up.
       if (sink !== undefined) {
@@ -135,6 +152,21 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       if (sessions.get(tabId) === p) sessions.delete(tabId);
     });
     return p;
+  }
+
+  /**
+   * Hold an owned tab in front (FOREGROUND_EMULATION) on this attachment. A failure is logged,
+   * never fatal: the tab still works where the person can see it.
+   * @param {number} tabId
+   */
+  async function keepInFront(tabId) {
+    for (const [method, params] of FOREGROUND_EMULATION) {
+      try {
+        await api.send(tabId, method, params);
+      } catch (err) {
+        log.warn(`tabwarden: could not keep tab ${tabId} running in the background (${method})`, quote(err));
+      }
+    }
   }
 
   /** @param {number} tabId */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CDP_VERSION, createDebuggerManager, createDialogGuard } from "../../extension/worker/debugger.js";
+import { CDP_VERSION, FOREGROUND_EMULATION, createDebuggerManager, createDialogGuard } from "../../extension/worker/debugger.js";
 import { createDialogs, maskDialogText } from "../../extension/worker/dialogs.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createTabQueue, serialiseByTab } from "../../extension/worker/tab-queue.js";
@@ -59,6 +59,7 @@ test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody
   await manager.send(CTX, 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }, "move the pointer");
   assert.deepEqual(dbg.calls, [
     ["attach", 5, CDP_VERSION], ["send", 5, "Page.enable", undefined],
+    ["send", 5, "Emulation.setFocusEmulationEnabled", { enabled: true }],
     ["send", 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }],
   ]);
   assert.deepEqual(manager.attached(), [5]);
@@ -69,7 +70,8 @@ test("an attachment left by an earlier worker is taken over", async () => {
   ownership.claim("s1", 2);
   dbg.attached.add(2); // Chrome still holds ours from before the worker restarted
   await manager.ensure(CTX, 2);
-  assert.deepEqual(dbg.calls.map((c) => c.slice(0, 3)), [["attach", 2, CDP_VERSION], ["detach", 2], ["attach", 2, CDP_VERSION], ["send", 2, "Page.enable"]]);
+  assert.deepEqual(dbg.calls.map((c) => c.slice(0, 3)), [["attach", 2, CDP_VERSION], ["detach", 2], ["attach", 2, CDP_VERSION], ["send", 2, "Page.enable"],
+    ["send", 2, "Emulation.setFocusEmulationEnabled"]]);
 });
 
 test("Chrome refusing to attach is debugger_detached with its reason, and a later call tries again", async () => {
@@ -106,7 +108,43 @@ test("the person closing the bar is reported once (nothing sent), then the next 
     (e) => e.code === "debugger_detached" && /closed Chrome's "is debugging this browser" bar/.test(e.message));
   assert.equal(dbg.calls.length, before);
   await manager.send(CTX, 6, "Input.dispatchMouseEvent", {}, "move the pointer");
-  assert.deepEqual(dbg.calls.slice(before).map((c) => c[0]), ["attach", "send", "send"]);
+  assert.deepEqual(dbg.calls.slice(before).map((c) => c[0]), ["attach", "send", "send", "send"]);
+});
+
+test("every attachment to an owned tab holds it in front (focus emulation), again after a re-attach; a tab nobody owns never", async () => {
+  const { ownership, dbg, manager } = setup();
+  const held = (tabId) => dbg.calls.filter((c) => c[0] === "send" && c[1] === tabId && c[2] === "Emulation.setFocusEmulationEnabled");
+  assert.deepEqual(FOREGROUND_EMULATION, [["Emulation.setFocusEmulationEnabled", { enabled: true }]]);
+  assert.equal(await manager.ensureSoft(CTX, 8), false); // the person's own tab
+  manager.onEvent(8, "Page.frameNavigated", { frame: {} });
+  assert.deepEqual(held(8), []);
+  ownership.claim("s1", 9);
+  await manager.ensure(CTX, 9);
+  await manager.ensure(CTX, 9); // one attachment, held once
+  assert.deepEqual(held(9).map((c) => c[3]), [{ enabled: true }]);
+  const sent = dbg.calls.map((c) => c[2]).filter(Boolean);
+  assert.ok(sent.indexOf("Emulation.setFocusEmulationEnabled") === sent.indexOf("Page.enable") + 1); // before the call's own commands
+  dbg.attached.delete(9);
+  manager.onDetach(9, "target_closed"); // gone with its attachment: held again on the next one
+  await manager.ensure(CTX, 9);
+  assert.equal(held(9).length, 2);
+  manager.release(9);
+  await flush();
+  assert.equal(held(9).length, 2);
+});
+
+test("a tab Chrome will not hold in front still attaches and works (the failure is logged)", async () => {
+  const { ownership, dbg, manager, log } = setup();
+  ownership.claim("s1", 10);
+  const send = dbg.api.send;
+  dbg.api.send = async (tabId, method, params, sessionId) => {
+    if (method === "Emulation.setFocusEmulationEnabled") throw new Error("Not allowed");
+    return send(tabId, method, params, sessionId);
+  };
+  await manager.ensure(CTX, 10);
+  await manager.send(CTX, 10, "Input.dispatchMouseEvent", {}, "move the pointer");
+  assert.deepEqual(manager.attached(), [10]);
+  assert.ok(log.warnings.some((w) => /keep tab 10 running in the background/.test(w)), JSON.stringify(log.warnings));
 });
 
 test("detached behind its back: the command answers debugger_detached, the next re-attaches", async () => {
