@@ -816,7 +816,18 @@ var tabwardenActions = (() => {
         throw new PageError("bad_request", `x, y must lie inside the viewport (${innerWidth} x ${innerHeight} CSS pixels)`);
       }
     }
-    const hit = hitAt(x, y);
+    let hit = hitAt(x, y);
+    if (a.armClick && el !== null && hit && !holds(el, hit)) {
+      // page_click: something sits over the part that shows (a sticky header over an element
+      // half scrolled under it): centre the element in the viewport, as a person would, and look again.
+      scrollIn(el);
+      const box = shownBox(el);
+      if (box !== null) {
+        x = (box.left + box.right) / 2;
+        y = (box.top + box.bottom) / 2;
+        hit = hitAt(x, y);
+      }
+    }
     if (!hit) throw new PageError("element_not_found", "nothing is at that point of the viewport");
     const target = el ?? hit;
     const covered = el !== null && !holds(el, hit);

@@ -55,7 +55,26 @@ PAGE = f"""<!doctype html><html><head><title>clicks</title>
 </script></body></html>"""
 
 
+#: A fixed header over the top of the viewport, and a button the page scrolled half under it.
+STICKY = """<!doctype html><html><head><title>sticky</title><style>
+  #bar { position: fixed; left: 0; top: 0; width: 100%; height: 90px; z-index: 5; }
+  #half { position: absolute; left: 20px; top: 1000px; height: 40px; }
+</style></head><body>
+<div id=bar>Header</div><button type=button id=half>Half hidden</button>
+<p id=halfs>0</p><p id=bars>0</p><div style="height: 3000px"></div>
+<script>
+  const count = (n) => () => {
+    const p = document.getElementById(n); p.textContent = String(Number(p.textContent) + 1);
+  };
+  document.getElementById('half').addEventListener('click', count('halfs'));
+  document.getElementById('bar').addEventListener('click', count('bars'));
+  scrollTo(0, 940);
+</script></body></html>"""
+
+
 def _page(request: Request) -> str:
+    if request.path == "/sticky":
+        return STICKY
     if request.path == "/child":
         return "<!doctype html><title>child</title><p id=via>child</p>"
     return PAGE
@@ -133,3 +152,12 @@ async def test_enter_on_a_button_opens_its_window_through_the_popup_blocker(
 
     assert tab in await until("the window Enter opened joined the session", joined)
     assert [r.target for r in clicks.requests("/child")] == ["/child?via=press"]
+
+
+async def test_an_element_half_under_a_fixed_header_is_centred_and_clicked_not_the_header(
+    agent: Any, clicks: ServedSite
+) -> None:
+    tab = (await ok(agent, "tab_open", {"url": f"{clicks.origin}/sticky"}))["tab"]["id"]
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#half"})
+    assert await text(agent, tab, "#halfs") == "1"
+    assert await text(agent, tab, "#bars") == "0"
