@@ -59,6 +59,8 @@ PROVENANCE_REFUSED: Final = "provenance_refused"
 SCREENSHOT_TOO_LARGE: Final = "screenshot_too_large"
 HOST_NOT_INSTALLED: Final = "host_not_installed"
 HOST_CANNOT_START: Final = "host_cannot_start"
+POPUP_BLOCKED: Final = "popup_blocked"
+ELEMENT_COVERED: Final = "element_covered"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -131,6 +133,8 @@ WIRE_CODES: Final = (
     SCREENSHOT_TOO_LARGE,
     HOST_NOT_INSTALLED,
     HOST_CANNOT_START,
+    POPUP_BLOCKED,
+    ELEMENT_COVERED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -2,8 +2,9 @@
 // (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_hover (the
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
 // blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
-// code, the person's confirmation), worker/debugger.js (every CDP command bounded by the call's
-// deadline), handlers/frames.js (with `frame`: the point placed in the tab's viewport) and
+// code, the person's confirmation), handlers/pointer.js (where the pointer lands, with `frame` placed
+// in the tab's viewport, and the click itself, as page_click makes it), worker/debugger.js (every
+// CDP command bounded by the call's deadline) and
 // worker/dialogs.js. It must never touch the chrome global, never click a point another element
 // covers unless the call says `force` (and never one an enclosing page covers over a frame, even
 // then), never click something a submit or a link click
@@ -16,15 +17,13 @@ import { BridgeError } from "../shared/bridge-error.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { originOf } from "../shared/origin.js";
-import { createFrameWorlds } from "./frames.js";
 import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
+import { createPointer } from "./pointer.js";
 import { argTabId, ownedTab } from "./support.js";
 import { needsConfirm } from "./tabs.js";
 
 /** CDP Input modifier bits (Input.dispatchMouseEvent `modifiers`). */
 export const MODIFIER_BITS = Object.freeze({ Alt: 1, Control: 2, Meta: 4, Shift: 8 });
-/** CDP `buttons` bit of each button while it is held. */
-const BUTTON_BITS = Object.freeze({ left: 1, right: 2, middle: 4 });
 /** Longest coordinate accepted (CSS pixels). */
 const MAX_COORD = 100_000;
 
@@ -75,48 +74,14 @@ export function inputHandlers(deps) {
   const { cdp, dialogs, loads, ensureOrigin, confirm } = deps;
   const mac = deps.mac === true;
   const { docTokens, open, page, ask, landing } = elementTools(deps);
-  const worlds = createFrameWorlds({ cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
+  const pointer = createPointer({
+    cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))), page, docTokens,
+    remember: (tabId, session, frameId, token, floor) => rememberSnapshot(docTokens, tabId, session, frameId, token, floor),
+  });
+  const { locate } = pointer;
 
   /**
-   * Where the pointer lands on the tab (page/actions.js pointAt, in the call's frame), recording
-   * the document's ref token as a snapshot does, so the hit element's ref can be used next. In a
-   * frame the point is found in the frame's viewport (`covered`, `hitTarget`, `hitRef` are the
-   * frame's), then placed in the tab's viewport through the enclosing iframe elements
-   * (handlers/frames.js toTop); an element of an enclosing page over the frame at that point is
-   * `covered` too (`overFrame`: nothing of the frame's own would receive the input).
-   * @param {import("./support.js").Ctx} ctx
-   * @param {number} tabId
-   * @param {number} frameId
-   * @param {string} origin
-   * @param {string | null} docToken
-   * @param {ReturnType<typeof argPoint>} point
-   */
-  async function locate(ctx, tabId, frameId, origin, docToken, point) {
-    const floor = docTokens.get(tabId)?.floor ?? 0;
-    const a = point.target !== null ? { target: point.target, docToken } : { x: point.x, y: point.y };
-    const r = await page(ctx, tabId, "point", { ...a, origin, refFloor: floor });
-    if (!Number.isFinite(r.x) || !Number.isFinite(r.y)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this page");
-    if (typeof r.docToken === "string" && Number.isSafeInteger(r.lastRef)) {
-      rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
-    }
-    const kind = r.kind === "submit" || r.kind === "link" ? r.kind : "plain";
-    const at = {
-      x: Number(r.x), y: Number(r.y), covered: r.covered === true, overFrame: false, kind, url: String(r.url),
-      desc: String(r.desc ?? ""), hitTarget: String(r.hitTarget ?? ""),
-      hitKind: r.hitKind === "submit" || r.hitKind === "link" ? r.hitKind : "plain",
-      ...(typeof r.hitRef === "string" ? { hitRef: r.hitRef } : {}),
-    };
-    if (frameId === 0) return at;
-    if (typeof r.docToken !== "string") throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this frame");
-    const world = await worlds.locate(ctx, tabId, r.docToken);
-    const top = await worlds.toTop(ctx, tabId, world, at.x, at.y);
-    if (top.coveredBy === null) return { ...at, x: top.x, y: top.y };
-    const { hitRef: _hidden, ...rest } = at;
-    return { ...rest, x: top.x, y: top.y, covered: true, overFrame: true, hitTarget: top.coveredBy, hitKind: "plain" };
-  }
-
-  /**
-   * One CDP mouse event at (x, y).
+   * One CDP mouse event at (x, y) (page_hover's move; clicks go through pointer.clickAt).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {Record<string, unknown>} event
@@ -156,15 +121,9 @@ export function inputHandlers(deps) {
       }
       at = again;
     }
-    const base = { x: at.x, y: at.y, modifiers };
     const watch = loads.watch(tabId);
     try {
-      await mouse(ctx, tabId, { ...base, type: "mouseMoved", button: "none", buttons: 0 }, "move the pointer");
-      for (let n = 1; n <= clickCount; n++) {
-        const held = { ...base, button, clickCount: n };
-        await mouse(ctx, tabId, { ...held, type: "mousePressed", buttons: BUTTON_BITS[button] }, "press the mouse button");
-        await mouse(ctx, tabId, { ...held, type: "mouseReleased", buttons: 0 }, "release the mouse button");
-      }
+      await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, button, clickCount, modifiers });
     } catch (err) {
       watch.cancel();
       throw err;

@@ -5,7 +5,8 @@
 // every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
 // on that frame's and each enclosing frame's: handlers/frames.js), then injects the page code
 // (worker/elements.js PAGE_FILES, extension/page/) into that frame only and runs its pageOp through
-// callPageOp (the page side refuses to act on another origin). It must never
+// callPageOp (the page side refuses to act on another origin); page_click clicks as a person does,
+// trusted input at the element's point (handlers/pointer.js, shared with page_mouse). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
 // for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
 // password field unless policy.passwordFill, and never accept a ref from another document.
@@ -17,18 +18,19 @@ import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
 import { CODE } from "../shared/error-codes.js";
 import { createGrace } from "../worker/grace.js";
-import { insertThrough } from "../worker/keyboard.js";
+import { insertThrough, keyEvents, parseKey } from "../worker/keyboard.js";
 import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { argFrame, createFrameWorlds, gateFrame } from "./frames.js";
 import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
+import { createPointer, refuseIfBlocked, watchBlockedWindows } from "./pointer.js";
 import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
 /** @type {ReadonlySet<string>} */
 const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED,
-  CODE.WRONG_ELEMENT]);
+  CODE.WRONG_ELEMENT, CODE.ELEMENT_COVERED]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 /** What a waitFor may name (exactly one). */
@@ -508,7 +510,12 @@ export function rememberSnapshot(docTokens, tabId, session, frameId, token, floo
 export function interactHandlers(deps) {
   const { loads } = deps;
   const { grace, now, docTokens, open, page, ask, landing } = elementTools(deps);
-  const reader = a11yReader({ cdp: deps.cdp, sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))) });
+  const sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  const reader = a11yReader({ cdp: deps.cdp, sleep });
+  const pointer = createPointer({
+    cdp: deps.cdp, sleep, page, docTokens,
+    remember: (tabId, session, frameId, token, floor) => rememberSnapshot(docTokens, tabId, session, frameId, token, floor),
+  });
 
   /**
    * Arm the watch for a tab the action may open (worker/popups.js); null without popups.
@@ -524,9 +531,11 @@ export function interactHandlers(deps) {
    * @param {import("./support.js").Ctx} ctx
    * @param {import("../worker/popups.js").PopupWatch | null} opened
    * @param {boolean} wait
+   * @param {import("./pointer.js").BlockedWindows} blocked windows Chrome's popup blocker may
+   *   have stopped: waiting ends with popup_blocked when one did
    * @returns {Promise<{id: number, url: string} | null>}
    */
-  async function newTabOf(ctx, opened, wait) {
+  async function newTabOf(ctx, opened, wait, blocked) {
     if (opened === null) {
       if (wait) throw new BridgeError(CODE.BAD_REQUEST, "newTab is not available here");
       return null;
@@ -534,7 +543,11 @@ export function interactHandlers(deps) {
     let joined = opened.seen();
     if (joined === null && wait) {
       try {
-        joined = await step(ctx, "wait for the new tab the click opens", opened.promise, MAX_WAIT_MS);
+        const stopped = blocked.next.then(async () => {
+          await refuseIfBlocked(opened, blocked, sleep, "The click was done");
+          return opened.promise;
+        });
+        joined = await step(ctx, "wait for the new tab the click opens", Promise.race([opened.promise, stopped]), MAX_WAIT_MS);
       } catch (err) {
         if (err instanceof BridgeError && err.code === CODE.TIMEOUT) {
           throw new BridgeError(CODE.TIMEOUT, "the click was done, but no new tab joined this session before the call's deadline");
@@ -617,10 +630,20 @@ export function interactHandlers(deps) {
     };
   }
 
-  /** @type {import("../worker/dispatch.js").Handler} */
+  /**
+   * page_click: a person's click. The element is described (what it does decides whether the
+   * person is asked), then pointed at (page/actions.js pointAt with `armClick`: scrolled into
+   * view, its box's centre, refused when something else is at that point) and clicked there as
+   * trusted input (handlers/pointer.js), so Chrome treats it as the person's gesture (a window
+   * its handler opens gets through the popup blocker). The page watched the click arrive: on
+   * another element it was stopped there (element_covered); the navigation it started is waited
+   * for (landing); a tab it opened is reported (`newTab`), and a window Chrome blocked answers
+   * popup_blocked.
+   * @type {import("../worker/dispatch.js").Handler}
+   */
   async function click(args, ctx) {
     const target = argTarget(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_click");
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_click");
     const base = { origin, target, docToken };
     const d = await page(ctx, tabId, "describe", base);
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
@@ -628,25 +651,54 @@ export function interactHandlers(deps) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
       await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind), fields: d.fields });
     }
+    if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    await deps.cdp.ensure(ctx, tabId);
+    const at = await pointer.locate(ctx, tabId, frameId, origin, docToken, { target }, { armClick: { expectKind: kind } });
+    if (at.covered) {
+      if (at.overFrame) await page(ctx, tabId, "clickResult", { origin, cancel: true }).catch(() => undefined);
+      throw new BridgeError(CODE.ELEMENT_COVERED, `${at.hitTarget} covers ${at.desc} where a person would click it, so nothing was clicked; close or move what covers it, then click again`);
+    }
     const watch = loads.watch(tabId);
     const opened = popupWatch(tabId, ctx);
-    let r;
+    const blocked = watchBlockedWindows(deps.cdp, tabId);
     try {
-      r = await page(ctx, tabId, "click", { ...base, expectKind: kind });
-    } catch (err) {
-      watch.cancel();
-      opened?.cancel();
-      throw err;
-    }
-    try {
-      // The page says whether the click started a navigation (its navigate event).
-      const nav = isPlainObject(r.navigation) ? r.navigation : null;
-      const { navigated, after } = await landing(ctx, tabId, origin, watch, String(r.url), nav);
-      const newTab = await newTabOf(ctx, opened, args.newTab === true);
-      const url = typeof after?.url === "string" && after.url !== "" ? after.url : String(r.url);
+      try {
+        await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y });
+      } catch (err) {
+        watch.cancel();
+        throw err;
+      }
+      /** @type {Record<string, any> | null} */
+      let r = null;
+      try {
+        r = await page(ctx, tabId, "clickResult", { origin });
+      } catch (err) {
+        // The click took the tab to another document (maybe another site) before the page could
+        // say what it did: the tab itself is looked at instead (landing).
+        if (!(err instanceof BridgeError) || (err.code !== CODE.ORIGIN_NOT_APPROVED && err.code !== CODE.INTERNAL_ERROR)) {
+          watch.cancel();
+          throw err;
+        }
+      }
+      if (r !== null && typeof r.elsewhere === "string") {
+        watch.cancel();
+        throw new BridgeError(CODE.ELEMENT_COVERED, `the click landed on ${r.elsewhere}, which the page put over ${at.desc} as it was clicked; it was stopped there and did nothing; look at the page, then click again`);
+      }
+      if (r !== null && r.armed === true && r.clicked !== true) {
+        watch.cancel();
+        throw new BridgeError(CODE.TIMEOUT, `the click was sent, but ${at.desc} did not receive it (the page may be busy); check the page before clicking again`);
+      }
+      // The page says whether the click started a navigation (its navigate event); a document
+      // that is already another one cannot, so the tab is looked at (undefined).
+      const nav = r !== null && r.armed === true ? (isPlainObject(r.navigation) ? r.navigation : null) : undefined;
+      const { navigated, after } = await landing(ctx, tabId, origin, watch, at.url, nav);
+      await refuseIfBlocked(opened, blocked, sleep, "The click was done");
+      const newTab = await newTabOf(ctx, opened, args.newTab === true, blocked);
+      const url = typeof after?.url === "string" && after.url !== "" ? after.url : at.url;
       return { clicked: true, navigated, url, ...(newTab !== null ? { newTab } : {}) };
     } finally {
       opened?.cancel();
+      blocked.stop();
     }
   }
 
@@ -685,6 +737,23 @@ export function interactHandlers(deps) {
     if (needsConfirm(ctx, "press") || clickKindAsks) {
       const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
       await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}`, fields: kind === "submit" ? d.fields : undefined });
+    }
+    if (key === "Enter" && deps.cdp !== undefined) {
+      // Enter activates links, buttons and forms: pressed as a person presses it (trusted CDP key
+      // input on the focused element), so a window it opens gets through the popup blocker.
+      await deps.cdp.ensure(ctx, tabId);
+      const f = await page(ctx, tabId, "focus", { origin, target, docToken, forKey: key, allowPassword });
+      const now = f.kind === "submit" || f.kind === "link" ? f.kind : "plain";
+      if (now !== "plain" && now !== kind) throw new BridgeError(CODE.POLICY_DENIED, "the element changed after it was confirmed; try again");
+      const watch = loads.watch(tabId);
+      try {
+        for (const ev of keyEvents(parseKey(key, false))) await deps.cdp.send(ctx, tabId, "Input.dispatchKeyEvent", ev, `press ${key}`);
+      } catch (err) {
+        watch.cancel();
+        throw err;
+      }
+      await landing(ctx, tabId, origin, watch, String(f.url));
+      return { pressed: true };
     }
     await page(ctx, tabId, "press", { ...base, allowPassword, expectKind: kind });
     return { pressed: true };

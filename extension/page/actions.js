@@ -1,17 +1,20 @@
-// page/actions.js — the element operations in the page: describe, click, fill, press, select,
-// check, clear, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved,
-// plus the page-wide waitFor, scroll, settle, reveal, pointAt (where trusted input lands) and
-// inputResult (whether trusted typing took; worker/keyboard.js). Runs in the page's isolated world after page/redact.js,
-// page/dom.js and page/locate.js (and under Node's tests). It must never fill or type into a
-// password field (the resolved element or the one that has focus) unless `a.allowPassword` is
-// true, never return a password's value or text, never pass a card-like number through a value
-// or text, and never click a submit button or link whose kind differs from the one the person
-// confirmed (`a.expectKind`).
+// page/actions.js — the element operations in the page: describe, fill, press, select, check,
+// clear, scroll, getState and focus, each `(el, a)` on an element page/locate.js resolved, plus
+// the page-wide waitFor, scroll, settle, reveal, pointAt (where trusted input lands; with
+// `armClick`, page_click's watch of the click it is about to receive), clickResult (what that
+// click did) and inputResult (whether trusted typing took; worker/keyboard.js). Runs in the
+// page's isolated world after page/redact.js, page/dom.js and page/locate.js (and under Node's
+// tests). It must never fill or type into a password field (the resolved element or the one that
+// has focus) unless `a.allowPassword` is true, never return a password's value or text, never
+// pass a card-like number through a value or text, never arm a click on a submit button or link
+// whose kind differs from the one the person confirmed (`a.armClick.expectKind`), nor on an
+// element something else covers, and never let page_click's click go through on another element.
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenActions` on
 // globalThis (page/redact.js's header says why and how). Between "focus" and "inputResult" one
-// pending input is kept under a symbol of this isolated world's globalThis (the page never sees
-// it), since every call injects this file afresh.
+// pending input, and between "point" (armClick) and "clickResult" one armed click, are kept under
+// symbols of this isolated world's globalThis (the page never sees them), since every call
+// injects this file afresh.
 
 var tabwardenActions = (() => {
   const { TEXTLIKE, BUTTONLIKE, PageError, collapse, cap, tagOf, typeOf, isPassword, visible, textOf, roleOf,
@@ -36,11 +39,6 @@ var tabwardenActions = (() => {
         : /^(mouse|click)/.test(type) ? globalThis.MouseEvent
           : type === "input" ? globalThis.InputEvent : undefined;
     return typeof C === "function" ? new C(type, init) : new Event(type, init);
-  }
-  /** @param {any} el */
-  function center(el) {
-    const r = typeof el.getBoundingClientRect === "function" ? el.getBoundingClientRect() : { left: 0, top: 0, width: 0, height: 0 };
-    return { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
   }
   /** @param {any} el */
   function usable(el) {
@@ -101,14 +99,13 @@ var tabwardenActions = (() => {
   }
 
   /**
-   * Run `act` and say whether it started a navigation of this document, from the Navigation
-   * API's navigate event (neither cancelled nor a download): {sameDocument, url}, or null. A
-   * form submission fires its navigate event in a later task, so after a submit event nobody
-   * cancelled this waits for it (at most SUBMIT_NAVIGATE_MS); otherwise it returns at once.
-   * @param {() => void} act
-   * @returns {Promise<{sameDocument: boolean, url: string} | null>}
+   * Start watching whether this document starts a navigation, from the Navigation API's navigate
+   * event (neither cancelled nor a download); `finish()` stops and says: {sameDocument, url}, or
+   * null. A form submission fires its navigate event in a later task, so after a submit event
+   * nobody cancelled `finish` waits for it (at most SUBMIT_NAVIGATE_MS); otherwise it answers at once.
+   * @returns {{finish: () => Promise<{sameDocument: boolean, url: string} | null>}}
    */
-  async function navigationOf(act) {
+  function watchNavigation() {
     const nav = /** @type {any} */ (globalThis).navigation;
     /** @type {any} */
     let seen = null;
@@ -126,29 +123,31 @@ var tabwardenActions = (() => {
     };
     nav?.addEventListener?.("navigate", onNavigate);
     globalThis.addEventListener?.("submit", onSubmit, true);
-    try {
-      act();
-      if (seen === null && submitted !== null && !submitted.defaultPrevented && submitsHere(submitted)) {
-        /** @type {ReturnType<typeof setTimeout> | undefined} */
-        let timer;
-        await new Promise((resolve) => {
-          wake = () => resolve(undefined);
-          timer = setTimeout(wake, SUBMIT_NAVIGATE_MS);
-        });
-        clearTimeout(timer);
-        // The event's other listeners (the page's) run after ours and may still cancel it.
-        if (seen !== null) await new Promise((resolve) => {
-          const ch = new MessageChannel();
-          ch.port1.onmessage = () => resolve(undefined);
-          ch.port2.postMessage(null);
-        });
+    async function finish() {
+      try {
+        if (seen === null && submitted !== null && !submitted.defaultPrevented && submitsHere(submitted)) {
+          /** @type {ReturnType<typeof setTimeout> | undefined} */
+          let timer;
+          await new Promise((resolve) => {
+            wake = () => resolve(undefined);
+            timer = setTimeout(wake, SUBMIT_NAVIGATE_MS);
+          });
+          clearTimeout(timer);
+          // The event's other listeners (the page's) run after ours and may still cancel it.
+          if (seen !== null) await new Promise((resolve) => {
+            const ch = new MessageChannel();
+            ch.port1.onmessage = () => resolve(undefined);
+            ch.port2.postMessage(null);
+          });
+        }
+      } finally {
+        nav?.removeEventListener?.("navigate", onNavigate);
+        globalThis.removeEventListener?.("submit", onSubmit, true);
       }
-    } finally {
-      nav?.removeEventListener?.("navigate", onNavigate);
-      globalThis.removeEventListener?.("submit", onSubmit, true);
+      if (seen === null || seen.defaultPrevented || (seen.downloadRequest !== null && seen.downloadRequest !== undefined)) return null;
+      return { sameDocument: seen.destination?.sameDocument === true, url: String(seen.destination?.url ?? "") };
     }
-    if (seen === null || seen.defaultPrevented || (seen.downloadRequest !== null && seen.downloadRequest !== undefined)) return null;
-    return { sameDocument: seen.destination?.sameDocument === true, url: String(seen.destination?.url ?? "") };
+    return { finish };
   }
 
   /**
@@ -221,24 +220,82 @@ var tabwardenActions = (() => {
     };
   };
 
+  /** The key the one armed click lives under (page_click: pointAt with `armClick`, then clickResult). */
+  const ARMED_CLICK = Symbol.for("tabwarden.armedClick");
+  /** How long clickResult waits for the trusted click the worker dispatched to reach the page. */
+  const CLICK_ARRIVE_MS = 2000;
+  /** How long an armed click outlives a call that never asked for its result. */
+  const ARMED_MS = 10_000;
+
   /**
-   * An ElementOp that settles once it knows whether the click navigated.
+   * page_click, before the worker's trusted click (CDP input at the element's point): watch the
+   * first trusted click this document receives. On `el` (or inside it) it is ours: its
+   * navigation is watched. On anything else (the page slid something over the point as it was
+   * clicked) it is stopped before any listener after ours and its default action cancelled, and
+   * the element it hit is reported (`elsewhere`).
    * @param {any} el
-   * @param {Record<string, any>} a
-   * @returns {Promise<Record<string, unknown>>}
    */
-  async function click(el, a) {
-    usable(el);
-    const kind = classify(el);
-    if (kind !== "plain" && kind !== a.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
-    scrollIn(el);
-    const at = center(el);
-    for (const type of ["pointerdown", "mousedown", "pointerup", "mouseup"]) {
-      el.dispatchEvent(event(type, { bubbles: true, cancelable: true, composed: true, button: 0, ...at }));
+  function armClick(el) {
+    disarmClick();
+    const win = el.ownerDocument?.defaultView ?? globalThis;
+    /** @type {any} */
+    const state = { el, win, clicked: false, elsewhere: null, nav: watchNavigation(), timer: undefined, wake: () => {} };
+    /** @param {any} e */
+    state.onClick = (e) => {
+      if (!e.isTrusted || state.clicked || state.elsewhere !== null) return;
+      const at = typeof e.composedPath === "function" ? e.composedPath()[0] : e.target;
+      // The element went away while it was pressed (a menu that acts on mousedown): it was ours.
+      if (holds(el, at) || !el.isConnected) state.clicked = true;
+      else {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        state.elsewhere = describe(at);
+      }
+      state.wake();
+    };
+    win.addEventListener("click", state.onClick, true);
+    state.timer = setTimeout(() => {
+      if (/** @type {any} */ (globalThis)[ARMED_CLICK] === state) disarmClick();
+    }, ARMED_MS);
+    /** @type {any} */ (globalThis)[ARMED_CLICK] = state;
+  }
+  /** Forget the armed click (its listeners); returns it. */
+  function disarmClick() {
+    const state = /** @type {any} */ (globalThis)[ARMED_CLICK];
+    if (!state) return null;
+    delete (/** @type {any} */ (globalThis))[ARMED_CLICK];
+    state.win.removeEventListener("click", state.onClick, true);
+    clearTimeout(state.timer);
+    return state;
+  }
+
+  /**
+   * After the worker's trusted click: whether it reached the armed element (`clicked`), landed
+   * on another one (`elsewhere`, its description; nothing of it went through), and the
+   * navigation it started (page/actions.js watchNavigation). `armed` false: this document never
+   * armed one (the click already took the tab to another document). `a.cancel`: the click is
+   * not going to be made; just forget it.
+   * @param {Record<string, any>} a
+   */
+  async function clickResult(a) {
+    if (a.cancel === true) disarmClick();
+    const state = /** @type {any} */ (globalThis)[ARMED_CLICK];
+    if (!state) return { armed: false, url: String(location.href) };
+    if (!state.clicked && state.elsewhere === null) {
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let timer;
+      await new Promise((resolve) => {
+        state.wake = () => resolve(undefined);
+        timer = setTimeout(resolve, CLICK_ARRIVE_MS);
+      });
+      clearTimeout(timer);
     }
-    if (typeof el.focus === "function") el.focus();
-    const navigation = await navigationOf(() => el.click());
-    return { clicked: true, url: String(location.href), navigation };
+    disarmClick();
+    const navigation = await state.nav.finish();
+    return {
+      armed: true, clicked: state.clicked, ...(state.elsewhere !== null ? { elsewhere: state.elsewhere } : {}),
+      url: String(location.href), navigation: state.elsewhere === null ? navigation : null,
+    };
   }
 
   /** @type {ElementOp} */
@@ -557,7 +614,7 @@ var tabwardenActions = (() => {
   /** The operations on one element, by op name (a Map: "constructor" is not an op). */
   /** @type {ReadonlyMap<string, ElementOp>} */
   const ELEMENT_OPS = new Map([
-    ["describe", describeOp], ["click", click], ["fill", fill], ["press", press], ["select", select],
+    ["describe", describeOp], ["fill", fill], ["press", press], ["select", select],
     ["check", check], ["scroll", scrollTo], ["getState", getState], ["focus", focusOp], ["clear", clear],
   ]);
 
@@ -738,6 +795,12 @@ var tabwardenActions = (() => {
     let y;
     if (a.target) {
       el = globalThis.tabwardenLocate.resolve(a.target, a.docToken);
+      if (a.armClick) {
+        // page_click: the element asked about is the element clicked, or nothing is.
+        usable(el);
+        const kind = classify(el);
+        if (kind !== "plain" && kind !== a.armClick.expectKind) throw new PageError("policy_denied", "the element changed after it was confirmed; try again");
+      }
       let box = shownBox(el);
       if (box === null) {
         scrollIn(el);
@@ -753,7 +816,18 @@ var tabwardenActions = (() => {
         throw new PageError("bad_request", `x, y must lie inside the viewport (${innerWidth} x ${innerHeight} CSS pixels)`);
       }
     }
-    const hit = hitAt(x, y);
+    let hit = hitAt(x, y);
+    if (a.armClick && el !== null && hit && !holds(el, hit)) {
+      // page_click: something sits over the part that shows (a sticky header over an element
+      // half scrolled under it): centre the element in the viewport, as a person would, and look again.
+      scrollIn(el);
+      const box = shownBox(el);
+      if (box !== null) {
+        x = (box.left + box.right) / 2;
+        y = (box.top + box.bottom) / 2;
+        hit = hitAt(x, y);
+      }
+    }
     if (!hit) throw new PageError("element_not_found", "nothing is at that point of the viewport");
     const target = el ?? hit;
     const covered = el !== null && !holds(el, hit);
@@ -770,10 +844,11 @@ var tabwardenActions = (() => {
       if (ref !== undefined) out.hitRef = ref;
       Object.assign(out, { docToken: store.doc, lastRef: store.next });
     }
+    if (a.armClick && !covered) armClick(el);
     return out;
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, inputResult });
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, inputResult, clickResult });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -56,6 +56,8 @@ export const ERROR_TABLE = frozenTable([
   ["screenshot_too_large", 46, "The capture is too large to return: ask for a smaller region, a maxWidth, or format jpeg with a lower quality (fullPage captures of long pages are the usual cause)."],
   ["host_not_installed", 47, "The native host is not registered for the browser in use (no host manifest where it looks, or only for another browser, or the manifest names a missing program): run the `tabwarden install --browser LABEL` the message names (`tabwarden status` names it for every running browser), then retry."],
   ["host_cannot_start", 48, "The native host is registered but cannot start (its program or the Python it runs is missing, or cannot import tabwarden): run `tabwarden install --browser LABEL` again with a working Python; `tabwarden status` says what is wrong."],
+  ["popup_blocked", 49, "The click was done, but Chrome's pop-up blocker stopped the window the page tried to open (the page opened it without a click of its own, e.g. from a timer): nothing opened. Click the link or button that opens it directly, or open its address with tab_open; never ask the person to turn the blocker off."],
+  ["element_covered", 50, "Another element (a banner, an overlay, a dialog) covers that element where a person would click it, so nothing was clicked: close or dismiss what covers it (page_snapshot shows it), scroll, then click again."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -86,13 +86,7 @@ BEHAVIOUR_CHANGING: tuple[str, ...] = (
 
 #: Behaviour-changing switches we still pass, each with why (docs/adr/0009-a-persons-browser.md).
 #: The goal is an empty table.
-STILL_KEPT: dict[str, str] = {
-    "--disable-popup-blocking": (
-        "page_click clicks with page code (an untrusted click), which a person's Chrome does not "
-        "count as a gesture: the popup blocker stops the window its handler opens. Until clicks "
-        "are trusted input, the blocker stays off here; a person's Chrome blocks that window."
-    ),
-}
+STILL_KEPT: dict[str, str] = {}
 
 
 def _switch(arg: str) -> str:

@@ -66,6 +66,7 @@ def _inner(who: str) -> bytes:
         "<!doctype html><html><head><title>inner</title><style>"
         "#menu .items { display: none; } #menu:hover .items { display: block; }"
         "#low { position: absolute; top: 255px; left: 10px; }"
+        "#ask { position: absolute; top: 10px; left: 300px; }"
         "</style></head><body>"
         f"<button type=button id=trusted>Trusted {who}</button>"
         "<p id=out>none</p><p id=count>0</p>"

@@ -255,28 +255,64 @@ test("describe of a submit names the fields the form will send: names only, neve
   assert.equal(many.more, 16);
 });
 
-test("click: runs the activation and refuses when the kind changed after confirmation", async () => {
+/** page_click's page side: arm at the element's point, a trusted click there (CDP input), then clickResult. */
+async function armedClick(doc, selector, expectKind, { click = true } = {}) {
+  const at = await op(doc, "point", { target: { selector }, armClick: { expectKind } });
+  if (at.error || at.covered) return { at };
+  if (click) doc.clickAt(at.x, at.y);
+  return { at, r: await op(doc, "clickResult") };
+}
+
+test("click: armed at the element's point, the trusted click runs its activation; a changed kind arms nothing", async () => {
   const doc = loginPage();
-  assert.deepEqual(await op(doc, "click", { target: { selector: "#go" }, expectKind: "submit" }),
-    { clicked: true, url: URL_A, navigation: { sameDocument: false, url: URL_A } });
+  const { at, r } = await armedClick(doc, "#go", "submit");
+  assert.equal(at.covered, false);
+  assert.deepEqual(r, { armed: true, clicked: true, url: URL_A, navigation: { sameDocument: false, url: URL_A } });
   assert.deepEqual(doc.log.filter((l) => l[0] === "submit"), [["submit", "f"]]);
-  assert.deepEqual(doc.getElementById("go").events.slice(0, 5), ["pointerdown", "mousedown", "pointerup", "mouseup", "click"]);
-  const r = await op(doc, "click", { target: { selector: "#away" }, expectKind: "plain" });
-  assert.equal(r.error.code, "policy_denied");
+  const changed = await op(doc, "point", { target: { selector: "#away" }, armClick: { expectKind: "plain" } });
+  assert.equal(changed.error.code, "policy_denied");
+  assert.deepEqual(await op(doc, "clickResult"), { armed: false, url: URL_A }, "nothing was armed");
   assert.ok(!doc.log.some((l) => l[0] === "navigate"));
+  assert.equal((await op(doc, "point", { target: { selector: "#go" }, armClick: { expectKind: "submit" } })).covered, false);
+  assert.deepEqual(await op(doc, "clickResult", { cancel: true }), { armed: false, url: URL_A }, "cancel forgets the arm");
 });
 
 test("click: says which navigation it started from the navigate event: none, same-document, cross-document, cancelled", async () => {
   const doc = loginPage();
-  const nav = (r) => r.navigation;
-  assert.equal(nav(await op(doc, "click", { target: { selector: "#plain" }, expectKind: "plain" })), null);
-  assert.equal(nav(await op(doc, "click", { target: { selector: "#js" }, expectKind: "plain" })), null);
-  assert.deepEqual(nav(await op(doc, "click", { target: { selector: "#hash" }, expectKind: "plain" })), { sameDocument: true, url: `${URL_A}#top` });
-  assert.deepEqual(nav(await op(doc, "click", { target: { selector: "#away" }, expectKind: "link" })),
-    { sameDocument: false, url: "http://127.0.0.1:8000/b" });
+  const nav = async (selector, kind) => (await armedClick(doc, selector, kind)).r.navigation;
+  assert.equal(await nav("#plain", "plain"), null);
+  assert.equal(await nav("#js", "plain"), null);
+  assert.deepEqual(await nav("#hash", "plain"), { sameDocument: true, url: `${URL_A}#top` });
+  assert.deepEqual(await nav("#away", "link"), { sameDocument: false, url: "http://127.0.0.1:8000/b" });
   // The page cancels the navigation (its own navigate listener): nothing started.
   doc.navigation.addEventListener("navigate", (e) => e.preventDefault());
-  assert.equal(nav(await op(doc, "click", { target: { selector: "#away" }, expectKind: "link" })), null);
+  assert.equal(await nav("#away", "link"), null);
+});
+
+test("click: a covered element arms nothing; a click the page slides something under is stopped there and named", async () => {
+  const doc = loginPage();
+  const banner = doc.h("div", { id: "banner" }, "Cookie banner");
+  doc.body.append(banner);
+  doc.cover = banner;
+  const { at, r } = await armedClick(doc, "#away", "link");
+  assert.equal(at.covered, true);
+  assert.match(at.hitTarget, /Cookie banner/);
+  assert.equal(r, undefined);
+  assert.deepEqual(await op(doc, "clickResult"), { armed: false, url: URL_A });
+  // Free at the check, covered when the click comes: stopped before the page's listeners, nothing activated.
+  doc.cover = null;
+  let bannerClicks = 0;
+  banner.addEventListener("click", () => { bannerClicks += 1; });
+  const armed = await op(doc, "point", { target: { selector: "#away" }, armClick: { expectKind: "link" } });
+  assert.equal(armed.covered, false);
+  doc.cover = banner;
+  doc.clickAt(armed.x, armed.y);
+  const after = await op(doc, "clickResult");
+  assert.equal(after.clicked, false);
+  assert.match(after.elsewhere, /Cookie banner/);
+  assert.equal(after.navigation, null);
+  assert.equal(bannerClicks, 0);
+  assert.ok(!doc.log.some((l) => l[0] === "navigate"));
 });
 
 test("fill: sets the value with input/change; refuses password (resolved node or focused node)", async () => {

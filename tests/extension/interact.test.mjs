@@ -33,7 +33,8 @@ function build(url) {
   return doc;
 }
 
-function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined, provenance = undefined } = {}) {
+function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined, provenance = undefined,
+  popups = undefined, blockedWindowOn = "" } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -76,7 +77,12 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
       const t = tabs.get(tabId);
       const before = t.doc.log.length;
       const result = await runIn(t.doc, func, JSON.parse(JSON.stringify(args)));
-      // A link click or a form submission starts a cross-document navigation.
+      navigates(tabId, t, before);
+      return [{ result: JSON.parse(JSON.stringify(result)) }];
+    },
+  };
+  /** A link click or a form submission since log entry `before` starts a navigation of the tab. */
+  function navigates(tabId, t, before) {
       const nav = t.doc.log.slice(before).find((l) => l[0] === "navigate" || l[0] === "submit");
       if (nav && nav[0] === "navigate" && nav[1].startsWith("#")) {
         t.url = new URL(nav[1], t.url).href; // same-document: the url moves, nothing loads
@@ -88,9 +94,7 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
           loads.updated(tabId, { status: "complete" });
         });
       }
-      return [{ result: JSON.parse(JSON.stringify(result)) }];
-    },
-  };
+  }
   const ensureOrigin = async (url, ctx, tool) => {
     calls.gate.push([url, tool]);
     const o = url && new URL(url).origin;
@@ -98,14 +102,66 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
     return o;
   };
   const confirm = async (req) => { calls.confirm.push(req); return typeof decision === "function" ? decision(req) : decision; };
-  const debuggerFake = cdp === undefined ? undefined : cdp(tabs);
-  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, ...(debuggerFake ? { cdp: debuggerFake } : {}),
+  const inner = cdp === undefined ? undefined : cdp(tabs);
+  // Chrome's debugger: trusted mouse input clicks whatever is at the point of the fake page
+  // (page_click); anything else goes to the test's own fake, if it has one.
+  calls.mouse = [];
+  calls.keys = [];
+  const heard = new Set();
+  const debuggerFake = {
+    ensure: async () => {},
+    listen: (tabId, fn) => {
+      const l = { tabId, fn };
+      heard.add(l);
+      const off = inner?.listen?.(tabId, fn);
+      return () => { heard.delete(l); off?.(); };
+    },
+    send: async (ctx, tabId, method, params, what, session) => {
+      if (method === "Input.dispatchKeyEvent") {
+        calls.keys.push([tabId, params.type, params.key]);
+        // Enter on the focused element, as a browser does it: a link or button is clicked, a
+        // field submits its form (through its submit button when it has one).
+        if (params.key === "Enter" && (params.type === "rawKeyDown" || params.type === "keyDown")) {
+          const t = tabs.get(tabId);
+          const before = t.doc.log.length;
+          const el = t.doc.activeElement;
+          if (el?.tagName === "A" || el?.tagName === "BUTTON") el.click({ trusted: true });
+          else if (el?.tagName === "INPUT" && el.form) {
+            const submit = el.form.querySelectorAll("button").find((b) => b.type === "submit");
+            if (submit) submit.click({ trusted: true });
+            else el.form.requestSubmit();
+          }
+          navigates(tabId, t, before);
+        }
+        return {};
+      }
+      if (method !== "Input.dispatchMouseEvent") {
+        if (inner === undefined) throw new BridgeError("internal_error", "the debugger is not available");
+        return inner.send(ctx, tabId, method, params, what, session);
+      }
+      calls.mouse.push([tabId, params.type]);
+      if (params.type === "mouseReleased") {
+        const t = tabs.get(tabId);
+        const before = t.doc.log.length;
+        await runIn(t.doc, () => t.doc.clickAt(params.x, params.y), []);
+        navigates(tabId, t, before);
+        // The clicked element's handler opens a window Chrome announces without a gesture.
+        if (blockedWindowOn !== "" && t.doc.lastMeasured?.getAttribute("id") === blockedWindowOn) {
+          for (const l of heard) if (l.tabId === tabId) l.fn("Page.windowOpen", { url: `${ORIGIN}/pop`, userGesture: false });
+        }
+      }
+      return {};
+    },
+    ...(inner === undefined ? {} : { command: inner.command, children: inner.children }),
+  };
+  const deps = { browser, ownership, loads, ensureOrigin, confirm, grace, now: () => clock.now, cdp: debuggerFake, sleep: async () => {},
+    ...(popups ? { popups } : {}),
     ...(provenance ? { provenance: provenance(confirm) } : {}) };
   const routes = withAftermath(deps, new Map(interactHandlers(deps)));
   const checked = schemaChecked((a) => routes.get(a));
   const call = (action, args, ctx = S1) => checked(action, args, ctx);
   addTab(1, `${ORIGIN}/a`);
-  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: debuggerFake };
+  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: inner };
 }
 
 /**
@@ -185,7 +241,7 @@ test("every page call injects the page files first; a failed injection is intern
   const h = harness();
   await h.call("page_snapshot", { tabId: 1 });
   await h.call("page_click", { tabId: 1, selector: "#menu" });
-  assert.deepEqual(h.calls.files.filter((f) => f !== "used").length, 3); // snapshot, describe, click
+  assert.deepEqual(h.calls.files.filter((f) => f !== "used").length, 4); // snapshot, describe, point, clickResult
   const broken = harness({ filesFail: true });
   await assert.rejects(broken.call("page_snapshot", { tabId: 1 }), (e) => e.code === "internal_error");
   assert.deepEqual(broken.calls.script, []);
@@ -203,11 +259,11 @@ test("a new document between the injection and the call: inject again (at most 3
 });
 
 test("a page that never answers ends the call with timeout naming the step, by the call's deadline; the tab stays usable", async () => {
-  const h = harness({ stuckOn: "click" });
+  const h = harness({ stuckOn: "clickResult" });
   const soon = { ...S1, deadline: Date.now() + 100 };
   const started = Date.now();
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }, soon),
-    (e) => e.code === "timeout" && /step "click"/.test(e.message) && /dialog/.test(e.message));
+    (e) => e.code === "timeout" && /step "clickResult"/.test(e.message) && /dialog/.test(e.message));
   assert.ok(Date.now() - started < 5_000, "bounded by the call's deadline, not the step cap");
   // the next call on that tab is not stuck behind it
   assert.equal((await h.call("page_get_state", { tabId: 1, selector: "#menu" })).text, "Menu");
@@ -246,6 +302,35 @@ test("page_click: a plain button by ref clicks without confirming", async () => 
   assert.deepEqual(await h.call("page_click", { tabId: 1, ref: refOf(snap, "Menu") }), { clicked: true, navigated: false, url: `${ORIGIN}/a` });
   assert.equal(h.calls.confirm.length, 0);
   assert.ok(h.doc().getElementById("menu").events.includes("click"));
+});
+
+test("page_click: trusted input at the element's point; a covered element answers element_covered and nothing is clicked", async () => {
+  const h = harness();
+  await h.call("page_click", { tabId: 1, selector: "#menu" });
+  assert.deepEqual(h.calls.mouse, [[1, "mouseMoved"], [1, "mousePressed"], [1, "mouseReleased"]]);
+  assert.ok(h.doc().getElementById("menu").events.includes("click"));
+  const covered = harness();
+  const banner = covered.doc().h("div", { id: "banner" }, "Cookie banner");
+  covered.doc().body.append(banner);
+  covered.doc().cover = banner;
+  await assert.rejects(covered.call("page_click", { tabId: 1, selector: "#next" }),
+    (e) => e.code === "element_covered" && /Cookie banner/.test(e.message) && /nothing was clicked/.test(e.message));
+  assert.deepEqual(covered.calls.mouse, []);
+  assert.ok(!covered.doc().log.some((l) => l[0] === "navigate"));
+});
+
+test("page_click: a window Chrome announces without a gesture and that never joins answers popup_blocked, waiting or not", async () => {
+  const never = () => ({ watch: () => ({ promise: new Promise(() => {}), seen: () => null, cancel() {} }) });
+  const h = harness({ popups: never(), blockedWindowOn: "menu" });
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu", newTab: true }),
+    (e) => e.code === "popup_blocked" && /pop-up blocker/.test(e.message) && /\/pop/.test(e.message));
+  await assert.rejects(h.call("page_click", { tabId: 1, selector: "#menu" }), (e) => e.code === "popup_blocked");
+  // One that joins after all (the person allowed pop-ups on the site) is the new tab.
+  const joined = { id: 7, url: `${ORIGIN}/pop`, opener: 1, session: "s1" };
+  const late = harness({ popups: { watch: () => ({ promise: Promise.resolve(joined), seen: () => joined, cancel() {} }) }, blockedWindowOn: "menu" });
+  late.addTab(7, `${ORIGIN}/pop`);
+  const r = await late.call("page_click", { tabId: 1, selector: "#menu" });
+  assert.deepEqual(r.newTab, { id: 7, url: `${ORIGIN}/pop` });
 });
 
 test("page_click: a click that starts no navigation settles at once: no load waited for, no tab lookup", async () => {
@@ -398,9 +483,12 @@ test("not owned and unapproved origins never reach the page", async () => {
 
 test("page_press: confirms (press), Enter in a form field submits; no confirm when not listed", async () => {
   const h = harness();
+  const doc = h.doc();
   assert.deepEqual(await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }), { pressed: true });
   assert.match(h.calls.confirm[0].detail, /^Press "Enter" on textbox "user" on http:\/\/127\.0\.0\.1:8000\? This submits a form\.$/);
-  assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 1);
+  // Enter went in as trusted key input, and the browser submitted the form.
+  assert.ok(h.calls.keys.some(([, type, key]) => key === "Enter" && (type === "keyDown" || type === "rawKeyDown")));
+  assert.equal(doc.log.filter((l) => l[0] === "submit").length, 1);
   await h.call("page_press", { tabId: 1, key: "Escape" }, withPolicy({ confirm: [] }));
   assert.equal(h.calls.confirm.length, 1);
   // "press" not listed but "submit" is: Enter that submits still asks

@@ -50,9 +50,11 @@ class ClickArgs(Acting, ElementArgs):
 PAGE_CLICK = ToolSpec(
     name="page_click",
     title="Click",
-    description="Click an element. Submit buttons and links ask the person in the confirm "
-    "window (one approval covers repeats on that tab for the grace period). A tab the click "
-    "opens joins your session and is reported as newTab; newTab: true waits for it.",
+    description="Click an element as a person does (real mouse input at its centre, scrolled "
+    "into view; element_covered if something else is there). Submit buttons and links ask the "
+    "person in the confirm window (one approval covers repeats on that tab for the grace "
+    "period). A tab the click opens joins your session and is reported as newTab; newTab: true "
+    "waits for it; popup_blocked if Chrome's pop-up blocker stopped it.",
     arguments=ClickArgs,
     result=Done,
     annotations=ACT,
@@ -62,17 +64,23 @@ PAGE_CLICK = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "click; **submit buttons and links ask you**, one approval covers repeats on that tab "
-            "for the grace period; a tab the click opens (`target=_blank`, `window.open`) joins "
-            "the session and is reported as `newTab` (`newTab: true` waits for it)"
+            "a person's click (**trusted input** at the element's centre, so Chrome's pop-up "
+            "blocker lets its window through); **submit buttons and links ask you**, one approval "
+            "covers repeats on that tab for the grace period; a tab the click opens "
+            "(`target=_blank`, `window.open`) joins the session and is reported as `newTab` "
+            "(`newTab: true` waits for it); a window Chrome still blocks answers `popup_blocked`; "
+            "**never clicks what covers the element** (`element_covered`)"
         ),
         gate="origin (+ **confirm** for submits and links)",
         risk="high for submits",
         args="`tabId`, element, `waitFor?`, `newTab?`",
         result="`{clicked: true, navigated: bool, url, newTab?: {id, url}}`",
         guard=(
-            "submit buttons and links: confirm, then grace period per tab; `newTab: true` waits "
-            "(within the deadline) for the tab the click opens and its first load"
+            "submit buttons and links: confirm, then grace period per tab; CDP "
+            "`Input.dispatchMouseEvent` (debugger) at the element's point, refused "
+            "(`element_covered`) when another element is there or the click lands on one; "
+            "`newTab: true` waits (within the deadline) for the tab the click opens and its first "
+            "load, or answers `popup_blocked`"
         ),
     ),
 )
@@ -134,7 +142,9 @@ class PressArgs(Acting, ElementArgs):
 PAGE_PRESS = ToolSpec(
     name="page_press",
     title="Press a key",
-    description="Press a key (e.g. Enter) on an element or the focused one; asks the person first.",
+    description="Press a key (e.g. Enter) on an element or the focused one; asks the person first. "
+    "Enter is pressed as a person presses it (trusted key input), so a window it opens gets "
+    "through Chrome's pop-up blocker.",
     arguments=PressArgs,
     result=Done,
     annotations=ACT,
@@ -150,7 +160,7 @@ PAGE_PRESS = ToolSpec(
         ),
         args="`tabId`, `key`, element?",
         result="`{pressed: true}`",
-        guard="confirm",
+        guard="confirm; `Enter`: CDP `Input.dispatchKeyEvent` (debugger) on the focused element",
     ),
 )
 

@@ -112,7 +112,10 @@ export class FakeElement {
     for (let n = this; n; n = n.parentElement ?? n.parentRoot?.host) if (n.hidden) return false;
     return this.isConnected;
   }
-  getBoundingClientRect() { return { left: 10, top: 20, width: 100, height: 20 }; }
+  getBoundingClientRect() {
+    this.ownerDocument.lastMeasured = this;
+    return { left: 10, top: 20, width: 100, height: 20, right: 110, bottom: 40 };
+  }
   scrollIntoView() { this.ownerDocument.log.push(["scrollIntoView", this.getAttribute("id")]); }
   addEventListener(type, fn) {
     if (!this.listeners.has(type)) this.listeners.set(type, []);
@@ -130,10 +133,24 @@ export class FakeElement {
     return root;
   }
   querySelectorAll(sel) { const f = compile(sel); return [...descendants(this)].filter(f); }
-  /** Activation like a browser's el.click(). */
-  click() {
+  /**
+   * Activation like a browser's el.click(); `trusted`: a person's (or CDP input's) click, which
+   * the window's capture listeners see first (isTrusted true) and may stop.
+   */
+  click({ trusted = false } = {}) {
     if (this.disabled) return;
     const ev = new Event("click", { bubbles: true, cancelable: true });
+    if (trusted) {
+      let stopped = false;
+      Object.defineProperty(ev, "isTrusted", { value: true });
+      ev.composedPath = () => [this];
+      ev.stopImmediatePropagation = () => { stopped = true; };
+      for (const fn of this.ownerDocument.defaultView.listeners.get("click") ?? []) {
+        fn(ev);
+        if (stopped) return;
+      }
+      if (ev.defaultPrevented) return;
+    }
     if (!this.dispatchEvent(ev)) return;
     const doc = this.ownerDocument;
     for (let n = this; n; n = n.parentElement) {
@@ -210,7 +227,21 @@ export class FakeDocument {
     this.activeElement = this.body;
     /** The window's Navigation API object: a navigate event for every navigation activation starts. */
     this.navigation = new EventTarget();
+    /** The window: its capture listeners (only trusted clicks go through them). */
+    const listeners = new Map();
+    this.defaultView = {
+      listeners,
+      addEventListener: (type, fn) => listeners.set(type, [...(listeners.get(type) ?? []), fn]),
+      removeEventListener: (type, fn) => listeners.set(type, (listeners.get(type) ?? []).filter((f) => f !== fn)),
+    };
+    /** The element last measured (getBoundingClientRect), which is at any point unless `cover` is set. */
+    this.lastMeasured = null;
+    /** An element that is on top of everything (a banner over the page). */
+    this.cover = null;
   }
+  elementFromPoint() { return this.cover ?? this.lastMeasured; }
+  /** A trusted click at (x, y), as CDP input makes one: on whatever is there. */
+  clickAt(x, y) { this.elementFromPoint(x, y)?.click({ trusted: true }); }
   get baseURI() { return this.url; }
   /**
    * Fire the navigate event a browser fires when a link or form starts navigating to `url`;
