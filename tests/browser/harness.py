@@ -374,3 +374,8 @@ def served_pages(
     with serve_http(Site) as origin:
         holder.append(ServedSite(origin))
         yield holder[0]
+
+
+def approved_origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
+    """The origins the browser's trust record approves now, read as the host reads it."""
+    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.config)}).current().policy.origins

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.trust.gate import TrustGate
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (
     CODE,
+    approved_origins,
     chromium,
     confirm_page,
     confirm_page_presence,
@@ -42,10 +42,6 @@ def shipped() -> Iterator[ThrowawayBrowser]:
     with ThrowawayBrowser(grant_loopback=False) as b:
         b.install_host()
         yield b
-
-
-def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
-    return TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.config)}).current().policy.origins
 
 
 def _grants(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
@@ -85,14 +81,14 @@ async def test_a_new_origin_needs_tabwarden_and_chrome(
         # Chrome's Deny: the tool is refused and nothing is recorded anywhere.
         denied = await _open_answering(context, agent, x_display, f"{other}/", allow=False)
         assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
-        assert _origins(shipped) == () and _grants(shipped) == []
+        assert approved_origins(shipped) == () and _grants(shipped) == []
         assert not await _chrome_grants(context, other)
 
         # Allow in both: Chrome holds the permission, the grant is signed, tools work.
         opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
         assert not opened.is_error, opened.content
         assert await _chrome_grants(context, site)
-        assert _origins(shipped) == (site,)
+        assert approved_origins(shipped) == (site,)
         assert [g["path"] for g in _grants(shipped)] == ["window"]
         tab = opened.structured_content["tab"]["id"]
         text = await agent.call_tool("page_text", {"tabId": tab})
@@ -113,7 +109,7 @@ async def test_an_origin_approved_at_the_terminal_still_needs_chromes_grant(
         denied = await _open_answering(context, agent, x_display, f"{site}/", allow=False)
         assert (tool_error(denied) or {}).get("code") == "origin_not_approved"
         assert not await _chrome_grants(context, site)
-        assert _origins(shipped) == (site,)  # the signed approval itself is untouched
+        assert approved_origins(shipped) == (site,)  # the signed approval itself is untouched
 
         opened = await _open_answering(context, agent, x_display, f"{site}/", allow=True)
         assert not opened.is_error, opened.content
@@ -158,7 +154,7 @@ async def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
         await options.wait_for_function(
             "() => (document.getElementById('policy-status')?.textContent || '').startsWith('done')"
         )
-        assert _origins(shipped) == (other,) and not await _chrome_grants(context, other)
+        assert approved_origins(shipped) == (other,) and not await _chrome_grants(context, other)
         opened = await _open_answering(context, agent, x_display, f"{other}/", allow=True)
         assert not opened.is_error, opened.content
         assert await _chrome_grants(context, other)
@@ -174,4 +170,4 @@ async def test_an_enrolled_browser_taps_and_chrome_grants_in_the_same_click(
         opened = await opening
         assert not opened.is_error, opened.content
         assert await _chrome_grants(context, site)
-        assert set(_origins(shipped)) == {other, site}
+        assert set(approved_origins(shipped)) == {other, site}

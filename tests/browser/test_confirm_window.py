@@ -15,10 +15,10 @@ from mcp_types import ImageContent
 from playwright.async_api import Page
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Reply,
     Request,
+    approved_origins,
     confirm_page,
     launched,
     mcp_client,
@@ -76,12 +76,6 @@ def _err(result: Any) -> str | None:
     return (tool_error(result) or {}).get("code")
 
 
-def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
-    return (
-        TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
-    )
-
-
 def _audit(browser: ThrowawayBrowser) -> list[dict[str, Any]]:
     path = browser.root / "config" / "audit.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -103,7 +97,7 @@ async def test_origin_approval_tab_ownership_and_confirmed_actions(
         opened = await opening
         assert _err(opened) is None, opened.content
         tab = opened.structured_content["tab"]["id"]
-        assert _origins(browser) == (a,)
+        assert approved_origins(browser) == (a,)
         grants = [e for e in _audit(browser) if e["event"] == "origin_grant"]
         assert grants and grants[-1]["path"] == "window" and grants[-1]["origin"] == a
         text = await agent.call_tool("page_text", {"tabId": tab})
@@ -118,7 +112,7 @@ async def test_origin_approval_tab_ownership_and_confirmed_actions(
             else:
                 await window.close()
             assert _err(await attempt) == "origin_not_approved"
-            assert _origins(browser) == (a,)
+            assert approved_origins(browser) == (a,)
 
         # 4. A redirect to an unapproved origin stops the tool.
         bounce = await agent.call_tool(
@@ -181,7 +175,7 @@ catch (e) { out.fetch = "blocked"; }
         assert not attempt.done()  # still waiting for the person
         await press(window, "#deny")
         assert _err(await attempt) == "origin_not_approved"
-        assert _origins(browser) == (a,)
+        assert approved_origins(browser) == (a,)
 
 
 @pytest.mark.promise("PR-07", "H4-29")
@@ -240,7 +234,7 @@ async def test_an_unanswered_confirm_window_times_out_as_confirm_timeout_and_is_
         # timeout would otherwise end it with no tabwarden code).
         assert messages and all(m and "confirmation may be waiting" in m for m in messages)
         await within("the window went away with the request", closed)
-        assert _origins(browser) == (a,)  # nothing recorded
+        assert approved_origins(browser) == (a,)  # nothing recorded
         timed_out = [
             e
             for e in audit_entries(config)

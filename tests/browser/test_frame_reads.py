@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Request,
+    approved_origins,
     confirm_page,
     launched,
     ok,
@@ -99,12 +99,6 @@ async def _text(agent: Any, tab: int, frame: int) -> str:
         return text if "item" in text else None
 
     return await until(f"frame {frame} has its text", read)
-
-
-def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
-    return (
-        TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
-    )
 
 
 @pytest.mark.promise("H4-35")
@@ -194,4 +188,4 @@ async def test_reading_an_unapproved_embedded_site_asks_the_person_and_denied_le
                 getattr(c, "text", "") for c in result.content
             )
             assert SECRET not in text and "Inner cross" not in text and "item cross" not in text
-            assert _origins(browser) == (a,)
+            assert approved_origins(browser) == (a,)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.trust.gate import TrustGate
 from tests.browser.harness import (
     Request,
+    approved_origins,
     confirm_page,
     launched,
     ok,
@@ -95,12 +95,6 @@ async def frames_of(agent: Any, tab: int, want: int) -> list[dict[str, Any]]:
 
     found: list[dict[str, Any]] = await until(f"page_frames lists {want} loaded frames", all_there)
     return found
-
-
-def _origins(browser: ThrowawayBrowser) -> tuple[str, ...]:
-    return (
-        TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current().policy.origins
-    )
 
 
 @pytest.mark.promise("H4-35", "H4-39")
@@ -233,7 +227,7 @@ async def test_an_approved_page_cannot_lend_its_approval_to_an_embedded_site(
                 getattr(c, "text", "") for c in result.content
             )
             assert "inner cross" not in text and "Go cross" not in text and SECRET not in text
-            assert _origins(browser) == (a,)
+            assert approved_origins(browser) == (a,)
 
         # The fill never ran: the person (through Playwright, outside the bridge) sees the
         # frame's field empty; the approved frame beside it still works.
