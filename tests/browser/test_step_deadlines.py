@@ -8,11 +8,17 @@ the person answers the dialog themselves, the tab works again. The real chain: M
 from __future__ import annotations
 
 import pytest
-from playwright.async_api import Dialog
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.trust import store
-from tests.browser.harness import chromium, extension_connected, mcp_client, ok, trust_this_process
+from tests.browser.harness import (
+    chromium,
+    extension_connected,
+    keep_dialogs_open,
+    mcp_client,
+    ok,
+    trust_this_process,
+)
 from tests.deadline import until
 from tests.fakes import tool_error
 
@@ -28,14 +34,7 @@ async def test_a_dialog_blocked_page_answers_dialog_open_at_once(
     store.add_restriction(config / "trust.json", "confirmTimeoutSeconds", 5, 1_800_000_000)
 
     async with chromium(browser) as context, mcp_client(browser) as agent:
-        # Playwright (our window into the browser) dismisses dialogs unless someone listens:
-        # listen and leave them open, as a person who has not looked yet would.
-        dialogs: list[Dialog] = []
-
-        def keep_open(dialog: Dialog) -> None:
-            dialogs.append(dialog)
-
-        context.on("dialog", keep_open)
+        dialogs = keep_dialogs_open(context)
         await extension_connected(agent)
         blocked = (await ok(agent, "tab_open", {"url": f"{site}/dialog"}))["tab"]["id"]
         other = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
@@ -58,7 +57,9 @@ async def test_a_dialog_blocked_page_answers_dialog_open_at_once(
         tabs = await ok(agent, "tab_list", {})
         assert {t["id"] for t in tabs["tabs"]} == {blocked, other}
 
-        # The dialog was really open all along; once answered, the tab works again.
+        # The dialog was really open all along; once answered, the tab works again. Playwright's
+        # own event about it may reach this process after the extension's answer did: wait on it.
+        await until("Playwright reports the open dialog", lambda: dialogs)
         assert [d.type for d in dialogs] == ["alert"]
         await dialogs[0].dismiss()
 
