@@ -14,7 +14,7 @@ export const POLICY_WORDS = Object.freeze({
   eval: "Page scripts (page_eval)",
   upload: "File uploads",
   passwordFill: "Typing into password fields",
-  clickGraceSeconds: "No new question after an allowed click for",
+  clickGraceSeconds: "No new question on that tab and site after an allowed action for",
   confirmTimeoutSeconds: "Unanswered confirmations refused after",
   presenceConfirm: "Page scripts and uploads confirmed with a tap",
   closeTabsOnSessionEnd: "An ended agent's tabs are closed",
