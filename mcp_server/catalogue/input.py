@@ -149,7 +149,7 @@ PAGE_MOUSE = ToolSpec(
         ),
         guard=(
             "CDP `Input` (debugger); what receives the click decides: submit buttons and links "
-            "confirm, then grace period per tab"
+            "confirm, then grace period per tab and origin"
         ),
     ),
 )

@@ -53,9 +53,10 @@ PAGE_CLICK = ToolSpec(
     title="Click",
     description="Click an element as a person does (real mouse input at its centre, scrolled "
     "into view; element_covered if something else is there). Submit buttons and links ask the "
-    "person in the confirm window (one approval covers repeats on that tab for the grace "
-    "period). A tab the click opens joins your session and is reported as newTab; newTab: true "
-    "waits for it; popup_blocked if Chrome's pop-up blocker stopped it.",
+    "person in the confirm window (one approval covers further clicks, keys and selects on that "
+    "tab and site for the grace period). A tab the click opens joins your session and is "
+    "reported as newTab; newTab: true waits for it; popup_blocked if Chrome's pop-up blocker "
+    "stopped it.",
     arguments=ClickArgs,
     result=Done,
     annotations=ACT,
@@ -78,7 +79,7 @@ PAGE_CLICK = ToolSpec(
         args="`tabId`, element, `waitFor?`, `newTab?`",
         result="`{clicked: true, navigated: bool, url, newTab?: {id, url}}`",
         guard=(
-            "submit buttons and links: confirm, then grace period per tab; CDP "
+            "submit buttons and links: confirm, then grace period per tab and origin; CDP "
             "`Input.dispatchMouseEvent` (debugger) at the element's point, refused "
             "(`element_covered`) when another element is there or the click lands on one; "
             "`newTab: true` waits (within the deadline) for the tab the click opens and its first "
