@@ -111,7 +111,7 @@ export function inputHandlers(deps) {
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
       const how = clickCount > 1 ? ` (${clickCount} clicks, ${button} button)` : button !== "left" ? ` (${button} button)` : "";
-      await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}`, graceKind: confirmName(kind) });
+      await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}` });
       // The person took their time: look again, and refuse if what is there changed.
       const saved = docTokens.get(tabId);
       const token = (frameId === 0 ? saved?.token : saved?.frames?.get(frameId)) ?? null;

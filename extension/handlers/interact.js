@@ -17,7 +17,7 @@ import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
 import { CODE } from "../shared/error-codes.js";
-import { createGrace } from "../worker/grace.js";
+import { createGrace, graceable } from "../worker/grace.js";
 import { insertThrough, keyEvents, parseKey } from "../worker/keyboard.js";
 import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
@@ -247,17 +247,18 @@ export function elementTools(deps) {
   }
 
   /**
-   * Ask the person, unless a grace covers it. `graceKind` is recorded after an allow.
+   * Ask the person, unless a grace covers `tool` on this tab and origin (worker/grace.js); an
+   * allow of a graceable tool opens one (the window says for how long).
    * @param {import("./support.js").Ctx} ctx
-   * @param {{tabId: number, origin: string, tool: string, detail: string, graceKind?: string, fields?: unknown}} q
+   * @param {{tabId: number, origin: string, tool: string, detail: string, fields?: unknown}} q
    *   fields: a submit's field names as the page gave them (page/actions.js describe), shown by name only
    */
-  async function ask(ctx, { tabId, origin, tool, detail, graceKind, fields }) {
-    if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
-    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: ctx.policy.confirmTimeoutMs });
+  async function ask(ctx, { tabId, origin, tool, detail, fields }) {
+    if (grace.covered(tabId, origin, tool, now())) return;
+    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: ctx.policy.confirmTimeoutMs, grace: graceable(tool) ? ctx.policy.clickGraceSeconds : 0 });
     refuseUnlessAllowed(decision, "this action");
     if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), ctx.policy.clickGraceSeconds);
+    grace.allow(tabId, origin, tool, now(), ctx.policy.clickGraceSeconds);
   }
 
   /**
@@ -649,7 +650,7 @@ export function interactHandlers(deps) {
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
-      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind), fields: d.fields });
+      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, fields: d.fields });
     }
     if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
     await deps.cdp.ensure(ctx, tabId);
@@ -733,7 +734,7 @@ export function interactHandlers(deps) {
     const allowPassword = ctx.policy.allows("passwordFill");
     const d = await page(ctx, tabId, "describe", { ...base, forKey: key });
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
-    const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
+    const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, origin, "page_press", now());
     if (needsConfirm(ctx, "press") || clickKindAsks) {
       const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
       await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}`, fields: kind === "submit" ? d.fields : undefined });

@@ -149,3 +149,29 @@ export const ACTION_ARGS = Object.freeze([
   ["page_wait_download", {"additionalProperties":false,"properties":{"filename":{"maxLength":500,"minLength":1,"type":"string"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"tabId":{"minimum":0,"type":"integer"},"timeoutMs":{"maximum":40000,"minimum":100,"type":"integer"},"url":{"maxLength":2000,"minLength":1,"type":"string"}},"required":["tabId"],"type":"object"}],
   ["page_viewport", {"additionalProperties":false,"properties":{"deviceScaleFactor":{"exclusiveMinimum":0,"maximum":3,"type":"number"},"height":{"maximum":4096,"minimum":100,"type":"integer"},"mobile":{"type":"boolean"},"preset":{"enum":["mobile","tablet","desktop"],"type":"string"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"reset":{"type":"boolean"},"tabId":{"minimum":0,"type":"integer"},"touch":{"type":"boolean"},"width":{"maximum":4096,"minimum":100,"type":"integer"}},"required":["tabId"],"type":"object"}],
 ]);
+
+/**
+ * The actions whose own confirm-window question a grace may cover (the catalogue's
+ * `Asks.GRACE`): after the person allows one, further calls of any of them on that tab and that
+ * origin are not asked again for the policy's clickGraceSeconds (worker/grace.js).
+ * @type {ReadonlyArray<string>}
+ */
+export const GRACE_ACTIONS = Object.freeze([
+  "page_click",
+  "page_press",
+  "page_select",
+  "page_mouse",
+  "page_keys",
+]);
+
+/**
+ * The actions that ask the person on every call (`Asks.EVERY_CALL`): no grace ever covers them.
+ * @type {ReadonlyArray<string>}
+ */
+export const EVERY_CALL_ACTIONS = Object.freeze([
+  "tab_close",
+  "page_dialog",
+  "page_eval",
+  "page_upload",
+  "page_fetch",
+]);

@@ -12,6 +12,7 @@ from .results import NewTab, Observation, _blocked, _new_tab, _observation
 from .vocabulary import (
     ACT,
     RELAY,
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -126,6 +127,7 @@ PAGE_MOUSE = ToolSpec(
     result=MouseOut,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -147,7 +149,7 @@ PAGE_MOUSE = ToolSpec(
         ),
         guard=(
             "CDP `Input` (debugger); what receives the click decides: submit buttons and links "
-            "confirm, then grace period per tab"
+            "confirm, then grace period per tab and origin"
         ),
     ),
 )
@@ -220,6 +222,7 @@ PAGE_DIALOG = ToolSpec(
     result=DialogOut,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.EVERY_CALL,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, ElementArgs, Model
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
+from .vocabulary import ACT, RELAY, Asks, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 
 class TypeArgs(Acting, ElementArgs):
@@ -102,6 +102,7 @@ PAGE_KEYS = ToolSpec(
     result=KeysOut,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,

@@ -29,6 +29,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     trust_this_process,
+    widen,
 )
 from tests.deadline import until
 from tests.fakes import tool_error
@@ -213,6 +214,7 @@ async def test_select_clear_and_a_custom_combobox(
 ) -> None:
     site = scroll_site.origin
     trust(browser, site)
+    widen(browser, clickGraceSeconds=0)  # each select asks (one allow's grace: test_grace.py)
 
     async with launched(browser) as (context, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]

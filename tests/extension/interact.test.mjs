@@ -358,7 +358,7 @@ test("page_click: a navigation the page cancels (its navigate listener) is not r
   assert.equal(h.tabs.get(1).status, "complete");
 });
 
-test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats, then expires", async () => {
+test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats and a link on that origin, then expires", async () => {
   const h = harness();
   const r = await h.call("page_click", { tabId: 1, selector: "#go" });
   assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a` });
@@ -372,20 +372,20 @@ test("page_click: a submit asks once (detail names the element and origin), the 
   h.clock.now += 29_000;
   await h.call("page_click", { tabId: 1, text: "Sign in" });
   assert.equal(h.calls.confirm.length, 1); // within the grace
-  // a link is another kind: asked
+  // a link on the same tab and origin: the grace covers every graceable action there
+  await h.call("page_click", { tabId: 1, selector: "#next" });
+  assert.equal(h.calls.confirm.length, 1);
+  h.clock.now += 2_000; // the grace (from the first click) is over
   await h.call("page_click", { tabId: 1, selector: "#next" });
   assert.equal(h.calls.confirm.length, 2);
   assert.match(h.calls.confirm[1].detail, /link "Next page".*follows a link/);
-  h.clock.now += 2_000; // the submit grace (from the first click) is over
-  await h.call("page_click", { tabId: 1, selector: "#go" });
-  assert.equal(h.calls.confirm.length, 3);
 });
 
 test("page_click: deny -> confirm_denied, nothing clicked, no grace recorded", async () => {
   const h = harness({ decision: "deny" });
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_denied");
   assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
-  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+  assert.equal(h.grace.covered(1, ORIGIN, "page_click", h.clock.now), false);
   assert.deepEqual(h.calls.script.map((c) => c[1]), ["describe"]);
 });
 
@@ -393,7 +393,7 @@ test("page_click: an unanswered confirmation -> confirm_timeout, nothing clicked
   const h = harness({ decision: "timeout" });
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_timeout");
   assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
-  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+  assert.equal(h.grace.covered(1, ORIGIN, "page_click", h.clock.now), false);
 });
 
 test("page_click: no confirm when the policy does not list the kind; grace 0 asks every time", async () => {
@@ -491,7 +491,8 @@ test("page_press: confirms (press), Enter in a form field submits; no confirm wh
   assert.equal(doc.log.filter((l) => l[0] === "submit").length, 1);
   await h.call("page_press", { tabId: 1, key: "Escape" }, withPolicy({ confirm: [] }));
   assert.equal(h.calls.confirm.length, 1);
-  // "press" not listed but "submit" is: Enter that submits still asks
+  // "press" not listed but "submit" is: Enter that submits still asks (past the first one's grace)
+  h.clock.now += 601_000;
   await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }, withPolicy({ confirm: ["submit"] }));
   assert.equal(h.calls.confirm.length, 2);
   await assert.rejects(h.call("page_press", { tabId: 1, selector: "#pw", key: "a" }, withPolicy({ confirm: [] })), (e) => e.code === "policy_denied");

@@ -20,6 +20,7 @@ from ..results import Done, Observation, _observation, _omitted_unless_set
 from ..vocabulary import (
     ACT,
     RELAY,
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -52,13 +53,15 @@ PAGE_CLICK = ToolSpec(
     title="Click",
     description="Click an element as a person does (real mouse input at its centre, scrolled "
     "into view; element_covered if something else is there). Submit buttons and links ask the "
-    "person in the confirm window (one approval covers repeats on that tab for the grace "
-    "period). A tab the click opens joins your session and is reported as newTab; newTab: true "
-    "waits for it; popup_blocked if Chrome's pop-up blocker stopped it.",
+    "person in the confirm window (one approval covers further clicks, keys and selects on that "
+    "tab and site for the grace period). A tab the click opens joins your session and is "
+    "reported as newTab; newTab: true waits for it; popup_blocked if Chrome's pop-up blocker "
+    "stopped it.",
     arguments=ClickArgs,
     result=Done,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -76,7 +79,7 @@ PAGE_CLICK = ToolSpec(
         args="`tabId`, element, `waitFor?`, `newTab?`",
         result="`{clicked: true, navigated: bool, url, newTab?: {id, url}}`",
         guard=(
-            "submit buttons and links: confirm, then grace period per tab; CDP "
+            "submit buttons and links: confirm, then grace period per tab and origin; CDP "
             "`Input.dispatchMouseEvent` (debugger) at the element's point, refused "
             "(`element_covered`) when another element is there or the click lands on one; "
             "`newTab: true` waits (within the deadline) for the tab the click opens and its first "
@@ -149,6 +152,7 @@ PAGE_PRESS = ToolSpec(
     result=Done,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -203,6 +207,7 @@ PAGE_SELECT = ToolSpec(
     result=Selected,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
