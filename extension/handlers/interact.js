@@ -8,8 +8,9 @@
 // callPageOp (the page side refuses to act on another origin); page_click clicks as a person does,
 // trusted input at the element's point (handlers/pointer.js, shared with page_mouse). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
-// for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
-// password field unless policy.passwordFill, and never accept a ref from another document.
+// for one (a grace covers only the catalogue's graceable tools, on the tab and origin the person
+// allowed), never fill a password field unless policy.passwordFill, and never accept a ref from
+// another document.
 
 import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";

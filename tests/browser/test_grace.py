@@ -80,8 +80,12 @@ async def test_one_allow_covers_the_tab_and_origin_and_nothing_else(
         # The first select asks; its window says what an allow also covers.
         call = asyncio.create_task(agent.call_tool("page_select", {**select, "value": "b"}))
         window = await confirm_page(context)
-        await shows(window, f"for {GRACE_S} seconds")
-        await shows(window, f"on {a} in this tab are not asked again")
+        await shows(window, f"no new questions on this site in this tab for {GRACE_S} s")
+        title = await window.get_attribute("#grace", "title") or ""
+        assert f"on {a} in this tab are not asked again" in title, title
+        await window.set_viewport_size({"width": 460, "height": 360 - 64})  # its real size
+        whole = "(g) => g.scrollWidth <= g.clientWidth && g.getBoundingClientRect().bottom < 296"
+        assert await window.eval_on_selector("#grace", whole), "the line is cut or hidden"
         await press(window, "#allow")
         assert not (await call).is_error
 

@@ -632,3 +632,18 @@ test("page_select with another origin's value: one window names both origins and
   assert.equal(same.calls.confirm.length, 1);
   assert.match(same.calls.confirm[0].detail, /^Select "b" in /);
 });
+
+test("grace: an allowed page_select covers page_press and page_click on that tab and origin; another tab asks; the window says so", async () => {
+  const h = harness();
+  await h.call("page_select", { tabId: 1, selector: "#s", value: "b" });
+  assert.equal(h.calls.confirm.length, 1);
+  assert.equal(h.calls.confirm[0].grace, 30, "the window is told how long the allow covers");
+  await h.call("page_press", { tabId: 1, selector: "#user", key: "a" });
+  await h.call("page_select", { tabId: 1, selector: "#s", value: "a" });
+  assert.equal(h.calls.confirm.length, 1, "covered: same tab, same origin");
+  h.addTab(2, `${ORIGIN}/b`);
+  await h.call("page_select", { tabId: 2, selector: "#s", value: "b" });
+  assert.equal(h.calls.confirm.length, 2, "another tab asks");
+  assert.equal(h.grace.covered(1, "http://evil.test", "page_select", h.clock.now), false, "another origin is not covered");
+  assert.equal(h.grace.covered(1, ORIGIN, "page_select", h.clock.now), false, "and it ended the first tab's window");
+});
