@@ -22,6 +22,7 @@ async def _refusal(agent: Client, tool: str, args: dict[str, object]) -> str:
     return message
 
 
+@pytest.mark.promise("H4-71")
 async def test_a_switch_refusal_names_the_key_and_the_command(agent: Client, tab: int) -> None:
     words = await _refusal(agent, "page_eval", {"tabId": tab, "code": "document.title = 'ran'"})
     assert '"eval"' in words and "`tabwarden policy set eval=true` at a terminal" in words
