@@ -1,7 +1,8 @@
 // mask.js — every rule for what of a value may leave the extension, in one place: `maskValue`
 // turns a credential (a cookie, a web-storage entry, a secret-named value) into a shape hint, and
 // `maskOutcome` (run by worker/dispatch.js over every reply) masks credentials wherever they sit in
-// text. Pure: no chrome. A shape hint must never hold any character of the value itself: only its
+// text, and every link address (a field named in LINK_FIELDS) as a URL (`maskHref`). Pure: no
+// chrome. A shape hint must never hold any character of the value itself: only its
 // length and a coarse shape ("[masked: JWT]", "[masked: 32 chars, hex]"). Every cookie and
 // storage value is masked, short or plain ones too. Card numbers: page/redact.js (the page needs
 // that rule too), used from here.
@@ -375,6 +376,10 @@ export function maskUrl(url, max = 2048) {
   u.hash = "";
   const parts = [];
   for (const [name, value] of u.searchParams) {
+    if (ALREADY.some((a) => value.startsWith(a))) {
+      parts.push(`${encodeURIComponent(name)}=${value}`); // masked before: kept (idempotent)
+      continue;
+    }
     const masked = isSecretName(name, { url: true }) || tokenLike(value) ? maskValue(name, value) : maskCards(value);
     parts.push(`${encodeURIComponent(name)}=${masked === value ? encodeURIComponent(value) : masked}`);
   }
@@ -392,6 +397,32 @@ export const BINARY_DATA_ACTIONS = Object.freeze(["page_screenshot", "page_pdf",
 const BASE64_ONLY = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
+ * The fields of a reply, at any depth, whose string value is an address a page links to (a
+ * snapshot row's resolved `a.href`, a scraped `href` attribute): `maskHref` runs on them before
+ * the text rules, by key, so no tool that answers a link's address can leave it unmasked.
+ */
+export const LINK_FIELDS = Object.freeze(["href"]);
+
+/**
+ * A link's address as it may leave the extension: an absolute http(s) URL as `maskUrl` keeps it
+ * (no userinfo; each secret-named or token-like query value masked by shape; cards masked) with
+ * its fragment through the text rules (`#access_token=…` masked); anything else (a relative or
+ * `mailto:` address) through the text rules alone (`maskTree` runs them after this, too).
+ * @param {string} href
+ * @returns {string}
+ */
+export function maskHref(href) {
+  let u;
+  try {
+    u = new URL(href);
+  } catch {
+    return href;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return href;
+  return `${maskUrl(href, 8192)}${u.hash.length > 1 ? maskText(u.hash) : ""}`;
+}
+
+/**
  * @param {unknown} value
  * @param {MaskContext} ctx
  * @returns {unknown}
@@ -402,7 +433,9 @@ function maskTree(value, ctx) {
   if (value !== null && typeof value === "object") {
     /** @type {Record<string, unknown>} */
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[maskText(k, ctx)] = maskTree(v, ctx);
+    for (const [k, v] of Object.entries(value)) {
+      out[maskText(k, ctx)] = maskTree(LINK_FIELDS.includes(k) && typeof v === "string" ? maskHref(v) : v, ctx);
+    }
     return out;
   }
   return value;
