@@ -3,8 +3,8 @@ the real chain: a name or value cut at 200 characters ends in "…" and its row 
 (`shortened: {field: {chars, readWith}}`), and the tool it names returns the whole value; a link
 row carries its resolved absolute `href`, masked as a URL (a secret-named, OAuth `code` or
 token-like query value never comes back); and a text-only frame (paragraphs, no controls), on the
-top page's origin or another, is read by page_snapshot, page_text and page_markdown with `frame`:
-its own text, nothing of the top page's."""
+top page's origin or another, is read by page_snapshot, page_text, page_markdown and page_scrape
+with `frame`: its own text, nothing of the top page's."""
 
 from __future__ import annotations
 
@@ -157,6 +157,10 @@ async def test_a_text_only_frame_is_read_by_snapshot_text_and_markdown(
 
         md = await ok(agent, "page_markdown", {"tabId": tab, "frame": frame})
         assert words in md["text"] and TOP_WORDS not in md["text"]
+
+        scraped = await ok(agent, "page_scrape", {"tabId": tab, "frame": frame, "selector": "p"})
+        texts = [item["text"] for item in scraped["items"]]
+        assert words in texts and TOP_WORDS not in texts, texts
 
         top = await ok(agent, "page_snapshot", {"tabId": tab})
         assert "text" not in top and "note" not in top
