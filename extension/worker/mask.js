@@ -354,6 +354,19 @@ export function maskText(text, ctx = {}) {
 const tokenLike = (v) => /^eyJ/.test(v) || (v.length >= 20 && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && /^[A-Za-z0-9._~+/=-]+$/.test(v));
 
 /**
+ * One part of a query as URLSearchParams reads it (`plus`: "+" is a space), or as written when it
+ * is not valid percent-encoding.
+ * @param {string} s @param {boolean} plus
+ */
+function decodeQuery(s, plus) {
+  try {
+    return decodeURIComponent(plus ? s.replace(/\+/g, " ") : s);
+  } catch {
+    return s;
+  }
+}
+
+/**
  * A request URL as a network log may keep it: no userinfo, no fragment, each query value whose
  * name is secret-like (`code` included) or that looks like a token masked by shape, cards in the
  * path and the other values masked; capped at `max`. Anything that is not an http(s) URL becomes
@@ -375,11 +388,17 @@ export function maskUrl(url, max = 2048) {
   u.password = "";
   u.hash = "";
   const parts = [];
-  for (const [name, value] of u.searchParams) {
-    if (ALREADY.some((a) => value.startsWith(a))) {
-      parts.push(`${encodeURIComponent(name)}=${value}`); // masked before: kept (idempotent)
+  for (const pair of u.search.slice(1).split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const raw = eq < 0 ? "" : pair.slice(eq + 1);
+    const name = decodeQuery(eq < 0 ? pair : pair.slice(0, eq), true);
+    const kept = decodeQuery(raw, false);
+    if (ALREADY.some((a) => kept.startsWith(a))) {
+      parts.push(`${encodeURIComponent(name)}=${kept}`); // masked before: kept as it reads (idempotent)
       continue;
     }
+    const value = decodeQuery(raw, true);
     const masked = isSecretName(name, { url: true }) || tokenLike(value) ? maskValue(name, value) : maskCards(value);
     parts.push(`${encodeURIComponent(name)}=${masked === value ? encodeURIComponent(value) : masked}`);
   }
@@ -419,7 +438,8 @@ export function maskHref(href) {
     return href;
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return href;
-  return `${maskUrl(href, 8192)}${u.hash.length > 1 ? maskText(u.hash) : ""}`;
+  const hash = href.indexOf("#");
+  return `${maskUrl(href, 8192)}${hash >= 0 && hash < href.length - 1 ? maskText(href.slice(hash)) : ""}`;
 }
 
 /**
