@@ -12,7 +12,7 @@
 // allowed), never fill a password field unless policy.passwordFill, and never accept a ref from
 // another document.
 
-import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, documentText, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
 import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
@@ -586,7 +586,7 @@ export function interactHandlers(deps) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
     rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
-    const base = { url: String(r.url), title: String(r.title) };
+    const base = { url: String(r.url), title: String(r.title), page: r };
     /** @type {Array<Record<string, unknown>>} */
     const dom = r.snapshot;
     const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
@@ -611,8 +611,10 @@ export function interactHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
-    const out = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
-    return { ...out, snapshot: out.snapshot.map(shown) };
+    const { page: r, ...out } = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
+    const rows = out.snapshot.map(shown);
+    // A document with nothing to reference (a text-only frame) answers its text, never a silent empty list.
+    return { ...out, snapshot: rows, ...documentText(r, rows) };
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -912,6 +914,7 @@ export function interactHandlers(deps) {
       out.box = { x: r.box.x, y: r.box.y, width: r.box.width, height: r.box.height };
     }
     out.inViewport = r.inViewport === true;
+    if (isPlainObject(r.shortened)) out.shortened = r.shortened; // value or text longer than it returns
     return out;
   }
 
