@@ -104,6 +104,7 @@ async def test_a_shortened_name_or_value_says_so_and_the_tool_it_names_reads_it_
 
 
 @pytest.mark.parametrize("mode", ["dom", "auto"])
+@pytest.mark.promise("H4-70")
 async def test_link_rows_carry_their_absolute_href_with_secret_query_values_masked(
     browser: ThrowawayBrowser, port: int, mode: str
 ) -> None:
