@@ -50,6 +50,7 @@ export const ACTION_FAMILIES = Object.freeze([
   ["page_pdf", "files"],
   ["page_wait_download", "files"],
   ["page_viewport", "files"],
+  ["page_drag", "input"],
 ]);
 
 /**
@@ -74,6 +75,7 @@ export const OBSERVING_ACTIONS = Object.freeze([
   "page_scroll",
   "page_clear",
   "page_reveal",
+  "page_drag",
 ]);
 
 /**
@@ -148,6 +150,7 @@ export const ACTION_ARGS = Object.freeze([
   ["page_pdf", {"additionalProperties":false,"properties":{"landscape":{"type":"boolean"},"name":{"maxLength":200,"minLength":1,"type":"string"},"pageRanges":{"maxLength":200,"pattern":"^[0-9][0-9 ,\\-]*$","type":"string"},"printBackground":{"type":"boolean"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"scale":{"maximum":2,"minimum":0.1,"type":"number"},"tabId":{"minimum":0,"type":"integer"}},"required":["tabId"],"type":"object"}],
   ["page_wait_download", {"additionalProperties":false,"properties":{"filename":{"maxLength":500,"minLength":1,"type":"string"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"tabId":{"minimum":0,"type":"integer"},"timeoutMs":{"maximum":40000,"minimum":100,"type":"integer"},"url":{"maxLength":2000,"minLength":1,"type":"string"}},"required":["tabId"],"type":"object"}],
   ["page_viewport", {"additionalProperties":false,"properties":{"deviceScaleFactor":{"exclusiveMinimum":0,"maximum":3,"type":"number"},"height":{"maximum":4096,"minimum":100,"type":"integer"},"mobile":{"type":"boolean"},"preset":{"enum":["mobile","tablet","desktop"],"type":"string"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"reset":{"type":"boolean"},"tabId":{"minimum":0,"type":"integer"},"touch":{"type":"boolean"},"width":{"maximum":4096,"minimum":100,"type":"integer"}},"required":["tabId"],"type":"object"}],
+  ["page_drag", {"additionalProperties":false,"oneOf":[{"required":["ref"]},{"required":["selector"]},{"required":["text"]},{"required":["xpath"]},{"required":["x","y"]}],"properties":{"frame":{"maximum":2147483647,"minimum":0,"type":"integer"},"index":{"maximum":100000,"minimum":0,"type":"integer"},"observe":{"additionalProperties":false,"properties":{"snapshot":{"enum":["compact","full"],"type":"string"},"text":{"type":"boolean"}},"type":"object"},"provenance":{"additionalProperties":false,"properties":{"captures":{"items":{"type":"object"},"type":"array"},"evidence":{"items":{"type":"object"},"type":"array"}},"type":"object"},"ref":{"minLength":1,"pattern":"^$|^@e[1-9][0-9]{0,6}$","type":"string"},"selector":{"maxLength":2000,"minLength":1,"type":"string"},"steps":{"maximum":50,"minimum":1,"type":"integer"},"tabId":{"minimum":0,"type":"integer"},"text":{"maxLength":2000,"minLength":1,"type":"string"},"to":{"additionalProperties":false,"oneOf":[{"required":["ref"]},{"required":["selector"]},{"required":["text"]},{"required":["xpath"]},{"required":["x","y"]}],"properties":{"frame":{"maximum":2147483647,"minimum":0,"type":"integer"},"index":{"maximum":100000,"minimum":0,"type":"integer"},"ref":{"minLength":1,"pattern":"^$|^@e[1-9][0-9]{0,6}$","type":"string"},"selector":{"maxLength":2000,"minLength":1,"type":"string"},"text":{"maxLength":2000,"minLength":1,"type":"string"},"x":{"maximum":100000,"minimum":0,"type":"number"},"xpath":{"maxLength":2000,"minLength":1,"type":"string"},"y":{"maximum":100000,"minimum":0,"type":"number"}},"type":"object"},"waitFor":{"additionalProperties":false,"oneOf":[{"required":["ref"]},{"required":["selector"]},{"required":["text"]}],"properties":{"ref":{"minLength":1,"pattern":"^$|^@e[1-9][0-9]{0,6}$","type":"string"},"selector":{"maxLength":2000,"minLength":1,"type":"string"},"state":{"enum":["visible","absent"],"type":"string"},"text":{"maxLength":2000,"minLength":1,"type":"string"},"timeoutMs":{"maximum":120000,"minimum":0,"type":"integer"}},"type":"object"},"x":{"maximum":100000,"minimum":0,"type":"number"},"xpath":{"maxLength":2000,"minLength":1,"type":"string"},"y":{"maximum":100000,"minimum":0,"type":"number"}},"required":["tabId","to"],"type":"object"}],
 ]);
 
 /**

@@ -41,6 +41,7 @@ def test_every_action_takes_waitfor_and_observe_and_no_read_does() -> None:
         "page_reveal",
         "page_hover",
         "page_mouse",
+        "page_drag",
         "page_navigate",
         "page_history",
         "page_reload",

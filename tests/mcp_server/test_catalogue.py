@@ -39,6 +39,7 @@ REQUIRED = {
     "path": "upload.txt",
     "action": "dismiss",
     "ref": "@e1",
+    "to": {"x": 10, "y": 20},
 }
 
 
