@@ -210,7 +210,7 @@ export function inputHandlers(deps) {
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "A submit button is at one end: this may submit a form." : "A link is at one end: this may follow it.";
       const there = b.origin === a.origin ? "" : ` on ${b.origin}`;
-      await ask(ctx, { tabId, origin: a.origin, tool: "page_drag", detail: `Drag ${a.named} on ${a.origin} to ${b.named}${there}? ${what}`, graceKind: confirmName(kind) });
+      await ask(ctx, { tabId, origin: a.origin, tool: "page_drag", detail: `Drag ${a.named} on ${a.origin} to ${b.named}${there}? ${what}` });
       // The person took their time: look again, and refuse if what is there changed.
       const again = await both();
       const moved = (/** @type {typeof a} */ p, /** @type {typeof a} */ q) => p.kind !== q.kind || Math.abs(p.x - q.x) > 1 || Math.abs(p.y - q.y) > 1;

@@ -165,6 +165,7 @@ export const GRACE_ACTIONS = Object.freeze([
   "page_select",
   "page_mouse",
   "page_keys",
+  "page_drag",
 ]);
 
 /**

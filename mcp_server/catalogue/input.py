@@ -240,6 +240,7 @@ PAGE_DRAG = ToolSpec(
     result=DragOut,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,

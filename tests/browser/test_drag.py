@@ -37,6 +37,7 @@ async def shows(agent: Any, tab: int, frame: int, selector: str, want: str) -> N
     await until(f"{selector} reads {want!r} in frame {frame}", there)
 
 
+@pytest.mark.promise("H4-69")
 async def test_drag_reorders_a_sortable_list_and_drops_on_a_zone_in_the_page_and_a_cross_frame(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:

@@ -54,6 +54,7 @@ def board(pages: list[Page], url: str) -> Page:
     return next(p for p in pages if p.url == url)
 
 
+@pytest.mark.promise("H4-69")
 async def test_another_sessions_tab_is_not_dragged_on(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -72,6 +73,7 @@ async def test_another_sessions_tab_is_not_dragged_on(
         await untouched(board(context.pages, f"{a}/board"))
 
 
+@pytest.mark.promise("H4-69")
 async def test_a_frame_on_an_unapproved_site_is_neither_dragged_in_nor_out_of(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -107,6 +109,7 @@ async def test_a_frame_on_an_unapproved_site_is_neither_dragged_in_nor_out_of(
         await untouched(next(f for f in top.frames if f.url.startswith(b)))
 
 
+@pytest.mark.promise("H4-69")
 async def test_a_covered_start_is_not_dragged(browser: ThrowawayBrowser, site_port: int) -> None:
     a = f"http://127.0.0.1:{site_port}"
     trust_this_process(browser, [a])
@@ -122,6 +125,7 @@ async def test_a_covered_start_is_not_dragged(browser: ThrowawayBrowser, site_po
         await untouched(board(context.pages, f"{a}/board"))
 
 
+@pytest.mark.promise("H4-69")
 async def test_a_drag_from_a_submit_button_the_person_denies_presses_nothing(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
