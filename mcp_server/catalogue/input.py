@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, ElementArgs, Model, TabArgs
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
+from .target import Targeted
 from .vocabulary import (
     ACT,
     RELAY,
@@ -60,7 +61,7 @@ class Pointed(Model):
     )
 
 
-class HoverOut(Pointed):
+class HoverOut(Targeted, Pointed):
     hovered: bool
     observation: Observation | None = _observation()
 
@@ -103,7 +104,7 @@ class MouseArgs(PointArgs):
     ] = False
 
 
-class MouseOut(Pointed):
+class MouseOut(Targeted, Pointed):
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
     blocked: str | None = _blocked()
