@@ -61,6 +61,7 @@ HOST_NOT_INSTALLED: Final = "host_not_installed"
 HOST_CANNOT_START: Final = "host_cannot_start"
 POPUP_BLOCKED: Final = "popup_blocked"
 ELEMENT_COVERED: Final = "element_covered"
+AMBIGUOUS: Final = "ambiguous"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -135,6 +136,7 @@ WIRE_CODES: Final = (
     HOST_CANNOT_START,
     POPUP_BLOCKED,
     ELEMENT_COVERED,
+    AMBIGUOUS,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

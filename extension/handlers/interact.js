@@ -14,7 +14,7 @@
 
 import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, documentText, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
-import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
+import { ACTION_ARGS, OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
 import { CODE } from "../shared/error-codes.js";
@@ -31,7 +31,7 @@ import { needsConfirm } from "./tabs.js";
 /** Codes a page operation may answer with; anything else becomes internal_error. */
 /** @type {ReadonlySet<string>} */
 const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED,
-  CODE.WRONG_ELEMENT, CODE.ELEMENT_COVERED]);
+  CODE.WRONG_ELEMENT, CODE.ELEMENT_COVERED, CODE.AMBIGUOUS]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 /** What a waitFor may name (exactly one). */
@@ -59,7 +59,7 @@ export const NAV_PROBE_MS = 250;
  * The element a call addresses, or null when none is given and `optional`.
  * @param {Record<string, unknown>} args
  * @param {{optional?: boolean}} [opts]
- * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index: number} | null}
+ * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index?: number, match?: "substring", ignoreCase?: true} | null}
  */
 export function argTarget(args, { optional = false } = {}) {
   // The types, lengths, the ref's @eN shape and the index's range are the wire schema's
@@ -68,9 +68,31 @@ export function argTarget(args, { optional = false } = {}) {
   if (given.length === 0 && optional) return null;
   if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of ref, selector, text, xpath");
   const key = given[0];
-  const index = Number.isSafeInteger(args.index) ? /** @type {number} */ (args.index) : 0;
-  return { [key]: /** @type {string} */ (args[key]), index };
+  // No index: the name must match one element (page/locate.js resolve; several → ambiguous).
+  return {
+    [key]: /** @type {string} */ (args[key]),
+    ...(Number.isSafeInteger(args.index) ? { index: /** @type {number} */ (args.index) } : {}),
+    ...(args.match === "substring" ? { match: "substring" } : {}),
+    ...(args.ignoreCase === true ? { ignoreCase: true } : {}),
+  };
 }
+
+/**
+ * The element each call (its ctx) acted on, as the page named it: {ref, role, name, frame?}.
+ * Set by elementTools' page() whenever a page op resolved the call's element; withAftermath puts
+ * it on the result of every element action (TARGETED_ACTIONS) as `target`.
+ * @type {WeakMap<object, {ref?: string, role: string, name: string, frame?: number}>}
+ */
+const CALL_TARGET = new WeakMap();
+
+/**
+ * The actions that name an element (their arguments are the catalogue's ElementArgs, whose
+ * `match` every such schema carries): each result says what it acted on (`target`).
+ * @type {ReadonlySet<string>}
+ */
+export const TARGETED_ACTIONS = new Set(ACTION_ARGS
+  .filter(([, schema]) => isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.match))
+  .map(([action]) => action));
 
 /**
  * A wait condition `{ref?|selector?|text?, state, timeoutMs}` (exactly one of the three).
@@ -219,6 +241,9 @@ export function elementTools(deps) {
     let out;
     const cap = LONG_OPS.has(op) ? Infinity : STEP_MAX_MS;
     const frameId = callFrame.get(ctx) ?? 0;
+    // Refs the page makes for the element it names (target, ambiguous candidates) number after
+    // the tab's floor, as a snapshot's.
+    if (a.target && a.refFloor === undefined) a = { ...a, refFloor: docTokens.get(tabId)?.floor ?? 0 };
     const files = () => (frameId === 0 ? browser.executeFiles(tabId, PAGE_FILES) : browser.executeFiles(tabId, PAGE_FILES, frameId));
     const call = () => (frameId === 0 ? browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED")
       : browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED", frameId));
@@ -242,9 +267,31 @@ export function elementTools(deps) {
     if (!isPlainObject(out)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     if (isPlainObject(out.error)) {
       const code = typeof out.error.code === "string" && PAGE_CODES.has(out.error.code) ? out.error.code : CODE.INTERNAL_ERROR;
+      if (code === CODE.AMBIGUOUS) named(ctx, tabId, frameId, out.error.refs);
       throw new BridgeError(code, typeof out.error.message === "string" ? out.error.message : "the page operation failed");
     }
+    if (a.target && isPlainObject(out.target) && typeof out.target.role === "string" && typeof out.target.name === "string") {
+      const t = out.target;
+      named(ctx, tabId, frameId, t);
+      CALL_TARGET.set(ctx, {
+        ...(typeof t.ref === "string" ? { ref: t.ref } : {}), role: String(t.role), name: String(t.name), ...(frameId !== 0 ? { frame: frameId } : {}),
+      });
+    }
     return out;
+  }
+
+  /**
+   * Record the refs the page made naming an element (its target, or ambiguous's candidates) as
+   * a snapshot's, so they work in the next call.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {number} frameId
+   * @param {unknown} refs {docToken, lastRef}
+   */
+  function named(ctx, tabId, frameId, refs) {
+    if (!isPlainObject(refs) || typeof refs.docToken !== "string" || !Number.isSafeInteger(refs.lastRef)) return;
+    const token = /** @type {string} */ (refs.docToken);
+    rememberSnapshot(docTokens, tabId, ctx.session, frameId, token, Math.max(docTokens.get(tabId)?.floor ?? 0, /** @type {number} */ (refs.lastRef)));
   }
 
   /**
@@ -1074,8 +1121,18 @@ export function withAftermath(deps, routes) {
   }
 
   const wrapped = new Map(routes);
+  // Every element action's result names what it acted on (CALL_TARGET, set as the page resolved it).
+  for (const action of TARGETED_ACTIONS) {
+    const handler = wrapped.get(action);
+    if (handler === undefined) continue;
+    wrapped.set(action, async (args, ctx) => {
+      const out = await handler(args, ctx);
+      const target = CALL_TARGET.get(ctx);
+      return target !== undefined && isPlainObject(out) && out.target === undefined ? { ...out, target } : out;
+    });
+  }
   for (const action of OBSERVING_ACTIONS) {
-    const handler = routes.get(action);
+    const handler = wrapped.get(action);
     if (handler === undefined) continue;
     wrapped.set(action, async (args, ctx) => {
       const w = args.waitFor ?? null;

@@ -58,6 +58,7 @@ export const ERROR_TABLE = frozenTable([
   ["host_cannot_start", 48, "The native host is registered but cannot start (its program or the Python it runs is missing, or cannot import tabwarden): run `tabwarden install --browser LABEL` again with a working Python; `tabwarden status` says what is wrong."],
   ["popup_blocked", 49, "The click was done, but Chrome's pop-up blocker stopped the window the page tried to open (the page opened it without a click of its own, e.g. from a timer): nothing opened. Click the link or button that opens it directly, or open its address with tab_open; never ask the person to turn the blocker off."],
   ["element_covered", 50, "Another element (a banner, an overlay, a dialog) covers that element where a person would click it, so nothing was clicked: close or dismiss what covers it (page_snapshot shows it), scroll, then click again."],
+  ["ambiguous", 51, "More than one element matches: nothing was acted on. Pass one of the listed candidates' refs (they work in your next call), or index to choose one of the matches, or a narrower selector or text; text is matched whole unless you pass match: substring."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

@@ -7,8 +7,23 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from .arguments import Acting, ElementArgs, Frame, Index, Model, Ref, Selector, TabArgs, Text, XPath
+from .arguments import (
+    Acting,
+    ElementArgs,
+    Frame,
+    IgnoreCase,
+    Index,
+    Match,
+    Model,
+    Ref,
+    Selector,
+    TabArgs,
+    Text,
+    XPath,
+    _pick,
+)
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
+from .target import Targeted
 from .vocabulary import (
     ACT,
     RELAY,
@@ -61,7 +76,7 @@ class Pointed(Model):
     )
 
 
-class HoverOut(Pointed):
+class HoverOut(Targeted, Pointed):
     hovered: bool
     observation: Observation | None = _observation()
 
@@ -104,7 +119,7 @@ class MouseArgs(PointArgs):
     ] = False
 
 
-class MouseOut(Pointed):
+class MouseOut(Targeted, Pointed):
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
     blocked: str | None = _blocked()
@@ -168,7 +183,9 @@ class DragEnd(Model):
     selector: Selector = None
     text: Text = None
     xpath: XPath = None
-    index: Index = 0
+    index: Index = None
+    match: Match = "exact"
+    ignoreCase: IgnoreCase = False  # noqa: N815 — wire name
     x: Coordinate = None
     y: Coordinate = None
     frame: Annotated[
@@ -186,7 +203,7 @@ class DragEnd(Model):
             raise BadArguments(
                 "to: give exactly one of ref, selector, text or xpath, or both x and y"
             )
-        where = {"x": self.x, "y": self.y} if point else {**named, "index": self.index}
+        where = {"x": self.x, "y": self.y} if point else {**named, **_pick(self)}
         return {**where, **({"frame": self.frame} if self.frame is not None else {})}
 
 
@@ -196,7 +213,8 @@ class DragArgs(PointArgs):
     to: Annotated[
         DragEnd,
         Field(
-            description='where to drop: {"selector": ...} (or ref, text, xpath, index) or '
+            description='where to drop: {"selector": ...} (or ref, text, xpath; index, match, '
+            "ignoreCase as for the start) or "
             '{"x": ..., "y": ...}; frame: another frame than the start\'s'
         ),
     ]
@@ -217,7 +235,7 @@ class DragPoint(Pointed):
     frame: int = Field(description="the frame this end is in (0: the top page)")
 
 
-class DragOut(Model):
+class DragOut(Targeted, Model):
     observation: Observation | None = _observation()
     dragged: bool
     start: DragPoint = Field(description="where the button was pressed")

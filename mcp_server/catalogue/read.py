@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from .arguments import ElementArgs, FrameArgs, MaxChars, Model, TabArgs
-from .results import Done
+from .target import ElementDone
 from .vocabulary import (
     READ,
     RELAY,
@@ -309,7 +309,7 @@ PAGE_UPLOAD = ToolSpec(
     "that frame). Off unless the signed policy enables it; then the person confirms every "
     "call, seeing the file path.",
     arguments=UploadArgs,
-    result=Done,
+    result=ElementDone,
     annotations=RISKY,
     gate=Gate.OFF_BY_DEFAULT,
     asks=Asks.EVERY_CALL,

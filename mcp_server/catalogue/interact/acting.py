@@ -16,7 +16,8 @@ from ..arguments import (
     TabArgs,
     Text,
 )
-from ..results import Done, Observation, _observation, _omitted_unless_set
+from ..results import Observation, _observation, _omitted_unless_set
+from ..target import ElementDone, Targeted
 from ..vocabulary import (
     ACT,
     RELAY,
@@ -58,7 +59,7 @@ PAGE_CLICK = ToolSpec(
     "reported as newTab; newTab: true waits for it; popup_blocked if Chrome's pop-up blocker "
     "stopped it.",
     arguments=ClickArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     asks=Asks.GRACE,
@@ -106,7 +107,7 @@ PAGE_FILL = ToolSpec(
     description="Type a value into a field (method insertText: as trusted input). Password "
     "fields are refused unless policy allows. Reports applied (yes/no/unclear) and length.",
     arguments=FillArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.MEDIUM,
@@ -149,7 +150,7 @@ PAGE_PRESS = ToolSpec(
     "Enter is pressed as a person presses it (trusted key input), so a window it opens gets "
     "through Chrome's pop-up blocker.",
     arguments=PressArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.CONFIRM,
     asks=Asks.GRACE,
@@ -191,7 +192,7 @@ class SelectArgs(Acting, ElementArgs):
         return {k: v for k, v in super().own().items() if v is not None}
 
 
-class Selected(Model):
+class Selected(Targeted):
     selected: list[str] = Field(description="the chosen options' values")
     labels: list[str] = Field(description="their labels")
     observation: Observation | None = _observation()
@@ -231,7 +232,7 @@ PAGE_CHECK = ToolSpec(
     title="Check or uncheck",
     description="Set a checkbox or radio button.",
     arguments=CheckArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.LOW,
@@ -284,7 +285,7 @@ class ScrollArgs(Acting, ElementArgs):
         return {"tabId": self.tabId, **(moves or {"to": "bottom"}), **box, **framed, **after}
 
 
-class Scrolled(Model):
+class Scrolled(Targeted):
     scrollX: int  # noqa: N815
     scrollY: int  # noqa: N815
     atTop: bool  # noqa: N815
@@ -324,7 +325,7 @@ PAGE_CLEAR = ToolSpec(
     title="Clear a field",
     description="Empty a text field. Password fields are refused unless policy allows.",
     arguments=ClearArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.LOW,

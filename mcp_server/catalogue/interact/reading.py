@@ -18,6 +18,7 @@ from ..arguments import (
     Text,
 )
 from ..results import Done, Snapshot
+from ..target import Targeted
 from ..vocabulary import (
     READ,
     RELAY,
@@ -171,7 +172,7 @@ class Box(Model):
     height: float
 
 
-class ElementState(Model):
+class ElementState(Targeted):
     model_config = {"extra": "allow"}
     exists: bool = True
     reason: str | None = Field(default=None, description="why the element is not there")
