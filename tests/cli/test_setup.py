@@ -10,6 +10,7 @@ continues from there; piped output is plain lines (no spinner), and a pipe canno
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -17,6 +18,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ import pytest
 from tabwarden.cli import ceremony
 from tabwarden.cli.setup import OPTIONS_URL, detect_browsers
 from tabwarden.manifests import EXTENSION_ID
-from tests.cli.world import CODE_RE, World, enrol
+from tests.cli.world import CODE_RE, World, enrol, host_reply
 from tests.fakes import FakeBrowser
 from tests.pty_cli import PROMPT, Pty
 from tests.trust.softauthn import SoftAuthenticator
@@ -64,14 +66,32 @@ def _connect(world: World) -> FakeBrowser:
     return browser
 
 
-def _pair_in_setup(child: Pty, browser: FakeBrowser) -> None:
-    """The person types the phrase once, then enters the printed code in the options page."""
+def _expect_nth(child: Pty, text: bytes, n: int, timeout: float = 60.0) -> None:
+    """Until ``text`` has appeared ``n`` times (a hang guard, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while child.output.count(text) < n:
+        if child.master is None or time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} appeared fewer than {n} times: {child.output!r}")
+        child._pump(0.1)
+
+
+def _pair_in_setup(child: Pty, browser: FakeBrowser, *, window_only: bool = False) -> None:
+    """The person types the phrase once, then enters the printed code in the options page and
+    touches an authenticator (or ticks "no authenticator": ``window_only``)."""
     child.expect(PROMPT)
     child.send(ceremony.phrase_for("pair") + "\n")
     child.expect(b"enrol chromium: open " + OPTIONS_URL.encode())
     found = CODE_RE.search(child.output)
     assert found, child.output
-    enrol(browser, found.group(1).decode(), SoftAuthenticator())
+    if not window_only:
+        enrol(browser, found.group(1).decode(), SoftAuthenticator())
+        return
+    assert b'tick "no authenticator" (window-only' in child.output, child.output
+    begun = host_reply(browser, "pair_begin", {"code": found.group(1).decode()})
+    done = host_reply(
+        browser, "pair_complete", {"challengeId": begun["challengeId"], "windowOnly": True}
+    )
+    assert done == {"windowOnly": True}, done
 
 
 def test_help_teaches_the_steps_and_flags(world: World) -> None:
@@ -80,7 +100,8 @@ def test_help_teaches_the_steps_and_flags(world: World) -> None:
     text = " ".join(proc.stdout.decode().split())
     for needle in (
         "already done", "Ctrl-C", "run `tabwarden setup` again", "--browser", "--file-store",
-        "--window-only", "--manifest-dir", "options page", "examples:",
+        "--window-only", "--manifest-dir", "--client", "claude mcp add", "config.toml",
+        "pair-client", "options page", "examples:",
     ):  # fmt: skip
         assert needle in text, needle
     assert "tabwarden setup" in world.run("--help").stdout.decode()
@@ -211,3 +232,68 @@ def test_piped_output_is_plain_lines_and_a_pipe_cannot_pair(world: World) -> Non
     assert b"not_a_terminal" in err, err
     assert PROMPT not in out + err
     assert not (world.config / "trust.json").exists()
+
+
+CLAUDE_BIN = Path(__file__).resolve().parents[2] / "tests" / "agent" / "node_modules" / ".bin"
+
+
+def test_client_claude_is_registered_and_pinned_without_the_person_starting_it(
+    world: World,
+) -> None:
+    assert (CLAUDE_BIN / "claude").is_file(), "Claude Code is missing: run scripts/setup"
+    world.env["PATH"] = f"{CLAUDE_BIN}{os.pathsep}{world.env['PATH']}"
+    args = (*ARGS, "--window-only", "--client", "claude")  # window-only: pair-client asks no tap
+    browser = _connect(world)
+    try:
+        child = world.spawn(*args)
+        _pair_in_setup(child, browser, window_only=True)
+        child.expect(b"pair which one? number: ", timeout=120)  # claude mcp list started it
+        listed = child.output.split(b"recently seen MCP clients", 1)[1]
+        assert b"claude-code" in listed or b"claude" in listed, listed
+        child.send("1\n")
+        _expect_nth(child, PROMPT, 2)  # pair's phrase prompt was the first
+        child.send(ceremony.phrase_for("pair-client") + "\n")
+        status, out = child.finish(timeout=120)
+        assert status == 0, out
+        assert b"MCP client paired" in out and b"setup: done" in out, out
+        config = json.loads((world.home / ".claude.json").read_text())
+        assert config["mcpServers"]["tabwarden"]["args"] == ["mcp"], config
+        [client] = world.json("clients", "--json")["paired"]
+        assert "claude-code" in client["exe"], client  # Claude Code's program, not a wrapper
+
+        before = _files(world)
+        status, out = world.spawn(*args).finish()
+        assert status == 0, out
+        assert re.search(rb"Claude Code starts `tabwarden mcp`.*\(already done\)", out), out
+        assert re.search(rb"MCP client paired: .*\(already done\)", out), out
+        assert _files(world) == before
+    finally:
+        browser.close()
+
+
+def test_client_codex_gets_its_table_once_and_keeps_the_persons_lines(world: World) -> None:
+    from tabwarden.cli.setup import codex_block
+
+    config = world.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n')
+    browser = _connect(world)
+    try:
+        child = world.spawn(*ARGS, "--client", "codex")
+        _pair_in_setup(child, browser)
+        child.expect(b"waiting for your MCP client to start `tabwarden mcp`")
+        child.send("\x03")
+        status, out = child.finish()
+        assert status == 130, out
+        text = config.read_text()
+        assert text.startswith('model = "o3"\n') and text.count("[mcp_servers.tabwarden]") == 1
+        assert 'args = ["mcp"]' in text and '"TABWARDEN_CONFIG_DIR"' in text, text
+        again = world.spawn(*ARGS, "--client", "codex")
+        again.expect(b"waiting for your MCP client")
+        again.send("\x03")
+        status, out = again.finish()
+        assert re.search(rb"Codex starts `tabwarden mcp`.*\(already done\)", out), out
+        assert config.read_text() == text
+        assert codex_block("x").count("\n[") == 1
+    finally:
+        browser.close()

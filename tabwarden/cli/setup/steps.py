@@ -1,19 +1,5 @@
-"""``tabwarden setup`` — one guided terminal session from a fresh install to a paired browser.
-
-Orchestration only: every step is done by the code that does it alone, never a second copy —
-``install``'s function for the host registration, and as their own processes (so the host
-attests them as what they are) ``tabwarden status --json`` for "is the extension connected" and
-``tabwarden pair`` / ``pair --browser`` for the key and the one-time code, with their typed
-phrase on this terminal.
-
-Each step first reads its state: a step already done says so ("✓ … (already done)") and the
-session moves on, which is what makes ``setup`` resumable and idempotent — a rerun after Ctrl-C,
-a crash or a closed terminal continues where the person stopped, and a rerun of a finished setup
-writes nothing. A step the person must do (load the extension, enter the code) is said once,
-exactly, and then waited for with visible progress (a spinner and the elapsed time on a
-terminal, a plain line every 30 s otherwise) until its condition holds or the person presses
-Ctrl-C, which leaves everything as the last finished step left it.
-"""
+"""``tabwarden setup``'s steps up to a paired browser: choose the browser, register the host,
+wait for the extension, pair and wait for the browser to enrol. Each reads its state first."""
 
 from __future__ import annotations
 
@@ -23,12 +9,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
+from tabwarden.cli.setup.output import Out
 from tabwarden.errors import UsageError
 from tabwarden.manifests import EXTENSION_ID
 
@@ -45,10 +31,6 @@ LAUNCHERS: Mapping[str, tuple[str, ...]] = {
 }
 
 OPTIONS_URL = f"chrome-extension://{EXTENSION_ID}/options.html"
-#: How often a wait re-checks its condition, and how often it says so when not on a terminal.
-POLL_S = 1.0
-PLAIN_EVERY_S = 30.0
-RERUN = "run `tabwarden setup` again to continue where you stopped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,63 +67,6 @@ def detect_browsers(
         elif launcher:
             found.append(Found(label, launcher))
     return found
-
-
-# ----------------------------------------------------------------------------------- output
-
-
-class Out:
-    """Step lines and waits, shaped for a terminal or for a log."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = sys.stdout if stream is None else stream
-        self.tty = self.stream.isatty()
-        encoding = self.stream.encoding or "ascii"
-        try:
-            "✓→".encode(encoding)
-            self.done_mark, self.todo_mark = "✓", "→"
-        except (UnicodeEncodeError, LookupError):
-            self.done_mark, self.todo_mark = "ok", "->"
-
-    def line(self, text: str = "") -> None:
-        print(text, file=self.stream, flush=True)
-
-    def already(self, what: str) -> None:
-        self.line(f"{self.done_mark} {what} (already done)")
-
-    def done(self, what: str) -> None:
-        self.line(f"{self.done_mark} {what}")
-
-    def step(self, what: str) -> None:
-        self.line(f"{self.todo_mark} {what}")
-
-    def wait(self, what: str, condition: Callable[[], bool]) -> None:
-        """Return once ``condition()`` holds; progress meanwhile. Ctrl-C propagates."""
-        start = time.monotonic()
-        spinner = "|/-\\"
-        said = -PLAIN_EVERY_S
-        turn = 0
-        try:
-            while not condition():
-                elapsed = time.monotonic() - start
-                if self.tty:
-                    self.stream.write(
-                        f"\r{spinner[turn % 4]} waiting for {what}: {int(elapsed)} s "
-                        "(Ctrl-C stops; a rerun continues)\x1b[K"
-                    )
-                    self.stream.flush()
-                    turn += 1
-                elif elapsed - said >= PLAIN_EVERY_S:
-                    self.line(f"waiting for {what} ({int(elapsed)} s so far; Ctrl-C stops)")
-                    said = elapsed
-                time.sleep(POLL_S)  # a person's pace: the condition is a local check
-        finally:
-            if self.tty:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
-
-
-# ------------------------------------------------------------------------------------ steps
 
 
 def choose_browser(args: argparse.Namespace, out: Out) -> str:
@@ -254,14 +179,14 @@ def extension_step(label: str, out: Out) -> None:
     out.done(f"extension connected in {label}")
 
 
-def _effective() -> Effective:
+def effective() -> Effective:
     from tabwarden.trust.gate import TrustGate
 
     return TrustGate().current()
 
 
 def _paired_browser(label: str) -> bool:
-    return any(b.label == label for b in _effective().browsers)
+    return any(b.label == label for b in effective().browsers)
 
 
 def pair_step(label: str, args: argparse.Namespace, out: Out) -> None:
@@ -278,7 +203,7 @@ def pair_step(label: str, args: argparse.Namespace, out: Out) -> None:
         run_step("pair", *(["--file-store"] if args.file_store else []))
         fresh = True
     if _paired_browser(label):
-        mode = next(b for b in _effective().browsers if b.label == label)
+        mode = next(b for b in effective().browsers if b.label == label)
         how = "window-only" if mode.window_only else "with an authenticator"
         out.already(f"browser {label} paired ({how})")
         return
@@ -293,100 +218,3 @@ def pair_step(label: str, args: argparse.Namespace, out: Out) -> None:
     out.step(f"enrol {label}: open {OPTIONS_URL} in {label}, enter the code above and {how}")
     out.wait(f"{label} to enrol", lambda: _paired_browser(label))
     out.done(f"browser {label} paired")
-
-
-def next_lines(out: Out) -> None:
-    """What is left after the steps built so far: the MCP client, by the lines status prints."""
-    from tabwarden.cli.status import mcp_config_lines
-
-    if _effective().paired_clients:
-        out.already("MCP client paired")
-        return
-    out.step("point your MCP client at tabwarden, start it once, then `tabwarden pair-client`:")
-    for line in mcp_config_lines():
-        out.line(f"    {line}")
-
-
-def run(args: argparse.Namespace) -> int:
-    out = Out()
-    try:
-        label = choose_browser(args, out)
-        host_step(label, args.manifest_dir, out)
-        extension_step(label, out)
-        pair_step(label, args, out)
-        next_lines(out)
-    except KeyboardInterrupt:
-        out.line()
-        out.line(f"stopped: every finished step stays done; {RERUN}.")
-        return 130
-    except StepFailed as exc:
-        if exc.status == 130:  # Ctrl-C reached the command first
-            out.line(f"stopped: every finished step stays done; {RERUN}.")
-            return 130
-        out.line(f"stopped: `{exc.command}` failed (above); once that is fixed, {RERUN}.")
-        return exc.status
-    out.line("setup: done. `tabwarden status` shows the whole state.")
-    return 0
-
-
-# ----------------------------------------------------------------------------------- parser
-
-DESCRIPTION = """\
-One guided terminal session from an installed package to a browser that is connected and
-paired. Each step first checks whether it is already done and says so ("✓ … (already done)"), so
-you can stop at any time (Ctrl-C) and run `tabwarden setup` again to continue; a finished setup
-run again changes nothing.
-
-The steps: pick the browser (detected, or --browser); register the native-messaging host for
-it (as `tabwarden install`); tell you how to load the extension and wait until it connects;
-pair this computer (as `tabwarden pair`: you type a phrase, once) and wait while you enter the
-printed code in the extension's options page (its URL is printed) and touch your authenticator,
-or tick "no authenticator" for window-only; then print how to point your MCP client at
-`tabwarden mcp`.
-"""
-
-EXAMPLES: Sequence[tuple[str, str]] = [
-    ("tabwarden setup", "guided: detect the browser, then step by step"),
-    ("tabwarden setup --browser chrome", "for Google Chrome, without asking"),
-    ("tabwarden setup --file-store", "no desktop keyring: keep the host key in a 0600 file"),
-    ("tabwarden setup --window-only", "no authenticator: confirm every action in a window"),
-]
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from tabwarden.cli.help import add_command
-    from tabwarden.cli.install import supported_browsers
-
-    p = add_command(
-        sub,
-        "setup",
-        summary="guided, resumable setup: host, extension, pairing, then your MCP client",
-        description=DESCRIPTION,
-        examples=EXAMPLES,
-    )
-    p.add_argument(
-        "--browser",
-        choices=sorted(supported_browsers()),
-        help="the browser to set up (default: the one detected, or ask)",
-    )
-    p.add_argument(
-        "--manifest-dir",
-        type=lambda v: Path(v).expanduser().absolute(),
-        metavar="DIR",
-        help="register the host here (e.g. <profile>/NativeMessagingHosts), as install does",
-    )
-    p.add_argument(
-        "--file-store",
-        action="store_true",
-        help="when pairing, keep the host key in a 0600 file instead of the OS keyring",
-    )
-    p.add_argument(
-        "--window-only",
-        action="store_true",
-        help='you have no authenticator: the options page step says to tick "no authenticator"',
-    )
-    p.set_defaults(func=_cmd_setup)
-
-
-def _cmd_setup(args: argparse.Namespace) -> int:
-    return run(args)
