@@ -157,7 +157,15 @@ def test_a_whole_setup_then_a_rerun_says_every_step_is_done_and_changes_nothing(
                 out,
             )
         assert PROMPT not in out and b"waiting for" not in out, out
+        assert b"live check: host for chromium answers and its extension is connected" in out
         assert _files(world) == before
+
+        # The live check looks, and does not take the steps' word: engaged, it says so.
+        assert world.run("kill").returncode == 0
+        status, out = world.spawn(*ARGS).finish()
+        assert status == 1, out
+        assert b"x live check: not killed" in out and b"tabwarden unkill" in out, out
+        assert b"setup: done" not in out, out
     finally:
         browser.close()
 

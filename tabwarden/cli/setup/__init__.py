@@ -34,6 +34,7 @@ from tabwarden.cli.setup.steps import (
     detect_browsers,
     extension_step,
     host_step,
+    live_check,
     pair_step,
 )
 
@@ -60,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
             return 130
         out.line(f"stopped: `{exc.command}` failed (above); once that is fixed, {RERUN}.")
         return exc.status
+    if not live_check(label, out):
+        out.line(f"setup: not done yet (`tabwarden status` says what is left); then {RERUN}.")
+        return 1
     out.line("setup: done. `tabwarden status` shows the whole state.")
     return 0
 
@@ -81,6 +85,8 @@ way it reads its config (Claude Code: `claude mcp add --scope user`; Codex: a
 [mcp_servers.tabwarden] table appended to ~/.codex/config.toml; json: the lines to add) and pin
 it with `tabwarden pair-client` (Claude Code is started once for you to be measured; any other
 client you start once while setup waits). Without --client it prints the lines for each.
+Last, a live check: a fresh `tabwarden status` must find the host answering with the extension
+connected and the browser paired (exit status 1 and its next steps otherwise).
 """
 
 EXAMPLES: Sequence[tuple[str, str]] = [

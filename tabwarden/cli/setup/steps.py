@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tabwarden.cli.setup.output import Out
 from tabwarden.errors import UsageError
@@ -136,15 +136,39 @@ def tabwarden(*args: str, capture: bool = False) -> subprocess.CompletedProcess[
     )
 
 
-def connected(label: str) -> bool:
-    """``tabwarden status``'s own check: its real handshake as role ``cli`` with the host that
-    browser ``label`` started, and whether that host's extension said hello."""
+def status_report() -> dict[str, Any]:
+    """``tabwarden status --json``, run as its own process (so the host attests it); {} when it
+    printed no report."""
     proc = tabwarden("status", "--json", capture=True)
     try:
-        hosts = json.loads(proc.stdout)["hosts"]
-    except (ValueError, KeyError, TypeError):
-        return False
+        report = json.loads(proc.stdout)
+    except ValueError:
+        return {}
+    return report if isinstance(report, dict) else {}
+
+
+def connected(label: str, report: dict[str, Any] | None = None) -> bool:
+    """``tabwarden status``'s own check: its real handshake as role ``cli`` with the host that
+    browser ``label`` started, and whether that host's extension said hello."""
+    hosts = (status_report() if report is None else report).get("hosts") or []
     return any(h.get("label") == label and h.get("extensionConnected") for h in hosts)
+
+
+def live_check(label: str, out: Out) -> bool:
+    """The end: one fresh ``tabwarden status`` and what it says about each thing setup did."""
+    report = status_report()
+    trust = report.get("trust") or {}
+    checks = [
+        (f"host for {label} answers and its extension is connected", connected(label, report)),
+        (f"browser {label} paired", label in (trust.get("browsers") or [])),
+        ("not killed, trust record accepted", not trust.get("killed") and not trust.get("refused")),
+    ]
+    for what, ok in checks:
+        out.line(f"  {out.done_mark if ok else 'x'} live check: {what}")
+    if not all(ok for _, ok in checks):
+        for step in report.get("next") or []:
+            out.line(f"    - {step}")
+    return all(ok for _, ok in checks)
 
 
 class StepFailed(Exception):
