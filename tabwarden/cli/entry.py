@@ -26,6 +26,7 @@ tabwarden — a guarded bridge between MCP clients (Claude Code, Codex, Cursor, 
   MCP client ─stdio─▶ tabwarden mcp ─Unix socket─▶ tabwarden host ─native messaging─▶ extension
 
 Getting started:
+  tabwarden setup                         one guided session: host, extension, pairing, client
   tabwarden demo                          see every hop work, in a throwaway headless Chromium
   tabwarden install --browser chrome      register the host with your own Chrome, then load the
                                           extension from the path it prints (chrome://extensions)
@@ -250,6 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--json", action="store_true", help=JSON_HELP)
         p.set_defaults(func=_cmd_status)
+
+    from tabwarden.cli.setup import add_parser as add_setup
+
+    add_setup(sub)
 
     from tabwarden.cli.tabs import add_parser as add_tabs
 
