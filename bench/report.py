@@ -100,6 +100,7 @@ def summarize(settings: Settings, results: Results, machine: dict[str, Any]) -> 
         floor = {"error": results.floor_error}
     doc: dict[str, Any] = {
         "machine": machine,
+        "tasks": summarize_tasks(results),
         "settings": {
             "iterations": settings.iterations,
             "servers": list(settings.servers),
@@ -116,6 +117,64 @@ def summarize(settings: Settings, results: Results, machine: dict[str, Any]) -> 
     }
     doc["targets"] = targets(doc)
     return doc
+
+
+def summarize_tasks(results: Results) -> dict[str, Any]:
+    """Per server: tasks solved of those run, the median time per task (every episode, and the
+    solved ones), and each task's outcome (its failure code when not solved)."""
+    out: dict[str, Any] = {}
+    for server, outcomes in results.tasks.items():
+        out[server] = {
+            "solved": sum(o.solved for o in outcomes),
+            "total": len(outcomes),
+            "median_ms": median([o.ms for o in outcomes]),
+            "median_solved_ms": median([o.ms for o in outcomes if o.solved]),
+            "outcomes": {
+                o.task: {
+                    "solved": o.solved,
+                    "code": o.code,
+                    "ms": round(o.ms, 3),
+                    "detail": o.detail,
+                }
+                for o in outcomes
+            },
+        }
+    return out
+
+
+def tasks_table(doc: dict[str, Any]) -> str:
+    """The capability figure: tasks solved and time per task, then each task's outcome."""
+    found = doc.get("tasks") or {}
+    servers = [s for s in SERVERS if s in found]
+    if not servers:
+        return ""
+    head = ["capability task", *(TITLES[s] for s in servers)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines.append(
+        "| **tasks solved** | "
+        + " | ".join(f"**{found[s]['solved']}/{found[s]['total']}**" for s in servers)
+        + " |"
+    )
+    lines.append(
+        "| median time per task (all · solved) | "
+        + " | ".join(
+            f"{ms(found[s]['median_ms'])} · {ms(found[s]['median_solved_ms'])}" for s in servers
+        )
+        + " |"
+    )
+    names = list(dict.fromkeys(t for s in servers for t in found[s]["outcomes"]))
+    for name in names:
+        row = [name]
+        for s in servers:
+            o = found[s]["outcomes"].get(name)
+            if o is None:
+                row.append("—")
+            elif o["solved"]:
+                row.append(f"solved · {ms(o['ms'])}")
+            else:
+                row.append(f"not solved: `{o['code']}`")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 # -- rendering ----------------------------------------------------------------------------
@@ -282,7 +341,10 @@ def table(doc: dict[str, Any]) -> str:
                 )
             )
             lines.append("| " + " | ".join(row) + " |")
-    out = ["\n".join(lines)]
+    out = ["\n".join(lines)] if len(lines) > 2 else []
+    capability = tasks_table(doc)
+    if capability:
+        out.append(capability)
     floor = doc["floor"]
     if floor and "error" in floor:
         out.append(f"Native-messaging floor: **failed**: {floor['error']}")
@@ -297,6 +359,8 @@ def table(doc: dict[str, Any]) -> str:
     marks = {True: "met", False: "**not met**", None: "not measured"}
     measured = [t for t in doc["targets"] if t["met"] is not None]
     skipped = len(doc["targets"]) - len(measured)
+    if not measured and not figures and not sessions:  # a capability-only run
+        return "\n\n".join(out)
     out.append(
         "Targets: "
         + "; ".join(f"{t['target']}: {marks[t['met']]}" for t in measured)

@@ -21,7 +21,7 @@ from typing import Any
 
 import psutil
 
-from bench import figures
+from bench import agents, figures, tasks
 from bench.floor import Floor, measure_floor
 from bench.memory import Owner, PeakSampler
 from bench.servers import (
@@ -35,7 +35,7 @@ from bench.servers import (
 from bench.site import serve_site
 
 #: Figure names, in the order they run. ``--only`` takes these and server names.
-FIGURES = ("floor", "light", "flow", "text", "screenshot", "cold", "sessions")
+FIGURES = ("floor", "light", "flow", "text", "screenshot", "cold", "sessions", "tasks")
 ONE, EIGHT = "one session", f"{figures.SESSIONS} sessions"
 
 
@@ -54,6 +54,8 @@ class Settings:
             return self.iterations * 5
         if figure in ("text", "screenshot"):
             return max(1, self.iterations // 4)
+        if figure == "tasks":
+            return 1  # each task once per server: a capability figure, not a speed one
         return self.iterations
 
     @property
@@ -87,6 +89,8 @@ class Results:
     memory: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     floor: Floor | None = None
     floor_error: str | None = None
+    #: server → the capability tasks' outcomes, in ``tasks.TASKS`` order.
+    tasks: dict[str, list[agents.Outcome]] = field(default_factory=dict)
 
     def cell(self, figure: str, server: str) -> Cell:
         return self.cells.setdefault(figure, {}).setdefault(server, Cell())
@@ -131,7 +135,9 @@ def _order(servers: list[str], round_no: int) -> list[str]:
 
 
 async def _servers(settings: Settings, results: Results, root: Path, origin: str) -> None:
-    launcher = Launcher(root=root, chrome=settings.chrome, origin=origin)
+    launcher = Launcher(
+        root=root, chrome=settings.chrome, origin=origin, no_confirm="tasks" in settings.figures
+    )
     try:
         if TABWARDEN in settings.servers:
             launcher.start_tabwarden_browser()
@@ -198,6 +204,10 @@ async def _interleave(
             sampler.measure(saved)
             _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
             continue
+        if figure == "tasks":
+            await _tasks(results, live, order, origin)
+            _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
+            continue
         if figure == "cold":
             saved = sampler.phases
             sampler.measure({})  # an extra process per server: not "one session"
@@ -218,6 +228,23 @@ async def _interleave(
         if figure == "cold":
             sampler.measure(saved)
         _say(f"{figure}: done in {time.monotonic() - started:.0f} s")
+
+
+async def _tasks(results: Results, live: dict[str, Session], order: list[str], origin: str) -> None:
+    """Each task once per server, the servers' order rotating task by task."""
+    workers = {server: await agents.agent_for(live[server]) for server in order}
+    for number, task in enumerate(tasks.TASKS):
+        for server in _order(order, number):
+            try:
+                outcome = await agents.episode(workers[server], task, origin, str(number))
+            except Exception as exc:  # an error outside a step: shown as the task's failure
+                outcome = agents.Outcome(task.name, False, "error: " + one_line(exc, 80), 0.0)
+            results.tasks.setdefault(server, []).append(outcome)
+            _say(
+                f"tasks: {server} {task.name}: "
+                + ("solved" if outcome.solved else f"not solved ({outcome.code})")
+                + f" in {outcome.ms:.0f} ms"
+            )
 
 
 async def _opened(opener: Any, session: Session, origin: str) -> figures.Sample:

@@ -234,6 +234,9 @@ class Launcher:
     origin: str
     logs: dict[str, TextIO] = field(default_factory=dict)
     browser: ThrowawayBrowser | None = None
+    #: The capability tasks run tabwarden with the confirm list emptied (``tabwarden policy set
+    #: confirm=``, as a person may), since the peers ask no one: nobody approves in a bench.
+    no_confirm: bool = False
 
     def log(self, server: str) -> TextIO:
         if server not in self.logs:
@@ -254,6 +257,8 @@ class Launcher:
         provision_throwaway_trust(
             browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=[self.origin]
         )
+        if self.no_confirm:
+            _empty_confirm(browser.config, self.origin)
         browser.start("about:blank")
         return browser
 
@@ -325,6 +330,20 @@ class Launcher:
                 session.page = int(match.group(1))
                 await session.call("navigate", url=f"{self.origin}/")
             yield session
+
+
+def _empty_confirm(config: Path, origin: str) -> None:
+    """Rewrite the throwaway record's baseline with nothing left to confirm (the bench's own
+    throwaway record, never the person's)."""
+    from tabwarden.trust import store
+    from tabwarden.trust.keystore import FileStore
+    from tabwarden.trust.policy import DEFAULT_POLICY, apply_set
+
+    key = FileStore(config / "host-key.pem").load()
+    if key is None:
+        raise RuntimeError(f"no host key in {config}")
+    policy = apply_set(DEFAULT_POLICY, {"origins": [origin], "confirm": []})
+    store.set_baseline(config / "trust.json", key, policy.to_json(), int(time.time()))
 
 
 def _deadline(seconds: float) -> float:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from bench import tasks
 from tabwarden.cli.demo import serve_http
 
 #: The agent flow's page: a button whose click reveals a line of text.
@@ -57,7 +59,10 @@ class _Pages(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 — http.server's naming
         url = urlparse(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        if url.path == "/flow":
+        task_page = tasks.route(url.path) if url.path.startswith("/task/") else None
+        if task_page is not None:
+            body = task_page
+        elif url.path == "/flow":
             body = FLOW
         elif url.path == "/text":
             body = text_page(int(query.get("chars", "10000000")))
@@ -72,6 +77,22 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802 — a task page reporting its state (bench/tasks.py)
+        url = urlparse(self.path)
+        episode = parse_qs(url.query).get("ep", [""])[0]
+        length = min(int(self.headers.get("Content-Length") or 0), 1_000_000)
+        raw = self.rfile.read(length)
+        try:
+            report = json.loads(raw)
+        except ValueError:
+            report = None
+        ok = url.path == "/state" and bool(episode) and isinstance(report, dict)
+        if ok:
+            tasks.REPORTS.post(episode, report)
+        self.send_response(204 if ok else 400)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         return
