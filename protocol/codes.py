@@ -61,6 +61,10 @@ HOST_NOT_INSTALLED: Final = "host_not_installed"
 HOST_CANNOT_START: Final = "host_cannot_start"
 POPUP_BLOCKED: Final = "popup_blocked"
 ELEMENT_COVERED: Final = "element_covered"
+ELEMENT_NOT_VISIBLE: Final = "element_not_visible"
+ELEMENT_NOT_STABLE: Final = "element_not_stable"
+ELEMENT_DISABLED: Final = "element_disabled"
+WAIT_NOT_MET: Final = "wait_not_met"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -135,6 +139,10 @@ WIRE_CODES: Final = (
     HOST_CANNOT_START,
     POPUP_BLOCKED,
     ELEMENT_COVERED,
+    ELEMENT_NOT_VISIBLE,
+    ELEMENT_NOT_STABLE,
+    ELEMENT_DISABLED,
+    WAIT_NOT_MET,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -273,7 +273,7 @@ export function elementTools(deps) {
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await gate(ctx, tabId, tab, callFrame.get(ctx) ?? 0, tool);
     const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken: tokenOf(tabId, ctx) });
-    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.WAIT_NOT_MET, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
 
@@ -883,7 +883,7 @@ export function interactHandlers(deps) {
     const w = argWait(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_wait_for");
     const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken });
-    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `the condition was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.WAIT_NOT_MET, `what was waited for was not ${w.state} within ${w.timeoutMs} ms`);
     return { matched: true };
   }
 
@@ -944,7 +944,7 @@ export { OBSERVING_ACTIONS };
 export const OBSERVE_TEXT_CHARS = 20_000;
 /** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */
 /** @type {ReadonlySet<string>} */
-const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT]);
+const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT, CODE.WAIT_NOT_MET]);
 /** How long an observation waits for a navigation still loading before it looks. */
 export const OBSERVE_LOAD_MS = 10_000;
 /** What an observation says instead of reading a tab that is not on an approved site. */

@@ -534,17 +534,17 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   await assert.rejects(h.call("page_get_state", { tabId: 1, ref: "e1" }), (e) => e.code === "bad_request");
 });
 
-test("page_wait_for and waitFor after an action: matched, or the timeout error", async () => {
+test("page_wait_for and waitFor after an action: matched, or wait_not_met (the action was done)", async () => {
   const h = harness();
   assert.deepEqual(await h.call("page_wait_for", { tabId: 1, selector: "#go", state: "visible", timeoutMs: 0 }), { matched: true });
-  await assert.rejects(h.call("page_wait_for", { tabId: 1, text: "Sign in", state: "absent", timeoutMs: 0 }), (e) => e.code === "timeout");
+  await assert.rejects(h.call("page_wait_for", { tabId: 1, text: "Sign in", state: "absent", timeoutMs: 0 }), (e) => e.code === "wait_not_met");
   await assert.rejects(h.call("page_wait_for", { tabId: 1, state: "visible" }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_wait_for", { tabId: 1, selector: "#go", timeoutMs: 10_000_000 }), (e) => e.code === "bad_request");
   // after a navigating click, waitFor runs in the new document
   const r = await h.call("page_click", { tabId: 1, selector: "#next", waitFor: { text: "Next page", state: "visible", timeoutMs: 0 } });
   assert.equal(r.navigated, true);
   await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
-    (e) => e.code === "timeout" && /page_check was done/.test(e.message));
+    (e) => e.code === "wait_not_met" && /page_check was done/.test(e.message));
 });
 
 test("page_snapshot a11y: the tree's rows carry the DOM walk's refs; only tabwarden's proven world is used", async () => {
