@@ -523,7 +523,10 @@ chrome.tabs.onCreated.addListener(guarded("tabs.onCreated", (tab) => {
     .then(() => navBlock.created(tab?.id, tab?.openerTabId))
     .catch((err) => log.warn("tabwarden: could not place a new tab in the navigation rules", err));
 }));
-chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo, tab) => loads.updated(tabId, changeInfo, tab)));
+chrome.tabs.onUpdated.addListener(guarded("tabs.onUpdated", (tabId, changeInfo, tab) => {
+  if (typeof changeInfo?.url === "string") grace.navigated(tabId, changeInfo.url); // another origin ends the grace
+  loads.updated(tabId, changeInfo, tab);
+}));
 chrome.tabs.onActivated.addListener(guarded("tabs.onActivated", (info) => lifecycle.activated(info.tabId)));
 chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   ownership.release(tabId); // a reused tab id must never carry ownership over

@@ -36,6 +36,7 @@ from tabwarden.trust.presence import (
     begin_assertion,
     complete_assertion,
 )
+from tabwarden.trust.refusal import switch_off
 from tabwarden.trust.verify import Effective
 
 #: What a tap may authorise over hop 3 (a subset of ``trust.presence.ACTIONS``).
@@ -223,15 +224,25 @@ def _parsed_detail(action: str, detail: Any) -> dict[str, Any]:
 
 def _require_confirm_policy(eff: Effective, action: str) -> None:
     """A tap replaces the confirm window's click; it never turns on what the policy keeps off."""
+    if eff.killed:
+        log.warning("%s refused: the kill switch is engaged", action)
+        raise PolicyDenied("the kill switch is engaged; a person lifts it with `tabwarden unkill`")
     if action == "confirm.provenance":
-        if eff.killed or eff.policy.provenance != "confirm":
+        if eff.policy.provenance != "confirm":
             log.warning("%s refused: policy provenance is not confirm", action)
-            raise PolicyDenied("the policy does not confirm page-supplied values")
+            raise PolicyDenied(
+                switch_off("provenance", "confirming page-supplied values", eff.policy)
+            )
         return
     key = _CONFIRM_KEYS[action]
-    if eff.killed or not getattr(eff.policy, key) or not eff.policy.presence_confirm:
-        log.warning("%s refused: the policy does not allow %s with presenceConfirm", action, key)
-        raise PolicyDenied(f"the policy does not allow {key} confirmed by a tap")
+    if not getattr(eff.policy, key):
+        log.warning("%s refused: the policy does not allow %s", action, key)
+        raise PolicyDenied(switch_off(key, f"page_{key}", eff.policy))
+    if not eff.policy.presence_confirm:
+        log.warning("%s refused: the policy does not confirm %s with a tap", action, key)
+        raise PolicyDenied(
+            switch_off("presenceConfirm", f"confirming page_{key} with a tap", eff.policy)
+        )
 
 
 def presence_begin(

@@ -23,6 +23,15 @@ What is recorded (``extract``), from every string in a result:
 - **whole values**: every string leaf, and every line of a longer text, of ``MIN_VALUE`` (4) to
   ``MAX_VALUE`` (256) characters, whitespace collapsed.
 
+One string is not read that way: a snapshot row's ``href`` (a mapping with a ``ref`` and an
+absolute URL under ``href``: a link's resolved address, which the page did not write as text) is
+recorded as its **whole URL** only (kind ``link``, ``link_items``), under the page's origin like
+the rest: an address that holds it is lineage from that page (asked when it goes to another
+origin, as an address the page wrote out), except an address on the page's own origin, which
+follows the page's own link as a click on it would (``lineage`` leaves it out: no decision, no
+audit); its host, path and query alone are not lineage, so the same path on another approved
+origin of the host is not what the link said (docs/adr/0011-link-hrefs-as-lineage.md).
+
 Both sides are read as they read (``_clean``), before anything else: invisible characters removed
 (every Unicode format character, category Cf: zero-width space and joiners, soft hyphen, bidi
 controls, word joiner, BOM, tags; variation selectors; fillers), Unicode NFKC (full-width letters,
@@ -155,7 +164,7 @@ MAX_EVIDENCE = 4
 #: The origin of content whose page is not known (treated as another origin than any target).
 UNKNOWN_ORIGIN = "unknown"
 
-Kind = Literal["url", "host", "path", "query", "email", "token", "value", "capture"]
+Kind = Literal["url", "host", "path", "query", "email", "token", "value", "capture", "link"]
 
 _URL = re.compile(r"https?://[^\s\"'<>`\\^{}|]+", re.IGNORECASE)
 _LABEL = r"[\w](?:[\w-]{0,61}[\w])?"
@@ -491,17 +500,39 @@ def _dotted_items(text: str) -> Iterator[Item]:
             yield Item(kind="email", text=f"{local.casefold()}@{host}")
 
 
-def _strings(content: object) -> Iterator[str]:
-    """Every string leaf of a JSON-like value (keys are the tool's, not the page's)."""
+def _strings(content: object, links: list[str] | None = None) -> Iterator[str]:
+    """Every string leaf of a JSON-like value (keys are the tool's, not the page's); with
+    ``links``, a snapshot row's ``href`` (a mapping with a ``ref`` and an absolute ``href``) is
+    put there instead (``link_items``: recorded as one whole URL, docs/adr/0011)."""
     stack = [content]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
             yield value
         elif isinstance(value, Mapping):
-            stack.extend(value.values())
+            href = value.get("href")
+            if links is not None and isinstance(value.get("ref"), str) and _is_link(href):
+                links.append(str(href))
+                stack.extend(v for k, v in value.items() if k != "href")
+            else:
+                stack.extend(value.values())
         elif isinstance(value, (list, tuple)):
             stack.extend(value)
+
+
+def _is_link(href: object) -> bool:
+    return isinstance(href, str) and _URL.fullmatch(href.strip()) is not None
+
+
+def link_items(href: str) -> Iterator[Item]:
+    """What a snapshot row's link address records (docs/adr/0011-link-hrefs-as-lineage.md): the
+    whole URL, read as it reads (``_clean``) and folded, and nothing of its parts. Found inside an
+    argument that holds that very address (going where the link goes, with more after it); never
+    from its host, path or query alone, so the same path on another origin of the host is not
+    what the link said."""
+    url = _fold(_clean(href[:MAX_SCAN_CHARS]).rstrip(_TRAILING_PUNCT))
+    if len(url) >= MIN_VALUE:
+        yield Item(kind="link", text=url)
 
 
 def _content_decoded(text: str) -> Iterator[str]:
@@ -610,7 +641,7 @@ def _contained(item: Item) -> bool:
     an opaque capture entry is neither: it has no text of the page's)."""
     if item.kind == "capture":
         return False
-    return item.kind in ("host", "email", "url") or len(item.text) >= MIN_NEEDLE
+    return item.kind in ("host", "email", "url", "link") or len(item.text) >= MIN_NEEDLE
 
 
 def _needles(item: Item) -> tuple[str, ...]:
@@ -678,7 +709,8 @@ class Ledger:
         own words)."""
         budget = MAX_SCAN_CHARS
         items: dict[Item, None] = {}
-        for text in _strings(content):
+        links: list[str] = []
+        for text in _strings(content, links):
             if budget <= 0 or len(items) >= self._max_entries:
                 break
             chunk = text[:budget]
@@ -689,7 +721,11 @@ class Ledger:
                 items[item] = None
                 if len(items) >= self._max_entries:
                     break
-        for item in reversed(items):
+        # A link row's address: the whole URL under this page's origin, nothing of its parts;
+        # first, with the URLs, so decoys after it cannot push it out.
+        linked = [i for href in links for i in link_items(href) if i not in exclude]
+        ordered = list(dict.fromkeys([*linked, *items]))[: self._max_entries]
+        for item in reversed(ordered):
             self._add(item, origin, now)
 
     def capture(self, origin: str, now: float) -> None:
@@ -763,6 +799,11 @@ class Ledger:
                 for needle, holders in bucket.items():
                     if form.startswith(needle, i):
                         hits.update(holders)
+        # A link followed on its own page's origin is that page's own navigation (as a click on
+        # it is): not lineage. Elsewhere it is, as an address the page wrote (docs/adr/0011).
+        own = origin_of(argument.strip()) if _looks_like_url(argument) else None
+        if own is not None:
+            hits = {i for i in hits if i.kind != "link" or self._entries[i].origin != own}
         ordered = sorted(hits, key=lambda item: self._entries[item].seq, reverse=True)
         first: list[Evidence] = []
         rest: list[Evidence] = []

@@ -66,9 +66,10 @@ def _file_status(path: str) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def cache_key(models: Iterable[type[BaseModel]], publisher: str) -> str:
+def cache_key(models: Iterable[type[BaseModel]], *publishers: str) -> str:
     """The digest naming one generation of the schemas of ``models`` (every model reachable
-    from them through their fields counts) as ``publisher`` (a source file) publishes them."""
+    from them through their fields counts) as ``publishers`` (the source files of the code that
+    turns models into published schemas) publish them."""
     import pydantic.json_schema
     import pydantic_core
     from mcp.server.mcpserver.utilities import func_metadata
@@ -87,7 +88,7 @@ def cache_key(models: Iterable[type[BaseModel]], publisher: str) -> str:
         "sdk": [_file_status(func_metadata.__file__), _file_status(pydantic.json_schema.__file__)],
     }
     digest.update(json.dumps(header, sort_keys=True).encode())
-    for source in [*sources, publisher]:
+    for source in [*sources, *publishers]:
         digest.update(b"\0" + source.encode() + b"\0")
         digest.update(Path(source).read_bytes())
     return digest.hexdigest()

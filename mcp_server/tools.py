@@ -81,7 +81,9 @@ from tabwarden.mcp_server.catalogue import (
     Save,
     ToolSpec,
     declared_texts,
+    published,
 )
+from tabwarden.mcp_server.catalogue.published import compact_input, compact_output
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
@@ -315,15 +317,16 @@ class _Unvalidated(FuncMetadata):
 
 def _published_strictly(tool: Tool) -> Tool:
     """``tool`` validating through ``GatedTool`` alone (``_Unvalidated``), its input schema
-    saying that no other argument is taken."""
+    saying that no other argument is taken, both schemas in their compact published form
+    (``catalogue.published``)."""
     meta = tool.fn_metadata
     tool.fn_metadata = _Unvalidated(
         arg_model=meta.arg_model,
-        output_schema=meta.output_schema,
+        output_schema=None if meta.output_schema is None else compact_output(meta.output_schema),
         output_model=meta.output_model,
         wrap_output=meta.wrap_output,
     )
-    tool.parameters = {**tool.parameters, "additionalProperties": False}
+    tool.parameters = compact_input({**tool.parameters, "additionalProperties": False})
     return tool
 
 
@@ -358,7 +361,7 @@ def catalogue_tools(
     key = cached = None
     if schemas is not None:
         models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]
-        key = cache_key(models, __file__)
+        key = cache_key(models, *PUBLISHERS)
         cached = schemas.load(key, [spec.name for spec in CATALOGUE])
     if cached is not None:
         return [_tool_with(g, cached[g.spec.name]) for g in gated]
@@ -381,6 +384,11 @@ def catalogue_tools(
     if schemas is not None and key is not None and all(t.output_schema for t in built):
         schemas.store(key, published)  # type: ignore[arg-type]  # every output schema is set
     return built
+
+
+#: The code that turns the catalogue's models into published schemas: a change to any of it is
+#: a new schema-cache key.
+PUBLISHERS = (__file__, published.__file__)
 
 
 def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:

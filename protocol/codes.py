@@ -61,6 +61,7 @@ HOST_NOT_INSTALLED: Final = "host_not_installed"
 HOST_CANNOT_START: Final = "host_cannot_start"
 POPUP_BLOCKED: Final = "popup_blocked"
 ELEMENT_COVERED: Final = "element_covered"
+AMBIGUOUS: Final = "ambiguous"
 ELEMENT_NOT_VISIBLE: Final = "element_not_visible"
 ELEMENT_NOT_STABLE: Final = "element_not_stable"
 ELEMENT_DISABLED: Final = "element_disabled"
@@ -139,6 +140,7 @@ WIRE_CODES: Final = (
     HOST_CANNOT_START,
     POPUP_BLOCKED,
     ELEMENT_COVERED,
+    AMBIGUOUS,
     ELEMENT_NOT_VISIBLE,
     ELEMENT_NOT_STABLE,
     ELEMENT_DISABLED,

@@ -16,6 +16,7 @@ import pytest
 
 from tests.deadline import TEST_S, within
 from tests.fakes import FakeBrowser
+from tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401 — the suite's groups
 
 # Every process the suite starts that builds its environment from ours finds a throwaway config
 # directory, never the person's real ~/.config/tabwarden (their trust record, audit log and
@@ -86,24 +87,3 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
         return (yield)
     finally:
         pyfuncitem.obj = test
-
-
-#: Tests that must not overlap each other when the suite runs on several workers (pytest-xdist
-#: ``--dist loadgroup`` runs one group's tests on one worker, one after another), by a fixture
-#: they use: what they share.
-SERIAL_BY_FIXTURE = {
-    # Chrome's permission dialog, found in screenshots of a headful Chromium on Xvfb and clicked
-    # with XTEST input: one such window at a time keeps the machine quiet enough for it.
-    "x_display": "x-display",
-    # useradd/userdel take /etc/passwd's lock.
-    "intruder": "system-users",
-}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        names = getattr(item, "fixturenames", ())
-        for fixture, group in SERIAL_BY_FIXTURE.items():
-            if fixture in names:
-                item.add_marker(pytest.mark.xdist_group(group))

@@ -130,8 +130,9 @@ POLICY_MEANINGS: dict[str, str] = {
     "upload": "allow page_upload (a file from the upload sandbox put into a file input); every "
     "call is confirmed",
     "passwordFill": "allow page_fill to type into password fields",
-    "clickGraceSeconds": "after you confirm a submit or a link click on a tab, repeats of that "
-    "kind on that tab within this many seconds are not asked again (0: always ask)",
+    "clickGraceSeconds": "after you confirm a click, key press or choice on a tab, further ones "
+    "on that tab and site within this many seconds are not asked again (page_eval, page_fetch, "
+    "uploads, dialogs and closing a tab always ask; 0: always ask)",
     "confirmTimeoutSeconds": "how long the confirm window waits for your answer before the call "
     "is refused",
     "presenceConfirm": "answer confirmations of page_eval and page_upload with a tap on your "

@@ -20,11 +20,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, KILLED, TRUST_UNREADABLE
+from tabwarden.trust.policy import Policy, is_narrowing
 from tabwarden.trust.verify import ClientGrant, Effective
 
-__all__ = ["MeasuredClient", "Refusal", "refusal"]
+__all__ = ["SWITCH_ON", "MeasuredClient", "Refusal", "refusal", "switch_off"]
 
 _REPAIR = "re-pair it with `tabwarden pair-client`"
+
+#: The policy switches a host refusal can name as off, each with the value that turns it on (what
+#: ``tabwarden policy set KEY=VALUE`` takes, written as the CLI parses it). The host's words for a
+#: refusal because a switch is off come from ``switch_off`` and nowhere else; the extension's
+#: from extension/shared/policy-words.js ``SWITCH_REFUSALS`` (a test parses both tables'
+#: commands with the real CLI and the policy's validation).
+SWITCH_ON: dict[str, bool | str] = {
+    "eval": True,
+    "upload": True,
+    "presenceConfirm": True,
+    "provenance": "confirm",
+}
+
+
+def switch_off(key: str, what: str, policy: Policy) -> str:
+    """A refusal's words because ``policy``'s ``key`` does not allow ``what``: the key, and the
+    exact command that allows it — ``policy restrict`` when that value narrows ``policy`` (free),
+    else ``policy set`` (a signed widening: the person types the phrase at a terminal)."""
+    value = SWITCH_ON[key]
+    shown = value if isinstance(value, str) else ("true" if value else "false")
+    verb = "restrict" if is_narrowing(policy, key, value) else "set"
+    return (
+        f"{what} is off (policy {key}); a person can turn it on with "
+        f"`tabwarden policy {verb} {key}={shown}` at a terminal"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,6 @@
 // handlers/input.js — the tools that act through Chrome's debugger as a person would: page_mouse
-// (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_hover (the
+// (a trusted click: CDP Input.dispatchMouseEvent, so `event.isTrusted` is true), page_drag (press,
+// move in steps, release: HTML5 drops and pointer-event drags; both ends gated and checked as clicks), page_hover (the
 // real pointer moves, so CSS :hover applies) and page_dialog (answer the JavaScript dialog that
 // blocks a tab, arm a one-shot answer for the next one, list the recent ones). Thin glue over handlers/interact.js's elementTools (ownership, origin gate, page
 // code, the person's confirmation), handlers/pointer.js (where the pointer lands, with `frame` placed
@@ -17,6 +18,7 @@ import { BridgeError } from "../shared/bridge-error.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { originOf } from "../shared/origin.js";
+import { isPlainObject } from "../shared/wire.js";
 import { argTarget, confirmName, elementTools, rememberSnapshot } from "./interact.js";
 import { createPointer } from "./pointer.js";
 import { argTabId, ownedTab } from "./support.js";
@@ -26,6 +28,10 @@ import { needsConfirm } from "./tabs.js";
 export const MODIFIER_BITS = Object.freeze({ Alt: 1, Control: 2, Meta: 4, Shift: 8 });
 /** Longest coordinate accepted (CSS pixels). */
 const MAX_COORD = 100_000;
+/** page_drag's pointer moves between press and release when the call gives none. */
+export const DRAG_STEPS = 10;
+/** Elements whose box shows another document: a drop there lands in a frame nobody gated. */
+const EMBEDS = new Set(["iframe", "frame", "object", "embed", "fencedframe", "portal"]);
 
 /**
  * The modifier bitmask for `names` ("Alt", "Control", "Meta", "Shift", and "Mod": Meta on macOS,
@@ -111,7 +117,7 @@ export function inputHandlers(deps) {
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
       const how = clickCount > 1 ? ` (${clickCount} clicks, ${button} button)` : button !== "left" ? ` (${button} button)` : "";
-      await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}`, graceKind: confirmName(kind) });
+      await ask(ctx, { tabId, origin, tool: "page_mouse", detail: `Click ${at.covered ? at.hitTarget : at.desc} on ${origin}${how}? ${what}` });
       // The person took their time: look again, and refuse if what is there changed.
       const saved = docTokens.get(tabId);
       const token = (frameId === 0 ? saved?.token : saved?.frames?.get(frameId)) ?? null;
@@ -144,6 +150,87 @@ export function inputHandlers(deps) {
       hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,
       ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),
     };
+  }
+
+  /**
+   * One end of a drag: its frame gated (ownership, the tab's and the frame's origin, as for any
+   * element call), where the pointer goes there (pointer.locate, in the tab's viewport), refused
+   * when covered (even by an enclosing page over the frame) or when what is at the point shows an
+   * embedded document (its site would receive the input ungated: name that frame instead).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {number | undefined} frame
+   * @param {{target: ReturnType<typeof argTarget>, x?: number, y?: number}} point
+   * @param {"start" | "end"} which
+   */
+  async function dragEnd(ctx, tabId, frame, point, which) {
+    const { origin, docToken, frameId } = await open({ tabId, ...(frame !== undefined ? { frame } : {}) }, ctx, "page_drag");
+    const at = await locate(ctx, tabId, frameId, origin, docToken, point);
+    const named = point.target !== null ? at.desc : `the point (${at.x}, ${at.y})`;
+    if (at.covered || at.overFrame) {
+      throw new BridgeError(CODE.ELEMENT_COVERED,
+        `the drag's ${which} ${named} is covered by ${at.hitTarget}, so nothing was dragged: dismiss or scroll away what covers it, then drag again`);
+    }
+    if (at.hitRef !== undefined) {
+      const saved = docTokens.get(tabId);
+      const token = (frameId === 0 ? saved?.token : saved?.frames?.get(frameId)) ?? null;
+      const d = await page(ctx, tabId, "describe", { origin, target: { ref: at.hitRef, index: 0 }, docToken: token });
+      if (EMBEDS.has(String(d.tag))) {
+        throw new BridgeError(CODE.BAD_REQUEST,
+          `the drag's ${which} is over an embedded frame (${at.hitTarget}), so nothing was dragged: give its frameId from page_frames as ${which === "start" ? "frame" : "to.frame"}, so its site is checked`);
+      }
+    }
+    return { ...at, origin, frameId, named };
+  }
+
+  /** @type {import("../worker/dispatch.js").Handler} */
+  async function pageDrag(args, ctx) {
+    const start = argPoint(args);
+    const to = isPlainObject(args.to) ? args.to : null;
+    if (to === null) throw new BridgeError(CODE.BAD_REQUEST, "give to: the element or point to drop on");
+    const end = argPoint(to);
+    // steps' range and the frames' types are the wire schema's (worker/dispatch.js).
+    const steps = Number.isSafeInteger(args.steps) ? /** @type {number} */ (args.steps) : DRAG_STEPS;
+    const tabId = argTabId(args);
+    const fromFrame = Number.isSafeInteger(args.frame) ? /** @type {number} */ (args.frame) : undefined;
+    const toFrame = Number.isSafeInteger(to.frame) ? /** @type {number} */ (to.frame) : fromFrame;
+    const both = async () => {
+      // The end first, then the start: the call's frame (for landing) is the start's.
+      const b = await dragEnd(ctx, tabId, toFrame, end, "end");
+      const a = await dragEnd(ctx, tabId, fromFrame, start, "start");
+      return { a, b };
+    };
+    await ownedTab(deps, ctx, tabId);
+    await cdp.ensure(ctx, tabId);
+    let { a, b } = await both();
+    // What is pressed or released on decides what it needs: a submit button or a link at either
+    // end asks, as page_click does (a link dragged and dropped can open its address; a release
+    // over a submit button can click it), naming both ends.
+    const kind = [a.kind, b.kind].find((k) => k === "submit") ?? [a.kind, b.kind].find((k) => k === "link") ?? "plain";
+    if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
+      const what = kind === "submit" ? "A submit button is at one end: this may submit a form." : "A link is at one end: this may follow it.";
+      const there = b.origin === a.origin ? "" : ` on ${b.origin}`;
+      await ask(ctx, { tabId, origin: a.origin, tool: "page_drag", detail: `Drag ${a.named} on ${a.origin} to ${b.named}${there}? ${what}` });
+      // The person took their time: look again, and refuse if what is there changed.
+      const again = await both();
+      const moved = (/** @type {typeof a} */ p, /** @type {typeof a} */ q) => p.kind !== q.kind || Math.abs(p.x - q.x) > 1 || Math.abs(p.y - q.y) > 1;
+      if (moved(again.a, a) || moved(again.b, b)) throw new BridgeError(CODE.POLICY_DENIED, "what is at the drag's ends changed after it was confirmed; try again");
+      ({ a, b } = again);
+    }
+    const watch = loads.watch(tabId);
+    try {
+      await pointer.dragBetween(ctx, tabId, { from: a, to: b, steps });
+    } catch (err) {
+      watch.cancel();
+      throw err;
+    }
+    const { navigated, after } = await landing(ctx, tabId, a.origin, watch, a.url);
+    const url = typeof after?.url === "string" && after.url !== "" ? after.url : a.url;
+    const report = (/** @type {typeof a} */ p, /** @type {boolean} */ named) => ({
+      x: p.x, y: p.y, covered: p.covered, hitTarget: p.hitTarget, ...(p.hitRef !== undefined ? { hitRef: p.hitRef } : {}),
+      ...(named ? { element: p.desc } : {}), frame: p.frameId,
+    });
+    return { dragged: true, navigated, url, start: report(a, start.target !== null), end: report(b, end.target !== null) };
   }
 
   /**
@@ -270,6 +357,7 @@ export function inputHandlers(deps) {
   return [
     ["page_hover", pageHover],
     ["page_mouse", pageMouse],
+    ["page_drag", pageDrag],
     ["page_dialog", pageDialog],
   ];
 }

@@ -8,16 +8,17 @@
 // callPageOp (the page side refuses to act on another origin); page_click clicks as a person does,
 // trusted input at the element's point (handlers/pointer.js, shared with page_mouse). It must never
 // touch the chrome global, never act without the person's confirmation where the policy asks
-// for one (a grace covers only repeated submit/link clicks on the same tab), never fill a
-// password field unless policy.passwordFill, and never accept a ref from another document.
+// for one (a grace covers only the catalogue's graceable tools, on the tab and origin the person
+// allowed), never fill a password field unless policy.passwordFill, and never accept a ref from
+// another document.
 
-import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, documentText, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
-import { OBSERVING_ACTIONS } from "../worker/catalogue.js";
+import { ACTION_ARGS, OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
 import { CODE } from "../shared/error-codes.js";
-import { createGrace } from "../worker/grace.js";
+import { createGrace, graceable } from "../worker/grace.js";
 import { insertThrough, keyEvents, parseKey } from "../worker/keyboard.js";
 import { originOf } from "../shared/origin.js";
 import { maskCards } from "../worker/redact.js";
@@ -30,7 +31,7 @@ import { needsConfirm } from "./tabs.js";
 /** Codes a page operation may answer with; anything else becomes internal_error. */
 /** @type {ReadonlySet<string>} */
 const PAGE_CODES = new Set([CODE.BAD_REF, CODE.ELEMENT_NOT_FOUND, CODE.BAD_REQUEST, CODE.POLICY_DENIED, CODE.ORIGIN_NOT_APPROVED,
-  CODE.WRONG_ELEMENT, CODE.ELEMENT_COVERED]);
+  CODE.WRONG_ELEMENT, CODE.ELEMENT_COVERED, CODE.AMBIGUOUS]);
 /** Element addressing fields: exactly one per call. */
 const ADDRESS = ["ref", "selector", "text", "xpath"];
 /** What a waitFor may name (exactly one). */
@@ -58,7 +59,7 @@ export const NAV_PROBE_MS = 250;
  * The element a call addresses, or null when none is given and `optional`.
  * @param {Record<string, unknown>} args
  * @param {{optional?: boolean}} [opts]
- * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index: number} | null}
+ * @returns {{ref?: string, selector?: string, text?: string, xpath?: string, index?: number, match?: "substring", ignoreCase?: true} | null}
  */
 export function argTarget(args, { optional = false } = {}) {
   // The types, lengths, the ref's @eN shape and the index's range are the wire schema's
@@ -67,9 +68,31 @@ export function argTarget(args, { optional = false } = {}) {
   if (given.length === 0 && optional) return null;
   if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of ref, selector, text, xpath");
   const key = given[0];
-  const index = Number.isSafeInteger(args.index) ? /** @type {number} */ (args.index) : 0;
-  return { [key]: /** @type {string} */ (args[key]), index };
+  // No index: the name must match one element (page/locate.js resolve; several → ambiguous).
+  return {
+    [key]: /** @type {string} */ (args[key]),
+    ...(Number.isSafeInteger(args.index) ? { index: /** @type {number} */ (args.index) } : {}),
+    ...(args.match === "substring" ? { match: "substring" } : {}),
+    ...(args.ignoreCase === true ? { ignoreCase: true } : {}),
+  };
 }
+
+/**
+ * The element each call (its ctx) acted on, as the page named it: {ref, role, name, frame?}.
+ * Set by elementTools' page() whenever a page op resolved the call's element; withAftermath puts
+ * it on the result of every element action (TARGETED_ACTIONS) as `target`.
+ * @type {WeakMap<object, {ref?: string, role: string, name: string, frame?: number}>}
+ */
+const CALL_TARGET = new WeakMap();
+
+/**
+ * The actions that name an element (their arguments are the catalogue's ElementArgs, whose
+ * `match` every such schema carries): each result says what it acted on (`target`).
+ * @type {ReadonlySet<string>}
+ */
+export const TARGETED_ACTIONS = new Set(ACTION_ARGS
+  .filter(([, schema]) => isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.match))
+  .map(([action]) => action));
 
 /**
  * A wait condition `{ref?|selector?|text?, state, timeoutMs}` (exactly one of the three).
@@ -218,6 +241,9 @@ export function elementTools(deps) {
     let out;
     const cap = LONG_OPS.has(op) ? Infinity : STEP_MAX_MS;
     const frameId = callFrame.get(ctx) ?? 0;
+    // Refs the page makes for the element it names (target, ambiguous candidates) number after
+    // the tab's floor, as a snapshot's.
+    if (a.target && a.refFloor === undefined) a = { ...a, refFloor: docTokens.get(tabId)?.floor ?? 0 };
     const files = () => (frameId === 0 ? browser.executeFiles(tabId, PAGE_FILES) : browser.executeFiles(tabId, PAGE_FILES, frameId));
     const call = () => (frameId === 0 ? browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED")
       : browser.executeScriptArgs(tabId, callPageOp, [op, a], "ISOLATED", frameId));
@@ -241,23 +267,46 @@ export function elementTools(deps) {
     if (!isPlainObject(out)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not run in this page (it may be navigating); retry");
     if (isPlainObject(out.error)) {
       const code = typeof out.error.code === "string" && PAGE_CODES.has(out.error.code) ? out.error.code : CODE.INTERNAL_ERROR;
+      if (code === CODE.AMBIGUOUS) named(ctx, tabId, frameId, out.error.refs);
       throw new BridgeError(code, typeof out.error.message === "string" ? out.error.message : "the page operation failed");
+    }
+    if (a.target && isPlainObject(out.target) && typeof out.target.role === "string" && typeof out.target.name === "string") {
+      const t = out.target;
+      named(ctx, tabId, frameId, t);
+      CALL_TARGET.set(ctx, {
+        ...(typeof t.ref === "string" ? { ref: t.ref } : {}), role: String(t.role), name: String(t.name), ...(frameId !== 0 ? { frame: frameId } : {}),
+      });
     }
     return out;
   }
 
   /**
-   * Ask the person, unless a grace covers it. `graceKind` is recorded after an allow.
+   * Record the refs the page made naming an element (its target, or ambiguous's candidates) as
+   * a snapshot's, so they work in the next call.
    * @param {import("./support.js").Ctx} ctx
-   * @param {{tabId: number, origin: string, tool: string, detail: string, graceKind?: string, fields?: unknown}} q
+   * @param {number} tabId
+   * @param {number} frameId
+   * @param {unknown} refs {docToken, lastRef}
+   */
+  function named(ctx, tabId, frameId, refs) {
+    if (!isPlainObject(refs) || typeof refs.docToken !== "string" || !Number.isSafeInteger(refs.lastRef)) return;
+    const token = /** @type {string} */ (refs.docToken);
+    rememberSnapshot(docTokens, tabId, ctx.session, frameId, token, Math.max(docTokens.get(tabId)?.floor ?? 0, /** @type {number} */ (refs.lastRef)));
+  }
+
+  /**
+   * Ask the person, unless a grace covers `tool` on this tab and origin (worker/grace.js); an
+   * allow of a graceable tool opens one (the window says for how long).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {{tabId: number, origin: string, tool: string, detail: string, fields?: unknown}} q
    *   fields: a submit's field names as the page gave them (page/actions.js describe), shown by name only
    */
-  async function ask(ctx, { tabId, origin, tool, detail, graceKind, fields }) {
-    if (graceKind !== undefined && grace.covered(tabId, graceKind, now())) return;
-    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: ctx.policy.confirmTimeoutMs });
+  async function ask(ctx, { tabId, origin, tool, detail, fields }) {
+    if (grace.covered(tabId, origin, tool, now())) return;
+    const decision = await confirm({ kind: "action", tool, origin, detail, client: ctx.client, fields, timeoutMs: ctx.policy.confirmTimeoutMs, grace: graceable(tool) ? ctx.policy.clickGraceSeconds : 0 });
     refuseUnlessAllowed(decision, "this action");
     if (deps.ownership.owner(tabId) !== ctx.session) throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
-    if (graceKind !== undefined) grace.allow(tabId, graceKind, now(), ctx.policy.clickGraceSeconds);
+    grace.allow(tabId, origin, tool, now(), ctx.policy.clickGraceSeconds);
   }
 
   /**
@@ -584,7 +633,7 @@ export function interactHandlers(deps) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
     }
     rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
-    const base = { url: String(r.url), title: String(r.title) };
+    const base = { url: String(r.url), title: String(r.title), page: r };
     /** @type {Array<Record<string, unknown>>} */
     const dom = r.snapshot;
     const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
@@ -609,8 +658,10 @@ export function interactHandlers(deps) {
 
   /** @type {import("../worker/dispatch.js").Handler} */
   async function snapshot(args, ctx) {
-    const out = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
-    return { ...out, snapshot: out.snapshot.map(shown) };
+    const { page: r, ...out } = await snapshotRows(args, ctx, "page_snapshot", argSnapshot(args));
+    const rows = out.snapshot.map(shown);
+    // A document with nothing to reference (a text-only frame) answers its text, never a silent empty list.
+    return { ...out, snapshot: rows, ...documentText(r, rows) };
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -649,7 +700,7 @@ export function interactHandlers(deps) {
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
     if (kind !== "plain" && needsConfirm(ctx, confirmName(kind))) {
       const what = kind === "submit" ? "This submits a form." : "This follows a link to another page.";
-      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, graceKind: confirmName(kind), fields: d.fields });
+      await ask(ctx, { tabId, origin, tool: "page_click", detail: `Click ${d.desc} on ${origin}? ${what}`, fields: d.fields });
     }
     if (deps.cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
     await deps.cdp.ensure(ctx, tabId);
@@ -733,7 +784,7 @@ export function interactHandlers(deps) {
     const allowPassword = ctx.policy.allows("passwordFill");
     const d = await page(ctx, tabId, "describe", { ...base, forKey: key });
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
-    const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, confirmName(kind), now());
+    const clickKindAsks = kind !== "plain" && needsConfirm(ctx, confirmName(kind)) && !grace.covered(tabId, origin, "page_press", now());
     if (needsConfirm(ctx, "press") || clickKindAsks) {
       const what = kind === "submit" ? " This submits a form." : kind === "link" ? " This follows a link." : "";
       await ask(ctx, { tabId, origin, tool: "page_press", detail: `Press ${JSON.stringify(key)} on ${d.desc} on ${origin}?${what}`, fields: kind === "submit" ? d.fields : undefined });
@@ -910,6 +961,7 @@ export function interactHandlers(deps) {
       out.box = { x: r.box.x, y: r.box.y, width: r.box.width, height: r.box.height };
     }
     out.inViewport = r.inViewport === true;
+    if (isPlainObject(r.shortened)) out.shortened = r.shortened; // value or text longer than it returns
     return out;
   }
 
@@ -1069,8 +1121,18 @@ export function withAftermath(deps, routes) {
   }
 
   const wrapped = new Map(routes);
+  // Every element action's result names what it acted on (CALL_TARGET, set as the page resolved it).
+  for (const action of TARGETED_ACTIONS) {
+    const handler = wrapped.get(action);
+    if (handler === undefined) continue;
+    wrapped.set(action, async (args, ctx) => {
+      const out = await handler(args, ctx);
+      const target = CALL_TARGET.get(ctx);
+      return target !== undefined && isPlainObject(out) && out.target === undefined ? { ...out, target } : out;
+    });
+  }
   for (const action of OBSERVING_ACTIONS) {
-    const handler = routes.get(action);
+    const handler = wrapped.get(action);
     if (handler === undefined) continue;
     wrapped.set(action, async (args, ctx) => {
       const w = args.waitFor ?? null;

@@ -105,7 +105,7 @@ export function keyboardHandlers(deps) {
             throw new BridgeError(CODE.BAD_REQUEST, `${k.name} on ${at.desc} ${at.kind === "submit" ? "submits a form" : "follows a link"}: end the keys there and send the rest in another call (${i} of ${keys.length} keys were pressed)`);
           }
           const kind = confirmName(at.kind);
-          if ((firstAsked && i === 0) || (needsConfirm(ctx, kind) && !grace.covered(tabId, kind, now()))) {
+          if ((firstAsked && i === 0) || (needsConfirm(ctx, kind) && !grace.covered(tabId, origin, "page_keys", now()))) {
             if (!(firstAsked && i === 0)) {
               const what = at.kind === "submit" ? "This submits a form." : "This follows a link to another page.";
               await ask(ctx, { tabId, origin, tool: "page_keys", detail: `Press ${k.name} on ${at.desc} on ${origin}? ${what}` });

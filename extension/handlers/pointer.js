@@ -1,5 +1,5 @@
-// handlers/pointer.js — a person's click on an owned tab, made in one place for page_click
-// (handlers/interact.js) and page_mouse (handlers/input.js): where the pointer lands
+// handlers/pointer.js — a person's click (and drag) on an owned tab, made in one place for page_click
+// (handlers/interact.js), page_mouse and page_drag (handlers/input.js): where the pointer lands
 // (page/actions.js pointAt in the call's frame, placed in the tab's viewport through the enclosing
 // iframes), the click itself as trusted input (CDP Input.dispatchMouseEvent: `event.isTrusted` is
 // true and Chrome counts it as a user gesture, so its popup blocker lets the window a click
@@ -90,7 +90,43 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
     }
   }
 
-  return { locate, clickAt, worlds };
+  /**
+   * A person's drag between two of the tab's viewport points: the pointer moves to `from`, the
+   * left button is pressed there, the pointer moves to `to` in `steps` even moves with the button
+   * held (so a page's pointermove handlers and Chrome's drag threshold see it travel; Chrome
+   * starts a real HTML5 drag from a draggable element, as for a person, since drags are not
+   * intercepted), and the button is released at `to`. Trusted CDP input, as clickAt.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{from: {x: number, y: number}, to: {x: number, y: number}, steps: number}} d
+   */
+  async function dragBetween(ctx, tabId, { from, to, steps }) {
+    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    const mouse = (/** @type {Record<string, unknown>} */ event, /** @type {string} */ what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
+    const held = { button: "left", buttons: BUTTON_BITS.left };
+    await mouse({ type: "mouseMoved", x: from.x, y: from.y, button: "none", buttons: 0 }, "move the pointer");
+    await mouse({ type: "mousePressed", x: from.x, y: from.y, ...held, clickCount: 1 }, "press the mouse button");
+    /** @type {unknown} */
+    let failed = null;
+    try {
+      for (let n = 1; n <= steps; n++) {
+        const x = from.x + ((to.x - from.x) * n) / steps;
+        const y = from.y + ((to.y - from.y) * n) / steps;
+        await mouse({ type: "mouseMoved", x, y, ...held }, "move the pointer with the button held");
+      }
+    } catch (err) {
+      failed = err;
+    }
+    // Never leave the button held down in the person's browser, even when a move failed.
+    try {
+      await mouse({ type: "mouseReleased", x: to.x, y: to.y, button: "left", buttons: 0, clickCount: 1 }, "release the mouse button");
+    } catch (err) {
+      if (failed === null) throw err;
+    }
+    if (failed !== null) throw failed;
+  }
+
+  return { locate, clickAt, dragBetween, worlds };
 }
 
 /**

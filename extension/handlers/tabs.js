@@ -16,6 +16,14 @@ import { argTabId, argUrl, ownedTab, settledTab } from "./support.js";
 
 /** What a new tab shows until the debugger is attached to it. */
 export const BLANK = "about:blank";
+
+/**
+ * An agent's window: a desktop size, so pages render their desktop layout (a window Chrome sizes
+ * by itself can be narrow enough for a page's small-screen layout, which hides navigation behind
+ * a menu button). Chrome fits it into the screen's work area when the screen is smaller;
+ * page_viewport changes a tab's viewport within it. docs/using-the-tools.md says so.
+ */
+export const AGENT_WINDOW = Object.freeze({ width: 1280, height: 800 });
 /** Longest text of a tab shown in a confirm window. */
 const MAX_SHOWN = 300;
 
@@ -64,7 +72,7 @@ export function tabHandlers(deps) {
       }
     }
     if (tab === null) {
-      const win = await browser.createWindow({ url: BLANK, focused: false, type: "normal" });
+      const win = await browser.createWindow({ url: BLANK, focused: false, type: "normal", ...AGENT_WINDOW });
       tab = Array.isArray(win?.tabs) ? win.tabs[0] : null;
       if (!Number.isInteger(win?.id) || !tab) throw new BridgeError(CODE.INTERNAL_ERROR, "the new window has no tab");
       ownership.setWindow(ctx.session, win.id);

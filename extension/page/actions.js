@@ -20,8 +20,9 @@ var tabwardenActions = (() => {
   const { TEXTLIKE, BUTTONLIKE, PageError, collapse, cap, tagOf, typeOf, isPassword, visible, textOf, roleOf,
     shownValue, describe, classify, editable, enterKind, maskCards } = globalThis.tabwardenDom;
   const { bySelector, byText } = globalThis.tabwardenLocate;
-  /** Longest value or text getState returns. */
-  const MAX_TEXT = 1000;
+  /** Longest value or text getState returns (a snapshot row's shortened value is read whole here:
+   * as long as page_fill may type); a longer one says so in `shortened`. */
+  const MAX_TEXT = 100_000;
   /** Longest waitFor, and how often it looks. */
   const MAX_WAIT_MS = 120_000;
   const POLL_MS = 100;
@@ -603,11 +604,14 @@ var tabwardenActions = (() => {
     const out = { tag: tag.toLowerCase(), type: typeOf(el) };
     const v = shownValue(el);
     if (v !== undefined) out.value = cap(v, MAX_TEXT);
+    if (v !== undefined && v.length > MAX_TEXT) out.shortened = { value: { chars: v.length } };
     if (tag === "INPUT" && (typeOf(el) === "checkbox" || typeOf(el) === "radio")) out.checked = !!el.checked;
     else if (el.hasAttribute("aria-checked")) out.checked = el.getAttribute("aria-checked") === "true";
     out.disabled = !!el.disabled || el.getAttribute("aria-disabled") === "true";
     out.visible = visible(el);
-    out.text = isPassword(el) ? "" : cap(maskCards(textOf(el)), MAX_TEXT);
+    const text = isPassword(el) ? "" : maskCards(textOf(el));
+    out.text = cap(text, MAX_TEXT);
+    if (text.length > MAX_TEXT) out.shortened = { ...(out.shortened ?? {}), text: { chars: text.length, readWith: "page_text" } };
     return out;
   }
 

@@ -12,7 +12,7 @@
 
 var tabwardenElements = (() => {
   const { PageError, deepActive } = globalThis.tabwardenDom;
-  const { resolve } = globalThis.tabwardenLocate;
+  const { resolve, targetOf } = globalThis.tabwardenLocate;
   const { snapshot, elementText, boxOf } = globalThis.tabwardenSnapshot;
   const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult } = globalThis.tabwardenActions;
 
@@ -30,7 +30,7 @@ var tabwardenElements = (() => {
     }
     if (op === "snapshot") return snapshot(a);
     if (op === "waitFor") return waitFor(a);
-    if (op === "point") return pointAt(a);
+    if (op === "point") return named(pointAt(a), a);
     if (op === "actionable") return actionable(a);
     if (op === "settle") return settle(a);
     if (op === "reveal") return reveal(a);
@@ -39,10 +39,26 @@ var tabwardenElements = (() => {
     if (op === "scroll" && !a.target) return scrollPage(a);
     const el = !a.target && (op === "press" || op === "describe" || op === "focus") ? deepActive() || document.body : resolve(a.target, a.docToken);
     if (op === "text") return elementText(el);
-    if (op === "getState") return { ...(await ELEMENT_OPS.get(op)?.(el, a)), ...boxOf(el) };
+    if (op === "getState") return named({ ...(await ELEMENT_OPS.get(op)?.(el, a)), ...boxOf(el) }, a, el);
     const act = ELEMENT_OPS.get(op);
     if (act === undefined) throw new PageError("bad_request", `unknown page operation ${String(op).slice(0, 40)}`);
-    return act(el, a);
+    const target = a.target ? targetOf(el, a.refFloor) : null; // described before the op changes it
+    return named(await act(el, a), a, null, target);
+  }
+
+  /**
+   * An element op's result with `target`: what the op acted on, as page/locate.js targetOf names
+   * it (ref, role, name; the ref's document token and the store's last ref, which the worker
+   * records so the ref works in the next call). Only when the call named an element (`a.target`).
+   * @param {unknown} out
+   * @param {Record<string, any>} a
+   * @param {any} [el] the resolved element (else: resolved again from a.target)
+   * @param {ReturnType<typeof targetOf> | null} [known] already described
+   */
+  function named(out, a, el = null, known = null) {
+    if (!a.target || out === null || typeof out !== "object" || Array.isArray(out)) return out;
+    const t = known ?? targetOf(el ?? resolve(a.target, a.docToken), a.refFloor);
+    return { ...out, target: t };
   }
 
   /**
@@ -58,11 +74,13 @@ var tabwardenElements = (() => {
    * @returns {Promise<unknown>} the op's result, or {error: {code, message}}
    */
   function pageOp(op, a) {
-    return run(op, a).catch((err) => ({
-      error: err instanceof PageError
-        ? { code: err.code, message: err.message }
-        : { code: "internal_error", message: "the page operation failed" },
-    }));
+    // An `ambiguous` answer carries `refs` ({docToken, lastRef}): its candidates' refs are bound
+    // in this document's RefStore, and the worker records them as a snapshot's.
+    return run(op, a).catch((err) => {
+      if (!(err instanceof PageError)) return { error: { code: "internal_error", message: "the page operation failed" } };
+      const refs = /** @type {{refs?: unknown}} */ (err).refs;
+      return { error: { code: err.code, message: err.message, ...(refs ? { refs } : {}) } };
+    });
   }
 
   return Object.freeze({ PAGE_OPS, pageOp });

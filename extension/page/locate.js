@@ -19,7 +19,7 @@
  */
 
 var tabwardenLocate = (() => {
-  const { PageError, BUTTONLIKE, collapse, cap, tagOf, typeOf, walk, textOf, visible } = globalThis.tabwardenDom;
+  const { PageError, BUTTONLIKE, collapse, cap, tagOf, typeOf, walk, textOf, visible, roleOf, nameOf, maskCards } = globalThis.tabwardenDom;
   /**
    * The isolated world's global holding the RefStore. A new document is a new world, so its
    * store starts empty; re-injecting the page files does not touch it.
@@ -117,21 +117,35 @@ var tabwardenLocate = (() => {
     }
     return out;
   }
-  /** Innermost visible elements whose text is `text` (exact after collapse, else substring). @param {string} text */
-  function byText(text) {
-    const want = collapse(text);
+  /**
+   * Innermost visible elements whose text is `text`. Both sides are whitespace-collapsed (runs of
+   * whitespace are one space, trimmed); `opts.ignoreCase` compares them lower-cased. With
+   * `opts.match` "exact" the text must be the element's whole text, with "substring" a part of
+   * it. Without `opts` (waitFor, page_reveal): the exact matches, else the substring ones.
+   * @param {string} text
+   * @param {{match?: "exact" | "substring", ignoreCase?: boolean}} [opts]
+   */
+  function byText(text, opts) {
+    const fold = opts?.ignoreCase === true ? (/** @type {string} */ s) => s.toLowerCase() : (/** @type {string} */ s) => s;
+    const want = fold(collapse(text));
     const exact = [];
     const part = [];
+    /** Every match, whole or part, in document order (walk's). */
+    const any = [];
     for (const el of walk(document.documentElement)) {
       const tag = tagOf(el);
       if (tag === "SCRIPT" || tag === "STYLE" || tag === "HEAD" || tag === "TEMPLATE") continue;
-      const t = tag === "INPUT" && BUTTONLIKE.has(typeOf(el)) ? collapse(el.value) : textOf(el);
+      const t = fold(tag === "INPUT" && BUTTONLIKE.has(typeOf(el)) ? collapse(el.value) : textOf(el));
       if (t === want) exact.push(el);
       else if (t.includes(want)) part.push(el);
-      if (exact.length + part.length > MAX_MATCHES) break;
+      else continue;
+      any.push(el);
+      if (any.length > MAX_MATCHES) break;
     }
     /** @param {any[]} list */
     const innermost = (list) => list.filter((el) => visible(el) && !list.some((o) => o !== el && el.contains(o) && visible(o)));
+    if (opts?.match === "exact") return innermost(exact);
+    if (opts?.match === "substring") return innermost(any);
     const e = innermost(exact);
     return e.length > 0 ? e : innermost(part);
   }
@@ -151,15 +165,62 @@ var tabwardenLocate = (() => {
     return out;
   }
 
+  /** Most candidates an `ambiguous` answer lists. */
+  const MAX_CANDIDATES = 10;
+  /** Longest name a candidate shows (the answer must stay short). */
+  const CANDIDATE_NAME = 24;
+  /** Longest error message the worker keeps (shared/bridge-error.js MAX_ERROR_MESSAGE). */
+  const MAX_MESSAGE = 480;
+
+  /**
+   * What an element is, as page_snapshot's DOM walk names it (page/dom.js roleOf / nameOf, card
+   * numbers masked), with its ref in this document's RefStore (made after `floor` when it has
+   * none yet; the ref is then usable in the next call, as a snapshot's).
+   * @param {any} el
+   * @param {unknown} [floor]
+   * @returns {{ref?: string, role: string, name: string, docToken: string, lastRef: number}}
+   */
+  function targetOf(el, floor) {
+    const store = documentRefs(floor);
+    const ref = refFor(store, el);
+    const role = roleOf(el) || (el.isContentEditable ? "textbox" : tagOf(el).toLowerCase());
+    return { ...(ref !== undefined ? { ref } : {}), role, name: cap(maskCards(nameOf(el)), 200), docToken: store.doc, lastRef: store.next };
+  }
+
+  /**
+   * More than one element matches and no index chose: `ambiguous`, listing the first candidates
+   * (each with a ref of this document, usable in the next call) and how many there are. Nothing
+   * is acted on.
+   * @param {any[]} list
+   * @param {string} what
+   * @param {unknown} floor
+   */
+  function ambiguous(list, what, floor) {
+    const shown = list.slice(0, MAX_CANDIDATES).map((el) => targetOf(el, floor));
+    const parts = shown.map((c) => `${c.ref ?? "(no ref)"} ${c.role} ${JSON.stringify(cap(c.name, CANDIDATE_NAME))}`);
+    const head = (/** @type {number} */ n) => `${list.length} elements match ${what}${n < list.length ? ` (the first ${n})` : ""}: `;
+    const tail = "; pass one of these refs, or index to choose";
+    let n = parts.length;
+    while (n > 1 && head(n).length + parts.slice(0, n).join(", ").length + tail.length > MAX_MESSAGE) n -= 1;
+    const err = /** @type {InstanceType<typeof PageError> & {refs?: unknown}} */ (new PageError("ambiguous", `${head(n)}${parts.slice(0, n).join(", ")}${tail}`));
+    const last = shown[shown.length - 1];
+    err.refs = { docToken: last.docToken, lastRef: last.lastRef };
+    throw err;
+  }
+
   /**
    * The element `t` addresses, or a PageError. A ref resolves only when `docToken` is this
    * document's token (the one its latest snapshot returned) and its element is still on the page.
+   * A selector, text or xpath must match exactly one element, or `t.index` must choose one of its
+   * matches (0-based, document order); several and no index answer `ambiguous` (candidates' refs
+   * made after `t.refFloor`). Text is matched whole unless `t.match` is "substring", case-sensitively
+   * unless `t.ignoreCase`.
    * @param {any} t
    * @param {unknown} docToken
    */
   function resolve(t, docToken) {
     if (!t || typeof t !== "object") throw new PageError("bad_request", "no element given");
-    const index = Number.isInteger(t.index) ? t.index : 0;
+    const index = Number.isInteger(t.index) && t.index >= 0 ? t.index : null;
     if (typeof t.ref === "string") {
       const store = currentRefs();
       if (!store || typeof docToken !== "string" || store.doc !== docToken) {
@@ -170,20 +231,26 @@ var tabwardenLocate = (() => {
       if (!el || !el.isConnected) throw new PageError("bad_ref", `${t.ref} is not on the page any more; take a new page_snapshot`);
       return el;
     }
+    /** @type {{match: "exact" | "substring", ignoreCase: boolean}} */
+    const how = { match: t.match === "substring" ? "substring" : "exact", ignoreCase: t.ignoreCase === true };
     let list;
     let what;
-    if (typeof t.selector === "string") [list, what] = [bySelector(t.selector), `selector ${JSON.stringify(cap(t.selector, 100))}`];
-    else if (typeof t.text === "string") [list, what] = [byText(t.text), `text ${JSON.stringify(cap(t.text, 100))}`];
-    else if (typeof t.xpath === "string") [list, what] = [byXpath(t.xpath), `xpath ${JSON.stringify(cap(t.xpath, 100))}`];
+    if (typeof t.selector === "string") [list, what] = [bySelector(t.selector), `selector ${JSON.stringify(cap(t.selector, 60))}`];
+    else if (typeof t.text === "string") {
+      list = byText(t.text, how);
+      what = `text ${JSON.stringify(cap(t.text, 60))}${how.match === "substring" ? " (substring)" : ""}${how.ignoreCase ? " (any case)" : ""}`;
+    } else if (typeof t.xpath === "string") [list, what] = [byXpath(t.xpath), `xpath ${JSON.stringify(cap(t.xpath, 60))}`];
     else throw new PageError("bad_request", "give exactly one of ref, selector, text, xpath");
-    if (index >= list.length) {
-      throw new PageError("element_not_found", `no element matches ${what}${index > 0 ? ` at index ${index}` : ""} (${list.length} found)`);
+    if (index === null && list.length > 1) ambiguous(list, what, t.refFloor);
+    const at = index ?? 0;
+    if (at >= list.length) {
+      const hint = typeof t.text === "string" && how.match === "exact" ? '; text is matched whole: pass match "substring" for a part of it' : "";
+      throw new PageError("element_not_found", `no element matches ${what}${index !== null ? ` at index ${index}` : ""} (${list.length} found)${list.length === 0 ? hint : ""}`);
     }
-    return list[index];
+    return list[at];
   }
 
-
-  return Object.freeze({ MAX_REF, MAX_LIVE, documentRefs, refFor, bySelector, byText, byXpath, resolve });
+  return Object.freeze({ MAX_REF, MAX_LIVE, MAX_CANDIDATES, documentRefs, refFor, bySelector, byText, byXpath, resolve, targetOf });
 })();
 globalThis.tabwardenLocate = tabwardenLocate;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -25,6 +25,34 @@ var tabwardenSnapshot = (() => {
   const MAX_NAME = 200;
   /** Longest text elementText reads. */
   const MAX_TEXT = 5_000_000;
+  /** Longest page text a snapshot with nothing to reference carries (page_text reads it all). */
+  const MAX_PAGE_TEXT = 20_000;
+  /** What reads a shortened field whole, with the row's ref. */
+  const READ_WITH = Object.freeze({ name: "page_text", text: "page_text", value: "page_get_state" });
+  /** What a snapshot with nothing to reference says beside the page's text. */
+  const NO_ELEMENTS = "this document has no elements to reference (no links, controls or headings beyond what is listed): its text is given instead; page_text reads it all";
+
+  /**
+   * `s` capped at `max` into item[field]; when it was longer, the row says so:
+   * `shortened[field] = {chars: its full length, readWith: the tool that reads it whole}`.
+   * @param {Record<string, any>} item
+   * @param {"name" | "value" | "text"} field
+   * @param {string} s
+   * @param {number} [max]
+   */
+  function shorten(item, field, s, max = MAX_NAME) {
+    item[field] = cap(s, max);
+    if (s.length > max) item.shortened = { ...(item.shortened ?? {}), [field]: { chars: s.length, readWith: READ_WITH[field] } };
+  }
+
+  /** The resolved absolute address a link goes to (a.href), or undefined. @param {any} el */
+  function hrefOf(el) {
+    const tag = tagOf(el);
+    if ((tag !== "A" && tag !== "AREA") || !el.hasAttribute("href")) return undefined;
+    const h = el.href;
+    const s = typeof h === "string" ? h : h && typeof h.baseVal === "string" ? h.baseVal : "";
+    return s === "" ? undefined : maskCards(s);
+  }
 
   /** @param {unknown} n */
   const limitOf = (n) => (Number.isInteger(n) && /** @type {number} */ (n) > 0 ? Math.min(/** @type {number} */ (n), MAX_NODES) : MAX_ITEMS);
@@ -90,13 +118,32 @@ var tabwardenSnapshot = (() => {
         break;
       }
       /** @type {Record<string, unknown>} */
-      const item = { ref, role, name: cap(maskCards(nameOf(el)), MAX_NAME), tag: tag.toLowerCase() };
+      const item = { ref, role, name: "", tag: tag.toLowerCase() };
+      shorten(item, "name", maskCards(nameOf(el)));
+      const href = hrefOf(el);
+      if (href !== undefined) item.href = href;
       const v = shownValue(el);
-      if (v !== undefined) item.value = cap(v, MAX_NAME);
+      if (v !== undefined) shorten(item, "value", v);
       Object.assign(item, domStates(el));
       items.push(item);
     }
-    return { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc, lastRef: store.next };
+    /** @type {Record<string, unknown>} */
+    const out = { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc, lastRef: store.next };
+    // Nothing to act on (no rows, or headings only) and no scope: the document's text, so a
+    // text-only page or frame is read, never answered with a silent empty list.
+    if (!opts.target && !truncated && items.every((i) => i.role === "heading")) Object.assign(out, pageText());
+    return out;
+  }
+
+  /** A document's text for a snapshot with nothing to reference: {text, note, shortened?}. */
+  function pageText() {
+    const body = document.body ?? document.documentElement;
+    const raw = body && typeof body.innerText === "string" ? body.innerText : String(body?.textContent ?? "");
+    const whole = maskCards(raw.length > MAX_TEXT ? raw.slice(0, MAX_TEXT) : raw).trim();
+    /** @type {Record<string, any>} */
+    const out = { text: "", note: NO_ELEMENTS };
+    shorten(out, "text", whole, MAX_PAGE_TEXT);
+    return out;
   }
 
   /** An element a ref may name: in the document or an open shadow root (not a closed or UA one). @param {any} el */
@@ -135,8 +182,10 @@ var tabwardenSnapshot = (() => {
       /** @type {Record<string, unknown>} */
       const item = { ref, tag: tagOf(el).toLowerCase(), visible: visible(el), inViewport: inViewport(el) };
       const v = shownValue(el);
-      if (v !== undefined) item.value = cap(v, MAX_NAME);
-      if (Array.isArray(needText) && needText[i] === true && !isPassword(el)) item.text = cap(maskCards(textOf(el)), MAX_NAME);
+      if (v !== undefined) shorten(item, "value", v);
+      const href = hrefOf(el);
+      if (href !== undefined) item.href = href;
+      if (Array.isArray(needText) && needText[i] === true && !isPassword(el)) shorten(item, "text", maskCards(textOf(el)));
       return item;
     });
     return { items, lastRef: store.next };

@@ -20,10 +20,11 @@ export const CONFIRM_WINDOW = Object.freeze({ type: "popup", focused: true, widt
  * window asks for a tap on the security key for that action and detail instead of a click.
  * `client` (the asking client's paired label, ctx.client), `fields` (a submit's field names and
  * method, page/actions.js describe) and `source` (where an address or value came from, the
- * provenance gate's words) are shown, never decided on.
+ * provenance gate's words) are shown, never decided on; so is `grace` (the seconds an allow
+ * covers further graceable actions on this tab and origin, worker/grace.js; 0 or absent: none).
  * @typedef {{kind: "origin" | "action", tool: string, origin?: string, detail?: string,
  *   pattern?: string | null, presence?: {action: string, detail: string} | null, timeoutMs: number,
- *   client?: string | null, fields?: unknown, source?: string | null}} ConfirmRequest
+ *   client?: string | null, fields?: unknown, source?: string | null, grace?: number}} ConfirmRequest
  */
 /** @typedef {(req: ConfirmRequest) => Promise<import("../worker/confirm-broker.js").Decision>} Confirm */
 

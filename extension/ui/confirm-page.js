@@ -57,6 +57,26 @@ export function neededGrowth({ contentHeight, innerHeight, outerHeight, availHei
   return Math.max(0, Math.min(short, Math.floor(availHeight - outerHeight)));
 }
 
+/**
+ * What an allow also covers (details.grace: worker/grace.js), or "" for none.
+ * @param {unknown} seconds details.grace
+ * @param {unknown} origin details.origin
+ */
+export function graceWords(seconds, origin) {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0) return "";
+  return `Allow: no new questions on this site in this tab for ${Math.floor(seconds)} s`;
+}
+
+/**
+ * The whole of it, for the paragraph's title: what the short line means and what it never covers.
+ * @param {unknown} seconds details.grace
+ * @param {unknown} origin details.origin
+ */
+export function graceTitle(seconds, origin) {
+  if (graceWords(seconds, origin) === "") return "";
+  return `If you allow this, for ${Math.floor(/** @type {number} */ (seconds))} seconds this agent's further clicks, key presses and choices on ${String(origin)} in this tab are not asked again (page scripts, requests, uploads, dialogs and closing a tab still are).`;
+}
+
 /** The words over a submit's field list. @param {unknown} fields details.fields */
 export function fieldsLabel(fields) {
   const byGet = /** @type {any} */ (fields)?.method === "get";
@@ -161,6 +181,13 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
   show("tool", String(d.tool ?? ""));
   show("origin", String(d.origin ?? ""));
   show("detail", String(d.detail ?? ""));
+  const grace = graceWords(d.grace, d.origin);
+  show("grace", grace);
+  const graceEl = doc.getElementById("grace");
+  if (graceEl) {
+    graceEl.hidden = grace === "";
+    graceEl.title = graceTitle(d.grace, d.origin);
+  }
   show("client", typeof d.client === "string" && d.client !== "" ? d.client : "an MCP client (not paired by name)");
   const source = typeof d.source === "string" && d.source !== "" ? d.source : null;
   show("source", source ?? "");

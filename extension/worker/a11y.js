@@ -9,6 +9,24 @@
 // from the tree (a password field's AX value is its bullets, one per character: the page side's
 // shownValue is the only value shown).
 
+/** @param {unknown} v @returns {v is Record<string, any>} */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * What a snapshot answers beside its rows when it has nothing to reference: the page half's
+ * document text (page/snapshot.js: `text`, `note`, and `textShortened` when capped), kept only
+ * when the rows the answer lists are headings at most (the accessibility tree may list what
+ * the DOM walk did not); otherwise nothing.
+ * @param {Record<string, unknown>} page the page half's answer
+ * @param {Array<Record<string, unknown>>} rows the rows the answer lists
+ * @returns {Record<string, unknown>}
+ */
+export function documentText(page, rows) {
+  if (typeof page.text !== "string" || !rows.every((r) => r.role === "heading")) return {};
+  const shortened = isObject(page.shortened) && isObject(page.shortened.text) ? { shortened: { text: page.shortened.text } } : {};
+  return { text: page.text, note: String(page.note ?? ""), ...shortened };
+}
+
 /** Roles that are noise in a snapshot: text runs (their text is their parent's name), wrappers. */
 export const NOISE_ROLES = new Set([
   "none", "presentation", "generic", "StaticText", "InlineTextBox", "LineBreak", "ListMarker",
@@ -209,10 +227,20 @@ export function compose(rows, described, { mask, maxName }) {
   rows.forEach((row, i) => {
     const d = /** @type {Record<string, unknown> | null | undefined} */ (described[i]);
     if (d === null || d === undefined || typeof d !== "object" || typeof d.ref !== "string") return;
-    const name = row.name !== "" ? row.name : typeof d.text === "string" ? collapse(d.text) : "";
+    const fromText = row.name === "" && typeof d.text === "string";
+    const name = mask(row.name !== "" ? row.name : fromText ? collapse(/** @type {string} */ (d.text)) : "");
     /** @type {Record<string, unknown>} */
-    const item = { ref: d.ref, role: row.role, name: cap(mask(name)), tag: String(d.tag ?? "") };
+    const item = { ref: d.ref, role: row.role, name: cap(name), tag: String(d.tag ?? "") };
+    /** @type {Record<string, {chars: number, readWith: string}>} */
+    const shortened = {};
+    const given = isObject(d.shortened) ? d.shortened : {};
+    // A name the page half shortened (the element's text) keeps its full length from there.
+    if (fromText && isObject(given.text)) shortened.name = { chars: Number(given.text.chars), readWith: "page_text" };
+    else if (name.length > maxName) shortened.name = { chars: name.length, readWith: "page_text" };
     if (typeof d.value === "string") item.value = d.value;
+    if (typeof d.value === "string" && isObject(given.value)) shortened.value = { chars: Number(given.value.chars), readWith: "page_get_state" };
+    if (typeof d.href === "string") item.href = d.href;
+    if (Object.keys(shortened).length > 0) item.shortened = shortened;
     if (row.level !== undefined) item.level = row.level;
     if (row.states !== undefined) item.states = row.states;
     item.depth = row.depth;

@@ -20,10 +20,12 @@
  * `presence`, the page asks for a tap instead of a click). Display only, never consulted for a
  * decision: `client` the asking client's paired label, `fields` a submit's field names (never a
  * value) and method, `source` where an address or value came from ("a page on https://…", the
- * provenance gate's words), `expiresAt` when it times out (wall-clock ms; the page counts down).
+ * provenance gate's words), `expiresAt` when it times out (wall-clock ms; the page counts down),
+ * `grace` the seconds an allow covers further graceable actions on this tab and origin without
+ * asking (worker/grace.js; 0: none — the page then says nothing about it).
  * @typedef {{id: string, kind: ConfirmKind, tool: string, origin: string, detail: string,
  *   pattern: string | null, presence: Presence | null, client: string | null,
- *   fields: Fields | null, source: string | null, expiresAt: number | null}} ConfirmDetails
+ *   fields: Fields | null, source: string | null, expiresAt: number | null, grace: number}} ConfirmDetails
  */
 /** `method`: how the form is sent ("get" puts the values into the address), when known. @typedef {{names: string[], more: number, method?: "get" | "post"}} Fields */
 
@@ -32,6 +34,11 @@ const MAX_FIELDS = 20;
 const MAX_FIELD_NAME = 80;
 /** Longest `source` shown. */
 const MAX_SOURCE = 300;
+/** Longest grace (trust/policy.py clickGraceSeconds: 0..600). */
+const MAX_GRACE = 600;
+
+/** @param {unknown} s seconds as the asker gave them; anything but a positive number is 0 */
+const graceOf = (s) => (typeof s === "number" && Number.isFinite(s) && s > 0 ? Math.min(Math.floor(s), MAX_GRACE) : 0);
 
 /**
  * `fields` as the page sent them, reduced to strings and a count; null for anything else.
@@ -54,7 +61,8 @@ function checkedFields(f) {
  * @typedef {object} ConfirmBroker
  * @property {(req: {kind: ConfirmKind, tool: string, origin?: string, detail?: string,
  *   pattern?: string | null, presence?: Presence | null, timeoutMs: number,
- *   client?: string | null, fields?: unknown, source?: string | null, expiresAt?: number | null}) =>
+ *   client?: string | null, fields?: unknown, source?: string | null, expiresAt?: number | null,
+ *   grace?: unknown}) =>
  *   {id: string, promise: Promise<Decision>}} open
  * @property {(id: string, decision: unknown, opts?: {keepWindow?: boolean}) => boolean} answer
  *   first answer wins; unknown id, a settled id, or anything but "allow" for a pending id →
@@ -91,7 +99,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
   }
 
   return {
-    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs, client = null, fields = null, source = null, expiresAt = null }) {
+    open({ kind, tool, origin = "", detail = "", pattern = null, presence = null, timeoutMs, client = null, fields = null, source = null, expiresAt = null, grace = 0 }) {
       if (kind !== "origin" && kind !== "action") throw new TypeError("confirm: kind must be origin or action");
       if (presence !== null && (typeof presence?.action !== "string" || typeof presence?.detail !== "string"
         || (kind === "origin" && presence.action !== "policy.widen"))) {
@@ -111,6 +119,7 @@ export function createConfirmBroker({ setTimer, clearTimer, newId }) {
             fields: checkedFields(fields),
             source: typeof source === "string" && source !== "" ? source.slice(0, MAX_SOURCE) : null,
             expiresAt: typeof expiresAt === "number" && Number.isFinite(expiresAt) ? expiresAt : null,
+            grace: kind === "action" && presence === null ? graceOf(grace) : 0,
           },
           resolve,
           timer,

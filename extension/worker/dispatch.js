@@ -7,7 +7,8 @@
 // worker/mask.js's `maskOutcome` in this file's one exit (`reply`): no handler can opt out. An
 // action the catalogue publishes a wire schema for (worker/catalogue.js ACTION_ARGS) has its `args`
 // checked against it (shared/arg-schema.js) before its handler runs: a mismatch is bad_request
-// naming the field, and the handler never runs.
+// naming the field, and the handler never runs. A policy_denied refusal because a switch is off
+// leaves naming the key and how a person turns it on (shared/policy-words.js teach): one place.
 
 import { argsMismatch } from "../shared/arg-schema.js";
 import { BridgeError, MAX_ERROR_MESSAGE } from "../shared/bridge-error.js";
@@ -15,6 +16,7 @@ import { ACTION_ARGS } from "./catalogue.js";
 import { CODE, errorReply } from "../shared/error-codes.js";
 import { parseCommand } from "./journal.js";
 import { maskOutcome } from "./mask.js";
+import { teach } from "../shared/policy-words.js";
 import { parsePolicy } from "./policy.js";
 import { isPlainObject } from "../shared/wire.js";
 
@@ -167,7 +169,10 @@ export function createDispatcher(handlers, { log = console, now = () => Date.now
       context = { everyQuery: true };
     }
     const out = maskOutcome(action, outcome, context);
-    return out.ok ? { type: "reply", id, ok: true, result: out.result } : errorReply(id, out.error.code, out.error.message);
+    if (out.ok) return { type: "reply", id, ok: true, result: out.result };
+    // The way out is the table's fixed words, added after the mask (which would take
+    // `passwordFill=true` for a secret's assignment): nothing of the page is in them.
+    return errorReply(id, out.error.code, teach(out.error.code, out.error.message, MAX_ERROR_MESSAGE));
   }
 
   return {

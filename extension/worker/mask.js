@@ -1,7 +1,8 @@
 // mask.js — every rule for what of a value may leave the extension, in one place: `maskValue`
 // turns a credential (a cookie, a web-storage entry, a secret-named value) into a shape hint, and
 // `maskOutcome` (run by worker/dispatch.js over every reply) masks credentials wherever they sit in
-// text. Pure: no chrome. A shape hint must never hold any character of the value itself: only its
+// text, and every link address (a field named in LINK_FIELDS) as a URL (`maskHref`). Pure: no
+// chrome. A shape hint must never hold any character of the value itself: only its
 // length and a coarse shape ("[masked: JWT]", "[masked: 32 chars, hex]"). Every cookie and
 // storage value is masked, short or plain ones too. Card numbers: page/redact.js (the page needs
 // that rule too), used from here.
@@ -353,6 +354,19 @@ export function maskText(text, ctx = {}) {
 const tokenLike = (v) => /^eyJ/.test(v) || (v.length >= 20 && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && /^[A-Za-z0-9._~+/=-]+$/.test(v));
 
 /**
+ * One part of a query as URLSearchParams reads it (`plus`: "+" is a space), or as written when it
+ * is not valid percent-encoding.
+ * @param {string} s @param {boolean} plus
+ */
+function decodeQuery(s, plus) {
+  try {
+    return decodeURIComponent(plus ? s.replace(/\+/g, " ") : s);
+  } catch {
+    return s;
+  }
+}
+
+/**
  * A request URL as a network log may keep it: no userinfo, no fragment, each query value whose
  * name is secret-like (`code` included) or that looks like a token masked by shape, cards in the
  * path and the other values masked; capped at `max`. Anything that is not an http(s) URL becomes
@@ -374,7 +388,17 @@ export function maskUrl(url, max = 2048) {
   u.password = "";
   u.hash = "";
   const parts = [];
-  for (const [name, value] of u.searchParams) {
+  for (const pair of u.search.slice(1).split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const raw = eq < 0 ? "" : pair.slice(eq + 1);
+    const name = decodeQuery(eq < 0 ? pair : pair.slice(0, eq), true);
+    const kept = decodeQuery(raw, false);
+    if (ALREADY.some((a) => kept.startsWith(a))) {
+      parts.push(`${encodeURIComponent(name)}=${kept}`); // masked before: kept as it reads (idempotent)
+      continue;
+    }
+    const value = decodeQuery(raw, true);
     const masked = isSecretName(name, { url: true }) || tokenLike(value) ? maskValue(name, value) : maskCards(value);
     parts.push(`${encodeURIComponent(name)}=${masked === value ? encodeURIComponent(value) : masked}`);
   }
@@ -392,6 +416,33 @@ export const BINARY_DATA_ACTIONS = Object.freeze(["page_screenshot", "page_pdf",
 const BASE64_ONLY = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
+ * The fields of a reply, at any depth, whose string value is an address a page links to (a
+ * snapshot row's resolved `a.href`, a scraped `href` attribute): `maskHref` runs on them before
+ * the text rules, by key, so no tool that answers a link's address can leave it unmasked.
+ */
+export const LINK_FIELDS = Object.freeze(["href"]);
+
+/**
+ * A link's address as it may leave the extension: an absolute http(s) URL as `maskUrl` keeps it
+ * (no userinfo; each secret-named or token-like query value masked by shape; cards masked) with
+ * its fragment through the text rules (`#access_token=…` masked); anything else (a relative or
+ * `mailto:` address) through the text rules alone (`maskTree` runs them after this, too).
+ * @param {string} href
+ * @returns {string}
+ */
+export function maskHref(href) {
+  let u;
+  try {
+    u = new URL(href);
+  } catch {
+    return href;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return href;
+  const hash = href.indexOf("#");
+  return `${maskUrl(href, 8192)}${hash >= 0 && hash < href.length - 1 ? maskText(href.slice(hash)) : ""}`;
+}
+
+/**
  * @param {unknown} value
  * @param {MaskContext} ctx
  * @returns {unknown}
@@ -402,7 +453,9 @@ function maskTree(value, ctx) {
   if (value !== null && typeof value === "object") {
     /** @type {Record<string, unknown>} */
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[maskText(k, ctx)] = maskTree(v, ctx);
+    for (const [k, v] of Object.entries(value)) {
+      out[maskText(k, ctx)] = maskTree(LINK_FIELDS.includes(k) && typeof v === "string" ? maskHref(v) : v, ctx);
+    }
     return out;
   }
   return value;

@@ -56,6 +56,7 @@ from .vocabulary import (
     ACT as ACT,
 )
 from .vocabulary import (
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -75,6 +76,7 @@ __all__ = [
     "FAMILY",
     "RELAYED_ACTIONS",
     "Arguments",
+    "Asks",
     "BadArguments",
     "FrameOutput",
     "Gate",

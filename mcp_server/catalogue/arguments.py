@@ -57,7 +57,29 @@ XPath = Annotated[
 ]
 
 
-Index = Annotated[int, Field(ge=0, le=100_000, description="which match, 0-based")]
+Index = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        le=100_000,
+        description="which match, 0-based, in document order (without it, a selector, text or "
+        "xpath matching several elements answers ambiguous with the candidates)",
+    ),
+]
+
+
+Match = Annotated[
+    Literal["exact", "substring"],
+    Field(
+        description='text: "exact" (default) matches an element\'s whole text, whitespace '
+        'collapsed; "substring" a part of it'
+    ),
+]
+
+
+IgnoreCase = Annotated[
+    bool, Field(description="text: compare without regard to case (default: case-sensitive)")
+]
 
 
 Frame = Annotated[
@@ -120,11 +142,16 @@ class ElementArgs(TabArgs):
     #: What the wire form may give instead of naming the element (each: fields given together).
     WIRE_FORMS: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
+    #: How the element is picked among its name's matches (sent only when not the default).
+    PICK: ClassVar[tuple[str, ...]] = ("index", "match", "ignoreCase")
+
     ref: Ref = None
     selector: Selector = None
     text: Text = None
     xpath: XPath = None
-    index: Index = 0
+    index: Index = None
+    match: Match = "exact"
+    ignoreCase: IgnoreCase = False  # noqa: N815 — wire name
     frame: Frame = None
 
     def named(self) -> dict[str, str]:
@@ -136,11 +163,11 @@ class ElementArgs(TabArgs):
         named = self.named()
         if len(named) != 1:
             raise BadArguments("name the element by exactly one of ref, selector, text or xpath")
-        return {**named, "index": self.index}
+        return {**named, **_pick(self)}
 
     def own(self) -> dict[str, Any]:
         """The subclass's own fields (not tabId, not the element; frame only when given)."""
-        own = self.model_dump(mode="json", exclude={"tabId", "index", *self.TARGET})
+        own = self.model_dump(mode="json", exclude={"tabId", *self.PICK, *self.TARGET})
         if own.get("frame") is None:
             own.pop("frame", None)
         return own
@@ -149,6 +176,18 @@ class ElementArgs(TabArgs):
         if self.TARGET_OPTIONAL and not self.named():
             return {"tabId": self.tabId, **self.own()}
         return {"tabId": self.tabId, **self.element(), **self.own()}
+
+
+def _pick(named: Any) -> dict[str, Any]:
+    """index, match and ignoreCase as the wire takes them: each only when given / not default."""
+    pick: dict[str, Any] = {}
+    if named.index is not None:
+        pick["index"] = named.index
+    if named.match != "exact":
+        pick["match"] = named.match
+    if named.ignoreCase:
+        pick["ignoreCase"] = True
+    return pick
 
 
 WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this many ms")]
@@ -238,10 +277,12 @@ class ElementName(Model):
     selector: Selector = None
     text: Text = None
     xpath: XPath = None
-    index: Index = 0
+    index: Index = None
+    match: Match = "exact"
+    ignoreCase: IgnoreCase = False  # noqa: N815 — wire name
 
     def wire(self) -> dict[str, Any]:
         named = {k: v for k in self.TARGET if (v := getattr(self, k))}
         if len(named) != 1:
             raise BadArguments("name the container by exactly one of ref, selector, text or xpath")
-        return {**named, "index": self.index}
+        return {**named, **_pick(self)}

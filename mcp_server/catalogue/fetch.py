@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Model, TabArgs
 from .results import _omitted_unless_set
-from .vocabulary import RISKY, FrameOutput, Gate, Lineage, Reference, Relay, Risk, ToolSpec
+from .vocabulary import RISKY, Asks, FrameOutput, Gate, Lineage, Reference, Relay, Risk, ToolSpec
 
 #: The request headers page_fetch may set (the extension refuses any other; never Cookie,
 #: Authorization or anything the browser computes).
@@ -115,6 +115,7 @@ PAGE_FETCH = ToolSpec(
     result=Fetched,
     annotations=RISKY,
     gate=Gate.OFF_BY_DEFAULT,
+    asks=Asks.EVERY_CALL,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=Relay(save_file="saveAs"),

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import CATALOGUE, FAMILY, Acting, FrameOutput, Gate, Lineage, ToolSpec
+from . import CATALOGUE, FAMILY, Acting, Asks, FrameOutput, Gate, Lineage, ToolSpec
 from .wire import request_schema
 
 __all__ = ["COMMAND", "TARGETS", "generated", "main"]
@@ -128,6 +128,8 @@ def extension_module() -> str:
     addressed = [(s.name, rule) for s in relayed if (rule := _address(s)) is not None]
     addresses = "".join(f"  [{_js(name)}, {_js(rule)}],\n" for name, rule in addressed)
     schemas = "".join(f"  [{_js(s.action)}, {_compact(request_schema(s))}],\n" for s in relayed)
+    graced = "".join(f"  {_js(s.name)},\n" for s in relayed if s.asks is Asks.GRACE)
+    every = "".join(f"  {_js(s.name)},\n" for s in relayed if s.asks is Asks.EVERY_CALL)
     return f"""\
 // worker/catalogue.js — generated from mcp_server/catalogue/ by `{COMMAND}`:
 // edit the tools' declarations there, never this file (a test fails when it differs from what
@@ -174,6 +176,22 @@ export const ADDRESS_LINEAGE = Object.freeze([
  */
 export const ACTION_ARGS = Object.freeze([
 {schemas}]);
+
+/**
+ * The actions whose own confirm-window question a grace may cover (the catalogue's
+ * `Asks.GRACE`): after the person allows one, further calls of any of them on that tab and that
+ * origin are not asked again for the policy's clickGraceSeconds (worker/grace.js).
+ * @type {{ReadonlyArray<string>}}
+ */
+export const GRACE_ACTIONS = Object.freeze([
+{graced}]);
+
+/**
+ * The actions that ask the person on every call (`Asks.EVERY_CALL`): no grace ever covers them.
+ * @type {{ReadonlyArray<string>}}
+ */
+export const EVERY_CALL_ACTIONS = Object.freeze([
+{every}]);
 """
 
 

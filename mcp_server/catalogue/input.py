@@ -3,15 +3,31 @@ its arguments, result and declaration side by side. Pure declarations: no I/O.""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from .arguments import Acting, ElementArgs, Model, TabArgs
+from .arguments import (
+    Acting,
+    ElementArgs,
+    Frame,
+    IgnoreCase,
+    Index,
+    Match,
+    Model,
+    Ref,
+    Selector,
+    TabArgs,
+    Text,
+    XPath,
+    _pick,
+)
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
+from .target import Targeted
 from .vocabulary import (
     ACT,
     RELAY,
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -60,7 +76,7 @@ class Pointed(Model):
     )
 
 
-class HoverOut(Pointed):
+class HoverOut(Targeted, Pointed):
     hovered: bool
     observation: Observation | None = _observation()
 
@@ -103,7 +119,7 @@ class MouseArgs(PointArgs):
     ] = False
 
 
-class MouseOut(Pointed):
+class MouseOut(Targeted, Pointed):
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
     blocked: str | None = _blocked()
@@ -126,6 +142,7 @@ PAGE_MOUSE = ToolSpec(
     result=MouseOut,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -147,7 +164,124 @@ PAGE_MOUSE = ToolSpec(
         ),
         guard=(
             "CDP `Input` (debugger); what receives the click decides: submit buttons and links "
-            "confirm, then grace period per tab"
+            "confirm, then grace period per tab and origin"
+        ),
+    ),
+)
+
+
+class DragEnd(Model):
+    """Where a drag ends: exactly one element (its visible centre) or a viewport point, in the
+    drag's frame unless ``frame`` names another."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    TARGET: ClassVar[tuple[str, ...]] = ElementArgs.TARGET
+    WIRE_FORMS: ClassVar[tuple[tuple[str, ...], ...]] = (("x", "y"),)
+
+    ref: Ref = None
+    selector: Selector = None
+    text: Text = None
+    xpath: XPath = None
+    index: Index = None
+    match: Match = "exact"
+    ignoreCase: IgnoreCase = False  # noqa: N815 — wire name
+    x: Coordinate = None
+    y: Coordinate = None
+    frame: Annotated[
+        Frame,
+        Field(
+            description="a frameId from page_frames: drop inside that frame (default: the "
+            "frame the drag starts in)"
+        ),
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        named = {k: v for k in self.TARGET if (v := getattr(self, k))}
+        point = self.x is not None or self.y is not None
+        if point == bool(named) or len(named) > 1 or (point and (self.x is None or self.y is None)):
+            raise BadArguments(
+                "to: give exactly one of ref, selector, text or xpath, or both x and y"
+            )
+        where = {"x": self.x, "y": self.y} if point else {**named, **_pick(self)}
+        return {**where, **({"frame": self.frame} if self.frame is not None else {})}
+
+
+class DragArgs(PointArgs):
+    """The drag's start (an element or x and y, as page_mouse) and its end (``to``)."""
+
+    to: Annotated[
+        DragEnd,
+        Field(
+            description='where to drop: {"selector": ...} (or ref, text, xpath; index, match, '
+            "ignoreCase as for the start) or "
+            '{"x": ..., "y": ...}; frame: another frame than the start\'s'
+        ),
+    ]
+    steps: Annotated[
+        int,
+        Field(ge=1, le=50, description="pointer moves between press and release (default 10)"),
+    ] = 10
+
+    def wire(self) -> dict[str, Any]:
+        base = {k: v for k, v in super().wire().items() if k != "to"}
+        return {**base, "to": self.to.wire()}
+
+
+class DragPoint(Pointed):
+    element: str | None = Field(
+        default=None, description="the element named for this end (role and name)"
+    )
+    frame: int = Field(description="the frame this end is in (0: the top page)")
+
+
+class DragOut(Targeted, Model):
+    observation: Observation | None = _observation()
+    dragged: bool
+    start: DragPoint = Field(description="where the button was pressed")
+    end: DragPoint = Field(description="where it was released")
+    navigated: bool
+    url: str
+
+
+PAGE_DRAG = ToolSpec(
+    name="page_drag",
+    title="Drag and drop with the real mouse",
+    description="Press the real mouse button (Chrome's debugger, trusted input) on an element's "
+    "visible centre or a viewport point, move in steps, and release over `to` (an element or "
+    "a point): works for HTML5 draggable drop zones and pointer-event sortable lists. A "
+    "covered start or end is refused (element_covered), as is an end over an embedded frame "
+    "(name it with to.frame). With frame (and to.frame), inside frames; each frame's origin "
+    "is gated. Dragging a submit button or a link, or dropping on one, asks the person, as "
+    "page_click does.",
+    arguments=DragArgs,
+    result=DragOut,
+    annotations=ACT,
+    gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
+    risk=Risk.HIGH,
+    frames=FrameOutput.GATED,
+    call=RELAY,
+    docs=Reference(
+        does=(
+            "**drag and drop** with the real mouse (Chrome's debugger): press on an element or "
+            "point, move in `steps`, release over `to`; HTML5 drop zones and pointer-event "
+            "sortable lists; a covered end is refused; **a submit button or link at either end "
+            "asks you**, naming both ends"
+        ),
+        gate="origin of both ends' frames (+ **confirm** for submits and links)",
+        risk="high",
+        args=(
+            "`tabId`, element or `x`, `y`, `frame?`, `to: {ref|selector|text|xpath, index?} | "
+            "{x, y}` (+ `frame?`), `steps?` (1–50), `waitFor?`"
+        ),
+        result=(
+            "`{dragged, navigated, url, start, end}`; each end `{x, y, covered, hitTarget, "
+            "hitRef?, element?, frame}`"
+        ),
+        guard=(
+            "CDP `Input` (debugger); both ends located and checked as clicks are (covered: "
+            "`element_covered`, nothing pressed); submit buttons and links confirm"
         ),
     ),
 )
@@ -220,6 +354,7 @@ PAGE_DIALOG = ToolSpec(
     result=DialogOut,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.EVERY_CALL,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -259,5 +394,6 @@ PAGE_DIALOG = ToolSpec(
 TOOLS: tuple[ToolSpec, ...] = (
     PAGE_HOVER,
     PAGE_MOUSE,
+    PAGE_DRAG,
     PAGE_DIALOG,
 )

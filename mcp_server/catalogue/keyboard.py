@@ -7,9 +7,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .arguments import Acting, ElementArgs, Model
+from .arguments import Acting, ElementArgs
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .vocabulary import ACT, RELAY, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
+from .target import Targeted
+from .vocabulary import ACT, RELAY, Asks, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 
 class TypeArgs(Acting, ElementArgs):
@@ -21,7 +22,7 @@ class TypeArgs(Acting, ElementArgs):
     ]
 
 
-class Typed(Model):
+class Typed(Targeted):
     typed: bool
     applied: str = Field(description="yes, no or unclear: whether the field holds the text after")
     length: int = Field(description="characters typed")
@@ -81,7 +82,7 @@ class KeysArgs(Acting, ElementArgs):
     ]
 
 
-class KeysOut(Model):
+class KeysOut(Targeted):
     pressed: int
     keys: list[str] = Field(description="the keys as pressed (Mod resolved)")
     navigated: bool
@@ -102,6 +103,7 @@ PAGE_KEYS = ToolSpec(
     result=KeysOut,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,

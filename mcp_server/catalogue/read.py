@@ -8,11 +8,12 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from .arguments import ElementArgs, FrameArgs, MaxChars, Model, TabArgs
-from .results import Done
+from .target import ElementDone
 from .vocabulary import (
     READ,
     RELAY,
     RISKY,
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -283,6 +284,7 @@ PAGE_EVAL = ToolSpec(
     result=EvalOut,
     annotations=RISKY,
     gate=Gate.OFF_BY_DEFAULT,
+    asks=Asks.EVERY_CALL,
     risk=Risk.HIGHEST,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -307,9 +309,10 @@ PAGE_UPLOAD = ToolSpec(
     "that frame). Off unless the signed policy enables it; then the person confirms every "
     "call, seeing the file path.",
     arguments=UploadArgs,
-    result=Done,
+    result=ElementDone,
     annotations=RISKY,
     gate=Gate.OFF_BY_DEFAULT,
+    asks=Asks.EVERY_CALL,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=Relay(sandbox_file="path"),

@@ -38,12 +38,29 @@ class PageText(Model):
     title: str
 
 
+class Shortened(Model):
+    """A field the answer shortened (ending in "…"): its full length, and the tool that reads it
+    whole (called with the row's ref)."""
+
+    chars: int = Field(description="the full value's length in characters")
+    readWith: Literal["page_text", "page_get_state"] = Field(  # noqa: N815
+        description="the tool that reads the whole value"
+    )
+
+
 class SnapshotItem(Model):
     ref: str
     role: str
     name: str
     tag: str
     value: str | None = None
+    href: str | None = _omitted_unless_set(
+        "a link's resolved absolute address (a.href); secret-looking query values masked"
+    )
+    shortened: dict[Literal["name", "value", "text"], Shortened] | None = _omitted_unless_set(
+        "the fields shown shortened (ending in …), each with its full length and the tool that "
+        "reads it whole"
+    )
     level: int | None = Field(default=None, description="a heading's level (aria-level)")
     states: dict[str, bool | str] | None = Field(
         default=None,
@@ -64,6 +81,14 @@ class Snapshot(Model):
     )
     fallback: str | None = Field(
         default=None, description="why mode auto answered from the DOM walk"
+    )
+    text: str | None = _omitted_unless_set(
+        "the document's text, when it has nothing to reference (no rows, or headings only): a "
+        "text-only page or frame is read, never answered with a silent empty list"
+    )
+    note: str | None = _omitted_unless_set("why `text` is given instead of rows")
+    shortened: dict[Literal["text"], Shortened] | None = _omitted_unless_set(
+        "`text` shortened (ending in …): its full length and the tool that reads it all"
     )
 
 

@@ -6,7 +6,18 @@ from __future__ import annotations
 from pydantic import Field
 
 from .arguments import Arguments, Model, NoArgs, TabArgs, Url
-from .vocabulary import ACT, CLOSE, LOCAL_READ, RELAY, FrameOutput, Gate, Reference, Risk, ToolSpec
+from .vocabulary import (
+    ACT,
+    CLOSE,
+    LOCAL_READ,
+    RELAY,
+    Asks,
+    FrameOutput,
+    Gate,
+    Reference,
+    Risk,
+    ToolSpec,
+)
 
 
 class Tab(Model):
@@ -89,6 +100,7 @@ TAB_CLOSE = ToolSpec(
     result=Closed,
     annotations=CLOSE,
     gate=Gate.CONFIRM,
+    asks=Asks.EVERY_CALL,
     risk=Risk.LOW,
     frames=FrameOutput.NONE,
     call=RELAY,

@@ -44,6 +44,28 @@ class Gate(str, Enum):
     OFF_BY_DEFAULT = "off-by-default"
 
 
+class Asks(str, Enum):
+    """How often a tool's own confirm-window question (the policy's ``confirm`` kinds, or the
+    question an off-by-default tool asks on every call) is put to the person. The new-site
+    question (origin gate) and the provenance question are asked on every call of every tool,
+    whatever this says. The extension's grace (worker/grace.js) covers exactly the GRACE tools:
+    ``generate.py`` writes them into worker/catalogue.js ``GRACE_ACTIONS``."""
+
+    #: After the person allows one call, further calls of any GRACE tool on that tab and that
+    #: origin are not asked again for the policy's ``clickGraceSeconds`` (another origin, another
+    #: tab, or the end of the window asks again).
+    GRACE = "grace"
+    #: Asked on every call: what it does cannot be judged from an earlier answer (code run in the
+    #: page, a request with its cookies, a file, a dialog's answer, a tab closed).
+    EVERY_CALL = "every call"
+
+
+#: The gates whose tools always ask a question of their own: each must declare how often.
+ASKING_GATES = frozenset({Gate.CONFIRM, Gate.PRESENCE_CONFIRM, Gate.OFF_BY_DEFAULT})
+#: The gates whose question can never be covered by an earlier answer.
+EVERY_CALL_GATES = frozenset({Gate.PRESENCE_CONFIRM, Gate.OFF_BY_DEFAULT})
+
+
 class Risk(str, Enum):
     """What a misbehaving agent could do with the tool once its gate lets it through."""
 
@@ -177,6 +199,17 @@ class ToolSpec:
     call: Relay | Local
     #: Its rows of the README's Tools table and docs/protocol.md (generate.py).
     docs: Reference
+    #: How often its own confirm-window question is asked (``Asks``); None: it asks none (only
+    #: the new-site and provenance questions every tool may ask). Required of a tool whose gate
+    #: asks (ASKING_GATES) and of any tool whose extension handler asks (a test scans them); an
+    #: off-by-default or presence-confirmed tool can only be asked every call.
+    asks: Asks | None = None
+
+    def __post_init__(self) -> None:
+        if self.gate in ASKING_GATES and self.asks is None:
+            raise ValueError(f"{self.name}: gate {self.gate.value!r} asks: declare asks=Asks...")
+        if self.gate in EVERY_CALL_GATES and self.asks is not Asks.EVERY_CALL:
+            raise ValueError(f"{self.name}: gate {self.gate.value!r} is asked every call")
 
     @property
     def action(self) -> str | None:

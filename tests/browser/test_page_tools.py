@@ -87,7 +87,9 @@ async def test_every_page_tool_in_a_real_browser(
         "matched"
     ]
 
-    # select and press need the person; select is denied, then allowed.
+    # select and press need the person; select is denied, then allowed. With no grace each asks
+    # (what one allow covers is test_grace.py's).
+    widen(browser, clickGraceSeconds=0)
     selecting = asyncio.create_task(
         agent.call_tool("page_select", {"tabId": tab, "selector": "#color", "value": "g"})
     )
@@ -125,6 +127,7 @@ async def test_every_page_tool_in_a_real_browser(
     assert shot.structured_content["bytes"] > 1000
 
     # A submit click needs the person; one approval covers a repeat within the grace.
+    widen(browser, clickGraceSeconds=30)
     stale_ref = by_name["Sign in"]["ref"]
     clicking = asyncio.create_task(agent.call_tool("page_click", {"tabId": tab, "selector": "#go"}))
     window = await confirm_page(context)

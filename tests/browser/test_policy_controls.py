@@ -124,7 +124,10 @@ async def test_narrowing_the_timing_keys_is_free_and_widening_needs_a_tap(
         assert refused.startswith("refused: bad_request (") and "5 to 600" in refused, refused
         await page.fill("#grace", "10")
         unchanged = await _act(page, "#set-grace", "unchanged")
-        assert unchanged == ("unchanged: No new question after an allowed click for: already 10 s")
+        assert unchanged == (
+            "unchanged: No new question on that tab and site after an allowed action for: "
+            "already 10 s"
+        )
         assert trust.read_bytes() == before
 
         # The authenticator is back (same credential and counter), but stops verifying the

@@ -29,6 +29,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     trust_this_process,
+    widen,
 )
 from tests.deadline import until
 from tests.fakes import tool_error
@@ -213,6 +214,7 @@ async def test_select_clear_and_a_custom_combobox(
 ) -> None:
     site = scroll_site.origin
     trust(browser, site)
+    widen(browser, clickGraceSeconds=0)  # each select asks (one allow's grace: test_grace.py)
 
     async with launched(browser) as (context, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
@@ -226,13 +228,13 @@ async def test_select_clear_and_a_custom_combobox(
             content: dict[str, Any] = result.structured_content
             return content
 
-        assert await select(selector="#fruit", value="b") == {
-            "selected": ["b"],
-            "labels": ["Banana"],
-        }
+        fruit = await select(selector="#fruit", value="b")
+        assert fruit.pop("target")["role"] == "combobox"  # what it acted on (exact targets)
+        assert fruit == {"selected": ["b"], "labels": ["Banana"]}
         assert (await select(selector="#fruit", label="Cherry"))["selected"] == ["c"]
         assert (await select(selector="#fruit", optionIndex=0))["labels"] == ["Apple"]
         many = await select(selector="#many", values=["r", "Blue"])
+        assert many.pop("target")["role"] == "listbox"
         assert many == {"selected": ["r", "u"], "labels": ["Red", "Blue"]}
         state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#fruit"})
         assert state["value"] == "a"
@@ -251,9 +253,9 @@ async def test_select_clear_and_a_custom_combobox(
         assert (tool_error(two) or {}).get("code") == "bad_request"
 
         # page_clear empties a field, and a password field is refused (and kept).
-        assert await ok(agent, "page_clear", {"tabId": tab, "selector": "#name"}) == {
-            "cleared": True
-        }
+        cleared = await ok(agent, "page_clear", {"tabId": tab, "selector": "#name"})
+        assert cleared.pop("target")["role"] == "textbox"
+        assert cleared == {"cleared": True}
         name = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#name"})
         assert name["value"] == ""
         assert await code(agent, "page_clear", {"tabId": tab, "selector": "#pw"}) == (

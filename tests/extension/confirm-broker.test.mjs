@@ -15,7 +15,7 @@ test("open gives an id and details; allow resolves allow", async () => {
   const { id, promise } = broker.open(REQ);
   assert.equal(id, "c1");
   assert.deepEqual(broker.details(id), { id: "c1", kind: "origin", tool: "tab_open", origin: "http://127.0.0.1:8000", detail: "Allow?", pattern: "http://127.0.0.1:8000/*", presence: null,
-    client: null, fields: null, source: null, expiresAt: null });
+    client: null, fields: null, source: null, expiresAt: null, grace: 0 });
   assert.equal(broker.answer(id, "allow"), true);
   assert.equal(await promise, "allow");
   assert.equal(timers.pending(), 0);
@@ -118,4 +118,15 @@ test("a submit's method and an address's source reach the page, checked (display
   assert.equal(broker.details(odd.id).source, null, "a non-string source is dropped");
   const long = broker.open({ ...REQ, kind: "action", source: "x".repeat(5000) });
   assert.equal(broker.details(long.id).source.length, 300);
+});
+
+test("grace: an action's window says how long an allow covers; a site question, a tap or a bad value says none", () => {
+  const { broker } = make();
+  const ACTION = { kind: "action", tool: "page_select", origin: "http://127.0.0.1:8000", detail: "Select?", timeoutMs: 60_000 };
+  assert.equal(broker.details(broker.open({ ...ACTION, grace: 30 }).id)?.grace, 30);
+  assert.equal(broker.details(broker.open({ ...ACTION, grace: 10_000 }).id)?.grace, 600);
+  for (const g of [0, -1, NaN, Infinity, "30", null, undefined]) assert.equal(broker.details(broker.open({ ...ACTION, grace: g }).id)?.grace, 0, String(g));
+  assert.equal(broker.details(broker.open({ ...REQ, grace: 30 }).id)?.grace, 0, "a new site's question opens no grace");
+  const tap = { ...ACTION, tool: "page_eval", presence: { action: "confirm.eval", detail: "{}" }, grace: 30 };
+  assert.equal(broker.details(broker.open(tap).id)?.grace, 0);
 });

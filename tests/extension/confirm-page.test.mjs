@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
-import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, neededGrowth, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
+import { INPUT_DELAY_MS, countdownText, fieldItems, fieldsLabel, graceTitle, graceWords, neededGrowth, runConfirmPage, tapRefusal } from "../../extension/ui/confirm-page.js";
 import { confirmWindowMessages, createConfirmer } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { REASON_TEXT } from "../../extension/shared/presence-reasons.js";
@@ -414,4 +414,16 @@ test("a window that cannot grow still shows its question (the failure is swallow
     requestPermission: async () => true, growWindow: async () => { throw new Error("no window"); } };
   assert.equal(await runConfirmPage({ doc: h.doc, search: "?id=c7", api, clock: h.clock, win: h.win }), "shown");
   assert.equal(h.doc.el("tool").textContent, "tab_close");
+});
+
+test("graceWords: an allow that opens a grace says so in one line, and the title says it whole; none says nothing", () => {
+  assert.equal(graceWords(30, "https://a.test"), "Allow: no new questions on this site in this tab for 30 s");
+  const title = graceTitle(30, "https://a.test");
+  assert.match(title, /for 30 seconds/);
+  assert.match(title, /https:\/\/a\.test in this tab are not asked again/);
+  assert.match(title, /page scripts, requests, uploads, dialogs and closing a tab still are/);
+  for (const s of [0, -1, NaN, "30", null, undefined]) {
+    assert.equal(graceWords(s, "https://a.test"), "", String(s));
+    assert.equal(graceTitle(s, "https://a.test"), "", String(s));
+  }
 });

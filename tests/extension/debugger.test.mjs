@@ -324,7 +324,7 @@ test("another session's tab: no dialog_open, no attach; its handler answers (tab
 });
 
 test("page_mouse / page_hover arguments: an element or x, y; modifiers; Mod by platform", () => {
-  assert.deepEqual(argPoint({ selector: "#a" }), { target: { selector: "#a", index: 0 } });
+  assert.deepEqual(argPoint({ selector: "#a" }), { target: { selector: "#a" } });
   assert.deepEqual(argPoint({ x: 10, y: 20.5 }), { target: null, x: 10, y: 20.5 });
   for (const bad of [{}, { x: 1 }, { selector: "#a", x: 1, y: 2 }, { x: -1, y: 2 }, { x: "1", y: 2 }]) {
     assert.throws(() => argPoint(bad), (e) => e.code === "bad_request", JSON.stringify(bad));

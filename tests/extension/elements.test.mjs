@@ -10,8 +10,15 @@ import { PAGE_FILES, callPageOp } from "./helpers/page-code.mjs";
 const URL_A = "http://127.0.0.1:8000/a";
 const ORIGIN = "http://127.0.0.1:8000";
 
-/** Run one op in `doc` with the gated origin. */
-const op = (doc, name, a = {}) => runIn(doc, callPageOp, [name, { origin: ORIGIN, ...a }]);
+/** Run one op in `doc` with the gated origin: its whole answer (with `target`). */
+const opWhole = (doc, name, a = {}) => runIn(doc, callPageOp, [name, { origin: ORIGIN, ...a }]);
+/** The same, without the `target` an element op adds (locate.test.mjs tests it). */
+const op = async (doc, name, a = {}) => {
+  const r = await opWhole(doc, name, a);
+  if (r === null || typeof r !== "object" || !("target" in r)) return r;
+  const { target: _target, ...rest } = r;
+  return rest;
+};
 
 function loginPage() {
   const doc = new FakeDocument(URL_A, "Login");
@@ -195,10 +202,12 @@ test("resolve: selector (+index, shadow roots), text exact before substring, err
   doc.body.append(host);
   const state = (target) => op(doc, "getState", { target });
   assert.equal((await state({ selector: "button", index: 1 })).text, "Menu");
+  assert.equal((await state({ selector: "button" })).error.code, "ambiguous", "several and no index");
   assert.equal((await state({ selector: "#deep" })).text, "Deep");
   assert.equal((await state({ text: "Sign  in" })).tag, "button");
   assert.equal((await state({ text: "Elsewhere" })).tag, "span"); // innermost
-  assert.equal((await state({ text: "the terms" })).tag, "div"); // substring
+  assert.equal((await state({ text: "the terms" })).error.code, "element_not_found"); // exact unless asked
+  assert.equal((await state({ text: "the terms", match: "substring" })).tag, "div");
   assert.equal((await state({ text: "Hidden" })).error.code, "element_not_found"); // invisible
   assert.match((await state({ selector: "button", index: 50 })).error.message, /at index 50 \(\d+ found\)/);
   assert.equal((await state({ selector: "a >>> b" })).error.code, "bad_request");

@@ -85,7 +85,7 @@ test("tab_open: gate, first tab opens an unfocused normal window, next ones open
   const a = await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
   assert.deepEqual(a, { tab: { id: 1, url: "http://127.0.0.1:8000/a", title: "T http://127.0.0.1:8000/a", active: true, windowId: 50 } });
   // Opened empty, then sent to the URL (once the debugger is on it: worker/debugger.js's guard).
-  assert.deepEqual(h.calls.createWindow, [{ url: "about:blank", focused: false, type: "normal" }]);
+  assert.deepEqual(h.calls.createWindow, [{ url: "about:blank", focused: false, type: "normal", width: 1280, height: 800 }]);
   const b = await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
   assert.equal(b.tab.windowId, 50);
   assert.deepEqual(h.calls.createTab, [{ windowId: 50, url: "about:blank", active: true }]);

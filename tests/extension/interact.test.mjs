@@ -237,6 +237,12 @@ const fakeCdp = ({ ignore = [], fail = "" } = {}) => (tabs) => {
 /** The offsets of a scroll answer (atTop / atBottom depend on the fake page's size). */
 const xy = ({ scrollX, scrollY }) => ({ scrollX, scrollY });
 
+/** An action's result without the `target` every element action adds (tested where it is the point). */
+const bare = (r) => {
+  const { target: _target, ...rest } = r;
+  return rest;
+};
+
 test("every page call injects the page files first; a failed injection is internal_error, nothing run", async () => {
   const h = harness();
   await h.call("page_snapshot", { tabId: 1 });
@@ -299,7 +305,8 @@ test("page_snapshot: contract shape, no docToken leaked, gate on the current url
 test("page_click: a plain button by ref clicks without confirming", async () => {
   const h = harness();
   const snap = await h.call("page_snapshot", { tabId: 1 });
-  assert.deepEqual(await h.call("page_click", { tabId: 1, ref: refOf(snap, "Menu") }), { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.deepEqual(await h.call("page_click", { tabId: 1, ref: refOf(snap, "Menu") }),
+    { clicked: true, navigated: false, url: `${ORIGIN}/a`, target: { ref: refOf(snap, "Menu"), role: "button", name: "Menu" } });
   assert.equal(h.calls.confirm.length, 0);
   assert.ok(h.doc().getElementById("menu").events.includes("click"));
 });
@@ -336,7 +343,7 @@ test("page_click: a window Chrome announces without a gesture and that never joi
 test("page_click: a click that starts no navigation settles at once: no load waited for, no tab lookup", async () => {
   const h = harness();
   const r = await h.call("page_click", { tabId: 1, selector: "#menu" });
-  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a`, target: { ref: "@e1", role: "button", name: "Menu" } });
   assert.equal(h.calls.getTab, 1); // the ownership check before the click, nothing after it
   assert.equal(h.loads.size(), 0); // the armed load watch was let go
 });
@@ -345,7 +352,7 @@ test("page_click: a same-document navigation (#hash) is reported with its url, w
   const h = harness();
   h.doc().body.append(h.doc().h("a", { id: "top", href: "#top" }, "Top"));
   const r = await h.call("page_click", { tabId: 1, selector: "#top" });
-  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a#top` });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a#top`, target: { ref: "@e1", role: "link", name: "Top" } });
   assert.equal(h.loads.size(), 0);
 });
 
@@ -353,15 +360,15 @@ test("page_click: a navigation the page cancels (its navigate listener) is not r
   const h = harness();
   h.doc().navigation.addEventListener("navigate", (e) => e.preventDefault());
   const r = await h.call("page_click", { tabId: 1, selector: "#next" });
-  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a` });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a`, target: { ref: "@e1", role: "link", name: "Next page" } });
   assert.equal(h.loads.size(), 0);
   assert.equal(h.tabs.get(1).status, "complete");
 });
 
-test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats, then expires", async () => {
+test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats and a link on that origin, then expires", async () => {
   const h = harness();
   const r = await h.call("page_click", { tabId: 1, selector: "#go" });
-  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a` });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/a`, target: { ref: "@e1", role: "button", name: "Sign in" } });
   assert.equal(h.calls.confirm.length, 1);
   const req = h.calls.confirm[0];
   assert.equal(req.kind, "action");
@@ -372,20 +379,20 @@ test("page_click: a submit asks once (detail names the element and origin), the 
   h.clock.now += 29_000;
   await h.call("page_click", { tabId: 1, text: "Sign in" });
   assert.equal(h.calls.confirm.length, 1); // within the grace
-  // a link is another kind: asked
+  // a link on the same tab and origin: the grace covers every graceable action there
+  await h.call("page_click", { tabId: 1, selector: "#next" });
+  assert.equal(h.calls.confirm.length, 1);
+  h.clock.now += 2_000; // the grace (from the first click) is over
   await h.call("page_click", { tabId: 1, selector: "#next" });
   assert.equal(h.calls.confirm.length, 2);
   assert.match(h.calls.confirm[1].detail, /link "Next page".*follows a link/);
-  h.clock.now += 2_000; // the submit grace (from the first click) is over
-  await h.call("page_click", { tabId: 1, selector: "#go" });
-  assert.equal(h.calls.confirm.length, 3);
 });
 
 test("page_click: deny -> confirm_denied, nothing clicked, no grace recorded", async () => {
   const h = harness({ decision: "deny" });
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_denied");
   assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
-  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+  assert.equal(h.grace.covered(1, ORIGIN, "page_click", h.clock.now), false);
   assert.deepEqual(h.calls.script.map((c) => c[1]), ["describe"]);
 });
 
@@ -393,7 +400,7 @@ test("page_click: an unanswered confirmation -> confirm_timeout, nothing clicked
   const h = harness({ decision: "timeout" });
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_timeout");
   assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
-  assert.equal(h.grace.covered(1, "submit", h.clock.now), false);
+  assert.equal(h.grace.covered(1, ORIGIN, "page_click", h.clock.now), false);
 });
 
 test("page_click: no confirm when the policy does not list the kind; grace 0 asks every time", async () => {
@@ -415,7 +422,7 @@ test("bad_ref: refs die with the document; a new snapshot gives fresh ones", asy
   const snap = await h.call("page_snapshot", { tabId: 1 });
   const next = refOf(snap, "Next page");
   const r = await h.call("page_click", { tabId: 1, ref: next });
-  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/next` });
+  assert.deepEqual(r, { clicked: true, navigated: true, url: `${ORIGIN}/next`, target: { ref: next, role: "link", name: "Next page" } });
   assert.equal(await gone(h.call("page_get_state", { tabId: 1, ref: refOf(snap, "Menu") })), "bad_ref");
   const again = await h.call("page_snapshot", { tabId: 1 });
   assert.equal((await h.call("page_get_state", { tabId: 1, ref: refOf(again, "Menu") })).text, "Menu");
@@ -456,9 +463,9 @@ test("page_fill: password refused (resolved node, focused node) unless passwordF
   user.focus = () => doc.setFocus(doc.getElementById("pw")); // focus lands on the password
   await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user", value: "x" }), (e) => e.code === "policy_denied");
   assert.equal(user.value, "");
-  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#pw", value: "s3cret" }, withPolicy({ passwordFill: true })), { filled: true, applied: "yes", length: 6 });
+  assert.deepEqual(bare(await h.call("page_fill", { tabId: 1, selector: "#pw", value: "s3cret" }, withPolicy({ passwordFill: true }))), { filled: true, applied: "yes", length: 6 });
   delete user.focus;
-  assert.deepEqual(await h.call("page_fill", { tabId: 1, selector: "#user", value: "bob" }), { filled: true, applied: "yes", length: 3 });
+  assert.deepEqual(bare(await h.call("page_fill", { tabId: 1, selector: "#user", value: "bob" })), { filled: true, applied: "yes", length: 3 });
   assert.equal(user.value, "bob");
   await assert.rejects(h.call("page_fill", { tabId: 1, selector: "#user" }), (e) => e.code === "bad_request");
 });
@@ -484,14 +491,15 @@ test("not owned and unapproved origins never reach the page", async () => {
 test("page_press: confirms (press), Enter in a form field submits; no confirm when not listed", async () => {
   const h = harness();
   const doc = h.doc();
-  assert.deepEqual(await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }), { pressed: true });
+  assert.deepEqual(bare(await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" })), { pressed: true });
   assert.match(h.calls.confirm[0].detail, /^Press "Enter" on textbox "user" on http:\/\/127\.0\.0\.1:8000\? This submits a form\.$/);
   // Enter went in as trusted key input, and the browser submitted the form.
   assert.ok(h.calls.keys.some(([, type, key]) => key === "Enter" && (type === "keyDown" || type === "rawKeyDown")));
   assert.equal(doc.log.filter((l) => l[0] === "submit").length, 1);
   await h.call("page_press", { tabId: 1, key: "Escape" }, withPolicy({ confirm: [] }));
   assert.equal(h.calls.confirm.length, 1);
-  // "press" not listed but "submit" is: Enter that submits still asks
+  // "press" not listed but "submit" is: Enter that submits still asks (past the first one's grace)
+  h.clock.now += 601_000;
   await h.call("page_press", { tabId: 1, selector: "#user", key: "Enter" }, withPolicy({ confirm: ["submit"] }));
   assert.equal(h.calls.confirm.length, 2);
   await assert.rejects(h.call("page_press", { tabId: 1, selector: "#pw", key: "a" }, withPolicy({ confirm: [] })), (e) => e.code === "policy_denied");
@@ -500,7 +508,7 @@ test("page_press: confirms (press), Enter in a form field submits; no confirm wh
 
 test("page_select: confirms with the values and the element, returns the selection", async () => {
   const h = harness();
-  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana" }), { selected: ["b"], labels: ["Banana"] });
+  assert.deepEqual(bare(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana" })), { selected: ["b"], labels: ["Banana"] });
   assert.match(h.calls.confirm[0].detail, /^Select "Banana" in combobox "Apple ?Banana|Select "Banana" in combobox/);
   const deny = harness({ decision: "deny" });
   await assert.rejects(deny.call("page_select", { tabId: 1, selector: "#s", value: "b" }), (e) => e.code === "confirm_denied");
@@ -510,7 +518,7 @@ test("page_select: confirms with the values and the element, returns the selecti
 
 test("page_check, page_scroll, page_get_state shapes", async () => {
   const h = harness();
-  assert.deepEqual(await h.call("page_check", { tabId: 1, selector: "#c", checked: true }), { checked: true });
+  assert.deepEqual(bare(await h.call("page_check", { tabId: 1, selector: "#c", checked: true })), { checked: true });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: { x: 0, y: 500 } })), { scrollX: 0, scrollY: 500 });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, to: "top" })), { scrollX: 0, scrollY: 0 });
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, selector: "#go" })), { scrollX: 0, scrollY: 0 });
@@ -523,8 +531,9 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   assert.deepEqual(xy(await h.call("page_scroll", { tabId: 1, dx: 0, dy: 0 })), { scrollX: 0, scrollY: 0 }, "a refused call scrolled nothing");
   await h.call("page_fill", { tabId: 1, selector: "#pw", value: "pw" }, withPolicy({ passwordFill: true }));
   assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#pw" }),
-    { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
-  assert.deepEqual(await h.call("page_get_state", { tabId: 1, selector: "#c" }),
+    { exists: true, tag: "input", type: "password", disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true,
+      target: { ref: "@e3", role: "textbox", name: "Password" } });
+  assert.deepEqual(bare(await h.call("page_get_state", { tabId: 1, selector: "#c" })),
     { exists: true, tag: "input", type: "checkbox", checked: true, disabled: false, visible: true, text: "", box: { x: 10, y: 20, width: 100, height: 20 }, inViewport: true });
   // Not there: an answer, not an error.
   const none = await h.call("page_get_state", { tabId: 1, selector: "#none" });
@@ -617,7 +626,7 @@ test("page_select with another origin's value: one window names both origins and
   const lineage = { provenance: { evidence: [{ sourceOrigin: "http://evil.test", kind: "token", token: "[6 chars]", readAt: 1 }] } };
   const gate = (confirm) => createProvenanceGate({ confirm });
   const h = harness({ provenance: gate });
-  assert.deepEqual(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana", ...lineage }), { selected: ["b"], labels: ["Banana"] });
+  assert.deepEqual(bare(await h.call("page_select", { tabId: 1, selector: "#s", value: "Banana", ...lineage })), { selected: ["b"], labels: ["Banana"] });
   assert.equal(h.calls.confirm.length, 1);
   assert.match(h.calls.confirm[0].detail, /^The agent wants to select "Banana" on http:\/\/127\.0\.0\.1:8000, a value that came from a page on http:\/\/evil\.test/);
   const deny = harness({ decision: "deny", provenance: gate });
@@ -630,4 +639,19 @@ test("page_select with another origin's value: one window names both origins and
   await same.call("page_select", { tabId: 1, selector: "#s", value: "b", ...own });
   assert.equal(same.calls.confirm.length, 1);
   assert.match(same.calls.confirm[0].detail, /^Select "b" in /);
+});
+
+test("grace: an allowed page_select covers page_press and page_click on that tab and origin; another tab asks; the window says so", async () => {
+  const h = harness();
+  await h.call("page_select", { tabId: 1, selector: "#s", value: "b" });
+  assert.equal(h.calls.confirm.length, 1);
+  assert.equal(h.calls.confirm[0].grace, 30, "the window is told how long the allow covers");
+  await h.call("page_press", { tabId: 1, selector: "#user", key: "a" });
+  await h.call("page_select", { tabId: 1, selector: "#s", value: "a" });
+  assert.equal(h.calls.confirm.length, 1, "covered: same tab, same origin");
+  h.addTab(2, `${ORIGIN}/b`);
+  await h.call("page_select", { tabId: 2, selector: "#s", value: "b" });
+  assert.equal(h.calls.confirm.length, 2, "another tab asks");
+  assert.equal(h.grace.covered(1, "http://evil.test", "page_select", h.clock.now), false, "another origin is not covered");
+  assert.equal(h.grace.covered(1, ORIGIN, "page_select", h.clock.now), false, "and it ended the first tab's window");
 });

@@ -82,7 +82,7 @@ test("renders every policy key in plain words, the kill state and enrolment; sit
   const dts = dl.children.filter((c) => c.tagName === "DT");
   // Every key the host's policy has (a key without words, e.g. a new one, by its own name); the sites apart.
   assert.deepEqual(dts.map((c) => c.getAttribute("title")), ["clickGraceSeconds", "confirm", "dialogArming", "eval", "newKey", "upload"]);
-  assert.deepEqual(dts.map((c) => c.textContent), ["No new question after an allowed click for", "Actions that ask you first",
+  assert.deepEqual(dts.map((c) => c.textContent), ["No new question on that tab and site after an allowed action for", "Actions that ask you first",
     "Agents may arm an answer to a page's next dialog", "Page scripts (page_eval)", "newKey", "File uploads"]);
   assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "yes", "no"]);
   assert.doesNotMatch(dl.textContent, /Policy epoch|window-only/);
@@ -364,7 +364,7 @@ test("an equal value does nothing and says so", async () => {
   const page = await h.run();
   h.doc.el("grace").value = "30";
   assert.equal(await page.setGrace(), "unchanged");
-  assert.equal(h.doc.el("policy-status").textContent, "unchanged: No new question after an allowed click for: already 30 s");
+  assert.equal(h.doc.el("policy-status").textContent, "unchanged: No new question on that tab and site after an allowed action for: already 30 s");
   h.doc.el("confirm-timeout").value = "060";
   assert.equal(await page.setConfirmTimeout(), "unchanged");
   assert.equal(h.doc.el("policy-status").textContent, "unchanged: Unanswered confirmations refused after: already 60 s");

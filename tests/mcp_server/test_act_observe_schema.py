@@ -41,6 +41,7 @@ def test_every_action_takes_waitfor_and_observe_and_no_read_does() -> None:
         "page_reveal",
         "page_hover",
         "page_mouse",
+        "page_drag",
         "page_navigate",
         "page_history",
         "page_reload",
@@ -77,7 +78,6 @@ def test_the_aftermath_travels_without_its_unset_fields() -> None:
     assert args.wire() == {
         "tabId": 1,
         "selector": "#go",
-        "index": 0,
         "waitFor": {"ref": "@e3", "state": "absent", "timeoutMs": 5000},
         "observe": {"snapshot": "compact", "text": False},
     }
@@ -130,9 +130,9 @@ def test_a_result_carries_observation_only_when_asked() -> None:
         ({"dy": 250}, {"dy": 250.0}),
         (
             {"container": {"selector": "#list"}, "dx": -5, "dy": 10},
-            {"dx": -5.0, "dy": 10.0, "container": {"selector": "#list", "index": 0}},
+            {"dx": -5.0, "dy": 10.0, "container": {"selector": "#list"}},
         ),
-        ({"ref": "@e4"}, {"ref": "@e4", "index": 0}),
+        ({"ref": "@e4"}, {"ref": "@e4"}),
     ],
 )
 def test_page_scroll_wire(args: dict[str, Any], wire: dict[str, Any]) -> None:
@@ -158,13 +158,11 @@ def test_page_select_reveal_history_reload_wire() -> None:
     assert select.model_validate({"tabId": 1, "selector": "#s", "values": ["a", "b"]}).wire() == {
         "tabId": 1,
         "selector": "#s",
-        "index": 0,
         "values": ["a", "b"],
     }
     assert select.model_validate({"tabId": 1, "ref": "@e1", "optionIndex": 2}).wire() == {
         "tabId": 1,
         "ref": "@e1",
-        "index": 0,
         "optionIndex": 2,
     }
     reveal = BY_NAME["page_reveal"].arguments.model_validate(
@@ -175,7 +173,7 @@ def test_page_select_reveal_history_reload_wire() -> None:
         "text": "Row 9",
         "maxSteps": 200,
         "timeoutMs": 20_000,
-        "container": {"ref": "@e2", "index": 0},
+        "container": {"ref": "@e2"},
     }
     history = BY_NAME["page_history"].arguments
     assert history.model_validate({"tabId": 1}).wire() == {"tabId": 1, "steps": -1}

@@ -39,6 +39,7 @@ REQUIRED = {
     "path": "upload.txt",
     "action": "dismiss",
     "ref": "@e1",
+    "to": {"x": 10, "y": 20},
 }
 
 
@@ -161,7 +162,7 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
     assert sent["page_upload"]["data"] == "ZmlsZQ==" and sent["page_upload"]["name"] == "upload.txt"
     assert sent["page_press"] == {"tabId": 1, "key": "Enter"}  # no element: the focused one
     assert sent["page_scroll"] == {"tabId": 1, "to": "bottom"}
-    assert sent["page_click"] == {"tabId": 1, "selector": "input", "index": 0}
+    assert sent["page_click"] == {"tabId": 1, "selector": "input"}
     assert sent["page_scrape"] == {"tabId": 1, "selector": "input", "attrs": []}
     assert sent["storage_get"] == {"tabId": 1, "area": "local"}
     assert sent["cookie_get"] == {"tabId": 1}
@@ -179,11 +180,11 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
 @pytest.mark.parametrize(
     ("tool", "args", "wire"),
     [
-        ("page_scroll", {"tabId": 2, "ref": "@e1"}, {"ref": "@e1", "index": 0}),
+        ("page_scroll", {"tabId": 2, "ref": "@e1"}, {"ref": "@e1"}),
         (
             "page_press",
             {"tabId": 2, "key": "a", "text": "Go"},
-            {"text": "Go", "index": 0, "key": "a"},
+            {"text": "Go", "key": "a"},
         ),
         ("page_wait_for", {"tabId": 2, "text": "ok", "selector": ""}, {"text": "ok"}),
         ("cookie_get", {"tabId": 2, "name": ""}, {}),

@@ -78,7 +78,7 @@ def _key() -> str:
     import tabwarden.mcp_server.tools as tools_module
 
     models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]
-    return cache_key(models, tools_module.__file__)
+    return cache_key(models, *tools_module.PUBLISHERS)
 
 
 @pytest.mark.promise("H1-08")

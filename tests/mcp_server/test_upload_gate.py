@@ -190,7 +190,6 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
     assert request["args"] == {
         "tabId": 4,
         "selector": "input",
-        "index": 0,
         "path": str((box / "real.txt").resolve()),
         "name": "real.txt",
         "data": base64.b64encode(b"inside the sandbox").decode(),

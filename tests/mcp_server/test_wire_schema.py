@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,23 +22,10 @@ from pydantic import ValidationError
 
 from tabwarden.mcp_server.catalogue import CATALOGUE, BadArguments, Relay, ToolSpec
 from tabwarden.mcp_server.catalogue.wire import KEYWORDS, request_schema
+from tests.mcp_server.schema_draws import draw, resolve
 
 REPO = Path(__file__).resolve().parents[2]
 RELAYED = [spec for spec in CATALOGUE if spec.action is not None]
-
-#: Strings tried for a string field: a ref, selectors, text, addresses, file names, page ranges.
-STRINGS = (
-    "",
-    "@e12",
-    "#submit",
-    "Sign in",
-    "//button[1]",
-    "http://127.0.0.1:8000/form?q=1",
-    "report.pdf",
-    "1-3, 5",
-    "Enter",
-    "x" * 300,
-)
 
 #: Candidate arguments drawn per tool; at least MIN_VALID of them must be valid.
 DRAWS = 200
@@ -57,61 +43,6 @@ const verdicts = cases.map(({ action, args }) =>
   schemas.has(action) ? argsMismatch(schemas.get(action), JSON.parse(args)) : "no schema");
 console.log(JSON.stringify({ verdicts, keywords: [...KEYWORDS].sort() }));
 """
-
-
-def _resolve(node: Any, defs: dict[str, Any]) -> Any:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            return _resolve(defs[ref.rsplit("/", 1)[-1]], defs)
-        return {k: _resolve(v, defs) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_resolve(v, defs) for v in node]
-    return node
-
-
-def _number(node: dict[str, Any], rng: random.Random, integer: bool) -> float | int:
-    lo = float(node.get("minimum", node.get("exclusiveMinimum", -50)))
-    hi = float(node.get("maximum", node.get("exclusiveMaximum", lo + 10_000)))
-    picks = [lo, hi, rng.uniform(lo, hi), 0, 1, -1]
-    value = rng.choice(picks)
-    return round(value) if integer else value
-
-
-def _draw(node: dict[str, Any], rng: random.Random) -> Any:
-    """A value for ``node`` that is often, not always, valid (pydantic judges)."""
-    if "anyOf" in node:
-        return _draw(rng.choice(node["anyOf"]), rng)
-    if "const" in node:
-        return node["const"]
-    if "enum" in node:
-        return rng.choice(node["enum"])
-    kind = node.get("type")
-    if kind == "null":
-        return None
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind in ("integer", "number"):
-        return _number(node, rng, kind == "integer")
-    if kind == "string":
-        pattern = node.get("pattern")
-        pool = [s for s in STRINGS if pattern is None or re.search(pattern, s)]
-        return rng.choice(pool or list(STRINGS))
-    if kind == "array":
-        count = rng.randint(node.get("minItems", 0), min(node.get("maxItems", 3), 3))
-        return [_draw(node.get("items", {"type": "string"}), rng) for _ in range(count)]
-    if kind == "object":
-        required = set(node.get("required", ()))
-        out = {
-            name: _draw(prop, rng)
-            for name, prop in node.get("properties", {}).items()
-            if name in required or rng.random() < 0.4
-        }
-        extra = node.get("additionalProperties")
-        if isinstance(extra, dict):
-            out.update({f"k{i}": _draw(extra, rng) for i in range(rng.randint(0, 2))})
-        return out
-    return None
 
 
 #: A call's lineage as the relay attaches it (mcp_server/tools.py ``_provenance``).
@@ -138,10 +69,10 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
     """The first draw of ``spec``'s arguments that its model accepts and makes a request of
     (seeded by its name)."""
     schema = spec.arguments.model_json_schema()
-    root = _resolve(schema, schema.get("$defs", {}))
+    root = resolve(schema, schema.get("$defs", {}))
     rng = random.Random(spec.name)  # noqa: S311 — test data, not a secret
     for _ in range(DRAWS):
-        drawn = _draw(root, rng)
+        drawn = draw(root, rng)
         try:
             spec.arguments.model_validate(drawn).wire()
         except (ValidationError, BadArguments):
@@ -153,12 +84,12 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
 def _wires(spec: ToolSpec) -> list[dict[str, Any]]:
     """The relayed args of each valid draw of the tool's arguments (seeded by its name)."""
     schema = spec.arguments.model_json_schema()
-    root = _resolve(schema, schema.get("$defs", {}))
+    root = resolve(schema, schema.get("$defs", {}))
     rng = random.Random(spec.name)  # noqa: S311 — test data, not a secret
     wires: list[dict[str, Any]] = []
     for _ in range(DRAWS):
         try:
-            args = spec.arguments.model_validate(_draw(root, rng))
+            args = spec.arguments.model_validate(draw(root, rng))
             wires.append(_relayed(spec, args.wire(), rng))
         except (ValidationError, BadArguments):
             continue

@@ -16,10 +16,12 @@ from ..arguments import (
     TabArgs,
     Text,
 )
-from ..results import Done, Observation, _observation, _omitted_unless_set
+from ..results import Observation, _observation, _omitted_unless_set
+from ..target import ElementDone, Targeted
 from ..vocabulary import (
     ACT,
     RELAY,
+    Asks,
     BadArguments,
     FrameOutput,
     Gate,
@@ -52,13 +54,15 @@ PAGE_CLICK = ToolSpec(
     title="Click",
     description="Click an element as a person does (real mouse input at its centre, scrolled "
     "into view; element_covered if something else is there). Submit buttons and links ask the "
-    "person in the confirm window (one approval covers repeats on that tab for the grace "
-    "period). A tab the click opens joins your session and is reported as newTab; newTab: true "
-    "waits for it; popup_blocked if Chrome's pop-up blocker stopped it.",
+    "person in the confirm window (one approval covers further clicks, keys and selects on that "
+    "tab and site for the grace period). A tab the click opens joins your session and is "
+    "reported as newTab; newTab: true waits for it; popup_blocked if Chrome's pop-up blocker "
+    "stopped it.",
     arguments=ClickArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
+    asks=Asks.GRACE,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -76,7 +80,7 @@ PAGE_CLICK = ToolSpec(
         args="`tabId`, element, `waitFor?`, `newTab?`",
         result="`{clicked: true, navigated: bool, url, newTab?: {id, url}}`",
         guard=(
-            "submit buttons and links: confirm, then grace period per tab; CDP "
+            "submit buttons and links: confirm, then grace period per tab and origin; CDP "
             "`Input.dispatchMouseEvent` (debugger) at the element's point, refused "
             "(`element_covered`) when another element is there or the click lands on one; "
             "`newTab: true` waits (within the deadline) for the tab the click opens and its first "
@@ -103,7 +107,7 @@ PAGE_FILL = ToolSpec(
     description="Type a value into a field (method insertText: as trusted input). Password "
     "fields are refused unless policy allows. Reports applied (yes/no/unclear) and length.",
     arguments=FillArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.MEDIUM,
@@ -146,9 +150,10 @@ PAGE_PRESS = ToolSpec(
     "Enter is pressed as a person presses it (trusted key input), so a window it opens gets "
     "through Chrome's pop-up blocker.",
     arguments=PressArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -187,7 +192,7 @@ class SelectArgs(Acting, ElementArgs):
         return {k: v for k, v in super().own().items() if v is not None}
 
 
-class Selected(Model):
+class Selected(Targeted):
     selected: list[str] = Field(description="the chosen options' values")
     labels: list[str] = Field(description="their labels")
     observation: Observation | None = _observation()
@@ -203,6 +208,7 @@ PAGE_SELECT = ToolSpec(
     result=Selected,
     annotations=ACT,
     gate=Gate.CONFIRM,
+    asks=Asks.GRACE,
     risk=Risk.MEDIUM,
     frames=FrameOutput.GATED,
     call=RELAY,
@@ -226,7 +232,7 @@ PAGE_CHECK = ToolSpec(
     title="Check or uncheck",
     description="Set a checkbox or radio button.",
     arguments=CheckArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.LOW,
@@ -279,7 +285,7 @@ class ScrollArgs(Acting, ElementArgs):
         return {"tabId": self.tabId, **(moves or {"to": "bottom"}), **box, **framed, **after}
 
 
-class Scrolled(Model):
+class Scrolled(Targeted):
     scrollX: int  # noqa: N815
     scrollY: int  # noqa: N815
     atTop: bool  # noqa: N815
@@ -319,7 +325,7 @@ PAGE_CLEAR = ToolSpec(
     title="Clear a field",
     description="Empty a text field. Password fields are refused unless policy allows.",
     arguments=ClearArgs,
-    result=Done,
+    result=ElementDone,
     annotations=ACT,
     gate=Gate.ORIGIN,
     risk=Risk.LOW,

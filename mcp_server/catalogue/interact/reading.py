@@ -18,6 +18,7 @@ from ..arguments import (
     Text,
 )
 from ..results import Done, Snapshot
+from ..target import Targeted
 from ..vocabulary import (
     READ,
     RELAY,
@@ -65,7 +66,9 @@ PAGE_SNAPSHOT = ToolSpec(
     "refs (@eN) to address them; compact for interactive elements only, scope by ref or "
     "selector, at most maxNodes. An element keeps its ref across snapshots of the same "
     "document and a ref never names another element; after a navigation old refs answer "
-    "bad_ref: snapshot again. Password values never appear.",
+    "bad_ref: snapshot again. Link rows carry their absolute href; a name or value cut short "
+    "says so (shortened: full length, the tool that reads it whole). A document with nothing "
+    "to reference (a text-only frame) answers its text. Password values never appear.",
     arguments=SnapshotArgs,
     result=Snapshot,
     annotations=READ,
@@ -85,10 +88,16 @@ PAGE_SNAPSHOT = ToolSpec(
             "(scope), `maxNodes?` (1–5000, default 1000)"
         ),
         result=(
-            "`{url, title, snapshot: [{ref, role, name, tag, value?, level?, states?, depth?, "
-            "source?}], truncated, mode, fallback?}`"
+            "`{url, title, snapshot: [{ref, role, name, tag, value?, href?, level?, states?, "
+            "depth?, source?, shortened?}], truncated, mode, fallback?, text?, note?}`: a name "
+            "or value cut at 200 chars ends in … and the row says `shortened: {name\\|value: "
+            "{chars, readWith}}` (`page_text` / `page_get_state` with the row's ref read it "
+            "whole); a link row carries its absolute `href` (secret query values masked); a "
+            "document with nothing to reference (a text-only frame) answers its `text` and a "
+            "`note`"
         ),
-        guard="— (password values never; names masked; ignored/hidden AX nodes left out)",
+        guard="— (password values never; names masked; link hrefs URL-masked; ignored/hidden "
+        "AX nodes left out)",
     ),
 )
 
@@ -163,7 +172,7 @@ class Box(Model):
     height: float
 
 
-class ElementState(Model):
+class ElementState(Targeted):
     model_config = {"extra": "allow"}
     exists: bool = True
     reason: str | None = Field(default=None, description="why the element is not there")
@@ -177,7 +186,8 @@ PAGE_GET_STATE = ToolSpec(
     title="Read an element's state",
     description="Tag, type, value, checked, disabled, visible, text, box (viewport CSS "
     "pixels) and inViewport of one element (a password field's value is never returned); "
-    "{exists: false, reason} when it is not there (no match, or a stale ref).",
+    "value and text whole up to 100,000 characters (longer: cut, and `shortened` says the "
+    "full length); {exists: false, reason} when it is not there (no match, or a stale ref).",
     arguments=ElementArgs,
     result=ElementState,
     annotations=READ,
@@ -193,7 +203,9 @@ PAGE_GET_STATE = ToolSpec(
         args="`tabId`, element",
         result=(
             "`{exists: true, tag, type, value?, checked?, disabled, visible, text, box: {x, y, "
-            "width, height}, inViewport}`, or `{exists: false, reason}` (no match, stale ref)"
+            "width, height}, inViewport, shortened?}` (value and text whole up to 100,000 "
+            "chars; `shortened: {value?\\|text?: {chars}}` past that), or `{exists: false, "
+            "reason}` (no match, stale ref)"
         ),
         guard="password value never returned",
     ),

@@ -1,0 +1,48 @@
+"""Which tests must not overlap when the suite runs on several workers, and the grouping that
+keeps them apart. A pytest plugin (loaded by tests/conftest.py): a test that uses one of the
+fixtures in ``SERIAL_BY_FIXTURE`` joins that fixture's group, and ``--dist loadgroup`` runs one
+group's tests on one worker, one after another.
+
+pytest-xdist marks a group by appending ``@group`` to the test's node id, which it does by
+setting ``item._nodeid``; pytest 9 builds ``nodeid`` from ``item._id`` and ignores that, so
+every group would silently be spread over the workers again. This plugin sets the grouped id
+itself, after xdist's own hook, and leaves an id that already carries its group alone (an xdist
+that does it right). tests/test_xdist_groups.py runs a real two-worker session to prove the
+groups hold."""
+
+from __future__ import annotations
+
+import pytest
+from _pytest.nodeid import NodeId
+
+#: Tests that must not overlap each other, by a fixture they use: what they share.
+SERIAL_BY_FIXTURE = {
+    # Chrome's permission dialog, found in screenshots of a headful Chromium on Xvfb and clicked
+    # with XTEST input: one such window at a time keeps the machine quiet enough for it.
+    "x_display": "x-display",
+    # useradd/userdel take /etc/passwd's lock.
+    "intruder": "system-users",
+}
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The group an item runs in (its xdist_group marks and fixtures joined as xdist joins
+    them), or None."""
+    names = {
+        str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+        for m in item.iter_markers("xdist_group")
+    }
+    fixtures = getattr(item, "fixturenames", ())
+    names.update(group for fixture, group in SERIAL_BY_FIXTURE.items() if fixture in fixtures)
+    return "_".join(sorted(names)) if names else None
+
+
+@pytest.hookimpl(trylast=True)  # after xdist's worker hook, which pytest 9 ignores
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        group = group_of(item)
+        if group is None or item.nodeid.endswith(f"@{group}"):
+            continue
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
