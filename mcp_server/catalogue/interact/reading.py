@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from ..arguments import (
-    ElementArgs,
+    ElementNamed,
     Frame,
     FrameArgs,
     Model,
@@ -188,7 +188,7 @@ PAGE_GET_STATE = ToolSpec(
     "pixels) and inViewport of one element (a password field's value is never returned); "
     "value and text whole up to 100,000 characters (longer: cut, and `shortened` says the "
     "full length); {exists: false, reason} when it is not there (no match, or a stale ref).",
-    arguments=ElementArgs,
+    arguments=ElementNamed,
     result=ElementState,
     annotations=READ,
     gate=Gate.ORIGIN,
