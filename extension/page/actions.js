@@ -908,9 +908,18 @@ var tabwardenActions = (() => {
       seen = now;
     }
     if (a.hit === true) {
-      const box = shownBox(el);
-      if (box === null) return { fail: "element_not_visible", desc };
-      const hit = hitAt((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+      const centre = () => {
+        const box = shownBox(el);
+        return box === null ? null : hitAt((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+      };
+      if (shownBox(el) === null) return { fail: "element_not_visible", desc };
+      let hit = centre();
+      // As pointAt does for the click: something over the part that shows (a sticky header over
+      // an element half scrolled under it): centre the element in the viewport, look again.
+      if (!hit || !holds(el, hit)) {
+        scrollIn(el);
+        hit = centre();
+      }
       if (!hit || !holds(el, hit)) return { fail: "element_covered", desc, hitTarget: hit ? describe(hit) : "nothing" };
     }
     return { ok: true };
