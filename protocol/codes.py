@@ -62,6 +62,10 @@ HOST_CANNOT_START: Final = "host_cannot_start"
 POPUP_BLOCKED: Final = "popup_blocked"
 ELEMENT_COVERED: Final = "element_covered"
 AMBIGUOUS: Final = "ambiguous"
+ELEMENT_NOT_VISIBLE: Final = "element_not_visible"
+ELEMENT_NOT_STABLE: Final = "element_not_stable"
+ELEMENT_DISABLED: Final = "element_disabled"
+WAIT_NOT_MET: Final = "wait_not_met"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -137,6 +141,10 @@ WIRE_CODES: Final = (
     POPUP_BLOCKED,
     ELEMENT_COVERED,
     AMBIGUOUS,
+    ELEMENT_NOT_VISIBLE,
+    ELEMENT_NOT_STABLE,
+    ELEMENT_DISABLED,
+    WAIT_NOT_MET,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -103,7 +103,7 @@ export function inputHandlers(deps) {
     const clickCount = args.clickCount === 2 || args.clickCount === 3 ? args.clickCount : 1;
     const modifiers = argModifiers(args.modifiers, mac);
     const force = args.force === true;
-    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_mouse");
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_mouse", {});
     await cdp.ensure(ctx, tabId);
     let at = await locate(ctx, tabId, frameId, origin, docToken, point);
     const report = () => ({
@@ -142,7 +142,7 @@ export function inputHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageHover(args, ctx) {
     const point = argPoint(args);
-    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover");
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover", {});
     await cdp.ensure(ctx, tabId);
     const at = await locate(ctx, tabId, frameId, origin, docToken, point);
     await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");
@@ -162,9 +162,13 @@ export function inputHandlers(deps) {
    * @param {number | undefined} frame
    * @param {{target: ReturnType<typeof argTarget>, x?: number, y?: number}} point
    * @param {"start" | "end"} which
+   * @param {Record<string, unknown>} given the arguments naming this end (the call's, or its `to`)
+   * @param {unknown} timeoutMs the call's wait for an element end (handlers/ready.js)
    */
-  async function dragEnd(ctx, tabId, frame, point, which) {
-    const { origin, docToken, frameId } = await open({ tabId, ...(frame !== undefined ? { frame } : {}) }, ctx, "page_drag");
+  async function dragEnd(ctx, tabId, frame, point, which, given, timeoutMs) {
+    // An end named by an element is waited on until it is there, shown and still (open's checks).
+    const asked = { ...(point.target !== null ? given : {}), tabId, frame, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+    const { origin, docToken, frameId } = await open(asked, ctx, "page_drag", {});
     const at = await locate(ctx, tabId, frameId, origin, docToken, point);
     const named = point.target !== null ? at.desc : `the point (${at.x}, ${at.y})`;
     if (at.covered || at.overFrame) {
@@ -196,8 +200,8 @@ export function inputHandlers(deps) {
     const toFrame = Number.isSafeInteger(to.frame) ? /** @type {number} */ (to.frame) : fromFrame;
     const both = async () => {
       // The end first, then the start: the call's frame (for landing) is the start's.
-      const b = await dragEnd(ctx, tabId, toFrame, end, "end");
-      const a = await dragEnd(ctx, tabId, fromFrame, start, "start");
+      const b = await dragEnd(ctx, tabId, toFrame, end, "end", to, args.timeoutMs);
+      const a = await dragEnd(ctx, tabId, fromFrame, start, "start", args, args.timeoutMs);
       return { a, b };
     };
     await ownedTab(deps, ctx, tabId);

@@ -26,6 +26,7 @@ import { isPlainObject } from "../shared/wire.js";
 import { argFrame, createFrameWorlds, gateFrame } from "./frames.js";
 import { STEP_MAX_MS, argTabId, ownedTab, settledTab, step } from "./support.js";
 import { createPointer, refuseIfBlocked, watchBlockedWindows } from "./pointer.js";
+import { argReadyMs, ready } from "./ready.js";
 import { needsConfirm } from "./tabs.js";
 
 /** Codes a page operation may answer with; anything else becomes internal_error. */
@@ -47,6 +48,9 @@ const MAX_REVEAL_STEPS = 2000;
  */
 const MAX_INJECTIONS = 3;
 const DEFAULT_WAIT_MS = 5000;
+/** How long each call (its ctx) waited for its element to be actionable (open's `checks`). */
+/** @type {WeakMap<object, number>} */
+const WAITED = new WeakMap();
 /** Page ops bounded by the call's deadline only (they carry their own timeoutMs). */
 const LONG_OPS = new Set(["waitFor", "settle", "reveal"]);
 /** The policy's confirm name for a click kind ("submit" or "link"). @param {string} kind */
@@ -210,12 +214,16 @@ export function elementTools(deps) {
   }
 
   /**
-   * Ownership, then the origin gate on the tab's current url (and, with `frame`, the frame's).
+   * Ownership, then the origin gate on the tab's current url (and, with `frame`, the frame's);
+   * with `checks` (an element action) and an element named, then the wait until that element is
+   * actionable (handlers/ready.js; page/actions.js actionable with these checks), bounded by the
+   * call's timeoutMs; withAftermath reports how long it waited (`waitedMs`).
    * @param {Record<string, unknown>} args
    * @param {import("./support.js").Ctx} ctx
    * @param {string} tool
+   * @param {{enabled?: boolean, hit?: boolean, visible?: boolean}} [checks]
    */
-  async function open(args, ctx, tool) {
+  async function open(args, ctx, tool, checks) {
     const tabId = argTabId(args);
     const frameId = argFrame(args);
     const tab = await ownedTab(deps, ctx, tabId);
@@ -224,6 +232,12 @@ export function elementTools(deps) {
     const saved = docTokens.get(tabId);
     const docToken = saved === undefined || saved.session !== ctx.session ? null
       : frameId === 0 ? saved.token : saved.frames?.get(frameId) ?? null;
+    const target = checks === undefined ? null : argTarget(args, { optional: true });
+    if (target !== null) {
+      const look = () => page(ctx, tabId, "actionable", { ...checks, origin, target, docToken });
+      const { waitedMs } = await ready({ look, timeoutMs: argReadyMs(args), now, sleep });
+      WAITED.set(ctx, (WAITED.get(ctx) ?? 0) + waitedMs); // page_drag: both ends
+    }
     return { tabId, tab, origin, docToken, frameId };
   }
 
@@ -322,7 +336,7 @@ export function elementTools(deps) {
     const tab = await ownedTab(deps, ctx, tabId);
     const origin = await gate(ctx, tabId, tab, callFrame.get(ctx) ?? 0, tool);
     const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken: tokenOf(tabId, ctx) });
-    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.WAIT_NOT_MET, `${tool} was done, but waitFor was not met within ${w.timeoutMs} ms`);
   }
 
 
@@ -694,7 +708,7 @@ export function interactHandlers(deps) {
    */
   async function click(args, ctx) {
     const target = argTarget(args);
-    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_click");
+    const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_click", { enabled: true, hit: true });
     const base = { origin, target, docToken };
     const d = await page(ctx, tabId, "describe", base);
     const kind = d.kind === "submit" || d.kind === "link" ? d.kind : "plain";
@@ -758,7 +772,7 @@ export function interactHandlers(deps) {
     const target = argTarget(args);
     const value = String(args.value);
     const method = args.method === "insertText" ? "insertText" : "value";
-    const { tabId, origin, docToken } = await open(args, ctx, "page_fill");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_fill", { enabled: true });
     await deps.provenance?.check(args, ctx, "page_fill", origin);
     const allowPassword = ctx.policy.allows("passwordFill");
     const base = { origin, target, docToken, allowPassword };
@@ -779,7 +793,7 @@ export function interactHandlers(deps) {
   async function press(args, ctx) {
     const key = String(args.key);
     const target = argTarget(args, { optional: true });
-    const { tabId, origin, docToken } = await open(args, ctx, "page_press");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_press", { enabled: true });
     const base = { origin, target, docToken, key };
     const allowPassword = ctx.policy.allows("passwordFill");
     const d = await page(ctx, tabId, "describe", { ...base, forKey: key });
@@ -818,7 +832,7 @@ export function interactHandlers(deps) {
   async function select(args, ctx) {
     const target = argTarget(args);
     const choice = argChoice(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_select");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_select", { enabled: true });
     const base = { origin, target, docToken };
     const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
       : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
@@ -842,7 +856,7 @@ export function interactHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function clear(args, ctx) {
     const target = argTarget(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_clear");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_clear", { enabled: true });
     const allowPassword = ctx.policy.allows("passwordFill");
     await page(ctx, tabId, "clear", { origin, target, docToken, allowPassword });
     return { cleared: true };
@@ -851,7 +865,7 @@ export function interactHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function check(args, ctx) {
     const target = argTarget(args);
-    const { tabId, origin, docToken } = await open(args, ctx, "page_check");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_check", { enabled: true });
     const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked === true });
     return { checked: r.checked === true };
   }
@@ -877,7 +891,7 @@ export function interactHandlers(deps) {
       a = to !== null ? { to } : { dx: delta("dx"), dy: delta("dy") };
       if (isPlainObject(container)) a = { ...a, target: argTarget(container), container: true };
     }
-    const { tabId, origin, docToken } = await open(args, ctx, "page_scroll");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_scroll", a.target !== undefined ? { visible: false } : undefined);
     const r = await page(ctx, tabId, "scroll", { ...a, origin, docToken });
     return { scrollX: Number(r.scrollX) || 0, scrollY: Number(r.scrollY) || 0, atTop: r.atTop === true, atBottom: r.atBottom === true };
   }
@@ -934,7 +948,7 @@ export function interactHandlers(deps) {
     const w = argWait(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_wait_for");
     const r = await page(ctx, tabId, "waitFor", { ...w, origin, docToken });
-    if (r.matched !== true) throw new BridgeError(CODE.TIMEOUT, `the condition was not met within ${w.timeoutMs} ms`);
+    if (r.matched !== true) throw new BridgeError(CODE.WAIT_NOT_MET, `what was waited for was not ${w.state} within ${w.timeoutMs} ms`);
     return { matched: true };
   }
 
@@ -996,7 +1010,7 @@ export { OBSERVING_ACTIONS };
 export const OBSERVE_TEXT_CHARS = 20_000;
 /** The failures withAftermath reports as the stop when the action's tab was stopped meanwhile. */
 /** @type {ReadonlySet<string>} */
-const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT]);
+const STOP_FAILURES = new Set([CODE.ORIGIN_NOT_APPROVED, CODE.NAVIGATION_CANCELLED, CODE.INTERNAL_ERROR, CODE.TIMEOUT, CODE.WAIT_NOT_MET]);
 /** How long an observation waits for a navigation still loading before it looks. */
 export const OBSERVE_LOAD_MS = 10_000;
 /** What an observation says instead of reading a tab that is not on an approved site. */
@@ -1160,6 +1174,8 @@ export function withAftermath(deps, routes) {
         throw err;
       }
       out = withNewTab(out, opened);
+      const waited = WAITED.get(ctx);
+      if (waited !== undefined && isPlainObject(out)) out = { ...out, waitedMs: waited };
       const stop = await stoppedBy(stops, tabId);
       if (stop !== null && isPlainObject(out)) out = { ...out, blocked: stop };
       if (want === null) return out;

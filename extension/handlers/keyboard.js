@@ -53,7 +53,7 @@ export function keyboardHandlers(deps) {
       throw new BridgeError(CODE.BAD_REQUEST, `value must be a non-empty string of at most ${MAX_TYPE_CHARS} characters`);
     }
     const target = argTarget(args, { optional: true });
-    const { tabId, origin, docToken } = await open(args, ctx, "page_type");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_type", { enabled: true });
     await deps.provenance?.check(args, ctx, "page_type", origin);
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const r = await insertThrough({ cdp, page }, ctx, tabId, { origin, target, docToken, allowPassword: passwordFill(ctx), arm: "insert", refFloor: floor }, text);
@@ -71,7 +71,7 @@ export function keyboardHandlers(deps) {
   async function pageKeys(args, ctx) {
     const keys = argKeys(args.keys, mac);
     const target = argTarget(args, { optional: true });
-    const { tabId, origin, docToken } = await open(args, ctx, "page_keys");
+    const { tabId, origin, docToken } = await open(args, ctx, "page_keys", { enabled: true });
     const names = keys.map((k) => k.name);
     const shown = names.length > 10 ? `${names.slice(0, 10).join(", ")}, … (${names.length} keys)` : names.join(", ");
     // Keys that spell another site's page content ask first (worker/provenance-gate.js); that answer

@@ -852,7 +852,80 @@ var tabwardenActions = (() => {
     return out;
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, inputResult, clickResult });
+  /** How long one look at a box waits for the next animation frame before it looks anyway. */
+  const FRAME_MS = 80;
+  /**
+   * The next animation frame, or FRAME_MS later when none comes (Chrome may draw no frame for a
+   * long time in a throttled cross-origin frame: no frame is never taken as movement).
+   */
+  function nextFrame() {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, FRAME_MS);
+      if (typeof globalThis.requestAnimationFrame === "function") {
+        globalThis.requestAnimationFrame(() => {
+          clearTimeout(timer);
+          resolve(undefined);
+        });
+      }
+    });
+  }
+  /** @param {any} el */
+  function disabled(el) {
+    let off = !!el.disabled || (el.getAttribute && el.getAttribute("aria-disabled") === "true");
+    try {
+      off = off || (typeof el.matches === "function" && el.matches(":disabled"));
+    } catch {
+      // a DOM without :disabled (tests' fake DOM): the attribute checks above stand
+    }
+    return off;
+  }
+  /** @param {any} el */
+  const boxKey = (el) => {
+    const r = el.getBoundingClientRect();
+    return `${r.left},${r.top},${r.width},${r.height}`;
+  };
+
+  /**
+   * One look at whether the target of an element action is actionable (handlers/ready.js looks
+   * again until it is): it exists (else element_not_found from resolve), is visible, is enabled
+   * (`a.enabled`), shows the same box over two animation-frame intervals (three looks), and
+   * (`a.hit`, page_click) is what is at the centre of its shown box: the very hit test pointAt
+   * makes (hitAt, holds, shownBox). Answers {ok: true} or {fail, desc, hitTarget?}.
+   * @param {Record<string, any>} a
+   */
+  async function actionable(a) {
+    const el = globalThis.tabwardenLocate.resolve(a.target, a.docToken);
+    const desc = describe(el);
+    if (a.visible !== false && !visible(el)) return { fail: "element_not_visible", desc };
+    if (a.enabled === true && disabled(el)) return { fail: "element_disabled", desc };
+    if (a.hit === true && shownBox(el) === null) scrollIn(el);
+    let seen = boxKey(el);
+    for (let n = 0; n < 2; n++) {
+      await nextFrame();
+      if (!el.isConnected) return { fail: "element_not_found", desc };
+      const now = boxKey(el);
+      if (now !== seen) return { fail: "element_not_stable", desc };
+      seen = now;
+    }
+    if (a.hit === true) {
+      const centre = () => {
+        const box = shownBox(el);
+        return box === null ? null : hitAt((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+      };
+      if (shownBox(el) === null) return { fail: "element_not_visible", desc };
+      let hit = centre();
+      // As pointAt does for the click: something over the part that shows (a sticky header over
+      // an element half scrolled under it): centre the element in the viewport, look again.
+      if (!hit || !holds(el, hit)) {
+        scrollIn(el);
+        hit = centre();
+      }
+      if (!hit || !holds(el, hit)) return { fail: "element_covered", desc, hitTarget: hit ? describe(hit) : "nothing" };
+    }
+    return { ok: true };
+  }
+
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

@@ -14,10 +14,10 @@ var tabwardenElements = (() => {
   const { PageError, deepActive } = globalThis.tabwardenDom;
   const { resolve, targetOf } = globalThis.tabwardenLocate;
   const { snapshot, elementText, boxOf } = globalThis.tabwardenSnapshot;
-  const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, inputResult, clickResult } = globalThis.tabwardenActions;
+  const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult } = globalThis.tabwardenActions;
 
   /** Every op pageOp understands: the page-wide ones and the element operations. */
-  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", "settle", "reveal", "inputResult", "clickResult", ...ELEMENT_OPS.keys(), "text"]);
+  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", "actionable", "settle", "reveal", "inputResult", "clickResult", ...ELEMENT_OPS.keys(), "text"]);
 
   /**
    * @param {string} op
@@ -31,6 +31,7 @@ var tabwardenElements = (() => {
     if (op === "snapshot") return snapshot(a);
     if (op === "waitFor") return waitFor(a);
     if (op === "point") return named(pointAt(a), a);
+    if (op === "actionable") return actionable(a);
     if (op === "settle") return settle(a);
     if (op === "reveal") return reveal(a);
     if (op === "inputResult") return inputResult();

@@ -59,6 +59,10 @@ export const ERROR_TABLE = frozenTable([
   ["popup_blocked", 49, "The click was done, but Chrome's pop-up blocker stopped the window the page tried to open (the page opened it without a click of its own, e.g. from a timer): nothing opened. Click the link or button that opens it directly, or open its address with tab_open; never ask the person to turn the blocker off."],
   ["element_covered", 50, "Another element (a banner, an overlay, a dialog) covers that element where a person would click it, so nothing was clicked: close or dismiss what covers it (page_snapshot shows it), scroll, then click again."],
   ["ambiguous", 51, "More than one element matches: nothing was acted on. Pass one of the listed candidates' refs (they work in your next call), or index to choose one of the matches, or a narrower selector or text; text is matched whole unless you pass match: substring."],
+  ["element_not_visible", 52, "The element is there but not visible (hidden, zero size, or outside every scrollable area) for the whole timeoutMs, so nothing was done: open or expand what shows it (page_snapshot shows the page), or wait longer with timeoutMs."],
+  ["element_not_stable", 53, "The element kept moving (an animation, a layout still changing) for the whole timeoutMs, so nothing was done: wait for the page to settle (page_settle), then act again, or give a longer timeoutMs."],
+  ["element_disabled", 54, "The element stayed disabled for the whole timeoutMs, so nothing was done: fill in or choose what the page still needs before it enables it (page_snapshot shows the form), then act again."],
+  ["wait_not_met", 55, "What was waited for did not happen within timeoutMs (after an action, the action itself WAS done): check the page with page_snapshot before doing anything again, or wait longer with a larger timeoutMs."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

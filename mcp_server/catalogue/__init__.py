@@ -36,6 +36,9 @@ from .arguments import (
     ElementArgs as ElementArgs,
 )
 from .arguments import (
+    ElementNamed as ElementNamed,
+)
+from .arguments import (
     Model as Model,
 )
 from .arguments import (

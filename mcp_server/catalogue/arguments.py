@@ -132,9 +132,24 @@ class FrameArgs(TabArgs):
     frame: Frame = None
 
 
-class ElementArgs(TabArgs):
+#: How long an element action waits for its element to be actionable (extension/handlers/ready.js).
+ActionableMs = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=10_000,
+        description="before acting, wait up to this many ms for the element to exist and be "
+        "visible, still (not moving), enabled and not covered; a miss answers which of these "
+        "failed (element_not_found, element_not_visible, element_not_stable, element_disabled, "
+        "element_covered)",
+    ),
+]
+
+
+class ElementNamed(TabArgs):
     """An element named by exactly one of ref, selector, text or xpath, plus index; the
-    subclass's own fields travel alongside."""
+    subclass's own fields travel alongside. Tools that read or take the element as it is
+    (page_get_state, page_upload) use this; the element actions use ``ElementArgs``."""
 
     TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text", "xpath")
     #: The element may be left out (the action then applies to the page or the focused node).
@@ -176,6 +191,19 @@ class ElementArgs(TabArgs):
         if self.TARGET_OPTIONAL and not self.named():
             return {"tabId": self.tabId, **self.own()}
         return {"tabId": self.tabId, **self.element(), **self.own()}
+
+
+class ElementArgs(ElementNamed):
+    """An element action's element: named as ``ElementNamed``, and waited on (up to timeoutMs)
+    until it is actionable before the action (extension/handlers/ready.js)."""
+
+    timeoutMs: ActionableMs = 5000  # noqa: N815
+
+    def own(self) -> dict[str, Any]:
+        own = super().own()
+        if "timeoutMs" not in self.model_fields_set:
+            own.pop("timeoutMs", None)  # the extension's default is the same (handlers/ready.js)
+        return own
 
 
 def _pick(named: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .arguments import (
     _pick,
 )
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .target import Targeted
+from .target import Targeted, Waited
 from .vocabulary import (
     ACT,
     RELAY,
@@ -76,7 +76,7 @@ class Pointed(Model):
     )
 
 
-class HoverOut(Targeted, Pointed):
+class HoverOut(Targeted, Waited, Pointed):
     hovered: bool
     observation: Observation | None = _observation()
 
@@ -119,7 +119,7 @@ class MouseArgs(PointArgs):
     ] = False
 
 
-class MouseOut(Targeted, Pointed):
+class MouseOut(Targeted, Waited, Pointed):
     observation: Observation | None = _observation()
     newTab: NewTab | None = _new_tab()  # noqa: N815
     blocked: str | None = _blocked()
@@ -235,7 +235,7 @@ class DragPoint(Pointed):
     frame: int = Field(description="the frame this end is in (0: the top page)")
 
 
-class DragOut(Targeted, Model):
+class DragOut(Targeted, Waited, Model):
     observation: Observation | None = _observation()
     dragged: bool
     start: DragPoint = Field(description="where the button was pressed")

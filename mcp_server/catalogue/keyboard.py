@@ -9,7 +9,7 @@ from pydantic import Field
 
 from .arguments import Acting, ElementArgs
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
-from .target import Targeted
+from .target import Targeted, Waited
 from .vocabulary import ACT, RELAY, Asks, FrameOutput, Gate, Lineage, Reference, Risk, ToolSpec
 
 
@@ -22,7 +22,7 @@ class TypeArgs(Acting, ElementArgs):
     ]
 
 
-class Typed(Targeted):
+class Typed(Targeted, Waited):
     typed: bool
     applied: str = Field(description="yes, no or unclear: whether the field holds the text after")
     length: int = Field(description="characters typed")
@@ -82,7 +82,7 @@ class KeysArgs(Acting, ElementArgs):
     ]
 
 
-class KeysOut(Targeted):
+class KeysOut(Targeted, Waited):
     pressed: int
     keys: list[str] = Field(description="the keys as pressed (Mod resolved)")
     navigated: bool

@@ -7,8 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .arguments import ElementArgs, FrameArgs, MaxChars, Model, TabArgs
-from .target import ElementDone
+from .arguments import ElementNamed, FrameArgs, MaxChars, Model, TabArgs
+from .results import Done
+from .target import Targeted
 from .vocabulary import (
     READ,
     RELAY,
@@ -298,8 +299,13 @@ PAGE_EVAL = ToolSpec(
 )
 
 
-class UploadArgs(ElementArgs):
+class UploadArgs(ElementNamed):
     path: Annotated[str, Lineage.INERT]  # a file in the upload sandbox; the person confirms
+
+
+class Uploaded(Targeted, Done):
+    """page_upload's answer: what it reports, and the file input it filled (it does not wait
+    for the element: a file input is often hidden behind its label)."""
 
 
 PAGE_UPLOAD = ToolSpec(
@@ -309,7 +315,7 @@ PAGE_UPLOAD = ToolSpec(
     "that frame). Off unless the signed policy enables it; then the person confirms every "
     "call, seeing the file path.",
     arguments=UploadArgs,
-    result=ElementDone,
+    result=Uploaded,
     annotations=RISKY,
     gate=Gate.OFF_BY_DEFAULT,
     asks=Asks.EVERY_CALL,

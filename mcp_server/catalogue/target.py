@@ -42,5 +42,16 @@ class Targeted(Model):
     target: Target | None = _target()
 
 
-class ElementDone(Targeted, Done):
-    """``Done`` of an element action: what it reports, and the element it acted on."""
+class Waited(Model):
+    """An element action's result: how long it waited for its element to be actionable
+    (filled in one place too: handlers/interact.js withAftermath, from handlers/ready.js)."""
+
+    waitedMs: int | None = _omitted_unless_set(  # noqa: N815
+        "how long the action waited for its element to be actionable (0: it was at once); "
+        "left out when no element was named"
+    )
+
+
+class ElementDone(Targeted, Waited, Done):
+    """``Done`` of an element action: what it reports, the element it acted on, and how long
+    it waited for it."""

@@ -188,7 +188,7 @@ async def test_an_action_waits_then_observes_through_the_read_tools(
         assert moved["observation"]["snapshot"]["title"] == "mutating"
 
         await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
-        # An unmet waitFor: the action was done, the answer says timeout.
+        # An unmet waitFor: the action was done, the answer says wait_not_met (not timeout).
         assert (
             await code(
                 agent,
@@ -200,8 +200,10 @@ async def test_an_action_waits_then_observes_through_the_read_tools(
                     "waitFor": {"selector": "#never", "timeoutMs": 300},
                 },
             )
-            == "timeout"
+            == "wait_not_met"
         )
+        filled = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#name"})
+        assert filled["value"] == "bob"
 
 
 @pytest.mark.promise("H4-33")

@@ -177,6 +177,7 @@ async def test_trusted_typing_through_every_fixture(browser: ThrowawayBrowser, s
             {"tabId": tab, "selector": "#react", "value": "hello", "method": "insertText"},
         )
         assert filled.pop("target")["role"] == "textbox"
+        assert filled.pop("waitedMs") >= 0
         assert filled == {"filled": True, "applied": "yes", "length": 5}, filled
         assert await text_of(agent, tab, "#react-state") == "hello"
         # insertText replaces what is there; page_type adds at the caret.
@@ -308,6 +309,7 @@ async def test_the_password_guard_holds_on_the_node_that_has_focus(
             {"tabId": tab, "selector": "#pw", "value": "pw", "method": "insertText"},
         )
         assert filled.pop("target")["role"] == "textbox"
+        assert filled.pop("waitedMs") >= 0
         assert filled == {"filled": True, "applied": "yes", "length": 2}, filled
         assert await text_of(agent, tab, "#pw-len") == "2"
         typed = await ok(agent, "page_type", {"tabId": tab, "value": "word"})

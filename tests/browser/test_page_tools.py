@@ -78,8 +78,14 @@ async def test_every_page_tool_in_a_real_browser(
     )["matched"]
     assert (
         await code(agent, "page_wait_for", {"tabId": tab, "selector": "#never", "timeoutMs": 300})
-        == "timeout"
+        == "wait_not_met"
     )
+    # A ref from a snapshot names what is waited for as well.
+    rows = (await ok(agent, "page_snapshot", {"tabId": tab, "mode": "dom"}))["snapshot"]
+    shown = rows[0]["ref"]
+    assert (await ok(agent, "page_wait_for", {"tabId": tab, "ref": shown, "timeoutMs": 5000}))[
+        "matched"
+    ]
 
     # select and press need the person; select is denied, then allowed. With no grace each asks
     # (what one allow covers is test_grace.py's).

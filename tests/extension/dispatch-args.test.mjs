@@ -94,8 +94,9 @@ const ATTACKS = /** @type {Array<[string, string, RegExp]>} */ ([
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"state":"absent"}}', /waitFor: give exactly one of ref, selector, text/], // nothing to wait for
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"ref":"@e2","text":"x"}}', /waitFor: give exactly one of/],
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"text":""}}', /waitFor\.text must be at least 1/],
-  ["page_wait_for", '{"tabId":3}', /give exactly one of selector, text/],
-  ["page_wait_for", '{"tabId":3,"selector":"a","text":"b"}', /give exactly one of selector, text/],
+  ["page_wait_for", '{"tabId":3}', /give exactly one of ref, selector, text/],
+  ["page_wait_for", '{"tabId":3,"selector":"a","text":"b"}', /give exactly one of ref, selector, text/],
+  ["page_wait_for", '{"tabId":3,"ref":"@e1","text":"b"}', /give exactly one of ref, selector, text/],
   ["page_wait_for", '{"tabId":3,"selector":"a","state":"gone"}', /state must be one of/],
   ["page_console", '{"tabId":3,"clear":"yes"}', /clear must be boolean/],
   ["page_console", '{"tabId":3,"level":"info"}', /level must be one of/],

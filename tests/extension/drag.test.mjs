@@ -36,6 +36,8 @@ function harness({ points = [], tags = ["div"], decision = "allow", failMove = f
     executeFiles: async () => {},
     executeScriptArgs: async (_tabId, _func, [op, a]) => {
       calls.ops.push([op, a]);
+      // The wait before an element action (handlers/ready.js): the element is actionable at once.
+      if (op === "actionable") return [{ result: { ok: true } }];
       if (op === "describe") return [{ result: { tag: next(tags), kind: "plain", desc: "x" } }];
       return [{ result: next(points) }];
     },

@@ -36,6 +36,8 @@ function harness({ points = [], decision = "allow", provenance = undefined } = {
     executeFiles: async () => {},
     executeScriptArgs: async (_tabId, _func, [op, a]) => {
       calls.ops.push([op, a]);
+      // The wait before an element action (handlers/ready.js): the element is actionable at once.
+      if (op === "actionable") return [{ result: { ok: true } }];
       const answer = points.length > 1 ? points.shift() : points[0];
       return [{ result: answer }];
     },

@@ -159,9 +159,19 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
     ...(provenance ? { provenance: provenance(confirm) } : {}) };
   const routes = withAftermath(deps, new Map(interactHandlers(deps)));
   const checked = schemaChecked((a) => routes.get(a));
-  const call = (action, args, ctx = S1) => checked(action, args, ctx);
+  const raw = (action, args, ctx = S1) => checked(action, args, ctx);
+  // Every element action now reports `waitedMs` (the wait before it: handlers/ready.js). It is
+  // checked here to be a whole number of ms and left out of the shapes below; its own test is
+  // "an element action waits until its element is actionable, and says how long".
+  const call = async (action, args, ctx = S1) => {
+    const r = await raw(action, args, ctx);
+    if (r === null || typeof r !== "object" || !("waitedMs" in r)) return r;
+    const { waitedMs, ...rest } = r;
+    assert.ok(Number.isSafeInteger(waitedMs) && waitedMs >= 0, `waitedMs ${waitedMs}`);
+    return rest;
+  };
   addTab(1, `${ORIGIN}/a`);
-  return { call, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: inner };
+  return { call, raw, calls, tabs, ownership, grace, clock, routes, addTab, loads, doc: () => tabs.get(1).doc, cdp: inner };
 }
 
 /**
@@ -247,7 +257,7 @@ test("every page call injects the page files first; a failed injection is intern
   const h = harness();
   await h.call("page_snapshot", { tabId: 1 });
   await h.call("page_click", { tabId: 1, selector: "#menu" });
-  assert.deepEqual(h.calls.files.filter((f) => f !== "used").length, 4); // snapshot, describe, point, clickResult
+  assert.deepEqual(h.calls.files.filter((f) => f !== "used").length, 5); // snapshot, actionable, describe, point, clickResult
   const broken = harness({ filesFail: true });
   await assert.rejects(broken.call("page_snapshot", { tabId: 1 }), (e) => e.code === "internal_error");
   assert.deepEqual(broken.calls.script, []);
@@ -320,8 +330,9 @@ test("page_click: trusted input at the element's point; a covered element answer
   const banner = covered.doc().h("div", { id: "banner" }, "Cookie banner");
   covered.doc().body.append(banner);
   covered.doc().cover = banner;
-  await assert.rejects(covered.call("page_click", { tabId: 1, selector: "#next" }),
-    (e) => e.code === "element_covered" && /Cookie banner/.test(e.message) && /nothing was clicked/.test(e.message));
+  // The wait before acting (handlers/ready.js) looks until timeoutMs, then names what covers it.
+  await assert.rejects(covered.call("page_click", { tabId: 1, selector: "#next", timeoutMs: 200 }),
+    (e) => e.code === "element_covered" && /Cookie banner/.test(e.message) && /nothing was done/.test(e.message));
   assert.deepEqual(covered.calls.mouse, []);
   assert.ok(!covered.doc().log.some((l) => l[0] === "navigate"));
 });
@@ -393,7 +404,7 @@ test("page_click: deny -> confirm_denied, nothing clicked, no grace recorded", a
   await assert.rejects(h.call("page_click", { tabId: 1, selector: "#go" }), (e) => e.code === "confirm_denied");
   assert.equal(h.doc().log.filter((l) => l[0] === "submit").length, 0);
   assert.equal(h.grace.covered(1, ORIGIN, "page_click", h.clock.now), false);
-  assert.deepEqual(h.calls.script.map((c) => c[1]), ["describe"]);
+  assert.deepEqual(h.calls.script.map((c) => c[1]), ["actionable", "describe"]);
 });
 
 test("page_click: an unanswered confirmation -> confirm_timeout, nothing clicked, no grace recorded", async () => {
@@ -543,17 +554,17 @@ test("page_check, page_scroll, page_get_state shapes", async () => {
   await assert.rejects(h.call("page_get_state", { tabId: 1, ref: "e1" }), (e) => e.code === "bad_request");
 });
 
-test("page_wait_for and waitFor after an action: matched, or the timeout error", async () => {
+test("page_wait_for and waitFor after an action: matched, or wait_not_met (the action was done)", async () => {
   const h = harness();
   assert.deepEqual(await h.call("page_wait_for", { tabId: 1, selector: "#go", state: "visible", timeoutMs: 0 }), { matched: true });
-  await assert.rejects(h.call("page_wait_for", { tabId: 1, text: "Sign in", state: "absent", timeoutMs: 0 }), (e) => e.code === "timeout");
+  await assert.rejects(h.call("page_wait_for", { tabId: 1, text: "Sign in", state: "absent", timeoutMs: 0 }), (e) => e.code === "wait_not_met");
   await assert.rejects(h.call("page_wait_for", { tabId: 1, state: "visible" }), (e) => e.code === "bad_request");
   await assert.rejects(h.call("page_wait_for", { tabId: 1, selector: "#go", timeoutMs: 10_000_000 }), (e) => e.code === "bad_request");
   // after a navigating click, waitFor runs in the new document
   const r = await h.call("page_click", { tabId: 1, selector: "#next", waitFor: { text: "Next page", state: "visible", timeoutMs: 0 } });
   assert.equal(r.navigated, true);
   await assert.rejects(h.call("page_check", { tabId: 1, selector: "#c", checked: true, waitFor: { selector: "#nope", timeoutMs: 0 } }),
-    (e) => e.code === "timeout" && /page_check was done/.test(e.message));
+    (e) => e.code === "wait_not_met" && /page_check was done/.test(e.message));
 });
 
 test("page_snapshot a11y: the tree's rows carry the DOM walk's refs; only tabwarden's proven world is used", async () => {
@@ -654,4 +665,20 @@ test("grace: an allowed page_select covers page_press and page_click on that tab
   assert.equal(h.calls.confirm.length, 2, "another tab asks");
   assert.equal(h.grace.covered(1, "http://evil.test", "page_select", h.clock.now), false, "another origin is not covered");
   assert.equal(h.grace.covered(1, ORIGIN, "page_select", h.clock.now), false, "and it ended the first tab's window");
+});
+
+test("an element action waits until its element is actionable, and says how long; a disabled one is never acted on", async () => {
+  const h = harness();
+  const r = await h.raw("page_click", { tabId: 1, selector: "#menu" });
+  assert.equal(r.waitedMs, 0); // the frozen test clock: it was actionable at the first look
+  assert.equal(h.calls.script[0][1], "actionable");
+  // page_get_state reads the element as it is: no wait, no waitedMs.
+  assert.equal("waitedMs" in await h.raw("page_get_state", { tabId: 1, selector: "#menu" }), false);
+  const off = harness();
+  off.doc().getElementById("menu").setAttribute("disabled", "");
+  await assert.rejects(off.call("page_click", { tabId: 1, selector: "#menu", timeoutMs: 100 }),
+    (e) => e.code === "element_disabled" && /nothing was done/.test(e.message));
+  assert.deepEqual(off.calls.mouse, []);
+  assert.ok(!off.doc().getElementById("menu").events.includes("click"));
+  assert.deepEqual(off.calls.script.map((c) => c[1]).filter((op) => op !== "actionable"), []);
 });

@@ -103,6 +103,8 @@ function harness({ focus = [], decision = "allow", result = { applied: "yes", le
     executeFiles: async () => {},
     executeScriptArgs: async (_tabId, _func, [op, a]) => {
       calls.ops.push([op, a]);
+      // The wait before an element action (handlers/ready.js): the element is actionable at once.
+      if (op === "actionable") return [{ result: { ok: true } }];
       if (op === "inputResult") return [{ result }];
       const answer = focus.length > 1 ? focus.shift() : focus[0];
       return [{ result: answer }];
@@ -172,8 +174,10 @@ test("page_type: focus checked in the page, then Input.insertText; the reply nev
   const r = await h.call("page_type", { tabId: 1, selector: "#q", value: "s3cret-ab" });
   assert.deepEqual(r, { typed: true, applied: "yes", length: 9, focused: 'textbox "Query"', ref: "@e4" });
   assert.ok(!JSON.stringify(r).includes("s3cret"));
-  assert.deepEqual(h.calls.ops.map(([op]) => op), ["focus", "inputResult"]);
-  const [, a] = h.calls.ops[0];
+  // The field named is waited on until actionable (handlers/ready.js), then focused and typed in.
+  assert.deepEqual(h.calls.ops.map(([op]) => op), ["actionable", "focus", "inputResult"]);
+  assert.equal(h.calls.ops[0][1].enabled, true);
+  const [, a] = h.calls.ops[1];
   assert.equal(a.typing, true);
   assert.equal(a.allowPassword, false);
   assert.deepEqual(h.calls.sent.map(([, m, p]) => [m, p.text]), [["Input.insertText", "s3cret-ab"]]);

@@ -47,7 +47,7 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
     fields = spec.arguments.model_fields
     args = {name: REQUIRED[name] for name, field in fields.items() if field.is_required()}
     target = spec.arguments
-    if issubclass(target, catalogue.ElementArgs) and not target.TARGET_OPTIONAL:
+    if issubclass(target, catalogue.ElementNamed) and not target.TARGET_OPTIONAL:
         args["selector"] = "input"  # name the element exactly once
     if target is catalogue.FindArgs:
         args["role"] = "button"  # a query names a role, a name or both

@@ -1,5 +1,5 @@
 """Every element tool picks its element the same way and says what it acted on, by construction:
-its arguments (ElementArgs) carry ``match`` and ``ignoreCase`` (and ``index`` with no default),
+its arguments (ElementNamed) carry ``match`` and ``ignoreCase`` (and ``index`` with no default),
 and its result model carries ``target`` (catalogue/target.py). Generated over the whole catalogue,
 so a new element tool without them fails here."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from tabwarden.mcp_server.catalogue import CATALOGUE, ElementArgs
+from tabwarden.mcp_server.catalogue import CATALOGUE, ElementNamed
 from tabwarden.mcp_server.catalogue.target import Target
 from tabwarden.mcp_server.catalogue.vocabulary import ToolSpec
 
-ELEMENT_TOOLS = [spec for spec in CATALOGUE if issubclass(spec.arguments, ElementArgs)]
+ELEMENT_TOOLS = [spec for spec in CATALOGUE if issubclass(spec.arguments, ElementNamed)]
 
 
 def test_the_catalogue_has_element_tools() -> None:
@@ -42,7 +42,7 @@ def test_every_element_tool_result_names_its_target(spec: ToolSpec) -> None:
 def test_the_wire_sends_match_and_ignore_case_only_when_asked(spec: ToolSpec) -> None:
     # Only the element part of the arguments is looked at (the tool's own fields are its tests').
     model = spec.arguments
-    assert issubclass(model, ElementArgs)
+    assert issubclass(model, ElementNamed)
     sent = model.model_construct(tabId=1, text="Save").element()
     assert "match" not in sent and "ignoreCase" not in sent and "index" not in sent
     asked = model.model_construct(tabId=1, text="Save", match="substring", ignoreCase=True, index=2)

@@ -17,7 +17,7 @@ from ..arguments import (
     Text,
 )
 from ..results import Observation, _observation, _omitted_unless_set
-from ..target import ElementDone, Targeted
+from ..target import ElementDone, Targeted, Waited
 from ..vocabulary import (
     ACT,
     RELAY,
@@ -192,7 +192,7 @@ class SelectArgs(Acting, ElementArgs):
         return {k: v for k, v in super().own().items() if v is not None}
 
 
-class Selected(Targeted):
+class Selected(Targeted, Waited):
     selected: list[str] = Field(description="the chosen options' values")
     labels: list[str] = Field(description="their labels")
     observation: Observation | None = _observation()
@@ -285,7 +285,7 @@ class ScrollArgs(Acting, ElementArgs):
         return {"tabId": self.tabId, **(moves or {"to": "bottom"}), **box, **framed, **after}
 
 
-class Scrolled(Targeted):
+class Scrolled(Targeted, Waited):
     scrollX: int  # noqa: N815
     scrollY: int  # noqa: N815
     atTop: bool  # noqa: N815

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from ..arguments import (
-    ElementArgs,
+    ElementNamed,
     Frame,
     FrameArgs,
     Model,
@@ -188,7 +188,7 @@ PAGE_GET_STATE = ToolSpec(
     "pixels) and inViewport of one element (a password field's value is never returned); "
     "value and text whole up to 100,000 characters (longer: cut, and `shortened` says the "
     "full length); {exists: false, reason} when it is not there (no match, or a stale ref).",
-    arguments=ElementArgs,
+    arguments=ElementNamed,
     result=ElementState,
     annotations=READ,
     gate=Gate.ORIGIN,
@@ -214,8 +214,9 @@ PAGE_GET_STATE = ToolSpec(
 
 class WaitForArgs(TabArgs):
     #: What is waited for: exactly one of them, non-empty (the wire schema's ``oneOf``).
-    TARGET: ClassVar[tuple[str, ...]] = ("selector", "text")
+    TARGET: ClassVar[tuple[str, ...]] = ("ref", "selector", "text")
 
+    ref: Ref = None
     selector: Selector = None
     text: Text = None
     state: Annotated[Literal["visible", "absent"], Lineage.INERT] = "visible"
@@ -224,12 +225,12 @@ class WaitForArgs(TabArgs):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WaitForArgs:
-        if bool(self.selector) == bool(self.text):
-            raise ValueError("wait for exactly one of selector or text")
+        if len([k for k in self.TARGET if getattr(self, k)]) != 1:
+            raise ValueError("wait for exactly one of ref, selector or text")
         return self
 
     def wire(self) -> dict[str, Any]:
-        named = {k: v for k, v in (("selector", self.selector), ("text", self.text)) if v}
+        named = {k: v for k in self.TARGET if (v := getattr(self, k))}
         framed = {"frame": self.frame} if self.frame is not None else {}
         wait = {"state": self.state, "timeoutMs": self.timeoutMs}
         return {"tabId": self.tabId, **wait, **named, **framed}
@@ -238,8 +239,8 @@ class WaitForArgs(TabArgs):
 PAGE_WAIT_FOR = ToolSpec(
     name="page_wait_for",
     title="Wait for an element",
-    description='Wait until a selector or text is "visible" or "absent"; answers timeout '
-    "otherwise.",
+    description='Wait until a ref, selector or text is "visible" or "absent"; answers '
+    "wait_not_met otherwise.",
     arguments=WaitForArgs,
     result=Done,
     annotations=READ,
@@ -248,9 +249,9 @@ PAGE_WAIT_FOR = ToolSpec(
     frames=FrameOutput.GATED,
     call=RELAY,
     docs=Reference(
-        does="wait for a selector/text to be visible or absent",
-        args="`tabId`, `selector?|text?`, `state`, `timeoutMs`",
-        result="`{matched: bool}` (timeout → error `timeout`)",
+        does="wait for a ref/selector/text to be visible or absent",
+        args="`tabId`, `ref?|selector?|text?`, `state`, `timeoutMs`",
+        result="`{matched: true}` (not met in time → error `wait_not_met`)",
     ),
 )
 

@@ -114,7 +114,9 @@ export class FakeElement {
   }
   getBoundingClientRect() {
     this.ownerDocument.lastMeasured = this;
-    return { left: 10, top: 20, width: 100, height: 20, right: 110, bottom: 40 };
+    // `moves`: a box that shifts one pixel at every measure (an element being animated).
+    const left = this.moves === true ? 10 + (this.measured = (this.measured ?? 0) + 1) : 10;
+    return { left, top: 20, width: 100, height: 20, right: left + 100, bottom: 40 };
   }
   scrollIntoView() { this.ownerDocument.log.push(["scrollIntoView", this.getAttribute("id")]); }
   addEventListener(type, fn) {
@@ -286,6 +288,9 @@ export async function runIn(doc, func, args) {
   g.innerWidth = 1280;
   g.innerHeight = 720;
   g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
+  // Animation frames every 16 ms, or none at all in a document whose rendering is throttled
+  // (`doc.noFrames`: a cross-origin frame Chrome draws no frames for).
+  g.requestAnimationFrame = (cb) => (doc.noFrames === true ? 0 : setTimeout(() => cb(Date.now()), 16));
   if (doc.world === undefined) delete g[STORE];
   else Object.defineProperty(g, STORE, { value: doc.world, writable: true, configurable: true });
   try {
