@@ -81,6 +81,7 @@ async def _exists(agent: Any, tab: int, selector: str) -> bool:
     return state.get("exists", True) is not False
 
 
+@pytest.mark.promise("H4-68")
 async def test_a_late_button_is_waited_for_and_clicked(agent: Any, tab: int) -> None:
     await _page_ready(agent, tab)
     await ok(agent, "page_click", {"tabId": tab, "selector": "#start"})
@@ -90,6 +91,7 @@ async def test_a_late_button_is_waited_for_and_clicked(agent: Any, tab: int) -> 
     assert await _log(agent, tab) == "late=1 press=2 start=1"
 
 
+@pytest.mark.promise("H4-68")
 async def test_a_button_disabled_for_a_while_is_clicked_once_enabled(agent: Any, tab: int) -> None:
     await _page_ready(agent, tab)
     await ok(agent, "page_click", {"tabId": tab, "selector": "#start"})
@@ -99,6 +101,7 @@ async def test_a_button_disabled_for_a_while_is_clicked_once_enabled(agent: Any,
     assert "later=1" in await _log(agent, tab)
 
 
+@pytest.mark.promise("H4-68")
 async def test_a_never_enabled_button_is_refused_and_never_pressed(agent: Any, tab: int) -> None:
     await _page_ready(agent, tab)
     err = await _error(agent, "page_click", {"tabId": tab, "selector": "#never", "timeoutMs": 1500})
@@ -112,6 +115,7 @@ async def test_a_never_enabled_button_is_refused_and_never_pressed(agent: Any, t
     assert err["code"] == "element_disabled"
 
 
+@pytest.mark.promise("H4-68")
 async def test_a_hidden_button_is_refused_and_nothing_is_clicked(agent: Any, tab: int) -> None:
     await _page_ready(agent, tab)
     err = await _error(
@@ -124,6 +128,7 @@ async def test_a_hidden_button_is_refused_and_nothing_is_clicked(agent: Any, tab
     assert err["code"] == "element_not_visible"
 
 
+@pytest.mark.promise("H4-68")
 async def test_a_moving_button_is_refused_and_never_clicked(agent: Any, tab: int) -> None:
     await _page_ready(agent, tab)
     err = await _error(
