@@ -111,6 +111,7 @@ async def test_navigate_snapshot_type_click_through_confirm_and_observe(
             {"tabId": tab, "ref": editor["ref"], "value": POST, "method": "insertText"},
         )
         assert typed.pop("target")["ref"] == editor["ref"]  # it names what it filled
+        assert isinstance(typed.pop("waitedMs"), int)  # and how long it waited to act
         assert typed == {"filled": True, "applied": "yes", "length": len(POST)}
         assert POST not in str(typed)  # the content never comes back
 

@@ -28,6 +28,7 @@ async def test_a_click_settles_on_the_navigation_it_started(agent: Client, site:
     # No navigation: answered as such, and the click's effect is already there.
     stay = await click("#stay")
     assert stay.pop("target")["name"] == "Stay"
+    assert stay.pop("waitedMs") >= 0  # how long it waited to act
     assert stay == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
     out = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
     assert out["text"] == "stayed"
@@ -50,6 +51,7 @@ async def test_a_click_settles_on_the_navigation_it_started(agent: Client, site:
     stay_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Stay")
     late = await click("#late")
     assert late.pop("target")["role"] == "button"
+    assert late.pop("waitedMs") >= 0  # how long it waited to act
     assert late == {"clicked": True, "navigated": False, "url": f"{site}/settle"}
 
     # ...but it lands, and the old document's refs are dead there, never re-aimed.

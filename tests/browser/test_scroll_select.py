@@ -230,11 +230,13 @@ async def test_select_clear_and_a_custom_combobox(
 
         fruit = await select(selector="#fruit", value="b")
         assert fruit.pop("target")["role"] == "combobox"  # what it acted on (exact targets)
+        assert fruit.pop("waitedMs") >= 0  # how long it waited to act
         assert fruit == {"selected": ["b"], "labels": ["Banana"]}
         assert (await select(selector="#fruit", label="Cherry"))["selected"] == ["c"]
         assert (await select(selector="#fruit", optionIndex=0))["labels"] == ["Apple"]
         many = await select(selector="#many", values=["r", "Blue"])
         assert many.pop("target")["role"] == "listbox"
+        assert many.pop("waitedMs") >= 0  # how long it waited to act
         assert many == {"selected": ["r", "u"], "labels": ["Red", "Blue"]}
         state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#fruit"})
         assert state["value"] == "a"
@@ -255,6 +257,7 @@ async def test_select_clear_and_a_custom_combobox(
         # page_clear empties a field, and a password field is refused (and kept).
         cleared = await ok(agent, "page_clear", {"tabId": tab, "selector": "#name"})
         assert cleared.pop("target")["role"] == "textbox"
+        assert cleared.pop("waitedMs") >= 0  # how long it waited to act
         assert cleared == {"cleared": True}
         name = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#name"})
         assert name["value"] == ""
