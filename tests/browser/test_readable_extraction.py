@@ -1,5 +1,5 @@
-"""page_markdown and page_scrape on a real article page in real Chromium through the real chain
-(issue 33): the Markdown keeps the table (a GFM pipe table), emphasis, the quote, the code block
+"""page_markdown and page_scrape on a real article page in real Chromium through the real chain:
+the Markdown keeps the table (a GFM pipe table), emphasis, the quote, the code block
 with its language, inline code, the image as ``![alt](absolute src)`` and links resolved against
 the document's base URL; ``main: true`` answers the ``<main>`` element without the navigation,
 the aside, or the page's header and footer. page_scrape answers address attributes absolute.

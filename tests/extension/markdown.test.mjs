@@ -80,7 +80,7 @@ test("readPageBlocks walks visible structure, skips form fields, scripts and hid
   for (const secret of ["hunter2", "draft secret", "var secret", "invisible", "hidden attr", "javascript:"]) assert.ok(!md.includes(secret), secret);
 });
 
-// --- tables, marks, quotes, code, images, main content (issue 33) ----------------------------
+// --- tables, marks, quotes, code, images, main content --------------------------------
 
 test("inline marks: strong, em, struck, code spans (longer fence around backticks), marks inside links", () => {
   assert.equal(renderInline([{ text: "a " }, { text: "bold", b: true }, { text: " and " }, { text: " both ", b: true, i: true },
