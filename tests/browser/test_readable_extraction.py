@@ -81,6 +81,7 @@ def _leaks(reply: Any) -> list[str]:
     return [s for s in SECRETS if s in dumped]
 
 
+@pytest.mark.promise("H4-75")
 async def test_markdown_keeps_structure_main_mode_drops_site_chrome_and_nothing_secret_leaks(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
@@ -125,6 +126,7 @@ async def test_markdown_keeps_structure_main_mode_drops_site_chrome_and_nothing_
         assert _leaks(main) == [], _leaks(main)
 
 
+@pytest.mark.promise("H4-75")
 async def test_scrape_answers_absolute_addresses_masked_as_links_are(
     browser: ThrowawayBrowser, site_port: int
 ) -> None:
