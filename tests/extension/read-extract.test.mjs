@@ -1,4 +1,4 @@
-// page_markdown's main mode and page_scrape's addresses through the real handlers (issue 33):
+// page_markdown's main mode and page_scrape's addresses through the real handlers:
 // the page-side functions run against a small fake page, as Chrome would run them in the page,
 // and the reply is what dispatch masks (maskOutcome) before it leaves the extension.
 import { test } from "node:test";
