@@ -9,6 +9,7 @@ version or the new one whole, the pinned ID, and being told to press Reload when
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -183,3 +184,30 @@ def test_on_linux_the_update_is_one_exchange_with_no_moment_without_a_copy(
     assert ext.place_extension(env).state == "updated"
     assert renames == [], renames  # nothing moved the old copy aside: one exchange did it all
     assert _files(stable) == _files(package)
+
+
+def test_setup_updates_the_copy_and_asks_for_reload_while_the_old_one_is_connected(
+    package: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an upgrade the browser still runs the version it loaded: setup's extension step puts
+    the new one in place and says to press Reload, rather than only "already done"."""
+    from tabwarden.cli.setup import steps
+    from tabwarden.cli.setup.output import Out
+
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    ext.place_extension()  # the version the browser loaded
+    (package / "background.js").write_text("// the new version\n")
+    monkeypatch.setattr(steps, "connected", lambda label, report=None: True)
+
+    said = io.StringIO()
+    steps.extension_step("chromium", Out(said))
+    text = said.getvalue()
+    assert f"extension updated to this version at {_stable(env)}" in text, text
+    assert "press Reload on tabwarden in chromium's chrome://extensions" in text, text
+    assert "extension connected in chromium (already done)" in text, text
+    assert _files(_stable(env)) == _files(package)
+
+    again = io.StringIO()
+    steps.extension_step("chromium", Out(again))
+    assert "Reload" not in again.getvalue() and "(already done)" in again.getvalue()
