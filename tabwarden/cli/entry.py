@@ -73,17 +73,11 @@ def _host_problems(env: Mapping[str, str] | None) -> list[dict[str, str]]:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     from tabwarden.cli.install import install
-    from tabwarden.cli.install.extension import extension_to_load
+    from tabwarden.cli.install.extension import place_extension
 
     report = install(args.browser, args.manifest_dir, force=args.force)
-    for line in report.as_lines():
+    for line in report.as_lines() + place_extension().as_lines(args.browser):
         print(line)
-    extension = extension_to_load(place=True)
-    print(
-        f"extension: {extension}\n"
-        f"next: in {args.browser}, open chrome://extensions, turn on Developer mode, click "
-        f"Load unpacked and choose {extension} (once: a later install updates it there)"
-    )
     return 0
 
 
