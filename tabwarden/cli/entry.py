@@ -83,10 +83,17 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 def _cmd_uninstall(args: argparse.Namespace) -> int:
     from tabwarden.cli.install import uninstall
+    from tabwarden.cli.install.extension import remove_extension_copy, stable_extension_dir
 
     result = uninstall(args.browser, args.manifest_dir)
     for line in result.as_lines():
         print(line)
+    if args.browser is None and args.manifest_dir is None:  # every browser: the copy too
+        removed = remove_extension_copy()
+        if removed is not None:
+            print(f"removed {removed} (remove tabwarden in chrome://extensions too)")
+    elif stable_extension_dir().is_dir():
+        print(f"kept {stable_extension_dir()}: other browsers may load it (`tabwarden uninstall`)")
     return 0
 
 
@@ -215,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "uninstall",
         summary="remove what install wrote (and nothing it cannot verify as ours)",
-        description="Remove tabwarden's host manifest and wrapper. Files that are not verifiably "
-        "ours are left in place and reported. Pairing, policy and the audit log stay.",
+        description="Remove tabwarden's host manifest and wrapper (from every browser: also the "
+        "extension copy install made). Files that are not verifiably ours are left in place and "
+        "reported. Pairing, policy and the audit log stay.",
         examples=[
             ("tabwarden uninstall", "from every browser"),
             ("tabwarden uninstall --browser chrome", "from Chrome only"),

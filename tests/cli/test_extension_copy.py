@@ -211,3 +211,20 @@ def test_setup_updates_the_copy_and_asks_for_reload_while_the_old_one_is_connect
     again = io.StringIO()
     steps.extension_step("chromium", Out(again))
     assert "Reload" not in again.getvalue() and "(already done)" in again.getvalue()
+
+
+def test_uninstall_removes_the_copy_whole_and_leaves_a_symlink_alone(
+    package: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    stable = ext.place_extension(env).path
+    assert ext.remove_extension_copy(env) == stable
+    assert list(stable.parent.iterdir()) == []  # nothing half-removed, no staging
+    assert ext.remove_extension_copy(env) is None  # nothing to remove: said as nothing
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not tabwarden's")
+    stable.symlink_to(elsewhere)
+    with pytest.raises(InstallError, match="left in place"):
+        ext.remove_extension_copy(env)
+    assert (elsewhere / "keep.txt").is_file() and stable.is_symlink()

@@ -161,6 +161,23 @@ def test_installed_from_the_wheel_it_places_the_extension_at_one_stable_path(
     human = _run([str(installed), "status"], env=env, cwd=tmp_path)
     assert f"extension (Load unpacked): {stable} (current)" in human.stdout, human.stdout
 
+    # Uninstalling one registration keeps the copy (another browser may load it); uninstalling
+    # from every browser removes it too: exactly what install wrote.
+    one = _run([str(installed), "uninstall", "--manifest-dir", str(profile)], env=env, cwd=tmp_path)
+    assert one.returncode == 0 and f"kept {stable}" in one.stdout, one.stdout + one.stderr
+    assert (stable / "manifest.json").is_file()
+    every = _run([str(installed), "uninstall"], env=env, cwd=tmp_path)
+    assert every.returncode == 0 and f"removed {stable}" in every.stdout, every.stdout
+    assert list(stable.parent.iterdir()) == []
+
+
+def test_installed_from_the_wheel_help_answers_with_no_checkout(
+    installed: Path, tmp_path: Path
+) -> None:
+    proc = _run([str(installed), "--help"], env=_person(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "install" in proc.stdout and "setup" in proc.stdout, proc.stdout
+
 
 def test_installed_from_the_wheel_chromium_loads_the_copy_and_its_host_connects(
     installed: Path, tmp_path: Path

@@ -42,6 +42,7 @@ __all__ = [
     "extension_to_load",
     "packaged_extension",
     "place_extension",
+    "remove_extension_copy",
     "stable_extension_dir",
 ]
 
@@ -154,6 +155,31 @@ def place_extension(env: Mapping[str, str] | None = None) -> Placed:
         return Placed(target, "updated" if existed else "new")
     finally:
         os.close(lock)
+
+
+def remove_extension_copy(env: Mapping[str, str] | None = None) -> Path | None:
+    """Remove the stable copy (``tabwarden uninstall`` from every browser); its path, or None
+    when there was none. A symlink there is not ours: it is left, and said."""
+    target = stable_extension_dir(env)
+    if not os.path.lexists(target):
+        return None
+    if os.path.islink(target) or not target.is_dir():
+        raise InstallError(
+            f"{target} is not a directory tabwarden made; it was left in place.",
+            hint="Check what it is and remove it by hand.",
+        )
+    lock = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _sweep_staging(target.parent)
+        # Renamed aside first: a crash mid-removal leaves staging the next run sweeps, never a
+        # half-removed extension at the path Chrome loads.
+        aside = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=target.parent))
+        os.rename(target, aside / "extension")
+        shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        os.close(lock)
+    return target
 
 
 def copy_state(
