@@ -438,9 +438,12 @@ class _Keeper:
 
     async def serve(self, listener: socket.socket) -> None:
         loop = asyncio.get_running_loop()
+        running: set[asyncio.Task[None]] = set()
         while True:
             conn, _ = await loop.sock_accept(listener)
-            asyncio.create_task(self.one(conn))  # noqa: RUF006 - ends with the loop
+            task = asyncio.create_task(self.one(conn))
+            running.add(task)  # held until done (the loop keeps only weak references)
+            task.add_done_callback(running.discard)
 
     async def one(self, conn: socket.socket) -> None:
         from tabwarden.bridge.admission import check_peer, handshake
