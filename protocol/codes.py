@@ -87,6 +87,8 @@ KEYSTORE_ERROR: Final = "keystore_error"
 HOST_KEY_EXISTS: Final = "host_key_exists"
 SPAWNER_LIST_UNSAFE: Final = "spawner_list_unsafe"
 SECOND_FACTOR_LOST: Final = "second_factor_lost"
+SESSION_GONE: Final = "session_gone"
+SESSION_REFUSED: Final = "session_refused"
 
 #: The numbered codes, in table order.
 WIRE_CODES: Final = (
@@ -167,4 +169,6 @@ CLI_ONLY_CODES: Final = (
     HOST_KEY_EXISTS,
     SPAWNER_LIST_UNSAFE,
     SECOND_FACTOR_LOST,
+    SESSION_GONE,
+    SESSION_REFUSED,
 )

@@ -352,8 +352,9 @@ def run(args: argparse.Namespace) -> int:
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:
         for h in report["hosts"]:
+            version = f" (extension v{h['extensionVersion']})" if h.get("extensionVersion") else ""
             state = (
-                "extension connected"
+                f"extension connected{version}"
                 if h["extensionConnected"]
                 else (
                     "host reachable, extension NOT connected"

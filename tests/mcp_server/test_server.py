@@ -103,6 +103,7 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
                 "killed": False,
                 "hostReachable": False,
                 "extensionConnected": False,
+                "extensionVersion": None,
                 "protocolVersion": None,
                 "browser": None,
                 "socket": str(runtime_dir / "test.sock"),
