@@ -65,7 +65,7 @@ from typing import Annotated, Any, Protocol, cast
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
-from mcp_types import CallToolResult, ImageContent
+from mcp_types import CallToolResult, ImageContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -83,7 +83,11 @@ from tabwarden.mcp_server.catalogue import (
     declared_texts,
     published,
 )
-from tabwarden.mcp_server.catalogue.published import compact_input, compact_output
+from tabwarden.mcp_server.catalogue.published import (
+    compact_annotations,
+    compact_input,
+    compact_output,
+)
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
@@ -327,7 +331,17 @@ def _published_strictly(tool: Tool) -> Tool:
         wrap_output=meta.wrap_output,
     )
     tool.parameters = compact_input({**tool.parameters, "additionalProperties": False})
+    tool.annotations = published_annotations(tool.annotations)
     return tool
+
+
+def published_annotations(annotations: ToolAnnotations | None) -> ToolAnnotations | None:
+    """``annotations`` with only the hints that differ from the specification's defaults
+    (``catalogue.published.compact_annotations``); None when none does."""
+    if annotations is None:
+        return None
+    given = compact_annotations(annotations.model_dump(by_alias=True, exclude_none=True))
+    return ToolAnnotations.model_validate(given) if given else None
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -413,7 +427,7 @@ def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:
         fn_metadata=metadata,
         is_async=True,
         context_kwarg=_CONTEXT,
-        annotations=spec.annotations,
+        annotations=published_annotations(spec.annotations),
     )
 
 
