@@ -87,6 +87,7 @@ from tabwarden.mcp_server.catalogue.published import (
     compact_annotations,
     compact_input,
     compact_output,
+    family_of_tool,
 )
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
@@ -112,6 +113,7 @@ from tabwarden.protocol.codes import (
     INTERNAL_ERROR,
     KILLED,
     PROVENANCE_REFUSED,
+    TOOL_NOT_ENABLED,
 )
 
 #: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
@@ -212,9 +214,18 @@ class GatedTool:
     result model]`` (the output schema). Calling it runs the gate first, always."""
 
     def __init__(
-        self, spec: ToolSpec, guard: Gatekeeper, answer: Answer, calls: CallLog | None = None
+        self,
+        spec: ToolSpec,
+        guard: Gatekeeper,
+        answer: Answer,
+        calls: CallLog | None = None,
+        *,
+        family: str | None = None,
     ) -> None:
         self.spec = spec
+        #: The opt-in family (``catalogue.published.PROFILES``) this server was started
+        #: without: the tool is not listed, and a call answers ``tool_not_enabled``.
+        self.family = family
         self._guard = guard
         self._answer = answer
         self._calls = calls
@@ -250,6 +261,13 @@ class GatedTool:
                 return error_result(*refused, read_only=self.spec.read_only)
             # Audited as refused above; say that it answered anyway, as a diagnostic.
             self._guard.outcome(self.spec.name, "answered_while_killed", KILLED)
+        if self.family is not None:
+            return error_result(
+                TOOL_NOT_ENABLED,
+                f"{self.spec.name} is in the tool family {self.family}, which this server was "
+                f"not started with: start it as `tabwarden mcp --caps {self.family}`",
+                read_only=self.spec.read_only,
+            )
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError as exc:
@@ -366,12 +384,23 @@ def catalogue_tools(
     answer: Answer,
     calls: CallLog | None = None,
     schemas: SchemaCache | None = None,
+    enabled: frozenset[str] | None = None,
 ) -> list[Tool]:
     """Every catalogue tool as the SDK's ``Tool``, each behind ``guard``, each call's outcome
     kept in ``calls``: what ``MCPServer(tools=...)`` serves. With ``schemas``, the published
     schemas come from that cache when it holds this code's (``schema_cache.cache_key``) and are
-    stored there when it did not; everything else is built afresh either way."""
-    gated = [GatedTool(spec, guard, answer, calls) for spec in CATALOGUE]
+    stored there when it did not; everything else is built afresh either way. A tool not in
+    ``enabled`` (None: every tool is) answers ``tool_not_enabled`` after the gate."""
+    gated = [
+        GatedTool(
+            spec,
+            guard,
+            answer,
+            calls,
+            family=None if enabled is None or spec.name in enabled else family_of_tool(spec.name),
+        )
+        for spec in CATALOGUE
+    ]
     key = cached = None
     if schemas is not None:
         models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]

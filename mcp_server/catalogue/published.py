@@ -35,12 +35,15 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "ALL_CAPS",
     "OUTPUT_SCHEMA",
     "PROFILES",
+    "PROFILE_WORDS",
     "compact_annotations",
     "compact_input",
     "compact_output",
     "enabled_tools",
+    "family_of_tool",
     "unknown_caps",
 ]
 
@@ -60,20 +63,22 @@ ANNOTATION_DEFAULTS: Mapping[str, bool] = MappingProxyType(
 #: opt-in: tools most tasks never need, or whose policy keeps them off by default.
 PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "input": ("page_mouse", "page_drag", "page_keys", "page_type", "page_hover"),
-        "devtools": ("page_console", "page_network", "page_eval", "page_fetch", "page_scrape"),
+        "input": ("page_type", "page_keys", "page_mouse", "page_hover", "page_drag", "page_clear"),
+        "layout": ("page_scroll", "page_reveal", "page_settle", "page_viewport"),
+        "read": ("page_markdown", "page_scrape", "page_get_state", "cookie_get", "storage_get"),
+        "devtools": ("page_console", "page_network", "page_fetch"),
         "files": ("page_upload", "page_pdf", "page_wait_download"),
-        "state": ("cookie_get", "storage_get", "page_get_state"),
-        "more": (
-            "browser_list",
-            "tab_close_all",
-            "page_markdown",
-            "page_viewport",
-            "page_reveal",
-            "page_settle",
-            "page_clear",
-            "page_scroll",
-        ),
+    }
+)
+
+#: What each family is for, in the words ``tabwarden mcp --help`` and the ADR use.
+PROFILE_WORDS: Mapping[str, str] = MappingProxyType(
+    {
+        "input": "trusted keyboard and mouse: type, keys, real clicks, hover, drag, clear",
+        "layout": "scroll, reveal lazy lists, wait for the page to settle, emulate a screen",
+        "read": "Markdown, scraping, one element's state, cookie and storage keys",
+        "devtools": "console and network capture, and the policy-gated fetch",
+        "files": "upload (policy-gated), print to PDF, wait for a download",
     }
 )
 
