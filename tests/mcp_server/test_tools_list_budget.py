@@ -11,6 +11,8 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,8 @@ from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.catalogue.published import PROFILES, enabled_tools
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
-from tests.fakes import host_env, tool_error
+from tests.fakes import FakeBrowser, host_env, tool_error
+from tests.pty_cli import spawn_cli
 
 #: The most bytes the default ``tools/list`` line may take (chrome-devtools-mcp's 30 kB; its
 #: 32 tools against @playwright/mcp's 21 kB for 25, measured for issue 32).
@@ -144,3 +147,39 @@ def test_an_unknown_family_is_a_usage_error_naming_the_families() -> None:
     assert proc.returncode == 2, proc.stderr
     assert "no tool family everything" in proc.stderr
     assert all(family in proc.stderr for family in [*PROFILES, "all"])
+
+
+@pytest.fixture
+def browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
+    fake = FakeBrowser(runtime_dir, attested=True)
+    try:
+        fake.wait_socket()
+        fake.hello()
+        yield fake
+    finally:
+        fake.close()
+
+
+def test_tabwarden_call_at_a_terminal_reaches_a_tool_outside_the_default_list(
+    browser: FakeBrowser,
+) -> None:
+    """``tabwarden tools`` lists every tool, so ``tabwarden call`` serves every one: a tool of
+    an opt-in family is relayed (here the fake extension refuses it), never tool_not_enabled."""
+    assert "page_pdf" in PROFILES["files"]  # outside the default list
+    relayed: list[dict[str, Any]] = []
+
+    def refuse() -> None:
+        while (request := browser.receive())["type"] != "request":
+            pass
+        relayed.append(request)
+        error = {"code": "policy_denied", "message": "off in this test"}
+        browser.send({"type": "reply", "id": request["id"], "ok": False, "error": error})
+
+    answering = threading.Thread(target=refuse, daemon=True)
+    answering.start()
+    call = spawn_cli(host_env(browser.runtime), "call", "page_pdf", "tabId=7")
+    status, output = call.finish()
+    answering.join(30)
+    assert [r["action"] for r in relayed] == ["page_pdf"], output
+    assert b"policy_denied" in output and b"tool_not_enabled" not in output
+    assert status != 0
