@@ -66,6 +66,7 @@ ELEMENT_NOT_VISIBLE: Final = "element_not_visible"
 ELEMENT_NOT_STABLE: Final = "element_not_stable"
 ELEMENT_DISABLED: Final = "element_disabled"
 WAIT_NOT_MET: Final = "wait_not_met"
+TOOL_NOT_ENABLED: Final = "tool_not_enabled"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -147,6 +148,7 @@ WIRE_CODES: Final = (
     ELEMENT_NOT_STABLE,
     ELEMENT_DISABLED,
     WAIT_NOT_MET,
+    TOOL_NOT_ENABLED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -54,11 +54,8 @@ class ConsoleOut(Model):
 PAGE_CONSOLE = ToolSpec(
     name="page_console",
     title="Read a tab's console errors",
-    description="Console errors and warnings and uncaught exceptions of one of your tabs "
-    "since capture began (oldest first; level, limit, clear; log/info/debug too when asked "
-    "with levels), masked, from approved origins "
-    "only (others counted as withheld). Recorded only while the signed policy enables "
-    "consoleCapture; otherwise enabled: false.",
+    description="Console errors, warnings and exceptions of a tab (log, info and debug when asked "
+    "with levels), when policy enables capture.",
     arguments=ConsoleArgs,
     result=ConsoleOut,
     annotations=READ,
@@ -132,10 +129,8 @@ class NetworkOut(Model):
 PAGE_NETWORK = ToolSpec(
     name="page_network",
     title="Read a tab's XHR/fetch responses",
-    description="Recent XHR/fetch responses of one of your tabs: method, URL (secret query "
-    "values masked), status, type, size and the text body up to 256 KB (else bodyOmitted "
-    "and why); never a header or a cookie. url filters by substring. Recorded only while "
-    "the signed policy enables networkCapture; otherwise enabled: false.",
+    description="Recent XHR/fetch responses of a tab (when policy enables capture); no headers or"
+    " cookies.",
     arguments=NetworkArgs,
     result=NetworkOut,
     annotations=READ,

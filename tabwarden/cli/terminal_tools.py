@@ -107,8 +107,11 @@ async def _one_call(tool: str, arguments: dict[str, Any]) -> Any:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
+    # every tool `tabwarden tools` lists, the opt-in families' too (docs/adr/0012)
     params = StdioServerParameters(
-        command=sys.executable, args=["-I", "-m", "tabwarden", "mcp"], env=dict(os.environ)
+        command=sys.executable,
+        args=["-I", "-m", "tabwarden", "mcp", "--caps", "all"],
+        env=dict(os.environ),
     )
     async with Client(params) as client:
         return await client.call_tool(tool, arguments)
