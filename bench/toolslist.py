@@ -1,5 +1,5 @@
 """What each server's ``tools/list`` costs a client: the bytes of the JSON-RPC line it writes on
-stdout, and how many tools it lists (issue 32, docs/adr/0012). tabwarden as an agent starts it
+stdout, and how many tools it lists (docs/adr/0012). tabwarden as an agent starts it
 (``tabwarden mcp``: the default list) and with ``--caps all`` (every tool); the peers as the
 bench runs them (``bench/servers.py``: pinned in ``bench/package.json``, installed on first use).
 No browser is started: every server answers ``tools/list`` before it launches one. Figures,

@@ -85,6 +85,7 @@ def _tab(listing: dict[str, Any], tab_id: int) -> dict[str, Any]:
     return next(t for t in listing["tabs"] if t.get("id") == tab_id)
 
 
+@pytest.mark.promise("H1-14")
 async def test_a_session_keeps_its_tabs_across_calls_and_close_releases_them(
     paired_terminal: ThrowawayBrowser, site: str
 ) -> None:
@@ -126,6 +127,7 @@ async def test_a_session_keeps_its_tabs_across_calls_and_close_releases_them(
     assert status == 1 and b"error[tab_not_owned]" in output, output
 
 
+@pytest.mark.promise("H1-14")
 async def test_only_our_own_call_can_drive_a_session(
     paired_terminal: ThrowawayBrowser, site: str
 ) -> None:
@@ -162,6 +164,7 @@ async def test_only_our_own_call_can_drive_a_session(
     assert status == 0, output
 
 
+@pytest.mark.promise("H1-14")
 async def test_an_idle_or_killed_session_is_gone_and_its_tabs_released(
     paired_terminal: ThrowawayBrowser, site: str
 ) -> None:

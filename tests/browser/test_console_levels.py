@@ -1,4 +1,4 @@
-"""page_console's opt-in levels in real Chromium through the real chain (issue 33): with
+"""page_console's opt-in levels in real Chromium through the real chain: with
 consoleCapture on, a page's console.log, console.info and console.debug are answered only when
 asked for (``levels``), in time order with the errors and warnings, masked as they are; the
 default answer is unchanged (errors and warnings only). The attacker's case: a frame of an

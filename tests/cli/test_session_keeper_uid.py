@@ -23,6 +23,7 @@ from tests.deadline import until_sync
 pytestmark = pytest.mark.root  # creating a throwaway user needs root (tests/conftest.py)
 
 
+@pytest.mark.promise("H1-14")
 def test_a_session_keeper_refuses_another_uid_before_a_byte(
     shared_tmp: Path,  # noqa: F811
     intruder: pwd.struct_passwd,  # noqa: F811

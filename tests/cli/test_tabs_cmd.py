@@ -79,7 +79,7 @@ def test_tabs_close_orphans_then_json(attested_browser: FakeBrowser) -> None:
     _answer(attested_browser, "agent_tabs", {"tabs": ROWS[1:]})
     status, raw = child.finish()
     assert status == 0, raw
-    assert json.loads(raw.decode()) == {"tabs": ROWS[1:], "closed": 1}
+    assert json.loads(raw.decode()) == {"tabs": ROWS[1:], "closed": 1, "terminalSessions": []}
 
 
 def test_tabs_without_a_host_says_so(runtime_dir: Path) -> None:

@@ -1,4 +1,4 @@
-// page_console's opt-in levels (issue 33): log, info and debug are recorded in a ring of their
+// page_console's opt-in levels: log, info and debug are recorded in a ring of their
 // own while consoleCapture is on, answered only when asked for (`levels`), masked as errors
 // are, from approved origins only; the default answer is unchanged (errors and warnings).
 import { test } from "node:test";

@@ -48,12 +48,16 @@ class RawBridge:
         await self._stream.send({"type": "request", "id": self._ids, "action": action, "args": {}})
 
     async def frame_body(self) -> bytes:
+        """The next frame's bytes as sent, past the host's extension-state events (one follows
+        every admission while the extension is connected, carrying its version)."""
         loop = asyncio.get_running_loop()
         while True:
             if len(self._buffer) >= 4:
                 (size,) = struct.unpack(">I", self._buffer[:4])
                 if len(self._buffer) >= 4 + size:
                     body, self._buffer = self._buffer[4 : 4 + size], self._buffer[4 + size :]
+                    if body.startswith(b'{"type":"event"'):
+                        continue
                     return body
             data = await loop.sock_recv(self._sock, 1 << 20)
             assert data, "the host closed the bridge connection"

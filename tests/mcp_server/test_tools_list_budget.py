@@ -1,6 +1,6 @@
 """What ``tools/list`` costs a client, measured where it pays: the JSON-RPC line ``tabwarden mcp``
 writes on stdio (docs/adr/0012). The default list must fit ``BUDGET_BYTES`` (the best peer's
-size when issue 32 was filed); ``--caps`` lists the opt-in families beside it (``--caps all``:
+size when this budget was set); ``--caps`` lists the opt-in families beside it (``--caps all``:
 every tool); a tool outside the list is not listed, and a call to it answers
 ``tool_not_enabled`` naming the ``--caps`` that lists it. ``tabwarden mcp --help`` teaches every
 family and each of its tools."""
@@ -29,7 +29,7 @@ from tests.fakes import FakeBrowser, host_env, tool_error
 from tests.pty_cli import spawn_cli
 
 #: The most bytes the default ``tools/list`` line may take (chrome-devtools-mcp's 30 kB; its
-#: 32 tools against @playwright/mcp's 21 kB for 25, measured for issue 32).
+#: 32 tools against @playwright/mcp's 21 kB for 25, measured when the budget was set).
 BUDGET_BYTES = 30_000
 
 
