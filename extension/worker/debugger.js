@@ -29,16 +29,23 @@ export const CDP_VERSION = "1.3";
 export const SOFT_ATTACH_MS = 5000;
 /**
  * What every attachment to an owned tab sends first, so the tab runs as a foreground tab does
- * behind the person's window: Chrome counts a focus-emulated tab as visible (it holds the tab as
- * a capture would), so it is not hidden when it is not its window's active tab or its window is
- * minimised, and its timers (1 tick a second when hidden) and animation frames (none when
- * hidden) run at full rate; `document.hasFocus()` is true in it. It lasts as long as this
- * attachment (navigations included) and ends with it: a re-attachment sends it again. Measured
- * in docs/platform-facts-background-tabs.md; why owned tabs only in docs/adr/0010.
+ * behind the person's window:
+ * - focus emulation: Chrome counts a focus-emulated tab as visible (it holds the tab as a capture
+ *   would), so it is not hidden when it is not its window's active tab or its window is
+ *   minimised, and its timers (1 tick a second when hidden) and animation frames (none when
+ *   hidden) run at full rate; `document.hasFocus()` is true in it.
+ * - a screencast nobody reads: in a minimised window Chrome draws nothing, so a visible tab's
+ *   frames pile up undrawn and it is given one animation frame a second; a capture of the tab
+ *   takes each frame as drawn, so its frames keep pace. Tiny, one image in 600 frames and never
+ *   acknowledged (Chrome then sends at most a few), dropped on arrival (`onEvent`).
+ * Both last as long as this attachment (navigations included) and end with it: a re-attachment
+ * sends them again. Measured in docs/platform-facts-background-tabs.md; why owned tabs only and
+ * what it costs in docs/adr/0010.
  * @type {ReadonlyArray<readonly [string, Record<string, unknown>]>}
  */
 export const FOREGROUND_EMULATION = Object.freeze([
   Object.freeze(/** @type {const} */ (["Emulation.setFocusEmulationEnabled", Object.freeze({ enabled: true })])),
+  Object.freeze(/** @type {const} */ (["Page.startScreencast", Object.freeze({ format: "jpeg", quality: 1, maxWidth: 64, maxHeight: 64, everyNthFrame: 600 })])),
 ]);
 /** Longest Chrome text quoted in an error. */
 const MAX_QUOTE = 200;
@@ -243,6 +250,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         release(tabId); // never stay on a tab nobody owns
         return;
       }
+      if (method === "Page.screencastFrame") return; // FOREGROUND_EMULATION's: nobody reads it
       const p = /** @type {any} */ (params);
       const child = typeof sessionId === "string" ? sessionId : undefined;
       if (method === "Target.attachedToTarget" && typeof p?.sessionId === "string") {

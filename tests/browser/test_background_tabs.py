@@ -9,8 +9,8 @@ switches, and none of its per-page overrides. Playwright's own launch turns on f
 in every page it attaches to (which keeps every tab "visible" and hides exactly what these tests
 are about), so the test connects to the running browser with ``connect_over_cdp(no_defaults=
 True)``, which leaves pages alone. docs/platform-facts-background-tabs.md has the figures
-(among them: in a minimised window the held tab's timers keep pace but its frames drop to about
-one a second, so that test asserts frames run, not that they keep pace)."""
+(among them: in a minimised window focus emulation alone keeps the timers at pace but lets the
+frames drop to about one a second; the extension's screencast on owned tabs keeps them at pace)."""
 
 from __future__ import annotations
 
@@ -262,13 +262,9 @@ async def test_an_agent_tab_in_a_minimised_window_behind_the_persons_runs_as_in_
 
     reference, [moved] = await progress(person, [mine])
 
-    # Its timers run as in front and the page is visible. Its frames do not keep pace: measured
-    # here ~1 a second in a minimised window (none at all without the extension holding the tab;
-    # docs/platform-facts-background-tabs.md), so they are asserted to run, not to keep pace.
-    assert moved.ticks * SHARE >= reference.ticks, (
-        f"the minimised agent tab ran {moved.ticks} timer ticks beside {reference.ticks}"
-    )
-    assert moved.frames > 0, "the agent's tab in a minimised window drew no frame"
+    # Hidden, it would run 1 tick and 0 frames a second; with focus emulation alone, 1 frame a
+    # second (its window draws nothing); held as the extension holds it, both keep pace.
+    assert_comparable("the agent's tab in a minimised window", moved, reference)
     assert (await state(mine))["visibility"] == "visible"
 
 

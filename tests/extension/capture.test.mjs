@@ -306,8 +306,9 @@ test("debugger: capture hears an owned tab's events and its attachments; a held 
   const ctx = { session: "s1", policy: parsePolicy({}), deadline: Date.now() + 60_000 };
   ownership.claim("s1", 3);
   await manager.ensure(ctx, 3);
-  assert.deepEqual(calls, [["attach", 3], [3, "Page.enable"], [3, "Emulation.setFocusEmulationEnabled"], [3, "Runtime.enable"]]);
+  assert.deepEqual(calls, [["attach", 3], [3, "Page.enable"], [3, "Emulation.setFocusEmulationEnabled"], [3, "Page.startScreencast"], [3, "Runtime.enable"]]);
   manager.onEvent(3, "Runtime.consoleAPICalled", {});
+  manager.onEvent(3, "Page.screencastFrame", { data: "", sessionId: 1 }); // the tab's hold, unread: never routed
   manager.onEvent(4, "Runtime.consoleAPICalled", {}); // nobody owns tab 4: never routed
   assert.deepEqual(heard, [["attached", 3], [3, "Runtime.consoleAPICalled"], ["forget", 4]]);
   manager.hold(3, "Runtime", true);

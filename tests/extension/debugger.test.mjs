@@ -59,7 +59,7 @@ test("attaches to owned tabs only, once, with Page.enable; never to a tab nobody
   await manager.send(CTX, 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }, "move the pointer");
   assert.deepEqual(dbg.calls, [
     ["attach", 5, CDP_VERSION], ["send", 5, "Page.enable", undefined],
-    ["send", 5, "Emulation.setFocusEmulationEnabled", { enabled: true }],
+    ...FOREGROUND_EMULATION.map(([method, params]) => ["send", 5, method, params]),
     ["send", 5, "Input.dispatchMouseEvent", { type: "mouseMoved", x: 1, y: 2 }],
   ]);
   assert.deepEqual(manager.attached(), [5]);
@@ -71,7 +71,7 @@ test("an attachment left by an earlier worker is taken over", async () => {
   dbg.attached.add(2); // Chrome still holds ours from before the worker restarted
   await manager.ensure(CTX, 2);
   assert.deepEqual(dbg.calls.map((c) => c.slice(0, 3)), [["attach", 2, CDP_VERSION], ["detach", 2], ["attach", 2, CDP_VERSION], ["send", 2, "Page.enable"],
-    ["send", 2, "Emulation.setFocusEmulationEnabled"]]);
+    ["send", 2, "Emulation.setFocusEmulationEnabled"], ["send", 2, "Page.startScreencast"]]);
 });
 
 test("Chrome refusing to attach is debugger_detached with its reason, and a later call tries again", async () => {
@@ -108,13 +108,15 @@ test("the person closing the bar is reported once (nothing sent), then the next 
     (e) => e.code === "debugger_detached" && /closed Chrome's "is debugging this browser" bar/.test(e.message));
   assert.equal(dbg.calls.length, before);
   await manager.send(CTX, 6, "Input.dispatchMouseEvent", {}, "move the pointer");
-  assert.deepEqual(dbg.calls.slice(before).map((c) => c[0]), ["attach", "send", "send", "send"]);
+  assert.deepEqual(dbg.calls.slice(before).map((c) => c[0]), ["attach", "send", "send", "send", "send"]);
 });
 
-test("every attachment to an owned tab holds it in front (focus emulation), again after a re-attach; a tab nobody owns never", async () => {
+test("every attachment to an owned tab holds it in front (focus emulation, a screencast), again after a re-attach; a tab nobody owns never", async () => {
   const { ownership, dbg, manager } = setup();
   const held = (tabId) => dbg.calls.filter((c) => c[0] === "send" && c[1] === tabId && c[2] === "Emulation.setFocusEmulationEnabled");
-  assert.deepEqual(FOREGROUND_EMULATION, [["Emulation.setFocusEmulationEnabled", { enabled: true }]]);
+  const cast = (tabId) => dbg.calls.filter((c) => c[0] === "send" && c[1] === tabId && c[2] === "Page.startScreencast");
+  assert.deepEqual(FOREGROUND_EMULATION.map(([method]) => method), ["Emulation.setFocusEmulationEnabled", "Page.startScreencast"]);
+  assert.deepEqual(FOREGROUND_EMULATION[0][1], { enabled: true });
   assert.equal(await manager.ensureSoft(CTX, 8), false); // the person's own tab
   manager.onEvent(8, "Page.frameNavigated", { frame: {} });
   assert.deepEqual(held(8), []);
@@ -122,12 +124,15 @@ test("every attachment to an owned tab holds it in front (focus emulation), agai
   await manager.ensure(CTX, 9);
   await manager.ensure(CTX, 9); // one attachment, held once
   assert.deepEqual(held(9).map((c) => c[3]), [{ enabled: true }]);
+  assert.equal(cast(9).length, 1);
   const sent = dbg.calls.map((c) => c[2]).filter(Boolean);
   assert.ok(sent.indexOf("Emulation.setFocusEmulationEnabled") === sent.indexOf("Page.enable") + 1); // before the call's own commands
+  assert.ok(sent.indexOf("Page.startScreencast") === sent.indexOf("Emulation.setFocusEmulationEnabled") + 1);
   dbg.attached.delete(9);
   manager.onDetach(9, "target_closed"); // gone with its attachment: held again on the next one
   await manager.ensure(CTX, 9);
   assert.equal(held(9).length, 2);
+  assert.equal(cast(9).length, 2);
   manager.release(9);
   await flush();
   assert.equal(held(9).length, 2);
@@ -356,6 +361,7 @@ test("listen: one owned tab's events reach the listener until it stops; a throwi
   manager.onEvent(4, "Runtime.executionContextCreated", { context: { id: 8 } }); // another tab
   manager.onEvent(3, "Page.javascriptDialogOpening", { type: "alert", message: "hi", url: "http://a.test/" });
   assert.notEqual(dialogs.current(3), null); // the dialog bookkeeping ran despite the throwing listener
+  manager.onEvent(3, "Page.screencastFrame", { data: "", sessionId: 1 }); // FOREGROUND_EMULATION's, unread
   stop();
   stopBad();
   manager.onEvent(3, "Runtime.executionContextCreated", { context: { id: 9 } });
