@@ -33,7 +33,7 @@ from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import sdk, tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
-from tabwarden.mcp_server.tools import ReadUpload
+from tabwarden.mcp_server.tools import CheckUpload
 from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
 
@@ -170,7 +170,7 @@ def build_server(
     bridge: BridgeClient,
     guard: ToolGuard,
     *,
-    read_upload: ReadUpload = uploads.read_upload,
+    check_upload: CheckUpload = uploads.check_upload,
     schemas: SchemaCache | None = None,
     host_problems: tools.HostProblems | None = None,
 ) -> MCPServer[Any]:
@@ -179,7 +179,7 @@ def build_server(
     No tool's validators are built until it is first called (``sdk.defer_argument_models``)."""
     sdk.defer_argument_models()
     calls = tools.CallLog()
-    answer = tools.ToolCalls(bridge, guard, read_upload, calls, host_problems=host_problems).answer
+    answer = tools.ToolCalls(bridge, guard, check_upload, calls, host_problems=host_problems).answer
     return MCPServer(
         name="tabwarden",
         version=__version__,
