@@ -45,8 +45,9 @@ strict when the call goes to another origin, and ignores them otherwise.
 
 Nothing here may decide policy (the trust record, the host and the extension do), name a file
 to Chrome except one the upload sandbox checked (``uploads.check_upload``), write one except
-through the download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a finished download
-Chrome reported), or put page content, file content or a secret into a log line.
+through the download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a
+finished download Chrome reported), or put page content, file content or a secret into a log
+line.
 """
 
 from __future__ import annotations

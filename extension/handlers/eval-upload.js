@@ -20,6 +20,7 @@ import { canonicalJson } from "../shared/canonical-json.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { turnOnWords } from "../shared/policy-words.js";
+import { originOf } from "../shared/origin.js";
 import { isPlainObject } from "../shared/wire.js";
 import { createFrameWorlds } from "./frames.js";
 import { argTarget, elementTools } from "./interact.js";
@@ -213,9 +214,7 @@ export function evalUploadHandlers(deps) {
         const callArgs = [];
         let self;
         if (ref !== null) {
-          const saved = deps.docTokens?.get(tabId);
-          const token = saved !== undefined && saved.session === ctx.session ? saved.token : docToken;
-          const el = await element(ctx, tabId, 0, origin, { ref }, token);
+          const el = await element(ctx, tabId, 0, origin, { ref }, tokenOf(ctx, tabId, 0, docToken));
           session = el.session;
           // The same node in the page's main world, where the code runs.
           const node = await cdp.send(ctx, tabId, "DOM.describeNode", { objectId: el.objectId }, "find the element", session);
@@ -265,16 +264,53 @@ export function evalUploadHandlers(deps) {
     }
   }
 
+  /**
+   * The tab's latest snapshot token for frame `frameId` in this session (a page op may have
+   * named the element since the call opened), else `fallback`.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {number} frameId
+   * @param {string | null} fallback
+   */
+  function tokenOf(ctx, tabId, frameId, fallback) {
+    const saved = deps.docTokens?.get(tabId);
+    if (saved === undefined || saved.session !== ctx.session) return fallback;
+    return frameId === 0 ? saved.token : saved.frames?.get(frameId) ?? null;
+  }
+
+  /**
+   * The element must be a file input, taking several files when `count` > 1; bad_request otherwise.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{objectId: string, session: string | undefined}} el
+   * @param {number} count
+   */
+  async function fileInputFor(ctx, tabId, el, count) {
+    const kind = await cdpOf().send(ctx, tabId, "Runtime.callFunctionOn", { objectId: el.objectId, functionDeclaration: FILE_INPUT_FN, returnByValue: true }, "look at the file input", el.session);
+    const k = kind?.result?.value;
+    if (!isPlainObject(k) || k.file !== true) throw new BridgeError(CODE.BAD_REQUEST, "the target is not an <input type=file>");
+    if (count > 1 && k.multiple !== true) throw new BridgeError(CODE.BAD_REQUEST, `the file input takes one file (it has no multiple attribute); ${count} were given`);
+  }
+
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageUpload(args, ctx) {
     requirePolicy(ctx, "upload", "page_upload");
     const files = argFiles(args);
     const target = /** @type {Record<string, unknown>} */ (argTarget(args));
     const { tabId, tab, origin, docToken, frameId } = await open(args, ctx, "page_upload");
-    const topOrigin = new URL(String(tab?.url)).origin;
-    // Found and judged before asking: a wrong element asks nothing.
+    const topOrigin = String(originOf(tab?.url));
+    // Found and judged before asking (and again after: the page may change it meanwhile): a
+    // wrong element, or several files for a single-file input, asks nothing.
     const probe = await page(ctx, tabId, "getState", { origin, target, docToken });
     if (probe.tag !== "input" || probe.type !== "file") throw new BridgeError(CODE.BAD_REQUEST, "the target is not an <input type=file>");
+    const cdp = cdpOf();
+    await cdp.ensure(ctx, tabId);
+    const before = await element(ctx, tabId, frameId, origin, target, tokenOf(ctx, tabId, frameId, docToken));
+    try {
+      await fileInputFor(ctx, tabId, before, files.length);
+    } finally {
+      await release(ctx, tabId, before.session);
+    }
     const url = String(tab?.url ?? "").slice(0, 300);
     const into = frameId === 0 ? `a file field of ${url}` : `a file field of a frame on ${origin}, inside ${url}`;
     const list = files.map((f) => `${f.path} (${f.size} bytes)`).join("\n");
@@ -283,16 +319,9 @@ export function evalUploadHandlers(deps) {
       detail: `Upload ${files.length === 1 ? "this file" : `these ${files.length} files`} into ${into}?\n\n${list}`,
       tapped: { path: files.map((f) => f.path).join("\n") },
     });
-    const cdp = cdpOf();
-    await cdp.ensure(ctx, tabId);
-    const saved = deps.docTokens?.get(tabId);
-    const token = saved !== undefined && saved.session === ctx.session ? (frameId === 0 ? saved.token : saved.frames?.get(frameId) ?? null) : docToken;
-    const el = await element(ctx, tabId, frameId, origin, target, token);
+    const el = await element(ctx, tabId, frameId, origin, target, tokenOf(ctx, tabId, frameId, docToken));
     try {
-      const kind = await cdp.send(ctx, tabId, "Runtime.callFunctionOn", { objectId: el.objectId, functionDeclaration: FILE_INPUT_FN, returnByValue: true }, "look at the file input", el.session);
-      const k = kind?.result?.value;
-      if (!isPlainObject(k) || k.file !== true) throw new BridgeError(CODE.BAD_REQUEST, "the target is not an <input type=file>");
-      if (files.length > 1 && k.multiple !== true) throw new BridgeError(CODE.BAD_REQUEST, `the file input takes one file (no multiple attribute); ${files.length} were given`);
+      await fileInputFor(ctx, tabId, el, files.length);
       await cdp.send(ctx, tabId, "DOM.setFileInputFiles", { files: files.map((f) => f.path), objectId: el.objectId }, "set the files", el.session);
       const held = await cdp.send(ctx, tabId, "Runtime.callFunctionOn", { objectId: el.objectId, functionDeclaration: FILES_FN, returnByValue: true }, "read the files back", el.session);
       const seen = Array.isArray(held?.result?.value) ? held.result.value : [];

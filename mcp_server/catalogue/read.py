@@ -332,10 +332,7 @@ PAGE_EVAL = ToolSpec(
     frames=FrameOutput.GATED,
     call=RELAY,
     docs=Reference(
-        does=(
-            "run JavaScript through Chrome's debugger (works under a strict CSP); optionally a "
-            "function on an element (`ref`) with JSON `args`"
-        ),
+        does="run JavaScript via the debugger (strict CSPs too); `ref`, JSON `args`",
         gate="**off-by-default**; then **confirmed every call, showing the code**",
         args="`tabId`, `code`, `ref?` (top frame), `args?` (≤32 JSON values)",
         result=(
@@ -412,10 +409,7 @@ PAGE_UPLOAD = ToolSpec(
     frames=FrameOutput.GATED,
     call=Relay(sandbox_file="paths"),
     docs=Reference(
-        does=(
-            "put files from the upload sandbox (`<config>/uploads`; each ≤1 GiB, ≤20) into a file "
-            "input; Chrome reads them itself"
-        ),
+        does="put files from the upload sandbox (`<config>/uploads`, ≤1 GiB each) in a file input",
         gate="**off-by-default**; then **confirmed every call, showing the paths**",
         args=(
             "`tabId`, element (`ref`/`selector`/`text`/`xpath`, `frame?`), `paths` (real paths "

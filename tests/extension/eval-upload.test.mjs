@@ -139,8 +139,10 @@ test("page_upload: refused unless policy.upload; file inputs only; the person se
   // One file into an input without `multiple`: fine; two: refused before anything is set.
   h.input.multiple = false;
   h.input.files = [];
+  const asked = h.calls.confirm.length;
   await assert.rejects(h.call("page_upload", two, UPLOAD_ON), (e) => e.code === "bad_request" && /takes one file/.test(e.message));
   assert.deepEqual(h.input.files, []);
+  assert.equal(h.calls.confirm.length, asked, "refused before asking");
   h.decision = "deny";
   await assert.rejects(h.call("page_upload", UPLOAD, UPLOAD_ON), (e) => e.code === "confirm_denied");
   assert.deepEqual(h.input.files, []);

@@ -87,17 +87,24 @@ function harness({ host, onWindow } = {}) {
       return [{ result: { tag: "input", type: "file", target: { role: "button", name: "f", docToken: "d", lastRef: 1 } } }];
     },
   };
+  const listeners = new Set();
   const cdp = {
     ensure: async () => {},
-    listen: () => () => {},
+    listen: (_tabId, fn) => { listeners.add(fn); return () => listeners.delete(fn); },
     children: () => [],
-    send: async (_ctx, _tabId, method) => {
+    send: async (_ctx, _tabId, method, params = {}) => {
       if (method === "Runtime.evaluate") {
         scripts.push(["evaluate"]);
         return { result: { type: "number", value: 42 } };
       }
-      if (method === "Runtime.releaseObjectGroup") return {};
-      scripts.push([method]);
+      if (method === "DOM.setFileInputFiles") scripts.push([method]);
+      if (method === "Runtime.enable") {
+        for (const fn of listeners) fn("Runtime.executionContextCreated", { context: { id: 7, origin: "chrome-extension://x", auxData: { type: "isolated", frameId: "F" } } });
+      }
+      const decl = String(params.functionDeclaration ?? "");
+      if (decl.includes("__tabwardenRefs")) return { result: { value: "d" } };
+      if (decl.includes("tabwardenLocate.resolve")) return { result: { objectId: "el" } };
+      if (decl.includes("this.type === 'file'")) return { result: { value: { file: true, multiple: false } } };
       return {};
     },
   };
@@ -160,7 +167,7 @@ test("presence_begin refused (no enrolled credential) or the person cancels the 
     (e) => e.code === "confirm_denied");
   assert.deepEqual(h2.hostCalls.map((c) => c[0]), ["presence_begin"], "no complete without an assertion");
   assert.deepEqual(h2.hostCalls[0][1], { action: "confirm.upload", detail: JSON.stringify({ origin: OK, path: "/p/f.txt" }) });
-  assert.deepEqual(h2.scripts.map((s) => s[0]), ["getState"], "only the probe ran; the file was never set");
+  assert.deepEqual(h2.scripts.map((s) => s[0]), ["getState", "getState"], "only the probes ran; the file was never set");
 });
 
 test("closing the window denies, a timeout answers confirm_timeout; a click-style allow cannot stand in for the tap", async () => {

@@ -166,9 +166,7 @@ def test_allowed_upload_checks_the_sandbox_file_after_the_gate_and_relays_its_pa
     def answer() -> None:
         request = fake_browser.receive()
         received.append(request)
-        fake_browser.send(
-            {"type": "reply", "id": request["id"], "ok": True, "result": UPLOADED}
-        )
+        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": UPLOADED})
 
     async def scenario() -> Any:
         async with Client(server, raise_exceptions=True) as client:
