@@ -7,7 +7,7 @@
 
 import { runAgentTabsView } from "./ui/agent-tabs-view.js";
 import { runAuditView } from "./ui/audit-view.js";
-import { onRuntimeMessage, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { extensionVersion, onRuntimeMessage, sendRuntimeMessage } from "./shared/chrome-api.js";
 import { runClientsPage } from "./ui/clients-page.js";
 import { runLiveRefresh } from "./shared/live-refresh.js";
 import { runOptionsPage } from "./ui/options-page.js";
@@ -29,6 +29,7 @@ audit.catch((err) => console.warn("tabwarden: audit log section failed", err));
 const optionsPage = runOptionsPage({
   doc: document,
   api: { sendMessage: sendRuntimeMessage, createCredential, getAssertion },
+  version: extensionVersion(),
   onPaired: () => {
     policyPage.then((p) => p.refresh()).catch(() => {});
     clientsPage.then((c) => c.refresh()).catch(() => {});

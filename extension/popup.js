@@ -4,11 +4,13 @@
 // itself and never talk to the host except through the service worker.
 
 import { runAgentTabsView } from "./ui/agent-tabs-view.js";
-import { onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./shared/chrome-api.js";
+import { extensionVersion, onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./shared/chrome-api.js";
 import { runLiveRefresh } from "./shared/live-refresh.js";
 import { runPopupPage } from "./ui/popup-page.js";
 
-const popupPage = runPopupPage({ doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage } });
+const popupPage = runPopupPage({
+  doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage }, version: extensionVersion(),
+});
 popupPage.catch((err) => console.warn("tabwarden: popup failed", err));
 
 const agentTabs = runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } });

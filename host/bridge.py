@@ -425,12 +425,19 @@ class Relay:
         if self.extension_connected == connected:
             return
         self.extension_connected = connected
-        event = {"type": "event", "event": "extension", "connected": connected}
+        event = self.extension_event()
         for client in list(self._clients):
             try:
                 await client.stream.send(event)
             except ConnectionClosed:
                 pass
+
+    def extension_event(self) -> dict[str, Any]:
+        """The extension's state as clients are told it: connected, and its manifest version
+        (what its hello said; "" while none is connected)."""
+        version = self.extension_version if self.extension_connected else ""
+        return {"type": "event", "event": "extension", "connected": self.extension_connected,
+                "version": version}  # fmt: skip
 
     # -- client side --------------------------------------------------------------------------
 
@@ -703,17 +710,12 @@ class BridgeServer:
             client.session = session
         self._relay.add(client)
         log.info("bridge connection #%d admitted (role %s)", number, admitted.role)
-        if self._relay.extension_connected != admitted.extension_connected:
-            # The extension's state changed while this client was mid-handshake (it was not yet
-            # on the list that state events go to): say so now, or it would never learn.
+        if self._relay.extension_connected or admitted.extension_connected:
+            # The extension's state and version now: it may have changed while this client was
+            # mid-handshake (not yet on the list that state events go to), and the admission
+            # frame carries no version.
             try:
-                await stream.send(
-                    {
-                        "type": "event",
-                        "event": "extension",
-                        "connected": self._relay.extension_connected,
-                    }
-                )
+                await stream.send(self._relay.extension_event())
             except ConnectionClosed:
                 pass
         try:

@@ -69,6 +69,8 @@ log = logging.getLogger("tabwarden.mcp")
 
 CONNECT_TIMEOUT = 5.0
 CALL_TIMEOUT = 30.0
+#: How long ``status`` waits for the extension event (its version) after connecting.
+VERSION_WAIT = 2.0
 #: First and longest pause between attempts while the host or the extension comes back.
 RETRY_PAUSE = 0.1
 RETRY_PAUSE_MAX = 1.0
@@ -111,6 +113,8 @@ class BridgeStatus:
     #: state.
     seen: LastSeen | None = None
     away: Away | None = None
+    #: The connected extension's manifest version, as the host relays its hello ("" unknown).
+    extension_version: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         seen, away = self.seen, self.away
@@ -118,6 +122,7 @@ class BridgeStatus:
         return {
             "hostReachable": self.host_reachable,
             "extensionConnected": self.extension_connected,
+            "extensionVersion": self.extension_version or None,
             "protocolVersion": self.protocol_version,
             "browser": self.browser,
             "socket": self.socket,
@@ -170,6 +175,10 @@ class BridgeClient:
         self._ids = itertools.count(1)
         self._connect_lock = asyncio.Lock()
         self._extension_connected = False
+        self._extension_version = ""
+        #: Set once the host's first extension event on this connection arrived (it follows the
+        #: admission whenever the extension is connected, and carries its version).
+        self._extension_told = asyncio.Event()
         #: Set while the host says the extension is connected (``call`` waits on it on a retry).
         self._extension_ready = asyncio.Event()
         self._browser: str | None = None
@@ -299,6 +308,8 @@ class BridgeClient:
         self._browser = admitted.browser
         self._protocol = admitted.protocol
         self._set_extension(admitted.extension_connected)
+        self._extension_version = ""
+        self._extension_told.clear()
         self._reader_task = asyncio.create_task(self._read_loop(stream))
 
     async def _read_loop(self, stream: FrameStream) -> None:
@@ -312,6 +323,11 @@ class BridgeClient:
                         future.set_result(message)
                 elif kind == "event" and message.get("event") == "extension":
                     self._set_extension(message.get("connected") is True)
+                    version = message.get("version")
+                    self._extension_version = (
+                        version if isinstance(version, str) and len(version) <= 40 else ""
+                    )
+                    self._extension_told.set()
         except SpeakerChanged as exc:
             log.warning("bridge connection refused: %s", exc.reason)
         except (ConnectionClosed, FramingError) as exc:
@@ -461,6 +477,10 @@ class BridgeClient:
         """Local status: connects if needed (no browser round trip)."""
         with contextlib.suppress(BridgeError):
             await self.ensure_connected()
+        if self._stream is not None and self._extension_connected:
+            # The version comes in the event that follows the admission: wait for it, briefly.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._extension_told.wait(), VERSION_WAIT)
         label = self._browser if self._stream is not None else self._label_setting()
         if label is None and self.last_away is not None:
             label = self.last_away.label
@@ -474,6 +494,9 @@ class BridgeClient:
             last_handshake_error=self.last_handshake_error,
             seen=seen,
             away=self.last_away if self._stream is None else None,
+            extension_version=self._extension_version
+            if self._stream is not None and self._extension_connected
+            else "",
         )
 
     async def close(self) -> None:

@@ -22,10 +22,11 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp_types import Tool as MCPTool
 
 from tabwarden import __version__
 from tabwarden.bridge.spawner import Spawner
@@ -166,6 +167,19 @@ class ToolGuard:
         return None if found is None else (found.code, found.message)
 
 
+class ListedServer(MCPServer[Any]):
+    """An ``MCPServer`` whose ``tools/list`` lists only the tools in ``listed`` (None: all):
+    the others are still served, each answering ``tool_not_enabled`` (``tools.GatedTool``)."""
+
+    def __init__(self, *, listed: frozenset[str] | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._listed = listed
+
+    async def list_tools(self) -> list[MCPTool]:
+        every = await super().list_tools()
+        return [t for t in every if self._listed is None or t.name in self._listed]
+
+
 def build_server(
     bridge: BridgeClient,
     guard: ToolGuard,
@@ -173,19 +187,27 @@ def build_server(
     check_upload: CheckUpload = uploads.check_upload,
     schemas: SchemaCache | None = None,
     host_problems: tools.HostProblems | None = None,
+    caps: Sequence[str] | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with every catalogue tool, each behind ``guard``
     (``tools.catalogue_tools``; their published schemas from ``schemas`` when it has them).
+    ``caps``: the opt-in tool families listed beside the default list (``tabwarden mcp
+    --caps``; ``catalogue.published.PROFILES``); None lists every tool.
     No tool's validators are built until it is first called (``sdk.defer_argument_models``)."""
+    from tabwarden.mcp_server.catalogue import BY_NAME
+    from tabwarden.mcp_server.catalogue.published import enabled_tools
+
     sdk.defer_argument_models()
     calls = tools.CallLog()
     answer = tools.ToolCalls(bridge, guard, check_upload, calls, host_problems=host_problems).answer
-    return MCPServer(
+    enabled = None if caps is None else enabled_tools(BY_NAME, caps)
+    return ListedServer(
+        listed=enabled,
         name="tabwarden",
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
-        tools=tools.catalogue_tools(guard, answer, calls, schemas),
+        tools=tools.catalogue_tools(guard, answer, calls, schemas, enabled),
     )
 
 
@@ -213,7 +235,7 @@ def _freeze_start() -> None:
     gc.enable()
 
 
-def run(host_problems: tools.HostProblems | None = None) -> int:
+def run(host_problems: tools.HostProblems | None = None, caps: Sequence[str] = ()) -> int:
     level = os.environ.get("TABWARDEN_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(
         level=getattr(logging, level, logging.WARNING),
@@ -270,7 +292,11 @@ def run(host_problems: tools.HostProblems | None = None) -> int:
         from tabwarden.mcp_server import stdio
 
         server = build_server(
-            bridge, guard, schemas=SchemaCache(gate.config), host_problems=host_problems
+            bridge,
+            guard,
+            schemas=SchemaCache(gate.config),
+            host_problems=host_problems,
+            caps=caps,
         )
         _freeze_start()
         anyio.run(stdio.serve, server)

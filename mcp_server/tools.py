@@ -66,7 +66,7 @@ from typing import Annotated, Any, Protocol, cast
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
-from mcp_types import CallToolResult, ImageContent
+from mcp_types import CallToolResult, ImageContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -84,7 +84,12 @@ from tabwarden.mcp_server.catalogue import (
     declared_texts,
     published,
 )
-from tabwarden.mcp_server.catalogue.published import compact_input, compact_output
+from tabwarden.mcp_server.catalogue.published import (
+    compact_annotations,
+    compact_input,
+    compact_output,
+    family_of_tool,
+)
 from tabwarden.mcp_server.downloads import DownloadSandbox, Saved
 from tabwarden.mcp_server.provenance import (
     MAX_EVIDENCE,
@@ -109,6 +114,7 @@ from tabwarden.protocol.codes import (
     INTERNAL_ERROR,
     KILLED,
     PROVENANCE_REFUSED,
+    TOOL_NOT_ENABLED,
 )
 
 #: Checks a file the agent named in the upload sandbox: ``(real path, size)``, or raises a
@@ -209,9 +215,18 @@ class GatedTool:
     result model]`` (the output schema). Calling it runs the gate first, always."""
 
     def __init__(
-        self, spec: ToolSpec, guard: Gatekeeper, answer: Answer, calls: CallLog | None = None
+        self,
+        spec: ToolSpec,
+        guard: Gatekeeper,
+        answer: Answer,
+        calls: CallLog | None = None,
+        *,
+        family: str | None = None,
     ) -> None:
         self.spec = spec
+        #: The opt-in family (``catalogue.published.PROFILES``) this server was started
+        #: without: the tool is not listed, and a call answers ``tool_not_enabled``.
+        self.family = family
         self._guard = guard
         self._answer = answer
         self._calls = calls
@@ -247,6 +262,13 @@ class GatedTool:
                 return error_result(*refused, read_only=self.spec.read_only)
             # Audited as refused above; say that it answered anyway, as a diagnostic.
             self._guard.outcome(self.spec.name, "answered_while_killed", KILLED)
+        if self.family is not None:
+            return error_result(
+                TOOL_NOT_ENABLED,
+                f"{self.spec.name} is in the tool family {self.family}, which this server was "
+                f"not started with: start it as `tabwarden mcp --caps {self.family}`",
+                read_only=self.spec.read_only,
+            )
         try:
             args = self.spec.arguments.model_validate(arguments)
         except ValidationError as exc:
@@ -328,7 +350,17 @@ def _published_strictly(tool: Tool) -> Tool:
         wrap_output=meta.wrap_output,
     )
     tool.parameters = compact_input({**tool.parameters, "additionalProperties": False})
+    tool.annotations = published_annotations(tool.annotations)
     return tool
+
+
+def published_annotations(annotations: ToolAnnotations | None) -> ToolAnnotations | None:
+    """``annotations`` with only the hints that differ from the specification's defaults
+    (``catalogue.published.compact_annotations``); None when none does."""
+    if annotations is None:
+        return None
+    given = compact_annotations(annotations.model_dump(by_alias=True, exclude_none=True))
+    return ToolAnnotations.model_validate(given) if given else None
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
@@ -353,12 +385,23 @@ def catalogue_tools(
     answer: Answer,
     calls: CallLog | None = None,
     schemas: SchemaCache | None = None,
+    enabled: frozenset[str] | None = None,
 ) -> list[Tool]:
     """Every catalogue tool as the SDK's ``Tool``, each behind ``guard``, each call's outcome
     kept in ``calls``: what ``MCPServer(tools=...)`` serves. With ``schemas``, the published
     schemas come from that cache when it holds this code's (``schema_cache.cache_key``) and are
-    stored there when it did not; everything else is built afresh either way."""
-    gated = [GatedTool(spec, guard, answer, calls) for spec in CATALOGUE]
+    stored there when it did not; everything else is built afresh either way. A tool not in
+    ``enabled`` (None: every tool is) answers ``tool_not_enabled`` after the gate."""
+    gated = [
+        GatedTool(
+            spec,
+            guard,
+            answer,
+            calls,
+            family=None if enabled is None or spec.name in enabled else family_of_tool(spec.name),
+        )
+        for spec in CATALOGUE
+    ]
     key = cached = None
     if schemas is not None:
         models = [m for spec in CATALOGUE for m in (spec.arguments, spec.result)]
@@ -414,7 +457,7 @@ def _tool_with(gated: GatedTool, schemas: dict[str, Any]) -> Tool:
         fn_metadata=metadata,
         is_async=True,
         context_kwarg=_CONTEXT,
-        annotations=spec.annotations,
+        annotations=published_annotations(spec.annotations),
     )
 
 

@@ -66,6 +66,7 @@ ELEMENT_NOT_VISIBLE: Final = "element_not_visible"
 ELEMENT_NOT_STABLE: Final = "element_not_stable"
 ELEMENT_DISABLED: Final = "element_disabled"
 WAIT_NOT_MET: Final = "wait_not_met"
+TOOL_NOT_ENABLED: Final = "tool_not_enabled"
 SCRIPT_ERROR: Final = "script_error"
 RESULT_TOO_LARGE: Final = "result_too_large"
 
@@ -89,6 +90,8 @@ KEYSTORE_ERROR: Final = "keystore_error"
 HOST_KEY_EXISTS: Final = "host_key_exists"
 SPAWNER_LIST_UNSAFE: Final = "spawner_list_unsafe"
 SECOND_FACTOR_LOST: Final = "second_factor_lost"
+SESSION_GONE: Final = "session_gone"
+SESSION_REFUSED: Final = "session_refused"
 
 #: The numbered codes, in table order.
 WIRE_CODES: Final = (
@@ -147,6 +150,7 @@ WIRE_CODES: Final = (
     ELEMENT_NOT_STABLE,
     ELEMENT_DISABLED,
     WAIT_NOT_MET,
+    TOOL_NOT_ENABLED,
     SCRIPT_ERROR,
     RESULT_TOO_LARGE,
 )
@@ -171,4 +175,6 @@ CLI_ONLY_CODES: Final = (
     HOST_KEY_EXISTS,
     SPAWNER_LIST_UNSAFE,
     SECOND_FACTOR_LOST,
+    SESSION_GONE,
+    SESSION_REFUSED,
 )

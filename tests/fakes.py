@@ -108,36 +108,38 @@ class FakeBrowser:
         self.proc.stdin.write(encode_body(dumps_object(message), nativemsg.HEADER, 1 << 30))
         self.proc.stdin.flush()
 
-    def receive(self) -> dict[str, Any]:
-        """The next message from the host (blocking read on its stdout). ``trust_changed``
-        notices (host/notices.py) arrive whenever the record changes on disk, between any two
-        replies: they are set aside in ``notices``, as the real extension handles them apart."""
-        assert isinstance(self.proc.stdout, io.BufferedReader)  # a PIPE with default buffering
+    def receive(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The next message from the host. ``trust_changed`` notices (host/notices.py) arrive
+        whenever the record changes on disk, between any two replies: they are set aside in
+        ``notices``, as the real extension handles them apart. A hang guard with a generous
+        deadline: a host that never answers fails the test instead of holding its worker."""
+        deadline = _deadline(timeout)
         while True:
-            frame = self._decoder.next_frame()
-            if frame is not None and frame.get("type") == "trust_changed":
+            frame = self._next_frame(deadline)
+            if frame.get("type") == "trust_changed":
                 self.notices.append(frame)
                 continue
-            if frame is not None:
-                return frame
-            chunk = self.proc.stdout.read1(65536)
-            self._decoder.receive_data(chunk)
-            if not chunk:
-                raise EOFError("host closed stdout")
+            return frame
 
     def wait_notices(self, count: int = 1, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Read until at least ``count`` ``trust_changed`` notices arrived (a hang guard with a
         generous deadline, never a timing assertion); any other message is a failure."""
-        import select
-
-        assert isinstance(self.proc.stdout, io.BufferedReader)
         deadline = _deadline(timeout)
         while len(self.notices) < count:
+            frame = self._next_frame(deadline)
+            assert frame.get("type") == "trust_changed", frame
+            self.notices.append(frame)
+        return self.notices
+
+    def _next_frame(self, deadline: float) -> dict[str, Any]:
+        """One whole frame from the host's stdout; ``TimeoutError`` once ``deadline`` passed."""
+        import select
+
+        assert isinstance(self.proc.stdout, io.BufferedReader)  # a PIPE with default buffering
+        while True:
             frame = self._decoder.next_frame()
             if frame is not None:
-                assert frame.get("type") == "trust_changed", frame
-                self.notices.append(frame)
-                continue
+                return frame
             if not select.select([self.proc.stdout], [], [], 0.5)[0]:
                 _pause_until(deadline)  # raises TimeoutError once the deadline passed
                 continue
@@ -145,7 +147,6 @@ class FakeBrowser:
             if not chunk:
                 raise EOFError("host closed stdout")
             self._decoder.receive_data(chunk)
-        return self.notices
 
     def hello(self) -> dict[str, Any]:
         self.send({"type": "hello", "protocol": 1, "extensionVersion": "test"})

@@ -5,6 +5,7 @@ Helpers only (no tests): test modules import from here, never from each other.""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -217,6 +218,25 @@ def answer_one_tab_list(browser: FakeBrowser) -> None:
         pass
     assert request["type"] == "request" and request["action"] == "tab_list", request
     browser.send({"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}})
+
+
+async def played(call: asyncio.Task[Any], play: Any, *args: Any) -> Any:
+    """Run ``play(*args)`` (the fake extension's side: it reads the relayed request and answers)
+    in a thread while the tool ``call`` runs. A call that ends without its request reaching the
+    extension (refused, or failed on the way) is the failure it is, named with its result, not
+    a wait for a request that will never come."""
+    playing = asyncio.ensure_future(asyncio.to_thread(play, *args))
+    done, _ = await asyncio.wait({call, playing}, return_when=asyncio.FIRST_COMPLETED)
+    if playing not in done:
+        # The call may end a moment before the thread that answered it returns; a thread still
+        # waiting for the request after this generous deadline never saw one.
+        try:
+            return await asyncio.wait_for(asyncio.shield(playing), 20)
+        except TimeoutError:
+            raise AssertionError(
+                f"the call ended before the extension saw its request: {call.result()}"
+            ) from None
+    return playing.result()
 
 
 def nothing_relayed(browser: FakeBrowser) -> None:

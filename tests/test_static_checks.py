@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,45 @@ def test_an_event_loop_of_its_own_is_found() -> None:
     new = "async def test_x(agent: Client) -> None:\n    await until('x', check)\n"
     assert own_event_loops(old) == [2]
     assert own_event_loops(new) == []
+
+
+#: An issue (or task) number in code: it means nothing to a reader of the code, and the issue
+#: tracker's numbering is not the project's. Say what the code does and why instead.
+ISSUE_NUMBER = re.compile(r"\b(?:issue|task)s?\s*#?\d+\b", re.IGNORECASE)
+CODE_DIRS = (
+    "bench",
+    "extension",
+    "fuzz",
+    "host",
+    "mcp_server",
+    "protocol",
+    "scripts",
+    "tabwarden",
+    "tests",
+    "trust",
+)
+CODE_SUFFIXES = {".py", ".js", ".mjs", ".html", ".css", ".sh", ""}
+
+
+def issue_numbers(text: str) -> list[int]:
+    """Lines of ``text`` that name an issue by its number."""
+    return [n for n, line in enumerate(text.splitlines(), 1) if ISSUE_NUMBER.search(line)]
+
+
+def test_no_code_names_an_issue_by_number() -> None:
+    tracked = _run("git", "ls-files", *CODE_DIRS).stdout.split()
+    found = {
+        name: lines
+        for name in tracked
+        if Path(name).suffix in CODE_SUFFIXES
+        and "node_modules" not in name
+        and (ROOT / name).is_file()
+        and (lines := issue_numbers((ROOT / name).read_text(errors="replace")))
+    }
+    assert not found, f"issue numbers in code (say what and why instead): {found}"
+
+
+def test_an_issue_number_is_found() -> None:
+    issue, task = "iss" + "ue", "ta" + "sk"  # (split, so this file names none itself)
+    sample = f'"""Actionability ({issue} 31): ..."""\nx = 1  # see {task} #7\nok = "t{issue} 3"'
+    assert issue_numbers(sample) == [1, 2]

@@ -47,11 +47,13 @@ export function captureHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageConsole(args, ctx) {
     const level = args.level === "error" || args.level === "warning" ? args.level : "all";
+    // the opt-in levels' names are the wire schema's (log, info, debug)
+    const levels = Array.isArray(args.levels) ? [...new Set(args.levels.map(String))] : [];
     const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
     const clear = argClear(args);
     const { tabId, capture } = await gated(args, ctx, "page_console");
     if (!on(ctx, "consoleCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("consoleCapture", "page_console") };
-    return capture.console(tabId, { level, limit, clear }, ctx.policy.approves);
+    return capture.console(tabId, { level, levels, limit, clear }, ctx.policy.approves);
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */

@@ -13,7 +13,7 @@ import { FULL_PAGE_MAX, imageSize } from "../shared/screenshot.js";
 import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
 import { CODE } from "../shared/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../worker/markdown.js";
-import { maskText, maskValue } from "../worker/mask.js";
+import { maskHref, maskText, maskValue } from "../worker/mask.js";
 import { maskCards } from "../worker/redact.js";
 import { truncate } from "../worker/text.js";
 import { isPlainObject } from "../shared/wire.js";
@@ -135,17 +135,51 @@ export function readStorage(area, key, max) {
 }
 
 /**
- * Runs in the page: text and chosen attributes of the elements matching `selector`. Form field
- * text is never read; a password input's value attribute never; a hidden input's is masked by
- * the caller.
+ * The attributes whose value is an address (or, for the srcset ones, a list of them): page_scrape
+ * answers them absolute, resolved against the document's base URL, and masked as links are.
+ */
+export const URL_ATTRS = Object.freeze(["href", "src", "action", "formaction", "poster", "cite", "data", "background",
+  "longdesc", "xlink:href", "srcset", "imagesrcset"]);
+
+/**
+ * A srcset's candidates ("url 2x, url 640w") with `each` applied to every URL.
+ * @param {string} value
+ * @param {(url: string) => string} each
+ */
+export function mapSrcset(value, each) {
+  return value.split(",").map((part) => {
+    const words = part.trim().split(/\s+/);
+    return words[0] === "" ? part.trim() : [each(words[0]), ...words.slice(1)].join(" ");
+  }).join(", ");
+}
+
+/**
+ * Runs in the page: text and chosen attributes of the elements matching `selector`, every
+ * address attribute (`urlAttrs`) resolved against the document's base URL. Form field text is
+ * never read; a password input's value attribute never; a hidden input's is masked by the caller.
  * @param {string} selector
  * @param {string[]} attrs
  * @param {number} max
  * @param {number} maxText
+ * @param {string[]} [urlAttrs]
  */
-export function scrapePage(selector, attrs, max, maxText) {
+export function scrapePage(selector, attrs, max, maxText, urlAttrs = []) {
   const href = String(location.href);
   const origin = String(globalThis.origin);
+  const base = String(document.baseURI ?? href);
+  /** @param {string} v */
+  const absolute = (v) => {
+    try {
+      return new URL(v.trim(), base).href;
+    } catch {
+      return v;
+    }
+  };
+  /** @param {string} v */
+  const srcset = (v) => v.split(",").map((part) => {
+    const words = part.trim().split(/\s+/);
+    return words[0] === "" ? part.trim() : [absolute(words[0]), ...words.slice(1)].join(" ");
+  }).join(", ");
   let nodes;
   try {
     nodes = document.querySelectorAll(selector);
@@ -165,7 +199,7 @@ export function scrapePage(selector, attrs, max, maxText) {
       if (lower === "value" && type === "password") continue;
       const v = el.getAttribute(name);
       if (v === null) continue;
-      out[name] = v;
+      out[name] = !urlAttrs.includes(lower) ? v : lower.endsWith("srcset") ? srcset(v) : absolute(v);
       if (lower === "value" && type === "hidden") hiddenValues.push(name);
     }
     items.push({ text: text.slice(0, maxText), attrs: out, hiddenValues });
@@ -297,10 +331,11 @@ export function readHandlers(deps) {
   async function pageMarkdown(args, ctx) {
     const offset = argInt(args, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
     const maxChars = argInt(args, "maxChars", 100_000, 1, MAX_TEXT_CHARS);
+    const main = args.main === true;
     const { tabId, tab, frameId, origin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_markdown");
     let read;
     try {
-      const run = frameId === 0 ? browser.executeScript(tabId, readPageBlocks) : browser.executeScriptArgs(tabId, readPageBlocks, [], "ISOLATED", frameId);
+      const run = frameId === 0 && !main ? browser.executeScript(tabId, readPageBlocks) : browser.executeScriptArgs(tabId, readPageBlocks, [{ main }], "ISOLATED", frameId);
       read = firstResult(await step(ctx, "read this page", run), "read this page");
     } catch (err) {
       if (err instanceof BridgeError) throw err;
@@ -318,7 +353,7 @@ export function readHandlers(deps) {
     const selector = String(args.selector);
     const attrs = Array.isArray(args.attrs) ? args.attrs.map(String) : [];
     const { tabId, frameId, origin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_scrape");
-    const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT], "read this page", undefined, frameId);
+    const read = await inject(ctx, tabId, scrapePage, [selector, [...new Set(attrs)], MAX_ITEMS, MAX_ITEM_TEXT, [...URL_ATTRS]], "read this page", undefined, frameId);
     sameOrigin(read, origin);
     if (read.error === "selector") throw new BridgeError(CODE.BAD_REQUEST, "selector is not a valid CSS selector");
     if (!Array.isArray(read.items)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
@@ -327,7 +362,11 @@ export function readHandlers(deps) {
       /** @type {Record<string, string>} */
       const out = {};
       for (const [k, v] of Object.entries(isPlainObject(item.attrs) ? item.attrs : {})) {
-        if (typeof v === "string") out[k] = hidden.has(k) ? maskValue(k, v) : maskCards(v);
+        if (typeof v !== "string") continue;
+        const lower = k.toLowerCase();
+        // an address is masked as a snapshot's links are (no userinfo, secret-like query values by shape)
+        const kept = !URL_ATTRS.includes(lower) ? v : lower.endsWith("srcset") ? mapSrcset(v, maskHref) : maskHref(v);
+        out[k] = hidden.has(k) ? maskValue(k, v) : maskCards(kept);
       }
       return { text: maskCards(String(item.text ?? "").slice(0, MAX_ITEM_TEXT)), attrs: out };
     });

@@ -855,16 +855,24 @@ var tabwardenActions = (() => {
   /** How long one look at a box waits for the next animation frame before it looks anyway. */
   const FRAME_MS = 80;
   /**
-   * The next animation frame, or FRAME_MS later when none comes (Chrome may draw no frame for a
-   * long time in a throttled cross-origin frame: no frame is never taken as movement).
+   * How long the looks go on without seeing one real frame before a still box is taken as still:
+   * a box only moves at frames (a CSS animation's time advances there), so looks that saw none
+   * prove nothing on a machine too busy to draw on time; a document Chrome draws no frames for
+   * (a throttled cross-origin frame) pays this once.
+   */
+  const NO_FRAME_MS = 1000;
+  /**
+   * The next animation frame (true), or FRAME_MS later when none comes (false): Chrome may draw
+   * no frame for a long time in a throttled cross-origin frame; no frame is never movement.
+   * @returns {Promise<boolean>}
    */
   function nextFrame() {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, FRAME_MS);
+      const timer = setTimeout(() => resolve(false), FRAME_MS);
       if (typeof globalThis.requestAnimationFrame === "function") {
         globalThis.requestAnimationFrame(() => {
           clearTimeout(timer);
-          resolve(undefined);
+          resolve(true);
         });
       }
     });
@@ -888,7 +896,8 @@ var tabwardenActions = (() => {
   /**
    * One look at whether the target of an element action is actionable (handlers/ready.js looks
    * again until it is): it exists (else element_not_found from resolve), is visible, is enabled
-   * (`a.enabled`), shows the same box over two animation-frame intervals (three looks), and
+   * (`a.enabled`), shows the same box over two animation-frame intervals (three looks, one at
+   * least after a real frame unless none comes within NO_FRAME_MS), and
    * (`a.hit`, page_click) is what is at the centre of its shown box: the very hit test pointAt
    * makes (hitAt, holds, shownBox). Answers {ok: true} or {fail, desc, hitTarget?}.
    * @param {Record<string, any>} a
@@ -900,8 +909,10 @@ var tabwardenActions = (() => {
     if (a.enabled === true && disabled(el)) return { fail: "element_disabled", desc };
     if (a.hit === true && shownBox(el) === null) scrollIn(el);
     let seen = boxKey(el);
-    for (let n = 0; n < 2; n++) {
-      await nextFrame();
+    const started = Date.now();
+    let framed = false;
+    for (let n = 0; n < 2 || (!framed && Date.now() - started < NO_FRAME_MS); n++) {
+      framed = (await nextFrame()) || framed;
       if (!el.isConnected) return { fail: "element_not_found", desc };
       const now = boxKey(el);
       if (now !== seen) return { fail: "element_not_stable", desc };

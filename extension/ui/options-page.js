@@ -9,6 +9,7 @@
 // text into the DOM as HTML (textContent only) and never pin anything itself (the worker stores
 // the record).
 
+import { versionText } from "./popup-page.js";
 import { CODE } from "../shared/error-codes.js";
 import { problemText } from "../shared/host-problem.js";
 import { refusalHint } from "./policy-page.js";
@@ -32,16 +33,18 @@ const GATE_TEXT = Object.freeze({
 });
 
 /**
- * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void}} deps onPaired: called
- *   after a successful pairing (options.js re-renders the Policy section)
+ * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void, version?: string}} deps
+ *   onPaired: called after a successful pairing (options.js re-renders the Policy section);
+ *   version: the manifest's, shown in #version
  * @returns {Promise<{pair: () => Promise<string>, refresh: () => Promise<void>}>}
  */
-export async function runOptionsPage({ doc, api, onPaired = () => {} }) {
+export async function runOptionsPage({ doc, api, onPaired = () => {}, version = "" }) {
   /** @param {string} id @param {string} text */
   const show = (id, text) => {
     const el = doc.getElementById(id);
     if (el) el.textContent = text;
   };
+  show("version", versionText(version));
   const pairing = doc.getElementById("pairing");
   const button = /** @type {HTMLButtonElement} */ (doc.getElementById("pair"));
   const input = /** @type {HTMLInputElement} */ (doc.getElementById("code"));

@@ -24,6 +24,15 @@ const PHASE_TEXT = Object.freeze({
 });
 
 /**
+ * The extension's version as the popup and options page show it (#version): its manifest's
+ * `version`, or nothing when it is not a plain version string.
+ * @param {unknown} version
+ */
+export function versionText(version) {
+  return typeof version === "string" && /^[0-9][0-9.]{0,30}$/.test(version) ? `v${version}` : "";
+}
+
+/**
  * One line of #state.
  * @param {any} s a popup_status answer
  */
@@ -98,15 +107,16 @@ export function seenText(s) {
 
 /**
  * @param {{doc: Document, api: {sendMessage: (msg: object) => Promise<any>, openOptionsPage?: () => Promise<void>},
- *   now?: () => number}} deps
+ *   now?: () => number, version?: string}} deps version: the manifest's (#version)
  * @returns {Promise<{refresh: () => Promise<void>, kill: () => Promise<string>}>}
  */
-export async function runPopupPage({ doc, api }) {
+export async function runPopupPage({ doc, api, version = "" }) {
   /** @param {string} id @param {string} text */
   const show = (id, text) => {
     const el = doc.getElementById(id);
     if (el) el.textContent = text;
   };
+  show("version", versionText(version));
   const killButton = /** @type {HTMLButtonElement} */ (doc.getElementById("kill"));
 
   /** @param {any} s */

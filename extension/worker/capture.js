@@ -35,6 +35,16 @@ export const GLOBAL_BODY_BUDGET = 8 * 1024 * 1024;
 export const CHROME_BUFFER = Object.freeze({ maxTotalBufferSize: 16 * 1024 * 1024, maxResourceBufferSize: BODY_CAP * 4 });
 /** The console levels recorded, and the request types (CDP ResourceType). */
 export const LEVELS = Object.freeze(["error", "warning"]);
+/**
+ * The levels recorded besides, in a ring of their own (a chatty page's logs never push an error
+ * out) and answered only when page_console asks for them (`levels`).
+ */
+export const OPT_IN_LEVELS = Object.freeze(["log", "info", "debug"]);
+/** A console API call's level (CDP Runtime.consoleAPICalled `type`); null: not recorded. */
+const API_LEVEL = new Map([["error", "error"], ["assert", "error"], ["warning", "warning"], ["log", "log"], ["dir", "log"],
+  ["dirxml", "log"], ["table", "log"], ["trace", "log"], ["count", "log"], ["timeEnd", "log"], ["info", "info"], ["debug", "debug"]]);
+/** A browser message's level (CDP Log.entryAdded `level`). */
+const LOG_LEVEL = new Map([["error", "error"], ["warning", "warning"], ["info", "info"], ["verbose", "debug"]]);
 const NETWORK_TYPES = new Set(["XHR", "Fetch"]);
 /** Why a body is not in an entry. */
 export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget", BINARY: "binary", ORIGIN: "origin", UNAVAILABLE: "unavailable" });
@@ -80,7 +90,7 @@ function keptText(raw) {
 
 /**
  * The console entry a Runtime/Log event makes, without its origin (the caller resolves it), or
- * null when the event is not an error or warning.
+ * null when the event is not a console message of a recorded level (LEVELS, OPT_IN_LEVELS).
  * @param {string} method
  * @param {unknown} params
  * @returns {{ts: number, level: string, text: string, source: string, contextId?: number, url?: string} | null}
@@ -89,7 +99,7 @@ export function consoleEntryOf(method, params) {
   if (!isPlainObject(params)) return null;
   const p = /** @type {any} */ (params);
   if (method === "Runtime.consoleAPICalled") {
-    const level = p.type === "error" || p.type === "assert" ? "error" : p.type === "warning" ? "warning" : null;
+    const level = API_LEVEL.get(String(p.type)) ?? null;
     if (level === null) return null;
     const args = Array.isArray(p.args) ? p.args : [];
     const text = (p.type === "assert" ? "Assertion failed: " : "") + args.map(remoteText).join(" ");
@@ -104,7 +114,7 @@ export function consoleEntryOf(method, params) {
   }
   if (method === "Log.entryAdded") {
     const e = isPlainObject(p.entry) ? p.entry : {};
-    const level = e.level === "error" ? "error" : e.level === "warning" ? "warning" : null;
+    const level = LOG_LEVEL.get(String(e.level)) ?? null;
     if (level === null) return null;
     return { ts: Math.trunc(Number(e.timestamp) || 0), level, text: keptText(String(e.text ?? "")), source: "browser", url: typeof e.url === "string" ? e.url : "" };
   }
@@ -114,13 +124,13 @@ export function consoleEntryOf(method, params) {
 // ---------------------------------------------------------------- the store
 
 /**
- * @typedef {{ts: number, level: string, text: string, source: string, origin: string | null}} ConsoleEntry
+ * @typedef {{ts: number, level: string, text: string, source: string, origin: string | null, seq?: number}} ConsoleEntry
  * @typedef {{ts: number, method: string, url: string, status: number, type: string, mimeType: string,
  *   size: number, origin: string | null, targetOrigin: string | null, body?: string, bodyBytes: number,
  *   bodyOmitted?: string, failed?: string, evicted?: boolean}} NetworkEntry
  * @typedef {{ts: number, method: string, url: string, type: string, origin: string | null,
  *   targetOrigin: string | null, status: number, mimeType: string, size: number}} Pending
- * @typedef {{consoleRing: ConsoleEntry[], seen: Set<string>, since: number, contexts: Map<number, string>,
+ * @typedef {{consoleRing: ConsoleEntry[], verboseRing: ConsoleEntry[], seen: Set<string>, since: number, verboseSince: number, contexts: Map<number, string>,
  *   networkRing: NetworkEntry[], pending: Map<string, Pending>, bodyBytes: number, inflight: Set<Promise<void>>}} TabCapture
  */
 
@@ -149,12 +159,14 @@ export function createCapture({ send, hold, attached, now, log = console }) {
   /** The last policy seen (a body is fetched only for an approved target). */
   let policy = NO_POLICY;
   let globalBodyBytes = 0;
+  /** The order console entries arrived in (page_console merges its two rings by it). */
+  let arrived = 0;
 
   /** @param {number} tabId @returns {TabCapture} */
   function tab(tabId) {
     let t = tabs.get(tabId);
     if (t === undefined) {
-      t = { consoleRing: [], seen: new Set(), since: 0, contexts: new Map(), networkRing: [], pending: new Map(), bodyBytes: 0, inflight: new Set() };
+      t = { consoleRing: [], verboseRing: [], seen: new Set(), since: 0, verboseSince: 0, contexts: new Map(), networkRing: [], pending: new Map(), bodyBytes: 0, inflight: new Set() };
       tabs.set(tabId, t);
     }
     return t;
@@ -169,6 +181,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
   function dropConsole() {
     for (const t of tabs.values()) {
       t.consoleRing.length = 0;
+      t.verboseRing.length = 0;
       t.seen.clear();
       t.contexts.clear();
     }
@@ -226,7 +239,10 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     while (ring.length > CONSOLE_RING) {
       const old = /** @type {ConsoleEntry} */ (ring.shift());
       t.seen.delete(`${old.source}|${old.ts}|${old.level}|${old.origin}|${old.text}`);
-      t.since = Math.max(t.since, old.ts + 1); // a later replay of an evicted one stays out
+      // a later replay of an evicted one stays out (each ring keeps its own mark, so a chatty
+      // page's logs going out never keep out an error of the same millisecond)
+      if (ring === t.consoleRing) t.since = Math.max(t.since, old.ts + 1);
+      else t.verboseSince = Math.max(t.verboseSince, old.ts + 1);
     }
   }
 
@@ -367,9 +383,10 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     const e = consoleEntryOf(method, p);
     if (e === null || began.console === null) return;
     // Since capture began (Runtime.enable and Log.enable replay what the page logged before).
-    if (e.ts < began.console || e.ts < t.since) return;
+    const opted = !LEVELS.includes(e.level);
+    if (e.ts < began.console || e.ts < (opted ? t.verboseSince : t.since)) return;
     const origin = e.source === "browser" ? originOf(e.url) : Number.isInteger(e.contextId) ? t.contexts.get(/** @type {number} */ (e.contextId)) ?? null : null;
-    pushConsole(t.consoleRing, t, { ts: e.ts, level: e.level, text: e.text, source: e.source, origin });
+    pushConsole(opted ? t.verboseRing : t.consoleRing, t, { ts: e.ts, level: e.level, text: e.text, source: e.source, origin, seq: ++arrived });
   }
 
   return {
@@ -439,21 +456,27 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     },
 
     /**
-     * page_console's answer for one tab: the newest `limit` entries of `level` (oldest first)
-     * whose origin `approves` approves; the rest withheld (counted). `clear` empties the tab's ring.
+     * page_console's answer for one tab: the newest `limit` entries of `level` and of the opt-in
+     * `levels` (oldest first) whose origin `approves` approves; the rest withheld (counted).
+     * `clear` empties the tab's rings.
      * @param {number} tabId
-     * @param {{level: "error" | "warning" | "all", limit: number, clear: boolean}} q
+     * @param {{level: "error" | "warning" | "all", levels?: string[], limit: number, clear: boolean}} q
      * @param {(origin: string | null) => boolean} approves the call's policy's `approves`
      */
-    console(tabId, { level, limit, clear }, approves) {
+    console(tabId, { level, levels = [], limit, clear }, approves) {
       const t = tabs.get(tabId);
-      const all = t === undefined ? [] : t.consoleRing.filter((e) => level === "all" || e.level === level);
+      const asked = t === undefined ? [] : t.consoleRing.filter((e) => level === "all" || e.level === level);
+      const also = t === undefined || levels.length === 0 ? [] : t.verboseRing.filter((e) => levels.includes(e.level));
+      // both rings hold entries in the order they arrived: merged by it
+      const all = also.length === 0 ? asked : [...asked, ...also].sort((x, y) => (x.seq ?? 0) - (y.seq ?? 0));
       const shown = all.filter((e) => approves(e.origin));
       const entries = shown.slice(-limit).map(({ ts, level: l, text, source, origin }) => ({ ts, level: l, text, source, origin: /** @type {string} */ (origin) }));
       if (clear && t !== undefined) {
         // A later replay of a cleared entry stays out.
         for (const e of t.consoleRing) t.since = Math.max(t.since, e.ts + 1);
+        for (const e of t.verboseRing) t.verboseSince = Math.max(t.verboseSince, e.ts + 1);
         t.consoleRing.length = 0;
+        t.verboseRing.length = 0;
         t.seen.clear();
       }
       return { enabled: began.console !== null, entries, withheld: all.length - shown.length, more: shown.length - entries.length };

@@ -10,9 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .vocabulary import BadArguments, Lineage
 
-TabId = Annotated[
-    int, Field(ge=0, description="a tab id from tab_open or tab_list (your own tabs only)")
-]
+TabId = Annotated[int, Field(ge=0, description="from tab_open or tab_list")]
 
 
 Url = Annotated[
@@ -34,27 +32,23 @@ Ref = Annotated[
     str | None,
     Field(
         pattern=f"^$|{REF_SHAPE}",
-        description='element ref from page_snapshot, e.g. "@e12" (bound to that document)',
+        description="from page_snapshot",
     ),
     Lineage.INERT,
 ]
 
 
-Selector = Annotated[
-    str | None, Field(max_length=MAX_ADDRESS, description="CSS selector"), Lineage.INERT
-]
+Selector = Annotated[str | None, Field(max_length=MAX_ADDRESS), Lineage.INERT]
 
 
 Text = Annotated[
     str | None,
-    Field(max_length=MAX_ADDRESS, description="visible text of the element"),
+    Field(max_length=MAX_ADDRESS, description="the element's visible text"),
     Lineage.INERT,
 ]
 
 
-XPath = Annotated[
-    str | None, Field(max_length=MAX_ADDRESS, description="XPath expression"), Lineage.INERT
-]
+XPath = Annotated[str | None, Field(max_length=MAX_ADDRESS), Lineage.INERT]
 
 
 Index = Annotated[
@@ -62,24 +56,18 @@ Index = Annotated[
     Field(
         ge=0,
         le=100_000,
-        description="which match, 0-based, in document order (without it, a selector, text or "
-        "xpath matching several elements answers ambiguous with the candidates)",
+        description="which of several matches, 0-based",
     ),
 ]
 
 
 Match = Annotated[
     Literal["exact", "substring"],
-    Field(
-        description='text: "exact" (default) matches an element\'s whole text, whitespace '
-        'collapsed; "substring" a part of it'
-    ),
+    Field(description="how text matches"),
 ]
 
 
-IgnoreCase = Annotated[
-    bool, Field(description="text: compare without regard to case (default: case-sensitive)")
-]
+IgnoreCase = Annotated[bool, Field(description="text: ignore case")]
 
 
 Frame = Annotated[
@@ -87,8 +75,7 @@ Frame = Annotated[
     Field(
         ge=0,
         le=2**31 - 1,
-        description="a frameId from page_frames: act inside that frame, whose origin is gated on "
-        "its own (default: the top frame)",
+        description="a frameId from page_frames",
     ),
 ]
 
@@ -138,10 +125,7 @@ ActionableMs = Annotated[
     Field(
         ge=0,
         le=10_000,
-        description="before acting, wait up to this many ms for the element to exist and be "
-        "visible, still (not moving), enabled and not covered; a miss answers which of these "
-        "failed (element_not_found, element_not_visible, element_not_stable, element_disabled, "
-        "element_covered)",
+        description="wait up to this for the element to be actionable",
     ),
 ]
 
@@ -218,7 +202,7 @@ def _pick(named: Any) -> dict[str, Any]:
     return pick
 
 
-WaitMs = Annotated[int, Field(ge=0, le=120_000, description="give up after this many ms")]
+WaitMs = Annotated[int, Field(ge=0, le=120_000)]
 
 
 class WaitFor(Model):
@@ -260,11 +244,9 @@ class Observe(Model):
 
     snapshot: Annotated[
         Literal["compact", "full"] | None,
-        Field(description="compact: interactive elements only; full: the whole snapshot"),
+        Field(description="compact: interactive elements only"),
     ] = None
-    text: Annotated[bool, Field(description="the page's visible text (its first 20,000 chars)")] = (
-        False
-    )
+    text: Annotated[bool, Field(description="the page's text (first 20,000 chars)")] = False
 
 
 class Acting(Arguments):
@@ -272,11 +254,10 @@ class Acting(Arguments):
     before it acts)."""
 
     waitFor: Annotated[  # noqa: N815
-        WaitFor | None, Field(description="after the action, wait for this (else: timeout)")
+        WaitFor | None,
+        Field(description="then wait until one of ref, selector, text is visible or absent"),
     ] = None
-    observe: Annotated[
-        Observe | None, Field(description="after the action, return what the tab shows now")
-    ] = None
+    observe: Annotated[Observe | None, Field(description="then return what the tab shows")] = None
 
     AFTER: ClassVar[tuple[str, ...]] = ("waitFor", "observe")
 

@@ -23,13 +23,20 @@ CaptureClear = Annotated[
 
 class ConsoleArgs(TabArgs):
     level: Literal["error", "warning", "all"] = "all"
+    levels: Annotated[
+        list[Literal["log", "info", "debug"]],
+        Field(
+            max_length=3,
+            description="also these levels (opt-in; by default errors and warnings only)",
+        ),
+    ] = []
     limit: CaptureLimit = 50
     clear: CaptureClear = False
 
 
 class ConsoleEntry(Model):
     ts: int = Field(description="when the page logged it (ms since the epoch)")
-    level: str = Field(description="error or warning")
+    level: str = Field(description="error or warning; log, info or debug when asked (levels)")
     text: str = Field(description="masked: card-like numbers, tokens, secret-named values")
     source: str = Field(description="console (console.error/warn/assert), exception (uncaught), "
                         "or browser (Chrome's own message about the page)")  # fmt: skip
@@ -47,10 +54,8 @@ class ConsoleOut(Model):
 PAGE_CONSOLE = ToolSpec(
     name="page_console",
     title="Read a tab's console errors",
-    description="Console errors and warnings and uncaught exceptions of one of your tabs "
-    "since capture began (oldest first; level, limit, clear), masked, from approved origins "
-    "only (others counted as withheld). Recorded only while the signed policy enables "
-    "consoleCapture; otherwise enabled: false.",
+    description="Console errors, warnings and exceptions of a tab (log, info and debug when asked "
+    "with levels), when policy enables capture.",
     arguments=ConsoleArgs,
     result=ConsoleOut,
     annotations=READ,
@@ -68,8 +73,8 @@ PAGE_CONSOLE = ToolSpec(
             "otherwise `enabled: false`"
         ),
         args=(
-            "`tabId`, `level?` (`error` \\| `warning` \\| `all`), `limit?` (1–200, default 50), "
-            "`clear?`"
+            "`tabId`, `level?` (`error` \\| `warning` \\| `all`), `levels?` (opt-in: `log`, "
+            "`info`, `debug`), `limit?` (1–200, default 50), `clear?`"
         ),
         result=(
             "`{enabled, entries: [{ts, level, text (masked), source: "
@@ -124,10 +129,8 @@ class NetworkOut(Model):
 PAGE_NETWORK = ToolSpec(
     name="page_network",
     title="Read a tab's XHR/fetch responses",
-    description="Recent XHR/fetch responses of one of your tabs: method, URL (secret query "
-    "values masked), status, type, size and the text body up to 256 KB (else bodyOmitted "
-    "and why); never a header or a cookie. url filters by substring. Recorded only while "
-    "the signed policy enables networkCapture; otherwise enabled: false.",
+    description="Recent XHR/fetch responses of a tab (when policy enables capture); no headers or"
+    " cookies.",
     arguments=NetworkArgs,
     result=NetworkOut,
     annotations=READ,

@@ -105,12 +105,8 @@ class Fetched(Model):
 PAGE_FETCH = ToolSpec(
     name="page_fetch",
     title="Send a request from a page",
-    description="fetch() from one of your tabs, with the page's cookies, to a URL on an "
-    "approved site: GET, POST, PUT, PATCH, DELETE or HEAD, an optional text body and a few "
-    "safe headers. Off unless the signed policy enables it (pageFetch); then the person "
-    "confirms EVERY call, seeing the method and URL. Redirects are not followed. The text "
-    "body is masked and capped (maxBytes); saveAs writes it into the download sandbox "
-    "instead of returning it.",
+    description="fetch() from a tab with its cookies to an approved site. Off unless policy "
+    "enables it; the person confirms every call. Redirects are not followed.",
     arguments=FetchArgs,
     result=Fetched,
     annotations=RISKY,

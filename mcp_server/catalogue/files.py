@@ -58,9 +58,7 @@ class Saved(Model):
 PAGE_PDF = ToolSpec(
     name="page_pdf",
     title="Save a tab as PDF",
-    description="Print one of your tabs to a PDF file in the download sandbox "
-    "(TABWARDEN_DOWNLOAD_DIR, default <config>/downloads) and answer its path and size; the "
-    "PDF itself is never returned. landscape, printBackground, scale 0.1-2, pageRanges.",
+    description="Print a tab to a PDF in the download sandbox; answers its path.",
     arguments=PdfArgs,
     result=Saved,
     annotations=ACT,
@@ -123,11 +121,7 @@ class DownloadOut(Model):
 PAGE_WAIT_DOWNLOAD = ToolSpec(
     name="page_wait_download",
     title="Wait for a download",
-    description="Wait for a download one of your tabs started (optionally one whose file "
-    "name or URL contains a substring; one that began before this call counts) to finish: "
-    "started (still running at timeoutMs), complete (copied into the download sandbox: "
-    "path, size) or failed (reason). Observes only: Chrome's own file and history are left "
-    "alone.",
+    description="Wait for a tab's download to finish; answers its path in the download sandbox.",
     arguments=WaitDownloadArgs,
     result=DownloadOut,
     annotations=ACT,
@@ -221,9 +215,7 @@ class ViewportOut(Model):
 PAGE_VIEWPORT = ToolSpec(
     name="page_viewport",
     title="Emulate a device",
-    description="Emulate a screen on one of your tabs: preset mobile, tablet or desktop, or "
-    "width/height, deviceScaleFactor (at most 3), mobile and touch; reset ends it. Answers "
-    "what the page then sees (innerWidth, innerHeight, devicePixelRatio, coarse pointer).",
+    description="Emulate a screen size (preset or width/height) on a tab; reset ends it.",
     arguments=ViewportArgs,
     result=ViewportOut,
     annotations=ACT,

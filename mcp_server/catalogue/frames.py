@@ -27,9 +27,8 @@ class Frames(Model):
 PAGE_FRAMES = ToolSpec(
     name="page_frames",
     title="List a tab's frames",
-    description="The frames of one of your tabs (top first): frameId (pass it as frame to "
-    "any element tool), parent, origin, and url and name only for origins the policy "
-    "approves. Acting in a frame gates its origin on its own.",
+    description="The frames of a tab: frameId (the frame argument of element tools), parent, "
+    "origin.",
     arguments=TabArgs,
     result=Frames,
     annotations=READ,

@@ -4,7 +4,9 @@
 declarations in this package:
 
 - ``tests/mcp_server/tools_list.json``: what ``tools/list`` publishes (names, titles,
-  descriptions, input and output schemas, annotations), as the in-process server lists it;
+  descriptions, input and output schemas, annotations), as the in-process server lists it with
+  every tool (``tabwarden mcp --caps all``; the default list leaves out the opt-in families,
+  ``published.PROFILES``);
 - README.md's Tools table and docs/protocol.md's action catalogue, each between its markers
   (``ToolSpec.docs`` holds the rows' words);
 - ``extension/worker/catalogue.js``: the facts the extension acts on (which handler family serves

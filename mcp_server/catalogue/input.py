@@ -84,10 +84,7 @@ class HoverOut(Targeted, Waited, Pointed):
 PAGE_HOVER = ToolSpec(
     name="page_hover",
     title="Hover",
-    description="Move the real pointer (Chrome's debugger) over an element's visible centre "
-    "or a viewport point, so CSS :hover and pointer events apply; reports covered and "
-    "hitTarget when another element is on top. With frame, inside that frame (x and y "
-    "answered are the tab's viewport).",
+    description="Move the real pointer over an element or a viewport point (CSS :hover applies).",
     arguments=PointArgs,
     result=HoverOut,
     annotations=ACT,
@@ -131,13 +128,9 @@ class MouseOut(Targeted, Waited, Pointed):
 PAGE_MOUSE = ToolSpec(
     name="page_mouse",
     title="Click with the real mouse",
-    description="A trusted click (event.isTrusted) through Chrome's debugger at an element's "
-    "visible centre or a viewport point: button, clickCount 1-3, modifiers. When another "
-    "element covers the point it answers covered: true with hitTarget and hitRef and does "
-    "not click unless force. Submit buttons and links ask the person, as page_click does. "
-    "With frame, inside that frame (also same-site or cross-site iframes; x and y answered "
-    "are the tab's viewport); an element of the enclosing page over the frame is covered, "
-    "never clicked.",
+    description="A trusted mouse click at an element or a viewport point: button, clickCount, "
+    "modifiers. Refuses a covered point unless force. Submits and links ask the "
+    "person.",
     arguments=MouseArgs,
     result=MouseOut,
     annotations=ACT,
@@ -247,13 +240,8 @@ class DragOut(Targeted, Waited, Model):
 PAGE_DRAG = ToolSpec(
     name="page_drag",
     title="Drag and drop with the real mouse",
-    description="Press the real mouse button (Chrome's debugger, trusted input) on an element's "
-    "visible centre or a viewport point, move in steps, and release over `to` (an element or "
-    "a point): works for HTML5 draggable drop zones and pointer-event sortable lists. A "
-    "covered start or end is refused (element_covered), as is an end over an embedded frame "
-    "(name it with to.frame). With frame (and to.frame), inside frames; each frame's origin "
-    "is gated. Dragging a submit button or a link, or dropping on one, asks the person, as "
-    "page_click does.",
+    description="Drag with the real mouse from an element or point to `to` (an element or point)."
+    " Dragging or dropping on a submit or link asks the person.",
     arguments=DragArgs,
     result=DragOut,
     annotations=ACT,
@@ -343,13 +331,8 @@ class DialogOut(Model):
 PAGE_DIALOG = ToolSpec(
     name="page_dialog",
     title="Answer, arm or list JavaScript dialogs",
-    description="action: accept or dismiss the alert/confirm/prompt/beforeunload dialog "
-    "blocking one of your tabs (while one is open, every other call on the tab answers "
-    "dialog_open). arm: with policy dialogArming on, dialogs never block: each is dismissed "
-    "at once unless you armed a one-shot answer for this page's next one (bound to its "
-    "document and origin, cleared by any navigation). promptText answers a prompt(). "
-    "Accepting a confirm()/prompt(), or arming an accept, asks the person first when policy "
-    "confirms submits; dismissing is always free. Every answer lists the recent dialogs.",
+    description="Accept or dismiss the dialog blocking a tab (other calls answer dialog_open "
+    "meanwhile), or arm an answer for the next one. Accepting may ask the person.",
     arguments=DialogArgs,
     result=DialogOut,
     annotations=ACT,

@@ -34,10 +34,7 @@ class Typed(Targeted, Waited):
 PAGE_TYPE = ToolSpec(
     name="page_type",
     title="Type text",
-    description="Type text as trusted input (Chrome's debugger, Input.insertText) into the "
-    "focused element, or into the element named (focused first). Password fields (the "
-    "node that really has focus) are refused unless policy allows. Returns applied and "
-    "length, never the text.",
+    description="Type text as trusted input into the focused element, or the element named.",
     arguments=TypeArgs,
     result=Typed,
     annotations=ACT,
@@ -95,10 +92,8 @@ class KeysOut(Targeted, Waited):
 PAGE_KEYS = ToolSpec(
     name="page_keys",
     title="Press keys",
-    description="Press keys and chords as trusted input (Chrome's debugger): Enter, Tab, "
-    "Shift+Tab, Escape, arrows, Backspace, F-keys, Mod+A (Mod = Cmd on macOS, Ctrl "
-    "elsewhere), one character; a list of up to 50. Asks the person first; Enter or Space on "
-    "a submit or a link asks as page_click does.",
+    description="Press keys and chords as trusted input (Enter, Tab, Shift+Tab, Escape, arrows, "
+    "Mod+A; up to 50). Asks the person first.",
     arguments=KeysArgs,
     result=KeysOut,
     annotations=ACT,

@@ -11,6 +11,10 @@ from .vocabulary import LOCAL_READ, FrameOutput, Gate, Local, Reference, Risk, T
 class BridgeStatusOut(Model):
     hostReachable: bool  # noqa: N815
     extensionConnected: bool  # noqa: N815
+    extensionVersion: str | None = Field(  # noqa: N815
+        default=None,
+        description="the connected extension's version (its manifest's), as its hello said",
+    )
     protocolVersion: int | None  # noqa: N815
     browser: str | None
     socket: str | None
@@ -62,13 +66,9 @@ class LastError(Model):
 BRIDGE_STATUS = ToolSpec(
     name="bridge_status",
     title="Bridge status",
-    description="Answered locally, without a browser round trip: is a tabwarden host "
-    "reachable, is the extension connected (and since when), the protocol version, the last "
-    "handshake error, the last disconnect and its reason, and, while the extension is away, "
-    "when it is expected back; while no host answers, each running browser that cannot start "
-    "one and the exact `tabwarden install` command that fixes it; this session's recent calls "
-    "(tool, ok, ms, code) and last error. Answers while the kill switch is engaged, saying so "
-    "(killed).",
+    description="Is the host reachable and the extension connected (and its version); if not, "
+    "why and the command that fixes it; this session's recent calls and last error. Answers "
+    "even while killed.",
     arguments=NoArgs,
     result=BridgeStatusOut,
     annotations=LOCAL_READ,
@@ -101,8 +101,7 @@ class BrowserList(Model):
 BROWSER_LIST = ToolSpec(
     name="browser_list",
     title="List connected browsers",
-    description="The browsers with a running tabwarden host (one per browser label), and "
-    "which one this session uses. Answered locally.",
+    description="The browsers with a running tabwarden host, and which one this session uses.",
     arguments=NoArgs,
     result=BrowserList,
     annotations=LOCAL_READ,

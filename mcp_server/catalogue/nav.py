@@ -44,9 +44,8 @@ class HistoryOut(Page):
 PAGE_HISTORY = ToolSpec(
     name="page_history",
     title="Go back or forward",
-    description="Move one of your tabs through its history: steps back (negative, default "
-    "-1) or forward. Several steps jump at once (the entries between are not loaded). Where "
-    "it lands must be approved (origin_not_approved otherwise, never naming that site).",
+    description="Go back (steps < 0, default -1) or forward in a tab's history. Where it lands "
+    "must be approved.",
     arguments=HistoryArgs,
     result=HistoryOut,
     annotations=ACT,
@@ -73,8 +72,7 @@ class ReloadArgs(Acting, TabArgs):
 PAGE_RELOAD = ToolSpec(
     name="page_reload",
     title="Reload",
-    description="Reload one of your tabs (bypassCache: without the HTTP cache); the site it "
-    "lands on must be approved.",
+    description="Reload one of your tabs.",
     arguments=ReloadArgs,
     result=Page,
     annotations=ACT,
@@ -114,11 +112,8 @@ class FollowArgs(Acting, TabArgs):
 PAGE_FOLLOW = ToolSpec(
     name="page_follow",
     title="Follow a link",
-    description="Follow a link by its ref (page_snapshot, page_find; frame: a frame's link) "
-    "in this tab and wait for the page: the address is read from the link in the page, "
-    "never typed by you. A link to another site passes the same gate as page_navigate (an "
-    "unapproved site asks the person); a ref that is not a link (no href, javascript:) is "
-    "wrong_element.",
+    description="Follow a link by its ref and wait for the page (the address is read from the "
+    "link, never typed). Another site passes page_navigate's gate.",
     arguments=FollowArgs,
     result=Page,
     annotations=ACT,

@@ -35,8 +35,7 @@ class TabList(Model):
 TAB_LIST = ToolSpec(
     name="tab_list",
     title="List your tabs",
-    description="List the tabs this session opened (other sessions' and the person's tabs "
-    "are invisible): id, URL, title, whether active, window id.",
+    description="List this session's tabs: id, URL, title, active.",
     arguments=NoArgs,
     result=TabList,
     annotations=LOCAL_READ,
@@ -64,9 +63,8 @@ class TabOut(Model):
 TAB_OPEN = ToolSpec(
     name="tab_open",
     title="Open a tab",
-    description="Open url in a new tab of this session's own unfocused window and wait for "
-    "it to load. A site the person has not approved opens a confirm window for them first; "
-    "if they deny or do not answer, the error is origin_not_approved.",
+    description="Open url in a new tab of this session and wait for it to load. An unapproved "
+    "site asks the person first (origin_not_approved if denied).",
     arguments=OpenArgs,
     result=TabOut,
     annotations=ACT,
@@ -95,7 +93,7 @@ class Closed(Model):
 TAB_CLOSE = ToolSpec(
     name="tab_close",
     title="Close a tab",
-    description="Close one of this session's tabs (the person confirms it when policy says so).",
+    description="Close one of this session's tabs.",
     arguments=TabArgs,
     result=Closed,
     annotations=CLOSE,
@@ -117,7 +115,7 @@ TAB_CLOSE = ToolSpec(
 TAB_CLOSE_ALL = ToolSpec(
     name="tab_close_all",
     title="Close all your tabs",
-    description="Close every tab this session opened (never the person's own tabs).",
+    description="Close every tab this session opened.",
     arguments=NoArgs,
     result=Closed,
     annotations=CLOSE,

@@ -178,17 +178,20 @@ def chrome_binary(explicit: str | None = None) -> str:
 
 
 def extension_dir() -> Path:
+    """The extension to load: ``TABWARDEN_EXTENSION_DIR`` when set, else this installation's
+    (install/extension.py ``packaged_extension``, the one rule for where it lives)."""
     explicit = os.environ.get("TABWARDEN_EXTENSION_DIR")
-    candidates = [Path(explicit)] if explicit else []
-    import tabwarden
+    if explicit:
+        if (Path(explicit) / "manifest.json").is_file():
+            return Path(explicit).resolve()
+        raise ExtensionNotFound(f"looked in {explicit}")
+    from tabwarden.cli.install.errors import InstallError
+    from tabwarden.cli.install.extension import packaged_extension
 
-    package = Path(tabwarden.__file__).resolve().parent
-    # A checkout's extension/, else the installed package's copy (tabwarden/extension).
-    candidates += [package.parent / "extension", package / "extension"]
-    for candidate in candidates:
-        if (candidate / "manifest.json").is_file():
-            return candidate.resolve()
-    raise ExtensionNotFound(f"looked in {', '.join(str(c) for c in candidates)}")
+    try:
+        return packaged_extension()[0].resolve()
+    except InstallError as exc:
+        raise ExtensionNotFound(str(exc)) from None
 
 
 LOOPBACK_HOSTS = ("http://127.0.0.1/*", "http://localhost/*")

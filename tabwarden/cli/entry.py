@@ -61,7 +61,45 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     defer_package_inits()  # the SDK's server half only: not the client its package imports
     from tabwarden.mcp_server.server import run
 
-    return run(host_problems=_host_problems)
+    return run(host_problems=_host_problems, caps=tuple(getattr(args, "caps", None) or ()))
+
+
+#: ``tabwarden mcp --help``'s words on the tool families (``--caps``): the catalogue's
+#: ``published.PROFILES``, written here so the parser imports nothing heavy;
+#: tests/mcp_server/test_tools_list_budget.py holds them to it (each family and tool named).
+CAPS_NOTES = """\
+tool families (--caps): the default tool list is what most tasks need (tabs, navigate, history,
+reload, follow, text, snapshot, find, screenshot, wait_for, click, fill, press, select, check,
+dialog, frames, eval, bridge_status), about 27 kB of tools/list. Each family below is listed
+only when named; a call to a tool of a family not named answers tool_not_enabled with the
+--caps to add.
+Families never loosen the policy: page_eval, page_fetch and page_upload stay off until the
+signed policy turns them on.
+
+  input     page_type, page_keys, page_mouse, page_hover, page_drag, page_clear
+            (trusted keyboard and mouse)
+  layout    page_scroll, page_reveal, page_settle, page_viewport
+            (scroll, lazy lists, settle, screen size)
+  read      page_markdown, page_scrape, page_get_state, cookie_get, storage_get
+  devtools  page_console, page_network, page_fetch
+  files     page_upload, page_pdf, page_wait_download
+  all       every tool"""
+
+
+def _caps(text: str) -> list[str]:
+    """An argparse ``type``: comma-separated tool families (``--caps input,files``)."""
+    import argparse
+
+    from tabwarden.mcp_server.catalogue.published import ALL_CAPS, PROFILES, unknown_caps
+
+    caps = [cap.strip() for cap in text.split(",") if cap.strip()]
+    unknown = unknown_caps(caps)
+    if unknown or not caps:
+        raise argparse.ArgumentTypeError(
+            f"no tool family {', '.join(unknown) or repr(text)}: "
+            f"choose from {', '.join([*PROFILES, ALL_CAPS])}"
+        )
+    return caps
 
 
 def _host_problems(env: Mapping[str, str] | None) -> list[dict[str, str]]:
@@ -73,26 +111,27 @@ def _host_problems(env: Mapping[str, str] | None) -> list[dict[str, str]]:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     from tabwarden.cli.install import install
-    from tabwarden.cli.install.extension import extension_to_load
+    from tabwarden.cli.install.extension import place_extension
 
     report = install(args.browser, args.manifest_dir, force=args.force)
-    for line in report.as_lines():
+    for line in report.as_lines() + place_extension().as_lines(args.browser):
         print(line)
-    extension = extension_to_load(place=True)
-    print(
-        f"extension: {extension}\n"
-        f"next: in {args.browser}, open chrome://extensions, turn on Developer mode, click "
-        f"Load unpacked and choose {extension} (once: a later install updates it there)"
-    )
     return 0
 
 
 def _cmd_uninstall(args: argparse.Namespace) -> int:
     from tabwarden.cli.install import uninstall
+    from tabwarden.cli.install.extension import remove_extension_copy, stable_extension_dir
 
     result = uninstall(args.browser, args.manifest_dir)
     for line in result.as_lines():
         print(line)
+    if args.browser is None and args.manifest_dir is None:  # every browser: the copy too
+        removed = remove_extension_copy()
+        if removed is not None:
+            print(f"removed {removed} (remove tabwarden in chrome://extensions too)")
+    elif stable_extension_dir().is_dir():
+        print(f"kept {stable_extension_dir()}: other browsers may load it (`tabwarden uninstall`)")
     return 0
 
 
@@ -180,7 +219,18 @@ def build_parser() -> argparse.ArgumentParser:
                 "register it with Claude Code",
             ),
             ("tabwarden mcp", "what the client runs; not for a terminal"),
+            ("tabwarden mcp --caps input,files", "also list the input and files tool families"),
+            ("tabwarden mcp --caps all", "list every tool"),
         ],
+        notes=CAPS_NOTES,
+    )
+    p.add_argument(
+        "--caps",
+        type=_caps,
+        action="extend",
+        metavar="FAMILY[,FAMILY]",
+        help="also list these tool families (input, layout, read, devtools, files; all: every "
+        "tool); see below",
     )
     p.set_defaults(func=_cmd_mcp)
 
@@ -221,8 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "uninstall",
         summary="remove what install wrote (and nothing it cannot verify as ours)",
-        description="Remove tabwarden's host manifest and wrapper. Files that are not verifiably "
-        "ours are left in place and reported. Pairing, policy and the audit log stay.",
+        description="Remove tabwarden's host manifest and wrapper (from every browser: also the "
+        "extension copy install made). Files that are not verifiably ours are left in place and "
+        "reported. Pairing, policy and the audit log stay.",
         examples=[
             ("tabwarden uninstall", "from every browser"),
             ("tabwarden uninstall --browser chrome", "from Chrome only"),

@@ -45,6 +45,16 @@ def _extension_dir() -> str:
         return f"(none: {exc})"
 
 
+def _extension_copy() -> str:
+    """Whether that directory holds this version's extension: checkout, current, stale, missing."""
+    from tabwarden.cli.install.extension import copy_state
+
+    try:
+        return copy_state()
+    except TabwardenError:
+        return "missing"
+
+
 def collect() -> dict[str, Any]:
     from tabwarden.bridge.away import labels_with_records
     from tabwarden.cli.install import manifest_status
@@ -117,6 +127,7 @@ def collect() -> dict[str, Any]:
         "trust": trust,
         "extensionId": EXTENSION_ID,
         "extensionDir": _extension_dir(),
+        "extensionCopy": _extension_copy(),
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows
@@ -197,6 +208,16 @@ def next_steps(report: dict[str, Any]) -> list[str]:
         steps.append(
             "Register the host with the browser you use: `tabwarden install --browser LABEL`, "
             "LABEL one of chrome, chromium, brave, edge, vivaldi."
+        )
+    copy = report.get("extensionCopy")
+    registered = [m.get("browser") for m in report["manifests"] if m["ok"] and m.get("browser")]
+    if copy == "stale" or (copy == "missing" and registered):
+        browser = registered[0] if registered else "LABEL"
+        steps.append(
+            f"The extension at {report['extensionDir']} is "
+            + ("not this version" if report["extensionCopy"] == "stale" else "missing")
+            + f": run `tabwarden install --browser {browser}` to update it, then press Reload "
+            "on tabwarden in chrome://extensions."
         )
     if not report["hosts"]:
         steps.append(
@@ -299,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
     rd = report["runtimeDir"]
     print(f"runtime dir: {rd['path']} ({rd['state']})")
     print(f"config dir:  {report['configDir']}")
+    print(f"extension (Load unpacked): {report['extensionDir']} ({report['extensionCopy']})")
     t = report["trust"]
     state = (
         "REFUSED: " + t["refused"]
@@ -330,8 +352,9 @@ def run(args: argparse.Namespace) -> int:
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:
         for h in report["hosts"]:
+            version = f" (extension v{h['extensionVersion']})" if h.get("extensionVersion") else ""
             state = (
-                "extension connected"
+                f"extension connected{version}"
                 if h["extensionConnected"]
                 else (
                     "host reachable, extension NOT connected"

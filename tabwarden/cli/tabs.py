@@ -36,17 +36,51 @@ async def _ask(label: str | None, close_orphans: bool) -> dict[str, Any]:
     tabs = listing.get("tabs")
     return {
         "tabs": tabs if isinstance(tabs, list) else [],
+        "terminalSessions": _terminal_sessions(),
         **({"closed": closed} if close_orphans else {}),
     }
 
 
-def _line(tab: dict[str, Any]) -> str:
+def _terminal_sessions() -> list[dict[str, Any]]:
+    """The live ``tabwarden call --session`` sessions, each with the host's name for its MCP
+    server (the ``session`` its tabs carry). Display only: measured from ``/proc``."""
+    from tabwarden.cli.call_session import live_sessions
+    from tabwarden.host.sessions import SessionUnmeasurable, measure_session
+
+    found = []
+    for live in live_sessions():
+        mcp_session = None
+        if live.mcp_pid is not None:
+            try:
+                mcp_session = measure_session(live.mcp_pid)
+            except (SessionUnmeasurable, OSError):
+                mcp_session = None
+        found.append(
+            {
+                "name": live.name,
+                "session": mcp_session,
+                "started": live.started,
+                "idleTimeoutS": live.idle_timeout_s,
+            }
+        )
+    return found
+
+
+def _line(tab: dict[str, Any], named: dict[str, str]) -> str:
     state = "orphaned" if tab.get("orphaned") is True else "in use"
     viewed = " (seen)" if tab.get("viewed") is True else ""
     origin = str(tab.get("origin") or "(no site)")
     title = str(tab.get("title") or "(no title)").replace("\n", " ")
     session = str(tab.get("session"))
+    if session in named:
+        session = f"--session {named[session]}"
     return f"  {tab.get('id')!s:>6}  {state + viewed:<16} {session:<28} {origin}  {title}"
+
+
+def _clock(ts: float) -> str:
+    import time
+
+    return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,12 +96,20 @@ def run(args: argparse.Namespace) -> int:
     if args.close_orphans:
         print(f"closed {report['closed']} orphaned tab(s)")
     tabs: list[dict[str, Any]] = [t for t in report["tabs"] if isinstance(t, dict)]
+    sessions = report["terminalSessions"]
+    named = {s["session"]: s["name"] for s in sessions if s["session"]}
+    for live in sessions:
+        print(
+            f"terminal session {live['name']}: open since {_clock(live['started'])}, ends after "
+            f"{live['idleTimeoutS']} s without a call (`tabwarden call --session "
+            f"{live['name']} --close` ends it now)"
+        )
     if not tabs:
         print("no agent tabs open")
         return 0
     print(f"  {'TAB':>6}  {'STATE':<16} {'SESSION':<28} ORIGIN  TITLE")
     for tab in tabs:
-        print(_line(tab))
+        print(_line(tab, named))
     orphans = sum(1 for t in tabs if t.get("orphaned") is True)
     if orphans:
         print(
@@ -89,7 +131,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "masked), and whether it is orphaned (its session ended). --close-orphans closes the "
         "orphaned ones (free: removing power needs no proof). Needs the browser running with "
         "the extension connected, a real terminal (not a pipe: an agent cannot run it), and "
-        "the kill switch released.",
+        "the kill switch released. It also lists the open terminal sessions (`tabwarden call "
+        "--session NAME`); their tabs show the session's name.",
         examples=[
             ("tabwarden tabs", "every agent tab"),
             ("tabwarden tabs --close-orphans", "close the tabs no session drives any more"),

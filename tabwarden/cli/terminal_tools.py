@@ -13,9 +13,10 @@ never overwriting) whose path it names on stderr. Arguments come only from the c
 (``key=value``: the value parsed as JSON when it parses, else the string; ``--json-args``);
 stdin must be this process's controlling terminal (``ceremony.require_real_terminal`` against
 stderr, so stdout may be piped): a program without a terminal cannot use a pairing of ``tabwarden
-call`` to drive the browser. Each call is its own MCP session (one ``tabwarden mcp`` process), so
-calls cannot chain tabs. Nothing here may print an argument's value except as the tool's own
-result does.
+call`` to drive the browser. Each call is its own MCP session (one ``tabwarden mcp`` process),
+so calls cannot chain tabs, unless they name one ``--session`` (``call_session``: a keeper holds
+that session's MCP server between calls, attested both ways). Nothing here may print an
+argument's value except as the tool's own result does.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from tabwarden.errors import TabwardenError, UsageError
+
+#: A session's default idle timeout, in seconds (``call_session.DEFAULT_IDLE_S``, without its
+#: imports: the parser is built for every command).
+DEFAULT_IDLE_S = 600
 
 __all__ = ["add_parsers", "parse_arguments"]
 
@@ -102,8 +107,11 @@ async def _one_call(tool: str, arguments: dict[str, Any]) -> Any:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
+    # every tool `tabwarden tools` lists, the opt-in families' too (docs/adr/0012)
     params = StdioServerParameters(
-        command=sys.executable, args=["-I", "-m", "tabwarden", "mcp"], env=dict(os.environ)
+        command=sys.executable,
+        args=["-I", "-m", "tabwarden", "mcp", "--caps", "all"],
+        env=dict(os.environ),
     )
     async with Client(params) as client:
         return await client.call_tool(tool, arguments)
@@ -124,28 +132,57 @@ def _save_image(directory: Path, tool: str, mime_type: str, data: str, n: int) -
 
 
 def _call(args: argparse.Namespace) -> int:
+    from tabwarden.cli.call_session import Outcome, call_in_session
     from tabwarden.cli.ceremony import require_real_terminal
     from tabwarden.mcp_server.catalogue import BY_NAME
 
-    if args.tool not in BY_NAME:
+    if args.close:
+        if args.session is None:
+            raise UsageError("--close ends a session: name it with --session NAME")
+        if args.tool is not None or args.arguments or args.json_args is not None:
+            raise UsageError("--close takes no tool and no arguments")
+    elif args.tool is None:
+        raise UsageError("name a TOOL to call (`tabwarden tools` lists them)")
+    elif args.tool not in BY_NAME:
         raise UsageError(f"no tool is called {args.tool!r}; `tabwarden tools` lists them")
+    if args.idle_timeout is not None and args.session is None:
+        raise UsageError("--idle-timeout is a session's: name it with --session NAME")
     arguments = parse_arguments(args.arguments, args.json_args)
     require_real_terminal(sys.stdin, sys.stderr)
-    result = asyncio.run(_one_call(args.tool, arguments))
-    if result.is_error:
-        error = (result.meta or {}).get("dev.tabwarden/error") or {}
-        text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    tool: str = args.tool or ""
+    if args.session is None:
+        outcome: Outcome | None = Outcome.of(asyncio.run(_one_call(tool, arguments)))
+    else:
+        outcome = asyncio.run(
+            call_in_session(
+                args.session,
+                args.tool,
+                arguments,
+                close=args.close,
+                idle_s=args.idle_timeout or DEFAULT_IDLE_S,
+            )
+        )
+    if outcome is None:
+        print(f"tabwarden: session {args.session!r} closed; its tabs were released")
+        return 0
+    if outcome.is_error:
+        error = outcome.error
         raise CallFailed(
             str(error.get("code") or "internal_error"),
-            str(error.get("message") or text or "the tool failed"),
+            str(error.get("message") or outcome.text or "the tool failed"),
             str(error.get("hint") or ""),
         )
-    print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
-    images = [c for c in result.content if getattr(c, "type", "") == "image"]
-    for n, image in enumerate(images):
-        path = _save_image(args.image_dir, args.tool, image.mime_type, image.data, n)
-        print(f"tabwarden: {image.mime_type} saved to {path}", file=sys.stderr)
+    print(json.dumps(outcome.structured, indent=2, ensure_ascii=False))
+    for n, (mime_type, data) in enumerate(outcome.images):
+        path = _save_image(args.image_dir, tool, mime_type, data, n)
+        print(f"tabwarden: {mime_type} saved to {path}", file=sys.stderr)
     return 0
+
+
+def _keeper(args: argparse.Namespace) -> int:
+    from tabwarden.cli.call_session import run_keeper
+
+    return run_keeper(args.name, args.idle_timeout)
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -177,11 +214,23 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "as text) or --json-args. Image content (a screenshot) is saved to a new file, named on "
         "stderr. The MCP server measures this command as its client: once a client is paired, "
         "pair it too (`tabwarden pair-client` after its first refused call). It needs a "
-        "terminal on stdin. Each call is its own session (one `tabwarden mcp` process): a tab "
-        "one call opens is not the next call's (tab_not_owned) and stays as an orphan.",
+        "terminal on stdin. Without --session each call is its own session (one `tabwarden "
+        "mcp` process): a tab one call opens is not the next call's (tab_not_owned) and stays "
+        "as an orphan. With --session NAME the calls of that name share one session, kept by "
+        "a small keeper process of yours (attested both ways on a private socket): the tabs "
+        "one call opens stay the next call's. The session ends with --close, after "
+        f"--idle-timeout seconds without a call (default {DEFAULT_IDLE_S}), or if its keeper "
+        "dies; its tabs are then released (orphaned) and the next call of that name fails "
+        "once with session_gone. `tabwarden tabs` lists the open sessions.",
         examples=[
             ("tabwarden call bridge_status", "is the browser there?"),
             ("tabwarden call tab_open url=https://example.com", "open a tab (a new session)"),
+            (
+                "tabwarden call --session work tab_open url=https://example.com",
+                "open a tab in the session `work` (started if it is not running)",
+            ),
+            ("tabwarden call --session work page_text tabId=12", "read it in a later command"),
+            ("tabwarden call --session work --close", "end the session; its tabs are released"),
             (
                 "tabwarden call page_screenshot tabId=12 --image-dir /tmp",
                 "save a screenshot into /tmp",
@@ -192,11 +241,28 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
             ),
         ],
     )
-    p.add_argument("tool", metavar="TOOL", help="a tool name (`tabwarden tools` lists them)")
+    p.add_argument(
+        "tool", nargs="?", metavar="TOOL", help="a tool name (`tabwarden tools` lists them)"
+    )
     p.add_argument(
         "arguments", nargs="*", metavar="KEY=VALUE", help="an argument (value: JSON, else text)"
     )
     p.add_argument("--json-args", metavar="JSON", help="every argument as one JSON object")
+    p.add_argument(
+        "--session",
+        metavar="NAME",
+        help="call within the session NAME (letters, digits, - and _), starting it if none runs",
+    )
+    p.add_argument(
+        "--close", action="store_true", help="end the session named by --session (no TOOL)"
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"when starting a session: end it after this long without a call "
+        f"(default {DEFAULT_IDLE_S})",
+    )
     p.add_argument(
         "--image-dir",
         type=lambda v: Path(v).expanduser().absolute(),
@@ -205,3 +271,39 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="where image content is saved (default: the current directory)",
     )
     p.set_defaults(func=_call)
+
+    p = add_command(
+        sub,
+        "session-keeper",
+        summary="keeps a `tabwarden call --session` session (started by it, not by hand)",
+        description="The small process `tabwarden call --session NAME` starts to keep that "
+        "session's MCP server between calls: it listens on a private socket in the runtime "
+        "directory and serves only your own attested `tabwarden call`. It refuses to run from "
+        "a terminal; end it with `tabwarden call --session NAME --close`.",
+        examples=[
+            (
+                "tabwarden session-keeper work --idle-timeout 600",
+                "what `tabwarden call --session work` starts (refused at a terminal)",
+            ),
+            ("tabwarden call --session work --close", "end the keeper of `work`"),
+        ],
+    )
+    p.add_argument("name", metavar="NAME", help="the session's name")
+    p.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=DEFAULT_IDLE_S,
+        metavar="SECONDS",
+        help=f"end after this long without a call (default {DEFAULT_IDLE_S})",
+    )
+    p.set_defaults(func=_keeper)
+
+
+def _seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 1 <= value <= 86400:
+        raise argparse.ArgumentTypeError("give 1 to 86400 seconds")
+    return value

@@ -42,9 +42,14 @@ def trust_this_process(browser: ThrowawayBrowser, origins: Sequence[str]) -> str
 
 
 def mcp_client(browser: ThrowawayBrowser) -> Client:
+    """``tabwarden mcp --caps all``: the browser tests exercise every tool, the opt-in families'
+    too (docs/adr/0012); the agents' own flows run on the default list
+    (tests/browser/test_claude_code.py, test_codex.py)."""
     return Client(
         StdioServerParameters(
-            command=sys.executable, args=["-m", "tabwarden", "mcp"], env=browser.env
+            command=sys.executable,
+            args=["-m", "tabwarden", "mcp", "--caps", "all"],
+            env=browser.env,
         )
     )
 

@@ -1,4 +1,4 @@
-"""Actionability, in real Chromium through the real chain (issue 31): before an element action
+"""Actionability, in real Chromium through the real chain: before an element action
 acts, it waits (up to timeoutMs) until its element is there, visible, still, enabled and (for a
 click) not covered, and says how long it waited (`waitedMs`); when the element never gets there
 it answers which condition failed and acts on NOTHING. Each button counts its own clicks on the

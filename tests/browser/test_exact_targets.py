@@ -1,4 +1,4 @@
-"""Exact targets, in real Chromium through the real chain (issue 31): text names an element by its
+"""Exact targets, in real Chromium through the real chain: text names an element by its
 whole text (whitespace collapsed, case-sensitive) unless the call asks for a substring or any
 case; a name that matches several elements answers `ambiguous` with the candidates (their refs
 work in the next call) and NOTHING is clicked; and every element action's result says what it

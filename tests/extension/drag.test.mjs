@@ -1,79 +1,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/shared/bridge-error.js";
-import { createDialogs } from "../../extension/worker/dialogs.js";
-import { createGrace } from "../../extension/worker/grace.js";
-import { createOwnership } from "../../extension/worker/ownership.js";
-import { createLoadWatcher } from "../../extension/worker/tab-load.js";
-import { DRAG_STEPS, inputHandlers } from "../../extension/handlers/input.js";
-import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
+import { DRAG_STEPS } from "../../extension/handlers/input.js";
 import { parsePolicy } from "../../extension/worker/policy.js";
+import { ORIGIN, inputHarness, mouseEvents, pointAnswer } from "./helpers/input-harness.mjs";
 
-const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = { origins: [ORIGIN], confirm: ["link_click", "submit"], clickGraceSeconds: 0, confirmTimeoutSeconds: 30 };
 const S1 = { session: "s1", policy: parsePolicy(POLICY), deadline: Date.now() + 60_000 };
 
-/**
- * page_drag over fakes: `points` answer the page's "point" op in order (the end is located
- * first, then the start; the last answer repeats), `tags` the "describe" op's tag of the hit
- * element; `failMove` makes the CDP move with the button held fail.
- */
-function harness({ points = [], tags = ["div"], decision = "allow", failMove = false } = {}) {
-  const ownership = createOwnership();
-  const tabs = new Map();
-  const calls = { confirm: [], sent: [], ops: [] };
-  const addTab = (id, url, session = "s1") => {
-    tabs.set(id, { id, url, status: "complete" });
-    if (session) ownership.claim(session, id);
-  };
-  const next = (list) => (list.length > 1 ? list.shift() : list[0]);
-  const browser = {
-    getTab: async (id) => {
-      const t = tabs.get(id);
-      if (!t) throw new Error("No tab with id");
-      return { ...t };
-    },
-    executeFiles: async () => {},
-    executeScriptArgs: async (_tabId, _func, [op, a]) => {
-      calls.ops.push([op, a]);
-      // The wait before an element action (handlers/ready.js): the element is actionable at once.
-      if (op === "actionable") return [{ result: { ok: true } }];
-      if (op === "describe") return [{ result: { tag: next(tags), kind: "plain", desc: "x" } }];
-      return [{ result: next(points) }];
-    },
-  };
-  const cdp = {
-    ensure: async (ctx, tabId) => {
-      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_owned", "no");
-    },
-    send: async (_ctx, tabId, method, params) => {
-      calls.sent.push([tabId, method, params]);
-      if (failMove && params.type === "mouseMoved" && params.buttons === 1) throw new BridgeError("timeout", "the move timed out");
-      return {};
-    },
-  };
-  const ensureOrigin = async (url, ctx) => {
-    const o = url && new URL(url).origin;
-    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
-    return o;
-  };
-  const confirm = async (req) => { calls.confirm.push(req); return decision; };
-  const deps = {
-    browser, ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin, confirm, grace: createGrace(),
-    sleep: async () => {}, cdp, dialogs: createDialogs(),
-  };
-  const routes = new Map(inputHandlers(deps));
-  addTab(1, `${ORIGIN}/a`);
-  const checked = schemaChecked((a) => routes.get(a));
-  return { call: (args, ctx = S1) => checked("page_drag", args, ctx), calls, addTab };
-}
-
-const at = (over = {}) => ({
-  x: 50, y: 20, covered: false, desc: 'listitem "Alpha"', hitTarget: 'listitem "Alpha"', kind: "plain", hitKind: "plain",
-  url: `${ORIGIN}/a`, docToken: "d1", lastRef: 3, hitRef: "@e3", ...over,
-});
+/** page_drag over the input harness (the end is located first, then the start). */
+const harness = (options = {}) => {
+  const h = inputHarness(options);
+  return { ...h, call: (args, ctx = S1) => h.call("page_drag", args, ctx) };
+};
+const at = (over = {}) => pointAnswer({ desc: 'listitem "Alpha"', hitTarget: 'listitem "Alpha"', ...over });
 const END = at({ x: 50, y: 80, desc: 'listitem "Gamma"', hitTarget: 'listitem "Gamma"', hitRef: "@e5" });
-const mouseEvents = (h) => h.calls.sent.filter(([, m]) => m === "Input.dispatchMouseEvent").map(([, , p]) => p);
 
 test("page_drag: moves to the start, presses, moves in steps with the button held, releases at the end", async () => {
   const h = harness({ points: [END, at()] });

@@ -1,78 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BridgeError } from "../../extension/shared/bridge-error.js";
-import { createDialogs } from "../../extension/worker/dialogs.js";
 import { createProvenanceGate } from "../../extension/worker/provenance-gate.js";
-import { createGrace } from "../../extension/worker/grace.js";
-import { createOwnership } from "../../extension/worker/ownership.js";
-import { createLoadWatcher } from "../../extension/worker/tab-load.js";
-import { inputHandlers } from "../../extension/handlers/input.js";
-import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { parsePolicy } from "../../extension/worker/policy.js";
+import { ORIGIN, inputHarness, mouseEvents, pointAnswer } from "./helpers/input-harness.mjs";
 
-const ORIGIN = "http://127.0.0.1:8000";
 const POLICY = { origins: [ORIGIN], confirm: ["link_click", "press", "select", "submit", "tab_close"], clickGraceSeconds: 0, confirmTimeoutSeconds: 30 };
 const S1 = { session: "s1", policy: parsePolicy(POLICY), deadline: Date.now() + 60_000 };
 
-/**
- * The handlers over fakes: `points` are the page's answers to the "point" op, in order (the
- * last one repeats); `sent` records every CDP command.
- */
-function harness({ points = [], decision = "allow", provenance = undefined } = {}) {
-  const ownership = createOwnership();
-  const dialogs = createDialogs();
-  const tabs = new Map();
-  const calls = { confirm: [], sent: [], ops: [] };
-  const addTab = (id, url, session = "s1") => {
-    tabs.set(id, { id, url, status: "complete" });
-    if (session) ownership.claim(session, id);
-  };
-  const browser = {
-    getTab: async (id) => {
-      const t = tabs.get(id);
-      if (!t) throw new Error("No tab with id");
-      return { ...t };
-    },
-    executeFiles: async () => {},
-    executeScriptArgs: async (_tabId, _func, [op, a]) => {
-      calls.ops.push([op, a]);
-      // The wait before an element action (handlers/ready.js): the element is actionable at once.
-      if (op === "actionable") return [{ result: { ok: true } }];
-      const answer = points.length > 1 ? points.shift() : points[0];
-      return [{ result: answer }];
-    },
-  };
-  const cdp = {
-    ensure: async (ctx, tabId) => {
-      if (ownership.owner(tabId) !== ctx.session) throw new BridgeError("tab_not_owned", "no");
-    },
-    send: async (_ctx, tabId, method, params) => {
-      calls.sent.push([tabId, method, params]);
-      return {};
-    },
-  };
-  const ensureOrigin = async (url, ctx) => {
-    const o = url && new URL(url).origin;
-    if (!ctx.policy.approves(o)) throw new BridgeError("origin_not_approved", "no");
-    return o;
-  };
-  const confirm = async (req) => { calls.confirm.push(req); return decision; };
-  const deps = {
-    browser, ownership, loads: createLoadWatcher(fakeTimers()), ensureOrigin, confirm, grace: createGrace(),
-    sleep: async () => {}, cdp, dialogs, ...(provenance ? { provenance: provenance(confirm) } : {}),
-  };
-  const routes = new Map(inputHandlers(deps));
-  addTab(1, `${ORIGIN}/a`);
-  // Called as the dispatcher calls them: the wire schema's check first (bad_request, nothing run).
-  const checked = schemaChecked((a) => routes.get(a));
-  return { call: (action, args, ctx = S1) => checked(action, args, ctx), calls, dialogs, addTab, tabs };
-}
-
-const at = (over = {}) => ({
-  x: 50, y: 20, covered: false, desc: 'button "Go"', hitTarget: 'button "Go"', kind: "plain", hitKind: "plain",
-  url: `${ORIGIN}/a`, docToken: "d1", lastRef: 3, hitRef: "@e3", ...over,
-});
-const mouseEvents = (h) => h.calls.sent.filter(([, m]) => m === "Input.dispatchMouseEvent").map(([, , p]) => p);
+const harness = (options = {}) => {
+  const h = inputHarness(options);
+  return { ...h, call: (action, args, ctx = S1) => h.call(action, args, ctx) };
+};
+const at = pointAnswer;
 
 test("page_mouse: moves, presses and releases at the point, clickCount times; reports where", async () => {
   const h = harness({ points: [at()] });

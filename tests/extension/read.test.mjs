@@ -261,7 +261,7 @@ test("page_scrape: text and attrs, cards masked, password values never, hidden v
   const h = harness();
   h.open(1, `${OK}/a`);
   assert.deepEqual(await h.call("page_scrape", { tabId: 1, selector: ".price", attrs: ["data-card", "href", "missing"] }),
-    { items: [{ text: "Card [card] ok", attrs: { "data-card": "[card]", href: "/x" } }] });
+    { items: [{ text: "Card [card] ok", attrs: { "data-card": "[card]", href: `${OK}/x` } }] });
   const inputs = await h.call("page_scrape", { tabId: 1, selector: "input", attrs: ["value", "name", "type"] });
   assert.deepEqual(inputs.items, [
     { text: "", attrs: { name: "pw", type: "password" } },

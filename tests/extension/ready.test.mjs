@@ -131,3 +131,13 @@ test("actionable: in a document that draws no animation frames, a still element 
   assert.deepEqual(await look(doc, { target: { selector: "#go" }, enabled: true, hit: true }), { ok: true });
   assert.equal((await look(doc, { target: { selector: "#slide" } })).fail, "element_not_stable");
 });
+
+test("actionable: on a machine too busy to draw on time, an element that moves at each frame is not judged still", async () => {
+  // The stillness looks race each frame with a timer; three looks that all saw only the timer
+  // saw no frame, so nothing could have moved yet: at least one real frame must be seen.
+  const doc = page();
+  doc.frameMs = 400;
+  doc.querySelectorAll("#slide")[0].movesAtFrames = true;
+  assert.equal((await look(doc, { target: { selector: "#slide" } })).fail, "element_not_stable");
+  assert.deepEqual(await look(doc, { target: { selector: "#go" } }), { ok: true }, "a still one is still, late frames or not");
+});

@@ -364,5 +364,10 @@ def test_extension_connecting_mid_handshake_is_still_announced(fake_browser: Fak
     admitted = _recv_frame(s)
     assert admitted is not None and admitted["t"] == "admitted"
     assert admitted["extensionConnected"] is False
-    assert _recv_frame(s) == {"type": "event", "event": "extension", "connected": True}
+    assert _recv_frame(s) == {
+        "type": "event",
+        "event": "extension",
+        "connected": True,
+        "version": "test",
+    }
     s.close()

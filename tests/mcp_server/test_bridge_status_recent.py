@@ -19,7 +19,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.fakes import FakeBrowser, host_env, tool_error
-from tests.fixtures import answer_one_tab_list, nothing_relayed, our_interpreter, pair_record
+from tests.fixtures import (
+    answer_one_tab_list,
+    nothing_relayed,
+    our_interpreter,
+    pair_record,
+    played,
+)
 
 GUARD = 90.0  # hang guard only
 SECRET = "s3cr3t-Arg-7f1c0de"
@@ -87,12 +93,12 @@ def test_recent_calls_name_tools_and_outcomes_never_arguments(
             async with _mcp(runtime, errlog) as client:
                 await _until_connected(client)
                 listing = asyncio.create_task(client.call_tool("tab_list", {}))
-                await asyncio.to_thread(answer_one_tab_list, browser)
+                await played(listing, answer_one_tab_list, browser)
                 assert not (await listing).is_error
                 evaluating = asyncio.create_task(
                     client.call_tool("page_eval", {"tabId": 1, "code": f"'{SECRET}'"})
                 )
-                relayed.append(await asyncio.to_thread(_refuse_next_request, browser))
+                relayed.append(await played(evaluating, _refuse_next_request, browser))
                 assert (tool_error(await evaluating) or {}).get("code") == "policy_denied"
                 result = await client.call_tool("bridge_status", {})
                 text = " ".join(getattr(c, "text", "") for c in result.content)

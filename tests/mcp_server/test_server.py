@@ -70,9 +70,11 @@ def test_tools_declare_schemas_and_annotations(runtime_dir: Path) -> None:
             assert tools["page_eval"].input_schema["required"] == ["tabId", "code"]
             assert tools["page_text"].input_schema["required"] == ["tabId"]
             assert tools["page_navigate"].input_schema["required"] == ["tabId", "url"]
-            assert _hints(tools["tab_open"]).open_world_hint is True
-            tab_schema = tools["tab_list"].output_schema
-            assert tab_schema is not None and tab_schema["required"] == ["tabs"]
+            # left out when true, the specification's default (docs/adr/0012)
+            assert _hints(tools["tab_open"]).open_world_hint is None
+            assert _hints(tools["bridge_status"]).open_world_hint is False
+            # a result's full schema is the server's to hold (docs/adr/0012): clients see an object
+            assert tools["tab_list"].output_schema == {"type": "object"}
 
     asyncio.run(scenario())
 
@@ -103,6 +105,7 @@ def test_no_host_gives_coded_error_not_a_hang(runtime_dir: Path) -> None:
                 "killed": False,
                 "hostReachable": False,
                 "extensionConnected": False,
+                "extensionVersion": None,
                 "protocolVersion": None,
                 "browser": None,
                 "socket": str(runtime_dir / "test.sock"),

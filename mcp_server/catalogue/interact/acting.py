@@ -52,12 +52,8 @@ class ClickArgs(Acting, ElementArgs):
 PAGE_CLICK = ToolSpec(
     name="page_click",
     title="Click",
-    description="Click an element as a person does (real mouse input at its centre, scrolled "
-    "into view; element_covered if something else is there). Submit buttons and links ask the "
-    "person in the confirm window (one approval covers further clicks, keys and selects on that "
-    "tab and site for the grace period). A tab the click opens joins your session and is "
-    "reported as newTab; newTab: true waits for it; popup_blocked if Chrome's pop-up blocker "
-    "stopped it.",
+    description="Click an element with the real mouse. Submit buttons and links ask the person "
+    "first. newTab: true waits for a tab the click opens.",
     arguments=ClickArgs,
     result=ElementDone,
     annotations=ACT,
@@ -104,8 +100,7 @@ class FillArgs(Acting, ElementArgs):
 PAGE_FILL = ToolSpec(
     name="page_fill",
     title="Fill a field",
-    description="Type a value into a field (method insertText: as trusted input). Password "
-    "fields are refused unless policy allows. Reports applied (yes/no/unclear) and length.",
+    description="Set a field's value. Password fields are refused unless policy allows.",
     arguments=FillArgs,
     result=ElementDone,
     annotations=ACT,
@@ -146,9 +141,7 @@ class PressArgs(Acting, ElementArgs):
 PAGE_PRESS = ToolSpec(
     name="page_press",
     title="Press a key",
-    description="Press a key (e.g. Enter) on an element or the focused one; asks the person first. "
-    "Enter is pressed as a person presses it (trusted key input), so a window it opens gets "
-    "through Chrome's pop-up blocker.",
+    description="Press a key (e.g. Enter) on an element or the focused one; asks the person first.",
     arguments=PressArgs,
     result=ElementDone,
     annotations=ACT,
@@ -201,9 +194,8 @@ class Selected(Targeted, Waited):
 PAGE_SELECT = ToolSpec(
     name="page_select",
     title="Choose an option",
-    description="Choose options of a native <select> by value, label or optionIndex (values: "
-    "several, for <select multiple>); asks the person first. A custom combobox answers "
-    "wrong_element: click it open, then click the option.",
+    description="Choose options of a native <select> by value, label or optionIndex; asks the "
+    "person first.",
     arguments=SelectArgs,
     result=Selected,
     annotations=ACT,
@@ -296,8 +288,8 @@ class Scrolled(Targeted, Waited):
 PAGE_SCROLL = ToolSpec(
     name="page_scroll",
     title="Scroll",
-    description="Scroll an element into view, or scroll the page or a container (an "
-    'element) to "top" / "bottom" or by dx / dy pixels; answers the position and atBottom.',
+    description="Scroll an element into view, or the page or a container to top / bottom or by dx"
+    " / dy.",
     arguments=ScrollArgs,
     result=Scrolled,
     annotations=ACT,
@@ -371,9 +363,8 @@ class Revealed(Model):
 PAGE_REVEAL = ToolSpec(
     name="page_reveal",
     title="Scroll until something appears",
-    description="Scroll a container (or the page) a screenful at a time until an element "
-    "matching selector or text shows (a virtualised or lazily loaded list), at most maxSteps "
-    "and timeoutMs; stops when the list stops growing. Answers found and the match's ref.",
+    description="Scroll a container (or the page) until an element matching selector or text "
+    "shows; answers its ref.",
     arguments=RevealArgs,
     result=Revealed,
     annotations=ACT,

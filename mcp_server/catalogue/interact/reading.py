@@ -143,9 +143,8 @@ class Found(Model):
 PAGE_FIND = ToolSpec(
     name="page_find",
     title="Find elements by role and name",
-    description="Elements of one of your tabs by role and/or accessible name, ranked: exact "
-    "names first, then prefixes, then substrings (exact: only whole names); visible ones "
-    "first. Answers refs to act on, at most limit (50).",
+    description="Find elements by role and/or accessible name, best matches first; answers refs "
+    "to act on.",
     arguments=FindArgs,
     result=Found,
     annotations=READ,
@@ -184,10 +183,8 @@ class ElementState(Targeted):
 PAGE_GET_STATE = ToolSpec(
     name="page_get_state",
     title="Read an element's state",
-    description="Tag, type, value, checked, disabled, visible, text, box (viewport CSS "
-    "pixels) and inViewport of one element (a password field's value is never returned); "
-    "value and text whole up to 100,000 characters (longer: cut, and `shortened` says the "
-    "full length); {exists: false, reason} when it is not there (no match, or a stale ref).",
+    description="One element's tag, type, value, checked, disabled, visible, text and box; "
+    "exists: false when it is not there.",
     arguments=ElementNamed,
     result=ElementState,
     annotations=READ,
@@ -239,8 +236,7 @@ class WaitForArgs(TabArgs):
 PAGE_WAIT_FOR = ToolSpec(
     name="page_wait_for",
     title="Wait for an element",
-    description='Wait until a ref, selector or text is "visible" or "absent"; answers '
-    "wait_not_met otherwise.",
+    description="Wait until a ref, selector or text is visible or absent (wait_not_met otherwise).",
     arguments=WaitForArgs,
     result=Done,
     annotations=READ,
@@ -274,9 +270,7 @@ class Settled(Model):
 PAGE_SETTLE = ToolSpec(
     name="page_settle",
     title="Wait for the page to settle",
-    description="Wait until one of your tabs is quiet: loaded, no navigation in progress and "
-    "no DOM change for stableMs (at most timeoutMs); says whether it settled and how long "
-    "it waited.",
+    description="Wait until a tab is loaded and its DOM is still for stableMs.",
     arguments=SettleArgs,
     result=Settled,
     annotations=READ,

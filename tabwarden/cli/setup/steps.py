@@ -188,12 +188,18 @@ def run_step(*args: str) -> None:
 
 def extension_step(label: str, out: Out) -> None:
     """The one thing only the person can do: load the unpacked extension; then wait for it."""
-    from tabwarden.cli.install.extension import extension_to_load
+    from tabwarden.cli.install.extension import place_extension
 
+    placed = place_extension()
+    if placed.state == "updated":
+        out.done(f"extension updated to this version at {placed.path}")
     if connected(label):
+        if placed.state == "updated":
+            out.line(f"  press Reload on tabwarden in {label}'s chrome://extensions: until then it")
+            out.line("  runs the version it loaded before")
         out.already(f"extension connected in {label}")
         return
-    extension = extension_to_load(place=True)
+    extension = placed.path
     out.step(f"load the extension in {label} (once):")
     out.line(f"    1. open chrome://extensions in {label}")
     out.line("    2. turn on Developer mode (top right)")

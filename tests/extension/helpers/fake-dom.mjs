@@ -115,7 +115,10 @@ export class FakeElement {
   getBoundingClientRect() {
     this.ownerDocument.lastMeasured = this;
     // `moves`: a box that shifts one pixel at every measure (an element being animated).
-    const left = this.moves === true ? 10 + (this.measured = (this.measured ?? 0) + 1) : 10;
+    // `movesAtFrames`: a box that shifts only when a frame is drawn (a CSS animation: its time
+    // advances at animation frames, so between two frames every measure is the same).
+    let left = this.moves === true ? 10 + (this.measured = (this.measured ?? 0) + 1) : 10;
+    if (this.movesAtFrames === true) left = 10 + (this.ownerDocument.framesDrawn ?? 0);
     return { left, top: 20, width: 100, height: 20, right: left + 100, bottom: 40 };
   }
   scrollIntoView() { this.ownerDocument.log.push(["scrollIntoView", this.getAttribute("id")]); }
@@ -288,9 +291,13 @@ export async function runIn(doc, func, args) {
   g.innerWidth = 1280;
   g.innerHeight = 720;
   g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
-  // Animation frames every 16 ms, or none at all in a document whose rendering is throttled
-  // (`doc.noFrames`: a cross-origin frame Chrome draws no frames for).
-  g.requestAnimationFrame = (cb) => (doc.noFrames === true ? 0 : setTimeout(() => cb(Date.now()), 16));
+  // Animation frames every 16 ms (`doc.frameMs` on a machine too busy to draw on time), or none
+  // at all in a document whose rendering is throttled (`doc.noFrames`: a cross-origin frame
+  // Chrome draws no frames for).
+  g.requestAnimationFrame = (cb) => (doc.noFrames === true ? 0 : setTimeout(() => {
+    doc.framesDrawn = (doc.framesDrawn ?? 0) + 1;
+    cb(Date.now());
+  }, doc.frameMs ?? 16));
   if (doc.world === undefined) delete g[STORE];
   else Object.defineProperty(g, STORE, { value: doc.world, writable: true, configurable: true });
   try {
