@@ -141,6 +141,8 @@ SEEDS: list[bytes] = [
     _seed(_BY_NAME["storage_get"], {"tabId": 3, "area": "session", "key": ""}),
     _seed(_BY_NAME["page_eval"], {"tabId": 3, "code": "1+1"}),
     _seed(_BY_NAME["page_upload"], {"tabId": 3, "selector": "input", "path": "a.txt"}),
+    _seed(_BY_NAME["page_upload"], {"tabId": 3, "ref": "@e1", "paths": ["a.txt", "b.txt"]}),
+    _seed(_BY_NAME["page_eval"], {"tabId": 3, "code": "(el, n) => n", "ref": "@e1", "args": [1]}),
 ]
 
 

@@ -34,7 +34,7 @@ from tabwarden.errors import TabwardenError
 from tabwarden.mcp_server import sdk, tools, uploads
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
-from tabwarden.mcp_server.tools import ReadUpload
+from tabwarden.mcp_server.tools import CheckUpload
 from tabwarden.trust.refusal import refusal
 from tabwarden.trust.verify import Effective
 
@@ -184,7 +184,7 @@ def build_server(
     bridge: BridgeClient,
     guard: ToolGuard,
     *,
-    read_upload: ReadUpload = uploads.read_upload,
+    check_upload: CheckUpload = uploads.check_upload,
     schemas: SchemaCache | None = None,
     host_problems: tools.HostProblems | None = None,
     caps: Sequence[str] | None = None,
@@ -199,7 +199,7 @@ def build_server(
 
     sdk.defer_argument_models()
     calls = tools.CallLog()
-    answer = tools.ToolCalls(bridge, guard, read_upload, calls, host_problems=host_problems).answer
+    answer = tools.ToolCalls(bridge, guard, check_upload, calls, host_problems=host_problems).answer
     enabled = None if caps is None else enabled_tools(BY_NAME, caps)
     return ListedServer(
         listed=enabled,

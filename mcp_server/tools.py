@@ -43,10 +43,11 @@ the declaration, never the tool's name. Every later call with a gated argument c
 entries as ``provenance.captures``; the extension asks about them under policy ``provenance``
 strict when the call goes to another origin, and ignores them otherwise.
 
-Nothing here may decide policy (the trust record, the host and the extension do), read a file
-except through the upload sandbox (``uploads.read_upload``), write one except through the
-download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a finished download
-Chrome reported), or put page content, file content or a secret into a log line.
+Nothing here may decide policy (the trust record, the host and the extension do), name a file
+to Chrome except one the upload sandbox checked (``uploads.check_upload``), write one except
+through the download sandbox (``downloads.DownloadSandbox``: a printed PDF, or the copy of a
+finished download Chrome reported), or put page content, file content or a secret into a log
+line.
 """
 
 from __future__ import annotations
@@ -116,9 +117,9 @@ from tabwarden.protocol.codes import (
     TOOL_NOT_ENABLED,
 )
 
-#: Reads a file the agent named from the upload sandbox: ``(real path, bytes)``, or raises a
-#: ``TabwardenError`` (``uploads.UploadRefused``).
-ReadUpload = Callable[[str], tuple[Path, bytes]]
+#: Checks a file the agent named in the upload sandbox: ``(real path, size)``, or raises a
+#: ``TabwardenError`` (``uploads.UploadRefused``). Nothing of the file is read: Chrome reads it.
+CheckUpload = Callable[[str], tuple[Path, int]]
 #: Reports progress on the current call: ``(count, message)``; a no-op when the client did not
 #: ask for progress.
 Progress = Callable[[int, str], Awaitable[None]]
@@ -473,7 +474,7 @@ class ToolCalls:
         self,
         bridge: BridgeClient,
         guard: Gatekeeper,
-        read_upload: ReadUpload,
+        check_upload: CheckUpload,
         calls: CallLog | None = None,
         downloads: DownloadSandbox | None = None,
         *,
@@ -483,7 +484,7 @@ class ToolCalls:
         self._bridge = bridge
         self._host_problems_of = host_problems
         self._guard = guard
-        self._read_upload = read_upload
+        self._check_upload = check_upload
         self._calls = calls
         self._clock = clock
         #: What pages told the model in this session (one ``ToolCalls`` per MCP session).
@@ -542,7 +543,7 @@ class ToolCalls:
             if lineage or captured:
                 request["provenance"] = _provenance(lineage, captured)
             if call.sandbox_file is not None:
-                request |= self._sandbox_file(str(request[call.sandbox_file]), call.sandbox_file)
+                request |= self._sandbox_files(request[call.sandbox_file], call.sandbox_file)
             save_as = request.get(call.save_file) if call.save_file is not None else None
             timeout = self._guard.confirm_timeout() + CONFIRM_SLACK_SECONDS
             # One command id per tool call: every retry of a lost transport sends the same one,
@@ -783,9 +784,15 @@ class ToolCalls:
         saved = self._downloads.copy_in(source, str(reply.get("filename", "")), expected_size=size)
         return rest | {"path": str(saved.path), "size": saved.size}
 
-    def _sandbox_file(self, requested: str, argument: str) -> dict[str, str]:
-        real, data = self._read_upload(requested)
-        return {argument: str(real), "name": real.name, "data": base64.b64encode(data).decode()}
+    def _sandbox_files(self, requested: object, argument: str) -> dict[str, Any]:
+        """Every file the agent named, checked in the sandbox (the first refusal ends the call,
+        before anything is relayed): their real paths, and each one's name and size."""
+        names = requested if isinstance(requested, list) else [requested]
+        checked = [self._check_upload(str(name)) for name in names]
+        return {
+            argument: [str(real) for real, _ in checked],
+            "files": [{"name": real.name, "size": size} for real, size in checked],
+        }
 
 
 def _provenance(lineage: list[Evidence], captured: list[Evidence]) -> dict[str, Any]:

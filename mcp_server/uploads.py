@@ -10,9 +10,12 @@ any ``..``; a symlink anywhere on the way, even one that stays inside; a FIFO, a
 directory; a hard-linked file. The sandbox's own ancestors are taken as the system has them (on
 macOS ``/tmp`` is a symlink): whoever can change them can change the sandbox setting too.
 
-``read_upload`` reads such a file through the descriptor ``open_upload`` judged. It must never
-read a byte of a file it has not proven to be inside the sandbox, and is only called after hop 1's
-gate let the call through (``tools.py``).
+``check_upload`` answers such a file's real path and size: the path Chrome is handed
+(``DOM.setFileInputFiles``: Chrome reads the file itself, no byte of it crosses the bridge). It
+is only called after hop 1's gate let the call through (``tools.py``), and must never answer a path
+it has not proven, component by component, to name a plain file inside the sandbox. What it cannot
+hold: a local process that swaps the file between this check and Chrome's open (RR-39; such a
+process can read the file itself); Chrome's own File snapshot refuses a read after a change.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from tabwarden.errors import TabwardenError
 from tabwarden.paths import config_dir
 from tabwarden.protocol.codes import POLICY_DENIED
 
-#: The file travels host -> browser in one native message (base64), under Chrome's 1 MiB cap.
-MAX_UPLOAD_BYTES = 700 * 1024
+#: Largest file page_upload hands Chrome (1 GiB): only its path crosses the bridge.
+MAX_UPLOAD_BYTES = 1 << 30
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = (
@@ -157,12 +160,17 @@ def resolve_upload(sandbox: Path, requested: str) -> Path:
     return path
 
 
-def read_upload(requested: str, env: Mapping[str, str] | None = None) -> tuple[Path, bytes]:
-    """``(path, content)`` of ``requested`` in the sandbox, read through the descriptor that was
-    judged; raises ``UploadRefused``."""
+def check_upload(requested: str, env: Mapping[str, str] | None = None) -> tuple[Path, int]:
+    """``(real path, size)`` of ``requested`` in the sandbox, judged on the descriptor
+    ``open_upload`` opened (nothing of it is read); raises ``UploadRefused``. A path with a
+    newline is refused too: the person's confirmation lists one path a line."""
+    if "\n" in requested or "\r" in requested:
+        raise UploadRefused("a path with a line break is refused")
     path, fd = open_upload(sandbox_dir(env), requested)
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(MAX_UPLOAD_BYTES + 1)
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise UploadRefused(f"{requested} grew past the limit of {MAX_UPLOAD_BYTES} bytes")
-    return path, data
+    try:
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if "\n" in str(path) or "\r" in str(path):
+        raise UploadRefused("a path with a line break is refused")
+    return path, size

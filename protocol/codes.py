@@ -67,6 +67,8 @@ ELEMENT_NOT_STABLE: Final = "element_not_stable"
 ELEMENT_DISABLED: Final = "element_disabled"
 WAIT_NOT_MET: Final = "wait_not_met"
 TOOL_NOT_ENABLED: Final = "tool_not_enabled"
+SCRIPT_ERROR: Final = "script_error"
+RESULT_TOO_LARGE: Final = "result_too_large"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -149,6 +151,8 @@ WIRE_CODES: Final = (
     ELEMENT_DISABLED,
     WAIT_NOT_MET,
     TOOL_NOT_ENABLED,
+    SCRIPT_ERROR,
+    RESULT_TOO_LARGE,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

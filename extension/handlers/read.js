@@ -1,5 +1,6 @@
 // handlers/read.js — the reading tools and the two risky ones: page_screenshot, cookie_get,
-// storage_get, page_markdown, page_scrape, page_eval and page_upload. Thin glue: browser calls
+// storage_get, page_markdown, page_scrape, and (handlers/eval-upload.js, through Chrome's
+// debugger) page_eval and page_upload. Thin glue: browser calls
 // are injected, the origin gate, masking, redaction and paging come from lib/. It must never
 // touch the chrome global, never act on a tab the session does not own, never return a cookie or
 // storage value unmasked, a card-like number, a password field's value, or content read from
@@ -8,17 +9,15 @@
 // presenceConfirm: a tap on their security key that the host verified, for that very code/file).
 
 import { BridgeError } from "../shared/bridge-error.js";
-import { turnOnWords } from "../shared/policy-words.js";
 import { FULL_PAGE_MAX, imageSize } from "../shared/screenshot.js";
 import { MAX_RETURNED_BASE64 } from "../worker/chunking.js";
-import { canonicalJson } from "../shared/canonical-json.js";
-import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { CODE } from "../shared/error-codes.js";
 import { readPageBlocks, renderMarkdown } from "../worker/markdown.js";
 import { maskHref, maskText, maskValue } from "../worker/mask.js";
 import { maskCards } from "../worker/redact.js";
 import { truncate } from "../worker/text.js";
 import { isPlainObject } from "../shared/wire.js";
+import { evalUploadHandlers } from "./eval-upload.js";
 import { gatedFrame } from "./frames.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./support.js";
@@ -31,19 +30,14 @@ import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./su
  *   Promise<{data: string}>} capturePage through the debugger (shared/screenshot.js's clip)
  * @property {(url: string) => Promise<any[]>} cookiesForUrl
  * @property {(tabId: number, func: (...a: any[]) => unknown, args: unknown[], world?: "ISOLATED" | "MAIN", frameId?: number) =>
- *   Promise<Array<{result?: unknown}>>} executeScriptArgs (in frame `frameId`: page_upload with frame)
- * @property {import("./frames.js").FramesBrowserApi["getAllFrames"]} [getAllFrames] (page_upload with frame)
+ *   Promise<Array<{result?: unknown}>>} executeScriptArgs (in frame `frameId`: page_scrape with frame)
+ * @property {import("./frames.js").FramesBrowserApi["getAllFrames"]} [getAllFrames] (page_markdown, page_scrape with frame)
  */
 
 /** Most items page_scrape and storage_get return. */
 export const MAX_ITEMS = 1000;
 /** Longest text of one scraped element. */
 export const MAX_ITEM_TEXT = 10_000;
-/** Longest page_eval code (the MCP tool's own limit). */
-export const MAX_CODE = 100_000;
-/** Largest decoded upload. */
-export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
-const CSP_MESSAGE = "the page's Content-Security-Policy forbids eval";
 
 // ---------------------------------------------------------------- pure helpers
 
@@ -83,13 +77,6 @@ export function screenshotOptions(args) {
   }
   return opts;
 }
-
-/**
- * True when the policy flag is exactly `true` (anything else, or a missing policy, is off).
- * @param {import("./support.js").Ctx} ctx
- * @param {string} key
- */
-const policyOn = (ctx, key) => ctx.policy.allows(key);
 
 /**
  * @param {Record<string, unknown>} args
@@ -220,72 +207,6 @@ export function scrapePage(selector, attrs, max, maxText, urlAttrs = []) {
   return { href, origin, items };
 }
 
-/**
- * Runs in the page's MAIN world (page_eval): indirect eval of the confirmed code; the result as
- * JSON text, or String(result) when it is not JSON-serialisable.
- * @param {string} code
- */
-export async function evalInPage(code) {
-  const href = String(location.href);
-  let value;
-  try {
-    value = await (0, eval)(code);
-  } catch (err) {
-    const message = String(err && /** @type {any} */ (err).message ? /** @type {any} */ (err).message : err);
-    const csp = err instanceof EvalError || /unsafe-eval|Content Security Policy|TrustedScript/i.test(message);
-    return csp ? { href, csp: true } : { href, threw: message.slice(0, 300) };
-  }
-  const t = typeof value;
-  if (t === "undefined") return { href, json: "null" };
-  if (t === "function" || t === "symbol" || t === "bigint" || (typeof Node === "function" && value instanceof Node)) {
-    return { href, text: String(value) };
-  }
-  try {
-    const json = JSON.stringify(value);
-    return json === undefined ? { href, text: String(value) } : { href, json };
-  } catch {
-    try {
-      return { href, text: String(value) };
-    } catch {
-      return { href, text: Object.prototype.toString.call(value) };
-    }
-  }
-}
-
-/**
- * Runs in the page: find the upload target (selector or xpath, index-th match) and, when `file`
- * is given, put that file into it. Only an <input type=file> is accepted.
- * @param {string | null} selector
- * @param {string | null} xpath
- * @param {number} index
- * @param {{name: string, data: string} | null} file
- */
-export function fileInput(selector, xpath, index, file) {
-  const href = String(location.href);
-  let el = null;
-  try {
-    if (selector !== null) el = document.querySelectorAll(selector)[index] ?? null;
-    else if (xpath !== null) {
-      const r = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
-      el = r.snapshotItem(index);
-    }
-  } catch {
-    return { href, error: "locator" };
-  }
-  if (el === null) return { href, error: "not_found" };
-  if (!(el instanceof HTMLInputElement) || el.type !== "file") return { href, error: "not_file_input" };
-  if (file === null) return { href, ok: true };
-  const bin = atob(file.data);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  const dt = new DataTransfer();
-  dt.items.add(new File([bytes], file.name));
-  el.files = dt.files;
-  el.dispatchEvent(new Event("input", { bubbles: true }));
-  el.dispatchEvent(new Event("change", { bubbles: true }));
-  return { href, ok: true };
-}
-
 // ---------------------------------------------------------------- handlers
 
 /**
@@ -311,7 +232,7 @@ export function readHandlers(deps) {
    * @param {unknown[]} args
    * @param {string} what
    * @param {"ISOLATED" | "MAIN"} [world]
-   * @param {number} [frameId] one frame of the tab (page_upload with frame)
+   * @param {number} [frameId] one frame of the tab (page_scrape with frame)
    */
   async function inject(ctx, tabId, func, args, what, world, frameId = 0) {
     let results;
@@ -334,42 +255,6 @@ export function readHandlers(deps) {
       deps.ownership.release(tabId);
       throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
     }
-  }
-
-  /**
-   * Ask the person about one risky call; re-check ownership and origin after the wait.
-   * @param {import("./support.js").Ctx} ctx
-   * @param {number} tabId
-   * @param {string} origin
-   * @param {string} tool
-   * @param {string} detail
-   * @param {Record<string, string>} tapped what a presence-confirm tap signs for, with the origin
-   * @param {string} [topOrigin] the tab's origin when `origin` is a frame's (re-checked after the wait)
-   */
-  async function confirmEveryCall(ctx, tabId, origin, tool, detail, tapped, topOrigin = origin) {
-    /** @type {{action: string, detail: string} | null} */
-    let presence = null;
-    if (policyOn(ctx, "presenceConfirm")) {
-      // docs/protocol.md "More tap-authorised actions": confirm.eval / confirm.upload.
-      try {
-        presence = { action: tool === "page_eval" ? "confirm.eval" : "confirm.upload", detail: canonicalJson({ ...tapped, origin }) };
-      } catch {
-        throw new BridgeError(CODE.BAD_REQUEST, "the request cannot be shown for a tap (invalid text)");
-      }
-    }
-    const decision = await confirm({ kind: "action", tool, origin, detail, presence, client: ctx.client, timeoutMs: ctx.policy.confirmTimeoutMs });
-    refuseUnlessAllowed(decision, tool);
-    const now = await ownedTab(deps, ctx, tabId);
-    sameOrigin(now?.url, topOrigin);
-  }
-
-  /**
-   * @param {import("./support.js").Ctx} ctx
-   * @param {string} key
-   * @param {string} tool
-   */
-  function requirePolicy(ctx, key, tool) {
-    if (!policyOn(ctx, key)) throw new BridgeError(CODE.POLICY_DENIED, `${tool} is off: the signed policy does not enable "${key}"; ${turnOnWords(key)}`);
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -488,81 +373,12 @@ export function readHandlers(deps) {
     return { items };
   }
 
-  /** @type {import("../worker/dispatch.js").Handler} */
-  async function pageEval(args, ctx) {
-    requirePolicy(ctx, "eval", "page_eval");
-    const code = /** @type {string} */ (argString(args, "code", MAX_CODE));
-    const { tabId, origin, url } = await gatedTab(args, ctx, "page_eval");
-    // Every call, no grace period: the person sees the full code each time.
-    await confirmEveryCall(ctx, tabId, origin, "page_eval", `Run this JavaScript in ${url.slice(0, 300)}?\n\n${code}`, { code });
-    const out = await inject(ctx, tabId, evalInPage, [code], "run the code", "MAIN");
-    sameOrigin(out.href, origin);
-    if (out.csp === true) throw new BridgeError(CODE.INTERNAL_ERROR, CSP_MESSAGE);
-    if (typeof out.threw === "string") throw new BridgeError(CODE.INTERNAL_ERROR, `the code threw: ${out.threw}`);
-    if (typeof out.text === "string") return { result: out.text };
-    try {
-      return { result: JSON.parse(String(out.json)) };
-    } catch {
-      throw new BridgeError(CODE.INTERNAL_ERROR, "the code's result could not be read");
-    }
-  }
-
-  /** @type {import("../worker/dispatch.js").Handler} */
-  async function pageUpload(args, ctx) {
-    requirePolicy(ctx, "upload", "page_upload");
-    const path = /** @type {string} */ (argString(args, "path", 4096));
-    const name = /** @type {string} */ (argString(args, "name", 255));
-    if (/[/\\\0]/.test(name)) throw new BridgeError(CODE.BAD_REQUEST, "name must be a file name, not a path");
-    const bytes = base64Bytes(args.data);
-    if (bytes < 0) throw new BridgeError(CODE.BAD_REQUEST, "data must be base64");
-    if (bytes > MAX_UPLOAD_BYTES) throw new BridgeError(CODE.BAD_REQUEST, `the file exceeds ${MAX_UPLOAD_BYTES} bytes`);
-    const locator = uploadTarget(args);
-    const { tabId, url, frameId, origin, topOrigin } = await gatedFrame(/** @type {any} */ (deps), args, ctx, "page_upload");
-    const where = [locator.selector, locator.xpath, locator.index];
-    const probe = await inject(ctx, tabId, fileInput, [...where, null], "find the file input", undefined, frameId);
-    sameOrigin(probe.href, origin);
-    targetError(probe.error);
-    const into = frameId === 0 ? `a file field of ${url.slice(0, 300)}` : `a file field of a frame on ${origin}, inside ${url.slice(0, 300)}`;
-    await confirmEveryCall(ctx, tabId, origin, "page_upload",
-      `Upload the file ${path} (${bytes} bytes, as "${name}") into ${into}?`, { path }, topOrigin);
-    const done = await inject(ctx, tabId, fileInput, [...where, { name, data: args.data }], "set the file", undefined, frameId);
-    sameOrigin(done.href, origin);
-    targetError(done.error);
-    if (done.ok !== true) throw new BridgeError(CODE.INTERNAL_ERROR, "could not set the file");
-    return { uploaded: true };
-  }
-
   return [
     ["page_screenshot", pageScreenshot],
     ["cookie_get", cookieGet],
     ["storage_get", storageGet],
     ["page_markdown", pageMarkdown],
     ["page_scrape", pageScrape],
-    ["page_eval", pageEval],
-    ["page_upload", pageUpload],
+    ...evalUploadHandlers(deps),
   ];
-}
-
-/**
- * page_upload's element: exactly one of selector / xpath (refs and text are not supported here).
- * @param {Record<string, unknown>} args
- */
-function uploadTarget(args) {
-  const given = ["ref", "selector", "text", "xpath"].filter((k) => args[k] !== undefined && args[k] !== null);
-  if (given.length !== 1) throw new BridgeError(CODE.BAD_REQUEST, "give exactly one of selector or xpath");
-  if (given[0] === "ref" || given[0] === "text") {
-    throw new BridgeError(CODE.BAD_REQUEST, "page_upload addresses the file input by selector or xpath");
-  }
-  const value = argString(args, given[0], 4096);
-  const index = argInt(args, "index", 0, 0, 10_000);
-  return given[0] === "selector" ? { selector: value, xpath: null, index } : { selector: null, xpath: value, index };
-}
-
-/** @param {unknown} error */
-function targetError(error) {
-  if (error === undefined) return;
-  if (error === "not_file_input") throw new BridgeError(CODE.BAD_REQUEST, "the target is not an <input type=file>");
-  if (error === "not_found") throw new BridgeError(CODE.BAD_REQUEST, "no element matches");
-  if (error === "locator") throw new BridgeError(CODE.BAD_REQUEST, "the selector or xpath is not valid");
-  throw new BridgeError(CODE.INTERNAL_ERROR, "could not find the file input");
 }

@@ -64,6 +64,8 @@ export const ERROR_TABLE = frozenTable([
   ["element_disabled", 54, "The element stayed disabled for the whole timeoutMs, so nothing was done: fill in or choose what the page still needs before it enables it (page_snapshot shows the form), then act again."],
   ["wait_not_met", 55, "What was waited for did not happen within timeoutMs (after an action, the action itself WAS done): check the page with page_snapshot before doing anything again, or wait longer with a larger timeoutMs."],
   ["tool_not_enabled", 56, "This tool is in a tool family this server was not started with, so nothing was done: add the family the message names to the server's command line (`tabwarden mcp --caps FAMILY`; `--caps all` lists every tool) in your MCP client's configuration and restart the client."],
+  ["script_error", 57, "The code threw in the page (the message quotes its error; nothing after the throw ran): fix the code and call page_eval again (the person is asked again). With ref or args, code must be a function, e.g. (el, n) => el.textContent.slice(0, n)."],
+  ["result_too_large", 58, "The code ran, but what it returned is too large to send back: return less (a count, a slice, only the fields you need) and call again."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

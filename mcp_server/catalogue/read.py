@@ -3,11 +3,12 @@ its arguments, result and declaration side by side. Pure declarations: no I/O.""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .arguments import ElementNamed, FrameArgs, MaxChars, Model, TabArgs
+from .arguments import REF_SHAPE, ElementNamed, FrameArgs, MaxChars, Model, TabArgs
 from .results import Done
 from .target import Targeted
 from .vocabulary import (
@@ -272,9 +273,47 @@ STORAGE_GET = ToolSpec(
 )
 
 
+#: Longest page_eval code, and longest JSON text of its args (both shown whole to the person).
+MAX_CODE = 100_000
+
+
 class EvalArgs(TabArgs):
-    # Shown whole to the person, who confirms every call (off by default).
-    code: Annotated[str, Field(min_length=1, max_length=100_000), Lineage.INERT]
+    # Shown whole to the person, who confirms every call (off by default), with the element and
+    # the args: so none of it is gated as lineage.
+    code: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_CODE,
+            description="JavaScript: an expression or statements (the last value is the result); "
+            "with ref or args, a function, called with the element first (when ref), then args",
+        ),
+        Lineage.INERT,
+    ]
+    ref: Annotated[
+        str | None,
+        Field(
+            pattern=f"^$|{REF_SHAPE}",
+            description='element ref from page_snapshot (top frame), e.g. "@e12": the function '
+            "gets that element as its first argument and as this",
+        ),
+        Lineage.INERT,
+    ] = None
+    args: Annotated[
+        list[Any] | None,
+        Field(max_length=32, description="JSON values passed to the function (after the element)"),
+        Lineage.INERT,
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        if self.args is not None and len(json.dumps(self.args)) > MAX_CODE:
+            raise BadArguments(f"args hold more than {MAX_CODE} characters of JSON")
+        out: dict[str, Any] = {"tabId": self.tabId, "code": self.code}
+        if self.ref:
+            out["ref"] = self.ref
+        if self.args is not None:
+            out["args"] = self.args
+        return out
 
 
 class EvalOut(Model):
@@ -284,8 +323,9 @@ class EvalOut(Model):
 PAGE_EVAL = ToolSpec(
     name="page_eval",
     title="Run JavaScript in a page",
-    description="Run JavaScript in a tab. Off unless policy enables it; the person confirms every"
-    " call.",
+    description="Run JavaScript in a tab through the debugger (strict CSPs too); with ref/args, "
+    "a function of that element and those JSON values. Off unless policy enables it; the person "
+    "confirms every call.",
     arguments=EvalArgs,
     result=EvalOut,
     annotations=RISKY,
@@ -295,29 +335,73 @@ PAGE_EVAL = ToolSpec(
     frames=FrameOutput.GATED,
     call=RELAY,
     docs=Reference(
-        does="run JavaScript",
+        does="run JavaScript via the debugger (strict CSPs too); `ref`, JSON `args`",
         gate="**off-by-default**; then **confirmed every call, showing the code**",
-        args="`tabId`, `code`",
-        result="`{result}` (JSON-serialisable)",
-        guard="off unless `eval`; confirm **every** call showing the full code",
+        args="`tabId`, `code`, `ref?` (top frame), `args?` (≤32 JSON values)",
+        result=(
+            "`{result}` (JSON; a function, symbol, node or unserialisable value as its "
+            "description); a throw → `script_error`, over 4,000,000 characters of JSON → "
+            "`result_too_large`"
+        ),
+        guard=(
+            "off unless `eval`; confirm **every** call showing the full code, the element and the "
+            "args; runs only after the origin is re-checked, through CDP `Runtime.evaluate` / "
+            "`Runtime.callFunctionOn` on the owned tab's main world; result masked, recorded as "
+            "the page's lineage"
+        ),
     ),
 )
 
 
+#: Most files one page_upload puts into a file input.
+MAX_UPLOAD_FILES = 20
+
+#: A file in the upload sandbox, relative to it (or an absolute path inside it).
+SandboxPath = Annotated[str, Field(min_length=1, max_length=4096), Lineage.INERT]
+
+
 class UploadArgs(ElementNamed):
-    path: Annotated[str, Lineage.INERT]  # a file in the upload sandbox; the person confirms
+    path: Annotated[
+        SandboxPath | None, Field(description="one file in the upload sandbox"), Lineage.INERT
+    ] = None
+    paths: Annotated[
+        list[SandboxPath] | None,
+        Field(
+            min_length=1,
+            max_length=MAX_UPLOAD_FILES,
+            description="several files in the upload sandbox (the input must take several)",
+        ),
+        Lineage.INERT,
+    ] = None
+
+    def wire(self) -> dict[str, Any]:
+        if (self.path is None) == (self.paths is None):
+            raise BadArguments("give path (one file) or paths (several), not both")
+        files = [self.path] if self.path is not None else list(self.paths or ())
+        own = {k: v for k, v in self.own().items() if k not in ("path", "paths")}
+        return {"tabId": self.tabId, **self.element(), **own, "paths": files}
+
+
+class UploadedFile(Model):
+    name: str
+    size: int
 
 
 class Uploaded(Targeted, Done):
-    """page_upload's answer: what it reports, and the file input it filled (it does not wait
-    for the element: a file input is often hidden behind its label)."""
+    """page_upload's answer: the files the input now holds (as the page sees them: name and
+    size), and the file input it filled (it does not wait for the element: a file input is
+    often hidden behind its label)."""
+
+    files: list[UploadedFile] = Field(
+        description="what the file input now holds, as the page sees it (name and size)"
+    )
 
 
 PAGE_UPLOAD = ToolSpec(
     name="page_upload",
-    title="Upload a file",
-    description="Put a file from the upload sandbox into a file input. Off unless policy enables "
-    "it; the person confirms every call.",
+    title="Upload files",
+    description="Put files from the upload sandbox (each up to 1 GiB) into a file input. Off "
+    "unless policy enables it; the person confirms every call.",
     arguments=UploadArgs,
     result=Uploaded,
     annotations=RISKY,
@@ -325,16 +409,22 @@ PAGE_UPLOAD = ToolSpec(
     asks=Asks.EVERY_CALL,
     risk=Risk.HIGH,
     frames=FrameOutput.GATED,
-    call=Relay(sandbox_file="path"),
+    call=Relay(sandbox_file="paths"),
     docs=Reference(
-        does="put a file from the upload sandbox (`<config>/uploads`) into a file input",
-        gate="**off-by-default**; then **confirmed every call, showing the path**",
+        does="put files from the upload sandbox (`<config>/uploads`, ≤1 GiB each) in a file input",
+        gate="**off-by-default**; then **confirmed every call, showing the paths**",
         args=(
-            "`tabId`, element, `path`, `name`, `data` (base64, read by the MCP server from the "
-            "upload sandbox after its gate let the call through)"
+            "`tabId`, element (`ref`/`selector`/`text`/`xpath`, `frame?`), `paths` (real paths "
+            "the MCP server checked in the upload sandbox after its gate let the call through), "
+            "`files: [{name, size}]`"
         ),
-        result="`{uploaded: true}`",
-        guard="off unless `upload`; confirm every call showing the file path; file input only",
+        result="`{uploaded: true, files: [{name, size}]}`",
+        guard=(
+            "off unless `upload`; confirm every call showing the paths; file input only (several "
+            "files: a `multiple` one); each path checked on the MCP side (no symlink, no hard "
+            "link, no `..`, ≤1 GiB) before it reaches Chrome's `DOM.setFileInputFiles`; the "
+            "files the page then sees must match the checked names and sizes"
+        ),
     ),
 )
 

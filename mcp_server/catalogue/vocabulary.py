@@ -152,8 +152,9 @@ class Relay:
 
     #: The reply's base64 PNG ``data`` is returned as MCP image content (plus its metadata).
     image: bool = False
-    #: This argument names a file in the upload sandbox: after the gate, the server reads it and
-    #: sends its real path, ``name`` and base64 ``data`` instead.
+    #: This argument names files in the upload sandbox (a list of paths): after the gate, the
+    #: server checks each (``uploads.check_upload``) and sends their real paths instead, with
+    #: ``files: [{name, size}]``; Chrome reads the files itself, nothing of them is sent.
     sandbox_file: str | None = None
     #: When this argument is given, the reply's base64 ``data`` is written into the download
     #: sandbox under that name (``downloads.DownloadSandbox``, never overwriting) and answered

@@ -96,10 +96,21 @@ PROVENANCE: dict[str, Any] = {
 }
 
 #: What the relay adds for a ``Relay.sandbox_file`` argument (mcp_server/tools.py
-#: ``_sandbox_file``): the file's name and its bytes in base64, read from the sandbox.
+#: ``_sandbox_files``): each checked file's name and size, in the order of the paths.
 SANDBOX_FILE: dict[str, Any] = {
-    "name": {"type": "string", "minLength": 1},
-    "data": {"type": "string"},
+    "files": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "size": {"type": "integer", "minimum": 0},
+            },
+            "required": ["name", "size"],
+        },
+    },
 }
 
 
@@ -111,7 +122,8 @@ def request_schema(spec: ToolSpec) -> dict[str, Any]:
     props["provenance"] = PROVENANCE
     if isinstance(spec.call, Relay) and spec.call.sandbox_file is not None:
         props.update(SANDBOX_FILE)
-        schema["required"] = [*schema.get("required", ()), *SANDBOX_FILE]
+        required = [spec.call.sandbox_file, *SANDBOX_FILE]
+        schema["required"] = [*schema.get("required", ()), *required]
     return schema
 
 

@@ -38,7 +38,7 @@ test("args that match the action's schema reach its handler unchanged", async ()
     ["page_scroll", { tabId: 3, to: { x: 0, y: 200 }, container: { selector: "#list", index: 0 } }],
     ["page_type", { tabId: 3, value: "hello" }],
     ["page_fill", { tabId: 3, ref: "@e4", value: "x", provenance: { evidence: [{ sourceOrigin: "http://a.test", kind: "url", token: "h…", readAt: 1 }] } }],
-    ["page_upload", { tabId: 3, selector: "input[type=file]", path: "/u/a.txt", name: "a.txt", data: "aGk=" }],
+    ["page_upload", { tabId: 3, selector: "input[type=file]", paths: ["/u/a.txt"], files: [{ name: "a.txt", size: 2 }] }],
   ])) {
     const reply = await d.dispatch(req(action, args));
     assert.equal(reply.ok, true, `${action}: ${JSON.stringify(reply)}`);
@@ -90,7 +90,8 @@ const ATTACKS = /** @type {Array<[string, string, RegExp]>} */ ([
   ["page_find", '{"tabId":3,"name":"x","limit":51}', /limit must be at most 50/],
   ["page_wait_for", '{"tabId":3,"selector":"a","timeoutMs":10000000}', /timeoutMs must be at most/],
   ["page_scroll", '{"tabId":3,"to":{"selector":"#go"}}', /to must be/],
-  ["page_upload", '{"tabId":3,"ref":"@e1","path":"/u/a"}', /name is required/], // the relay's file bytes
+  ["page_upload", '{"tabId":3,"ref":"@e1","paths":["/u/a"]}', /files is required/], // the sandbox's check
+  ["page_upload", '{"tabId":3,"ref":"@e1","paths":["/u/a"],"files":[{"name":"a","size":1,"data":"aGk="}]}', /data/], // never bytes
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"state":"absent"}}', /waitFor: give exactly one of ref, selector, text/], // nothing to wait for
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"ref":"@e2","text":"x"}}', /waitFor: give exactly one of/],
   ["page_click", '{"tabId":3,"ref":"@e1","waitFor":{"text":""}}', /waitFor\.text must be at least 1/],

@@ -34,7 +34,7 @@ test("the scan finds the extension's policy_denied refusals, the password ones a
   const all = refusals();
   assert.ok(all.length >= 10, String(all.length));
   assert.ok(all.some((r) => r.path === "page/actions.js" && /passwordFill is off/.test(r.words)));
-  assert.ok(all.some((r) => r.path === "handlers/read.js" && /does not enable/.test(r.words)));
+  assert.ok(all.some((r) => r.path === "handlers/eval-upload.js" && /does not enable/.test(r.words)));
 });
 
 test("every policy_denied that names a policy switch is taught: the key, its exact command, the options control", () => {

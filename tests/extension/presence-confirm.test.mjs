@@ -1,4 +1,4 @@
-// Presence-confirm mode end to end: page_eval / page_upload (handlers/read.js) → the real confirm
+// Presence-confirm mode end to end: page_eval / page_upload (handlers/eval-upload.js) → the real confirm
 // broker and window (shared/confirm-window.js, "presence" mode) → the real confirm page logic
 // (ui/confirm-page.js) tapping through the worker's presence relay (shared/presence-confirm.js) →
 // a fake host answering presence_begin / presence_complete.
@@ -78,16 +78,38 @@ function harness({ host, onWindow } = {}) {
   const ownership = createOwnership();
   ownership.claim("s1", 1);
   const scripts = [];
+  // The page code (the file input's probe) and Chrome's debugger (what runs): each recorded.
   const browser = {
     getTab: async () => ({ id: 1, windowId: 7, url: `${OK}/x`, status: "complete" }),
-    executeScriptArgs: async (tabId, func, args, world) => {
-      scripts.push([func.name, world, args]);
-      if (func.name === "evalInPage") return [{ result: { href: `${OK}/x`, json: "42" } }];
-      return [{ result: { href: `${OK}/x`, ok: true } }];
+    executeFiles: async () => [],
+    executeScriptArgs: async (tabId, func, [op]) => {
+      scripts.push([op]);
+      return [{ result: { tag: "input", type: "file", target: { role: "button", name: "f", docToken: "d", lastRef: 1 } } }];
+    },
+  };
+  const listeners = new Set();
+  const cdp = {
+    ensure: async () => {},
+    listen: (_tabId, fn) => { listeners.add(fn); return () => listeners.delete(fn); },
+    children: () => [],
+    send: async (_ctx, _tabId, method, params = {}) => {
+      if (method === "Runtime.evaluate") {
+        scripts.push(["evaluate"]);
+        return { result: { type: "number", value: 42 } };
+      }
+      if (method === "DOM.setFileInputFiles") scripts.push([method]);
+      if (method === "Runtime.enable") {
+        for (const fn of listeners) fn("Runtime.executionContextCreated", { context: { id: 7, origin: "chrome-extension://x", auxData: { type: "isolated", frameId: "F" } } });
+      }
+      const decl = String(params.functionDeclaration ?? "");
+      if (decl.includes("__tabwardenRefs")) return { result: { value: "d" } };
+      if (decl.includes("tabwardenLocate.resolve")) return { result: { objectId: "el" } };
+      if (decl.includes("this.type === 'file'")) return { result: { value: { file: true, multiple: false } } };
+      return {};
     },
   };
   const ensureOrigin = async (url) => new URL(url).origin;
-  const routes = new Map(readHandlers({ browser, ownership, loads: createLoadWatcher(timers), ensureOrigin, confirm }));
+  const routes = new Map(readHandlers({ browser, ownership, loads: createLoadWatcher(timers), ensureOrigin, confirm, cdp }));
   h.scripts = scripts;
   h.call = (action, args) => routes.get(action)(args, CTX);
   return h;
@@ -114,7 +136,7 @@ test("eval happy path: the window opens in presence mode, the tap is verified by
   assert.equal(h.hostCalls[1][0], "presence_complete");
   assert.deepEqual(h.hostCalls[1][1], { challengeId: "ch1", action: "confirm.eval", detail, response: { id: "cred", response: { signature: "sig" } } });
   assert.deepEqual(h.assertions, [{ challenge: "AAAA" }], "the page ran credentials.get with the host's options");
-  assert.deepEqual(h.scripts.map((s) => s[0]), ["evalInPage"]);
+  assert.deepEqual(h.scripts.map((s) => s[0]), ["evaluate"], "the code ran once, through the debugger");
   await flush();
   assert.match(pageDoc.el("status").textContent, /Allowed/);
 });
@@ -141,11 +163,11 @@ test("presence_begin refused (no enrolled credential) or the person cancels the 
       doc.el("tap").click();
     },
   });
-  await assert.rejects(h2.call("page_upload", { tabId: 1, selector: "input", path: "/p/f.txt", name: "f.txt", data: "eA==" }),
+  await assert.rejects(h2.call("page_upload", { tabId: 1, selector: "input", paths: ["/p/f.txt"], files: [{ name: "f.txt", size: 1 }] }),
     (e) => e.code === "confirm_denied");
   assert.deepEqual(h2.hostCalls.map((c) => c[0]), ["presence_begin"], "no complete without an assertion");
   assert.deepEqual(h2.hostCalls[0][1], { action: "confirm.upload", detail: JSON.stringify({ origin: OK, path: "/p/f.txt" }) });
-  assert.deepEqual(h2.scripts.map((s) => s[0]), ["fileInput"], "only the probe ran; the file was never set");
+  assert.deepEqual(h2.scripts.map((s) => s[0]), ["getState", "getState"], "only the probes ran; the file was never set");
 });
 
 test("closing the window denies, a timeout answers confirm_timeout; a click-style allow cannot stand in for the tap", async () => {

@@ -12,8 +12,6 @@ import { parsePolicy } from "../../extension/worker/policy.js";
 const OK = "http://127.0.0.1:8000";
 const POLICY = { origins: [OK], confirm: [], confirmTimeoutSeconds: 30 };
 const S1 = { session: "s1", policy: parsePolicy(POLICY) };
-const EVAL_ON = { session: "s1", policy: parsePolicy({ ...POLICY, eval: true }) };
-const UPLOAD_ON = { session: "s1", policy: parsePolicy({ ...POLICY, upload: true }) };
 
 /** A 3x2 PNG header (enough for pngSize) as base64. */
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), Buffer.from("IHDR"),
@@ -154,7 +152,7 @@ test("not-owned, other session's and gone tabs are refused by every tool", async
   const h = harness();
   h.open(1, `${OK}/a`, null);
   h.open(2, `${OK}/a`, "s2");
-  const args = { tabId: 1, area: "local", selector: "li", code: "1", path: "/s/f.txt", name: "f.txt", data: "QUJD" };
+  const args = { tabId: 1, area: "local", selector: "li", code: "1", paths: ["/s/f.txt"], files: [{ name: "f.txt", size: 3 }] };
   const schemas = new Map(ACTION_ARGS);
   for (const action of h.routes.keys()) {
     const ctx = { session: "s1", policy: parsePolicy({ ...POLICY, eval: true, upload: true }) };
@@ -282,132 +280,4 @@ test("page_scrape: text and attrs, cards masked, password values never, hidden v
   assert.equal(h.calls.script.length, ran, "a refused call reads nothing");
   assert.equal((await h.call("page_scrape", { tabId: 1, selector: "li", attrs: Array.from({ length: 50 }, (_, i) => `a${i}`) })).items.length, 1000);
   await assert.rejects(h.call("page_scrape", { tabId: 1 }), (e) => e.code === "bad_request");
-});
-
-test("page_eval is refused unless the policy says eval: true (presenceConfirm alone does not enable it)", async () => {
-  const h = harness();
-  h.open(1, `${OK}/a`);
-  for (const policy of [POLICY, { ...POLICY, eval: false }, { ...POLICY, eval: "true" }, { ...POLICY, eval: 1 },
-    { ...POLICY, eval: false, presenceConfirm: true }]) {
-    // The refusal teaches: the key, the terminal command and the options page's control.
-    await assert.rejects(h.call("page_eval", { tabId: 1, code: "1+1" }, { session: "s1", policy: parsePolicy(policy) }),
-      (e) => e.code === "policy_denied" && e.message.includes('"eval"') && e.message.includes("`tabwarden policy set eval=true`")
-        && e.message.includes('"Page scripts (page_eval)" on the extension\'s options page'));
-  }
-  assert.equal(h.calls.confirm.length, 0);
-  assert.equal(h.calls.script.length, 0);
-});
-
-test("page_eval enabled: every call confirms, showing the FULL code; runs in the MAIN world", async () => {
-  const h = harness();
-  h.open(1, `${OK}/a`);
-  const code = `/* ${"x".repeat(5000)} */ ({answer: 6 * 7, list: [1, "two"]})`;
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code }, EVAL_ON), { result: { answer: 42, list: [1, "two"] } });
-  const req = h.calls.confirm[0];
-  assert.equal(req.kind, "action");
-  assert.equal(req.tool, "page_eval");
-  assert.equal(req.origin, OK);
-  assert.equal(req.timeoutMs, 30_000);
-  assert.ok(req.detail.endsWith(`\n\n${code}`), "the detail carries the whole code");
-  assert.equal(req.presence, null, "without presenceConfirm the click decides");
-  assert.deepEqual(h.calls.script[0].slice(1, 4), ["evalInPage", "MAIN", [code]]);
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "undefined" }, EVAL_ON), { result: null });
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "(function f() {})" }, EVAL_ON), { result: "function f() {}" });
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "Promise.resolve(3)" }, EVAL_ON), { result: 3 });
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "10n" }, EVAL_ON), { result: "10" });
-  assert.equal(h.calls.confirm.length, 5, "no grace: one confirmation per call");
-});
-
-test("page_eval: deny -> confirm_denied and nothing runs; navigation during the prompt is refused", async () => {
-  const h = harness({ decision: "deny" });
-  h.open(1, `${OK}/a`);
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON), (e) => e.code === "confirm_denied");
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON), (e) => e.code === "confirm_denied");
-  assert.equal(h.calls.confirm.length, 2);
-  assert.equal(h.calls.script.length, 0);
-  h.decision = "allow";
-  const p = h.call("page_eval", { tabId: 1, code: "1" }, EVAL_ON);
-  h.tabs.get(1).url = "https://evil.test/"; // while the person looks at the prompt
-  await assert.rejects(p, (e) => e.code === "origin_not_approved");
-  assert.equal(h.calls.script.length, 0);
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "" }, EVAL_ON), (e) => e.code === "bad_request");
-});
-
-test("page_eval: the page's CSP forbidding eval and code that throws are clear errors", async () => {
-  const h = harness();
-  h.open(1, `${OK}/a`);
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "throw new EvalError('Refused to evaluate a string')" }, EVAL_ON),
-    (e) => e.code === "internal_error" && e.message === "the page's Content-Security-Policy forbids eval");
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "null.x" }, EVAL_ON),
-    (e) => e.code === "internal_error" && /^the code threw: /.test(e.message));
-});
-
-test("page_upload: refused unless policy.upload; enabled: file inputs only, confirm shows the path, every call", async () => {
-  const h = harness();
-  h.open(1, `${OK}/form`);
-  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
-  await assert.rejects(h.call("page_upload", args), (e) => e.code === "policy_denied");
-  await assert.rejects(h.call("page_upload", args, { session: "s1", policy: parsePolicy({ ...POLICY, presenceConfirm: true }) }),
-    (e) => e.code === "policy_denied");
-  assert.equal(h.calls.script.length + h.calls.confirm.length, 0);
-  await assert.rejects(h.call("page_upload", { ...args, selector: "#pw" }, UPLOAD_ON), (e) => e.code === "bad_request" && /type=file/.test(e.message));
-  await assert.rejects(h.call("page_upload", { ...args, frame: 3 }, UPLOAD_ON), (e) => e.code === "element_not_found" && /page_frames/.test(e.message));
-  await assert.rejects(h.call("page_upload", { ...args, selector: ".none" }, UPLOAD_ON), (e) => e.code === "bad_request");
-  await assert.rejects(h.call("page_upload", { ...args, selector: undefined, ref: "@e3" }, UPLOAD_ON), (e) => e.code === "bad_request");
-  await assert.rejects(h.call("page_upload", { ...args, data: "%%%" }, UPLOAD_ON), (e) => e.code === "bad_request");
-  await assert.rejects(h.call("page_upload", { ...args, name: "../x" }, UPLOAD_ON), (e) => e.code === "bad_request");
-  assert.equal(h.calls.confirm.length, 0, "no prompt for a request that cannot work");
-  assert.deepEqual(await h.call("page_upload", args, UPLOAD_ON), { uploaded: true });
-  assert.equal(h.calls.confirm[0].tool, "page_upload");
-  assert.match(h.calls.confirm[0].detail, /\/home\/p\/uploads\/cv\.pdf/);
-  assert.equal(h.calls.confirm[0].presence, null);
-  const input = h.pages.get(1).file;
-  assert.equal(input.files.length, 1);
-  assert.equal(input.files[0].name, "cv.pdf");
-  assert.equal(Buffer.from(await input.files[0].arrayBuffer()).toString(), "%PDF-");
-  assert.deepEqual(input.events, ["input", "change"]);
-  h.decision = "deny";
-  input.files = null;
-  await assert.rejects(h.call("page_upload", args, UPLOAD_ON), (e) => e.code === "confirm_denied");
-  assert.equal(input.files, null);
-  assert.equal(h.calls.confirm.length, 2);
-});
-
-test("presenceConfirm: page_eval / page_upload ask for a tap on exactly {code, origin} / {origin, path}", async () => {
-  const h = harness();
-  h.open(1, `${OK}/form`);
-  const policy = { ...POLICY, eval: true, upload: true, presenceConfirm: true };
-  const ctx = { session: "s1", policy: parsePolicy(policy) };
-  const code = 'document.title + "é\\n"';
-  assert.deepEqual(await h.call("page_eval", { tabId: 1, code: "6 * 7" }, ctx), { result: 42 });
-  assert.deepEqual(h.calls.confirm[0].presence, { action: "confirm.eval", detail: `{"code":"6 * 7","origin":"${OK}"}` });
-  assert.ok(h.calls.confirm[0].detail.endsWith("6 * 7"), "the window still shows the full code");
-  await h.call("page_eval", { tabId: 1, code }, ctx);
-  assert.equal(h.calls.confirm[1].presence.detail, JSON.stringify({ code, origin: OK }));
-  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
-  assert.deepEqual(await h.call("page_upload", args, ctx), { uploaded: true });
-  assert.deepEqual(h.calls.confirm[2].presence, { action: "confirm.upload", detail: `{"origin":"${OK}","path":"/home/p/cv.pdf"}` });
-  h.decision = "deny";
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "1" }, ctx), (e) => e.code === "confirm_denied");
-  const before = h.calls.confirm.length;
-  await assert.rejects(h.call("page_eval", { tabId: 1, code: "'\ud800'" }, ctx), (e) => e.code === "bad_request");
-  assert.equal(h.calls.confirm.length, before, "a lone surrogate cannot be tapped for: refused before asking");
-});
-
-test("page_upload with frame: the frame's origin is gated on its own, the file goes into that frame only", async () => {
-  const h = harness();
-  h.open(1, `${OK}/form`);
-  h.frameUrls.set(4, `${OK}/inner`);
-  h.frameUrls.set(6, "https://evil.test/ad");
-  const args = { tabId: 1, selector: "input[type=file]", path: "/home/p/uploads/cv.pdf", name: "cv.pdf", data: "JVBERi0=" };
-  // An unapproved frame of an approved page: refused before anything runs in it, nobody asked.
-  await assert.rejects(h.call("page_upload", { ...args, frame: 6 }, UPLOAD_ON), (e) => e.code === "origin_not_approved");
-  assert.deepEqual(h.calls.frames, []);
-  assert.equal(h.calls.confirm.length, 0);
-  assert.equal(h.pages.get(1).file.files, null);
-  // An approved frame: probed and set in that frame only, the person told it is a frame's field.
-  assert.deepEqual(await h.call("page_upload", { ...args, frame: 4 }, UPLOAD_ON), { uploaded: true });
-  assert.deepEqual(h.calls.frames, [4, 4]);
-  assert.match(h.calls.confirm[0].detail, /a frame on http:\/\/127\.0\.0\.1:8000/);
-  assert.equal(h.calls.confirm[0].origin, OK);
 });

@@ -55,6 +55,8 @@ def valid_arguments(spec: ToolSpec) -> dict[str, Any]:
         args["preset"] = "mobile"  # a preset, a size or reset
     if spec.name == "page_wait_for":
         args["text"] = "Saved"  # a wait names exactly one of selector or text
+    if spec.name == "page_upload":
+        args["path"] = "upload.txt"  # one file (path) or several (paths)
     return args
 
 
@@ -107,11 +109,11 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
     guard = ToolGuard(lambda: killed, None, "n/a", lambda _kind, **fields: audited.append(fields))
     bridge = BridgeSpy(runtime_dir)
 
-    def read_upload(requested: str) -> tuple[Path, bytes]:
+    def check_upload(requested: str) -> tuple[Path, int]:
         read.append(requested)
-        return box, b""
+        return box, 0
 
-    server = build_server(bridge, guard, read_upload=read_upload)
+    server = build_server(bridge, guard, check_upload=check_upload)
 
     results = _run_every_tool(server)
     errors = {name: tool_error(result) for name, result in results.items()}
@@ -151,15 +153,20 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
     runtime_dir: Path,
 ) -> None:
     bridge = BridgeSpy(runtime_dir)
-    upload = (runtime_dir / "upload.txt", b"file")
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), read_upload=lambda p: upload)
+    upload = (runtime_dir / "upload.txt", 4)
+    server = build_server(
+        bridge, ToolGuard(Effective.unpaired, None), check_upload=lambda p: upload
+    )
     _run_every_tool(server)
     relayed = [s.name for s in CATALOGUE if isinstance(s.call, Relay)]
     assert [action for action, _ in bridge.calls] == relayed
     assert bridge.statuses == sum(isinstance(s.call, Local) for s in CATALOGUE)
     assert {s.call for s in CATALOGUE if isinstance(s.call, Local)} == set(Local)
     sent = dict(bridge.calls)
-    assert sent["page_upload"]["data"] == "ZmlsZQ==" and sent["page_upload"]["name"] == "upload.txt"
+    # Only the checked real path, its name and size: no byte of the file crosses the bridge.
+    assert sent["page_upload"]["paths"] == [str(runtime_dir / "upload.txt")]
+    assert sent["page_upload"]["files"] == [{"name": "upload.txt", "size": 4}]
+    assert "data" not in sent["page_upload"]
     assert sent["page_press"] == {"tabId": 1, "key": "Enter"}  # no element: the focused one
     assert sent["page_scroll"] == {"tabId": 1, "to": "bottom"}
     assert sent["page_click"] == {"tabId": 1, "selector": "input"}

@@ -11,7 +11,6 @@ resolved (a spy on the sandbox's opener, plus Python's ``open`` audit events und
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import sys
 import threading
@@ -134,14 +133,18 @@ def test_refused_client_cannot_probe_the_sandbox(
     assert opened == [], f"files were opened for a refused client: {opened}"
 
 
-def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
+UPLOADED = {"uploaded": True, "files": [{"name": "real.txt", "size": 18}]}
+
+
+def test_allowed_upload_checks_the_sandbox_file_after_the_gate_and_relays_its_path(
     fake_browser: FakeBrowser,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     opened: list[str],
 ) -> None:
-    """The control for the test above: the same detectors see the read when the gate allows it,
-    and the browser receives the file's real path, name and bytes (never the agent's path)."""
+    """The control for the test above: the same detectors see the check when the gate allows it,
+    and the browser receives the file's real path, name and size (never the agent's path, never
+    a byte of the file: Chrome reads it)."""
     box = tmp_path / "box"
     box.mkdir()
     (box / "real.txt").write_bytes(b"inside the sandbox")
@@ -163,9 +166,7 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
     def answer() -> None:
         request = fake_browser.receive()
         received.append(request)
-        fake_browser.send(
-            {"type": "reply", "id": request["id"], "ok": True, "result": {"uploaded": True}}
-        )
+        fake_browser.send({"type": "reply", "id": request["id"], "ok": True, "result": UPLOADED})
 
     async def scenario() -> Any:
         async with Client(server, raise_exceptions=True) as client:
@@ -180,7 +181,7 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
             return result
 
     result = asyncio.run(scenario())
-    assert tool_error(result) is None and result.structured_content == {"uploaded": True}
+    assert tool_error(result) is None and result.structured_content == UPLOADED
     assert resolved == ["./real.txt"]
     # The walk opens the sandbox by its path, then each component relative to its parent's
     # descriptor (never a path that could be swapped): the detector sees the sandbox opened.
@@ -190,7 +191,6 @@ def test_allowed_upload_reads_the_sandbox_file_after_the_gate_and_relays_it(
     assert request["args"] == {
         "tabId": 4,
         "selector": "input",
-        "path": str((box / "real.txt").resolve()),
-        "name": "real.txt",
-        "data": base64.b64encode(b"inside the sandbox").decode(),
+        "paths": [str((box / "real.txt").resolve())],
+        "files": [{"name": "real.txt", "size": len(b"inside the sandbox")}],
     }

@@ -17,7 +17,7 @@ from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.mcp_server.uploads import (
     MAX_UPLOAD_BYTES,
     UploadRefused,
-    read_upload,
+    check_upload,
     resolve_upload,
 )
 from tabwarden.trust.verify import Effective
@@ -61,7 +61,7 @@ def test_symlink_leaving_the_sandbox_is_refused(sandbox: Path) -> None:
     (sandbox / "dirlink").symlink_to(sandbox.parent)
     for path in ("link.txt", "dirlink/secret.txt"):
         with pytest.raises(UploadRefused, match="symlink") as refused:
-            read_upload(path, {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+            check_upload(path, {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
         assert "ssh key" not in str(refused.value)
 
 
@@ -86,7 +86,7 @@ def test_a_sandbox_root_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     box.symlink_to(secrets_dir)
     for path in ("id_ed25519", str(box / "id_ed25519")):
         with pytest.raises(UploadRefused, match="is a symlink") as refused:
-            read_upload(path, {"TABWARDEN_UPLOAD_DIR": str(box)})
+            check_upload(path, {"TABWARDEN_UPLOAD_DIR": str(box)})
         assert "PRIVATE KEY" not in str(refused.value)
 
 
@@ -95,7 +95,7 @@ def test_a_hard_link_to_a_file_outside_is_refused(sandbox: Path) -> None:
     """A hard link has no inside: its other name is the secret outside the sandbox."""
     os.link(sandbox.parent / "secret.txt", sandbox / "report.txt")
     with pytest.raises(UploadRefused, match="hard link") as refused:
-        read_upload("report.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+        check_upload("report.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
     assert "ssh key" not in str(refused.value)
     assert (sandbox.parent / "secret.txt").read_text() == "ssh key"  # left as it was
 
@@ -112,7 +112,8 @@ def test_non_regular_and_oversize_are_refused(sandbox: Path) -> None:
         resolve_upload(sandbox, "fifo")
     with pytest.raises(UploadRefused, match="regular"):
         resolve_upload(sandbox, "sub")
-    (sandbox / "big.bin").write_bytes(b"x" * (MAX_UPLOAD_BYTES + 1))
+    with (sandbox / "big.bin").open("wb") as fh:  # sparse: nothing is written
+        fh.truncate(MAX_UPLOAD_BYTES + 1)
     with pytest.raises(UploadRefused, match="limit"):
         resolve_upload(sandbox, "big.bin")
 
@@ -122,14 +123,26 @@ def test_missing_sandbox_is_refused(tmp_path: Path) -> None:
         resolve_upload(tmp_path / "nope", "x")
 
 
-def test_read_upload_returns_the_real_path_and_the_bytes(sandbox: Path) -> None:
-    real, data = read_upload("sub/deep.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
-    assert real == (sandbox / "sub" / "deep.txt").resolve() and data == b"fine"
+def test_check_upload_returns_the_real_path_and_the_size(sandbox: Path) -> None:
+    real, size = check_upload("sub/deep.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+    assert real == (sandbox / "sub" / "deep.txt").resolve() and size == 4
 
 
-def test_read_upload_refuses_what_resolve_refuses_without_reading(sandbox: Path) -> None:
+def test_a_sparse_file_over_100_mb_passes_and_a_line_break_is_refused(sandbox: Path) -> None:
+    """The limit is 1 GiB (Chrome reads the file; nothing crosses the bridge): a 150 MB file
+    passes without being read; a name with a line break would split the person's list."""
+    with (sandbox / "big.bin").open("wb") as fh:
+        fh.truncate(150 * 1024 * 1024)
+    env = {"TABWARDEN_UPLOAD_DIR": str(sandbox)}
+    assert check_upload("big.bin", env)[1] == 150 * 1024 * 1024
+    (sandbox / "two\nlines.txt").write_text("x")
+    with pytest.raises(UploadRefused, match="line break"):
+        check_upload("two\nlines.txt", env)
+
+
+def test_check_upload_refuses_what_resolve_refuses(sandbox: Path) -> None:
     with pytest.raises(UploadRefused, match="outside"):
-        read_upload(str(sandbox.parent / "secret.txt"), {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+        check_upload(str(sandbox.parent / "secret.txt"), {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
 
 
 def test_a_fifo_is_refused_without_waiting_on_it(sandbox: Path) -> None:
@@ -138,7 +151,7 @@ def test_a_fifo_is_refused_without_waiting_on_it(sandbox: Path) -> None:
     (sandbox / "ok.txt").unlink()
     os.mkfifo(sandbox / "ok.txt")
     with pytest.raises(UploadRefused, match="regular"):
-        read_upload("ok.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
+        check_upload("ok.txt", {"TABWARDEN_UPLOAD_DIR": str(sandbox)})
 
 
 @pytest.mark.parametrize("plant", ["hard link", "symlinked root"])

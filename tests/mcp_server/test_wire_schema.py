@@ -56,12 +56,12 @@ PROVENANCE = {
 
 def _relayed(spec: ToolSpec, wire: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """The args the extension receives: ``wire()`` and what the relay adds (mcp_server/tools.py
-    ``_relay``: a lineage when there is one, an upload's name and bytes)."""
+    ``_relay``: a lineage when there is one, an upload's checked paths, names and sizes)."""
     request = dict(wire)
     if rng.random() < 0.5:
         request["provenance"] = PROVENANCE
     if isinstance(spec.call, Relay) and spec.call.sandbox_file is not None:
-        request |= {spec.call.sandbox_file: "/u/a.txt", "name": "a.txt", "data": "aGk="}
+        request |= {spec.call.sandbox_file: ["/u/a.txt"], "files": [{"name": "a.txt", "size": 2}]}
     return request
 
 
