@@ -51,9 +51,28 @@ def _many() -> str:
     return f"<!doctype html><title>many</title><body>{headings}{buttons}</body>"
 
 
+def _docs() -> str:
+    """A documentation-like page: a nested table of contents, sections with text and links."""
+    toc = "".join(
+        f"<li><a href='/lib/m{i}.html'>{i}. Module {i}</a><ul>"
+        + "".join(f"<li><a href='/lib/m{i}.html#s{j}'>{i}.{j} Part {j}</a></li>" for j in range(4))
+        + "</ul></li>"
+        for i in range(30)
+    )
+    body = "".join(
+        f"<h2>Section {i}</h2><p>Words of section {i}, see <a href='/ref/{i}?v=3'>ref {i}</a>."
+        f"</p><button aria-expanded=false>Show {i}</button>"
+        for i in range(20)
+    )
+    search = "<form role=search><input type=search aria-label=Search><button>Go</button></form>"
+    return f"<!doctype html><title>docs</title><body>{search}<nav><ul>{toc}</ul></nav>{body}</body>"
+
+
 def _page(request: Request) -> str:
     if request.path == "/many":
         return _many()
+    if request.path == "/docs":
+        return _docs()
     return _controls(request.port or 80)
 
 
@@ -191,3 +210,29 @@ async def test_text_runs_come_only_when_asked(browser: ThrowawayBrowser, port: i
         # A control's own words are its name, never repeated as a text row.
         assert not any(r["name"] == "Home" for r in texts)
         assert {r["ref"] for r in worded if "ref" in r} == {r["ref"] for r in plain}
+
+
+async def test_the_line_form_costs_under_half_the_json_on_a_documentation_like_page(
+    browser: ThrowawayBrowser, port: int
+) -> None:
+    a = f"http://127.0.0.1:{port}"
+    trust_this_process(browser, [a])
+    async with launched(browser) as (_, agent):
+        tab = (await ok(agent, "tab_open", {"url": f"{a}/docs"}))["tab"]["id"]
+        as_json = await agent.call_tool("page_snapshot", {"tabId": tab, "format": "json"})
+        text, data = await _both(agent, {"tabId": tab})
+        rows = as_json.structured_content["snapshot"]
+        controls = [r for r in rows if r["role"] in ("link", "button", "searchbox", "textbox")]
+        assert len(controls) == 30 * 5 + 20 * 2 + 2  # every link, button and the search box
+        assert {r["ref"] for r in lines.decode(data["lines"]) if "ref" in r} == {
+            r["ref"] for r in rows
+        }
+        json_text = len(str(getattr(as_json.content[0], "text", "")).encode())
+        line_text = len(text.encode())
+        structured = len(json.dumps(data).encode())
+        print(
+            f"\nbytes (docs page, {len(rows)} rows, {len(controls)} controls): json text block "
+            f"{json_text} ({json_text / len(controls):.0f}/control), lines text block "
+            f"{line_text} ({line_text / len(controls):.0f}/control), lines structured {structured}"
+        )
+        assert line_text * 2 < json_text and structured * 2 < json_text
