@@ -22,6 +22,7 @@ from mcp_types import CallToolResult
 
 from bench.servers import CALL_TIMEOUT_S, DEVTOOLS, PLAYWRIGHT, TABWARDEN, Session, _text_parts
 from bench.tasks import REPORTS, Task
+from tabwarden.mcp_server.catalogue.interact import lines as snapshot_lines
 
 #: How long the policy waits for a late element (the pages show theirs after 1.5 s).
 WAIT_MS: Final = 10_000
@@ -253,8 +254,15 @@ class Tabwarden(Agent):
 
     async def look(self) -> list[Element]:
         result = await self.call("page_snapshot", self._tab())
-        items = (result.structured_content or {}).get("snapshot", [])
-        return [Element(str(i.get("role")), str(i.get("name") or ""), str(i["ref"])) for i in items]
+        data = result.structured_content or {}
+        # The line form (the default since issue 32) or, from a server before it, JSON rows.
+        given = data.get("lines")
+        items = snapshot_lines.decode(given) if isinstance(given, str) else data.get("snapshot", [])
+        return [
+            Element(str(i.get("role")), str(i.get("name") or ""), str(i["ref"]))
+            for i in items
+            if i.get("ref")
+        ]
 
     async def click(self, el: Element) -> None:
         await self.call("page_click", self._element(el, "page_click"))

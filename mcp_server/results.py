@@ -10,9 +10,11 @@ the tool's output schema even on errors (the MCP Inspector rejects the whole res
 Never put a secret in a message.
 
 A successful result carries its structured content and, as its text block, the same JSON
-(docs/adr/0006). A large result (its JSON over ``WHOLE_TEXT_MAX_CHARS``) is sent once: the text
-block then says so and shows the result with every long string cut (``summary_text``), the whole
-of it being in structured content alone (ADR 0006, "Large results").
+(docs/adr/0006) — or, for a model with a ``text_block()`` that answers, that text, which holds
+every field of the structured content (page_snapshot's line form, docs/adr/0016). A large
+result (its JSON over ``WHOLE_TEXT_MAX_CHARS``) is sent once: the text block then says so and
+shows the result with every long string cut (``summary_text``), the whole of it being in
+structured content alone (ADR 0006, "Large results").
 """
 
 from __future__ import annotations
@@ -59,9 +61,14 @@ SUMMARY_STRING_CHARS = 2_000
 
 def ok_result(model: BaseModel) -> CallToolResult:
     data = model.model_dump(mode="json")
-    text = model.model_dump_json()
-    if len(text) > WHOLE_TEXT_MAX_CHARS:
-        text = summary_text(data, len(text))
+    # A result model may say its own text block (page_snapshot's line form: ADR 0016); it must
+    # carry every field of the structured content. Otherwise the JSON, as ADR 0006 says.
+    own = getattr(model, "text_block", None)
+    text = own() if callable(own) else None
+    if text is None:
+        text = model.model_dump_json()
+        if len(text) > WHOLE_TEXT_MAX_CHARS:
+            text = summary_text(data, len(text))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 

@@ -613,7 +613,7 @@ class ToolCalls:
                 reply = self._saved(reply, str(save_as), spec)
             if call.save is not None:
                 reply = self._save(call.save, reply)
-            return ok_result(spec.result.model_validate(reply))
+            return ok_result(spec.result.model_validate(args.shaped(reply)))
         except TabwardenError as exc:
             return error_result(exc.code, str(exc), read_only=spec.read_only)
         except ValueError:

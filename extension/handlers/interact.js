@@ -12,7 +12,7 @@
 // allowed), never fill a password field unless policy.passwordFill, and never accept a ref from
 // another document.
 
-import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, documentText, isInteractive, merge, rankFind, sparse } from "../worker/a11y.js";
+import { DEFAULT_FIND, DEFAULT_NODES, MAX_NODES, axRows, compose, documentText, isInteractive, joinCuts, merge, rankFind, sparse } from "../worker/a11y.js";
 import { BridgeError } from "../shared/bridge-error.js";
 import { ACTION_ARGS, OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
@@ -444,7 +444,8 @@ export function argSnapshot(args) {
   const mode = typeof args.mode === "string" && SNAPSHOT_MODES.has(args.mode) ? args.mode : "auto";
   const compact = args.compact === true;
   const maxNodes = Number.isSafeInteger(args.maxNodes) ? /** @type {number} */ (args.maxNodes) : DEFAULT_NODES;
-  return { mode, compact, maxNodes, scope: argTarget(args, { optional: true }) };
+  const skip = Number.isSafeInteger(args.skip) ? /** @type {number} */ (args.skip) : 0;
+  return { mode, compact, maxNodes, skip, text: args.text === true, scope: argTarget(args, { optional: true }) };
 }
 
 /**
@@ -493,11 +494,11 @@ function a11yReader({ cdp, sleep }) {
    * The a11y rows (with visible/inViewport kept for page_find).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
-   * @param {{origin: string, doc: string, floor: number, compact: boolean, maxNodes: number,
+   * @param {{origin: string, doc: string, floor: number, compact: boolean, maxNodes: number, skip?: number, text?: boolean,
    *   scope: ReturnType<typeof argTarget>, frame: boolean}} q `frame`: the document is a frame's
    *   (its tree is read by its CDP frame id, in its own session when it runs out of process)
    */
-  async function read(ctx, tabId, { origin, doc, floor, compact, maxNodes, scope, frame }) {
+  async function read(ctx, tabId, { origin, doc, floor, compact, maxNodes, skip = 0, text = false, scope, frame }) {
     const w = await worlds.locate(ctx, tabId, doc, { topOnly: !frame });
     const id = w.contextId;
     try {
@@ -514,24 +515,29 @@ function a11yReader({ cdp, sleep }) {
         if (scopeNode === null) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element left the page");
       }
       const tree = await send(ctx, tabId, w, "Accessibility.getFullAXTree", frame ? { frameId: w.frameId } : {}, "read the accessibility tree");
-      const ax = axRows(tree?.nodes, { compact, scope: scopeNode, maxNodes });
+      const ax = axRows(tree?.nodes, { compact, scope: scopeNode, maxNodes, skip, text });
       if (!ax.scopeFound) throw new BridgeError(CODE.ELEMENT_NOT_FOUND, "the scope element is not in the accessibility tree (hidden or not rendered)");
-      const ids = await Promise.all(ax.rows.map((row) => send(ctx, tabId, w, "DOM.resolveNode",
+      // A text row (axRows `text`) names no element: nothing to resolve or describe.
+      const ids = await Promise.all(ax.rows.map((row) => (row.backendId === null ? "" : send(ctx, tabId, w, "DOM.resolveNode",
         { backendNodeId: row.backendId, executionContextId: id, objectGroup: AX_GROUP }, "find an element of the tree")
-        .then((/** @type {any} */ x) => (typeof x?.object?.objectId === "string" ? x.object.objectId : null), () => null)));
+        .then((/** @type {any} */ x) => (typeof x?.object?.objectId === "string" ? x.object.objectId : null), () => null))));
       const rows = ax.rows.filter((_, i) => ids[i] !== null);
-      const objects = ids.filter((x) => x !== null).map((objectId) => ({ objectId }));
+      const elements = rows.filter((row) => row.backendId !== null);
+      const objects = ids.filter((x) => x !== null && x !== "").map((objectId) => ({ objectId }));
       const r = await send(ctx, tabId, w, "Runtime.callFunctionOn", {
         executionContextId: id, functionDeclaration: DESCRIBE_FN, returnByValue: true,
-        arguments: [{ value: origin }, { value: floor }, { value: doc }, { value: rows.map((row) => row.needText) }, ...objects],
+        arguments: [{ value: origin }, { value: floor }, { value: doc }, { value: elements.map((row) => row.needText) }, ...objects],
       }, "describe the tree's elements");
       const v = r?.result?.value;
       if (isPlainObject(v) && isPlainObject(v.error)) {
         throw new BridgeError(v.error.code === CODE.ORIGIN_NOT_APPROVED ? CODE.ORIGIN_NOT_APPROVED : CODE.INTERNAL_ERROR, String(v.error.message));
       }
       if (!isPlainObject(v) || !Array.isArray(v.items) || !Number.isSafeInteger(v.lastRef)) throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page's accessibility tree");
-      const items = compose(rows, v.items, { mask: maskCards, maxName: MAX_NAME });
-      return { items, truncated: ax.truncated, interactive: ax.interactive, lastRef: /** @type {number} */ (v.lastRef) };
+      let k = 0;
+      const given = /** @type {unknown[]} */ (v.items);
+      const described = rows.map((row) => (row.backendId === null ? null : given[k++]));
+      const items = compose(rows, described, { mask: maskCards, maxName: MAX_NAME });
+      return { items, truncated: ax.truncated, cut: ax.cut, interactive: ax.interactive, lastRef: /** @type {number} */ (v.lastRef) };
     } finally {
       await send(ctx, tabId, w, "Runtime.releaseObjectGroup", { objectGroup: AX_GROUP }, "release the tree's elements").catch(() => {});
     }
@@ -641,7 +647,7 @@ export function interactHandlers(deps) {
     const { tabId, origin, docToken, frameId } = await open(args, ctx, tool);
     const floor = docTokens.get(tabId)?.floor ?? 0;
     const r = await page(ctx, tabId, "snapshot", {
-      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
+      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
     });
     if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
@@ -650,12 +656,13 @@ export function interactHandlers(deps) {
     const base = { url: String(r.url), title: String(r.title), page: r };
     /** @type {Array<Record<string, unknown>>} */
     const dom = r.snapshot;
-    const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, mode: "dom" };
+    const domCut = isPlainObject(r.cut) ? { cut: r.cut } : {};
+    const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, ...domCut, mode: "dom" };
     if (opts.mode === "dom") return domResult;
     let ax;
     try {
       ax = await reader.read(ctx, tabId, {
-        origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, scope: opts.scope, frame: frameId !== 0,
+        origin, doc: r.docToken, floor: Math.max(floor, r.lastRef), compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, text: opts.text === true, scope: opts.scope, frame: frameId !== 0,
       });
     } catch (err) {
       if (opts.mode === "a11y" || (err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.TIMEOUT))) throw err;
@@ -665,9 +672,11 @@ export function interactHandlers(deps) {
     const domInteractive = dom.filter((i) => typeof i.role === "string" && isInteractive(i.role)).length;
     if (opts.mode === "auto" && sparse(ax.interactive, domInteractive)) {
       const merged = merge(ax.items, dom.map((i) => ({ ...i, visible: true })), opts.maxNodes);
-      return { ...base, snapshot: merged.items, truncated: merged.truncated || ax.truncated, mode: "a11y+dom" };
+      const domCutOf = /** @type {import("../worker/a11y.js").Cut | null} */ (isPlainObject(r.cut) ? r.cut : null);
+      const cut = joinCuts(ax.cut, joinCuts(merged.cut, domCutOf));
+      return { ...base, snapshot: merged.items, truncated: merged.truncated || ax.truncated || r.truncated === true, ...(cut !== null ? { cut } : {}), mode: "a11y+dom" };
     }
-    return { ...base, snapshot: ax.items, truncated: ax.truncated, mode: "a11y" };
+    return { ...base, snapshot: ax.items, truncated: ax.truncated, ...(ax.cut !== null ? { cut: ax.cut } : {}), mode: "a11y" };
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -683,7 +692,7 @@ export function interactHandlers(deps) {
     const q = argFind(args);
     const mode = args.mode ?? "auto";
     if (mode !== "auto" && mode !== "dom") throw new BridgeError(CODE.BAD_REQUEST, 'mode must be "auto" or "dom"');
-    const out = await snapshotRows(args, ctx, "page_find", { mode, compact: false, maxNodes: MAX_NODES, scope: null });
+    const out = await snapshotRows(args, ctx, "page_find", { mode, compact: false, maxNodes: MAX_NODES, skip: 0, text: false, scope: null });
     const rows = out.snapshot.map((i) => ({
       ref: String(i.ref), role: String(i.role), name: String(i.name), tag: String(i.tag ?? ""),
       visible: out.mode === "dom" || i.visible === true, inViewport: i.inViewport === true,

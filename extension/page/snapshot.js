@@ -10,7 +10,7 @@
 // tests). It must never list a password field's value (dom.shownValue) or its text, never pass a
 // card-like number through a name, value, text or the title, never give a ref to an element of a
 // closed or user-agent shadow root, and never list more than maxNodes elements (it says
-// `truncated` instead).
+// `truncated` and `cut` instead, interactive elements listed first).
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenSnapshot` on
 // globalThis (page/redact.js's header says why and how).
@@ -88,7 +88,11 @@ var tabwardenSnapshot = (() => {
 
   /**
    * The DOM walk. `a`: refFloor (where a new document's numbering starts, page/locate.js),
-   * target + docToken (the scope element), compact (interactive only: no headings), maxNodes.
+   * target + docToken (the scope element), compact (interactive only: no headings), maxNodes,
+   * skip (start at this row of the walk). When more rows than maxNodes are found, interactive
+   * ones are listed first and headings after them while room is left (worker/a11y.js `pick`,
+   * the same rule): `cut` says how many rows and interactive ones were left out, and how to
+   * list the rest.
    * @param {Record<string, any>} [a]
    */
   function snapshot(a = {}) {
@@ -96,9 +100,9 @@ var tabwardenSnapshot = (() => {
     const store = documentRefs(opts.refFloor);
     const root = opts.target ? resolve(opts.target, opts.docToken) : document.documentElement;
     const max = limitOf(opts.maxNodes);
-    /** @type {Array<Record<string, unknown>>} */
-    const items = [];
-    let truncated = false;
+    const skip = Number.isSafeInteger(opts.skip) && opts.skip > 0 ? opts.skip : 0;
+    /** @type {Array<{el: any, role: string, tag: string}>} */
+    const found = [];
     for (const el of walk(root)) {
       const tag = tagOf(el);
       const hasRole = el.hasAttribute("role") && !NO_ROLE.has(collapse(el.getAttribute("role")).toLowerCase());
@@ -108,10 +112,13 @@ var tabwardenSnapshot = (() => {
       if (!visible(el)) continue;
       const role = roleOf(el) || (el.isContentEditable ? "textbox" : "");
       if (opts.compact === true && role === "heading") continue;
-      if (items.length >= max) {
-        truncated = true;
-        break;
-      }
+      found.push({ el, role, tag });
+    }
+    const { kept, cut } = pick(found, max, skip);
+    /** @type {Array<Record<string, unknown>>} */
+    const items = [];
+    let truncated = cut !== null;
+    for (const { el, role, tag } of kept) {
       const ref = refFor(store, el);
       if (ref === undefined) {
         truncated = true;
@@ -129,10 +136,43 @@ var tabwardenSnapshot = (() => {
     }
     /** @type {Record<string, unknown>} */
     const out = { url: String(location.href), title: maskCards(String(document.title || "")), snapshot: items, truncated, docToken: store.doc, lastRef: store.next };
+    if (cut !== null) out.cut = cut;
     // Nothing to act on (no rows, or headings only) and no scope: the document's text, so a
     // text-only page or frame is read, never answered with a silent empty list.
-    if (!opts.target && !truncated && items.every((i) => i.role === "heading")) Object.assign(out, pageText());
+    if (!opts.target && !truncated && skip === 0 && items.every((i) => i.role === "heading")) Object.assign(out, pageText());
     return out;
+  }
+
+  /**
+   * worker/a11y.js `pick` for the walk's rows (a page script imports nothing): from row `skip`
+   * on, the interactive rows (all but headings) first, then headings while room is left, in
+   * document order; `cut` as a11y.js's.
+   * @template {{role: string}} R
+   * @param {R[]} rows @param {number} max @param {number} skip
+   */
+  function pick(rows, max, skip) {
+    const from = Math.min(skip, rows.length);
+    const rest = rows.slice(from);
+    if (rest.length <= max) return { kept: rest, cut: null };
+    /** @type {number[]} */
+    const inter = [];
+    /** @type {number[]} */
+    const other = [];
+    rest.forEach((row, i) => (row.role === "heading" ? other : inter).push(i));
+    const keepInter = inter.slice(0, max);
+    const keep = new Set([...keepInter, ...other.slice(0, max - keepInter.length)]);
+    const kept = rest.filter((_, i) => keep.has(i));
+    const lostInter = inter.length - keepInter.length;
+    const lost = rest.length - kept.length;
+    /** @type {{rows: number, interactive: number, skip?: number, rest: string}} */
+    const cut = { rows: lost, interactive: lostInter, rest: "" };
+    if (lostInter > 0) {
+      cut.skip = from + inter[keepInter.length];
+      cut.rest = `${lostInter} interactive element${lostInter === 1 ? " was" : "s were"} left out (the first ${keepInter.length} are listed): call again with skip: ${cut.skip} to list from the first one left out, or a larger maxNodes (up to ${MAX_NODES}), or scope by ref`;
+    } else {
+      cut.rest = `every interactive element is listed; ${lost} other row${lost === 1 ? "" : "s"} (headings, lists, regions, text) left out: call again with a larger maxNodes (up to ${MAX_NODES}) or scope by the ref of a listed region`;
+    }
+    return { kept, cut };
   }
 
   /** A document's text for a snapshot with nothing to reference: {text, note, shortened?}. */

@@ -55,7 +55,7 @@ export const DEFAULT_FIND = 10;
  * @typedef {{value?: unknown}} AXValue
  * @typedef {{nodeId: string, ignored?: boolean, role?: AXValue, name?: AXValue, parentId?: string,
  *   childIds?: string[], backendDOMNodeId?: number, properties?: Array<{name: string, value?: AXValue}>}} AXNode
- * @typedef {{backendId: number, role: string, name: string, depth: number, level?: number,
+ * @typedef {{backendId: number | null, role: string, name: string, depth: number, level?: number,
  *   states?: Record<string, boolean | string>, needText: boolean}} AXRow
  */
 
@@ -90,16 +90,64 @@ export function statesOf(props) {
 }
 
 /**
+ * What a snapshot left out when it could not list every row: how many rows, how many of them
+ * interactive, and how to list the rest (`skip`: the row to start at, given when interactive
+ * elements were left out; `rest`: the sentence that says so). Null when nothing was cut.
+ * @typedef {{rows: number, interactive: number, skip?: number, rest: string}} Cut
+ */
+
+/**
+ * Which of `rows` (document order) a snapshot lists when it may list `max`: from row `skip` on,
+ * every interactive row first (in document order, up to `max`), then the others (headings,
+ * lists, regions, …) while room is left; the listed rows stay in document order. Never cuts
+ * silently: `cut` says how many rows and how many interactive ones were left out, and how to
+ * list the rest (a `skip` that starts at the first interactive row left out; a larger maxNodes;
+ * a scope). Pure; page/snapshot.js's DOM walk applies the same rule in the page.
+ * @template R
+ * @param {R[]} rows
+ * @param {(row: R) => boolean} acts the row is interactive
+ * @param {number} max
+ * @param {number} [skip]
+ * @returns {{kept: R[], cut: Cut | null}}
+ */
+export function pick(rows, acts, max, skip = 0) {
+  const from = Number.isSafeInteger(skip) && skip > 0 ? Math.min(skip, rows.length) : 0;
+  const rest = rows.slice(from);
+  if (rest.length <= max) return { kept: rest, cut: null };
+  /** @type {number[]} */
+  const inter = [];
+  /** @type {number[]} */
+  const other = [];
+  rest.forEach((row, i) => (acts(row) ? inter : other).push(i));
+  const keepInter = inter.slice(0, max);
+  const keep = new Set([...keepInter, ...other.slice(0, max - keepInter.length)]);
+  const kept = rest.filter((_, i) => keep.has(i));
+  const lostInter = inter.length - keepInter.length;
+  const lost = rest.length - kept.length;
+  /** @type {Cut} */
+  const cut = { rows: lost, interactive: lostInter, rest: "" };
+  if (lostInter > 0) {
+    cut.skip = from + inter[keepInter.length];
+    cut.rest = `${lostInter} interactive element${lostInter === 1 ? " was" : "s were"} left out (the first ${keepInter.length} are listed): call again with skip: ${cut.skip} to list from the first one left out, or a larger maxNodes (up to ${MAX_NODES}), or scope by ref`;
+  } else {
+    cut.rest = `every interactive element is listed; ${lost} other row${lost === 1 ? "" : "s"} (headings, lists, regions, text) left out: call again with a larger maxNodes (up to ${MAX_NODES}) or scope by the ref of a listed region`;
+  }
+  return { kept, cut };
+}
+
+/**
  * The rows of the tree under `scope` (a backendDOMNodeId; the root when absent), in document
  * order: unignored nodes of a meaningful role with a DOM node, compact = interactive only, at
- * most maxNodes (then `truncated`). `interactive` counts every interactive row of the scope,
+ * most maxNodes chosen by `pick` (interactive rows first; `cut` and `truncated` say what was
+ * left out) from row `skip` on. `interactive` counts every interactive row of the scope,
  * listed or not (the sparse check compares it with the DOM walk); `scopeFound` is false when the
- * scope's node is not in the tree (hidden, or not rendered).
+ * scope's node is not in the tree (hidden, or not rendered). With `text`, each run of text
+ * (StaticText) is a row too: role "text", its text as name, no element (`backendId` null).
  * @param {unknown} nodes
- * @param {{compact?: boolean, scope?: number | null, maxNodes?: number}} [opts]
- * @returns {{rows: AXRow[], truncated: boolean, interactive: number, scopeFound: boolean}}
+ * @param {{compact?: boolean, scope?: number | null, maxNodes?: number, skip?: number, text?: boolean}} [opts]
+ * @returns {{rows: AXRow[], truncated: boolean, cut: Cut | null, interactive: number, scopeFound: boolean}}
  */
-export function axRows(nodes, { compact = false, scope = null, maxNodes = DEFAULT_NODES } = {}) {
+export function axRows(nodes, { compact = false, scope = null, maxNodes = DEFAULT_NODES, skip = 0, text = false } = {}) {
   const list = /** @type {AXNode[]} */ (Array.isArray(nodes) ? nodes.filter((n) => n && typeof n.nodeId === "string") : []);
   /** @type {Map<string, AXNode>} */
   const byId = new Map(list.map((n) => [n.nodeId, n]));
@@ -108,42 +156,46 @@ export function axRows(nodes, { compact = false, scope = null, maxNodes = DEFAUL
   if (scope !== null && scope !== undefined) start = list.find((n) => n.backendDOMNodeId === scope);
   else start = list.find((n) => n.parentId === undefined || !byId.has(n.parentId)) ?? list[0];
   /** @type {AXRow[]} */
-  const rows = [];
-  let truncated = false;
+  const all = [];
   let interactive = 0;
-  if (start === undefined) return { rows, truncated, interactive, scopeFound: false };
-  /** @type {Array<[AXNode, number]>} */
-  const stack = [[start, 0]];
+  if (start === undefined) return { rows: [], truncated: false, cut: null, interactive, scopeFound: false };
+  // Each entry: the node, its depth, and whether a listed ancestor's name already says its text
+  // (a link's or a heading's text runs are its name: not repeated as text rows).
+  /** @type {Array<[AXNode, number, boolean]>} */
+  const stack = [[start, 0, false]];
   const seen = new Set();
   while (stack.length > 0) {
-    const [node, depth] = /** @type {[AXNode, number]} */ (stack.pop());
+    const [node, depth, said] = /** @type {[AXNode, number, boolean]} */ (stack.pop());
     if (seen.has(node.nodeId)) continue; // a malformed tree must not loop
     seen.add(node.nodeId);
     const role = typeof node.role?.value === "string" ? node.role.value : "";
     const listed = node.ignored !== true && role !== "" && !NOISE_ROLES.has(role) && Number.isInteger(node.backendDOMNodeId);
     let childDepth = depth;
+    let childSaid = said;
     if (listed) {
       const acts = isInteractive(role);
       if (acts) interactive += 1;
       if (!compact || acts) {
-        if (rows.length >= maxNodes) truncated = true;
-        else {
-          const name = collapse(node.name?.value);
-          rows.push({
-            backendId: /** @type {number} */ (node.backendDOMNodeId), role, name, depth, ...statesOf(node.properties),
-            needText: name === "" && TEXT_ROLES.has(role),
-          });
-        }
+        const name = collapse(node.name?.value);
+        all.push({
+          backendId: /** @type {number} */ (node.backendDOMNodeId), role, name, depth, ...statesOf(node.properties),
+          needText: name === "" && TEXT_ROLES.has(role),
+        });
         childDepth = depth + 1;
+        childSaid = said || name !== "" || TEXT_ROLES.has(role);
       }
+    } else if (text && !compact && !said && role === "StaticText" && node.ignored !== true) {
+      const words = collapse(node.name?.value);
+      if (words !== "") all.push({ backendId: null, role: "text", name: words, depth, needText: false });
     }
     const kids = Array.isArray(node.childIds) ? node.childIds : [];
     for (let i = kids.length - 1; i >= 0; i--) {
       const kid = byId.get(kids[i]);
-      if (kid !== undefined) stack.push([kid, childDepth]);
+      if (kid !== undefined) stack.push([kid, childDepth, childSaid]);
     }
   }
-  return { rows, truncated, interactive, scopeFound: true };
+  const { kept, cut } = pick(all, (row) => isInteractive(row.role), maxNodes, skip);
+  return { rows: kept, truncated: cut !== null, cut, interactive, scopeFound: true };
 }
 
 /**
@@ -159,25 +211,32 @@ export function sparse(axInteractive, domInteractive) {
 
 /**
  * The a11y rows, then the DOM walk's rows whose ref the tree did not list (marked source
- * "dom"), at most maxNodes in all.
+ * "dom"), at most maxNodes in all, chosen by `pick` (interactive rows first; `cut` says what
+ * was left out).
  * @param {Array<Record<string, unknown>>} axItems
  * @param {Array<Record<string, unknown>>} domItems
  * @param {number} maxNodes
- * @returns {{items: Array<Record<string, unknown>>, truncated: boolean}}
+ * @returns {{items: Array<Record<string, unknown>>, truncated: boolean, cut: Cut | null}}
  */
 export function merge(axItems, domItems, maxNodes) {
   const have = new Set(axItems.map((i) => i.ref));
-  const items = axItems.slice(0, maxNodes);
-  let truncated = axItems.length > maxNodes;
-  for (const d of domItems) {
-    if (have.has(d.ref)) continue;
-    if (items.length >= maxNodes) {
-      truncated = true;
-      break;
-    }
-    items.push({ ...d, source: "dom" });
-  }
-  return { items, truncated };
+  /** @type {Array<Record<string, unknown>>} */
+  const all = [...axItems, ...domItems.filter((d) => !have.has(d.ref)).map((d) => ({ ...d, source: "dom" }))];
+  const { kept, cut } = pick(all, (i) => typeof i.role === "string" && isInteractive(i.role), maxNodes);
+  return { items: kept, truncated: cut !== null, cut };
+}
+
+/**
+ * Two cuts as one (the tree's own and the merge's): the rows and interactive rows of both; the
+ * first one's `skip` and `rest` when it left interactive rows out, else the second's.
+ * @param {Cut | null} a
+ * @param {Cut | null} b
+ * @returns {Cut | null}
+ */
+export function joinCuts(a, b) {
+  if (a === null || b === null) return a ?? b;
+  const lead = a.interactive > 0 ? a : b;
+  return { ...lead, rows: a.rows + b.rows, interactive: a.interactive + b.interactive };
 }
 
 /**
@@ -225,6 +284,14 @@ export function compose(rows, described, { mask, maxName }) {
   const out = [];
   const cap = (/** @type {string} */ s) => (s.length > maxName ? `${s.slice(0, maxName - 1)}…` : s);
   rows.forEach((row, i) => {
+    if (row.backendId === null) { // a run of text (axRows `text`): no element, no ref
+      const words = mask(row.name);
+      /** @type {Record<string, unknown>} */
+      const item = { role: "text", name: cap(words), depth: row.depth };
+      if (words.length > maxName) item.shortened = { name: { chars: words.length, readWith: "page_text" } };
+      out.push(item);
+      return;
+    }
     const d = /** @type {Record<string, unknown> | null | undefined} */ (described[i]);
     if (d === null || d === undefined || typeof d !== "object" || typeof d.ref !== "string") return;
     const fromText = row.name === "" && typeof d.text === "string";

@@ -104,6 +104,11 @@ class Arguments(Model):
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
+    def shaped(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The extension's reply (already masked by it) as this call's result is built from it;
+        the reply itself unless the tool answers in another form (page_snapshot's lines)."""
+        return reply
+
 
 class NoArgs(Arguments):
     pass

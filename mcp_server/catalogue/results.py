@@ -71,6 +71,18 @@ class SnapshotItem(Model):
     source: str | None = Field(default=None, description='"dom": merged in from the DOM walk')
 
 
+class Cut(Model):
+    """What a snapshot over its limit left out (interactive elements are listed first)."""
+
+    rows: int = Field(description="rows left out")
+    interactive: int = Field(description="of them, interactive elements")
+    skip: int | None = _omitted_unless_set(
+        "when interactive elements were left out: call again with this skip to list from the "
+        "first one left out"
+    )
+    rest: str = Field(description="how to list the rest")
+
+
 class Snapshot(Model):
     url: str
     title: str

@@ -123,7 +123,7 @@ async def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
     async with launched(browser) as (_, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/aria"}))["tab"]["id"]
 
-        snap = await ok(agent, "page_snapshot", {"tabId": tab})
+        snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
         assert snap["mode"] == "a11y" and snap["truncated"] is False, snap
         rows = by_name(snap)
         # Roles, names, levels and states as Chrome computes them.
@@ -154,9 +154,11 @@ async def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
         # Stable refs: the same elements keep their refs across a11y snapshots, and the DOM
         # walk hands out the very same refs (one ref store); the walk lists what the tree
         # hides.
-        again = by_name(await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"}))
+        again = by_name(
+            await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": "a11y"})
+        )
         assert {n: r["ref"] for n, r in again.items()} == {n: r["ref"] for n, r in rows.items()}
-        dom = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "dom"})
+        dom = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": "dom"})
         assert dom["mode"] == "dom"
         dom_rows = by_name(dom)
         assert dom_rows["Save"]["ref"] == rows["Save"]["ref"]
@@ -165,17 +167,21 @@ async def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
         assert "hunter2" not in json.dumps(dom)
 
         # compact: interactive elements only.
-        compact = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        compact = await ok(
+            agent, "page_snapshot", {"format": "json", "tabId": tab, "compact": True}
+        )
         roles = {item["role"] for item in compact["snapshot"]}
         assert "heading" not in roles and "region" not in roles
         assert {"button", "checkbox", "textbox", "link", "tab"} <= roles
 
         # Scope by ref and by selector: the region and what it holds, nothing else.
         panel = rows["Panel"]["ref"]
-        scoped = await ok(agent, "page_snapshot", {"tabId": tab, "ref": panel})
+        scoped = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "ref": panel})
         names = [item["name"] for item in scoped["snapshot"]]
         assert names == ["Panel", "Save draft", "Save", "Autosave"], names
-        by_selector = await ok(agent, "page_snapshot", {"tabId": tab, "selector": "#panel"})
+        by_selector = await ok(
+            agent, "page_snapshot", {"format": "json", "tabId": tab, "selector": "#panel"}
+        )
         assert [item["name"] for item in by_selector["snapshot"]] == names
 
         # page_find: exact name first, then prefix, then substring; role filters; limit.
@@ -213,7 +219,7 @@ async def test_a11y_snapshot_find_state_and_text_on_an_aria_page(
         await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/aria"})
         stale = await ok(agent, "page_get_state", {"tabId": tab, "ref": rows["Save"]["ref"]})
         assert stale["exists"] is False and "page_snapshot" in stale["reason"]
-        fresh = by_name(await ok(agent, "page_snapshot", {"tabId": tab}))
+        fresh = by_name(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
         assert fresh["Save"]["ref"] != rows["Save"]["ref"]
 
 
@@ -227,9 +233,9 @@ async def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
         tab = (await ok(agent, "tab_open", {"url": f"{a11y_site}/virtual"}))["tab"]["id"]
 
         # 10,000 rows, a few dozen rendered: maxNodes bounds the answer and says so.
-        bounded = await ok(agent, "page_snapshot", {"tabId": tab, "maxNodes": 10})
+        bounded = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "maxNodes": 10})
         assert len(bounded["snapshot"]) == 10 and bounded["truncated"] is True
-        whole = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        whole = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "compact": True})
         assert whole["mode"] == "a11y"
         names = [item["name"] for item in whole["snapshot"]]
         assert "Row 1" in names and "Row 10000" not in names and len(names) <= 40
@@ -239,7 +245,7 @@ async def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
         await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/mutating"})
         seen = set()
         for _ in range(5):
-            snap = await ok(agent, "page_snapshot", {"tabId": tab})
+            snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
             assert snap["mode"] == "a11y"
             seen.add(by_name(snap)["Stable"]["ref"])
         assert len(seen) == 1
@@ -247,11 +253,11 @@ async def test_a11y_snapshot_bounded_steady_and_merged_when_sparse(
         # A sparse tree (visible buttons under aria-hidden): auto merges the DOM walk's rows,
         # marked; mode a11y alone lists only what the tree has.
         await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a11y_site}/sparse"})
-        auto = await ok(agent, "page_snapshot", {"tabId": tab})
+        auto = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
         assert auto["mode"] == "a11y+dom"
         rows = by_name(auto)
         assert rows["Reachable"].get("source") is None
         assert rows["Hidden 3"]["source"] == "dom"
-        only = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
+        only = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": "a11y"})
         assert [item["name"] for item in only["snapshot"]] == ["Reachable"]
         assert tool_error(await agent.call_tool("page_snapshot", {"tabId": tab, "ref": "@e999"}))

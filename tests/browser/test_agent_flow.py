@@ -96,7 +96,7 @@ async def test_navigate_snapshot_type_click_through_confirm_and_observe(
         assert landed["url"] == f"{site}/compose" and landed["title"] == "compose"
 
         # compact snapshot: interactive elements only, from the accessibility tree
-        snap = await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+        snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "compact": True})
         assert snap["mode"] in ("a11y", "a11y+dom"), snap
         editor = _row(snap, "textbox", "Post body")
         publish = _row(snap, "button", "Publish")

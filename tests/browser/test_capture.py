@@ -213,7 +213,7 @@ async def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_d
 
     # The accessibility snapshot enables and disables Chrome's Runtime domain for
     # itself: it still works, and capture keeps recording after it.
-    snap = await ok(agent, "page_snapshot", {"tabId": tab, "mode": "a11y"})
+    snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": "a11y"})
     assert snap["mode"] == "a11y" and any(r["name"] == "Throw" for r in snap["snapshot"])
     await ok(agent, "page_click", {"tabId": tab, "selector": "#err"})
     await _until(agent, "page_console", {"tabId": tab},

@@ -47,7 +47,7 @@ async def test_a_click_settles_on_the_navigation_it_started(agent: Client, site:
 
     # A navigation started 300 ms after the click: not claimed by the click...
     await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/settle"})
-    snap = await ok(agent, "page_snapshot", {"tabId": tab})
+    snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
     stay_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Stay")
     late = await click("#late")
     assert late.pop("target")["role"] == "button"

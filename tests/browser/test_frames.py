@@ -122,14 +122,16 @@ async def test_frames_are_listed_and_acted_in_each_on_its_own(
         # The top frame's snapshot holds only its own elements.
         # (The accessibility tree lists the two iframe elements themselves, never their
         # content.)
-        top_snap = await ok(agent, "page_snapshot", {"tabId": tab})
+        top_snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
         rows = top_snap["snapshot"]
         assert [i["name"] for i in rows if i["role"] != "Iframe"] == ["Top name"], top_snap
         assert [i["tag"] for i in rows if i["role"] == "Iframe"] == ["iframe", "iframe"]
 
         refs: dict[str, str] = {}
         for who, frame in (("same", same["frameId"]), ("cross", cross["frameId"])):
-            snap = await ok(agent, "page_snapshot", {"tabId": tab, "frame": frame})
+            snap = await ok(
+                agent, "page_snapshot", {"format": "json", "tabId": tab, "frame": frame}
+            )
             assert snap["mode"].startswith("a11y"), snap  # the frame's accessibility tree
             assert snap["url"].startswith(f"{a if who == 'same' else b}/inner?who={who}")
             names = [i["name"] for i in snap["snapshot"]]
@@ -234,5 +236,7 @@ async def test_an_approved_page_cannot_lend_its_approval_to_an_embedded_site(
         page_of = next(p for p in context.pages if p.url == f"{a}/")
         frame = next(f for f in page_of.frames if f.url.startswith(b))
         assert await frame.input_value("#name") == ""
-        snap = await ok(agent, "page_snapshot", {"tabId": tab, "frame": same["frameId"]})
+        snap = await ok(
+            agent, "page_snapshot", {"format": "json", "tabId": tab, "frame": same["frameId"]}
+        )
         assert any(i["name"] == "Go same" for i in snap["snapshot"])

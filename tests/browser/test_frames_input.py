@@ -192,7 +192,9 @@ async def test_trusted_input_upload_and_a11y_in_same_and_cross_origin_frames(
         for who, frame in frames.items():
             at = {"tabId": tab, "frame": frame}
             # A compact accessibility snapshot of the frame: its own controls only.
-            snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+            snap = await ok(
+                agent, "page_snapshot", {"format": "json", **at, "mode": "a11y", "compact": True}
+            )
             assert snap["mode"] == "a11y" and snap.get("fallback") is None, snap
             names = [i["name"] for i in snap["snapshot"]]
             assert f"Trusted {who}" in names and f"Low {who}" in names, names
@@ -354,7 +356,9 @@ async def test_trusted_clicks_and_a11y_in_frames_nested_in_a_cross_origin_frame(
             await asyncio.sleep(0.1)
         for who, frame in deep.items():
             at = {"tabId": tab, "frame": frame}
-            snap = await ok(agent, "page_snapshot", {**at, "mode": "a11y", "compact": True})
+            snap = await ok(
+                agent, "page_snapshot", {"format": "json", **at, "mode": "a11y", "compact": True}
+            )
             assert snap["mode"] == "a11y", snap
             assert f"Trusted {who}" in [i["name"] for i in snap["snapshot"]], snap
             clicked = await ok(agent, "page_mouse", {**at, "selector": "#trusted"})

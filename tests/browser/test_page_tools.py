@@ -40,7 +40,7 @@ async def test_every_page_tool_in_a_real_browser(
         {"label": "chromium", "current": True}
     ]
 
-    snap = await ok(agent, "page_snapshot", {"tabId": tab})
+    snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
     by_name = {item["name"]: item for item in snap["snapshot"]}
     assert "hunter2" not in str(snap)  # password values never appear
     plain_ref = next(i["ref"] for i in snap["snapshot"] if i["name"] == "Plain")
@@ -81,7 +81,9 @@ async def test_every_page_tool_in_a_real_browser(
         == "wait_not_met"
     )
     # A ref from a snapshot names what is waited for as well.
-    rows = (await ok(agent, "page_snapshot", {"tabId": tab, "mode": "dom"}))["snapshot"]
+    rows = (await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": "dom"}))[
+        "snapshot"
+    ]
     shown = rows[0]["ref"]
     assert (await ok(agent, "page_wait_for", {"tabId": tab, "ref": shown, "timeoutMs": 5000}))[
         "matched"

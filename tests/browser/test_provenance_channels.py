@@ -227,7 +227,7 @@ async def test_moving_between_two_approved_origins_of_one_host_asks_nothing(
         for path in DEV_PATHS:
             await ok(agent, "page_navigate", {"tabId": tab, "url": f"{one.origin}{path}"})
             await ok(agent, "page_text", {"tabId": tab})
-            await ok(agent, "page_snapshot", {"tabId": tab, "compact": True})
+            await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "compact": True})
         await ok(agent, "tab_list", {})
         for path in DEV_PATHS:
             went = await ok(agent, "page_navigate", {"tabId": tab, "url": f"{two.origin}{path}"})

@@ -81,7 +81,7 @@ async def test_a_shortened_name_or_value_says_so_and_the_tool_it_names_reads_it_
     trust_this_process(browser, [a, f"http://localhost:{port}"])
     async with launched(browser) as (_, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-        snap = await ok(agent, "page_snapshot", {"tabId": tab, "mode": mode})
+        snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": mode})
 
         link = _row(snap, "a", "Read the whole story")
         whole_name = " ".join(LONG_NAME.split())
@@ -112,7 +112,7 @@ async def test_link_rows_carry_their_absolute_href_with_secret_query_values_mask
     trust_this_process(browser, [a, f"http://localhost:{port}"])
     async with launched(browser) as (_, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-        snap = await ok(agent, "page_snapshot", {"tabId": tab, "mode": mode})
+        snap = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab, "mode": mode})
 
         assert _row(snap, "a", "Guide")["href"] == f"{a}/docs/guide?x=1"
         assert _row(snap, "a", "Read the whole story")["href"] == f"{a}/story"
@@ -151,7 +151,11 @@ async def test_a_text_only_frame_is_read_by_snapshot_text_and_markdown(
         assert text["url"].startswith(a if who == "same" else b)
 
         for mode in ("auto", "dom", "a11y"):
-            snap = await ok(agent, "page_snapshot", {"tabId": tab, "frame": frame, "mode": mode})
+            snap = await ok(
+                agent,
+                "page_snapshot",
+                {"format": "json", "tabId": tab, "frame": frame, "mode": mode},
+            )
             assert snap["snapshot"] == [], (mode, snap)
             assert words in snap["text"] and TOP_WORDS not in snap["text"], (mode, snap)
             assert "no elements to reference" in snap["note"], snap
@@ -163,5 +167,5 @@ async def test_a_text_only_frame_is_read_by_snapshot_text_and_markdown(
         texts = [item["text"] for item in scraped["items"]]
         assert words in texts and TOP_WORDS not in texts, texts
 
-        top = await ok(agent, "page_snapshot", {"tabId": tab})
+        top = await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
         assert "text" not in top and "note" not in top

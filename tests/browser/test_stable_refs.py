@@ -30,12 +30,12 @@ async def test_refs_follow_their_elements_across_snapshots(agent: Client, site: 
     async def click(selector: str) -> None:
         await ok(agent, "page_click", {"tabId": tab, "selector": selector})
 
-    first = refs(await ok(agent, "page_snapshot", {"tabId": tab}))
+    first = refs(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
     delete, cancel = first["Delete account"], first["Cancel"]
 
     # The page removes "Delete account": its ref is dead, and nothing else took it.
     await click("#remove")
-    second = refs(await ok(agent, "page_snapshot", {"tabId": tab}))
+    second = refs(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
     assert "Delete account" not in second and second["Cancel"] == cancel
     assert delete not in second.values()
     assert await code(agent, "page_click", {"tabId": tab, "ref": delete}) == "bad_ref"
@@ -43,13 +43,13 @@ async def test_refs_follow_their_elements_across_snapshots(agent: Client, site: 
 
     # An element inserted first gets a new number; the old ones stay.
     await click("#insert")
-    third = refs(await ok(agent, "page_snapshot", {"tabId": tab}))
+    third = refs(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
     assert third["Cancel"] == cancel
     assert third["Keep account"] not in first.values()
 
     # Reordered: each ref still names its own element.
     await click("#reorder")
-    fourth = refs(await ok(agent, "page_snapshot", {"tabId": tab}))
+    fourth = refs(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
     assert fourth == third
     await ok(agent, "page_click", {"tabId": tab, "ref": cancel})
     await ok(agent, "page_click", {"tabId": tab, "ref": third["Keep account"]})
@@ -61,7 +61,7 @@ async def test_refs_follow_their_elements_across_snapshots(agent: Client, site: 
     # ...and after a cross-document navigation every old ref is dead, even once the new
     # document has been snapshotted (its numbering starts after the tab's highest ref).
     await ok(agent, "page_navigate", {"tabId": tab, "url": f"{site}/refs"})
-    fresh = refs(await ok(agent, "page_snapshot", {"tabId": tab}))
+    fresh = refs(await ok(agent, "page_snapshot", {"format": "json", "tabId": tab}))
     assert set(fresh.values()).isdisjoint({*first.values(), *third.values()})
     for ref in {*first.values(), *third.values()}:
         assert await code(agent, "page_click", {"tabId": tab, "ref": ref}) == "bad_ref"

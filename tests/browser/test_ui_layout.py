@@ -157,7 +157,7 @@ async def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overf
 
         # An agent's tab and a refused call, so the popup has rows to show.
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        await ok(agent, "page_snapshot", {"tabId": tab})
+        await ok(agent, "page_snapshot", {"format": "json", "tabId": tab})
         # Live: the open options page shows the agent's tab without a reload.
         await options.wait_for_function(
             "() => (document.getElementById('agent-tabs')?.textContent || '').includes('demo')",

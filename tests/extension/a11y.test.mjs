@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MAX_FIND, axRows, compose, merge, rankFind, sparse, statesOf } from "../../extension/worker/a11y.js";
+import { MAX_FIND, axRows, compose, joinCuts, merge, pick, rankFind, sparse, statesOf } from "../../extension/worker/a11y.js";
 
 /** An AX node as CDP Accessibility.getFullAXTree answers it. */
 const ax = (nodeId, role, { name = "", parent, kids = [], ignored = false, props = {}, backend = Number(nodeId) } = {}) => ({
@@ -78,8 +78,62 @@ test("sparse: under half the DOM walk's interactive elements, and the walk found
 test("merge: a11y rows first, then the DOM rows the tree missed, bounded", () => {
   const a = [{ ref: "@e1" }, { ref: "@e2" }];
   const d = [{ ref: "@e2" }, { ref: "@e3" }, { ref: "@e4" }];
-  assert.deepEqual(merge(a, d, 10), { items: [{ ref: "@e1" }, { ref: "@e2" }, { ref: "@e3", source: "dom" }, { ref: "@e4", source: "dom" }], truncated: false });
+  assert.deepEqual(merge(a, d, 10), { items: [{ ref: "@e1" }, { ref: "@e2" }, { ref: "@e3", source: "dom" }, { ref: "@e4", source: "dom" }], truncated: false, cut: null });
   assert.deepEqual(merge(a, d, 3).truncated, true);
+  // Bounded, the merge keeps interactive rows before structure, wherever they came from.
+  const h = [{ ref: "@e1", role: "heading" }, { ref: "@e2", role: "heading" }];
+  const b = [{ ref: "@e3", role: "button" }, { ref: "@e4", role: "link" }];
+  const m = merge(h, b, 3);
+  assert.deepEqual(m.items.map((i) => i.ref), ["@e1", "@e3", "@e4"]);
+  assert.deepEqual({ rows: m.cut?.rows, interactive: m.cut?.interactive }, { rows: 1, interactive: 0 });
+});
+
+test("pick: interactive rows before structure, document order kept, every cut said with how to list the rest", () => {
+  const rows = ["h", "b", "h", "b", "h", "b", "b"].map((k, i) => ({ i, acts: k === "b" }));
+  const acts = (/** @type {{acts: boolean}} */ r) => r.acts;
+  assert.deepEqual(pick(rows, acts, 7), { kept: rows, cut: null });
+  const five = pick(rows, acts, 5);
+  assert.deepEqual(five.kept.map((r) => r.i), [0, 1, 3, 5, 6]); // all four buttons, then the first heading
+  assert.deepEqual({ ...five.cut, rest: undefined }, { rows: 2, interactive: 0, rest: undefined });
+  assert.match(five.cut?.rest ?? "", /every interactive element is listed; 2 other rows .*maxNodes/);
+  const two = pick(rows, acts, 2);
+  assert.deepEqual(two.kept.map((r) => r.i), [1, 3]);
+  assert.equal(two.cut?.rows, 5);
+  assert.equal(two.cut?.interactive, 2);
+  assert.equal(two.cut?.skip, 5); // the first button left out
+  assert.match(two.cut?.rest ?? "", /2 interactive elements were left out .*skip: 5/);
+  // Paging on with skip lists the buttons left out: none is lost.
+  const next = pick(rows, acts, 2, two.cut?.skip);
+  assert.deepEqual(next.kept.map((r) => r.i), [5, 6]);
+  assert.equal(next.cut, null);
+  assert.deepEqual(joinCuts(null, two.cut), two.cut);
+  assert.deepEqual(joinCuts(five.cut, two.cut), { ...two.cut, rows: 7, interactive: 2 });
+});
+
+test("axRows: over maxNodes, every interactive node is listed before structure; text rows only with text", () => {
+  const kids = Array.from({ length: 30 }, (_, i) => String(i + 2));
+  const nodes = [ax("1", "RootWebArea", { kids }), ...kids.map((id, i) => (i % 3 === 0
+    ? ax(id, "button", { name: `b${id}`, parent: "1" })
+    : ax(id, "heading", { name: `h${id}`, parent: "1", props: { level: 2 } })))];
+  const r = axRows(nodes, { maxNodes: 12 });
+  assert.equal(r.rows.filter((x) => x.role === "button").length, 10); // all ten, though 20 headings come first in order
+  assert.equal(r.rows.length, 12);
+  assert.deepEqual({ rows: r.cut?.rows, interactive: r.cut?.interactive, truncated: r.truncated }, { rows: 18, interactive: 0, truncated: true });
+  // Text: the runs no listed ancestor's name already says, as rows without an element.
+  const page = [
+    ax("1", "RootWebArea", { kids: ["2", "4"] }),
+    ax("2", "paragraph", { parent: "1", kids: ["3", "5"] }),
+    ax("3", "StaticText", { name: " Hello   world ", parent: "2" }),
+    ax("5", "link", { name: "more", parent: "2", kids: ["6"] }),
+    ax("6", "StaticText", { name: "more", parent: "5" }),
+    ax("4", "StaticText", { name: "", parent: "1" }),
+  ];
+  assert.deepEqual(axRows(page).rows.map((x) => x.role), ["link"]);
+  assert.deepEqual(axRows(page, { text: true }).rows.map((x) => [x.role, x.name, x.backendId === null]), [["text", "Hello world", true], ["link", "more", false]]);
+  assert.deepEqual(axRows(page, { text: true, compact: true }).rows.map((x) => x.role), ["link"]);
+  const composed = compose(axRows(page, { text: true }).rows, [null, { ref: "@e1", tag: "a" }], { mask: (s) => s.replace("world", "[w]"), maxName: 200 });
+  assert.deepEqual(composed[0], { role: "text", name: "Hello [w]", depth: 0 });
+  assert.equal(composed[1].ref, "@e1");
 });
 
 test("compose: names masked and capped, page text for TEXT_ROLES, undescribable rows dropped, no AX value", () => {

@@ -17,7 +17,7 @@ from ..arguments import (
     TabArgs,
     Text,
 )
-from ..results import Done, Snapshot
+from ..results import Cut, Done, Snapshot, SnapshotItem, _omitted_unless_set
 from ..target import Targeted
 from ..vocabulary import (
     READ,
@@ -30,6 +30,7 @@ from ..vocabulary import (
     Risk,
     ToolSpec,
 )
+from . import lines as snapshot_lines
 
 
 class SnapshotArgs(FrameArgs):
@@ -49,13 +50,68 @@ class SnapshotArgs(FrameArgs):
         Selector, Field(description="scope: the first element matching this CSS selector")
     ] = None
     maxNodes: Annotated[  # noqa: N815
-        int, Field(ge=1, le=5000, description="list at most this many elements (truncated)")
+        int,
+        Field(
+            ge=1,
+            le=5000,
+            description="list at most this many rows, interactive elements first (a cut says "
+            "what was left out)",
+        ),
     ] = 1000
+    skip: Annotated[
+        int, Field(ge=0, le=1_000_000, description="start at this row (a cut's skip)")
+    ] = 0
+    text: Annotated[
+        bool, Field(description="also list the page's text runs (text rows, no ref)")
+    ] = False
+    format: Annotated[
+        Literal["lines", "json"],
+        Field(description="lines: one line per row (compact); json: one object per row"),
+    ] = "lines"
 
     def wire(self) -> dict[str, Any]:
         if self.ref and self.selector:
             raise BadArguments("scope the snapshot by ref or by selector, not both")
-        return self.model_dump(mode="json", exclude_none=True)
+        # The format is the server's: it re-encodes the extension's (masked) rows.
+        sent = self.model_dump(mode="json", exclude_none=True, exclude={"format"})
+        return {k: v for k, v in sent.items() if not (k in ("skip", "text") and not v)}
+
+    def shaped(self, reply: dict[str, Any]) -> dict[str, Any]:
+        if self.format == "json":
+            return reply
+        rows = reply.get("snapshot")
+        out = {k: v for k, v in reply.items() if k != "snapshot"}
+        out["lines"] = snapshot_lines.encode(rows if isinstance(rows, list) else [])
+        return out
+
+
+class SnapshotRow(SnapshotItem):
+    """A row of page_snapshot's own answer: a text row (text: true) has no ref and no tag."""
+
+    ref: str | None = _omitted_unless_set(  # type: ignore[assignment]
+        "the element's ref; a text row has none"
+    )
+    tag: str | None = _omitted_unless_set("the element's tag")  # type: ignore[assignment]
+
+
+class SnapshotAnswer(Snapshot):
+    """page_snapshot's result: the rows as lines (default) or as objects (format json)."""
+
+    snapshot: list[SnapshotRow] | None = _omitted_unless_set(  # type: ignore[assignment]
+        "format json: one object per row"
+    )
+    cut: Cut | None = _omitted_unless_set(
+        "what the limit left out, how much, and how to list the rest (never silent)"
+    )
+    lines: str | None = _omitted_unless_set(
+        "format lines: one line per row (docs/protocol.md, page_snapshot's line form)"
+    )
+
+    def text_block(self) -> str | None:
+        """The line form's text block: its header and lines (ADR 0016); JSON otherwise."""
+        if self.lines is None:
+            return None
+        return snapshot_lines.text_block(self.model_dump(mode="json"))
 
 
 PAGE_SNAPSHOT = ToolSpec(
@@ -63,14 +119,17 @@ PAGE_SNAPSHOT = ToolSpec(
     title="Snapshot a page",
     description="The elements of one of your tabs from Chrome's accessibility tree (roles, "
     "names, heading levels and states as Chrome computes them; hidden nodes left out), with "
-    "refs (@eN) to address them; compact for interactive elements only, scope by ref or "
-    "selector, at most maxNodes. An element keeps its ref across snapshots of the same "
-    "document and a ref never names another element; after a navigation old refs answer "
-    "bad_ref: snapshot again. Link rows carry their absolute href; a name or value cut short "
-    "says so (shortened: full length, the tool that reads it whole). A document with nothing "
-    "to reference (a text-only frame) answers its text. Password values never appear.",
+    'refs (@eN) to address them: by default one line per row (`- link "Logo" @e5 '
+    "href=https://x/`, indented by depth, only the states that are set; format json: one "
+    "object per row); text: true adds the page's text runs. compact for interactive elements "
+    "only, scope by ref or selector, at most maxNodes rows, interactive elements first: when "
+    "rows are left out, `cut` says how many and how to list the rest (skip, maxNodes, scope). "
+    "An element keeps its ref across snapshots of the same document and a ref never names "
+    "another element; after a navigation old refs answer bad_ref: snapshot again. A name or "
+    "value cut short says so (name.chars / value.chars: the full length). A document with "
+    "nothing to reference (a text-only frame) answers its text. Password values never appear.",
     arguments=SnapshotArgs,
-    result=Snapshot,
+    result=SnapshotAnswer,
     annotations=READ,
     gate=Gate.ORIGIN,
     risk=Risk.MEDIUM,
@@ -78,23 +137,25 @@ PAGE_SNAPSHOT = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "the elements from Chrome's **accessibility tree** (roles, names, heading levels, "
-            "states; hidden nodes left out) with stable refs; `mode` auto / a11y / dom, `compact` "
-            "(interactive only), scope by `ref` or `selector`, `maxNodes`; password values never "
-            "included"
+            "the elements from Chrome's **accessibility tree** with stable refs, one line "
+            "per row (`format: json`: objects); `mode`, `compact`, `text`, scope by `ref` or "
+            "`selector`, `maxNodes` (controls first; a `cut` says what was left out), `skip`; "
+            "password values never included"
         ),
         args=(
             "`tabId`, `mode?` (`auto` \\| `a11y` \\| `dom`), `compact?`, `ref?` \\| `selector?` "
-            "(scope), `maxNodes?` (1–5000, default 1000)"
+            "(scope), `maxNodes?` (1–5000, default 1000), `skip?`, `text?`, `format?` "
+            "(`lines` \\| `json`)"
         ),
         result=(
-            "`{url, title, snapshot: [{ref, role, name, tag, value?, href?, level?, states?, "
-            "depth?, source?, shortened?}], truncated, mode, fallback?, text?, note?}`: a name "
-            "or value cut at 200 chars ends in … and the row says `shortened: {name\\|value: "
-            "{chars, readWith}}` (`page_text` / `page_get_state` with the row's ref read it "
-            "whole); a link row carries its absolute `href` (secret query values masked); a "
-            "document with nothing to reference (a text-only frame) answers its `text` and a "
-            "`note`"
+            "`{url, title, lines \\| snapshot: [{ref, role, name, tag, value?, href?, level?, "
+            "states?, depth?, source?, shortened?}], truncated, cut?: {rows, interactive, "
+            "skip?, rest}, mode, fallback?, text?, note?}`: `lines` (default) is one line per "
+            "row, grammar below the catalogue (ADR 0016); a name or value cut at 200 chars ends "
+            "in … and says its full length (`name.chars` / `shortened`; `page_text` / "
+            "`page_get_state` with the row's ref read it whole); a link row carries its absolute "
+            "`href` (secret query values masked); a document with nothing to reference answers "
+            "its `text` and a `note`"
         ),
         guard="— (password values never; names masked; link hrefs URL-masked; ignored/hidden "
         "AX nodes left out)",

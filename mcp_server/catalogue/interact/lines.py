@@ -1,0 +1,210 @@
+"""page_snapshot's line form (docs/adr/0016): one line per row, indented by depth, only what is
+set. The extension's reply arrives masked (worker/mask.js masks every reply, a link's ``href``
+by key, before it leaves the extension); this module only re-encodes that masked reply, so a
+line can hold nothing the JSON did not. Pure: no I/O.
+
+A row's line (grammar in docs/protocol.md, "page_snapshot's line form")::
+
+    <2·depth spaces>- <role>[ "<name>"][ @eN][ <attr>]…
+
+- ``<name>`` is a JSON string literal, left out when empty;
+- the ref (``@eN``) is left out only for a text row (role ``text``, ``text: true``);
+- each ``<attr>`` is ``key`` (a state that is true), or ``key=value``: ``level=2``,
+  ``checked=mixed``, ``href=…``, ``value=…``, ``source=dom``, and ``name.chars=N`` /
+  ``value.chars=N`` (the field is shortened, ending in …; N is its full length: page_text /
+  page_get_state with the ref read it whole). A value is bare when it holds no space, quote
+  or backslash, else a JSON string literal.
+
+States that are false are left out (an absent state is false or does not apply); an empty value
+is left out; a value over ``VALUE_CHARS`` is cut (ending in …) with ``value.chars``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Longest value a line shows; longer values end in … and say their length (``value.chars``).
+VALUE_CHARS = 80
+#: Indentation per depth.
+INDENT = "  "
+#: What reads a shortened field whole, with the row's ref (as the extension's rows say).
+READ_WITH = {"name": "page_text", "value": "page_get_state", "text": "page_text"}
+
+_BARE = re.compile(r'[^\s"\\]+')
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_REF = re.compile(r"@[A-Za-z0-9_-]+")
+_DECODER = json.JSONDecoder()
+
+
+#: Characters some readers take for a line break (Python's splitlines, JavaScript's U+2028/9):
+#: escaped inside a quoted string, so a row is always one line however it is split.
+_BREAKS = {c: f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+
+
+def _quoted(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    return "".join(_BREAKS.get(c, c) for c in out) if any(c in out for c in _BREAKS) else out
+
+
+def _attr(value: str) -> str:
+    return value if _BARE.fullmatch(value) else _quoted(value)
+
+
+def _chars(row: Mapping[str, Any], field: str) -> int | None:
+    shortened = row.get("shortened")
+    if isinstance(shortened, Mapping) and isinstance(shortened.get(field), Mapping):
+        chars = shortened[field].get("chars")
+        if isinstance(chars, int):
+            return chars
+    return None
+
+
+def encode_row(row: Mapping[str, Any]) -> str:
+    """One snapshot row (the JSON form's item) as its line."""
+    depth = row.get("depth")
+    indent = INDENT * (depth if isinstance(depth, int) and depth > 0 else 0)
+    parts = [indent + "-", _attr(str(row.get("role") or "")) if row.get("role") else '""']
+    name = row.get("name") or ""
+    if name:
+        parts.append(_quoted(name))
+    if row.get("ref"):
+        parts.append(str(row["ref"]))
+    if isinstance(row.get("level"), int):
+        parts.append(f"level={row['level']}")
+    states = row.get("states") or {}
+    for key, v in states.items():
+        if v is True:
+            parts.append(key)
+        elif isinstance(v, str) and v:
+            parts.append(f"{key}={_attr(v)}")
+    if row.get("href"):
+        parts.append(f"href={_attr(str(row['href']))}")
+    value = row.get("value")
+    value_chars = _chars(row, "value")
+    if isinstance(value, str) and value:
+        if len(value) > VALUE_CHARS:
+            value_chars = value_chars or len(value)
+            value = value[: VALUE_CHARS - 1] + "…"
+        parts.append(f"value={_attr(value)}")
+        if value_chars is not None:
+            parts.append(f"value.chars={value_chars}")
+    name_chars = _chars(row, "name")
+    if name_chars is not None:
+        parts.append(f"name.chars={name_chars}")
+    if row.get("source"):
+        parts.append(f"source={_attr(str(row['source']))}")
+    return " ".join(parts)
+
+
+def encode(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The rows' lines, joined by newlines (no trailing newline)."""
+    return "\n".join(encode_row(r) for r in rows)
+
+
+class LineError(ValueError):
+    """A line that is not of the form above."""
+
+
+def _token(line: str, i: int) -> tuple[str, int, bool]:
+    """The token at ``i`` (a JSON string when it starts with a quote), where the next one
+    starts, and whether it was quoted."""
+    if line[i] == '"':
+        s, end = _DECODER.raw_decode(line, i)
+        return s, end, True
+    m = _BARE.match(line, i)
+    if m is None:
+        raise LineError(f"no token at {i}: {line!r}")
+    return m.group(), m.end(), False
+
+
+def decode_row(line: str) -> dict[str, Any]:
+    """A line back into the fields it carries: ``role``, ``depth``, and those set of ``name``,
+    ``ref``, ``level``, ``states``, ``href``, ``value``, ``source``, ``shortened``."""
+    stripped = line.lstrip(" ")
+    indent = len(line) - len(stripped)
+    if not stripped.startswith("- ") or indent % len(INDENT):
+        raise LineError(f"not a row line: {line!r}")
+    row: dict[str, Any] = {"depth": indent // len(INDENT)}
+    i = indent + 2
+    tokens: list[tuple[str, bool, str | None]] = []  # (text, quoted, key for key=value)
+    while i < len(line):
+        if line[i] == " ":
+            i += 1
+            continue
+        key = None
+        m = _KEY.match(line, i)
+        if m is not None and m.end() < len(line) and line[m.end()] == "=" and line[i] != '"':
+            key, i = m.group(), m.end() + 1
+        text, i, quoted = _token(line, i)
+        tokens.append((text, quoted, key))
+    if not tokens or tokens[0][2] is not None:
+        raise LineError(f"a row line starts with its role: {line!r}")
+    row["role"] = tokens[0][0]
+    rest = tokens[1:]
+    if rest and rest[0][1] and rest[0][2] is None:
+        row["name"] = rest[0][0]
+        rest = rest[1:]
+    if rest and rest[0][2] is None and not rest[0][1] and _REF.fullmatch(rest[0][0]):
+        row["ref"] = rest[0][0]
+        rest = rest[1:]
+    states: dict[str, bool | str] = {}
+    shortened: dict[str, dict[str, Any]] = {}
+    for text, quoted, key in rest:
+        if key is None:
+            if quoted:
+                raise LineError(f"a quoted word out of place: {line!r}")
+            states[text] = True
+        elif key == "level":
+            row["level"] = int(text)
+        elif key in ("href", "value", "source"):
+            row[key] = text
+        elif key in ("name.chars", "value.chars"):
+            field = key.split(".", 1)[0]
+            shortened[field] = {"chars": int(text), "readWith": READ_WITH[field]}
+        else:
+            states[key] = text
+    if states:
+        row["states"] = states
+    if shortened:
+        row["shortened"] = shortened
+    return row
+
+
+def decode(lines: str) -> list[dict[str, Any]]:
+    """Every row line of ``lines`` (blank lines skipped)."""
+    return [decode_row(line) for line in lines.split("\n") if line.strip()]
+
+
+def text_block(answer: Mapping[str, Any]) -> str:
+    """The result's text block in the line form: a header line per field the structured content
+    carries beside its lines (url, title, mode, fallback, cut, note, text), then ``snapshot:``
+    and the lines. Every field of the structured content is in it (ADR 0016)."""
+    out = [f"url: {answer.get('url', '')}", f"title: {_quoted(str(answer.get('title', '')))}"]
+    if answer.get("mode"):
+        out.append(f"mode: {answer['mode']}")
+    if answer.get("fallback"):
+        out.append(f"fallback: {answer['fallback']}")
+    cut = answer.get("cut")
+    if isinstance(cut, Mapping):
+        out.append(f"cut: {cut_sentence(cut)}")
+    elif answer.get("truncated"):
+        out.append("cut: the listing stopped early (truncated)")
+    if answer.get("note"):
+        out.append(f"note: {answer['note']}")
+    if isinstance(answer.get("text"), str):
+        chars = _chars(answer, "text")
+        out.append(f"text: {_quoted(answer['text'])}")
+        if chars is not None:
+            out.append(f"text.chars: {chars}")
+    out.append("snapshot:")
+    lines = answer.get("lines") or ""
+    return "\n".join(out) + ("\n" + lines if lines else "")
+
+
+def cut_sentence(cut: Mapping[str, Any]) -> str:
+    """What a cut left out, in one line: how many rows, how many interactive, and the rest."""
+    rows, inter = cut.get("rows", 0), cut.get("interactive", 0)
+    return f"{rows} rows left out ({inter} interactive): {cut.get('rest', '')}"

@@ -1,0 +1,179 @@
+"""page_snapshot's line form (mcp_server/catalogue/interact/lines.py, docs/adr/0016): every field
+an action needs — ref, role, name, states, href, value — comes back out of a row's line, for
+generated rows with awkward names, hrefs and values; what is left out is only what the form
+says it leaves out (false states, empty values, the tag); the result's text block carries every
+field of its structured content; and the line form is made from the extension's masked reply,
+so a masked href stays masked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tabwarden.mcp_server.catalogue import BY_NAME
+from tabwarden.mcp_server.catalogue.interact import lines
+from tabwarden.mcp_server.catalogue.interact.reading import SnapshotAnswer
+from tabwarden.mcp_server.results import ok_result
+
+ROLES = st.sampled_from(["link", "button", "textbox", "heading", "checkbox", "text", "list", ""])
+STATES = st.dictionaries(
+    st.sampled_from(["checked", "pressed", "expanded", "selected", "disabled", "focused"]),
+    st.sampled_from([True, False, "mixed"]),
+)
+#: Any text, the line form's own punctuation included: quotes, @refs, key=value, newlines.
+AWKWARD = st.one_of(
+    st.text(max_size=120),
+    st.sampled_from(['say "hi"', "@e5", "href=x", "a\\b", "line\nbreak", " lead", "…", "- x"]),
+)
+HREFS = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            "https://x.test/",
+            "https://x.test/a?q=1&token=[masked: 32 chars, hex]",
+            'https://x.test/"quoted"',
+            "mailto:a@b.test",
+        ]
+    ),
+    st.text(min_size=1, max_size=40),
+)
+
+
+@st.composite
+def rows(draw: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"role": draw(ROLES), "name": draw(AWKWARD)}
+    if row["role"] != "text":
+        row["ref"] = f"@e{draw(st.integers(1, 10**6))}"
+        row["tag"] = draw(st.sampled_from(["a", "button", "input", "h2"]))
+    if (d := draw(st.one_of(st.none(), st.integers(0, 12)))) is not None:
+        row["depth"] = d
+    if draw(st.booleans()):
+        row["states"] = draw(STATES)
+    if (h := draw(HREFS)) is not None:
+        row["href"] = h
+    if draw(st.booleans()):
+        row["value"] = draw(AWKWARD)
+    if draw(st.booleans()):
+        row["level"] = draw(st.integers(1, 6))
+    if draw(st.booleans()):
+        field = draw(st.sampled_from(["name", "value"]))
+        read = "page_text" if field == "name" else "page_get_state"
+        row["shortened"] = {field: {"chars": draw(st.integers(201, 10**6)), "readWith": read}}
+    if draw(st.booleans()):
+        row["source"] = "dom"
+    return row
+
+
+def expected(row: dict[str, Any]) -> dict[str, Any]:
+    """What the line form promises to keep of a row."""
+    out: dict[str, Any] = {"role": row["role"], "depth": row.get("depth") or 0}
+    for key in ("name", "ref", "href", "source", "level"):
+        if row.get(key) not in (None, ""):
+            out[key] = row[key]
+    states = {k: v for k, v in (row.get("states") or {}).items() if v is not False}
+    if states:
+        out["states"] = states
+    shortened = dict(row.get("shortened") or {})
+    value = row.get("value")
+    if value:
+        if len(value) > lines.VALUE_CHARS:
+            shortened.setdefault("value", {"chars": len(value), "readWith": "page_get_state"})
+            value = value[: lines.VALUE_CHARS - 1] + "…"
+        out["value"] = value
+    else:
+        shortened.pop("value", None)
+    if shortened:
+        out["shortened"] = shortened
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(rows(), max_size=8))
+def test_every_field_an_action_needs_comes_back_out_of_the_lines(snapshot: list[Any]) -> None:
+    text = lines.encode(snapshot)
+    assert len(text.splitlines()) == len(snapshot)  # one line per row, whatever the names hold
+    assert lines.decode(text) == [expected(r) for r in snapshot]
+
+
+def test_a_row_reads_as_the_issue_asks_and_says_only_what_is_set() -> None:
+    row = {"ref": "@e5", "role": "link", "name": "Logo", "tag": "a", "value": None, "level": None}
+    assert lines.encode_row({**row, "states": None, "depth": 1, "href": "https://x/"}) == (
+        '  - link "Logo" @e5 href=https://x/'
+    )
+    box = {"ref": "@e9", "role": "checkbox", "name": "", "tag": "input"}
+    assert lines.encode_row({**box, "states": {"checked": False, "disabled": True}}) == (
+        "- checkbox @e9 disabled"
+    )
+    assert (
+        lines.encode_row({**box, "states": {"checked": "mixed"}}) == "- checkbox @e9 checked=mixed"
+    )
+
+
+def test_json_stays_for_who_asks_and_the_default_is_lines() -> None:
+    reply = {
+        "url": "https://x.test/",
+        "title": "T",
+        "snapshot": [{"ref": "@e1", "role": "button", "name": "Go", "tag": "button"}],
+        "truncated": False,
+        "mode": "a11y",
+    }
+    args = BY_NAME["page_snapshot"].arguments
+    assert args.model_validate({"tabId": 1, "format": "json"}).shaped(dict(reply)) == reply
+    shaped = args.model_validate({"tabId": 1}).shaped(dict(reply))
+    assert "snapshot" not in shaped and shaped["lines"] == '- button "Go" @e1'
+    # The format is the server's alone: the extension is sent what it was sent before.
+    assert "format" not in args.model_validate({"tabId": 1, "format": "json"}).wire()
+
+
+def cut_reply(href: str) -> dict[str, Any]:
+    return {
+        "url": "https://x.test/",
+        "title": 'A "title"',
+        "snapshot": [
+            {"ref": "@e1", "role": "link", "name": "Account", "tag": "a", "href": href, "depth": 0}
+        ],
+        "truncated": True,
+        "cut": {"rows": 7, "interactive": 2, "skip": 40, "rest": "call again with skip: 40"},
+        "mode": "a11y",
+    }
+
+
+def test_the_text_block_carries_every_field_of_the_structured_content() -> None:
+    answer = SnapshotAnswer.model_validate(
+        BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1}).shaped(cut_reply("h"))
+    )
+    result = ok_result(answer)
+    data = result.structured_content
+    assert data is not None and "snapshot" not in data
+    text = result.content[0].text  # type: ignore[union-attr]
+    head, rows = text.split("\nsnapshot:\n")
+    assert rows == data["lines"]
+    assert head.splitlines() == [
+        "url: https://x.test/",
+        f"title: {json.dumps(data['title'])}",
+        "mode: a11y",
+        "cut: 7 rows left out (2 interactive): call again with skip: 40",
+    ]
+    # format json: ADR 0006 unchanged, the text block is the structured content's JSON.
+    as_json = SnapshotAnswer.model_validate(cut_reply("h"))
+    plain = ok_result(as_json)
+    assert json.loads(plain.content[0].text) == plain.structured_content  # type: ignore[union-attr]
+    assert plain.structured_content is not None and "lines" not in plain.structured_content
+
+
+def test_a_masked_href_stays_masked_in_the_line_form() -> None:
+    # What the extension's mask (worker/mask.js maskHref) makes of
+    # https://alice:hunter2@x.test/cb?code=SECRET123abc#access_token=eyJ… : the line form only
+    # re-encodes it, so not one character of the secret can come back.
+    masked = "https://x.test/cb?code=[masked: 12 chars, letters+digits]#access_token=[masked: JWT]"
+    answer = SnapshotAnswer.model_validate(
+        BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1}).shaped(cut_reply(masked))
+    )
+    result = ok_result(answer)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert lines.decode(text.split("\nsnapshot:\n")[1])[0]["href"] == masked
+    for shown in (text, json.dumps(result.structured_content)):
+        assert "SECRET123abc" not in shown and "hunter2" not in shown and "eyJ" not in shown
