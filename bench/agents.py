@@ -255,7 +255,7 @@ class Tabwarden(Agent):
     async def look(self) -> list[Element]:
         result = await self.call("page_snapshot", self._tab())
         data = result.structured_content or {}
-        # The line form (the default since issue 32) or, from a server before it, JSON rows.
+        # The line form (the default since ADR 0016) or, from a server before it, JSON rows.
         given = data.get("lines")
         items = snapshot_lines.decode(given) if isinstance(given, str) else data.get("snapshot", [])
         return [

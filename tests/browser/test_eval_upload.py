@@ -92,6 +92,7 @@ async def _allowed(context: BrowserContext, agent: Any, tool: str, args: dict[st
     return content
 
 
+@pytest.mark.promise("H4-72")
 async def test_page_eval_runs_under_a_strict_csp_on_an_element_with_args_and_masks_secrets(
     browser: ThrowawayBrowser, site: str
 ) -> None:
@@ -151,6 +152,7 @@ async def test_page_eval_runs_under_a_strict_csp_on_an_element_with_args_and_mas
         assert await _text(agent, tab, "#marker") == "untouched"
 
 
+@pytest.mark.promise("H4-73")
 async def test_page_upload_hands_chrome_several_files_and_a_150_mb_one_and_refuses_escapes(
     browser: ThrowawayBrowser, site: str
 ) -> None:

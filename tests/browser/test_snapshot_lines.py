@@ -1,4 +1,4 @@
-"""page_snapshot's line form in real Chromium through the real chain (issue 32, ADR 0016): every
+"""page_snapshot's line form in real Chromium through the real chain (ADR 0016): every
 field an action needs (ref, role, name, states, href, value, level) read back out of the lines
 equals the JSON form's for the same document; a page with more rows than maxNodes lists every
 interactive element before any structure, or says exactly how many it left out and how to list
@@ -173,6 +173,7 @@ async def test_more_rows_than_the_limit_list_every_control_or_say_what_was_cut(
 
 
 @pytest.mark.parametrize("mode", ["auto", "dom"])
+@pytest.mark.promise("H4-74")
 async def test_a_link_holding_credentials_and_secrets_stays_masked_in_the_line_form(
     browser: ThrowawayBrowser, port: int, mode: str
 ) -> None:
