@@ -35,6 +35,14 @@ def _browser_mode(browser: BrowserGrant) -> str:
     return f"webauthn, {count} credential{'' if count == 1 else 's'}"
 
 
+def _options_url() -> str:
+    """The extension's options page (manifest.json options_page), where a person pairs and sees
+    sites, permissions, clients and the audit log."""
+    from tabwarden.cli.setup.steps import OPTIONS_URL
+
+    return OPTIONS_URL
+
+
 def _extension_dir() -> str:
     """The directory to Load unpacked (install/extension.py), or why there is none."""
     from tabwarden.cli.install.extension import extension_to_load
@@ -117,6 +125,7 @@ def collect() -> dict[str, Any]:
         "trust": trust,
         "extensionId": EXTENSION_ID,
         "extensionDir": _extension_dir(),
+        "optionsUrl": _options_url(),
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows
@@ -290,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return status
     print(f"tabwarden {report['version']}  (extension ID {report['extensionId']})")
+    print(f"options page: {report['optionsUrl']}")
     print("browsers:")
     for m in report["manifests"]:
         print(f"  {m['line']}")
