@@ -216,7 +216,17 @@ export async function runPolicyPage({ doc, api }) {
       dt.textContent = words;
       dt.setAttribute("title", key);
       const dd = doc.createElement("dd");
-      dd.textContent = value;
+      // A list of names (the actions that ask first): each shown as code, never leading prose.
+      const names = Array.isArray(policy[key]) && policy[key].length > 0 && policy[key].every((v) => typeof v === "string")
+        ? /** @type {string[]} */ (policy[key]) : null;
+      if (names === null) dd.textContent = value;
+      else {
+        names.forEach((name, i) => {
+          const code = doc.createElement("code");
+          code.textContent = name;
+          dd.append(...(i === 0 ? [] : [", "]), code);
+        });
+      }
       return [dt, dd];
     }));
     // The number fields show the policy in force (after every change, done or refused) — but a

@@ -107,7 +107,8 @@ LAYOUT_JS = """() => {
 
 # Visible text that leads with a raw snake_case code (``host_not_installed``, ``tool_call``...):
 # a person reads words first; a code may follow them, or stand as code (<code>, small
-# ``.code`` secondary text) or in a closed disclosure, never lead a sentence.
+# ``.code`` secondary text, a monospace value in a labelled field) or in a closed disclosure,
+# never lead a sentence.
 RAW_CODE_JS = """() => {
   const CODE = /^[a-z][a-z0-9]*_[a-z0-9_]+/;
   const found = [];
@@ -117,6 +118,8 @@ RAW_CODE_JS = """() => {
     const e = n.parentElement;
     if (!CODE.test(text) || !e) continue;
     if (e.closest('code, .code, script, style, details:not([open]) > :not(summary)')) continue;
+    // Shown as code (a monospace name in a labelled field), not as the start of a sentence.
+    if (getComputedStyle(e).fontFamily.includes('monospace')) continue;
     if (!e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
     found.push(`${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}: "${text.slice(0, 60)}"`);
   }
@@ -207,13 +210,13 @@ async def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overf
         for label, size in (("options-wide", (1280, 800)), ("options-narrow", (560, 800))):
             await options.set_viewport_size({"width": size[0], "height": size[1]})
             problems.extend(await check_layout(options, label, shots))
-            width = await options.evaluate(WIDTH_JS)
+            used = await options.evaluate(WIDTH_JS)
             if label == "options-wide":
                 # The content uses the window: a wide main column, the cards two to a row.
-                assert width["main"] > 700 and width["cards"] > 700, width
-                assert width["sideBySide"], width
+                assert used["main"] > 700 and used["cards"] > 700, used
+                assert used["sideBySide"], used
             else:
-                assert not width["sideBySide"], width
+                assert not used["sideBySide"], used
 
         # An agent's tab and a refused call, so the popup has rows to show.
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]

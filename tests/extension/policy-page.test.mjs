@@ -85,6 +85,8 @@ test("renders every policy key in plain words, the kill state and enrolment; sit
   assert.deepEqual(dts.map((c) => c.textContent), ["No new question on that tab and site after an allowed action for", "Actions that ask you first",
     "Agents may arm an answer to a page's next dialog", "Page scripts (page_eval)", "newKey", "File uploads"]);
   assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "yes", "no"]);
+  const [, asks] = dl.children.filter((c) => c.tagName === "DD");
+  assert.deepEqual(asks.children.map((c) => c.tagName), ["CODE"], "a list of action names is shown as code, not prose");
   assert.doesNotMatch(dl.textContent, /Policy epoch|window-only/);
   const remove = h.doc.el("sites-list").querySelectorAll("button");
   assert.equal(remove.length, 1);
