@@ -20,6 +20,10 @@ from tabwarden import __version__
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import EXTENSION_ID
 
+#: The extension's options page (manifest.json options_page): pairing, sites, permissions,
+#: clients and the audit log. (setup/steps.py prints the same; tests/cli/test_options_url.py.)
+OPTIONS_URL = f"chrome-extension://{EXTENSION_ID}/options.html"
+
 if TYPE_CHECKING:
     from tabwarden.trust.verify import BrowserGrant
 
@@ -33,14 +37,6 @@ def _browser_mode(browser: BrowserGrant) -> str:
         return "window-only"
     count = len(browser.credentials)
     return f"webauthn, {count} credential{'' if count == 1 else 's'}"
-
-
-def _options_url() -> str:
-    """The extension's options page (manifest.json options_page), where a person pairs and sees
-    sites, permissions, clients and the audit log."""
-    from tabwarden.cli.setup.steps import OPTIONS_URL
-
-    return OPTIONS_URL
 
 
 def _extension_dir() -> str:
@@ -125,7 +121,7 @@ def collect() -> dict[str, Any]:
         "trust": trust,
         "extensionId": EXTENSION_ID,
         "extensionDir": _extension_dir(),
-        "optionsUrl": _options_url(),
+        "optionsUrl": OPTIONS_URL,
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tabwarden.cli import status
 from tabwarden.cli.setup import OPTIONS_URL
 from tabwarden.manifests import EXTENSION_ID
 from tests.fakes import host_env
@@ -28,7 +29,7 @@ def _status(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 def test_the_options_url_is_the_manifests_options_page() -> None:
     page = json.loads(MANIFEST.read_text())["options_page"]
-    assert OPTIONS_URL == f"chrome-extension://{EXTENSION_ID}/{page}"
+    assert OPTIONS_URL == status.OPTIONS_URL == f"chrome-extension://{EXTENSION_ID}/{page}"
 
 
 def test_status_prints_the_options_page_url(tmp_path: Path, runtime_dir: Path) -> None:
