@@ -85,6 +85,39 @@ export function hostProblem(last, labels) {
 const sentence = (s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
 
 /**
+ * The same, in two parts for a page that shows the code as small secondary text: the sentences
+ * a person reads, and the bracketed code (what docs/troubleshooting.md is searched by); null
+ * when there is no problem.
+ * @param {any} p a popup_status / options_status hostProblem
+ * @returns {{words: string, bracketed: string} | null}
+ */
+export function problemParts(p) {
+  if (!p || typeof p.cause !== "string" || typeof p.next !== "string") return null;
+  return { words: `${sentence(p.cause)} ${sentence(p.next)}`, bracketed: `[${String(p.code ?? "")}]` };
+}
+
+/**
+ * Show a host problem in `el`: its sentences, then its code as small secondary text
+ * (textContent only); the element is hidden when there is none. Returns whether one is shown.
+ * @param {{createElement: (tag: string) => any}} doc
+ * @param {any} el
+ * @param {any} p
+ */
+export function showProblem(doc, el, p) {
+  const parts = problemParts(p);
+  if (!el) return parts !== null;
+  if (parts === null) {
+    el.textContent = "";
+    return false;
+  }
+  const code = doc.createElement("small");
+  code.className = "code";
+  code.textContent = parts.bracketed;
+  el.replaceChildren(`${parts.words} `, code);
+  return true;
+}
+
+/**
  * What a page shows a person: the cause and the one command that fixes it, as sentences, then
  * the stable code in brackets (what docs/troubleshooting.md is searched by); "" when none.
  * @param {any} p a popup_status / options_status hostProblem (the worker's answer: checked)

@@ -11,6 +11,7 @@ import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE } from "../shared/error-codes.js";
 import { refusalHint } from "./policy-page.js";
 import { refusedText } from "../shared/presence-reasons.js";
+import { setGlance } from "./glance.js";
 
 /**
  * A client label from an executable path: its basename, lower-cased, every character outside
@@ -59,11 +60,16 @@ export async function runClientsPage({ doc, api }) {
       replaceChildrenIfChanged(paired, "", () => []);
       replaceChildrenIfChanged(seen, "", () => []);
       recent = [];
-      say(`unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
+      say(`Clients unavailable: ${String(r?.code ?? CODE.INTERNAL_ERROR)}`);
+      setGlance(doc, "clients", "unknown", "Unknown", "the host did not answer");
       return;
     }
     /** @type {Array<{label?: unknown, exe?: unknown, sha256?: unknown} | null>} */
     const clients = Array.isArray(r.clients) ? r.clients : [];
+    const labels = clients.map((c) => String(c?.label ?? "")).filter((l) => l !== "");
+    setGlance(doc, "clients", clients.length === 0 ? "warn" : "good",
+      clients.length === 0 ? "None paired" : `${clients.length} paired`,
+      clients.length === 0 ? "pair one with `tabwarden pair-client`" : labels.slice(0, 3).join(", "));
     const pairedShown = clients.map((c) => [String(c?.label ?? ""), String(c?.exe ?? "")]);
     replaceChildrenIfChanged(paired, JSON.stringify(pairedShown), () => (clients.length === 0 ? [node("li", "none")]
       : clients.map((c, n) => {

@@ -11,7 +11,8 @@
 
 import { versionText } from "./popup-page.js";
 import { CODE } from "../shared/error-codes.js";
-import { problemText } from "../shared/host-problem.js";
+import { problemParts, showProblem } from "../shared/host-problem.js";
+import { setGlance } from "./glance.js";
 import { refusalHint } from "./policy-page.js";
 import { refusedText } from "../shared/presence-reasons.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
@@ -31,6 +32,33 @@ const GATE_TEXT = Object.freeze({
   trusted: "the host proved it holds the pinned key",
   compromised: "the host could NOT prove it holds the pinned key: every request is refused",
 });
+
+/**
+ * The "Connection" and "This browser" tiles at the top of the page, from an options_status
+ * answer: connected means the host answered and proved the pinned key (the gate falls back to
+ * "verifying" whenever the connection closes).
+ * @param {any} s an options_status answer (or null)
+ * @returns {{connection: [import("./glance.js").GlanceState, string, string], browser: [import("./glance.js").GlanceState, string, string]}}
+ */
+export function glanceOf(s) {
+  if (!s || s.ok !== true) {
+    return { connection: ["unknown", "Unknown", "the service worker did not answer"], browser: ["unknown", "Unknown", ""] };
+  }
+  const problem = problemParts(s.hostProblem);
+  /** @type {[import("./glance.js").GlanceState, string, string]} */
+  const connection = s.rolledBack ? ["bad", "Refusing everything", "the trust record was rolled back"]
+    : s.gate === "compromised" ? ["bad", "Host key not proven", "every request is refused"]
+      : problem !== null ? ["bad", "Not connected", s.hostProblem?.code === CODE.HOST_CANNOT_START
+        ? "the host cannot start" : "the host is not installed for this browser"]
+        : s.gate === "trusted" ? ["good", "Connected", "the host proved its key"]
+          : s.gate === "verifying" ? ["warn", "Connecting…", "waiting for the host to answer"]
+            : ["warn", "Not paired yet", "pair this browser below"];
+  const mode = s.windowOnly === true ? "confirms in a window (no authenticator)" : "confirms with your authenticator";
+  /** @type {[import("./glance.js").GlanceState, string, string]} */
+  const browser = s.paired === true ? ["good", `Paired as ${String(s.browser ?? "")}`, mode]
+    : ["warn", "Not paired", "run `tabwarden pair` in a terminal"];
+  return { connection, browser };
+}
 
 /**
  * @param {{doc: Document, api: OptionsPageApi, onPaired?: () => void, version?: string}} deps
@@ -57,6 +85,9 @@ export async function runOptionsPage({ doc, api, onPaired = () => {}, version = 
   function render(s) {
     const alarm = doc.getElementById("host-key-alarm");
     const block = /** @type {HTMLDetailsElement | null} */ (doc.getElementById("pair-block"));
+    const glance = glanceOf(s);
+    setGlance(doc, "connection", ...glance.connection);
+    setGlance(doc, "browser", ...glance.browser);
     if (!s || s.ok !== true) {
       show("pairing", "Status unavailable (is the service worker running?)");
       renderRollbackBanner(doc, null);
@@ -65,11 +96,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {}, version = 
     }
     renderRollbackBanner(doc, s.rolledBack);
     const problem = doc.getElementById("host-problem");
-    if (problem) {
-      const text = problemText(s.hostProblem);
-      problem.textContent = text;
-      problem.hidden = text === "";
-    }
+    if (problem) problem.hidden = !showProblem(doc, problem, s.hostProblem);
     const compromised = s.gate === "compromised";
     pairing?.classList?.toggle("compromised", compromised);
     if (alarm) alarm.hidden = !compromised;
@@ -83,8 +110,9 @@ export async function runOptionsPage({ doc, api, onPaired = () => {}, version = 
       show("pairing", "COMPROMISED: the host could not prove it holds the key pinned at pairing. "
         + "Pair again: run `tabwarden pair` in a terminal and enter its code below.");
     } else if (s.paired) {
-      const how = s.windowOnly === true ? "; no authenticator: confirmations are a click in a window (software confirmation)" : "";
-      show("pairing", `Paired with ${String(s.browser ?? "")} (host key ${String(s.fingerprint ?? "")})${how}`);
+      const how = s.windowOnly === true ? " — no authenticator: confirmations are a click in a window (software confirmation)" : "";
+      // The host key is in "Technical details" (#fingerprint), not in the sentence.
+      show("pairing", `Paired with ${String(s.browser ?? "")}${how}.`);
     } else {
       show("pairing", "Not paired. Run `tabwarden pair` in a terminal and enter its code below.");
     }

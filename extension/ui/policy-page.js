@@ -22,6 +22,7 @@ import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE, ERROR_TABLE } from "../shared/error-codes.js";
 import { normaliseOrigin } from "../shared/origin.js";
 import { refusedText } from "../shared/presence-reasons.js";
+import { setGlance } from "./glance.js";
 
 /**
  * One policy value in plain words: yes/no, lists joined, seconds with their unit.
@@ -170,12 +171,19 @@ export async function runPolicyPage({ doc, api }) {
       show("killed", "unknown");
       show("enrolled", "unknown");
       show("policy-summary", `Policy unavailable: ${String(s?.code ?? CODE.INTERNAL_ERROR)}`);
+      setGlance(doc, "kill", "unknown", "Unknown", "the host did not answer");
+      setGlance(doc, "sites", "unknown", "Unknown", "");
       setDisabled();
       return;
     }
     policy = s.policy;
     killed = s.killed === true;
     show("killed", killed ? "engaged" : "released");
+    setGlance(doc, "kill", killed ? "bad" : "good", killed ? "Engaged" : "Off",
+      killed ? "every agent request is refused" : "agents may work");
+    const siteCount = Array.isArray(policy?.origins) ? policy.origins.length : 0;
+    setGlance(doc, "sites", siteCount === 0 ? "warn" : "good", siteCount === 0 ? "None yet" : `${siteCount} allowed`,
+      siteCount === 0 ? "the agent asks before any site" : siteCount === 1 ? String(policy.origins[0]) : "see Sites below");
     const creds = Array.isArray(s.credentials) ? s.credentials : [];
     show("enrolled", s.enrolled === true
       ? `yes (${creds.length} credential${creds.length === 1 ? "" : "s"}): a tap on this browser's authenticator can widen the policy`
@@ -187,9 +195,13 @@ export async function runPolicyPage({ doc, api }) {
     if (credList) {
       replaceChildrenIfChanged(credList, JSON.stringify(creds), () => creds.map((/** @type {any} */ c) => {
         const li = doc.createElement("li");
-        const when = typeof c.enrolledAt === "number" ? new Date(c.enrolledAt * 1000).toISOString() : "?";
-        li.textContent = `${String(c.credentialId).slice(0, 16)}… enrolled ${when}; `
-          + (c.uv === true ? "verifies the user (PIN or biometric) on every tap" : "presence only (no user verification)");
+        const when = typeof c.enrolledAt === "number" ? new Date(c.enrolledAt * 1000).toLocaleString() : "at an unknown time";
+        const id = doc.createElement("small");
+        id.className = "code";
+        id.textContent = `${String(c.credentialId).slice(0, 16)}…`;
+        li.append(`Enrolled ${when}; `
+          + (c.uv === true ? "verifies the user (PIN or biometric) on every tap" : "presence only (no user verification)")
+          + " · id ", id);
         return li;
       }));
     }
@@ -204,7 +216,17 @@ export async function runPolicyPage({ doc, api }) {
       dt.textContent = words;
       dt.setAttribute("title", key);
       const dd = doc.createElement("dd");
-      dd.textContent = value;
+      // A list of names (the actions that ask first): each shown as code, never leading prose.
+      const names = Array.isArray(policy[key]) && policy[key].length > 0 && policy[key].every((v) => typeof v === "string")
+        ? /** @type {string[]} */ (policy[key]) : null;
+      if (names === null) dd.textContent = value;
+      else {
+        names.forEach((name, i) => {
+          const code = doc.createElement("code");
+          code.textContent = name;
+          dd.append(...(i === 0 ? [] : [", "]), code);
+        });
+      }
       return [dt, dd];
     }));
     // The number fields show the policy in force (after every change, done or refused) — but a

@@ -10,7 +10,7 @@
 // a tap on the options page, or the terminal).
 
 import { CODE } from "../shared/error-codes.js";
-import { problemText } from "../shared/host-problem.js";
+import { problemText, showProblem } from "../shared/host-problem.js";
 import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { renderRollbackBanner } from "./rollback-banner.js";
 
@@ -38,7 +38,8 @@ export function versionText(version) {
  */
 export function stateText(s) {
   if (!s || s.ok !== true) return "Status unavailable (is the service worker running?)";
-  const phase = PHASE_TEXT[/** @type {keyof typeof PHASE_TEXT} */ (s.phase)] ?? String(s.phase ?? "unknown");
+  // A phase this page has no words for is "state unknown", never its raw name.
+  const phase = Object.hasOwn(PHASE_TEXT, String(s.phase)) ? PHASE_TEXT[/** @type {keyof typeof PHASE_TEXT} */ (s.phase)] : "state unknown";
   const gate = s.gate === "compromised" ? "host key NOT proven: every request refused"
     : s.gate === "trusted" ? "host key proven" : s.gate === "verifying" ? "checking host key"
       : "not paired: run `tabwarden pair` in a terminal, then enter its code on the options page";
@@ -121,7 +122,10 @@ export async function runPopupPage({ doc, api, version = "" }) {
 
   /** @param {any} s */
   function render(s) {
-    show("state", stateText(s));
+    // A named cause (host not installed, cannot start): its sentences, its code as small
+    // secondary text, nothing about reconnecting after it.
+    const named = s?.ok === true && s.phase !== "ready" && problemText(s.hostProblem) !== "";
+    if (!named || !showProblem(doc, doc.getElementById("state"), s.hostProblem)) show("state", stateText(s));
     const { state, word } = indicatorOf(s);
     show("state-word", word);
     doc.getElementById("indicator")?.setAttribute?.("data-state", state);

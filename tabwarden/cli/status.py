@@ -20,6 +20,10 @@ from tabwarden import __version__
 from tabwarden.errors import TabwardenError
 from tabwarden.manifests import EXTENSION_ID
 
+#: The extension's options page (manifest.json options_page): pairing, sites, permissions,
+#: clients and the audit log. (setup/steps.py prints the same; tests/cli/test_options_url.py.)
+OPTIONS_URL = f"chrome-extension://{EXTENSION_ID}/options.html"
+
 if TYPE_CHECKING:
     from tabwarden.trust.verify import BrowserGrant
 
@@ -128,6 +132,7 @@ def collect() -> dict[str, Any]:
         "extensionId": EXTENSION_ID,
         "extensionDir": _extension_dir(),
         "extensionCopy": _extension_copy(),
+        "optionsUrl": OPTIONS_URL,
         "manifests": [
             {"browser": r.browser, "ok": r.ok, "line": r.as_line(), "path": str(r.manifest_path)}
             for r in rows
@@ -311,6 +316,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return status
     print(f"tabwarden {report['version']}  (extension ID {report['extensionId']})")
+    print(f"options page: {report['optionsUrl']}")
     print("browsers:")
     for m in report["manifests"]:
         print(f"  {m['line']}")

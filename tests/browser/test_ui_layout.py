@@ -105,6 +105,37 @@ LAYOUT_JS = """() => {
 }"""
 
 
+# Visible text that leads with a raw snake_case code (``host_not_installed``, ``tool_call``...):
+# a person reads words first; a code may follow them, or stand as code (<code>, small
+# ``.code`` secondary text, a monospace value in a labelled field) or in a closed disclosure,
+# never lead a sentence.
+RAW_CODE_JS = """() => {
+  const CODE = /^[a-z][a-z0-9]*_[a-z0-9_]+/;
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const text = n.textContent.trim();
+    const e = n.parentElement;
+    if (!CODE.test(text) || !e) continue;
+    if (e.closest('code, .code, script, style, details:not([open]) > :not(summary)')) continue;
+    // Shown as code (a monospace name in a labelled field), not as the start of a sentence.
+    if (getComputedStyle(e).fontFamily.includes('monospace')) continue;
+    if (!e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
+    found.push(`${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}: "${text.slice(0, 60)}"`);
+  }
+  return found;
+}"""
+
+# How much of the window the options page's content uses, and whether its cards sit side by side.
+WIDTH_JS = """() => {
+  const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+  const status = box('#status-section'); const sites = box('#sites-section');
+  return { window: document.documentElement.clientWidth, main: box('main').width,
+    cards: box('.cards').width,
+    sideBySide: Math.abs(status.top - sites.top) < 2 && sites.left >= status.right };
+}"""
+
+
 def confirm_window_size() -> tuple[int, int]:
     """CONFIRM_WINDOW's width and height, as shared/confirm-window.js declares them."""
     text = (EXTENSION / "shared" / "confirm-window.js").read_text()
@@ -121,6 +152,9 @@ async def check_layout(page: Any, name: str, shots: Path) -> list[str]:
     await page.screenshot(path=str(shots / f"{name}.png"), full_page=tall)
     found = await page.evaluate(LAYOUT_JS)
     problems = [f"{name}: {p}" for p in found["problems"]]
+    problems += [
+        f"{name}: visible text leads with a raw code: {t}" for t in await page.evaluate(RAW_CODE_JS)
+    ]
     if found["checked"] < 5:
         problems.append(f"{name}: only {found['checked']} elements laid out (did it render?)")
     return problems
@@ -151,9 +185,38 @@ async def test_options_popup_and_confirm_window_lay_out_without_overlap_or_overf
             timeout=60_000,
         )
         assert await options.evaluate("() => document.getElementById('pair-block').open") is False
+        # The audit log reads as words: a decision badge, labelled fields, never key=value.
+        audit = await options.evaluate(
+            """() => [...document.querySelectorAll('#audit tbody tr')].map((tr) => ({
+              cells: tr.cells.length, badge: tr.querySelector('.badge')?.dataset.kind || '',
+              fields: tr.querySelectorAll('dl.fields dt').length, text: tr.innerText }))"""
+        )
+        assert audit and all(r["cells"] == 4 and r["badge"] for r in audit), audit
+        assert any(r["fields"] > 0 for r in audit), audit
+        assert not any(re.search(r"\b[a-z_]+=", r["text"]) for r in audit), audit
+        # The state at a glance: connected, this browser paired, the switch off, one site.
+        glance = await options.evaluate(
+            """() => Object.fromEntries(['connection', 'browser', 'kill', 'sites', 'clients']
+              .map((n) => [n, [document.getElementById('glance-' + n).dataset.state,
+               document.getElementById('glance-' + n + '-value').textContent]]))"""
+        )
+        assert glance == {
+            "connection": ["good", "Connected"],
+            "browser": ["good", "Paired as chromium"],
+            "kill": ["good", "Off"],
+            "sites": ["good", "1 allowed"],
+            "clients": ["good", "1 paired"],
+        }, glance
         for label, size in (("options-wide", (1280, 800)), ("options-narrow", (560, 800))):
             await options.set_viewport_size({"width": size[0], "height": size[1]})
             problems.extend(await check_layout(options, label, shots))
+            used = await options.evaluate(WIDTH_JS)
+            if label == "options-wide":
+                # The content uses the window: a wide main column, the cards two to a row.
+                assert used["main"] > 700 and used["cards"] > 700, used
+                assert used["sideBySide"], used
+            else:
+                assert not used["sideBySide"], used
 
         # An agent's tab and a refused call, so the popup has rows to show.
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]

@@ -85,6 +85,8 @@ test("renders every policy key in plain words, the kill state and enrolment; sit
   assert.deepEqual(dts.map((c) => c.textContent), ["No new question on that tab and site after an allowed action for", "Actions that ask you first",
     "Agents may arm an answer to a page's next dialog", "Page scripts (page_eval)", "newKey", "File uploads"]);
   assert.deepEqual(dl.children.filter((c) => c.tagName === "DD").map((c) => c.textContent), ["30 s", "submit", "yes", "no", "yes", "no"]);
+  const [, asks] = dl.children.filter((c) => c.tagName === "DD");
+  assert.deepEqual(asks.children.map((c) => c.tagName), ["CODE"], "a list of action names is shown as code, not prose");
   assert.doesNotMatch(dl.textContent, /Policy epoch|window-only/);
   const remove = h.doc.el("sites-list").querySelectorAll("button");
   assert.equal(remove.length, 1);
@@ -232,8 +234,12 @@ test("enrolled credentials are listed with their user-verification mode; window-
   assert.match(h.doc.el("enrolled").textContent, /^yes \(2 credentials\)/);
   const items = h.doc.el("credentials").children.map((li) => li.textContent);
   assert.equal(items.length, 2);
-  assert.match(items[0], /^abcdefghijklmnop… enrolled 1970-01-01T00:00:00.000Z; verifies the user/);
-  assert.match(items[1], /^<b>x<\/b>… enrolled 1970-01-01T00:01:00.000Z; presence only/, "host text stays text");
+  // Words first, in the person's local time; the credential id last, as small secondary text.
+  assert.match(items[0], new RegExp(`^Enrolled ${new Date(0).toLocaleString()}; verifies the user .* · id abcdefghijklmnop…$`));
+  assert.match(items[1], /^Enrolled .*; presence only .* · id <b>x<\/b>…$/, "host text stays text");
+  const id = h.doc.el("credentials").children[1].children.at(-1);
+  assert.equal(id.className, "code");
+  assert.equal(id.textContent, "<b>x</b>…");
   const w = harness({ enrolled: false, windowOnly: true });
   await w.run();
   assert.match(w.doc.el("enrolled").textContent, /^none: confirmations are a click in a window \(software confirmation\)/);

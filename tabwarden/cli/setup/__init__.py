@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not live_check(label, out):
         out.line(f"setup: not done yet (`tabwarden status` says what is left); then {RERUN}.")
         return 1
-    out.line("setup: done. `tabwarden status` shows the whole state.")
+    out.line(f"setup: done. Your options page (sites, permissions, audit log): {OPTIONS_URL}")
+    out.line("`tabwarden status` shows the whole state.")
     return 0
 
 
