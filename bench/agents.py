@@ -20,9 +20,16 @@ from typing import Any, Final
 
 from mcp_types import CallToolResult
 
-from bench.servers import CALL_TIMEOUT_S, DEVTOOLS, PLAYWRIGHT, TABWARDEN, Session, _text_parts
+from bench.servers import (
+    CALL_TIMEOUT_S,
+    DEVTOOLS,
+    PLAYWRIGHT,
+    TABWARDEN,
+    Session,
+    _text_parts,
+    snapshot_rows,
+)
 from bench.tasks import REPORTS, Task
-from tabwarden.mcp_server.catalogue.interact import lines as snapshot_lines
 
 #: How long the policy waits for a late element (the pages show theirs after 1.5 s).
 WAIT_MS: Final = 10_000
@@ -253,11 +260,7 @@ class Tabwarden(Agent):
         await self.call("page_navigate", self._tab(url=url))
 
     async def look(self) -> list[Element]:
-        result = await self.call("page_snapshot", self._tab())
-        data = result.structured_content or {}
-        # The line form (the default since ADR 0016) or, from a server before it, JSON rows.
-        given = data.get("lines")
-        items = snapshot_lines.decode(given) if isinstance(given, str) else data.get("snapshot", [])
+        items = snapshot_rows(await self.call("page_snapshot", self._tab()))
         return [
             Element(str(i.get("role")), str(i.get("name") or ""), str(i["ref"]))
             for i in items

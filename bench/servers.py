@@ -133,6 +133,19 @@ def describe_tools() -> list[tuple[str, dict[str, str]]]:
     return rows
 
 
+def snapshot_rows(result: CallToolResult) -> list[dict[str, Any]]:
+    """tabwarden's page_snapshot rows: the line form (the default since ADR 0016) decoded, or
+    the JSON rows a server before it (or ``format: "json"``) answers."""
+    from tabwarden.mcp_server.catalogue.interact import lines
+
+    data = result.structured_content or {}
+    given = data.get("lines")
+    rows: list[dict[str, Any]] = (
+        lines.decode(given) if isinstance(given, str) else data.get("snapshot", [])
+    )
+    return rows
+
+
 def _text_parts(result: CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if c.type == "text")
 
@@ -172,7 +185,7 @@ class Session:
     def ref_named(self, result: CallToolResult, name: str) -> str:
         """The element ref of the button called ``name`` in a snapshot result."""
         if self.server == TABWARDEN:
-            items = (result.structured_content or {}).get("snapshot", [])
+            items = snapshot_rows(result)
             for item in items:
                 if item.get("name") == name:
                     return str(item["ref"])

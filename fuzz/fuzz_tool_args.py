@@ -100,7 +100,8 @@ def check(spec_index: int, arguments: Any) -> None:
     again = model.model_validate(wire)
     assert again.wire() == wire, (spec.name, wire, again.wire())
     if isinstance(spec.call, Relay) and spec.call.sandbox_file is not None:
-        assert isinstance(wire[spec.call.sandbox_file], str)
+        named = wire[spec.call.sandbox_file]  # the paths the MCP server checks in the sandbox
+        assert isinstance(named, list) and named and all(isinstance(p, str) for p in named)
 
 
 def test_one_input(data: bytes) -> None:

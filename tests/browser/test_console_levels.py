@@ -23,7 +23,8 @@ pytestmark = pytest.mark.browser
 LOG_SECRET = "LOGSECRET7a1b2c3d4e"
 FRAME_SECRET = "FRAMELOG-never-shown"
 
-APP = """<!doctype html><html><head><title>app</title></head><body>
+# The icon link keeps Chrome from asking for /favicon.ico, whose 404 it would log as an error.
+APP = """<!doctype html><html><head><title>app</title><link rel="icon" href="data:,"></head><body>
 <p id="state">ready</p><button type="button" id="go">Log</button>
 <iframe title="other" src="OTHER/frame"></iframe>
 <script>
@@ -37,7 +38,8 @@ APP = """<!doctype html><html><head><title>app</title></head><body>
   });
 </script></body></html>"""
 
-FRAME = f"""<!doctype html><title>frame</title><button id=go>go</button><script>
+FRAME = f"""<!doctype html><title>frame</title><link rel="icon" href="data:,">
+<button id=go>go</button><script>
   setInterval(() => {{ console.log('{FRAME_SECRET} log'); console.info('{FRAME_SECRET} info');
     console.debug('{FRAME_SECRET} debug'); }}, 200);
 </script>"""

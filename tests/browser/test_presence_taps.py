@@ -93,11 +93,13 @@ async def test_widen_with_a_tap_narrow_for_free_and_unkill_with_a_tap(
         # The options page shows the audit log: the tap-authorised grants, with their path.
         await page.click("#audit-refresh")
         await page.wait_for_function(
-            "() => (document.getElementById('audit')?.textContent || '').includes('unkill')",
+            "() => (document.getElementById('audit')?.textContent || '')"
+            ".includes('Kill switch released')",
             timeout=30_000,
         )
         audit_text = await page.text_content("#audit") or ""
-        assert "webauthn" in audit_text and "policy_set" in audit_text
+        # Events in words (audit-view.js EVENT_WORDS), the path as "Confirmed by".
+        assert "Permissions widened" in audit_text and "webauthn" in audit_text
 
 
 @pytest.mark.promise("PR-04", "PR-08", "PR-09", "BP-13")

@@ -267,7 +267,7 @@ async def test_orphans_are_listed_and_closed_from_the_popup_options_page_and_ter
         await popup.screenshot(path=str(SHOTS / "popup-after-close.png"), full_page=True)
 
         closed = await _cli_tabs(browser, "--close-orphans")
-        assert closed == {"tabs": [], "closed": 2}
+        assert closed == {"tabs": [], "closed": 2, "terminalSessions": []}
         await _pages_are(context, present=set(), absent=set(urls))
         await options.reload()
         await options.wait_for_function(
