@@ -176,6 +176,11 @@ export function createTabLifecycle({ ownership, browser, timers, onReleased = ()
 
   return {
     activated(tabId) {
+      // Chrome reports activations in the order it made them, and an agent operation's own
+      // activation before the next operation's: once another tab was activated, a pending late
+      // report for an earlier tab can no longer come, so that tab's next activation is the
+      // person's (the person looking at the agent's first tab just after its second one opened).
+      for (const id of [...agentActivated.keys()]) if (id !== tabId) agentActivated.delete(id);
       if (agentOps > 0 || agentActivated.has(tabId)) return;
       ownership.markViewed(tabId);
     },

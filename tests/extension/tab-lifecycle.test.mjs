@@ -121,6 +121,22 @@ test("the person activating another tab right after an agent operation is the pe
   assert.deepEqual(viewed(), { 1: true, 2: false, 4: true });
 });
 
+test("once the agent's next tab is active, the person activating its first tab is the person looking", async () => {
+  // tab_open twice, then the person brings the first tab to the front, all within SETTLE_MS:
+  // the first tab's activation report came before the second's, so nothing late is pending.
+  const w = world();
+  let next = 1;
+  const agent = w.lifecycle.agentBrowser({
+    createTab: async () => { const id = next++; w.lifecycle.activated(id); return { id }; },
+  });
+  w.ownership.claim("s-1-a", (await agent.createTab({ windowId: 9, active: true })).id);
+  w.ownership.claim("s-1-a", (await agent.createTab({ windowId: 9, active: true })).id);
+  w.lifecycle.activated(2); // the second tab's activation, reported late: the agent's
+  w.lifecycle.activated(1); // the person (no timer has run)
+  const viewed = () => Object.fromEntries(w.ownership.agentTabs().map((t) => [t.tabId, t.viewed]));
+  assert.deepEqual(viewed(), { 1: true, 2: false });
+});
+
 test("the sweep ends exactly the held sessions the host reports gone", async () => {
   const w = world();
   w.openTab("s-1-a", 1); w.openTab("s-2-b", 2);
