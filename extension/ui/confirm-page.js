@@ -387,12 +387,29 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
   }
 
   // Every row shown: grow the window until its question and buttons fit (Chrome's debugging bar
-  // may have taken the room they were sized for).
-  const growth = neededGrowth({
-    contentHeight: doc.documentElement?.scrollHeight ?? 0, innerHeight: win?.innerHeight ?? 0,
-    outerHeight: win?.outerHeight ?? 0, availHeight: win?.screen?.availHeight ?? 0,
-  });
-  if (growth > 0 && api.growWindow) await api.growWindow(growth).catch(() => {});
+  // may have taken the room they were sized for). Chrome may add the bar after the page is shown,
+  // so every resize (the bar appearing shrinks the page) checks again; a resize during a growth
+  // (the growth's own included) is checked once that growth is done.
+  let growing = false;
+  let again = false;
+  const fit = async () => {
+    if (growing) { again = true; return; }
+    growing = true;
+    try {
+      do {
+        again = false;
+        const growth = neededGrowth({
+          contentHeight: doc.documentElement?.scrollHeight ?? 0, innerHeight: win?.innerHeight ?? 0,
+          outerHeight: win?.outerHeight ?? 0, availHeight: win?.screen?.availHeight ?? 0,
+        });
+        if (growth > 0 && api.growWindow) await api.growWindow(growth).catch(() => {});
+      } while (again);
+    } finally {
+      growing = false;
+    }
+  };
+  await fit();
+  win?.addEventListener("resize", () => void fit());
 
   // Input protection: from now (the details are on screen), and again whenever the window comes
   // back (focus regained, shown again); leaving it (blur, hidden) stops input at once.

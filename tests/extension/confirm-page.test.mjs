@@ -43,7 +43,7 @@ function fakeDoc() {
 
 /** The window's focus and blur (confirm.js passes `window`). */
 function fakeWin() {
-  const on = { focus: [], blur: [] };
+  const on = { focus: [], blur: [], resize: [] };
   return { addEventListener: (type, fn) => on[type]?.push(fn), fire: (type) => { for (const fn of on[type]) fn(); } };
 }
 
@@ -404,6 +404,25 @@ test("the page asks its window to grow when its rows do not fit, and not when th
     assert.equal(await run({ doc: h.doc, search: "?id=c7", api, clock: h.clock, win: h.win }), "shown");
     assert.deepEqual(grown, want, `content ${content}`);
   }
+});
+
+test("a debugging bar that appears after the page is shown makes the window grow then, once", async () => {
+  const h = make(ACTION);
+  const grown = [];
+  h.doc.documentElement = { scrollHeight: 304 };
+  Object.assign(h.win, { innerHeight: 304, outerHeight: 360, screen: { availHeight: 1000 } });
+  const api = { sendMessage: async (m) => (m.type === "confirm_details" ? { ok: true, details: ACTION } : { ok: true }),
+    requestPermission: async () => true,
+    growWindow: async (n) => { grown.push(n); h.win.outerHeight += n; h.win.innerHeight += n; h.win.fire("resize"); } };
+  assert.equal(await runConfirmPage({ doc: h.doc, search: "?id=c7", api, clock: h.clock, win: h.win }), "shown");
+  assert.deepEqual(grown, [], "fits when shown");
+  h.win.innerHeight -= 56; // the bar arrives
+  h.win.fire("resize");
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(grown, [56], "grown by the bar's height, and the growth's own resize asks for nothing more");
+  h.win.fire("resize");
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(grown, [56], "a resize that leaves it fitting changes nothing");
 });
 
 test("a window that cannot grow still shows its question (the failure is swallowed)", async () => {
