@@ -1,5 +1,5 @@
 // handlers/interact.js — the element tools: page_snapshot, page_find, page_click, page_fill, page_press,
-// page_select, page_check, page_clear, page_scroll, page_settle, page_reveal, page_wait_for,
+// page_select, page_check, page_fill_form (several fields in one call), page_clear, page_scroll, page_settle, page_reveal, page_wait_for,
 // page_get_state, (elementTools) what they share with handlers/input.js's trusted-input tools,
 // and (withAftermath) every action's optional waitFor and observe. Thin glue:
 // every call checks ownership, runs the origin gate on the tab's CURRENT url (and, with `frame`,
@@ -17,7 +17,7 @@ import { BridgeError } from "../shared/bridge-error.js";
 import { ACTION_ARGS, OBSERVING_ACTIONS } from "../worker/catalogue.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
 import { PAGE_FILES, callPageOp } from "../worker/elements.js";
-import { CODE } from "../shared/error-codes.js";
+import { CODE, ERROR_CODES } from "../shared/error-codes.js";
 import { createGrace, graceable } from "../worker/grace.js";
 import { insertThrough, keyEvents, parseKey } from "../worker/keyboard.js";
 import { originOf } from "../shared/origin.js";
@@ -53,6 +53,14 @@ const DEFAULT_WAIT_MS = 5000;
 const WAITED = new WeakMap();
 /** Page ops bounded by the call's deadline only (they carry their own timeoutMs). */
 const LONG_OPS = new Set(["waitFor", "settle", "reveal"]);
+/** Most select fields page_fill_form's question lists one by one (the rest are counted). */
+const MAX_ASKED = 10;
+/**
+ * What a select choice picks, as the confirm window shows it (page_select's words).
+ * @param {{value?: string | string[], label?: string, optionIndex?: number}} choice
+ */
+export const chosen = (choice) => (choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
+  : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", "));
 /** The policy's confirm name for a click kind ("submit" or "link"). @param {string} kind */
 export const confirmName = (kind) => (kind === "submit" ? "submit" : "link_click");
 /** How long after a click dispatched as input (page_mouse: no page-side navigate event to
@@ -142,6 +150,68 @@ export function argChoice(args) {
   if (!(typeof v === "string" && v.length <= MAX_VALUE) && !strings(v)) throw new BridgeError(CODE.BAD_REQUEST, "value must be a string or a non-empty array of strings");
   return { value: /** @type {string | string[]} */ (v) };
 }
+
+/** Most fields one page_fill_form fills (the catalogue's MAX_FORM_FIELDS; the wire schema holds it too). */
+export const MAX_FORM_FIELDS = 50;
+/** The kinds of field page_fill_form fills. */
+const FORM_KINDS = new Set(["text", "select", "checkbox", "radio"]);
+
+/**
+ * page_fill_form's fields, each `{kind, target, ...}`: a text's `value`, a select's choice
+ * (argChoice), a checkbox's or radio's `checked`. Any field that does not make one request
+ * refuses the whole call (bad_request naming it) before anything is looked at.
+ * @param {Record<string, unknown>} args
+ * @returns {Array<{kind: "text", target: NonNullable<ReturnType<typeof argTarget>>, value: string}
+ *   | {kind: "select", target: NonNullable<ReturnType<typeof argTarget>>, choice: ReturnType<typeof argChoice>}
+ *   | {kind: "checkbox" | "radio", target: NonNullable<ReturnType<typeof argTarget>>, checked: boolean}>}
+ */
+export function argForm(args) {
+  const list = args.fields;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FORM_FIELDS) {
+    throw new BridgeError(CODE.BAD_REQUEST, `fields must hold 1 to ${MAX_FORM_FIELDS} fields`);
+  }
+  return list.map((f, i) => {
+    const where = `fields[${i}]`;
+    if (!isPlainObject(f) || typeof f.kind !== "string" || !FORM_KINDS.has(f.kind)) {
+      throw new BridgeError(CODE.BAD_REQUEST, `${where}: kind must be one of text, select, checkbox, radio`);
+    }
+    const kind = f.kind;
+    /** @param {() => any} read */
+    const at = (read) => {
+      try {
+        return read();
+      } catch (err) {
+        if (err instanceof BridgeError) throw new BridgeError(err.code, `${where} (${kind}): ${err.message}`);
+        throw err;
+      }
+    };
+    const target = /** @type {NonNullable<ReturnType<typeof argTarget>>} */ (at(() => argTarget(f)));
+    const others = (/** @type {string[]} */ ...allowed) => ["value", "values", "label", "optionIndex", "checked"]
+      .filter((k) => f[k] !== undefined && !allowed.includes(k));
+    const extra = kind === "text" ? others("value") : kind === "select" ? others("value", "values", "label", "optionIndex") : others("checked");
+    if (extra.length > 0) throw new BridgeError(CODE.BAD_REQUEST, `${where} (${kind}) does not take ${extra.join(", ")}`);
+    if (kind === "text") {
+      if (typeof f.value !== "string" || f.value.length > MAX_VALUE) throw new BridgeError(CODE.BAD_REQUEST, `${where} (text): give its value, a string`);
+      return { kind, target, value: f.value };
+    }
+    if (kind === "select") return { kind, target, choice: at(() => argChoice(f)) };
+    if (kind === "checkbox" && typeof f.checked !== "boolean") throw new BridgeError(CODE.BAD_REQUEST, `${where} (checkbox): give checked (true or false)`);
+    if (kind === "radio" && f.checked !== undefined && f.checked !== true) {
+      throw new BridgeError(CODE.BAD_REQUEST, `${where} (radio): a radio button cannot be unchecked; check another one`);
+    }
+    return { kind: /** @type {"checkbox" | "radio"} */ (kind), target, checked: kind === "radio" || f.checked === true };
+  });
+}
+
+/**
+ * The failures page_fill_form reports field by field, filling the other fields on: the field's
+ * element is missing, ambiguous, of the wrong kind, or not actionable, or its value does not fit
+ * it. Any other failure (a guard: a password field, the person's no, the page leaving the
+ * origin, the tab gone) ends the whole call.
+ * @type {ReadonlySet<string>}
+ */
+export const FIELD_FAILURES = new Set([CODE.ELEMENT_NOT_FOUND, CODE.BAD_REF, CODE.AMBIGUOUS, CODE.WRONG_ELEMENT, CODE.BAD_REQUEST,
+  CODE.ELEMENT_NOT_VISIBLE, CODE.ELEMENT_NOT_STABLE, CODE.ELEMENT_DISABLED]);
 
 /**
  * An optional integer argument in [0, max].
@@ -784,7 +854,22 @@ export function interactHandlers(deps) {
     const { tabId, origin, docToken } = await open(args, ctx, "page_fill", { enabled: true });
     await deps.provenance?.check(args, ctx, "page_fill", origin);
     const allowPassword = ctx.policy.allows("passwordFill");
-    const base = { origin, target, docToken, allowPassword };
+    const r = await fillValue(ctx, tabId, { origin, target, docToken, allowPassword }, value, method);
+    return { filled: true, ...r };
+  }
+
+  /**
+   * Fill one field (page_fill's, and each text field of page_fill_form's): set in the page
+   * (page/actions.js fill, under its password rule), or typed as trusted input; whether it took,
+   * read back in the page, and its length, never its content.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{origin: string, target: ReturnType<typeof argTarget>, docToken: string | null, allowPassword: boolean}} base
+   * @param {string} value
+   * @param {"value" | "insertText"} method
+   * @returns {Promise<{applied: "yes" | "no" | "unclear", length: number}>}
+   */
+  async function fillValue(ctx, tabId, base, value, method) {
     let r;
     if (method === "insertText") {
       // Trusted typing through the debugger (worker/keyboard.js): the content selected, then replaced.
@@ -792,10 +877,10 @@ export function interactHandlers(deps) {
       r = await insertThrough({ cdp: deps.cdp, page }, ctx, tabId, { ...base, arm: "replace" }, value);
     } else {
       await page(ctx, tabId, "fill", { ...base, value });
-      r = await page(ctx, tabId, "inputResult", { origin });
+      r = await page(ctx, tabId, "inputResult", { origin: base.origin });
     }
     const applied = r.applied === "yes" || r.applied === "no" ? r.applied : "unclear";
-    return { filled: true, applied, length: Number.isSafeInteger(r.length) ? r.length : 0 };
+    return { applied, length: Number.isSafeInteger(r.length) ? r.length : 0 };
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -843,8 +928,7 @@ export function interactHandlers(deps) {
     const choice = argChoice(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_select", { enabled: true });
     const base = { origin, target, docToken };
-    const shown = choice.optionIndex !== undefined ? `option ${choice.optionIndex}`
-      : (Array.isArray(choice.value) ? choice.value : [choice.value ?? choice.label ?? ""]).map((x) => JSON.stringify(x.slice(0, 100))).join(", ");
+    const shown = chosen(choice);
     // A value or label carrying another site's page content asks first (worker/provenance-gate.js);
     // that answer covers the policy's "select" question too: one window per call.
     const lineage = await deps.provenance?.check(args, ctx, "page_select", origin, { value: JSON.stringify(choice), doing: `select ${shown} on ${origin},` });
@@ -855,11 +939,113 @@ export function interactHandlers(deps) {
     }
     // Skipped the question: the op must then not find a <select> (the page swapped it in).
     const unasked = d !== null && d.tag !== "select";
+    return selectChoice(ctx, tabId, base, choice, unasked);
+  }
+
+  /**
+   * Choose options of one <select> (page_select's, and each select field of page_fill_form's);
+   * `unasked`: the person was not asked because it was not a <select> when described, so the op
+   * refuses one it finds now (the page swapped it in).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{origin: string, target: ReturnType<typeof argTarget>, docToken: string | null}} base
+   * @param {ReturnType<typeof argChoice>} choice
+   * @param {boolean} unasked
+   */
+  async function selectChoice(ctx, tabId, base, choice, unasked) {
     const r = await page(ctx, tabId, "select", { ...base, ...choice, ...(unasked ? { unasked: true } : {}) });
     return {
       selected: Array.isArray(r.selected) ? r.selected.map(String) : [],
       labels: Array.isArray(r.labels) ? r.labels.map(String) : [],
     };
+  }
+
+  /**
+   * page_fill_form: several fields in one call, each filled by the single-field tools' own code
+   * (fillValue, selectChoice, checkTo). First every field is found, waited on until actionable
+   * (one timeoutMs for them all) and described, changing nothing: a password field without
+   * policy.passwordFill refuses the whole call there. Then one decision on the values' lineage
+   * (worker/provenance-gate.js) and at most one question for the selects (page_select's, whose
+   * grace it shares), which a provenance answer covers as page_select's does: a no changes
+   * nothing. Then each field is filled in order; a field's own failure (FIELD_FAILURES) is its
+   * outcome and the others are filled on, any other failure ends the call, saying how many were
+   * filled before it.
+   * @type {import("../worker/dispatch.js").Handler}
+   */
+  async function fillForm(args, ctx) {
+    const tool = "page_fill_form";
+    const fields = argForm(args);
+    const { tabId, origin, docToken } = await open(args, ctx, tool);
+    const allowPassword = ctx.policy.allows("passwordFill");
+    /** @param {BridgeError} err */
+    const failure = (err) => ({ code: err.code, message: err.message, hint: ERROR_CODES[err.code]?.hint ?? "" });
+    /** @param {unknown} err */
+    const own = (err) => err instanceof BridgeError && FIELD_FAILURES.has(err.code);
+    const until = now() + argReadyMs(args);
+    /** @type {Array<{error: ReturnType<typeof failure>} | {desc: string, tag: string}>} */
+    const plan = [];
+    for (const [i, f] of fields.entries()) {
+      const base = { origin, target: f.target, docToken };
+      try {
+        const look = () => page(ctx, tabId, "actionable", { ...base, enabled: true });
+        await ready({ look, timeoutMs: Math.max(0, until - now()), now, sleep });
+        const d = await page(ctx, tabId, "describe", base);
+        if (f.kind === "text" && d.password === true && !allowPassword) {
+          throw new BridgeError(CODE.POLICY_DENIED, `fields[${i}] is a password field: refused to fill it (the policy's passwordFill is off); nothing was filled`);
+        }
+        plan.push({ desc: String(d.desc), tag: String(d.tag) });
+      } catch (err) {
+        if (!own(err)) throw err;
+        plan.push({ error: failure(/** @type {BridgeError} */ (err)) });
+      }
+    }
+    const choices = fields.map((f) => (f.kind === "text" ? f.value : f.kind === "select" ? f.choice : f.checked));
+    const lineage = await deps.provenance?.check(args, ctx, tool, origin, { value: JSON.stringify(choices), doing: `fill ${fields.length} fields of a form on ${origin},` });
+    const selectAsks = needsConfirm(ctx, "select") && lineage !== "confirmed";
+    const asked = fields.flatMap((f, i) => {
+      const p = plan[i];
+      return f.kind === "select" && "tag" in p && p.tag === "select" ? [`${p.desc}: ${chosen(f.choice)}`] : [];
+    });
+    if (selectAsks && asked.length > 0) {
+      const more = asked.length > MAX_ASKED ? `, and ${asked.length - MAX_ASKED} more` : "";
+      const others = fields.length - asked.length;
+      const rest = others > 0 ? ` It also fills ${others} other field${others === 1 ? "" : "s"}.` : "";
+      await ask(ctx, { tabId, origin, tool, detail: `Fill a form on ${origin}: select ${asked.slice(0, MAX_ASKED).join("; ")}${more}?${rest}` });
+    }
+    /** @type {Array<Record<string, unknown>>} */
+    const outcomes = [];
+    let filled = 0;
+    for (const [i, f] of fields.entries()) {
+      const p = plan[i];
+      if ("error" in p) {
+        outcomes.push({ kind: f.kind, ok: false, error: p.error });
+        continue;
+      }
+      const base = { origin, target: f.target, docToken };
+      CALL_TARGET.delete(ctx);
+      try {
+        /** @type {Record<string, unknown>} */
+        let r;
+        if (f.kind === "text") r = await fillValue(ctx, tabId, { ...base, allowPassword }, f.value, "value");
+        else if (f.kind === "select") r = await selectChoice(ctx, tabId, base, f.choice, selectAsks && p.tag !== "select");
+        else r = await checkTo(ctx, tabId, base, f.checked);
+        const target = CALL_TARGET.get(ctx);
+        outcomes.push({ kind: f.kind, ok: true, ...(target !== undefined ? { target } : {}), ...r });
+        filled += 1;
+      } catch (err) {
+        if (own(err)) {
+          outcomes.push({ kind: f.kind, ok: false, error: failure(/** @type {BridgeError} */ (err)) });
+          continue;
+        }
+        if (err instanceof BridgeError) {
+          const done = filled === 0 ? "no field before it was filled" : `${filled} field${filled === 1 ? "" : "s"} before it ${filled === 1 ? "was" : "were"} filled`;
+          throw new BridgeError(err.code, `fields[${i}]: ${err.message} (${done}; none after it)`.slice(0, 900));
+        }
+        throw err;
+      }
+    }
+    CALL_TARGET.delete(ctx);
+    return { filled, failed: outcomes.length - filled, fields: outcomes };
   }
 
   /** @type {import("../worker/dispatch.js").Handler} */
@@ -875,7 +1061,18 @@ export function interactHandlers(deps) {
   async function check(args, ctx) {
     const target = argTarget(args);
     const { tabId, origin, docToken } = await open(args, ctx, "page_check", { enabled: true });
-    const r = await page(ctx, tabId, "check", { origin, target, docToken, checked: args.checked === true });
+    return checkTo(ctx, tabId, { origin, target, docToken }, args.checked === true);
+  }
+
+  /**
+   * Set one checkbox or radio button (page_check's, and each such field of page_fill_form's).
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{origin: string, target: ReturnType<typeof argTarget>, docToken: string | null}} base
+   * @param {boolean} checked
+   */
+  async function checkTo(ctx, tabId, base, checked) {
+    const r = await page(ctx, tabId, "check", { ...base, checked });
     return { checked: r.checked === true };
   }
 
@@ -996,6 +1193,7 @@ export function interactHandlers(deps) {
     ["page_press", press],
     ["page_select", select],
     ["page_check", check],
+    ["page_fill_form", fillForm],
     ["page_clear", clear],
     ["page_scroll", scroll],
     ["page_settle", settle],

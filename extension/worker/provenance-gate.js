@@ -56,6 +56,7 @@ export const LINEAGE_RULES = new Map(/** @type {Array<[string, {address: string,
   ["page_fill", "handler"],
   ["page_type", "handler"],
   ["page_select", "handler"],
+  ["page_fill_form", "handler"],
   ["page_keys", "handler"],
   ["page_dialog", "handler"],
 ]));

@@ -51,12 +51,18 @@ def undeclared_lineage(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 def declared_texts(args: BaseModel) -> Iterator[tuple[Lineage, str]]:
     """Every string the call's arguments carry under a gated ``Lineage`` (a list's strings, a
-    mapping's values, nested models' fields), with its declaration; keys as the key names
-    themselves (``provenance.keys_text`` makes them the text they type)."""
+    mapping's values, nested models' fields, a list of models' fields), with its declaration;
+    keys as the key names themselves (``provenance.keys_text`` makes them the text they type)."""
     for name, field in type(args).model_fields.items():
         value = getattr(args, name)
         if isinstance(value, BaseModel):
             yield from declared_texts(value)
+            continue
+        if isinstance(value, (list, tuple)) and any(isinstance(v, BaseModel) for v in value):
+            # a list of models (page_fill_form's fields): each one's own declarations
+            for item in value:
+                if isinstance(item, BaseModel):
+                    yield from declared_texts(item)
             continue
         lineage = _declared(field.metadata)
         if lineage is None or lineage not in GATED_LINEAGE:

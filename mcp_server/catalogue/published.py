@@ -63,7 +63,15 @@ ANNOTATION_DEFAULTS: Mapping[str, bool] = MappingProxyType(
 #: opt-in: tools most tasks never need, or whose policy keeps them off by default.
 PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "input": ("page_type", "page_keys", "page_mouse", "page_hover", "page_drag", "page_clear"),
+        "input": (
+            "page_type",
+            "page_keys",
+            "page_mouse",
+            "page_hover",
+            "page_drag",
+            "page_clear",
+            "page_fill_form",
+        ),
         "layout": ("page_scroll", "page_reveal", "page_settle", "page_viewport"),
         "read": ("page_markdown", "page_scrape", "page_get_state", "cookie_get", "storage_get"),
         "devtools": ("page_console", "page_network", "page_fetch"),
@@ -74,7 +82,8 @@ PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 #: What each family is for, in the words ``tabwarden mcp --help`` and the ADR use.
 PROFILE_WORDS: Mapping[str, str] = MappingProxyType(
     {
-        "input": "trusted keyboard and mouse: type, keys, real clicks, hover, drag, clear",
+        "input": "trusted keyboard and mouse: type, keys, real clicks, hover, drag, clear, and "
+        "forms in one call",
         "layout": "scroll, reveal lazy lists, wait for the page to settle, emulate a screen",
         "read": "Markdown, scraping, one element's state, cookie and storage keys",
         "devtools": "console and network capture, and the policy-gated fetch",

@@ -76,8 +76,8 @@ only when named; a call to a tool of a family not named answers tool_not_enabled
 Families never loosen the policy: page_eval, page_fetch and page_upload stay off until the
 signed policy turns them on.
 
-  input     page_type, page_keys, page_mouse, page_hover, page_drag, page_clear
-            (trusted keyboard and mouse)
+  input     page_type, page_keys, page_mouse, page_hover, page_drag, page_clear, page_fill_form
+            (trusted keyboard and mouse, forms in one call)
   layout    page_scroll, page_reveal, page_settle, page_viewport
             (scroll, lazy lists, settle, screen size)
   read      page_markdown, page_scrape, page_get_state, cookie_get, storage_get

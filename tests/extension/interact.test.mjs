@@ -298,7 +298,7 @@ const gone = async (call) => {
 
 test("routes", () => {
   assert.deepEqual([...harness().routes.keys()], ["page_snapshot", "page_find", "page_click", "page_fill", "page_press", "page_select",
-    "page_check", "page_clear", "page_scroll", "page_settle", "page_reveal", "page_wait_for", "page_get_state"]);
+    "page_check", "page_fill_form", "page_clear", "page_scroll", "page_settle", "page_reveal", "page_wait_for", "page_get_state"]);
 });
 
 test("page_snapshot: contract shape, no docToken leaked, gate on the current url", async () => {
@@ -681,4 +681,128 @@ test("an element action waits until its element is actionable, and says how long
   assert.deepEqual(off.calls.mouse, []);
   assert.ok(!off.doc().getElementById("menu").events.includes("click"));
   assert.deepEqual(off.calls.script.map((c) => c[1]).filter((op) => op !== "actionable"), []);
+});
+
+// ---------------------------------------------------------------- page_fill_form
+
+/** A page_fill_form result's fields without their `target` (checked where it is the point). */
+const outcomes = (r) => r.fields.map(({ target: _t, ...rest }) => rest);
+
+test("page_fill_form: text, select and checkbox in one call, one question for the select, each field's outcome", async () => {
+  const h = harness();
+  const r = await h.call("page_fill_form", { tabId: 1, fields: [
+    { kind: "text", selector: "#user", value: "alice" },
+    { kind: "select", selector: "#s", label: "Banana" },
+    { kind: "checkbox", selector: "#c", checked: true },
+  ] });
+  assert.equal(r.filled, 3);
+  assert.equal(r.failed, 0);
+  assert.deepEqual(outcomes(r), [
+    { kind: "text", ok: true, applied: "yes", length: 5 },
+    { kind: "select", ok: true, selected: ["b"], labels: ["Banana"] },
+    { kind: "checkbox", ok: true, checked: true },
+  ]);
+  assert.deepEqual(r.fields[0].target, { ref: r.fields[0].target.ref, role: "textbox", name: "user" });
+  const doc = h.doc();
+  assert.equal(doc.getElementById("user").value, "alice");
+  assert.equal(doc.getElementById("s").value, "b");
+  assert.equal(doc.getElementById("c").checked, true);
+  // One window, for the select (page_select's question), naming what it picks; never the text.
+  assert.equal(h.calls.confirm.length, 1);
+  assert.equal(h.calls.confirm[0].tool, "page_fill_form");
+  assert.match(h.calls.confirm[0].detail, /select .*"Banana"/);
+  assert.match(h.calls.confirm[0].detail, /also fills 2 other fields/);
+  assert.doesNotMatch(JSON.stringify(h.calls.confirm[0]), /alice/);
+  // Without a select nobody is asked (page_fill and page_check ask nothing).
+  const quiet = harness();
+  await quiet.call("page_fill_form", { tabId: 1, fields: [{ kind: "text", selector: "#user", value: "bob" }, { kind: "checkbox", selector: "#c", checked: false }] });
+  assert.equal(quiet.calls.confirm.length, 0);
+});
+
+test("page_fill_form: a missing or disabled field is reported with its code and hint, the others are filled", async () => {
+  const h = harness();
+  h.doc().getElementById("c").setAttribute("disabled", "");
+  const r = await h.call("page_fill_form", { tabId: 1, timeoutMs: 0, fields: [
+    { kind: "text", selector: "#nope", value: "x" },
+    { kind: "text", selector: "#user", value: "alice" },
+    { kind: "checkbox", selector: "#c", checked: true },
+    { kind: "select", selector: "#user", value: "a" },
+  ] });
+  assert.equal(r.filled, 1);
+  assert.equal(r.failed, 3);
+  const [missing, user, disabled, wrong] = r.fields;
+  assert.equal(missing.ok, false);
+  assert.equal(missing.error.code, "element_not_found");
+  assert.match(missing.error.hint, /No element matches/);
+  assert.deepEqual(bare(user), { kind: "text", ok: true, applied: "yes", length: 5 });
+  assert.equal(disabled.error.code, "element_disabled");
+  assert.match(disabled.error.hint, /stayed disabled/);
+  assert.equal(wrong.error.code, "wrong_element");
+  assert.equal(h.doc().getElementById("user").value, "alice");
+  assert.equal(h.doc().getElementById("c").checked, false);
+});
+
+test("page_fill_form: a denial, or a password field without passwordFill, refuses the whole call and changes no field", async () => {
+  const fields = [
+    { kind: "text", selector: "#user", value: "mallory" },
+    { kind: "checkbox", selector: "#c", checked: true },
+    { kind: "select", selector: "#s", value: "b" },
+  ];
+  const deny = harness({ decision: "deny" });
+  await assert.rejects(deny.call("page_fill_form", { tabId: 1, fields }), (e) => e.code === "confirm_denied");
+  assert.equal(deny.calls.confirm.length, 1, "one window for the whole form");
+  const doc = deny.doc();
+  assert.deepEqual([doc.getElementById("user").value, doc.getElementById("c").checked, doc.getElementById("s").value], ["", false, "a"]);
+  assert.deepEqual(deny.calls.script.map(([, op]) => op).filter((op) => ["fill", "select", "check"].includes(op)), [], "nothing was acted on");
+  // A password field, the policy's passwordFill off: refused before anyone is asked or anything filled.
+  const pw = harness();
+  await assert.rejects(pw.call("page_fill_form", { tabId: 1, fields: [...fields, { kind: "text", selector: "#pw", value: "hunter2" }] }),
+    (e) => e.code === "policy_denied" && /fields\[3\] is a password field/.test(e.message) && !/hunter2/.test(e.message));
+  assert.equal(pw.calls.confirm.length, 0);
+  assert.deepEqual([pw.doc().getElementById("user").value, pw.doc().getElementById("pw").value], ["", ""]);
+  // passwordFill on: filled as page_fill fills it, its length only.
+  const allowed = harness();
+  const r = await allowed.call("page_fill_form", { tabId: 1, fields: [{ kind: "text", selector: "#pw", value: "hunter2" }] }, withPolicy({ passwordFill: true }));
+  assert.deepEqual(outcomes(r), [{ kind: "text", ok: true, applied: "yes", length: 7 }]);
+  assert.doesNotMatch(JSON.stringify(r), /hunter2/);
+});
+
+test("page_fill_form: foreign lineage asks once, naming both origins, and covers the select question; denied, nothing changes", async () => {
+  const lineage = { provenance: { evidence: [{ sourceOrigin: "http://evil.test", kind: "token", token: "[6 chars]", readAt: 1 }] } };
+  const gate = (confirm) => createProvenanceGate({ confirm });
+  const fields = [{ kind: "text", selector: "#user", value: "evil-token" }, { kind: "select", selector: "#s", value: "b" }];
+  const h = harness({ provenance: gate });
+  const r = await h.call("page_fill_form", { tabId: 1, fields, ...lineage });
+  assert.equal(r.filled, 2);
+  assert.equal(h.calls.confirm.length, 1);
+  assert.match(h.calls.confirm[0].detail, /http:\/\/evil\.test/);
+  const deny = harness({ decision: "deny", provenance: gate });
+  await assert.rejects(deny.call("page_fill_form", { tabId: 1, fields, ...lineage }), (e) => e.code === "confirm_denied");
+  assert.equal(deny.calls.confirm.length, 1);
+  assert.deepEqual([deny.doc().getElementById("user").value, deny.doc().getElementById("s").value], ["", "a"]);
+});
+
+test("page_fill_form: an allowed form opens a grace that covers page_select on that tab and origin", async () => {
+  const h = harness();
+  await h.call("page_fill_form", { tabId: 1, fields: [{ kind: "select", selector: "#s", value: "b" }] });
+  await h.call("page_select", { tabId: 1, selector: "#s", value: "a" });
+  await h.call("page_fill_form", { tabId: 1, fields: [{ kind: "select", selector: "#s", value: "b" }, { kind: "select", selector: "#s", optionIndex: 0 }] });
+  assert.equal(h.calls.confirm.length, 1);
+});
+
+test("page_fill_form: arguments that make no request are refused before the page is touched", async () => {
+  const h = harness();
+  const refused = async (args, pattern) => {
+    await assert.rejects(h.raw("page_fill_form", { tabId: 1, ...args }), (e) => e.code === "bad_request" && pattern.test(e.message));
+  };
+  await refused({ fields: [] }, /fields/);
+  await refused({ fields: Array.from({ length: 51 }, () => ({ kind: "text", selector: "#user", value: "x" })) }, /fields/);
+  await refused({ fields: [{ kind: "password", selector: "#pw", value: "x" }] }, /kind/);
+  await refused({ fields: [{ kind: "text", selector: "#user" }] }, /fields\[0\] \(text\): give its value/);
+  await refused({ fields: [{ kind: "text", selector: "#user", value: "x", checked: true }] }, /does not take checked/);
+  await refused({ fields: [{ kind: "select", selector: "#s", value: "a", label: "Apple" }] }, /exactly one of value, values, label, optionIndex/);
+  await refused({ fields: [{ kind: "checkbox", selector: "#c" }] }, /give checked/);
+  await refused({ fields: [{ kind: "radio", selector: "#c", checked: false }] }, /cannot be unchecked/);
+  await refused({ fields: [{ kind: "text", value: "x" }] }, /fields\[0\]/);
+  assert.deepEqual(h.calls.script, []);
 });

@@ -48,6 +48,7 @@ def test_every_action_takes_waitfor_and_observe_and_no_read_does() -> None:
         "page_type",
         "page_keys",
         "page_follow",
+        "page_fill_form",
     }
     for spec in CATALOGUE:
         if spec.name not in ACTING:

@@ -40,6 +40,7 @@ REQUIRED = {
     "action": "dismiss",
     "ref": "@e1",
     "to": {"x": 10, "y": 20},
+    "fields": [{"kind": "text", "selector": "#name", "value": "v"}],
 }
 
 

@@ -110,10 +110,10 @@ PAGE_FILL = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            'type into a field (`method: "insertText"` types it as trusted input, for fields '
-            "that ignore a set value); says whether it took (`applied`, `length`), never the "
-            "content; **password fields refused** unless policy allows; a value another site's "
-            "page supplied **asks you, naming both sites** (policy `provenance`)"
+            "fill a field (`insertText`: trusted typing) or 50 at once (text, select, "
+            "checkbox, radio; one question; each one's outcome); says if it took (`applied`, "
+            "`length`), never the content; **password fields refused** unless policy allows; a "
+            "value from another site **asks you, naming both** (policy `provenance`)"
         ),
         args='`tabId`, element, `value`, `method?` (`"value"` \\| `"insertText"`)',
         result=(
