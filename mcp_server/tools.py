@@ -892,6 +892,8 @@ def _image(reply: dict[str, Any], spec: ToolSpec) -> CallToolResult:
         "width": reply.get("width"),
         "height": reply.get("height"),
         "bytes": _decoded_size(data),
+        # an element's capture names the element, as every element tool's result does
+        **({"target": reply["target"]} if isinstance(reply.get("target"), dict) else {}),
     }
     return CallToolResult(
         content=[ImageContent(type="image", data=data, mime_type=mime_type)],

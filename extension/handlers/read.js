@@ -17,8 +17,10 @@ import { maskHref, maskText, maskValue } from "../worker/mask.js";
 import { maskCards } from "../worker/redact.js";
 import { truncate } from "../worker/text.js";
 import { isPlainObject } from "../shared/wire.js";
+import { elementShots } from "./element-shot.js";
 import { evalUploadHandlers } from "./eval-upload.js";
 import { gatedFrame } from "./frames.js";
+import { argTarget } from "./interact.js";
 import { MAX_TEXT_CHARS } from "./page.js";
 import { argInt, gatedTab as gatedTabOf, ownedTab, sameOrigin, step } from "./support.js";
 
@@ -53,12 +55,14 @@ export function base64Bytes(data) {
 
 /**
  * page_screenshot's options: fullPage, format png|jpeg, quality (jpeg only, 1-100), maxWidth
- * (16-16384) and region {x, y, width, height} in page CSS pixels (not with fullPage). Each
+ * (16-16384) and region {x, y, width, height} in page CSS pixels (not with fullPage), or an
+ * element (ref, selector, text, xpath: handlers/element-shot.js measures its box). Each
  * field's type, enum, range and the region's shape are the wire schema's (worker/dispatch.js
  * checks it before any handler runs); which fields go together is checked here.
  * @param {Record<string, unknown>} args
  * @returns {{fullPage: boolean, format: "png" | "jpeg", quality?: number, maxWidth?: number,
- *   region?: {x: number, y: number, width: number, height: number}}}
+ *   region?: {x: number, y: number, width: number, height: number},
+ *   element?: {x: number, y: number, width: number, height: number}}}
  */
 export function screenshotOptions(args) {
   const fullPage = args.fullPage === true;
@@ -74,6 +78,9 @@ export function screenshotOptions(args) {
     const r = args.region;
     if (fullPage) throw new BridgeError(CODE.BAD_REQUEST, "give region or fullPage, not both");
     opts.region = { x: Number(r.x), y: Number(r.y), width: Number(r.width), height: Number(r.height) };
+  }
+  if (argTarget(args, { optional: true }) !== null && (fullPage || opts.region !== undefined)) {
+    throw new BridgeError(CODE.BAD_REQUEST, "give one of: an element, a region or fullPage");
   }
   return opts;
 }
@@ -216,6 +223,7 @@ export function scrapePage(selector, attrs, max, maxText, urlAttrs = []) {
  */
 export function readHandlers(deps) {
   const { browser, confirm } = deps;
+  const { elementBox } = elementShots(/** @type {any} */ (deps));
 
   /**
    * Ownership + the origin gate on the tab's current URL.
@@ -260,7 +268,14 @@ export function readHandlers(deps) {
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageScreenshot(args, ctx) {
     const opts = screenshotOptions(args);
-    const { tabId, origin } = await gatedTab(args, ctx, "page_screenshot");
+    let tabId;
+    let origin;
+    if (argTarget(args, { optional: true }) !== null) {
+      // One element: found and scrolled into view as the actions do, its box the clip.
+      const found = await elementBox(args, ctx, "page_screenshot");
+      ({ tabId, topOrigin: origin } = found);
+      opts.element = found.box;
+    } else ({ tabId, origin } = await gatedTab(args, ctx, "page_screenshot"));
     let shot;
     try {
       // A background tab does not paint: make ours the active one of its window first.

@@ -196,7 +196,7 @@ export async function growCurrentWindow(grow) {
  * @param {import("./screenshot.js").CaptureOptions & {format?: "png" | "jpeg", quality?: number}} opts
  * @returns {Promise<{data: string}>}
  */
-export async function capturePage(tabId, { fullPage, region, maxWidth, format = "png", quality }) {
+export async function capturePage(tabId, { fullPage, region, element, maxWidth, format = "png", quality }) {
   const target = { tabId };
   // An owned tab usually has worker/debugger.js's attachment already: use it and leave it.
   let own = true;
@@ -209,9 +209,9 @@ export async function capturePage(tabId, { fullPage, region, maxWidth, format = 
   try {
     /** @type {Record<string, unknown>} */
     const params = format === "jpeg" ? { format, quality: quality ?? DEFAULT_JPEG_QUALITY } : { format };
-    if (fullPage || region !== undefined || maxWidth !== undefined) {
+    if (fullPage || region !== undefined || element !== undefined || maxWidth !== undefined) {
       const metrics = await chrome.debugger.sendCommand(target, "Page.getLayoutMetrics");
-      const { clip, beyondViewport } = captureClip(metrics, { fullPage, region, maxWidth });
+      const { clip, beyondViewport } = captureClip(metrics, { fullPage, region, element, maxWidth });
       Object.assign(params, { clip, captureBeyondViewport: beyondViewport });
     }
     const shot = /** @type {any} */ (await chrome.debugger.sendCommand(target, "Page.captureScreenshot", params));

@@ -1,5 +1,6 @@
 // screenshot.js — page_screenshot's arithmetic: which rectangle Page.captureScreenshot is asked for
-// (the viewport, the whole page, or a region; scaled down to a maxWidth), and the pixel size of
+// (the viewport, the whole page, a region, or one element's box in the viewport; scaled down to
+// a maxWidth), and the pixel size of
 // the PNG or JPEG it answered, read from the image's own header. Pure: no chrome. It must never
 // ask for a clip larger than FULL_PAGE_MAX on a side, never scale an image up, and never trust a
 // size it did not read from the image.
@@ -11,7 +12,8 @@ export const DEFAULT_JPEG_QUALITY = 80;
 
 /**
  * @typedef {{x: number, y: number, width: number, height: number}} Rect
- * @typedef {{fullPage: boolean, region?: Rect, maxWidth?: number}} CaptureOptions
+ * @typedef {{fullPage: boolean, region?: Rect, element?: Rect, maxWidth?: number}} CaptureOptions
+ *   element: a border box in viewport CSS pixels (handlers/element-shot.js measured it)
  */
 
 /**
@@ -22,14 +24,22 @@ export const DEFAULT_JPEG_QUALITY = 80;
  * @param {CaptureOptions} opts
  * @returns {{clip: Rect & {scale: number}, beyondViewport: boolean}}
  */
-export function captureClip(metrics, { fullPage, region, maxWidth }) {
+export function captureClip(metrics, { fullPage, region, element, maxWidth }) {
   const css = metrics?.cssVisualViewport ?? {};
   const device = metrics?.visualViewport ?? {};
   const dpr = positive(device.clientWidth) / positive(css.clientWidth) || 1;
   /** @type {Rect} */
   let rect;
+  let beyond = fullPage || region !== undefined;
   if (region !== undefined) rect = { ...region };
-  else if (fullPage) {
+  else if (element !== undefined) {
+    // In the page from the visual viewport's offset; what lies left of or above the page is cut.
+    const x = num(css.pageX) + num(element.x);
+    const y = num(css.pageY) + num(element.y);
+    rect = { x: Math.max(0, x), y: Math.max(0, y), width: positive(num(element.width) + Math.min(0, x)), height: positive(num(element.height) + Math.min(0, y)) };
+    // A box larger than the viewport (or partly outside it) is captured beyond it.
+    beyond = element.x < 0 || element.y < 0 || element.x + element.width > positive(css.clientWidth) || element.y + element.height > positive(css.clientHeight);
+  } else if (fullPage) {
     const size = metrics?.cssContentSize ?? metrics?.contentSize ?? {};
     rect = { x: 0, y: 0, width: positive(size.width), height: positive(size.height) };
   } else {
@@ -39,7 +49,7 @@ export function captureClip(metrics, { fullPage, region, maxWidth }) {
   rect.height = Math.min(FULL_PAGE_MAX, Math.ceil(rect.height));
   const wide = rect.width * dpr;
   const scale = maxWidth !== undefined && wide > maxWidth ? maxWidth / wide : 1;
-  return { clip: { ...rect, scale }, beyondViewport: fullPage || region !== undefined };
+  return { clip: { ...rect, scale }, beyondViewport: beyond };
 }
 
 /** @param {unknown} v */

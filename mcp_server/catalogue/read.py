@@ -4,7 +4,7 @@ its arguments, result and declaration side by side. Pure declarations: no I/O.""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -122,7 +122,12 @@ class Region(Model):
     height: Annotated[float, Field(gt=0, le=16384)]
 
 
-class ScreenshotArgs(TabArgs):
+class ScreenshotArgs(ElementNamed):
+    """The viewport, the whole page, a region, or one element's box (named as the element tools
+    name it; scrolled into view first, as the actions do)."""
+
+    TARGET_OPTIONAL: ClassVar[bool] = True
+
     fullPage: bool = False  # noqa: N815
     format: Annotated[
         Literal["png", "jpeg"], Field(description="png (default) or jpeg (smaller; see quality)")
@@ -146,10 +151,19 @@ class ScreenshotArgs(TabArgs):
             raise BadArguments("quality applies to format jpeg only")
         if self.region is not None and self.fullPage:
             raise BadArguments("give region or fullPage, not both")
-        return self.model_dump(mode="json", exclude_none=True)
+        named = self.named()
+        if named and (self.region is not None or self.fullPage):
+            raise BadArguments("give one of: an element, a region or fullPage")
+        if not named and (self.frame is not None or set(self.PICK) & self.model_fields_set):
+            raise BadArguments(
+                "frame, index, match and ignoreCase go with an element: name it by ref, selector, "
+                "text or xpath"
+            )
+        wire = super().wire()
+        return {k: v for k, v in wire.items() if v is not None}
 
 
-class Shot(Model):
+class Shot(Targeted):
     mimeType: str  # noqa: N815
     width: int | None = None
     height: int | None = None
@@ -159,7 +173,8 @@ class Shot(Model):
 PAGE_SCREENSHOT = ToolSpec(
     name="page_screenshot",
     title="Screenshot a tab",
-    description="A PNG or JPEG of a tab (viewport, fullPage or a region), as image content.",
+    description="A PNG or JPEG of a tab (viewport, fullPage, a region or one element), as image "
+    "content.",
     arguments=ScreenshotArgs,
     result=Shot,
     annotations=READ,
@@ -169,18 +184,20 @@ PAGE_SCREENSHOT = ToolSpec(
     call=Relay(image=True),
     docs=Reference(
         does=(
-            "PNG or JPEG (`format`, `quality`) as MCP image content: the viewport, `fullPage`, or "
-            "a `region`, scaled down to `maxWidth`; captured through Chrome's debugger; too large "
-            "to return → `screenshot_too_large` (what to change), never a dropped port"
+            "PNG or JPEG (`format`, `quality`) as MCP image content: the viewport, `fullPage`, "
+            "a `region` or one element (scrolled into view), scaled to `maxWidth`; too large to "
+            "return → `screenshot_too_large` (what to change), never a dropped port"
         ),
         args=(
             '`tabId`, `fullPage?`, `format?: "png"|"jpeg"`, `quality?` (jpeg, 1–100), '
             "`maxWidth?` (16–16384), `region?: {x, y, width, height}` (page CSS pixels; not with "
-            "`fullPage`)"
+            "`fullPage`), or an element: `ref?`/`selector?`/`text?`/`xpath?`, `index?`, `match?`, "
+            "`ignoreCase?`, `frame?` (not with `region`/`fullPage`; its border box, scrolled into "
+            "view first as the actions do). Captured through Chrome's debugger"
         ),
         result=(
-            '`{mimeType: "image/png"|"image/jpeg", data: base64, width, height}` (the size '
-            "read from the image's header)"
+            '`{mimeType: "image/png"|"image/jpeg", data: base64, width, height, target?}` (the '
+            "size read from the image's header)"
         ),
         guard=(
             "a capture over 24,000,000 base64 characters (`MAX_RETURNED_BASE64`, "
@@ -189,7 +206,9 @@ PAGE_SCREENSHOT = ToolSpec(
             "Declared `RENDERS` (ADR 0007): before and after the capture every frame's origin must "
             "pass the origin gate (an unapproved one is asked about; refused → "
             "`origin_not_approved` naming it) and no frame's text may show a full card number (→ "
-            "`policy_denied`); nothing rendered leaves the extension otherwise"
+            "`policy_denied`); nothing rendered leaves the extension otherwise; an element is "
+            "found through the element tools' page code (its frame gated as theirs) and only its "
+            "box is kept, the same frame checks over the whole tab still applying"
         ),
     ),
 )
