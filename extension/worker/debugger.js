@@ -10,6 +10,14 @@
 // told of each attachment (to enable their CDP domains before the tab navigates) and of each tab
 // forgotten; a domain capture holds stays enabled when another user sends its `.disable`, and its
 // `.enable` from another user re-enables it (so Chrome reports the domain's state again).
+// An attach Chrome refuses is tried again with backoff (ATTACH_ATTEMPTS, ATTACH_BACKOFF: under a
+// second in all) unless Chrome's refusal is final (a page no extension may debug, a tab gone);
+// still held by another debugger after the last try, the call answers `debugger_detached` naming
+// the next step (close DevTools or the other debugging tool on that tab), and the next call
+// tries afresh. Chrome says "Another debugger is already attached" only of this extension's own
+// attachment (a plain CDP client, DevTools or another extension attach beside it:
+// docs/platform-facts-dialogs.md), so each try first takes such an attachment over (an earlier
+// worker's); what then still holds the tab is another context re-attaching at once.
 // Every attachment first holds its tab in front (FOREGROUND_EMULATION), so an owned tab behind
 // the person's window, minimised or not its window's active tab runs as a foreground tab does;
 // only owned tabs are attached, so a person's own tab is never held.
@@ -22,6 +30,7 @@ import { dialogOpenError, leaveRefused } from "./dialogs.js";
 import { CODE } from "../shared/error-codes.js";
 import { originOf } from "../shared/origin.js";
 import { NO_POLICY } from "./policy.js";
+import { createBackoff } from "./backoff.js";
 
 /** The CDP version chrome.debugger.attach is asked for. */
 export const CDP_VERSION = "1.3";
@@ -47,6 +56,16 @@ export const FOREGROUND_EMULATION = Object.freeze([
   Object.freeze(/** @type {const} */ (["Emulation.setFocusEmulationEnabled", Object.freeze({ enabled: true })])),
   Object.freeze(/** @type {const} */ (["Page.startScreencast", Object.freeze({ format: "jpeg", quality: 1, maxWidth: 64, maxHeight: 64, everyNthFrame: 600 })])),
 ]);
+/** Most attach tries before a tab held by another debugger is answered (the first and retries). */
+export const ATTACH_ATTEMPTS = 4;
+/** The delays between attach tries: 100 ms doubling (100, 200, 400 ms: under a second in all). */
+export const ATTACH_BACKOFF = Object.freeze({ initialMs: 100, maxMs: 1000, factor: 2 });
+/** Chrome's words for a tab whose debugger is held ("Another debugger is already attached …"). */
+const HELD_RE = /already attached/i;
+/** Chrome's refusals no retry changes: a page no extension may debug, a tab that is gone. */
+const FINAL_RE = /cannot access|cannot attach|no tab with|not allowed|restricted/i;
+/** An attach that found the tab held by another debugger on every try. */
+class HeldElsewhere extends Error {}
 /** Longest Chrome text quoted in an error. */
 const MAX_QUOTE = 200;
 
@@ -108,10 +127,11 @@ const MAX_QUOTE = 200;
 
 /**
  * @param {{api: DebuggerApi, owned: (tabId: number) => boolean, dialogs: import("./dialogs.js").Dialogs,
- *   step: Step, log?: {warn: (...a: unknown[]) => void}, sink?: EventSink}} deps
+ *   step: Step, log?: {warn: (...a: unknown[]) => void}, sink?: EventSink,
+ *   sleep?: (ms: number) => Promise<void>}} deps `sleep`: the wait between attach tries
  * @returns {DebuggerManager}
  */
-export function createDebuggerManager({ api, owned, dialogs, step, log = console, sink }) {
+export function createDebuggerManager({ api, owned, dialogs, step, log = console, sink, sleep = defaultSleep }) {
   /** tabId -> the attachment (attach + Page.enable), settled or pending. */
   /** @type {Map<number, Promise<void>>} */
   const sessions = new Map();
@@ -137,13 +157,18 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     const existing = sessions.get(tabId);
     if (existing !== undefined) return existing;
     const p = (async () => {
-      try {
-        await api.attach(tabId, CDP_VERSION);
-      } catch (err) {
-        // Ours from an earlier worker (Chrome keeps an extension's attachment): take it over.
-        if (!/already attached/i.test(quote(err))) throw err;
-        await api.detach(tabId).catch(() => {});
-        await api.attach(tabId, CDP_VERSION);
+      const backoff = createBackoff(ATTACH_BACKOFF);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await attachOnce(tabId);
+          break;
+        } catch (err) {
+          const said = quote(err);
+          if (FINAL_RE.test(said)) throw err;
+          if (attempt >= ATTACH_ATTEMPTS) throw HELD_RE.test(said) ? new HeldElsewhere(said) : err;
+          log.warn(`tabwarden: could not attach the debugger to tab ${tabId} (try ${attempt} of ${ATTACH_ATTEMPTS}); trying again`, said);
+          await sleep(backoff.next());
+        }
       }
       await api.send(tabId, "Page.enable");
       await keepInFront(tabId);
@@ -159,6 +184,21 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       if (sessions.get(tabId) === p) sessions.delete(tabId);
     });
     return p;
+  }
+
+  /**
+   * One attach try. "Already attached" is this extension's own attachment (an earlier worker's:
+   * Chrome keeps it across a worker restart): taken over.
+   * @param {number} tabId
+   */
+  async function attachOnce(tabId) {
+    try {
+      await api.attach(tabId, CDP_VERSION);
+    } catch (err) {
+      if (!HELD_RE.test(quote(err))) throw err;
+      await api.detach(tabId).catch(() => {});
+      await api.attach(tabId, CDP_VERSION);
+    }
   }
 
   /**
@@ -204,6 +244,10 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
         await step(ctx, "attach the debugger", attach(tabId));
       } catch (err) {
         if (err instanceof BridgeError) throw err; // the step's timeout
+        if (err instanceof HeldElsewhere) {
+          throw new BridgeError(CODE.DEBUGGER_DETACHED,
+            `another debugger holds tab ${tabId} (Chrome: "${err.message}"; tried ${ATTACH_ATTEMPTS} times); nothing was done. Close DevTools or the other debugging tool on that tab, then call again`);
+        }
         throw new BridgeError(CODE.DEBUGGER_DETACHED, `Chrome would not attach its debugger to tab ${tabId}: ${quote(err)}`);
       }
     },
@@ -340,6 +384,11 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
 
     children: (tabId) => [...(childTargets.get(tabId)?.values() ?? [])],
   };
+}
+
+/** @param {number} ms */
+function defaultSleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Actions that run at once even while a dialog is open (they answer it or end the tab). */

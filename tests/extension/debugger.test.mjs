@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CDP_VERSION, FOREGROUND_EMULATION, createDebuggerManager, createDialogGuard } from "../../extension/worker/debugger.js";
+import { ATTACH_ATTEMPTS, CDP_VERSION, FOREGROUND_EMULATION, createDebuggerManager, createDialogGuard } from "../../extension/worker/debugger.js";
 import { createDialogs, maskDialogText } from "../../extension/worker/dialogs.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
 import { createTabQueue, serialiseByTab } from "../../extension/worker/tab-queue.js";
@@ -42,8 +42,34 @@ function setup() {
   const dialogs = createDialogs();
   const dbg = fakeDebugger();
   const log = fakeLog();
-  const manager = createDebuggerManager({ api: dbg.api, owned: (id) => ownership.owner(id) !== null, dialogs, step, log });
-  return { ownership, dialogs, dbg, manager, log };
+  /** The waits between attach tries, in order (each resolves at once). */
+  const slept = [];
+  const sleep = async (ms) => {
+    slept.push(ms);
+  };
+  const manager = createDebuggerManager({ api: dbg.api, owned: (id) => ownership.owner(id) !== null, dialogs, step, log, sleep });
+  return { ownership, dialogs, dbg, manager, log, slept };
+}
+
+/** Another debugger holding tab `tabId`: every attach says so, and our detach finds none of ours. */
+function holdElsewhere(dbg, tabId) {
+  const { attach, detach } = dbg.api;
+  const held = { on: true };
+  dbg.api.attach = async (id, version) => {
+    if (held.on && id === tabId) {
+      dbg.calls.push(["attach", id, version]);
+      throw new Error(`Another debugger is already attached to the tab with id: ${id}.`);
+    }
+    return attach(id, version);
+  };
+  dbg.api.detach = async (id) => {
+    if (held.on && id === tabId) {
+      dbg.calls.push(["detach", id]);
+      throw new Error(`Debugger is not attached to the tab with id: ${id}.`);
+    }
+    return detach(id);
+  };
+  return held;
 }
 
 const CTX = { session: "s1", policy: parsePolicy({ origins: ["http://a.test"] }), deadline: Date.now() + 60_000 };
@@ -83,6 +109,52 @@ test("Chrome refusing to attach is debugger_detached with its reason, and a late
   dbg.api.attachFails = null;
   await manager.ensure(CTX, 3);
   assert.deepEqual(manager.attached(), [3]);
+});
+
+test("a tab another debugger holds: tried with backoff, then debugger_detached naming the next step; nothing sent; the next call works once it is free", async () => {
+  const { ownership, dbg, manager, slept } = setup();
+  ownership.claim("s1", 6);
+  const held = holdElsewhere(dbg, 6);
+  await assert.rejects(manager.ensure(CTX, 6), (e) => e.code === "debugger_detached"
+    && /another debugger holds tab 6/.test(e.message) && /Close DevTools/.test(e.message) && /Another debugger is already attached/.test(e.message));
+  // Each try takes over what may be an earlier worker's attachment first; the waits double.
+  assert.deepEqual(dbg.calls.filter((c) => c[0] === "attach").length, 2 * ATTACH_ATTEMPTS);
+  assert.deepEqual(slept, [100, 200, 400]);
+  assert.equal(dbg.calls.some((c) => c[0] === "send"), false);
+  assert.deepEqual(manager.attached(), []);
+  // Another tab is untouched by it.
+  ownership.claim("s1", 7);
+  await manager.ensure(CTX, 7);
+  assert.deepEqual(manager.attached(), [7]);
+  held.on = false; // the person closed DevTools
+  await manager.ensure(CTX, 6);
+  assert.deepEqual(manager.attached().sort(), [6, 7]);
+});
+
+test("a tab held for a moment: a retry attaches and the call goes on", async () => {
+  const { ownership, dbg, manager, slept, log } = setup();
+  ownership.claim("s1", 8);
+  const held = holdElsewhere(dbg, 8);
+  const attach = dbg.api.attach;
+  let tries = 0;
+  dbg.api.attach = async (id, version) => {
+    tries += 1;
+    if (tries === 3) held.on = false; // the second try's take-over attach finds it free
+    return attach(id, version);
+  };
+  await manager.ensure(CTX, 8);
+  assert.deepEqual(manager.attached(), [8]);
+  assert.deepEqual(slept, [100]);
+  assert.equal(log.warnings.some((w) => /try 1 of 4/.test(w)), true);
+});
+
+test("a final refusal (a page no extension may debug) is not retried", async () => {
+  const { ownership, dbg, manager, slept } = setup();
+  ownership.claim("s1", 9);
+  dbg.api.attachFails = "Cannot attach to this target.";
+  await assert.rejects(manager.ensure(CTX, 9), (e) => e.code === "debugger_detached" && /Cannot attach to this target/.test(e.message));
+  assert.deepEqual(slept, []);
+  assert.equal(dbg.calls.filter((c) => c[0] === "attach").length, 1);
 });
 
 test("a command that never answers ends at the call's deadline as timeout naming the step", async () => {
