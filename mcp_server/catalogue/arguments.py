@@ -241,6 +241,14 @@ class WaitFor(Model):
         return self.model_dump(mode="json", exclude_none=True, exclude=unnamed)
 
 
+#: How a snapshot's rows are answered (page_snapshot's and an observation's): the server
+#: re-encodes the extension's masked rows (interact/lines.py), so it never travels to the extension.
+SnapshotFormat = Annotated[
+    Literal["lines", "json"],
+    Field(description="lines: one line per row (compact); json: one object per row"),
+]
+
+
 class Observe(Model):
     """After the action (and the wait): what the tab shows now, read as page_snapshot and
     page_text read it; skipped when the tab is not on an approved site."""
@@ -252,6 +260,10 @@ class Observe(Model):
         Field(description="compact: interactive elements only"),
     ] = None
     text: Annotated[bool, Field(description="the page's text (first 20,000 chars)")] = False
+    format: SnapshotFormat = "lines"
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True, exclude={"format"})
 
 
 class Acting(Arguments):
@@ -268,16 +280,29 @@ class Acting(Arguments):
 
     def aftermath(self) -> dict[str, Any]:
         """The waitFor and observe that were given, without their unset fields."""
-        given = {k: getattr(self, k) for k in self.AFTER}
-        return {
-            k: v.wire() if isinstance(v, WaitFor) else v.model_dump(mode="json", exclude_none=True)
-            for k, v in given.items()
-            if v
-        }
+        given: dict[str, WaitFor | Observe | None] = {k: getattr(self, k) for k in self.AFTER}
+        return {k: v.wire() for k, v in given.items() if v}
 
     def wire(self) -> dict[str, Any]:
         base = {k: v for k, v in super().wire().items() if k not in self.AFTER}
         return {**base, **self.aftermath()}
+
+    def shaped(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The observation's snapshot in the format observe asked for, as page_snapshot's."""
+        reply = super().shaped(reply)
+        seen = reply.get("observation")
+        if self.observe is None or not isinstance(seen, dict):
+            return reply
+        snapshot = seen.get("snapshot")
+        if not isinstance(snapshot, dict):
+            return reply
+        # Imported here: the interact package imports this module.
+        from .interact.lines import in_format
+
+        return {
+            **reply,
+            "observation": {**seen, "snapshot": in_format(snapshot, self.observe.format)},
+        }
 
 
 class ElementName(Model):

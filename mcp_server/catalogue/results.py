@@ -84,9 +84,18 @@ class Cut(Model):
 
 
 class Snapshot(Model):
+    """A snapshot's answer (page_snapshot's, an observation's): its rows as lines (the default)
+    or as objects (format json)."""
+
     url: str
     title: str
-    snapshot: list[SnapshotItem]
+    snapshot: list[SnapshotItem] | None = _omitted_unless_set("format json: one object per row")
+    lines: str | None = _omitted_unless_set(
+        "format lines: one line per row (docs/protocol.md, page_snapshot's line form)"
+    )
+    cut: Cut | None = _omitted_unless_set(
+        "what the limit left out, how much, and how to list the rest (never silent)"
+    )
     truncated: bool
     mode: Literal["a11y", "dom", "a11y+dom"] | None = Field(
         default=None, description="where the rows came from"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.mcp_server.catalogue.interact import lines
 from tests.browser.harness import (
     Request,
     code,
@@ -124,7 +125,11 @@ async def test_an_action_waits_then_observes_through_the_read_tools(
         assert "added 1" in seen["text"]["text"]
         # The observation is page_text's and page_snapshot's: masked, no password values.
         assert "4111 1111 1111 1111" not in str(done) and "hunter2" not in str(done)
-        names = {item["name"]: item["ref"] for item in seen["snapshot"]["snapshot"]}
+        # The observed snapshot is page_snapshot's line form: no JSON rows, and each line gives
+        # back the ref, role and name an action takes.
+        assert "snapshot" not in seen["snapshot"]
+        rows = lines.decode(seen["snapshot"]["lines"])
+        names = {row["name"]: row["ref"] for row in rows if row["role"] == "button"}
         assert {"Add", "Hide", "Doomed"} <= set(names)
 
         # Its refs are this document's: usable at once, and waitFor takes a ref too.
@@ -186,6 +191,20 @@ async def test_an_action_waits_then_observes_through_the_read_tools(
             {"tabId": tab, "url": f"{act_site}/mutating", "observe": {"snapshot": "full"}},
         )
         assert moved["observation"]["snapshot"]["title"] == "mutating"
+        assert "lines" in moved["observation"]["snapshot"]
+        # JSON rows for who asks, as page_snapshot's format json.
+        back = await ok(
+            agent,
+            "page_navigate",
+            {
+                "tabId": tab,
+                "url": f"{act_site}/",
+                "observe": {"snapshot": "compact", "format": "json"},
+            },
+        )
+        seen_json = back["observation"]["snapshot"]
+        assert "lines" not in seen_json
+        assert {"Add", "Hide", "Doomed"} <= {row["name"] for row in seen_json["snapshot"]}
 
         await ok(agent, "page_navigate", {"tabId": tab, "url": f"{act_site}/"})
         # An unmet waitFor: the action was done, the answer says wait_not_met (not timeout).

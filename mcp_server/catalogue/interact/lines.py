@@ -104,6 +104,18 @@ def encode(rows: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(encode_row(r) for r in rows)
 
 
+def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
+    """A snapshot answer (the extension's masked reply: page_snapshot's, or an action's
+    observation) in the form asked for: ``json`` as it came; ``lines`` (the default) with its
+    rows re-encoded under ``lines`` instead of ``snapshot``."""
+    if fmt == "json":
+        return dict(answer)
+    rows = answer.get("snapshot")
+    out = {k: v for k, v in answer.items() if k != "snapshot"}
+    out["lines"] = encode(rows if isinstance(rows, list) else [])
+    return out
+
+
 class LineError(ValueError):
     """A line that is not of the form above."""
 

@@ -14,10 +14,11 @@ from ..arguments import (
     Model,
     Ref,
     Selector,
+    SnapshotFormat,
     TabArgs,
     Text,
 )
-from ..results import Cut, Done, Snapshot, SnapshotItem, _omitted_unless_set
+from ..results import Done, Snapshot, SnapshotItem, _omitted_unless_set
 from ..target import Targeted
 from ..vocabulary import (
     READ,
@@ -64,10 +65,7 @@ class SnapshotArgs(FrameArgs):
     text: Annotated[
         bool, Field(description="also list the page's text runs (text rows, no ref)")
     ] = False
-    format: Annotated[
-        Literal["lines", "json"],
-        Field(description="lines: one line per row (compact); json: one object per row"),
-    ] = "lines"
+    format: SnapshotFormat = "lines"
 
     def wire(self) -> dict[str, Any]:
         if self.ref and self.selector:
@@ -77,12 +75,7 @@ class SnapshotArgs(FrameArgs):
         return {k: v for k, v in sent.items() if not (k in ("skip", "text") and not v)}
 
     def shaped(self, reply: dict[str, Any]) -> dict[str, Any]:
-        if self.format == "json":
-            return reply
-        rows = reply.get("snapshot")
-        out = {k: v for k, v in reply.items() if k != "snapshot"}
-        out["lines"] = snapshot_lines.encode(rows if isinstance(rows, list) else [])
-        return out
+        return snapshot_lines.in_format(reply, self.format)
 
 
 class SnapshotRow(SnapshotItem):
@@ -99,12 +92,6 @@ class SnapshotAnswer(Snapshot):
 
     snapshot: list[SnapshotRow] | None = _omitted_unless_set(  # type: ignore[assignment]
         "format json: one object per row"
-    )
-    cut: Cut | None = _omitted_unless_set(
-        "what the limit left out, how much, and how to list the rest (never silent)"
-    )
-    lines: str | None = _omitted_unless_set(
-        "format lines: one line per row (docs/protocol.md, page_snapshot's line form)"
     )
 
     def text_block(self) -> str | None:
