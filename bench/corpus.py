@@ -80,6 +80,10 @@ INTERACTIVE: Final = frozenset(
         "button",
         "checkbox",
         "combobox",
+        "doc-backlink",
+        "doc-biblioref",
+        "doc-glossref",
+        "doc-noteref",
         "link",
         "listbox",
         "menuitem",
@@ -97,6 +101,12 @@ INTERACTIVE: Final = frozenset(
 )
 #: Roles one engine names differently from another for the same kind of control.
 ROLE_CLASS: Final = {
+    # DPUB-ARIA's link roles (a footnote's reference and its way back): links to
+    # @playwright/mcp, their own roles to Chrome's tree and to tabwarden.
+    "doc-backlink": "link",
+    "doc-biblioref": "link",
+    "doc-glossref": "link",
+    "doc-noteref": "link",
     "searchbox": "textbox",
     "menuitemcheckbox": "menuitem",
     "menuitemradio": "menuitem",
@@ -124,7 +134,8 @@ METHOD: Final = {
     "interactive": "refs in the answer on rows whose role is one of INTERACTIVE "
     "(" + ", ".join(sorted(INTERACTIVE)) + "); options are chosen through their combobox",
     "matching": "a peer's interactive element is referenced by tabwarden when tabwarden's "
-    "answer has an interactive element with the same role class (searchbox=textbox) and the "
+    "answer has an interactive element with the same role class (searchbox=textbox, "
+    "doc-noteref=doc-backlink=link) and the "
     "same name (compared without whitespace: @playwright/mcp shows a name equal to its children's "
     "texts as those texts, one per line), counted as multisets; an element matched by name "
     "alone (roles differ) counts as referenced and is reported as such",

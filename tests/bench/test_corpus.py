@@ -73,6 +73,11 @@ def test_playwright_elements_take_their_childrens_text_when_shown_without_a_name
     ]  # the nameless link without a ref is not referenced, so not counted
     assert [e.role for e in interactive(found)].count("textbox") == 1
     assert "heading" not in {e.role for e in interactive(found)}
+    assert interactive(
+        [Element("doc-noteref", "[1]", "1_9"), Element("option", "Dark", "1_8")]
+    ) == [
+        Element("doc-noteref", "[1]", "1_9")
+    ]  # a footnote link counts; an option is chosen through its combobox
 
 
 def test_devtools_names_end_where_the_attributes_begin_though_they_hold_quotes() -> None:
@@ -95,15 +100,17 @@ def test_coverage_matches_role_and_name_as_multisets_and_lists_what_is_missing()
         Element("searchbox", "Quick search", "c"),
         Element("button", "Copy", "d"),
         Element("link", "os.path — Common", "e"),
+        Element("link", "[1]", "f"),  # a footnote's reference, a link to Playwright
     ]
     ours = [
         Element("link", "index", "@e1"),
         Element("textbox", "Quick search", "@e2"),
         Element("link", "Copy", "@e3"),
         Element("link", "os.path —  Common", "@e4"),
+        Element("doc-noteref", "[1]", "@e5"),  # its DPUB-ARIA role, to Chrome and tabwarden
     ]
     got = coverage(peer, ours)
-    assert got["referenced_by_peer"] == 5
+    assert got["referenced_by_peer"] == 6
     assert got["missing"] == 1 and got["missing_elements"] == [["link", "index"]]  # the second
     assert got["role_differs"] == 1 and got["role_differs_elements"] == [["button", "Copy"]]
 
