@@ -120,6 +120,10 @@ def _heading(about: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["corpus"]:  # the token-cost figure on real pages (bench/corpus.py)
+        from bench import corpus
+
+        return corpus.main(argv[1:])
     args, settings = parse(argv)
     if args.table:
         doc = json.loads(args.table.read_text(encoding="utf-8"))

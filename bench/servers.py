@@ -73,6 +73,8 @@ class Target:
     url: str = ""
     ref: str = ""
     offset: int = 0
+    #: What @playwright/mcp's actions take as the element's description (for the person).
+    element: str = "Reveal button"
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,14 @@ TOOLS: Final[Mapping[str, Mapping[str, Call]]] = {
         PLAYWRIGHT: Call("browser_snapshot", lambda t: {}),
         DEVTOOLS: Call("take_snapshot", lambda t: {"pageId": t.page}),
     },
+    "read": {  # the corpus's read-and-act step: the look with the page's text
+        TABWARDEN: Call("page_snapshot", lambda t: {"tabId": t.page, "text": True}),
+        PLAYWRIGHT: Call("browser_snapshot", lambda t: {}),
+        DEVTOOLS: Call("take_snapshot", lambda t: {"pageId": t.page}),
+    },
     "click": {
         TABWARDEN: Call("page_click", lambda t: {"tabId": t.page, "ref": t.ref}),
-        PLAYWRIGHT: Call("browser_click", lambda t: {"target": t.ref, "element": "Reveal button"}),
+        PLAYWRIGHT: Call("browser_click", lambda t: {"target": t.ref, "element": t.element}),
         DEVTOOLS: Call("click", lambda t: {"pageId": t.page, "uid": t.ref}),
     },
     "text": {
@@ -250,6 +257,10 @@ class Launcher:
     #: The capability tasks run tabwarden with the confirm list emptied (``tabwarden policy set
     #: confirm=``, as a person may), since the peers ask no one: nobody approves in a bench.
     no_confirm: bool = False
+    #: A screen size for tabwarden's headless Chromium (``"1600x900"``), as a person's desktop
+    #: has: headless Chromium's own screen is 800x600, which clamps the agent's 1280x800 window
+    #: to 800 CSS px, where pages show their small-screen layout. ``None``: Chromium's default.
+    screen: str | None = None
 
     def log(self, server: str) -> TextIO:
         if server not in self.logs:
@@ -264,7 +275,11 @@ class Launcher:
 
     def start_tabwarden_browser(self) -> ThrowawayBrowser:
         """The throwaway paired setup: record, extension, host installed, Chromium started."""
-        browser = ThrowawayBrowser(chrome=self.chrome)
+        browser = (
+            ThrowawayBrowser(chrome=self.chrome)
+            if self.screen is None
+            else _ScreenBrowser(chrome=self.chrome, screen=self.screen)
+        )
         self.browser = browser
         browser.install_host()
         provision_throwaway_trust(
@@ -343,6 +358,18 @@ class Launcher:
                 session.page = int(match.group(1))
                 await session.call("navigate", url=f"{self.origin}/")
             yield session
+
+
+@dataclass
+class _ScreenBrowser(ThrowawayBrowser):
+    """The throwaway browser on a headless screen of ``screen`` (``WxH``): headless Chromium's
+    ``--screen-info``, which changes the screen the windows open on and nothing else."""
+
+    screen: str = "1600x900"
+
+    def argv(self, url: str) -> list[str]:
+        *flags, last = super().argv(url)
+        return [*flags, f"--screen-info={{{self.screen}}}", last]
 
 
 def _empty_confirm(config: Path, origin: str) -> None:

@@ -2,7 +2,8 @@
 
 One origin (``http://127.0.0.1:<port>``) for all three servers, so tabwarden's throwaway trust
 record approves exactly it. Every page is generated from fixed inputs (the screenshot's noise
-comes from a seeded generator), so each server captures the same bytes. It must never listen on
+comes from a seeded generator), so each server captures the same bytes; the corpus
+(``/corpus/…``) is files of an installed Debian package, served as they are. It must never listen on
 anything but loopback and never fetch from the network.
 """
 
@@ -11,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import mimetypes
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -46,6 +50,30 @@ document.title = "bench image ready";
 </script></body></html>"""
 
 
+#: The corpus (bench/corpus.py): Debian's Python 3.11 HTML documentation (package
+#: ``python3.11-doc``), served as it is installed under ``/corpus/``.
+DOC_PACKAGE = "python3.11-doc"
+DOC_ROOT = Path(os.environ.get("TABWARDEN_BENCH_DOCS", "/usr/share/doc/python3.11/html"))
+CORPUS = "/corpus/"
+
+
+def corpus_file(path: str, root: Path = DOC_ROOT) -> tuple[bytes, str] | None:
+    """``/corpus/<p>``'s bytes and content type: the file ``<root>/<p>`` (symlinks followed, as
+    Debian links jQuery into /usr/share/javascript), or ``None`` for a path that is not a file
+    under ``root`` (``..``, an absolute path, a directory)."""
+    rest = path[len(CORPUS) :] if path.startswith(CORPUS) else ""
+    parts = [p for p in rest.split("/") if p]
+    if not parts or any(p in (".", "..") or "\\" in p or "\0" in p for p in parts):
+        return None
+    target = root.joinpath(*parts)
+    if not target.is_file():
+        return None
+    kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind in ("application/javascript", "image/svg+xml"):
+        kind += "; charset=utf-8"
+    return target.read_bytes(), kind
+
+
 def text_page(chars: int) -> bytes:
     lines = max(1, chars // len(LINE))
     body = "<pre>" + LINE * lines + "</pre>"
@@ -60,7 +88,14 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         url = urlparse(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         task_page = tasks.route(url.path) if url.path.startswith("/task/") else None
-        if task_page is not None:
+        ctype = "text/html; charset=utf-8"
+        doc = corpus_file(url.path) if url.path.startswith(CORPUS) else None
+        if url.path.startswith(CORPUS):
+            if doc is None:
+                self.send_error(404)
+                return
+            body, ctype = doc
+        elif task_page is not None:
             body = task_page
         elif url.path == "/flow":
             body = FLOW
@@ -72,7 +107,7 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         else:
             body = b"<!doctype html><title>bench</title><p>bench</p>"
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
