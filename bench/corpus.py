@@ -349,6 +349,7 @@ async def measure_page(session: Session, origin: str, page: str, out: dict[str, 
         raise CallFailed(f"{session.server}: the read answer names no link {ACT_LINK!r}")
     clicked = await session.call("click", ref=link.ref, element=f'link "{ACT_LINK}"')
     out["act"] = sizes(clicked)
+    out["acted"] = {"role": link.role, "name": link.name, "ref": link.ref}
     await _landed(session)  # after the measured calls: the check, not the step
     out["read_act"] = {
         k: out["read"][k] + out["act"][k] for k in ("bytes", "claude_bytes", "wire_bytes")
@@ -595,6 +596,7 @@ def about(chrome: str) -> dict[str, Any]:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "nproc": os.cpu_count(),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
         "chromium": _output([chrome, "--version"]),
         "tabwarden": version("tabwarden"),
         "commit": _output(
@@ -692,6 +694,9 @@ def main(argv: Sequence[str]) -> int:
     doc["measured"] = run(servers, pages, chrome, keep=args.keep)
     doc["tools_list"] = None if args.no_tools_list else tools_list(servers, chrome)
     doc["compared"] = summarize(doc["measured"], pages)
+    for by_page in doc["measured"].values():  # compared above; the lists would make it 200 kB
+        for figures in by_page.values():
+            figures.pop("elements", None)
     path = args.json or RESULTS / f"{doc['machine']['date'][:10]}-corpus.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
