@@ -44,6 +44,7 @@ OWN: dict[str, dict[str, Any]] = {
     "page_type": {"value": "v"},
     "page_keys": {"keys": "a"},
     "page_drag": {"selector": "#a", "to": {"selector": "#b"}},
+    "page_fill_form": {"fields": [{"kind": "text", "selector": "#a", "value": "v"}]},
 }
 
 
