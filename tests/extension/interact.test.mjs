@@ -806,3 +806,12 @@ test("page_fill_form: arguments that make no request are refused before the page
   await refused({ fields: [{ kind: "text", value: "x" }] }, /fields\[0\]/);
   assert.deepEqual(h.calls.script, []);
 });
+
+test("page_fill_form takes waitFor like every action: the fill is done, then the wait answers", async () => {
+  const h = harness();
+  await assert.rejects(h.call("page_fill_form", { tabId: 1, fields: [{ kind: "text", selector: "#user", value: "alice" }], waitFor: { selector: "#nope", timeoutMs: 0 } }),
+    (e) => e.code === "wait_not_met" && /page_fill_form was done/.test(e.message));
+  assert.equal(h.doc().getElementById("user").value, "alice");
+  const r = await h.call("page_fill_form", { tabId: 1, fields: [{ kind: "checkbox", selector: "#c", checked: true }], waitFor: { selector: "#user", timeoutMs: 0 } });
+  assert.deepEqual(outcomes(r), [{ kind: "checkbox", ok: true, checked: true }]);
+});
