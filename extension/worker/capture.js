@@ -67,9 +67,12 @@ export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget",
  */
 function keptUrl(url) {
   if (typeof url !== "string" || !/^wss?:/i.test(url)) return maskUrl(url, MAX_URL);
-  const masked = maskUrl(`http${url.slice(2)}`, MAX_URL);
+  const masked = maskUrl(httpTwin(url), MAX_URL);
   return masked.startsWith("http") ? `ws${masked.slice(4)}` : masked;
 }
+
+/** A ws: or wss: URL as its http: or https: twin (any other as it is). @param {unknown} url */
+const httpTwin = (url) => (typeof url === "string" && /^wss?:/i.test(url) ? `http${url.slice(2)}` : url);
 
 /** True for a MIME type whose body is text. @param {unknown} mime */
 export function isTextMime(mime) {
@@ -406,7 +409,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       url: keptUrl(r.url),
       type: r.type,
       origin: r.doc,
-      targetOrigin: originOf(r.url),
+      targetOrigin: originOf(httpTwin(r.url)),
       status: 0,
       mimeType: "",
       size: 0,
@@ -454,7 +457,8 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       return;
     }
     if (method === "Network.webSocketCreated") {
-      // No document URL here: the script that opened it stands for its document (none: withheld).
+      // No document URL here: the script that opened it stands for its document (none: withheld),
+      // and it is answered only while the socket's own site is approved as well.
       const init = isPlainObject(p.initiator) ? p.initiator : {};
       const frames = isPlainObject(init.stack) && Array.isArray(init.stack.callFrames) ? init.stack.callFrames : [];
       const by = typeof init.url === "string" && init.url !== "" ? init.url : frames.map((/** @type {any} */ f) => f?.url).find((/** @type {unknown} */ u) => typeof u === "string" && u !== "");
@@ -639,7 +643,8 @@ export function createCapture({ send, hold, attached, now, log = console }) {
         && (types === null || types.includes(e.type))
         && (!failedOnly || e.failed !== undefined || e.status >= 400)
         && (sinceId === null || e.id > sinceId));
-      const shown = all.filter((e) => approves(e.origin));
+      // A WebSocket's document is not known (see webSocketCreated): its own site must be approved too.
+      const shown = all.filter((e) => approves(e.origin) && (e.type !== "WebSocket" || approves(e.targetOrigin)));
       const picked = sinceId === null ? shown.slice(-limit) : shown.slice(0, limit);
       const entries = picked.map((e) => {
         /** @type {Record<string, unknown>} */

@@ -9,8 +9,11 @@ kept. Another session's tab is refused (`tab_not_owned`), nothing of it answered
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -34,6 +37,7 @@ from tests.deadline import until
 pytestmark = pytest.mark.browser
 
 QUERY_TOKEN = "NETQUERYSECRET3c4d5e6f7a8b"
+WS_TOKEN = "NETWSSECRET0a1b2c3d4e5f"
 AUTH = "NETAUTHSECRET9e8d7c6b5a"
 FRAME_SECRET = "NETFRAMESECRET-never-shown"
 #: The buffer's documented cap (extension/worker/capture.js NETWORK_RING, the catalogue's words).
@@ -44,7 +48,8 @@ PINGS = RING + 12
 APP = """<!doctype html><html><head><title>net</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app.css"><script src="/app.js"></script></head><body>
 <p id="state">ready</p><img src="/logo.png" alt="logo">
-<button type="button" id="go">Fetch</button><button type="button" id="many">Many</button>
+<button type="button" id="go">Fetch</button>
+<button type="button" id="ws">Socket</button>
 <iframe title="other" src="OTHER/frame"></iframe>
 <script>
   const state = (t) => { document.getElementById('state').textContent = t; };
@@ -55,9 +60,18 @@ APP = """<!doctype html><html><head><title>net</title><link rel="icon" href="dat
     const dead = await fetch('DEAD/nothing').then(() => 'answered', () => 'refused');
     state('fetched ' + r.status + ' ' + dead);
   });
+  document.getElementById('ws').addEventListener('click', () => {
+    const ws = new WebSocket('WS_URL/live?token=WS_TOKEN');
+    ws.onopen = () => state('socket open');
+  });
+</script></body></html>"""
+
+#: A page that requests nothing after its load but its pings.
+PINGER = """<!doctype html><html><head><title>pings</title><link rel="icon" href="data:,">
+</head><body><p id="state">ready</p><button type="button" id="many">Many</button><script>
   document.getElementById('many').addEventListener('click', async () => {
     for (let i = 0; i < PINGS; i++) await (await fetch('/ping?i=' + i)).text();
-    state('pinged');
+    document.getElementById('state').textContent = 'pinged';
   });
 </script></body></html>"""
 
@@ -83,6 +97,61 @@ def dead_origin() -> str:
     return dead
 
 
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+@pytest.fixture
+def ws_origin() -> Iterator[str]:
+    """A WebSocket server (the handshake only, then the socket is held open) on another port;
+    its http: origin (the trust record approves it)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            key = next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in data.decode("latin-1").split("\r\n")
+                    if line.lower().startswith("sec-websocket-key:")
+                ),
+                "",
+            )
+            accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()  # noqa: S324 (the protocol's hash)
+            conn.sendall(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept.encode() + b"\r\n\r\n"
+            )
+            held.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def origins(site: str, ws_origin: str) -> list[str]:
+    return [site, ws_origin]
+
+
 @pytest.fixture
 def other() -> Iterator[str]:
     """A second origin the person never approved: the frame's."""
@@ -95,13 +164,14 @@ def other() -> Iterator[str]:
 
 
 @pytest.fixture
-def served(other: str, dead_origin: str) -> Iterator[ServedSite]:
+def served(other: str, dead_origin: str, ws_origin: str) -> Iterator[ServedSite]:
     app = (
         APP.replace("OTHER", other)
+        .replace("WS_URL", "ws" + ws_origin.removeprefix("http"))
+        .replace("WS_TOKEN", WS_TOKEN)
         .replace("DEAD", dead_origin)
         .replace("QUERY_TOKEN", QUERY_TOKEN)
         .replace("Bearer AUTH", f"Bearer {AUTH}")
-        .replace("PINGS", str(PINGS))
     )
     pages = {
         "/": Reply(app.encode(), "text/html", headers=NO_STORE),
@@ -110,6 +180,7 @@ def served(other: str, dead_origin: str) -> Iterator[ServedSite]:
         "/logo.png": Reply(PNG, "image/png", headers=NO_STORE),
         "/api/data": Reply(b'{"ok": true}', "application/json", headers=NO_STORE),
         "/ping": Reply(b"pong", "text/plain", headers=NO_STORE),
+        "/pings": Reply(PINGER.replace("PINGS", str(PINGS)).encode(), "text/html"),
     }
     with served_pages(pages) as site:
         yield site
@@ -208,12 +279,23 @@ async def test_every_request_type_with_status_failure_and_timing_masked_and_fram
     failed = await ok(agent, "page_network", {"tabId": tab, "failedOnly": True})
     assert [urlparse(e["url"]).path for e in failed["entries"]] == ["/nothing"], failed
 
+    # A WebSocket's handshake, to an approved site: listed with its 101, its token masked.
+    await ok(agent, "page_click", {"tabId": tab, "selector": "#ws"})
+    sockets, seen = await _network_until(
+        agent, {"tabId": tab, "types": ["WebSocket"]}, lambda o: o["entries"], "the socket"
+    )
+    live = sockets["entries"][0]
+    assert live["status"] == 101 and live["origin"] == site, live
+    assert live["url"].startswith("ws://127.0.0.1:") and "token=[masked" in live["url"], live
+    assert isinstance(live["durationMs"], int), live
+    assert WS_TOKEN not in seen
+
 
 @pytest.mark.promise("H4-52")
 async def test_the_buffer_drops_the_oldest_and_says_so_and_another_sessions_tab_is_refused(
     browser: ThrowawayBrowser, agent: Client, site: str
 ) -> None:
-    tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
+    tab = (await ok(agent, "tab_open", {"url": f"{site}/pings"}))["tab"]["id"]
     widen(browser, networkCapture=True)
     await ok(agent, "page_network", {"tabId": tab, "clear": True})
     await ok(agent, "page_click", {"tabId": tab, "selector": "#many"})

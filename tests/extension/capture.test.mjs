@@ -425,7 +425,7 @@ test("network: filters by type and failure, pages by sinceId, and withholds unap
   assert.ok(!JSON.stringify(framed).includes(B));
 });
 
-test("network: a WebSocket's handshake is listed, by the origin of the script that opened it (none known: withheld); one that never connects, as failed", async () => {
+test("network: a WebSocket's handshake is listed, by the origin of the script that opened it (none known: withheld) and only to an approved site; one that never connects, as failed", async () => {
   const { capture } = setup();
   await capture.observe(parsePolicy(ON));
   capture.event(1, "Network.webSocketCreated", { requestId: "ws", url: `ws://a.test/live?token=WSSECRET12345`, initiator: { type: "script", stack: { callFrames: [{ url: `${A}/app.js` }] } } });
@@ -436,12 +436,17 @@ test("network: a WebSocket's handshake is listed, by the origin of the script th
   capture.event(1, "Network.webSocketCreated", { requestId: "down", url: "ws://a.test/down", initiator: { type: "script", url: `${A}/page` } });
   capture.event(1, "Network.webSocketWillSendHandshakeRequest", { requestId: "down", timestamp: 60, wallTime: (T0 + 4) / 1000, request: {} });
   capture.event(1, "Network.webSocketFrameError", { requestId: "down", timestamp: 60.1, errorMessage: "Error during WebSocket handshake: net::ERR_CONNECTION_REFUSED" });
+  // Opened by an approved page's script, to a site not approved: withheld.
+  capture.event(1, "Network.webSocketCreated", { requestId: "far", url: "wss://b.test/feed", initiator: { type: "script", url: `${A}/page` } });
+  capture.event(1, "Network.webSocketHandshakeResponseReceived", { requestId: "far", timestamp: 61, response: { status: 101 } });
   const got = await capture.network(1, N, approving(A));
   assert.deepEqual(got.entries.map((e) => [e.type, e.status, e.ts, e.durationMs ?? null, e.failed ?? null, e.origin]), [
     ["WebSocket", 101, T0 + 3, 25, null, A],
     ["WebSocket", 0, T0 + 4, 100, "Error during WebSocket handshake: net::ERR_CONNECTION_REFUSED", A],
   ]);
-  assert.equal(got.withheld, 1);
+  assert.equal(got.withheld, 2);
+  assert.ok(!JSON.stringify(got).includes("b.test"));
+  assert.equal((await capture.network(1, N, approving(A, "https://b.test"))).entries.at(-1).url, "wss://b.test/feed");
   // A ws: URL masked as its http: twin would be.
   assert.equal(got.entries[0].url, "ws://a.test/live?token=[masked: 13 chars, letters+digits]");
   assert.equal(got.entries[1].url, "ws://a.test/down");
