@@ -147,9 +147,9 @@ POLICY_MEANINGS: dict[str, str] = {
     "cookies, to an approved site); every call is confirmed showing its method and URL",
     "consoleCapture": "record the console errors, warnings and uncaught exceptions of agents' "
     "tabs for page_console (approved sites only, masked); off drops what was recorded at once",
-    "networkCapture": "record the XHR/fetch responses of agents' tabs for page_network (method, "
-    "URL, status, size, text bodies up to a cap; never request headers or cookies); off drops "
-    "what was recorded at once",
+    "networkCapture": "record the requests of agents' tabs for page_network (method, URL, "
+    "status, type, size, timing, failure; XHR/fetch text bodies up to a cap; never headers or "
+    "cookies); off drops what was recorded at once",
     "provenance": "an address to open or a value to type that carries what a page on another "
     "site said (a link, a token it showed): strict refuses it, confirm asks you naming that "
     "page (a tap on your security key once this browser is enrolled), off lets it through",

@@ -1,4 +1,4 @@
-// handlers/capture.js — page_console and page_network: the console and XHR/fetch tails
+// handlers/capture.js — page_console and page_network: the console and network tails
 // worker/capture.js records on owned tabs while the signed policy's consoleCapture /
 // networkCapture is on. Thin glue: argument checks, ownership and the origin gate on the tab's
 // current URL, then the store's answer filtered by the policy's approved origins. It must never
@@ -61,9 +61,13 @@ export function captureHandlers(deps) {
     const url = typeof args.url === "string" && args.url !== "" ? args.url : null;
     const limit = argInt(args, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
     const clear = argClear(args);
+    // the type names are the wire schema's (CDP resource types); none given: every type
+    const types = Array.isArray(args.types) && args.types.length > 0 ? [...new Set(args.types.map(String))] : null;
+    const failedOnly = args.failedOnly === true;
+    const sinceId = Number.isSafeInteger(args.sinceId) ? /** @type {number} */ (args.sinceId) : null;
     const { tabId, capture } = await gated(args, ctx, "page_network");
-    if (!on(ctx, "networkCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, hint: offHint("networkCapture", "page_network") };
-    return await capture.network(tabId, { url, limit, clear }, ctx.policy.approves);
+    if (!on(ctx, "networkCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, dropped: 0, hint: offHint("networkCapture", "page_network") };
+    return await capture.network(tabId, { url, limit, clear, types, failedOnly, sinceId }, ctx.policy.approves);
   }
 
   return [

@@ -40,7 +40,7 @@ export const SWITCH_REFUSALS = Object.freeze({
   pageFetch: Object.freeze({ value: true, control: "Allow requests with the page's cookies (tap)" }),
   dialogArming: Object.freeze({ value: true, control: "Let the agent arm one answer to a page's next dialog; others are dismissed (tap)" }),
   consoleCapture: Object.freeze({ value: true, control: "Record agents' tabs' console errors for page_console (tap)" }),
-  networkCapture: Object.freeze({ value: true, control: "Record agents' tabs' XHR/fetch responses for page_network (tap)" }),
+  networkCapture: Object.freeze({ value: true, control: "Record agents' tabs' requests for page_network (tap)" }),
   passwordFill: Object.freeze({
     value: true,
     instead: "better, ask the person to sign in themselves: they type the password, and none of it reaches the agent",

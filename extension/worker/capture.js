@@ -1,7 +1,10 @@
 // capture.js — the opt-in console and network tails of owned tabs (page_console, page_network):
 // what the policy's consoleCapture / networkCapture let the extension record from the CDP events
 // of the debugger it keeps on owned tabs (worker/debugger.js routes them here), in bounded rings per
-// tab with per-tab and global byte budgets for response bodies. Pure: no chrome; the CDP sender,
+// tab with per-tab and global byte budgets for response bodies. The network tail lists every
+// request type Chrome reports (document, script, stylesheet, image, font, XHR, fetch, WebSocket
+// handshakes...), each with its status, its failure (Chrome's net::ERR_ text, a blocked reason)
+// and its timing; a body only for XHR/fetch responses. Pure: no chrome; the CDP sender,
 // the domain hold and the clock are injected. It must never record anything while its policy
 // key is off (the moment it learns the key went off it drops every buffer of that kind, before
 // anything else, and stops the CDP domains), never keep a request header, a cookie, a response
@@ -17,10 +20,10 @@ import { isPlainObject } from "../shared/wire.js";
 
 /** Most console entries kept per tab (the oldest go first). */
 export const CONSOLE_RING = 200;
-/** Most network entries kept per tab. */
-export const NETWORK_RING = 100;
+/** Most network entries kept per tab: beyond it the oldest is dropped (counted in `dropped`). */
+export const NETWORK_RING = 500;
 /** Most requests followed at once per tab before their response finished. */
-export const MAX_PENDING = 300;
+export const MAX_PENDING = 500;
 /** Longest console text kept (UTF-16 units), after masking. */
 export const MAX_TEXT = 2000;
 /** Longest URL kept, after masking. */
@@ -45,7 +48,10 @@ const API_LEVEL = new Map([["error", "error"], ["assert", "error"], ["warning", 
   ["dirxml", "log"], ["table", "log"], ["trace", "log"], ["count", "log"], ["timeEnd", "log"], ["info", "info"], ["debug", "debug"]]);
 /** A browser message's level (CDP Log.entryAdded `level`). */
 const LOG_LEVEL = new Map([["error", "error"], ["warning", "warning"], ["info", "info"], ["verbose", "debug"]]);
-const NETWORK_TYPES = new Set(["XHR", "Fetch"]);
+/** The request types page_network lists (CDP Network.ResourceType), and the ones with a body. */
+export const NETWORK_TYPES = Object.freeze(["Document", "Stylesheet", "Image", "Media", "Font", "Script", "TextTrack", "XHR", "Fetch",
+  "Prefetch", "EventSource", "WebSocket", "Manifest", "SignedExchange", "Ping", "CSPViolationReport", "Preflight", "FedCM", "Other"]);
+const BODY_TYPES = new Set(["XHR", "Fetch"]);
 /** Why a body is not in an entry. */
 export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget", BINARY: "binary", ORIGIN: "origin", UNAVAILABLE: "unavailable" });
 
@@ -54,14 +60,53 @@ export const OMITTED = Object.freeze({ TOO_LARGE: "too_large", BUDGET: "budget",
 // What is kept is masked on arrival by worker/mask.js's rules (the one place they live), so nothing
 // unmasked is ever held; worker/dispatch.js masks every reply again on its way out.
 
-/** A request URL as kept (worker/mask.js `maskUrl`), capped at MAX_URL. @param {unknown} url */
-const keptUrl = (url) => maskUrl(url, MAX_URL);
+/**
+ * A request URL as kept (worker/mask.js `maskUrl`), capped at MAX_URL; a WebSocket's (ws:, wss:)
+ * masked by the same rules as its http(s) twin.
+ * @param {unknown} url
+ */
+function keptUrl(url) {
+  if (typeof url !== "string" || !/^wss?:/i.test(url)) return maskUrl(url, MAX_URL);
+  const masked = maskUrl(httpTwin(url), MAX_URL);
+  return masked.startsWith("http") ? `ws${masked.slice(4)}` : masked;
+}
+
+/** A ws: or wss: URL as its http: or https: twin (any other as it is). @param {unknown} url */
+const httpTwin = (url) => (typeof url === "string" && /^wss?:/i.test(url) ? `http${url.slice(2)}` : url);
 
 /** True for a MIME type whose body is text. @param {unknown} mime */
 export function isTextMime(mime) {
   if (typeof mime !== "string") return false;
   const m = mime.toLowerCase().split(";")[0].trim();
   return m.startsWith("text/") || /[/+](json|xml|javascript|ecmascript|x-www-form-urlencoded|graphql)$/.test(m) || m === "application/x-ndjson";
+}
+
+/**
+ * Whole milliseconds from CDP monotonic time `from` to `to` (seconds), or undefined when either
+ * is unknown or they run backwards.
+ * @param {unknown} from @param {unknown} to
+ */
+export function msBetween(from, to) {
+  const a = Number(from);
+  const b = Number(to);
+  if (from === null || to === null || !Number.isFinite(a) || !Number.isFinite(b) || b < a) return undefined;
+  return Math.round((b - a) * 1000);
+}
+
+/**
+ * Milliseconds from a request's start (CDP monotonic seconds) until its response headers began
+ * to arrive (CDP ResourceTiming: `requestTime` in seconds, the rest in ms after it), or undefined.
+ * @param {number | null} start @param {unknown} timing
+ */
+export function ttfbOf(start, timing) {
+  if (start === null || !isPlainObject(timing)) return undefined;
+  const tm = /** @type {any} */ (timing);
+  const began = Number(tm.requestTime);
+  const begun = Number(tm.receiveHeadersStart);
+  const at = Number.isFinite(begun) && begun > 0 ? begun : Number(tm.receiveHeadersEnd);
+  if (!Number.isFinite(began) || began <= 0 || !Number.isFinite(at) || at < 0) return undefined;
+  const ms = Math.round((began - start) * 1000 + at);
+  return ms >= 0 ? ms : undefined;
 }
 
 // ---------------------------------------------------------------- CDP payloads → entries
@@ -125,13 +170,15 @@ export function consoleEntryOf(method, params) {
 
 /**
  * @typedef {{ts: number, level: string, text: string, source: string, origin: string | null, seq?: number}} ConsoleEntry
- * @typedef {{ts: number, method: string, url: string, status: number, type: string, mimeType: string,
+ * @typedef {{durationMs?: number, ttfbMs?: number, failed?: string, blocked?: string, fromCache?: boolean}} Outcome
+ * @typedef {Outcome & {id: number, ts: number, method: string, url: string, status: number, type: string, mimeType: string,
  *   size: number, origin: string | null, targetOrigin: string | null, body?: string, bodyBytes: number,
- *   bodyOmitted?: string, failed?: string, evicted?: boolean}} NetworkEntry
- * @typedef {{ts: number, method: string, url: string, type: string, origin: string | null,
- *   targetOrigin: string | null, status: number, mimeType: string, size: number}} Pending
+ *   bodyOmitted?: string, evicted?: boolean}} NetworkEntry
+ * @typedef {{ts: number, start: number | null, method: string, url: string, type: string, origin: string | null,
+ *   targetOrigin: string | null, status: number, mimeType: string, size: number, ttfbMs?: number, fromCache?: boolean}} Pending
  * @typedef {{consoleRing: ConsoleEntry[], verboseRing: ConsoleEntry[], seen: Set<string>, since: number, verboseSince: number, contexts: Map<number, string>,
- *   networkRing: NetworkEntry[], pending: Map<string, Pending>, bodyBytes: number, inflight: Set<Promise<void>>}} TabCapture
+ *   networkRing: NetworkEntry[], pending: Map<string, Pending>, bodyBytes: number, inflight: Set<Promise<void>>,
+ *   nextId: number, dropped: number}} TabCapture
  */
 
 /**
@@ -166,7 +213,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
   function tab(tabId) {
     let t = tabs.get(tabId);
     if (t === undefined) {
-      t = { consoleRing: [], verboseRing: [], seen: new Set(), since: 0, verboseSince: 0, contexts: new Map(), networkRing: [], pending: new Map(), bodyBytes: 0, inflight: new Set() };
+      t = { consoleRing: [], verboseRing: [], seen: new Set(), since: 0, verboseSince: 0, contexts: new Map(), networkRing: [], pending: new Map(), bodyBytes: 0, inflight: new Set(), nextId: 0, dropped: 0 };
       tabs.set(tabId, t);
     }
     return t;
@@ -193,6 +240,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       t.pending.clear();
       t.inflight.clear();
       t.bodyBytes = 0;
+      t.dropped = 0;
     }
     globalBodyBytes = 0;
   }
@@ -246,15 +294,38 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     }
   }
 
-  /** @param {TabCapture} t @param {NetworkEntry} e */
-  function pushNetwork(t, e) {
+  /**
+   * An entry takes the next id of its tab and its place in the ring; the oldest beyond
+   * NETWORK_RING is dropped (its body bytes freed) and counted.
+   * @param {TabCapture} t @param {Omit<NetworkEntry, "id">} fields
+   * @returns {NetworkEntry}
+   */
+  function pushNetwork(t, fields) {
+    const e = /** @type {NetworkEntry} */ ({ id: ++t.nextId, ...fields });
     t.networkRing.push(e);
     while (t.networkRing.length > NETWORK_RING) {
       const old = /** @type {NetworkEntry} */ (t.networkRing.shift());
       freeBody(t, old.bodyBytes);
       old.bodyBytes = 0;
       old.evicted = true;
+      t.dropped += 1;
     }
+    return e;
+  }
+
+  /**
+   * The timing, failure and cache fields of a request that ended at CDP monotonic time `end`.
+   * @param {Pending} r @param {unknown} end @param {Outcome} [more]
+   * @returns {Outcome}
+   */
+  function outcome(r, end, more = {}) {
+    /** @type {Outcome} */
+    const o = {};
+    const d = msBetween(r.start, end);
+    if (d !== undefined) o.durationMs = d;
+    if (r.ttfbMs !== undefined && (d === undefined || r.ttfbMs <= d)) o.ttfbMs = r.ttfbMs;
+    if (r.fromCache === true) o.fromCache = true;
+    return { ...o, ...more };
   }
 
   /**
@@ -265,12 +336,18 @@ export function createCapture({ send, hold, attached, now, log = console }) {
    * @param {Pending} r
    * @param {string} requestId
    * @param {number} encoded
+   * @param {unknown} end when it finished (CDP monotonic seconds)
    */
-  function finished(tabId, t, r, requestId, encoded) {
+  function finished(tabId, t, r, requestId, encoded, end) {
     // The body's decoded bytes (dataReceived); the wire total (headers too) only when none came.
     const size = r.size > 0 ? r.size : Math.max(0, Math.trunc(Number(encoded) || 0));
-    /** @type {NetworkEntry} */
-    const e = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0 };
+    const fields = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0, ...outcome(r, end) };
+    if (!BODY_TYPES.has(r.type)) {
+      pushNetwork(t, fields); // metadata only: no body is ever asked for
+      return;
+    }
+    /** @type {Omit<NetworkEntry, "id">} */
+    const e = fields;
     if (!policy.approves(r.targetOrigin) || !policy.approves(r.origin)) e.bodyOmitted = OMITTED.ORIGIN;
     else if (!isTextMime(r.mimeType)) e.bodyOmitted = OMITTED.BINARY;
     else if (size > BODY_CAP) e.bodyOmitted = OMITTED.TOO_LARGE;
@@ -281,8 +358,8 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       t.bodyBytes += size;
       globalBodyBytes += size;
     }
-    pushNetwork(t, e);
-    if (e.bodyOmitted !== undefined) return;
+    const kept = pushNetwork(t, e);
+    if (kept.bodyOmitted !== undefined) return;
     const startedAt = began.network;
     const work = (async () => {
       let got;
@@ -293,19 +370,19 @@ export function createCapture({ send, hold, attached, now, log = console }) {
       }
       // Dropped meanwhile (capture off, or on again: a new capture; the tab forgotten; the ring
       // moved on): its bytes are already free and nothing is kept.
-      if (began.network !== startedAt || tabs.get(tabId) !== t || e.evicted === true) return;
-      freeBody(t, e.bodyBytes);
-      e.bodyBytes = 0;
-      if (!isPlainObject(got) || typeof got.body !== "string") e.bodyOmitted = OMITTED.UNAVAILABLE;
-      else if (got.base64Encoded === true) e.bodyOmitted = OMITTED.BINARY;
+      if (began.network !== startedAt || tabs.get(tabId) !== t || kept.evicted === true) return;
+      freeBody(t, kept.bodyBytes);
+      kept.bodyBytes = 0;
+      if (!isPlainObject(got) || typeof got.body !== "string") kept.bodyOmitted = OMITTED.UNAVAILABLE;
+      else if (got.base64Encoded === true) kept.bodyOmitted = OMITTED.BINARY;
       else {
         const body = maskText(got.body);
         const bytes = utf8Length(body);
-        if (bytes > BODY_CAP) e.bodyOmitted = OMITTED.TOO_LARGE;
-        else if (t.bodyBytes + bytes > TAB_BODY_BUDGET || globalBodyBytes + bytes > GLOBAL_BODY_BUDGET) e.bodyOmitted = OMITTED.BUDGET;
+        if (bytes > BODY_CAP) kept.bodyOmitted = OMITTED.TOO_LARGE;
+        else if (t.bodyBytes + bytes > TAB_BODY_BUDGET || globalBodyBytes + bytes > GLOBAL_BODY_BUDGET) kept.bodyOmitted = OMITTED.BUDGET;
         else {
-          e.body = body;
-          e.bodyBytes = bytes;
+          kept.body = body;
+          kept.bodyBytes = bytes;
           t.bodyBytes += bytes;
           globalBodyBytes += bytes;
         }
@@ -315,47 +392,110 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     work.finally(() => t.inflight.delete(work));
   }
 
+  /**
+   * A request Chrome is about to send (a WebSocket's handshake too), followed until it ends.
+   * @param {TabCapture} t @param {string} requestId
+   * @param {{wallTime: unknown, start: unknown, method: unknown, url: unknown, type: string, doc: string | null}} r
+   */
+  function follow(t, requestId, r) {
+    const wall = Number(r.wallTime);
+    const ts = Number.isFinite(wall) && wall > 0 ? Math.trunc(wall * 1000) : now();
+    if (began.network === null || ts < began.network) return;
+    const start = Number(r.start);
+    t.pending.set(requestId, {
+      ts,
+      start: Number.isFinite(start) ? start : null,
+      method: String(r.method ?? "GET").slice(0, 16),
+      url: keptUrl(r.url),
+      type: r.type,
+      origin: r.doc,
+      targetOrigin: originOf(httpTwin(r.url)),
+      status: 0,
+      mimeType: "",
+      size: 0,
+    });
+    while (t.pending.size > MAX_PENDING) t.pending.delete(/** @type {string} */ (t.pending.keys().next().value));
+  }
+
+  /** A response's status, MIME type, cache and time to first byte. @param {Pending} r @param {any} response */
+  function responded(r, response) {
+    // Status, MIME type and timing only: response headers (Set-Cookie among them) are never read.
+    r.status = Math.trunc(Number(response.status) || 0);
+    r.mimeType = String(response.mimeType ?? "").slice(0, 100);
+    if (response.fromDiskCache === true || response.fromPrefetchCache === true) r.fromCache = true;
+    const ttfb = ttfbOf(r.start, response.timing);
+    if (ttfb !== undefined) r.ttfbMs = ttfb;
+  }
+
+  /** A request that ended without a response body: its entry, with why. @param {TabCapture} t @param {Pending} r @param {unknown} end @param {Outcome} why */
+  function ended(t, r, end, why) {
+    const fields = { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType, size: r.size,
+      origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0, ...outcome(r, end, why) };
+    pushNetwork(t, BODY_TYPES.has(r.type) ? { ...fields, bodyOmitted: OMITTED.UNAVAILABLE } : fields);
+  }
+
   /** @param {number} tabId @param {string} method @param {unknown} params */
   function networkEvent(tabId, method, params) {
     if (!isPlainObject(params) || typeof params.requestId !== "string") return;
     const p = /** @type {any} */ (params);
     const t = tab(tabId);
     if (method === "Network.requestWillBeSent") {
-      if (!NETWORK_TYPES.has(p.type) || !isPlainObject(p.request)) return;
-      const wall = Number(p.wallTime);
-      const ts = Number.isFinite(wall) && wall > 0 ? Math.trunc(wall * 1000) : now();
-      if (began.network === null || ts < began.network) return;
-      // Only these four fields of the request are read: never its headers, cookies or body.
-      t.pending.set(p.requestId, {
-        ts,
-        method: String(p.request.method ?? "GET").slice(0, 16),
-        url: keptUrl(p.request.url),
-        type: String(p.type),
-        origin: originOf(p.documentURL),
-        targetOrigin: originOf(p.request.url),
-        status: 0,
-        mimeType: "",
-        size: 0,
-      });
-      while (t.pending.size > MAX_PENDING) t.pending.delete(/** @type {string} */ (t.pending.keys().next().value));
+      if (!isPlainObject(p.request)) return;
+      const hop = t.pending.get(p.requestId);
+      // A redirect: the hop before it ends here with its 3xx status (a new hop follows).
+      if (hop !== undefined && isPlainObject(p.redirectResponse)) {
+        t.pending.delete(p.requestId);
+        responded(hop, p.redirectResponse);
+        ended(t, hop, p.timestamp, {});
+      }
+      const type = NETWORK_TYPES.includes(p.type) ? String(p.type) : "Other";
+      // A document's request belongs to the document it loads (a frame of an unapproved site is
+      // withheld whole, its address too); any other to the document that made it.
+      const doc = type === "Document" ? originOf(p.request.url) : originOf(p.documentURL);
+      // Only these fields of the request are read: never its headers, cookies or body.
+      follow(t, p.requestId, { wallTime: p.wallTime, start: p.timestamp, method: p.request.method, url: p.request.url, type, doc });
+      return;
+    }
+    if (method === "Network.webSocketCreated") {
+      // No document URL here: the script that opened it stands for its document (none: withheld),
+      // and it is answered only while the socket's own site is approved as well.
+      const init = isPlainObject(p.initiator) ? p.initiator : {};
+      const frames = isPlainObject(init.stack) && Array.isArray(init.stack.callFrames) ? init.stack.callFrames : [];
+      const by = typeof init.url === "string" && init.url !== "" ? init.url : frames.map((/** @type {any} */ f) => f?.url).find((/** @type {unknown} */ u) => typeof u === "string" && u !== "");
+      follow(t, p.requestId, { wallTime: null, start: null, method: "GET", url: p.url, type: "WebSocket", doc: originOf(by) });
       return;
     }
     const r = t.pending.get(p.requestId);
     if (r === undefined) return;
-    if (method === "Network.responseReceived" && isPlainObject(p.response)) {
-      // Status and MIME type only: response headers (Set-Cookie among them) are never read.
+    if (method === "Network.webSocketWillSendHandshakeRequest") {
+      const wall = Number(p.wallTime);
+      if (Number.isFinite(wall) && wall > 0) r.ts = Math.trunc(wall * 1000);
+      const start = Number(p.timestamp);
+      if (Number.isFinite(start)) r.start = start;
+    } else if (method === "Network.webSocketHandshakeResponseReceived" && isPlainObject(p.response)) {
+      t.pending.delete(p.requestId);
       r.status = Math.trunc(Number(p.response.status) || 0);
-      r.mimeType = String(p.response.mimeType ?? "").slice(0, 100);
+      ended(t, r, p.timestamp, {});
+    } else if (method === "Network.webSocketFrameError" || method === "Network.webSocketClosed") {
+      t.pending.delete(p.requestId); // before its handshake was answered
+      ended(t, r, p.timestamp, { failed: method === "Network.webSocketClosed" ? "closed" : String(p.errorMessage ?? "failed").slice(0, 100) });
+    } else if (method === "Network.responseReceived" && isPlainObject(p.response)) {
+      responded(r, p.response);
+    } else if (method === "Network.requestServedFromCache") {
+      r.fromCache = true;
     } else if (method === "Network.dataReceived") {
       r.size += Math.max(0, Math.trunc(Number(p.dataLength) || 0));
     } else if (method === "Network.loadingFinished") {
       t.pending.delete(p.requestId);
-      finished(tabId, t, r, p.requestId, p.encodedDataLength);
+      finished(tabId, t, r, p.requestId, p.encodedDataLength, p.timestamp);
     } else if (method === "Network.loadingFailed") {
       t.pending.delete(p.requestId);
-      const failed = String(p.canceled === true ? "canceled" : p.errorText ?? "failed").slice(0, 100);
-      pushNetwork(t, { ts: r.ts, method: r.method, url: r.url, status: r.status, type: r.type, mimeType: r.mimeType,
-        size: r.size, origin: r.origin, targetOrigin: r.targetOrigin, bodyBytes: 0, bodyOmitted: OMITTED.UNAVAILABLE, failed });
+      /** @type {Outcome} */
+      const why = { failed: String(p.canceled === true ? "canceled" : p.errorText ?? "failed").slice(0, 100) };
+      // The reason's name only (CDP's enums): a CORS error's failed parameter is never read.
+      if (typeof p.blockedReason === "string" && p.blockedReason !== "") why.blocked = p.blockedReason.slice(0, 60);
+      else if (isPlainObject(p.corsErrorStatus) && typeof p.corsErrorStatus.corsError === "string") why.blocked = `cors:${p.corsErrorStatus.corsError.slice(0, 60)}`;
+      ended(t, r, p.timestamp, why);
     }
   }
 
@@ -483,28 +623,39 @@ export function createCapture({ send, hold, attached, now, log = console }) {
     },
 
     /**
-     * page_network's answer for one tab: the newest `limit` finished XHR/fetch responses whose
-     * (masked) URL contains `url`, from documents whose origin `approves` approves (the rest
-     * withheld, counted); a body only while its target's origin is approved too. Bodies Chrome
+     * page_network's answer for one tab: the finished and failed requests whose (masked) URL
+     * contains `url`, of `types` (all when null), only the failed ones (no response, or 4xx/5xx)
+     * with `failedOnly`, after entry `sinceId` when given; from documents whose origin `approves`
+     * approves (the rest withheld, counted). Without `sinceId` the newest `limit` (`more`: older
+     * ones left out); with it the oldest `limit` after it (`more`: newer ones left, to page on
+     * from the last id). `dropped` counts what the ring dropped since capture began or the last
+     * `clear`. A body (XHR/fetch) only while its target's origin is approved too. Bodies Chrome
      * is still being asked for are waited for (each ask is bounded by `send`).
      * @param {number} tabId
-     * @param {{url: string | null, limit: number, clear: boolean}} q
+     * @param {{url: string | null, limit: number, clear: boolean, types?: string[] | null, failedOnly?: boolean, sinceId?: number | null}} q
      * @param {(origin: string | null) => boolean} approves the call's policy's `approves`
      */
-    async network(tabId, { url, limit, clear }, approves) {
+    async network(tabId, { url, limit, clear, types = null, failedOnly = false, sinceId = null }, approves) {
       const before = tabs.get(tabId);
       if (before !== undefined) await Promise.all([...before.inflight]);
       const t = tabs.get(tabId);
-      const all = t === undefined ? [] : t.networkRing.filter((e) => url === null || e.url.includes(url));
-      const shown = all.filter((e) => approves(e.origin));
-      const entries = shown.slice(-limit).map((e) => {
+      const all = t === undefined ? [] : t.networkRing.filter((e) => (url === null || e.url.includes(url))
+        && (types === null || types.includes(e.type))
+        && (!failedOnly || e.failed !== undefined || e.status >= 400)
+        && (sinceId === null || e.id > sinceId));
+      // A WebSocket's document is not known (see webSocketCreated): its own site must be approved too.
+      const shown = all.filter((e) => approves(e.origin) && (e.type !== "WebSocket" || approves(e.targetOrigin)));
+      const picked = sinceId === null ? shown.slice(-limit) : shown.slice(0, limit);
+      const entries = picked.map((e) => {
         /** @type {Record<string, unknown>} */
-        const out = { ts: e.ts, method: e.method, url: e.url, status: e.status, type: e.type, mimeType: e.mimeType, size: e.size, origin: e.origin };
-        if (e.failed !== undefined) out.failed = e.failed;
+        const out = { id: e.id, ts: e.ts, method: e.method, url: e.url, status: e.status, type: e.type, mimeType: e.mimeType, size: e.size, origin: e.origin };
+        for (const k of /** @type {const} */ (["durationMs", "ttfbMs", "failed", "blocked", "fromCache"])) if (e[k] !== undefined) out[k] = e[k];
+        if (!BODY_TYPES.has(e.type)) return out;
         if (e.body !== undefined && approves(e.targetOrigin)) out.body = e.body;
         else out.bodyOmitted = e.body !== undefined ? OMITTED.ORIGIN : e.bodyOmitted ?? OMITTED.UNAVAILABLE;
         return out;
       });
+      const dropped = t === undefined ? 0 : t.dropped;
       if (clear && t !== undefined) {
         for (const e of t.networkRing) {
           freeBody(t, e.bodyBytes);
@@ -512,8 +663,9 @@ export function createCapture({ send, hold, attached, now, log = console }) {
           e.evicted = true;
         }
         t.networkRing.length = 0;
+        t.dropped = 0;
       }
-      return { enabled: began.network !== null, entries, withheld: all.length - shown.length, more: shown.length - entries.length };
+      return { enabled: began.network !== null, entries, withheld: all.length - shown.length, more: shown.length - entries.length, dropped };
     },
 
     /** Body bytes held, per tab and in all (for tests and the worker console). */

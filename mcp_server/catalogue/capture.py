@@ -89,48 +89,95 @@ PAGE_CONSOLE = ToolSpec(
 )
 
 
+#: The request types page_network lists (Chrome's names, CDP Network.ResourceType).
+NetworkType = Literal[
+    "Document", "Stylesheet", "Image", "Media", "Font", "Script", "TextTrack", "XHR", "Fetch",
+    "Prefetch", "EventSource", "WebSocket", "Manifest", "SignedExchange", "Ping",
+    "CSPViolationReport", "Preflight", "FedCM", "Other",
+]  # fmt: skip
+
+#: Most requests kept per tab (extension/worker/capture.js NETWORK_RING): the oldest go first.
+NETWORK_RING = 500
+
+
 class NetworkArgs(TabArgs):
     url: Annotated[
         str | None,
-        Field(min_length=1, max_length=2048, description="only responses whose URL contains this"),
+        Field(min_length=1, max_length=2048, description="only requests whose URL contains this"),
         Lineage.INERT,
+    ] = None
+    types: Annotated[
+        list[NetworkType],
+        Field(max_length=19, description="only requests of these types (default: every type)"),
+    ] = []
+    failedOnly: Annotated[  # noqa: N815
+        bool, Field(description="only failed requests: no response (failed), or status 400 and up")
+    ] = False
+    sinceId: Annotated[  # noqa: N815
+        int | None,
+        Field(
+            ge=0,
+            description="only entries after this id, the oldest first (page on from the last "
+            "id answered)",
+        ),
     ] = None
     limit: CaptureLimit = 20
     clear: CaptureClear = False
 
 
 class NetworkEntry(Model):
-    """One response: never a request or response header, a cookie or an auth value."""
+    """One request: never a request or response header, a cookie, an auth value or a request
+    body."""
 
+    id: int = Field(description="this tab's entry number, rising (for sinceId)")
     ts: int = Field(description="when the request was sent (ms since the epoch)")
     method: str
     url: str = Field(description="secret-looking query values masked; no fragment, no userinfo")
     status: int = Field(description="HTTP status (0: no response)")
-    type: str = Field(description="XHR or Fetch")
+    type: str = Field(description="Document, Script, Stylesheet, Image, Font, XHR, Fetch, "
+                      "WebSocket, ... (Chrome's resource type)")  # fmt: skip
     mimeType: str  # noqa: N815
     size: int = Field(description="body bytes received")
     origin: str = Field(description="the origin of the document that made the request")
-    body: str | None = _omitted_unless_set("the text body (masked), when kept")
-    bodyOmitted: str | None = _omitted_unless_set(  # noqa: N815
-        "why there is no body: too_large, budget, binary, origin (the URL's site is not "
-        "approved) or unavailable"
+    durationMs: int | None = _omitted_unless_set(  # noqa: N815
+        "ms from sending the request until it finished or failed"
     )
-    failed: str | None = _omitted_unless_set("why the request failed (Chrome's net error)")
+    ttfbMs: int | None = _omitted_unless_set(  # noqa: N815
+        "ms from sending the request until its response headers began to arrive"
+    )
+    failed: str | None = _omitted_unless_set(
+        "why the request failed: Chrome's net error (net::ERR_...), canceled, or closed"
+    )
+    blocked: str | None = _omitted_unless_set(
+        "why Chrome blocked it: its blocked reason (csp, mixed-content, ...) or cors:<error>"
+    )
+    fromCache: bool | None = _omitted_unless_set("true: served from the browser's cache")  # noqa: N815
+    body: str | None = _omitted_unless_set("XHR/Fetch only: the text body (masked), when kept")
+    bodyOmitted: str | None = _omitted_unless_set(  # noqa: N815
+        "XHR/Fetch only: why there is no body: too_large, budget, binary, origin (the URL's site "
+        "is not approved) or unavailable"
+    )
 
 
 class NetworkOut(Model):
     enabled: bool = Field(description="false while policy networkCapture is off: nothing recorded")
     entries: list[NetworkEntry]
-    withheld: int = Field(description="responses for documents of unapproved origins (left out)")
-    more: int = Field(description="older shown-able entries beyond limit")
+    withheld: int = Field(description="requests of documents of unapproved origins (left out)")
+    more: int = Field(
+        description="matching entries beyond limit: older ones, or with sinceId newer ones"
+    )
+    dropped: int = Field(
+        description=f"entries this tab's buffer dropped, oldest first (it keeps {NETWORK_RING})"
+        ", since capture began or the last clear"
+    )
     hint: str | None = _omitted_unless_set("what to do while capture is off")
 
 
 PAGE_NETWORK = ToolSpec(
     name="page_network",
-    title="Read a tab's XHR/fetch responses",
-    description="Recent XHR/fetch responses of a tab (when policy enables capture); no headers or"
-    " cookies.",
+    title="Read a tab's network requests",
+    description="Recent requests of a tab of every type, with status, failure and timing (when "
+    "policy enables capture); no headers or cookies.",
     arguments=NetworkArgs,
     result=NetworkOut,
     annotations=READ,
@@ -140,22 +187,26 @@ PAGE_NETWORK = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "recent XHR/fetch responses of a tab: method, URL (secret query values masked), "
-            "status, type, size and the text body up to 256 KB (else `bodyOmitted`: `too_large`, "
-            "`budget`, `binary`, `origin`); **never a request header, a cookie or an auth value**; "
-            "`url` substring filter, `limit`; documents of unapproved origins withheld; recorded "
-            "only while policy `networkCapture` is on (**a widening**; off is free and drops "
-            "everything at once), otherwise `enabled: false`"
+            "a tab's recent requests of every type (document, script, XHR, ...): method, URL "
+            "(secret query values masked), status, size, timing, failure (`net::ERR_...`, "
+            "`blocked`); XHR/fetch text body ≤256 KB; **never a header, cookie or auth value**; "
+            f"filters `url`, `types`, `failedOnly`, `sinceId`; last {NETWORK_RING} per tab "
+            "(`dropped` counted); unapproved documents withheld; only while policy "
+            "`networkCapture` is on (**a widening**; off drops all), else `enabled: false`"
         ),
-        args="`tabId`, `url?` (substring), `limit?` (1–200, default 50), `clear?`",
+        args=(
+            "`tabId`, `url?` (substring), `types?` (`Document`, `Script`, `Stylesheet`, `Image`, "
+            "`Font`, `XHR`, `Fetch`, `WebSocket`, ...), `failedOnly?`, `sinceId?`, `limit?` "
+            "(1–200, default 20), `clear?`"
+        ),
         result=(
-            "`{enabled, entries: [{ts, method, url (masked), status, type, mimeType, size, origin, "
-            "body? (masked) \\| bodyOmitted: too_large\\|budget\\|binary\\|origin\\|unavailable, "
-            "failed?}], withheld, more, hint?}` (never a header or cookie)"
+            "`{enabled, entries: [{id, ts, method, url (masked), status, type, mimeType, size, "
+            "origin, durationMs?, ttfbMs?, failed?, blocked?, fromCache?, body? (masked) \\| "
+            "bodyOmitted?}], withheld, more, dropped, hint?}` (never a header or cookie)"
         ),
         guard=(
             "recorded only under `networkCapture`; documents of unapproved origins withheld; a "
-            "body only when its URL's origin is approved"
+            "body only for XHR/fetch and only when its URL's origin is approved"
         ),
     ),
 )

@@ -177,7 +177,7 @@ test("turning capture off drops every buffer before observe returns, stops the d
   const off = capture.observe(parsePolicy(OFF));
   // Synchronously gone: nothing to read even before the domains are stopped.
   assert.deepEqual(capture.console(1, Q, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0 });
-  assert.deepEqual(await capture.network(1, { url: null, limit: 50, clear: false }, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0 });
+  assert.deepEqual(await capture.network(1, { url: null, limit: 50, clear: false }, approving(A)), { enabled: false, entries: [], withheld: 0, more: 0, dropped: 0 });
   assert.deepEqual(capture.usage(), { global: 0, tabs: { 1: 0 } });
   await off;
   await flush();
@@ -232,8 +232,10 @@ test("network: text bodies of approved targets, masked; never a header, cookie o
     [`${A}/img`, 200, null, "binary", null],
     [`${A}/api/odd`, 200, null, "binary", null],
     [`${B}/api/data`, 200, null, "origin", null],
+    [`${A}/next`, 200, null, null, null], // a document: listed, never a body (nor asked for)
     [`${A}/down`, 0, null, "unavailable", "net::ERR_CONNECTION_REFUSED"],
   ]);
+  assert.ok(!("bodyOmitted" in got.entries[5]) && !("body" in got.entries[5]), JSON.stringify(got.entries[5]));
   assert.equal(got.withheld, 1); // the unapproved frame's request
   const whole = JSON.stringify(got);
   for (const secret of ["TOPSECRET", "COOKIEVALUE", "SETCOOKIEVALUE", "POSTSECRET", "Authorization", "Set-Cookie", "abcdef123456", "4111"]) {
@@ -286,6 +288,170 @@ test("network: the per-tab and global body budgets, freed as the ring drops entr
   assert.equal(capture.usage().tabs[1], size);
   await capture.network(1, { ...N, clear: true }, approving(A));
   assert.equal(capture.usage().tabs[1], 0);
+});
+
+/**
+ * One request of any type, CDP-timed: sent at monotonic second `at`, headers after `ttfb` ms,
+ * finished after `ms` (or failed with `fail`: the loadingFailed params).
+ */
+function timed(capture, tabId, requestId, url, { type = "Script", at = 100, ttfb = 40, ms = 120, status = 200, mimeType = "text/javascript", doc = `${A}/page`, fail = null, wallMs = T0 + 1 } = {}) {
+  capture.event(tabId, "Network.requestWillBeSent", {
+    requestId, type, documentURL: doc, wallTime: wallMs / 1000, timestamp: at,
+    request: { method: "GET", url, headers: { Authorization: "Bearer TOPSECRET-AUTH", Cookie: "sid=COOKIEVALUE" } },
+  });
+  if (fail !== null) {
+    capture.event(tabId, "Network.loadingFailed", { requestId, type, timestamp: at + ms / 1000, ...fail });
+    return;
+  }
+  capture.event(tabId, "Network.responseReceived", {
+    requestId, type, timestamp: at + ttfb / 1000,
+    response: { url, status, mimeType, headers: { "Set-Cookie": "sid=SETCOOKIEVALUE" }, timing: { requestTime: at + 0.002, receiveHeadersStart: ttfb - 2, receiveHeadersEnd: ttfb } },
+  });
+  capture.event(tabId, "Network.dataReceived", { requestId, dataLength: 5, encodedDataLength: 5 });
+  capture.event(tabId, "Network.loadingFinished", { requestId, timestamp: at + ms / 1000, encodedDataLength: 5 });
+}
+
+test("network: every request type, with status, timing, failure text and blocked reason; redirects and cache hits; metadata only", async () => {
+  const { capture, sent } = setup();
+  await capture.observe(parsePolicy(ON));
+  timed(capture, 1, "doc", `${A}/page`, { type: "Document", mimeType: "text/html", ms: 300, ttfb: 90 });
+  timed(capture, 1, "js", `${A}/app.js`, { type: "Script" });
+  timed(capture, 1, "css", `${A}/app.css`, { type: "Stylesheet", mimeType: "text/css" });
+  timed(capture, 1, "img", `${A}/logo.png`, { type: "Image", mimeType: "image/png" });
+  timed(capture, 1, "font", `${A}/f.woff2`, { type: "Font", mimeType: "font/woff2" });
+  timed(capture, 1, "dead", "http://127.0.0.1:9/x?api_key=DEADSECRET123456", { type: "Fetch", fail: { errorText: "net::ERR_CONNECTION_REFUSED" } });
+  timed(capture, 1, "csp", `${B}/evil.js`, { type: "Script", fail: { errorText: "net::ERR_BLOCKED_BY_CLIENT", blockedReason: "csp" } });
+  timed(capture, 1, "cors", `${B}/api`, { type: "Fetch", fail: { errorText: "net::ERR_FAILED", corsErrorStatus: { corsError: "MissingAllowOriginHeader", failedParameter: "CORSPARAMSECRET" } } });
+  timed(capture, 1, "gone", `${A}/slow`, { type: "Image", fail: { errorText: "net::ERR_ABORTED", canceled: true } });
+  timed(capture, 1, "odd", `${A}/beacon`, { type: "SomethingNew", mimeType: "" });
+  // A redirect: the 302 hop ends when the next hop is sent, under the same request id.
+  capture.event(1, "Network.requestWillBeSent", { requestId: "r", type: "Document", documentURL: `${A}/old`, wallTime: (T0 + 5) / 1000, timestamp: 200, request: { method: "GET", url: `${A}/old?token=REDIRSECRET999` } });
+  capture.event(1, "Network.requestWillBeSent", { requestId: "r", type: "Document", documentURL: `${A}/new`, wallTime: (T0 + 6) / 1000, timestamp: 200.05,
+    redirectResponse: { status: 302, mimeType: "text/html", headers: { Location: "/new" } }, request: { method: "GET", url: `${A}/new` } });
+  capture.event(1, "Network.responseReceived", { requestId: "r", type: "Document", response: { status: 200, mimeType: "text/html", fromDiskCache: true } });
+  capture.event(1, "Network.loadingFinished", { requestId: "r", timestamp: 200.06, encodedDataLength: 0 });
+  // Served from the memory cache (no response timing).
+  capture.event(1, "Network.requestWillBeSent", { requestId: "mem", type: "Image", documentURL: `${A}/page`, wallTime: (T0 + 7) / 1000, timestamp: 201, request: { method: "GET", url: `${A}/logo.png` } });
+  capture.event(1, "Network.requestServedFromCache", { requestId: "mem" });
+  capture.event(1, "Network.responseReceived", { requestId: "mem", type: "Image", response: { status: 200, mimeType: "image/png" } });
+  capture.event(1, "Network.loadingFinished", { requestId: "mem", timestamp: 201, encodedDataLength: 0 });
+  await flush();
+  const got = await capture.network(1, { ...N, limit: 200 }, approving(A));
+  const row = (e) => [e.id, e.type, e.url.split("?")[0], e.status, e.durationMs ?? null, e.ttfbMs ?? null, e.failed ?? null, e.blocked ?? null, e.fromCache ?? null];
+  assert.deepEqual(got.entries.map(row), [
+    [1, "Document", `${A}/page`, 200, 300, 90, null, null, null],
+    [2, "Script", `${A}/app.js`, 200, 120, 40, null, null, null],
+    [3, "Stylesheet", `${A}/app.css`, 200, 120, 40, null, null, null],
+    [4, "Image", `${A}/logo.png`, 200, 120, 40, null, null, null],
+    [5, "Font", `${A}/f.woff2`, 200, 120, 40, null, null, null],
+    [6, "Fetch", "http://127.0.0.1:9/x", 0, 120, null, "net::ERR_CONNECTION_REFUSED", null, null],
+    [7, "Script", `${B}/evil.js`, 0, 120, null, "net::ERR_BLOCKED_BY_CLIENT", "csp", null],
+    [8, "Fetch", `${B}/api`, 0, 120, null, "net::ERR_FAILED", "cors:MissingAllowOriginHeader", null],
+    [9, "Image", `${A}/slow`, 0, 120, null, "canceled", null, null],
+    [10, "Other", `${A}/beacon`, 200, 120, 40, null, null, null],
+    [11, "Document", `${A}/old`, 302, 50, null, null, null, null],
+    [12, "Document", `${A}/new`, 200, 10, null, null, null, true],
+    [13, "Image", `${A}/logo.png`, 200, 0, null, null, null, true],
+  ]);
+  assert.equal(got.dropped, 0);
+  assert.equal(got.entries[0].ts, T0 + 1);
+  assert.equal(got.entries[0].mimeType, "text/html");
+  // Bodies only for XHR/fetch: no other type's body was asked for, and none carries body fields.
+  assert.deepEqual(sent.filter(([, m]) => m === "Network.getResponseBody"), []);
+  for (const e of got.entries) assert.equal("bodyOmitted" in e, e.type === "Fetch", JSON.stringify(e));
+  const whole = JSON.stringify(got);
+  for (const secret of ["TOPSECRET", "COOKIEVALUE", "SETCOOKIEVALUE", "Authorization", "DEADSECRET123456", "REDIRSECRET999", "CORSPARAMSECRET", "Location"]) {
+    assert.ok(!whole.includes(secret), secret);
+  }
+  assert.match(got.entries[5].url, /api_key=\[masked/);
+});
+
+test("network: the buffer keeps the newest NETWORK_RING, drops the oldest and says how many; clear starts the count again", async () => {
+  const { capture } = setup();
+  await capture.observe(parsePolicy(ON));
+  for (let i = 1; i <= NETWORK_RING + 7; i++) timed(capture, 1, `q${i}`, `${A}/r${i}`, { type: "Image", mimeType: "image/png" });
+  await flush();
+  const got = await capture.network(1, { ...N, limit: 200 }, approving(A));
+  assert.equal(got.dropped, 7);
+  assert.equal(got.entries.length, 200);
+  assert.equal(got.more, NETWORK_RING - 200);
+  assert.equal(got.entries.at(-1).url, `${A}/r${NETWORK_RING + 7}`);
+  // The oldest still kept is entry 8: entries 1-7 went first.
+  const first = await capture.network(1, { ...N, limit: 1, sinceId: 0 }, approving(A));
+  assert.deepEqual([first.entries[0].id, first.entries[0].url, first.dropped], [8, `${A}/r8`, 7]);
+  const cleared = await capture.network(1, { ...N, limit: 1, clear: true }, approving(A));
+  assert.equal(cleared.dropped, 7);
+  timed(capture, 1, "after", `${A}/after`, { type: "Image", mimeType: "image/png" });
+  const after = await capture.network(1, N, approving(A));
+  assert.deepEqual([after.entries.map((e) => e.id), after.dropped], [[NETWORK_RING + 8], 0]);
+  // Turning capture off and on again starts from nothing.
+  await capture.observe(parsePolicy(OFF));
+  await capture.observe(parsePolicy(ON));
+  assert.deepEqual(await capture.network(1, N, approving(A)), { enabled: true, entries: [], withheld: 0, more: 0, dropped: 0 });
+});
+
+test("network: filters by type and failure, pages by sinceId, and withholds unapproved documents' requests under every filter", async () => {
+  const { capture } = setup();
+  await capture.observe(parsePolicy(ON));
+  timed(capture, 1, "d", `${A}/`, { type: "Document", mimeType: "text/html" });
+  timed(capture, 1, "s", `${A}/a.js`);
+  timed(capture, 1, "404", `${A}/missing.css`, { type: "Stylesheet", status: 404, mimeType: "text/html" });
+  timed(capture, 1, "x", `${A}/x`, { type: "Fetch", fail: { errorText: "net::ERR_NAME_NOT_RESOLVED" } });
+  timed(capture, 1, "fs", `${B}/frame.js`, { doc: `${B}/frame` });
+  timed(capture, 1, "ff", `${B}/boom`, { type: "Fetch", doc: `${B}/frame`, fail: { errorText: "net::ERR_FAILED" } });
+  await flush();
+  const q = (more) => capture.network(1, { ...N, ...more }, approving(A));
+  const urls = (got) => got.entries.map((e) => e.url);
+  assert.deepEqual(urls(await q({ types: ["Script", "Document"] })), [`${A}/`, `${A}/a.js`]);
+  assert.equal((await q({ types: ["Script"] })).withheld, 1);
+  const failed = await q({ failedOnly: true });
+  assert.deepEqual([urls(failed), failed.withheld], [[`${A}/missing.css`, `${A}/x`], 1]);
+  assert.deepEqual(urls(await q({ failedOnly: true, types: ["Fetch"] })), [`${A}/x`]);
+  // Paging: the oldest first after sinceId, `more` the newer ones left.
+  const p1 = await q({ sinceId: 0, limit: 2 });
+  assert.deepEqual([p1.entries.map((e) => e.id), p1.more], [[1, 2], 2]);
+  const p2 = await q({ sinceId: p1.entries.at(-1).id, limit: 2 });
+  assert.deepEqual([p2.entries.map((e) => e.id), p2.more, p2.withheld], [[3, 4], 0, 2]);
+  const p3 = await q({ sinceId: 6, limit: 2 });
+  assert.deepEqual([p3.entries, p3.more, p3.withheld], [[], 0, 0]);
+  // Without sinceId: the newest `limit`, `more` the older ones.
+  const newest = await q({ limit: 1 });
+  assert.deepEqual([newest.entries.map((e) => e.id), newest.more], [[4], 3]);
+  assert.ok(!JSON.stringify(await q({})).includes(B));
+  // A frame's document of an unapproved site, loaded by an approved page: withheld, address too.
+  timed(capture, 1, "sub", `${B}/frame`, { type: "Document", doc: `${A}/page` });
+  const framed = await q({ types: ["Document"] });
+  assert.deepEqual([urls(framed), framed.withheld], [[`${A}/`], 1]);
+  assert.ok(!JSON.stringify(framed).includes(B));
+});
+
+test("network: a WebSocket's handshake is listed, by the origin of the script that opened it (none known: withheld) and only to an approved site; one that never connects, as failed", async () => {
+  const { capture } = setup();
+  await capture.observe(parsePolicy(ON));
+  capture.event(1, "Network.webSocketCreated", { requestId: "ws", url: `ws://a.test/live?token=WSSECRET12345`, initiator: { type: "script", stack: { callFrames: [{ url: `${A}/app.js` }] } } });
+  capture.event(1, "Network.webSocketWillSendHandshakeRequest", { requestId: "ws", timestamp: 50, wallTime: (T0 + 3) / 1000, request: { headers: { Cookie: "sid=COOKIEVALUE" } } });
+  capture.event(1, "Network.webSocketHandshakeResponseReceived", { requestId: "ws", timestamp: 50.025, response: { status: 101, headers: { "Set-Cookie": "sid=SETCOOKIEVALUE" } } });
+  capture.event(1, "Network.webSocketCreated", { requestId: "anon", url: "ws://a.test/anon" });
+  capture.event(1, "Network.webSocketHandshakeResponseReceived", { requestId: "anon", timestamp: 51, response: { status: 101 } });
+  capture.event(1, "Network.webSocketCreated", { requestId: "down", url: "ws://a.test/down", initiator: { type: "script", url: `${A}/page` } });
+  capture.event(1, "Network.webSocketWillSendHandshakeRequest", { requestId: "down", timestamp: 60, wallTime: (T0 + 4) / 1000, request: {} });
+  capture.event(1, "Network.webSocketFrameError", { requestId: "down", timestamp: 60.1, errorMessage: "Error during WebSocket handshake: net::ERR_CONNECTION_REFUSED" });
+  // Opened by an approved page's script, to a site not approved: withheld.
+  capture.event(1, "Network.webSocketCreated", { requestId: "far", url: "wss://b.test/feed", initiator: { type: "script", url: `${A}/page` } });
+  capture.event(1, "Network.webSocketHandshakeResponseReceived", { requestId: "far", timestamp: 61, response: { status: 101 } });
+  const got = await capture.network(1, N, approving(A));
+  assert.deepEqual(got.entries.map((e) => [e.type, e.status, e.ts, e.durationMs ?? null, e.failed ?? null, e.origin]), [
+    ["WebSocket", 101, T0 + 3, 25, null, A],
+    ["WebSocket", 0, T0 + 4, 100, "Error during WebSocket handshake: net::ERR_CONNECTION_REFUSED", A],
+  ]);
+  assert.equal(got.withheld, 2);
+  assert.ok(!JSON.stringify(got).includes("b.test"));
+  assert.equal((await capture.network(1, N, approving(A, "https://b.test"))).entries.at(-1).url, "wss://b.test/feed");
+  // A ws: URL masked as its http: twin would be.
+  assert.equal(got.entries[0].url, "ws://a.test/live?token=[masked: 13 chars, letters+digits]");
+  assert.equal(got.entries[1].url, "ws://a.test/down");
+  const whole = JSON.stringify(got);
+  for (const secret of ["WSSECRET12345", "COOKIEVALUE", "SETCOOKIEVALUE"]) assert.ok(!whole.includes(secret), secret);
 });
 
 test("debugger: capture hears an owned tab's events and its attachments; a held domain survives another user's disable", async () => {
@@ -356,4 +522,17 @@ test("page_console / page_network: ownership and the origin gate first; off answ
   consoleError(capture, 1, 7, "shown", T0 + 1);
   assert.deepEqual((await checked("page_console", { tabId: 1 }, ctx(ON))).entries.map((e) => e.text), ["shown"]);
   assert.deepEqual(gated, [[`${A}/page`, "page_console"], [`${A}/page`, "page_network"], [`${A}/page`, "page_console"]]);
+  // page_network's filters: the wire schema's names only, and what is given reaches the store.
+  await assert.rejects(checked("page_network", { tabId: 1, types: ["Bogus"] }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, sinceId: -1 }, ctx(ON)), (e) => e.code === "bad_request");
+  await assert.rejects(checked("page_network", { tabId: 1, failedOnly: "yes" }, ctx(ON)), (e) => e.code === "bad_request");
+  timed(capture, 1, "s", `${A}/a.js`);
+  timed(capture, 1, "f", `${A}/down`, { type: "Fetch", fail: { errorText: "net::ERR_CONNECTION_REFUSED" } });
+  timed(capture, 1, "i", `${A}/i.png`, { type: "Image", status: 404 });
+  const net = (args) => checked("page_network", { tabId: 1, ...args }, ctx(ON));
+  assert.deepEqual((await net({ types: ["Script", "Image"] })).entries.map((e) => e.id), [1, 3]);
+  assert.deepEqual((await net({ failedOnly: true })).entries.map((e) => e.id), [2, 3]);
+  assert.deepEqual((await net({ sinceId: 1, limit: 1 })).entries.map((e) => e.id), [2]);
+  assert.equal((await net({ types: [] })).entries.length, 3);
+  assert.equal((await net({ tabId: 1 })).dropped, 0);
 });
