@@ -14,6 +14,7 @@ import * as api from "./shared/chrome-api.js";
 import { createConfirmBroker } from "./worker/confirm-broker.js";
 import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./worker/debugger.js";
 import { createDialogs } from "./worker/dialogs.js";
+import { createErrorReporter } from "./worker/error-report.js";
 import { createDownloadLog } from "./worker/downloads.js";
 import { confirmWindowMessages, createConfirmer } from "./shared/confirm-window.js";
 import { createDispatcher } from "./worker/dispatch.js";
@@ -461,8 +462,18 @@ const guarded = (what, fn) => (...args) => {
     fn(...args);
   } catch (err) {
     log.warn(`tabwarden: ${what} listener failed`, err);
+    errors.report("error", `worker ${what}`, err);
   }
 };
+
+// The extension's own errors into the host's log (worker/error-report.js: masked, capped,
+// rate-limited): what the worker's code threw and nothing caught. Listeners that threw are
+// reported by `guarded`; a page's console output never comes here.
+const errors = createErrorReporter({ hostCall: (action, args) => session.hostCall(action, args), now: () => performance.now() });
+/** The worker's global scope (a service worker's; absent where no worker runs, e.g. under Node). */
+const workerScope = /** @type {{addEventListener?: (type: string, fn: (event: any) => void) => void}} */ (globalThis);
+workerScope.addEventListener?.("error", (event) => errors.report("error", "worker", event?.error ?? event?.message));
+workerScope.addEventListener?.("unhandledrejection", (event) => errors.report("rejection", "worker", event?.reason));
 
 /** Create the wake alarm unless it exists with the right period; never throws. */
 function ensureWake() {

@@ -96,6 +96,7 @@ VALUES: dict[str, tuple[Any, ...]] = {
     "consoleCapture": (True, False, 1, "true"),
     "networkCapture": (True, False, 0, None),
     "provenance": ("strict", "confirm", "off", "Off", "", True, None),
+    "agentTabsAudible": (True, False, 1, "true"),
 }
 KEYS = (*lattice.POLICY_KEYS, "unknown", "Origins", "", "__proto__")
 _BARE = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[1-9][0-9]{0,4})?$")

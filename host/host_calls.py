@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tabwarden.host import calls, free_calls, pairing, taps
+from tabwarden.host.extension_log import ExtensionErrorLog
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.operations import TrustContext
 from tabwarden.trust.presence import CHALLENGE_TTL, Challenge, ChallengeBook
@@ -38,6 +39,8 @@ class _Session:
         self.ctx = ctx
         self.book = ChallengeBook()
         self.taps = asyncio.Lock()
+        #: The extension's own errors, into the host's log (masked, capped, rate-limited).
+        self.extension_errors = ExtensionErrorLog()
 
     def challenge_from(self, args: Mapping[str, Any], now: int) -> Challenge | None:
         challenge_id = args.get("challengeId")
@@ -94,6 +97,10 @@ async def _presence_complete(s: _Session, args: dict[str, Any], now: int) -> dic
     return await asyncio.to_thread(taps.presence_complete, s.ctx, challenge, args, now)
 
 
+async def _extension_error(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
+    return s.extension_errors.record(args)
+
+
 def _reader(fn: Callable[[calls.HostCallContext, dict[str, Any]], dict[str, Any]]) -> Handler:
     async def handler(s: _Session, args: dict[str, Any], now: int) -> dict[str, Any]:
         return await asyncio.to_thread(fn, s.ctx, args)
@@ -128,6 +135,7 @@ HOST_CALLS: Mapping[str, HostCall] = MappingProxyType(
             HostCall(name="client_revoke", handler=_writer(free_calls.client_revoke)),
             HostCall(name="audit_tail", handler=_reader(free_calls.audit_tail)),
             HostCall(name="sessions_alive", handler=_reader(free_calls.sessions_alive)),
+            HostCall(name="extension_error", handler=_extension_error),
         )
     }
 )

@@ -13,6 +13,13 @@ to stderr. Each tool either returns its structured result or an error result car
 ``code`` from the shared table and a one-line ``hint`` (``results.py``). A tool never hangs: the
 bridge client has deadlines for connecting, the handshake and every call. Nothing here may serve a
 tool past a refusal, or log a tool's arguments.
+
+Every audit line it writes names its session: ``sessionPid`` (this process, the ``<pid>`` of the
+name the host gives the session, ``s-<pid>-…``, as ``tabwarden tabs`` lists it) and ``session``,
+the label ``tabwarden call --session NAME`` gave it (``SESSION_LABEL_ENV``), else none. The
+label is a claim of whoever started this process, so it is kept sanitised
+(``sanitise_session_label``: no control or format character, at most ``MAX_SESSION_LABEL``
+characters): it can neither break a line nor pass for another field.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -45,6 +53,37 @@ log = logging.getLogger("tabwarden.mcp")
 
 #: How long the server waits at exit for the audit log's last lines to reach the disk.
 AUDIT_FLUSH_SECONDS = 5.0
+#: The environment variable carrying this session's label (`tabwarden call --session NAME`'s
+#: keeper sets it to NAME); shown in the audit log, never a grant.
+SESSION_LABEL_ENV = "TABWARDEN_SESSION_LABEL"
+#: Most characters of a session label kept.
+MAX_SESSION_LABEL = 64
+
+
+def sanitise_session_label(raw: str | None) -> str | None:
+    """A session label as the audit log keeps it: every control or format character (newlines,
+    escapes, bidirectional overrides, zero-width marks) dropped, whitespace runs made one space,
+    at most ``MAX_SESSION_LABEL`` characters; None when nothing is left."""
+    if raw is None:
+        return None
+    kept = "".join(
+        " " if ch.isspace() else ch
+        for ch in raw
+        if ch.isspace() or unicodedata.category(ch)[0] != "C"
+    )
+    label = " ".join(kept.split())[:MAX_SESSION_LABEL].strip()
+    return label or None
+
+
+def session_fields(env: Mapping[str, str] | None = None, pid: int | None = None) -> dict[str, Any]:
+    """What every audit line of this server says of its session (the module's docstring)."""
+    return {
+        "session": sanitise_session_label(
+            (os.environ if env is None else env).get(SESSION_LABEL_ENV)
+        ),
+        "sessionPid": os.getpid() if pid is None else pid,
+    }
+
 
 INSTRUCTIONS = (
     "tabwarden bridges you to the person's own browser through a guarded channel. "
@@ -63,11 +102,14 @@ class ToolGuard:
         spawner: Spawner | None,
         spawner_error: str | None = None,
         audit: Callable[..., None] | None = None,
+        session: Mapping[str, Any] | None = None,
     ) -> None:
         self._trust = trust
         self._spawner = spawner
         self._spawner_error = spawner_error
         self._audit = audit
+        #: What every audit line says of this session (``session_fields``).
+        self._session = dict(session_fields() if session is None else session)
         self._judged: Effective | None = None
 
     def check(self, tool: str) -> tuple[str, str] | None:
@@ -82,6 +124,7 @@ class ToolGuard:
                     tool=tool,
                     refusal=refused[0] if refused else None,
                     client=self._spawner.exe if self._spawner else None,
+                    **self._session,
                 )
             except Exception as exc:  # an audit failure must not open or break the gate
                 log.warning("audit log not written: %s", exc)
@@ -111,6 +154,7 @@ class ToolGuard:
                 tool=tool,
                 refusal=code,
                 client=self._spawner.exe if self._spawner else None,
+                **self._session,
             )
         except Exception as exc:  # an audit failure must not break the answer
             log.warning("audit log not written: %s", exc)
@@ -146,6 +190,7 @@ class ToolGuard:
                 ],
                 client=self._spawner.exe if self._spawner else None,
                 **({"path": path} if path is not None else {}),
+                **self._session,
             )
         except Exception as exc:  # an audit failure must not break the answer
             log.warning("audit log not written: %s", exc)

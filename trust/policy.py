@@ -14,6 +14,7 @@
 | ``pageFetch`` | bool | ``false`` (``page_fetch`` refused) | ``false`` |
 | ``consoleCapture`` / ``networkCapture`` | bool | ``false`` (nothing recorded) | ``false`` |
 | ``provenance`` | strict, confirm or off | ``confirm`` | towards ``strict`` |
+| ``agentTabsAudible`` | bool | ``false`` (agents' tabs are muted) | ``false`` |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -76,6 +77,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "consoleCapture",
     "networkCapture",
     "provenance",
+    "agentTabsAudible",
 )
 _ATTR = {
     "origins": "origins",
@@ -93,6 +95,7 @@ _ATTR = {
     "consoleCapture": "console_capture",
     "networkCapture": "network_capture",
     "provenance": "provenance",
+    "agentTabsAudible": "agent_tabs_audible",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
@@ -109,6 +112,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {"provenance": ("strict", "confirm", "off
 #: ``pageFetch`` true lets ``page_fetch`` send requests with the page's cookies (each confirmed).
 #: ``consoleCapture`` / ``networkCapture`` true has the extension record an owned tab's console
 #: and XHR/fetch responses for page_console / page_network: on is wider; off clears what it kept.
+#: ``agentTabsAudible`` true leaves agents' tabs unmuted: a page the agent opened may then be
+#: heard by the person (and speak to them), so on is the wider way.
 _BOOLS_FALSE_NARROW = frozenset(
     {
         "eval",
@@ -118,6 +123,7 @@ _BOOLS_FALSE_NARROW = frozenset(
         "pageFetch",
         "consoleCapture",
         "networkCapture",
+        "agentTabsAudible",
     }
 )
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
@@ -150,6 +156,8 @@ POLICY_MEANINGS: dict[str, str] = {
     "networkCapture": "record the requests of agents' tabs for page_network (method, URL, "
     "status, type, size, timing, failure; XHR/fetch text bodies up to a cap; never headers or "
     "cookies); off drops what was recorded at once",
+    "agentTabsAudible": "leave agents' tabs unmuted (otherwise each tab an agent opens is muted; "
+    "the person's own tabs are never touched)",
     "provenance": "an address to open or a value to type that carries what a page on another "
     "site said (a link, a token it showed): strict refuses it, confirm asks you naming that "
     "page (a tap on your security key once this browser is enrolled), off lets it through",
@@ -178,6 +186,7 @@ class Policy(Mapping[str, Any]):
     console_capture: bool
     network_capture: bool
     provenance: str
+    agent_tabs_audible: bool
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -454,6 +463,7 @@ DEFAULT_POLICY: Policy = Policy(
     console_capture=False,
     network_capture=False,
     provenance="confirm",
+    agent_tabs_audible=False,
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

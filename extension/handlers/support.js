@@ -14,7 +14,7 @@ import { originOf, originOfRead } from "../shared/origin.js";
  * @property {(tabId: number) => Promise<any>} getTab rejects when the tab is gone
  * @property {(props: {windowId: number, url: string, active: boolean}) => Promise<any>} createTab
  * @property {(opts: {url: string, focused: boolean, type: "normal", width: number, height: number}) => Promise<any>} createWindow
- * @property {(tabId: number, props: {url: string}) => Promise<any>} updateTab
+ * @property {(tabId: number, props: {url?: string, active?: boolean, muted?: boolean}) => Promise<any>} updateTab
  * @property {(tabId: number) => Promise<void>} removeTab
  * @property {(tabId: number, func: () => unknown) => Promise<Array<{result?: unknown, documentId?: string}>>} executeScript
  */

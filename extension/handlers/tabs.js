@@ -5,6 +5,11 @@
 // come from lib/. It must never touch the chrome global, never read page content, never list,
 // close or return a tab the calling session did not open (the terminal's list is every session's
 // agent tabs, masked), and never return more than the mapped fields.
+// The person's focus: an agent's tab opens in the agent's own window, created unfocused; a later
+// tab is created there inactive and then made that window's active tab by tabs.update (Chrome's
+// tabs.create with active: true shows its window, which takes the focus from the person's
+// window; tabs.update only switches the tab). Each tab it opens is muted before it loads
+// anything, unless the policy says `agentTabsAudible`; the person's own tabs are never touched.
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { refuseUnlessAllowed } from "../shared/confirm-window.js";
@@ -66,7 +71,7 @@ export function tabHandlers(deps) {
     const windowId = ownership.windowOf(ctx.session);
     if (windowId !== null) {
       try {
-        tab = await browser.createTab({ windowId, url: BLANK, active: true });
+        tab = await browser.createTab({ windowId, url: BLANK, active: false });
       } catch {
         ownership.forgetWindow(windowId); // the person closed it
       }
@@ -81,6 +86,10 @@ export function tabHandlers(deps) {
     const tabId = /** @type {number} */ (tab.id);
     if (!ownership.claim(ctx.session, tabId)) throw new BridgeError(CODE.INTERNAL_ERROR, "the new tab is already owned");
     await lifecycle?.claimed(tabId);
+    // Muted before the navigation (nothing the page plays is heard), and the agent window's active
+    // tab without showing that window. A failure leaves it audible or behind, no worse.
+    const muted = ctx.policy.allows("agentTabsAudible") ? {} : { muted: true };
+    await browser.updateTab(tabId, { active: true, ...muted }).catch(() => {});
     const go = async () => {
       // Armed before the navigation starts; about:blank's own "complete" is not the page's.
       const watch = loads.watch(tabId, undefined, { skipBlank: true });

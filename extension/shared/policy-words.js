@@ -24,6 +24,7 @@ export const POLICY_WORDS = Object.freeze({
   consoleCapture: "Agents' tabs record console errors for page_console",
   networkCapture: "Agents' tabs record network responses for page_network",
   provenance: "An address or typed value that came from another site's page",
+  agentTabsAudible: "Agents' tabs may play sound (otherwise they are muted)",
 });
 
 /**

@@ -31,7 +31,7 @@ const MAX_AGENT_TABS_BOUNDS = Object.freeze([1, 200]);
 /** The policy's on/off keys: each is on only when its value is exactly `true`. */
 export const POLICY_FLAGS = Object.freeze(/** @type {const} */ ([
   "eval", "upload", "passwordFill", "presenceConfirm", "closeTabsOnSessionEnd", "dialogArming",
-  "pageFetch", "consoleCapture", "networkCapture",
+  "pageFetch", "consoleCapture", "networkCapture", "agentTabsAudible",
 ]));
 
 /** @typedef {typeof POLICY_FLAGS[number]} PolicyFlag */

@@ -519,7 +519,10 @@ async def _keep(name: str, idle_s: int) -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(_ended_path(directory, name))
         params = StdioServerParameters(
-            command=sys.executable, args=["-I", "-m", "tabwarden", "mcp"], env=dict(os.environ)
+            command=sys.executable,
+            args=["-I", "-m", "tabwarden", "mcp"],
+            # The session's name labels its audit lines (mcp_server/server.py SESSION_LABEL_ENV).
+            env={**os.environ, "TABWARDEN_SESSION_LABEL": name},
         )
         async with Client(params) as client:
             keeper = _Keeper(name, client, files.secret, idle_s)

@@ -1,5 +1,5 @@
 """Diagnostics, in real Chromium through the real chain: another debugger on an agent's tab (a CDP
-client, as DevTools is) beside tabwarden's.
+client, as DevTools is) beside tabwarden's, and the extension's own errors in the host's log.
 
 Chrome's debugger is multi-client: a CDP client (DevTools, Playwright's session, which is attached
 to every tab from its creation, before tabwarden's) never holds a tab against chrome.debugger, and
@@ -8,20 +8,87 @@ Chrome's "Another debugger is already attached" is said only of the extension's 
 proves of the debugger is that a second debugger, with its own domains on (Debugger, Runtime,
 Page), breaks nothing either way: the agent's actions go on while it is attached and after it
 left, and it still answers. The retry with backoff and the `debugger_detached` answer for a tab
-held on every try are proven against Chrome's refusal in tests/extension/debugger.test.mjs."""
+held on every try are proven against Chrome's refusal in tests/extension/debugger.test.mjs.
+
+The host's log is its stderr, which Chrome passes on to its own: so this module launches the
+throwaway Chromium itself (headless, as every browser test's, its output in ``log_path``) and
+connects over CDP, in place of the conftest's Playwright launch, whose browser output nobody
+can read."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import urllib.request
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
-from playwright.async_api import BrowserContext, Page
+from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
+from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import ok
-from tests.deadline import until
+from tests.deadline import until, until_sync
 
 pytestmark = pytest.mark.browser
+
+#: What the extension forwards of a flood, at most, in one window (extension/worker/error-report.js
+#: BURST; the host holds the same bound, host/extension_log.py).
+BURST = 10
+#: A secret in a forced error's message: Chrome's log must never show it.
+SECRET = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+
+
+@pytest.fixture
+async def context(trusted: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
+    """The throwaway Chromium, headless, started with its own command line and a DevTools port,
+    its output (the host's log with it) in ``trusted.log_path``; replaces the conftest's."""
+    argv = trusted.argv("about:blank")
+    with open(trusted.log_path, "ab") as log:
+        trusted.process = subprocess.Popen(  # noqa: S603 - the throwaway browser's own argv
+            [*argv[:-1], "--remote-debugging-port=0", argv[-1]],
+            env=trusted.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # trusted.close() takes the whole group
+        )
+    port_file = trusted.profile / "DevToolsActivePort"
+    port = until_sync(
+        "Chromium wrote its DevTools port",
+        lambda: port_file.exists() and port_file.read_text().split("\n", 1)[0].strip(),
+    )
+    until_sync("the extension's worker runs", lambda: _worker_listed(int(port)))
+    async with async_playwright() as pw:
+        connected = await pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", no_defaults=True)
+        try:
+            yield connected.contexts[0]
+        finally:
+            await connected.close()
+
+
+def _worker_listed(port: int) -> bool:
+    url = f"http://127.0.0.1:{port}/json/list"
+    with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 - our own loopback DevTools
+        targets = json.load(answer)
+    return any(
+        t.get("type") == "service_worker"
+        and str(t.get("url", "")).startswith(f"chrome-extension://{EXTENSION_ID}/")
+        for t in targets
+    )
+
+
+async def _worker(context: BrowserContext) -> Worker:
+    def found() -> Worker | None:
+        return next((w for w in context.service_workers if EXTENSION_ID in w.url), None)
+
+    return await until("Playwright sees the extension's worker", found)
+
+
+def _host_lines(browser: ThrowawayBrowser, text: str) -> list[str]:
+    return [line for line in browser.log_tail(100_000).splitlines() if text in line]
 
 
 async def _page_of(context: BrowserContext, site: str) -> Page:
@@ -62,3 +129,36 @@ async def test_a_second_debugger_on_an_agent_tab_holds_nothing_and_is_left_undis
     await again.detach()
     status = await ok(agent, "bridge_status", {})
     assert status.get("extensionConnected") is True, status
+
+
+async def test_the_extensions_own_errors_reach_the_host_log_masked_and_a_flood_is_capped(
+    trusted: ThrowawayBrowser, agent: Client, context: BrowserContext
+) -> None:
+    worker = await _worker(context)
+    # An uncaught error in the worker, carrying a bearer credential and a password.
+    await worker.evaluate(
+        """(secret) => { setTimeout(() => {
+            throw new Error(`forced: Authorization: Bearer ${secret} password=hunter2`);
+        }, 0); }""",
+        SECRET,
+    )
+    [line] = await until(
+        "the forced error is in the host's log",
+        lambda: _host_lines(trusted, "extension error in worker: Error: forced:") or None,
+    )
+    assert "tabwarden-host[" in line
+    log = trusted.log_tail(100_000)
+    assert SECRET not in log and "hunter2" not in log
+
+    # A flood of unhandled rejections: all dispatched in one go, the first few forwarded.
+    await worker.evaluate(
+        "() => { for (let i = 0; i < 200; i += 1) Promise.reject(new Error(`flood ${i}`)); }"
+    )
+    await until(
+        "the flood's first line is in the host's log",
+        lambda: _host_lines(trusted, "extension rejection in worker: Error: flood") or None,
+    )
+    # Every forwarded report was posted before this call's reply on the same native port.
+    await ok(agent, "tab_list", {})
+    flood = _host_lines(trusted, "extension rejection in worker: Error: flood")
+    assert 1 <= len(flood) <= BURST, flood

@@ -21,7 +21,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const redirects = new Map();
   let nextTab = 1;
   let nextWin = 50;
-  const calls = { createWindow: [], createTab: [], remove: [], confirm: [], gate: [], update: [], script: [] };
+  const calls = { createWindow: [], createTab: [], remove: [], confirm: [], gate: [], update: [], script: [], mute: [] };
   const load = (tab, url) => {
     tab.url = url; tab.status = "loading"; tab.title = "";
     const done = () => { tab.status = "complete"; tab.title = `T ${url}`; loads.updated(tab.id, { status: "complete" }, { ...tab }); };
@@ -41,14 +41,21 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
     createTab: async (props) => {
       calls.createTab.push(props);
       if (![...tabs.values()].some((t) => t.windowId === props.windowId)) throw new Error("No window");
-      const tab = { id: nextTab++, windowId: props.windowId, active: true };
+      const tab = { id: nextTab++, windowId: props.windowId, active: props.active };
       tabs.set(tab.id, tab);
       load(tab, props.url);
       return { ...tab };
     },
     updateTab: async (id, props) => {
-      calls.update.push([id, props]);
       const t = tabs.get(id);
+      if (!("url" in props)) {
+        calls.mute.push([id, props, t?.url]);
+        if (!t) throw new Error("No tab");
+        if ("active" in props) t.active = props.active;
+        if ("muted" in props) t.mutedInfo = { muted: props.muted };
+        return { ...t };
+      }
+      calls.update.push([id, props]);
       if (!t) throw new Error("No tab");
       load(t, redirects.get(props.url) ?? props.url);
       return { ...t };
@@ -88,10 +95,24 @@ test("tab_open: gate, first tab opens an unfocused normal window, next ones open
   assert.deepEqual(h.calls.createWindow, [{ url: "about:blank", focused: false, type: "normal", width: 1280, height: 800 }]);
   const b = await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
   assert.equal(b.tab.windowId, 50);
-  assert.deepEqual(h.calls.createTab, [{ windowId: 50, url: "about:blank", active: true }]);
+  assert.deepEqual(h.calls.createTab, [{ windowId: 50, url: "about:blank", active: false }]);
   assert.deepEqual(h.calls.update, [[1, { url: "http://127.0.0.1:8000/a" }], [2, { url: "http://127.0.0.1:8000/b" }]]);
   assert.deepEqual(h.ownership.tabsOf("s1").sort(), [1, 2]);
   assert.deepEqual(h.calls.gate[0], ["http://127.0.0.1:8000/a", "s1", "tab_open"]);
+});
+
+test("tab_open: each tab is muted while still empty, unless the policy says agentTabsAudible; no window is focused or shown", async () => {
+  const h = harness();
+  await h.call("tab_open", { url: "http://127.0.0.1:8000/a" });
+  const b = await h.call("tab_open", { url: "http://127.0.0.1:8000/b" });
+  // Made active by tabs.update (switches the tab), never by tabs.create (shows the window).
+  assert.deepEqual(h.calls.mute, [[1, { active: true, muted: true }, "about:blank"], [2, { active: true, muted: true }, "about:blank"]]);
+  assert.equal(b.tab.active, true);
+  assert.deepEqual(h.calls.createWindow.map((o) => o.focused), [false]);
+  assert.deepEqual(h.calls.createTab.map((o) => o.active), [false]);
+  const audible = { ...S1, policy: parsePolicy({ origins: ["http://127.0.0.1:8000"], agentTabsAudible: true }) };
+  await h.call("tab_open", { url: "http://127.0.0.1:8000/c" }, audible);
+  assert.deepEqual(h.calls.mute[2], [3, { active: true }, "about:blank"]);
 });
 
 test("tab_open: refused origin opens nothing; bad url is bad_request", async () => {

@@ -41,6 +41,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "consoleCapture": False,
         "networkCapture": False,
         "provenance": "confirm",
+        "agentTabsAudible": False,
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -196,6 +197,23 @@ def test_page_fetch_on_widens_and_off_is_free() -> None:
     assert restrict(on, [("pageFetch", False)]).page_fetch is False
 
 
+def test_agent_tabs_audible_on_widens_and_off_is_free() -> None:
+    """Agents' tabs are muted by default; leaving them audible (a page the agent opened may be
+    heard by the person) is the signed widening, a restriction turning it on is ignored, off is
+    free; an older record without the key reads as muted."""
+    assert DEFAULT_POLICY.agent_tabs_audible is False and DENY_POLICY.agent_tabs_audible is False
+    assert validate_values({}).agent_tabs_audible is False
+    assert not is_narrowing(DEFAULT_POLICY, "agentTabsAudible", True)
+    still, ignored = restrict_explained(DEFAULT_POLICY, [("agentTabsAudible", True)])
+    assert still.agent_tabs_audible is False
+    assert ignored == ("restriction 0 (agentTabsAudible): would widen the policy",)
+    audible = apply_set(DEFAULT_POLICY, {"agentTabsAudible": True})
+    assert is_wider(audible, DEFAULT_POLICY)
+    assert restrict(audible, [("agentTabsAudible", False)]).agent_tabs_audible is False
+    with pytest.raises(PolicyError):
+        validate_values({"agentTabsAudible": "yes"})
+
+
 def test_apply_set_may_widen_but_validates() -> None:
     wide = apply_set(DEFAULT_POLICY, {"eval": True, "origins": ["https://A.test:443"]})
     assert wide.eval and wide.origins == ("https://a.test",)
@@ -225,6 +243,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "consoleCapture": st.booleans(),
     "networkCapture": st.booleans(),
     "provenance": st.sampled_from(["strict", "confirm", "off"]),
+    "agentTabsAudible": st.booleans(),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())
