@@ -24,6 +24,7 @@ export const POLICY_WORDS = Object.freeze({
   consoleCapture: "Agents' tabs record console errors for page_console",
   networkCapture: "Agents' tabs record network responses for page_network",
   provenance: "An address or typed value that came from another site's page",
+  toolFamilies: "Tool families every agent's tool list shows beside the default tools",
 });
 
 /**
