@@ -9,28 +9,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench.jsonrpc import INITIALIZED, TOOLS_LIST, initialize, line
 from tests.fakes import host_env
 
-#: What a client says first: the MCP handshake.
-HANDSHAKE: tuple[dict[str, Any], ...] = (
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "pytest", "version": "1"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-)
-
-#: The request for the tool list, after the handshake (its answer has id 2).
-TOOLS_LIST: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+#: What a client says first: the MCP handshake (bench/jsonrpc.py, which the bench's clients say).
+HANDSHAKE: tuple[Mapping[str, Any], ...] = (initialize("pytest"), INITIALIZED)
 
 
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
@@ -45,7 +32,7 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
 def session(
     tmp_path: Path,
     command: list[str],
-    requests: list[dict[str, Any]],
+    requests: list[Mapping[str, Any]],
     *,
     stderr: Path | None = None,
 ) -> dict[object, bytes]:
@@ -65,12 +52,12 @@ def session(
     answers: dict[object, bytes] = {}
     try:
         for message in [*HANDSHAKE, *requests]:
-            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.write(line(message))
             proc.stdin.flush()
             while "id" in message and message["id"] not in answers:
-                line = proc.stdout.readline()
-                assert line, "the server closed stdout early"
-                answers[json.loads(line).get("id")] = line.rstrip(b"\n")
+                answer = proc.stdout.readline()
+                assert answer, "the server closed stdout early"
+                answers[json.loads(answer).get("id")] = answer.rstrip(b"\n")
         proc.stdin.close()  # the client goes away: the server exits
         assert proc.wait(timeout=120) == 0
     finally:
