@@ -16,33 +16,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import psutil
 
+from bench.jsonrpc import INITIALIZED, TOOLS_LIST, initialize
+from bench.jsonrpc import line as _line
 from tabwarden.cli.demo import provision_throwaway_trust
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "bench.coldstart", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+#: The handshake's first request, as this bench's client says it.
+INITIALIZE = initialize("bench.coldstart")
+
 #: The calls made after the timed part, before memory is read again: local ones (no browser).
 CALLS = 5
 MIB = 1024 * 1024
@@ -51,10 +43,6 @@ MIB = 1024 * 1024
 def _call(id_: int) -> dict[str, object]:
     params = {"name": "bridge_status", "arguments": {}}
     return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
-
-
-def _line(message: Mapping[str, object]) -> bytes:
-    return (json.dumps(message) + "\n").encode()
 
 
 def _cpu_ms(pid: int) -> float:

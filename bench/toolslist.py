@@ -20,20 +20,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.jsonrpc import INITIALIZED, TOOLS_LIST, initialize, line
 from bench.peers import NODE_MODULES, ensure_peers
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "bench.toolslist", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 #: How long one server may take to answer (a generous deadline, never a figure).
 DEADLINE_S = 120
 
@@ -64,8 +53,7 @@ def _commands(chrome: str) -> dict[str, list[str]]:
 
 def measure(argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, int]:
     """``(bytes, tools)`` of the ``tools/list`` answer ``argv`` writes on stdout."""
-    lines = b"".join((json.dumps(m) + "\n").encode() for m in (INITIALIZE, INITIALIZED))
-    lines += (json.dumps(TOOLS_LIST) + "\n").encode()
+    lines = line(initialize("bench.toolslist")) + line(INITIALIZED) + line(TOOLS_LIST)
     proc = subprocess.Popen(  # noqa: S603 (our own servers, fixed arguments)
         list(argv),
         stdin=subprocess.PIPE,
@@ -79,11 +67,11 @@ def measure(argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, i
         proc.stdin.write(lines)
         proc.stdin.flush()
         while True:
-            line = proc.stdout.readline()
-            if not line:
+            answer = proc.stdout.readline()
+            if not answer:
                 raise RuntimeError(f"{argv[0]} closed stdout before answering tools/list")
-            if json.loads(line).get("id") == TOOLS_LIST["id"]:
-                return len(line.rstrip(b"\n")), len(json.loads(line)["result"]["tools"])
+            if json.loads(answer).get("id") == TOOLS_LIST["id"]:
+                return len(answer.rstrip(b"\n")), len(json.loads(answer)["result"]["tools"])
     finally:
         proc.kill()
         proc.wait(timeout=DEADLINE_S)

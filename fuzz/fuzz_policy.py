@@ -82,6 +82,7 @@ ACTIONS: tuple[Any, ...] = (
     "x-y",
     1,
 )
+FAMILIES: tuple[Any, ...] = ("input", "layout", "read", "devtools", "files", "all", "Input", "", 3)
 VALUES: dict[str, tuple[Any, ...]] = {
     "clickGraceSeconds": (0, 1, 30, 600, 601, -1, True, "30", 2**64),
     "confirmTimeoutSeconds": (4, 5, 60, 600, 601, 0, False, None),
@@ -104,7 +105,7 @@ _BARE = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[1-9][0-9]{0,4})?$
 
 def _model_le(key: str, a: Any, b: Any) -> bool:
     """``a`` is at most as permissive as ``b`` for ``key`` (the docstring's table)."""
-    if key == "origins":  # fewer approved sites is narrower
+    if key in ("origins", "toolFamilies"):  # fewer approved sites, fewer families is narrower
         return all(o in b for o in a)
     if key == "confirm":  # confirming more actions is narrower
         return all(x in a for x in b)
@@ -135,6 +136,8 @@ def _value(recipe: Recipe, key: str) -> Any:
         return _list(recipe, ORIGINS)
     if key == "confirm":
         return _list(recipe, ACTIONS)
+    if key == "toolFamilies":
+        return _list(recipe, FAMILIES)
     return recipe.pick(VALUES.get(key, SCALARS))
 
 

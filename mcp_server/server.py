@@ -280,6 +280,26 @@ def _freeze_start() -> None:
     gc.enable()
 
 
+def listed_families(flag: Sequence[str], eff: Effective) -> tuple[str, ...]:
+    """The opt-in tool families this session lists beside the default list: those
+    ``tabwarden mcp --caps`` names and those the signed policy's ``toolFamilies`` names (their
+    union: docs/adr/0022). A ``toolFamilies`` the record could not give (an invalid value: the
+    reader fell back to the default policy) adds nothing, and the log says why and what to do."""
+    unread = [reason for reason in eff.ignored if "toolFamilies" in reason]
+    if unread:
+        log.error(
+            "tool families: the signed policy's toolFamilies was not read (%s), so only the "
+            "default tools%s are listed; sign a valid one with `tabwarden policy set "
+            "toolFamilies=FAMILY[,FAMILY]`",
+            "; ".join(unread),
+            f" and --caps {','.join(flag)}" if flag else "",
+        )
+    policy = tuple(eff.policy.tool_families)
+    if policy:
+        log.info("tool families from the signed policy: %s", ", ".join(policy))
+    return tuple(dict.fromkeys([*flag, *policy]))
+
+
 def run(host_problems: tools.HostProblems | None = None, caps: Sequence[str] = ()) -> int:
     level = os.environ.get("TABWARDEN_LOG_LEVEL", "WARNING").upper()
     logging.basicConfig(
@@ -341,7 +361,7 @@ def run(host_problems: tools.HostProblems | None = None, caps: Sequence[str] = (
             guard,
             schemas=SchemaCache(gate.config),
             host_problems=host_problems,
-            caps=caps,
+            caps=listed_families(caps, eff),
         )
         _freeze_start()
         anyio.run(stdio.serve, server)

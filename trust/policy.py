@@ -15,6 +15,7 @@
 | ``consoleCapture`` / ``networkCapture`` | bool | ``false`` (nothing recorded) | ``false`` |
 | ``provenance`` | strict, confirm or off | ``confirm`` | towards ``strict`` |
 | ``agentTabsAudible`` | bool | ``false`` (agents' tabs are muted) | ``false`` |
+| ``toolFamilies`` | list of tool families | ``[]`` (the default tool list only) | subset |
 
 A ``Policy`` is a frozen dataclass that also reads as a mapping keyed by the JSON names above.
 ``restrict`` can only narrow (a restriction that would widen, or is invalid, is ignored);
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "DENY_POLICY",
     "POLICY_KEYS",
+    "TOOL_FAMILIES",
     "POLICY_MEANINGS",
     "KeySpec",
     "Policy",
@@ -78,6 +80,7 @@ POLICY_KEYS: tuple[str, ...] = (
     "networkCapture",
     "provenance",
     "agentTabsAudible",
+    "toolFamilies",
 )
 _ATTR = {
     "origins": "origins",
@@ -96,6 +99,7 @@ _ATTR = {
     "networkCapture": "network_capture",
     "provenance": "provenance",
     "agentTabsAudible": "agent_tabs_audible",
+    "toolFamilies": "tool_families",
 }
 _RANGES = {
     "clickGraceSeconds": (0, 600),
@@ -106,6 +110,11 @@ _RANGES = {
 #: address or typed value carries page content from another site (mcp_server/provenance.py):
 #: refused, asked, or let through.
 _CHOICES: dict[str, tuple[str, ...]] = {"provenance": ("strict", "confirm", "off")}
+#: The opt-in tool families ``toolFamilies`` may name (mcp_server/catalogue/published.py
+#: ``PROFILES`` says which tools each holds; tests hold the two to one set). Every session's
+#: ``tools/list`` lists them beside the default list and beside what ``tabwarden mcp --caps``
+#: names (docs/adr/0022): listing more tools is the wider way.
+TOOL_FAMILIES: tuple[str, ...] = ("input", "layout", "read", "devtools", "files")
 
 #: ``dialogArming`` true lets ``page_dialog`` answer a dialog before anyone saw it (a one-shot
 #: accept armed on a document), so on is the wider way, as for eval.
@@ -161,6 +170,8 @@ POLICY_MEANINGS: dict[str, str] = {
     "provenance": "an address to open or a value to type that carries what a page on another "
     "site said (a link, a token it showed): strict refuses it, confirm asks you naming that "
     "page (a tap on your security key once this browser is enrolled), off lets it through",
+    "toolFamilies": "tool families every agent's tool list shows beside the default tools, as "
+    "if each client started `tabwarden mcp --caps` with them (a new session sees a change)",
 }
 _ACTION_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_LIST = 1000
@@ -187,6 +198,7 @@ class Policy(Mapping[str, Any]):
     network_capture: bool
     provenance: str
     agent_tabs_audible: bool
+    tool_families: tuple[str, ...]
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -296,6 +308,14 @@ def validate_value(key: str, value: object) -> Any:
             if not _ACTION_RE.match(action):
                 raise PolicyError(f"confirm: {action!r} is not an action name")
         return tuple(sorted(set(actions)))
+    if key == "toolFamilies":
+        families = _str_list(key, value)
+        for family in families:
+            if family not in TOOL_FAMILIES:
+                raise PolicyError(
+                    f"toolFamilies: {family!r} is not a tool family ({', '.join(TOOL_FAMILIES)})"
+                )
+        return tuple(sorted(set(families)))
     if key in _CHOICES:
         if not isinstance(value, str) or value not in _CHOICES[key]:
             raise PolicyError(f"{key} must be one of {', '.join(_CHOICES[key])}")
@@ -331,7 +351,7 @@ def validate_values(values: Mapping[str, object]) -> Policy:
 
 def _le(key: str, a: Any, b: Any) -> bool:
     """``a`` grants nothing that ``b`` does not, for one key."""
-    if key == "origins":
+    if key in ("origins", "toolFamilies"):
         return set(a) <= set(b)
     if key == "confirm":
         return set(a) >= set(b)
@@ -364,6 +384,8 @@ def key_spec(key: str) -> KeySpec:
         kind, narrower = "list of exact origins (scheme://host[:port])", "fewer origins"
     elif key == "confirm":
         kind, narrower = "list of action names ([a-z][a-z0-9_]*)", "more actions"
+    elif key == "toolFamilies":
+        kind, narrower = f"list of tool families ({', '.join(TOOL_FAMILIES)})", "fewer families"
     elif key in _CHOICES:
         kind, narrower = " | ".join(_CHOICES[key]), f"towards {_CHOICES[key][0]}"
     elif key in _RANGES:
@@ -464,6 +486,7 @@ DEFAULT_POLICY: Policy = Policy(
     network_capture=False,
     provenance="confirm",
     agent_tabs_audible=False,
+    tool_families=(),
 )
 
 #: What a refused (unreadable, tampered) record enforces: the default, narrowed on every key.

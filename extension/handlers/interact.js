@@ -716,8 +716,10 @@ export function interactHandlers(deps) {
   async function snapshotRows(args, ctx, tool, opts) {
     const { tabId, origin, docToken, frameId } = await open(args, ctx, tool);
     const floor = docTokens.get(tabId)?.floor ?? 0;
+    // Text runs come from the tree in the other modes (axRows `text`); in mode "dom", from the walk.
+    const walkText = opts.mode === "dom" && opts.text === true;
     const r = await page(ctx, tabId, "snapshot", {
-      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
+      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, ...(walkText ? { text: true } : {}), ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
     });
     if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
       throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");

@@ -38,16 +38,20 @@ var tabwardenDom = (() => {
   /** @param {any} el */
   const isPassword = (el) => !!el && tagOf(el) === "INPUT" && typeOf(el) === "password";
 
-  /** Elements under `root` in document order, entering open shadow roots. @param {any} root */
-  function* walk(root) {
+  /**
+   * Elements under `root` in document order, entering open shadow roots; with `texts`, their
+   * text nodes too, each where it stands among its siblings (page_snapshot's text runs).
+   * @param {any} root @param {boolean} [texts]
+   */
+  function* walk(root, texts = false) {
     /** @type {any[]} */
     const stack = [root];
     while (stack.length > 0) {
       const node = stack.pop();
-      if (node.nodeType === 1) yield node;
+      if (node.nodeType === 1 || (texts && node.nodeType === 3)) yield node;
       const kids = [];
-      if (node.shadowRoot) for (const c of node.shadowRoot.children) kids.push(c);
-      for (const c of node.children || []) kids.push(c);
+      if (node.shadowRoot) for (const c of texts ? node.shadowRoot.childNodes : node.shadowRoot.children) kids.push(c);
+      for (const c of (texts ? node.childNodes : node.children) || []) kids.push(c);
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
     }
   }

@@ -1,6 +1,7 @@
 // page/snapshot.js — page_snapshot in the page. The DOM walk: the visible interactive elements
 // and headings (open shadow roots included; under a scope element when given) as {ref, role,
-// name, tag, value?, level?, states?}. The accessibility mode's page half: `describeElements`
+// name, tag, value?, level?, states?}, and (text: true) the page's text runs as rows {role:
+// "text", name} without a ref. The accessibility mode's page half: `describeElements`
 // takes the elements handlers/interact.js resolved from Chrome's accessibility tree (CDP
 // DOM.resolveNode into this isolated world) and gives each its stable ref, tag, shown value and
 // (when asked) its text. `elementText` is page_text of one element. Every ref is bound in the
@@ -10,7 +11,7 @@
 // tests). It must never list a password field's value (dom.shownValue) or its text, never pass a
 // card-like number through a name, value, text or the title, never give a ref to an element of a
 // closed or user-agent shadow root, and never list more than maxNodes elements (it says
-// `truncated` and `cut` instead, interactive elements listed first).
+// `truncated` and `cut` instead, interactive elements listed first: page/pick.js).
 //
 // Loading: a classic script that is also an ES module, defining only `tabwardenSnapshot` on
 // globalThis (page/redact.js's header says why and how).
@@ -18,9 +19,11 @@
 var tabwardenSnapshot = (() => {
   const { INTERACTIVE, NO_ROLE, collapse, cap, tagOf, typeOf, isPassword, walk, visible, roleOf, nameOf, textOf, shownValue, maskCards, deepActive } = globalThis.tabwardenDom;
   const { documentRefs, refFor, resolve } = globalThis.tabwardenLocate;
-  /** Most elements one snapshot lists by default, and at most. */
+  const { pick, MAX_NODES } = globalThis.tabwardenPick;
+  /** Most elements one snapshot lists by default (at most: page/pick.js MAX_NODES). */
   const MAX_ITEMS = 1000;
-  const MAX_NODES = 5000;
+  /** Form fields: their text nodes are their value, never a text run of the page. */
+  const FIELDS = new Set(["INPUT", "TEXTAREA", "SELECT"]);
   /** Longest name or value shown per element. */
   const MAX_NAME = 200;
   /** Longest text elementText reads. */
@@ -86,12 +89,19 @@ var tabwardenSnapshot = (() => {
     return { ...(level !== undefined && roleOf(el) === "heading" ? { level } : {}), ...(Object.keys(states).length > 0 ? { states } : {}) };
   }
 
+  /** The element `node` (an element or a text node) stands in, across an open shadow root's edge. @param {any} node */
+  const holderOf = (node) => node.parentElement ?? node.parentNode?.host ?? null;
+
+  /** A row the walk found: an element, or (text: true) a run of text. @typedef {{el?: any, role: string, tag?: string, text?: string}} Found */
+
   /**
    * The DOM walk. `a`: refFloor (where a new document's numbering starts, page/locate.js),
    * target + docToken (the scope element), compact (interactive only: no headings), maxNodes,
-   * skip (start at this row of the walk). When more rows than maxNodes are found, interactive
-   * ones are listed first and headings after them while room is left (worker/a11y.js `pick`,
-   * the same rule): `cut` says how many rows and interactive ones were left out, and how to
+   * skip (start at this row of the walk), text (also the text runs, as worker/a11y.js lists
+   * StaticText: each visible text node not inside a row whose name or value already says it; not
+   * with compact). When more rows than maxNodes are found, interactive ones are listed first and
+   * headings and text after them while room is left (page/pick.js, the rule the accessibility
+   * mode applies too): `cut` says how many rows and interactive ones were left out, and how to
    * list the rest.
    * @param {Record<string, any>} [a]
    */
@@ -101,9 +111,20 @@ var tabwardenSnapshot = (() => {
     const root = opts.target ? resolve(opts.target, opts.docToken) : document.documentElement;
     const max = limitOf(opts.maxNodes);
     const skip = Number.isSafeInteger(opts.skip) && opts.skip > 0 ? opts.skip : 0;
-    /** @type {Array<{el: any, role: string, tag: string}>} */
+    const texts = opts.text === true && opts.compact !== true;
+    /** @type {Found[]} */
     const found = [];
-    for (const el of walk(root)) {
+    /** Elements whose text a listed row says (its name, a field's value): no text runs under them. */
+    const said = new Set();
+    for (const node of walk(root, texts)) {
+      if (node.nodeType === 3) {
+        const holder = holderOf(node);
+        const words = collapse(node.textContent);
+        if (words !== "" && holder !== null && !said.has(holder) && visible(holder)) found.push({ role: "text", text: words });
+        continue;
+      }
+      const el = node;
+      if (texts && said.has(holderOf(el))) said.add(el);
       const tag = tagOf(el);
       const hasRole = el.hasAttribute("role") && !NO_ROLE.has(collapse(el.getAttribute("role")).toLowerCase());
       if (!INTERACTIVE.has(tag) && !hasRole && !el.isContentEditable) continue;
@@ -113,19 +134,27 @@ var tabwardenSnapshot = (() => {
       const role = roleOf(el) || (el.isContentEditable ? "textbox" : "");
       if (opts.compact === true && role === "heading") continue;
       found.push({ el, role, tag });
+      if (texts && (FIELDS.has(tag) || nameOf(el) !== "")) said.add(el);
     }
-    const { kept, cut } = pick(found, max, skip);
+    const { kept, cut } = pick(found, (row) => row.role !== "heading" && row.role !== "text", max, skip);
     /** @type {Array<Record<string, unknown>>} */
     const items = [];
     let truncated = cut !== null;
-    for (const { el, role, tag } of kept) {
+    for (const { el, role, tag, text } of kept) {
+      if (el === undefined) { // a run of text: no element, no ref
+        /** @type {Record<string, unknown>} */
+        const run = { role, name: "" };
+        shorten(run, "name", maskCards(String(text)));
+        items.push(run);
+        continue;
+      }
       const ref = refFor(store, el);
       if (ref === undefined) {
         truncated = true;
         break;
       }
       /** @type {Record<string, unknown>} */
-      const item = { ref, role, name: "", tag: tag.toLowerCase() };
+      const item = { ref, role, name: "", tag: String(tag).toLowerCase() };
       shorten(item, "name", maskCards(nameOf(el)));
       const href = hrefOf(el);
       if (href !== undefined) item.href = href;
@@ -141,38 +170,6 @@ var tabwardenSnapshot = (() => {
     // text-only page or frame is read, never answered with a silent empty list.
     if (!opts.target && !truncated && skip === 0 && items.every((i) => i.role === "heading")) Object.assign(out, pageText());
     return out;
-  }
-
-  /**
-   * worker/a11y.js `pick` for the walk's rows (a page script imports nothing): from row `skip`
-   * on, the interactive rows (all but headings) first, then headings while room is left, in
-   * document order; `cut` as a11y.js's.
-   * @template {{role: string}} R
-   * @param {R[]} rows @param {number} max @param {number} skip
-   */
-  function pick(rows, max, skip) {
-    const from = Math.min(skip, rows.length);
-    const rest = rows.slice(from);
-    if (rest.length <= max) return { kept: rest, cut: null };
-    /** @type {number[]} */
-    const inter = [];
-    /** @type {number[]} */
-    const other = [];
-    rest.forEach((row, i) => (row.role === "heading" ? other : inter).push(i));
-    const keepInter = inter.slice(0, max);
-    const keep = new Set([...keepInter, ...other.slice(0, max - keepInter.length)]);
-    const kept = rest.filter((_, i) => keep.has(i));
-    const lostInter = inter.length - keepInter.length;
-    const lost = rest.length - kept.length;
-    /** @type {{rows: number, interactive: number, skip?: number, rest: string}} */
-    const cut = { rows: lost, interactive: lostInter, rest: "" };
-    if (lostInter > 0) {
-      cut.skip = from + inter[keepInter.length];
-      cut.rest = `${lostInter} interactive element${lostInter === 1 ? " was" : "s were"} left out (the first ${keepInter.length} are listed): call again with skip: ${cut.skip} to list from the first one left out, or a larger maxNodes (up to ${MAX_NODES}), or scope by ref`;
-    } else {
-      cut.rest = `every interactive element is listed; ${lost} other row${lost === 1 ? "" : "s"} (headings, lists, regions, text) left out: call again with a larger maxNodes (up to ${MAX_NODES}) or scope by the ref of a listed region`;
-    }
-    return { kept, cut };
   }
 
   /** A document's text for a snapshot with nothing to reference: {text, note, shortened?}. */

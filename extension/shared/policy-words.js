@@ -25,6 +25,7 @@ export const POLICY_WORDS = Object.freeze({
   networkCapture: "Agents' tabs record network responses for page_network",
   provenance: "An address or typed value that came from another site's page",
   agentTabsAudible: "Agents' tabs may play sound (otherwise they are muted)",
+  toolFamilies: "Tool families every agent's tool list shows beside the default tools",
 });
 
 /**

@@ -9,6 +9,8 @@
 // from the tree (a password field's AX value is its bullets, one per character: the page side's
 // shownValue is the only value shown).
 
+import "../page/pick.js";
+
 /** @param {unknown} v @returns {v is Record<string, any>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -44,8 +46,8 @@ export const TEXT_ROLES = new Set(["listitem", "row", "cell", "gridcell", "artic
 const TRISTATE = ["checked", "pressed"];
 const BOOLEAN = ["expanded", "selected"];
 const FLAGS = ["disabled", "required", "focused", "readonly", "modal", "multiselectable", "busy"];
-/** Most rows a snapshot may list, and the default. */
-export const MAX_NODES = 5000;
+/** Most rows a snapshot may list (page/pick.js), and the default. */
+export const MAX_NODES = globalThis.tabwardenPick.MAX_NODES;
 export const DEFAULT_NODES = 1000;
 /** Most matches page_find answers with, and the default. */
 export const MAX_FIND = 50;
@@ -90,50 +92,16 @@ export function statesOf(props) {
 }
 
 /**
- * What a snapshot left out when it could not list every row: how many rows, how many of them
- * interactive, and how to list the rest (`skip`: the row to start at, given when interactive
- * elements were left out; `rest`: the sentence that says so). Null when nothing was cut.
+ * What a snapshot left out when it could not list every row (page/pick.js).
  * @typedef {{rows: number, interactive: number, skip?: number, rest: string}} Cut
  */
 
 /**
- * Which of `rows` (document order) a snapshot lists when it may list `max`: from row `skip` on,
- * every interactive row first (in document order, up to `max`), then the others (headings,
- * lists, regions, …) while room is left; the listed rows stay in document order. Never cuts
- * silently: `cut` says how many rows and how many interactive ones were left out, and how to
- * list the rest (a `skip` that starts at the first interactive row left out; a larger maxNodes;
- * a scope). Pure; page/snapshot.js's DOM walk applies the same rule in the page.
- * @template R
- * @param {R[]} rows
- * @param {(row: R) => boolean} acts the row is interactive
- * @param {number} max
- * @param {number} [skip]
- * @returns {{kept: R[], cut: Cut | null}}
+ * Which of the rows a snapshot lists when it may list `max`: interactive rows first, never a
+ * silent cut. The one copy of this rule is page/pick.js, which the page's DOM walk uses too.
+ * @type {<R>(rows: R[], acts: (row: R) => boolean, max: number, skip?: number) => {kept: R[], cut: Cut | null}}
  */
-export function pick(rows, acts, max, skip = 0) {
-  const from = Number.isSafeInteger(skip) && skip > 0 ? Math.min(skip, rows.length) : 0;
-  const rest = rows.slice(from);
-  if (rest.length <= max) return { kept: rest, cut: null };
-  /** @type {number[]} */
-  const inter = [];
-  /** @type {number[]} */
-  const other = [];
-  rest.forEach((row, i) => (acts(row) ? inter : other).push(i));
-  const keepInter = inter.slice(0, max);
-  const keep = new Set([...keepInter, ...other.slice(0, max - keepInter.length)]);
-  const kept = rest.filter((_, i) => keep.has(i));
-  const lostInter = inter.length - keepInter.length;
-  const lost = rest.length - kept.length;
-  /** @type {Cut} */
-  const cut = { rows: lost, interactive: lostInter, rest: "" };
-  if (lostInter > 0) {
-    cut.skip = from + inter[keepInter.length];
-    cut.rest = `${lostInter} interactive element${lostInter === 1 ? " was" : "s were"} left out (the first ${keepInter.length} are listed): call again with skip: ${cut.skip} to list from the first one left out, or a larger maxNodes (up to ${MAX_NODES}), or scope by ref`;
-  } else {
-    cut.rest = `every interactive element is listed; ${lost} other row${lost === 1 ? "" : "s"} (headings, lists, regions, text) left out: call again with a larger maxNodes (up to ${MAX_NODES}) or scope by the ref of a listed region`;
-  }
-  return { kept, cut };
-}
+export const pick = globalThis.tabwardenPick.pick;
 
 /**
  * The rows of the tree under `scope` (a backendDOMNodeId; the root when absent), in document

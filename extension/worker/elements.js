@@ -10,6 +10,7 @@
 /** The page-side files, in load order (each one uses those before it). Paths from the extension root. */
 export const PAGE_FILES = Object.freeze([
   "page/redact.js",
+  "page/pick.js",
   "page/dom.js",
   "page/locate.js",
   "page/snapshot.js",

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from .arguments import (
     Acting,
     ElementArgs,
+    ElementName,
     Frame,
-    IgnoreCase,
-    Index,
-    Match,
     Model,
-    Ref,
-    Selector,
     TabArgs,
-    Text,
-    XPath,
     _pick,
 )
 from .results import NewTab, Observation, _blocked, _new_tab, _observation
@@ -125,6 +119,18 @@ class MouseOut(Targeted, Waited, Pointed):
     url: str
 
 
+#: What page_mouse and page_drag declare alike: a real mouse press on a tab of an approved
+#: origin, asking the person (then a grace period) when what it lands on submits or navigates.
+REAL_MOUSE: dict[str, Any] = {
+    "annotations": ACT,
+    "gate": Gate.ORIGIN,
+    "asks": Asks.GRACE,
+    "risk": Risk.HIGH,
+    "frames": FrameOutput.GATED,
+    "call": RELAY,
+}
+
+
 PAGE_MOUSE = ToolSpec(
     name="page_mouse",
     title="Click with the real mouse",
@@ -133,12 +139,7 @@ PAGE_MOUSE = ToolSpec(
     "person.",
     arguments=MouseArgs,
     result=MouseOut,
-    annotations=ACT,
-    gate=Gate.ORIGIN,
-    asks=Asks.GRACE,
-    risk=Risk.HIGH,
-    frames=FrameOutput.GATED,
-    call=RELAY,
+    **REAL_MOUSE,
     docs=Reference(
         does=(
             "a **trusted click** (`event.isTrusted`) through Chrome's debugger: button, 1–3 "
@@ -163,22 +164,12 @@ PAGE_MOUSE = ToolSpec(
 )
 
 
-class DragEnd(Model):
+class DragEnd(ElementName):
     """Where a drag ends: exactly one element (its visible centre) or a viewport point, in the
     drag's frame unless ``frame`` names another."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    TARGET: ClassVar[tuple[str, ...]] = ElementArgs.TARGET
     WIRE_FORMS: ClassVar[tuple[tuple[str, ...], ...]] = (("x", "y"),)
 
-    ref: Ref = None
-    selector: Selector = None
-    text: Text = None
-    xpath: XPath = None
-    index: Index = None
-    match: Match = "exact"
-    ignoreCase: IgnoreCase = False  # noqa: N815 — wire name
     x: Coordinate = None
     y: Coordinate = None
     frame: Annotated[
@@ -244,12 +235,7 @@ PAGE_DRAG = ToolSpec(
     " Dragging or dropping on a submit or link asks the person.",
     arguments=DragArgs,
     result=DragOut,
-    annotations=ACT,
-    gate=Gate.ORIGIN,
-    asks=Asks.GRACE,
-    risk=Risk.HIGH,
-    frames=FrameOutput.GATED,
-    call=RELAY,
+    **REAL_MOUSE,
     docs=Reference(
         does=(
             "**drag and drop** with the real mouse (Chrome's debugger): press on an element or "

@@ -483,8 +483,9 @@ def cmd_unkill(args: argparse.Namespace) -> int:
 def parse_assignments(pairs: list[str]) -> dict[str, Any]:
     """KEY=VALUE with VALUE as JSON (true, 30, ["https://a.test"]) or, for list keys, a
     comma-separated list; anything else is a usage error."""
-    from tabwarden.trust.policy import POLICY_KEYS
+    from tabwarden.trust.policy import DEFAULT_POLICY, POLICY_KEYS
 
+    lists = {key for key in POLICY_KEYS if isinstance(DEFAULT_POLICY[key], tuple)}
     changes: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -496,11 +497,9 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
             value: Any = json.loads(raw)
         except ValueError:
             value = (
-                [item.strip() for item in raw.split(",") if item.strip()]
-                if key in ("origins", "confirm")
-                else raw
+                [item.strip() for item in raw.split(",") if item.strip()] if key in lists else raw
             )
-        if key in ("origins", "confirm") and isinstance(value, str):
+        if key in lists and isinstance(value, str):
             value = [value]
         changes[key] = value
     return changes

@@ -195,22 +195,35 @@ async def test_a_link_holding_credentials_and_secrets_stays_masked_in_the_line_f
             assert secret not in shown, secret
 
 
-async def test_text_runs_come_only_when_asked(browser: ThrowawayBrowser, port: int) -> None:
+@pytest.mark.parametrize("mode", ["a11y", "dom"])
+async def test_text_runs_come_only_when_asked(
+    browser: ThrowawayBrowser, port: int, mode: str
+) -> None:
+    """In both sources: the accessibility tree's text runs, and the DOM walk's (page/snapshot.js),
+    which lists the same runs in document order and leaves out what a row already says."""
     a = f"http://127.0.0.1:{port}"
     trust_this_process(browser, [a])
     async with launched(browser) as (_, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-        plain = lines.decode((await ok(agent, "page_snapshot", {"tabId": tab}))["lines"])
+        asked = {"tabId": tab, "mode": mode}
+        plain = lines.decode((await ok(agent, "page_snapshot", asked))["lines"])
         assert not any(r["role"] == "text" for r in plain)
-        worded = lines.decode(
-            (await ok(agent, "page_snapshot", {"tabId": tab, "text": True}))["lines"]
-        )
+        answer = await ok(agent, "page_snapshot", {**asked, "text": True})
+        assert answer["mode"] == mode
+        worded = lines.decode(answer["lines"])
         texts = [r for r in worded if r["role"] == "text"]
         assert any("Plain words of the page" in r["name"] for r in texts), texts
+        assert "Email" in [r["name"] for r in texts], texts  # a label's words
         assert all("ref" not in r for r in texts)
-        # A control's own words are its name, never repeated as a text row.
-        assert not any(r["name"] == "Home" for r in texts)
+        # A control's own words are its name (a select's options, its value), never repeated
+        # as a text row; the closed details' text is not shown, so not listed.
+        names = [r["name"] for r in texts]
+        for said in ("Home", "Account", "Locked", "More", "S", "M", "hidden"):
+            assert said not in names, (said, names)
         assert {r["ref"] for r in worded if "ref" in r} == {r["ref"] for r in plain}
+        # Document order: the page's last words come after every control.
+        order = [r.get("name") for r in worded]
+        assert order.index("Plain words of the page, not a control.") > order.index("Bold")
 
 
 async def test_the_line_form_costs_under_half_the_json_on_a_documentation_like_page(

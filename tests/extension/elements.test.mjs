@@ -432,7 +432,7 @@ test("the page files run as classic scripts, twice in one world, define only the
     }
   }
   const added = Object.getOwnPropertyNames(world).filter((n) => !before.has(n)).sort();
-  assert.deepEqual(added, ["tabwardenActions", "tabwardenDom", "tabwardenElements", "tabwardenLocate", "tabwardenRedact", "tabwardenSnapshot"]);
+  assert.deepEqual(added, ["tabwardenActions", "tabwardenDom", "tabwardenElements", "tabwardenLocate", "tabwardenPick", "tabwardenRedact", "tabwardenSnapshot"]);
   assert.deepEqual([...world.tabwardenElements.PAGE_OPS].sort(), [...PAGE_OPS].sort());
 });
 

@@ -7,9 +7,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from tests.fakes import host_env
+from bench.jsonrpc import TOOLS_LIST
+from tests.mcp_server.stdio_session import session
 
 PROBE = """
 import json, sys
@@ -124,10 +124,6 @@ sys.exit(main(["mcp"]))
 """
 
 
-def _rpc(message: dict[str, object]) -> bytes:
-    return (json.dumps(message) + "\n").encode()
-
-
 def test_a_serving_server_never_imports_the_client_half_and_froze_its_start(
     tmp_path: Path,
 ) -> None:
@@ -136,56 +132,15 @@ def test_a_serving_server_never_imports_the_client_half_and_froze_its_start(
     what the server half needs into them, this fails (and the shim should be revisited). The
     collector, off during the start, is on again, and the start's objects are frozen
     (``server._freeze_start``)."""
-    runtime, config = tmp_path / "run", tmp_path / "config"
-    runtime.mkdir(mode=0o700)
-    config.mkdir(mode=0o700)
-    messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "pytest", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "bridge_status", "arguments": {}},
-        },
-    ]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "bridge_status", "arguments": {}},
+    }
     errlog = tmp_path / "mcp.err"
-    with open(errlog, "wb") as stderr:
-        proc = subprocess.Popen(  # noqa: S603 (this interpreter and a fixed script)
-            [sys.executable, "-I", "-c", SERVING_PROBE],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=host_env(runtime),
-        )
-    assert proc.stdin is not None and proc.stdout is not None
-    answers: dict[object, dict[str, Any]] = {}
-    try:
-        for message in messages:
-            proc.stdin.write(_rpc(message))
-            proc.stdin.flush()
-            if "id" in message:  # wait for its answer before the next request
-                while message["id"] not in answers:
-                    line = proc.stdout.readline()
-                    assert line, "the server closed stdout early"
-                    reply = json.loads(line)
-                    answers[reply.get("id")] = reply
-        proc.stdin.close()  # the client goes away: the server exits
-        assert proc.wait(timeout=120) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    lines = session(tmp_path, ["-I", "-c", SERVING_PROBE], [TOOLS_LIST, call], stderr=errlog)
+    answers = {id_: json.loads(answer) for id_, answer in lines.items()}
     assert "serverInfo" in answers[1]["result"]
     assert len(answers[2]["result"]["tools"]) > 10
     assert "result" in answers[3]  # answered (the bridge's state, no browser here)

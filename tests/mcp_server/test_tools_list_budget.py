@@ -8,7 +8,6 @@ family and each of its tools."""
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from tabwarden.mcp_server.catalogue.published import PROFILES, enabled_tools
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser, host_env, tool_error
+from tests.mcp_server.stdio_session import listed_names, tools_list_line
 from tests.pty_cli import spawn_cli
 
 #: The most bytes the default ``tools/list`` line may take (chrome-devtools-mcp's 30 kB; its
@@ -33,71 +33,24 @@ from tests.pty_cli import spawn_cli
 BUDGET_BYTES = 30_000
 
 
-def _tools_list_line(tmp_path: Path, *args: str) -> bytes:
-    """The ``tools/list`` answer exactly as ``tabwarden mcp *args`` writes it on stdout."""
-    runtime, config = tmp_path / "run", tmp_path / "config"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    config.mkdir(mode=0o700, exist_ok=True)
-    messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "pytest", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]
-    proc = subprocess.Popen(  # noqa: S603 (this interpreter, our own command)
-        [sys.executable, "-m", "tabwarden", "mcp", *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=host_env(runtime),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    answers: dict[object, bytes] = {}
-    try:
-        for message in messages:
-            proc.stdin.write((json.dumps(message) + "\n").encode())
-            proc.stdin.flush()
-            while "id" in message and message["id"] not in answers:
-                line = proc.stdout.readline()
-                assert line, "the server closed stdout early"
-                answers[json.loads(line).get("id")] = line.rstrip(b"\n")
-        proc.stdin.close()  # the client goes away: the server exits
-        assert proc.wait(timeout=120) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return answers[2]
-
-
-def _names(line: bytes) -> set[str]:
-    return {tool["name"] for tool in json.loads(line)["result"]["tools"]}
-
-
 def test_the_default_tools_list_fits_the_budget(tmp_path: Path) -> None:
-    line = _tools_list_line(tmp_path)
+    line = tools_list_line(tmp_path)
     assert len(line) <= BUDGET_BYTES, f"tools/list is {len(line)} bytes, over {BUDGET_BYTES}"
-    assert _names(line) == enabled_tools(BY_NAME)
+    assert listed_names(line) == enabled_tools(BY_NAME)
     hidden = {tool for tools in PROFILES.values() for tool in tools}
-    assert hidden and not hidden & _names(line)
+    assert hidden and not hidden & listed_names(line)
     # what the agents' flows use is in it (tests/browser/test_claude_code.py, test_codex.py)
-    assert {"tab_open", "page_snapshot", "page_click", "page_screenshot"} <= _names(line)
+    assert {"tab_open", "page_snapshot", "page_click", "page_screenshot"} <= listed_names(line)
 
 
 def test_caps_lists_the_families_named_and_all_lists_every_tool(tmp_path: Path) -> None:
-    default = _tools_list_line(tmp_path)
-    with_input = _tools_list_line(tmp_path, "--caps", "input,files")
-    assert _names(with_input) == _names(default) | set(PROFILES["input"]) | set(PROFILES["files"])
-    every = _tools_list_line(tmp_path, "--caps", "all")
-    assert _names(every) == set(BY_NAME)
+    default = tools_list_line(tmp_path)
+    with_input = tools_list_line(tmp_path, "--caps", "input,files")
+    assert listed_names(with_input) == listed_names(default) | set(PROFILES["input"]) | set(
+        PROFILES["files"]
+    )
+    every = tools_list_line(tmp_path, "--caps", "all")
+    assert listed_names(every) == set(BY_NAME)
     assert len(every) > len(with_input) > len(default)
 
 

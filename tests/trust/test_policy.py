@@ -42,6 +42,7 @@ def test_default_policy_matches_the_documented_table() -> None:
         "networkCapture": False,
         "provenance": "confirm",
         "agentTabsAudible": False,
+        "toolFamilies": [],
     }
     assert tuple(DEFAULT_POLICY) == POLICY_KEYS
     assert DEFAULT_POLICY["passwordFill"] is False
@@ -244,6 +245,7 @@ _values: dict[str, st.SearchStrategy[Any]] = {
     "networkCapture": st.booleans(),
     "provenance": st.sampled_from(["strict", "confirm", "off"]),
     "agentTabsAudible": st.booleans(),
+    "toolFamilies": st.lists(st.sampled_from(["input", "layout", "read", "devtools", "files"])),
 }
 policies = st.fixed_dictionaries(_values).map(validate_values)
 _garbage = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 1000), st.booleans())

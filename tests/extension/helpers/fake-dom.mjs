@@ -58,7 +58,7 @@ export class FakeElement {
     this.parentElement = null;
     this.parentRoot = null;
   }
-  set textContent(v) { this.childNodes = [{ nodeType: 3, textContent: String(v) }]; }
+  set textContent(v) { this.childNodes = [{ nodeType: 3, textContent: String(v), parentElement: this }]; }
   getAttribute(k) { return this.attrs.has(k) ? this.attrs.get(k) : null; }
   hasAttribute(k) { return this.attrs.has(k); }
   setAttribute(k, v) { this.attrs.set(k, String(v)); }
@@ -188,7 +188,7 @@ export class FakeElement {
   }
   append(...kids) {
     for (const k of kids) {
-      if (typeof k === "string") this.childNodes.push({ nodeType: 3, textContent: k });
+      if (typeof k === "string") this.childNodes.push({ nodeType: 3, textContent: k, parentElement: this });
       else {
         k.parentElement = this;
         this.childNodes.push(k);
