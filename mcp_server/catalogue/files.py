@@ -225,10 +225,8 @@ PAGE_VIEWPORT = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "emulate a screen on a tab (presets `mobile`, `tablet`, `desktop`, or "
-            "`width`/`height`, `deviceScaleFactor` ≤ 3, `mobile`, `touch`; `reset`), answering "
-            "what the page then sees (`innerWidth`, `innerHeight`, `devicePixelRatio`, coarse "
-            "pointer)"
+            "a screen: `preset`, or `width`/`height`, `deviceScaleFactor` ≤ 3, `mobile`, "
+            "`touch`; `reset`; answers what the page sees"
         ),
         args=(
             '`tabId`; `preset?: "mobile"|"tablet"|"desktop"`, `width?`, `height?`, '
