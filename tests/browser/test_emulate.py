@@ -3,7 +3,8 @@ user agent (navigator and the request header), place, colour scheme, locale and 
 geolocation answers only once the person let the site ask (tabwarden grants nothing); the person's
 own tab and another session's ask for it are refused (`tab_not_owned`) and what those tabs show is
 unchanged; a zone Chrome does not know and a latitude off the globe are refused naming them; when
-the session ends, the tab stays open with none of the overrides."""
+the session ends, the tab stays open with none of the overrides. page_viewport given no size reads
+the current viewport (the page's own numbers, and the screen it set), changing nothing."""
 
 from __future__ import annotations
 
@@ -150,3 +151,26 @@ async def test_emulation_reaches_only_the_owned_tab_and_ends_with_the_session(
             return bool(await mine.evaluate(READ) == usual and header == usual["userAgent"])
 
         await until("the ended session's tab is told nothing any more", as_usual)
+
+
+async def test_page_viewport_given_no_size_reads_the_current_viewport(
+    browser: ThrowawayBrowser, context: Any, agent: Any, tab: int, site: str
+) -> None:
+    page = await _tab_page(context, f"{site}/")
+    view = "() => [innerWidth, innerHeight, devicePixelRatio]"
+    actual = await page.evaluate(view)
+    first = await ok(agent, "page_viewport", {"tabId": tab})
+    assert first["emulating"] is None, first
+    keys = ("innerWidth", "innerHeight", "devicePixelRatio")
+    assert [first["page"][k] for k in keys] == actual
+    assert await page.evaluate(view) == actual  # a read changes nothing
+    mobile = await ok(agent, "page_viewport", {"tabId": tab, "preset": "mobile"})
+    assert await ok(agent, "page_viewport", {"tabId": tab}) == mobile
+    # What the page itself says (no <meta name=viewport>: mobile rules make it 980 wide).
+    assert await page.evaluate(view) == [mobile["page"][k] for k in keys] != actual
+    async with mcp_client(browser) as other:
+        assert await code(other, "page_viewport", {"tabId": tab}) == "tab_not_owned"
+    await ok(agent, "page_viewport", {"tabId": tab, "reset": True})
+    after = await ok(agent, "page_viewport", {"tabId": tab})
+    assert after["emulating"] is None, after
+    assert [after["page"][k] for k in keys] == await page.evaluate(view), after
