@@ -16,6 +16,7 @@ import { maskCards } from "../worker/redact.js";
 import { isPlainObject } from "../shared/wire.js";
 import { fetchHandlers } from "./fetch.js";
 import { captureHandlers } from "./capture.js";
+import { emulateHandlers } from "./emulate.js";
 import { filesHandlers } from "./files.js";
 import { frameList, framesHandlers } from "./frames.js";
 import { inputHandlers } from "./input.js";
@@ -58,6 +59,7 @@ const FAMILIES = new Map(/** @type {Array<[string, HandlerFamily]>} */ ([
   ["fetch", fetchHandlers],
   ["capture", captureHandlers],
   ["files", filesHandlers],
+  ["emulate", emulateHandlers],
 ]));
 
 /**

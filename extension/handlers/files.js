@@ -2,7 +2,8 @@
 // (Page.printToPDF; the MCP server writes the bytes into its download sandbox, so they never
 // reach the agent), page_wait_download (a download a frame of an approved site in the tab
 // started, from worker/downloads.js; where Chrome saved a finished one comes from chrome.downloads,
-// and the MCP server copies it into the sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees).
+// and the MCP server copies it into the sandbox) and page_viewport (Emulation.* device metrics and touch, and what the page then sees;
+// given no size, the current viewport: nothing changed).
 // Thin glue: the debugger and chrome.downloads are injected. It must never touch the chrome
 // global, never act on a tab the session does not own or whose site is not approved, never
 // return a download's URL from an unapproved site nor a download a frame of one started (never
@@ -44,9 +45,10 @@ export const VIEWPORT_PRESETS = Object.freeze({
 
 /**
  * page_viewport's settings from its arguments: a preset, overridden field by field, or an
- * explicit width and height; null for reset.
+ * explicit width and height; null for reset; "read" when nothing is given (the current viewport
+ * is answered, nothing changed).
  * @param {Record<string, unknown>} args
- * @returns {{width: number, height: number, deviceScaleFactor: number, mobile: boolean, touch: boolean} | null}
+ * @returns {{width: number, height: number, deviceScaleFactor: number, mobile: boolean, touch: boolean} | null | "read"}
  */
 export function viewportSettings(args) {
   // Each field's type and range, the preset's enum and the booleans are the wire schema's
@@ -56,6 +58,7 @@ export function viewportSettings(args) {
     if (keys.length > 0) throw new BridgeError(CODE.BAD_REQUEST, "reset takes no other setting");
     return null;
   }
+  if (keys.length === 0) return "read";
   const preset = args.preset;
   const base = typeof preset === "string" && Object.hasOwn(VIEWPORT_PRESETS, preset)
     ? VIEWPORT_PRESETS[/** @type {keyof typeof VIEWPORT_PRESETS} */ (preset)] : null;
@@ -212,10 +215,32 @@ export function filesHandlers(deps) {
     }
   }
 
+  /**
+   * The screen page_viewport set on each tab, and for which session (a read answers it to that
+   * session only); forgotten on reset. Chrome ends it with the debugger's attachment.
+   * @type {Map<number, {session: string, settings: NonNullable<Exclude<ReturnType<typeof viewportSettings>, "read">>}>}
+   */
+  const screens = new Map();
+
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageViewport(args, ctx) {
-    const settings = viewportSettings(args);
+    const asked = viewportSettings(args);
     const { tabId, origin } = await gatedTab(deps, args, ctx, "page_viewport");
+    if (asked !== "read") {
+      await emulateScreen(ctx, tabId, asked);
+      if (asked === null) screens.delete(tabId);
+      else screens.set(tabId, { session: ctx.session, settings: asked });
+    }
+    const known = screens.get(tabId);
+    return { emulating: known !== undefined && known.session === ctx.session ? known.settings : null, page: await readBack(ctx, tabId, origin) };
+  }
+
+  /**
+   * Set (or, null, end) the screen emulation on an owned tab.
+   * @param {import("./support.js").Ctx} ctx @param {number} tabId
+   * @param {Exclude<ReturnType<typeof viewportSettings>, "read">} settings
+   */
+  async function emulateScreen(ctx, tabId, settings) {
     // Touch first, the screen last: the page's resize event then sees the pointer it will keep.
     const touch = settings?.touch === true;
     await cdp.send(ctx, tabId, "Emulation.setTouchEmulationEnabled",
@@ -228,6 +253,13 @@ export function filesHandlers(deps) {
       const { touch: _, ...metrics } = settings;
       await cdp.send(ctx, tabId, "Emulation.setDeviceMetricsOverride", metrics, "emulate the screen");
     }
+  }
+
+  /**
+   * What the page sees of its screen, from the gated origin.
+   * @param {import("./support.js").Ctx} ctx @param {number} tabId @param {string} origin
+   */
+  async function readBack(ctx, tabId, origin) {
     let seen;
     try {
       seen = (await step(ctx, "read what the page sees", browser.executeScriptArgs(tabId, readView, [])))?.[0]?.result;
@@ -239,14 +271,11 @@ export function filesHandlers(deps) {
     sameOrigin(seen.href, origin);
     const n = (/** @type {unknown} */ v) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
     return {
-      emulating: settings,
-      page: {
-        innerWidth: Math.round(n(seen.innerWidth)),
-        innerHeight: Math.round(n(seen.innerHeight)),
-        devicePixelRatio: n(seen.devicePixelRatio),
-        coarsePointer: seen.coarsePointer === true,
-        maxTouchPoints: Math.round(n(seen.maxTouchPoints)),
-      },
+      innerWidth: Math.round(n(seen.innerWidth)),
+      innerHeight: Math.round(n(seen.innerHeight)),
+      devicePixelRatio: n(seen.devicePixelRatio),
+      coarsePointer: seen.coarsePointer === true,
+      maxTouchPoints: Math.round(n(seen.maxTouchPoints)),
     };
   }
 

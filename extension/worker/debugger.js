@@ -66,6 +66,20 @@ const HELD_RE = /already attached/i;
 const FINAL_RE = /cannot access|cannot attach|no tab with|not allowed|restricted/i;
 /** An attach that found the tab held by another debugger on every try. */
 class HeldElsewhere extends Error {}
+/**
+ * The overrides page_emulate (handlers/emulate.js) can set on an owned tab, each as the command
+ * that ends it. They live on this attachment: `release` (the session let the tab go) sends these
+ * before it detaches, so none outlives the session even where Chrome would keep one; a detach
+ * ends them too (Chrome drops a client's Emulation overrides with the client).
+ * @type {ReadonlyArray<readonly [string, Record<string, unknown>]>}
+ */
+export const EMULATION_CLEARS = Object.freeze([
+  Object.freeze(/** @type {const} */ (["Emulation.setUserAgentOverride", Object.freeze({ userAgent: "" })])),
+  Object.freeze(/** @type {const} */ (["Emulation.clearGeolocationOverride", Object.freeze({})])),
+  Object.freeze(/** @type {const} */ (["Emulation.setEmulatedMedia", Object.freeze({ media: "", features: [] })])),
+  Object.freeze(/** @type {const} */ (["Emulation.setLocaleOverride", Object.freeze({})])),
+  Object.freeze(/** @type {const} */ (["Emulation.setTimezoneOverride", Object.freeze({ timezoneId: "" })])),
+]);
 /** Longest Chrome text quoted in an error. */
 const MAX_QUOTE = 200;
 
@@ -108,6 +122,8 @@ const MAX_QUOTE = 200;
  *   (rejects otherwise), after that attachment settled
  * @property {(tabId: number, domain: string, on: boolean) => void} hold keep `domain` enabled
  *   on the tab against other users' `.disable` (and re-enable it on their `.enable`)
+ * @property {(tabId: number) => void} emulating page_emulate is about to set an override on the
+ *   tab: `release` ends every one (EMULATION_CLEARS) before it detaches
  */
 
 /**
@@ -148,6 +164,9 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
   /** tabId -> the CDP domains held enabled (DebuggerManager.hold). */
   /** @type {Map<number, Set<string>>} */
   const holds = new Map();
+  /** Tabs page_emulate set an override on, on their current attachment (DebuggerManager.emulating). */
+  /** @type {Set<number>} */
+  const emulated = new Set();
 
   /** @param {unknown} err */
   const quote = (err) => String(err instanceof Error ? err.message : err).slice(0, MAX_QUOTE);
@@ -228,9 +247,25 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     childTargets.delete(tabId);
     holds.delete(tabId);
     sink?.forget(tabId);
+    const clear = emulated.delete(tabId);
     const had = sessions.get(tabId);
     sessions.delete(tabId);
-    if (had !== undefined) had.then(() => api.detach(tabId)).catch(() => {});
+    if (had !== undefined) had.then(() => (clear ? clearEmulation(tabId) : undefined)).then(() => api.detach(tabId)).catch(() => {});
+  }
+
+  /**
+   * End every page_emulate override on the tab (each on its own: one failing never keeps the
+   * others on, nor the detach from coming).
+   * @param {number} tabId
+   */
+  async function clearEmulation(tabId) {
+    for (const [method, params] of EMULATION_CLEARS) {
+      try {
+        await api.send(tabId, method, params);
+      } catch (err) {
+        log.warn(`tabwarden: could not end an emulation on tab ${tabId} (${method})`, quote(err));
+      }
+    }
   }
 
   return {
@@ -360,8 +395,13 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
       else holds.delete(tabId);
     },
 
+    emulating(tabId) {
+      if (owned(tabId)) emulated.add(tabId);
+    },
+
     onDetach(tabId, reason) {
       if (!Number.isInteger(tabId)) return;
+      emulated.delete(tabId); // Chrome ended this client's overrides with it
       sessions.delete(tabId);
       childTargets.delete(tabId);
       dialogs.forget(tabId); // unseen from now on
@@ -372,6 +412,7 @@ export function createDebuggerManager({ api, owned, dialogs, step, log = console
     release,
 
     removed(tabId) {
+      emulated.delete(tabId);
       sessions.delete(tabId);
       childTargets.delete(tabId);
       cancelled.delete(tabId);

@@ -59,6 +59,7 @@ export const LINEAGE_RULES = new Map(/** @type {Array<[string, {address: string,
   ["page_fill_form", "handler"],
   ["page_keys", "handler"],
   ["page_dialog", "handler"],
+  ["page_emulate", "handler"],
 ]));
 
 /** @typedef {{sourceOrigin: string, kind: string, token: string, readAt: number | null}} Evidence */

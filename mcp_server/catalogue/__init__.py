@@ -24,7 +24,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType, ModuleType
 
-from . import capture, fetch, files, frames, interact, keyboard, local, nav, page, read, tabs
+from . import (
+    capture,
+    emulate,
+    fetch,
+    files,
+    frames,
+    interact,
+    keyboard,
+    local,
+    nav,
+    page,
+    read,
+    tabs,
+)
 from . import input as input_family
 from .arguments import (
     Acting as Acting,
@@ -110,6 +123,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     fetch,
     capture,
     files,
+    emulate,
 )
 
 #: The order ``tools/list`` has always listed these tools in; a tool not named here follows

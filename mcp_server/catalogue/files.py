@@ -184,9 +184,7 @@ class ViewportArgs(TabArgs):
             if len(wired) > 1:
                 raise BadArguments("reset takes no other setting")
             return {"tabId": self.tabId, "reset": True}
-        if len(wired) == 1:
-            raise BadArguments("give a preset, a size or reset")
-        return wired
+        return wired  # only tabId: read the current viewport, nothing changed
 
 
 class ViewportSettings(Model):
@@ -208,14 +206,18 @@ class PageView(Model):
 
 
 class ViewportOut(Model):
-    emulating: ViewportSettings | None = Field(description="the emulation now on; null after reset")
+    emulating: ViewportSettings | None = Field(
+        description="the emulation now on (as page_viewport set it in this session); null: none, "
+        "the window's own size"
+    )
     page: PageView
 
 
 PAGE_VIEWPORT = ToolSpec(
     name="page_viewport",
     title="Emulate a device",
-    description="Emulate a screen size (preset or width/height) on a tab; reset ends it.",
+    description="Emulate a screen size (preset or width/height) on a tab; reset ends it; none "
+    "given reads the current one.",
     arguments=ViewportArgs,
     result=ViewportOut,
     annotations=ACT,
@@ -225,14 +227,14 @@ PAGE_VIEWPORT = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "emulate a screen on a tab (presets `mobile`, `tablet`, `desktop`, or "
-            "`width`/`height`, `deviceScaleFactor` ≤ 3, `mobile`, `touch`; `reset`), answering "
-            "what the page then sees (`innerWidth`, `innerHeight`, `devicePixelRatio`, coarse "
-            "pointer)"
+            "a screen: `preset`, or `width`/`height`, `deviceScaleFactor`, `mobile`, `touch`; "
+            "`reset`; none: read; answers what the page sees"
         ),
         args=(
             '`tabId`; `preset?: "mobile"|"tablet"|"desktop"`, `width?`, `height?`, '
-            "`deviceScaleFactor?` (≤ 3), `mobile?`, `touch?`; or `reset: true`"
+            "`deviceScaleFactor?` (≤ 3), `mobile?`, `touch?`; or `reset: true`; or nothing: the "
+            "current viewport (the page's `innerWidth`, `innerHeight`, `devicePixelRatio`; "
+            "`emulating`'s `mobile`), nothing changed"
         ),
         result=(
             "`{emulating: {width, height, deviceScaleFactor, mobile, touch} \\| null, page: "

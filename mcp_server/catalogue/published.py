@@ -72,7 +72,7 @@ PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "page_clear",
             "page_fill_form",
         ),
-        "layout": ("page_scroll", "page_reveal", "page_settle", "page_viewport"),
+        "layout": ("page_scroll", "page_reveal", "page_settle", "page_viewport", "page_emulate"),
         "read": ("page_markdown", "page_scrape", "page_get_state", "cookie_get", "storage_get"),
         "devtools": ("page_console", "page_network", "page_fetch"),
         "files": ("page_upload", "page_pdf", "page_wait_download"),
@@ -84,7 +84,8 @@ PROFILE_WORDS: Mapping[str, str] = MappingProxyType(
     {
         "input": "trusted keyboard and mouse: type, keys, real clicks, hover, drag, clear, and "
         "forms in one call",
-        "layout": "scroll, reveal lazy lists, wait for the page to settle, emulate a screen",
+        "layout": "scroll, reveal lazy lists, wait for the page to settle, emulate a screen, "
+        "user agent, place, colour scheme, locale and timezone",
         "read": "Markdown, scraping, one element's state, cookie and storage keys",
         "devtools": "console and network capture, and the policy-gated fetch",
         "files": "upload (policy-gated), print to PDF, wait for a download",

@@ -78,8 +78,8 @@ signed policy turns them on.
 
   input     page_type, page_keys, page_mouse, page_hover, page_drag, page_clear, page_fill_form
             (trusted keyboard and mouse, forms in one call)
-  layout    page_scroll, page_reveal, page_settle, page_viewport
-            (scroll, lazy lists, settle, screen size)
+  layout    page_scroll, page_reveal, page_settle, page_viewport, page_emulate
+            (scroll, lazy lists, settle, screen size, user agent, place, locale, timezone)
   read      page_markdown, page_scrape, page_get_state, cookie_get, storage_get
   devtools  page_console, page_network, page_fetch
   files     page_upload, page_pdf, page_wait_download

@@ -249,7 +249,7 @@ test("viewport settings: presets, overrides, explicit sizes and reset", () => {
     { width: 1024, height: 1180, deviceScaleFactor: 2, mobile: true, touch: false });
   assert.deepEqual(viewportSettings({ width: 500, height: 400 }), { width: 500, height: 400, deviceScaleFactor: 1, mobile: false, touch: false });
   assert.equal(viewportSettings({ reset: true }), null);
-  for (const bad of [{}, { preset: "watch" }, { preset: "constructor" }, { width: 500 }, { preset: "mobile", deviceScaleFactor: 4 },
+  for (const bad of [{ preset: "watch" }, { preset: "constructor" }, { width: 500 }, { preset: "mobile", deviceScaleFactor: 4 },
     { reset: true, preset: "mobile" }, { preset: "mobile", touch: "yes" }, { width: 50, height: 400 }]) {
     if (argsRefusal("page_viewport", { tabId: 1, ...bad }) !== null) continue;
     assert.throws(() => viewportSettings(bad), (e) => e.code === "bad_request", JSON.stringify(bad));
