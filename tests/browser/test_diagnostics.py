@@ -108,6 +108,7 @@ async def _out(cdp: Any) -> str:
     return str(got["result"]["value"])
 
 
+@pytest.mark.promise("H4-80")
 async def test_a_second_debugger_on_an_agent_tab_holds_nothing_and_is_left_undisturbed(
     agent: Client, context: BrowserContext, tab: int, site: str
 ) -> None:
@@ -131,6 +132,7 @@ async def test_a_second_debugger_on_an_agent_tab_holds_nothing_and_is_left_undis
     assert status.get("extensionConnected") is True, status
 
 
+@pytest.mark.promise("H4-82")
 async def test_the_extensions_own_errors_reach_the_host_log_masked_and_a_flood_is_capped(
     trusted: ThrowawayBrowser, agent: Client, context: BrowserContext
 ) -> None:

@@ -87,6 +87,7 @@ async def fill_answering(
     return await call
 
 
+@pytest.mark.promise("H4-76")
 async def test_a_form_of_every_kind_in_one_call_and_each_failure_on_its_own(
     browser: ThrowawayBrowser, form_site: ServedSite
 ) -> None:
@@ -171,6 +172,7 @@ async def test_a_form_of_every_kind_in_one_call_and_each_failure_on_its_own(
         assert len(windows) == 1
 
 
+@pytest.mark.promise("H4-76")
 async def test_a_form_with_a_password_asks_once_a_no_changes_nothing_and_no_value_comes_back(
     browser: ThrowawayBrowser, form_site: ServedSite
 ) -> None:
@@ -242,6 +244,7 @@ def _grant_test_hosts(browser: ThrowawayBrowser) -> None:
     path.write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
 
 
+@pytest.mark.promise("H4-76")
 async def test_a_planted_token_in_a_form_asks_once_naming_both_sites_and_a_no_changes_nothing(
     browser: ThrowawayBrowser, planted_sites: ServedSite
 ) -> None:

@@ -140,6 +140,7 @@ async def _focused_on(worker: Worker, window_id: int) -> bool:
     return bool(state["focused"] and state["last"] == window_id)
 
 
+@pytest.mark.promise("H4-83")
 async def test_agent_tabs_open_and_act_without_taking_the_persons_focus_and_are_muted(
     agent: Client, context: BrowserContext, site: str
 ) -> None:
@@ -159,6 +160,7 @@ async def test_agent_tabs_open_and_act_without_taking_the_persons_focus_and_are_
     assert (await _chrome(worker, TAB, person_tab))["muted"] is False
 
 
+@pytest.mark.promise("H4-83")
 async def test_with_agent_tabs_audible_an_agent_tab_is_left_unmuted(
     browser: ThrowawayBrowser, window_manager: str, site: str
 ) -> None:

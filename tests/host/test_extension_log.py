@@ -26,6 +26,7 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "tabwarden.host.extension"]
 
 
+@pytest.mark.promise("H4-82")
 def test_a_report_is_one_capped_line_that_cannot_forge_another(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -48,6 +49,7 @@ def test_a_report_of_another_kind_is_refused() -> None:
         ExtensionErrorLog().record({"kind": "console", "message": "page output"})
 
 
+@pytest.mark.promise("H4-82")
 def test_a_flood_is_capped_and_the_dropped_counted(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, "tabwarden.host.extension")
     clock = Clock()
@@ -63,6 +65,7 @@ def test_a_flood_is_capped_and_the_dropped_counted(caplog: pytest.LogCaptureFixt
     )
 
 
+@pytest.mark.promise("H4-82")
 def test_through_the_real_host_the_line_reaches_its_log(fake_browser: FakeBrowser) -> None:
     paired_host(fake_browser)
     reply = host_call(

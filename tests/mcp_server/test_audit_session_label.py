@@ -36,6 +36,7 @@ FORGING = (
 )
 
 
+@pytest.mark.promise("H4-81")
 def test_a_label_keeps_no_control_or_format_character_and_no_more_than_the_cap() -> None:
     assert sanitise_session_label("work") == "work"
     assert sanitise_session_label(None) is None
@@ -89,6 +90,7 @@ def _audit(runtime: Path) -> list[dict[str, Any]]:
     return entries
 
 
+@pytest.mark.promise("H4-81")
 def test_two_sessions_calls_are_audited_each_with_its_own_label(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
@@ -41,6 +42,7 @@ async def _refusal(client: Client, fields: Any) -> str:
     return message
 
 
+@pytest.mark.promise("H4-76")
 async def test_a_form_that_makes_no_request_is_refused_naming_the_field(runtime_dir: Path) -> None:
     async with Client(_server(runtime_dir), raise_exceptions=True) as client:
         assert "`fields`" in await _refusal(client, [])
@@ -74,6 +76,7 @@ async def test_a_form_that_makes_no_request_is_refused_naming_the_field(runtime_
         assert answer is not None and answer["code"] != BAD_REQUEST, answer
 
 
+@pytest.mark.promise("H4-76")
 def test_every_value_a_form_types_or_chooses_is_read_for_its_lineage() -> None:
     args = BY_NAME["page_fill_form"].arguments.model_validate(
         {

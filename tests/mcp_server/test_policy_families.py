@@ -52,6 +52,7 @@ def test_the_policy_names_the_same_families_the_catalogue_has() -> None:
     assert set(TOOL_FAMILIES) == set(PROFILES)
 
 
+@pytest.mark.promise("H4-84")
 def test_a_family_the_policy_names_is_listed_beside_the_default_and_the_caps(
     tmp_path: Path,
 ) -> None:
@@ -62,6 +63,7 @@ def test_a_family_the_policy_names_is_listed_beside_the_default_and_the_caps(
     assert both == DEFAULT_LIST | set(PROFILES["input"]) | set(PROFILES["files"])
 
 
+@pytest.mark.promise("H4-84")
 def test_a_tool_outside_the_policys_families_answers_tool_not_enabled(runtime_dir: Path) -> None:
     policy = apply_set(DEFAULT_POLICY, {"toolFamilies": ["files"]})
     eff = dataclasses.replace(Effective.unpaired(), policy=policy)
@@ -82,6 +84,7 @@ def test_a_tool_outside_the_policys_families_answers_tool_not_enabled(runtime_di
     asyncio.run(scenario())
 
 
+@pytest.mark.promise("H4-84")
 def test_naming_a_family_widens_and_dropping_one_narrows() -> None:
     some = apply_set(DEFAULT_POLICY, {"toolFamilies": ["input", "files"]})
     assert is_wider(some, DEFAULT_POLICY) and not is_wider(DEFAULT_POLICY, some)
@@ -93,6 +96,7 @@ def test_naming_a_family_widens_and_dropping_one_narrows() -> None:
             validate_value("toolFamilies", bad)
 
 
+@pytest.mark.promise("H4-84")
 def test_a_corrupt_value_fails_closed_to_the_default_list_and_says_so(tmp_path: Path) -> None:
     """A validly signed record whose toolFamilies this version cannot read (a family it does
     not know): the reader falls back to the default policy, the session lists the default tools

@@ -198,6 +198,7 @@ def test_page_fetch_on_widens_and_off_is_free() -> None:
     assert restrict(on, [("pageFetch", False)]).page_fetch is False
 
 
+@pytest.mark.promise("H4-83")
 def test_agent_tabs_audible_on_widens_and_off_is_free() -> None:
     """Agents' tabs are muted by default; leaving them audible (a page the agent opened may be
     heard by the person) is the signed widening, a restriction turning it on is ignored, off is
