@@ -166,6 +166,7 @@ const popups = createPopups({
   ownership,
   lifecycle,
   attach: (session, tabId) => cdp.ensureSoft({ session, policy: NO_POLICY }, tabId),
+  mute: (tabId) => api.updateTab(tabId, { muted: true }),
   log,
 });
 

@@ -35,10 +35,11 @@ import { NO_POLICY } from "./policy.js";
  * @param {{ownership: import("./ownership.js").Ownership,
  *   lifecycle: Pick<import("./tab-lifecycle.js").TabLifecycle, "makeRoom" | "claimed">,
  *   attach: (session: string, tabId: number) => Promise<unknown>,
+ *   mute?: (tabId: number) => Promise<unknown>,
  *   log?: {warn: (...a: unknown[]) => void}}} deps
  * @returns {Popups}
  */
-export function createPopups({ ownership, lifecycle, attach, log = console }) {
+export function createPopups({ ownership, lifecycle, attach, mute, log = console }) {
   /** openerTabId -> armed watches. @type {Map<number, Set<{take: (t: JoinedTab) => void}>>} */
   const watching = new Map();
   /** session -> the policy of its latest armed call (the cap its popups are held to). */
@@ -61,6 +62,11 @@ export function createPopups({ ownership, lifecycle, attach, log = console }) {
       // The opener may have left the session while room was made; a tab already owned stays so.
       if (ownership.owner(opener) !== session || !ownership.claim(session, id)) return null;
       await lifecycle.claimed(id);
+      // Muted as a tab_open tab is, unless the session's policy says agentTabsAudible (a popup
+      // whose opener armed no watch is held to no policy: muted).
+      if (mute && !(policyOf.get(session) ?? NO_POLICY).allows("agentTabsAudible")) {
+        await mute(id).catch((err) => log.warn(`tabwarden: could not mute the new agent tab ${id}`, err));
+      }
       try {
         await attach(session, id);
       } catch (err) {

@@ -137,11 +137,26 @@ function popupHarness({ room = true } = {}) {
     },
     claimed: async (id) => { claimed.push(id); },
   };
+  const muted = [];
   const popups = createPopups({
-    ownership, lifecycle, attach: async (session, id) => { attached.push([session, id]); }, log: { warn: () => {} },
+    ownership, lifecycle, attach: async (session, id) => { attached.push([session, id]); },
+    mute: async (id) => { muted.push(id); }, log: { warn: () => {} },
   });
-  return { ownership, popups, claimed, attached };
+  return { ownership, popups, claimed, attached, muted };
 }
+
+test("popups: a tab joining a session is muted unless its policy says agentTabsAudible; a person's popup never is", async () => {
+  const { popups, muted } = popupHarness();
+  popups.watch(1, parsePolicy(POLICY)).cancel();
+  await popups.created(1, 2, `${A}/child`);
+  assert.deepEqual(muted, [2], "an agent's popup is muted");
+  await popups.created(50, 51, `${A}/`);
+  assert.deepEqual(muted, [2], "a popup of a tab nobody owns is the person's: untouched");
+  const audible = popupHarness();
+  audible.popups.watch(1, parsePolicy({ ...POLICY, agentTabsAudible: true })).cancel();
+  await audible.popups.created(1, 2, `${A}/child`);
+  assert.deepEqual(audible.muted, [], "agentTabsAudible leaves it audible");
+});
 
 test("popups: a tab an owned tab opens joins its session, is kept, attached and reported to the armed watch", async () => {
   const { ownership, popups, claimed, attached } = popupHarness();
