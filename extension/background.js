@@ -14,7 +14,7 @@ import * as api from "./shared/chrome-api.js";
 import { createConfirmBroker } from "./worker/confirm-broker.js";
 import { SOFT_ATTACH_MS, createDebuggerManager, createDialogGuard } from "./worker/debugger.js";
 import { createDialogs } from "./worker/dialogs.js";
-import { createErrorReporter } from "./worker/error-report.js";
+import { createErrorReporter, pageErrorMessages } from "./worker/error-report.js";
 import { createDownloadLog } from "./worker/downloads.js";
 import { confirmWindowMessages, createConfirmer } from "./shared/confirm-window.js";
 import { createDispatcher } from "./worker/dispatch.js";
@@ -506,7 +506,7 @@ const messageRouter = createMessageRouter({
   pageUrl: api.extensionUrl,
   handlers: [
     ...pairing.messages, ...policyRelay.messages, ...popupRelay.messages, ...agentTabsRelay.messages,
-    ...presenceConfirm.messages, ...confirmWindowMessages(broker),
+    ...presenceConfirm.messages, ...confirmWindowMessages(broker), ...pageErrorMessages(errors),
   ],
 });
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {

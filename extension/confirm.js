@@ -7,6 +7,10 @@
 import { growCurrentWindow, requestPermission, sendRuntimeMessage } from "./shared/chrome-api.js";
 import { runConfirmPage } from "./ui/confirm-page.js";
 import { getAssertion } from "./ui/webauthn.js";
+import { reportPageErrors } from "./shared/page-errors.js";
+
+// This page's own errors go to the host's log too (masked there, as the worker's are).
+reportPageErrors("confirm", window, sendRuntimeMessage, { id: new URLSearchParams(location.search).get("id") });
 
 runConfirmPage({
   doc: document,
@@ -20,4 +24,4 @@ runConfirmPage({
     cancel: (t) => clearTimeout(/** @type {ReturnType<typeof setTimeout>} */ (t)),
   },
   win: window,
-}).catch((err) => console.warn("tabwarden: confirm page failed", err));
+}).catch((err) => { console.warn("tabwarden: confirm page failed", err); reportError(err); });

@@ -13,18 +13,22 @@ import { runLiveRefresh } from "./shared/live-refresh.js";
 import { runOptionsPage } from "./ui/options-page.js";
 import { runPolicyPage } from "./ui/policy-page.js";
 import { createCredential, getAssertion } from "./ui/webauthn.js";
+import { reportPageErrors } from "./shared/page-errors.js";
+
+// This page's own errors go to the host's log too (masked there, as the worker's are).
+const reportError = reportPageErrors("options", window, sendRuntimeMessage);
 
 const policyPage = runPolicyPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
-policyPage.catch((err) => console.warn("tabwarden: policy section failed", err));
+policyPage.catch((err) => { console.warn("tabwarden: policy section failed", err); reportError(err); });
 
 const clientsPage = runClientsPage({ doc: document, api: { sendMessage: sendRuntimeMessage, getAssertion } });
-clientsPage.catch((err) => console.warn("tabwarden: clients section failed", err));
+clientsPage.catch((err) => { console.warn("tabwarden: clients section failed", err); reportError(err); });
 
 const agentTabs = runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
-agentTabs.catch((err) => console.warn("tabwarden: agent tab list failed", err));
+agentTabs.catch((err) => { console.warn("tabwarden: agent tab list failed", err); reportError(err); });
 
 const audit = runAuditView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
-audit.catch((err) => console.warn("tabwarden: audit log section failed", err));
+audit.catch((err) => { console.warn("tabwarden: audit log section failed", err); reportError(err); });
 
 const optionsPage = runOptionsPage({
   doc: document,
@@ -35,7 +39,7 @@ const optionsPage = runOptionsPage({
     clientsPage.then((c) => c.refresh()).catch(() => {});
   },
 });
-optionsPage.catch((err) => console.warn("tabwarden: options page failed", err));
+optionsPage.catch((err) => { console.warn("tabwarden: options page failed", err); reportError(err); });
 
 runLiveRefresh({
   doc: document, win: window, listen: onRuntimeMessage,

@@ -7,14 +7,18 @@ import { runAgentTabsView } from "./ui/agent-tabs-view.js";
 import { extensionVersion, onRuntimeMessage, openOptionsPage, sendRuntimeMessage } from "./shared/chrome-api.js";
 import { runLiveRefresh } from "./shared/live-refresh.js";
 import { runPopupPage } from "./ui/popup-page.js";
+import { reportPageErrors } from "./shared/page-errors.js";
+
+// This page's own errors go to the host's log too (masked there, as the worker's are).
+const reportError = reportPageErrors("popup", window, sendRuntimeMessage);
 
 const popupPage = runPopupPage({
   doc: document, api: { sendMessage: sendRuntimeMessage, openOptionsPage }, version: extensionVersion(),
 });
-popupPage.catch((err) => console.warn("tabwarden: popup failed", err));
+popupPage.catch((err) => { console.warn("tabwarden: popup failed", err); reportError(err); });
 
 const agentTabs = runAgentTabsView({ doc: document, api: { sendMessage: sendRuntimeMessage } });
-agentTabs.catch((err) => console.warn("tabwarden: agent tab list failed", err));
+agentTabs.catch((err) => { console.warn("tabwarden: agent tab list failed", err); reportError(err); });
 
 runLiveRefresh({
   doc: document, win: window, listen: onRuntimeMessage,

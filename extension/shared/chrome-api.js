@@ -62,7 +62,7 @@ export function createTab(props) {
 
 /**
  * @param {number} tabId
- * @param {{url?: string, active?: boolean}} props
+ * @param {{url?: string, active?: boolean, muted?: boolean}} props
  */
 export function updateTab(tabId, props) {
   return chrome.tabs.update(tabId, props);

@@ -85,3 +85,28 @@ export function createErrorReporter({ hostCall, now, mask = maskText }) {
     snapshot: () => ({ sent, dropped }),
   };
 }
+
+/** Longest name of an error a page sends (`TypeError`), kept only when it looks like one. */
+const NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
+
+/**
+ * The worker's handler for `page_error` (worker/message-router.js admits it from the options
+ * page, the popup and the confirm window only): the page's error, reported as the worker's own
+ * are, under "page <name>". A malformed message reports nothing.
+ * @param {ErrorReporter} reporter
+ * @returns {Map<string, (msg: Record<string, unknown>) => Promise<{ok: boolean}>>}
+ */
+export function pageErrorMessages(reporter) {
+  return new Map([["page_error", async (msg) => {
+    const { page, kind, name, message, stack } = msg;
+    if (!["options", "popup", "confirm"].includes(/** @type {string} */ (page))) return { ok: false };
+    if (kind !== "error" && kind !== "rejection") return { ok: false };
+    if (typeof message !== "string" || typeof stack !== "string") return { ok: false };
+    const err = new Error(message.slice(0, MAX_MESSAGE * 4));
+    err.name = typeof name === "string" && NAME_RE.test(name) ? name : "Error";
+    // describe() drops the stack's first line (the message): keep the page's frames whole.
+    err.stack = `${err.name}\n${stack.slice(0, MAX_STACK * 4)}`;
+    reporter.report(kind, `page ${page}`, err);
+    return { ok: true };
+  }]]);
+}

@@ -77,6 +77,8 @@ export const MESSAGE_TABLE = new Map([
   ["confirm_presence_complete", CONFIRM_WINDOW],
   ["confirm_details", CONFIRM_WINDOW_AT_ONCE],
   ["confirm_answer", CONFIRM_WINDOW_AT_ONCE],
+  // Any of our pages' own errors, for the host's log (shared/page-errors.js, worker/error-report.js).
+  ["page_error", route([TIER.OPTIONS, TIER.POPUP, TIER.CONFIRM])],
 ]);
 
 /**

@@ -8,6 +8,7 @@ import { createPopupRelay } from "../../extension/worker/popup-relay.js";
 import { confirmWindowMessages } from "../../extension/shared/confirm-window.js";
 import { createPresenceConfirm } from "../../extension/shared/presence-confirm.js";
 import { createConfirmBroker } from "../../extension/worker/confirm-broker.js";
+import { createErrorReporter, pageErrorMessages } from "../../extension/worker/error-report.js";
 import { fakeTimers } from "./helpers/fakes.mjs";
 
 const EXT = "jlmldlloenidkbhnlcdhogbbeefcjhmf";
@@ -53,10 +54,10 @@ const refusalOf = (type) => (type === "confirm_details" || type === "confirm_ans
 
 test("the table: every type names its tiers; the confirm window's own messages answer at once", () => {
   const byTier = (tier) => [...MESSAGE_TABLE].filter(([, r]) => r.tiers.includes(tier)).map(([t]) => t).sort();
-  assert.deepEqual(byTier(TIER.POPUP), ["agent_tabs_close", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_list", "popup_kill", "popup_status"]);
-  assert.deepEqual(byTier(TIER.CONFIRM), ["confirm_answer", "confirm_details", "confirm_presence_begin", "confirm_presence_complete"]);
+  assert.deepEqual(byTier(TIER.POPUP), ["agent_tabs_close", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_list", "page_error", "popup_kill", "popup_status"]);
+  assert.deepEqual(byTier(TIER.CONFIRM), ["confirm_answer", "confirm_details", "confirm_presence_begin", "confirm_presence_complete", "page_error"]);
   assert.deepEqual(byTier(TIER.OPTIONS), ["agent_tabs_close", "agent_tabs_close_orphan", "agent_tabs_close_orphans", "agent_tabs_list",
-    "audit_tail", "client_revoke", "clients_recent", "kill", "options_status", "pair_begin", "pair_complete", "policy_get",
+    "audit_tail", "client_revoke", "clients_recent", "kill", "options_status", "page_error", "pair_begin", "pair_complete", "policy_get",
     "policy_restrict", "presence_begin", "presence_complete"]);
   assert.deepEqual([...MESSAGE_TABLE].filter(([, r]) => r.sync).map(([t]) => t).sort(), ["confirm_answer", "confirm_details"]);
   for (const [type, r] of MESSAGE_TABLE) {
@@ -75,6 +76,7 @@ test("the relays the worker wires answer exactly the table's types: none missing
     createAgentTabsRelay({ lifecycle: { list: async () => [], closeOrphan: async () => false, closeOrphans: async () => 0, closeAgentTab: async () => false } }).messages,
     createPresenceConfirm({ broker, hostCall }).messages,
     confirmWindowMessages(broker),
+    pageErrorMessages(createErrorReporter({ hostCall, now: () => 0 })),
   ];
   const types = relays.flatMap((m) => [...m.keys()]);
   assert.equal(new Set(types).size, types.length, "no type is answered twice");
