@@ -177,3 +177,17 @@ def test_a_masked_href_stays_masked_in_the_line_form() -> None:
     assert lines.decode(text.split("\nsnapshot:\n")[1])[0]["href"] == masked
     for shown in (text, json.dumps(result.structured_content)):
         assert "SECRET123abc" not in shown and "hunter2" not in shown and "eyJ" not in shown
+
+
+def test_a_footnote_link_keeps_its_subrole_ref_and_href_in_its_line() -> None:
+    # DPUB-ARIA link subroles arrive under the role Chrome's tree gives them; the line keeps it.
+    row = {"ref": "@e7", "role": "doc-noteref", "name": "[1]", "tag": "a", "href": "#id5"}
+    line = lines.encode_row(row)
+    assert line == '- doc-noteref "[1]" @e7 href=#id5'
+    assert lines.decode_row(line) == {
+        "depth": 0,
+        "role": "doc-noteref",
+        "name": "[1]",
+        "ref": "@e7",
+        "href": "#id5",
+    }
