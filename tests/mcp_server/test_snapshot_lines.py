@@ -8,6 +8,7 @@ so a masked href stays masked."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +52,11 @@ HREFS = st.one_of(
             "https://x.test/a b?token=[masked: 9 chars, letters]",
             "http://127.0.0.1:8123/corpus/library/os.html#os.sep",
             "http://127.0.0.1:8123/corpus/a.html#id5",
+            "http://127.0.0.1:8123/corpus/b/c.html",
+            "http://127.0.0.1:8123/corpus/mailto:x",
+            "http://127.0.0.1:8123/corpus/?q=1",
+            "http://127.0.0.1:8123/corpus//x",
+            "https://x.test/other.html",
             "http://127.0.0.1:81234/x",
         ]
     ),
@@ -89,9 +95,13 @@ def absolute(href: str, url: str | None) -> str:
         return href
     parts = urlsplit(url)
     origin, page = f"{parts.scheme}://{parts.netloc}", url.split("#")[0]
+    folder = origin + parts.path[: parts.path.rfind("/") + 1]
     if href.startswith("#"):
         return page + href
-    return origin + href if href.startswith("/") and not href.startswith("//") else href
+    if href.startswith("/"):
+        return origin + href if not href.startswith("//") else href
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", href)
+    return href if href == "" or href[0] == "?" or scheme else folder + href
 
 
 def expected(row: Mapping[str, Any], url: str | None = None) -> dict[str, Any]:
@@ -278,6 +288,14 @@ def test_a_link_list_says_each_name_once_and_same_origin_hrefs_as_paths() -> Non
             },
             {"ref": "@e7", "role": "code", "name": "", "tag": "code", "depth": 1},
             {
+                "ref": "@e9",
+                "role": "link",
+                "name": "up",
+                "tag": "a",
+                "depth": 1,
+                "href": "http://127.0.0.1:8123/corpus/tutorial/index.html",
+            },
+            {
                 "ref": "@e8",
                 "role": "link",
                 "name": "elsewhere",
@@ -293,10 +311,11 @@ def test_a_link_list_says_each_name_once_and_same_origin_hrefs_as_paths() -> Non
     assert shaped["lines"].splitlines() == [
         "- list @e1",
         "  - listitem @e2",
-        '    - link "os.path" @e3 href=/corpus/library/os.path.html',
+        '    - link "os.path" @e3 href=os.path.html',
         '  - listitem "Intro and more" @e5',
         '    - link "Intro" @e6 href=#intro',
         "  - code @e7",  # not inside a link: kept
+        '  - link "up" @e9 href=/corpus/tutorial/index.html',
         '  - link "elsewhere" @e8 href=https://docs.python.org/3/',
     ]
     hrefs = [r["href"] for r in lines.decode(shaped["lines"], url) if "href" in r]

@@ -21,9 +21,10 @@ is left out; a value over ``VALUE_CHARS`` is cut (ending in …) with ``value.ch
 Fewer bytes per row, nothing an action needs lost (``fold``):
 
 - an ``href`` at the page's origin (when the answer says its ``url``) is written as its path
+  from the page's directory when under it (``href=os.path.html``), else as its path
   (``href=/docs/a.html``), one into the page itself as its fragment (``href=#intro``); an
-  ``href`` that would read as another origin's (``//host/…``) stays absolute. ``decode`` with
-  the page's url resolves them back;
+  ``href`` that would read as another origin's (``//host/…``) or as a scheme (``a:b``) stays
+  as it was. ``decode`` with the page's url resolves them back;
 - a structural row (list item, table row or cell, term, definition) leaves out its name when the
   row right under it (its first child) has the same name: a list item of one link says it once;
 - a nameless inline row (``code``, ``emphasis``, ``strong``, …) inside a link or button, with
@@ -83,8 +84,9 @@ def _chars(row: Mapping[str, Any], field: str) -> int | None:
     return None
 
 
-def _bases(url: object) -> tuple[str, str] | None:
-    """The page's origin and its address without fragment, when ``url`` is an http(s) URL."""
+def _bases(url: object) -> tuple[str, str, str] | None:
+    """The page's origin, its directory (the origin and its path to the last ``/``) and its
+    address without fragment, when ``url`` is an http(s) URL."""
     if not isinstance(url, str):
         return None
     try:
@@ -93,18 +95,27 @@ def _bases(url: object) -> tuple[str, str] | None:
         return None
     if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc:
         return None
-    return f"{parts.scheme}://{parts.netloc}", url.split("#", 1)[0]
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return origin, origin + (parts.path or "/").rsplit("/", 1)[0] + "/", url.split("#", 1)[0]
+
+
+#: What an href starts with when it is not a path relative to the page's directory.
+_NOT_RELATIVE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|[/?#]")
 
 
 def short_href(href: str, url: object) -> str:
     """``href`` as the line writes it on the page at ``url``: its fragment when it points into
-    the page, its path when at the page's origin, else whole."""
+    the page, its path from the page's directory when under it (one that would read as a scheme
+    or another form is not), its path when at the page's origin, else whole."""
     bases = _bases(url)
     if bases is None:
         return href
-    origin, page = bases
+    origin, folder, page = bases
     if href.startswith(page + "#"):
         return href[len(page) :]
+    rest = href[len(folder) :]
+    if href.startswith(folder) and rest and not _NOT_RELATIVE.match(rest):
+        return rest
     if href.startswith(origin + "/") and not href.startswith(origin + "//"):
         return href[len(origin) :]
     return href
@@ -115,12 +126,12 @@ def full_href(href: str, url: object) -> str:
     bases = _bases(url)
     if bases is None:
         return href
-    origin, page = bases
+    origin, folder, page = bases
     if href.startswith("#"):
         return page + href
     if href.startswith("/") and not href.startswith("//"):
         return origin + href
-    return href
+    return href if not href or _NOT_RELATIVE.match(href) else folder + href
 
 
 def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
