@@ -28,7 +28,9 @@ Fewer bytes per row, nothing an action needs lost (``fold``):
 - a structural row (list item, table row or cell, term, definition) leaves out its name when the
   row right under it (its first child) has the same name: a list item of one link says it once;
 - a nameless inline row (``code``, ``emphasis``, ``strong``, …) inside a link or button, with
-  nothing of its own (no state, value, child row), is left out: the link's line says it all.
+  nothing of its own (no state, value, child row), is left out: the link's line says it all;
+- then a list item holding one link and nothing else (no name, state or other row) is left out,
+  its link written at the list item's depth: a list of links reads as its links.
 """
 
 from __future__ import annotations
@@ -163,6 +165,33 @@ def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             and not _chars(row, "name")
         ):
             row = {k: v for k, v in row.items() if k != "name"}
+        out.append(row)
+    return _lone_links(out)
+
+
+def _lone_links(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A list item holding one link and nothing else (no name, state or row of its own) left
+    out, its link written at its depth."""
+    out: list[Mapping[str, Any]] = []
+    skip = False
+    for i, row in enumerate(rows):
+        if skip:
+            skip = False
+            out.append({**row, "depth": _depth(row) - 1})
+            continue
+        depth = _depth(row)
+        link = rows[i + 1] if i + 1 < len(rows) else None
+        after = rows[i + 2] if i + 2 < len(rows) else None
+        if (
+            row.get("role") == "listitem"
+            and not any(row.get(k) for k in _OWN)
+            and link is not None
+            and link.get("role") == "link"
+            and _depth(link) == depth + 1
+            and (after is None or _depth(after) <= depth)
+        ):
+            skip = True
+            continue
         out.append(row)
     return out
 
