@@ -160,7 +160,7 @@ def test_every_field_an_action_needs_comes_back_out_of_the_lines(
             # A list item of one link and nothing else: its link comes at its depth instead.
             link = snapshot[i + 1]
             assert link["role"] == "link" and (link.get("depth") or 0) == depth + 1
-            assert not any(row.get(k) for k in ("states", "value", "href", "level", "source"))
+            assert not any(row.get(k) for k in ("states", "value", "href", "source"))
             assert not row.get("shortened")
             assert not row.get("name") or row["name"] == link.get("name")
             assert dict(folded) == {**link, "depth": depth}
@@ -280,7 +280,14 @@ def test_a_link_list_says_each_name_once_and_same_origin_hrefs_as_paths() -> Non
         "title": "The Python Standard Library",
         "snapshot": [
             {"ref": "@e1", "role": "list", "name": "", "tag": "ul", "depth": 0},
-            {"ref": "@e2", "role": "listitem", "name": "os.path", "tag": "li", "depth": 1},
+            {
+                "ref": "@e2",
+                "role": "listitem",
+                "name": "os.path",
+                "tag": "li",
+                "depth": 1,
+                "level": 1,
+            },
             {
                 "ref": "@e3",
                 "role": "link",

@@ -170,8 +170,9 @@ def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _lone_links(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """A list item holding one link and nothing else (no name, state or row of its own) left
-    out, its link written at its depth."""
+    """A list item holding one link and nothing else (no name, state or row of its own; its
+    ``level``, the list's nesting, is what the link's depth then says) left out, its link
+    written at its depth."""
     out: list[Mapping[str, Any]] = []
     skip = False
     for i, row in enumerate(rows):
@@ -184,7 +185,7 @@ def _lone_links(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         after = rows[i + 2] if i + 2 < len(rows) else None
         if (
             row.get("role") == "listitem"
-            and not any(row.get(k) for k in _OWN)
+            and not any(row.get(k) for k in _OWN if k != "level")
             and link is not None
             and link.get("role") == "link"
             and _depth(link) == depth + 1
