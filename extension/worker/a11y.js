@@ -39,6 +39,9 @@ export const INTERACTIVE_ROLES = new Set([
   "button", "link", "textbox", "searchbox", "checkbox", "radio", "switch", "combobox", "listbox",
   "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton",
   "treeitem", "DisclosureTriangle", "PopUpButton", "MenuListPopup", "MenuListOption", "scrollbar",
+  // DPUB-ARIA's link subroles (footnote and bibliography references, their back links):
+  // links, which Chrome's tree names by their subrole.
+  "doc-noteref", "doc-backlink", "doc-biblioref", "doc-glossref",
 ]);
 /** Roles whose accessible name does not come from their content: the page side gives their text. */
 export const TEXT_ROLES = new Set(["listitem", "row", "cell", "gridcell", "article", "blockquote", "caption", "term", "definition"]);

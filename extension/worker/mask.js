@@ -148,9 +148,21 @@ function replaceScanned(s, start, scan) {
   return last === 0 ? s : out + s.slice(last);
 }
 
-/** @type {(s: string, from: number, to: number) => {to: number, text: string}} */
+/**
+ * What follows a scheme word and is a word, not a credential: 8–20 lowercase ASCII letters (a
+ * sentence's full stop after them allowed): "Basic customization", "Token validation". The
+ * credentials the rule is for carry a digit, a capital or one of `+/=_-~.`: JWTs ("eyJ"),
+ * prefixed keys (`ghp_`, `xoxb-`, `sk_live_`, `glpat-`), UUIDs; a random one lacks all three
+ * only by chance: hex (6/16)^n (4e-4 at 8 characters, 1e-17 at 40), base64/base64url/base64 of
+ * `user:pass` (26/64)^n (7e-4 at 8, 1e-8 at 20). Runs over 20 letters stay masked whatever
+ * their case, and an `Authorization:` line is masked whole whatever it holds.
+ */
+const SCHEME_WORD_AFTER = /^[a-z]{8,20}\.?$/;
+
+/** @type {(s: string, from: number, to: number) => {to: number, text: string} | null} */
 const schemeCredential = (s, from, to) => {
   const end = runEnd(s, to, TOKEN_CHAR);
+  if (SCHEME_WORD_AFTER.test(s.slice(to, end))) return null;
   return { to: end, text: `${s.slice(from, to)}${maskValue("", s.slice(to, end))}` };
 };
 

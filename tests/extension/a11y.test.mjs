@@ -163,3 +163,16 @@ test("rankFind: exact, then prefix, then substring; visible first; limit; role f
   assert.deepEqual(refs(rankFind(rows, { role: "link" })), ["@e4"]);
   assert.equal(MAX_FIND, 50);
 });
+
+test("axRows: DPUB-ARIA link subroles (footnote refs, back links) are interactive: a cut keeps them and says so truly", () => {
+  const subroles = ["doc-noteref", "doc-backlink", "doc-biblioref", "doc-glossref"];
+  const kids = Array.from({ length: 24 }, (_, i) => String(i + 2));
+  const nodes = [ax("1", "RootWebArea", { kids }), ...kids.map((id, i) => (i % 6 < subroles.length
+    ? ax(id, subroles[i % 6], { name: `[${id}]`, parent: "1" })
+    : ax(id, "heading", { name: `h${id}`, parent: "1", props: { level: 2 } })))];
+  const r = axRows(nodes, { maxNodes: 16 });
+  assert.deepEqual(r.rows.filter((x) => subroles.includes(x.role)).length, 16); // every footnote link, before any heading
+  assert.equal(r.cut?.interactive, 0);
+  assert.match(r.cut?.rest ?? "", /every interactive element is listed; 8 other rows/);
+  assert.deepEqual(axRows(nodes, { compact: true }).rows.map((x) => x.role), Array.from({ length: 4 }, () => subroles).flat());
+});

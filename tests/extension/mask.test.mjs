@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classes, maskValue } from "../../extension/worker/mask.js";
+import { classes, maskText, maskValue } from "../../extension/worker/mask.js";
 
 const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
 
@@ -36,5 +36,24 @@ test("the masked form never contains the value or a piece of it", () => {
       if (m.includes(piece)) assert.match("masked chars letters digits symbols spaces empty hex base64url JWT UUID digit char", new RegExp(piece));
     }
     assert.ok(!m.includes(v), v);
+  }
+});
+
+test("auth schemes: every credential shape masked; a lowercase word after Basic/Token/Bearer is a word", () => {
+  const hex40 = "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b";
+  const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlX2hlcmU";
+  for (const [text, secret] of [
+    ["Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"], [`Bearer ${jwt}`, "c2lnbmF0dXJlX2hlcmU"], [`Token ${hex40}`, hex40],
+    [`bearer ${hex40}`, hex40], ["Token abcDEF123ghiJKL", "abcDEF123ghiJKL"], ["Bearer ghp_abcdefghijklmnop", "abcdefghijklmnop"],
+    ["Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"], ["Bearer abcdefgh-ijklmnop", "abcdefgh-ijklmnop"],
+    ["Bearer Abcdefghijklm", "Abcdefghijklm"], ["Token ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP"],
+    ["Bearer abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"], // longer than a word
+    ["Authorization: Basic customization", "customization"], // a header line is masked whole
+  ]) {
+    const out = maskText(`x ${text} y`);
+    assert.ok(!out.includes(secret) && out.includes("[masked"), `${text} -> ${out}`);
+  }
+  for (const text of ["3.3.1. Basic customization", "Token validation", "Bearer instructions", "see Basic authentication.", "Token authorization"]) {
+    assert.equal(maskText(text), text);
   }
 });

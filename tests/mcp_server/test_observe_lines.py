@@ -90,8 +90,8 @@ def test_every_observing_action_answers_lines_that_give_back_what_an_action_need
     reply = {"observation": {"snapshot": _snapshot(ACTION_ROWS)}}
     seen = _observed(name, {"snapshot": "full"}, reply)["observation"]["snapshot"]
     assert "snapshot" not in seen  # no JSON rows beside the lines
-    assert lines.decode(seen["lines"]) == [expected(r) for r in ACTION_ROWS]
-    back = {r["ref"]: r for r in lines.decode(seen["lines"])}
+    assert lines.decode(seen["lines"], seen["url"]) == [expected(r) for r in ACTION_ROWS]
+    back = {r["ref"]: r for r in lines.decode(seen["lines"], seen["url"])}
     assert back["@e1"]["href"] == "https://x.test/a?b=1" and back["@e1"]["name"] == 'Say "hi"'
     assert back["@e2"]["states"] == {"checked": "mixed", "disabled": True}
     assert back["@e3"]["value"] == "alice b"
@@ -104,7 +104,8 @@ def test_every_observing_action_answers_lines_that_give_back_what_an_action_need
 def test_any_observed_rows_round_trip(snapshot: list[dict[str, Any]]) -> None:
     reply = {"clicked": True, "observation": {"snapshot": _snapshot(snapshot)}}
     seen = _observed("page_click", {"snapshot": "compact"}, reply)["observation"]["snapshot"]
-    assert lines.decode(seen["lines"]) == [expected(r) for r in snapshot]
+    url = seen["url"]
+    assert lines.decode(seen["lines"], url) == [expected(r, url) for r in lines.fold(snapshot)]
 
 
 def test_json_rows_stay_for_who_asks() -> None:

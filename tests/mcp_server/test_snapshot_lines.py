@@ -8,7 +8,10 @@ so a masked href stays masked."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +21,11 @@ from tabwarden.mcp_server.catalogue.interact import lines
 from tabwarden.mcp_server.catalogue.interact.reading import SnapshotAnswer
 from tabwarden.mcp_server.results import ok_result
 
-ROLES = st.sampled_from(["link", "button", "textbox", "heading", "checkbox", "text", "list", ""])
+ROLES = st.sampled_from(
+    ["link", "button", "textbox", "heading", "checkbox", "text", "list", "", "listitem", "code"]
+)
+#: Pages the answer names (the hrefs at their origin are written short), or none.
+PAGES = ["https://x.test/page?y=1#top", "http://127.0.0.1:8123/corpus/a.html"]
 STATES = st.dictionaries(
     st.sampled_from(["checked", "pressed", "expanded", "selected", "disabled", "focused"]),
     st.sampled_from([True, False, "mixed"]),
@@ -36,6 +43,21 @@ HREFS = st.one_of(
             "https://x.test/a?q=1&token=[masked: 32 chars, hex]",
             'https://x.test/"quoted"',
             "mailto:a@b.test",
+            "https://x.test/page?y=1#frag",
+            "https://x.test/page?y=1",
+            "https://x.test//evil.test/x",
+            "https://x.test.evil.test/x",
+            "https://x.test:8443/x",
+            "http://x.test/x",
+            "https://x.test/a b?token=[masked: 9 chars, letters]",
+            "http://127.0.0.1:8123/corpus/library/os.html#os.sep",
+            "http://127.0.0.1:8123/corpus/a.html#id5",
+            "http://127.0.0.1:8123/corpus/b/c.html",
+            "http://127.0.0.1:8123/corpus/mailto:x",
+            "http://127.0.0.1:8123/corpus/?q=1",
+            "http://127.0.0.1:8123/corpus//x",
+            "https://x.test/other.html",
+            "http://127.0.0.1:81234/x",
         ]
     ),
     st.text(min_size=1, max_size=40),
@@ -67,12 +89,29 @@ def rows(draw: Any) -> dict[str, Any]:
     return row
 
 
-def expected(row: dict[str, Any]) -> dict[str, Any]:
+def absolute(href: str, url: str | None) -> str:
+    """``href`` as the page at ``url`` resolves it (a path at its origin, a fragment in it)."""
+    if url is None:
+        return href
+    parts = urlsplit(url)
+    origin, page = f"{parts.scheme}://{parts.netloc}", url.split("#")[0]
+    folder = origin + parts.path[: parts.path.rfind("/") + 1]
+    if href.startswith("#"):
+        return page + href
+    if href.startswith("/"):
+        return origin + href if not href.startswith("//") else href
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", href)
+    return href if href == "" or href[0] == "?" or scheme else folder + href
+
+
+def expected(row: Mapping[str, Any], url: str | None = None) -> dict[str, Any]:
     """What the line form promises to keep of a row."""
     out: dict[str, Any] = {"role": row["role"], "depth": row.get("depth") or 0}
     for key in ("name", "ref", "href", "source", "level"):
         if row.get(key) not in (None, ""):
             out[key] = row[key]
+    if "href" in out:
+        out["href"] = absolute(out["href"], url)
     states = {k: v for k, v in (row.get("states") or {}).items() if v is not False}
     if states:
         out["states"] = states
@@ -91,11 +130,52 @@ def expected(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(rows(), max_size=8))
-def test_every_field_an_action_needs_comes_back_out_of_the_lines(snapshot: list[Any]) -> None:
-    text = lines.encode(snapshot)
-    assert len(text.splitlines()) == len(snapshot)  # one line per row, whatever the names hold
-    assert lines.decode(text) == [expected(r) for r in snapshot]
+@given(st.lists(rows(), max_size=8), st.sampled_from([None, *PAGES]))
+def test_every_field_an_action_needs_comes_back_out_of_the_lines(
+    snapshot: list[Any], url: str | None
+) -> None:
+    text = lines.encode(snapshot, url)
+    shown = lines.fold(snapshot)
+    assert len(text.splitlines()) == len(shown)  # one line per row, whatever the names hold
+    assert lines.decode(text, url) == [expected(r, url) for r in shown]
+    # What the fold leaves out: a nameless inline row with nothing of its own, and a structural
+    # row's name that its first child's line says. Every other row, every field, in order.
+    kept = iter(shown)
+    relinked: set[int] = set()
+    acts: list[int] = []  # depths of the links and buttons above the row
+    for i, row in enumerate(snapshot):
+        depth = row.get("depth") or 0
+        acts = [d for d in acts if d < depth]
+        child = i + 1 < len(snapshot) and (snapshot[i + 1].get("depth") or 0) > depth
+        if row["role"] in ("link", "button"):
+            acts.append(depth)
+        elif acts and row["role"] == "code" and not child:
+            if not any(row.get(k) for k in ("name", "states", "value", "href", "level")):
+                if not any(row.get(k) for k in ("shortened", "source")):
+                    continue  # a bare wrapper inside a link or button: its line says it all
+        if i in relinked:
+            continue  # a link written at its list item's depth: checked with the list item
+        folded = next(kept)
+        if row["role"] == "listitem" and folded["role"] != "listitem":
+            # A list item of one link and nothing else: its link comes at its depth instead.
+            link = snapshot[i + 1]
+            assert link["role"] == "link" and (link.get("depth") or 0) == depth + 1
+            assert not any(row.get(k) for k in ("states", "value", "href", "source"))
+            assert not row.get("shortened")
+            assert not row.get("name") or row["name"] == link.get("name")
+            assert dict(folded) == {**link, "depth": depth}
+            relinked.add(i + 1)
+            continue
+        if row["role"] == "listitem" and "name" not in folded and row.get("name"):
+            after = snapshot[i + 1]
+            assert after.get("name") == row["name"]
+            assert (after.get("depth") or 0) == depth + 1
+            folded = {**folded, "name": row["name"]}
+        assert dict(folded) == row
+    assert next(kept, None) is None
+    # An href written short is never one that reads as another origin's.
+    for line in text.splitlines():
+        assert "href=//" not in line and 'href="//' not in line
 
 
 def test_a_row_reads_as_the_issue_asks_and_says_only_what_is_set() -> None:
@@ -174,6 +254,91 @@ def test_a_masked_href_stays_masked_in_the_line_form() -> None:
     )
     result = ok_result(answer)
     text = result.content[0].text  # type: ignore[union-attr]
-    assert lines.decode(text.split("\nsnapshot:\n")[1])[0]["href"] == masked
+    assert lines.decode(text.split("\nsnapshot:\n")[1], "https://x.test/")[0]["href"] == masked
     for shown in (text, json.dumps(result.structured_content)):
         assert "SECRET123abc" not in shown and "hunter2" not in shown and "eyJ" not in shown
+
+
+def test_a_footnote_link_keeps_its_subrole_ref_and_href_in_its_line() -> None:
+    # DPUB-ARIA link subroles arrive under the role Chrome's tree gives them; the line keeps it.
+    row = {"ref": "@e7", "role": "doc-noteref", "name": "[1]", "tag": "a", "href": "#id5"}
+    line = lines.encode_row(row)
+    assert line == '- doc-noteref "[1]" @e7 href=#id5'
+    assert lines.decode_row(line) == {
+        "depth": 0,
+        "role": "doc-noteref",
+        "name": "[1]",
+        "ref": "@e7",
+        "href": "#id5",
+    }
+
+
+def test_a_link_list_says_each_name_once_and_same_origin_hrefs_as_paths() -> None:
+    url = "http://127.0.0.1:8123/corpus/library/index.html"
+    reply: dict[str, Any] = {
+        "url": url,
+        "title": "The Python Standard Library",
+        "snapshot": [
+            {"ref": "@e1", "role": "list", "name": "", "tag": "ul", "depth": 0},
+            {
+                "ref": "@e2",
+                "role": "listitem",
+                "name": "os.path",
+                "tag": "li",
+                "depth": 1,
+                "level": 1,
+            },
+            {
+                "ref": "@e3",
+                "role": "link",
+                "name": "os.path",
+                "tag": "a",
+                "depth": 2,
+                "href": "http://127.0.0.1:8123/corpus/library/os.path.html",
+            },
+            {"ref": "@e4", "role": "code", "name": "", "tag": "code", "depth": 3},
+            {"ref": "@e5", "role": "listitem", "name": "Intro and more", "tag": "li", "depth": 1},
+            {
+                "ref": "@e6",
+                "role": "link",
+                "name": "Intro",
+                "tag": "a",
+                "depth": 2,
+                "href": "http://127.0.0.1:8123/corpus/library/index.html#intro",
+            },
+            {"ref": "@e7", "role": "code", "name": "", "tag": "code", "depth": 1},
+            {
+                "ref": "@e9",
+                "role": "link",
+                "name": "up",
+                "tag": "a",
+                "depth": 1,
+                "href": "http://127.0.0.1:8123/corpus/tutorial/index.html",
+            },
+            {
+                "ref": "@e8",
+                "role": "link",
+                "name": "elsewhere",
+                "tag": "a",
+                "depth": 1,
+                "href": "https://docs.python.org/3/",
+            },
+        ],
+        "truncated": False,
+        "mode": "a11y",
+    }
+    shaped = BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1}).shaped(dict(reply))
+    assert shaped["lines"].splitlines() == [
+        "- list @e1",
+        '  - link "os.path" @e3 href=os.path.html',  # its list item held only it
+        '  - listitem "Intro and more" @e5',
+        '    - link "Intro" @e6 href=#intro',
+        "  - code @e7",  # not inside a link: kept
+        '  - link "up" @e9 href=/corpus/tutorial/index.html',
+        '  - link "elsewhere" @e8 href=https://docs.python.org/3/',
+    ]
+    hrefs = [r["href"] for r in lines.decode(shaped["lines"], url) if "href" in r]
+    assert hrefs == [r["href"] for r in reply["snapshot"] if "href" in r]
+    # format json: the rows as the extension sent them, names, code rows and hrefs whole.
+    as_json = BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1, "format": "json"})
+    assert as_json.shaped(dict(reply)) == reply

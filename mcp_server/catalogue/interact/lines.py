@@ -17,14 +17,29 @@ A row's line (grammar in docs/protocol.md, "page_snapshot's line form")::
 
 States that are false are left out (an absent state is false or does not apply); an empty value
 is left out; a value over ``VALUE_CHARS`` is cut (ending in …) with ``value.chars``.
+
+Fewer bytes per row, nothing an action needs lost (``fold``):
+
+- an ``href`` at the page's origin (when the answer says its ``url``) is written as its path
+  from the page's directory when under it (``href=os.path.html``), else as its path
+  (``href=/docs/a.html``), one into the page itself as its fragment (``href=#intro``); an
+  ``href`` that would read as another origin's (``//host/…``) or as a scheme (``a:b``) stays
+  as it was. ``decode`` with the page's url resolves them back;
+- a structural row (list item, table row or cell, term, definition) leaves out its name when the
+  row right under it (its first child) has the same name: a list item of one link says it once;
+- a nameless inline row (``code``, ``emphasis``, ``strong``, …) inside a link or button, with
+  nothing of its own (no state, value, child row), is left out: the link's line says it all;
+- then a list item holding one link and nothing else (no name, state or other row) is left out,
+  its link written at the list item's depth: a list of links reads as its links.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 #: Longest value a line shows; longer values end in … and say their length (``value.chars``).
 VALUE_CHARS = 80
@@ -37,6 +52,15 @@ _BARE = re.compile(r'[^\s"\\]+')
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _REF = re.compile(r"@[A-Za-z0-9_-]+")
 _DECODER = json.JSONDecoder()
+#: Rows whose name is their content's: left out when their first child's line says it.
+_SAYS_CHILDS_NAME = frozenset({"listitem", "row", "cell", "gridcell", "term", "definition"})
+#: Inline wrappers that add nothing to a link's or button's line when nameless.
+_INLINE = frozenset(
+    {"code", "emphasis", "strong", "subscript", "superscript", "mark", "deletion", "insertion"}
+)
+_ACTS = frozenset({"link", "button"})
+#: Fields that make a row more than a wrapper.
+_OWN = ("name", "states", "value", "href", "level", "shortened", "source")
 
 
 #: Characters some readers take for a line break (Python's splitlines, JavaScript's U+2028/9):
@@ -62,8 +86,125 @@ def _chars(row: Mapping[str, Any], field: str) -> int | None:
     return None
 
 
-def encode_row(row: Mapping[str, Any]) -> str:
-    """One snapshot row (the JSON form's item) as its line."""
+def _bases(url: object) -> tuple[str, str, str] | None:
+    """The page's origin, its directory (the origin and its path to the last ``/``) and its
+    address without fragment, when ``url`` is an http(s) URL."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc:
+        return None
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return origin, origin + (parts.path or "/").rsplit("/", 1)[0] + "/", url.split("#", 1)[0]
+
+
+#: What an href starts with when it is not a path relative to the page's directory.
+_NOT_RELATIVE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|[/?#]")
+
+
+def short_href(href: str, url: object) -> str:
+    """``href`` as the line writes it on the page at ``url``: its fragment when it points into
+    the page, its path from the page's directory when under it (one that would read as a scheme
+    or another form is not), its path when at the page's origin, else whole."""
+    bases = _bases(url)
+    if bases is None:
+        return href
+    origin, folder, page = bases
+    if href.startswith(page + "#"):
+        return href[len(page) :]
+    rest = href[len(folder) :]
+    if href.startswith(folder) and rest and not _NOT_RELATIVE.match(rest):
+        return rest
+    if href.startswith(origin + "/") and not href.startswith(origin + "//"):
+        return href[len(origin) :]
+    return href
+
+
+def full_href(href: str, url: object) -> str:
+    """What ``short_href`` wrote, back as the absolute href, on the page at ``url``."""
+    bases = _bases(url)
+    if bases is None:
+        return href
+    origin, folder, page = bases
+    if href.startswith("#"):
+        return page + href
+    if href.startswith("/") and not href.startswith("//"):
+        return origin + href
+    return href if not href or _NOT_RELATIVE.match(href) else folder + href
+
+
+def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows the lines show (module docstring): repeated names and bare inline wrappers out."""
+    out: list[Mapping[str, Any]] = []
+    acting: list[int] = []  # depths of the link/button rows the current row is inside
+    for i, row in enumerate(rows):
+        depth = _depth(row)
+        while acting and acting[-1] >= depth:
+            acting.pop()
+        after = rows[i + 1] if i + 1 < len(rows) else None
+        has_child = after is not None and _depth(after) > depth
+        if (
+            acting
+            and row.get("role") in _INLINE
+            and not has_child
+            and not any(row.get(k) for k in _OWN)
+        ):
+            continue
+        if row.get("role") in _ACTS:
+            acting.append(depth)
+        name = row.get("name")
+        if (
+            name
+            and row.get("role") in _SAYS_CHILDS_NAME
+            and after is not None
+            and _depth(after) == depth + 1
+            and after.get("name") == name
+            and not _chars(row, "name")
+        ):
+            row = {k: v for k, v in row.items() if k != "name"}
+        out.append(row)
+    return _lone_links(out)
+
+
+def _lone_links(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A list item holding one link and nothing else (no name, state or row of its own; its
+    ``level``, the list's nesting, is what the link's depth then says) left out, its link
+    written at its depth."""
+    out: list[Mapping[str, Any]] = []
+    skip = False
+    for i, row in enumerate(rows):
+        if skip:
+            skip = False
+            out.append({**row, "depth": _depth(row) - 1})
+            continue
+        depth = _depth(row)
+        link = rows[i + 1] if i + 1 < len(rows) else None
+        after = rows[i + 2] if i + 2 < len(rows) else None
+        if (
+            row.get("role") == "listitem"
+            and not any(row.get(k) for k in _OWN if k != "level")
+            and link is not None
+            and link.get("role") == "link"
+            and _depth(link) == depth + 1
+            and (after is None or _depth(after) <= depth)
+        ):
+            skip = True
+            continue
+        out.append(row)
+    return out
+
+
+def _depth(row: Mapping[str, Any]) -> int:
+    depth = row.get("depth")
+    return depth if isinstance(depth, int) and depth > 0 else 0
+
+
+def encode_row(row: Mapping[str, Any], url: object = None) -> str:
+    """One snapshot row (the JSON form's item) as its line (hrefs shortened against ``url``,
+    the page's, when given)."""
     depth = row.get("depth")
     indent = INDENT * (depth if isinstance(depth, int) and depth > 0 else 0)
     parts = [indent + "-", _attr(str(row.get("role") or "")) if row.get("role") else '""']
@@ -81,7 +222,7 @@ def encode_row(row: Mapping[str, Any]) -> str:
         elif isinstance(v, str) and v:
             parts.append(f"{key}={_attr(v)}")
     if row.get("href"):
-        parts.append(f"href={_attr(str(row['href']))}")
+        parts.append(f"href={_attr(short_href(str(row['href']), url))}")
     value = row.get("value")
     value_chars = _chars(row, "value")
     if isinstance(value, str) and value:
@@ -99,9 +240,10 @@ def encode_row(row: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def encode(rows: Iterable[Mapping[str, Any]]) -> str:
-    """The rows' lines, joined by newlines (no trailing newline)."""
-    return "\n".join(encode_row(r) for r in rows)
+def encode(rows: Iterable[Mapping[str, Any]], url: object = None) -> str:
+    """The rows' lines, folded (``fold``), joined by newlines (no trailing newline); hrefs
+    shortened against ``url``, the page's, when given."""
+    return "\n".join(encode_row(r, url) for r in fold(list(rows)))
 
 
 def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
@@ -112,7 +254,7 @@ def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
         return dict(answer)
     rows = answer.get("snapshot")
     out = {k: v for k, v in answer.items() if k != "snapshot"}
-    out["lines"] = encode(rows if isinstance(rows, list) else [])
+    out["lines"] = encode(rows if isinstance(rows, list) else [], answer.get("url"))
     return out
 
 
@@ -132,9 +274,10 @@ def _token(line: str, i: int) -> tuple[str, int, bool]:
     return m.group(), m.end(), False
 
 
-def decode_row(line: str) -> dict[str, Any]:
+def decode_row(line: str, url: object = None) -> dict[str, Any]:
     """A line back into the fields it carries: ``role``, ``depth``, and those set of ``name``,
-    ``ref``, ``level``, ``states``, ``href``, ``value``, ``source``, ``shortened``."""
+    ``ref``, ``level``, ``states``, ``href`` (absolute again against ``url``, the page's),
+    ``value``, ``source``, ``shortened``."""
     stripped = line.lstrip(" ")
     indent = len(line) - len(stripped)
     if not stripped.startswith("- ") or indent % len(INDENT):
@@ -171,7 +314,9 @@ def decode_row(line: str) -> dict[str, Any]:
             states[text] = True
         elif key == "level":
             row["level"] = int(text)
-        elif key in ("href", "value", "source"):
+        elif key == "href":
+            row[key] = full_href(text, url)
+        elif key in ("value", "source"):
             row[key] = text
         elif key in ("name.chars", "value.chars"):
             field = key.split(".", 1)[0]
@@ -185,9 +330,9 @@ def decode_row(line: str) -> dict[str, Any]:
     return row
 
 
-def decode(lines: str) -> list[dict[str, Any]]:
-    """Every row line of ``lines`` (blank lines skipped)."""
-    return [decode_row(line) for line in lines.split("\n") if line.strip()]
+def decode(lines: str, url: object = None) -> list[dict[str, Any]]:
+    """Every row line of ``lines`` (blank lines skipped); hrefs resolved against ``url``."""
+    return [decode_row(line, url) for line in lines.split("\n") if line.strip()]
 
 
 def text_block(answer: Mapping[str, Any]) -> str:
