@@ -140,8 +140,9 @@ PAGE_SNAPSHOT = ToolSpec(
             "skip?, rest}, mode, fallback?, text?, note?}`: `lines` (default) is one line per "
             "row, grammar below the catalogue (ADR 0016); a name or value cut at 200 chars ends "
             "in … and says its full length (`name.chars` / `shortened`; `page_text` / "
-            "`page_get_state` with the row's ref read it whole); a link row carries its absolute "
-            "`href` (secret query values masked); a document with nothing to reference answers "
+            "`page_get_state` with the row's ref read it whole); a link row carries its `href` "
+            "(lines: a path or `#fragment` when at the page's origin; secret query values "
+            "masked); a document with nothing to reference answers "
             "its `text` and a `note`"
         ),
         guard="— (password values never; names masked; link hrefs URL-masked; ignored/hidden "
