@@ -65,9 +65,10 @@ export function captureHandlers(deps) {
     const types = Array.isArray(args.types) && args.types.length > 0 ? [...new Set(args.types.map(String))] : null;
     const failedOnly = args.failedOnly === true;
     const sinceId = Number.isSafeInteger(args.sinceId) ? /** @type {number} */ (args.sinceId) : null;
+    const bodies = args.bodies === true; // metadata only unless asked
     const { tabId, capture } = await gated(args, ctx, "page_network");
     if (!on(ctx, "networkCapture")) return { enabled: false, entries: [], withheld: 0, more: 0, dropped: 0, hint: offHint("networkCapture", "page_network") };
-    return await capture.network(tabId, { url, limit, clear, types, failedOnly, sinceId }, ctx.policy.approves);
+    return await capture.network(tabId, { url, limit, clear, types, failedOnly, sinceId, bodies }, ctx.policy.approves);
   }
 
   return [

@@ -632,10 +632,10 @@ export function createCapture({ send, hold, attached, now, log = console }) {
      * `clear`. A body (XHR/fetch) only while its target's origin is approved too. Bodies Chrome
      * is still being asked for are waited for (each ask is bounded by `send`).
      * @param {number} tabId
-     * @param {{url: string | null, limit: number, clear: boolean, types?: string[] | null, failedOnly?: boolean, sinceId?: number | null}} q
+     * @param {{url: string | null, limit: number, clear: boolean, types?: string[] | null, failedOnly?: boolean, sinceId?: number | null, bodies?: boolean}} q
      * @param {(origin: string | null) => boolean} approves the call's policy's `approves`
      */
-    async network(tabId, { url, limit, clear, types = null, failedOnly = false, sinceId = null }, approves) {
+    async network(tabId, { url, limit, clear, types = null, failedOnly = false, sinceId = null, bodies = false }, approves) {
       const before = tabs.get(tabId);
       if (before !== undefined) await Promise.all([...before.inflight]);
       const t = tabs.get(tabId);
@@ -650,7 +650,7 @@ export function createCapture({ send, hold, attached, now, log = console }) {
         /** @type {Record<string, unknown>} */
         const out = { id: e.id, ts: e.ts, method: e.method, url: e.url, status: e.status, type: e.type, mimeType: e.mimeType, size: e.size, origin: e.origin };
         for (const k of /** @type {const} */ (["durationMs", "ttfbMs", "failed", "blocked", "fromCache"])) if (e[k] !== undefined) out[k] = e[k];
-        if (!BODY_TYPES.has(e.type)) return out;
+        if (!bodies || !BODY_TYPES.has(e.type)) return out; // metadata only unless bodies are asked for
         if (e.body !== undefined && approves(e.targetOrigin)) out.body = e.body;
         else out.bodyOmitted = e.body !== undefined ? OMITTED.ORIGIN : e.bodyOmitted ?? OMITTED.UNAVAILABLE;
         return out;

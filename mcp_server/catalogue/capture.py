@@ -121,6 +121,13 @@ class NetworkArgs(TabArgs):
             "id answered)",
         ),
     ] = None
+    bodies: Annotated[
+        bool,
+        Field(
+            description="also XHR/fetch text response bodies (masked) or why one is missing; "
+            "default: request metadata only"
+        ),
+    ] = False
     limit: CaptureLimit = 20
     clear: CaptureClear = False
 
@@ -152,10 +159,12 @@ class NetworkEntry(Model):
         "why Chrome blocked it: its blocked reason (csp, mixed-content, ...) or cors:<error>"
     )
     fromCache: bool | None = _omitted_unless_set("true: served from the browser's cache")  # noqa: N815
-    body: str | None = _omitted_unless_set("XHR/Fetch only: the text body (masked), when kept")
+    body: str | None = _omitted_unless_set(
+        "with bodies, XHR/Fetch only: the text body (masked), when kept"
+    )
     bodyOmitted: str | None = _omitted_unless_set(  # noqa: N815
-        "XHR/Fetch only: why there is no body: too_large, budget, binary, origin (the URL's site "
-        "is not approved) or unavailable"
+        "with bodies, XHR/Fetch only: why there is no body: too_large, budget, binary, origin "
+        "(the URL's site is not approved) or unavailable"
     )
 
 
@@ -187,26 +196,28 @@ PAGE_NETWORK = ToolSpec(
     call=RELAY,
     docs=Reference(
         does=(
-            "a tab's recent requests of every type (document, script, XHR, ...): method, URL "
-            "(secret query values masked), status, size, timing, failure (`net::ERR_...`, "
-            "`blocked`); XHR/fetch text body ≤256 KB; **never a header, cookie or auth value**; "
-            f"filters `url`, `types`, `failedOnly`, `sinceId`; last {NETWORK_RING} per tab "
-            "(`dropped` counted); unapproved documents withheld; only while policy "
-            "`networkCapture` is on (**a widening**; off drops all), else `enabled: false`"
+            "a tab's recent requests of every type: method, URL (masked), status, size, "
+            "timing, failure; metadata only unless `bodies` (XHR/fetch text ≤256 KB); **never a "
+            "header, cookie or auth value**; filters `url`, `types`, `failedOnly`, `sinceId`; "
+            f"last {NETWORK_RING} per tab (`dropped` counted); unapproved documents withheld; "
+            "only while policy `networkCapture` is on (**a widening**; off drops all), else "
+            "`enabled: false`"
         ),
         args=(
             "`tabId`, `url?` (substring), `types?` (`Document`, `Script`, `Stylesheet`, `Image`, "
-            "`Font`, `XHR`, `Fetch`, `WebSocket`, ...), `failedOnly?`, `sinceId?`, `limit?` "
-            "(1–200, default 20), `clear?`"
+            "`Font`, `XHR`, `Fetch`, `WebSocket`, ...), `failedOnly?`, `sinceId?`, `bodies?`, "
+            "`limit?` (1–200, default 20), `clear?`"
         ),
         result=(
             "`{enabled, entries: [{id, ts, method, url (masked), status, type, mimeType, size, "
-            "origin, durationMs?, ttfbMs?, failed?, blocked?, fromCache?, body? (masked) \\| "
-            "bodyOmitted?}], withheld, more, dropped, hint?}` (never a header or cookie)"
+            "origin, durationMs?, ttfbMs?, failed?, blocked?, fromCache?, with `bodies`: body? "
+            "(masked) \\| bodyOmitted?}], withheld, more, dropped, hint?}` (never a header or "
+            "cookie)"
         ),
         guard=(
             "recorded only under `networkCapture`; documents of unapproved origins withheld; a "
-            "body only for XHR/fetch and only when its URL's origin is approved"
+            "body only when asked (`bodies`), only for XHR/fetch, only when its URL's origin is "
+            "approved"
         ),
     ),
 )

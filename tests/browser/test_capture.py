@@ -221,18 +221,23 @@ async def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_d
                                for t in _texts(o)))  # fmt: skip
 
     network, seen = await _until(
-        agent, "page_network", {"tabId": tab, "url": "/api/items"},
+        agent, "page_network", {"tabId": tab, "url": "/api/items", "bodies": True},
         lambda o: _entry(o, "/api/items") is not None,
     )  # fmt: skip
     items = _entry(network, "/api/items")
     assert items is not None
+    # Unasked, the same entry is metadata only.
+    plain = _entry(
+        await ok(agent, "page_network", {"tabId": tab, "url": "/api/items"}), "/api/items"
+    )
+    assert plain is not None and "body" not in plain and "bodyOmitted" not in plain, plain
     assert items["method"] == "POST" and items["status"] == 200
     assert items["type"] == "Fetch" and items["mimeType"] == "application/json"
     assert json.loads(items["body"]) == json.loads(ITEMS)
     assert items["origin"] == site and items["size"] == len(ITEMS)
     assert "access_token=[masked" in items["url"] and "page=2" in items["url"]
     xhr_out, seen_xhr = await _until(
-        agent, "page_network", {"tabId": tab, "url": "via=xhr"},
+        agent, "page_network", {"tabId": tab, "url": "via=xhr", "bodies": True},
         lambda o: any(e["type"] == "XHR" for e in o["entries"]),
     )  # fmt: skip
     xhr = next(e for e in xhr_out["entries"] if e["type"] == "XHR")
@@ -256,7 +261,7 @@ async def test_console_and_network_tails_are_opt_in_masked_origin_filtered_and_d
     # A 20 MB response: listed, its body omitted as too large.
     await ok(agent, "page_click", {"tabId": tab, "selector": "#big"})
     big, _ = await _until(
-        agent, "page_network", {"tabId": tab, "url": "/api/big"},
+        agent, "page_network", {"tabId": tab, "url": "/api/big", "bodies": True},
         lambda o: _entry(o, "/api/big") is not None,
     )  # fmt: skip
     entry = _entry(big, "/api/big")

@@ -207,7 +207,7 @@ function request(capture, tabId, requestId, url, { mimeType = "application/json"
   capture.event(tabId, "Network.dataReceived", { requestId, dataLength: size, encodedDataLength: size });
   capture.event(tabId, "Network.loadingFinished", { requestId, encodedDataLength: size });
 }
-const N = { url: null, limit: 50, clear: false };
+const N = { url: null, limit: 50, clear: false, bodies: true };
 
 test("network: text bodies of approved targets, masked; never a header, cookie or request body; reasons for every omitted body", async () => {
   const { capture, bodies, sent } = setup();
@@ -535,4 +535,18 @@ test("page_console / page_network: ownership and the origin gate first; off answ
   assert.deepEqual((await net({ sinceId: 1, limit: 1 })).entries.map((e) => e.id), [2]);
   assert.equal((await net({ types: [] })).entries.length, 3);
   assert.equal((await net({ tabId: 1 })).dropped, 0);
+});
+
+test("network: without bodies the answer is request metadata only (no body, no bodyOmitted); with them the body", async () => {
+  const { capture, bodies } = setup();
+  await capture.observe(parsePolicy(ON));
+  bodies.set("json", { body: '{"user":"ada"}', base64Encoded: false });
+  request(capture, 1, "json", `${A}/api/me`);
+  await flush();
+  const meta = (await capture.network(1, { ...N, bodies: false }, approving(A))).entries;
+  assert.equal(meta.length, 1);
+  assert.equal("body" in meta[0] || "bodyOmitted" in meta[0], false, JSON.stringify(meta[0]));
+  const meta2 = (await capture.network(1, { url: null, limit: 50, clear: false }, approving(A))).entries;
+  assert.equal("body" in meta2[0], false, "the default is metadata only");
+  assert.equal((await capture.network(1, N, approving(A))).entries[0].body, '{"user":"ada"}');
 });
