@@ -156,7 +156,7 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     drive the browser."""
     if client.impostor:
         return CLIENT_NOT_PAIRED, "the client it claims to be is not the program that spawned it"
-    found = refusal(eff, client.measured)
+    found = refusal(eff, client.measured, serve_unpaired=True)
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
     return None if found is None else (found.code, found.message)

@@ -4,8 +4,9 @@ Hop 1's guard: at start the server measures its client — the program that spaw
 wrappers, and for an interpreter what it runs (``tabwarden.bridge.client_identity``). Before
 every tool call ``ToolGuard`` re-reads the trust record: unreadable → ``trust_unreadable``; kill
 latch → ``killed``; clients paired and the spawner not one of them (or unmeasurable) →
-``client_not_paired``. With no client paired yet the server serves, logging at ERROR on every
-start that the posture is unpinned, and remembers the spawner for ``tabwarden pair-client``.
+``client_not_paired``; with no client paired yet every call is refused the same way (there is no
+unpinned posture), the start says so at ERROR, and the spawner is remembered for
+``tabwarden pair-client``.
 
 The tools are the catalogue's (``catalogue/``), made by ``tools.catalogue_tools`` alone, so each
 one asks ``ToolGuard.check`` before its body runs. stdout carries JSON-RPC only; every log line goes
@@ -342,9 +343,9 @@ def run(host_problems: tools.HostProblems | None = None, caps: Sequence[str] = (
             log.warning("could not remember this spawner for pair-client: %s", exc)
     if not eff.clients_pinned and not eff.killed:
         log.error(
-            "UNPINNED: no MCP client is paired, so any program that starts `tabwarden mcp` may "
-            "use the browser. Pair this one: run `tabwarden pair` and `tabwarden pair-client` in "
-            "a terminal."
+            "NOT PAIRED: no MCP client is paired, so every call is refused (client_not_paired). "
+            "Pin the client you use: `tabwarden setup --client claude` (or codex, json), or "
+            "`tabwarden pair` and `tabwarden pair-client` in a terminal."
         )
     bridge = BridgeClient(
         attest=make_attestor({"host"}), client_sha256=spawner.sha256 if spawner else ""

@@ -12,7 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fido2 import cbor
 from fido2.utils import websafe_encode
@@ -26,9 +26,15 @@ from tabwarden.trust.keystore import FileStore
 from tabwarden.trust.operations import TrustContext
 from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import Credential
+from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser
 from tests.trust import NOW
 from tests.trust.softauthn import SoftAuthenticator
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tabwarden.mcp_server.server import ToolGuard
 
 
 def sha256_file(path: str) -> str:
@@ -246,3 +252,59 @@ def nothing_relayed(browser: FakeBrowser) -> None:
     while (message := browser.receive())["type"] != "host_reply":
         assert message["type"] == "session_end", message
     assert message["id"] == "probe"
+
+
+#: The MCP client an in-process server's tests are spawned by: what ``tabwarden mcp`` measures
+#: its spawner as (no process is measured), paired in ``PAIRED``.
+AGENT = ClientIdentity(pid=1, exe="/usr/bin/agent", sha256="a" * 64, create_time=0.0)
+
+#: The record as read once ``AGENT`` is paired (what ``pair-client`` leaves): with no client
+#: paired every call is refused ``client_not_paired``, so a test of anything past the gate
+#: starts from here.
+PAIRED = dataclasses.replace(
+    Effective.unpaired(),
+    paired_clients=(ClientGrant(label="agent", exe=AGENT.exe, sha256=AGENT.sha256, paired_at=0),),
+    clients_pinned=True,
+)
+
+
+def paired_guard(audit: Callable[..., None] | None = None, **changes: Any) -> ToolGuard:
+    """The gate ``tabwarden mcp`` builds when its spawner is the paired ``AGENT``, reading
+    ``PAIRED`` with ``changes`` (``killed=True``: the kill switch engaged)."""
+    from tabwarden.mcp_server.server import ToolGuard
+
+    eff = dataclasses.replace(PAIRED, **changes)
+    return ToolGuard(lambda: eff, AGENT, audit=audit)
+
+
+def pair_this_process(config: Path) -> HostKey:
+    """A record in ``config`` with this test process paired as the MCP client: what a
+    ``tabwarden mcp`` it spawns measures its spawner as (with no client paired every call is
+    refused ``client_not_paired``)."""
+    return pair_record(config, client_exe=our_interpreter())
+
+
+def pair_remembered_spawners(config: Path, key: HostKey) -> list[str]:
+    """Pair every spawner ``tabwarden mcp`` remembered in ``config`` (what ``pair-client``
+    offers the person after a refused first start, whatever the client is: node, a wrapper,
+    ``tabwarden call``). Returns what was paired, each as its description."""
+    from tabwarden.bridge.spawner import recent_spawners
+
+    seen = recent_spawners(config)
+    assert seen, "no spawner was remembered: start the client once first"
+    for n, spawner in enumerate(seen):
+        store.add_client(
+            config / "trust.json", key, f"seen-{n}", spawner.path, spawner.sha256, int(time.time())
+        )
+    return [s.path for s in seen]
+
+
+def pair_terminal_call(config: Path, env: dict[str, str]) -> None:
+    """A record in ``config`` with ``tabwarden call`` paired, as a person does it: one call is
+    refused (nothing paired) and its spawner remembered, then ``pair-client`` pins it."""
+    from tests.pty_cli import spawn_cli
+
+    key = pair_record(config)
+    status, output = spawn_cli(env, "call", "bridge_status").finish()
+    assert status == 1 and b"client_not_paired" in output, output
+    pair_remembered_spawners(config, key)

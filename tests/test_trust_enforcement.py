@@ -20,9 +20,16 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
-from tests.fixtures import nothing_relayed, our_identity, our_interpreter, pair_record
+from tests.fixtures import (
+    nothing_relayed,
+    our_identity,
+    our_interpreter,
+    pair_record,
+    pair_this_process,
+)
 
 GUARD = 60.0  # hang guard only
 
@@ -111,6 +118,7 @@ def test_kill_reaches_the_mcp_server_mid_session(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
     runtime = attested_browser.runtime
+    pair_this_process(runtime.parent / "config")
 
     async def scenario() -> None:
         with open(tmp_path / "mcp.err", "w") as errlog:
@@ -137,18 +145,40 @@ def test_kill_reaches_the_mcp_server_mid_session(
 
 
 @pytest.mark.promise("H1-04")
-def test_unpinned_posture_serves_but_logs_error_and_remembers_the_spawner(
+def test_with_no_client_paired_every_call_is_refused_and_the_spawner_remembered(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
+    """The attacker: a program nobody paired starts `tabwarden mcp` against a record that pairs
+    no client yet (no unpinned posture). Every tool answers client_not_paired naming the command
+    that pins a client, nothing reaches the browser, the start says so at ERROR, and the spawner
+    is remembered so `pair-client` can find it."""
+    config = attested_browser.runtime.parent / "config"
+    pair_record(config)  # a host key and a record, no client
+    before = (config / "trust.json").read_bytes()
+    codes: dict[str, str | None] = {}
+
     async def scenario() -> None:
         with open(tmp_path / "mcp.err", "w") as errlog:
-            async with _mcp(attested_browser.runtime, errlog) as client:
-                await _until_connected(client)
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "tabwarden", "mcp", "--caps", "all"],
+                env=host_env(attested_browser.runtime),
+            )
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                for tool in (await client.list_tools()).tools:
+                    result = await client.call_tool(tool.name, {})
+                    codes[tool.name] = _code(result)
+                    error = tool_error(result) or {}
+                    assert "`tabwarden pair-client`" in error.get("message", ""), result
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
-    assert "ERROR: UNPINNED" in (tmp_path / "mcp.err").read_text()
-    spawners = (attested_browser.runtime.parent / "config" / "spawners.json").read_text()
+    assert set(codes) == set(BY_NAME)
+    assert set(codes.values()) == {"client_not_paired"}, codes
+    nothing_relayed(attested_browser)
+    assert "ERROR: NOT PAIRED" in (tmp_path / "mcp.err").read_text()
+    spawners = (config / "spawners.json").read_text()
     assert our_identity().sha256 in spawners
+    assert (config / "trust.json").read_bytes() == before
 
 
 @pytest.mark.promise("H1-01")
@@ -217,7 +247,7 @@ def test_paired_client_is_served_and_an_unreadable_record_refuses(
                 assert _code(await client.call_tool("tab_list", {})) == "trust_unreadable"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
-    assert "UNPINNED" not in (tmp_path / "mcp.err").read_text()
+    assert "NOT PAIRED" not in (tmp_path / "mcp.err").read_text()
 
 
 # -- attestation on the real socket ----------------------------------------------------------

@@ -5,7 +5,10 @@ request) ask exactly this, in this order, and nothing else decides it:
 
 1. the record is unreadable or refused → ``trust_unreadable`` (everything is refused);
 2. the kill switch is engaged → ``killed``;
-3. clients are paired (or were, and one was revoked) and this client's measured identity
+3. no client is paired yet → ``client_not_paired`` (there is no unpinned posture: nothing is
+   served until the person pins the client they use; ``tabwarden mcp`` remembers its spawner so
+   ``pair-client`` finds it);
+4. clients are paired (or were, and one was revoked) and this client's measured identity
    (``tabwarden.bridge.client_identity``: the image hash of a plain executable, or the interpreter
    and what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
    paired client has the same description but another hash, the message says it changed since
@@ -26,6 +29,13 @@ from tabwarden.trust.verify import ClientGrant, Effective
 __all__ = ["SWITCH_ON", "MeasuredClient", "Refusal", "refusal", "switch_off"]
 
 _REPAIR = "re-pair it with `tabwarden pair-client`"
+#: With no client paired nothing is served: there is no posture in which any program that can
+#: start `tabwarden mcp` may use the browser. The spawner is remembered, so pair-client finds it.
+_NONE_PAIRED = (
+    "{name} is not a paired MCP client: no client is paired yet, and nothing may use the browser "
+    "until one is; pin the client you use with `tabwarden setup --client claude` (or codex, "
+    "json), or with `tabwarden pair-client` once `tabwarden pair` has run"
+)
 
 #: The policy switches a host refusal can name as off, each with the value that turns it on (what
 #: ``tabwarden policy set KEY=VALUE`` takes, written as the CLI parses it). The host's words for a
@@ -74,11 +84,17 @@ class MeasuredClient:
 
 
 def refusal(
-    eff: Effective, client: MeasuredClient | None, *, who: str | None = None
+    eff: Effective,
+    client: MeasuredClient | None,
+    *,
+    who: str | None = None,
+    serve_unpaired: bool = False,
 ) -> Refusal | None:
     """Why ``eff`` refuses ``client`` (``None``, or an empty hash: it could not be measured), or
     ``None`` when it may act. ``who`` names the client in the message (never a secret); a
-    changed client is named by its description."""
+    changed client is named by its description. ``serve_unpaired`` (the host's relay only: the
+    one connection it serves is an attested ``tabwarden mcp``, which refuses every call itself
+    while nothing is paired) skips step 3."""
     if eff.refused:
         return Refusal(
             code=TRUST_UNREADABLE,
@@ -87,9 +103,11 @@ def refusal(
         )
     if eff.killed:
         return Refusal(code=KILLED, message="the kill switch is engaged")
-    if not (eff.clients_pinned or eff.paired_clients):
-        return None
     name = who or "this client"
+    if not (eff.clients_pinned or eff.paired_clients):
+        if serve_unpaired:
+            return None
+        return Refusal(code=CLIENT_NOT_PAIRED, message=_NONE_PAIRED.format(name=name))
     if client is None or not client.sha256:
         return Refusal(code=CLIENT_NOT_PAIRED, message=f"{name} is not a paired MCP client")
     if eff.client_matching(client.sha256) is not None:

@@ -83,7 +83,7 @@ class Effective:
     kill_serial: int = 0
     refused: str | None = None
     #: True once any MCP client was ever paired or revoked: from then on only paired clients are
-    #: served, so revoking the last client never falls back to the unpinned posture.
+    #: served, so revoking the last client never falls back to serving any client.
     clients_pinned: bool = False
     #: True once an authenticator was enrolled under this host key (``twoFactor`` in the record,
     #: validly signed): the phrase typed at a terminal never grants alone again.

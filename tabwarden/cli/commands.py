@@ -385,7 +385,10 @@ def cmd_clients(args: argparse.Namespace) -> int:
         )
         return 0 if not eff.refused else 3
     if not eff.paired_clients:
-        print("no MCP clients paired (unpinned: any program may start `tabwarden mcp`)")
+        print(
+            "no MCP clients paired: every call is refused (client_not_paired); pin yours with "
+            "`tabwarden setup --client claude` (or codex, json) or `tabwarden pair-client`"
+        )
     for c in eff.paired_clients:
         print(f"{c.label}: {c.exe}  sha256 {c.sha256[:16]}…  paired {_when(c.paired_at)}")
     return 0 if not eff.refused else 3

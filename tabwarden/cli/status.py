@@ -353,7 +353,10 @@ def run(args: argparse.Namespace) -> int:
         )
     print(
         "paired clients: "
-        + (", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"]) or "none (unpinned)")
+        + (
+            ", ".join(f"{c['label']} ({c['exe']})" for c in t["clients"])
+            or "none (every call is refused until one is paired: `tabwarden pair-client`)"
+        )
     )
     print("policy: " + json.dumps(t["policy"], sort_keys=True))
     if report["hosts"]:

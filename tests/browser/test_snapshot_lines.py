@@ -9,7 +9,7 @@ adds the page's text runs. Also prints the bytes of both forms (the notes quote 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -89,7 +89,7 @@ async def _both(agent: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return result.content[0].text, result.structured_content
 
 
-def _kept(row: dict[str, Any]) -> dict[str, Any]:
+def _kept(row: Mapping[str, Any]) -> dict[str, Any]:
     """What an action needs of a JSON row, as the line form keeps it."""
     out = {
         k: row[k] for k in ("ref", "role", "name", "href", "level") if row.get(k) not in (None, "")

@@ -36,6 +36,7 @@ from tabwarden.bridge.attest import (
 )
 from tabwarden.bridge.peer import PeerCredentials, PeerRefused, peer_credentials
 from tabwarden.manifests import ALLOWED_ORIGIN
+from tests.fixtures import pair_this_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux attestation")
 
@@ -179,7 +180,10 @@ def accept(
 
 
 def spawn_mcp(procs: list[subprocess.Popen[bytes]], listener: Listener) -> subprocess.Popen[bytes]:
-    """Our real MCP server, asked for bridge_status so that it connects to our socket."""
+    """Our real MCP server, asked for bridge_status so that it connects to our socket (its
+    spawner, this process, paired: with no client paired it would refuse the call)."""
+    if not (listener.directory.parent / "config" / "trust.json").exists():
+        pair_this_process(listener.directory.parent / "config")
     proc = spawn(procs, [sys.executable, "-I", "-m", "tabwarden", "mcp"], listener.env(), cwd="/")
     assert proc.stdin is not None
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MCP_MESSAGES))

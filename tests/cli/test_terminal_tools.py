@@ -25,7 +25,7 @@ from tabwarden.errors import UsageError
 from tabwarden.mcp_server.catalogue import BY_NAME, CATALOGUE
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env
-from tests.fixtures import nothing_relayed, pair_record
+from tests.fixtures import nothing_relayed, pair_record, pair_terminal_call
 from tests.pty_cli import spawn_cli
 
 #: A 1x1 PNG.
@@ -144,7 +144,8 @@ def test_call_round_trip_from_a_real_terminal_as_a_paired_client(
 def test_call_saves_image_content_to_the_file_it_names(
     browser: FakeBrowser, tmp_path: Path
 ) -> None:
-    env = host_env(browser.runtime)  # nothing paired: the unpinned posture serves
+    env = host_env(browser.runtime)
+    pair_terminal_call(browser.runtime.parent / "config", env)
     shots = tmp_path / "shots"
     shots.mkdir()
     data = base64.b64encode(PNG).decode()

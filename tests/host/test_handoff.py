@@ -34,7 +34,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.protocol import frames
 from tabwarden.protocol.codes import BRIDGE_REFUSED
 from tests.fakes import FakeBrowser, host_env
-from tests.fixtures import nothing_relayed
+from tests.fixtures import nothing_relayed, pair_this_process
 
 DEADLINE = 30.0
 
@@ -370,6 +370,7 @@ def test_another_process_writing_on_the_genuine_servers_connection_is_refused(
     connected socket (``pidfd_getfd``: ptrace rights, which root has) and writes a request on
     it. Its writes are refused; the genuine server is served before and after."""
     runtime = attested_browser.runtime
+    pair_this_process(runtime.parent / "config")
     sock_path = runtime / f"{attested_browser.label}.sock"
 
     async def scenario() -> None:

@@ -16,10 +16,10 @@ from mcp.server.mcpserver import MCPServer
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import CATALOGUE
-from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.mcp_server.server import build_server
 from tabwarden.protocol.codes import BAD_REQUEST
-from tabwarden.trust.verify import Effective
 from tests.fakes import tool_error
+from tests.fixtures import paired_guard
 from tests.mcp_server.test_wire_schema import valid_arguments
 
 #: A value that must never come back in an error.
@@ -30,7 +30,7 @@ def _server(runtime: Path) -> MCPServer[Any]:
     """No host listens in ``runtime``: a call that passes validation answers
     extension_not_connected (or, for a local tool, its answer), never bad_request."""
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    return build_server(bridge, ToolGuard(Effective.unpaired, None))
+    return build_server(bridge, paired_guard())
 
 
 @pytest.mark.promise("H1-12")

@@ -26,6 +26,7 @@ from tabwarden.mcp_server.server import (
 )
 from tests.deadline import until
 from tests.fakes import FakeBrowser, host_env, tool_error
+from tests.fixtures import pair_this_process
 
 GUARD = 60.0  # hang guard only
 
@@ -95,6 +96,7 @@ def test_two_sessions_calls_are_audited_each_with_its_own_label(
     attested_browser: FakeBrowser, tmp_path: Path
 ) -> None:
     runtime = attested_browser.runtime
+    pair_this_process(runtime.parent / "config")  # both servers' spawner: this process
 
     async def connected(client: Client) -> bool | None:
         result = await client.call_tool("bridge_status", {})

@@ -23,6 +23,7 @@ from tabwarden.mcp_server.catalogue import BY_NAME, CATALOGUE, Local, Relay, Too
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
 from tests.fakes import tool_error
+from tests.fixtures import paired_guard
 
 MCP_SERVER = Path(catalogue.__file__).resolve().parents[1]
 
@@ -106,8 +107,7 @@ def test_a_refused_client_reaches_nothing_through_any_tool(
     monkeypatch.setenv("TABWARDEN_UPLOAD_DIR", str(box))
     audited: list[dict[str, Any]] = []
     read: list[str] = []
-    killed = replace(Effective.unpaired(), killed=True)
-    guard = ToolGuard(lambda: killed, None, "n/a", lambda _kind, **fields: audited.append(fields))
+    guard = paired_guard(lambda _kind, **fields: audited.append(fields), killed=True)
     bridge = BridgeSpy(runtime_dir)
 
     def check_upload(requested: str) -> tuple[Path, int]:
@@ -155,9 +155,7 @@ def test_an_allowed_call_reaches_the_bridge_as_the_catalogue_says(
 ) -> None:
     bridge = BridgeSpy(runtime_dir)
     upload = (runtime_dir / "upload.txt", 4)
-    server = build_server(
-        bridge, ToolGuard(Effective.unpaired, None), check_upload=lambda p: upload
-    )
+    server = build_server(bridge, paired_guard(), check_upload=lambda p: upload)
     _run_every_tool(server)
     relayed = [s.name for s in CATALOGUE if isinstance(s.call, Relay)]
     assert [action for action, _ in bridge.calls] == relayed
@@ -301,7 +299,7 @@ FETCHED = {
 
 def _fetch(bridge: BridgeSpy, args: dict[str, Any]) -> Any:
     async def scenario() -> Any:
-        server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+        server = build_server(bridge, paired_guard())
         async with Client(server, raise_exceptions=True) as client:
             return await client.call_tool("page_fetch", args)
 

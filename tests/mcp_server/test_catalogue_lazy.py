@@ -46,11 +46,12 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.schema_cache import SchemaCache
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import Effective
+from tests.fixtures import paired_guard
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 
 config, runtime = Path(sys.argv[1]), sys.argv[2]
 bridge = BridgeClient(label="lazy", env={"TABWARDEN_RUNTIME_DIR": runtime})
-guard = ToolGuard(Effective.unpaired, None)
+guard = paired_guard()
 build_server(bridge, guard, schemas=SchemaCache(config))  # fills the cache, as a first start
 server = build_server(bridge, guard, schemas=SchemaCache(config))  # a start from the cache
 

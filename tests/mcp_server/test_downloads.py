@@ -21,9 +21,9 @@ from tabwarden.mcp_server.downloads import (
     safe_name,
     sandbox_dir,
 )
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
 from tests.fakes import tool_error
+from tests.fixtures import paired_guard
 
 
 def test_the_sandbox_is_resolved_in_one_place(tmp_path: Path) -> None:
@@ -159,7 +159,7 @@ class _Replies(BridgeClient):
 
 
 def _call(bridge: BridgeClient, tool: str, args: dict[str, Any]) -> Any:
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
 
     async def scenario() -> Any:
         async with Client(server, raise_exceptions=True) as client:

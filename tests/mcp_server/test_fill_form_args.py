@@ -16,10 +16,10 @@ from mcp.server.mcpserver import MCPServer
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME, Lineage, declared_texts
 from tabwarden.mcp_server.catalogue.interact.forms import MAX_FORM_FIELDS
-from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.mcp_server.server import build_server
 from tabwarden.protocol.codes import BAD_REQUEST
-from tabwarden.trust.verify import Effective
 from tests.fakes import tool_error
+from tests.fixtures import paired_guard
 
 SECRET = "hunter2-correct-horse"
 NAME = {"kind": "text", "selector": "#name", "value": "Alice"}
@@ -29,7 +29,7 @@ def _server(runtime: Path) -> MCPServer[Any]:
     """No host listens in ``runtime``: a call that passes validation answers
     extension_not_connected, never bad_request."""
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    return build_server(bridge, ToolGuard(Effective.unpaired, None))
+    return build_server(bridge, paired_guard())
 
 
 async def _refusal(client: Client, fields: Any) -> str:

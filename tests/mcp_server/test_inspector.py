@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fixtures import pair_record, pair_remembered_spawners
+
 REPO = Path(__file__).resolve().parents[2]
 INSPECTOR = REPO / "tests/inspector/node_modules/.bin/mcp-inspector"
 
@@ -51,6 +53,14 @@ def test_inspector_lists_every_tool_with_schemas(tmp_path: Path) -> None:
 
 
 def test_inspector_accepts_our_results_and_our_coded_errors(tmp_path: Path) -> None:
+    # Nothing paired: refused, in the error form the Inspector validates; the Inspector is
+    # remembered as its spawner, and paired as `pair-client` would.
+    key = pair_record(tmp_path / "config")
+    refused = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "bridge_status")
+    assert refused.returncode == 0, refused.stdout + refused.stderr
+    error = json.loads(refused.stdout)["_meta"]["dev.tabwarden/error"]
+    assert error["code"] == "client_not_paired"
+    pair_remembered_spawners(tmp_path / "config", key)
     ok = _inspector(tmp_path, "--method", "tools/call", "--tool-name", "bridge_status")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert json.loads(ok.stdout)["structuredContent"]["hostReachable"] is False

@@ -18,7 +18,7 @@ from mcp import Client
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.catalogue.published import PROFILES, enabled_tools
-from tabwarden.mcp_server.server import ToolGuard, build_server, listed_families
+from tabwarden.mcp_server.server import build_server, listed_families
 from tabwarden.trust import store
 from tabwarden.trust.policy import (
     DEFAULT_POLICY,
@@ -32,7 +32,7 @@ from tabwarden.trust.policy import (
 from tabwarden.trust.record_file import update
 from tabwarden.trust.verify import Effective
 from tests.fakes import tool_error
-from tests.fixtures import pair_record
+from tests.fixtures import pair_record, paired_guard
 from tests.mcp_server.stdio_session import dirs, listed_names, tools_list_line
 
 DEFAULT_LIST = enabled_tools(BY_NAME)
@@ -70,7 +70,7 @@ def test_a_tool_outside_the_policys_families_answers_tool_not_enabled(runtime_di
     caps = listed_families((), eff)
     assert caps == ("files",)
     bridge = BridgeClient(label="families", env={"TABWARDEN_RUNTIME_DIR": str(runtime_dir)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), caps=caps)
+    server = build_server(bridge, paired_guard(), caps=caps)
 
     async def scenario() -> None:
         async with Client(server, raise_exceptions=True) as client:

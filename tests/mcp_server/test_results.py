@@ -16,9 +16,9 @@ from mcp_types import CallToolResult, TextContent
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.results import SUMMARY_STRING_CHARS, WHOLE_TEXT_MAX_CHARS
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser
+from tests.fixtures import paired_guard
 
 LINE = 'A line of page text, with "quotes", a tab\tand ünïcødé.\n'
 
@@ -52,7 +52,7 @@ def _answer_in_chunks(browser: FakeBrowser, result: dict[str, Any]) -> threading
 
 async def _read(browser: FakeBrowser, result: dict[str, Any]) -> CallToolResult:
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(browser.runtime)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
     async with Client(server, raise_exceptions=True) as client:
         deadline = time.monotonic() + 30  # a hang guard, not a timing assertion
         while not ((await client.call_tool("bridge_status", {})).structured_content or {}).get(

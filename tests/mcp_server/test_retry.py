@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, wait_until_extension_connected
+from tests.fixtures import paired_guard
 from tests.transport import drop_bridge_connections
 
 
@@ -152,7 +152,7 @@ def test_each_tool_call_has_one_command_id_kept_across_its_retries(
     sock = fake_browser.wait_socket()
     fake_browser.hello()
     bridge = _client(fake_browser.runtime)
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
 
     async def scenario() -> None:
         async with Client(server, raise_exceptions=True) as client:

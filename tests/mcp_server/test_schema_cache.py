@@ -16,9 +16,9 @@ from mcp import Client
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import CATALOGUE
 from tabwarden.mcp_server.schema_cache import SCHEMA_CACHE_FILE, SchemaCache, cache_key
-from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.mcp_server.server import build_server
 from tabwarden.mcp_server.tools import CallLog, catalogue_tools
-from tabwarden.trust.verify import Effective
+from tests.fixtures import paired_guard
 
 FIELDS = ("title", "description", "inputSchema", "outputSchema", "annotations")
 
@@ -58,7 +58,7 @@ async def _no_answer(*_: Any) -> Any:
 
 def _listed(runtime: Path, schemas: SchemaCache | None) -> dict[str, dict[str, Any]]:
     bridge = BridgeClient(label="cache", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), schemas=schemas)
+    server = build_server(bridge, paired_guard(), schemas=schemas)
 
     async def scenario() -> dict[str, dict[str, Any]]:
         async with Client(server, raise_exceptions=True) as client:

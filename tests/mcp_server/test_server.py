@@ -17,14 +17,14 @@ from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
+from tests.fixtures import paired_guard
 
 
 def _server(runtime: Path, label: str = "test") -> MCPServer[Any]:
     bridge = BridgeClient(label=label, env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    return build_server(bridge, ToolGuard(Effective.unpaired, None))
+    return build_server(bridge, paired_guard())
 
 
 def _hints(tool: Tool) -> ToolAnnotations:
@@ -136,7 +136,7 @@ async def test_a_call_no_host_answers_names_the_install_command_of_the_browser_r
                  "cause": "no host manifest is installed for it", "command": command}]  # fmt: skip
 
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime_dir)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), host_problems=problems)
+    server = build_server(bridge, paired_guard(), host_problems=problems)
     async with Client(server, raise_exceptions=True) as client:
         error = _error(await client.call_tool("tab_list", {}))
     assert error["code"] == "extension_not_connected"
@@ -149,7 +149,7 @@ async def test_a_call_no_host_answers_names_the_install_command_of_the_browser_r
     def unreadable(env: object) -> list[dict[str, str]]:
         raise PermissionError("the process table")
 
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), host_problems=unreadable)
+    server = build_server(bridge, paired_guard(), host_problems=unreadable)
     async with Client(server, raise_exceptions=True) as client:
         error = _error(await client.call_tool("tab_list", {}))
     assert error["code"] == "extension_not_connected" and "running" not in error["message"]
@@ -307,7 +307,7 @@ def test_a_waiting_call_reports_progress_and_an_unanswered_confirm_is_audited(
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
     server = build_server(
         bridge,
-        ToolGuard(Effective.unpaired, None, audit=lambda ev, **f: audited.append({"ev": ev, **f})),
+        paired_guard(audit=lambda ev, **f: audited.append({"ev": ev, **f})),
     )
     seen: list[tuple[float, str | None]] = []
     released = threading.Event()

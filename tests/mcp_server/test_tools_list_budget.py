@@ -22,9 +22,9 @@ from tabwarden.cli.entry import CAPS_NOTES
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.catalogue.published import PROFILES, enabled_tools
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, host_env, tool_error
+from tests.fixtures import pair_terminal_call, paired_guard
 from tests.mcp_server.stdio_session import listed_names, tools_list_line
 from tests.pty_cli import spawn_cli
 
@@ -58,7 +58,7 @@ def test_a_tool_outside_the_list_answers_tool_not_enabled_naming_its_caps(
     runtime_dir: Path,
 ) -> None:
     bridge = BridgeClient(label="caps", env={"TABWARDEN_RUNTIME_DIR": str(runtime_dir)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None), caps=("files",))
+    server = build_server(bridge, paired_guard(), caps=("files",))
 
     async def scenario() -> None:
         async with Client(server, raise_exceptions=True) as client:
@@ -128,6 +128,7 @@ def test_tabwarden_call_at_a_terminal_reaches_a_tool_outside_the_default_list(
         error = {"code": "policy_denied", "message": "off in this test"}
         browser.send({"type": "reply", "id": request["id"], "ok": False, "error": error})
 
+    pair_terminal_call(browser.runtime.parent / "config", host_env(browser.runtime))
     answering = threading.Thread(target=refuse, daemon=True)
     answering.start()
     call = spawn_cli(host_env(browser.runtime), "call", "page_pdf", "tabId=7")

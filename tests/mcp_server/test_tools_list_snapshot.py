@@ -15,8 +15,8 @@ from typing import Any
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
+from tests.fixtures import paired_guard
 
 SNAPSHOT = Path(__file__).with_name("tools_list.json")
 FIELDS = ("title", "description", "inputSchema", "outputSchema", "annotations")
@@ -24,7 +24,7 @@ FIELDS = ("title", "description", "inputSchema", "outputSchema", "annotations")
 
 def _listed(runtime: Path) -> dict[str, dict[str, Any]]:
     bridge = BridgeClient(label="snap", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
 
     async def scenario() -> dict[str, dict[str, Any]]:
         async with Client(server, raise_exceptions=True) as client:

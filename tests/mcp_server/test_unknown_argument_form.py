@@ -14,8 +14,8 @@ from mcp.server.mcpserver import MCPServer
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import CATALOGUE
-from tabwarden.mcp_server.server import ToolGuard, build_server
-from tabwarden.trust.verify import Effective
+from tabwarden.mcp_server.server import build_server
+from tests.fixtures import paired_guard
 from tests.mcp_server.test_wire_schema import valid_arguments
 
 #: The value under the unknown argument: it must never be repeated.
@@ -24,7 +24,7 @@ SECRET = "unknown-arg-value-5f1c"
 
 def _server(runtime: Path) -> MCPServer[Any]:
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-    return build_server(bridge, ToolGuard(Effective.unpaired, None))
+    return build_server(bridge, paired_guard())
 
 
 async def test_an_unknown_argument_is_bad_request_in_the_error_form(runtime_dir: Path) -> None:

@@ -29,6 +29,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
+from tests.fixtures import paired_guard
 
 #: Paths under this prefix that Python opened while a probe ran (``None``: not watching).
 _watch: dict[str, list[str]] = {}
@@ -160,7 +161,7 @@ def test_allowed_upload_checks_the_sandbox_file_after_the_gate_and_relays_its_pa
     fake_browser.wait_socket()
     fake_browser.hello()
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
     received: list[dict[str, Any]] = []
 
     def answer() -> None:

@@ -13,16 +13,15 @@ import pytest
 from mcp import Client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
-from tabwarden.mcp_server.server import ToolGuard, build_server
+from tabwarden.mcp_server.server import build_server
 from tabwarden.mcp_server.uploads import (
     MAX_UPLOAD_BYTES,
     UploadRefused,
     check_upload,
     resolve_upload,
 )
-from tabwarden.trust.verify import Effective
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
-from tests.fixtures import nothing_relayed
+from tests.fixtures import nothing_relayed, paired_guard
 
 
 @pytest.fixture
@@ -176,7 +175,7 @@ def test_page_upload_of_a_planted_file_relays_nothing_and_shows_no_byte(
     fake_browser.wait_socket()
     fake_browser.hello()
     bridge = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)})
-    server = build_server(bridge, ToolGuard(Effective.unpaired, None))
+    server = build_server(bridge, paired_guard())
 
     async def scenario() -> Any:
         async with Client(server, raise_exceptions=True) as client:

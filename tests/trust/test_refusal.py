@@ -70,8 +70,28 @@ def test_revoking_the_last_client_never_unpins() -> None:
     assert found is not None and found.code == "client_not_paired"
 
 
-def test_unpinned_posture_serves_any_client() -> None:
-    assert refusal(Effective.unpaired(), None) is None
+@pytest.mark.promise("H1-04")
+@pytest.mark.parametrize("client", [PAIRED, OTHER, None])
+def test_with_no_client_paired_every_client_is_refused_and_told_how_to_pin_one(
+    client: MeasuredClient | None,
+) -> None:
+    """There is no unpinned posture: before any client is paired, any client (measured or not)
+    is refused, and the words name the commands that pin the one the person uses."""
+    found = refusal(Effective.unpaired(), client, who="/tmp/evil")
+    assert found is not None and found.code == "client_not_paired"
+    assert found.message.startswith("/tmp/evil is not a paired MCP client: no client is paired")
+    assert "`tabwarden setup --client claude`" in found.message
+    assert "`tabwarden pair-client`" in found.message
+
+
+def test_the_hosts_relay_alone_may_serve_before_any_client_is_paired() -> None:
+    """Hop 2's one connection is an attested ``tabwarden mcp``, which refuses every call itself
+    while nothing is paired; the kill switch and a refused record still refuse there."""
+    assert refusal(Effective.unpaired(), None, serve_unpaired=True) is None
+    killed = dataclasses.replace(Effective.unpaired(), killed=True)
+    assert (r := refusal(killed, None, serve_unpaired=True)) is not None and r.code == "killed"
+    assert (r := refusal(_eff(paired_clients=()), OTHER, serve_unpaired=True)) is not None
+    assert r.code == "client_not_paired"
 
 
 def test_order_unreadable_then_killed_then_not_paired() -> None:
