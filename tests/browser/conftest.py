@@ -26,6 +26,7 @@ from tests.browser.harness import (
     served_pages,
     trust_this_process,
 )
+from tests.browser.own_launch import window_manager  # noqa: F401 - a desktop for focus tests
 
 
 @pytest.fixture

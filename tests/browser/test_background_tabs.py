@@ -14,22 +14,18 @@ frames drop to about one a second; the extension's screencast on owned tabs keep
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from mcp import Client
-from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import BrowserContext, Page
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import ServedSite, ok, served_pages
-from tests.deadline import until, until_sync
+from tests.browser.own_launch import own_launch
+from tests.deadline import until
 
 pytestmark = pytest.mark.browser
 
@@ -75,78 +71,15 @@ def origins(counter_site: ServedSite) -> list[str]:
 
 
 @pytest.fixture
-def window_manager(x_display: str) -> Iterator[str]:
-    """openbox on ``x_display``: it minimises, raises and focuses windows as a desktop does."""
-    openbox = shutil.which("openbox")
-    if openbox is None:
-        pytest.fail("openbox is missing: apt-get install -y openbox (scripts/setup does)")
-    wm = subprocess.Popen(  # noqa: S603 - openbox from PATH, our own arguments
-        [openbox, "--sm-disable"],
-        env=dict(os.environ, DISPLAY=x_display),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield x_display
-    finally:
-        wm.terminate()
-        try:
-            wm.wait(5)
-        except subprocess.TimeoutExpired:
-            wm.kill()
-            wm.wait()
-
-
-def person_argv(browser: ThrowawayBrowser, url: str) -> list[str]:
-    """``browser``'s own command line, headful, plus a DevTools port for the test to watch it."""
-    argv = [a for a in browser.argv(url) if not a.startswith("--headless")]
-    return [*argv[:-1], "--remote-debugging-port=0", argv[-1]]
-
-
-@pytest.fixture
 async def context(
     trusted: ThrowawayBrowser, window_manager: str, counter_site: ServedSite
 ) -> AsyncIterator[BrowserContext]:
     """The person's Chromium, showing the counter page in its first window (the person's tab);
     the agent's tabs come later. Replaces the conftest's Playwright launch for this module."""
-    port_file = trusted.profile / "DevToolsActivePort"
-    with open(trusted.log_path, "ab") as log:
-        trusted.process = subprocess.Popen(  # noqa: S603 - the throwaway browser's own argv
-            person_argv(trusted, "about:blank"),
-            env=dict(trusted.env, DISPLAY=window_manager),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # trusted.close() takes the whole group
-        )
-    port = until_sync(
-        "Chromium wrote its DevTools port",
-        lambda: port_file.exists() and port_file.read_text().split("\n", 1)[0].strip(),
-    )
-    until_sync("the extension's worker runs", lambda: _extension_worker_listed(int(port)))
-    async with async_playwright() as pw:
-        connected = await pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", no_defaults=True)
-        try:
-            [person] = connected.contexts[0].pages
-            await person.goto(f"{counter_site.origin}/?who=person")
-            yield connected.contexts[0]
-        finally:
-            await connected.close()
-
-
-def _extension_worker_listed(port: int) -> bool:
-    """Whether DevTools lists the extension's service worker. Connecting while the extension was
-    still starting hung Playwright's connect now and then (2 of ~10 runs), never after this."""
-    url = f"http://127.0.0.1:{port}/json/list"
-    with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 - our own loopback DevTools
-        targets = json.load(answer)
-    return any(
-        t.get("type") == "service_worker"
-        and str(t.get("url", "")).startswith("chrome-extension://")
-        for t in targets
-    )
+    async with own_launch(trusted, window_manager) as launched:
+        [person] = launched.pages
+        await person.goto(f"{counter_site.origin}/?who=person")
+        yield launched
 
 
 async def page_showing(context: BrowserContext, url: str) -> Page:

@@ -17,20 +17,17 @@ can read."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import ok
-from tests.deadline import until, until_sync
+from tests.browser.own_launch import extension_worker, own_launch
+from tests.deadline import until
 
 pytestmark = pytest.mark.browser
 
@@ -45,46 +42,8 @@ SECRET = "sk-live-4f9a8b7c6d5e4f3a2b1c"
 async def context(trusted: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
     """The throwaway Chromium, headless, started with its own command line and a DevTools port,
     its output (the host's log with it) in ``trusted.log_path``; replaces the conftest's."""
-    argv = trusted.argv("about:blank")
-    with open(trusted.log_path, "ab") as log:
-        trusted.process = subprocess.Popen(  # noqa: S603 - the throwaway browser's own argv
-            [*argv[:-1], "--remote-debugging-port=0", argv[-1]],
-            env=trusted.env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # trusted.close() takes the whole group
-        )
-    port_file = trusted.profile / "DevToolsActivePort"
-    port = until_sync(
-        "Chromium wrote its DevTools port",
-        lambda: port_file.exists() and port_file.read_text().split("\n", 1)[0].strip(),
-    )
-    until_sync("the extension's worker runs", lambda: _worker_listed(int(port)))
-    async with async_playwright() as pw:
-        connected = await pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", no_defaults=True)
-        try:
-            yield connected.contexts[0]
-        finally:
-            await connected.close()
-
-
-def _worker_listed(port: int) -> bool:
-    url = f"http://127.0.0.1:{port}/json/list"
-    with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 - our own loopback DevTools
-        targets = json.load(answer)
-    return any(
-        t.get("type") == "service_worker"
-        and str(t.get("url", "")).startswith(f"chrome-extension://{EXTENSION_ID}/")
-        for t in targets
-    )
-
-
-async def _worker(context: BrowserContext) -> Worker:
-    def found() -> Worker | None:
-        return next((w for w in context.service_workers if EXTENSION_ID in w.url), None)
-
-    return await until("Playwright sees the extension's worker", found)
+    async with own_launch(trusted) as launched:
+        yield launched
 
 
 def _host_lines(browser: ThrowawayBrowser, text: str) -> list[str]:
@@ -136,7 +95,7 @@ async def test_a_second_debugger_on_an_agent_tab_holds_nothing_and_is_left_undis
 async def test_the_extensions_own_errors_reach_the_host_log_masked_and_a_flood_is_capped(
     trusted: ThrowawayBrowser, agent: Client, context: BrowserContext
 ) -> None:
-    worker = await _worker(context)
+    worker = await extension_worker(context)
     # An uncaught error in the worker, carrying a bearer credential and a password.
     await worker.evaluate(
         """(secret) => { setTimeout(() => {

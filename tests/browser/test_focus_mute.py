@@ -12,22 +12,17 @@ What Chrome thinks is asked of Chrome itself, from the extension's worker:
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker
 
 from tabwarden.cli.browser import ThrowawayBrowser
-from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import launched, ok, trust_this_process, widen
-from tests.deadline import until, until_sync
+from tests.browser.own_launch import extension_worker, own_launch
+from tests.deadline import until
 
 pytestmark = pytest.mark.browser
 
@@ -35,74 +30,11 @@ PERSON = "/?who=person"
 
 
 @pytest.fixture
-def window_manager(x_display: str) -> Iterator[str]:
-    """openbox on ``x_display``: it raises and focuses windows as a desktop does."""
-    openbox = shutil.which("openbox")
-    if openbox is None:
-        pytest.fail("openbox is missing: apt-get install -y openbox (scripts/setup does)")
-    wm = subprocess.Popen(  # noqa: S603 - openbox from PATH, our own arguments
-        [openbox, "--sm-disable"],
-        env=dict(os.environ, DISPLAY=x_display),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield x_display
-    finally:
-        wm.terminate()
-        try:
-            wm.wait(5)
-        except subprocess.TimeoutExpired:
-            wm.kill()
-            wm.wait()
-
-
-@pytest.fixture
 async def context(trusted: ThrowawayBrowser, window_manager: str) -> AsyncIterator[BrowserContext]:
     """The person's Chromium, headful on ``window_manager``'s display, its first window the
     person's; replaces the conftest's Playwright launch for this module."""
-    argv = [a for a in trusted.argv("about:blank") if not a.startswith("--headless")]
-    with open(trusted.log_path, "ab") as log:
-        trusted.process = subprocess.Popen(  # noqa: S603 - the throwaway browser's own argv
-            [*argv[:-1], "--remote-debugging-port=0", argv[-1]],
-            env=dict(trusted.env, DISPLAY=window_manager),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # trusted.close() takes the whole group
-        )
-    port_file = trusted.profile / "DevToolsActivePort"
-    port = until_sync(
-        "Chromium wrote its DevTools port",
-        lambda: port_file.exists() and port_file.read_text().split("\n", 1)[0].strip(),
-    )
-    until_sync("the extension's worker runs", lambda: _worker_listed(int(port)))
-    async with async_playwright() as pw:
-        connected = await pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", no_defaults=True)
-        try:
-            yield connected.contexts[0]
-        finally:
-            await connected.close()
-
-
-def _worker_listed(port: int) -> bool:
-    url = f"http://127.0.0.1:{port}/json/list"
-    with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 - our own loopback DevTools
-        targets = json.load(answer)
-    prefix = f"chrome-extension://{EXTENSION_ID}/"
-    return any(
-        t.get("type") == "service_worker" and str(t.get("url", "")).startswith(prefix)
-        for t in targets
-    )
-
-
-async def _worker(context: BrowserContext) -> Worker:
-    def found() -> Worker | None:
-        return next((w for w in context.service_workers if EXTENSION_ID in w.url), None)
-
-    return await until("Playwright sees the extension's worker", found)
+    async with own_launch(trusted, window_manager) as launched:
+        yield launched
 
 
 async def _chrome(worker: Worker, expression: str, arg: Any = None) -> Any:
@@ -144,7 +76,7 @@ async def _focused_on(worker: Worker, window_id: int) -> bool:
 async def test_agent_tabs_open_and_act_without_taking_the_persons_focus_and_are_muted(
     agent: Client, context: BrowserContext, site: str
 ) -> None:
-    worker = await _worker(context)
+    worker = await extension_worker(context)
     person, person_tab, person_window = await _person(context, worker, site)
 
     first = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
@@ -168,5 +100,5 @@ async def test_with_agent_tabs_audible_an_agent_tab_is_left_unmuted(
     widen(browser, agentTabsAudible=True)
     async with launched(browser, display=window_manager) as (context, agent):
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
-        worker = await _worker(context)
+        worker = await extension_worker(context)
         assert (await _chrome(worker, TAB, tab))["muted"] is False

@@ -15,7 +15,7 @@ from mcp import Client
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
-from tests.browser.harness import chromium, mcp_client
+from tests.browser.harness import chromium, mcp_client, trust_this_process
 from tests.deadline import until
 
 pytestmark = pytest.mark.browser
@@ -36,6 +36,8 @@ async def _text(page: Any, selector: str) -> str:
 async def test_a_missing_host_manifest_is_named_with_its_install_command(
     browser: ThrowawayBrowser,
 ) -> None:
+    # The agent is paired (with no client paired, bridge_status is refused like every tool).
+    trust_this_process(browser, [])
     hosts = browser.profile / "NativeMessagingHosts"
     (hosts / "dev.tabwarden.host.json").unlink()
     async with chromium(browser) as context:

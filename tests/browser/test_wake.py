@@ -159,13 +159,16 @@ async def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing
         assert status["extensionConnected"] is True and status["connectedSince"] is not None
         assert status["lastDisconnectAt"] is not None
 
+        most_alive = 1
         for _ in range(5):
             [current] = _hosts(browser)
             await _stop_worker(cdp)
             await _until(lambda: not psutil.pid_exists(current), 30, "the host exits")  # noqa: B023
             deadline = time.monotonic() + BACK_DEADLINE
             while tool_error(await client.call_tool("tab_list", {})) is not None:
-                seen_hosts |= _hosts(browser)  # sampled while waiting: a second port shows
+                alive = _hosts(browser)  # sampled while waiting: a second port shows
+                seen_hosts |= alive
+                most_alive = max(most_alive, len(alive))
                 assert time.monotonic() < deadline, "the bridge did not come back"
                 await asyncio.sleep(0.1)
             seen_hosts |= _hosts(browser)
@@ -173,8 +176,12 @@ async def test_stopped_worker_wakes_by_itself_and_repeated_stops_pile_up_nothing
         alarms = await _in_worker(context, "chrome.alarms.getAll()")
         assert [a["name"] for a in alarms] == ["tabwarden-wake"], alarms
         assert len(_hosts(browser)) == 1
-        # One new host per stop and never a second one beside it: one port at a time.
-        assert len(seen_hosts) == 7, seen_hosts
+        # Never a second host beside the first: one port at a time, at every sample. A new host
+        # per stop (at least 7 in all); a port that drops is reconnected (worker/session.js's
+        # backoff), so a busy machine may show one more host, after the other: no pile-up (a
+        # fresh-clone CI run saw 8).
+        assert most_alive == 1, seen_hosts
+        assert len(seen_hosts) >= 7, seen_hosts
 
         # A stopped worker never sees its own disconnect; the popup shows the one the host
         # remembers (its welcome says it), as `tabwarden status` does.
