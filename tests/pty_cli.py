@@ -14,8 +14,13 @@ from typing import IO, Any, Literal
 PROMPT = b"phrase (1/3)> "
 
 # Optionally make fd 0 the controlling terminal (argv[1] == "ctty"), then exec the real CLI.
+# Ctrl-C and Ctrl-\ act as at a person's terminal even when the suite was started with them
+# ignored (a background job of a shell without job control inherits SIGINT and SIGQUIT ignored,
+# and an ignored signal stays ignored across exec).
 _WRAPPER = (
-    "import fcntl, os, sys, termios\n"
+    "import fcntl, os, signal, sys, termios\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGQUIT, signal.SIG_DFL)\n"
     "if sys.argv[1] == 'ctty':\n"
     "    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
     "os.execv(sys.executable, [sys.executable, '-m', 'tabwarden', *sys.argv[2:]])\n"
