@@ -22,7 +22,7 @@ export const POLICY_WORDS = Object.freeze({
   dialogArming: "Agents may arm an answer to a page's next dialog",
   pageFetch: "Requests sent from a page with its cookies (page_fetch)",
   consoleCapture: "Agents' tabs record console errors for page_console",
-  networkCapture: "Agents' tabs record network responses for page_network",
+  networkCapture: "Agents' tabs record network requests for page_network",
   provenance: "An address or typed value that came from another site's page",
   agentTabsAudible: "Agents' tabs may play sound (otherwise they are muted)",
   toolFamilies: "Tool families every agent's tool list shows beside the default tools",
