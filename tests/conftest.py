@@ -58,10 +58,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip("needs root (CI runs it as root)")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
     """Async tests (``async def test_…``) and async fixtures run on asyncio, the loop the product
-    runs on; anyio's pytest plugin (installed with the MCP SDK) drives them."""
+    runs on; anyio's pytest plugin (installed with the MCP SDK) drives them. Session-wide, so a
+    session-wide async fixture (the browser tests' Playwright driver) may hold one loop open."""
     return "asyncio"
 
 

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from mcp import Client
-from playwright.async_api import BrowserContext
+from mcp.client.stdio import stdio_client
+from playwright.async_api import BrowserContext, Playwright
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.cli.demo import serve_page
@@ -20,13 +21,26 @@ from tests.browser.harness import (
     Answer,
     Reply,
     ServedSite,
+    Streams,
     chromium,
-    connected_agent,
+    extension_connected,
+    mcp_server,
     ok,
     served_pages,
+    shared_playwright,
+    spawned_client,
     trust_this_process,
 )
 from tests.browser.own_launch import window_manager  # noqa: F401 - a desktop for focus tests
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def playwright() -> AsyncIterator[Playwright]:
+    """One Playwright driver for the worker's browser tests (``harness.shared_playwright``).
+    Holding it keeps anyio's event loop open from test to test, so every async browser test and
+    fixture runs on that one loop; each test still launches a Chromium of its own."""
+    async with shared_playwright() as pw:
+        yield pw
 
 
 @pytest.fixture
@@ -61,18 +75,39 @@ def trusted(browser: ThrowawayBrowser, origins: list[str]) -> ThrowawayBrowser:
 
 
 @pytest.fixture
-async def context(trusted: ThrowawayBrowser) -> AsyncIterator[BrowserContext]:
+async def agent_server(
+    trusted: ThrowawayBrowser, request: pytest.FixtureRequest
+) -> AsyncIterator[Streams | None]:
+    """``tabwarden mcp`` spawned for the ``agent`` fixture, set up before the browser so its
+    start (~1 s of imports) runs while Chromium launches; None when the test has no agent."""
+    if "agent" not in request.node.fixturenames:
+        yield None
+        return
+    async with stdio_client(mcp_server(trusted)) as streams:
+        yield streams
+
+
+@pytest.fixture
+async def context(
+    trusted: ThrowawayBrowser, agent_server: Streams | None
+) -> AsyncIterator[BrowserContext]:
     """The throwaway Chromium, headless, with the extension and our host, launched through
-    Playwright (so the test can click extension windows); closed after the test."""
+    Playwright (so the test can click extension windows); closed after the test. (A module
+    that replaces it keeps ``agent`` working: ``agent`` asks for ``agent_server`` first.)"""
     async with chromium(trusted) as launched:
         yield launched
 
 
 @pytest.fixture
-async def agent(trusted: ThrowawayBrowser, context: BrowserContext) -> AsyncIterator[Client]:
-    """A real MCP client through the whole chain (it spawns ``tabwarden mcp``), connected: the
-    extension answered ``bridge_status``. Closed before the browser."""
-    async with connected_agent(trusted) as client:
+async def agent(
+    trusted: ThrowawayBrowser, agent_server: Streams | None, context: BrowserContext
+) -> AsyncIterator[Client]:
+    """A real MCP client through the whole chain (``tabwarden mcp``, spawned by
+    ``agent_server``), connected: the extension answered ``bridge_status``. Closed before the
+    browser."""
+    assert agent_server is not None, "agent_server spawns the server for every agent"
+    async with spawned_client(agent_server) as client:
+        await extension_connected(client)
         yield client
 
 

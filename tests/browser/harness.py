@@ -7,6 +7,7 @@ Helpers only (no tests): test modules import from here, never from each other.""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.server
 import os
@@ -19,8 +20,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from playwright.async_api import BrowserContext, Dialog, Page, async_playwright
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from playwright.async_api import BrowserContext, Dialog, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.cli.browser import ThrowawayBrowser, launch_flags
@@ -30,6 +31,9 @@ from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
 from tests.deadline import WAIT_S, until
 from tests.fakes import tool_error
+
+#: A spawned server's open (read, write) streams, as ``stdio_client`` yields them.
+Streams = tuple[Any, Any]
 
 
 def trust_this_process(browser: ThrowawayBrowser, origins: Sequence[str]) -> str:
@@ -41,17 +45,18 @@ def trust_this_process(browser: ThrowawayBrowser, origins: Sequence[str]) -> str
     )
 
 
-def mcp_client(browser: ThrowawayBrowser) -> Client:
+def mcp_server(browser: ThrowawayBrowser) -> StdioServerParameters:
     """``tabwarden mcp --caps all``: the browser tests exercise every tool, the opt-in families'
     too (docs/adr/0012); the agents' own flows run on the default list
     (tests/browser/test_claude_code.py, test_codex.py)."""
-    return Client(
-        StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "tabwarden", "mcp", "--caps", "all"],
-            env=browser.env,
-        )
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tabwarden", "mcp", "--caps", "all"], env=browser.env
     )
+
+
+def mcp_client(browser: ThrowawayBrowser) -> Client:
+    """A client that spawns ``mcp_server(browser)`` when entered."""
+    return Client(mcp_server(browser))
 
 
 async def extension_connected(agent: Client, timeout_s: float = WAIT_S) -> dict[str, Any]:
@@ -86,12 +91,40 @@ async def launched(
 ) -> AsyncIterator[tuple[BrowserContext, Client]]:
     """``chromium(browser, display, extra_flags)`` and a ``connected_agent``: what the
     ``context`` and ``agent`` fixtures give, for a test that provisions first or launches again
-    in its body."""
-    async with (
-        chromium(browser, display, extra_flags) as context,
-        connected_agent(browser) as agent,
-    ):
-        yield context, agent
+    in its body.
+
+    ``tabwarden mcp`` is spawned first and starts (~1 s of imports) while Chromium launches; the
+    client's handshake waits until both are up. Closed as ``connected_agent`` inside
+    ``chromium`` closes: the agent and its server first, then the browser."""
+    async with contextlib.AsyncExitStack() as browser_open:
+        async with contextlib.AsyncExitStack() as agent_open:
+            streams = await agent_open.enter_async_context(stdio_client(mcp_server(browser)))
+            context = await browser_open.enter_async_context(
+                chromium(browser, display, extra_flags)
+            )
+            agent = await agent_open.enter_async_context(spawned_client(streams))
+            await extension_connected(agent)
+            yield context, agent
+
+
+def spawned_client(streams: Streams) -> Client:
+    """A client of a server already spawned (``stdio_client``'s ``streams``): whoever spawned
+    it closes it."""
+    return Client(_Spawned(streams))
+
+
+class _Spawned:
+    """A transport whose server is already running: entering it hands the client the open
+    streams; closing it leaves them to their owner."""
+
+    def __init__(self, streams: Streams) -> None:
+        self._streams = streams
+
+    async def __aenter__(self) -> Streams:
+        return self._streams
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 @contextlib.asynccontextmanager
@@ -115,7 +148,7 @@ async def chromium(
     env: dict[str, str | float | bool] = (
         dict(browser.env) if display is None else dict(browser.env, DISPLAY=display)
     )
-    async with async_playwright() as pw:
+    async with playwright_driver() as pw:
         context = await pw.chromium.launch_persistent_context(
             str(browser.profile),
             executable_path=browser.chrome,
@@ -129,6 +162,36 @@ async def chromium(
             yield context
         finally:
             await context.close()
+
+
+#: The Playwright driver this worker's browser tests share (``shared_playwright``), with the
+#: event loop it runs on; None outside a pytest session (bench, scripts).
+_DRIVER: tuple[Playwright, asyncio.AbstractEventLoop] | None = None
+
+
+@contextlib.asynccontextmanager
+async def shared_playwright() -> AsyncIterator[Playwright]:
+    """One Playwright driver (a Node process) for every browser a worker launches, started once:
+    each launch still gets its own Chromium and profile, but no longer pays ~0.8 s and ~0.4 s
+    of CPU for a driver of its own. tests/browser/conftest.py holds it for the session (its
+    async fixture keeps the event loop alive between tests)."""
+    global _DRIVER
+    async with async_playwright() as pw:
+        _DRIVER = (pw, asyncio.get_running_loop())
+        try:
+            yield pw
+        finally:
+            _DRIVER = None
+
+
+@contextlib.asynccontextmanager
+async def playwright_driver() -> AsyncIterator[Playwright]:
+    """The shared driver when one runs on this event loop, else a driver of this block's own."""
+    if _DRIVER is not None and _DRIVER[1] is asyncio.get_running_loop():
+        yield _DRIVER[0]
+        return
+    async with async_playwright() as pw:
+        yield pw
 
 
 async def confirm_page(context: BrowserContext) -> Page:

@@ -19,10 +19,11 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
-from playwright.async_api import BrowserContext, Worker, async_playwright
+from playwright.async_api import BrowserContext, Worker
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
+from tests.browser.harness import playwright_driver
 from tests.deadline import until, until_sync
 
 
@@ -83,7 +84,7 @@ async def own_launch(
     # Connecting while the extension was still starting hung Playwright's connect now and then
     # (2 of ~10 runs), never after this.
     until_sync("the extension's worker runs", lambda: _worker_listed(int(port)))
-    async with async_playwright() as pw:
+    async with playwright_driver() as pw:
         connected = await pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", no_defaults=True)
         try:
             yield connected.contexts[0]

@@ -179,7 +179,7 @@ def _serve(answer: Answer, error: bytes, base: str) -> Iterator[str]:
             self._send(*answer(self.path, body if isinstance(body, dict) else {}))
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}{base}"
