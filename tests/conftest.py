@@ -13,10 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tests.deadline import TEST_S, within
 from tests.fakes import FakeBrowser
-from tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401 — the suite's groups
+from tests.xdist_groups import (  # noqa: F401 — the suite's groups and its worker count
+    pytest_collection_modifyitems,
+    pytest_xdist_auto_num_workers,
+)
+
+# No Hypothesis example has a time limit: a deadline is a timed assertion, which fails on a busy
+# machine (a 251 ms example against the default 200 ms). A hang is still caught: async tests by
+# the hang guard below, every test by faulthandler_timeout (pyproject.toml).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 # Every process the suite starts that builds its environment from ours finds a throwaway config
 # directory, never the person's real ~/.config/tabwarden (their trust record, audit log and
