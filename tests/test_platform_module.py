@@ -410,31 +410,111 @@ def test_a_zombie_is_no_users_process() -> None:
 
 
 HARDEN = """
-import ctypes, json, os, resource
+import ctypes, json, os, resource, sys
 from tabwarden.osapi import linux
-applied = linux.harden_process()
 libc = ctypes.CDLL(None)
+if os.getuid() == 0:  # as root every /proc entry is root's: become a plain user to tell
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+    libc.prctl(4, 1, 0, 0, 0)  # the credential change cleared the flag: a plain process again
+print(json.dumps({"uid": os.getuid(), "dumpable": libc.prctl(3, 0, 0, 0, 0)}), flush=True)
+sys.stdin.readline()
+applied = linux.harden_process()
 print(json.dumps({"applied": applied, "core": resource.getrlimit(resource.RLIMIT_CORE),
                   "dumpable": libc.prctl(3, 0, 0, 0, 0)}), flush=True)
-import sys; sys.stdin.read()
+sys.stdin.read()
 """
 
 
-def test_hardening_takes_effect_and_hides_the_image_from_others() -> None:
+def test_hardening_takes_effect_and_hides_the_process_from_its_own_user() -> None:
     child = _child(HARDEN, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        assert child.stdout is not None
-        said = json.loads(child.stdout.readline())
-        assert said == {
+        assert child.stdin is not None and child.stdout is not None
+        before = json.loads(child.stdout.readline())
+        assert before["dumpable"] == 1 and before["uid"] != 0
+        child.stdin.write(b"harden\n")
+        child.stdin.flush()
+        after = json.loads(child.stdout.readline())
+        assert after == {
             "applied": {"no_core_dumps": True, "not_dumpable": True},
             "core": [0, 0],
             "dumpable": 0,
         }
-        assert linux.process_owner(child.pid) == 0  # its /proc entries now root's
-        assert linux.process_uids(child.pid) == [os.getuid()] * 4  # still readable
+        # Its /proc entries are root's now, not its user's. (Looked up only now: the kernel keeps
+        # the owner a first lookup of /proc/<pid> saw, and does not revise it when dumpable drops.)
+        assert linux.process_owner(child.pid) == 0
+        assert linux.process_uids(child.pid) == [before["uid"]] * 4  # still readable
     finally:
         child.kill()
         child.wait(timeout=60)
+
+
+#: Become a plain user when run as root (after every import: the interpreter's own files may be
+#: root's), and be dumpable again, as a plain process is (the credential change cleared the flag).
+AS_A_PLAIN_USER = """
+import ctypes, os
+if os.getuid() == 0:
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)
+"""
+HARDENED = (
+    """
+import json, sys
+from tabwarden.osapi import linux
+"""
+    + AS_A_PLAIN_USER
+    + """
+print(json.dumps(linux.harden_process()), flush=True)
+sys.stdin.read()
+"""
+)
+READER = (
+    """
+import json, sys
+from tabwarden.bridge import attest
+"""
+    + AS_A_PLAIN_USER
+    + """
+pid = int(sys.argv[1])
+try:
+    os.close(os.open(f"/proc/{pid}/exe", os.O_RDONLY))
+    exe = "readable"
+except PermissionError:
+    exe = "EACCES"
+print(json.dumps({
+    "exe": exe,
+    "hardened": attest._non_dumpable_signature(pid, os.getuid()),
+    "itself": attest._non_dumpable_signature(os.getpid(), os.getuid()),
+}))
+"""
+)
+
+
+def test_the_hardened_host_shows_its_own_user_the_non_dumpable_signature() -> None:
+    """What attestation's fallback reads when a plain user's MCP server meets the hardened host:
+    the image unreadable, every UID its own, its per-process files root's."""
+    host = _child(HARDENED, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert host.stdout is not None
+        assert json.loads(host.stdout.readline()) == {"no_core_dumps": True, "not_dumpable": True}
+        read = subprocess.run(
+            [sys.executable, "-c", READER, str(host.pid)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        host.kill()
+        host.wait(timeout=60)
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout) == {
+        "exe": "EACCES",  # the hardening is real, for a reader without CAP_SYS_PTRACE
+        "hardened": None,  # ... and it is recognised as ours, hardened
+        "itself": "image unreadable although the process is dumpable "
+        "(its /proc entries are not root-owned)",  # a dumpable process never is
+    }
 
 
 TTY = """

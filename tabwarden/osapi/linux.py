@@ -215,8 +215,12 @@ def process_uids(pid: int) -> list[int]:
 
 
 def process_owner(pid: int) -> int:
-    """Who owns ``pid``'s process entry: root for a non-dumpable process, else its UID."""
-    return os.stat(f"{_PROC}/{pid}").st_uid
+    """Who owns ``pid``'s per-process files: root for a non-dumpable process, else its UID.
+
+    A file (``status``), not the ``/proc/<pid>`` directory: the kernel leaves a world-readable
+    directory owned by the process's effective UID whatever its dumpable flag, so only a root
+    process would look non-dumpable there."""
+    return os.stat(f"{_PROC}/{pid}/status").st_uid
 
 
 def controlling_tty() -> int | None:
