@@ -260,6 +260,26 @@ def test_on_another_os_the_bridge_refuses_and_says_why() -> None:
             assert "docs/adr/0020-macos-port.md" in hint, (name, hint)
 
 
+def test_the_door_opens_on_an_os_without_posix_resource_limits() -> None:
+    """Windows has no ``resource`` module: the door still imports there (install's hints need it)
+    and hardening says it did nothing."""
+    code = (
+        "import sys\n"
+        "import psutil\n"
+        "sys.modules['resource'] = None\n"
+        "sys.platform = 'win32'\n"
+        "from tabwarden import osapi\n"
+        "print(osapi.NAME, osapi.harden_process())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == (
+        "unsupported {'no_core_dumps': False, 'not_dumpable': False}"
+    )
+
+
 # ---------------------------------------------------------------- the Linux implementation
 
 

@@ -9,7 +9,6 @@ claimed for an OS until a real run there tests it.
 
 from __future__ import annotations
 
-import resource
 import socket
 import sys
 
@@ -153,9 +152,11 @@ def harden_process() -> dict[str, bool]:
     """Only the POSIX part (no core dumps); ``not_dumpable`` stays False, and says so."""
     applied = {"no_core_dumps": False, "not_dumpable": False}
     try:
+        import resource  # POSIX only: this module must import on every OS (install's hints)
+
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         applied["no_core_dumps"] = True
-    except (ValueError, OSError):
+    except (ImportError, ValueError, OSError):
         pass
     return applied
 
