@@ -8,27 +8,11 @@ best effort where the OS does not offer it; the result says what took effect.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import resource
-import sys
+from tabwarden import osapi
 
 PR_SET_DUMPABLE = 4
-PR_GET_DUMPABLE = 3
+PR_GET_DUMPABLE = 3  # Linux's prctl option: what a test reads the flag back with
 
 
 def harden_process() -> dict[str, bool]:
-    applied = {"no_core_dumps": False, "not_dumpable": False}
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        applied["no_core_dumps"] = True
-    except (ValueError, OSError):
-        pass
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0:
-                applied["not_dumpable"] = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
-        except OSError:
-            pass
-    return applied
+    return osapi.harden_process()

@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
+from tabwarden import osapi
 from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import BRIDGE_REFUSED
 from tabwarden.trust.verify import Effective
@@ -47,7 +47,6 @@ __all__ = [
 _DOMAIN = b"tabwarden/session/v1\n"
 _DIGEST_HEX = 20
 _SESSION_RE = re.compile(r"^s-([1-9][0-9]{0,9})-([0-9a-f]{20})$")
-_PROC = Path("/proc")
 
 #: The session the host names a terminal (``tabwarden tabs``) connection: it owns no tab and no
 #: MCP server can be given it (MCP sessions always match ``s-<pid>-<digest>``).
@@ -83,50 +82,48 @@ def parse_session(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _boot_id(proc: Path) -> str:
+def _boot_id() -> str:
     try:
-        return (proc / "sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        return osapi.boot_id()
+    except osapi.Unsupported as exc:
+        raise SessionUnmeasurable(str(exc), hint=exc.hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SessionUnmeasurable(f"cannot read the boot id ({exc.__class__.__name__})") from None
 
 
-def _start_ticks(proc: Path, pid: int) -> int:
+def _start_ticks(pid: int) -> int:
     try:
-        raw = (proc / str(pid) / "stat").read_bytes()
-    except FileNotFoundError:
+        return osapi.start_ticks(pid)
+    except (FileNotFoundError, ProcessLookupError):
         raise SessionUnmeasurable(f"process {pid} is gone") from None
     except OSError as exc:
         raise SessionUnmeasurable(f"cannot read process {pid} ({exc.strerror})") from None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[19])  # field 22 of the whole line
-    except (IndexError, ValueError):
+    except ValueError:
         raise SessionUnmeasurable(f"process {pid} has a malformed stat line") from None
 
 
-def measure_session(pid: int, *, proc: Path = _PROC) -> str:
+def measure_session(pid: int) -> str:
     """The session name of the live process ``pid``; ``SessionUnmeasurable`` when it cannot be
     measured (gone, unreadable, not Linux). The caller proves afterwards that ``pid`` was still
     the pinned process (``Speaker.changed``), so a PID recycled mid-read is not named."""
     if pid <= 0:
         raise SessionUnmeasurable("no peer process id")
-    return session_name(boot_id=_boot_id(proc), pid=pid, start=_start_ticks(proc, pid))
+    return session_name(boot_id=_boot_id(), pid=pid, start=_start_ticks(pid))
 
 
-def session_alive(name: str, *, proc: Path = _PROC) -> bool:
+def session_alive(name: str) -> bool:
     """True while the very process behind ``name`` is running. A name of another shape (an
     earlier version's random one), a dead or recycled PID, or another boot: False."""
     pid = parse_session(name)
     if pid is None:
         return False
     try:
-        return measure_session(pid, proc=proc) == name
+        return measure_session(pid) == name
     except SessionUnmeasurable:
         return False
 
 
-def gone_sessions(names: Iterable[str], *, proc: Path = _PROC) -> list[str]:
+def gone_sessions(names: Iterable[str]) -> list[str]:
     """The names among ``names`` whose process is no longer running (in order, no duplicates)."""
     seen: set[str] = set()
     gone: list[str] = []
@@ -134,7 +131,7 @@ def gone_sessions(names: Iterable[str], *, proc: Path = _PROC) -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        if not session_alive(name, proc=proc):
+        if not session_alive(name):
             gone.append(name)
     return gone
 

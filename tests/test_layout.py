@@ -48,6 +48,8 @@ ROOMS = {
     "tabwarden.bridge": "bridge",
     "tabwarden.cli": "cli",
     "tabwarden.__main__": "entry",
+    # Every OS-specific call (docs/adr/0020-macos-port.md): foundation, as trust/ needs it too.
+    "tabwarden.osapi": "foundation",
 }
 
 #: The modules that may sit at tabwarden/ top level: what every room imports. Anything else

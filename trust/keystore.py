@@ -19,12 +19,12 @@ The seal holds epochs, digests and serials only — never key material.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tabwarden import osapi
 from tabwarden.errors import StorageFull, TabwardenError, UsageError
 from tabwarden.private_fs import (
     DiskFull,
@@ -185,7 +185,7 @@ def _check_one(backend: keyring.backend.KeyringBackend) -> None:
         raise KeyStoreUnavailable("no usable OS keyring backend was found")
     if (
         _uses_dbus(backend)
-        and sys.platform.startswith("linux")
+        and osapi.keyring_needs_dbus_session()
         and not os.environ.get("DBUS_SESSION_BUS_ADDRESS")
     ):
         raise KeyStoreUnavailable(

@@ -41,8 +41,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import psutil
-
+from tabwarden import osapi
 from tabwarden.bridge.peer import (
     PeerAttestor,
     PeerCredentials,
@@ -203,19 +202,17 @@ def measure_self(
 
 
 def _measure_self(roots: tuple[tuple[str, str], ...] | None) -> Measurement:
-    if not sys.platform.startswith("linux"):
-        raise SelfMeasurementFailed(
-            f"executable attestation is implemented for Linux only, not {sys.platform}"
-        )
+    if not osapi.SUPPORTED:
+        raise SelfMeasurementFailed(str(osapi.Unsupported("executable attestation")))
     if not sys.executable or not os.path.isabs(sys.executable):
         raise SelfMeasurementFailed(f"sys.executable {sys.executable!r} is not an absolute path")
     try:
-        fd = os.open("/proc/self/exe", os.O_RDONLY | os.O_CLOEXEC)
+        fd = osapi.open_executable(os.getpid())
         try:
             sha, st = image_sha256(fd)
         finally:
             os.close(fd)
-        libpython = _libpython_ids("self")
+        libpython = _libpython_ids(os.getpid())
         roots = package_roots() if roots is None else roots
         digest, count = package_digest(roots)
     except (OSError, ValueError) as exc:
@@ -256,10 +253,8 @@ def attest_peer(
     """
     if not expected_roles:
         raise ValueError("expected_roles must not be empty")
-    if not sys.platform.startswith("linux"):
-        raise PeerRefused(
-            f"executable attestation is implemented for Linux only, not {sys.platform}"
-        )
+    if not osapi.SUPPORTED:
+        raise PeerRefused(str(osapi.Unsupported("executable attestation")), hint=osapi.HINT)
     try:
         me = measurement if measurement is not None else measure_self()
     except SelfMeasurementFailed as exc:
@@ -275,7 +270,7 @@ def attest_peer(
     owned = pidfd is None
     if pidfd is None:
         try:
-            pidfd = os.pidfd_open(pid)
+            pidfd = osapi.pin_process(pid)
         except ProcessLookupError:
             raise PeerRefused(f"peer pid {pid} is gone (exited before attestation)") from None
         except OSError as exc:
@@ -325,15 +320,7 @@ def make_attestor(
 
 
 def _check_pidfd_is(pidfd: int, pid: int) -> None:
-    found: int | None = None
-    try:
-        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Pid:"):
-                    found = int(line.split()[1])
-                    break
-    except (OSError, ValueError):
-        pass
+    found = osapi.pin_pid(pidfd)
     if found == pid:
         return
     if found is not None and found <= 0:
@@ -343,10 +330,10 @@ def _check_pidfd_is(pidfd: int, pid: int) -> None:
 
 def _create_time(pid: int) -> float:
     try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.NoSuchProcess:
+        return osapi.create_time(pid)
+    except ProcessLookupError:
         raise PeerRefused(f"peer pid {pid} is gone") from None
-    except psutil.Error as exc:
+    except OSError as exc:
         raise PeerRefused(f"cannot read the create time of peer pid {pid}: {exc}") from None
 
 
@@ -354,7 +341,7 @@ def _check_image(
     pid: int, uid: int, me: Measurement, expected_roles: frozenset[str] | set[str]
 ) -> str:
     try:
-        fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY | os.O_CLOEXEC)
+        fd = osapi.open_executable(pid)
     except FileNotFoundError:
         raise PeerRefused(f"peer pid {pid} has no executable image (exited)") from None
     except PermissionError as exc:
@@ -392,7 +379,7 @@ def _check_image(
         )
     # Shared builds (pyenv, python.org): the executable is a launcher; libpython is the interpreter.
     try:
-        libs = _libpython_ids(str(pid))
+        libs = _libpython_ids(pid)
     except (OSError, ValueError) as exc:
         raise PeerRefused(f"cannot read the memory map of peer pid {pid}: {exc}") from None
     if libs != ({me.libpython} if me.libpython else set()):
@@ -403,33 +390,18 @@ def _check_image(
     return "full: same interpreter " + ("inode" if same_inode else "image sha256")
 
 
-def _libpython_ids(pid: str) -> set[tuple[int, int]]:
-    """(dev, ino) of every libpython*.so* file mapped by ``pid`` (``"self"`` for us)."""
-    found: set[tuple[int, int]] = set()
-    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="surrogateescape") as fh:
-        for line in fh:
-            fields = line.split(maxsplit=5)
-            if len(fields) < 6:
-                continue
-            name = os.path.basename(fields[5].rstrip("\n").removesuffix(" (deleted)"))
-            if name.startswith("libpython") and ".so" in name:
-                major, minor = (int(part, 16) for part in fields[3].split(":"))
-                found.add((os.makedev(major, minor), int(fields[4])))
-    return found
+def _libpython_ids(pid: int) -> set[tuple[int, int]]:
+    """(dev, ino) of every libpython*.so* file mapped by ``pid``."""
+    return osapi.mapped_libpython(pid)
 
 
 def _non_dumpable_signature(pid: int, uid: int) -> str | None:
     """None if ``pid`` looks exactly like our own non-dumpable host, else why not."""
     try:
-        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
-            status = fh.read()
-        owner = os.stat(f"/proc/{pid}").st_uid
+        uids = osapi.process_uids(pid)
+        owner = osapi.process_owner(pid)
     except OSError as exc:
         return f"image unreadable and /proc/{pid}/status unreadable too ({exc.strerror})"
-    uids: list[int] = []
-    for line in status.splitlines():
-        if line.startswith("Uid:"):
-            uids = [int(v) for v in line.split()[1:]]
     if not uids or any(u != uid for u in uids):
         return f"image unreadable and its uids {uids} are not all {uid}"
     if owner != 0:
@@ -442,8 +414,7 @@ def _non_dumpable_signature(pid: int, uid: int) -> str | None:
 
 def _read_cmdline(pid: int) -> list[str]:
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read(1 << 16)
+        raw = osapi.cmdline(pid, 1 << 16)
     except OSError as exc:
         raise PeerRefused(
             f"cannot read the command line of peer pid {pid}: {exc.strerror}"

@@ -285,11 +285,11 @@ Liveness = Callable[[int, float], bool]
 
 def process_alive(pid: int, started: float) -> bool:
     """Whether ``pid`` runs and is the process that started at ``started`` (not a reused PID)."""
-    import psutil
+    from tabwarden import osapi
 
     try:
-        return abs(psutil.Process(pid).create_time() - started) < 0.5
-    except (psutil.Error, OSError):
+        return abs(osapi.create_time(pid) - started) < 0.5
+    except OSError:
         return False
 
 

@@ -55,8 +55,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
+from tabwarden import osapi
 from tabwarden.bridge.attest import image_sha256, pidfd_exited
 from tabwarden.errors import TabwardenError
 from tabwarden.private_fs import PrivateFsError, open_private_dir
@@ -518,7 +517,7 @@ class _Pin:
                 f"the walk reached PID {pid} (an orphaned wrapper or no parent): no client"
             )
         try:
-            self.fd = os.pidfd_open(pid)
+            self.fd = osapi.pin_process(pid)
         except ProcessLookupError:
             raise SpawnerUnmeasurable(f"the spawning process {pid} is gone") from None
         except OSError as exc:
@@ -547,19 +546,19 @@ class _Pin:
 
     def ppid(self) -> int:
         try:
-            return int(psutil.Process(self.pid).ppid())
-        except psutil.NoSuchProcess:
+            return osapi.parent_pid(self.pid)
+        except ProcessLookupError:
             raise SpawnerUnmeasurable(f"the spawning process {self.pid} is gone") from None
-        except psutil.Error as exc:
+        except OSError as exc:
             raise SpawnerUnmeasurable(f"cannot read process {self.pid}: {exc}") from None
 
 
 def _create_time(pid: int) -> float:
     try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.NoSuchProcess:
+        return osapi.create_time(pid)
+    except ProcessLookupError:
         raise SpawnerUnmeasurable(f"the spawning process {pid} is gone") from None
-    except psutil.Error as exc:
+    except OSError as exc:
         raise SpawnerUnmeasurable(f"cannot read the spawning process {pid}: {exc}") from None
 
 
@@ -576,8 +575,7 @@ def _proc_error(pid: int, what: str, exc: OSError) -> SpawnerUnmeasurable:
 
 def _read_proc(pid: int, name: str, what: str) -> bytes:
     try:
-        with open(f"/proc/{pid}/{name}", "rb") as fh:
-            raw = fh.read(PROC_TEXT_MAX + 1)
+        raw = (osapi.cmdline if name == "cmdline" else osapi.environ)(pid, PROC_TEXT_MAX + 1)
     except OSError as exc:
         raise _proc_error(pid, what, exc) from None
     if len(raw) > PROC_TEXT_MAX:
@@ -595,13 +593,15 @@ def _argv(pid: int) -> list[str]:
 
 
 def _same_user(pid: int) -> None:
-    raw = _read_proc(pid, "status", "status")
+    try:
+        uids = osapi.process_uids(pid)
+    except OSError as exc:
+        raise _proc_error(pid, "status", exc) from None
     me = os.getuid()
-    for line in raw.decode("ascii", "replace").splitlines():
-        if line.startswith("Uid:"):
-            if any(int(uid) != me for uid in line.split()[1:]):
-                raise SpawnerUnmeasurable(f"process {pid} runs as another user: the walk stops")
-            return
+    if uids:
+        if any(uid != me for uid in uids):
+            raise SpawnerUnmeasurable(f"process {pid} runs as another user: the walk stops")
+        return
     raise SpawnerUnmeasurable(f"process {pid} has no Uid line in its status")
 
 
@@ -701,8 +701,8 @@ def _parse_hash_cache(raw: bytes) -> dict[ImageKey, str]:
 def _image(pid: int, cache: ImageHashCache | None) -> tuple[str, str]:
     """(the executable's path, for display; the SHA-256 of the image executing)."""
     try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-        fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY | os.O_CLOEXEC)
+        exe = osapi.executable(pid)
+        fd = osapi.open_executable(pid)
     except OSError as exc:
         raise _proc_error(pid, "executable", exc) from None
     try:
@@ -716,7 +716,7 @@ def _image(pid: int, cache: ImageHashCache | None) -> tuple[str, str]:
 
 def _cwd(pid: int) -> str:
     try:
-        cwd = os.readlink(f"/proc/{pid}/cwd")
+        cwd = osapi.cwd(pid)
     except OSError as exc:
         raise _proc_error(pid, "working directory", exc) from None
     if cwd.endswith(" (deleted)") or not cwd.startswith("/"):

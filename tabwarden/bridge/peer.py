@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import errno
 import os
-import platform
 import select
 import socket
 import struct
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tabwarden import osapi
 from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import BRIDGE_REFUSED
 
@@ -53,22 +52,12 @@ PeerAttestor = Callable[[PeerCredentials], None]
 def peer_credentials(sock: socket.socket) -> PeerCredentials:
     """The connected peer's credentials, from the kernel; raises ``PeerRefused`` if unknowable."""
     try:
-        if sys.platform.startswith("linux"):
-            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            pid, uid, gid = struct.unpack("3i", raw)
-            return PeerCredentials(pid=pid, uid=uid, gid=gid)
-        if sys.platform == "darwin":
-            # struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
-            #                 gid_t cr_groups[16]; }
-            local_peercred = getattr(socket, "LOCAL_PEERCRED", 0x001)
-            raw = sock.getsockopt(0, local_peercred, struct.calcsize("IIh16I"))
-            _version, uid = struct.unpack_from("II", raw)
-            pid_opt = getattr(socket, "LOCAL_PEERPID", 0x002)
-            (pid,) = struct.unpack("i", sock.getsockopt(0, pid_opt, 4))
-            return PeerCredentials(pid=pid, uid=uid, gid=None)
+        pid, uid, gid = osapi.peer_credentials(sock)
+    except osapi.Unsupported as exc:
+        raise PeerRefused(str(exc), hint=exc.hint) from None
     except (OSError, struct.error) as exc:
         raise PeerRefused(f"cannot read peer credentials: {exc.__class__.__name__}") from None
-    raise PeerRefused(f"peer credentials are not supported on {sys.platform}")
+    return PeerCredentials(pid=pid, uid=uid, gid=gid)
 
 
 def require_same_uid(sock: socket.socket) -> PeerCredentials:
@@ -81,42 +70,18 @@ def require_same_uid(sock: socket.socket) -> PeerCredentials:
 # ---------------------------------------------------------------------------- pidfds
 
 
-SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)  # Linux >= 6.5; asm-generic value
-_ASM_GENERIC_SOCKOPTS = frozenset(
-    {
-        "x86_64",
-        "i386",
-        "i686",
-        "aarch64",
-        "armv7l",
-        "armv8l",
-        "riscv64",
-        "s390x",
-        "ppc64le",
-        "loongarch64",
-    }
-)
-
-
 def socket_pidfd(sock: socket.socket) -> int | None:
     """A pidfd for the socket's peer straight from the kernel (SO_PEERPIDFD, Linux >= 6.5).
 
     This closes the window between ``connect()`` and ``pidfd_open`` in which the peer could exit
     and its PID be recycled. None when the kernel does not offer it. The caller closes the fd.
     """
-    if not sys.platform.startswith("linux") or platform.machine() not in _ASM_GENERIC_SOCKOPTS:
-        return None  # other architectures number SO_PEERPIDFD differently
-    try:
-        return int(sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD))
-    except OSError:
-        return None
+    return osapi.socket_pin(sock)
 
 
 def pidfd_exited(pidfd: int) -> bool:
     """A pidfd polls readable once its process has exited (zombie or reaped)."""
-    poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    return bool(poller.poll(0))
+    return osapi.pin_exited(pidfd)
 
 
 # ------------------------------------------------------------------------- the speaker
@@ -127,10 +92,10 @@ UCRED = struct.Struct("3i")
 _PID_UID = struct.Struct("2i")
 _SOL_SOCKET = socket.SOL_SOCKET
 _MSG_CTRUNC = socket.MSG_CTRUNC
-_SCM_CREDENTIALS = getattr(socket, "SCM_CREDENTIALS", -1)
+_SCM_CREDENTIALS = osapi.SCM_CREDENTIALS
 #: Room for exactly one ``SCM_CREDENTIALS`` message: anything more (file descriptors the peer
 #: tried to pass) does not fit and arrives as ``MSG_CTRUNC``, which the reader refuses.
-CREDS_ANCILLARY_SIZE = socket.CMSG_SPACE(UCRED.size) if hasattr(socket, "CMSG_SPACE") else 0
+CREDS_ANCILLARY_SIZE = osapi.CREDENTIALS_ANCILLARY_SIZE
 
 
 class Speaker:
@@ -142,16 +107,15 @@ class Speaker:
     ``poll`` and one ``stat`` per frame.
     """
 
-    __slots__ = ("_exe_path", "_poller", "_stamp", "exe", "pid", "pidfd", "uid")
+    __slots__ = ("_poller", "_stamp", "exe", "pid", "pidfd", "uid")
 
     def __init__(self, pid: int, uid: int, pidfd: int, exe: tuple[int, int] | None) -> None:
         self.pid = pid
         self.uid = uid
         self.pidfd = pidfd
-        #: ``(st_dev, st_ino)`` of ``/proc/<pid>/exe`` when pinned; None where it is unreadable
+        #: ``(st_dev, st_ino)`` of ``pid``'s image when pinned; None where it is unreadable
         #: (a non-dumpable peer: the host seen from an unprivileged MCP server).
         self.exe = exe
-        self._exe_path = f"/proc/{pid}/exe"
         self._stamp = _PID_UID.pack(pid, uid)  # what the kernel's ucred starts with
         self._poller = select.poll()
         if pidfd >= 0:
@@ -207,12 +171,12 @@ class Speaker:
         pinned process."""
         if self.exe is not None:
             try:
-                st = os.stat(self._exe_path)
+                exe = osapi.executable_identity(self.pid)
             except OSError as exc:
                 if self._exited():
                     return f"the attested pid {self.pid} has exited"
                 return f"cannot re-check the image of the attested pid {self.pid} ({exc.strerror})"
-            if (st.st_dev, st.st_ino) != self.exe:
+            if exe != self.exe:
                 return (
                     f"the attested pid {self.pid} now executes another program "
                     "(it exec'd after it was attested)"
@@ -233,12 +197,11 @@ class Speaker:
 
 def _exe_identity(pid: int) -> tuple[int, int] | None:
     try:
-        st = os.stat(f"/proc/{pid}/exe")
+        return osapi.executable_identity(pid)
     except PermissionError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM):
             return None  # non-dumpable: pid binding only
         raise
-    return st.st_dev, st.st_ino
 
 
 def pin_speaker(sock: socket.socket, creds: PeerCredentials) -> Speaker:
@@ -249,21 +212,19 @@ def pin_speaker(sock: socket.socket, creds: PeerCredentials) -> Speaker:
     on (idempotent: the host's listener and the client's socket already have it before any byte
     can be sent, which older kernels need for early bytes to carry credentials).
     """
-    if not sys.platform.startswith("linux"):
-        raise PeerRefused(
-            f"speaker binding (SO_PASSCRED) is implemented for Linux only, not {sys.platform}"
-        )
+    if not osapi.SUPPORTED:
+        raise PeerRefused(str(osapi.Unsupported("speaker binding (SO_PASSCRED)")), hint=osapi.HINT)
     pid = creds.pid
     if pid is None or pid <= 0:
         raise PeerRefused("peer pid unknown: cannot bind the connection to it")
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        osapi.pass_credentials(sock)
     except OSError as exc:
         raise PeerRefused(f"cannot switch on SO_PASSCRED: {exc.strerror}") from None
     pidfd = socket_pidfd(sock)
     if pidfd is None:
         try:
-            pidfd = os.pidfd_open(pid)
+            pidfd = osapi.pin_process(pid)
         except ProcessLookupError:
             raise PeerRefused(
                 f"peer pid {pid} is gone (exited before it could be pinned)"

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tabwarden import osapi
 from tabwarden.errors import TabwardenError, UsageError, cli_only_table
 from tabwarden.protocol.codes import SESSION_GONE, SESSION_REFUSED
 
@@ -227,8 +228,6 @@ class LiveSession:
 def live_sessions(env: dict[str, str] | None = None) -> list[LiveSession]:
     """The sessions whose keeper still runs (by its info file: pid and start time), for
     ``tabwarden tabs``. Display only: nothing is granted on what these files say."""
-    import psutil
-
     try:
         directory = sessions_dir(env)
         names = sorted(p.name[: -len(".json")] for p in directory.glob("*.json"))
@@ -240,8 +239,8 @@ def live_sessions(env: dict[str, str] | None = None) -> list[LiveSession]:
         if doc is None or type(doc.get("pid")) is not int:
             continue
         try:
-            alive = psutil.Process(doc["pid"]).create_time() == doc.get("created")
-        except (psutil.Error, ValueError):
+            alive = osapi.create_time(doc["pid"]) == doc.get("created")
+        except (OSError, ValueError):
             alive = False
         if alive:
             mcp = doc.get("mcpPid")
@@ -263,7 +262,7 @@ def live_sessions(env: dict[str, str] | None = None) -> list[LiveSession]:
 async def _connect(path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.setblocking(False)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    osapi.pass_credentials(sock)
     try:
         await asyncio.get_running_loop().sock_connect(sock, str(path))
     except (FileNotFoundError, ConnectionRefusedError):
@@ -497,17 +496,13 @@ class _Keeper:
 
 
 def _mcp_child_pid() -> int | None:
-    import psutil
-
-    for child in psutil.Process().children():
-        with contextlib.suppress(psutil.Error):
-            if child.cmdline()[-2:] == ["tabwarden", "mcp"]:
-                return int(child.pid)
+    for pid, argv in osapi.child_processes(os.getpid()):
+        if argv[-2:] == ["tabwarden", "mcp"]:
+            return pid
     return None
 
 
 async def _keep(name: str, idle_s: int) -> int:
-    import psutil
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -534,7 +529,7 @@ async def _keep(name: str, idle_s: int) -> int:
                 {
                     "name": name,
                     "pid": os.getpid(),
-                    "created": psutil.Process().create_time(),
+                    "created": osapi.create_time(os.getpid()),
                     "mcpPid": _mcp_child_pid(),
                     "started": time.time(),
                     "idleTimeoutS": idle_s,

@@ -36,6 +36,7 @@ import termios
 import unicodedata
 from typing import IO, Any, Protocol
 
+from tabwarden import osapi
 from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import CEREMONY_DECLINED, NOT_A_TERMINAL
 from tabwarden.trust.operations import TerminalPhrase
@@ -85,22 +86,6 @@ def _fd_of(stream: Any) -> int | None:
     return fd if isinstance(fd, int) else None
 
 
-def _proc_tty_nr() -> int | None:
-    """The controlling tty's device number from /proc (Linux), or None if unavailable."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            raw = fh.read()
-        return int(raw.rsplit(b")", 1)[1].split()[4])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _encode_dev(rdev: int) -> int:
-    """Linux's ``new_encode_dev`` — the encoding /proc/self/stat uses for tty_nr."""
-    major, minor = os.major(rdev), os.minor(rdev)
-    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
-
-
 def require_real_terminal(stdin: Any = None, stdout: Any = None) -> None:
     """Raise ``NotATerminal`` unless a person could be typing on stdin and reading stdout.
 
@@ -145,8 +130,8 @@ def require_real_terminal(stdin: Any = None, stdout: Any = None) -> None:
             raise NotATerminal("stdin is not this process's controlling terminal") from None
     finally:
         os.close(ctty)
-    tty_nr = _proc_tty_nr()
-    if tty_nr is not None and tty_nr != _encode_dev(in_st.st_rdev):
+    tty_dev = osapi.controlling_tty()
+    if tty_dev is not None and tty_dev != in_st.st_rdev:
         raise NotATerminal("stdin is not this process's controlling terminal")
     if not (fg_in == fg_ctty == fg_out):
         raise NotATerminal("stdin is not this process's controlling terminal")

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tabwarden import osapi
 from tabwarden.errors import TabwardenError
 from tabwarden.protocol.codes import DEMO_FAILED
 
@@ -124,7 +125,7 @@ def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[st
     record = config / "trust.json"
     now = int(time.time())
     store.initialise(record, key, "file", now)
-    if os.path.realpath(client_exe) == os.path.realpath("/proc/self/exe"):
+    if os.path.realpath(client_exe) == os.path.realpath(osapi.executable(os.getpid())):
         me = measure_process(os.getpid())
         client_exe, digest = me.exe, me.sha256
     else:
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             origin = url.rstrip("/")
             fingerprint = provision_throwaway_trust(
                 browser.root / "config",
-                client_exe=os.path.realpath("/proc/self/exe"),
+                client_exe=os.path.realpath(osapi.executable(os.getpid())),
                 origins=[origin],
             )
             _say(

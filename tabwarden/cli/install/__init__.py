@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tabwarden import osapi
 from tabwarden.cli.install.errors import (
     ForeignManifest,
     InstallError,
@@ -172,7 +173,7 @@ def install(
     manifest_dir: Path | None = None,
     *,
     python: str = sys.executable,
-    platform: str = sys.platform,
+    platform: str = osapi.PLATFORM,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
     force: bool = False,
@@ -289,7 +290,7 @@ def uninstall(
     browser: str | None = None,
     manifest_dir: Path | None = None,
     *,
-    platform: str = sys.platform,
+    platform: str = osapi.PLATFORM,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> UninstallReport:
@@ -392,7 +393,7 @@ def status_for(browser: str, directory: Path) -> ManifestStatus:
 
 def manifest_status(
     *,
-    platform: str = sys.platform,
+    platform: str = osapi.PLATFORM,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> list[ManifestStatus]:

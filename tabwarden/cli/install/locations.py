@@ -8,10 +8,10 @@ directory that is not in the table (or the one ``manifest_dir`` a person passed)
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from tabwarden import osapi
 from tabwarden.cli.install.errors import UnknownBrowser, UnsupportedPlatform
 from tabwarden.manifests import browser_locations, windows_note
 
@@ -74,7 +74,7 @@ def _home(home: Path | None, env: Mapping[str, str]) -> Path:
 def manifest_directory(
     browser: str,
     *,
-    platform: str = sys.platform,
+    platform: str = osapi.PLATFORM,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Path:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tabwarden import osapi
 from tabwarden.protocol.codes import HOST_CANNOT_START, HOST_NOT_INSTALLED
 
 if TYPE_CHECKING:
@@ -103,17 +103,7 @@ def browsers_in(rows: Iterable[tuple[int, list[str]]]) -> list[RunningBrowser]:
 
 def running_browsers() -> list[RunningBrowser]:
     """This user's running browsers (the process table; no other user's processes)."""
-    import psutil
-
-    uid = os.getuid()
-    rows: list[tuple[int, list[str]]] = []
-    for proc in psutil.process_iter(["pid", "uids", "cmdline", "status"]):
-        info = proc.info
-        uids = info.get("uids")
-        if uids is None or uids.real != uid or info.get("status") == psutil.STATUS_ZOMBIE:
-            continue
-        rows.append((info["pid"], list(info.get("cmdline") or [])))
-    return browsers_in(rows)
+    return browsers_in(osapi.user_processes(os.getuid()))
 
 
 def install_command(browser: RunningBrowser) -> str:
@@ -129,7 +119,7 @@ def install_command(browser: RunningBrowser) -> str:
 def registration_problems(
     browsers: Iterable[RunningBrowser],
     *,
-    platform: str = sys.platform,
+    platform: str = osapi.PLATFORM,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> list[Problem]:
