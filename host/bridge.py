@@ -116,7 +116,7 @@ class _Client:
     role: str
     stream: FrameStream
     #: The client as the host measured it (``admission.measure_client``); an empty hash: not
-    #: measurable, or not an MCP server's connection — served only while nothing is paired.
+    #: measurable, or not an MCP server's connection — never served as an MCP client.
     measured: MeasuredClient | None = None
     #: Its admission frame claimed a client the host's own measurement disagrees with: every
     #: request is refused (``client_not_paired``) and the connection closed.
@@ -156,7 +156,7 @@ def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     drive the browser."""
     if client.impostor:
         return CLIENT_NOT_PAIRED, "the client it claims to be is not the program that spawned it"
-    found = refusal(eff, client.measured, serve_unpaired=True)
+    found = refusal(eff, client.measured)
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
     return None if found is None else (found.code, found.message)
@@ -172,17 +172,13 @@ def terminal_refusal(eff: Effective) -> tuple[str, str] | None:
     return found.code, found.message
 
 
-def _unrestricted() -> Effective:
-    return Effective.unpaired()
-
-
 class Relay:
     """Routes admitted clients' requests to the extension and replies back, by rewritten id."""
 
     def __init__(
         self,
         send_native: Any,
-        trust: Callable[[], Effective] = _unrestricted,
+        trust: Callable[[], Effective],
         grant_origin: OriginGranter = _no_granter,
         *,
         host_calls: HostCalls = _no_host_calls,
@@ -756,8 +752,8 @@ class BridgeServer:
     ) -> MeasuredClient | None:
         """The client to serve this connection as: measured by us from the process that spawned
         the peer (through wrappers; an interpreter with what it runs), never the admission
-        frame's claim. An unmeasurable client has an empty hash (served only while nothing is
-        paired); ``None`` (refuse) when the claim disagrees with the measurement."""
+        frame's claim. An unmeasurable client has an empty hash (never served: no pairing names
+        it); ``None`` (refuse) when the claim disagrees with the measurement."""
         if admitted.role != "mcp":
             return MeasuredClient(sha256="", description="this connection")
         try:

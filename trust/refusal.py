@@ -88,13 +88,10 @@ def refusal(
     client: MeasuredClient | None,
     *,
     who: str | None = None,
-    serve_unpaired: bool = False,
 ) -> Refusal | None:
     """Why ``eff`` refuses ``client`` (``None``, or an empty hash: it could not be measured), or
     ``None`` when it may act. ``who`` names the client in the message (never a secret); a
-    changed client is named by its description. ``serve_unpaired`` (the host's relay only: the
-    one connection it serves is an attested ``tabwarden mcp``, which refuses every call itself
-    while nothing is paired) skips step 3."""
+    changed client is named by its description."""
     if eff.refused:
         return Refusal(
             code=TRUST_UNREADABLE,
@@ -105,8 +102,6 @@ def refusal(
         return Refusal(code=KILLED, message="the kill switch is engaged")
     name = who or "this client"
     if not (eff.clients_pinned or eff.paired_clients):
-        if serve_unpaired:
-            return None
         return Refusal(code=CLIENT_NOT_PAIRED, message=_NONE_PAIRED.format(name=name))
     if client is None or not client.sha256:
         return Refusal(code=CLIENT_NOT_PAIRED, message=f"{name} is not a paired MCP client")

@@ -84,14 +84,22 @@ def test_with_no_client_paired_every_client_is_refused_and_told_how_to_pin_one(
     assert "`tabwarden pair-client`" in found.message
 
 
-def test_the_hosts_relay_alone_may_serve_before_any_client_is_paired() -> None:
-    """Hop 2's one connection is an attested ``tabwarden mcp``, which refuses every call itself
-    while nothing is paired; the kill switch and a refused record still refuse there."""
-    assert refusal(Effective.unpaired(), None, serve_unpaired=True) is None
+@pytest.mark.promise("H1-04")
+def test_the_hosts_relay_refuses_an_unpaired_client_with_hop_1s_code_and_words() -> None:
+    """Defence in depth: hop 2 does not lean on ``tabwarden mcp`` refusing for it. With no client
+    paired the host refuses even an attested MCP server's connection, with the code and the
+    hint hop 1 answers; the kill switch and a refused record still come first."""
+    from tabwarden.host.bridge import _Client, trust_refusal
+
+    connection = _Client(number=1, role="mcp", stream=None, measured=OTHER)  # type: ignore[arg-type]
+    hop1 = refusal(Effective.unpaired(), OTHER)
+    assert hop1 is not None and hop1.code == "client_not_paired"
+    assert trust_refusal(Effective.unpaired(), connection) == (hop1.code, hop1.message)
+    assert "`tabwarden pair-client`" in hop1.message
+    unmeasured = _Client(number=2, role="mcp", stream=None, measured=None)  # type: ignore[arg-type]
+    assert trust_refusal(Effective.unpaired(), unmeasured) is not None
     killed = dataclasses.replace(Effective.unpaired(), killed=True)
-    assert (r := refusal(killed, None, serve_unpaired=True)) is not None and r.code == "killed"
-    assert (r := refusal(_eff(paired_clients=()), OTHER, serve_unpaired=True)) is not None
-    assert r.code == "client_not_paired"
+    assert trust_refusal(killed, connection) == ("killed", "the kill switch is engaged")
 
 
 def test_order_unreadable_then_killed_then_not_paired() -> None:
