@@ -55,6 +55,7 @@ from tabwarden.protocol.codes import (
     BAD_REQUEST,
     BUSY,
     CLIENT_NOT_PAIRED,
+    CLIENT_REVOKED,
     EXTENSION_NOT_CONNECTED,
     INTERNAL_ERROR,
     MESSAGE_TOO_LARGE,
@@ -148,6 +149,10 @@ _HOST_CALL_ID_MAX = 128
 
 async def _no_host_calls(action: str, args: dict[str, Any]) -> dict[str, Any]:
     raise GrantUnavailable("this host cannot answer host calls")
+
+
+#: Refusals that close the connection: the client itself is refused, not this one request.
+CUT_OFF = frozenset({CLIENT_NOT_PAIRED, CLIENT_REVOKED})
 
 
 def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
@@ -449,7 +454,7 @@ class Relay:
                 last_epoch = eff.epoch
                 for client in list(self._clients):
                     refusal = trust_refusal(eff, client)
-                    if refusal is not None and refusal[0] == "client_not_paired":
+                    if refusal is not None and refusal[0] in CUT_OFF:
                         log.warning("connection #%d cut: %s", client.number, refusal[1])
                         client.stream.close()
             await asyncio.sleep(interval)
@@ -572,7 +577,7 @@ class Relay:
                 f" ({eff.refused})" if eff.refused else "",
             )
             await client.stream.send(error_reply(request_id, code, text))
-            return code != CLIENT_NOT_PAIRED  # an unpaired client is cut off
+            return code not in CUT_OFF  # an unpaired or revoked client is cut off
         if not self.extension_connected:
             await client.stream.send(
                 error_reply(request_id, EXTENSION_NOT_CONNECTED, "the extension has not connected")

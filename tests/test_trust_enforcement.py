@@ -221,9 +221,9 @@ def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_
                 assert cli(runtime, "revoke", "client", "pytest").returncode == 0
                 # The host cuts the live bridge connection on its own, without a request.
                 await asyncio.to_thread(
-                    attested_browser.wait_stderr, "cut: this client is not a paired MCP client"
+                    attested_browser.wait_stderr, "cut: this client was revoked"
                 )
-                assert _code(await client.call_tool("tab_list", {})) == "client_not_paired"
+                assert _code(await client.call_tool("tab_list", {})) == "client_revoked"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 

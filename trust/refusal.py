@@ -12,7 +12,11 @@ request) ask exactly this, in this order, and nothing else decides it:
    (``tabwarden.bridge.client_identity``: the image hash of a plain executable, or the interpreter
    and what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
    paired client has the same description but another hash, the message says it changed since
-   it was paired (it probably updated itself) and how to re-pair it.
+   it was paired (it probably updated itself) and how to re-pair it;
+5. ...unless a revocation kept the grant that pinned this very client (its hash, under a
+   signature that verifies: ``Effective.revoked_clients``) → ``client_revoked``, naming the label
+   it was paired under and when it was revoked, and that only ``tabwarden pair-client`` at a
+   terminal brings it back. It names only the grant of the client that asks, never another's.
 
 Pure: no I/O, no clock. It must never turn a state it cannot decide into a grant; the
 description only ever chooses the words of a refusal, never whether to refuse.
@@ -20,11 +24,12 @@ description only ever chooses the words of a refusal, never whether to refuse.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
-from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, KILLED, TRUST_UNREADABLE
+from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, CLIENT_REVOKED, KILLED, TRUST_UNREADABLE
 from tabwarden.trust.policy import Policy, is_narrowing
-from tabwarden.trust.verify import ClientGrant, Effective
+from tabwarden.trust.verify import ClientGrant, Effective, RevokedClient
 
 __all__ = ["SWITCH_ON", "MeasuredClient", "Refusal", "refusal", "switch_off"]
 
@@ -107,7 +112,19 @@ def refusal(
         return Refusal(code=CLIENT_NOT_PAIRED, message=f"{name} is not a paired MCP client")
     if eff.client_matching(client.sha256) is not None:
         return None
+    revoked = eff.revoked_matching(client.sha256)
+    if revoked is not None:
+        return Refusal(code=CLIENT_REVOKED, message=_revoked(revoked, name))
     return Refusal(code=CLIENT_NOT_PAIRED, message=_not_paired(eff.paired_clients, client, name))
+
+
+def _revoked(revoked: RevokedClient, name: str) -> str:
+    when = datetime.datetime.fromtimestamp(revoked.revoked_at, datetime.UTC)
+    return (
+        f"{name} was revoked: it was paired as {revoked.label!r} and revoked on "
+        f"{when:%Y-%m-%d %H:%M} UTC; only a person can bring it back, with "
+        "`tabwarden pair-client` at a terminal"
+    )
 
 
 def _not_paired(paired: tuple[ClientGrant, ...], client: MeasuredClient, name: str) -> str:
