@@ -55,6 +55,7 @@ from tabwarden.protocol.codes import (
     BAD_REQUEST,
     BUSY,
     CLIENT_NOT_PAIRED,
+    CLIENT_REVOKED,
     EXTENSION_NOT_CONNECTED,
     INTERNAL_ERROR,
     MESSAGE_TOO_LARGE,
@@ -116,7 +117,7 @@ class _Client:
     role: str
     stream: FrameStream
     #: The client as the host measured it (``admission.measure_client``); an empty hash: not
-    #: measurable, or not an MCP server's connection — served only while nothing is paired.
+    #: measurable, or not an MCP server's connection — never served as an MCP client.
     measured: MeasuredClient | None = None
     #: Its admission frame claimed a client the host's own measurement disagrees with: every
     #: request is refused (``client_not_paired``) and the connection closed.
@@ -150,13 +151,17 @@ async def _no_host_calls(action: str, args: dict[str, Any]) -> dict[str, Any]:
     raise GrantUnavailable("this host cannot answer host calls")
 
 
+#: Refusals that close the connection: the client itself is refused, not this one request.
+CUT_OFF = frozenset({CLIENT_NOT_PAIRED, CLIENT_REVOKED})
+
+
 def trust_refusal(eff: Effective, client: _Client) -> tuple[str, str] | None:
     """(code, message) if the record refuses this connection's requests, else None. Pure: the
     one rule (``tabwarden.trust.refusal``), after hop 2's own rule that only an MCP server may
     drive the browser."""
     if client.impostor:
         return CLIENT_NOT_PAIRED, "the client it claims to be is not the program that spawned it"
-    found = refusal(eff, client.measured, serve_unpaired=True)
+    found = refusal(eff, client.measured)
     if found is None and client.role != "mcp":
         return "client_not_paired", "only an MCP server may drive the browser"
     return None if found is None else (found.code, found.message)
@@ -172,17 +177,13 @@ def terminal_refusal(eff: Effective) -> tuple[str, str] | None:
     return found.code, found.message
 
 
-def _unrestricted() -> Effective:
-    return Effective.unpaired()
-
-
 class Relay:
     """Routes admitted clients' requests to the extension and replies back, by rewritten id."""
 
     def __init__(
         self,
         send_native: Any,
-        trust: Callable[[], Effective] = _unrestricted,
+        trust: Callable[[], Effective],
         grant_origin: OriginGranter = _no_granter,
         *,
         host_calls: HostCalls = _no_host_calls,
@@ -453,7 +454,7 @@ class Relay:
                 last_epoch = eff.epoch
                 for client in list(self._clients):
                     refusal = trust_refusal(eff, client)
-                    if refusal is not None and refusal[0] == "client_not_paired":
+                    if refusal is not None and refusal[0] in CUT_OFF:
                         log.warning("connection #%d cut: %s", client.number, refusal[1])
                         client.stream.close()
             await asyncio.sleep(interval)
@@ -576,7 +577,7 @@ class Relay:
                 f" ({eff.refused})" if eff.refused else "",
             )
             await client.stream.send(error_reply(request_id, code, text))
-            return code != CLIENT_NOT_PAIRED  # an unpaired client is cut off
+            return code not in CUT_OFF  # an unpaired or revoked client is cut off
         if not self.extension_connected:
             await client.stream.send(
                 error_reply(request_id, EXTENSION_NOT_CONNECTED, "the extension has not connected")
@@ -756,8 +757,8 @@ class BridgeServer:
     ) -> MeasuredClient | None:
         """The client to serve this connection as: measured by us from the process that spawned
         the peer (through wrappers; an interpreter with what it runs), never the admission
-        frame's claim. An unmeasurable client has an empty hash (served only while nothing is
-        paired); ``None`` (refuse) when the claim disagrees with the measurement."""
+        frame's claim. An unmeasurable client has an empty hash (never served: no pairing names
+        it); ``None`` (refuse) when the claim disagrees with the measurement."""
         if admitted.role != "mcp":
             return MeasuredClient(sha256="", description="this connection")
         try:

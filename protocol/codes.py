@@ -69,6 +69,7 @@ WAIT_NOT_MET: Final = "wait_not_met"
 TOOL_NOT_ENABLED: Final = "tool_not_enabled"
 SCRIPT_ERROR: Final = "script_error"
 RESULT_TOO_LARGE: Final = "result_too_large"
+CLIENT_REVOKED: Final = "client_revoked"
 
 # --- CLI-only: a terminal error line and an exit status, never the wire --------------------
 UNSAFE_RUNTIME_DIR: Final = "unsafe_runtime_dir"
@@ -153,6 +154,7 @@ WIRE_CODES: Final = (
     TOOL_NOT_ENABLED,
     SCRIPT_ERROR,
     RESULT_TOO_LARGE,
+    CLIENT_REVOKED,
 )
 #: The CLI-only codes, in table order.
 CLI_ONLY_CODES: Final = (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from fido2 import cbor
 from fido2.utils import websafe_encode
 
-from tabwarden.bridge.client_identity import ClientIdentity, measure_process
+from tabwarden.bridge.client_identity import ClientIdentity, measure_client_of, measure_process
 from tabwarden.trust import store
 from tabwarden.trust.audit import AuditLog
 from tabwarden.trust.gate import TrustGate
@@ -42,13 +42,19 @@ def sha256_file(path: str) -> str:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
-def pair_record(config: Path, *, client_exe: str | None = None, label: str = "pytest") -> HostKey:
+def pair_record(
+    config: Path,
+    *,
+    client_exe: str | None = None,
+    label: str = "pytest",
+    client: ClientIdentity | None = None,
+) -> HostKey:
     """What `pair --file-store` + `pair-client` leave behind, written through the same store API.
 
     ``client_exe`` is paired as ``pair-client`` would pin it: a plain executable by its image
     hash; this test process's own interpreter (``our_interpreter()``) as this process — the
     interpreter with what it runs (``our_identity()``), since an interpreter is never pinned
-    alone."""
+    alone. ``client``: a client as measured (``our_spawner()``), paired as it is."""
     config.mkdir(mode=0o700, exist_ok=True)
     key = HostKey.generate()
     FileStore(config / "host-key.pem").save(key)
@@ -61,6 +67,8 @@ def pair_record(config: Path, *, client_exe: str | None = None, label: str = "py
         else:
             exe, sha = client_exe, sha256_file(client_exe)
         store.add_client(config / "trust.json", key, label, exe, sha, now)
+    if client is not None:
+        store.add_client(config / "trust.json", key, label, client.exe, client.sha256, now)
     return key
 
 
@@ -218,6 +226,12 @@ def our_identity() -> ClientIdentity:
     return measure_process(os.getpid())
 
 
+def our_spawner() -> ClientIdentity:
+    """What the host measures a bridge client *in this test process* as: the client of an MCP
+    server that is this process — the process that started us (through wrappers)."""
+    return measure_client_of(os.getpid())
+
+
 def answer_one_tab_list(browser: FakeBrowser) -> None:
     """Play the extension for one relayed ``tab_list`` (earlier sessions' ends skipped)."""
     while (request := browser.receive())["type"] == "session_end":
@@ -282,6 +296,18 @@ def pair_this_process(config: Path) -> HostKey:
     ``tabwarden mcp`` it spawns measures its spawner as (with no client paired every call is
     refused ``client_not_paired``)."""
     return pair_record(config, client_exe=our_interpreter())
+
+
+def pair_in_process_client(config: Path) -> HostKey:
+    """A record in ``config`` with the client a ``BridgeClient`` of this test process is measured
+    as paired (``our_spawner()``): with no client paired the host refuses every request
+    ``client_not_paired``, so a test of the relay behind that gate starts from here. (A client
+    the test spawns as a child is measured as this process: ``pair_this_process``.)"""
+    return pair_record(config, client=our_spawner())
+
+
+#: ``AGENT`` as the host's relay holds it (``_Client.measured``): served under ``PAIRED``.
+AGENT_MEASURED = AGENT.measured()
 
 
 def pair_remembered_spawners(config: Path, key: HostKey) -> list[str]:

@@ -24,9 +24,11 @@ from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
 from tests.fixtures import (
+    config_of,
     nothing_relayed,
     our_identity,
     our_interpreter,
+    pair_in_process_client,
     pair_record,
     pair_this_process,
 )
@@ -92,6 +94,7 @@ def _code(result: Any) -> str | None:
 
 @pytest.mark.promise("TR-10")
 def test_kill_reaches_the_host_within_one_request(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -218,9 +221,9 @@ def test_revocation_cuts_the_live_connection(attested_browser: FakeBrowser, tmp_
                 assert cli(runtime, "revoke", "client", "pytest").returncode == 0
                 # The host cuts the live bridge connection on its own, without a request.
                 await asyncio.to_thread(
-                    attested_browser.wait_stderr, "cut: this client is not a paired MCP client"
+                    attested_browser.wait_stderr, "cut: this client was revoked"
                 )
-                assert _code(await client.call_tool("tab_list", {})) == "client_not_paired"
+                assert _code(await client.call_tool("tab_list", {})) == "client_revoked"
 
     asyncio.run(asyncio.wait_for(scenario(), GUARD))
 
@@ -308,7 +311,7 @@ def test_the_host_never_falls_back_either(fake_browser: FakeBrowser) -> None:
     """Hop 2: the same deletion under a running host; its next request is refused with the
     reason in its log and nothing reaches the extension."""
     config = fake_browser.runtime.parent / "config"
-    pair_record(config)
+    pair_in_process_client(config)
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -408,7 +411,7 @@ def test_a_rollback_after_a_host_restart_is_refused(runtime_dir: Path, forgery: 
     switch; `status` exits non-zero and says what to do."""
     forge, reason = ROLLBACKS[forgery]
     config = runtime_dir.parent / "config"
-    key = pair_record(config)
+    key = pair_in_process_client(config)
     record = config / "trust.json"
     store.set_baseline(record, key, {"eval": True}, int(time.time()))
     first = FakeBrowser(runtime_dir)
@@ -482,7 +485,7 @@ def test_the_extensions_witness_catches_record_and_seal_rolled_back_together(
     reason in its log and relays nothing. An epochSeen no later than the record changes
     nothing."""
     config = runtime_dir.parent / "config"
-    key = pair_record(config)
+    key = pair_in_process_client(config)
     record, seal = config / "trust.json", config / "trust-ratchet.json"
     store.set_baseline(record, key, {"eval": True}, int(time.time()))
     old_record, old_seal = record.read_bytes(), seal.read_bytes()

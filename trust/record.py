@@ -261,12 +261,18 @@ class Revocation:
     were signed at or before ``epoch`` — the epoch of the write that revoked them, so a grant
     signed later (the label paired again, e.g. ``pair --browser LABEL``) is not revoked, and a
     re-inserted copy of an old one still is. Without ``epoch`` (records written before the field
-    existed) it removes every grant with the label."""
+    existed) it removes every grant with the label.
+
+    ``client`` (a client revocation only, optional): the revoked client grant exactly as it was
+    signed, so the client it pinned can be told it was revoked. Its own signature covers its
+    hash, so the name it gives is only believed when that verifies (``verify``); whether the
+    revocation revokes never depends on it. Records without it load and verify unchanged."""
 
     kind: str
     label: str
     at: int
     epoch: int | None = None
+    client: ClientRecord | None = None
 
     def revokes(self, kind: str, label: str, grant_epoch: int) -> bool:
         """Whether this revocation removes a ``kind`` grant for ``label`` signed at
@@ -279,6 +285,8 @@ class Revocation:
         out: dict[str, Any] = {"kind": self.kind, "label": self.label, "at": self.at}
         if self.epoch is not None:
             out["epoch"] = self.epoch
+        if self.client is not None:  # written only when kept: older records read unchanged
+            out["client"] = self.client.to_json()
         return out
 
 
@@ -642,12 +650,16 @@ def _two_factor(value: Any, where: str) -> TwoFactorLatch:
 
 
 def _revocation(value: Any, where: str) -> Revocation:
-    o = _obj(value, where, ("kind", "label", "at"), ("epoch",))
+    o = _obj(value, where, ("kind", "label", "at"), ("epoch", "client"))
+    kind = _one_of(o["kind"], f"{where}.kind", REVOCABLE)
+    if "client" in o and kind != "client":
+        _fail(f"{where}.client: only a client revocation keeps the revoked client")
     return Revocation(
-        kind=_one_of(o["kind"], f"{where}.kind", REVOCABLE),
+        kind=kind,
         label=_str(o["label"], f"{where}.label", 64),
         at=_int(o["at"], f"{where}.at"),
         epoch=_int(o["epoch"], f"{where}.epoch") if "epoch" in o else None,
+        client=_client(o["client"], f"{where}.client") if "client" in o else None,
     )
 
 

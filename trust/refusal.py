@@ -12,7 +12,11 @@ request) ask exactly this, in this order, and nothing else decides it:
    (``tabwarden.bridge.client_identity``: the image hash of a plain executable, or the interpreter
    and what it runs) is not one of them, or it could not be measured → ``client_not_paired``. When a
    paired client has the same description but another hash, the message says it changed since
-   it was paired (it probably updated itself) and how to re-pair it.
+   it was paired (it probably updated itself) and how to re-pair it;
+5. ...unless a revocation kept the grant that pinned this very client (its hash, under a
+   signature that verifies: ``Effective.revoked_clients``) → ``client_revoked``, naming the label
+   it was paired under and when it was revoked, and that only ``tabwarden pair-client`` at a
+   terminal brings it back. It names only the grant of the client that asks, never another's.
 
 Pure: no I/O, no clock. It must never turn a state it cannot decide into a grant; the
 description only ever chooses the words of a refusal, never whether to refuse.
@@ -20,11 +24,12 @@ description only ever chooses the words of a refusal, never whether to refuse.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
-from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, KILLED, TRUST_UNREADABLE
+from tabwarden.protocol.codes import CLIENT_NOT_PAIRED, CLIENT_REVOKED, KILLED, TRUST_UNREADABLE
 from tabwarden.trust.policy import Policy, is_narrowing
-from tabwarden.trust.verify import ClientGrant, Effective
+from tabwarden.trust.verify import ClientGrant, Effective, RevokedClient
 
 __all__ = ["SWITCH_ON", "MeasuredClient", "Refusal", "refusal", "switch_off"]
 
@@ -88,13 +93,10 @@ def refusal(
     client: MeasuredClient | None,
     *,
     who: str | None = None,
-    serve_unpaired: bool = False,
 ) -> Refusal | None:
     """Why ``eff`` refuses ``client`` (``None``, or an empty hash: it could not be measured), or
     ``None`` when it may act. ``who`` names the client in the message (never a secret); a
-    changed client is named by its description. ``serve_unpaired`` (the host's relay only: the
-    one connection it serves is an attested ``tabwarden mcp``, which refuses every call itself
-    while nothing is paired) skips step 3."""
+    changed client is named by its description."""
     if eff.refused:
         return Refusal(
             code=TRUST_UNREADABLE,
@@ -105,14 +107,24 @@ def refusal(
         return Refusal(code=KILLED, message="the kill switch is engaged")
     name = who or "this client"
     if not (eff.clients_pinned or eff.paired_clients):
-        if serve_unpaired:
-            return None
         return Refusal(code=CLIENT_NOT_PAIRED, message=_NONE_PAIRED.format(name=name))
     if client is None or not client.sha256:
         return Refusal(code=CLIENT_NOT_PAIRED, message=f"{name} is not a paired MCP client")
     if eff.client_matching(client.sha256) is not None:
         return None
+    revoked = eff.revoked_matching(client.sha256)
+    if revoked is not None:
+        return Refusal(code=CLIENT_REVOKED, message=_revoked(revoked, name))
     return Refusal(code=CLIENT_NOT_PAIRED, message=_not_paired(eff.paired_clients, client, name))
+
+
+def _revoked(revoked: RevokedClient, name: str) -> str:
+    when = datetime.datetime.fromtimestamp(revoked.revoked_at, datetime.UTC)
+    return (
+        f"{name} was revoked: it was paired as {revoked.label!r} and revoked on "
+        f"{when:%Y-%m-%d %H:%M} UTC; only a person can bring it back, with "
+        "`tabwarden pair-client` at a terminal"
+    )
 
 
 def _not_paired(paired: tuple[ClientGrant, ...], client: MeasuredClient, name: str) -> str:

@@ -238,7 +238,16 @@ def revoke(path: Path | str, kind: str, label: str, now: int) -> TrustDocument:
         raise BadLabel(f"invalid label {label!r}")
 
     def mutate(doc: TrustDocument) -> TrustDocument:
-        revocation = Revocation(kind=kind, label=label, at=now, epoch=doc.epoch + 1)
+        # The client grant it removes, as signed: the revoked client is then told it was revoked
+        # (``trust.refusal``). At most one grant holds a label (``add_client`` replaces).
+        revoked = [c for c in doc.clients if c.label == label] if kind == "client" else []
+        revocation = Revocation(
+            kind=kind,
+            label=label,
+            at=now,
+            epoch=doc.epoch + 1,
+            client=revoked[-1] if revoked else None,
+        )
         changes: dict[str, Any] = {"revocations": (*doc.revocations, revocation)}
         if kind == "client":
             changes["clients"] = tuple(c for c in doc.clients if c.label != label)

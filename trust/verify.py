@@ -41,7 +41,14 @@ from tabwarden.trust.record import (
     TrustDocument,
 )
 
-__all__ = ["BrowserGrant", "ClientGrant", "Effective", "effective", "host_key_mismatch"]
+__all__ = [
+    "BrowserGrant",
+    "ClientGrant",
+    "Effective",
+    "RevokedClient",
+    "effective",
+    "host_key_mismatch",
+]
 
 _Grant = ClientRecord | BrowserRecord | ReleaseRecord | BaselineRecord
 
@@ -55,6 +62,16 @@ class ClientGrant:
     sha256: str
     paired_at: int
     path: str = "terminal"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RevokedClient:
+    """A client a revocation removed, named by the grant it kept (whose signature verified):
+    the label it was paired under, its identity hash, and when it was revoked."""
+
+    label: str
+    sha256: str
+    revoked_at: int
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,6 +105,9 @@ class Effective:
     #: True once an authenticator was enrolled under this host key (``twoFactor`` in the record,
     #: validly signed): the phrase typed at a terminal never grants alone again.
     two_factor: bool = False
+    #: Clients revoked by a revocation that kept their validly signed grant. Words only: a
+    #: client is served only by a grant in ``paired_clients``.
+    revoked_clients: tuple[RevokedClient, ...] = ()
 
     @classmethod
     def deny_all(cls, reason: str) -> Effective:
@@ -107,6 +127,11 @@ class Effective:
     def unpaired(cls) -> Effective:
         """No host key and no record: nothing paired, not killed, the default policy."""
         return cls(paired_clients=(), browsers=(), killed=False, policy=DEFAULT_POLICY, epoch=0)
+
+    def revoked_matching(self, sha256: str) -> RevokedClient | None:
+        """The latest revocation of the client whose identity hash is ``sha256``, or None."""
+        found = [r for r in self.revoked_clients if r.sha256 == sha256]
+        return max(found, key=lambda r: r.revoked_at) if found else None
 
     def client_matching(self, sha256: str) -> ClientGrant | None:
         """The paired client whose executable hash is ``sha256`` (None when killed or absent)."""
@@ -215,6 +240,20 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
             )
         )
 
+    revoked_clients: list[RevokedClient] = []
+    for i, r in enumerate(doc.revocations):
+        kept = r.client
+        if kept is None:
+            continue
+        if not grant_is_valid(public, kept.to_json()):
+            ignored.append(f"revocations[{i}].client: signature does not verify; not named")
+        elif kept.label != r.label or not r.revokes("client", kept.label, kept.epoch):
+            ignored.append(f"revocations[{i}].client: not a grant this revocation revokes")
+        else:
+            revoked_clients.append(
+                RevokedClient(label=kept.label, sha256=kept.sha256, revoked_at=r.at)
+            )
+
     browsers: list[BrowserGrant] = []
     for i, b in enumerate(doc.browsers):
         if id(b) not in usable:
@@ -267,4 +306,5 @@ def effective(doc: TrustDocument, public: HostPublicKey, now: int) -> Effective:
         ignored=tuple(ignored),
         kill_serial=floor,
         two_factor=doc.two_factor is not None,
+        revoked_clients=tuple(revoked_clients),
     )

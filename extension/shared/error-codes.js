@@ -66,6 +66,7 @@ export const ERROR_TABLE = frozenTable([
   ["tool_not_enabled", 56, "This tool is in a tool family this server was not started with, so nothing was done: add the family the message names to the server's command line (`tabwarden mcp --caps FAMILY`; `--caps all` lists every tool) in your MCP client's configuration and restart the client."],
   ["script_error", 57, "The code threw in the page (the message quotes its error; nothing after the throw ran): fix the code and call page_eval again (the person is asked again). With ref or args, code must be a function, e.g. (el, n) => el.textContent.slice(0, n)."],
   ["result_too_large", 58, "The code ran, but what it returned is too large to send back: return less (a count, a slice, only the fields you need) and call again."],
+  ["client_revoked", 59, "This MCP client was revoked (the message says under which label and when), so it may not use the browser: only a person can bring it back, by pairing it again with `tabwarden pair-client` in a terminal."],
 ]);
 for (const row of ERROR_TABLE) Object.freeze(row);
 

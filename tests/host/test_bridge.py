@@ -20,6 +20,7 @@ from tabwarden.protocol import frames
 from tabwarden.protocol.framing import FrameDecoder
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
+from tests.fixtures import config_of, pair_in_process_client
 
 
 def _client(runtime: Path, label: str = "test", **kw: object) -> BridgeClient:
@@ -136,6 +137,7 @@ def test_host_files_are_private_and_removed_at_eof(fake_browser: FakeBrowser) ->
 
 @pytest.mark.promise("H3-04")
 def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
 
     async def scenario() -> None:
@@ -181,6 +183,7 @@ def test_relay_round_trip_and_extension_state(fake_browser: FakeBrowser) -> None
 
 @pytest.mark.promise("H3-06")
 def test_browser_exit_fails_pending_call_and_next_call_fast(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -290,6 +293,7 @@ def test_reflected_challenge_is_refused(fake_browser: FakeBrowser) -> None:
 
 @pytest.mark.promise("H2-10")
 def test_garbage_and_oversize_frames_do_not_hurt_other_clients(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     sock_path = fake_browser.wait_socket()
     fake_browser.hello()
     bad = _raw_connect(sock_path)

@@ -20,6 +20,7 @@ from tabwarden.paths import endpoint
 from tabwarden.protocol.frames import MAX_BRIDGE_FRAME
 from tabwarden.protocol.handshake import NONCE_SIZE, ClientHandshake
 from tests.fakes import FakeBrowser
+from tests.fixtures import config_of, pair_in_process_client
 
 #: A result as JSON.stringify would not write it and Python's encoder would not either: escapes,
 #: spacing, a trailing zero. A decode and re-encode anywhere on the way would change these bytes.
@@ -94,6 +95,7 @@ async def _in_thread(browser: FakeBrowser, make: Any) -> asyncio.Future[None]:
 
 
 def test_a_chunked_reply_reaches_the_client_byte_identical(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     result = RESULT % ("é" * 1_500_000)  # two chunks of 1,000,000 characters, as the extension
@@ -117,6 +119,7 @@ def test_a_chunked_reply_reaches_the_client_byte_identical(fake_browser: FakeBro
 def test_malformed_and_oversize_chunked_replies_answer_their_error_and_relay_nothing(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     duplicate = '{"type":"reply","id":"%s","ok":true,"result":{"a":1,"a":"SECRET-ish"}}'

@@ -141,17 +141,18 @@ def test_the_request_names_the_paired_label_the_host_measured(
     assert [r.get("client") for r in seen] == ["claude-code", "claude-code"], seen
 
 
-@pytest.mark.promise("H1-07", "H4-05")
+@pytest.mark.promise("H1-04", "H4-05")
 def test_no_label_while_nothing_is_paired(fake_browser: FakeBrowser, tmp_path: Path) -> None:
+    """With no client paired there is no label to show because nothing is relayed: the host
+    refuses the measured client ``client_not_paired`` itself (it does not lean on hop 1)."""
     config = fake_browser.runtime.parent / "config"
-    pair_record(config)  # a host key, no client: every measured client is served, unnamed
+    pair_record(config)  # a host key, no client
+    before = (config / "trust.json").read_bytes()
     fake_browser.wait_socket()
     fake_browser.hello()
-    import threading
-
-    seen: list[dict[str, object]] = []
-    answering = threading.Thread(target=_answer_and_keep, args=(fake_browser, seen), daemon=True)
-    answering.start()
-    assert _connect_claiming(fake_browser, tmp_path, "") == {"ok": {"tabs": []}}
-    answering.join(10)
-    assert len(seen) == 1 and "client" not in seen[0], seen
+    assert _connect_claiming(fake_browser, tmp_path, "") == {"code": "client_not_paired"}
+    assert _connect_claiming(fake_browser, tmp_path, our_identity().sha256) == {
+        "code": "client_not_paired"
+    }
+    nothing_relayed(fake_browser)
+    assert (config / "trust.json").read_bytes() == before

@@ -11,7 +11,7 @@ import threading
 
 from tabwarden.mcp_server.bridge_client import BridgeClient
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
-from tests.fixtures import config_of, gate_of, pair_record
+from tests.fixtures import config_of, gate_of, pair_in_process_client
 
 GUARD = 60.0  # hang guard only
 
@@ -32,7 +32,7 @@ def test_welcome_and_every_request_state_the_epoch_being_enforced(
     fake_browser: FakeBrowser,
 ) -> None:
     config = config_of(fake_browser)
-    pair_record(config)
+    pair_in_process_client(config)
     gate = gate_of(config)
     first = gate.current().epoch
     assert first > 0

@@ -291,6 +291,7 @@ def test_a_second_process_writing_on_an_admitted_connection_is_refused(
     """Attestation is off in this host (``FakeBrowser`` default), so the admitted speaker can be
     a script of ours: the binding does not depend on attestation — the PID the kernel gave at
     accept is the only one whose bytes the connection takes."""
+    pair_this_process(fake_browser.runtime.parent / "config")  # our child script's client: us
     fake_browser.wait_socket()
     fake_browser.hello()
 

@@ -17,7 +17,7 @@ from tabwarden.host.sessions import measure_session
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.trust.gate import TrustGate
 from tests.fakes import FakeBrowser, wait_until_extension_connected
-from tests.fixtures import pair_record
+from tests.fixtures import config_of, pair_in_process_client, pair_record
 
 
 def _client(runtime: Path) -> BridgeClient:
@@ -45,6 +45,7 @@ def _serve_once(
 
 @pytest.mark.promise("H4-10")
 def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -133,6 +134,7 @@ def _chunked(reply: dict[str, Any], size: int) -> list[dict[str, Any]]:
 
 @pytest.mark.promise("H4-29")
 def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     big = "".join(chr(0x61 + (i % 26)) for i in range(10 * 1024 * 1024 - 7)) + "ünïcødé"
@@ -156,6 +158,7 @@ def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) ->
 
 @pytest.mark.promise("H4-29")
 def test_malformed_chunks_fail_that_call_only(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from tabwarden.host.bridge import Relay, _Client
+from tests.fixtures import AGENT_MEASURED, PAIRED
 
 
 class RecordingStream:
@@ -27,9 +28,12 @@ def test_ninth_call_queues_then_is_busy_and_replies_are_never_misrouted() -> Non
         async def send_native(message: dict[str, Any]) -> None:
             to_browser.append(message)
 
-        relay = Relay(send_native, max_in_flight=8, queue_deadline=0.3)
+        relay = Relay(send_native, lambda: PAIRED, max_in_flight=8, queue_deadline=0.3)
         relay.extension_connected = True
-        clients = [_Client(number=i, role="mcp", stream=RecordingStream()) for i in range(9)]  # type: ignore[arg-type]
+        clients = [
+            _Client(number=i, role="mcp", stream=RecordingStream(), measured=AGENT_MEASURED)  # type: ignore[arg-type]
+            for i in range(9)
+        ]
         for c in clients:
             relay.add(c)
         for i, c in enumerate(clients[:8]):
@@ -76,9 +80,12 @@ def test_a_slot_freed_while_queued_admits_the_waiter() -> None:
         async def send_native(message: dict[str, Any]) -> None:
             sent.append(message)
 
-        relay = Relay(send_native, max_in_flight=1, queue_deadline=5)
+        relay = Relay(send_native, lambda: PAIRED, max_in_flight=1, queue_deadline=5)
         relay.extension_connected = True
-        a, b = (_Client(number=n, role="mcp", stream=RecordingStream()) for n in (1, 2))  # type: ignore[arg-type]
+        a, b = (
+            _Client(number=n, role="mcp", stream=RecordingStream(), measured=AGENT_MEASURED)  # type: ignore[arg-type]
+            for n in (1, 2)
+        )
         await relay.on_client_request(
             a, {"type": "request", "id": 1, "action": "tab_list", "args": {}}
         )

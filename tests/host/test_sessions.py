@@ -25,7 +25,14 @@ from tabwarden.host.sessions import (
 )
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
-from tests.fixtures import host_call, nothing_relayed, paired_host, refused
+from tests.fixtures import (
+    config_of,
+    host_call,
+    nothing_relayed,
+    pair_this_process,
+    paired_host,
+    refused,
+)
 
 #: An MCP server stand-in: its own process, two bridge connections one after the other (a
 #: dropped socket, a reconnect), one tab_list on each, then it waits for a line and exits.
@@ -91,6 +98,7 @@ def test_a_session_is_named_by_its_process_and_nothing_else() -> None:
 def test_a_session_survives_reconnects_and_ends_when_its_process_exits(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_this_process(config_of(fake_browser))  # the client of our child server: us
     fake_browser.wait_socket()
     fake_browser.hello()
     client = _spawn_client(fake_browser.runtime)

@@ -32,7 +32,7 @@ from tabwarden.mcp_server.provenance import (
 )
 from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, wait_until_extension_connected
-from tests.fixtures import paired_guard
+from tests.fixtures import config_of, pair_in_process_client, paired_guard
 
 A = "http://a.test:8001"
 B = "http://b.test:8002"
@@ -338,6 +338,7 @@ def test_the_server_attaches_lineage_masked_and_audits_the_decision(
     """Through a real host with a fake extension: page_text brings an injected address; the
     page_navigate to it is relayed with the lineage (masked) and its decision audited; an
     address the agent composed goes without any."""
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     audited: list[dict[str, Any]] = []
@@ -420,6 +421,7 @@ def test_typed_values_of_keys_select_and_prompts_carry_their_lineage_to_the_brow
     page_dialog's promptText go to the browser with the lineage of another origin's page
     attached, masked; a select value of no page's saying goes without; the decisions are
     audited with how the person confirmed (window or webauthn)."""
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     audited: list[dict[str, Any]] = []

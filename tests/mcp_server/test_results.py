@@ -18,7 +18,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.results import SUMMARY_STRING_CHARS, WHOLE_TEXT_MAX_CHARS
 from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser
-from tests.fixtures import paired_guard
+from tests.fixtures import config_of, pair_in_process_client, paired_guard
 
 LINE = 'A line of page text, with "quotes", a tab\tand ünïcødé.\n'
 
@@ -75,6 +75,7 @@ def _text_block(result: CallToolResult) -> str:
 def test_a_large_result_travels_once_and_its_text_block_says_where(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     page = _page(WHOLE_TEXT_MAX_CHARS + 500_000)  # two chunks from the extension
@@ -100,6 +101,7 @@ def test_a_large_result_travels_once_and_its_text_block_says_where(
 def test_a_result_of_ordinary_size_keeps_its_whole_json_in_the_text_block(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     page = _page(100_000)  # page_text's default slice

@@ -20,7 +20,7 @@ from mcp import Client
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, wait_until_extension_connected
-from tests.fixtures import paired_guard
+from tests.fixtures import config_of, pair_in_process_client, paired_guard
 from tests.transport import drop_bridge_connections
 
 
@@ -40,6 +40,7 @@ def _reply(request: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_dropped_socket_is_retried_with_the_same_command_id(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     sock = fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -67,6 +68,7 @@ def test_a_dropped_socket_is_retried_with_the_same_command_id(fake_browser: Fake
 
 
 def test_a_killed_host_is_replaced_and_the_call_retried_there(runtime_dir: Path) -> None:
+    pair_in_process_client(runtime_dir.parent / "config")
     old = FakeBrowser(runtime_dir)
     new: FakeBrowser | None = None
     try:
@@ -104,6 +106,7 @@ def test_a_killed_host_is_replaced_and_the_call_retried_there(runtime_dir: Path)
 def test_a_host_that_never_comes_back_ends_the_call_at_its_deadline(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -149,6 +152,7 @@ def test_each_tool_call_has_one_command_id_kept_across_its_retries(
 ) -> None:
     """Through the MCP server's own tool path (tools.py → BridgeClient.call): one id per tool
     call, the same on its retry, a new one for the next call; readOnly from the catalogue."""
+    pair_in_process_client(config_of(fake_browser))
     sock = fake_browser.wait_socket()
     fake_browser.hello()
     bridge = _client(fake_browser.runtime)

@@ -19,7 +19,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.catalogue import BY_NAME
 from tabwarden.mcp_server.server import build_server
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
-from tests.fixtures import paired_guard
+from tests.fixtures import config_of, pair_in_process_client, paired_guard
 
 
 def _server(runtime: Path, label: str = "test") -> MCPServer[Any]:
@@ -156,6 +156,7 @@ async def test_a_call_no_host_answers_names_the_install_command_of_the_browser_r
 
 
 def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     tabs = [{"id": 7, "url": "http://127.0.0.1:1/", "title": "T", "active": True, "windowId": 3}]
@@ -190,6 +191,7 @@ def test_tab_list_structured_result_through_real_host(fake_browser: FakeBrowser)
 def test_malformed_extension_reply_is_an_internal_error_not_a_crash(
     fake_browser: FakeBrowser,
 ) -> None:
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
 
@@ -250,6 +252,7 @@ def test_errors_say_whether_a_retry_is_safe_for_that_tool(fake_browser: FakeBrow
     """A timeout on a read is safe to repeat, on an action it is not (the page may have changed);
     a person's "no" is never to be repeated without them; a refusal before acting is safe. The
     extension's replies come through the real host."""
+    pair_in_process_client(config_of(fake_browser))
     fake_browser.wait_socket()
     fake_browser.hello()
     answers = [
@@ -298,6 +301,7 @@ def test_a_waiting_call_reports_progress_and_an_unanswered_confirm_is_audited(
     """While the browser has not answered (a confirm window is open), the server tells a client
     that asked for progress that it still waits; when the confirmation times out the agent gets
     ``confirm_timeout`` and the audit says so. A client that gave no progress token gets none."""
+    pair_in_process_client(config_of(fake_browser))
     from tabwarden.mcp_server import tools
 
     monkeypatch.setattr(tools, "PROGRESS_INTERVAL_SECONDS", 0.05)

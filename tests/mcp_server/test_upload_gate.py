@@ -29,7 +29,7 @@ from tabwarden.mcp_server.bridge_client import BridgeClient
 from tabwarden.mcp_server.server import ToolGuard, build_server
 from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser, tool_error, wait_until_extension_connected
-from tests.fixtures import paired_guard
+from tests.fixtures import config_of, pair_in_process_client, paired_guard
 
 #: Paths under this prefix that Python opened while a probe ran (``None``: not watching).
 _watch: dict[str, list[str]] = {}
@@ -146,6 +146,7 @@ def test_allowed_upload_checks_the_sandbox_file_after_the_gate_and_relays_its_pa
     """The control for the test above: the same detectors see the check when the gate allows it,
     and the browser receives the file's real path, name and size (never the agent's path, never
     a byte of the file: Chrome reads it)."""
+    pair_in_process_client(config_of(fake_browser))
     box = tmp_path / "box"
     box.mkdir()
     (box / "real.txt").write_bytes(b"inside the sandbox")
