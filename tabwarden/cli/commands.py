@@ -282,6 +282,21 @@ def _by_path(path: str, expected: str | None) -> _Candidate:
     return _Candidate(exe=exe, sha256=sha, pins=(f"the program {exe}", f"  (image sha256 {sha})"))
 
 
+def _before_run(command: str) -> _Candidate:
+    """``--program CMD``: the identity ``tabwarden mcp`` will measure when the client started as
+    CMD spawns it, computed now (``client_identity.program_identity``); fails closed."""
+    from tabwarden.bridge.client_identity import program_identity
+
+    identity = program_identity(command)
+    return _Candidate(
+        exe=identity.exe,
+        sha256=identity.sha256,
+        kind=identity.kind,
+        pins=identity.pins,
+        broad=identity.broad,
+    )
+
+
 def _default_label(exe: str, kind: str = "binary") -> str:
     """A valid label from what the client is: a binary's name ("python3.11" -> "python3-11"),
     the package or script a node/python client runs ("claude-code", "server")."""
@@ -316,6 +331,8 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
             pins=identity.pins,
             broad=identity.broad,
         )
+    elif args.program:
+        candidate = _before_run(args.program)
     elif args.exe:
         candidate = _by_path(args.exe, args.hash)
     elif args.hash:
@@ -736,6 +753,7 @@ def add_subcommands(sub: Any) -> None:
         examples=[
             ("tabwarden pair-client", "choose from the recently seen MCP clients"),
             ("tabwarden pair-client --pid 4242", "measure the running client with PID 4242"),
+            ("tabwarden pair-client --program claude", "pin Claude Code before it first runs"),
             (
                 "tabwarden pair-client --exe /usr/local/bin/my-agent --label my-agent",
                 "pin a plain executable by path, under the name my-agent",
@@ -746,6 +764,12 @@ def add_subcommands(sub: Any) -> None:
         "--pid",
         type=int,
         help="measure this running client (through wrappers; an interpreter with what it runs)",
+    )
+    p.add_argument(
+        "--program",
+        metavar="CMD",
+        help="the command you start the client with (e.g. claude, codex): pinned before it "
+        "runs, as `tabwarden mcp` will measure it (through symlinks, #! lines, launchers)",
     )
     p.add_argument(
         "--exe",
