@@ -148,7 +148,7 @@ def pin_before_run(client: str, program: str | None, out: Out) -> bool:
     label = _label_for(client, command)
     out.step(
         f"pinning {label} before it runs ({identity.exe}; `tabwarden pair-client --program`: "
-        "type the phrase it shows)"
+        "type the phrase it shows, then Tap in tabwarden's window if your browser asks)"
     )
     run_step("pair-client", "--program", command, "--label", label)
     out.done(f"MCP client paired: {label}, its first call is served")
