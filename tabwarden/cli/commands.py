@@ -128,7 +128,8 @@ def cmd_pair(args: argparse.Namespace) -> int:
     )
     print("     expired? `tabwarden pair --browser LABEL` prints a new code for browser LABEL")
     print(
-        "  2. start your MCP client once with `tabwarden mcp` configured, then run "
+        "  2. pin your MCP client: `tabwarden pair-client --program claude` (or codex, or the "
+        "command that starts yours), or start it once with `tabwarden mcp` configured and run "
         "`tabwarden pair-client` here"
     )
     return 0
@@ -339,7 +340,11 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
         raise UsageError("--hash needs --exe PATH to name the program it belongs to")
     else:
         candidate = _choose_spawner()
-    label = args.label or _default_label(candidate.exe, candidate.kind)
+    label = args.label or (
+        _default_label(args.program)
+        if args.program
+        else _default_label(candidate.exe, candidate.kind)
+    )
     from tabwarden.paths import LABEL_RE, BadLabel
 
     if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
@@ -747,8 +752,9 @@ def add_subcommands(sub: Any) -> None:
         summary="pair the MCP client program allowed to use tabwarden (typed phrase at a terminal)",
         description="Pin the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden "
         "mcp`: from then on only that program (its executable's SHA-256, and for an interpreter "
-        "the script it runs) is served. Start the client once with tabwarden configured first; "
-        "without options you choose from the programs seen starting `tabwarden mcp`. Needs "
+        "the script it runs) is served. --program CMD pins it before it ever runs (the identity "
+        "`tabwarden mcp` will measure, through symlinks, #! lines and launchers); without options "
+        "you choose from the programs seen starting `tabwarden mcp`. Needs "
         "`tabwarden pair` first, and a phrase typed at a real terminal.",
         examples=[
             ("tabwarden pair-client", "choose from the recently seen MCP clients"),

@@ -219,6 +219,7 @@ def test_the_by_hand_reference_works_as_written_from_a_fresh_home(tmp_path: Path
     child.send(ceremony.phrase_for("pair-client") + "\n")
     status, output = child.finish()
     assert status == 0, output
+    assert b"paired client 'claude': " in output and b"claude-code" in output, output
     state = person.run(_one(spans, "tabwarden status"))
     assert state.returncode == 0, state.stderr
     assert "chrome: installed" in state.stdout, state.stdout
