@@ -990,3 +990,240 @@ class _Self(_Pin):
 
     def ppid(self) -> int:
         return os.getppid()
+
+
+# ------------------------------------------------------------------- pinning before it runs
+#
+# ``tabwarden setup --client`` and ``pair-client --program`` pin a client that has not run yet:
+# from the command a person types to start it, the identity ``measure_client_of`` will measure
+# when that client starts ``tabwarden mcp``. It follows what the kernel and the client do — the
+# command's symlinks, a ``#!`` line (``/usr/bin/env NAME`` looked up on PATH as env does), the
+# interpreter's own argv grammar (the same parsers), and the launchers in ``LAUNCHED_BY`` that
+# start the real client as a child — and builds the same digest from the same pieces. Anything
+# else fails closed (``SpawnerUnmeasurable``): a wrapper, a shell script (it usually ``exec``s
+# something else), an interpreter we do not parse, a preload named relative to a working
+# directory not known yet. Pinned before it ran, the identity is still checked at every start.
+
+#: How many ``#!`` lines and launchers are followed from the command to the client.
+MAX_PROGRAM_HOPS = 4
+_SHEBANG_MAX = 256  # Linux reads this much of a #! line (BINPRM_BUF_SIZE)
+PAIR_RUNNING_HINT = (
+    "Start the client once with tabwarden configured (that first call is refused), then run "
+    "`tabwarden pair-client`: it measures the running program."
+)
+
+
+def _npm_triple() -> str | None:
+    """The target triple an npm launcher picks its native package by (Linux; musl builds)."""
+    import platform
+
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+    return f"{arch[machine]}-unknown-linux-musl" if machine in arch else None
+
+
+def _node_resolve(start: str, request: str) -> str | None:
+    """``require.resolve(request)`` for a file path request from the directory ``start``: the
+    node_modules folders of ``start`` and its ancestors (a ``node_modules`` directory itself
+    skipped, as node does), first hit."""
+    here = start
+    while True:
+        if os.path.basename(here) != "node_modules":
+            candidate = os.path.join(here, "node_modules", request)
+            if os.path.isfile(candidate):
+                return os.path.realpath(candidate)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _codex_native(script: str) -> str | None:
+    """``@openai/codex``'s ``bin/codex.js`` spawns its platform package's native ``codex`` and
+    that process starts the MCP servers (checked against Codex 0.171 in tests/cli); found the way
+    codex.js finds it (its platform package first, then its own ``vendor``)."""
+    triple = _npm_triple()
+    if triple is None:
+        return None
+    platform_package = {
+        "x86_64-unknown-linux-musl": "@openai/codex-linux-x64",
+        "aarch64-unknown-linux-musl": "@openai/codex-linux-arm64",
+    }[triple]
+    here = os.path.dirname(script)
+    manifest = _node_resolve(here, f"{platform_package}/package.json")
+    roots = [os.path.join(os.path.dirname(manifest), "vendor")] if manifest else []
+    roots.append(os.path.join(here, "..", "vendor"))
+    for root in roots:
+        native = os.path.join(root, triple, "bin", "codex")
+        if os.path.isfile(native):
+            return os.path.realpath(native)
+    return None
+
+
+#: Node launchers that start the real client as their child (so the MCP server's parent is the
+#: child): (package name, script path inside the package) -> the program it starts.
+LAUNCHED_BY = {("@openai/codex", "bin/codex.js"): _codex_native}
+
+
+def _package_of(script: str) -> tuple[str, str] | None:
+    """(package name from its package.json, the script's path inside the package)."""
+    found = _PACKAGE_ROOT_RE.match(script)
+    if found is None:
+        return None
+    try:
+        with open(os.path.join(found.group(1), "package.json"), "rb") as fh:
+            meta = json.loads(fh.read(ENTRY_MAX_BYTES))
+    except (OSError, ValueError):
+        return None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str):
+        return None
+    return name, os.path.relpath(script, found.group(1))
+
+
+def _shebang(path: str) -> list[str] | None:
+    """The words of ``path``'s ``#!`` line (interpreter, then its one optional argument), or
+    None for a file without one (a binary the kernel runs as it is)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SHEBANG_MAX)
+    except OSError as exc:
+        raise SpawnerUnmeasurable(f"cannot read {path}: {exc.strerror}") from None
+    if not head.startswith(b"#!"):
+        return None
+    line = os.fsdecode(head[2:].split(b"\n", 1)[0]).strip()
+    interpreter, _, argument = line.partition(" ")
+    argument = argument.strip()
+    if not interpreter:
+        raise SpawnerUnmeasurable(f"{path} has an empty #! line")
+    return [interpreter, argument] if argument else [interpreter]
+
+
+def _unmeasurable_before_run(what: str) -> SpawnerUnmeasurable:
+    return SpawnerUnmeasurable(
+        f"{what}: tabwarden cannot tell before it runs what will start `tabwarden mcp`",
+        hint=PAIR_RUNNING_HINT,
+    )
+
+
+def program_identity(command: str, env: dict[str, str] | None = None) -> ClientIdentity:
+    """The identity ``tabwarden mcp`` will measure when the client started as ``command`` (a path,
+    or a name looked up on ``env``'s PATH) spawns it; ``pid`` 0. Raises ``SpawnerUnmeasurable``
+    for anything it cannot follow with certainty (never a guess)."""
+    import shutil
+
+    env = dict(os.environ if env is None else env)
+    search = env.get("PATH", os.defpath)
+    found = command if "/" in command else shutil.which(command, path=search)
+    if not found or not os.path.isfile(found):
+        raise SpawnerUnmeasurable(
+            f"no program {command!r} (not a file, nor on PATH)",
+            hint="Install the client first, or pass its full path; "
+            "or start it once and run `tabwarden pair-client`.",
+        )
+    invoked = os.path.abspath(found)
+    argv = [invoked]
+    for _hop in range(MAX_PROGRAM_HOPS):
+        real = os.path.realpath(invoked)
+        name = os.path.basename(real)
+        if name in WRAPPERS or name in ("uv", "bun"):
+            raise _unmeasurable_before_run(f"{invoked} is a wrapper ({name})")
+        line = _shebang(real)
+        if line is None:  # a binary: the process is this image
+            family = interpreter_family(real)
+            if family is not None:
+                raise _unmeasurable_before_run(
+                    f"{invoked} is the interpreter {family}, not a client it runs"
+                )
+            return _binary_before_run(real)
+        interpreter, *optional = line
+        if os.path.basename(interpreter) == "env":  # env NAME: looked up on PATH as env does
+            if not optional or optional[0].startswith("-"):
+                raise _unmeasurable_before_run(f"{invoked} starts with `#!{' '.join(line)}`")
+            looked = shutil.which(optional[0], path=search)
+            if looked is None:
+                raise SpawnerUnmeasurable(f"{invoked} needs {optional[0]!r}, not on PATH")
+            image, argv = os.path.realpath(looked), [optional[0], invoked, *argv[1:]]
+        else:
+            image, argv = os.path.realpath(interpreter), [interpreter, *optional, invoked]
+        family = interpreter_family(image)
+        if family not in ("node", "python"):
+            raise _unmeasurable_before_run(
+                f"{invoked} is run by {image}"
+                + (" (a shell script usually starts something else)" if family == "shell" else "")
+            )
+        try:
+            entry = (
+                parse_node(argv, env.get("NODE_OPTIONS", "").split())
+                if family == "node"
+                else parse_python(argv)
+            )
+        except ArgvNotUnderstood as exc:
+            raise _unmeasurable_before_run(f"{invoked}: {exc}") from None
+        if entry.kind != "script":
+            raise _unmeasurable_before_run(f"{invoked} does not name a script for {family}")
+        script = _resolve("/", entry.target, family, 0)
+        resolved = dataclasses.replace(entry, target=script)
+        if wrapper_kind(image, argv, resolved) is not None:
+            raise _unmeasurable_before_run(f"{invoked} is a wrapper ({os.path.basename(script)})")
+        owner = _package_of(script) if family == "node" else None
+        launcher = LAUNCHED_BY.get(owner) if owner else None
+        if launcher is None or owner is None:
+            return _script_before_run(image, family, resolved)
+        started = launcher(script)
+        if started is None:
+            raise _unmeasurable_before_run(f"cannot find the program {owner[0]} starts")
+        invoked, argv = started, [started]
+    raise _unmeasurable_before_run(f"more than {MAX_PROGRAM_HOPS} launchers from {command!r}")
+
+
+def _image_before_run(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SpawnerUnmeasurable(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return image_sha256(fd)[0]
+    finally:
+        os.close(fd)
+
+
+def _binary_before_run(image: str) -> ClientIdentity:
+    sha = _image_before_run(image)
+    return ClientIdentity(
+        0, image, sha, 0.0, image=image, image_sha256=sha, kind="binary",
+        pins=(f"the program {image}", f"  (image sha256 {sha})"),
+    )  # fmt: skip
+
+
+def _script_before_run(image: str, family: str, entry: Entry) -> ClientIdentity:
+    """What ``_identity_of`` builds for an interpreter running ``entry.target`` (a real path)."""
+    image_sha = _image_before_run(image)
+    script = entry.target
+    script_sha = _hash_file(script, 0)
+    parts = [image_sha, family, "script", script, script_sha]
+    pins = [
+        f"the interpreter {image} (image sha256 {_short(image_sha)})",
+        f"  running the script {script} (sha256 {_short(script_sha)})",
+    ]
+    package = _package(script, 0) if family == "node" else None
+    if package is not None:
+        parts += ["package", package[0], package[1]]
+        pins.append(f"  of the package {package[2]} (package.json sha256 {_short(package[1])})")
+    for spec in entry.preloads:
+        parts += ["preload", spec]
+        if _is_path_spec(spec):
+            if not spec.startswith("/"):
+                raise _unmeasurable_before_run(
+                    f"NODE_OPTIONS preloads {spec!r}, relative to a directory not known yet"
+                )
+            path = _resolve("/", spec, family, 0)
+            preload_sha = _hash_file(path, 0)
+            parts += [path, preload_sha]
+            pins.append(f"  preloading {path} (sha256 {_short(preload_sha)})")
+        else:
+            pins.append(f"  preloading {spec!r} (not hashed)")
+    return ClientIdentity(
+        0, _printable(f"{image} {script}"), _digest(parts), 0.0, image=image,
+        image_sha256=image_sha, kind="script", broad=entry.broad, pins=tuple(pins),
+    )  # fmt: skip

@@ -128,7 +128,8 @@ def cmd_pair(args: argparse.Namespace) -> int:
     )
     print("     expired? `tabwarden pair --browser LABEL` prints a new code for browser LABEL")
     print(
-        "  2. start your MCP client once with `tabwarden mcp` configured, then run "
+        "  2. pin your MCP client: `tabwarden pair-client --program claude` (or codex, or the "
+        "command that starts yours), or start it once with `tabwarden mcp` configured and run "
         "`tabwarden pair-client` here"
     )
     return 0
@@ -282,6 +283,21 @@ def _by_path(path: str, expected: str | None) -> _Candidate:
     return _Candidate(exe=exe, sha256=sha, pins=(f"the program {exe}", f"  (image sha256 {sha})"))
 
 
+def _before_run(command: str) -> _Candidate:
+    """``--program CMD``: the identity ``tabwarden mcp`` will measure when the client started as
+    CMD spawns it, computed now (``client_identity.program_identity``); fails closed."""
+    from tabwarden.bridge.client_identity import program_identity
+
+    identity = program_identity(command)
+    return _Candidate(
+        exe=identity.exe,
+        sha256=identity.sha256,
+        kind=identity.kind,
+        pins=identity.pins,
+        broad=identity.broad,
+    )
+
+
 def _default_label(exe: str, kind: str = "binary") -> str:
     """A valid label from what the client is: a binary's name ("python3.11" -> "python3-11"),
     the package or script a node/python client runs ("claude-code", "server")."""
@@ -316,13 +332,19 @@ def cmd_pair_client(args: argparse.Namespace) -> int:
             pins=identity.pins,
             broad=identity.broad,
         )
+    elif args.program:
+        candidate = _before_run(args.program)
     elif args.exe:
         candidate = _by_path(args.exe, args.hash)
     elif args.hash:
         raise UsageError("--hash needs --exe PATH to name the program it belongs to")
     else:
         candidate = _choose_spawner()
-    label = args.label or _default_label(candidate.exe, candidate.kind)
+    label = args.label or (
+        _default_label(args.program)
+        if args.program
+        else _default_label(candidate.exe, candidate.kind)
+    )
     from tabwarden.paths import LABEL_RE, BadLabel
 
     if not LABEL_RE.match(label):  # before the ceremony, not after the phrase was typed
@@ -730,12 +752,14 @@ def add_subcommands(sub: Any) -> None:
         summary="pair the MCP client program allowed to use tabwarden (typed phrase at a terminal)",
         description="Pin the MCP client (Claude Code, Codex, Cursor, …) that starts `tabwarden "
         "mcp`: from then on only that program (its executable's SHA-256, and for an interpreter "
-        "the script it runs) is served. Start the client once with tabwarden configured first; "
-        "without options you choose from the programs seen starting `tabwarden mcp`. Needs "
+        "the script it runs) is served. --program CMD pins it before it ever runs (the identity "
+        "`tabwarden mcp` will measure, through symlinks, #! lines and launchers); without options "
+        "you choose from the programs seen starting `tabwarden mcp`. Needs "
         "`tabwarden pair` first, and a phrase typed at a real terminal.",
         examples=[
             ("tabwarden pair-client", "choose from the recently seen MCP clients"),
             ("tabwarden pair-client --pid 4242", "measure the running client with PID 4242"),
+            ("tabwarden pair-client --program claude", "pin Claude Code before it first runs"),
             (
                 "tabwarden pair-client --exe /usr/local/bin/my-agent --label my-agent",
                 "pin a plain executable by path, under the name my-agent",
@@ -746,6 +770,12 @@ def add_subcommands(sub: Any) -> None:
         "--pid",
         type=int,
         help="measure this running client (through wrappers; an interpreter with what it runs)",
+    )
+    p.add_argument(
+        "--program",
+        metavar="CMD",
+        help="the command you start the client with (e.g. claude, codex): pinned before it "
+        "runs, as `tabwarden mcp` will measure it (through symlinks, #! lines, launchers)",
     )
     p.add_argument(
         "--exe",

@@ -262,15 +262,14 @@ def test_client_claude_is_registered_and_pinned_without_the_person_starting_it(
     try:
         child = world.spawn(*args)
         _pair_in_setup(child, browser, window_only=True)
-        child.expect(b"pair which one? number: ", timeout=120)  # claude mcp list started it
-        listed = child.output.split(b"recently seen MCP clients", 1)[1]
-        assert b"claude-code" in listed or b"claude" in listed, listed
-        child.send("1\n")
-        _expect_nth(child, PROMPT, 2)  # pair's phrase prompt was the first
+        _expect_nth(child, PROMPT, 2, timeout=120)  # pair's phrase prompt was the first
+        assert b"pinning claude-code before it runs" in child.output, child.output
         child.send(ceremony.phrase_for("pair-client") + "\n")
         status, out = child.finish(timeout=120)
         assert status == 0, out
         assert b"MCP client paired" in out and b"setup: done" in out, out
+        assert b"pair which one" not in out, out  # pinned by its program: it never ran
+        assert world.json("clients", "--json")["recent"] == []
         config = json.loads((world.home / ".claude.json").read_text())
         assert config["mcpServers"]["tabwarden"]["args"] == ["mcp"], config
         [client] = world.json("clients", "--json")["paired"]
@@ -280,7 +279,7 @@ def test_client_claude_is_registered_and_pinned_without_the_person_starting_it(
         status, out = world.spawn(*args).finish()
         assert status == 0, out
         assert re.search(rb"Claude Code starts `tabwarden mcp`.*\(already done\)", out), out
-        assert re.search(rb"MCP client paired: .*\(already done\)", out), out
+        assert re.search(rb"MCP client paired: claude-code .*\(already done\)", out), out
         assert _files(world) == before
     finally:
         browser.close()

@@ -84,8 +84,11 @@ printed code in the extension's options page (its URL is printed) and touch your
 or tick "no authenticator" for window-only; then, with --client, register your MCP client the
 way it reads its config (Claude Code: `claude mcp add --scope user`; Codex: a
 [mcp_servers.tabwarden] table appended to ~/.codex/config.toml; json: the lines to add) and pin
-it with `tabwarden pair-client` (Claude Code is started once for you to be measured; any other
-client you start once while setup waits). Without --client it prints the lines for each.
+it before it ever runs (`tabwarden pair-client --program`: the identity `tabwarden mcp` will
+measure when that client starts it, through symlinks, #! lines and launchers; for json name the
+command with --program), so its first call is served. A client that cannot be pinned that way
+(a wrapper, a shell script) is measured instead: you start it once while setup waits, then
+`tabwarden pair-client`. Without --client it prints the lines for each.
 Last, a live check: a fresh `tabwarden status` must find the host answering with the extension
 connected and the browser paired (exit status 1 and its next steps otherwise).
 """
@@ -97,6 +100,7 @@ EXAMPLES: Sequence[tuple[str, str]] = [
     ("tabwarden setup --window-only", "no authenticator: confirm every action in a window"),
     ("tabwarden setup --client claude", "then register and pin Claude Code"),
     ("tabwarden setup --client codex", "then add tabwarden to ~/.codex/config.toml and pin Codex"),
+    ("tabwarden setup --client json --program my-agent", "print the lines; pin my-agent"),
 ]
 
 
@@ -127,6 +131,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=("claude", "codex", "json"),
         help="the MCP client to register and pin: Claude Code (claude mcp add --scope user), "
         "Codex (~/.codex/config.toml) or any other (json: print the lines to add)",
+    )
+    p.add_argument(
+        "--program",
+        metavar="CMD",
+        help="with --client: the command the client is started as (default: claude, codex on "
+        "PATH); pinned before it runs",
     )
     p.add_argument(
         "--file-store",

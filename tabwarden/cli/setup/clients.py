@@ -112,11 +112,55 @@ def _spawners() -> list[tuple[str, str]]:
     return [(e.path, e.sha256) for e in recent_spawners(config_dir())]
 
 
-def pin_client(client: str, out: Out) -> None:
-    """``tabwarden pair-client`` on the program that starts ``tabwarden mcp``. Today's pinning
-    measures a running process (through wrappers and interpreters), so the client must start
-    ``tabwarden mcp`` once first: for Claude Code setup makes it (``claude mcp list`` starts
-    every server it lists); for the others it asks the person and waits."""
+#: The command each named client is started as, and the label it is paired under.
+PROGRAMS = {"claude": ("claude", "claude-code"), "codex": ("codex", "codex")}
+
+
+def _label_for(client: str, program: str) -> str:
+    if client in PROGRAMS:
+        return PROGRAMS[client][1]
+    import re
+
+    name = re.sub(r"[^a-z0-9_-]+", "-", Path(program).name.lower()).strip("-_")[:32]
+    return name.rstrip("-_") or "client"
+
+
+def pin_before_run(client: str, program: str | None, out: Out) -> bool:
+    """Pin the client by the command that starts it, before it ever ran: the identity
+    ``tabwarden mcp`` will measure when it is spawned (``program_identity``), with
+    ``pair-client --program`` and its phrase. False (said why) when it cannot be computed:
+    nothing is pinned, the caller falls back to measuring the running client."""
+    from tabwarden.bridge.client_identity import SpawnerUnmeasurable, program_identity
+
+    command = program or (PROGRAMS[client][0] if client in PROGRAMS else None)
+    if command is None:
+        return False
+    try:
+        identity = program_identity(command)
+    except SpawnerUnmeasurable as exc:
+        out.line(f"  x cannot pin {command!r} before it runs: {exc}")
+        out.line("    so it is measured when it runs: `tabwarden pair-client` once it started")
+        return False
+    paired = {c.sha256: c for c in effective().paired_clients}
+    if identity.sha256 in paired:
+        out.already(f"MCP client paired: {paired[identity.sha256].label} ({identity.exe})")
+        return True
+    label = _label_for(client, command)
+    out.step(
+        f"pinning {label} before it runs ({identity.exe}; `tabwarden pair-client --program`: "
+        "type the phrase it shows, then Tap in tabwarden's window if your browser asks)"
+    )
+    run_step("pair-client", "--program", command, "--label", label)
+    out.done(f"MCP client paired: {label}, its first call is served")
+    return True
+
+
+def pin_client(client: str, out: Out, program: str | None = None) -> None:
+    """Pin the program that starts ``tabwarden mcp``: by its command before it runs when that
+    can be computed; else ``tabwarden pair-client`` on the running client (for Claude Code setup
+    starts it once, ``claude mcp list``; for the others it asks the person and waits)."""
+    if pin_before_run(client, program, out):
+        return
     paired = effective().paired_clients
     if paired:
         names = ", ".join(f"{c.label} ({c.exe})" for c in paired)
@@ -151,4 +195,4 @@ def client_step(args: argparse.Namespace, out: Out) -> None:
             out.line(f"    {line}")
         return
     register_client(args.client, out)
-    pin_client(args.client, out)
+    pin_client(args.client, out, getattr(args, "program", None))
