@@ -1013,15 +1013,6 @@ PAIR_RUNNING_HINT = (
 )
 
 
-def _npm_triple() -> str | None:
-    """The target triple an npm launcher picks its native package by (Linux; musl builds)."""
-    import platform
-
-    machine = platform.machine().lower()
-    arch = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
-    return f"{arch[machine]}-unknown-linux-musl" if machine in arch else None
-
-
 def _node_resolve(start: str, request: str) -> str | None:
     """``require.resolve(request)`` for a file path request from the directory ``start``: the
     node_modules folders of ``start`` and its ancestors (a ``node_modules`` directory itself
@@ -1042,7 +1033,7 @@ def _codex_native(script: str) -> str | None:
     """``@openai/codex``'s ``bin/codex.js`` spawns its platform package's native ``codex`` and
     that process starts the MCP servers (checked against Codex 0.171 in tests/cli); found the way
     codex.js finds it (its platform package first, then its own ``vendor``)."""
-    triple = _npm_triple()
+    triple = osapi.native_package_triple()
     if triple is None:
         return None
     platform_package = {

@@ -268,8 +268,9 @@ def next_steps(report: dict[str, Any]) -> list[str]:
             )
         if not trust["clients"]:
             steps.append(
-                "No MCP client is paired (any program may start `tabwarden mcp`): start your "
-                "client once with tabwarden configured, then `tabwarden pair-client`."
+                "No MCP client is paired, so every call is refused: `tabwarden pair-client "
+                "--program claude` (or `codex`, or the command your client runs) pins it before it "
+                "runs; or start your client once, then `tabwarden pair-client`."
             )
     if report["runtimeDir"]["state"].startswith("UNSAFE"):
         steps.append(

@@ -267,3 +267,13 @@ def harden_process() -> dict[str, bool]:
 def keyring_needs_dbus_session() -> bool:
     """Whether a D-Bus keyring backend (Secret Service, KWallet) needs a session bus here."""
     return True
+
+
+def native_package_triple() -> str | None:
+    """The target triple an npm launcher picks its native package by (Linux builds are musl:
+    ``x86_64-unknown-linux-musl``), or None for an architecture without one."""
+    import platform
+
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+    return f"{arch[machine]}-unknown-linux-musl" if machine in arch else None

@@ -163,3 +163,9 @@ def harden_process() -> dict[str, bool]:
 
 def keyring_needs_dbus_session() -> bool:
     return False  # D-Bus keyrings are the Linux desktop's; elsewhere the backend's own check
+
+
+def native_package_triple() -> str | None:
+    """No native package is known here: a launcher that needs one cannot be pinned before it
+    runs (``client_identity.program_identity`` refuses)."""
+    return None

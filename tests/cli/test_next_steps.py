@@ -131,7 +131,8 @@ def test_status_names_what_is_missing_and_is_ready_only_when_nothing_is(world: W
     code = CODE_RE.findall(first.split(b"one-time pairing code", 1)[1])[0].decode()
     steps = _next(world)
     assert _has(steps, "No browser is paired"), steps
-    assert _has(steps, "No MCP client is paired"), steps
+    assert _has(steps, "No MCP client is paired, so every call is refused"), steps
+    assert _has(steps, "tabwarden pair-client --program claude"), steps
     assert _has(steps, "Load the extension"), steps  # no host runs: nothing connected
     assert not _has(steps, "Ready"), steps
     text = _text_next(world)

@@ -116,6 +116,7 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
     return done.stdout + done.stderr
 
 
+@pytest.mark.promise("H1-15")
 def test_claude_code_pinned_by_setup_before_it_ran_is_served_on_its_first_call(
     world: World, browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -157,6 +158,7 @@ env_key = "TABWARDEN_SCRIPTED_MODEL_KEY"
 """
 
 
+@pytest.mark.promise("H1-15")
 def test_codex_pinned_by_setup_before_it_ran_is_served_on_its_first_call(
     world: World, browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -246,6 +248,7 @@ def _pin(world: World, *args: str) -> tuple[int, bytes]:
     return child.finish()
 
 
+@pytest.mark.promise("H1-15")
 def test_a_node_cli_pinned_before_it_ran_is_served_and_its_namesake_is_refused(
     paired: World, browser: FakeBrowser, tmp_path: Path
 ) -> None:
@@ -272,6 +275,7 @@ def test_a_node_cli_pinned_before_it_ran_is_served_and_its_namesake_is_refused(
     assert world.json("clients", "--json")["paired"] == [pinned]
 
 
+@pytest.mark.promise("H1-15")
 def test_a_client_that_cannot_be_known_before_it_runs_is_refused_before_the_phrase(
     paired: World, tmp_path: Path
 ) -> None:
