@@ -133,8 +133,10 @@ def expected(row: Mapping[str, Any], url: str | None = None) -> dict[str, Any]:
     return out
 
 
-#: Roles the property draws that are structure (lines.STRUCTURE): left out when bare.
+#: Roles the property draws that are structure (lines.STRUCTURE): left out when bare; from an
+#: answer that was cut, only the inline ones (a bare list may be one whose items were cut).
 STRUCTURAL = {"list", "listitem", "code"}
+INLINE = {"code"}
 
 
 def _own(row: Mapping[str, Any]) -> bool:
@@ -143,7 +145,7 @@ def _own(row: Mapping[str, Any]) -> bool:
     return any(row.get(k) for k in keys) or (row["role"] != "listitem" and bool(row.get("level")))
 
 
-def _shown(snapshot: list[Any]) -> list[bool]:
+def _shown(snapshot: list[Any], cut: bool = False) -> list[bool]:
     """Whether each row has a line: it is not structure, says something of its own, or has a
     shown row under it (its subtree: the rows after it, deeper, up to the next not deeper)."""
 
@@ -151,7 +153,7 @@ def _shown(snapshot: list[Any]) -> list[bool]:
         return snapshot[i].get("depth") or 0
 
     def shown(i: int) -> bool:
-        if snapshot[i]["role"] not in STRUCTURAL or _own(snapshot[i]):
+        if snapshot[i]["role"] not in (INLINE if cut else STRUCTURAL) or _own(snapshot[i]):
             return True
         j = i + 1
         while j < len(snapshot) and depth(j) > depth(i):
@@ -173,23 +175,23 @@ def _says(name: str, childs: object) -> bool:
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.lists(rows(), max_size=8), st.sampled_from([None, *PAGES]))
+@given(st.lists(rows(), max_size=8), st.sampled_from([None, *PAGES]), st.booleans())
 def test_every_field_an_action_needs_comes_back_out_of_the_lines(
-    snapshot: list[Any], url: str | None
+    snapshot: list[Any], url: str | None, cut: bool
 ) -> None:
-    text = lines.encode(snapshot, url)
-    folded_rows = lines.fold(snapshot)
+    text = lines.encode(snapshot, url, cut)
+    folded_rows = lines.fold(snapshot, cut)
     assert len(text.splitlines()) == len(folded_rows)  # one line per row, whatever names hold
     assert lines.decode(text, url) == [expected(r, url) for r in folded_rows]
     # What the fold leaves out, and only that: a bare structural row with no shown row under
     # it; a list item's level; a structural row's name its first child's line says (alone or
     # with a separator); a list item of one link and nothing else (the link at its depth).
     # Every other row, every field, in order.
-    flags = _shown(snapshot)
+    flags = _shown(snapshot, cut)
     visible = [r for r, f in zip(snapshot, flags, strict=True) if f]
     for r, f in zip(snapshot, flags, strict=True):
         if not f:  # never a row a person acts on, never one with anything of its own
-            assert r["role"] in STRUCTURAL and not _own(r)
+            assert r["role"] in (INLINE if cut else STRUCTURAL) and not _own(r)
     kept = iter(folded_rows)
     relinked: set[int] = set()
     for i, row in enumerate(visible):
@@ -256,6 +258,10 @@ def test_a_bare_structural_row_is_left_out_and_a_row_with_rows_under_it_kept() -
         "  - strong @e12",
         '    - button "Go" @e13',
     ]
+    # From an answer that left rows out, an empty list or paragraph stays: its rows may be the
+    # ones cut, its ref the scope that lists them. Inline wrappers still go.
+    cut = lines.encode([*rows_[:3], {**rows_[10], "depth": 0}], cut=True).splitlines()
+    assert cut == ["- list @e1", "  - listitem @e2", "- paragraph @e11"]
     # format json keeps every row.
     reply = {"url": "https://x.test/", "title": "t", "snapshot": rows_, "truncated": False}
     args = BY_NAME["page_snapshot"].arguments.model_validate({"tabId": 1, "format": "json"})

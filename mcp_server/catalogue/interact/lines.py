@@ -29,7 +29,9 @@ Fewer bytes per row, nothing an action needs lost (``fold``):
   wrappers such as ``code`` or ``emphasis``, lists and list items, terms, definitions, layout
   tables, separators, …; never a role a person acts on) with nothing of its own (no name,
   state, value, href, shortened field or source) and no row under it once its own bare rows
-  are out. Its line would say only a ref to an empty element; ``format: "json"`` lists it;
+  are out. Its line would say only a ref to an empty element; ``format: "json"`` lists it.
+  When the answer left rows out (``cut``, ``truncated``) only inline wrappers and separators
+  are left out so: an empty list or table may be one whose rows were cut, its ref their scope;
 - a list item's ``level`` is left out: it is the list's nesting, which the indentation says;
 - a structural row (list item, table row or cell, term, definition) leaves out its name when the
   row right under it (its first child) has the same name, or that name followed by a separator
@@ -77,6 +79,8 @@ STRUCTURE = _INLINE | frozenset(
         "LayoutTableRow", "LayoutTableCell", "cell", "rowgroup", "table",
     }
 )  # fmt: skip
+#: Structural rows that hold no rows a cut could have left out: bare, they go even when cut.
+_NEVER_SCOPES = _INLINE | frozenset({"separator"})
 #: Fields that make a row more than a wrapper.
 _OWN = ("name", "states", "value", "href", "level", "shortened", "source")
 #: What may follow a child's name in its structural parent's name: a separator the page draws
@@ -157,11 +161,14 @@ def full_href(href: str, url: object) -> str:
     return href if not href or _NOT_RELATIVE.match(href) else folder + href
 
 
-def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def fold(rows: Sequence[Mapping[str, Any]], cut: bool = False) -> list[Mapping[str, Any]]:
     """The rows the lines show (module docstring): bare structure, list items' levels and
-    repeated names out, lone links at their list item's depth."""
+    repeated names out, lone links at their list item's depth. ``cut``: the answer left rows
+    out, so a bare container (a list, a table, …: anything but an inline wrapper or a
+    separator) may be empty only because its rows were cut, and its ref is the scope that lists
+    them: it stays."""
     out: list[Mapping[str, Any]] = []
-    shown = _unbare(rows)
+    shown = _unbare(rows, _NEVER_SCOPES if cut else STRUCTURE)
     for i, row in enumerate(shown):
         depth = _depth(row)
         after = shown[i + 1] if i + 1 < len(shown) else None
@@ -189,20 +196,21 @@ def _says(name: str, childs: object) -> bool:
     return not rest or _SEPARATOR.fullmatch(rest) is not None
 
 
-def bare(row: Mapping[str, Any]) -> bool:
-    """A structural row with nothing of its own (a list item's level aside: ``fold``)."""
-    return row.get("role") in STRUCTURE and not any(
+def bare(row: Mapping[str, Any], roles: frozenset[str] = STRUCTURE) -> bool:
+    """A structural row (of ``roles``) with nothing of its own (a list item's level aside:
+    ``fold``)."""
+    return row.get("role") in roles and not any(
         row.get(k) for k in _OWN if not (k == "level" and row.get("role") == "listitem")
     )
 
 
-def _unbare(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _unbare(rows: Sequence[Mapping[str, Any]], roles: frozenset[str]) -> list[Mapping[str, Any]]:
     """``rows`` without their bare rows that have no row under them once their own are out."""
     keep = [True] * len(rows)
     next_depth = -1  # the depth of the nearest row kept after this one (-1: none)
     for i in range(len(rows) - 1, -1, -1):
         depth = _depth(rows[i])
-        if bare(rows[i]) and next_depth <= depth:
+        if bare(rows[i], roles) and next_depth <= depth:
             keep[i] = False
         else:
             next_depth = depth
@@ -280,10 +288,10 @@ def encode_row(row: Mapping[str, Any], url: object = None) -> str:
     return " ".join(parts)
 
 
-def encode(rows: Iterable[Mapping[str, Any]], url: object = None) -> str:
-    """The rows' lines, folded (``fold``), joined by newlines (no trailing newline); hrefs
-    shortened against ``url``, the page's, when given."""
-    return "\n".join(encode_row(r, url) for r in fold(list(rows)))
+def encode(rows: Iterable[Mapping[str, Any]], url: object = None, cut: bool = False) -> str:
+    """The rows' lines, folded (``fold``; ``cut``: the answer left rows out), joined by
+    newlines (no trailing newline); hrefs shortened against ``url``, the page's, when given."""
+    return "\n".join(encode_row(r, url) for r in fold(list(rows), cut))
 
 
 def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
@@ -294,7 +302,8 @@ def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
         return dict(answer)
     rows = answer.get("snapshot")
     out = {k: v for k, v in answer.items() if k != "snapshot"}
-    out["lines"] = encode(rows if isinstance(rows, list) else [], answer.get("url"))
+    cut = bool(answer.get("cut") or answer.get("truncated"))
+    out["lines"] = encode(rows if isinstance(rows, list) else [], answer.get("url"), cut)
     return out
 
 
