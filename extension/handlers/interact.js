@@ -716,20 +716,28 @@ export function interactHandlers(deps) {
   async function snapshotRows(args, ctx, tool, opts) {
     const { tabId, origin, docToken, frameId } = await open(args, ctx, tool);
     const floor = docTokens.get(tabId)?.floor ?? 0;
+    /**
+     * The DOM walk's answer; `withText`: with the page's text runs (mode "dom", or auto when
+     * the tree that gives them in the other modes could not be read).
+     * @param {boolean} withText
+     */
+    const walk = async (withText) => {
+      const r = await page(ctx, tabId, "snapshot", {
+        origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, ...(withText ? { text: true } : {}), ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
+      });
+      if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
+        throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
+      }
+      rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
+      /** @type {Array<Record<string, unknown>>} */
+      const rows = r.snapshot;
+      const result = { url: String(r.url), title: String(r.title), page: r, snapshot: rows, truncated: r.truncated === true, ...(isPlainObject(r.cut) ? { cut: r.cut } : {}), mode: "dom" };
+      return { r, result };
+    };
     // Text runs come from the tree in the other modes (axRows `text`); in mode "dom", from the walk.
-    const walkText = opts.mode === "dom" && opts.text === true;
-    const r = await page(ctx, tabId, "snapshot", {
-      origin, refFloor: floor, compact: opts.compact, maxNodes: opts.maxNodes, skip: opts.skip ?? 0, ...(walkText ? { text: true } : {}), ...(opts.scope !== null ? { target: opts.scope, docToken } : {}),
-    });
-    if (typeof r.docToken !== "string" || !Array.isArray(r.snapshot) || !Number.isSafeInteger(r.lastRef)) {
-      throw new BridgeError(CODE.INTERNAL_ERROR, "could not read this page");
-    }
-    rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef));
-    const base = { url: String(r.url), title: String(r.title), page: r };
-    /** @type {Array<Record<string, unknown>>} */
-    const dom = r.snapshot;
-    const domCut = isPlainObject(r.cut) ? { cut: r.cut } : {};
-    const domResult = { ...base, snapshot: dom, truncated: r.truncated === true, ...domCut, mode: "dom" };
+    const { r, result: domResult } = await walk(opts.mode === "dom" && opts.text === true);
+    const base = { url: domResult.url, title: domResult.title, page: r };
+    const dom = domResult.snapshot;
     if (opts.mode === "dom") return domResult;
     let ax;
     try {
@@ -738,7 +746,9 @@ export function interactHandlers(deps) {
       });
     } catch (err) {
       if (opts.mode === "a11y" || (err instanceof BridgeError && (err.code === CODE.ORIGIN_NOT_APPROVED || err.code === CODE.TIMEOUT))) throw err;
-      return { ...domResult, fallback: `the accessibility tree could not be read (${err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR})` };
+      const fallback = `the accessibility tree could not be read (${err instanceof BridgeError ? err.code : CODE.INTERNAL_ERROR})`;
+      // text: true asked for the page's text runs, which the tree would have given: the walk lists them.
+      return { ...(opts.text === true && opts.compact !== true ? (await walk(true)).result : domResult), fallback };
     }
     rememberSnapshot(docTokens, tabId, ctx.session, frameId, r.docToken, Math.max(floor, r.lastRef, ax.lastRef));
     const domInteractive = dom.filter((i) => typeof i.role === "string" && isInteractive(i.role)).length;

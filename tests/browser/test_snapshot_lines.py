@@ -60,7 +60,8 @@ def _docs() -> str:
         for i in range(30)
     )
     body = "".join(
-        f"<h2>Section {i}</h2><p>Words of section {i}, see <a href='/ref/{i}?v=3'>ref {i}</a>."
+        f"<h2>Section {i}</h2><p>Words of section {i}, see <a href='/ref/{i}?v=3'>ref {i}</a>"
+        f" and <code>x{i}</code>."
         f"</p><button aria-expanded=false>Show {i}</button>"
         for i in range(20)
     )
@@ -247,6 +248,15 @@ async def test_the_line_form_costs_under_half_the_json_on_a_documentation_like_p
             == {r["ref"] for r in lines.fold(rows)}
             >= {r["ref"] for r in controls}
         )
+        # A bare wrapper (a nameless `code`, nothing under it) has no line; the JSON lists it.
+        decoded = lines.decode(data["lines"], data["url"])
+        assert [r for r in rows if r["role"] == "code"]
+        assert not [r for r in decoded if r["role"] == "code"]
+        # A row with rows under it keeps its ref: the table of contents' list is a scope.
+        toc = next(r for r in decoded if r["role"] == "list")
+        _, scoped = await _both(agent, {"tabId": tab, "ref": toc["ref"]})
+        links = [r for r in lines.decode(scoped["lines"], scoped["url"]) if r["role"] == "link"]
+        assert len(links) == 30 * 5 and links[0]["href"] == f"{a}/lib/m0.html"
         json_text = len(str(getattr(as_json.content[0], "text", "")).encode())
         line_text = len(text.encode())
         structured = len(json.dumps(data).encode())

@@ -612,6 +612,25 @@ test("page_snapshot: auto answers the DOM walk (and why) when the tree cannot be
   await assert.rejects(h.call("page_snapshot", { tabId: 1, mode: "a11y", frame: 1 }), (e) => e.code === "bad_request");
 });
 
+test("page_snapshot auto, text: true, when the tree cannot be read: the walk gives the text runs the tree would have", async () => {
+  const h = harness({ cdp: fakeCdp({ fail: "Accessibility.getFullAXTree" }) });
+  h.doc().body.append(h.doc().h("p", {}, "Plain words of the page"));
+  const plain = await h.call("page_snapshot", { tabId: 1 });
+  const worded = await h.call("page_snapshot", { tabId: 1, text: true });
+  assert.equal(worded.mode, "dom");
+  assert.match(worded.fallback, /internal_error/);
+  const runs = worded.snapshot.filter((i) => i.role === "text");
+  assert.deepEqual(runs, [{ role: "text", name: "Plain words of the page" }]);
+  // The same elements with the same refs as without text; the text is last, as in the page.
+  assert.deepEqual(worded.snapshot.filter((i) => i.role !== "text"), plain.snapshot);
+  assert.equal(worded.snapshot.at(-1).role, "text");
+  // Not asked, or compact: no text runs, and one walk only.
+  assert.ok(!plain.snapshot.some((i) => i.role === "text"));
+  const compact = await h.call("page_snapshot", { tabId: 1, text: true, compact: true });
+  assert.ok(!compact.snapshot.some((i) => i.role === "text"));
+  assert.equal(compact.fallback, worded.fallback);
+});
+
 test("page_snapshot auto: a sparse tree is merged with the DOM walk's rows, marked", async () => {
   const h = harness({ cdp: fakeCdp({ ignore: ["user", "pw", "go", "next", "evil", "menu", "s"] }) });
   const r = await h.call("page_snapshot", { tabId: 1 });

@@ -25,12 +25,23 @@ Fewer bytes per row, nothing an action needs lost (``fold``):
   (``href=/docs/a.html``), one into the page itself as its fragment (``href=#intro``); an
   ``href`` that would read as another origin's (``//host/…``) or as a scheme (``a:b``) stays
   as it was. ``decode`` with the page's url resolves them back;
+- a bare structural row is left out: one whose role is structure (``STRUCTURE``: inline
+  wrappers such as ``code`` or ``emphasis``, lists and list items, terms, definitions, layout
+  tables, separators, …; never a role a person acts on) with nothing of its own (no name,
+  state, value, href, shortened field or source) and no row under it once its own bare rows
+  are out. Its line would say only a ref to an empty element; ``format: "json"`` lists it.
+  When the answer left rows out (``cut``, ``truncated``) only inline wrappers and separators
+  are left out so: an empty list or table may be one whose rows were cut, its ref their scope;
+- a list item's ``level`` is left out: it is the list's nesting, which the indentation says;
 - a structural row (list item, table row or cell, term, definition) leaves out its name when the
-  row right under it (its first child) has the same name: a list item of one link says it once;
-- a nameless inline row (``code``, ``emphasis``, ``strong``, …) inside a link or button, with
-  nothing of its own (no state, value, child row), is left out: the link's line says it all;
+  row right under it (its first child) has the same name, or that name followed by a separator
+  (one to three punctuation or symbol characters after a space: ``modules |``, ``Python »``):
+  a list item of one link says it once;
 - then a list item holding one link and nothing else (no name, state or other row) is left out,
   its link written at the list item's depth: a list of links reads as its links.
+
+Every row that has a row under it keeps its ref, so any part of the page can still be the scope
+of ``page_snapshot {ref}``.
 """
 
 from __future__ import annotations
@@ -54,13 +65,27 @@ _REF = re.compile(r"@[A-Za-z0-9_-]+")
 _DECODER = json.JSONDecoder()
 #: Rows whose name is their content's: left out when their first child's line says it.
 _SAYS_CHILDS_NAME = frozenset({"listitem", "row", "cell", "gridcell", "term", "definition"})
-#: Inline wrappers that add nothing to a link's or button's line when nameless.
+#: Inline wrappers (text styling): nothing to act on.
 _INLINE = frozenset(
     {"code", "emphasis", "strong", "subscript", "superscript", "mark", "deletion", "insertion"}
 )
-_ACTS = frozenset({"link", "button"})
+#: Structural roles: a row of one of these with nothing of its own and no row under it is left
+#: out (``fold``). Never a role a person acts on (links, buttons, fields, options, tabs, menu
+#: items, tree items, grid rows and cells, column headers that may sort, …).
+STRUCTURE = _INLINE | frozenset(
+    {
+        "listitem", "list", "term", "definition", "DescriptionList", "separator", "paragraph",
+        "blockquote", "note", "figure", "caption", "group", "generic", "LayoutTable",
+        "LayoutTableRow", "LayoutTableCell", "cell", "rowgroup", "table",
+    }
+)  # fmt: skip
+#: Structural rows that hold no rows a cut could have left out: bare, they go even when cut.
+_NEVER_SCOPES = _INLINE | frozenset({"separator"})
 #: Fields that make a row more than a wrapper.
 _OWN = ("name", "states", "value", "href", "level", "shortened", "source")
+#: What may follow a child's name in its structural parent's name: a separator the page draws
+#: between items (`` |``, `` »``, `` ·``).
+_SEPARATOR = re.compile(r"\s+[^\w\s]{1,3}")
 
 
 #: Characters some readers take for a line break (Python's splitlines, JavaScript's U+2028/9):
@@ -136,37 +161,60 @@ def full_href(href: str, url: object) -> str:
     return href if not href or _NOT_RELATIVE.match(href) else folder + href
 
 
-def fold(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The rows the lines show (module docstring): repeated names and bare inline wrappers out."""
+def fold(rows: Sequence[Mapping[str, Any]], cut: bool = False) -> list[Mapping[str, Any]]:
+    """The rows the lines show (module docstring): bare structure, list items' levels and
+    repeated names out, lone links at their list item's depth. ``cut``: the answer left rows
+    out, so a bare container (a list, a table, …: anything but an inline wrapper or a
+    separator) may be empty only because its rows were cut, and its ref is the scope that lists
+    them: it stays."""
     out: list[Mapping[str, Any]] = []
-    acting: list[int] = []  # depths of the link/button rows the current row is inside
-    for i, row in enumerate(rows):
+    shown = _unbare(rows, _NEVER_SCOPES if cut else STRUCTURE)
+    for i, row in enumerate(shown):
         depth = _depth(row)
-        while acting and acting[-1] >= depth:
-            acting.pop()
-        after = rows[i + 1] if i + 1 < len(rows) else None
-        has_child = after is not None and _depth(after) > depth
-        if (
-            acting
-            and row.get("role") in _INLINE
-            and not has_child
-            and not any(row.get(k) for k in _OWN)
-        ):
-            continue
-        if row.get("role") in _ACTS:
-            acting.append(depth)
+        after = shown[i + 1] if i + 1 < len(shown) else None
+        if row.get("role") == "listitem" and "level" in row:
+            row = {k: v for k, v in row.items() if k != "level"}
         name = row.get("name")
         if (
             name
             and row.get("role") in _SAYS_CHILDS_NAME
             and after is not None
             and _depth(after) == depth + 1
-            and after.get("name") == name
+            and _says(name, after.get("name"))
             and not _chars(row, "name")
         ):
             row = {k: v for k, v in row.items() if k != "name"}
         out.append(row)
     return _lone_links(out)
+
+
+def _says(name: str, childs: object) -> bool:
+    """The child's name says ``name``: it is ``name``, or ``name`` is it and a separator."""
+    if not isinstance(childs, str) or not childs or not name.startswith(childs):
+        return False
+    rest = name[len(childs) :]
+    return not rest or _SEPARATOR.fullmatch(rest) is not None
+
+
+def bare(row: Mapping[str, Any], roles: frozenset[str] = STRUCTURE) -> bool:
+    """A structural row (of ``roles``) with nothing of its own (a list item's level aside:
+    ``fold``)."""
+    return row.get("role") in roles and not any(
+        row.get(k) for k in _OWN if not (k == "level" and row.get("role") == "listitem")
+    )
+
+
+def _unbare(rows: Sequence[Mapping[str, Any]], roles: frozenset[str]) -> list[Mapping[str, Any]]:
+    """``rows`` without their bare rows that have no row under them once their own are out."""
+    keep = [True] * len(rows)
+    next_depth = -1  # the depth of the nearest row kept after this one (-1: none)
+    for i in range(len(rows) - 1, -1, -1):
+        depth = _depth(rows[i])
+        if bare(rows[i], roles) and next_depth <= depth:
+            keep[i] = False
+        else:
+            next_depth = depth
+    return [r for r, k in zip(rows, keep, strict=True) if k]
 
 
 def _lone_links(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -240,10 +288,10 @@ def encode_row(row: Mapping[str, Any], url: object = None) -> str:
     return " ".join(parts)
 
 
-def encode(rows: Iterable[Mapping[str, Any]], url: object = None) -> str:
-    """The rows' lines, folded (``fold``), joined by newlines (no trailing newline); hrefs
-    shortened against ``url``, the page's, when given."""
-    return "\n".join(encode_row(r, url) for r in fold(list(rows)))
+def encode(rows: Iterable[Mapping[str, Any]], url: object = None, cut: bool = False) -> str:
+    """The rows' lines, folded (``fold``; ``cut``: the answer left rows out), joined by
+    newlines (no trailing newline); hrefs shortened against ``url``, the page's, when given."""
+    return "\n".join(encode_row(r, url) for r in fold(list(rows), cut))
 
 
 def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
@@ -254,7 +302,8 @@ def in_format(answer: Mapping[str, Any], fmt: str) -> dict[str, Any]:
         return dict(answer)
     rows = answer.get("snapshot")
     out = {k: v for k, v in answer.items() if k != "snapshot"}
-    out["lines"] = encode(rows if isinstance(rows, list) else [], answer.get("url"))
+    cut = bool(answer.get("cut") or answer.get("truncated"))
+    out["lines"] = encode(rows if isinstance(rows, list) else [], answer.get("url"), cut)
     return out
 
 
