@@ -67,7 +67,6 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
       const words = approval !== null && approval.kind === "wildcard" ? describeApproval(approval) : null;
       const answer = await confirm({
         kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
-        ...(words === null ? {} : { approval: words }),
         detail: words === null
           ? `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`
           : `${origin} is approved in tabwarden's policy as part of ${words}. Let Chrome give tabwarden's agent access to ${words}?`,

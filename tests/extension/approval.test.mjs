@@ -71,7 +71,6 @@ test("the origin gate asks Chrome for the wildcard's pattern and names it in pla
   assert.equal(await gate("https://shop.example.com/cart", ctx, "tab_open"), "https://shop.example.com");
   assert.equal(confirms.length, 1);
   assert.equal(confirms[0].pattern, "https://*.example.com/*");
-  assert.equal(confirms[0].approval, "example.com and every subdomain (https)");
   assert.match(confirms[0].detail, /example\.com and every subdomain/);
   // one grant covers the next subdomain: no second window
   assert.equal(await gate("https://www.example.com/", ctx, "page_text"), "https://www.example.com");
@@ -94,7 +93,7 @@ test("the origin gate: a lookalike or sibling of a wildcard is asked as its own 
   }
   assert.deepEqual(decided, ["https://example.com.evil.test", "https://evilexample.com", "https://example.org", "http://www.example.com"]);
   assert.equal(confirms.length, 4);
-  assert.ok(confirms.every((c) => c.approval === undefined && !c.pattern.includes("*.")));
+  assert.ok(confirms.every((c) => !c.pattern.includes("*.")));
 });
 
 /** Chrome's regexFilter, case-insensitive, against the canonical URL. */
@@ -119,4 +118,13 @@ test("stop-before-leave: a wildcard's allow rule lets its subdomains through and
     assert.ok(!regexAllows(rules, 7, evil), evil);
   }
   assert.ok(!rules.some((r) => JSON.stringify(r.condition).includes("github")), "a refused wildcard adds no rule");
+});
+
+test("the confirm window names a wildcard's grant in plain words, never as one site", async () => {
+  const { originWords } = await import("../../extension/ui/confirm-page.js");
+  assert.equal(originWords("https://shop.example.com", "https://*.example.com/*"),
+    "https://shop.example.com — approved as example.com and every subdomain (https); Chrome's grant covers all of it");
+  assert.equal(originWords("https://shop.example.com", "https://shop.example.com/*"), "https://shop.example.com");
+  assert.equal(originWords("https://a.github.io", "https://*.github.io/*"), "https://a.github.io");
+  assert.equal(originWords(undefined, null), "");
 });
