@@ -66,6 +66,8 @@ export const HOLD_MS = 2000;
  * @returns {string | null}
  */
 export function allowFilter(origin) {
+  // Chrome's URL parser takes `*` as a host character (`%2a`): a wildcard is never exact here.
+  if (typeof origin === "string" && origin.includes("*")) return null;
   const o = normaliseOrigin(origin);
   if (o === null || /[*^|\s]/.test(o)) return null;
   return `|${o}/`;

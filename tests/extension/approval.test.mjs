@@ -5,7 +5,7 @@ import {
 } from "../../extension/shared/approval.js";
 import { parsePolicy } from "../../extension/worker/policy.js";
 import { createOriginGate } from "../../extension/worker/origin-gate.js";
-import { allowRegex, initiatorHost, navBlockRules } from "../../extension/worker/nav-block.js";
+import { allowFilter, allowRegex, initiatorHost, navBlockRules } from "../../extension/worker/nav-block.js";
 import { fakeLog } from "./helpers/fakes.mjs";
 
 test("the public-suffix rules: suffixes, wildcard rules, exceptions, the implicit top-level rule", () => {
@@ -110,6 +110,8 @@ test("stop-before-leave: a wildcard's allow rule lets its subdomains through and
   assert.equal(allowRegex("https://*.example.com"), "^https://([a-z0-9-]+\\.)*example\\.com/");
   assert.equal(allowRegex("https://*.com"), null);
   assert.equal(allowRegex("https://example.com"), null);
+  // Never an exact urlFilter for a wildcard (Chrome's URL parser would read "*" as "%2a").
+  assert.equal(allowFilter("https://*.example.com"), null);
   assert.equal(initiatorHost("https://*.example.com"), "example.com");
   const rules = navBlockRules([7], ["https://*.example.com", "http://*.app.localhost:8123", "https://*.github.io"]);
   for (const ok of ["https://example.com/", "https://a.b.example.com/x?y", "http://x.app.localhost:8123/"]) assert.ok(regexAllows(rules, 7, ok), ok);
@@ -118,6 +120,8 @@ test("stop-before-leave: a wildcard's allow rule lets its subdomains through and
     assert.ok(!regexAllows(rules, 7, evil), evil);
   }
   assert.ok(!rules.some((r) => JSON.stringify(r.condition).includes("github")), "a refused wildcard adds no rule");
+  assert.deepEqual(rules.filter((r) => r.condition.urlFilter !== undefined), [], "only regexFilters for wildcards");
+  assert.equal(rules.filter((r) => r.condition.regexFilter !== undefined).length, 2);
 });
 
 test("the confirm window names a wildcard's grant in plain words, never as one site", async () => {
