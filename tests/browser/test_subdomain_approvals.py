@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,8 @@ from tests.browser.harness import (
     shows,
     trust_this_process,
 )
+from tests.browser.paired import paired_options_page, provision_for_pairing
+from tests.browser.test_ui_layout import check_layout
 from tests.deadline import until
 from tests.fakes import tool_error
 
@@ -191,3 +194,31 @@ async def test_lookalikes_siblings_and_the_suffix_are_refused_and_nothing_reache
 
         seen = hosts_seen(site)
         assert not seen & {*outside.values(), f"localhost:{port}"}, seen
+
+
+async def test_the_options_page_lists_a_wildcard_in_plain_words_and_lays_out(
+    wild_browser: ThrowawayBrowser, site: ServedSite, tmp_path: Path
+) -> None:
+    provision_for_pairing(wild_browser, origins=["https://*.example.com", site.origin])
+    shots = tmp_path / "ui-screenshots"
+    shots.mkdir()
+    print(f"\nUI screenshots: {shots}")
+    async with paired_options_page(wild_browser) as paired:
+        options = paired.page
+        await options.reload()
+        await options.wait_for_function(
+            "() => document.querySelectorAll('#sites-list button[data-origin]').length === 2",
+            timeout=60_000,
+        )
+        rows = await options.evaluate(
+            """() => [...document.querySelectorAll('#sites-list li')].map((li) => ({
+              kind: li.className, text: li.innerText }))"""
+        )
+        wild = next(r for r in rows if r["kind"] == "wildcard")
+        assert "example.com and every subdomain (https)" in wild["text"], rows
+        assert "https://*.example.com" in wild["text"], rows
+        problems: list[str] = []
+        for label, size in (("options-wide", (1280, 800)), ("options-narrow", (560, 800))):
+            await options.set_viewport_size({"width": size[0], "height": size[1]})
+            problems.extend(await check_layout(options, f"wildcard-{label}", shots))
+        assert not problems, "\n".join(problems)
