@@ -250,3 +250,36 @@ def test_the_check_fails_on_a_stale_module(tmp_path: Path) -> None:
     assert suffixes.main(["--check", "--root", str(tmp_path)]) == 1
     assert suffixes.main(["--write", "--root", str(tmp_path)]) == 0
     assert suffixes.main(["--check", "--root", str(tmp_path)]) == 0
+
+
+# --- the host's origin decision ------------------------------------------------------------------
+
+
+def test_the_host_decides_a_subdomain_under_a_signed_wildcard_is_approved_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    from tabwarden.trust import operations
+    from tabwarden.trust.operations import TerminalPhrase, WindowClick
+    from tests.fixtures import trust_world
+
+    world = trust_world(tmp_path)
+    operations.widen(world.ctx, TerminalPhrase(action="test"), {"origins": [APPROVAL]}, 1)
+    before = world.record_bytes()
+    for inside in ("https://example.com", "https://shop.example.com"):
+        assert operations.decide_origin(world.ctx, "chromium", inside).ask == "none", inside
+    for outside in (
+        "https://evilexample.com",
+        "https://example.com.evil.test",
+        "http://a.example.com",
+    ):
+        assert operations.decide_origin(world.ctx, "chromium", outside).ask == "click", outside
+    assert world.record_bytes() == before
+    # An approval the wildcard already covers signs nothing new; a wildcard is never "approved"
+    # through the origin gate's path (that takes exact origins only).
+    operations.approve_origin(
+        world.ctx, WindowClick(browser="chromium"), "https://a.example.com", 2
+    )
+    assert operations.require_readable(world.ctx).policy["origins"] == (APPROVAL,)
+    assert operations.decide_origin(world.ctx, "chromium", "https://b.example.com").ask == "none"
+    with pytest.raises(PolicyError):
+        operations.decide_origin(world.ctx, "chromium", "https://*.example.org")
