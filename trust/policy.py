@@ -434,7 +434,8 @@ def validate_value(key: str, value: object) -> Any:
         entries = {normalise_approval(o) for o in _str_list(key, value)}
         # Minimal: an entry another one covers is dropped (``https://a.example.com`` beside
         # ``https://*.example.com``), so two lists that approve the same origins are equal.
-        return tuple(sorted(e for e in entries if not _covered(e, entries - {e})))
+        wildcards = {e for e in entries if is_wildcard(e)}  # only a wildcard covers another entry
+        return tuple(sorted(e for e in entries if not _covered(e, wildcards - {e})))
     if key == "confirm":
         actions = _str_list(key, value)
         for action in actions:
