@@ -21,11 +21,15 @@ from typing import Any
 import pytest
 
 from tabwarden.cli.browser import ThrowawayBrowser
+from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (
     Request,
     ServedSite,
+    chromium,
     confirm_page,
+    extension_connected,
     launched,
+    mcp_client,
     ok,
     press,
     served_pages,
@@ -222,3 +226,38 @@ async def test_the_options_page_lists_a_wildcard_in_plain_words_and_lays_out(
             await options.set_viewport_size({"width": size[0], "height": size[1]})
             problems.extend(await check_layout(options, f"wildcard-{label}", shots))
         assert not problems, "\n".join(problems)
+
+
+async def test_chrome_is_asked_for_the_wildcards_pattern_once_and_the_window_names_it(
+    site: ServedSite, x_display: str
+) -> None:
+    """Headful on Xvfb with the shipped extension (no grant at install): the first subdomain asks
+    Chrome for `http://*.wild.localhost:<port>/*` itself (the confirm window names the approval in
+    plain words), so the next subdomain needs no window and no dialog."""
+    port = site.port
+    pattern = f"http://*.wild.localhost:{port}/*"
+    with ThrowawayBrowser(grant_loopback=False) as shipped:
+        shipped.install_host()
+        trust_this_process(shipped, [f"http://*.wild.localhost:{port}"])
+        async with chromium(shipped, x_display) as context, mcp_client(shipped) as agent:
+            await extension_connected(agent)
+            [worker] = context.service_workers or [await context.wait_for_event("serviceworker")]
+            has = "(p) => chrome.permissions.contains({origins: [p]})"
+            assert not await worker.evaluate(has, pattern)
+
+            opening = asyncio.create_task(
+                agent.call_tool("tab_open", {"url": f"http://a.wild.localhost:{port}/"})
+            )
+            window = await confirm_page(context)
+            await shows(window, "wild.localhost and every subdomain (http, port")
+            await press(window, "#allow")  # the click is Chrome's user gesture
+            answer = await answer_permission_dialog(x_display, True, when_done(opening), 60)
+            assert answer.clicks, f"Chrome's permission dialog never showed: {answer}"
+            opened = await opening
+            assert not opened.is_error, opened.content
+            assert await worker.evaluate(has, pattern)
+
+            # Another subdomain: covered by the one grant, nobody is asked.
+            again = await agent.call_tool("tab_open", {"url": f"http://b.wild.localhost:{port}/"})
+            assert not again.is_error, again.content
+            assert all("confirm" not in p.url for p in context.pages)
