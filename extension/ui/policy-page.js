@@ -20,7 +20,7 @@ import { canonicalJson } from "../shared/canonical-json.js";
 import { POLICY_WORDS } from "../shared/policy-words.js";
 import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE, ERROR_TABLE } from "../shared/error-codes.js";
-import { describeApproval, readApproval } from "../shared/approval.js";
+import { approvesOrigin, describeApproval, readApproval } from "../shared/approval.js";
 import { normaliseOrigin, originOf } from "../shared/origin.js";
 import { refusedText } from "../shared/presence-reasons.js";
 import { setGlance } from "./glance.js";
@@ -460,6 +460,19 @@ export async function runPolicyPage({ doc, api }) {
     if (existing.includes(origin)) {
       placeFeedback();
       say(`already approved: ${origin}`);
+      return "already approved";
+    }
+    // Under a subdomain approval already: nothing to sign (the host would fold it in anyway).
+    /** @type {import("../shared/approval.js").Approval[]} */
+    const approvals = [];
+    for (const entry of /** @type {string[]} */ (existing)) {
+      const a = readApproval(entry);
+      if (a !== null && a.kind === "wildcard") approvals.push(a);
+    }
+    const under = origin.includes("*") ? undefined : approvals.find((a) => approvesOrigin(origin, [a]));
+    if (under) {
+      placeFeedback();
+      say(`already approved: ${origin} is under ${describeApproval(under)}`);
       return "already approved";
     }
     const result = await widen({ origins: [...existing, origin] });

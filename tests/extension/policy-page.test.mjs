@@ -585,4 +585,10 @@ test("approving a subdomain wildcard is a tap over the normalised entry; a wildc
     assert.match(h.doc.el("policy-status").textContent, why, raw);
   }
   assert.equal(h.sent.length, before, "nothing sent for a refused wildcard");
+  // A site under the approved wildcard is already approved: nothing to sign.
+  h.doc.el("origin").value = "https://shop.example.com";
+  assert.equal(await page.approveOrigin(), "already approved");
+  assert.match(h.doc.el("policy-status").textContent, /under example\.com and every subdomain/);
+  h.doc.el("origin").value = "https://evilexample.com";
+  assert.equal(await page.approveOrigin(), "done: policy.widen");
 });
