@@ -61,7 +61,7 @@ from tabwarden.protocol.codes import (
 )
 from tabwarden.trust import store
 from tabwarden.trust.keys import HostKey
-from tabwarden.trust.policy import Policy, apply_set, normalise_origin, validate_value
+from tabwarden.trust.policy import Policy, apply_set, approves, normalise_origin, validate_value
 from tabwarden.trust.record import Credential, TrustDocument, TrustUnreadable
 from tabwarden.trust.record_file import (
     raise_floor,
@@ -676,7 +676,7 @@ def decide_origin(ctx: TrustContext, browser: str, origin: str) -> OriginDecisio
     if eff.killed:
         raise Killed("the kill switch is engaged: no site can be approved")
     approved = list(eff.policy.origins)
-    if exact in approved:
+    if approves(approved, exact):
         return OriginDecision(origin=exact, ask="none")
     if enrolled(eff, browser):
         detail = canonical({"origins": [*approved, exact]}).decode("utf-8")
@@ -698,7 +698,7 @@ def approve_origin(ctx: TrustContext, proof: Proof, origin: str, now: int) -> in
         raise TapRequired("this browser is enrolled: approve with a tap")
     _take_proof(ctx, key, proof, now, event="origin_grant")
     epoch = eff.epoch
-    if exact not in eff.policy.origins:
+    if not approves(eff.policy.origins, exact):
         widened = apply_set(eff.policy, {"origins": [*eff.policy.origins, exact]})
         doc = store.set_baseline(ctx.trust_path, key, widened.to_json(), now, set_keys=("origins",))
         epoch = doc.epoch

@@ -2,7 +2,7 @@
 
 | key | type | default | narrower means |
 |---|---|---|---|
-| ``origins`` | list of exact origins | ``[]`` | subset |
+| ``origins`` | list of exact origins or ``scheme://*.domain[:port]`` | ``[]`` | covered |
 | ``confirm`` | actions to confirm | submit, link_click, press, select, tab_close | superset |
 | ``eval`` / ``upload`` / ``passwordFill`` | bool | ``false`` | ``false`` |
 | ``clickGraceSeconds`` | int 0..600 | ``30`` | smaller |
@@ -46,7 +46,11 @@ __all__ = [
     "is_narrowing",
     "key_spec",
     "is_wider",
+    "normalise_approval",
     "normalise_origin",
+    "approves",
+    "describe_approval",
+    "is_wildcard",
     "restrict",
     "restrict_explained",
     "validate_value",
@@ -138,8 +142,9 @@ _BOOLS_FALSE_NARROW = frozenset(
 #: What each key does, in a person's words: ``tabwarden policy show`` prints these next to the
 #: type, range and default that ``key_spec`` derives from the declarations here.
 POLICY_MEANINGS: dict[str, str] = {
-    "origins": "sites agents may use without asking (exact origins, e.g. https://example.com); "
-    "any other site asks you in the confirm window first",
+    "origins": "sites agents may use without asking (exact origins, e.g. https://example.com, "
+    "or a domain and every subdomain, e.g. https://*.example.com; never a public suffix such as "
+    "*.com or *.github.io); any other site asks you in the confirm window first",
     "confirm": "kinds of action that wait for your yes in the confirm window before they run",
     "eval": "allow page_eval (an agent's JavaScript run in the page); every call is confirmed",
     "upload": "allow page_upload (a file from the upload sandbox put into a file input); every "
@@ -282,6 +287,131 @@ def normalise_origin(origin: str) -> str:
     return f"{scheme}://{host}{suffix}"
 
 
+# --- subdomain approvals ----------------------------------------------------------------------
+
+#: ``scheme://*.domain[:port]``: the wildcard is the whole leftmost label and nothing else.
+_WILDCARD_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://\*\.(?P<rest>[^/?#@\s*]+)$")
+_WILDCARD_HINT = (
+    "A subdomain approval is scheme://*.domain[:port] with the * as the whole leftmost label, "
+    "over a domain someone owns (https://*.example.com), never a public suffix such as com, "
+    "co.uk or github.io; write international names in punycode (xn--...), or approve exact "
+    "origins (https://www.example.com). See docs/adr/0019."
+)
+
+
+def _wildcard_error(entry: str, why: str) -> PolicyError:
+    return PolicyError(f"{entry!r}: {why}", hint=_WILDCARD_HINT)
+
+
+def is_wildcard(entry: str) -> bool:
+    """True for a normalised subdomain approval (``https://*.example.com``)."""
+    return "://*." in entry
+
+
+def _normalise_wildcard(entry: str) -> str:
+    from tabwarden.trust.suffixes import holds_public_suffix, is_public_suffix
+
+    m = _WILDCARD_RE.match(entry)
+    if not m:
+        raise _wildcard_error(
+            entry,
+            "a wildcard may only be the whole leftmost label (scheme://*.domain[:port], no path)",
+        )
+    rest = m.group("rest")
+    if not rest.isascii():
+        raise _wildcard_error(entry, "write an international domain name in punycode (xn--...)")
+    plain = f"{m.group('scheme')}://{rest}"
+    try:
+        base = normalise_origin(plain)
+    except PolicyError as exc:
+        why = str(exc).removeprefix(f"{plain!r}: ")
+        if "is not an exact origin" in why:
+            why = "not a valid host name after *."
+        raise _wildcard_error(entry, why) from None
+    scheme, _, authority = base.partition("://")
+    host, _, port = authority.partition(":")
+    if host.startswith("[") or all(part.isdigit() for part in host.split(".")):
+        raise _wildcard_error(entry, "an IP address has no subdomains")
+    if is_public_suffix(host):
+        raise _wildcard_error(entry, f"{host} is a public suffix: this would approve every site "
+                              "registered under it")  # fmt: skip
+    if holds_public_suffix(host):
+        raise _wildcard_error(entry, f"{host} holds public suffixes (sites of other owners) "
+                              "below it")  # fmt: skip
+    return f"{scheme}://*.{host}" + (f":{port}" if port else "")
+
+
+def normalise_approval(entry: str) -> str:
+    """One ``origins`` entry normalised: an exact origin (``normalise_origin``) or a subdomain
+    approval ``scheme://*.domain[:port]`` (lower-case, default port dropped).
+
+    A subdomain approval covers the domain itself and every name below it, on that scheme and
+    port only (as Chrome's match pattern ``https://*.example.com/*`` does). It is refused for a
+    bare ``*``, a wildcard anywhere but as the whole leftmost label (``*.*.x``, ``a*.x``), an IP
+    address, a non-ASCII name, and a domain that is a public suffix or holds one below it
+    (``*.com``, ``*.co.uk``, ``*.github.io``, ``*.localhost``): trust/suffixes.py decides with the
+    vendored Public Suffix List."""
+    if not isinstance(entry, str):
+        raise PolicyError(f"an origin must be a string, not {type(entry).__name__}")
+    if len(entry) > _MAX_ORIGIN:
+        raise PolicyError("origin is too long")
+    if "*" in entry:
+        return _normalise_wildcard(entry)
+    return normalise_origin(entry)
+
+
+def _parts(entry: str) -> tuple[str, str, str]:
+    """(scheme, host, port or "") of a normalised entry (the host keeps a leading ``*.``)."""
+    scheme, _, authority = entry.partition("://")
+    if authority.startswith("["):
+        host, _, rest = authority.partition("]")
+        return scheme, host + "]", rest.removeprefix(":")
+    host, _, port = authority.partition(":")
+    return scheme, host, port
+
+
+def _entry_approves(entry: str, origin: str) -> bool:
+    if entry == origin:
+        return True
+    if not is_wildcard(entry):
+        return False
+    scheme, host, port = _parts(entry)
+    o_scheme, o_host, o_port = _parts(origin)
+    base = host[2:]
+    return scheme == o_scheme and port == o_port and (o_host == base or o_host.endswith("." + base))
+
+
+def approves(entries: Iterable[str], origin: str) -> bool:
+    """True when one of the normalised ``entries`` approves the exact ``origin`` (normalised):
+    the same string, or a subdomain approval on the same scheme and port whose domain is the
+    origin's host or a parent of it by whole labels (``https://*.example.com`` approves
+    ``https://example.com`` and ``https://a.b.example.com``, never ``https://evilexample.com``,
+    ``https://example.com.evil.test``, ``http://a.example.com`` or ``https://a.example.com:8443``)."""
+    if is_wildcard(origin):
+        return False
+    return any(_entry_approves(entry, origin) for entry in entries)
+
+
+def _covered(entry: str, entries: Iterable[str]) -> bool:
+    """``entry`` approves nothing ``entries`` do not."""
+    if not is_wildcard(entry):
+        return approves(entries, entry)
+    scheme, host, port = _parts(entry)
+    base_origin = f"{scheme}://{host[2:]}" + (f":{port}" if port else "")
+    # A subdomain approval is covered only by one whose domain is the same or a parent of it.
+    return any(is_wildcard(e) and _entry_approves(e, base_origin) for e in entries)
+
+
+def describe_approval(entry: str) -> str:
+    """An ``origins`` entry in a person's words: a subdomain approval as "example.com and every
+    subdomain (https)"; an exact origin as itself."""
+    if not is_wildcard(entry):
+        return entry
+    scheme, host, port = _parts(entry)
+    where = f"{scheme}, port {port}" if port else scheme
+    return f"{host[2:]} and every subdomain ({where})"
+
+
 # --- validation ------------------------------------------------------------------------------
 
 
@@ -301,7 +431,11 @@ def validate_value(key: str, value: object) -> Any:
     if key not in _ATTR:
         raise PolicyError(f"unknown policy key {key!r}")
     if key == "origins":
-        return tuple(sorted({normalise_origin(o) for o in _str_list(key, value)}))
+        entries = {normalise_approval(o) for o in _str_list(key, value)}
+        # Minimal: an entry another one covers is dropped (``https://a.example.com`` beside
+        # ``https://*.example.com``), so two lists that approve the same origins are equal.
+        wildcards = {e for e in entries if is_wildcard(e)}  # only a wildcard covers another entry
+        return tuple(sorted(e for e in entries if not _covered(e, wildcards - {e})))
     if key == "confirm":
         actions = _str_list(key, value)
         for action in actions:
@@ -351,7 +485,9 @@ def validate_values(values: Mapping[str, object]) -> Policy:
 
 def _le(key: str, a: Any, b: Any) -> bool:
     """``a`` grants nothing that ``b`` does not, for one key."""
-    if key in ("origins", "toolFamilies"):
+    if key == "origins":
+        return all(_covered(entry, b) for entry in a)
+    if key == "toolFamilies":
         return set(a) <= set(b)
     if key == "confirm":
         return set(a) >= set(b)
@@ -381,7 +517,8 @@ def key_spec(key: str) -> KeySpec:
     if key not in _ATTR:
         raise PolicyError(f"unknown policy key {key!r}")
     if key == "origins":
-        kind, narrower = "list of exact origins (scheme://host[:port])", "fewer origins"
+        kind = "list of origins (scheme://host[:port] or scheme://*.domain[:port])"
+        narrower = "fewer origins"
     elif key == "confirm":
         kind, narrower = "list of action names ([a-z][a-z0-9_]*)", "more actions"
     elif key == "toolFamilies":

@@ -22,6 +22,7 @@
 // aimed at where the window pops up cannot answer it; <body data-armed> says when input counts.
 // Esc denies at any time (refusing is free).
 
+import { describeApproval, readApproval } from "../shared/approval.js";
 import { CODE, isErrorCode } from "../shared/error-codes.js";
 import { refusalHint } from "./policy-page.js";
 import { TERMINAL_PRESENCE } from "../shared/presence-confirm.js";
@@ -55,6 +56,20 @@ export function neededGrowth({ contentHeight, innerHeight, outerHeight, availHei
   const short = Math.ceil(contentHeight - innerHeight);
   if (short <= 0) return 0;
   return Math.max(0, Math.min(short, Math.floor(availHeight - outerHeight)));
+}
+
+/**
+ * The site line: the origin, and for a permission asked under a subdomain approval (its pattern
+ * `https://*.example.com/*`) the approval in plain words, so a wildcard never passes as one site.
+ * @param {unknown} origin details.origin
+ * @param {unknown} pattern details.pattern
+ */
+export function originWords(origin, pattern) {
+  const site = String(origin ?? "");
+  const approval = typeof pattern === "string" && pattern.endsWith("/*") ? readApproval(pattern.slice(0, -2)) : null;
+  return approval !== null && approval.kind === "wildcard"
+    ? `${site} — approved as ${describeApproval(approval)}; Chrome's grant covers all of it`
+    : site;
 }
 
 /**
@@ -179,7 +194,7 @@ export async function runConfirmPage({ doc, search, api, clock, win }) {
   show("heading", isOrigin ? (presence ? "Allow a new site? Confirm with your security key" : "Allow a new site?")
     : presence ? "Confirm with your security key" : "Confirm an action");
   show("tool", String(d.tool ?? ""));
-  show("origin", String(d.origin ?? ""));
+  show("origin", originWords(d.origin, d.pattern));
   show("detail", String(d.detail ?? ""));
   const grace = graceWords(d.grace, d.origin);
   show("grace", grace);

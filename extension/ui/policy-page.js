@@ -20,7 +20,8 @@ import { canonicalJson } from "../shared/canonical-json.js";
 import { POLICY_WORDS } from "../shared/policy-words.js";
 import { replaceChildrenIfChanged } from "./dom-keep.js";
 import { CODE, ERROR_TABLE } from "../shared/error-codes.js";
-import { normaliseOrigin } from "../shared/origin.js";
+import { approvesOrigin, describeApproval, readApproval } from "../shared/approval.js";
+import { normaliseOrigin, originOf } from "../shared/origin.js";
 import { refusedText } from "../shared/presence-reasons.js";
 import { setGlance } from "./glance.js";
 
@@ -34,6 +35,36 @@ export function valueWords(key, value) {
   if (Array.isArray(value)) return value.length === 0 ? "(none)" : value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
   if (typeof value === "number" && key.endsWith("Seconds")) return `${value} s`;
   return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * One approved-sites entry in plain words ("example.com and every subdomain (https)").
+ * @param {unknown} entry
+ */
+export function siteWords(entry) {
+  const a = readApproval(entry);
+  if (a === null) return String(entry);
+  return a.kind === "refused" ? `${a.entry} (refused: approves nothing)` : describeApproval(a);
+}
+
+/**
+ * What the "Allow a site" box holds, normalised: an exact origin, a subdomain approval
+ * (`https://*.Example.com:443` → `https://*.example.com`), or why a wildcard is refused (a bare
+ * `*`, one not the whole leftmost label, over a public suffix). `origin` null: not an origin.
+ * @param {string} raw
+ * @returns {{origin: string | null, refused: string | null}}
+ */
+export function approvalEntry(raw) {
+  if (!raw.includes("*")) return { origin: normaliseOrigin(raw), refused: null };
+  const m = /^(https?):\/\/\*\.([^*/?#@\s]+)$/i.exec(raw);
+  const base = m === null ? null : originOf(`${m[1]}://${m[2]}`);
+  const hint = "a subdomain approval is https://*.example.com: the * as the whole leftmost label, over a domain someone owns";
+  if (m === null || base === null || normaliseOrigin(`${m[1]}://${m[2]}`) !== base) return { origin: null, refused: hint };
+  const a = readApproval(base.replace("://", "://*."));
+  if (a === null || a.kind !== "wildcard") {
+    return { origin: null, refused: a !== null && a.kind === "refused" ? `${a.reason}; ${hint}` : hint };
+  }
+  return { origin: a.entry, refused: null };
 }
 
 /** @type {ReadonlyMap<string, string>} each error code's one-line hint */
@@ -144,7 +175,17 @@ export async function runPolicyPage({ doc, api }) {
     for (const origin of origins) {
       const li = doc.createElement("li");
       const span = doc.createElement("span");
-      span.textContent = origin;
+      const approval = readApproval(origin);
+      if (approval !== null && approval.kind !== "exact") {
+        // A subdomain approval in plain words with its pattern beside; one the extension refuses
+        // (over a public suffix) says that it approves nothing, and why.
+        const words = doc.createElement("strong");
+        words.textContent = approval.kind === "wildcard" ? describeApproval(approval) : `refused, approves nothing: ${approval.reason}`;
+        const raw = doc.createElement("code");
+        raw.textContent = origin;
+        span.append(words, " ", raw);
+        li.className = approval.kind === "wildcard" ? "wildcard" : "refused";
+      } else span.textContent = origin;
       const remove = doc.createElement("button");
       remove.type = "button";
       remove.textContent = "remove";
@@ -183,7 +224,7 @@ export async function runPolicyPage({ doc, api }) {
       killed ? "every agent request is refused" : "agents may work");
     const siteCount = Array.isArray(policy?.origins) ? policy.origins.length : 0;
     setGlance(doc, "sites", siteCount === 0 ? "warn" : "good", siteCount === 0 ? "None yet" : `${siteCount} allowed`,
-      siteCount === 0 ? "the agent asks before any site" : siteCount === 1 ? String(policy.origins[0]) : "see Sites below");
+      siteCount === 0 ? "the agent asks before any site" : siteCount === 1 ? siteWords(policy.origins[0]) : "see Sites below");
     const creds = Array.isArray(s.credentials) ? s.credentials : [];
     show("enrolled", s.enrolled === true
       ? `yes (${creds.length} credential${creds.length === 1 ? "" : "s"}): a tap on this browser's authenticator can widen the policy`
@@ -403,16 +444,35 @@ export async function runPolicyPage({ doc, api }) {
   async function approveOrigin() {
     const input = el("origin");
     const raw = String(input?.value ?? "").trim().replace(/\/$/, "");
-    const origin = normaliseOrigin(raw);
+    const entry = approvalEntry(raw);
+    if (entry.refused !== null) {
+      placeFeedback();
+      say(`refused: ${CODE.POLICY_INVALID} (${entry.refused})`);
+      return `refused: ${CODE.POLICY_INVALID}`;
+    }
+    const origin = entry.origin;
     if (origin === null) {
       placeFeedback();
-      say(`refused: ${CODE.BAD_REQUEST} (enter an exact origin such as https://example.com)`);
+      say(`refused: ${CODE.BAD_REQUEST} (enter an exact origin such as https://example.com, or https://*.example.com for a domain and every subdomain)`);
       return `refused: ${CODE.BAD_REQUEST}`;
     }
     const existing = Array.isArray(policy?.origins) ? policy.origins.map(String) : [];
     if (existing.includes(origin)) {
       placeFeedback();
       say(`already approved: ${origin}`);
+      return "already approved";
+    }
+    // Under a subdomain approval already: nothing to sign (the host would fold it in anyway).
+    /** @type {import("../shared/approval.js").Approval[]} */
+    const approvals = [];
+    for (const entry of /** @type {string[]} */ (existing)) {
+      const a = readApproval(entry);
+      if (a !== null && a.kind === "wildcard") approvals.push(a);
+    }
+    const under = origin.includes("*") ? undefined : approvals.find((a) => approvesOrigin(origin, [a]));
+    if (under) {
+      placeFeedback();
+      say(`already approved: ${origin} is under ${describeApproval(under)}`);
       return "already approved";
     }
     const result = await widen({ origins: [...existing, origin] });

@@ -26,7 +26,13 @@
 // worker restart the persisted rules stand until then). The origin gate stays the second line:
 // a tab that landed anyway is still refused after landing (handlers/nav.js checkLanded and
 // handlers/interact.js landing).
+//
+// A subdomain approval (`https://*.example.com`, shared/approval.js, docs/adr/0019) is one allow
+// rule whose regexFilter matches that scheme, the domain or a name below it by whole labels, and
+// that port only (`^https://([a-z0-9-]+\.)*example\.com/`): never `evilexample.com` nor
+// `example.com.evil.test`. A wildcard over a public suffix is no approval (it adds no rule).
 
+import { approvesOrigin, readApproval } from "../shared/approval.js";
 import { normaliseOrigin, originOf } from "../shared/origin.js";
 
 /** The block rule's id; the allow rules follow it (Chrome's session rules are per extension). */
@@ -60,9 +66,36 @@ export const HOLD_MS = 2000;
  * @returns {string | null}
  */
 export function allowFilter(origin) {
+  // Chrome's URL parser takes `*` as a host character (`%2a`): a wildcard is never exact here.
+  if (typeof origin === "string" && origin.includes("*")) return null;
   const o = normaliseOrigin(origin);
   if (o === null || /[*^|\s]/.test(o)) return null;
   return `|${o}/`;
+}
+
+/**
+ * The regexFilter that matches exactly the URLs a valid subdomain approval approves (Chrome
+ * matches the canonical URL: default port dropped, path at least "/"), else null.
+ * @param {unknown} entry
+ * @returns {string | null}
+ */
+export function allowRegex(entry) {
+  const a = readApproval(entry);
+  if (a === null || a.kind !== "wildcard") return null;
+  return `^${a.scheme}://([a-z0-9-]+\\.)*${a.domain.replaceAll(".", "\\.")}${a.port}/`;
+}
+
+/**
+ * The allow condition for one approval: an exact origin's urlFilter or a subdomain approval's
+ * regexFilter; null for anything else.
+ * @param {unknown} entry
+ * @returns {{urlFilter: string} | {regexFilter: string} | null}
+ */
+function allowCondition(entry) {
+  const url = allowFilter(entry);
+  if (url !== null) return { urlFilter: url };
+  const regex = allowRegex(entry);
+  return regex === null ? null : { regexFilter: regex };
 }
 
 /**
@@ -72,6 +105,9 @@ export function allowFilter(origin) {
  * @returns {string | null}
  */
 export function initiatorHost(origin) {
+  const a = readApproval(origin);
+  // A subdomain approval's domain: initiatorDomains matches it and every name below it.
+  if (a !== null && a.kind === "wildcard") return a.domain;
   const o = normaliseOrigin(origin);
   if (o === null) return null;
   let host;
@@ -89,7 +125,7 @@ const tabList = (ids) => [...new Set([...ids].filter((t) => Number.isInteger(t) 
 /**
  * @typedef {{id: number, priority: number, action: {type: "block" | "allow"},
  *   condition: {tabIds?: number[], excludedTabIds?: number[], initiatorDomains?: string[],
- *   resourceTypes: ["main_frame"], urlFilter?: string}}} Rule
+ *   resourceTypes: ["main_frame"], urlFilter?: string, regexFilter?: string}}} Rule
  */
 
 /**
@@ -107,15 +143,16 @@ export function navBlockRules(tabIds, origins, opened = null) {
   const tabs = tabList(tabIds);
   if (tabs.length === 0) return [];
   const approved = [...origins];
-  const filters = [...new Set(approved.map(allowFilter).filter((f) => f !== null))].sort().slice(0, MAX_ALLOWED_ORIGINS);
+  const filters = [...new Set(approved.map(allowCondition).filter((f) => f !== null).map((f) => JSON.stringify(f)))]
+    .sort().slice(0, MAX_ALLOWED_ORIGINS).map((f) => /** @type {{urlFilter: string} | {regexFilter: string}} */ (JSON.parse(f)));
   /** @type {["main_frame"]} */
   const types = ["main_frame"];
   /** @type {Rule[]} */
   const rules = [
     { id: RULE_ID_BASE, priority: 1, action: { type: "block" }, condition: { tabIds: tabs, resourceTypes: types } },
-    ...filters.map((urlFilter, i) => ({
+    ...filters.map((filter, i) => ({
       id: RULE_ID_BASE + 1 + i, priority: 2, action: { type: /** @type {"allow"} */ ("allow") },
-      condition: { tabIds: tabs, resourceTypes: types, urlFilter },
+      condition: { tabIds: tabs, resourceTypes: types, ...filter },
     })),
   ];
   const hosts = [...new Set(approved.map(initiatorHost).filter((h) => h !== null))].sort();
@@ -125,9 +162,9 @@ export function navBlockRules(tabIds, origins, opened = null) {
   const scope = { initiatorDomains: hosts, resourceTypes: types, ...(excluded.length > 0 ? { excludedTabIds: excluded } : {}) };
   rules.push(
     { id: OPENED_RULE_ID_BASE, priority: 1, action: { type: "block" }, condition: scope },
-    ...filters.map((urlFilter, i) => ({
+    ...filters.map((filter, i) => ({
       id: OPENED_RULE_ID_BASE + 1 + i, priority: 2, action: { type: /** @type {"allow"} */ ("allow") },
-      condition: { ...scope, urlFilter },
+      condition: { ...scope, ...filter },
     })),
   );
   return rules;
@@ -251,6 +288,14 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
   const stoppedAt = new Map();
 
   const allowedNow = () => new Set([...(approved ?? []), ...granted]);
+  /** Whether an origin is allowed now: listed exactly, or under a subdomain approval. */
+  const allowedHas = (/** @type {string | null} */ origin) => {
+    const now = allowedNow();
+    if (origin === null) return false;
+    if (now.has(origin)) return true;
+    const approvals = [...now].map(readApproval).filter((a) => a !== null && a.kind === "wildcard");
+    return approvesOrigin(origin, /** @type {import("../shared/approval.js").Approval[]} */ (approvals));
+  };
   const excludedNow = () => [...others].filter((t) => !owned.has(t) && !pending.has(t));
   /** @param {number} tabId */
   const confirmedPopup = (tabId) => pending.has(tabId) && !holds.has(tabId);
@@ -290,7 +335,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
     if (await away()) return;
     let load = watchLoad(tabId, RESTORE_LOAD_MS);
     try {
-      await browser.goBack(tabId, (url) => allowedNow().has(originOf(url) ?? ""));
+      await browser.goBack(tabId, (url) => allowedHas(originOf(url)));
     } catch {
       // No entry before the error page (the tab's first navigation): leave it empty.
       await browser.updateTab(tabId, { url: RESTORE_FALLBACK_URL }).catch(() => {});
@@ -354,7 +399,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
    */
   function ours(tabId, url) {
     const origin = originOf(url);
-    if (!owned.has(tabId) || origin === null || allowedNow().has(origin)) return null;
+    if (!owned.has(tabId) || origin === null || allowedHas(origin)) return null;
     return origin;
   }
 
@@ -403,7 +448,7 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
   function personStopped(tabId, url) {
     if (owned.has(tabId) || confirmedPopup(tabId) || resent.has(tabId) || typeof url !== "string") return false;
     const origin = originOf(url);
-    if (origin === null || allowedNow().has(origin) || !/^https?:/.test(url)) return false;
+    if (origin === null || allowedHas(origin) || !/^https?:/.test(url)) return false;
     if (!applied.some((r) => /** @type {any} */ (r)?.id === OPENED_RULE_ID_BASE)) return false;
     const at = born.get(tabId);
     // Open before the worker started: excluded since the family first existed, so not ours.
@@ -441,7 +486,8 @@ export function createNavBlocker({ dnr, browser, watchLoad, timers, now = () => 
       return sync();
     },
     policy(origins) {
-      const next = new Set((Array.isArray(origins) ? origins : []).map(normaliseOrigin).filter((o) => o !== null));
+      const read = (Array.isArray(origins) ? origins : []).map(readApproval);
+      const next = new Set(read.flatMap((a) => (a === null || a.kind === "refused" ? [] : [a.entry])));
       for (const o of next) granted.delete(o);
       approved = next;
       return sync();

@@ -8,9 +8,15 @@
 // on a non-http(s) origin, on a denied/timed-out/closed confirmation, when the host's decision
 // cannot be had (fail closed), or when the host did not record the grant; and it never composes
 // a policy change itself.
+//
+// Under a subdomain approval (`https://*.example.com`, docs/adr/0019) the host permission asked
+// for is the approval's own pattern (`https://*.example.com/*`), so one Chrome grant covers every
+// origin the signed policy approves with it and the confirm window names the approval in plain
+// words; an origin the approval does not cover (a sibling, a lookalike) is asked as an exact one.
 
 import { BridgeError } from "../shared/bridge-error.js";
 import { CODE } from "../shared/error-codes.js";
+import { describeApproval, wildcardPattern } from "../shared/approval.js";
 import { originOf, permissionPattern } from "../shared/origin.js";
 import { isPlainObject } from "../shared/wire.js";
 
@@ -57,9 +63,13 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
     if (how.ask === "none") {
       // The signed policy already approves it (a tap or the terminal did): only Chrome's own grant
       // is missing. A click that requests it widens nothing of tabwarden's, so no tap and no grant.
+      const approval = ctx.policy.approvalFor(origin);
+      const words = approval !== null && approval.kind === "wildcard" ? describeApproval(approval) : null;
       const answer = await confirm({
         kind: "origin", tool, origin, pattern, client: ctx.client ?? null,
-        detail: `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`,
+        detail: words === null
+          ? `${origin} is approved in tabwarden's policy. Let Chrome give tabwarden's agent access to it?`
+          : `${origin} is approved in tabwarden's policy as part of ${words}. Let Chrome give tabwarden's agent access to ${words}?`,
         timeoutMs: ctx.policy.confirmTimeoutMs,
       });
       if (answer !== "allow") return answer === "timeout" ? "timeout" : false;
@@ -114,11 +124,15 @@ export function createOriginGate({ confirm, permissionsContains, requestGrant, d
 
   return async function ensureOrigin(url, ctx, tool) {
     const origin = originOf(url);
-    const pattern = permissionPattern(origin);
-    if (origin === null || pattern === null) {
+    const exactPattern = permissionPattern(origin);
+    if (origin === null || exactPattern === null) {
       throw new BridgeError(CODE.ORIGIN_NOT_APPROVED, "page tools work only on http and https pages");
     }
-    if (ctx.policy.approves(origin) && (await permissionsContains(pattern).catch(() => false))) return origin;
+    const pattern = wildcardPattern(ctx.policy.approvalFor(origin)) ?? exactPattern;
+    if (ctx.policy.approves(origin)) {
+      const has = (/** @type {string} */ p) => permissionsContains(p).catch(() => false);
+      if ((await has(pattern)) || (pattern !== exactPattern && (await has(exactPattern)))) return origin;
+    }
     let pending = prompting.get(origin);
     if (pending === undefined) {
       pending = ask(origin, pattern, ctx, tool).finally(() => prompting.delete(origin));

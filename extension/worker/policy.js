@@ -11,7 +11,7 @@
 // a Policy; the host's change notice (background.js) is parsed the same way. The answers mirror
 // trust/policy.py's ranges and defaults where the extension applies them.
 
-import { isApproved, normaliseOrigin } from "../shared/origin.js";
+import { approvesOrigin, readApproval } from "../shared/approval.js";
 import { isPlainObject } from "../shared/wire.js";
 
 /**
@@ -35,6 +35,7 @@ export const POLICY_FLAGS = Object.freeze(/** @type {const} */ ([
 ]));
 
 /** @typedef {typeof POLICY_FLAGS[number]} PolicyFlag */
+/** @typedef {import("../shared/approval.js").Approval} Approval */
 /** @typedef {"strict" | "confirm" | "off"} ProvenanceMode */
 
 /**
@@ -42,7 +43,10 @@ export const POLICY_FLAGS = Object.freeze(/** @type {const} */ ([
  * frozen.
  * @typedef {Readonly<{
  *   approvedOrigins: readonly string[],
+ *   approvals: readonly import("../shared/approval.js").Approval[],
+ *   refusedApprovals: readonly import("../shared/approval.js").Approval[],
  *   approves: (origin: string | null) => boolean,
+ *   approvalFor: (origin: string | null) => import("../shared/approval.js").Approval | null,
  *   confirmList: readonly string[] | null,
  *   confirms: (action: string) => boolean,
  *   allows: (flag: string) => boolean,
@@ -51,8 +55,12 @@ export const POLICY_FLAGS = Object.freeze(/** @type {const} */ ([
  *   provenance: ProvenanceMode,
  *   maxAgentTabs: number,
  * }>} Policy
- *   approvedOrigins: the exact origins approved, normalised (invalid entries dropped; the
- *   navigation rules are built from it); approves: shared/origin.js isApproved over them;
+ *   approvedOrigins: the approvals, normalised: exact origins and subdomain approvals
+ *   (`https://*.example.com`, shared/approval.js); invalid and refused entries dropped; the
+ *   navigation rules are built from it); approvals: the same, read; refusedApprovals: wildcard
+ *   entries refused although signed (over a public suffix: they approve nothing, the options
+ *   page says so); approves: an exact origin one of them approves; approvalFor: the first
+ *   approval that approves `origin` (a wildcard before an exact one), or null;
  *   confirmList: the actions the person confirms, null when the list is unreadable (then every
  *   action is confirmed); allows: a POLICY_FLAGS key that is exactly true (any other name: false)
  */
@@ -101,19 +109,24 @@ function provenanceOf(v) {
 }
 
 /**
- * The approved origins, normalised, without duplicates; a list that is not an array approves none.
+ * The approvals read, without duplicates; a list that is not an array approves none. Entries that
+ * are neither form are dropped; a subdomain approval over a public suffix is kept apart as refused.
  * @param {unknown} list
- * @returns {readonly string[]}
+ * @returns {{approvals: readonly Approval[], refused: readonly Approval[]}}
  */
-function originsOf(list) {
-  if (!Array.isArray(list)) return Object.freeze([]);
-  /** @type {Set<string>} */
-  const out = new Set();
-  for (let i = 0; i < list.length; i += 1) {
-    const o = normaliseOrigin(list[i]);
-    if (o !== null) out.add(o);
+function approvalsOf(list) {
+  /** @type {Map<string, Approval>} */
+  const good = new Map();
+  /** @type {Map<string, Approval>} */
+  const bad = new Map();
+  if (Array.isArray(list)) {
+    for (let i = 0; i < list.length; i += 1) {
+      const a = readApproval(list[i]);
+      if (a === null) continue;
+      (a.kind === "refused" ? bad : good).set(a.entry, Object.freeze(a));
+    }
   }
-  return Object.freeze([...out]);
+  return { approvals: Object.freeze([...good.values()]), refused: Object.freeze([...bad.values()]) };
 }
 
 /**
@@ -140,14 +153,20 @@ function confirmListOf(list) {
  */
 export function parsePolicy(raw) {
   const p = isPlainObject(raw) ? raw : {};
-  const approvedOrigins = originsOf(own(p, "origins"));
+  const { approvals, refused } = approvalsOf(own(p, "origins"));
+  const approvedOrigins = Object.freeze(approvals.map((a) => a.entry));
+  // A wildcard first: the host permission it asks for covers every origin it approves.
+  const ordered = [...approvals.filter((a) => a.kind === "wildcard"), ...approvals.filter((a) => a.kind !== "wildcard")];
   const confirmList = confirmListOf(own(p, "confirm"));
   const confirmSet = confirmList === null ? null : new Set(confirmList);
   /** @type {Set<string>} */
   const on = new Set(POLICY_FLAGS.filter((flag) => own(p, flag) === true));
   return Object.freeze({
     approvedOrigins,
-    approves: Object.freeze((/** @type {string | null} */ origin) => isApproved(origin, approvedOrigins)),
+    approvals,
+    refusedApprovals: refused,
+    approves: Object.freeze((/** @type {string | null} */ origin) => approvesOrigin(origin, approvals)),
+    approvalFor: Object.freeze((/** @type {string | null} */ origin) => ordered.find((a) => approvesOrigin(origin, [a])) ?? null),
     confirmList,
     // Fail closed: a policy whose confirm list is unreadable confirms everything.
     confirms: Object.freeze((/** @type {string} */ action) => confirmSet === null || confirmSet.has(action)),

@@ -530,6 +530,18 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
     return changes
 
 
+def _wildcard_words(origins: Any) -> list[str]:
+    """A line per subdomain approval in plain words (``https://*.example.com`` approves
+    example.com and every subdomain), so a wildcard is never signed or read as one site."""
+    from tabwarden.trust.policy import describe_approval, is_wildcard
+
+    return [
+        f"    {entry}: {describe_approval(entry)}"
+        for entry in (origins if isinstance(origins, (list, tuple)) else ())
+        if isinstance(entry, str) and is_wildcard(entry)
+    ]
+
+
 def cmd_policy_show(args: argparse.Namespace) -> int:
     from tabwarden.trust.policy import POLICY_KEYS, key_spec
 
@@ -565,6 +577,9 @@ def cmd_policy_show(args: argparse.Namespace) -> int:
         print(f"epoch {eff.epoch}")
     for spec in specs:
         print(f"{spec.key} = {json.dumps(data['policy'][spec.key])}")
+        if spec.key == "origins":
+            for line in _wildcard_words(data["policy"]["origins"]):
+                print(line)
         about = f"{spec.meaning}. {spec.type}; default {json.dumps(spec.default)}; "
         about += f"narrower: {spec.narrower}"
         print(
@@ -592,6 +607,8 @@ def cmd_policy_set(args: argparse.Namespace) -> int:
     ctx = _ctx()
     new = operations.preview_widen(ctx, changes)
     shown = [f"  {k} = {json.dumps(new[k])}" for k in changes]
+    if "origins" in changes:
+        shown += _wildcard_words(new["origins"])
     proof = _ceremony("policy set", ["This signs a new policy baseline:", *shown])
     request = TapRequest(
         command="policy set",
@@ -865,6 +882,10 @@ def add_subcommands(sub: Any) -> None:
         examples=[
             ("tabwarden policy show", "every key: value, type, range and meaning"),
             ("tabwarden policy set origins=https://example.com", "approve one site (phrase)"),
+            (
+                "tabwarden policy set origins=https://*.example.com",
+                "approve example.com and every subdomain (phrase)",
+            ),
             ("tabwarden policy restrict eval=false", "turn page_eval off (free)"),
         ],
         notes=POLICY_NOTES,

@@ -552,3 +552,43 @@ test("a refusal is said under the control that asked, with what to do about it",
   await flush();
   assert.match(h.doc.el("policy-hint").textContent, /malformed/);
 });
+
+test("a subdomain approval is listed in plain words beside its pattern; one over a public suffix says it approves nothing", async () => {
+  const h = harness({ policy: { origins: ["https://*.example.com", "https://*.github.io", "https://a.test"], eval: false } });
+  await h.run();
+  const [wild, refused, exact] = h.doc.el("sites-list").children;
+  assert.equal(wild.className, "wildcard");
+  assert.equal(wild.children[0].children[0].textContent, "example.com and every subdomain (https)");
+  assert.equal(wild.children[0].children[2].textContent, "https://*.example.com");
+  assert.equal(refused.className, "refused");
+  assert.match(refused.textContent, /refused, approves nothing: github\.io is a public suffix/);
+  assert.equal(exact.children[0].textContent, "https://a.test");
+  // Removing the wildcard is a free narrowing.
+  h.doc.el("sites-list").querySelectorAll("button")[0].click();
+  await flush(); await flush();
+  assert.deepEqual(h.sent.find((m) => m.type === "policy_restrict"), { type: "policy_restrict", key: "origins", value: ["https://*.github.io", "https://a.test"] });
+  assert.equal(h.sent.some((m) => m.type === "presence_begin"), false);
+});
+
+test("approving a subdomain wildcard is a tap over the normalised entry; a wildcard over a suffix, a bare * or a mid-label * is refused and nothing is sent", async () => {
+  const h = harness();
+  const page = await h.run();
+  h.doc.el("origin").value = "HTTPS://*.Example.COM:443";
+  assert.equal(await page.approveOrigin(), "done: policy.widen");
+  assert.equal(h.sent.find((m) => m.type === "presence_begin").detail, "{\"origins\":[\"https://a.test\",\"https://*.example.com\"]}");
+  const before = h.sent.length;
+  for (const [raw, why] of [["https://*.com", /com is a public suffix/], ["https://*.co.uk", /public suffix/], ["https://*.github.io", /public suffix/],
+    ["*", /whole leftmost label/], ["https://*", /whole leftmost label/], ["https://*.*.example.com", /whole leftmost label/], ["https://a*.example.com", /whole leftmost label/],
+    ["https://*.amazonaws.com", /holds one/]]) {
+    h.doc.el("origin").value = raw;
+    assert.equal(await page.approveOrigin(), "refused: policy_invalid", raw);
+    assert.match(h.doc.el("policy-status").textContent, why, raw);
+  }
+  assert.equal(h.sent.length, before, "nothing sent for a refused wildcard");
+  // A site under the approved wildcard is already approved: nothing to sign.
+  h.doc.el("origin").value = "https://shop.example.com";
+  assert.equal(await page.approveOrigin(), "already approved");
+  assert.match(h.doc.el("policy-status").textContent, /under example\.com and every subdomain/);
+  h.doc.el("origin").value = "https://evilexample.com";
+  assert.equal(await page.approveOrigin(), "done: policy.widen");
+});
