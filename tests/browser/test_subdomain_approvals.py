@@ -97,6 +97,7 @@ async def text_of(agent: Any, tab: int, frame: int | None = None) -> str:
     return str((await ok(agent, "page_get_state", args))["text"])
 
 
+@pytest.mark.promise("H4-85")
 async def test_every_name_under_an_approved_wildcard_is_usable(
     wild_browser: ThrowawayBrowser, site: ServedSite
 ) -> None:
@@ -162,6 +163,7 @@ async def test_every_name_under_an_approved_wildcard_is_usable(
         )
 
 
+@pytest.mark.promise("H4-85")
 async def test_lookalikes_siblings_and_the_suffix_are_refused_and_nothing_reaches_them(
     wild_browser: ThrowawayBrowser, site: ServedSite
 ) -> None:
@@ -228,6 +230,7 @@ async def test_the_options_page_lists_a_wildcard_in_plain_words_and_lays_out(
         assert not problems, "\n".join(problems)
 
 
+@pytest.mark.promise("H4-85")
 async def test_chrome_is_asked_for_the_wildcards_pattern_once_and_the_window_names_it(
     site: ServedSite, x_display: str
 ) -> None:

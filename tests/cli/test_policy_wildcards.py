@@ -55,6 +55,7 @@ def test_a_subdomain_approval_is_signed_with_the_phrase_and_shown_in_plain_words
         ("https://*.bücher.de", b"punycode"),
     ],
 )
+@pytest.mark.promise("H4-85")
 def test_a_bad_wildcard_is_refused_before_any_ceremony_and_nothing_is_written(
     paired: World, value: str, why: bytes
 ) -> None:

@@ -74,6 +74,7 @@ def test_a_subdomain_approval_over_an_owned_domain_is_normalised(raw: str, expec
         ("https://*.ex_ample.com", "not a valid host"),
     ],
 )
+@pytest.mark.promise("H4-85")
 def test_a_bad_subdomain_approval_is_refused_with_a_code_and_a_hint(raw: str, why: str) -> None:
     base = validate_values({"origins": ["https://a.test"]})
     with pytest.raises(PolicyError) as info:
@@ -107,6 +108,7 @@ APPROVAL = "https://*.example.com"
         ("https://*.example.com", False),
     ],
 )
+@pytest.mark.promise("H4-85")
 def test_a_subdomain_approval_approves_its_domain_and_below_only(
     origin: str, approved: bool
 ) -> None:
@@ -119,6 +121,7 @@ def test_a_port_is_part_of_a_subdomain_approval() -> None:
     assert not approves(["http://*.app.localhost:8123"], "http://x.app.localhost:8124")
 
 
+@pytest.mark.promise("H4-85")
 def test_adding_a_wildcard_widens_and_narrowing_it_is_free() -> None:
     exact = validate_values({"origins": ["https://www.example.com"]})
     wild = apply_set(exact, {"origins": [APPROVAL]})
@@ -177,6 +180,7 @@ def _registrable(host: str) -> str:
     return host
 
 
+@pytest.mark.promise("H4-85")
 @given(_schemes, _bases, _ports, _schemes, _hosts, _ports)
 def test_a_wildcard_never_approves_outside_its_domain_scheme_or_port(
     scheme: str, base: str, port: str, o_scheme: str, o_host: str, o_port: str
