@@ -337,9 +337,10 @@ async def test_client_revoked_mid_call(
     record = browser.config / "trust.json"
     store.revoke(record, "client", "demo", _now())  # what `tabwarden revoke` writes
     result = await mid.outcome()
-    # The host cut the revoked client's connection; its retry is refused at the host.
+    # The host cut the revoked client's connection; its retry is refused at the host, which
+    # tells it that it was revoked (not that it was never paired).
     error = tool_error(result) or {}
-    assert error.get("code") == "client_not_paired", result.content
+    assert error.get("code") == "client_revoked", result.content
     effects.release.set()
     key = FileStore(browser.config / "host-key.pem").load()
     assert key is not None
