@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabwarden import osapi
 from tabwarden.bridge.admission import check_peer, handshake, measure_client
 from tabwarden.bridge.framestream import ConnectionClosed, FrameStream, SpeakerChanged
 from tabwarden.bridge.peer import PeerAttestor, PeerRefused, Speaker
@@ -487,7 +488,7 @@ class Relay:
         fd = -1
         if pid is not None:
             try:
-                fd = os.pidfd_open(pid)
+                fd = osapi.pin_process(pid)
             except OSError:
                 fd = -1
         if fd >= 0 and session_alive(name):  # the pidfd names the very process (not recycled)
@@ -661,7 +662,7 @@ class BridgeServer:
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         # Accepted sockets inherit it: every chunk a client writes carries its real PID.
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        osapi.pass_credentials(self._listener)
         while True:
             conn, _ = await loop.sock_accept(self._listener)
             task = asyncio.create_task(self._handle(conn, next(self._numbers)))

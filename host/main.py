@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 import time
@@ -146,15 +147,15 @@ class _LastSeenWriter:
     raises."""
 
     def __init__(self, ep: HostEndpoint) -> None:
-        import psutil
+        from tabwarden import osapi
 
         self._ep = ep
-        me = psutil.Process()
-        self._host = (me.pid, me.create_time())
+        me = os.getpid()
+        self._host = (me, osapi.create_time(me))
         try:  # Chrome launches the host as its direct child (the sh wrapper execs)
-            parent = me.parent()
-            self._browser = (parent.pid, parent.create_time()) if parent else (1, 0.0)
-        except psutil.Error:
+            parent = osapi.parent_pid(me)
+            self._browser = (parent, osapi.create_time(parent)) if parent else (1, 0.0)
+        except OSError:
             self._browser = (1, 0.0)
         self._since: float | None = None
         self._back = 0

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tabwarden import osapi
 from tabwarden.bridge.admission import check_peer, handshake
 from tabwarden.bridge.away import (
     REASONS,
@@ -260,7 +261,7 @@ class BridgeClient:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.setblocking(False)
         # Before connect, so that the host's very first bytes carry its PID (speaker binding).
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        osapi.pass_credentials(sock)
         try:
             await asyncio.get_running_loop().sock_connect(sock, str(ep.socket))
         except (FileNotFoundError, ConnectionRefusedError):

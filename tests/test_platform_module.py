@@ -56,20 +56,6 @@ OS_ATTRIBUTES = {
 }
 PLATFORM_MODULE = REPO / "tabwarden" / "osapi"
 
-#: Files other helpers own that still make such calls, with how many: move each behind
-#: ``tabwarden.osapi`` and lower its count (the check fails on a stale count, so this only
-#: shrinks). host/bridge.py: the session-exit watch's pidfd and the listener's SO_PASSCRED;
-#: mcp_server/bridge_client.py: SO_PASSCRED; tabwarden/bridge/framestream.py: MSG_CMSG_CLOEXEC;
-#: host/main.py: the host's and the browser's start times (psutil); tabwarden/cli/install/
-#: extension.py: the one-step swap of the extension copy (renameat2 through ctypes).
-NOT_YET_MOVED = {
-    "host/bridge.py": 2,
-    "host/main.py": 1,
-    "mcp_server/bridge_client.py": 1,
-    "tabwarden/bridge/framestream.py": 1,
-    "tabwarden/cli/install/extension.py": 6,
-}
-
 
 def _docstrings(tree: ast.AST) -> set[int]:
     """ids of the string constants that are docstrings (prose may name /proc)."""
@@ -131,10 +117,7 @@ def test_no_os_specific_call_outside_the_platform_module() -> None:
         calls = os_calls(path.read_text())
         if calls:
             found[str(path.relative_to(REPO))] = [f"{line}: {what}" for line, what in calls]
-    unexpected = {p: calls for p, calls in found.items() if p not in NOT_YET_MOVED}
-    assert not unexpected, f"OS-specific calls belong in tabwarden/osapi/: {unexpected}"
-    counts = {p: len(calls) for p, calls in found.items()}
-    assert counts == NOT_YET_MOVED, f"NOT_YET_MOVED is stale (lower it as calls move): {found}"
+    assert not found, f"OS-specific calls belong in tabwarden/osapi/: {found}"
 
 
 def test_the_check_finds_each_kind_of_os_call() -> None:

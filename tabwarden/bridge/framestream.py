@@ -20,6 +20,7 @@ import asyncio
 import socket
 from typing import Any
 
+from tabwarden import osapi
 from tabwarden.bridge.peer import CREDS_ANCILLARY_SIZE, Speaker
 from tabwarden.protocol import frames
 from tabwarden.protocol.framing import FramingError
@@ -87,7 +88,7 @@ class FrameStream:
                 raise ConnectionClosed("connection closed")
             try:
                 data, ancillary, flags, _ = self._sock.recvmsg(
-                    _READ_SIZE, CREDS_ANCILLARY_SIZE, socket.MSG_CMSG_CLOEXEC
+                    _READ_SIZE, CREDS_ANCILLARY_SIZE, osapi.RECVMSG_FLAGS
                 )
             except (BlockingIOError, InterruptedError):
                 await self._ready(write=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import platform
 import resource
@@ -277,3 +278,35 @@ def native_package_triple() -> str | None:
     machine = platform.machine().lower()
     arch = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
     return f"{arch[machine]}-unknown-linux-musl" if machine in arch else None
+
+
+#: ``recvmsg`` flags for a credentials-stamped read: a passed descriptor never leaks into a child.
+RECVMSG_FLAGS = socket.MSG_CMSG_CLOEXEC
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def exchange_paths(a: str, b: str) -> bool:
+    """Swap the entries ``a`` and ``b`` in one step (``renameat2(RENAME_EXCHANGE)``): True when
+    swapped, False where the kernel or file system cannot (the caller falls back), ``OSError``
+    for any other failure."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err))

@@ -169,3 +169,11 @@ def native_package_triple() -> str | None:
     """No native package is known here: a launcher that needs one cannot be pinned before it
     runs (``client_identity.program_identity`` refuses)."""
     return None
+
+
+RECVMSG_FLAGS = 0
+
+
+def exchange_paths(a: str, b: str) -> bool:
+    """No one-step swap known here: the caller replaces in two steps."""
+    return False

@@ -19,8 +19,6 @@ the package's is left alone; one that changed is reported so the person presses 
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import fcntl
 import hashlib
 import json
@@ -33,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tabwarden import osapi
 from tabwarden.cli.install.errors import InstallError
 from tabwarden.manifests import EXTENSION_ID, extension_id_from_key
 
@@ -49,8 +48,6 @@ __all__ = [
 #: What a checkout's extension directory holds that a loaded extension never needs.
 _NOT_SHIPPED = ("node_modules", "__pycache__", "package.json")
 _STAGING_PREFIX = ".extension-"
-_RENAME_EXCHANGE = 2  # linux/fs.h
-_AT_FDCWD = -100
 
 
 def packaged_extension() -> tuple[Path, bool]:
@@ -246,26 +243,11 @@ def _check_id(copy: Path) -> None:
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    """Swap ``a`` and ``b`` in one step (Linux ``renameat2``); False where that is unavailable."""
+    """Swap ``a`` and ``b`` in one step; False where that is unavailable."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    renameat2.restype = ctypes.c_int
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-        return False
-    raise InstallError(f"Could not swap in the new extension at {b}: {os.strerror(err)}.")
+        return osapi.exchange_paths(str(a), str(b))
+    except OSError as exc:
+        raise InstallError(f"Could not swap in the new extension at {b}: {exc.strerror}.") from None
 
 
 def _replace_with_copy(source: Path, target: Path, existed: bool) -> None:
