@@ -165,7 +165,8 @@ export async function runOptionsPage({ doc, api, onPaired = () => {}, version = 
           const answer = await api.getAssertion(publicKey(begun.approval.options));
           message.approval = { challengeId: begun.approval.challengeId, response: answer };
         } catch {
-          return done(`refused: ${CODE.PRESENCE_REFUSED} (no enrolled credential approved; run \`tabwarden pair\` again)`);
+          return done(`refused: ${CODE.PRESENCE_REFUSED} (no enrolled credential approved: touch the authenticator `
+            + "another browser enrolled, with a new code from `tabwarden pair --browser LABEL`)");
         }
       }
       if (windowOnlyBox?.checked === true) {
@@ -176,7 +177,7 @@ export async function runOptionsPage({ doc, api, onPaired = () => {}, version = 
           message.response = await api.createCredential(publicKey(begun.options));
         } catch {
           return done(`refused: ${CODE.PRESENCE_REFUSED} (no authenticator answered; to pair without one, tick `
-            + "\"no authenticator\" and run `tabwarden pair` again)");
+            + "\"no authenticator\" and enter a new code from `tabwarden pair --browser LABEL`)");
         }
       }
       const finished = await api.sendMessage(message);

@@ -88,6 +88,8 @@ test("refusals: host code, authenticator failure, completion refusal", async () 
   assert.deepEqual(a.paired, []);
   const b = make({ create: async () => { throw new DOMException("no", "NotAllowedError"); } });
   assert.match(await (await b.run()).pair(), /^refused: presence_refused \(no authenticator answered; to pair without one/);
+  // The code is spent: a new one comes from `pair --browser LABEL` (`pair` alone answers already_paired).
+  assert.match(b.doc.el("status").textContent, /a new code from `tabwarden pair --browser LABEL`/);
   assert.equal(b.sent.some((m) => m.type === "pair_complete"), false);
   const c = make({ complete: { ok: false, code: "host_compromised" } });
   assert.equal(await (await c.run()).pair(), "refused: host_compromised");
@@ -113,6 +115,8 @@ test("a second browser whose approval fails sends nothing and says why", async (
   const h = make({ begin: { ok: true, options: { challenge: "AA" }, challengeId: "ch1", approval },
     get: async () => { throw new DOMException("no", "NotAllowedError"); } });
   assert.match(await (await h.run()).pair(), /^refused: presence_refused \(no enrolled credential approved/);
+  assert.match(h.doc.el("status").textContent, /a new code from `tabwarden pair --browser LABEL`/);
+  assert.doesNotMatch(h.doc.el("status").textContent, /`tabwarden pair` again/);
   assert.equal(h.sent.some((m) => m.type === "pair_complete"), false);
   assert.deepEqual(h.created, [], "no credential is created without the approval");
 });
