@@ -54,6 +54,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject's addopts): one worker more than the machine has cores. A browser
     test spends much of its time waiting on Chromium, the extension and the host, so two workers
     left a 2-core machine partly idle: 49 browser tests took 318 s on 2 workers and 264 s on 3,
-    on a machine busier than CI's (load 15-18, other jobs running). Groups still run one test at
-    a time (``SERIAL_BY_FIXTURE``)."""
+    on a machine busier than CI's (load 15-18, other jobs running). The whole suite from a fresh
+    clone on an idle machine: 963 s on 2 workers, 936 s on 3 (tests/README.md: it is bound by
+    CPU). Groups still run one test at a time (``SERIAL_BY_FIXTURE``)."""
     return (os.cpu_count() or 1) + 1
