@@ -159,6 +159,7 @@ def test_every_implementation_offers_the_same_calls_with_the_same_signatures() -
     assert osapi.NAME == "linux" and osapi.SUPPORTED
     for name, value in ours.items():
         assert getattr(osapi, name) is value, name
+    assert set(ours) <= set(osapi.__all__), "the door lists every call it re-exports"
 
 
 #: The calls an OS without an implementation answers without refusing, and why it may.
@@ -166,13 +167,15 @@ NOT_REFUSED = {
     "socket_pin": None,  # "not offered": the caller pins with pin_process, which refuses
     "controlling_tty": None,  # an extra check on top of POSIX tcgetpgrp ones: skipped
     "keyring_needs_dbus_session": False,  # a Linux desktop's D-Bus keyrings only
+    "native_package_triple": None,  # no native package known: pinning before run refuses
+    "exchange_paths": False,  # no one-step swap: the extension copy is replaced in two steps
 }
 
 
 def test_an_os_without_an_implementation_refuses_every_security_call() -> None:
     a, b = socket.socketpair()
     with a, b:
-        args = {"sock": a, "pid": os.getpid(), "pin": 0, "limit": 10}
+        args = {"sock": a, "pid": os.getpid(), "pin": 0, "limit": 10, "a": "/x", "b": "/y"}
         for name, value in _public(unsupported).items():
             if not inspect.isfunction(value) or getattr(portable, name, None) is value:
                 continue  # the psutil calls are the same everywhere psutil runs
