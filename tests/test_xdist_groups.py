@@ -86,5 +86,8 @@ def test_each_group_runs_on_one_worker_and_the_rest_spread(tmp_path: Path) -> No
         workers[kind].add(worker)
     assert len(workers["fixture"]) == 1, workers
     assert len(workers["mark"]) == 1, workers
-    # the control: ungrouped tests do spread, so one worker for a group is the grouping's doing
-    assert workers["free"] == {"gw0", "gw1"}, workers
+    # the control: the session really ran on both workers (xdist may hand every ungrouped test
+    # to one of them, so which worker took the free tests is not asserted; a fresh-clone run
+    # once saw all twelve on gw0 while gw1 ran the marked group)
+    assert set().union(*workers.values()) == {"gw0", "gw1"}, workers
+    assert workers["free"], workers
