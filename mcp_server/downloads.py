@@ -20,6 +20,7 @@ put file content into a log line or an error.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -129,8 +130,9 @@ class DownloadSandbox:
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
             src = os.open(source, flags)
-        except OSError:
-            raise SandboxUnavailable("the finished download could not be opened") from None
+        except OSError as exc:  # the error's name only: the path may hold what the page named
+            name = errno.errorcode.get(exc.errno or 0, "unknown error")
+            raise SandboxUnavailable(f"the finished download could not be opened ({name})") from None
         st = os.fstat(src)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             os.close(src)

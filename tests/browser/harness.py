@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import http.server
 import os
+import re
 import sys
 import threading
 import time
@@ -288,6 +289,16 @@ def widen(browser: ThrowawayBrowser, **changes: Any) -> None:
     widened = apply_set(gate.current().policy, changes)
     # As `policy set` does: a restriction on a key the person just set no longer narrows it.
     store.set_baseline(gate.path, key, widened.to_json(), int(time.time()), set_keys=changes)
+
+
+#: The test pages' card number (4111 1111 1111 1111) in any spacing: its first eight digits. A
+#: bare "4111" would also match a served site's port (127.0.0.1:41113) inside a URL.
+_CARD = re.compile(r"4111[ -]?1111")
+
+
+def shows_card(text: str) -> bool:
+    """Whether ``text`` shows the test pages' card number unmasked."""
+    return _CARD.search(text) is not None
 
 
 async def ok(agent: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    shows_card,
     trust_this_process,
 )
 from tests.deadline import within
@@ -124,7 +125,7 @@ async def test_origin_approval_tab_ownership_and_confirmed_actions(
 
         # 5. Redaction: card-like numbers masked, password values never present.
         text = (await agent.call_tool("page_text", {"tabId": tab})).structured_content["text"]
-        assert "4111" not in text and "hunter2" not in text and "card" in text
+        assert not shows_card(text) and "hunter2" not in text and "card" in text
 
         # 6. A second MCP session sees none of the first's tabs and cannot touch them.
         async with mcp_client(browser) as other:

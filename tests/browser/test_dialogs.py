@@ -36,6 +36,7 @@ from tests.browser.harness import (
     press,
     served_pages,
     shows,
+    shows_card,
     trust_this_process,
     widen,
 )
@@ -160,7 +161,7 @@ async def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     opened = await refused(agent, "page_click", {"tabId": tab, "selector": "#alert"})
     assert opened["code"] == "dialog_open", opened
     assert "alert()" in opened["message"] and "[card] is on file" in opened["message"]
-    assert "4111" not in opened["message"]
+    assert not shows_card(opened["message"])
     for tool, args in (
         ("page_text", {"tabId": tab}),
         ("page_get_state", {"tabId": tab, "selector": "#state"}),
@@ -168,7 +169,7 @@ async def test_dialogs_answer_dialog_open_until_page_dialog_handles_them(
     ):
         blocked = await refused(agent, tool, args)
         assert blocked["code"] == "dialog_open" and "alert()" in blocked["message"], tool
-        assert "4111" not in blocked["message"]
+        assert not shows_card(blocked["message"])
         assert "page_dialog" in blocked["message"]
     # Other tabs are not held up.
     assert await state_of(agent, other) == "ready"
@@ -351,7 +352,7 @@ async def test_with_arming_allowed_dialogs_never_block_and_an_arm_answers_only_i
                 "by": "tabwarden",
             },
         ]
-        assert "4111" not in str(listed)
+        assert not shows_card(str(listed))
 
         # Armed accept: the person is asked when it is armed; the next confirm() gets OK.
         arming = asyncio.ensure_future(

@@ -29,6 +29,7 @@ from tests.browser.harness import (
     ok,
     press,
     served_pages,
+    shows_card,
     trust_this_process,
     widen,
 )
@@ -111,8 +112,9 @@ def _everything(result: Any) -> str:
 
 def _leaks(seen: str) -> list[str]:
     """The secrets (each word of each) that appear in ``seen``."""
-    words = [*TYPED.split(), *MULTI.split(), PIN, KEY, ALERT_TOKEN, SESSION_COOKIE, "4111"]
-    return [w for w in words if w in seen and w not in ("and", "more")]
+    words = [*TYPED.split(), *MULTI.split(), PIN, KEY, ALERT_TOKEN, SESSION_COOKIE]
+    found = [w for w in words if w in seen and w not in ("and", "more")]
+    return found + (["the card number"] if shows_card(seen) else [])
 
 
 async def _call(agent: Any, tool: str, args: dict[str, Any]) -> tuple[Any, str]:

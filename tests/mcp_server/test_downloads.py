@@ -120,6 +120,20 @@ def test_copy_in_refuses_a_symlink_a_directory_and_a_changed_size(tmp_path: Path
     assert not (tmp_path / "box").exists() or list((tmp_path / "box").iterdir()) == []
 
 
+def test_a_download_that_cannot_be_opened_says_why_and_not_where(tmp_path: Path) -> None:
+    """The error names the reason (the error's name) and never the path a page chose."""
+    box = DownloadSandbox(tmp_path / "box")
+    gone = tmp_path / "secret-project-name.bin"
+    with pytest.raises(SandboxUnavailable) as missing:
+        box.copy_in(str(gone), "x", expected_size=None)
+    assert str(missing.value) == "the finished download could not be opened (ENOENT)"
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    with pytest.raises(SandboxUnavailable) as followed:
+        box.copy_in(str(link), "x", expected_size=None)
+    assert str(followed.value) == "the finished download could not be opened (ELOOP)"
+
+
 @pytest.mark.promise("H4-59")
 def test_copy_in_refuses_a_hard_link_to_a_file_outside(tmp_path: Path) -> None:
     """A same-user program swaps Chrome's finished file for a hard link to a secret: nothing is
