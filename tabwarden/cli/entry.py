@@ -396,11 +396,11 @@ def _reexec_isolated(argv: Sequence[str] | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    if given and given[0] in ISOLATED_COMMANDS and not sys.flags.isolated:
+        _reexec_isolated(argv)  # before anything is parsed or imported: the parse runs once
     if given == ["mcp"]:
-        # An agent's spawn, on every start: re-executed isolated before anything else is
-        # imported, and run without building the parser (it imports every subcommand's options).
-        if not sys.flags.isolated:
-            _reexec_isolated(argv)
+        # An agent's spawn, on every start: run without building the parser (it imports every
+        # subcommand's options).
         import argparse
 
         return _run(_cmd_mcp, argparse.Namespace(command="mcp"))

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import json
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,6 +30,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from tabwarden.cli.browser import ThrowawayBrowser, launch_flags
 from tabwarden.cli.demo import provision_throwaway_trust, serve_http
+from tabwarden.mcp_server.schema_cache import SCHEMA_CACHE_FILE, SchemaCache
+from tabwarden.mcp_server.tools import catalogue_tools
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
@@ -40,10 +45,48 @@ Streams = tuple[Any, Any]
 def trust_this_process(browser: ThrowawayBrowser, origins: Sequence[str]) -> str:
     """The throwaway record most browser tests start from, in ``browser``'s config dir: this
     test process's interpreter paired (it spawns ``tabwarden mcp`` as the agent, through
-    ``mcp_client``) and ``origins`` approved. Returns the host key's fingerprint."""
-    return provision_throwaway_trust(
+    ``mcp_client``) and ``origins`` approved, and the tool-schema cache a person's config dir
+    holds after their first ``tabwarden mcp`` (``warm_schema_cache``). Returns the host key's
+    fingerprint."""
+    fingerprint = provision_throwaway_trust(
         browser.config, client_exe=os.path.realpath("/proc/self/exe"), origins=list(origins)
     )
+    warm_schema_cache(browser.config)
+    return fingerprint
+
+
+#: This worker's tool-schema cache (key and schemas), generated once (``warm_schema_cache``).
+_SCHEMAS: tuple[str, dict[str, Any]] | None = None
+
+
+def warm_schema_cache(config: Path) -> None:
+    """Put in ``config`` the tool-schema cache ``tabwarden mcp`` writes at its first start
+    (mcp_server/schema_cache.py), generated once per worker exactly as the server generates
+    it: every later start of a person's server reads it, and so do the browser tests' (~0.2 s
+    of CPU saved at each). A first start, cache empty, is tests/mcp_server/test_schema_cache.py's
+    and the CLI tests'; tests/mcp_server/test_warm_cache.py shows a spawned server believes this
+    one (and so never rewrites it)."""
+    global _SCHEMAS
+    if _SCHEMAS is None:
+        with tempfile.TemporaryDirectory() as scratch:
+            catalogue_tools(_NO_GUARD, _no_answer, schemas=SchemaCache(Path(scratch)))
+            document = json.loads((Path(scratch) / SCHEMA_CACHE_FILE).read_bytes())
+        _SCHEMAS = (document["key"], document["tools"])
+    SchemaCache(config).store(*_SCHEMAS)
+
+
+class _NoGuard:
+    """Building the tools never consults their guard; a call through these would fail."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the schema cache's tools are never called ({name})")
+
+
+_NO_GUARD: Any = _NoGuard()
+
+
+async def _no_answer(*_: Any) -> Any:
+    raise AssertionError("the schema cache's tools are never called")
 
 
 def mcp_server(browser: ThrowawayBrowser) -> StdioServerParameters:

@@ -74,6 +74,7 @@ def test_the_whole_parser_holds_every_spawned_command() -> None:
 @pytest.mark.parametrize("command", ["host", "mcp"])
 def test_a_spawned_command_imports_no_other_subcommand(command: str) -> None:
     # `--help` parses and exits before the command runs: what is imported is the parser's cost.
+    # Run isolated (-I), as Chrome and an agent's spawn end up, so `mcp` is not re-executed.
     code = (
         "import sys\n"
         "from tabwarden.cli.entry import main\n"
@@ -83,12 +84,37 @@ def test_a_spawned_command_imports_no_other_subcommand(command: str) -> None:
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
     # The control: the whole parser does import them, so the check above can fail.
-    control = code.replace(f"main([{command!r}, '--help'])", "main(['status', '--help'])")
+    control = code.replace(f"main([{command!r}, '--help'])", "main(['install', '--help'])")
     done = subprocess.run(
-        [sys.executable, "-c", control], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-I", "-c", control],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     assert done.stdout.strip().splitlines()[-1] != "[]", done.stdout
+
+
+@pytest.mark.parametrize("command", sorted(entry.ISOLATED_COMMANDS))
+def test_an_isolated_command_re_executes_before_it_parses(command: str) -> None:
+    """A command that runs as ``python -I -m tabwarden`` re-executes first, so its parser is
+    built once, in the isolated process. ``-X importtime`` is not passed on by the re-execution:
+    the first process's imports alone are on stderr."""
+    words = [command, "--help"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tabwarden", *words],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"tabwarden {command}" in done.stdout  # the isolated process printed its help
+    assert "tabwarden.cli.help" not in done.stderr
+    # The control: a command that runs in place parses in the first process.
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tabwarden", "install", "--help"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "tabwarden.cli.help" in done.stderr
