@@ -132,7 +132,9 @@ class DownloadSandbox:
             src = os.open(source, flags)
         except OSError as exc:  # the error's name only: the path may hold what the page named
             name = errno.errorcode.get(exc.errno or 0, "unknown error")
-            raise SandboxUnavailable(f"the finished download could not be opened ({name})") from None
+            raise SandboxUnavailable(
+                f"the finished download could not be opened ({name})"
+            ) from None
         st = os.fstat(src)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             os.close(src)
