@@ -86,15 +86,6 @@ export function inputHandlers(deps) {
   });
   const { locate } = pointer;
 
-  /**
-   * One CDP mouse event at (x, y) (page_hover's move; clicks go through pointer.clickAt).
-   * @param {import("./support.js").Ctx} ctx
-   * @param {number} tabId
-   * @param {Record<string, unknown>} event
-   * @param {string} what
-   */
-  const mouse = (ctx, tabId, event, what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
-
   /** @type {import("../worker/dispatch.js").Handler} */
   async function pageMouse(args, ctx) {
     const point = argPoint(args);
@@ -129,7 +120,7 @@ export function inputHandlers(deps) {
     }
     const watch = loads.watch(tabId);
     try {
-      await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, button, clickCount, modifiers });
+      await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, button, clickCount, modifiers, ...(frameId !== 0 ? { inFrame: origin } : {}) });
     } catch (err) {
       watch.cancel();
       throw err;
@@ -145,7 +136,7 @@ export function inputHandlers(deps) {
     const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover", {});
     await cdp.ensure(ctx, tabId);
     const at = await locate(ctx, tabId, frameId, origin, docToken, point);
-    await mouse(ctx, tabId, { type: "mouseMoved", x: at.x, y: at.y, button: "none", buttons: 0 }, "move the pointer");
+    await pointer.moveTo(ctx, tabId, { x: at.x, y: at.y, ...(frameId !== 0 ? { inFrame: origin } : {}) });
     return {
       hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,
       ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),

@@ -819,9 +819,11 @@ export function interactHandlers(deps) {
     const blocked = watchBlockedWindows(deps.cdp, tabId);
     try {
       try {
-        await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y });
+        await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, ...(frameId !== 0 ? { inFrame: origin } : {}) });
       } catch (err) {
         watch.cancel();
+        // No result will be asked for: the armed watch must not stop the person's next click.
+        await page(ctx, tabId, "clickResult", { origin, cancel: true }).catch(() => undefined);
         throw err;
       }
       /** @type {Record<string, any> | null} */

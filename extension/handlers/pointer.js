@@ -21,6 +21,12 @@ export const BUTTON_BITS = Object.freeze({ left: 1, right: 2, middle: 4 });
  */
 export const POPUP_JOIN_MS = 1500;
 
+/** How long a click in a frame waits for the pointer to reach that frame's document. */
+export const POINTER_REACH_MS = 5000;
+/** How often it looks; every NUDGE_MS the move is sent again. */
+const REACH_POLL_MS = 50;
+const NUDGE_MS = 500;
+
 /**
  * Where the pointer lands, and the click there.
  * @param {{cdp?: import("../worker/debugger.js").DebuggerManager, sleep: (ms: number) => Promise<void>,
@@ -72,17 +78,45 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
   }
 
   /**
-   * A person's click at the tab's viewport point (x, y): the pointer moves there, then the
-   * button is pressed and released `clickCount` times, as trusted CDP input.
+   * The pointer moves to the tab's viewport point (x, y), as trusted CDP input. `inFrame`: the
+   * point is in a frame of that origin (the call's frame); the move is done only once that
+   * frame's document has the pointer (page/actions.js pointerHere), the move sent again now and
+   * then meanwhile. Chrome routes input into an out-of-process frame only after it has placed
+   * the frame, and input sent before lands on the enclosing page: if the pointer never arrives,
+   * the call answers timeout (a click then presses nothing).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
-   * @param {{x: number, y: number, button?: "left" | "right" | "middle", clickCount?: number, modifiers?: number}} c
+   * @param {{x: number, y: number, modifiers?: number, inFrame?: string}} m
    */
-  async function clickAt(ctx, tabId, { x, y, button = "left", clickCount = 1, modifiers = 0 }) {
+  async function moveTo(ctx, tabId, { x, y, modifiers = 0, inFrame }) {
+    if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
+    const move = () => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", { x, y, modifiers, type: "mouseMoved", button: "none", buttons: 0 }, "move the pointer");
+    await move();
+    if (inFrame === undefined) return;
+    for (let waited = 0; ; waited += REACH_POLL_MS) {
+      const here = await page(ctx, tabId, "pointerHere", { origin: inFrame });
+      if (here.inside === true) return;
+      if (waited >= POINTER_REACH_MS) {
+        throw new BridgeError(CODE.TIMEOUT, "the pointer did not reach the frame (Chrome had not placed it in the page yet), so nothing was pressed; try again");
+      }
+      await sleep(REACH_POLL_MS);
+      if (waited % NUDGE_MS === 0) await move();
+    }
+  }
+
+  /**
+   * A person's click at the tab's viewport point (x, y): the pointer moves there (moveTo, which
+   * in a frame waits until the frame has the pointer), then the button is pressed and released
+   * `clickCount` times, as trusted CDP input.
+   * @param {import("./support.js").Ctx} ctx
+   * @param {number} tabId
+   * @param {{x: number, y: number, button?: "left" | "right" | "middle", clickCount?: number, modifiers?: number, inFrame?: string}} c
+   */
+  async function clickAt(ctx, tabId, { x, y, button = "left", clickCount = 1, modifiers = 0, inFrame }) {
     if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
     const mouse = (/** @type {Record<string, unknown>} */ event, /** @type {string} */ what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
     const base = { x, y, modifiers };
-    await mouse({ ...base, type: "mouseMoved", button: "none", buttons: 0 }, "move the pointer");
+    await moveTo(ctx, tabId, { x, y, modifiers, inFrame });
     for (let n = 1; n <= clickCount; n++) {
       const held = { ...base, button, clickCount: n };
       await mouse({ ...held, type: "mousePressed", buttons: BUTTON_BITS[button] }, "press the mouse button");
@@ -126,7 +160,7 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
     if (failed !== null) throw failed;
   }
 
-  return { locate, clickAt, dragBetween, worlds };
+  return { locate, moveTo, clickAt, dragBetween, worlds };
 }
 
 /**

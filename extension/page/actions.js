@@ -314,6 +314,17 @@ var tabwardenActions = (() => {
 
   /** The key the one pending input lives under (see the header). */
   const PENDING = Symbol.for("tabwarden.pendingInput");
+  /**
+   * Whether the pointer is over this document now: its root element matches `:hover`. Chrome
+   * routes the pointer into an out-of-process frame only once it has placed that frame; until
+   * then input at the frame's point reaches the enclosing page (handlers/pointer.js clickAt
+   * waits for this before it presses).
+   */
+  function pointerHere() {
+    const root = document.documentElement;
+    return { inside: root !== null && typeof root.matches === "function" && root.matches(":hover") };
+  }
+
   /** How long an armed guard outlives a call that never read its result. */
   const GUARD_MS = 10_000;
   /** What a text field or editor holds (read inside the page only; never returned). @param {any} el */
@@ -936,7 +947,7 @@ var tabwardenActions = (() => {
     return { ok: true };
   }
 
-  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult });
+  return Object.freeze({ ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult, pointerHere });
 })();
 globalThis.tabwardenActions = tabwardenActions;
 void 0; // the script's completion value, which executeScript returns: nothing to serialise

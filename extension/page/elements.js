@@ -14,10 +14,10 @@ var tabwardenElements = (() => {
   const { PageError, deepActive } = globalThis.tabwardenDom;
   const { resolve, targetOf } = globalThis.tabwardenLocate;
   const { snapshot, elementText, boxOf } = globalThis.tabwardenSnapshot;
-  const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult } = globalThis.tabwardenActions;
+  const { ELEMENT_OPS, waitFor, scrollPage, settle, reveal, pointAt, actionable, inputResult, clickResult, pointerHere } = globalThis.tabwardenActions;
 
   /** Every op pageOp understands: the page-wide ones and the element operations. */
-  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", "actionable", "settle", "reveal", "inputResult", "clickResult", ...ELEMENT_OPS.keys(), "text"]);
+  const PAGE_OPS = Object.freeze(["snapshot", "waitFor", "point", "actionable", "settle", "reveal", "inputResult", "clickResult", "pointerHere", ...ELEMENT_OPS.keys(), "text"]);
 
   /**
    * @param {string} op
@@ -36,6 +36,7 @@ var tabwardenElements = (() => {
     if (op === "reveal") return reveal(a);
     if (op === "inputResult") return inputResult();
     if (op === "clickResult") return clickResult(a);
+    if (op === "pointerHere") return pointerHere();
     if (op === "scroll" && !a.target) return scrollPage(a);
     const el = !a.target && (op === "press" || op === "describe" || op === "focus") ? deepActive() || document.body : resolve(a.target, a.docToken);
     if (op === "text") return elementText(el);

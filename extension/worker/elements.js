@@ -21,7 +21,7 @@ export const PAGE_FILES = Object.freeze([
 /** Operations page/elements.js's pageOp understands (tests/extension/elements.test.mjs compares). */
 export const PAGE_OPS = Object.freeze([
   "snapshot", "waitFor", "point", "actionable", "settle", "reveal", "clickResult", "describe", "fill", "press", "select", "check", "scroll", "getState", "text",
-  "focus", "inputResult", "clear",
+  "focus", "inputResult", "clear", "pointerHere",
 ]);
 
 /**
