@@ -120,7 +120,7 @@ export function inputHandlers(deps) {
     }
     const watch = loads.watch(tabId);
     try {
-      await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, button, clickCount, modifiers, ...(frameId !== 0 ? { inFrame: origin } : {}) });
+      await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, button, clickCount, modifiers, inFrame: at.inFrame });
     } catch (err) {
       watch.cancel();
       throw err;
@@ -136,7 +136,7 @@ export function inputHandlers(deps) {
     const { tabId, origin, docToken, frameId } = await open(args, ctx, "page_hover", {});
     await cdp.ensure(ctx, tabId);
     const at = await locate(ctx, tabId, frameId, origin, docToken, point);
-    await pointer.moveTo(ctx, tabId, { x: at.x, y: at.y, ...(frameId !== 0 ? { inFrame: origin } : {}) });
+    await pointer.moveTo(ctx, tabId, { x: at.x, y: at.y, inFrame: at.inFrame });
     return {
       hovered: true, x: at.x, y: at.y, covered: at.covered, hitTarget: at.hitTarget,
       ...(at.hitRef !== undefined ? { hitRef: at.hitRef } : {}),

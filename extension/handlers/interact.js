@@ -819,7 +819,7 @@ export function interactHandlers(deps) {
     const blocked = watchBlockedWindows(deps.cdp, tabId);
     try {
       try {
-        await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, ...(frameId !== 0 ? { inFrame: origin } : {}) });
+        await pointer.clickAt(ctx, tabId, { x: at.x, y: at.y, inFrame: at.inFrame });
       } catch (err) {
         watch.cancel();
         // No result will be asked for: the armed watch must not stop the person's next click.

@@ -43,8 +43,10 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
    * frame the point is found in the frame's viewport (`covered`, `hitTarget`, `hitRef` are the
    * frame's), then placed in the tab's viewport through the enclosing iframe elements
    * (handlers/frames.js toTop); an element of an enclosing page over the frame at that point is
-   * `covered` too (`overFrame`: nothing of the frame's own would receive the input). `more`
-   * goes to pointAt as well (page_click's `armClick`: watch the click the element receives).
+   * `covered` too (`overFrame`: nothing of the frame's own would receive the input), and the
+   * answer names the frame's origin as `inFrame`, so moveTo, clickAt and dragBetween wait for the
+   * pointer there before pressing. `more` goes to pointAt as well (page_click's `armClick`:
+   * watch the click the element receives).
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
    * @param {number} frameId
@@ -67,14 +69,15 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
       desc: String(r.desc ?? ""), hitTarget: String(r.hitTarget ?? ""),
       hitKind: r.hitKind === "submit" || r.hitKind === "link" ? r.hitKind : "plain",
       ...(typeof r.hitRef === "string" ? { hitRef: r.hitRef } : {}),
+      inFrame: /** @type {string | undefined} */ (undefined),
     };
     if (frameId === 0) return at;
     if (typeof r.docToken !== "string") throw new BridgeError(CODE.INTERNAL_ERROR, "could not find where to point in this frame");
     const world = await worlds.locate(ctx, tabId, r.docToken);
     const top = await worlds.toTop(ctx, tabId, world, at.x, at.y);
-    if (top.coveredBy === null) return { ...at, x: top.x, y: top.y };
+    if (top.coveredBy === null) return { ...at, x: top.x, y: top.y, inFrame: origin };
     const { hitRef: _hidden, ...rest } = at;
-    return { ...rest, x: top.x, y: top.y, covered: true, overFrame: true, hitTarget: top.coveredBy, hitKind: "plain" };
+    return { ...rest, x: top.x, y: top.y, covered: true, overFrame: true, hitTarget: top.coveredBy, hitKind: "plain", inFrame: origin };
   }
 
   /**
@@ -129,16 +132,17 @@ export function createPointer({ cdp, sleep, page, docTokens, remember }) {
    * left button is pressed there, the pointer moves to `to` in `steps` even moves with the button
    * held (so a page's pointermove handlers and Chrome's drag threshold see it travel; Chrome
    * starts a real HTML5 drag from a draggable element, as for a person, since drags are not
-   * intercepted), and the button is released at `to`. Trusted CDP input, as clickAt.
+   * intercepted), and the button is released at `to`. Trusted CDP input, as clickAt; a start in
+   * a frame (`from.inFrame`, as locate answers it) is pressed only once the pointer is there.
    * @param {import("./support.js").Ctx} ctx
    * @param {number} tabId
-   * @param {{from: {x: number, y: number}, to: {x: number, y: number}, steps: number}} d
+   * @param {{from: {x: number, y: number, inFrame?: string}, to: {x: number, y: number}, steps: number}} d
    */
   async function dragBetween(ctx, tabId, { from, to, steps }) {
     if (cdp === undefined) throw new BridgeError(CODE.INTERNAL_ERROR, "the debugger is not available");
     const mouse = (/** @type {Record<string, unknown>} */ event, /** @type {string} */ what) => cdp.send(ctx, tabId, "Input.dispatchMouseEvent", event, what);
     const held = { button: "left", buttons: BUTTON_BITS.left };
-    await mouse({ type: "mouseMoved", x: from.x, y: from.y, button: "none", buttons: 0 }, "move the pointer");
+    await moveTo(ctx, tabId, { x: from.x, y: from.y, inFrame: from.inFrame });
     await mouse({ type: "mousePressed", x: from.x, y: from.y, ...held, clickCount: 1 }, "press the mouse button");
     /** @type {unknown} */
     let failed = null;

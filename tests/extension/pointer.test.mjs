@@ -1,5 +1,5 @@
-// handlers/pointer.js clickAt in a frame: the button is pressed only once the frame's document has
-// the pointer (Chrome routes input into an out-of-process frame only after it has placed it; a
+// handlers/pointer.js clickAt and dragBetween in a frame: the button is pressed only once the
+// frame's document has the pointer (Chrome routes input into an out-of-process frame only after it has placed it; a
 // click sent before lands on the enclosing page). Never arriving presses nothing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -51,4 +51,28 @@ test("a click in the top document does not look for the pointer", async () => {
   await p.clickAt({}, 1, { x: 10, y: 20 });
   assert.deepEqual(ops, []);
   assert.deepEqual(types(sent), ["mouseMoved", "mousePressed", "mouseReleased"]);
+});
+
+test("a drag that starts in a frame presses only once the pointer reached the frame", async () => {
+  const { p, sent, ops } = pointer([false, true]);
+  await p.dragBetween({}, 1, { from: { x: 10, y: 20, inFrame: FRAME }, to: { x: 50, y: 20 }, steps: 2 });
+  assert.deepEqual(ops.map(([op, a]) => [op, a.origin]), Array(2).fill(["pointerHere", FRAME]));
+  // The move, sent again while waiting, then the press, the held moves and the release.
+  assert.deepEqual(types(sent), ["mouseMoved", "mouseMoved", "mousePressed", "mouseMoved", "mouseMoved", "mouseReleased"]);
+});
+
+test("a drag whose start never has the pointer presses nothing and answers timeout", async () => {
+  const { p, sent } = pointer(Array(10_000).fill(false));
+  await assert.rejects(p.dragBetween({}, 1, { from: { x: 10, y: 20, inFrame: FRAME }, to: { x: 50, y: 20 }, steps: 2 }), (err) => {
+    assert.equal(err.code, "timeout");
+    return true;
+  });
+  assert.ok(!types(sent).includes("mousePressed") && !types(sent).includes("mouseReleased"));
+});
+
+test("a drag on the top document does not look for the pointer", async () => {
+  const { p, sent, ops } = pointer([false]);
+  await p.dragBetween({}, 1, { from: { x: 10, y: 20 }, to: { x: 50, y: 20 }, steps: 1 });
+  assert.deepEqual(ops, []);
+  assert.deepEqual(types(sent), ["mouseMoved", "mousePressed", "mouseMoved", "mouseReleased"]);
 });
