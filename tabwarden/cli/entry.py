@@ -251,8 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser, sub = _root_parser()
 
-    _add_mcp(sub)
-    _add_host(sub)
+    for add_spawned in SPAWNED_COMMANDS.values():
+        add_spawned(sub)
 
     p = add_command(
         sub,
