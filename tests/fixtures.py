@@ -26,6 +26,7 @@ from tabwarden.trust.keystore import FileStore
 from tabwarden.trust.operations import TrustContext
 from tabwarden.trust.reader import TrustReader
 from tabwarden.trust.record import Credential
+from tabwarden.trust.record_file import seal_first_record
 from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser
 from tests.trust import NOW
@@ -57,7 +58,11 @@ def pair_record(
     alone. ``client``: a client as measured (``our_spawner()``), paired as it is."""
     config.mkdir(mode=0o700, exist_ok=True)
     key = HostKey.generate()
-    FileStore(config / "host-key.pem").save(key)
+    key_store = FileStore(config / "host-key.pem")
+    # In `pair`'s order (trust.operations.pair_host): the seal before the key, so a host already
+    # running never reads a key with neither record nor seal (it latches the kill switch).
+    seal_first_record(config / "trust.json", key_store, reset=False)
+    key_store.save(key)
     now = int(time.time())
     store.initialise(config / "trust.json", key, "file", now)
     if client_exe is not None:

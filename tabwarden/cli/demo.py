@@ -119,10 +119,13 @@ def provision_throwaway_trust(config: Path, *, client_exe: str, origins: list[st
     from tabwarden.trust.keys import HostKey
     from tabwarden.trust.keystore import FileStore
     from tabwarden.trust.policy import DEFAULT_POLICY, apply_set
+    from tabwarden.trust.record_file import seal_first_record
 
     key = HostKey.generate()
-    FileStore(config / "host-key.pem").save(key)
+    key_store = FileStore(config / "host-key.pem")
     record = config / "trust.json"
+    seal_first_record(record, key_store, reset=False)  # in `pair`'s order: never a key alone
+    key_store.save(key)
     now = int(time.time())
     store.initialise(record, key, "file", now)
     if os.path.realpath(client_exe) == os.path.realpath(osapi.executable(os.getpid())):
