@@ -57,6 +57,19 @@ def fake_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
         browser.close()
 
 
+@pytest.fixture
+def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
+    """The browser's end of a real host that attests its peers (``tabwarden host`` itself, not
+    the unattested stand-in), connected and greeted."""
+    browser = FakeBrowser(runtime_dir, attested=True)
+    try:
+        browser.wait_socket()
+        browser.hello()
+        yield browser
+    finally:
+        browser.close()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.root`` tests need root (a throwaway user, chown to another owner). Off CI
     they are skipped without it; with ``CI=true`` a missing root is a failure, never a skip

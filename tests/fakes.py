@@ -11,6 +11,7 @@ import io
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,33 @@ def tool_error(result: Any) -> dict[str, Any] | None:
     text = result.content[0].text
     assert text.startswith(f"{error['code']}: "), text  # the same code, readable by a model
     return error
+
+
+#: A bridge client (the MCP server's stand-in) for a test to run in its own process, so the host
+#: measures that process as its client: it connects claiming no identity, waits until the
+#: extension is connected, asks for the tab list once, and prints the outcome as one JSON line
+#: (``{"ok": ...}`` or ``{"code": ..., "message": ...}``).
+BRIDGE_CLIENT = textwrap.dedent(
+    """
+    import asyncio, json, os, time
+    from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+
+    async def main() -> None:
+        client = BridgeClient(
+            label="test", env={"TABWARDEN_RUNTIME_DIR": os.environ["TABWARDEN_RUNTIME_DIR"]}
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not (await client.status()).extension_connected:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the extension never connected")
+                await asyncio.sleep(0.02)
+            print(json.dumps({"ok": await client.call("tab_list")}))
+        except BridgeError as exc:
+            print(json.dumps({"code": exc.code, "message": str(exc)}))
+        finally:
+            await client.close()
+
+    asyncio.run(main())
+    """
+)

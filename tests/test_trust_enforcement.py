@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,17 +54,6 @@ def answer_tabs(browser: FakeBrowser, count: int = 1) -> threading.Thread:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
-
-
-@pytest.fixture
-def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
-    browser = FakeBrowser(runtime_dir, attested=True)
-    try:
-        browser.wait_socket()
-        browser.hello()
-        yield browser
-    finally:
-        browser.close()
 
 
 async def _until_connected(client: Any) -> None:

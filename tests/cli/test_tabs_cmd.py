@@ -27,17 +27,6 @@ ROWS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def attested_browser(runtime_dir: Path) -> Any:
-    browser = FakeBrowser(runtime_dir, attested=True)
-    try:
-        browser.wait_socket()
-        browser.hello()
-        yield browser
-    finally:
-        browser.close()
-
-
 def _tabs(runtime: Path, *args: str) -> Pty:
     """``tabwarden tabs ARGS`` as a person runs it: on a pty that is its controlling terminal."""
     return spawn_cli(host_env(runtime), "tabs", *args)

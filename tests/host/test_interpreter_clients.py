@@ -30,7 +30,7 @@ import pytest
 from tabwarden.bridge.client_identity import ClientIdentity, measure_process
 from tabwarden.trust import store
 from tabwarden.trust.keystore import FileStore
-from tests.fakes import FakeBrowser, host_env
+from tests.fakes import BRIDGE_CLIENT, FakeBrowser, host_env
 from tests.fixtures import answer_one_tab_list, config_of, nothing_relayed, pair_record
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
@@ -40,32 +40,6 @@ needs_node = pytest.mark.skipif(NODE is None, reason="needs node")
 PYTHON = sys.executable  # the venv's: it imports tabwarden
 PYTHON_IMAGE = os.path.realpath(f"/proc/{os.getpid()}/exe")  # what /proc/<pid>/exe names
 GUARD = 60  # a hang guard, not a timing assertion
-
-#: The MCP server's stand-in: connects (claiming no identity), asks for the tab list.
-BRIDGE_CLIENT = textwrap.dedent(
-    """
-    import asyncio, json, os, time
-    from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-
-    async def main() -> None:
-        client = BridgeClient(
-            label="test", env={"TABWARDEN_RUNTIME_DIR": os.environ["TABWARDEN_RUNTIME_DIR"]}
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (await client.status()).extension_connected:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the extension never connected")
-                await asyncio.sleep(0.02)
-            print(json.dumps({"ok": await client.call("tab_list")}))
-        except BridgeError as exc:
-            print(json.dumps({"code": exc.code, "message": str(exc)}))
-        finally:
-            await client.close()
-
-    asyncio.run(main())
-    """
-)
 
 #: A Node client: ``--hold`` idles (to be measured for pairing), else runs its arguments.
 NODE_CLIENT = textwrap.dedent(

@@ -11,7 +11,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-from tests.fakes import FakeBrowser, host_env, tool_error, wait_until_extension_connected
+from tests.fakes import (
+    BRIDGE_CLIENT,
+    FakeBrowser,
+    host_env,
+    tool_error,
+    wait_until_extension_connected,
+)
 from tests.fixtures import (
     answer_one_tab_list,
     config_of,
@@ -33,37 +38,10 @@ from tests.fixtures import (
 
 GUARD = 60.0  # hang guard only
 
-#: A bridge client in its own process (so the host measures this test process as its client):
-#: one tab_list, then its outcome as JSON.
-CLIENT = textwrap.dedent(
-    """
-    import asyncio, json, os, time
-    from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
-
-    async def main() -> None:
-        client = BridgeClient(
-            label="test", env={"TABWARDEN_RUNTIME_DIR": os.environ["TABWARDEN_RUNTIME_DIR"]}
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (await client.status()).extension_connected:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the extension never connected")
-                await asyncio.sleep(0.02)
-            print(json.dumps({"ok": await client.call("tab_list")}))
-        except BridgeError as exc:
-            print(json.dumps({"code": exc.code, "message": str(exc)}))
-        finally:
-            await client.close()
-
-    asyncio.run(main())
-    """
-)
-
 
 def _child_call(browser: FakeBrowser, tmp_path: Path) -> dict[str, Any]:
     script = tmp_path / "client.py"
-    script.write_text(CLIENT)
+    script.write_text(BRIDGE_CLIENT)
     done = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -128,17 +106,6 @@ def test_the_host_tells_a_revoked_client_it_was_revoked_and_a_stranger_nothing(
     assert "pytest" not in str(error) and "revoked" not in str(error)
     nothing_relayed(fake_browser)
     assert (config / "trust.json").read_bytes() == before
-
-
-@pytest.fixture
-def attested_browser(runtime_dir: Path) -> Any:
-    browser = FakeBrowser(runtime_dir, attested=True)
-    try:
-        browser.wait_socket()
-        browser.hello()
-        yield browser
-    finally:
-        browser.close()
 
 
 @pytest.mark.promise("H1-05")

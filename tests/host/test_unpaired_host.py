@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,17 +21,6 @@ from tests.fakes import FakeBrowser, host_env, tool_error
 from tests.fixtures import config_of, nothing_relayed, pair_record, pair_this_process
 
 GUARD = 60.0  # hang guard only
-
-
-@pytest.fixture
-def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
-    browser = FakeBrowser(runtime_dir, attested=True)
-    try:
-        browser.wait_socket()
-        browser.hello()
-        yield browser
-    finally:
-        browser.close()
 
 
 @pytest.mark.promise("H1-04")
