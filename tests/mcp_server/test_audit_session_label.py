@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +48,6 @@ def test_a_label_keeps_no_control_or_format_character_and_no_more_than_the_cap()
     assert all(ch.isprintable() for ch in clean)
     assert session_fields({SESSION_LABEL_ENV: "a\nb"}, pid=7) == {"session": "a b", "sessionPid": 7}
     assert session_fields({}, pid=7) == {"session": None, "sessionPid": 7}
-
-
-@pytest.fixture
-def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
-    browser = FakeBrowser(runtime_dir, attested=True)
-    try:
-        browser.wait_socket()
-        browser.hello()
-        yield browser
-    finally:
-        browser.close()
 
 
 def _answer_tabs(browser: FakeBrowser, count: int) -> threading.Thread:
