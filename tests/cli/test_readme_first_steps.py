@@ -236,3 +236,28 @@ def test_the_by_hand_reference_works_as_written_from_a_fresh_home(tmp_path: Path
     removed = person.run(_one(spans, "tabwarden uninstall"))
     assert removed.returncode == 0, removed.stderr
     assert not any(p.is_file() for p in written)
+
+
+def test_a_rerun_of_setup_leaves_the_installed_package_alone() -> None:
+    """``scripts/setup`` run again on a machine it set up (as the README's fresh-machine line is,
+    here and in any person's second try) reinstalls nothing: a reinstall removes the package for
+    a moment, and a ``tabwarden`` starting then (an agent's server, Chrome's host) finds no module.
+    The editable install's files stay as they were, and setup says so."""
+    where = "import site; print(site.getsitepackages()[0])"
+    site = Path(
+        subprocess.run(
+            [str(REPO / ".venv/bin/python"), "-I", "-c", where],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    installed = sorted(site.glob("__editable__*tabwarden*")) + sorted(site.glob("tabwarden-*"))
+    assert installed, "tabwarden is not installed editable in .venv: run scripts/setup"
+    before = {p: p.stat().st_mtime_ns for p in installed}
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup")], cwd=REPO, capture_output=True, text=True,
+        timeout=SETUP_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is installed already" in done.stdout, done.stdout
+    assert "installing tabwarden" not in done.stdout, done.stdout
+    assert {p: p.stat().st_mtime_ns for p in installed} == before
