@@ -872,18 +872,22 @@ var tabwardenActions = (() => {
    * (a throttled cross-origin frame) pays this once.
    */
   const NO_FRAME_MS = 1000;
+  /** Animation frames seen drawn in this document: each nextFrame's, even one that came late. */
+  let framesDrawn = 0;
   /**
-   * The next animation frame (true), or FRAME_MS later when none comes (false): Chrome may draw
-   * no frame for a long time in a throttled cross-origin frame; no frame is never movement.
-   * @returns {Promise<boolean>}
+   * The next animation frame, or FRAME_MS later when none comes: Chrome may draw no frame for a
+   * long time in a throttled cross-origin frame; no frame is never movement. A frame that comes
+   * after its timer still counts in framesDrawn.
+   * @returns {Promise<void>}
    */
   function nextFrame() {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), FRAME_MS);
+      const timer = setTimeout(resolve, FRAME_MS);
       if (typeof globalThis.requestAnimationFrame === "function") {
         globalThis.requestAnimationFrame(() => {
+          framesDrawn++;
           clearTimeout(timer);
-          resolve(true);
+          resolve();
         });
       }
     });
@@ -898,6 +902,43 @@ var tabwardenActions = (() => {
     }
     return off;
   }
+  /** Keys of a keyframe that are not animated properties. */
+  const KEYFRAME_KEYS = new Set(["offset", "computedOffset", "easing", "composite"]);
+  /**
+   * Animated properties that move nothing: colours, shadows, opacity and the like. Any other (a
+   * transform, an offset, a size, a custom property a transform may read) can move the element.
+   */
+  const PAINT_ONLY = new Set([
+    "color", "background", "backgroundColor", "backgroundImage", "backgroundPosition", "backgroundSize",
+    "opacity", "boxShadow", "textShadow", "outline", "outlineColor", "outlineOffset", "outlineStyle",
+    "outlineWidth", "borderColor", "borderTopColor", "borderRightColor", "borderBottomColor",
+    "borderLeftColor", "fill", "stroke", "strokeDasharray", "strokeDashoffset", "filter",
+    "backdropFilter", "caretColor", "textDecorationColor", "accentColor", "columnRuleColor", "visibility",
+  ]);
+  /**
+   * Whether a running animation can move `el`: one on it or on an element that holds it (across
+   * shadow roots), over time (a scroll-driven animation moves only as the page scrolls, which the
+   * box looks see), of a property not in PAINT_ONLY. Keyframes it cannot read count as moving.
+   * @param {any} el
+   */
+  function animatedToMove(el) {
+    const Scroll = /** @type {any} */ (globalThis).ScrollTimeline;
+    const scrollDriven = (/** @type {any} */ t) => typeof Scroll === "function" && t instanceof Scroll;
+    for (let n = el; n; n = n.parentElement ?? n.parentNode?.host ?? null) {
+      if (typeof n.getAnimations !== "function") continue;
+      for (const anim of n.getAnimations()) {
+        if (anim.playState !== "running" || anim.playbackRate === 0 || scrollDriven(anim.timeline)) continue;
+        let frames;
+        try {
+          frames = anim.effect.getKeyframes();
+        } catch {
+          return true;
+        }
+        for (const f of frames) for (const k of Object.keys(f)) if (!KEYFRAME_KEYS.has(k) && !PAINT_ONLY.has(k)) return true;
+      }
+    }
+    return false;
+  }
   /** @param {any} el */
   const boxKey = (el) => {
     const r = el.getBoundingClientRect();
@@ -908,7 +949,8 @@ var tabwardenActions = (() => {
    * One look at whether the target of an element action is actionable (handlers/ready.js looks
    * again until it is): it exists (else element_not_found from resolve), is visible, is enabled
    * (`a.enabled`), shows the same box over two animation-frame intervals (three looks, one at
-   * least after a real frame unless none comes within NO_FRAME_MS), and
+   * least after a real frame unless none comes within NO_FRAME_MS; two, and no excuse, when an
+   * animation is moving it: animatedToMove), and
    * (`a.hit`, page_click) is what is at the centre of its shown box: the very hit test pointAt
    * makes (hitAt, holds, shownBox). Answers {ok: true} or {fail, desc, hitTarget?}.
    * @param {Record<string, any>} a
@@ -921,14 +963,18 @@ var tabwardenActions = (() => {
     if (a.hit === true && shownBox(el) === null) scrollIn(el);
     let seen = boxKey(el);
     const started = Date.now();
-    let framed = false;
-    for (let n = 0; n < 2 || (!framed && Date.now() - started < NO_FRAME_MS); n++) {
-      framed = (await nextFrame()) || framed;
+    // An element an animation is moving is still only when two real frames showed the same box
+    // (frames it does not get, on a starved machine, prove nothing); any other, after one.
+    const needFrames = animatedToMove(el) ? 2 : 1;
+    const before = framesDrawn;
+    for (let n = 0; n < 2 || (framesDrawn - before < needFrames && Date.now() - started < NO_FRAME_MS); n++) {
+      await nextFrame();
       if (!el.isConnected) return { fail: "element_not_found", desc };
       const now = boxKey(el);
       if (now !== seen) return { fail: "element_not_stable", desc };
       seen = now;
     }
+    if (framesDrawn - before < needFrames && needFrames > 1) return { fail: "element_not_stable", desc };
     if (a.hit === true) {
       const centre = () => {
         const box = shownBox(el);

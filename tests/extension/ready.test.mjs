@@ -141,3 +141,46 @@ test("actionable: on a machine too busy to draw on time, an element that moves a
   assert.equal((await look(doc, { target: { selector: "#slide" } })).fail, "element_not_stable");
   assert.deepEqual(await look(doc, { target: { selector: "#go" } }), { ok: true }, "a still one is still, late frames or not");
 });
+
+/** A running animation of `props` (each keyframe as getKeyframes gives it), over time unless `timeline`. */
+const animation = (props, more = {}) => ({
+  playState: "running",
+  playbackRate: 1,
+  timeline: {},
+  effect: { getKeyframes: () => [{ offset: 0, easing: "linear", composite: "auto", ...props }, { offset: 1, computedOffset: 1, ...props }] },
+  ...more,
+});
+
+test("actionable: an element an animation moves is not judged still on frames it never got", async () => {
+  // A starved renderer draws no frame for a second: a still box then proves nothing for an
+  // element whose transform is being animated (on it, or on what holds it).
+  const doc = page();
+  doc.noFrames = true;
+  const go = doc.querySelectorAll("#go")[0];
+  go.getAnimations = () => [animation({ transform: "translateX(300px)" })];
+  assert.equal((await look(doc, { target: { selector: "#go" } })).fail, "element_not_stable");
+  go.getAnimations = () => [];
+  doc.body.getAnimations = () => [animation({ left: "40px" })];
+  assert.equal((await look(doc, { target: { selector: "#go" } })).fail, "element_not_stable", "an ancestor's animation moves it too");
+  doc.body.getAnimations = () => [animation({ "--slide": "1" })];
+  assert.equal((await look(doc, { target: { selector: "#go" } })).fail, "element_not_stable", "a custom property a transform may read");
+  doc.body.getAnimations = () => [animation({}, { effect: { getKeyframes: () => { throw new Error("cross-origin sheet"); } } })];
+  assert.equal((await look(doc, { target: { selector: "#go" } })).fail, "element_not_stable", "keyframes it cannot read count as moving");
+  // What moves nothing leaves the throttled-frame rule as it was: a still box is still.
+  doc.body.getAnimations = () => [
+    animation({ backgroundColor: "red", opacity: "0.5", boxShadow: "none" }),
+    animation({ transform: "scale(2)" }, { playState: "paused" }),
+    animation({ transform: "scale(2)" }, { playState: "finished" }),
+    animation({ transform: "scale(2)" }, { playbackRate: 0 }),
+  ];
+  assert.deepEqual(await look(doc, { target: { selector: "#go" } }), { ok: true });
+});
+
+test("actionable: an animated element that holds still over two real frames is still, late frames or not", async () => {
+  // A carousel between slides: its animation runs, its box does not change.
+  const doc = page();
+  doc.frameMs = 400;
+  doc.querySelectorAll("#go")[0].getAnimations = () => [animation({ transform: "translateX(0)" })];
+  assert.deepEqual(await look(doc, { target: { selector: "#go" }, hit: true }), { ok: true });
+  assert.ok(doc.framesDrawn >= 2, `two real frames were waited for, saw ${doc.framesDrawn}`);
+});

@@ -293,8 +293,10 @@ export async function runIn(doc, func, args) {
   g.scrollTo = (x, y) => { g.scrollX = x; g.scrollY = y; };
   // Animation frames every 16 ms (`doc.frameMs` on a machine too busy to draw on time), or none
   // at all in a document whose rendering is throttled (`doc.noFrames`: a cross-origin frame
-  // Chrome draws no frames for).
+  // Chrome draws no frames for). A document no longer the one shown draws none: a frame asked
+  // for in an earlier test does not come in a later one's.
   g.requestAnimationFrame = (cb) => (doc.noFrames === true ? 0 : setTimeout(() => {
+    if (g.document !== doc) return;
     doc.framesDrawn = (doc.framesDrawn ?? 0) + 1;
     cb(Date.now());
   }, doc.frameMs ?? 16));
