@@ -238,6 +238,14 @@ async def playwright_driver() -> AsyncIterator[Playwright]:
         yield pw
 
 
+async def page_at(context: BrowserContext, what: str, at: Callable[[str], bool]) -> Page:
+    """The one page of ``context`` whose URL ``at`` accepts, once Playwright has it: a tab the
+    extension opened or navigated is attached, and its URL known, only after the tool answered
+    (later on a busy machine). Two such pages fail the test."""
+    [page] = await until(what, lambda: [p for p in context.pages if at(p.url)])
+    return page
+
+
 async def confirm_page(context: BrowserContext) -> Page:
     page: Page = await context.wait_for_event(
         "page", predicate=lambda p: "/confirm.html" in p.url, timeout=30_000

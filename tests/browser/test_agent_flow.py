@@ -25,6 +25,7 @@ from tests.browser.harness import (
     keep_dialogs_open,
     launched,
     ok,
+    page_at,
     press,
     served_pages,
     shows,
@@ -155,6 +156,6 @@ async def test_navigate_snapshot_type_click_through_confirm_and_observe(
         assert (await ok(agent, "page_dialog", {"tabId": tab})).get("armed") is None
 
         # Outside the bridge: the page holds what the agent was told.
-        [page] = [p for p in context.pages if p.url == f"{site}/compose"]
+        page = await page_at(context, "the compose page", lambda url: url == f"{site}/compose")
         assert await page.text_content("#status") == f"published: {POST}"
         assert await page.text_content("#preview") == POST

@@ -38,7 +38,7 @@ from tests.browser.agent_cli import (
     succeeded,
     unpaired_script,
 )
-from tests.browser.harness import confirm_page, press, shows
+from tests.browser.harness import confirm_page, page_at, press, shows
 from tests.browser.scripted_api import Script, Step, ToolResult, scripted_messages_api
 
 pytestmark = [pytest.mark.browser, pytest.mark.deadline(AGENT_TEST_S)]
@@ -120,5 +120,4 @@ async def test_claude_code_drives_the_chain_after_pair_client(
         assert_script_ran(after, out)
         assert status == 0, out
 
-    submitted = [p for p in context.pages if "/done" in p.url]
-    assert len(submitted) == 1, [p.url for p in context.pages]
+    await page_at(context, "the form submitted (a page on /done)", lambda url: "/done" in url)

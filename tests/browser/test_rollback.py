@@ -28,10 +28,9 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tabwarden.trust.verify import Effective
-from tests.browser.harness import confirm_page_presence, mcp_client, ok, press
+from tests.browser.harness import confirm_page_presence, mcp_client, ok, page_at, press
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import copy_credentials
-from tests.deadline import until
 from tests.fakes import tool_error
 from tests.pty_cli import PROMPT, spawn_cli
 
@@ -107,15 +106,6 @@ def _site_pages(context: Any, site: str) -> list[Any]:
     return [p for p in context.pages if p.url.startswith(site)]
 
 
-async def _site_page(context: Any, site: str) -> Any:
-    """The one page on ``site``, once Playwright has heard of it: the tab the agent opened is
-    attached after the tool answers, later on a busy machine."""
-    [page] = await until(
-        f"Playwright sees the agent's tab on {site}", lambda: _site_pages(context, site)
-    )
-    return page
-
-
 @pytest.mark.promise("PR-02", "BP-06", "BP-07")
 async def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensions_witness(
     browser: ThrowawayBrowser, site: str
@@ -140,7 +130,7 @@ async def test_a_record_and_seal_rolled_back_together_are_caught_by_the_extensio
         await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
         state = await ok(agent, "page_get_state", {"tabId": tab, "selector": "#out"})
         assert state["text"] == "clicked:2"
-        page = await _site_page(context, site)
+        page = await page_at(context, "the agent's tab", lambda url: url.startswith(site))
 
         # The attack: stop the host, put the older record and its seal back, kill the host.
         [host] = _hosts(browser)
@@ -267,7 +257,7 @@ async def test_a_kill_typed_while_the_agent_is_idle_is_witnessed_and_a_rollback_
         context, agent = paired.context, paired.agent
         tab = (await ok(agent, "tab_open", {"url": f"{site}/"}))["tab"]["id"]
         await ok(agent, "page_click", {"tabId": tab, "selector": "#plain"})
-        page = await _site_page(context, site)
+        page = await page_at(context, "the agent's tab", lambda url: url.startswith(site))
         # What the attacker keeps: the record and seal as they were before the kill.
         before_kill, before_kill_seal = record.read_bytes(), seal.read_bytes()
         before_epoch = gate.current().epoch
