@@ -24,6 +24,7 @@ SERIAL_BY_FIXTURE = {
     "x_display": "x-display",
     # useradd/userdel take /etc/passwd's lock.
     "intruder": "system-users",
+    "ordinary_user": "system-users",
 }
 
 
