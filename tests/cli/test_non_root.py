@@ -13,6 +13,7 @@ Installing needs the package index (pip's own, as `.ci/run` has).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -99,6 +100,26 @@ def _chain(temp_root: Path) -> list[psutil.Process]:
     return found
 
 
+def _stop(demo: subprocess.Popen[str]) -> None:
+    """A demo a failed assertion left holding: Ctrl-C (it cleans up), then, if it does not end,
+    kill it and everything it started."""
+    try:
+        parent = psutil.Process(demo.pid)
+        family = [parent, *parent.children(recursive=True)]
+    except psutil.Error:  # it ended meanwhile
+        family = []
+    demo.send_signal(signal.SIGINT)
+    try:
+        demo.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pass
+    for proc in family:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(family, timeout=60)
+    demo.wait(timeout=60)
+
+
 def test_the_demo_runs_through_every_hop_as_an_ordinary_user(
     ordinary_user: User, installed: Path
 ) -> None:
@@ -149,9 +170,8 @@ def test_the_demo_runs_through_every_hop_as_an_ordinary_user(
         demo.send_signal(signal.SIGINT)
         out, err = demo.communicate(timeout=DEMO_S)
     finally:
-        if demo.poll() is None:  # never leave a holding demo behind
-            demo.kill()
-            demo.communicate(timeout=60)
+        if demo.poll() is None:  # never leave a holding demo, nor its browser, behind
+            _stop(demo)
     assert demo.returncode == 130, out + err
     assert "cleanup  browser stopped; temp files removed" in out, out + err
     assert not temp_root.exists(), f"{temp_root} was left behind"
