@@ -1,10 +1,11 @@
 """Subdomain approvals in real Chromium through the real chain (docs/adr/0019): with
 `http://*.wild.localhost:<port>` signed, every name under wild.localhost on that port is usable —
-a tab, a frame, a popup that joins the session, a navigation inside the tab — without a question;
-a lookalike (`evilwild.localhost`, `wild.localhost.evil.localhost`), a sibling registrable domain
-(`other.localhost`) and the suffix itself (`localhost`) are still refused, and nothing reached
-them. Chromium resolves every `*.localhost` name to loopback by itself (no flag), and `localhost`
-is a public suffix under the list's implicit rule, so `wild.localhost` is a registrable domain.
+a tab, a frame, a popup that joins the session, a download, a navigation inside the tab — without
+a question; a lookalike (`evilwild.localhost`, `wild.localhost.evil.localhost`), a sibling
+registrable domain (`other.localhost`) and the suffix itself (`localhost`) are still refused (a
+download from a lookalike too), and nothing reached them. Chromium resolves every `*.localhost`
+name to loopback by itself (no flag), and `localhost` is a public suffix under the list's implicit
+rule, so `wild.localhost` is a registrable domain.
 
 The throwaway extension copy already holds loopback access at install (tabwarden/cli/browser.py);
 this module adds the wildcard's own pattern there, as Chrome's grant after the person's yes would
@@ -23,9 +24,12 @@ import pytest
 from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.chrome_dialog import answer_permission_dialog, when_done
 from tests.browser.harness import (
+    Answer,
+    Reply,
     Request,
     ServedSite,
     chromium,
+    code,
     confirm_page,
     extension_connected,
     launched,
@@ -44,8 +48,16 @@ from tests.fakes import tool_error
 pytestmark = pytest.mark.browser
 
 
-def _page(request: Request) -> bytes:
+#: What a download under the wildcard carries.
+WILD_FILE = b"a file from a name under the approved wildcard"
+
+
+def _page(request: Request) -> Answer:
     port = request.port or 80
+    if request.path.startswith("/files/"):
+        name = request.path.rsplit("/", 1)[1]
+        disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
+        return Reply(WILD_FILE, "application/octet-stream", headers=disposition)
     if request.path == "/child":
         via = request.query("via", "?")
         return f"<!doctype html><title>child {via}</title><p id=via>{via}</p>".encode()
@@ -64,6 +76,10 @@ def _page(request: Request) -> bytes:
         f"localhost:{port}/child?via=suffixed'\">Suffixed</button>"
         f"<button type=button id=other onclick=\"location.href='http://other.localhost:{port}"
         "/child?via=other'\">Other</button>"
+        f"<button type=button id=download onclick=\"location.href='http://files.wild.localhost:"
+        f"{port}/files/wild.bin'\">Download</button>"
+        f"<button type=button id=evil-download onclick=\"location.href='http://evilwild.localhost:"
+        f"{port}/files/evil.bin'\">Lookalike download</button>"
         "<p id=via>top</p></body></html>"
     ).encode()
 
@@ -149,6 +165,13 @@ async def test_every_name_under_an_approved_wildcard_is_usable(
 
         assert await until("the popup reads", popup_text) == "popup"
 
+        # A download from another name under the wildcard is found, named and copied whole.
+        await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#download"})
+        got = await ok(agent, "page_wait_download", {"tabId": tab["id"], "timeoutMs": 30_000})
+        assert got["state"] == "complete", got
+        assert got["url"] == f"http://files.wild.localhost:{port}/files/wild.bin", got
+        assert Path(got["path"]).read_bytes() == WILD_FILE
+
         # A navigation inside the tab to a sibling subdomain is let through (stop-before-leave).
         moved = await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#sibling"})
         assert "blocked" not in json.dumps(moved), moved
@@ -158,9 +181,9 @@ async def test_every_name_under_an_approved_wildcard_is_usable(
 
         await until("the tab lands on the sibling subdomain", landed)
         assert not context.pages or all("confirm" not in p.url for p in context.pages)
-        assert {f"{h}.wild.localhost:{port}" for h in ("a", "frame", "pop", "b")} <= hosts_seen(
-            site
-        )
+        assert {
+            f"{h}.wild.localhost:{port}" for h in ("a", "frame", "pop", "b", "files")
+        } <= hosts_seen(site)
 
 
 @pytest.mark.promise("H4-85")
@@ -197,6 +220,14 @@ async def test_lookalikes_siblings_and_the_suffix_are_refused_and_nothing_reache
                 return (await text_of(agent, tab["id"])) == "top" or None
 
             await until(f"the tab is back after the {button} stop", back)
+
+        # A download from a lookalike is stopped the same way: no file, nothing to wait for.
+        clicked = await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#evil-download"})
+        assert clicked.get("blocked") == f"http://{outside['lookalike']}", clicked
+        waited = {"tabId": tab["id"], "timeoutMs": 2000}
+        assert (await code(agent, "page_wait_download", waited)) == "timeout"
+        sandbox = wild_browser.root / "config" / "downloads"
+        assert not sandbox.exists() or list(sandbox.iterdir()) == []
 
         seen = hosts_seen(site)
         assert not seen & {*outside.values(), f"localhost:{port}"}, seen
