@@ -13,10 +13,8 @@ Installing needs the package index (pip's own, as `.ci/run` has).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pwd
-import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +29,7 @@ import psutil
 import pytest
 
 from tabwarden.cli.browser import person_browser_faults
+from tests.demo_run import assert_cleaned_up, holding_demo
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="a throwaway Linux user"),
@@ -41,7 +40,6 @@ pytestmark = [
 REPO = Path(__file__).resolve().parents[2]
 #: A Python every user can run (this suite's own may live under root's 0700 home).
 SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
-ROOT = re.compile(r"throwaway profile (/\S+)/profile\)")
 INSTALL_S = 900  # a venv and a pip install from the index on a busy 2-core machine: a hang guard
 DEMO_S = 300  # a hang guard
 
@@ -91,35 +89,6 @@ def installed() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _chain(temp_root: Path) -> list[psutil.Process]:
-    """The demo's running processes: every one whose command line names its temp root."""
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        if any(str(temp_root) in arg for arg in proc.info["cmdline"] or ()):
-            found.append(proc)
-    return found
-
-
-def _stop(demo: subprocess.Popen[str]) -> None:
-    """A demo a failed assertion left holding: Ctrl-C (it cleans up), then, if it does not end,
-    kill it and everything it started."""
-    try:
-        parent = psutil.Process(demo.pid)
-        family = [parent, *parent.children(recursive=True)]
-    except psutil.Error:  # it ended meanwhile
-        family = []
-    demo.send_signal(signal.SIGINT)
-    try:
-        demo.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        pass
-    for proc in family:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-    psutil.wait_procs(family, timeout=60)
-    demo.wait(timeout=60)
-
-
 def test_the_demo_runs_through_every_hop_as_an_ordinary_user(
     ordinary_user: User, installed: Path
 ) -> None:
@@ -128,33 +97,12 @@ def test_the_demo_runs_through_every_hop_as_an_ordinary_user(
     would not (its sandbox on); Ctrl-C then stops them all and removes everything."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ordinary_user.home), "LANG": "C.UTF-8"}
     env |= {k: v for k, v in os.environ.items() if k == "CHROME_BIN"}
-    demo = subprocess.Popen(  # noqa: S603 (our installed command, no shell)
-        [str(installed), "demo", "--keep-open"],
-        user=ordinary_user.uid,
-        group=ordinary_user.gid,
-        extra_groups=[],
-        env=env,
-        cwd=str(ordinary_user.home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # Ctrl-C as at a terminal, even when the suite runs with SIGINT ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    try:
-        assert demo.stdout is not None
-        seen = []
-        for line in demo.stdout:  # until the demo holds (or ends: then the asserts say why)
-            seen.append(line)
-            if line.strip().startswith("hold") and "Ctrl-C stops" in line:
-                break
-        transcript = "".join(seen)
-        assert demo.poll() is None, transcript
-        assert "ok  the agent opened and read the local page through MCP" in transcript
-        assert "text  'Hello from a local page'" in transcript
-        match = ROOT.search(transcript)
-        assert match, transcript
-        temp_root = Path(match.group(1))
+    as_the_user = {"user": ordinary_user.uid, "group": ordinary_user.gid, "extra_groups": []}
+    argv = [str(installed), "demo", "--keep-open"]
+    with holding_demo(argv, env=env, cwd=ordinary_user.home, **as_the_user) as (demo, held):
+        assert demo.poll() is None, held
+        assert "ok  the agent opened and read the local page through MCP" in held
+        assert "text  'Hello from a local page'" in held
 
         chain = psutil.Process(demo.pid).children(recursive=True)
         names = {p.name() for p in chain}
@@ -164,17 +112,13 @@ def test_the_demo_runs_through_every_hop_as_an_ordinary_user(
         assert {p.uids().real for p in [psutil.Process(demo.pid), *chain]} == {ordinary_user.uid}
         [browser] = [p for p in chain if p.name().startswith("chrom") and not any(
             a.startswith("--type=") for a in p.cmdline())]  # fmt: skip
-        argv = browser.cmdline()
-        assert "--no-sandbox" not in argv and person_browser_faults(argv) == [], argv
+        switches = browser.cmdline()
+        assert "--no-sandbox" not in switches and person_browser_faults(switches) == [], switches
 
         demo.send_signal(signal.SIGINT)
         out, err = demo.communicate(timeout=DEMO_S)
-    finally:
-        if demo.poll() is None:  # never leave a holding demo, nor its browser, behind
-            _stop(demo)
     assert demo.returncode == 130, out + err
     assert "cleanup  browser stopped; temp files removed" in out, out + err
-    assert not temp_root.exists(), f"{temp_root} was left behind"
-    assert _chain(temp_root) == [], "processes left running"
+    assert_cleaned_up(held + out)
     # Everything the demo wrote was the user's own.
     assert not any(p.owner() == "root" for p in ordinary_user.home.rglob("*")), "root-owned files"
