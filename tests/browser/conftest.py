@@ -35,10 +35,12 @@ from tests.browser.own_launch import window_manager  # noqa: F401 - a desktop fo
 
 
 @pytest.fixture(scope="session", autouse=True)
-async def playwright() -> AsyncIterator[Playwright]:
+async def playwright(anyio_backend: str) -> AsyncIterator[Playwright]:
     """One Playwright driver for the worker's browser tests (``harness.shared_playwright``).
     Holding it keeps anyio's event loop open from test to test, so every async browser test and
-    fixture runs on that one loop; each test still launches a Chromium of its own."""
+    fixture runs on that one loop; each test still launches a Chromium of its own. It names
+    ``anyio_backend`` so that anyio's plugin sets it up even when the first browser test a worker
+    runs is a plain ``def`` one (pytest refuses an async fixture no plugin handles)."""
     async with shared_playwright() as pw:
         yield pw
 
