@@ -113,7 +113,9 @@ async def test_a_session_keeps_its_tabs_across_calls_and_close_releases_them(
 
     status, output = await _cli(browser, "call", "--session", "work", "--close")
     assert status == 0 and b"closed" in output, output
-    assert not (_sessions(browser) / "work.sock").exists()
+    # The keeper answers "closed", then stops its server and removes its socket.
+    socket_path = _sessions(browser) / "work.sock"
+    await until("the closed session's socket is gone", lambda: not socket_path.exists())
 
     async def released() -> bool:
         return _tab(await _tabs(browser), tab["id"]).get("orphaned") is True
