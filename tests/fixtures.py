@@ -10,7 +10,13 @@ import dataclasses
 import hashlib
 import json
 import os
+import pwd
+import shutil
+import subprocess
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +37,27 @@ from tabwarden.trust.verify import ClientGrant, Effective
 from tests.fakes import FakeBrowser
 from tests.trust import NOW
 from tests.trust.softauthn import SoftAuthenticator
+
+#: A Python every user can run (this suite's own may live under root's 0700 home).
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
+
+
+@contextmanager
+def throwaway_user(prefix: str) -> Iterator[pwd.struct_passwd]:
+    """A system user made for one test (``prefix`` + 8 hex digits; no home, no login shell, no
+    groups but its own), deleted after it. Needs root; ``useradd`` takes /etc/passwd's lock, so
+    its fixture joins ``system-users`` (tests/xdist_groups.py)."""
+    name = f"{prefix}{uuid.uuid4().hex[:8]}"
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], check=False, capture_output=True)
+
 
 if TYPE_CHECKING:
     from collections.abc import Callable

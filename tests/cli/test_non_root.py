@@ -14,13 +14,11 @@ Installing needs the package index (pip's own, as `.ci/run` has).
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -30,6 +28,7 @@ import pytest
 
 from tabwarden.cli.browser import person_browser_faults
 from tests.demo_run import assert_cleaned_up, holding_demo
+from tests.fixtures import SYSTEM_PYTHON, throwaway_user
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="a throwaway Linux user"),
@@ -38,8 +37,6 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
-#: A Python every user can run (this suite's own may live under root's 0700 home).
-SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
 INSTALL_S = 900  # a venv and a pip install from the index on a busy 2-core machine: a hang guard
 DEMO_S = 300  # a hang guard
 
@@ -53,20 +50,13 @@ class User(NamedTuple):
 @pytest.fixture
 def ordinary_user() -> Iterator[User]:
     """A throwaway ordinary user with a home of its own (0700) and no groups but its own."""
-    name = f"twp{uuid.uuid4().hex[:8]}"
-    subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        check=True,
-        capture_output=True,
-    )
     home = Path(tempfile.mkdtemp(prefix="tabwarden-person-"))
     try:
-        user = pwd.getpwnam(name)
-        os.chown(home, user.pw_uid, user.pw_gid)
-        os.chmod(home, 0o700)
-        yield User(user.pw_uid, user.pw_gid, home)
+        with throwaway_user("twp") as user:
+            os.chown(home, user.pw_uid, user.pw_gid)
+            os.chmod(home, 0o700)
+            yield User(user.pw_uid, user.pw_gid, home)
     finally:
-        subprocess.run(["userdel", name], check=False, capture_output=True)
         shutil.rmtree(home, ignore_errors=True)
 
 

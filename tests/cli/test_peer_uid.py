@@ -16,7 +16,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +23,9 @@ import pytest
 
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
 from tests.fakes import FakeBrowser
+from tests.fixtures import SYSTEM_PYTHON, throwaway_user
 
 pytestmark = pytest.mark.root  # creating a throwaway user needs root (tests/conftest.py)
-
-SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
 
 
 @pytest.fixture
@@ -43,16 +41,8 @@ def shared_tmp() -> Iterator[Path]:
 
 @pytest.fixture
 def intruder() -> Iterator[pwd.struct_passwd]:
-    name = f"twi{uuid.uuid4().hex[:8]}"
-    subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield pwd.getpwnam(name)
-    finally:
-        subprocess.run(["userdel", name], check=False, capture_output=True)
+    with throwaway_user("twi") as user:
+        yield user
 
 
 def _as(user: pwd.struct_passwd, code: str, *args: str) -> subprocess.Popen[str]:
