@@ -345,6 +345,26 @@ def test_a_pin_names_its_process_until_it_exits() -> None:
         os.close(pin)
 
 
+def test_a_process_start_does_not_move_with_the_boot_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc/stat's boot time is the wall clock less the uptime, in whole seconds: it can read one
+    second apart from one call to the next. psutil's create time adds it, so one living process
+    once read as "replaced (PID reused)" at hop 1. Ours must not read it at all."""
+    import psutil._pslinux
+
+    boot = iter(range(1_700_000_000, 1_800_000_000))
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: float(next(boot)))
+    monkeypatch.setattr(psutil, "boot_time", lambda: float(next(boot)))
+    child = _child(WAIT_FOR_STDIN, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        started = linux.create_time(child.pid)
+        assert all(linux.create_time(child.pid) == started for _ in range(3))
+        assert started == linux.start_ticks(child.pid) / os.sysconf("SC_CLK_TCK")
+        assert osapi.create_time(child.pid) == started
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+
+
 def test_start_ticks_and_boot_id_identify_a_process_within_a_boot() -> None:
     boot = linux.boot_id()
     assert boot == linux.boot_id() and len(boot) == 36

@@ -19,7 +19,7 @@ import select
 import socket
 import struct
 
-from tabwarden.osapi.portable import child_processes, create_time, parent_pid, user_processes
+from tabwarden.osapi.portable import child_processes, parent_pid, user_processes
 
 __all__ = [
     "CREDENTIALS_ANCILLARY_SIZE",
@@ -158,6 +158,23 @@ def start_ticks(pid: int) -> int:
         return int(fields[19])  # field 22 of the whole line
     except IndexError:
         raise ValueError(f"process {pid} has a malformed stat line") from None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def create_time(pid: int) -> float:
+    """When ``pid`` started, in seconds since this boot: with the PID, a process's identity
+    against reuse. Equal at every read, in every process, while it runs: no clock change moves
+    it. It is not a wall-clock time (psutil's is, and adds a boot time that it re-reads at every
+    call, so one process could show two). ``ProcessLookupError`` when it is gone."""
+    try:
+        ticks = start_ticks(pid)
+    except FileNotFoundError:
+        raise ProcessLookupError(errno.ESRCH, f"no process {pid}") from None
+    except ValueError as exc:
+        raise OSError(errno.EIO, str(exc)) from None
+    return ticks / _CLOCK_TICKS
 
 
 def executable(pid: int) -> str:

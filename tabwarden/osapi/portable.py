@@ -21,8 +21,10 @@ def _os_error(pid: int, exc: psutil.Error) -> OSError:
 
 
 def create_time(pid: int) -> float:
-    """When ``pid`` started (seconds since the epoch): with the PID, a process's identity against
-    reuse. ``ProcessLookupError`` when it is gone."""
+    """When ``pid`` started: with the PID, a process's identity against reuse. Every
+    implementation promises only that one process reads the same at every call, in every process;
+    not the unit nor the origin (Linux's is seconds since boot). ``ProcessLookupError`` when it
+    is gone."""
     try:
         return float(psutil.Process(pid).create_time())
     except psutil.Error as exc:

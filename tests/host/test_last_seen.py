@@ -43,10 +43,9 @@ def _record(runtime: Path, label: str = "test") -> dict[str, Any]:
 
 
 def _me() -> tuple[int, float]:
-    import psutil
+    from tabwarden import osapi
 
-    me = psutil.Process()
-    return me.pid, me.create_time()
+    return os.getpid(), osapi.create_time(os.getpid())
 
 
 def _away_record(**overrides: Any) -> LastSeen:

@@ -13,9 +13,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import psutil
 import pytest
 
+from tabwarden import osapi
 from tabwarden.bridge.client_identity import measure_process
 from tabwarden.bridge.spawner import (
     SPAWNERS_MAX,
@@ -65,9 +65,25 @@ def test_child_measures_its_real_parent() -> None:
     assert seen["image_sha256"] == _our_image_sha256()
     assert seen["kind"] != "binary"
     assert seen["sha256"] != _our_image_sha256()  # never the interpreter alone
-    assert seen["create_time"] == psutil.Process().create_time()
+    assert seen["create_time"] == osapi.create_time(os.getpid())
     me = measure_process(os.getpid())
     assert (seen["sha256"], seen["exe"]) == (me.sha256, me.exe)
+
+
+@pytest.mark.promise("H1-01")
+def test_a_living_client_is_not_called_replaced_when_the_boot_time_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The boot time /proc/stat gives can read a second apart between two calls (it is the wall
+    clock less the uptime). The spawner is measured between two reads of its start: a start
+    that moved with it refused a living client as "replaced (PID reused)"."""
+    import psutil._pslinux
+
+    boot = iter(range(1_700_000_000, 1_800_000_000))
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: float(next(boot)))
+    monkeypatch.setattr(psutil, "boot_time", lambda: float(next(boot)))
+    first, again = measure_process(os.getpid()), measure_process(os.getpid())
+    assert first == again and first.create_time == osapi.create_time(os.getpid())
 
 
 @pytest.mark.promise("H1-01")
