@@ -549,8 +549,14 @@ chrome.tabs.onRemoved.addListener(guarded("tabs.onRemoved", (tabId) => {
   popups.removed(tabId);
   navBlock.removed(tabId);
 }));
-// A top-frame request of an owned tab our rules stopped: recorded, and the tab brought back.
-chrome.webNavigation.onErrorOccurred.addListener(guarded("webNavigation.onErrorOccurred", (details) => navBlock.failed(details)));
+// A top-frame request of an owned tab our rules stopped: recorded, and the tab brought back. A
+// top-frame navigation that ended without a document (a download) ends the tab's load waits,
+// unless another navigation starts (worker/tab-load.js).
+chrome.webNavigation.onErrorOccurred.addListener(guarded("webNavigation.onErrorOccurred", (details) => {
+  loads.failed(details);
+  navBlock.failed(details);
+}));
+chrome.webNavigation.onBeforeNavigate.addListener(guarded("webNavigation.onBeforeNavigate", (details) => loads.started(details)));
 // A tab opened by a frame of another tab (target=_blank, window.open): it joins the opener's
 // session when a live session owns the opener (worker/popups.js), once ownership is back.
 chrome.webNavigation.onCreatedNavigationTarget.addListener(guarded("webNavigation.onCreatedNavigationTarget", (details) => {

@@ -457,13 +457,16 @@ export function elementTools(deps) {
       navigated = crossDocument || (typeof after?.url === "string" && after.url !== urlBefore);
     }
     if (crossDocument) {
+      let outcome;
       try {
-        await watch.promise;
+        outcome = await watch.promise;
         after = await browser.getTab(tabId);
       } catch {
         deps.ownership.release(tabId);
         throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
       }
+      // It ended without a document (a download, a 204): the tab stayed on its page.
+      if (outcome === "aborted") navigated = typeof after?.url === "string" && after.url !== urlBefore;
     } else {
       watch.cancel();
     }

@@ -166,7 +166,10 @@ async def test_every_name_under_an_approved_wildcard_is_usable(
         assert await until("the popup reads", popup_text) == "popup"
 
         # A download from another name under the wildcard is found, named and copied whole.
-        await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#download"})
+        # Its navigation ends without a document: the tab stays, and the click answers when the
+        # navigation ends (not after a load wait that nothing would end).
+        clicked = await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#download"})
+        assert clicked["navigated"] is False and clicked["url"] == tab["url"], clicked
         got = await ok(agent, "page_wait_download", {"tabId": tab["id"], "timeoutMs": 30_000})
         assert got["state"] == "complete", got
         assert got["url"] == f"http://files.wild.localhost:{port}/files/wild.bin", got

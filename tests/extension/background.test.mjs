@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 const ports = [];
-const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], tabCreated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [], navigationCommitted: [] };
+const listeners = { installed: [], startup: [], message: [], tabUpdated: [], tabRemoved: [], tabActivated: [], tabCreated: [], windowRemoved: [], storageChanged: [], debuggerEvent: [], debuggerDetach: [], alarm: [], createdNavigationTarget: [], navigationError: [], navigationCommitted: [], navigationStarted: [] };
 const queries = [];
 const warnings = [];
 
@@ -58,6 +58,7 @@ globalThis.chrome = {
     onCreatedNavigationTarget: { addListener: (f) => listeners.createdNavigationTarget.push(f) },
     onErrorOccurred: { addListener: (f) => listeners.navigationError.push(f) },
     onCommitted: { addListener: (f) => listeners.navigationCommitted.push(f) },
+    onBeforeNavigate: { addListener: (f) => listeners.navigationStarted.push(f) },
   },
   // Session rules (worker/nav-block.js), as Chrome keeps them.
   declarativeNetRequest: {
@@ -178,6 +179,7 @@ test("the navigation rules cover exactly the live sessions' tabs and the policy'
   const dnr = globalThis.chrome.declarativeNetRequest;
   assert.equal(listeners.navigationError.length, 1, "webNavigation.onErrorOccurred is wired");
   assert.equal(listeners.navigationCommitted.length, 1, "webNavigation.onCommitted is wired (form URLs)");
+  assert.equal(listeners.navigationStarted.length, 1, "webNavigation.onBeforeNavigate is wired (load waits)");
   ports[0].deliver({ type: "request", id: "nb1", action: "tab_list", args: {}, session: "s1", policy: { origins: ["https://example.com"] }, epoch: 0 });
   await waitFor(() => ports[0].sent.at(-1)?.id === "nb1");
   assert.deepEqual(dnr.rules, [], "no owned tab: no rule at all (the person's tab 3 is untouched)");

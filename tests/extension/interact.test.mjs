@@ -4,7 +4,7 @@ import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createGrace } from "../../extension/worker/grace.js";
 import { createProvenanceGate } from "../../extension/worker/provenance-gate.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
-import { createLoadWatcher } from "../../extension/worker/tab-load.js";
+import { ABORT_SETTLE_MS, createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { interactHandlers, withAftermath } from "../../extension/handlers/interact.js";
 import { fakeTimers, schemaChecked } from "./helpers/fakes.mjs";
 import { FakeDocument, runIn } from "./helpers/fake-dom.mjs";
@@ -34,7 +34,7 @@ function build(url) {
 }
 
 function harness({ decision = "allow", filesFail = false, navigatingBetween = 0, stuckOn = "", cdp = undefined, provenance = undefined,
-  popups = undefined, blockedWindowOn = "" } = {}) {
+  popups = undefined, blockedWindowOn = "", becomesDownload = "" } = {}) {
   const timers = fakeTimers();
   const ownership = createOwnership();
   const loads = createLoadWatcher(timers);
@@ -86,6 +86,15 @@ function harness({ decision = "allow", filesFail = false, navigatingBetween = 0,
       const nav = t.doc.log.slice(before).find((l) => l[0] === "navigate" || l[0] === "submit");
       if (nav && nav[0] === "navigate" && nav[1].startsWith("#")) {
         t.url = new URL(nav[1], t.url).href; // same-document: the url moves, nothing loads
+      } else if (nav && becomesDownload !== "" && nav[1] === becomesDownload) {
+        // As Chrome: the navigation turns into a download, ends net::ERR_ABORTED, and the tab
+        // never leaves "complete" (no tabs.onUpdated at all).
+        const url = new URL(nav[1], t.url).href;
+        setImmediate(() => {
+          loads.started({ tabId, frameId: 0, url });
+          loads.failed({ tabId, frameId: 0, url, error: "net::ERR_ABORTED" });
+          timers.advance(ABORT_SETTLE_MS);
+        });
       } else if (nav) {
         const next = nav[0] === "navigate" ? new URL(nav[1], t.url).href : t.url;
         Object.assign(t, { status: "loading", url: next });
@@ -374,6 +383,13 @@ test("page_click: a navigation the page cancels (its navigate listener) is not r
   assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a`, target: { ref: "@e1", role: "link", name: "Next page" } });
   assert.equal(h.loads.size(), 0);
   assert.equal(h.tabs.get(1).status, "complete");
+});
+
+test("page_click: a link whose navigation becomes a download answers when it ends, not at the load timeout", async () => {
+  const h = harness({ becomesDownload: "/next" });
+  const r = await h.call("page_click", { tabId: 1, selector: "#next" });
+  assert.deepEqual(r, { clicked: true, navigated: false, url: `${ORIGIN}/a`, target: { ref: "@e1", role: "link", name: "Next page" } });
+  assert.equal(h.loads.size(), 0);
 });
 
 test("page_click: a submit asks once (detail names the element and origin), the grace covers repeats and a link on that origin, then expires", async () => {
