@@ -29,6 +29,7 @@ from tests.browser.harness import (
     confirm_page,
     launched,
     ok,
+    page_at,
     press,
     served_pages,
     shows,
@@ -116,10 +117,7 @@ async def test_an_unapproved_frame_is_never_rendered_into_a_screenshot_or_a_pdf(
         policy = TrustGate({"TABWARDEN_CONFIG_DIR": str(browser.root / "config")}).current()
         assert policy.policy.origins == (a,)
         # Control: the tab renders once the frame is gone (the frame, not the tab, refused).
-        page = await until(
-            "Playwright lists the tab",
-            lambda: next((p for p in context.pages if p.url == f"{a}/"), None),
-        )
+        page = await page_at(context, "Playwright lists the tab", lambda url: url == f"{a}/")
         await page.evaluate("document.getElementById('cross').remove()")
         pdf = await ok(agent, "page_pdf", {"tabId": tab, "name": "report"})
         assert Path(pdf["path"]).parent == sandbox.resolve()
@@ -197,10 +195,7 @@ async def test_a_download_an_unapproved_frame_starts_is_withheld_and_answers_no_
     await _frame_loaded(agent, tab, theirs.origin)
     # The frame's link is clicked (the person, or a click the page steered into it).
     # Playwright's own view of the tab and its frame may lag the extension's report: wait on it.
-    page = await until(
-        "Playwright lists the tab",
-        lambda: next((p for p in context.pages if p.url == f"{a}/"), None),
-    )
+    page = await page_at(context, "Playwright lists the tab", lambda url: url == f"{a}/")
     frame = await until(
         "Playwright lists the frame",
         lambda: next((f for f in page.frames if f.url.startswith(theirs.origin)), None),
