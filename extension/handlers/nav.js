@@ -95,6 +95,7 @@ export async function navigateTab(deps, ctx, { tabId, url, before, tool }) {
     throw new BridgeError(CODE.TAB_NOT_FOUND, `tab ${tabId} is gone`);
   }
   const tab = await settledTab(deps, tabId, watch);
+  const outcome = await watch.promise; // settled: how the wait ended
   for (const where of [tab?.url, tab?.pendingUrl]) {
     if (typeof where !== "string" || where === "") continue;
     const o = originOf(where);
@@ -106,7 +107,8 @@ export async function navigateTab(deps, ctx, { tabId, url, before, tool }) {
   // say so rather than report the old page as the new one.
   if (typeof before?.url === "string" && before.url !== "" && tab?.url === before.url
       && new URL(url).href !== before.url && !tab?.pendingUrl) {
-    throw new BridgeError(CODE.NAVIGATION_CANCELLED, `the tab stayed on ${before.url}`);
+    const why = outcome === "aborted" ? "the address ended without a page (a download, or an empty answer), so " : "";
+    throw new BridgeError(CODE.NAVIGATION_CANCELLED, `${why}the tab stayed on ${before.url}`);
   }
   return { url: typeof tab?.url === "string" ? tab.url : "", title: typeof tab?.title === "string" ? tab.title : "" };
 }

@@ -174,6 +174,13 @@ async def test_every_name_under_an_approved_wildcard_is_usable(
         assert got["state"] == "complete", got
         assert got["url"] == f"http://files.wild.localhost:{port}/files/wild.bin", got
         assert Path(got["path"]).read_bytes() == WILD_FILE
+        # The same address through page_navigate also ends without a page, and says so.
+        moved_to_file = await agent.call_tool(
+            "page_navigate", {"tabId": tab["id"], "url": got["url"]}
+        )
+        cancelled = tool_error(moved_to_file)
+        assert cancelled is not None and cancelled["code"] == "navigation_cancelled", cancelled
+        assert "ended without a page" in moved_to_file.content[0].text, moved_to_file.content
 
         # A navigation inside the tab to a sibling subdomain is let through (stop-before-leave).
         moved = await ok(agent, "page_click", {"tabId": tab["id"], "selector": "#sibling"})

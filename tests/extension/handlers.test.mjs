@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BridgeError } from "../../extension/shared/bridge-error.js";
 import { createOwnership } from "../../extension/worker/ownership.js";
-import { createLoadWatcher } from "../../extension/worker/tab-load.js";
+import { ABORT_SETTLE_MS, createLoadWatcher } from "../../extension/worker/tab-load.js";
 import { pageHandlers } from "../../extension/handlers/page.js";
 import { tabHandlers } from "../../extension/handlers/tabs.js";
 import { fakeTimers, flush, schemaChecked } from "./helpers/fakes.mjs";
@@ -19,6 +19,8 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const loads = createLoadWatcher(timers);
   const tabs = new Map();
   const redirects = new Map();
+  /** URLs whose navigation becomes a download: Chrome ends it net::ERR_ABORTED, the tab stays. */
+  const downloads = new Set();
   let nextTab = 1;
   let nextWin = 50;
   const calls = { createWindow: [], createTab: [], remove: [], confirm: [], gate: [], update: [], script: [], mute: [] };
@@ -57,6 +59,14 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
       }
       calls.update.push([id, props]);
       if (!t) throw new Error("No tab");
+      if (downloads.has(props.url)) {
+        queueMicrotask(() => {
+          loads.started({ tabId: id, frameId: 0, url: props.url });
+          loads.failed({ tabId: id, frameId: 0, url: props.url, error: "net::ERR_ABORTED" });
+          timers.advance(ABORT_SETTLE_MS);
+        });
+        return { ...t };
+      }
       load(t, redirects.get(props.url) ?? props.url);
       return { ...t };
     },
@@ -80,7 +90,7 @@ function harness({ decision = "allow", autoComplete = true, pageHref, documentId
   const routes = new Map([...tabHandlers(deps), ...pageHandlers(deps)]);
   const checked = schemaChecked((a) => routes.get(a));
   const call = (action, args, ctx = S1) => checked(action, args, ctx);
-  return { call, calls, tabs, redirects, ownership, timers, loads, routes, deps };
+  return { call, calls, tabs, redirects, downloads, ownership, timers, loads, routes, deps };
 }
 
 test("routes exist", () => {
@@ -230,6 +240,11 @@ test("page_navigate: a navigation that never happened is navigation_cancelled, n
   h.redirects.set("http://127.0.0.1:8000/nocontent", "http://127.0.0.1:8000/a"); // a 204: the tab stays
   await assert.rejects(h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/nocontent" }),
     (e) => e.code === "navigation_cancelled" && /stayed on http:\/\/127\.0\.0\.1:8000\/a/.test(e.message));
+  // An address that turns into a download ends without a page: said so, at once (no load wait).
+  h.downloads.add("http://127.0.0.1:8000/file.bin");
+  await assert.rejects(h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/file.bin" }),
+    (e) => e.code === "navigation_cancelled" && /ended without a page/.test(e.message) && /stayed on http:\/\/127\.0\.0\.1:8000\/a/.test(e.message));
+  assert.equal(h.loads.size(), 0);
   // Navigating to the page it is already on is not a cancellation.
   assert.equal((await h.call("page_navigate", { tabId: 1, url: "http://127.0.0.1:8000/a" })).url, "http://127.0.0.1:8000/a");
 });
