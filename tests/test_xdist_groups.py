@@ -1,5 +1,6 @@
 """The suite's groups hold on several workers: a real two-worker pytest-xdist session over tests
-that join a group by fixture or by mark runs each group on one worker (tests/xdist_groups.py)."""
+that join a group by fixture, by mark or by sharing their module's chain runs each group on one
+worker (tests/xdist_groups.py)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,32 @@ def test_free(n):
 """
 
 
+#: A module whose tests share one chain (tests/browser/shared/): grouped by its module.
+CHAIN_MODULE = """
+import os
+from pathlib import Path
+
+import pytest
+
+LOG = Path(os.environ["GROUPS_LOG"])
+
+
+@pytest.fixture
+def leaves_nothing():
+    return None
+
+
+@pytest.mark.parametrize("n", range(8))
+def test_in_a_chain(leaves_nothing, n):
+    with LOG.open("a") as f:
+        f.write(f"{Path(__file__).stem} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+"""
+
+
 def test_each_group_runs_on_one_worker_and_the_rest_spread(tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "test_chain_a.py").write_text(CHAIN_MODULE)
+    (tmp_path / "test_chain_b.py").write_text(CHAIN_MODULE)
     log = tmp_path / "workers.log"
     env = {**os.environ, "GROUPS_LOG": str(log), "PYTHONPATH": str(REPO)}
     run = subprocess.run(
@@ -86,6 +111,8 @@ def test_each_group_runs_on_one_worker_and_the_rest_spread(tmp_path: Path) -> No
         workers[kind].add(worker)
     assert len(workers["fixture"]) == 1, workers
     assert len(workers["mark"]) == 1, workers
+    assert len(workers["test_chain_a"]) == 1, workers
+    assert len(workers["test_chain_b"]) == 1, workers
     # the control: the session really ran on both workers (xdist may hand every ungrouped test
     # to one of them, so which worker took the free tests is not asserted; a fresh-clone run
     # once saw all twelve on gw0 while gw1 ran the marked group)

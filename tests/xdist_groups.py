@@ -1,7 +1,8 @@
 """Which tests must not overlap when the suite runs on several workers, and the grouping that
 keeps them apart. A pytest plugin (loaded by tests/conftest.py): a test that uses one of the
-fixtures in ``SERIAL_BY_FIXTURE`` joins that fixture's group, and ``--dist loadgroup`` runs one
-group's tests on one worker, one after another.
+fixtures in ``SERIAL_BY_FIXTURE`` joins that fixture's group (one of
+``ONE_WORKER_PER_MODULE_BY_FIXTURE``, its module's), and ``--dist loadgroup`` runs one group's
+tests on one worker, one after another.
 
 pytest-xdist marks a group by appending ``@group`` to the test's node id, which it does by
 setting ``item._nodeid``; pytest 9 builds ``nodeid`` from ``item._id`` and ignores that, so
@@ -27,6 +28,11 @@ SERIAL_BY_FIXTURE = {
     "ordinary_user": "system-users",
 }
 
+#: Tests that must run on one worker with the rest of their module, by a fixture they use: the
+#: modules of tests/browser/shared/, whose tests share one browser (a module spread over three
+#: workers would launch three).
+ONE_WORKER_PER_MODULE_BY_FIXTURE = {"leaves_nothing": "one-chain"}
+
 
 def group_of(item: pytest.Item) -> str | None:
     """The group an item runs in (its xdist_group marks and fixtures joined as xdist joins
@@ -37,6 +43,11 @@ def group_of(item: pytest.Item) -> str | None:
     }
     fixtures = getattr(item, "fixturenames", ())
     names.update(group for fixture, group in SERIAL_BY_FIXTURE.items() if fixture in fixtures)
+    names.update(
+        f"{group}-{item.path.stem}"
+        for fixture, group in ONE_WORKER_PER_MODULE_BY_FIXTURE.items()
+        if fixture in fixtures
+    )
     return "_".join(sorted(names)) if names else None
 
 

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from mcp import Client
-from mcp.client.stdio import stdio_client
 from playwright.async_api import BrowserContext, Playwright
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.cli.demo import serve_page
+from tests.browser import chain
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
 from tests.browser.harness import (
     Answer,
@@ -23,12 +23,8 @@ from tests.browser.harness import (
     ServedSite,
     Streams,
     chromium,
-    extension_connected,
-    mcp_server,
-    ok,
     served_pages,
     shared_playwright,
-    spawned_client,
     trust_this_process,
 )
 from tests.browser.own_launch import window_manager  # noqa: F401 - a desktop for focus tests
@@ -53,12 +49,12 @@ def page_url() -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[ThrowawayBrowser]:
-    with ThrowawayBrowser() as b:
-        b.install_host()
+    with chain.new_browser() as b:
         yield b
 
 
-# -- the usual setup, in the order it happens: record, browser, agent, tab --
+# -- the usual setup, in the order it happens: record, browser, agent, tab (tests/browser/chain.py;
+# tests/browser/shared/ holds the modules whose tests share one of each) --
 
 
 @pytest.fixture
@@ -80,12 +76,12 @@ def trusted(browser: ThrowawayBrowser, origins: list[str]) -> ThrowawayBrowser:
 async def agent_server(
     trusted: ThrowawayBrowser, request: pytest.FixtureRequest
 ) -> AsyncIterator[Streams | None]:
-    """``tabwarden mcp`` spawned for the ``agent`` fixture, set up before the browser so its
-    start (~1 s of imports) runs while Chromium launches; None when the test has no agent."""
+    """``tabwarden mcp`` spawned for the ``agent`` fixture (``chain.server``); None when the
+    test has no agent."""
     if "agent" not in request.node.fixturenames:
         yield None
         return
-    async with stdio_client(mcp_server(trusted)) as streams:
+    async with chain.server(trusted) as streams:
         yield streams
 
 
@@ -108,17 +104,14 @@ async def agent(
     ``agent_server``), connected: the extension answered ``bridge_status``. Closed before the
     browser."""
     assert agent_server is not None, "agent_server spawns the server for every agent"
-    async with spawned_client(agent_server) as client:
-        await extension_connected(client)
+    async with chain.connected(agent_server) as client:
         yield client
 
 
 @pytest.fixture
 async def tab(agent: Client, site: str) -> int:
     """A tab the agent opened (and so owns) on ``site``'s form page; its id."""
-    opened = await ok(agent, "tab_open", {"url": f"{site}/"})
-    tab_id: int = opened["tab"]["id"]
-    return tab_id
+    return await chain.opened_tab(agent, site)
 
 
 @pytest.fixture
@@ -212,6 +205,7 @@ GROWING = (
     b"{ document.getElementById('log').textContent += ' tick' + (++n); }, 20);</script>"
 )
 PAGE2 = b"<!doctype html><title>page2</title><p>second page</p><ul><li>one</li><li>two</li></ul>"
+SITE_FALLBACK = b"<!doctype html><title>other</title><p>other</p>"
 SITE: dict[str, Answer] = {
     "/nocontent": Reply(status=204, content_type=None),
     "/": FORM,
@@ -228,6 +222,5 @@ SITE: dict[str, Answer] = {
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    fallback = b"<!doctype html><title>other</title><p>other</p>"
-    with served_pages(SITE, fallback=fallback) as served:
+    with served_pages(SITE, fallback=SITE_FALLBACK) as served:
         yield served.origin

@@ -79,7 +79,7 @@ test("a selector or xpath matching several is ambiguous too; index or a narrower
   assert.match(r.error.message, /^4 elements match selector "button": /);
   assert.equal((await target(doc, { selector: "button", index: 2 })).target.name, "Send now");
   assert.equal((await target(doc, { selector: "#save" })).target.name, "Save");
-  // (xpath takes the same rule; the fake DOM has no document.evaluate: tests/browser/test_exact_targets.py)
+  // (xpath takes the same rule; the fake DOM has no document.evaluate: tests/browser/shared/test_exact_targets.py)
 });
 
 test("the candidate list is capped and says how many there are; the message stays short", async () => {

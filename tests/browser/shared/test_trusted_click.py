@@ -80,13 +80,13 @@ def _page(request: Request) -> str:
     return PAGE
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def clicks() -> Iterator[ServedSite]:
     with served_pages(hook=_page) as served:
         yield served
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def origins(clicks: ServedSite) -> list[str]:
     return [clicks.origin]
 

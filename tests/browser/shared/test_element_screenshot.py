@@ -18,19 +18,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp import Client
+from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import (
     Request,
     code,
     confirm_page,
-    launched,
     mcp_client,
     ok,
     press,
     served_pages,
     shows,
-    trust_this_process,
 )
 from tests.deadline import until
 from tests.fakes import tool_error
@@ -86,7 +86,12 @@ def _page(request: Request) -> bytes | None:
     return None
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def origins(site_port: int) -> list[str]:
+    return [f"http://127.0.0.1:{site_port}"]
+
+
+@pytest.fixture(scope="module")
 def site_port() -> Iterator[int]:
     with served_pages(hook=_page) as served:
         yield served.port
@@ -154,100 +159,92 @@ def _text(result: Any) -> str:
 
 @pytest.mark.promise("H4-77")
 async def test_an_element_screenshot_is_its_box_scrolled_into_view(
-    browser: ThrowawayBrowser, site_port: int
+    browser: ThrowawayBrowser, context: BrowserContext, agent: Client, site_port: int
 ) -> None:
     a = f"http://127.0.0.1:{site_port}"
-    trust_this_process(browser, [a])
-    async with launched(browser) as (context, agent):
-        tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
-        page = await until(
-            "Playwright lists the tab",
-            lambda: next((p for p in context.pages if p.url == f"{a}/"), None),
-        )
-        dpr = await page.evaluate("devicePixelRatio")
-        assert await page.evaluate("scrollY") == 0
-        # The badge sits 2400 px down, below the fold: scrolled into view, then its box alone.
-        width, height, colours, meta = await _shot(agent, {"tabId": tab, "selector": "#badge"})
-        assert (width, height) == (round(120 * dpr), round(40 * dpr))
-        assert colours == {RED}, colours
-        assert meta["target"]["role"] == "img" and meta["target"]["name"] == "Badge"
-        assert await page.evaluate("scrollY") > 0
-        # By the ref the page gave it, and by its text: the same element, the same image.
-        ref = meta["target"]["ref"]
-        again = await _shot(agent, {"tabId": tab, "ref": ref})
-        assert again[:3] == (width, height, {RED}) and again[3]["target"]["ref"] == ref
-        await page.evaluate("scrollTo(0, 0)")
-        w, h, colours, meta = await _shot(agent, {"tabId": tab, "text": "Buy now"})
-        assert (w, h) == (round(200 * dpr), round(50 * dpr)) and colours == {BLUE}, colours
-        assert meta["target"]["role"] == "button" and meta["target"]["name"] == "Buy now"
-        # The viewport is not an element's box.
-        view = await _shot(agent, {"tabId": tab})
-        assert view[:2] != (w, h)
+    tab = (await ok(agent, "tab_open", {"url": f"{a}/"}))["tab"]["id"]
+    page = await until(
+        "Playwright lists the tab",
+        lambda: next((p for p in context.pages if p.url == f"{a}/"), None),
+    )
+    dpr = await page.evaluate("devicePixelRatio")
+    assert await page.evaluate("scrollY") == 0
+    # The badge sits 2400 px down, below the fold: scrolled into view, then its box alone.
+    width, height, colours, meta = await _shot(agent, {"tabId": tab, "selector": "#badge"})
+    assert (width, height) == (round(120 * dpr), round(40 * dpr))
+    assert colours == {RED}, colours
+    assert meta["target"]["role"] == "img" and meta["target"]["name"] == "Badge"
+    assert await page.evaluate("scrollY") > 0
+    # By the ref the page gave it, and by its text: the same element, the same image.
+    ref = meta["target"]["ref"]
+    again = await _shot(agent, {"tabId": tab, "ref": ref})
+    assert again[:3] == (width, height, {RED}) and again[3]["target"]["ref"] == ref
+    await page.evaluate("scrollTo(0, 0)")
+    w, h, colours, meta = await _shot(agent, {"tabId": tab, "text": "Buy now"})
+    assert (w, h) == (round(200 * dpr), round(50 * dpr)) and colours == {BLUE}, colours
+    assert meta["target"]["role"] == "button" and meta["target"]["name"] == "Buy now"
+    # The viewport is not an element's box.
+    view = await _shot(agent, {"tabId": tab})
+    assert view[:2] != (w, h)
 
-        # Refused before anything is captured: no box, an element with a region, an unknown one.
-        for args, expected in (
-            ({"selector": "#gone"}, "element_not_found"),
-            ({"selector": "#nowhere"}, "element_not_found"),
-            ({"selector": "#badge", "region": {"x": 0, "y": 0, "width": 5, "height": 5}}, None),
-        ):
-            result = await agent.call_tool("page_screenshot", {"tabId": tab, **args})
-            error = tool_error(result)
-            assert error is not None, (args, result)
-            assert expected is None or error["code"] == expected, (args, error)
-            assert all(getattr(c, "type", "") == "text" for c in result.content)
+    # Refused before anything is captured: no box, an element with a region, an unknown one.
+    for args, expected in (
+        ({"selector": "#gone"}, "element_not_found"),
+        ({"selector": "#nowhere"}, "element_not_found"),
+        ({"selector": "#badge", "region": {"x": 0, "y": 0, "width": 5, "height": 5}}, None),
+    ):
+        result = await agent.call_tool("page_screenshot", {"tabId": tab, **args})
+        error = tool_error(result)
+        assert error is not None, (args, result)
+        assert expected is None or error["code"] == expected, (args, error)
+        assert all(getattr(c, "type", "") == "text" for c in result.content)
 
-        # Another session cannot capture an element of this tab.
-        async with mcp_client(browser) as other:
-            for args in ({"selector": "#badge"}, {"ref": ref}, {"text": "Buy now"}):
-                assert await code(other, "page_screenshot", {"tabId": tab, **args}) == (
-                    "tab_not_owned"
-                )
+    # Another session cannot capture an element of this tab.
+    async with mcp_client(browser) as other:
+        for args in ({"selector": "#badge"}, {"ref": ref}, {"text": "Buy now"}):
+            assert await code(other, "page_screenshot", {"tabId": tab, **args}) == ("tab_not_owned")
 
 
 @pytest.mark.promise("H4-77")
 async def test_an_element_in_a_frame_is_captured_and_an_unapproved_frame_is_refused(
-    browser: ThrowawayBrowser, site_port: int
+    context: BrowserContext, agent: Client, site_port: int
 ) -> None:
     a, b = f"http://127.0.0.1:{site_port}", f"http://localhost:{site_port}"
-    trust_this_process(browser, [a])
-    async with launched(browser) as (context, agent):
-        tab = (await ok(agent, "tab_open", {"url": f"{a}/framed"}))["tab"]["id"]
+    tab = (await ok(agent, "tab_open", {"url": f"{a}/framed"}))["tab"]["id"]
 
-        async def inner() -> int | None:
-            frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-            return next((f["frameId"] for f in frames if f["url"].endswith("/inner")), None)
+    async def inner() -> int | None:
+        frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+        return next((f["frameId"] for f in frames if f["url"].endswith("/inner")), None)
 
-        frame = await until("page_frames lists the same-origin frame", inner)
-        page = await until(
-            "Playwright lists the tab",
-            lambda: next((p for p in context.pages if p.url == f"{a}/framed"), None),
-        )
-        dpr = await page.evaluate("devicePixelRatio")
-        width, height, colours, meta = await _shot(
-            agent, {"tabId": tab, "frame": frame, "selector": "#inside"}
-        )
-        assert (width, height) == (round(90 * dpr), round(30 * dpr))
-        assert colours == {GREEN}, colours
-        assert meta["target"]["frame"] == frame
+    frame = await until("page_frames lists the same-origin frame", inner)
+    page = await until(
+        "Playwright lists the tab",
+        lambda: next((p for p in context.pages if p.url == f"{a}/framed"), None),
+    )
+    dpr = await page.evaluate("devicePixelRatio")
+    width, height, colours, meta = await _shot(
+        agent, {"tabId": tab, "frame": frame, "selector": "#inside"}
+    )
+    assert (width, height) == (round(90 * dpr), round(30 * dpr))
+    assert colours == {GREEN}, colours
+    assert meta["target"]["frame"] == frame
 
-        # A frame of an unapproved site: the person is asked about it; denied, nothing of it.
-        await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a}/cross"})
+    # A frame of an unapproved site: the person is asked about it; denied, nothing of it.
+    await ok(agent, "page_navigate", {"tabId": tab, "url": f"{a}/cross"})
 
-        async def cross() -> int | None:
-            frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
-            return next((f["frameId"] for f in frames if f["origin"] == b), None)
+    async def cross() -> int | None:
+        frames = (await ok(agent, "page_frames", {"tabId": tab}))["frames"]
+        return next((f["frameId"] for f in frames if f["origin"] == b), None)
 
-        frame = await until("page_frames lists the cross-site frame", cross)
-        attempt = asyncio.create_task(
-            agent.call_tool(
-                "page_screenshot", {"tabId": tab, "frame": frame, "selector": "#secret"}
-            )
-        )
-        window = await confirm_page(context)
-        await shows(window, b)
-        await press(window, "#deny")
-        result = await attempt
-        error = tool_error(result)
-        assert error is not None and error["code"] == "origin_not_approved", result
-        assert all(getattr(c, "type", "") == "text" for c in result.content)
-        assert SECRET not in _text(result)
+    frame = await until("page_frames lists the cross-site frame", cross)
+    attempt = asyncio.create_task(
+        agent.call_tool("page_screenshot", {"tabId": tab, "frame": frame, "selector": "#secret"})
+    )
+    window = await confirm_page(context)
+    await shows(window, b)
+    await press(window, "#deny")
+    result = await attempt
+    error = tool_error(result)
+    assert error is not None and error["code"] == "origin_not_approved", result
+    assert all(getattr(c, "type", "") == "text" for c in result.content)
+    assert SECRET not in _text(result)

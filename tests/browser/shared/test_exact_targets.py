@@ -46,7 +46,7 @@ TOP = (
 INNER = "<!doctype html><html><head><title>inner</title></head><body>" + BODY + "</body></html>"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def site() -> Iterator[str]:
     with served_pages({"/": TOP, "/inner": INNER}) as served:
         yield served.origin

@@ -54,7 +54,7 @@ PAGE = """<!doctype html><html><head><title>ready</title>
 </body></html>"""
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def site() -> Iterator[str]:
     with served_pages({"/": PAGE}) as served:
         yield served.origin

@@ -1,0 +1,126 @@
+"""The usual setup of a browser test as recipes (a browser with our host, the agent's server,
+the connected agent, an owned tab), so that each exists once: tests/browser/conftest.py makes
+them fixtures of each test, tests/browser/shared/conftest.py fixtures of each module.
+
+In a shared module one Chromium, one host, one ``tabwarden mcp`` and one agent serve every test;
+each test still opens its own ``tab``. ``leaves_nothing`` wraps each of those tests: it closes
+the pages the test opened, then fails the test unless the extension is back where the test found
+it (the same stored state, the parts that only grow aside; no agent tab; no session network
+rule; no other tab), so no test passes or fails on what an earlier one left."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import stdio_client
+from playwright.async_api import BrowserContext
+
+from tabwarden.cli.browser import ThrowawayBrowser
+from tests.browser.harness import (
+    Streams,
+    extension_connected,
+    mcp_server,
+    ok,
+    spawned_client,
+)
+from tests.deadline import WAIT_S, until
+
+
+@contextlib.contextmanager
+def new_browser() -> Iterator[ThrowawayBrowser]:
+    """A ``ThrowawayBrowser`` with our host installed; removed with everything it holds."""
+    with ThrowawayBrowser() as b:
+        b.install_host()
+        yield b
+
+
+def server(trusted: ThrowawayBrowser) -> contextlib.AbstractAsyncContextManager[Streams]:
+    """``tabwarden mcp`` spawned for the agent: started before the browser, so its start (~1 s
+    of imports) runs while Chromium launches."""
+    return stdio_client(mcp_server(trusted))
+
+
+@contextlib.asynccontextmanager
+async def connected(streams: Streams) -> AsyncIterator[Client]:
+    """A real MCP client of the spawned server, once the extension answered ``bridge_status``."""
+    async with spawned_client(streams) as client:
+        await extension_connected(client)
+        yield client
+
+
+async def opened_tab(agent: Client, site: str) -> int:
+    """A tab the agent opened (and so owns) on ``site``'s front page; its id."""
+    opened = await ok(agent, "tab_open", {"url": f"{site}/"})
+    tab_id: int = opened["tab"]["id"]
+    return tab_id
+
+
+#: How long a test's leftovers may take to go (a closed tab leaves the extension's list when
+#: Chrome says so): ``WAIT_S``, or less for tests/browser/test_shared_chain.py, whose sample
+#: tests leave things on purpose and would each wait it out.
+LEAK_WAIT_S = float(os.environ.get("TABWARDEN_TEST_LEAK_WAIT_S", WAIT_S))
+
+#: What the extension keeps that only grows with each call, never steering a later one: the
+#: request journal (one entry per request id, which is never reused), the popup's recent calls,
+#: and when each session last called.
+_GROWS = ("journal:", "recentCalls", "sessionClients")
+
+#: Everything the extension holds that a test could leave behind for the next one.
+_STATE = """async () => {
+  const tabs = await chrome.tabs.query({});
+  return {
+    local: await chrome.storage.local.get(null),
+    session: await chrome.storage.session.get(null),
+    sessionRules: await chrome.declarativeNetRequest.getSessionRules(),
+    tabs: tabs.map((t) => t.url || t.pendingUrl || ''),
+  };
+}"""
+
+
+def _comparable(state: dict[str, Any]) -> dict[str, Any]:
+    session = {k: v for k, v in state["session"].items() if not k.startswith(_GROWS)}
+    agent_tabs = session.get("agentTabs")
+    if agent_tabs is not None and not agent_tabs.get("tabs") and not agent_tabs.get("windows"):
+        del session["agentTabs"]  # the list of agent tabs, empty: as if never written
+    return {**state, "session": session}
+
+
+async def extension_state(context: BrowserContext) -> dict[str, Any]:
+    """What the extension holds that one test could leave for the next (``_STATE``), the parts
+    that only grow (``_GROWS``) left out."""
+    [worker] = await until("the extension's service worker", lambda: list(context.service_workers))
+    state: dict[str, Any] = await worker.evaluate(_STATE)
+    return _comparable(state)
+
+
+@contextlib.asynccontextmanager
+async def leaves_nothing(context: BrowserContext) -> AsyncIterator[None]:
+    """Around one test of a shared chain: the pages and the extension's state before it; after
+    it, the pages it opened closed and the state as before, or the test fails with both."""
+    pages = list(context.pages)
+    before = await extension_state(context)
+    yield
+    for page in list(context.pages):
+        if page not in pages:
+            await page.close()
+    seen: list[dict[str, Any]] = []
+
+    async def back() -> bool:
+        seen[:] = [await extension_state(context)]
+        return seen[0] == before
+
+    try:
+        await until("the extension back where the test found it", back, timeout_s=LEAK_WAIT_S)
+    except AssertionError:
+        pytest.fail(
+            "this test left state behind for the next test of its shared chain:\n"
+            f"before: {json.dumps(before, sort_keys=True)}\n"
+            f"after:  {json.dumps(seen[0] if seen else None, sort_keys=True)}",
+            pytrace=False,
+        )

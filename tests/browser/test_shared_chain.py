@@ -1,0 +1,74 @@
+"""The guard of tests/browser/shared/: a test that leaves the extension anything the next test of
+its module could see fails, naming what it left, and a test that leaves nothing passes. A real
+pytest session over a sample module on the folder's own fixtures (one Chromium, one agent): its
+first test plants a key in the extension's session storage, its second a session network rule,
+its third only opens a tab (whose page the guard closes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.deadline import TEST_S
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONFTEST = """
+from tests.conftest import anyio_backend  # noqa: F401
+from tests.browser.conftest import playwright, tab  # noqa: F401
+from tests.browser.shared.conftest import (  # noqa: F401
+    agent, agent_server, browser, context, leaves_nothing, origins, site, trusted,
+)
+"""
+
+SAMPLE = """
+from tests.browser.harness import ok
+
+
+async def worker(context):
+    [w] = context.service_workers
+    return w
+
+
+async def test_plants_a_stored_key(context, tab):
+    await (await worker(context)).evaluate("chrome.storage.session.set({planted: 'by a test'})")
+
+
+async def test_plants_a_network_rule(context, tab):
+    await (await worker(context)).evaluate('''chrome.declarativeNetRequest.updateSessionRules({
+        addRules: [{id: 4242, priority: 1, action: {type: 'block'},
+                    condition: {urlFilter: 'planted.invalid'}}]})''')
+
+
+async def test_only_opens_a_tab(agent, tab):
+    assert (await ok(agent, "tab_list", {}))["tabs"][0]["id"] == tab
+"""
+
+
+def test_a_test_that_leaves_state_fails_and_one_that_leaves_nothing_passes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TABWARDEN_TEST_LEAK_WAIT_S": "15"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-rA", "-o",
+         "addopts=", "-o", "anyio_mode=auto", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=TEST_S,
+    )  # fmt: skip
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "ERROR test_sample.py::test_plants_a_stored_key" in out, out
+    assert "ERROR test_sample.py::test_plants_a_network_rule" in out, out
+    assert "PASSED test_sample.py::test_only_opens_a_tab" in out, out
+    assert "ERROR test_sample.py::test_only_opens_a_tab" not in out, out
+    # each failure names what its test left
+    assert '"planted": "by a test"' in out, out
+    assert "planted.invalid" in out, out
