@@ -99,16 +99,30 @@ async def extension_state(context: BrowserContext) -> dict[str, Any]:
     return _comparable(state)
 
 
+def _listeners(context: BrowserContext) -> dict[Any, list[Any]]:
+    emitter = context._impl_obj  # the handlers as registered (``context.on`` wraps each)
+    return {event: list(emitter.listeners(event)) for event in emitter.event_names()}
+
+
 @contextlib.asynccontextmanager
 async def leaves_nothing(context: BrowserContext) -> AsyncIterator[None]:
-    """Around one test of a shared chain: the pages and the extension's state before it; after
-    it, the pages it opened closed and the state as before, or the test fails with both."""
+    """Around one test of a shared chain: the pages, Playwright listeners and the extension's
+    state before it; after it, the pages it opened closed, its listeners and routes removed,
+    and the extension's state as before, or the test fails with both."""
     pages = list(context.pages)
+    listening = _listeners(context)
     before = await extension_state(context)
     yield
     for page in list(context.pages):
         if page not in pages:
             await page.close()
+    # Playwright's own state the test added to the shared context (a ``keep_dialogs_open``, a
+    # route) goes too: the next test starts with the context as the module gave it.
+    for event, handlers in _listeners(context).items():
+        for handler in handlers:
+            if handler not in listening.get(event, []):
+                context._impl_obj.remove_listener(event, handler)
+    await context.unroute_all()
     seen: list[dict[str, Any]] = []
 
     async def back() -> bool:

@@ -2,7 +2,8 @@
 its module could see fails, naming what it left, and a test that leaves nothing passes. A real
 pytest session over a sample module on the folder's own fixtures (one Chromium, one agent): its
 first test plants a key in the extension's session storage, its second a session network rule,
-its third only opens a tab (whose page the guard closes)."""
+its third only opens a tab (whose page the guard closes); a Playwright listener one test adds is
+gone for the next."""
 
 from __future__ import annotations
 
@@ -48,6 +49,18 @@ async def test_plants_a_network_rule(context, tab):
 
 async def test_only_opens_a_tab(agent, tab):
     assert (await ok(agent, "tab_list", {}))["tabs"][0]["id"] == tab
+
+
+DIALOG_LISTENERS = []
+
+
+async def test_adds_a_dialog_listener(context, agent):
+    DIALOG_LISTENERS.append(len(context._impl_obj.listeners("dialog")))
+    context.on("dialog", lambda dialog: None)
+
+
+async def test_meets_none_of_the_last_tests_listeners(context, agent):
+    assert len(context._impl_obj.listeners("dialog")) == DIALOG_LISTENERS[0]
 """
 
 
@@ -69,6 +82,9 @@ def test_a_test_that_leaves_state_fails_and_one_that_leaves_nothing_passes(
     assert "ERROR test_sample.py::test_plants_a_network_rule" in out, out
     assert "PASSED test_sample.py::test_only_opens_a_tab" in out, out
     assert "ERROR test_sample.py::test_only_opens_a_tab" not in out, out
+    # a Playwright listener one test added is gone before the next
+    assert "PASSED test_sample.py::test_adds_a_dialog_listener" in out, out
+    assert "PASSED test_sample.py::test_meets_none_of_the_last_tests_listeners" in out, out
     # each failure names what its test left
     assert '"planted": "by a test"' in out, out
     assert "planted.invalid" in out, out
