@@ -53,6 +53,13 @@ QUIET_FLAGS: tuple[str, ...] = (
     "--use-mock-keychain",
 )
 HEADLESS_FLAG = "--headless=new"
+#: Chrome's own address-bar popups, which every window preloads as hidden WebUI pages, each in a
+#: renderer of its own (Chromium 156: four ``chrome://omnibox-popup.top-chrome/`` pages once an
+#: agent tab has its window; ~0.75 of a launch's ~3.5 CPU-seconds). A headless browser has no
+#: address bar to show them in, and no page or extension can see them. Headless only; a headful
+#: browser keeps them (docs/adr/0009-a-persons-browser.md, amendment 2).
+HEADLESS_QUIET_FEATURES: tuple[str, ...] = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+HEADLESS_QUIET_FLAG = "--disable-features=" + ",".join(HEADLESS_QUIET_FEATURES)
 #: Chromium refuses to run as root without it.
 ROOT_FLAG = "--no-sandbox"
 #: How Playwright drives the browser it launched (our tests observe through it).
@@ -97,11 +104,12 @@ def launch_flags(
     profile: Path | None, extension: Path, *, headless: bool, pipe: bool = False
 ) -> list[str]:
     """The switches every Chromium we start gets, in one place: the profile (``None`` when the
-    launcher passes it itself), headless or not, a pipe for Playwright, ``ROOT_FLAG`` as root,
-    ``QUIET_FLAGS``, the unpacked extension, and whatever ``STILL_KEPT`` still holds."""
+    launcher passes it itself), headless (with ``HEADLESS_QUIET_FLAG``) or not, a pipe for
+    Playwright, ``ROOT_FLAG`` as root, ``QUIET_FLAGS``, the unpacked extension, and whatever
+    ``STILL_KEPT`` still holds."""
     flags = [f"--user-data-dir={profile}"] if profile is not None else []
     if headless:
-        flags.append(HEADLESS_FLAG)
+        flags += [HEADLESS_FLAG, HEADLESS_QUIET_FLAG]
     if pipe:
         flags.append(PIPE_FLAG)
     if os.getuid() == 0:
@@ -133,13 +141,17 @@ ALLOWED: frozenset[str] = frozenset(
 
 def person_browser_faults(argv: list[str], extra: tuple[str, ...] = ()) -> list[str]:
     """The switches on a browser's command line (``argv``, the program first) that a person's
-    Chrome would not have: each of ``BEHAVIOUR_CHANGING`` not in ``STILL_KEPT``, and any switch
-    ``launch_flags`` does not pass (or the test's own ``extra``). Empty: a person's browser."""
+    Chrome would not have: each of ``BEHAVIOUR_CHANGING`` not in ``STILL_KEPT`` (but exactly
+    ``HEADLESS_QUIET_FLAG`` on a headless browser), and any switch ``launch_flags`` does not pass
+    (or the test's own ``extra``). Empty: a person's browser."""
     allowed = ALLOWED | {_switch(f) for f in extra}
+    headless = HEADLESS_FLAG in argv
     faults = []
     for arg in argv[1:]:
         if not arg.startswith("-"):
             continue  # the start-up URL
+        if headless and arg == HEADLESS_QUIET_FLAG:
+            continue  # exactly these features off, and only where no address bar is shown
         name = _switch(arg)
         if name in STILL_KEPT:
             continue

@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 import pytest
 from playwright.async_api import BrowserContext, Worker
 
-from tabwarden.cli.browser import ThrowawayBrowser
+from tabwarden.cli.browser import ThrowawayBrowser, launch_flags
 from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import playwright_driver
 from tests.deadline import until, until_sync
@@ -53,10 +53,10 @@ def window_manager(x_display: str) -> Iterator[str]:
 
 
 def own_argv(browser: ThrowawayBrowser, url: str, *, headful: bool) -> list[str]:
-    """``browser``'s own command line (headful: without ``--headless``), plus a DevTools port
-    for the test to watch it."""
-    argv = [a for a in browser.argv(url) if not (headful and a.startswith("--headless"))]
-    return [*argv[:-1], "--remote-debugging-port=0", argv[-1]]
+    """``browser``'s own command line (``launch_flags``, headless or headful), plus a DevTools
+    port for the test to watch it."""
+    flags = launch_flags(browser.profile, browser.extension, headless=not headful)
+    return [browser.chrome, *flags, "--remote-debugging-port=0", url]
 
 
 @asynccontextmanager

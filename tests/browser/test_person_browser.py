@@ -15,6 +15,7 @@ from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import (
     BEHAVIOUR_CHANGING,
+    HEADLESS_QUIET_FLAG,
     STILL_KEPT,
     ThrowawayBrowser,
     launch_flags,
@@ -61,14 +62,27 @@ def test_the_checker_catches_every_behaviour_changing_switch() -> None:
     assert person_browser_faults([*fine, "--some-new-switch"]) == ["--some-new-switch"]
     rules = "--host-resolver-rules=MAP *.test 127.0.0.1"
     assert person_browser_faults([*fine, rules], extra=(rules,)) == []
+    # The address bar's preloaded popups off: exactly that list, and only headless.
+    assert HEADLESS_QUIET_FLAG in fine
+    headful = ["/usr/lib/chromium/chromium", *launch_flags(Path("/p"), Path("/e"), headless=False)]
+    assert HEADLESS_QUIET_FLAG not in headful and person_browser_faults(headful) == []
+    assert person_browser_faults([*headful, HEADLESS_QUIET_FLAG]) == [HEADLESS_QUIET_FLAG]
+    more = f"{HEADLESS_QUIET_FLAG},BackForwardCache"
+    assert person_browser_faults([*fine, more]) == [more]
 
 
 async def test_the_headless_browser_of_every_test_runs_without_automation_switches(
-    browser: ThrowawayBrowser, context: BrowserContext
+    browser: ThrowawayBrowser, context: BrowserContext, tab: int
 ) -> None:
     argv = browser_process_argv(browser.profile)
     assert_a_persons_browser(argv, browser)
     assert "--headless=new" in argv
+    # What HEADLESS_QUIET_FLAG turns off is gone (a Chromium that renamed the features would
+    # show them again, and this fails): no address-bar popup page in any window.
+    # (``tab``: the agent's tab, in a window of its own, has opened too)
+    cdp = await context.new_cdp_session(context.pages[0])
+    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+    assert not [t["url"] for t in targets if "omnibox" in t["url"]], targets
 
 
 async def test_the_headful_browser_runs_without_automation_switches(
@@ -79,3 +93,4 @@ async def test_the_headful_browser_runs_without_automation_switches(
         argv = browser_process_argv(browser.profile)
         assert_a_persons_browser(argv, browser)
         assert not any(a.startswith("--headless") for a in argv), argv
+        assert HEADLESS_QUIET_FLAG not in argv, argv
