@@ -6,7 +6,10 @@ In a shared module one Chromium, one host, one ``tabwarden mcp`` and one agent s
 each test still opens its own ``tab``. ``leaves_nothing`` wraps each of those tests: it closes
 the pages the test opened, then fails the test unless the extension is back where the test found
 it (the same stored state, the parts that only grow aside; no agent tab; no session network
-rule; no other tab), so no test passes or fails on what an earlier one left."""
+rule; no other tab), so no test passes or fails on what an earlier one left. It reads what the
+extension stores, not what its worker holds only in memory; the output mask's learned rules are
+stored (worker/secret-fields.js, worker/form-urls.js), which is how the check caught a test that
+taught it a field name. A module whose tests change more than tabs stays one folder up."""
 
 from __future__ import annotations
 
