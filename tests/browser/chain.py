@@ -94,12 +94,28 @@ def _comparable(state: dict[str, Any]) -> dict[str, Any]:
     return {**state, "session": session}
 
 
+async def _worker_evaluate(context: BrowserContext, script: str, arg: Any = None) -> Any:
+    [worker] = await until("the extension's service worker", lambda: list(context.service_workers))
+    return await worker.evaluate(script, arg)
+
+
 async def extension_state(context: BrowserContext) -> dict[str, Any]:
     """What the extension holds that one test could leave for the next (``_STATE``), the parts
     that only grow (``_GROWS``) left out."""
-    [worker] = await until("the extension's service worker", lambda: list(context.service_workers))
-    state: dict[str, Any] = await worker.evaluate(_STATE)
+    state: dict[str, Any] = await _worker_evaluate(context, _STATE)
     return _comparable(state)
+
+
+_TAB_IDS = "async () => (await chrome.tabs.query({})).map((t) => t.id)"
+_CLOSE_OTHER_TABS = """async (keep) => {
+  const others = (await chrome.tabs.query({})).map((t) => t.id).filter((id) => !keep.includes(id));
+  if (others.length) await chrome.tabs.remove(others);
+}"""
+
+
+async def _tab_ids(context: BrowserContext) -> list[int]:
+    ids: list[int] = await _worker_evaluate(context, _TAB_IDS)
+    return ids
 
 
 def _listeners(context: BrowserContext) -> dict[Any, list[Any]]:
@@ -115,10 +131,14 @@ async def leaves_nothing(context: BrowserContext) -> AsyncIterator[None]:
     pages = list(context.pages)
     listening = _listeners(context)
     before = await extension_state(context)
+    tab_ids = await _tab_ids(context)
     yield
     for page in list(context.pages):
         if page not in pages:
             await page.close()
+    # and the tabs Playwright has not attached yet (a window the test's last click opened): by
+    # Chrome's own list, through the extension
+    await _worker_evaluate(context, _CLOSE_OTHER_TABS, tab_ids)
     # Playwright's own state the test added to the shared context (a ``keep_dialogs_open``, a
     # route) goes too: the next test starts with the context as the module gave it.
     for event, handlers in _listeners(context).items():

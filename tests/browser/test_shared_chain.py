@@ -2,8 +2,8 @@
 its module could see fails, naming what it left, and a test that leaves nothing passes. A real
 pytest session over a sample module on the folder's own fixtures (one Chromium, one agent): its
 first test plants a key in the extension's session storage, its second a session network rule,
-its third only opens a tab (whose page the guard closes); a Playwright listener one test adds is
-gone for the next."""
+its third only opens a tab (whose page the guard closes), its fourth opens a window as it ends
+(closed by Chrome's own tab list); a Playwright listener one test adds is gone for the next."""
 
 from __future__ import annotations
 
@@ -51,6 +51,12 @@ async def test_only_opens_a_tab(agent, tab):
     assert (await ok(agent, "tab_list", {}))["tabs"][0]["id"] == tab
 
 
+async def test_opens_a_window_at_its_very_end(context, tab):
+    # a tab Playwright may not have attached when the test ends (as a popup the last click
+    # opened): the check closes it by Chrome's own list, and the test passes
+    await (await worker(context)).evaluate("chrome.windows.create({url: 'about:blank'})")
+
+
 DIALOG_LISTENERS = []
 
 
@@ -82,6 +88,8 @@ def test_a_test_that_leaves_state_fails_and_one_that_leaves_nothing_passes(
     assert "ERROR test_sample.py::test_plants_a_network_rule" in out, out
     assert "PASSED test_sample.py::test_only_opens_a_tab" in out, out
     assert "ERROR test_sample.py::test_only_opens_a_tab" not in out, out
+    assert "PASSED test_sample.py::test_opens_a_window_at_its_very_end" in out, out
+    assert "ERROR test_sample.py::test_opens_a_window_at_its_very_end" not in out, out
     # a Playwright listener one test added is gone before the next
     assert "PASSED test_sample.py::test_adds_a_dialog_listener" in out, out
     assert "PASSED test_sample.py::test_meets_none_of_the_last_tests_listeners" in out, out
