@@ -447,13 +447,18 @@ class Relay:
         self._clients.add(client)
 
     async def watch_trust(self, interval: float = TRUST_WATCH_INTERVAL) -> None:
-        """Cut connections the record no longer pairs as soon as its epoch moves."""
+        """Cut MCP connections the record no longer pairs as soon as its epoch moves."""
         last_epoch: int | None = None
         while True:
             eff = self._trust()
             if eff.epoch != last_epoch:
                 last_epoch = eff.epoch
                 for client in list(self._clients):
+                    if client.role != "mcp":
+                        # A terminal is held by no pairing (attested as our own CLI): the
+                        # record moving says nothing of it, and its requests answer to
+                        # ``terminal_refusal``, which cuts nothing.
+                        continue
                     refusal = trust_refusal(eff, client)
                     if refusal is not None and refusal[0] in CUT_OFF:
                         log.warning("connection #%d cut: %s", client.number, refusal[1])

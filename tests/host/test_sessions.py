@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,16 @@ from tabwarden.host.sessions import (
     session_name,
 )
 from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.trust import store
 from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
 from tests.fixtures import (
     config_of,
     host_call,
     nothing_relayed,
+    pair_in_process_client,
     pair_this_process,
     paired_host,
+    played,
     refused,
 )
 
@@ -186,6 +190,45 @@ def test_only_a_terminal_may_ask_for_every_sessions_tabs(fake_browser: FakeBrows
         assert caught.value.code == "client_not_paired"
         await terminal.close()
         await asyncio.to_thread(nothing_relayed, fake_browser)
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+@pytest.mark.promise("TR-11")
+def test_a_terminal_connection_outlives_the_record_moving_and_a_revoked_client_does_not(
+    fake_browser: FakeBrowser,
+) -> None:
+    """The host's trust watch cuts what the record no longer pairs as its epoch moves. A
+    terminal's connection is held by no pairing (it was attested as our own CLI), so a change
+    while it waits (a policy written as `tabwarden policy set` waits for its tap) must not cut
+    it; a revoked MCP client beside it is cut in that same sweep."""
+    config = config_of(fake_browser)
+    pair_in_process_client(config)
+    fake_browser.wait_socket()
+    fake_browser.hello()
+    env = {"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
+
+    async def scenario() -> None:
+        agent = BridgeClient(label="test", env=env)
+        await wait_until_extension_connected(agent.status)
+        terminal = BridgeClient(label="test", env=env, role="cli")
+        await wait_until_extension_connected(terminal.status)
+        held = terminal._stream
+        store.revoke(config / "trust.json", "client", "pytest", int(time.time()))  # epoch +1
+        await asyncio.to_thread(fake_browser.wait_stderr, "cut: this client was revoked")
+        # The sweep is one pass of the host's loop: a request it answers now comes after any
+        # cut that pass made, and must come on the very connection the terminal held.
+        call = asyncio.ensure_future(terminal.call("agent_tabs"))
+        request = await played(call, fake_browser.receive)
+        assert request["action"] == "agent_tabs", request
+        fake_browser.send(
+            {"type": "reply", "id": request["id"], "ok": True, "result": {"tabs": []}}
+        )
+        assert await call == {"tabs": []}
+        assert terminal._stream is held
+        assert "may drive the browser" not in fake_browser.stderr
+        await terminal.close()
+        await agent.close()
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
 
