@@ -25,6 +25,7 @@ from mcp.client.stdio import stdio_client
 from playwright.async_api import BrowserContext
 
 from tabwarden.cli.browser import ThrowawayBrowser
+from tests.browser import pool
 from tests.browser.harness import (
     Streams,
     extension_connected,
@@ -118,18 +119,13 @@ async def _tab_ids(context: BrowserContext) -> list[int]:
     return ids
 
 
-def _listeners(context: BrowserContext) -> dict[Any, list[Any]]:
-    emitter = context._impl_obj  # the handlers as registered (``context.on`` wraps each)
-    return {event: list(emitter.listeners(event)) for event in emitter.event_names()}
-
-
 @contextlib.asynccontextmanager
 async def leaves_nothing(context: BrowserContext) -> AsyncIterator[None]:
     """Around one test of a shared chain: the pages, Playwright listeners and the extension's
     state before it; after it, the pages it opened closed, its listeners and routes removed,
     and the extension's state as before, or the test fails with both."""
     pages = list(context.pages)
-    listening = _listeners(context)
+    listening = pool.listeners(context)
     before = await extension_state(context)
     tab_ids = await _tab_ids(context)
     yield
@@ -141,7 +137,7 @@ async def leaves_nothing(context: BrowserContext) -> AsyncIterator[None]:
     await _worker_evaluate(context, _CLOSE_OTHER_TABS, tab_ids)
     # Playwright's own state the test added to the shared context (a ``keep_dialogs_open``, a
     # route) goes too: the next test starts with the context as the module gave it.
-    for event, handlers in _listeners(context).items():
+    for event, handlers in pool.listeners(context).items():
         for handler in handlers:
             if handler not in listening.get(event, []):
                 context._impl_obj.remove_listener(event, handler)

@@ -15,7 +15,7 @@ from playwright.async_api import BrowserContext, Playwright
 
 from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.cli.demo import serve_page
-from tests.browser import chain
+from tests.browser import chain, pool
 from tests.browser.chrome_dialog import x_display  # noqa: F401 - a fixture for the dialog tests
 from tests.browser.harness import (
     Answer,
@@ -39,6 +39,7 @@ async def playwright(anyio_backend: str) -> AsyncIterator[Playwright]:
     runs is a plain ``def`` one (pytest refuses an async fixture no plugin handles)."""
     async with shared_playwright() as pw:
         yield pw
+        await pool.close_idle()
 
 
 @pytest.fixture
@@ -48,8 +49,12 @@ def page_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def browser() -> Iterator[ThrowawayBrowser]:
-    with chain.new_browser() as b:
+def browser(request: pytest.FixtureRequest) -> Iterator[ThrowawayBrowser]:
+    """A ``ThrowawayBrowser`` with our host installed; in a module marked ``pooled``, the
+    worker's, whose running Chromium the test's ``chromium(browser)`` borrows
+    (tests/browser/pool.py)."""
+    pooled = request.node.get_closest_marker("pooled") is not None
+    with pool.browser_for(pooled, chain.new_browser) as b:
         yield b
 
 

@@ -35,6 +35,7 @@ from tabwarden.mcp_server.tools import catalogue_tools
 from tabwarden.trust import store
 from tabwarden.trust.gate import TrustGate, host_key_store
 from tabwarden.trust.policy import apply_set
+from tests.browser import pool
 from tests.deadline import WAIT_S, until
 from tests.fakes import tool_error
 
@@ -177,13 +178,34 @@ async def chromium(
 ) -> AsyncIterator[BrowserContext]:
     """The throwaway browser, launched by Playwright so the test can click extension windows;
     headless, or headful on X ``display`` with real window sizes (Chrome's own dialogs show).
-    ``extra_flags``: more Chromium switches (e.g. ``--host-resolver-rules``).
+    ``extra_flags``: more Chromium switches (e.g. ``--host-resolver-rules``). In a module marked
+    ``pooled``, the usual headless browser is the worker's, lent and reset (tests/browser/pool.py).
 
     A person's browser: none of Playwright's default switches (they turn off the popup blocker,
     timer throttling, backgrounding, ...); only ``launch_flags``, the one list every Chromium we
     start gets. Playwright still takes the profile as the persistent context's directory and
     creates it, but with its defaults ignored it passes neither ``--user-data-dir`` nor its
     ``--remote-debugging-pipe``: ``launch_flags`` does."""
+    shared = (
+        _DRIVER[0] if _DRIVER is not None and _DRIVER[1] is asyncio.get_running_loop() else None
+    )
+    if pool.lends(browser):
+        if shared is not None and display is None and not extra_flags:
+            async with pool.lent(browser, lambda: _launch(shared, browser, None, ())) as context:
+                yield context
+            return
+        await pool.release(browser)
+    async with playwright_driver() as pw:
+        context = await _launch(pw, browser, display, extra_flags)
+        try:
+            yield context
+        finally:
+            await context.close()
+
+
+async def _launch(
+    pw: Playwright, browser: ThrowawayBrowser, display: str | None, extra_flags: Sequence[str]
+) -> BrowserContext:
     flags = [
         *launch_flags(browser.profile, browser.extension, headless=display is None, pipe=True),
         *extra_flags,
@@ -192,20 +214,15 @@ async def chromium(
     env: dict[str, str | float | bool] = (
         dict(browser.env) if display is None else dict(browser.env, DISPLAY=display)
     )
-    async with playwright_driver() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(browser.profile),
-            executable_path=browser.chrome,
-            headless=display is None,
-            no_viewport=display is not None,
-            args=flags,
-            env=env,
-            ignore_default_args=True,
-        )
-        try:
-            yield context
-        finally:
-            await context.close()
+    return await pw.chromium.launch_persistent_context(
+        str(browser.profile),
+        executable_path=browser.chrome,
+        headless=display is None,
+        no_viewport=display is not None,
+        args=flags,
+        env=env,
+        ignore_default_args=True,
+    )
 
 
 #: The Playwright driver this worker's browser tests share (``shared_playwright``), with the

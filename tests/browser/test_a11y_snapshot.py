@@ -22,7 +22,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 CARD = "4111 1111 1111 1111"
 

@@ -33,7 +33,7 @@ from tabwarden.manifests import EXTENSION_ID
 from tabwarden.trust.audit import AuditLog
 from tests.browser.harness import launched
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 ORIGIN = "https://example.com"

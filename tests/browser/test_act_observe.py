@@ -25,7 +25,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 SECRET = "TOP-SECRET-OF-THE-OTHER-SITE"
 

@@ -33,7 +33,7 @@ from tests.browser.harness import (
     widen,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 HOME = b"<!doctype html><title>home</title><p>Welcome. <a href='/compose'>Write a post</a></p>"
 COMPOSE = b"""<!doctype html><html><head><title>compose</title><style>

@@ -13,7 +13,7 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import launched, ok, trust_this_process
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: extension/handlers/tabs.js AGENT_WINDOW: the documented desktop size of an agent's window.
 DESKTOP = (1280, 800)

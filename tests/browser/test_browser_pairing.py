@@ -30,7 +30,7 @@ from tests.deadline import until
 from tests.fakes import tool_error
 from tests.fixtures import our_identity
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def _trust_bytes(browser: ThrowawayBrowser) -> bytes:

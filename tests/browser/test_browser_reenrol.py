@@ -25,7 +25,7 @@ from tests.browser.paired import host_fingerprint, options_page, provision_for_p
 from tests.browser.webauthn import add_authenticator
 from tests.fixtures import our_identity
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 NEW_CODE = "5151-7373"
 

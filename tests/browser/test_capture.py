@@ -34,7 +34,7 @@ from tests.browser.harness import (
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: What must never leave the extension: the request's auth and cookie, the response's cookie.
 AUTH = "AUTHSECRET9f3a7c1e55"

@@ -54,7 +54,7 @@ from tests.deadline import until, within
 from tests.fakes import tool_error
 from tests.transport import drop_bridge_connections, listener_pid
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: The confirm timeout these tests run under (a narrowing): the server's deadline for a call is
 #: this plus 15 s.

@@ -34,7 +34,7 @@ from tabwarden.trust.gate import TrustGate
 from tabwarden.trust.ratchet import SEAL_FILE_NAME
 from tests.browser.harness import code, ok
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: Room for the record, seal, key, audit log and their temp files; the rest is filled.
 TMPFS_BYTES = 512 * 1024

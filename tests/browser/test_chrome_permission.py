@@ -33,7 +33,7 @@ from tests.browser.paired import OPTIONS
 from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 @pytest.fixture

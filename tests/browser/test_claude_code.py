@@ -41,7 +41,7 @@ from tests.browser.agent_cli import (
 from tests.browser.harness import confirm_page, page_at, press, shows
 from tests.browser.scripted_api import Script, Step, ToolResult, scripted_messages_api
 
-pytestmark = [pytest.mark.browser, pytest.mark.deadline(AGENT_TEST_S)]
+pytestmark = [pytest.mark.browser, pytest.mark.pooled, pytest.mark.deadline(AGENT_TEST_S)]
 
 CLAUDE = AGENT_BIN / "claude"
 

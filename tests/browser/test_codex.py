@@ -40,7 +40,7 @@ from tests.browser.agent_cli import (
 )
 from tests.browser.scripted_api import Script, scripted_responses_api
 
-pytestmark = [pytest.mark.browser, pytest.mark.deadline(AGENT_TEST_S)]
+pytestmark = [pytest.mark.browser, pytest.mark.pooled, pytest.mark.deadline(AGENT_TEST_S)]
 
 CODEX = AGENT_BIN / "codex"
 KEY_VAR = "TABWARDEN_SCRIPTED_MODEL_KEY"  # the provider's env_key: any value, never a real key

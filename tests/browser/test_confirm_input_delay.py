@@ -33,7 +33,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 FORM = (
     b"<!doctype html><title>search</title><body>"

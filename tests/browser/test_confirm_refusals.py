@@ -21,7 +21,7 @@ from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: shared/confirm-window.js CONFIRM_WINDOW less the popup window's own frame (test_ui_layout.py).
 WINDOW = {"width": 460, "height": 360 - 64}

@@ -32,7 +32,7 @@ from tests.deadline import within
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 BIG_CHARS = 5_000_000  # 10 MB of UTF-8 in one page_text reply
 

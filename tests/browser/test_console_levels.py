@@ -18,7 +18,7 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import Reply, ok, served_pages, shows_card, widen
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 LOG_SECRET = "LOGSECRET7a1b2c3d4e"
 FRAME_SECRET = "FRAMELOG-never-shown"

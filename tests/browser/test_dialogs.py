@@ -43,7 +43,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 DIALOGS = b"""<!doctype html><html><head><title>dialogs</title></head><body>
 <p id="state">ready</p>

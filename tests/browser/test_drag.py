@@ -16,7 +16,7 @@ from tests.browser.drag_pages import board_site, cross_frame
 from tests.browser.harness import launched, ok, trust_this_process
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 @pytest.fixture

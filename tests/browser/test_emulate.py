@@ -27,7 +27,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 UA = "TabwardenEmulated/1.0 (a test)"
 PAGE = "<!doctype html><html><head><title>where am I</title></head><body><p>hello</p></body></html>"

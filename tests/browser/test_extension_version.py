@@ -18,7 +18,7 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tabwarden.manifests import EXTENSION_ID
 from tests.browser.harness import extension_connected
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 MANIFEST = json.loads((Path(__file__).parents[2] / "extension" / "manifest.json").read_text())
 VERSION = MANIFEST["version"]

@@ -25,7 +25,7 @@ from tests.browser.harness import code, launched, ok, trust_this_process
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: What the page's download serves: not text, so a mangled copy shows.
 PAYLOAD = bytes(range(256)) * 64

@@ -35,7 +35,7 @@ from tests.browser.harness import (
 from tests.browser.provenance import TOKEN, confirm_windows, provenance_decisions
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: What the agent types into the password field: never in a result or a confirm window.
 SECRET = "hunter2-correct-horse"

@@ -30,7 +30,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 CARD = "4111 1111 1111 1111"
 #: In the cross-site frame's text: it must never come back from a refused read.

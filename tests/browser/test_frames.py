@@ -30,7 +30,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: In the cross-origin frame's url: page_frames must never show it for an unapproved origin.
 SECRET = "frame-token-5f1e"

@@ -34,7 +34,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: What each iframe element looks like (its content box is what the frame's viewport starts at).
 FRAME_STYLE = "border:9px solid #333;padding:6px;margin-left:37px"

@@ -39,7 +39,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 SECRET = "frame-secret-8c2d"
 CARD = "4111 1111 1111 1111"

@@ -27,7 +27,7 @@ from tests.browser.harness import (
     widen,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 FORM = b"""<!doctype html><html><head><title>choose</title></head><body>
 <select id="fruit"><option value="a">Apple</option><option value="b">Banana</option>

@@ -31,7 +31,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 PAGE = b"""<!doctype html><html><head><title>keyboard</title><style>

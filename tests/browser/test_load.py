@@ -19,7 +19,7 @@ from playwright.async_api import BrowserContext
 from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import extension_connected, mcp_client, served_pages
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 SESSIONS = 8
 CALLS = 200  # per session: CALLS / 2 fills, each read back

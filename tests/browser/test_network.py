@@ -34,7 +34,7 @@ from tests.browser.harness import (
 )
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 QUERY_TOKEN = "NETQUERYSECRET3c4d5e6f7a8b"
 WS_TOKEN = "NETWSSECRET0a1b2c3d4e5f"

@@ -36,7 +36,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: What a person typed into the GET login form's password field (its name is not secret-like).
 TYPED = "Tr0ub4dor and more"

@@ -34,7 +34,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 SESSION = "sid-7c1e0b5a9d"
 DATA = b'{"items": [1, 2, 3], "card": "4111 1111 1111 1111"}'

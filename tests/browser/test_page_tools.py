@@ -28,7 +28,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 @pytest.mark.promise("H4-15", "H4-16", "H4-18", "H4-19")

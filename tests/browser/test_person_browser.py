@@ -23,7 +23,7 @@ from tabwarden.cli.browser import (
 )
 from tests.browser.harness import chromium, trust_this_process
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def browser_process_argv(profile: Path) -> list[str]:

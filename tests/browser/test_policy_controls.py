@@ -18,7 +18,7 @@ from tabwarden.trust.gate import TrustGate
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import add_authenticator
 
-pytestmark = [pytest.mark.browser, pytest.mark.deadline(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.pooled, pytest.mark.deadline(600)]
 
 #: A tap Chrome itself refused (no verified answer): said next to the button, in words.
 NO_ANSWER = (

@@ -27,7 +27,7 @@ from tests.browser.harness import (
 )
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def _opener(port: int) -> bytes:

@@ -15,7 +15,7 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 # Helpers the attacker script uses: begin a tap, answer a challenge, complete with anything.

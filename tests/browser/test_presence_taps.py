@@ -19,7 +19,7 @@ from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def _trust(config: Path) -> bytes:

@@ -35,7 +35,7 @@ from tests.browser.provenance import TOKEN
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 FLAGS = ["--host-resolver-rules=MAP *.test 127.0.0.1"]
 #: b.test's other page: a select (one of whose options is the planted token), a field, a prompt().

@@ -34,7 +34,7 @@ from tests.browser.harness import (
 from tests.browser.provenance import TOKEN, collected, confirm_windows, provenance_decisions
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 from tests.fixtures import audit_entries
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def _page(request: Request) -> str:

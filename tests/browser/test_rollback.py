@@ -34,7 +34,7 @@ from tests.browser.webauthn import copy_credentials
 from tests.fakes import tool_error
 from tests.pty_cli import PROMPT, spawn_cli
 
-pytestmark = [pytest.mark.browser, pytest.mark.deadline(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.pooled, pytest.mark.deadline(600)]
 
 WAIT_S = 60.0  # deadline of each wait on a condition; generous for a busy 2-core machine
 POPUP = f"chrome-extension://{EXTENSION_ID}/popup.html"

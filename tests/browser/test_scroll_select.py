@@ -34,7 +34,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 #: 10,000 rows of 20 px in a 600 px box; only the rows in view (and a few around) exist.
 VIRTUAL = b"""<!doctype html><html><head><title>virtual</title></head><body>

@@ -36,7 +36,7 @@ from tests.browser.harness import (
 )
 from tests.browser.webauthn import add_authenticator, copy_credentials
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
 

@@ -37,7 +37,7 @@ from tests.deadline import until
 from tests.fakes import tool_error
 from tests.pty_cli import spawn_cli
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 WAIT_S = 60.0  # the deadline of every wait on a condition: generous for a busy 2-core machine
 POPUP = f"chrome-extension://{EXTENSION_ID}/popup.html"

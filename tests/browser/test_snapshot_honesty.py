@@ -18,7 +18,7 @@ from tabwarden.cli.browser import ThrowawayBrowser
 from tests.browser.harness import Request, launched, ok, served_pages, trust_this_process
 from tests.deadline import until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 LONG_NAME = "Read the whole story " + "of the long link " * 20  # > 200 chars
 LONG_VALUE = "draft line " * 60  # > 200 chars

@@ -34,7 +34,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 @pytest.fixture

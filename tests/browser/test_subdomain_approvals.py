@@ -45,7 +45,7 @@ from tests.browser.test_ui_layout import check_layout
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 #: What a download under the wildcard carries.

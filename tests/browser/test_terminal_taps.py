@@ -28,7 +28,7 @@ from tests.browser.webauthn import add_authenticator, copy_credentials
 from tests.cli.world import plain_binary
 from tests.pty_cli import PROMPT, Pty, spawn_cli
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def _audit(config: Path) -> list[dict[str, Any]]:

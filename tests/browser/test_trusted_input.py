@@ -16,7 +16,7 @@ from playwright.async_api import BrowserContext
 from tests.browser.harness import ok, served_pages
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 INPUT = b"""<!doctype html><html><head><title>input</title><style>
 #menu .items { display: none; }

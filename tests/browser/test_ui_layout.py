@@ -27,7 +27,7 @@ from tests.browser.harness import chromium, confirm_page, ok, press, shows
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 EXTENSION = Path(__file__).resolve().parents[2] / "extension"

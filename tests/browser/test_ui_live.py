@@ -21,7 +21,7 @@ from tests.browser.harness import ok, policy_status
 from tests.browser.paired import paired_options_page, provision_for_pairing
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 BASE = f"chrome-extension://{EXTENSION_ID}/"
 POPUP_WIDTH, POPUP_HEIGHT = 360, 600  # popup.css body width; Chrome caps a popup at 800×600

@@ -32,7 +32,7 @@ from tests.browser.harness import (
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 BACK_DEADLINE = 60.0  # generous: the measured wake is one alarm period (5 s) plus start-up
 WORKER_URL = f"chrome-extension://{EXTENSION_ID}/background.js"

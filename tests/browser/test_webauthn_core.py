@@ -25,7 +25,7 @@ from tabwarden.trust.presence import (
 from tests.browser.harness import chromium
 from tests.browser.webauthn import add_authenticator
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 CREATE = """async (options) => {
   const cred = await navigator.credentials.create({publicKey: \
