@@ -11,18 +11,13 @@ fourth gets a new Chromium; the fifth restarts the browser in its body and gets 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.deadline import TEST_S
+from tests.browser.sample_session import run_sample
 
 pytestmark = pytest.mark.browser
-
-REPO = Path(__file__).resolve().parents[2]
 
 CONFTEST = """
 from tests.conftest import anyio_backend  # noqa: F401
@@ -132,16 +127,6 @@ async def test_a_restart_in_the_body_is_a_new_chromium(browser, site):
 
 
 def test_a_borrowed_browser_shows_nothing_the_last_test_left(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-rA", "-o",
-         "addopts=", "-o", "anyio_mode=auto", "-o", "markers=pooled", "--rootdir",
-         str(tmp_path), str(tmp_path)],
-        cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=TEST_S,
-    )  # fmt: skip
-    out = run.stdout + run.stderr
-    assert run.returncode == 0, out
+    returncode, out = run_sample(tmp_path, CONFTEST, SAMPLE, ini=["markers=pooled"])
+    assert returncode == 0, out
     assert "5 passed" in out, out

@@ -7,18 +7,13 @@ its third only opens a tab (whose page the guard closes), its fourth opens a win
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.deadline import TEST_S
+from tests.browser.sample_session import run_sample
 
 pytestmark = pytest.mark.browser
-
-REPO = Path(__file__).resolve().parents[2]
 
 CONFTEST = """
 from tests.conftest import anyio_backend  # noqa: F401
@@ -73,17 +68,10 @@ async def test_meets_none_of_the_last_tests_listeners(context, agent):
 def test_a_test_that_leaves_state_fails_and_one_that_leaves_nothing_passes(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TABWARDEN_TEST_LEAK_WAIT_S": "15"}
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-rA", "-o",
-         "addopts=", "-o", "anyio_mode=auto", "--rootdir", str(tmp_path), str(tmp_path)],
-        cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=TEST_S,
-    )  # fmt: skip
-    out = run.stdout + run.stderr
-    assert run.returncode == 1, out
+    returncode, out = run_sample(
+        tmp_path, CONFTEST, SAMPLE, env={"TABWARDEN_TEST_LEAK_WAIT_S": "15"}
+    )
+    assert returncode == 1, out
     assert "ERROR test_sample.py::test_plants_a_stored_key" in out, out
     assert "ERROR test_sample.py::test_plants_a_network_rule" in out, out
     assert "PASSED test_sample.py::test_only_opens_a_tab" in out, out
