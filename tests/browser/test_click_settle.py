@@ -16,7 +16,7 @@ from tests.browser.harness import ok
 from tests.deadline import until
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 async def test_a_click_settles_on_the_navigation_it_started(agent: Client, site: str) -> None:

@@ -10,7 +10,7 @@ from mcp import Client
 
 from tests.browser.harness import ok
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 async def test_the_slices_of_one_read_fit_together_on_a_changing_page(

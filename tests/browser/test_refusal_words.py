@@ -12,7 +12,7 @@ from mcp import Client
 from tests.browser.harness import ok
 from tests.fakes import tool_error
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 async def _refusal(agent: Client, tool: str, args: dict[str, object]) -> str:

@@ -12,7 +12,7 @@ from mcp import Client
 
 from tests.browser.harness import code, ok
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.pooled]
 
 
 def refs(snap: dict[str, Any]) -> dict[str, str]:
