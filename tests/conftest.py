@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,7 +74,13 @@ def attested_browser(runtime_dir: Path) -> Iterator[FakeBrowser]:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.root`` tests need root (a throwaway user, chown to another owner). Off CI
     they are skipped without it; with ``CI=true`` a missing root is a failure, never a skip
-    counted as a pass."""
+    counted as a pass. A test outside ``tests/browser/`` first retires the browser tests' idle
+    Chromium, if this worker holds one (``tests.browser.pool.retire``)."""
+    pool, harness = sys.modules.get("tests.browser.pool"), sys.modules.get("tests.browser.harness")
+    if pool is not None and harness is not None and not item.nodeid.startswith("tests/browser/"):
+        driver = harness._DRIVER
+        if driver is not None:
+            pool.retire(driver[1])
     if item.get_closest_marker("root") is None or os.geteuid() == 0:
         return
     if os.environ.get("CI", "").lower() == "true":

@@ -238,6 +238,15 @@ async def close_idle() -> None:
         held.owner.close()
 
 
+def retire(loop: asyncio.AbstractEventLoop) -> None:
+    """Before a test outside ``tests/browser/`` (tests/conftest.py): close the idle Chromium on
+    ``loop``, the worker's browser loop, idle between two tests. The worker has moved past the
+    browser tests (they come together in collection order), and an idle Chromium is not idle:
+    the extension's wake alarm starts its worker every 5 s unpacked, for the rest of the run."""
+    if _IDLE is not None and not loop.is_running() and not loop.is_closed():
+        loop.run_until_complete(close_idle())
+
+
 async def _launched(
     browser: ThrowawayBrowser, launch: Callable[[], Awaitable[BrowserContext]]
 ) -> _Lendable:

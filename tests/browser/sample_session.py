@@ -17,17 +17,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 def run_sample(
     where: Path,
-    conftest: str,
-    sample: str,
+    files: Mapping[str, str],
     *,
     ini: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> tuple[int, str]:
-    """Write ``conftest`` and ``sample`` (as ``test_sample.py``) into ``where`` and run pytest
-    there in-process (``-n0``), every outcome reported (``-rA``), none of this checkout's
-    options but anyio's plugin and ``ini`` (``-o`` values). Returns the exit code and output."""
-    (where / "conftest.py").write_text(conftest)
-    (where / "test_sample.py").write_text(sample)
+    """Write ``files`` (relative path: text; a ``conftest.py`` and the sample modules) into
+    ``where`` and run pytest there in-process (``-n0``), every outcome reported (``-rA``), none
+    of this checkout's options but anyio's plugin and ``ini`` (``-o`` values). Returns the exit
+    code and output."""
+    for name, text in files.items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
+        (where / name).write_text(text)
     options = [arg for value in ("addopts=", "anyio_mode=auto", *ini) for arg in ("-o", value)]
     run = subprocess.run(  # noqa: S603 (this interpreter, pytest, a directory of the test's)
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-rA", *options,

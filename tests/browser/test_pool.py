@@ -7,7 +7,9 @@ test leaves everything it can (stored keys, a session network rule, a value in t
 memory, a window, a cookie and site storage of its site, a Playwright listener, its record and
 audit log); the second finds none of it, on the same Chromium, and drives its own site through a
 host reading its own record; the third downloads a file, which the reset cannot undo, and the
-fourth gets a new Chromium; the fifth restarts the browser in its body and gets a new one."""
+fourth gets a new Chromium; the fifth restarts the browser in its body and gets a new one. A
+test outside tests/browser/ after them finds the idle Chromium closed (tests/conftest.py's
+``pytest_runtest_setup`` retires it)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from tests.browser.sample_session import run_sample
 pytestmark = pytest.mark.browser
 
 CONFTEST = """
-from tests.conftest import anyio_backend  # noqa: F401
+from tests.conftest import anyio_backend, pytest_runtest_setup  # noqa: F401
 from tests.browser.conftest import (  # noqa: F401
     agent, agent_server, browser, context, origins, playwright, site, tab, trusted,
 )
@@ -28,6 +30,7 @@ from tests.browser.conftest import (  # noqa: F401
 
 SAMPLE = '''
 import json
+from pathlib import Path
 
 import pytest
 
@@ -123,10 +126,28 @@ async def test_a_restart_in_the_body_is_a_new_chromium(browser, site):
         second = pool._chromium_pid(browser)
     assert first == SEEN["pid"]  # the first launch borrowed the idle one
     assert second not in (None, first)
+    (Path(__file__).parent / "idle.pid").write_text(str(second))  # lent again: it stays up
 '''
+
+#: A test past the browser tests: the idle Chromium is closed before it starts.
+AFTER = """
+from pathlib import Path
+
+import psutil
+
+
+def test_finds_the_idle_chromium_closed():
+    pid = int((Path(__file__).parents[1] / "browser" / "idle.pid").read_text())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+"""
 
 
 def test_a_borrowed_browser_shows_nothing_the_last_test_left(tmp_path: Path) -> None:
-    returncode, out = run_sample(tmp_path, CONFTEST, SAMPLE, ini=["markers=pooled"])
+    files = {
+        "conftest.py": CONFTEST,
+        "tests/browser/test_sample.py": SAMPLE,
+        "tests/cli/test_after.py": AFTER,
+    }
+    returncode, out = run_sample(tmp_path, files, ini=["markers=pooled"])
     assert returncode == 0, out
-    assert "5 passed" in out, out
+    assert "6 passed" in out, out

@@ -69,7 +69,9 @@ def test_a_test_that_leaves_state_fails_and_one_that_leaves_nothing_passes(
     tmp_path: Path,
 ) -> None:
     returncode, out = run_sample(
-        tmp_path, CONFTEST, SAMPLE, env={"TABWARDEN_TEST_LEAK_WAIT_S": "15"}
+        tmp_path,
+        {"conftest.py": CONFTEST, "test_sample.py": SAMPLE},
+        env={"TABWARDEN_TEST_LEAK_WAIT_S": "15"},
     )
     assert returncode == 1, out
     assert "ERROR test_sample.py::test_plants_a_stored_key" in out, out
