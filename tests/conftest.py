@@ -76,11 +76,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     they are skipped without it; with ``CI=true`` a missing root is a failure, never a skip
     counted as a pass. A test outside ``tests/browser/`` first retires the browser tests' idle
     Chromium, if this worker holds one (``tests.browser.pool.retire``)."""
-    pool, harness = sys.modules.get("tests.browser.pool"), sys.modules.get("tests.browser.harness")
-    if pool is not None and harness is not None and not item.nodeid.startswith("tests/browser/"):
-        driver = harness._DRIVER
-        if driver is not None:
-            pool.retire(driver[1])
+    pool = sys.modules.get("tests.browser.pool")  # imported once a browser test has run here
+    if pool is not None and not item.nodeid.startswith("tests/browser/"):
+        pool.retire()
     if item.get_closest_marker("root") is None or os.geteuid() == 0:
         return
     if os.environ.get("CI", "").lower() == "true":

@@ -238,12 +238,18 @@ async def close_idle() -> None:
         held.owner.close()
 
 
-def retire(loop: asyncio.AbstractEventLoop) -> None:
+def retire() -> None:
     """Before a test outside ``tests/browser/`` (tests/conftest.py): close the idle Chromium on
-    ``loop``, the worker's browser loop, idle between two tests. The worker has moved past the
-    browser tests (they come together in collection order), and an idle Chromium is not idle:
-    the extension's wake alarm starts its worker every 5 s unpacked, for the rest of the run."""
-    if _IDLE is not None and not loop.is_running() and not loop.is_closed():
+    the worker's browser loop (``harness.shared_playwright``'s), idle between two tests. The
+    worker has moved past the browser tests (they come together in collection order), and an
+    idle Chromium is not idle: the extension's wake alarm starts its worker every 5 s unpacked,
+    for the rest of the run."""
+    from tests.browser import harness
+
+    if _IDLE is None or harness._DRIVER is None:
+        return
+    loop = harness._DRIVER[1]
+    if not loop.is_running() and not loop.is_closed():
         loop.run_until_complete(close_idle())
 
 
