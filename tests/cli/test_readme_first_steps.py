@@ -261,3 +261,58 @@ def test_a_rerun_of_setup_leaves_the_installed_package_alone() -> None:
     assert "is installed already" in done.stdout, done.stdout
     assert "installing tabwarden" not in done.stdout, done.stdout
     assert {p: p.stat().st_mtime_ns for p in installed} == before
+
+
+def test_setup_runs_npms_installs_side_by_side_and_fails_showing_the_one_that_failed(
+    tmp_path: Path,
+) -> None:
+    """``scripts/setup --dev`` runs npm's three installs at once, beside pip: each one's output is
+    kept and shown only if it fails, and setup then fails naming it, after the others ended. Run
+    on a copy of the script, with the editable install already stamped (so pip has nothing to
+    do) and an ``npm`` of our own first on the PATH: each call says it started, the Inspector's
+    waits until TypeScript's has started too (one after the other, it would wait out its
+    deadline), and the agents' fails."""
+    assert Path("/usr/share/doc/python3.11/html/index.html").is_file(), "run scripts/setup --dev"
+    tree, bin_dir, temp = tmp_path / "repo", tmp_path / "bin", tmp_path / "tmp"
+    for d in (tree / "scripts", tree / ".venv" / "bin", bin_dir, temp):
+        d.mkdir(parents=True)
+    (tree / "scripts" / "setup").write_bytes((REPO / "scripts" / "setup").read_bytes())
+    (tree / "pyproject.toml").write_bytes((REPO / "pyproject.toml").read_bytes())
+    digest = subprocess.run(
+        ["sha256sum", "pyproject.toml"], cwd=tree, capture_output=True, text=True, check=True
+    ).stdout.split()[0]
+    (tree / ".venv" / ".tabwarden-install").write_text(f"{digest} dev\n")
+    fakes = {
+        # .venv's python, asked only whether tabwarden imports from this checkout: it does.
+        tree / ".venv" / "bin" / "python": "exit 0",
+        bin_dir / "npm": f"""
+prefix=; while [ $# -gt 0 ]; do [ "$1" = --prefix ] && prefix=$2; shift; done
+name=$(basename "$prefix"); : > "{tmp_path}/started-$name"
+echo "npm says: working in $name"
+if [ "$name" = inspector ]; then
+  for _ in $(seq 300); do [ -e "{tmp_path}/started-typecheck" ] && break; sleep 0.1; done
+  [ -e "{tmp_path}/started-typecheck" ] || {{ echo "npm says: typecheck never started"; exit 3; }}
+fi
+[ "$name" = agent ] && {{ echo "npm says: agent broke"; exit 1; }}
+: > "{tmp_path}/ended-$name"
+""",
+        **{bin_dir / tool: "exit 0" for tool in ("node", "Xvfb", "xdotool", "import", "openbox")},
+    }
+    for path, body in fakes.items():
+        path.write_text(f"#!/bin/bash\n{body}\n")
+        path.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(temp),
+           "CHROME_BIN": "/bin/true"}  # fmt: skip
+    done = subprocess.run(
+        ["bash", "scripts/setup", "--dev"], cwd=tree, env=env, capture_output=True, text=True,
+        timeout=SETUP_S,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "setup: failed: installing Claude Code and Codex" in done.stderr, done.stderr
+    assert "npm says: agent broke" in done.stderr, done.stderr
+    # The others' output is not shown: they did not fail (the Inspector's found TypeScript's).
+    assert "working in inspector" not in done.stderr, done.stderr
+    assert "never started" not in done.stderr + done.stdout
+    assert "ready:" not in done.stdout, done.stdout
+    assert {p.name for p in tmp_path.glob("ended-*")} == {"ended-inspector", "ended-typecheck"}
+    assert list(temp.iterdir()) == []  # every kept output removed
