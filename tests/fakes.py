@@ -14,11 +14,14 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tabwarden.manifests import ALLOWED_ORIGIN
 from tabwarden.protocol import nativemsg
 from tabwarden.protocol.framing import FrameDecoder, dumps_object, encode_body
+
+if TYPE_CHECKING:
+    from tabwarden.mcp_server.bridge_client import BridgeClient
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -212,6 +215,16 @@ async def wait_until_extension_connected(status: Any, timeout: float = 30.0) -> 
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"the extension did not connect within {timeout} s")
+
+
+async def connected_client(runtime: Path, role: str = "mcp") -> BridgeClient:
+    """A ``BridgeClient`` of ``role`` on the host under ``runtime``, once the host says the
+    extension is connected; the caller closes it."""
+    from tabwarden.mcp_server.bridge_client import BridgeClient
+
+    client = BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)}, role=role)
+    await wait_until_extension_connected(client.status)
+    return client
 
 
 def tool_error(result: Any) -> dict[str, Any] | None:

@@ -8,24 +8,15 @@ import asyncio
 import json
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tabwarden.host.sessions import measure_session
-from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.mcp_server.bridge_client import BridgeError
 from tabwarden.trust.gate import TrustGate
-from tests.fakes import FakeBrowser, wait_until_extension_connected
+from tests.fakes import FakeBrowser, connected_client
 from tests.fixtures import config_of, pair_in_process_client, pair_record
-
-
-def _client(runtime: Path) -> BridgeClient:
-    return BridgeClient(label="test", env={"TABWARDEN_RUNTIME_DIR": str(runtime)})
-
-
-async def _connected(client: BridgeClient) -> None:
-    await wait_until_extension_connected(client.status)
 
 
 def _serve_once(
@@ -55,8 +46,7 @@ def test_requests_carry_session_and_verified_policy(fake_browser: FakeBrowser) -
         )
 
     async def scenario() -> None:
-        client = _client(fake_browser.runtime)
-        await _connected(client)
+        client = await connected_client(fake_browser.runtime)
         thread, seen = _serve_once(fake_browser, respond)
         await client.call("tab_list")
         thread.join(5)
@@ -145,8 +135,7 @@ def test_ten_megabyte_chunked_reply_arrives_intact(fake_browser: FakeBrowser) ->
             fake_browser.send(message)
 
     async def scenario() -> None:
-        client = _client(fake_browser.runtime)
-        await _connected(client)
+        client = await connected_client(fake_browser.runtime)
         thread, _ = _serve_once(fake_browser, respond)
         result = await client.call("page_text", {"tabId": 1})
         thread.join(10)
@@ -171,8 +160,7 @@ def test_malformed_chunks_fail_that_call_only(fake_browser: FakeBrowser) -> None
             fake_browser.send(message)
 
     async def scenario() -> None:
-        client = _client(fake_browser.runtime)
-        await _connected(client)
+        client = await connected_client(fake_browser.runtime)
         thread, _ = _serve_once(fake_browser, respond)
         with pytest.raises(BridgeError) as failed:
             await client.call("page_text", {"tabId": 1})

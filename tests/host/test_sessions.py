@@ -24,9 +24,9 @@ from tabwarden.host.sessions import (
     session_alive,
     session_name,
 )
-from tabwarden.mcp_server.bridge_client import BridgeClient, BridgeError
+from tabwarden.mcp_server.bridge_client import BridgeError
 from tabwarden.trust import store
-from tests.fakes import FakeBrowser, host_env, wait_until_extension_connected
+from tests.fakes import FakeBrowser, connected_client, host_env
 from tests.fixtures import (
     config_of,
     host_call,
@@ -148,29 +148,16 @@ def test_sessions_alive_names_the_sessions_whose_process_is_gone(
     refused(host_call(fake_browser, "sessions_alive", {"sessions": "s-1"}), "bad_request")
 
 
-def _greeted(fake_browser: FakeBrowser) -> dict[str, str]:
-    """The host up and the fake extension greeted; the environment its clients run with."""
-    fake_browser.wait_socket()
-    fake_browser.hello()
-    return {"TABWARDEN_RUNTIME_DIR": str(fake_browser.runtime)}
-
-
-async def _connected(env: dict[str, str], role: str = "mcp") -> BridgeClient:
-    """A bridge client of ``role``, once the host says the extension is connected."""
-    client = BridgeClient(label="test", env=env, role=role)
-    await wait_until_extension_connected(client.status)
-    return client
-
-
 @pytest.mark.promise("H4-25")
 def test_only_a_terminal_may_ask_for_every_sessions_tabs(fake_browser: FakeBrowser) -> None:
     """An MCP server asking for the agent tabs of every session (or closing other sessions'
     orphans) is told the action does not exist, and nothing reaches the extension; the
     terminal's request is relayed under the reserved session name, never an MCP one."""
-    env = _greeted(fake_browser)
+    fake_browser.wait_socket()
+    fake_browser.hello()
 
     async def scenario() -> None:
-        agent = await _connected(env)
+        agent = await connected_client(fake_browser.runtime)
         for action in ("agent_tabs", "agent_tabs_close"):
             with pytest.raises(BridgeError) as caught:
                 await agent.call(action)
@@ -178,7 +165,7 @@ def test_only_a_terminal_may_ask_for_every_sessions_tabs(fake_browser: FakeBrows
         await asyncio.to_thread(nothing_relayed, fake_browser)
         await agent.close()
 
-        terminal = await _connected(env, "cli")
+        terminal = await connected_client(fake_browser.runtime, "cli")
         seen: list[dict[str, Any]] = []
 
         def play() -> None:
@@ -214,11 +201,12 @@ def test_a_terminal_connection_outlives_the_record_moving_and_a_revoked_client_d
     it; a revoked MCP client beside it is cut in that same sweep."""
     config = config_of(fake_browser)
     pair_in_process_client(config)
-    env = _greeted(fake_browser)
+    fake_browser.wait_socket()
+    fake_browser.hello()
 
     async def scenario() -> None:
-        agent = await _connected(env)
-        terminal = await _connected(env, "cli")
+        agent = await connected_client(fake_browser.runtime)
+        terminal = await connected_client(fake_browser.runtime, "cli")
         held = terminal._stream
         store.revoke(config / "trust.json", "client", "pytest", int(time.time()))  # epoch +1
         await asyncio.to_thread(fake_browser.wait_stderr, "cut: this client was revoked")
